@@ -1,0 +1,35 @@
+package io.warpdata.blobcache;
+
+import io.warpdata.manifest.BlobRef;
+
+/**
+ * The read path: verified bytes of a blob at any offset. Implementations fetch blocks from the
+ * store by ranged reads, verify each against the blob's {@link io.warpdata.manifest.BlockHashList}
+ * before anyone sees it, and may cache and prefetch. Thread-safe; called from FUSE threads, so
+ * implementations never hold a lock across a network call and do not allocate per read.
+ */
+public interface BlobReader extends AutoCloseable {
+
+    /**
+     * Reads up to {@code len} bytes of {@code blob} at {@code offset} into {@code dst}.
+     *
+     * @return bytes read: {@code min(len, blob.size() - offset)}, or 0 at or past the end; never
+     *         short otherwise
+     * @throws BlockVerificationException if a block failed verification twice
+     * @throws StoreException if the bytes could not be fetched within the retry bound
+     */
+    int read(BlobRef blob, long offset, byte[] dst, int dstOff, int len);
+
+    /**
+     * Reads a whole (small) blob, verified: member indexes, block hash lists.
+     *
+     * @throws StoreException as {@link #read}
+     */
+    byte[] readAll(BlobRef blob);
+
+    /** Counters for observability and tests. */
+    ReadMetrics metrics();
+
+    @Override
+    void close();
+}

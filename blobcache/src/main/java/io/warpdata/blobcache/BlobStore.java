@@ -1,0 +1,79 @@
+package io.warpdata.blobcache;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.OptionalLong;
+
+/**
+ * The remote store, as small as Iceberg's FileIO: keys are store-relative ('/'-separated, see
+ * {@link StoreLayout}); implementations map them under their root (an S3 prefix or a local
+ * directory). Implementations translate their own failures into the {@link StoreException}
+ * family; nothing vendor-specific leaks past them. Thread-safe.
+ */
+public interface BlobStore extends AutoCloseable {
+
+    /**
+     * Length of the object at {@code key}.
+     *
+     * @return the length, or empty if there is no such object
+     * @throws StoreException on any failure other than absence
+     */
+    OptionalLong length(String key);
+
+    /**
+     * Reads exactly {@code len} bytes of the object at {@code key}, starting at {@code offset},
+     * into {@code dst[dstOff, dstOff+len)}: one ranged GET for remote stores.
+     *
+     * @throws BlobNotFoundException if there is no such object
+     * @throws StoreException if the range lies beyond the object's end, or on any other failure
+     */
+    void read(String key, long offset, byte[] dst, int dstOff, int len);
+
+    /**
+     * Reads a whole small object (manifests, pointers, indexes).
+     *
+     * @throws BlobNotFoundException if there is no such object
+     * @throws StoreException on any other failure
+     */
+    byte[] get(String key);
+
+    /**
+     * Writes a small object, replacing any existing one (pointers such as latest.json).
+     * Readers see the old or the new object, never a mix.
+     *
+     * @throws StoreException on failure
+     */
+    void put(String key, byte[] data);
+
+    /**
+     * Writes {@code data} at {@code key} unless an object already exists there (content-addressed
+     * keys: an existing object has the same bytes).
+     *
+     * @return true if written, false if it already existed
+     * @throws StoreException on failure
+     */
+    boolean putIfAbsent(String key, byte[] data);
+
+    /**
+     * Uploads the file at {@code source} to {@code key} unless an object already exists there
+     * (multipart for large files on S3). Readers never see a partial object.
+     *
+     * @return true if written, false if it already existed
+     * @throws StoreException on failure
+     */
+    boolean putIfAbsent(String key, Path source);
+
+    /**
+     * The immediate children of {@code prefix} (which ends with '/'): object names and
+     * sub-"directory" names (the latter with a trailing '/'), sorted, relative to the prefix.
+     *
+     * @throws StoreException on failure
+     */
+    List<String> list(String prefix);
+
+    /** A short description for logs and messages, e.g. {@code s3://bucket/prefix}. */
+    String describe();
+
+    @Override
+    void close();
+}

@@ -1,0 +1,66 @@
+package io.warpdata.manifest;
+
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+/**
+ * One immutable dataset version. Everything but {@link #metadata()} is hashed into the version
+ * id (see {@link ManifestCodec#version(Manifest)}); metadata holds non-hashed facts such as
+ * {@code created_at} and {@code creator}.
+ *
+ * <p>Tables and artifacts share one namespace: each becomes a directory of the version in the
+ * mount, so a name may not be used twice, nor be {@code .warp}.
+ */
+public record Manifest(DatasetId datasetId,
+                       SortedMap<String, Table> tables,
+                       SortedMap<String, Artifact> artifacts,
+                       List<Binding> bindings,
+                       Stats stats,
+                       SortedMap<String, String> metadata) {
+    public Manifest {
+        Objects.requireNonNull(datasetId, "datasetId");
+        tables = Collections.unmodifiableSortedMap(new TreeMap<>(tables));
+        artifacts = Collections.unmodifiableSortedMap(new TreeMap<>(artifacts));
+        bindings = List.copyOf(bindings);
+        Objects.requireNonNull(stats, "stats");
+        metadata = Collections.unmodifiableSortedMap(new TreeMap<>(metadata));
+        for (String t : tables.keySet()) {
+            Names.requireComponent("tables." + t, t);
+            if (artifacts.containsKey(t)) {
+                throw new ManifestValidationException("artifacts." + t, "name '" + t + "' is used by a table and an artifact");
+            }
+        }
+        for (String a : artifacts.keySet()) {
+            Names.requireComponent("artifacts." + a, a);
+        }
+        for (int i = 0; i < bindings.size(); i++) {
+            Binding b = bindings.get(i);
+            if (!tables.containsKey(b.table())) {
+                throw new ManifestValidationException("bindings[" + i + "].table", "no table named '" + b.table() + "'");
+            }
+            if (!artifacts.containsKey(b.artifact())) {
+                throw new ManifestValidationException("bindings[" + i + "].artifact", "no artifact named '" + b.artifact() + "'");
+            }
+        }
+    }
+
+    /** Builds a manifest, deriving {@link Stats} from the tables and artifacts. */
+    public static Manifest of(DatasetId id, Map<String, Table> tables, Map<String, Artifact> artifacts,
+                              List<Binding> bindings, Map<String, String> metadata) {
+        long rows = tables.values().stream().mapToLong(Table::rowCount).sum();
+        long bytes = tables.values().stream().mapToLong(Table::byteSize).sum()
+                + artifacts.values().stream().mapToLong(a -> a.shards().stream().mapToLong(BlobRef::size).sum()).sum();
+        long members = artifacts.values().stream().mapToLong(Artifact::memberCount).sum();
+        return new Manifest(id, new TreeMap<>(tables), new TreeMap<>(artifacts), bindings,
+                new Stats(rows, bytes, members), new TreeMap<>(metadata));
+    }
+
+    /** The same manifest with other metadata (the version id does not change). */
+    public Manifest withMetadata(Map<String, String> newMetadata) {
+        return new Manifest(datasetId, tables, artifacts, bindings, stats, new TreeMap<>(newMetadata));
+    }
+}
