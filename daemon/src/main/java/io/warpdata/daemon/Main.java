@@ -1,12 +1,28 @@
 package io.warpdata.daemon;
 
-/** Entry point of the shaded jar: {@code java -jar warp.jar warpd|warpctl ...}. */
+import io.warpdata.daemon.cli.WarpctlCommand;
+import io.warpdata.daemon.warpd.WarpdCommand;
+
+import java.util.Arrays;
+
+/**
+ * Entry point of the shaded jar: {@code java -jar warp.jar warpd ...} runs the daemon,
+ * {@code java -jar warp.jar warpctl ...} the client. The launchers in scripts/ do this.
+ */
 public final class Main {
     private Main() {
     }
 
     public static void main(String[] args) {
-        System.err.println("usage: warp.jar warpd|warpctl ...");
-        System.exit(2);
+        String[] rest = args.length == 0 ? args : Arrays.copyOfRange(args, 1, args.length);
+        String program = args.length == 0 ? "" : args[0];
+        switch (program) {
+            case "warpd" -> System.exit(WarpdCommand.run(rest));
+            case "warpctl" -> System.exit(WarpctlCommand.run(rest));
+            default -> {
+                System.err.println("usage: java -jar warp.jar warpd|warpctl [options]");
+                System.exit(2);
+            }
+        }
     }
 }
