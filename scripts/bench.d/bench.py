@@ -27,9 +27,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-BUCKET = "bench"
-WARP_PREFIX = "warp"
-PEER_PREFIX = "peer"
+# Three buckets: S3Proxy's filesystem backend lists a bucket by walking all of it, and s3fs
+# lists its whole bucket when it mounts, so the 100,000-file tree gets a bucket of its own
+# (otherwise every s3fs remount would pay for listing it). Warp's store is apart as well.
+WARP_BUCKET, WARP_PREFIX = "warp-bench", "store"
+PEER_BUCKETS = {"data": "peer-data", "tree": "peer-tree"}
+TREE_WORKLOADS = ("ls-lR", "find")
 DATASET = "bench/data"
 ACCESS_KEY = "benchkey"
 SECRET_KEY = "benchsecret"
@@ -419,8 +422,15 @@ def generate_data(cfg, data_dir, java_cmd):
 
 
 def data_facts(data_dir):
-    """Sizes, counts and checksums the workloads check their results against."""
+    """Sizes, counts and checksums the workloads check their results against (cached)."""
     import zlib
+    cached = os.path.join(data_dir, ".facts.json")
+    try:
+        if os.path.getmtime(cached) >= os.path.getmtime(os.path.join(data_dir, ".complete.json")):
+            with open(cached) as f:
+                return json.load(f)
+    except (OSError, ValueError):
+        pass
     facts = {"big_bytes": os.path.getsize(os.path.join(data_dir, "big", "big.parquet"))}
     files = total = crc = 0
     for root, _dirs, names in os.walk(os.path.join(data_dir, "images")):
@@ -435,6 +445,8 @@ def data_facts(data_dir):
     last = sorted(os.listdir(os.path.join(data_dir, "images", classes[-1])))[-1]
     facts["ttfb_image"] = f"{classes[-1]}/{last}"
     facts["tree_files"] = sum(len(n) for _r, _d, n in os.walk(os.path.join(data_dir, "tree")))
+    with open(cached, "w") as f:
+        json.dump(facts, f)
     return facts
 
 
@@ -448,8 +460,8 @@ def seed_peer_objects(data_dir, s3_dir):
     """
     t0 = time.time()
     n = 0
-    dst_root = os.path.join(s3_dir, BUCKET, PEER_PREFIX)
     for sub in ("big", "main", "images", "tree"):
+        dst_root = os.path.join(s3_dir, PEER_BUCKETS["tree" if sub == "tree" else "data"])
         src_root = os.path.join(data_dir, sub)
         for root, _dirs, names in os.walk(src_root):
             rel = os.path.relpath(root, data_dir)
@@ -470,7 +482,8 @@ def seed_peer_objects(data_dir, s3_dir):
                 os.setxattr(dst, "user.user.content-type", b"application/octet-stream")
                 os.setxattr(dst, "user.user.storage-tier", b"STANDARD")
                 n += 1
-    log(f"peers: {n} objects placed under s3://{BUCKET}/{PEER_PREFIX}/ in {time.time() - t0:.0f}s")
+    log(f"peers: {n} objects placed in s3://{PEER_BUCKETS['data']}/ and s3://{PEER_BUCKETS['tree']}/ "
+        f"in {time.time() - t0:.0f}s")
 
 
 # ----------------------------------------------------------------------------------------
@@ -529,11 +542,14 @@ class Env:
         while time.monotonic() < deadline:
             if self.reg.procs["s3proxy"].poll() is not None:
                 raise BenchError(f"S3Proxy exited; see {self.logs}/s3proxy.log")
-            r = subprocess.run(curl_args() + ["-o", "/dev/null", "-X", "PUT",
-                                              f"{self.endpoint}/{BUCKET}"],
-                               capture_output=True, text=True)
-            if r.returncode == 0 or "409" in r.stderr:
-                log(f"server: S3Proxy on {self.endpoint}, bucket {BUCKET}, backend {self.s3_dir}")
+            ok = True
+            for bucket in [WARP_BUCKET] + list(PEER_BUCKETS.values()):
+                r = subprocess.run(curl_args() + ["-o", "/dev/null", "-X", "PUT",
+                                                  f"{self.endpoint}/{bucket}"],
+                                   capture_output=True, text=True)
+                ok = ok and (r.returncode == 0 or "409" in r.stderr)
+            if ok:
+                log(f"server: S3Proxy on {self.endpoint}, backend {self.s3_dir}")
                 return
             time.sleep(0.5)
         raise BenchError("S3Proxy did not answer within 60s")
@@ -550,8 +566,9 @@ class System:
     def path(self, what):
         raise NotImplementedError
 
-    def cold(self):
-        """Caches of this system emptied, restarted, page cache dropped."""
+    def cold(self, target="data"):
+        """Caches of this system emptied, restarted, page cache dropped. target: the peers'
+        bucket the next workload reads ("data" or "tree")."""
         self.env.drop()
 
     def warm(self):
@@ -573,7 +590,7 @@ class RawGet(System):
     name = "rawget"
 
     def url(self, rel):
-        return f"{self.env.endpoint}/{BUCKET}/{PEER_PREFIX}/{rel}"
+        return f"{self.env.endpoint}/{PEER_BUCKETS['data']}/{rel}"
 
 
 class MountSystem(System):
@@ -590,8 +607,10 @@ class MountSystem(System):
     def argv(self):
         raise NotImplementedError
 
+    target = "data"
+
     def ready(self):
-        return is_mounted(self.mnt) and os.path.exists(self.path("big"))
+        return is_mounted(self.mnt) and os.path.exists(self.path("tree" if self.target == "tree" else "big"))
 
     def start(self):
         os.makedirs(self.mnt, exist_ok=True)
@@ -622,10 +641,11 @@ class MountSystem(System):
             shutil.rmtree(self.cache)
         os.makedirs(self.cache)
 
-    def cold(self):
+    def cold(self, target="data"):
         self.stop()
         self.clear_cache()
         self.env.drop()
+        self.target = target
         self.start()
 
 
@@ -638,7 +658,7 @@ class S3fs(MountSystem):
             f.write(f"{ACCESS_KEY}:{SECRET_KEY}\n")
         os.chmod(pw, 0o600)
         # s3fs's defaults otherwise: no disk cache (use_cache off), in-memory stat cache.
-        return ["s3fs", f"{BUCKET}:/{PEER_PREFIX}", self.mnt, "-f",
+        return ["s3fs", PEER_BUCKETS[self.target], self.mnt, "-f",
                 "-o", f"url={self.env.endpoint},use_path_request_style,passwd_file={pw},"
                       f"endpoint={REGION},ro"]
 
@@ -652,7 +672,7 @@ class Rclone(MountSystem):
             f.write(f"[bench]\ntype = s3\nprovider = Other\naccess_key_id = {ACCESS_KEY}\n"
                     f"secret_access_key = {SECRET_KEY}\nendpoint = {self.env.endpoint}\n"
                     f"region = {REGION}\nforce_path_style = true\n")
-        return ["rclone", "mount", f"bench:{BUCKET}/{PEER_PREFIX}", self.mnt, "--config", conf,
+        return ["rclone", "mount", f"bench:{PEER_BUCKETS[self.target]}", self.mnt, "--config", conf,
                 "--read-only", "--vfs-cache-mode", self.env.args.rclone_cache_mode,
                 "--cache-dir", self.cache]
 
@@ -665,7 +685,7 @@ class Warp(MountSystem):
         launcher = os.path.join(REPO, "scripts", "warpd")
         base = ([self.env.java, "-jar", self.env.warp_jar, "warpd"]
                 if self.env.args.warp_via_jar or not os.access(launcher, os.X_OK) else [launcher])
-        argv = base + ["--mount", self.mnt, "--remote", f"s3://{BUCKET}/{WARP_PREFIX}",
+        argv = base + ["--mount", self.mnt, "--remote", f"s3://{WARP_BUCKET}/{WARP_PREFIX}",
                        "--endpoint", self.env.endpoint, "--cache-dir", self.cache,
                        "--mode", "auto"]
         if self.env.args.warp_cache_size:
@@ -705,7 +725,7 @@ class Warp(MountSystem):
                  "--table", "main=" + ",".join(tables),
                  "--artifact", "images=" + os.path.join(d, "images"),
                  "--artifact", "tree=" + os.path.join(d, "tree"),
-                 "--set-latest", "--remote", f"s3://{BUCKET}/{WARP_PREFIX}",
+                 "--set-latest", "--remote", f"s3://{WARP_BUCKET}/{WARP_PREFIX}",
                  "--endpoint", self.env.endpoint])
         t0 = time.time()
         with open(os.path.join(self.env.logs, "publish.log"), "ab") as lf:
@@ -975,7 +995,7 @@ def main_bench(args):
                     res.err((w, "cold", sn), "MISSING (fio not installed)")
                     continue
                 try:
-                    s.cold()
+                    s.cold("tree" if w in TREE_WORKLOADS else "data")
                 except BenchError as e:
                     for ph in phases:
                         res.err((w, ph, sn), str(e))
