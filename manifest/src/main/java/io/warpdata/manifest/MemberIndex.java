@@ -384,38 +384,42 @@ public final class MemberIndex {
         b.get(hashes);
 
         for (int i = 0; i < count; i++) {
-            String at = "members[" + i + "]";
             String problem = Names.memberPathProblem(paths, starts[i], starts[i + 1]);
             if (problem != null) {
-                throw new ManifestCorruptedException(source, at + ".path", problem + " '"
+                throw new ManifestCorruptedException(source, member(i, "path"), problem + " '"
                         + new String(paths, starts[i], starts[i + 1] - starts[i], StandardCharsets.UTF_8) + "'");
             }
             if (i > 0) {
                 int c = compare(paths, starts[i - 1], starts[i], paths, starts[i], starts[i + 1]);
                 if (c >= 0) {
-                    throw new ManifestCorruptedException(source, at + ".path", (c == 0 ? "duplicate path '" : "path '")
+                    throw new ManifestCorruptedException(source, member(i, "path"), (c == 0 ? "duplicate path '" : "path '")
                             + str(paths, starts, i) + (c == 0 ? "'" : "' is out of order after '" + str(paths, starts, i - 1) + "'"));
                 }
                 if (isDirectoryOf(paths, starts[i - 1], starts[i], paths, starts[i], starts[i + 1])) {
-                    throw new ManifestCorruptedException(source, at + ".path", "'" + str(paths, starts, i - 1)
+                    throw new ManifestCorruptedException(source, member(i, "path"), "'" + str(paths, starts, i - 1)
                             + "' is both a member and a directory of '" + str(paths, starts, i) + "'");
                 }
             }
             if (shards[i] < 0) {
-                throw new ManifestCorruptedException(source, at + ".shard", "negative shard index " + shards[i]);
+                throw new ManifestCorruptedException(source, member(i, "shard"), "negative shard index " + shards[i]);
             }
             if (offsets[i] < 0) {
-                throw new ManifestCorruptedException(source, at + ".offset", "negative offset " + offsets[i]);
+                throw new ManifestCorruptedException(source, member(i, "offset"), "negative offset " + offsets[i]);
             }
             if (lengths[i] < 0) {
-                throw new ManifestCorruptedException(source, at + ".length", "negative length " + lengths[i]);
+                throw new ManifestCorruptedException(source, member(i, "length"), "negative length " + lengths[i]);
             }
             if (modes[i] < 0 || modes[i] > MAX_MODE) {
-                throw new ManifestCorruptedException(source, at + ".mode", "mode 0" + Integer.toOctalString(modes[i])
+                throw new ManifestCorruptedException(source, member(i, "mode"), "mode 0" + Integer.toOctalString(modes[i])
                         + " is not permission bits (at most 07777)");
             }
         }
         return new MemberIndex(count, paths, starts, shards, offsets, lengths, modes, hashes);
+    }
+
+    /** Field name for errors; only built when one is reported. */
+    private static String member(int i, String field) {
+        return "members[" + i + "]." + field;
     }
 
     private static String str(byte[] paths, int[] starts, int i) {
