@@ -6,6 +6,7 @@ import org.jclouds.blobstore.domain.MultipartPart;
 import org.jclouds.blobstore.domain.MultipartUpload;
 import org.jclouds.blobstore.domain.PageSet;
 import org.jclouds.blobstore.domain.StorageMetadata;
+import org.jclouds.blobstore.domain.internal.BlobImpl;
 import org.jclouds.blobstore.options.GetOptions;
 import org.jclouds.blobstore.options.ListContainerOptions;
 import org.jclouds.blobstore.options.PutOptions;
@@ -141,8 +142,12 @@ final class ServerBlobStore extends ForwardingBlobStore {
         }
         Payload counted = Payloads.newInputStreamPayload(new ServedStream(in, corrupt));
         counted.setContentMetadata(metadata);
-        blob.setPayload(counted);
-        return blob;
+        // A new blob: setPayload on the original would close its payload, and with it the
+        // stream we just opened.
+        Blob served = new BlobImpl(blob.getMetadata());
+        served.setPayload(counted);
+        served.setAllHeaders(blob.getAllHeaders());
+        return served;
     }
 
     private void injectFailures() {
