@@ -23,7 +23,11 @@ import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.http.apache.ApacheHttpClient;
 import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.regions.providers.AwsProfileRegionProvider;
+import software.amazon.awssdk.regions.providers.AwsRegionProvider;
+import software.amazon.awssdk.regions.providers.AwsRegionProviderChain;
 import software.amazon.awssdk.regions.providers.DefaultAwsRegionProviderChain;
+import software.amazon.awssdk.regions.providers.SystemSettingsRegionProvider;
 import software.amazon.awssdk.retries.api.BackoffStrategy;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.S3ClientBuilder;
@@ -200,7 +204,7 @@ public final class S3BlobStore implements BlobStore {
         this.credentials = creds instanceof AutoCloseable c ? c : () -> { };
         S3ClientBuilder b = S3Client.builder()
                 .credentialsProvider(creds)
-                .region(region())
+                .region(region(endpoint.isPresent()))
                 .httpClientBuilder(ApacheHttpClient.builder()
                         .maxConnections(config.maxConnections())
                         .connectionTimeout(Duration.ofSeconds(10))
@@ -231,10 +235,18 @@ public final class S3BlobStore implements BlobStore {
         uploads.allowCoreThreadTimeOut(true);
     }
 
-    /** The default chain's region; us-east-1 when none is configured (any S3-compatible server accepts it). */
-    private static Region region() {
+    /**
+     * The configured region (AWS_REGION, aws.region, the profile); on AWS also the instance
+     * metadata service. us-east-1 when none is set: any S3-compatible server accepts it, and on
+     * AWS cross-region access follows the bucket. The metadata service is not asked for a custom
+     * endpoint because, off EC2, it costs seconds of timeouts at every start.
+     */
+    private static Region region(boolean customEndpoint) {
+        AwsRegionProvider chain = customEndpoint
+                ? new AwsRegionProviderChain(new SystemSettingsRegionProvider(), new AwsProfileRegionProvider())
+                : new DefaultAwsRegionProviderChain();
         try {
-            return new DefaultAwsRegionProviderChain().getRegion();
+            return chain.getRegion();
         } catch (SdkClientException e) {
             return Region.US_EAST_1;
         }
