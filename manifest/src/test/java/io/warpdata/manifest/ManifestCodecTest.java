@@ -395,6 +395,17 @@ class ManifestCodecTest {
     }
 
     @Test
+    void malformedJsonNamesWhereItBroke() {
+        String s = new String(ManifestCodec.toJson(Manifests.sample()), StandardCharsets.UTF_8);
+        String broken = s.replace("\"name\":\"path\"", "\"name\":path");
+        assertCorrupted(broken.getBytes(StandardCharsets.UTF_8), "tables.main.schema[1].name")
+                .hasMessageContaining("not valid JSON");
+        String unclosed = s.replace("\"kind\":\"tar_shards\"", "\"kind\":\"tar_shards");
+        assertThatThrownBy(() -> ManifestCodec.fromJson(unclosed.getBytes(StandardCharsets.UTF_8), SOURCE))
+                .isInstanceOf(ManifestCorruptedException.class);
+    }
+
+    @Test
     void randomByteFlipsNeverEscapeAsOtherExceptions() {
         Random r = new Random(5);
         byte[] good = ManifestCodec.toJson(Manifests.sample());
