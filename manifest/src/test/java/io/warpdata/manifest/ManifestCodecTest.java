@@ -17,7 +17,7 @@ import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
 class ManifestCodecTest {
-    private static final int RUNS = 300;
+    private static final int RUNS = 150;
     private static final String SOURCE = "datasets/ws/name/versions/x.json";
 
     @Test
