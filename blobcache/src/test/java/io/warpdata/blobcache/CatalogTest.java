@@ -32,17 +32,6 @@ class CatalogTest {
     /** A second client of the same store: what another machine publishing would do. */
     private final Catalog publisher = new Catalog(store);
 
-    // TEMPORARY until the manifest helper's ManifestCodec lands on main: skip instead of
-    // breaking everyone's `-am` builds. Remove once merged.
-    @org.junit.jupiter.api.BeforeEach
-    void requireManifestCodec() {
-        try {
-            ManifestCodec.version(manifest(MNIST, 0));
-        } catch (UnsupportedOperationException e) {
-            org.junit.jupiter.api.Assumptions.assumeTrue(false, "ManifestCodec not implemented yet");
-        }
-    }
-
     static final class FakeTicker implements Ticker {
         private final AtomicLong nanos = new AtomicLong();
 
