@@ -8,6 +8,7 @@ import io.warpdata.blobcache.StoreLayout;
 import io.warpdata.blobcache.StoreUnavailableException;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,12 +17,14 @@ import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
@@ -55,6 +58,8 @@ public final class BlockCache implements BlobReader {
     static final int WARM_RUNS_IN_FLIGHT = 4;
     /** Runs all hybrid whole-blob fetches together keep in flight (same reasoning as warm). */
     static final int HYBRID_RUNS_IN_FLIGHT = 4;
+    /** How long close() lets fetched blocks finish being written: a restart then refetches nothing. */
+    static final Duration CLOSE_GRACE = Duration.ofSeconds(2);
 
     /** A fetch completed with this means "it was cached meanwhile: read it from the cache". */
     private static final BlockBytes RETRY = new BlockBytes(new byte[0], 0, 0);
@@ -74,6 +79,8 @@ public final class BlockCache implements BlobReader {
         final BlockHashList list;
         final boolean prefetch;
         final CompletableFuture<BlockBytes> done = new CompletableFuture<>();
+        /** Completes once the outcome is final: bytes written to the cache (or not), map entry gone. */
+        final CompletableFuture<Void> settled = new CompletableFuture<>();
         final AtomicInteger state;
         volatile boolean demanded;
 
@@ -299,6 +306,7 @@ public final class BlockCache implements BlobReader {
                     // A fetch finished between our cache lookup and now.
                     inflight.remove(key, mine);
                     mine.done.complete(RETRY);
+                    mine.settled.complete(null);
                 } else {
                     enqueue(demandQueue, new Task(List.of(mine), 0));
                 }
@@ -369,6 +377,7 @@ public final class BlockCache implements BlobReader {
             if (storage.contains(f.key)) {
                 inflight.remove(f.key, f);
                 f.done.complete(RETRY);
+                f.settled.complete(null);
                 break;
             }
             run.add(f);
@@ -536,19 +545,19 @@ public final class BlockCache implements BlobReader {
     private void complete(Fetch f, byte[] buf, int pos, int len) {
         f.done.complete(new BlockBytes(buf, pos, len));
         try {
-            if (!closed) {
-                storage.put(f.key, f.blob.blocks(), buf, pos, len, f.prefetch && !f.demanded);
-            }
+            storage.put(f.key, f.blob.blocks(), buf, pos, len, f.prefetch && !f.demanded);
         } catch (RuntimeException e) {
             LOG.warn("Could not cache {}: {}", f.key, e.toString());
         } finally {
             inflight.remove(f.key, f);
+            f.settled.complete(null);
         }
     }
 
     private void fail(Fetch f, Throwable e) {
         f.done.completeExceptionally(e);
         inflight.remove(f.key, f);
+        f.settled.complete(null);
     }
 
     private void failAll(List<Fetch> group, Throwable e) {
@@ -624,15 +633,17 @@ public final class BlockCache implements BlobReader {
                     b++;
                     continue;
                 }
-                int end = b + 1;
-                while (end < count && end - b < maxRun && !cachedOrInFlight(new BlockKey(blob.id(), bs, end))) {
-                    end++;
-                }
-                long runBytes = BlockFetcher.runLength(list, b, end - b);
-                if (scheduledBytes + runBytes > maxBytes
-                        || cachedBytes + scheduledBytes + runBytes > storage.limitBytes()) {
+                long room = Math.min(maxBytes - scheduledBytes, storage.limitBytes() - cachedBytes - scheduledBytes);
+                if (list.blockLength(b) > room) {
                     stopped = true;
                     break;
+                }
+                int end = b + 1;
+                long runBytes = list.blockLength(b);
+                while (end < count && end - b < maxRun && runBytes + list.blockLength(end) <= room
+                        && !cachedOrInFlight(new BlockKey(blob.id(), bs, end))) {
+                    runBytes += list.blockLength(end);
+                    end++;
                 }
                 List<Fetch> run = register(blob, list, b, end, false);
                 if (run.isEmpty()) {
@@ -651,6 +662,8 @@ public final class BlockCache implements BlobReader {
             for (Fetch f : run) {
                 try {
                     awaitFetch(f, deadline);
+                    // Return only once the block is on disk: warm's promise is "cached".
+                    Deadlines.await(f.settled, deadline, () -> "writing " + f.key + " to the cache");
                     fetchedBlocks++;
                     fetchedBytes += f.list.blockLength(f.key.index());
                 } catch (RuntimeException e) {
@@ -712,7 +725,27 @@ public final class BlockCache implements BlobReader {
         }
     }
 
-    /** Fails waiting readers, releases the cache directory; queued read-ahead is dropped. */
+    /**
+     * Waits until no fetch is queued or in flight and every fetched block is written, for tests
+     * and benchmarks that count what a read sequence left behind.
+     *
+     * @return whether it became idle within {@code timeout}
+     */
+    boolean awaitIdle(Duration timeout) throws InterruptedException {
+        long until = System.nanoTime() + timeout.toNanos();
+        while (!inflight.isEmpty() || !demandQueue.isEmpty() || !prefetchQueue.isEmpty() || !hybridQueue.isEmpty()) {
+            if (System.nanoTime() > until) {
+                return false;
+            }
+            Thread.sleep(2);
+        }
+        return true;
+    }
+
+    /**
+     * Drops queued work, lets blocks already fetched finish being written (up to
+     * {@link #CLOSE_GRACE}), fails readers still waiting, and releases the cache directory.
+     */
     @Override
     public void close() {
         if (closed) {
@@ -720,8 +753,20 @@ public final class BlockCache implements BlobReader {
         }
         closed = true;
         failQueued(new StoreUnavailableException("The block cache was closed", null));
+        long until = System.nanoTime() + CLOSE_GRACE.toNanos();
         for (Fetch f : List.copyOf(inflight.values())) {
-            fail(f, new StoreUnavailableException("The block cache was closed", null));
+            if (f.done.isDone()) {
+                try {
+                    f.settled.get(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                } catch (ExecutionException | TimeoutException e) {
+                    // Not written in time: it is simply not cached.
+                }
+            } else {
+                fail(f, new StoreUnavailableException("The block cache was closed", null));
+            }
         }
         storage.close();
         if (owned != null) {

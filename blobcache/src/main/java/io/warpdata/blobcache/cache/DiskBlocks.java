@@ -111,6 +111,8 @@ final class DiskBlocks implements BlockStorage {
     private final Cache<BlockKey, FileChannel> channels;
     private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
     private final AtomicLong tmpCounter = new AtomicLong();
+    /** Bytes being written right now: counted against the free-space floor before they land. */
+    private final AtomicLong pendingWrites = new AtomicLong();
     private final AtomicLong lastWriteWarn = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
     private final Object gcLock = new Object();
     private volatile boolean closed;
@@ -269,7 +271,10 @@ final class DiskBlocks implements BlockStorage {
             try {
                 ch = channels.get(key, k -> open(e.path));
             } catch (UncheckedIOException ex) {
-                drop(key, e, "cannot be opened (" + ex.getCause() + ")");
+                if (index.asMap().get(key) == e) {
+                    drop(key, e, "cannot be opened (" + ex.getCause() + ")");
+                }
+                // else: evicted while we looked it up, an ordinary miss.
                 return false;
             }
             buf.clear().limit(span);
@@ -341,9 +346,17 @@ final class DiskBlocks implements BlockStorage {
             return;
         }
         int headerLength = BlockFile.headerLength(len);
-        if (!makeRoom((long) headerLength + len)) {
-            return;
+        long bytes = (long) headerLength + len;
+        try {
+            if (makeRoom(pendingWrites.addAndGet(bytes))) {
+                write(key, listId, data, off, len, prefetched, headerLength);
+            }
+        } finally {
+            pendingWrites.addAndGet(-bytes);
         }
+    }
+
+    private void write(BlockKey key, BlobId listId, byte[] data, int off, int len, boolean prefetched, int headerLength) {
         int[] crcs = BlockFile.chunkCrcs(data, off, len);
         ByteBuffer header = BlockFile.encodeHeader(key, listId, len, crcs);
         Path tmp = tmpDir.resolve(key.fileName() + "." + tmpCounter.incrementAndGet() + ".tmp");
@@ -380,7 +393,8 @@ final class DiskBlocks implements BlockStorage {
     }
 
     /**
-     * Keeps the free-space floor: evicts enough for {@code bytes} more to fit above it.
+     * Keeps the free-space floor: evicts enough for {@code bytes} more (this write and the
+     * others in progress) to fit above it.
      *
      * @return false if even an empty cache would not leave the floor free (then nothing is written)
      */

@@ -15,10 +15,17 @@ final class ReadAhead {
     static final int INITIAL_WINDOW_BLOCKS = 2;
     /** Largest window: 64 MiB, about half a second of S3 throughput for one stream. */
     static final long MAX_WINDOW_BYTES = 64L << 20;
-    /** A read within this distance after a stream's end continues it. */
-    static final long FORWARD_GAP_BYTES = 1L << 20;
-    /** A read starting up to this far before a stream's end also continues it. */
-    static final long BACKWARD_SLACK_BYTES = 1L << 20;
+    /**
+     * A read starting at most this far after a stream's end (and at most one block) continues it:
+     * tar headers between members are 0.5-1.5 KiB and skipping a few small members stays well
+     * inside 256 KiB, while a larger jump (a Parquet reader skipping columns) is a real seek.
+     */
+    static final long FORWARD_GAP_BYTES = 256L << 10;
+    /**
+     * A read starting at most this far before a stream's end (and at most one block) also
+     * continues it: DataLoader workers reading neighbouring members finish out of order.
+     */
+    static final long BACKWARD_SLACK_BYTES = 256L << 10;
     /** Independent sequential streams tracked per blob. */
     static final int STREAMS_PER_BLOB = 4;
     /** Blobs whose access is tracked (about 300 bytes each). */
@@ -81,12 +88,14 @@ final class ReadAhead {
         }
         long end = offset + len;
         int bs = list.blockSize();
+        long gap = Math.min(FORWARD_GAP_BYTES, bs);
+        long slack = Math.min(BACKWARD_SLACK_BYTES, bs);
         synchronized (a) {
             a.clock++;
             Stream s = null;
             Stream oldest = a.streams[0];
             for (Stream t : a.streams) {
-                if (t.end > 0 && offset >= t.end - BACKWARD_SLACK_BYTES && offset <= t.end + FORWARD_GAP_BYTES) {
+                if (t.end > 0 && offset >= t.end - slack && offset <= t.end + gap) {
                     s = t;
                     break;
                 }
