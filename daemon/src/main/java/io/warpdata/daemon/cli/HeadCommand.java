@@ -40,7 +40,7 @@ final class HeadCommand implements Callable<Integer> {
             throw new UsageException("-n " + rows + " is negative", "Pass -n with a count of rows, e.g. -n 10.");
         }
         try (Remote remote = root.openRemote()) {
-            Catalog.Resolved r = remote.catalog.resolve(WarpctlCommand.datasetRef(dataset));
+            Catalog.Resolved r = remote.catalog().resolve(WarpctlCommand.datasetRef(dataset));
             VersionReport report = new VersionReport(r.manifest(), r.version());
             String name = table != null ? table : r.manifest().tables().isEmpty() ? null
                     : r.manifest().tables().firstKey();

@@ -27,7 +27,7 @@ final class ListRemoteCommand implements Callable<Integer> {
     public Integer call() {
         try (Remote remote = root.openRemote()) {
             if (workspace == null) {
-                List<String> ws = remote.catalog.workspaces();
+                List<String> ws = remote.catalog().workspaces();
                 if (root.json) {
                     root.printJson(Map.of("workspaces", ws));
                 } else {
@@ -42,9 +42,9 @@ final class ListRemoteCommand implements Callable<Integer> {
             }
             List<Object> json = new ArrayList<>();
             TextTable text = new TextTable(List.of("DATASET", "LATEST", "VERSIONS"));
-            for (DatasetId id : remote.catalog.datasets(ws)) {
-                Optional<VersionHash> latest = remote.catalog.latest(id);
-                int versions = remote.catalog.versions(id).size();
+            for (DatasetId id : remote.catalog().datasets(ws)) {
+                Optional<VersionHash> latest = remote.catalog().latest(id);
+                int versions = remote.catalog().versions(id).size();
                 Map<String, Object> m = new LinkedHashMap<>();
                 m.put("dataset", id.toString());
                 m.put("latest", latest.map(VersionHash::hex).orElse(null));

@@ -6,11 +6,18 @@ import io.warpdata.blobcache.Catalog;
 /** An opened store and its catalog, closed after the command. */
 final class Remote implements AutoCloseable {
     final BlobStore store;
-    final Catalog catalog;
+    private Catalog catalog;
 
     Remote(BlobStore store) {
         this.store = store;
-        this.catalog = new Catalog(store);
+    }
+
+    /** The catalog, made on first use (publish writes through the store alone). */
+    Catalog catalog() {
+        if (catalog == null) {
+            catalog = new Catalog(store);
+        }
+        return catalog;
     }
 
     @Override

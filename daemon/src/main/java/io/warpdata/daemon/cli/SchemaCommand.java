@@ -24,7 +24,7 @@ final class SchemaCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         try (Remote remote = root.openRemote()) {
-            Catalog.Resolved r = remote.catalog.resolve(WarpctlCommand.datasetRef(dataset));
+            Catalog.Resolved r = remote.catalog().resolve(WarpctlCommand.datasetRef(dataset));
             VersionReport report = new VersionReport(r.manifest(), r.version());
             if (root.json) {
                 root.printJson(report.schemaJson(table));
