@@ -15,13 +15,16 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
  * The warpctl client. Exit codes: 0 ok, 1 the operation failed, 2 usage error. Expected errors
  * ({@link WarpException}) print as {@code error: <message>} and {@code   what to do: <next step>};
- * stack traces only with {@code --debug}.
+ * stack traces only with {@code --debug}. With {@code --json} an error is one JSON object on stderr:
+ * {@code {"error":{"type":..,"message":..,"next_step":..}}}.
  */
 @Command(name = "warpctl", mixinStandardHelpOptions = true, version = "warpctl 0.1.0",
         description = "Publish, inspect and manage Warp datasets.",
@@ -86,6 +89,21 @@ public final class WarpctlCommand implements Runnable {
 
     private static int report(WarpctlCommand root, Exception ex) {
         var err = root.context.err();
+        if (root.json && ex instanceof WarpException w) {
+            Map<String, Object> e = new LinkedHashMap<>();
+            e.put("type", w.type());
+            e.put("message", w.getMessage());
+            e.put("next_step", w.nextStep());
+            try {
+                err.println(new ObjectMapper().writeValueAsString(Map.of("error", e)));
+            } catch (Exception jsonFailure) {
+                err.println("error: " + w.getMessage());
+            }
+            if (root.debug) {
+                ex.printStackTrace(err);
+            }
+            return w instanceof UsageException ? 2 : 1;
+        }
         if (ex instanceof WarpException w) {
             err.println("error: " + w.getMessage());
             err.println("  what to do: " + w.nextStep());

@@ -1,5 +1,8 @@
 package io.warpdata.daemon.publish;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.warpdata.blobcache.BlobNotFoundException;
 import io.warpdata.blobcache.BlobStore;
 import io.warpdata.blobcache.StoreException;
 import io.warpdata.blobcache.StoreLayout;
@@ -7,6 +10,7 @@ import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.Binding;
 import io.warpdata.manifest.Column;
+import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.Manifest;
 import io.warpdata.manifest.ManifestCodec;
 import io.warpdata.manifest.ManifestValidationException;
@@ -109,10 +113,13 @@ public final class Publisher {
 
             Manifest manifest = manifest(request, tables, artifacts);
             VersionHash version = ManifestCodec.version(manifest);
+            // A listing first: unlike HEAD, a refused LIST carries the error code, so wrong
+            // credentials surface as an authentication error rather than a bare 403.
+            store.list(StoreLayout.dataset(request.dataset()));
             Upload upload = uploadMissing(blobs(tables, artifacts));
             boolean manifestWritten = store.putIfAbsent(StoreLayout.version(request.dataset(), version),
                     ManifestCodec.toJson(manifest));
-            if (request.setLatest()) {
+            if (request.setLatest() && !latestIs(request.dataset(), version)) {
                 store.put(StoreLayout.latest(request.dataset()),
                         ("{\"version\":\"" + version.hex() + "\"}").getBytes(StandardCharsets.UTF_8));
             }
@@ -123,6 +130,20 @@ public final class Publisher {
                     manifestWritten, request.setLatest());
         } finally {
             deleteRecursively(staging);
+        }
+    }
+
+    /** Whether latest already points at {@code version}: then re-publishing writes nothing at all. */
+    private boolean latestIs(DatasetId id, VersionHash version) {
+        String key = StoreLayout.latest(id);
+        if (store.length(key).isEmpty()) {
+            return false;
+        }
+        try {
+            JsonNode node = new ObjectMapper().readTree(store.get(key));
+            return version.hex().equals(node.path("version").asText());
+        } catch (IOException | BlobNotFoundException e) {
+            return false;
         }
     }
 
