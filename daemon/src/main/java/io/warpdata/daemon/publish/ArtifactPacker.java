@@ -191,12 +191,26 @@ public final class ArtifactPacker {
         progress.start("pack " + artifact, total);
         try {
             Files.createDirectories(stagingDir);
-            long min = targetShardSize / 4;
-            long max = targetShardSize * 2;
-            List<StagedBlob> shards = new ArrayList<>();
             MemberIndex.Builder index = new MemberIndex.Builder();
-            ShardWriter writer = null;
-            try {
+            List<StagedBlob> shards = writeShards(artifact, files, index, progress);
+            MemberIndex members = index.build();
+            return new PackedArtifact(ArtifactKind.TAR_SHARDS, shards, members,
+                    StagedBlob.ofBytes(members.serialize()), files.size(), total);
+        } catch (IOException e) {
+            throw new UncheckedIOException("packing artifact '" + artifact + "' into " + stagingDir, e);
+        } finally {
+            progress.finish();
+        }
+    }
+
+    /** Writes the members into shards, cutting at content-defined boundaries. */
+    private List<StagedBlob> writeShards(String artifact, List<SourceFile> files, MemberIndex.Builder index,
+                                         PublishProgress progress) throws IOException {
+        long min = targetShardSize / 4;
+        long max = targetShardSize * 2;
+        List<StagedBlob> shards = new ArrayList<>();
+        ShardWriter writer = null;
+        try {
             for (SourceFile f : files) {
                 long entryBytes = tarBytes(f);
                 if (writer != null && writer.bytes + entryBytes > max) {
@@ -204,7 +218,7 @@ public final class ArtifactPacker {
                     writer = null;
                 }
                 if (writer == null) {
-                    writer = new ShardWriter(stagingDir.resolve(artifact + "-" + String.format("%05d", shards.size()) + ".tar"));
+                    writer = new ShardWriter(stagingDir.resolve(String.format("%s-%05d.tar", artifact, shards.size())));
                 }
                 byte[] hash = writer.add(f, progress);
                 if (writer.bytes >= min && cutFraction(f.member(), hash) < (double) entryBytes / targetShardSize) {
@@ -216,18 +230,11 @@ public final class ArtifactPacker {
                 shards.add(writer.close(index, shards.size()));
                 writer = null;
             }
-            } finally {
-                if (writer != null) {
-                    writer.abort();
-                }
-            }
-            MemberIndex members = index.build();
-            return new PackedArtifact(ArtifactKind.TAR_SHARDS, shards, members,
-                    StagedBlob.ofBytes(members.serialize()), files.size(), total);
-        } catch (IOException e) {
-            throw new UncheckedIOException("packing artifact '" + artifact + "' into " + stagingDir, e);
+            return shards;
         } finally {
-            progress.finish();
+            if (writer != null) {
+                writer.abort();
+            }
         }
     }
 
