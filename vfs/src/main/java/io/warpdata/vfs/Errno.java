@@ -52,6 +52,7 @@ public final class Errno {
     private final AtomicLong windowStart;
     private final AtomicLong linesInWindow = new AtomicLong();
     private final AtomicLong suppressed = new AtomicLong();
+    private final LongAdder suppressedTotal = new LongAdder();
 
     /** @param nanoClock monotonic time for the log rate limit (System::nanoTime in production) */
     public Errno(LongSupplier nanoClock) {
@@ -101,6 +102,7 @@ public final class Errno {
         }
         if (linesInWindow.incrementAndGet() > LINES_PER_WINDOW) {
             suppressed.incrementAndGet();
+            suppressedTotal.increment();
             return;
         }
         if (failure instanceof NoSuchEntryException) {
@@ -111,6 +113,11 @@ public final class Errno {
             // Not a Warp error: a bug; the stack trace is what makes it fixable.
             LOG.error("{} {} failed (EIO) with an unexpected error", operation, path, failure);
         }
+    }
+
+    /** Log lines dropped by the rate limit so far. */
+    public long suppressedLogLines() {
+        return suppressedTotal.sum();
     }
 
     /** ENOENT answers so far. */
