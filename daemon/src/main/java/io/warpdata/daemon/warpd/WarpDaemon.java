@@ -3,9 +3,11 @@ package io.warpdata.daemon.warpd;
 import io.warpdata.blobcache.AuthenticationException;
 import io.warpdata.blobcache.BlobReader;
 import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.BlobStores;
 import io.warpdata.blobcache.Catalog;
 import io.warpdata.blobcache.PermissionDeniedException;
 import io.warpdata.blobcache.StoreException;
+import io.warpdata.blobcache.cache.DirectBlobReader;
 import io.warpdata.vfs.Errno;
 import io.warpdata.vfs.WarpTree;
 import io.warpdata.vfs.fuse.MountOptions;
@@ -106,7 +108,7 @@ public final class WarpDaemon implements AutoCloseable {
 
     /** The store: S3 or a local directory, by the URI's scheme. */
     static BlobStore openStore(DaemonConfig config) {
-        throw new UnsupportedOperationException("BlobStores lands with the stores work");
+        return BlobStores.open(config.remote(), config.endpoint());
     }
 
     /**
@@ -114,7 +116,7 @@ public final class WarpDaemon implements AutoCloseable {
      * implementation: the block cache replaces the direct reader here.
      */
     static BlobReader openBlobReader(DaemonConfig config, BlobStore store) {
-        throw new UnsupportedOperationException("DirectBlobReader lands with the blockcache work");
+        return new DirectBlobReader(store);
     }
 
     /**
