@@ -61,6 +61,12 @@ public final class WarpTree {
     private final BlobReader reader;
     private final MemberIndexCache indexes;
     private final Cache<VersionKey, VersionTree> versionTrees;
+    /**
+     * Versions the store said do not exist, remembered briefly: the kernel does not cache
+     * negative lookups (negative_timeout=0), and a tool probing name@hash in a loop must not
+     * cost a GET per probe. Short, so that a version published by another host appears fast.
+     */
+    private final Cache<VersionKey, Boolean> missingVersions;
 
     /**
      * @param catalog where versions and pointers come from (its TTLs decide how fast
@@ -74,6 +80,8 @@ public final class WarpTree {
         this.reader = reader;
         this.indexes = new MemberIndexCache(reader, maxIndexedMembers, indexLoader);
         this.versionTrees = Caffeine.newBuilder().maximumSize(VERSION_TREES_HELD).build();
+        this.missingVersions = Caffeine.newBuilder().maximumSize(10_000)
+                .expireAfterWrite(java.time.Duration.ofSeconds(1)).build();
     }
 
     /** Members held by the member index cache (a gauge). */
@@ -206,9 +214,13 @@ public final class WarpTree {
         if (tree != null) {
             return tree;
         }
+        if (missingVersions.getIfPresent(key) != null) {
+            throw new NoSuchEntryException(path);
+        }
         try {
             tree = new VersionTree(id, hash, catalog.manifest(id, hash));
         } catch (DatasetNotFoundException | BlobNotFoundException e) {
+            missingVersions.put(key, Boolean.TRUE);
             throw new NoSuchEntryException(path);
         }
         versionTrees.put(key, tree);
