@@ -77,10 +77,13 @@ public final class Errno {
             return ENOENT;
         }
         if (failure instanceof WrongNodeTypeException e) {
+            if (operation.equals("readlink")) {
+                return EINVAL;
+            }
             return switch (e.actual()) {
                 case DIRECTORY -> EISDIR;
                 case FILE -> ENOTDIR;
-                case SYMLINK -> operation.equals("readlink") ? EINVAL : ENOTDIR;
+                case SYMLINK -> ENOTDIR;
             };
         }
         ioErrors.increment();

@@ -6,6 +6,7 @@ import io.warpdata.blobcache.BlobReader;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.MemberIndex;
 
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
@@ -35,9 +36,12 @@ final class MemberIndexCache {
      * @throws RuntimeException whatever the load threw (store errors, a corrupted index)
      */
     MemberIndex get(BlobRef ref) {
+        CompletableFuture<MemberIndex> future = indexes.get(ref);
         try {
-            return indexes.get(ref).get();
+            return future.get();
         } catch (ExecutionException | CompletionException e) {
+            // Caffeine drops failed loads too, but asynchronously; make sure the next touch retries.
+            indexes.asMap().remove(ref, future);
             Throwable cause = e.getCause() == null ? e : e.getCause();
             if (cause instanceof RuntimeException re) {
                 throw re;
