@@ -19,7 +19,7 @@ public final class ByteSizes {
         if (!m.matches() || (m.group(2).isEmpty() && !m.group(3).isEmpty())) {
             throw new IllegalArgumentException("'" + text + "' is not a size (examples: 500MB, 200GB, 1TiB, 1048576)");
         }
-        int power = "kmgtp".indexOf(m.group(2).toLowerCase(Locale.ROOT)) + 1;
+        int power = m.group(2).isEmpty() ? 0 : "kmgtp".indexOf(m.group(2).toLowerCase(Locale.ROOT)) + 1;
         double base = m.group(3).isEmpty() ? 1000 : 1024;
         double bytes = Double.parseDouble(m.group(1)) * Math.pow(base, power);
         if (bytes > Long.MAX_VALUE) {
