@@ -80,8 +80,9 @@ public final class InitCommand implements Callable<Integer> {
         String outStem = out.getFileName().toString().replaceFirst("\\.py$", "");
         Path rowsPath = out.resolveSibling(outStem + "_rows.jsonl.gz");
 
-        LoaderGenerator.Target target = LoaderGenerator.target(info, mountDir, Optional.ofNullable(table), Optional.empty());
-        Path root = mountDir.resolve(target.dataset().split("/")[0]).resolve(target.dataset().split("/")[1] + "@" + target.version());
+        LoaderGenerator.Target found = LoaderGenerator.target(info, mountDir, Optional.ofNullable(table), Optional.empty());
+        LoaderGenerator.Target target = found;
+        Path root = mountDir.resolve(found.dataset().split("/")[0]).resolve(found.dataset().split("/")[1] + "@" + found.version());
         boolean writeRows = target.table().isPresent()
                 && (rows == Rows.file || (rows == Rows.auto && target.totalRows() <= AUTO_ROWS_LIMIT));
         long written = -1;
@@ -90,8 +91,8 @@ public final class InitCommand implements Callable<Integer> {
                 throw new ControlException("MountUnavailable", root + " is not visible, so the rows cannot be read",
                         "check the mount (ls " + mountDir + "; warpctl status), or pass --mount DIR, or --rows none");
             }
-            written = RowsFile.write(target.shardFiles().stream()
-                    .map(f -> root.resolve(target.table().get()).resolve(f)).toList(), rowsPath);
+            written = RowsFile.write(found.shardFiles().stream()
+                    .map(f -> root.resolve(found.table().get()).resolve(f)).toList(), rowsPath);
             target = new LoaderGenerator.Target(target.dataset(), target.version(), target.mount(), target.table(),
                     target.shardFiles(), target.columns(), target.totalRows(), target.bindings(),
                     Optional.of(rowsPath.getFileName().toString()));
