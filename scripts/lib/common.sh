@@ -88,6 +88,9 @@ find_maven() {
   if [ "${JAVA_MAJOR:-0}" -ge 24 ] && [[ "${MAVEN_OPTS:-}" != *sun-misc-unsafe-memory-access* ]]; then
     export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
   fi
+  # Maven's jansi writes colour-reset codes after the last line even in batch mode; CI reads
+  # the closing lines, so keep them clean.
+  [[ "${MAVEN_OPTS:-}" == *jansi.noreset* ]] || export MAVEN_OPTS="${MAVEN_OPTS:-} -Djansi.noreset=true"
 }
 
 # warp_mvn ARGS...: runs Maven from the source root in batch mode, without colours or download
