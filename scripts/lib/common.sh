@@ -5,6 +5,8 @@
 # shellcheck shell=bash
 
 WARP_HOME="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
+# A jar named by the caller is used as it is: never rebuilt, never checked against the sources.
+WARP_JAR_GIVEN="${WARP_JAR:+1}"
 if [ -f "$WARP_HOME/pom.xml" ]; then
   WARP_SOURCE_TREE=1
   WARP_JAR="${WARP_JAR:-$WARP_HOME/daemon/target/warp.jar}"
@@ -104,7 +106,7 @@ warp_mvn() {
 # jar_is_stale: true when the jar is missing or older than a pom.xml or a main source file.
 jar_is_stale() {
   [ -f "$WARP_JAR" ] || return 0
-  [ "$WARP_SOURCE_TREE" = 1 ] || return 1
+  [ "$WARP_SOURCE_TREE" = 1 ] && [ -z "$WARP_JAR_GIVEN" ] || return 1
   local inputs=("$WARP_HOME/pom.xml") pom mod
   for pom in "$WARP_HOME"/*/pom.xml; do
     mod="$(dirname "$pom")"
@@ -119,6 +121,7 @@ jar_is_stale() {
 # Concurrent callers (two launchers started at once) build once: the second waits on a lock.
 build_jar_if_missing() {
   jar_is_stale || return 0
+  [ -z "$WARP_JAR_GIVEN" ] || warp_die "WARP_JAR=$WARP_JAR does not exist."
   [ "$WARP_SOURCE_TREE" = 1 ] || warp_die "$WARP_JAR is missing; reinstall Warp (scripts/install from a source tree)."
   [ -x "${JAVA_HOME:-}/bin/javac" ] || find_java --jdk
   find_maven
