@@ -235,8 +235,9 @@ fuse_problem() {
 # dead FUSE mount cannot hang it).
 is_mounted() {
   local dir
-  dir="$(readlink -m "$1")"
-  awk -v d="$dir" '$5 == d { found = 1 } END { exit !found }' /proc/self/mountinfo
+  # mountinfo writes backslash, space, tab and newline as octal escapes.
+  dir="$(readlink -m "$1" | sed 's/\\/\\134/g; s/ /\\040/g; s/\t/\\011/g')"
+  WARP_MOUNT_DIR="$dir" awk '$5 == ENVIRON["WARP_MOUNT_DIR"] { found = 1 } END { exit !found }' /proc/self/mountinfo
 }
 
 # unmount_fuse DIR: lazily unmounts a FUSE mount point if it is mounted.
