@@ -1,0 +1,148 @@
+package io.warpdata.blobcache.cache;
+
+import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.BlockVerificationException;
+import io.warpdata.blobcache.ReadMetrics;
+import io.warpdata.blobcache.StoreException;
+import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.BlockHashList;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Ranged reads from the store with bounded retries, and verification of every fetched block
+ * against its SHA-256 before anyone sees it. Stateless apart from counters; thread-safe.
+ */
+final class BlockFetcher {
+    private static final Logger LOG = LoggerFactory.getLogger(BlockFetcher.class);
+
+    private final BlobStore store;
+    private final ReadMetrics metrics;
+    private final RetryPolicy policy;
+
+    BlockFetcher(BlobStore store, ReadMetrics metrics, RetryPolicy policy) {
+        this.store = store;
+        this.metrics = metrics;
+        this.policy = policy;
+    }
+
+    BlobStore store() {
+        return store;
+    }
+
+    RetryPolicy policy() {
+        return policy;
+    }
+
+    /** An absolute deadline (System.nanoTime based) one read deadline from now. */
+    long deadlineFromNow() {
+        return System.nanoTime() + policy.readDeadline().toNanos();
+    }
+
+    /**
+     * Fetches blocks {@code [first, first+count)} of {@code blob} with one ranged GET into
+     * {@code dst[dstOff, ...)}, verifies each block, and refetches a failing block once.
+     *
+     * @throws BlockVerificationException if a block fails verification twice
+     * @throws StoreException if the store fails for good or the deadline passes
+     */
+    void fetchRun(BlobRef blob, BlockHashList list, int first, int count, byte[] dst, int dstOff,
+            long deadlineNanos) {
+        long offset = (long) first * list.blockSize();
+        int len = runLength(list, first, count);
+        String key = StoreLayout.blob(blob.id());
+        readWithRetry(key, offset, dst, dstOff, len, deadlineNanos);
+        int pos = dstOff;
+        for (int b = first; b < first + count; b++) {
+            verifyOrRefetch(blob, list, b, dst, pos, deadlineNanos);
+            pos += list.blockLength(b);
+        }
+    }
+
+    /**
+     * Verifies block {@code b} held at {@code data[pos, ...)}; on a mismatch refetches it once
+     * into the same place and verifies again.
+     *
+     * @throws BlockVerificationException if the refetched bytes fail too (logged, naming the blob)
+     */
+    void verifyOrRefetch(BlobRef blob, BlockHashList list, int b, byte[] data, int pos, long deadlineNanos) {
+        int bl = list.blockLength(b);
+        if (list.verify(b, data, pos, bl)) {
+            return;
+        }
+        metrics.verificationFailures.increment();
+        readWithRetry(StoreLayout.blob(blob.id()), (long) b * list.blockSize(), data, pos, bl, deadlineNanos);
+        if (!list.verify(b, data, pos, bl)) {
+            metrics.verificationFailures.increment();
+            LOG.warn("Block {} of blob {} from {} failed SHA-256 verification twice; failing the read",
+                    b, blob.id(), store.describe());
+            throw new BlockVerificationException(blob.id(), b);
+        }
+    }
+
+    /** Bytes in blocks {@code [first, first+count)}. */
+    static int runLength(BlockHashList list, int first, int count) {
+        long len = 0;
+        for (int b = first; b < first + count; b++) {
+            len += list.blockLength(b);
+        }
+        if (len > Integer.MAX_VALUE - 16) {
+            throw new IllegalArgumentException("run of " + count + " blocks is too long: " + len + " bytes");
+        }
+        return (int) len;
+    }
+
+    /** One ranged read, retried on {@link StoreUnavailableException} until the deadline. */
+    void readWithRetry(String key, long offset, byte[] dst, int dstOff, int len, long deadlineNanos) {
+        int attempt = 0;
+        while (true) {
+            try {
+                metrics.getsIssued.increment();
+                store.read(key, offset, dst, dstOff, len);
+                metrics.bytesFetched.add(len);
+                return;
+            } catch (StoreUnavailableException e) {
+                backOff(attempt++, deadlineNanos, e, "reading " + key + " at offset " + offset);
+            }
+        }
+    }
+
+    /** A whole small object, retried on {@link StoreUnavailableException} until the deadline. */
+    byte[] getWithRetry(String key, long deadlineNanos) {
+        int attempt = 0;
+        while (true) {
+            try {
+                metrics.getsIssued.increment();
+                byte[] b = store.get(key);
+                metrics.bytesFetched.add(b.length);
+                return b;
+            } catch (StoreUnavailableException e) {
+                backOff(attempt++, deadlineNanos, e, "reading " + key);
+            }
+        }
+    }
+
+    /** Sleeps before retry {@code attempt}, or throws if that would pass the deadline. */
+    private void backOff(int attempt, long deadlineNanos, StoreUnavailableException cause, String what) {
+        long bound = policy.initialBackoff().toNanos() << Math.min(attempt, 20);
+        bound = Math.min(Math.max(bound, 1), policy.maxBackoff().toNanos());
+        long sleep = ThreadLocalRandom.current().nextLong(bound + 1);
+        long remaining = deadlineNanos - System.nanoTime();
+        if (remaining <= sleep) {
+            throw new StoreUnavailableException("Gave up " + what + " from " + store.describe() + " after "
+                    + (attempt + 1) + " attempts within the read deadline of " + policy.readDeadline().toSeconds()
+                    + " s: " + cause.getMessage(), cause);
+        }
+        metrics.retries.increment();
+        try {
+            TimeUnit.NANOSECONDS.sleep(sleep);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StoreUnavailableException("Interrupted while " + what + " from " + store.describe(), e);
+        }
+    }
+}

@@ -1,0 +1,177 @@
+package io.warpdata.blobcache.cache;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.manifest.BlobId;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.BlockHashList;
+import io.warpdata.manifest.ManifestCorruptedException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Block hash lists of blobs: fetched whole from the store, checked against their own id
+ * ({@link BlobRef#blocks()}), parsed, and kept in a bounded memory cache (and, when a directory
+ * is given, on disk so that the cache keeps working offline and {@code verify} can re-hash
+ * blocks). One fetch per list however many readers want it; no lock is held while fetching.
+ */
+final class HashLists {
+    private static final Logger LOG = LoggerFactory.getLogger(HashLists.class);
+
+    private final BlockFetcher fetcher;
+    private final Path dir;
+    private final Path tmpDir;
+    private final Cache<BlobId, BlockHashList> memory;
+    private final ConcurrentHashMap<BlobId, CompletableFuture<BlockHashList>> inflight = new ConcurrentHashMap<>();
+
+    /**
+     * @param dir      where lists are kept on disk, or null for memory only
+     * @param tmpDir   where lists are written before being renamed into {@code dir}
+     * @param maxBytes bound on the memory held by cached lists (32 bytes per block)
+     */
+    HashLists(BlockFetcher fetcher, Path dir, Path tmpDir, long maxBytes) {
+        this.fetcher = fetcher;
+        this.dir = dir;
+        this.tmpDir = tmpDir;
+        this.memory = Caffeine.newBuilder()
+                .maximumWeight(maxBytes)
+                .weigher((BlobId k, BlockHashList v) -> 64 + 32 * v.blockCount())
+                .executor(Runnable::run)
+                .build();
+    }
+
+    /**
+     * The verified list of {@code blob}, fetched if needed.
+     *
+     * @throws ManifestCorruptedException if the stored list does not match its id (twice) or the blob
+     * @throws io.warpdata.blobcache.StoreException if it cannot be fetched by the deadline
+     */
+    BlockHashList get(BlobRef blob, long deadlineNanos) {
+        return get(blob, deadlineNanos, true);
+    }
+
+    /**
+     * As {@link #get(BlobRef, long)}; with {@code mayFetch} false (offline) a list that is not
+     * cached is a {@link BlockNotCachedException}.
+     */
+    BlockHashList get(BlobRef blob, long deadlineNanos, boolean mayFetch) {
+        BlockHashList list = memory.getIfPresent(blob.blocks());
+        if (list == null) {
+            list = loadOnce(blob, deadlineNanos, mayFetch);
+        }
+        if (list.blobSize() != blob.size()) {
+            throw new ManifestCorruptedException(describe(blob), "byte_size",
+                    "the block hash list says " + list.blobSize() + " bytes but the manifest says " + blob.size());
+        }
+        return list;
+    }
+
+    /** The list if already in memory, else null; never fetches. */
+    BlockHashList getIfPresent(BlobId blocks) {
+        return memory.getIfPresent(blocks);
+    }
+
+    /** The list stored on disk under its id, verified, or null. */
+    BlockHashList readFromDisk(BlobId blocks) {
+        if (dir == null) {
+            return null;
+        }
+        Path p = dir.resolve(blocks.hex());
+        try {
+            byte[] bytes = Files.readAllBytes(p);
+            if (Arrays.equals(BlobId.sha256().digest(bytes), blocks.digest())) {
+                return BlockHashList.parse(bytes, p.toString());
+            }
+            LOG.warn("Cached block hash list {} does not match its SHA-256; deleting it", p);
+        } catch (NoSuchFileException e) {
+            return null;
+        } catch (IOException | ManifestCorruptedException e) {
+            LOG.warn("Cached block hash list {} is unreadable ({}); deleting it", p, e.toString());
+        }
+        deleteQuietly(p);
+        return null;
+    }
+
+    private BlockHashList loadOnce(BlobRef blob, long deadlineNanos, boolean mayFetch) {
+        CompletableFuture<BlockHashList> mine = new CompletableFuture<>();
+        CompletableFuture<BlockHashList> theirs = inflight.putIfAbsent(blob.blocks(), mine);
+        if (theirs != null) {
+            return Deadlines.await(theirs, deadlineNanos, () -> "waiting for the block hash list of blob " + blob.id());
+        }
+        try {
+            BlockHashList list = load(blob, deadlineNanos, mayFetch);
+            memory.put(blob.blocks(), list);
+            mine.complete(list);
+            return list;
+        } catch (RuntimeException | Error e) {
+            mine.completeExceptionally(e);
+            throw e;
+        } finally {
+            inflight.remove(blob.blocks(), mine);
+        }
+    }
+
+    private BlockHashList load(BlobRef blob, long deadlineNanos, boolean mayFetch) {
+        BlockHashList onDisk = readFromDisk(blob.blocks());
+        if (onDisk != null) {
+            return onDisk;
+        }
+        if (!mayFetch) {
+            throw new BlockNotCachedException("The block hash list of blob " + blob.id());
+        }
+        String key = StoreLayout.blob(blob.blocks());
+        byte[] bytes = fetcher.getWithRetry(key, deadlineNanos);
+        if (!matches(bytes, blob.blocks())) {
+            bytes = fetcher.getWithRetry(key, deadlineNanos);
+            if (!matches(bytes, blob.blocks())) {
+                LOG.warn("Block hash list {} of blob {} from {} does not match its SHA-256, twice",
+                        blob.blocks(), blob.id(), fetcher.store().describe());
+                throw new ManifestCorruptedException(describe(blob), "$",
+                        "its content fetched from " + fetcher.store().describe() + " does not match its SHA-256");
+            }
+        }
+        BlockHashList list = BlockHashList.parse(bytes, describe(blob));
+        save(blob.blocks(), bytes);
+        return list;
+    }
+
+    private void save(BlobId blocks, byte[] bytes) {
+        if (dir == null) {
+            return;
+        }
+        Path tmp = tmpDir.resolve(blocks.hex() + "." + Thread.currentThread().threadId() + ".list.tmp");
+        try {
+            Files.write(tmp, bytes);
+            Files.move(tmp, dir.resolve(blocks.hex()), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            // Only an optimisation: the list is refetched next time.
+            LOG.warn("Could not keep block hash list {} on disk: {}", blocks, e.toString());
+            deleteQuietly(tmp);
+        }
+    }
+
+    private static boolean matches(byte[] bytes, BlobId id) {
+        return Arrays.equals(BlobId.sha256().digest(bytes), id.digest());
+    }
+
+    private static String describe(BlobRef blob) {
+        return "block hash list " + blob.blocks() + " of blob " + blob.id();
+    }
+
+    static void deleteQuietly(Path p) {
+        try {
+            Files.deleteIfExists(p);
+        } catch (IOException e) {
+            LOG.warn("Could not delete {}: {}", p, e.toString());
+        }
+    }
+}

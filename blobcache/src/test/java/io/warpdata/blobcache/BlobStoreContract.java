@@ -1,0 +1,125 @@
+package io.warpdata.blobcache;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The behaviour every {@link BlobStore} must have. Subclasses provide a fresh, empty store per
+ * test through {@link #store()}.
+ */
+public abstract class BlobStoreContract {
+    @TempDir
+    protected Path tmp;
+
+    /** An empty store (the same instance for the whole test method). */
+    protected abstract BlobStore store();
+
+    protected static byte[] bytes(int n, long seed) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    @Test
+    void rangedReadsReturnExactBytesAtStartMiddleAndEnd() {
+        byte[] data = bytes(10_000, 1);
+        store().put("blobs/a", data);
+        byte[] dst = new byte[100];
+        store().read("blobs/a", 0, dst, 0, 100);
+        assertThat(dst).isEqualTo(java.util.Arrays.copyOfRange(data, 0, 100));
+        store().read("blobs/a", 4_321, dst, 10, 50);
+        assertThat(java.util.Arrays.copyOfRange(dst, 10, 60)).isEqualTo(java.util.Arrays.copyOfRange(data, 4_321, 4_371));
+        store().read("blobs/a", 9_900, dst, 0, 100);
+        assertThat(dst).isEqualTo(java.util.Arrays.copyOfRange(data, 9_900, 10_000));
+        byte[] one = new byte[1];
+        store().read("blobs/a", 9_999, one, 0, 1);
+        assertThat(one[0]).isEqualTo(data[9_999]);
+    }
+
+    @Test
+    void readBeyondEndFails() {
+        store().put("k", bytes(100, 2));
+        byte[] dst = new byte[20];
+        assertThatThrownBy(() -> store().read("k", 90, dst, 0, 20)).isInstanceOf(StoreException.class)
+                .isNotInstanceOf(BlobNotFoundException.class);
+        assertThatThrownBy(() -> store().read("k", 100, dst, 0, 1)).isInstanceOf(StoreException.class)
+                .isNotInstanceOf(BlobNotFoundException.class);
+    }
+
+    @Test
+    void missingKeyIsBlobNotFound() {
+        assertThat(store().length("nope/x")).isEmpty();
+        assertThatThrownBy(() -> store().get("nope/x")).isInstanceOf(BlobNotFoundException.class)
+                .hasMessageContaining("nope/x");
+        assertThatThrownBy(() -> store().read("nope/x", 0, new byte[4], 0, 4))
+                .isInstanceOf(BlobNotFoundException.class);
+    }
+
+    @Test
+    void lengthAndGetReturnWhatWasPut() {
+        byte[] data = "hello".getBytes(StandardCharsets.UTF_8);
+        store().put("d/e/f.json", data);
+        assertThat(store().length("d/e/f.json")).hasValue(5);
+        assertThat(store().get("d/e/f.json")).isEqualTo(data);
+    }
+
+    @Test
+    void emptyObjectRoundTrips() {
+        store().put("empty", new byte[0]);
+        assertThat(store().length("empty")).hasValue(0);
+        assertThat(store().get("empty")).isEmpty();
+    }
+
+    @Test
+    void putOverwrites() {
+        store().put("latest.json", "one".getBytes(StandardCharsets.UTF_8));
+        store().put("latest.json", "second".getBytes(StandardCharsets.UTF_8));
+        assertThat(new String(store().get("latest.json"), StandardCharsets.UTF_8)).isEqualTo("second");
+        assertThat(store().length("latest.json")).hasValue(6);
+    }
+
+    @Test
+    void putIfAbsentWritesOnceAndNeverReplaces() {
+        assertThat(store().putIfAbsent("v/1.json", "first".getBytes(StandardCharsets.UTF_8))).isTrue();
+        assertThat(store().putIfAbsent("v/1.json", "other".getBytes(StandardCharsets.UTF_8))).isFalse();
+        assertThat(new String(store().get("v/1.json"), StandardCharsets.UTF_8)).isEqualTo("first");
+    }
+
+    @Test
+    void putIfAbsentFromFileWritesOnceAndNeverReplaces() throws Exception {
+        Path f = tmp.resolve("src.bin");
+        byte[] data = bytes(300_000, 3);
+        Files.write(f, data);
+        assertThat(store().putIfAbsent("blobs/sha256/ab/abc", f)).isTrue();
+        Files.write(f, bytes(10, 4));
+        assertThat(store().putIfAbsent("blobs/sha256/ab/abc", f)).isFalse();
+        assertThat(store().get("blobs/sha256/ab/abc")).isEqualTo(data);
+    }
+
+    @Test
+    void listGivesSortedChildrenWithDirectoriesMarked() {
+        byte[] x = {1};
+        store().put("datasets/ws/b/latest.json", x);
+        store().put("datasets/ws/a/versions/1.json", x);
+        store().put("datasets/ws/a/latest.json", x);
+        store().put("datasets/ws/c.json", x);
+        store().put("datasets/other/z/latest.json", x);
+        assertThat(store().list("datasets/ws/")).containsExactly("a/", "b/", "c.json");
+        assertThat(store().list("datasets/")).containsExactly("other/", "ws/");
+        assertThat(store().list("datasets/ws/a/")).containsExactly("latest.json", "versions/");
+        assertThat(store().list("datasets/none/")).isEmpty();
+    }
+
+    @Test
+    void describeNamesTheStore() {
+        assertThat(store().describe()).isNotBlank();
+    }
+}

@@ -1,0 +1,77 @@
+package io.warpdata.blobcache;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.LongAdder;
+
+/** What an {@link S3ProxyFixture} server saw, counted at the server's storage layer. */
+public final class ServerCounters {
+    /** Object writes: single PUTs plus completed multipart uploads. */
+    public final LongAdder puts = new LongAdder();
+    /** Multipart parts received. */
+    public final LongAdder parts = new LongAdder();
+    /** Object bytes received (PUT bodies and parts). */
+    public final LongAdder bytesReceived = new LongAdder();
+    /** GETs, whole or ranged. */
+    public final LongAdder gets = new LongAdder();
+    /** GETs that asked for a range. */
+    public final LongAdder rangedGets = new LongAdder();
+    /** Object bytes served by GETs. */
+    public final LongAdder bytesServed = new LongAdder();
+    /** HEADs (object metadata). */
+    public final LongAdder heads = new LongAdder();
+    /** Listings. */
+    public final LongAdder lists = new LongAdder();
+    /** Requests answered with an injected fault. */
+    public final LongAdder faultsInjected = new LongAdder();
+
+    public long puts() {
+        return puts.sum();
+    }
+
+    public long gets() {
+        return gets.sum();
+    }
+
+    public long rangedGets() {
+        return rangedGets.sum();
+    }
+
+    public long bytesServed() {
+        return bytesServed.sum();
+    }
+
+    public long heads() {
+        return heads.sum();
+    }
+
+    public long lists() {
+        return lists.sum();
+    }
+
+    public void reset() {
+        for (LongAdder a : new LongAdder[] {puts, parts, bytesReceived, gets, rangedGets, bytesServed, heads, lists,
+                faultsInjected}) {
+            a.reset();
+        }
+    }
+
+    public Map<String, Long> snapshot() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put("puts", puts.sum());
+        m.put("parts", parts.sum());
+        m.put("bytes_received", bytesReceived.sum());
+        m.put("gets", gets.sum());
+        m.put("ranged_gets", rangedGets.sum());
+        m.put("bytes_served", bytesServed.sum());
+        m.put("heads", heads.sum());
+        m.put("lists", lists.sum());
+        m.put("faults_injected", faultsInjected.sum());
+        return m;
+    }
+
+    @Override
+    public String toString() {
+        return snapshot().toString();
+    }
+}

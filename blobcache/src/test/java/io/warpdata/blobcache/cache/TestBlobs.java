@@ -1,0 +1,39 @@
+package io.warpdata.blobcache.cache;
+
+import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.manifest.BlobId;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.BlockHashList;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.Random;
+
+/** Builds test blobs (content + block hash list) in a store. */
+final class TestBlobs {
+    private TestBlobs() {
+    }
+
+    /** Deterministic pseudo-random bytes. */
+    static byte[] bytes(int len, long seed) {
+        byte[] b = new byte[len];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    /** Stores {@code data} and its block hash list; returns the reference a manifest would hold. */
+    static BlobRef put(BlobStore store, byte[] data, int blockSize) {
+        try {
+            BlockHashList list = BlockHashList.compute(new ByteArrayInputStream(data), blockSize);
+            byte[] listBytes = list.serialize();
+            BlobId id = BlobId.of(data);
+            BlobId listId = BlobId.of(listBytes);
+            store.putIfAbsent(StoreLayout.blob(id), data);
+            store.putIfAbsent(StoreLayout.blob(listId), listBytes);
+            return new BlobRef(id, data.length, listId);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
