@@ -719,10 +719,12 @@ class Warp(MountSystem):
 
     def publish(self):
         d = self.env.data
-        tables = sorted(glob.glob(os.path.join(d, "main", "*.parquet")))
+        staging = os.path.join(self.env.run, "staging")
+        os.makedirs(staging, exist_ok=True)
         argv = ([self.env.java, "-jar", self.env.warp_jar, "warpctl", "publish", DATASET,
                  "--table", "big=" + os.path.join(d, "big", "big.parquet"),
-                 "--table", "main=" + ",".join(tables),
+                 "--table", "main=" + os.path.join(d, "main", "*.parquet"),
+                 "--staging-dir", staging,
                  "--artifact", "images=" + os.path.join(d, "images"),
                  "--artifact", "tree=" + os.path.join(d, "tree"),
                  "--set-latest", "--remote", f"s3://{WARP_BUCKET}/{WARP_PREFIX}",
