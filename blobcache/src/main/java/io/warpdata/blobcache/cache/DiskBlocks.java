@@ -7,7 +7,6 @@ import io.warpdata.blobcache.ReadMetrics;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlockHashList;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
@@ -25,6 +24,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 import org.slf4j.Logger;
@@ -111,6 +111,8 @@ final class DiskBlocks implements BlockStorage {
     private final Cache<BlockKey, FileChannel> channels;
     private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
     private final AtomicLong tmpCounter = new AtomicLong();
+    /** Which of the 256 block subdirectories are known to exist (made on first use). */
+    private final AtomicIntegerArray shardMade = new AtomicIntegerArray(256);
     /** Bytes being written right now: counted against the free-space floor before they land. */
     private final AtomicLong pendingWrites = new AtomicLong();
     private final AtomicLong lastWriteWarn = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
@@ -135,9 +137,6 @@ final class DiskBlocks implements BlockStorage {
             Files.createDirectories(blocksDir);
             Files.createDirectories(listsDir);
             Files.createDirectories(tmpDir);
-            for (int i = 0; i < 256; i++) {
-                Files.createDirectories(blocksDir.resolve(String.format("%02x", i)));
-            }
             lockChannel = FileChannel.open(root.resolve("lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         } catch (AccessDeniedException e) {
             throw new CacheDirectoryException(dir, "is not writable", "Give warpd's user write access to it, or pass"
@@ -267,15 +266,23 @@ final class DiskBlocks implements BlockStorage {
         Scratch s = scratch.get();
         ByteBuffer buf = s.buffer(span);
         for (int attempt = 0; ; attempt++) {
-            FileChannel ch;
-            try {
-                ch = channels.get(key, k -> open(e.path));
-            } catch (UncheckedIOException ex) {
-                if (index.asMap().get(key) == e) {
-                    drop(key, e, "cannot be opened (" + ex.getCause() + ")");
+            FileChannel ch = channels.getIfPresent(key);
+            if (ch == null) {
+                try {
+                    FileChannel opened = FileChannel.open(e.path, StandardOpenOption.READ);
+                    ch = channels.asMap().putIfAbsent(key, opened);
+                    if (ch == null) {
+                        ch = opened;
+                    } else {
+                        closeQuietly(opened);
+                    }
+                } catch (IOException ex) {
+                    if (index.asMap().get(key) == e) {
+                        drop(key, e, "cannot be opened (" + ex + ")");
+                    }
+                    // else: evicted while we looked it up, an ordinary miss.
+                    return false;
                 }
-                // else: evicted while we looked it up, an ordinary miss.
-                return false;
             }
             buf.clear().limit(span);
             try {
@@ -312,14 +319,6 @@ final class DiskBlocks implements BlockStorage {
             metrics.prefetchHitBlocks.increment();
         }
         return true;
-    }
-
-    private static FileChannel open(Path p) {
-        try {
-            return FileChannel.open(p, StandardOpenOption.READ);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     /** Removes a damaged block (if still the indexed one): it becomes a miss and is refetched. */
@@ -371,6 +370,17 @@ final class DiskBlocks implements BlockStorage {
             return;
         }
         Path target = path(key);
+        int shard = Integer.parseInt(key.blob().hex().substring(0, 2), 16);
+        if (shardMade.get(shard) == 0) {
+            try {
+                Files.createDirectories(target.getParent());
+                shardMade.set(shard, 1);
+            } catch (IOException e) {
+                warnWrite(key, e);
+                deleteFile(tmp);
+                return;
+            }
+        }
         Entry fresh = new Entry(target, headerLength, len, crcs, listId, prefetched);
         index.asMap().compute(key, (k, old) -> {
             if (old != null) {
