@@ -515,18 +515,24 @@ public final class BlockCache implements BlobReader {
             }
             byte[] buf = new byte[len];
             fetcher.readWithRetry(StoreLayout.blob(blob.id()), (long) b0 * list.blockSize(), buf, 0, len, deadline);
+            // Hand every verified block to its readers first, then write them to the cache, so
+            // that a reader of the run's last block does not wait for the others' disk writes.
             int pos = 0;
             for (Fetch f : group) {
                 int bl = list.blockLength(f.key.index());
-                boolean ok = false;
                 try {
                     fetcher.verifyOrRefetch(blob, list, f.key.index(), buf, pos, deadline);
-                    ok = true;
+                    f.done.complete(new BlockBytes(buf, pos, bl));
                 } catch (RuntimeException e) {
                     fail(f, e);
                 }
-                if (ok) {
-                    complete(f, buf, pos, bl);
+                pos += bl;
+            }
+            pos = 0;
+            for (Fetch f : group) {
+                int bl = list.blockLength(f.key.index());
+                if (!f.settled.isDone()) {
+                    store(f, buf, pos, bl);
                 }
                 pos += bl;
             }
@@ -542,8 +548,8 @@ public final class BlockCache implements BlobReader {
         }
     }
 
-    private void complete(Fetch f, byte[] buf, int pos, int len) {
-        f.done.complete(new BlockBytes(buf, pos, len));
+    /** Writes a fetched block to the cache, then retires its fetch. */
+    private void store(Fetch f, byte[] buf, int pos, int len) {
         try {
             storage.put(f.key, f.blob.blocks(), buf, pos, len, f.prefetch && !f.demanded);
         } catch (RuntimeException e) {
@@ -564,6 +570,9 @@ public final class BlockCache implements BlobReader {
         for (Fetch f : group) {
             if (!f.done.isDone()) {
                 fail(f, e);
+            } else if (!f.settled.isDone()) {
+                inflight.remove(f.key, f);
+                f.settled.complete(null);
             }
         }
     }
