@@ -298,6 +298,11 @@ public final class BlockCache implements BlobReader {
     /** The fetch that will deliver {@code key}, queued at high priority if not yet running. */
     private Fetch demand(BlobRef blob, BlockHashList list, BlockKey key) {
         Fetch f = inflight.get(key);
+        if (f != null && f.done.isCompletedExceptionally()) {
+            // A failed fetch on its way out of the map: this read gets its own attempt.
+            inflight.remove(key, f);
+            f = null;
+        }
         if (f == null) {
             Fetch mine = new Fetch(key, blob, list, false, Fetch.QUEUED_DEMANDED);
             f = inflight.putIfAbsent(key, mine);
@@ -561,8 +566,9 @@ public final class BlockCache implements BlobReader {
     }
 
     private void fail(Fetch f, Throwable e) {
-        f.done.completeExceptionally(e);
+        // Out of the map first, so a reader that sees this failure and retries starts afresh.
         inflight.remove(f.key, f);
+        f.done.completeExceptionally(e);
         f.settled.complete(null);
     }
 

@@ -24,6 +24,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
@@ -51,9 +52,11 @@ import org.slf4j.LoggerFactory;
  * file is deleted inside the index's per-key lock, as are renames into place, so a delete never
  * races a rewrite of the same block.
  *
- * <p>Readers use a bounded cache of open FileChannels. Eviction closes the block's channel; a
- * read that loses that race reopens, and if the file is gone the block is a miss and is
- * fetched again: never an error, never wrong bytes.
+ * <p>Readers use a bounded cache of open FileChannels. A block being read is pinned: eviction
+ * unlinks its file at once (an open file stays readable on Linux) but closes its channel only
+ * when the last reader leaves. A read that still loses a race (its channel closed by the
+ * open-file bound or by an interrupt) reopens the file; if the file is gone, the block is a miss
+ * and is fetched again: never an error, never wrong bytes.
  */
 final class DiskBlocks implements BlockStorage {
     private static final Logger LOG = LoggerFactory.getLogger(DiskBlocks.class);
@@ -68,6 +71,9 @@ final class DiskBlocks implements BlockStorage {
         final int[] crcs;
         final BlobId listId;
         volatile boolean prefetchedUnread;
+        /** Reads in progress: while positive, eviction leaves the block's open channel alone. */
+        final AtomicInteger readers = new AtomicInteger();
+        volatile boolean evicted;
 
         Entry(Path path, int headerLength, int length, int[] crcs, BlobId listId, boolean prefetched) {
             this.path = path;
@@ -185,8 +191,13 @@ final class DiskBlocks implements BlockStorage {
         if (e == null) {
             return;
         }
+        // Unlinking is safe under a reader (an open file stays readable on Linux); closing its
+        // channel is not, so a block being read keeps its channel until the last reader leaves.
+        e.evicted = true;
         deleteFile(e.path);
-        channels.invalidate(key);
+        if (e.readers.get() == 0) {
+            channels.invalidate(key);
+        }
         metrics.evictions.increment();
         metrics.evictedBytes.add(e.weight());
         if (e.prefetchedUnread) {
@@ -263,6 +274,18 @@ final class DiskBlocks implements BlockStorage {
         int c1 = (offInBlock + len - 1) / BlockFile.CHUNK;
         int start = c0 * BlockFile.CHUNK;
         int span = Math.min((c1 + 1) * BlockFile.CHUNK, e.length) - start;
+        e.readers.incrementAndGet();
+        try {
+            return read(key, e, offInBlock, dst, dstOff, len, c0, c1, start, span);
+        } finally {
+            if (e.readers.decrementAndGet() == 0 && e.evicted) {
+                channels.invalidate(key);
+            }
+        }
+    }
+
+    private boolean read(BlockKey key, Entry e, int offInBlock, byte[] dst, int dstOff, int len, int c0, int c1,
+            int start, int span) {
         Scratch s = scratch.get();
         ByteBuffer buf = s.buffer(span);
         for (int attempt = 0; ; attempt++) {
@@ -277,7 +300,7 @@ final class DiskBlocks implements BlockStorage {
                         closeQuietly(opened);
                     }
                 } catch (IOException ex) {
-                    if (index.asMap().get(key) == e) {
+                    if (!e.evicted) {
                         drop(key, e, "cannot be opened (" + ex + ")");
                     }
                     // else: evicted while we looked it up, an ordinary miss.
@@ -323,11 +346,13 @@ final class DiskBlocks implements BlockStorage {
 
     /** Removes a damaged block (if still the indexed one): it becomes a miss and is refetched. */
     private void drop(BlockKey key, Entry e, String why) {
-        LOG.warn("Cached {} {}; deleting it, it will be fetched again", key, why);
         index.asMap().computeIfPresent(key, (k, v) -> {
-            if (v != e) {
+            if (v != e || v.evicted) {
                 return v;
             }
+            // Logged only when the block really was bad, not when eviction won a race.
+            LOG.warn("Cached {} {}; deleting it, it will be fetched again", key, why);
+            v.evicted = true;
             deleteFile(v.path);
             channels.invalidate(k);
             return null;
@@ -346,10 +371,11 @@ final class DiskBlocks implements BlockStorage {
         }
         int headerLength = BlockFile.headerLength(len);
         long bytes = (long) headerLength + len;
+        if (!reserve(bytes)) {
+            return;
+        }
         try {
-            if (makeRoom(pendingWrites.addAndGet(bytes))) {
-                write(key, listId, data, off, len, prefetched, headerLength);
-            }
+            write(key, listId, data, off, len, prefetched, headerLength);
         } finally {
             pendingWrites.addAndGet(-bytes);
         }
@@ -403,20 +429,29 @@ final class DiskBlocks implements BlockStorage {
     }
 
     /**
-     * Keeps the free-space floor: evicts enough for {@code bytes} more (this write and the
-     * others in progress) to fit above it.
+     * Keeps the free-space floor: reserves {@code bytes} for a write if, counting the other
+     * writes in progress, they fit above the floor, evicting cached blocks to make room.
      *
-     * @return false if even an empty cache would not leave the floor free (then nothing is written)
+     * @return false if they do not fit even after evicting (then nothing is written)
      */
-    private boolean makeRoom(long bytes) {
-        long shortBy = floor + bytes - space.usableBytes();
-        if (shortBy <= 0) {
-            return true;
+    private boolean reserve(long bytes) {
+        for (int attempt = 0; attempt < 3; attempt++) {
+            long usable = space.usableBytes();
+            long pending = pendingWrites.get();
+            long shortBy = floor + pending + bytes - usable;
+            if (shortBy <= 0) {
+                if (pendingWrites.compareAndSet(pending, pending + bytes)) {
+                    return true;
+                }
+                continue;
+            }
+            synchronized (gcLock) {
+                if (evictTo(Math.max(0, sizeBytes() - shortBy)) == 0 && sizeBytes() == 0) {
+                    return false;
+                }
+            }
         }
-        synchronized (gcLock) {
-            evictTo(Math.max(0, sizeBytes() - shortBy));
-        }
-        return space.usableBytes() - bytes >= floor;
+        return false;
     }
 
     private void warnWrite(BlockKey key, IOException e) {
