@@ -27,6 +27,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -602,12 +603,13 @@ public final class BlockCache implements BlobReader {
     // ---------------------------------------------------------------- operations
 
     /**
-     * Fetches the blocks of {@code blob} that are not cached, in order, skipping cached ones,
-     * for {@code warpctl warm}. Works in every disk mode, including local (it is how a local
-     * cache is filled). Stops early, without error, when {@code maxBytes} would be exceeded, when
-     * the blob's cached bytes would exceed the cache's size limit, or when cancelled.
+     * Makes sure the first {@code maxBytes} of {@code blob} (whole blocks: every block that
+     * starts before {@code maxBytes}) are cached, fetching missing blocks in order and skipping
+     * cached ones, for {@code warpctl warm}. Works in every disk mode, including local (it is how
+     * a local cache is filled). Stops early, without error, when the blob's cached bytes would
+     * exceed the cache's size limit, or when cancelled. Returns once fetched blocks are on disk.
      *
-     * @param maxBytes  most bytes this call may fetch
+     * @param maxBytes  how much of the blob, from its start, to cover ({@code Long.MAX_VALUE}: all)
      * @param listener  told of progress after each run
      * @param cancelled polled between runs
      * @throws StoreException if a fetch fails (after retries) or the cache is in remote mode
@@ -623,7 +625,8 @@ public final class BlockCache implements BlobReader {
         }
         BlockHashList list = lists.get(blob, fetcher.deadlineFromNow(), true);
         int bs = list.blockSize();
-        int count = list.blockCount();
+        int count = maxBytes >= blob.size() ? list.blockCount()
+                : (int) Math.min(list.blockCount(), (Math.max(0, maxBytes) + bs - 1) / bs);
         int maxRun = Math.max(1, MAX_RUN_BYTES / bs);
         long fetchedBlocks = 0;
         long fetchedBytes = 0;
@@ -648,7 +651,7 @@ public final class BlockCache implements BlobReader {
                     b++;
                     continue;
                 }
-                long room = Math.min(maxBytes - scheduledBytes, storage.limitBytes() - cachedBytes - scheduledBytes);
+                long room = storage.limitBytes() - cachedBytes - scheduledBytes;
                 if (list.blockLength(b) > room) {
                     stopped = true;
                     break;
@@ -693,8 +696,8 @@ public final class BlockCache implements BlobReader {
         if (failure != null) {
             throw failure;
         }
-        return new WarmResult(fetchedBlocks, fetchedBytes, cachedBlocks, cachedBytes, !stopped && b >= count,
-                wasCancelled);
+        return new WarmResult(fetchedBlocks, fetchedBytes, cachedBlocks, cachedBytes,
+                !stopped && b >= list.blockCount(), wasCancelled);
     }
 
     /** Size, limit, hit rate and counters. */
@@ -711,8 +714,16 @@ public final class BlockCache implements BlobReader {
      * this) and deletes the ones that do not match. Reads keep working meanwhile.
      */
     public VerifyResult verify() {
+        return verify(done -> { }, () -> false);
+    }
+
+    /**
+     * As {@link #verify()}, reporting the data bytes checked so far after each block and
+     * stopping early when {@code cancelled} says so.
+     */
+    public VerifyResult verify(LongConsumer progress, BooleanSupplier cancelled) {
         ensureOpen();
-        return storage.verify(lists);
+        return storage.verify(lists, progress, cancelled);
     }
 
     /**

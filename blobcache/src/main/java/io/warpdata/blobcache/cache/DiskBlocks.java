@@ -25,6 +25,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongConsumer;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
@@ -503,14 +505,20 @@ final class DiskBlocks implements BlockStorage {
     }
 
     @Override
-    public VerifyResult verify(HashLists lists) {
+    public VerifyResult verify(HashLists lists, LongConsumer progress, BooleanSupplier cancelled) {
         long checked = 0;
+        long checkedBytes = 0;
+        boolean stopped = false;
         long removed = 0;
         long removedBytes = 0;
         long withoutList = 0;
         Map<BlobId, BlockHashList> listCache = new HashMap<>();
         byte[] buf = new byte[0];
         for (Map.Entry<BlockKey, Entry> me : List.copyOf(index.asMap().entrySet())) {
+            if (cancelled.getAsBoolean() || closed) {
+                stopped = true;
+                break;
+            }
             BlockKey key = me.getKey();
             Entry e = me.getValue();
             if (buf.length < e.length) {
@@ -535,13 +543,15 @@ final class DiskBlocks implements BlockStorage {
                 }
             }
             checked++;
+            checkedBytes += e.length;
             if (!ok) {
                 removed++;
                 removedBytes += e.weight();
                 drop(key, e, "fails verification");
             }
+            progress.accept(checkedBytes);
         }
-        return new VerifyResult(checked, removed, removedBytes, withoutList);
+        return new VerifyResult(checked, checkedBytes, removed, removedBytes, withoutList, stopped);
     }
 
     @Override

@@ -573,14 +573,14 @@ class BlockCacheTest {
     }
 
     @Test
-    void warmSkipsCachedBlocksAndHonoursMaxBytes() {
+    void warmCoversPrefixSkippingCachedBlocks() {
         byte[] data = TestBlobs.bytes(10 * BS, 100);
         BlobRef ref = TestBlobs.put(memory, data, BS);
         BlockCache c = open(config().withMaxPrefetchBytes(0));
         read(c, ref, 0, 2 * BS);
         long reads = store.bytesRead.get();
         AtomicLong lastProgress = new AtomicLong();
-        WarmResult partial = c.warm(ref, 3L * BS, (done, total) -> lastProgress.set(done), () -> false);
+        WarmResult partial = c.warm(ref, 5L * BS - 100, (done, total) -> lastProgress.set(done), () -> false);
         assertThat(partial.blocksCached()).isEqualTo(2);
         assertThat(partial.bytesFetched()).isEqualTo(3L * BS);
         assertThat(partial.complete()).isFalse();
@@ -620,6 +620,7 @@ class BlockCacheTest {
         flipByte(blockFiles().get(2), BlockFile.ALIGN + 5);
         VerifyResult v = c.verify();
         assertThat(v.blocksChecked()).isEqualTo(5);
+        assertThat(v.bytesChecked()).isEqualTo(5L * BS);
         assertThat(v.blocksRemoved()).isEqualTo(1);
         assertThat(v.blocksWithoutList()).isZero();
         assertThat(blockFiles()).hasSize(4);
