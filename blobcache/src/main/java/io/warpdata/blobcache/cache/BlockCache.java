@@ -26,6 +26,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
 import org.slf4j.Logger;
@@ -61,6 +62,8 @@ public final class BlockCache implements BlobReader {
     static final int HYBRID_RUNS_IN_FLIGHT = 4;
     /** How long close() lets fetched blocks finish being written: a restart then refetches nothing. */
     static final Duration CLOSE_GRACE = Duration.ofSeconds(2);
+    /** Local-mode misses are logged at most this often: one line tells the user what to do. */
+    static final Duration NOT_CACHED_LOG_EVERY = Duration.ofSeconds(10);
 
     /** A fetch completed with this means "it was cached meanwhile: read it from the cache". */
     private static final BlockBytes RETRY = new BlockBytes(new byte[0], 0, 0);
@@ -134,18 +137,23 @@ public final class BlockCache implements BlobReader {
     private final Queue<Task> demandQueue = new ConcurrentLinkedQueue<>();
     private final Queue<Task> prefetchQueue = new ConcurrentLinkedQueue<>();
     private final AtomicInteger workers = new AtomicInteger();
+    private final AtomicInteger runningPrefetch = new AtomicInteger();
+    private final int maxPrefetchWorkers;
     private final int memoryPermits;
     private final Semaphore memory;
     private final int prefetchPermits;
     private final Semaphore prefetchBudget;
     private final Queue<HybridCursor> hybridQueue = new ConcurrentLinkedQueue<>();
     private final Semaphore hybridRuns = new Semaphore(HYBRID_RUNS_IN_FLIGHT);
+    private final AtomicLong lastNotCachedLog = new AtomicLong(System.nanoTime() - NOT_CACHED_LOG_EVERY.toNanos());
     private final ThreadLocal<ArrayList<Fetch>> pendingScratch = ThreadLocal.withInitial(ArrayList::new);
     private volatile boolean closed;
 
     /**
      * A cache fetching on {@code fetchExecutor}, which the caller owns (and shuts down after
-     * {@link #close()}). Opening a disk cache deletes temp files and rebuilds its accounting.
+     * {@link #close()}); it must run tasks on its own threads (a pool, not a caller-runs
+     * executor) and allow {@code maxConcurrentFetches} of them at once. Opening a disk cache
+     * deletes temp files and rebuilds its accounting.
      *
      * @throws CacheDirectoryException if the cache directory is unusable or in use
      */
@@ -189,6 +197,7 @@ public final class BlockCache implements BlobReader {
             this.storage = new MemoryBlocks(config.memoryBytes(), metrics);
             this.lists = new HashLists(fetcher, null, null, HASH_LIST_MEMORY);
         }
+        this.maxPrefetchWorkers = Math.max(1, config.maxConcurrentFetches() * 3 / 4);
         this.memoryPermits = kib(config.maxInFlightBytes());
         this.memory = new Semaphore(memoryPermits);
         this.prefetchPermits = kib(config.maxPrefetchBytes());
@@ -227,7 +236,7 @@ public final class BlockCache implements BlobReader {
                     metrics.hitBlocks.increment();
                     metrics.hitBytes.add(take);
                 } else if (!config.mode().fetches()) {
-                    throw new BlockNotCachedException("Block " + b + " of blob " + blob.id());
+                    throw notCached(blob, b);
                 } else {
                     pending.add(demand(blob, list, key));
                 }
@@ -262,6 +271,17 @@ public final class BlockCache implements BlobReader {
         byte[] out = new byte[(int) blob.size()];
         read(blob, 0, out, 0, out.length);
         return out;
+    }
+
+    /** The local-mode miss, logged at most every {@link #NOT_CACHED_LOG_EVERY} (never per read). */
+    private BlockNotCachedException notCached(BlobRef blob, int block) {
+        BlockNotCachedException e = new BlockNotCachedException("Block " + block + " of blob " + blob.id());
+        long now = System.nanoTime();
+        long last = lastNotCachedLog.get();
+        if (now - last >= NOT_CACHED_LOG_EVERY.toNanos() && lastNotCachedLog.compareAndSet(last, now)) {
+            LOG.warn("{}. {}", e.getMessage(), e.nextStep());
+        }
+        return e;
     }
 
     /** Waits for a block's fetch and copies the wanted part out; retries via the cache if told to. */
@@ -445,7 +465,8 @@ public final class BlockCache implements BlobReader {
     private void maybeStartWorker() {
         while (true) {
             int w = workers.get();
-            if (w >= config.maxConcurrentFetches() || (demandQueue.isEmpty() && prefetchQueue.isEmpty())) {
+            boolean prefetchRunnable = !prefetchQueue.isEmpty() && runningPrefetch.get() < maxPrefetchWorkers;
+            if (w >= config.maxConcurrentFetches() || (demandQueue.isEmpty() && !prefetchRunnable)) {
                 return;
             }
             if (workers.compareAndSet(w, w + 1)) {
@@ -464,13 +485,25 @@ public final class BlockCache implements BlobReader {
         try {
             while (true) {
                 Task t = demandQueue.poll();
-                if (t == null) {
-                    t = prefetchQueue.poll();
+                if (t != null) {
+                    run(t);
+                    continue;
                 }
-                if (t == null) {
+                // Read-ahead, warm and hybrid work may occupy only some of the workers, so that a
+                // read's own fetch never queues behind a wall of slow read-ahead GETs.
+                if (runningPrefetch.incrementAndGet() > maxPrefetchWorkers) {
+                    runningPrefetch.decrementAndGet();
                     return;
                 }
-                run(t);
+                try {
+                    t = prefetchQueue.poll();
+                    if (t == null) {
+                        return;
+                    }
+                    run(t);
+                } finally {
+                    runningPrefetch.decrementAndGet();
+                }
             }
         } finally {
             workers.decrementAndGet();
