@@ -85,7 +85,7 @@ final class PublishCommand implements Callable<Integer> {
         String creator = ctx.env().getOrDefault("USER", System.getProperty("user.name", "unknown"));
         PublishResult result;
         try (Remote remote = root.openRemote()) {
-            result = new Publisher(remote.store, ctx.clock(), creator, staging, threads, bars).publish(request);
+            result = new Publisher(remote.store, remote.catalog(), ctx.clock(), creator, staging, threads, bars).publish(request);
         }
         if (root.json) {
             Map<String, Object> m = new LinkedHashMap<>();

@@ -31,7 +31,8 @@ import java.util.Objects;
  * is read through the {@link BlobReader} (verified bytes): first the footer (the last 8 bytes
  * give its length), then, once DuckDB's {@code parquet_metadata} has said where they lie, the
  * column chunks of the first row group(s) that cover the rows asked for. DuckDB then reads the
- * temp file as if it were whole; with one thread and a LIMIT it never touches the holes.
+ * temp file as if it were whole; a filter on {@code file_row_number} makes it skip the row groups
+ * that were not fetched, so it never touches the holes.
  */
 public final class ParquetHead {
     private static final int MAGIC_LENGTH = 4;
@@ -115,19 +116,26 @@ public final class ParquetHead {
             }
             try (Connection c = DriverManager.getConnection("jdbc:duckdb:");
                  Statement st = c.createStatement()) {
-                // One thread: DuckDB then scans row groups in order and stops at the LIMIT,
-                // never touching the holes of the sparse file.
+                // One thread: a small read needs no parallel scan, and the fallback LIMIT query
+                // then reads row groups in order.
                 st.execute("SET threads = 1");
                 String lit = "'" + tmp.toAbsolutePath().toString().replace("'", "''") + "'";
-                List<long[]> ranges = firstRowGroupRanges(st, lit, n);
+                // DuckDB reads one row group past a LIMIT; a filter on file_row_number instead
+                // prunes every row group beyond the rows asked for, so none of their bytes is needed.
+                boolean prune = shardColumns(st, lit).stream().noneMatch("file_row_number"::equals);
+                List<long[]> ranges = firstRowGroupRanges(st, lit, n, prune ? 0 : 1);
                 try (RandomAccessFile file = new RandomAccessFile(tmp.toFile(), "rw")) {
                     for (long[] r : ranges) {
                         read += copy(shard, file, r[0], r[1] - r[0]);
                     }
                 }
+                String query = prune
+                        ? "SELECT * EXCLUDE (file_row_number) FROM read_parquet(" + lit + ", file_row_number = true)"
+                                + " WHERE file_row_number < " + n + " ORDER BY file_row_number"
+                        : "SELECT * FROM read_parquet(" + lit + ") LIMIT " + n;
                 List<String> columns = new ArrayList<>();
                 List<List<Object>> rows = new ArrayList<>();
-                try (ResultSet rs = st.executeQuery("SELECT * FROM read_parquet(" + lit + ") LIMIT " + n)) {
+                try (ResultSet rs = st.executeQuery(query)) {
                     ResultSetMetaData md = rs.getMetaData();
                     for (int i = 1; i <= md.getColumnCount(); i++) {
                         columns.add(md.getColumnName(i));
@@ -157,12 +165,24 @@ public final class ParquetHead {
         }
     }
 
+    /** Column names of the shard, from its footer. */
+    private static List<String> shardColumns(Statement st, String lit) throws SQLException {
+        List<String> names = new ArrayList<>();
+        try (ResultSet rs = st.executeQuery("DESCRIBE SELECT * FROM read_parquet(" + lit + ")")) {
+            while (rs.next()) {
+                names.add(rs.getString("column_name"));
+            }
+        }
+        return names;
+    }
+
     /**
      * Byte ranges [start, end) of the first row groups that together hold {@code n} rows, merged
      * per row group (its column chunks are contiguous in every writer we know, but taking min/max
      * is right either way).
      */
-    private static List<long[]> firstRowGroupRanges(Statement st, String lit, int n) throws SQLException {
+    private static List<long[]> firstRowGroupRanges(Statement st, String lit, int n, int extraGroups)
+            throws SQLException {
         List<long[]> ranges = new ArrayList<>();
         String sql = "SELECT row_group_id, any_value(row_group_num_rows),"
                 + " min(CASE WHEN dictionary_page_offset IS NOT NULL AND dictionary_page_offset > 0"
@@ -173,7 +193,8 @@ public final class ParquetHead {
                 + " FROM parquet_metadata(" + lit + ") GROUP BY row_group_id ORDER BY row_group_id";
         long rows = 0;
         try (ResultSet rs = st.executeQuery(sql)) {
-            while (rs.next() && rows < n) {
+            int extra = extraGroups;
+            while (rs.next() && (rows < n || extra-- > 0)) {
                 rows += rs.getLong(2);
                 ranges.add(new long[]{rs.getLong(3), rs.getLong(4)});
             }

@@ -1,6 +1,7 @@
 package io.warpdata.daemon.publish;
 
 import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.Catalog;
 import io.warpdata.blobcache.InMemoryBlobStore;
 import io.warpdata.blobcache.StoreException;
 import io.warpdata.blobcache.StoreLayout;
@@ -37,7 +38,7 @@ class PublisherTest {
     private final InMemoryBlobStore store = new InMemoryBlobStore();
 
     private Publisher publisher(BlobStore s) {
-        return new Publisher(s, CLOCK, "alice", tmp.resolve("staging"), 4, PublishProgress.NONE);
+        return new Publisher(s, new Catalog(s), CLOCK, "alice", tmp.resolve("staging"), 4, PublishProgress.NONE);
     }
 
     private PublishRequest request(Map<String, List<String>> tables, Map<String, List<String>> artifacts,
@@ -86,7 +87,7 @@ class PublisherTest {
         PublishRequest req = goodRequest();
         PublishResult first = publisher(store).publish(req);
         long puts = store.puts.get();
-        PublishResult second = new Publisher(store, Clock.offset(CLOCK, java.time.Duration.ofHours(1)), "bob",
+        PublishResult second = new Publisher(store, new Catalog(store), Clock.offset(CLOCK, java.time.Duration.ofHours(1)), "bob",
                 tmp.resolve("staging"), 4, PublishProgress.NONE).publish(req);
         assertThat(second.version()).isEqualTo(first.version());
         assertThat(second.bytesUploaded()).isZero();
