@@ -71,6 +71,9 @@ final class PublishCommand implements Callable<Integer> {
                     "Name the dataset as workspace/name (lowercase letters, digits, '_', '-').");
         }
         List<Binding> parsedBindings = bindings.stream().map(PublishRequest::parseBinding).toList();
+        if (threads < 1 || threads > 256) {
+            throw new UsageException("--threads " + threads + " is out of range", "Pass --threads between 1 and 256.");
+        }
         long shardBytes = Sizes.parse(shardSize);
         if (shardBytes < 4096) {
             throw new InvalidInputException("--shard-size " + shardSize + " is too small", "Use at least 4KiB.");
