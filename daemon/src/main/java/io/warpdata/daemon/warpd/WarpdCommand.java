@@ -72,8 +72,15 @@ public final class WarpdCommand implements Callable<Integer> {
             System.err.println("  " + e.nextStep());
             return 1;
         }
-        Thread hook = new Thread(daemon::close, "warpd-shutdown");
-        Runtime.getRuntime().addShutdownHook(hook);
+        // SIGTERM/SIGINT are a normal stop: unmount, close, exit 0 (the JVM's default handling
+        // would exit 143/130). The hook covers every other way the JVM may go down.
+        Runtime.getRuntime().addShutdownHook(new Thread(daemon::close, "warpd-shutdown"));
+        for (String signal : new String[] {"TERM", "INT"}) {
+            sun.misc.Signal.handle(new sun.misc.Signal(signal), s -> {
+                Thread stop = new Thread(daemon::close, "warpd-stop-" + s.getName());
+                stop.start();
+            });
+        }
         System.out.println("warpd: mounted " + config.remote() + " at " + config.mountPoint() + " (mode " + config.mode().text() + ")");
         System.out.flush();
         daemon.awaitClosed();
