@@ -1,0 +1,136 @@
+package io.warpdata.daemon.control;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.function.Consumer;
+
+/**
+ * warpctl's side of the control socket: one connection, one request at a time. Closing the
+ * client (or the process exiting, e.g. on Ctrl-C) makes the daemon cancel whatever the request
+ * was doing.
+ */
+public final class ControlClient implements AutoCloseable {
+    private final Path socket;
+    private final SocketChannel channel;
+    private final BufferedReader in;
+    private long nextId = 1;
+
+    private ControlClient(Path socket, SocketChannel channel) {
+        this.socket = socket;
+        this.channel = channel;
+        this.in = new BufferedReader(new InputStreamReader(Channels.newInputStream(channel), StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Connects to the daemon.
+     *
+     * @throws ControlException of type {@link ControlException#DAEMON_UNAVAILABLE} saying how
+     *         to start one or get access
+     */
+    public static ControlClient connect(Path socket) {
+        SocketChannel ch = null;
+        try {
+            ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+            ch.connect(UnixDomainSocketAddress.of(socket));
+            return new ControlClient(socket, ch);
+        } catch (AccessDeniedException e) {
+            close(ch);
+            throw new ControlException(ControlException.DAEMON_UNAVAILABLE,
+                    "no permission to connect to the control socket " + socket,
+                    "run as root, as the daemon's user, or join the socket's group (ls -l " + socket + ")", e);
+        } catch (IOException e) {
+            close(ch);
+            String why = Files.exists(socket) ? "no warpd answers on " + socket + " (a stale socket?)"
+                    : "no warpd control socket at " + socket;
+            throw new ControlException(ControlException.DAEMON_UNAVAILABLE, why,
+                    "start the daemon (systemctl start warpd, or scripts/warpd --mount /warp --remote URI), "
+                            + "or point warpctl at it with --socket PATH / WARP_SOCKET", e);
+        }
+    }
+
+    /** True if a daemon accepts connections on {@code socket}. */
+    public static boolean reachable(Path socket) {
+        return SocketFile.answers(socket);
+    }
+
+    /** Sends one request and waits for its result; no progress. */
+    public JsonNode call(String op, ObjectNode args) {
+        return call(op, args, p -> { });
+    }
+
+    /**
+     * Sends one request, passes each progress event to {@code progress}, and returns the result.
+     *
+     * @throws io.warpdata.manifest.WarpException the daemon's typed error (as a
+     *         {@link ControlException} of the same type), or DaemonUnavailable if the
+     *         connection breaks
+     */
+    public JsonNode call(String op, ObjectNode args, Consumer<JsonNode> progress) {
+        long id = nextId++;
+        try {
+            ByteBuffer req = ByteBuffer.wrap(ControlProtocol.line(ControlProtocol.request(id, op, args)));
+            while (req.hasRemaining()) {
+                channel.write(req);
+            }
+            while (true) {
+                String line = in.readLine();
+                if (line == null) {
+                    throw new ControlException(ControlException.DAEMON_UNAVAILABLE,
+                            "warpd closed the control connection during '" + op + "'",
+                            "check warpd's log (journalctl -u warpd); it may have stopped");
+                }
+                JsonNode msg = ControlProtocol.json().readTree(line);
+                JsonNode msgId = msg.get(ControlProtocol.ID);
+                boolean ours = msgId != null && msgId.canConvertToLong() && msgId.asLong() == id;
+                boolean unaddressed = msgId == null || msgId.isNull();
+                if (!ours && !unaddressed) {
+                    continue;
+                }
+                if (msg.has(ControlProtocol.EVENT)) {
+                    progress.accept(msg);
+                    continue;
+                }
+                if (msg.path(ControlProtocol.OK).asBoolean(false)) {
+                    return msg.path(ControlProtocol.RESULT);
+                }
+                JsonNode err = msg.path(ControlProtocol.ERROR);
+                throw new ControlException(err.path(ControlProtocol.TYPE).asText(ControlException.INTERNAL),
+                        err.path(ControlProtocol.MESSAGE).asText("warpd reported an error"),
+                        err.path(ControlProtocol.NEXT_STEP).asText(""));
+            }
+        } catch (IOException e) {
+            throw new ControlException(ControlException.DAEMON_UNAVAILABLE,
+                    "lost the control connection to " + socket + " during '" + op + "': " + e.getMessage(),
+                    "check that warpd is running (warpctl status)", e);
+        }
+    }
+
+    @Override
+    public void close() {
+        close(channel);
+    }
+
+    private static void close(SocketChannel ch) {
+        if (ch == null) {
+            return;
+        }
+        try {
+            ch.close();
+        } catch (IOException e) {
+            // Closing is how we tell the daemon we are gone; nothing else to do.
+        }
+    }
+}

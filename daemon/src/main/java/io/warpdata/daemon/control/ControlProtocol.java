@@ -1,0 +1,161 @@
+package io.warpdata.daemon.control;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.NullNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.warpdata.manifest.WarpException;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The wire format (docs/control.md): one JSON object per line, UTF-8.
+ * <pre>
+ * request:  {"id":1,"op":"warm","args":{...}}
+ * progress: {"id":1,"event":"progress", ...fields}
+ * result:   {"id":1,"ok":true,"result":{...}}
+ * error:    {"id":1,"ok":false,"error":{"type":"...","message":"...","next_step":"..."}}
+ * </pre>
+ * The id is echoed as sent (number or string); errors about unparseable lines carry
+ * {@code "id":null}.
+ */
+public final class ControlProtocol {
+    /** Longest request line accepted, in bytes (without the newline). */
+    public static final int MAX_LINE_BYTES = 1 << 20;
+
+    public static final String ID = "id";
+    public static final String OP = "op";
+    public static final String ARGS = "args";
+    public static final String EVENT = "event";
+    public static final String OK = "ok";
+    public static final String RESULT = "result";
+    public static final String ERROR = "error";
+    public static final String TYPE = "type";
+    public static final String MESSAGE = "message";
+    public static final String NEXT_STEP = "next_step";
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private ControlProtocol() {
+    }
+
+    /** A parsed request. */
+    public record Request(JsonNode id, String op, ObjectNode args) {
+    }
+
+    public static ObjectMapper json() {
+        return JSON;
+    }
+
+    public static ObjectNode object() {
+        return JsonNodeFactory.instance.objectNode();
+    }
+
+    /**
+     * Parses one request line.
+     *
+     * @throws ControlException of type {@link ControlException#BAD_REQUEST}; when the id could
+     *         be read it is kept in {@link BadRequest#id()}
+     */
+    public static Request parseRequest(byte[] line) {
+        JsonNode node;
+        try {
+            node = JSON.readTree(line);
+        } catch (java.io.IOException e) {
+            throw new BadRequest(NullNode.getInstance(), "request is not valid JSON: " + firstLine(e.getMessage()));
+        }
+        if (node == null || !node.isObject()) {
+            throw new BadRequest(NullNode.getInstance(), "request must be a JSON object");
+        }
+        JsonNode id = node.get(ID);
+        if (id == null || !(id.isIntegralNumber() || id.isTextual())) {
+            throw new BadRequest(NullNode.getInstance(), "request needs an \"id\" (a number or a string)");
+        }
+        JsonNode op = node.get(OP);
+        if (op == null || !op.isTextual()) {
+            throw new BadRequest(id, "request needs an \"op\" (a string)");
+        }
+        JsonNode args = node.get(ARGS);
+        if (args != null && !args.isNull() && !args.isObject()) {
+            throw new BadRequest(id, "\"args\" must be an object");
+        }
+        return new Request(id, op.asText(), args == null || args.isNull() ? object() : (ObjectNode) args);
+    }
+
+    public static ObjectNode request(long id, String op, ObjectNode args) {
+        ObjectNode n = object();
+        n.put(ID, id);
+        n.put(OP, op);
+        n.set(ARGS, args == null ? object() : args);
+        return n;
+    }
+
+    public static ObjectNode result(JsonNode id, JsonNode result) {
+        ObjectNode n = object();
+        n.set(ID, id);
+        n.put(OK, true);
+        n.set(RESULT, result == null ? object() : result);
+        return n;
+    }
+
+    public static ObjectNode error(JsonNode id, WarpException e) {
+        return error(id, e.type(), e.getMessage(), e.nextStep());
+    }
+
+    public static ObjectNode error(JsonNode id, String type, String message, String nextStep) {
+        ObjectNode n = object();
+        n.set(ID, id);
+        n.put(OK, false);
+        ObjectNode err = n.putObject(ERROR);
+        err.put(TYPE, type);
+        err.put(MESSAGE, message == null ? type : message);
+        err.put(NEXT_STEP, nextStep == null ? "" : nextStep);
+        return n;
+    }
+
+    public static ObjectNode progress(JsonNode id, ObjectNode fields) {
+        ObjectNode n = object();
+        n.set(ID, id);
+        n.put(EVENT, "progress");
+        fields.fields().forEachRemaining(f -> n.set(f.getKey(), f.getValue()));
+        return n;
+    }
+
+    /** The line for {@code node}, newline included; Jackson's compact output never contains a raw newline. */
+    public static byte[] line(JsonNode node) {
+        try {
+            return (JSON.writeValueAsString(node) + "\n").getBytes(StandardCharsets.UTF_8);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot serialise " + node, e);
+        }
+    }
+
+    private static String firstLine(String s) {
+        if (s == null) {
+            return "";
+        }
+        int nl = s.indexOf('\n');
+        return nl < 0 ? s : s.substring(0, nl);
+    }
+
+    /** A request that could not be understood; keeps the id when it was readable. */
+    public static final class BadRequest extends RuntimeException {
+        private final transient JsonNode id;
+
+        BadRequest(JsonNode id, String message) {
+            super(message);
+            this.id = id;
+        }
+
+        public JsonNode id() {
+            return id;
+        }
+
+        public ControlException asControlException() {
+            return new ControlException(ControlException.BAD_REQUEST, getMessage(),
+                    "send one JSON object per line: {\"id\":1,\"op\":\"status\",\"args\":{}} (see docs/control.md)");
+        }
+    }
+}

@@ -1,0 +1,132 @@
+package io.warpdata.daemon.control.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.warpdata.daemon.control.ByteSizes;
+import io.warpdata.daemon.control.ControlClient;
+import io.warpdata.daemon.control.ControlProtocol;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** {@code warpctl cache stats | gc [--limit SIZE] | verify}. */
+@Command(name = "cache", description = "Inspect and maintain warpd's disk cache.",
+        subcommands = {CacheCommand.Stats.class, CacheCommand.Gc.class, CacheCommand.Verify.class})
+public final class CacheCommand implements Runnable {
+    @Spec
+    CommandSpec spec;
+
+    private final Map<String, String> env;
+
+    public CacheCommand(Map<String, String> env) {
+        this.env = env;
+    }
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: stats, gc or verify");
+    }
+
+    private static JsonNode call(CommandSpec spec, ClientOptions client, String op, ObjectNode args) {
+        Map<String, String> env = ((CacheCommand) spec.parent().userObject()).env;
+        try (ControlClient c = client.connect(env)) {
+            return c.call(op, args);
+        }
+    }
+
+    @Command(name = "stats", description = "Size, limit, hit rate, GETs, bytes fetched, prefetch efficiency, evictions.")
+    static final class Stats implements Callable<Integer> {
+        @Mixin
+        ClientOptions client;
+        @Spec
+        CommandSpec spec;
+
+        @Override
+        public Integer call() {
+            JsonNode s = CacheCommand.call(spec, client, "cache.stats", ControlProtocol.object());
+            PrintWriter out = spec.commandLine().getOut();
+            if (ClientOptions.json(spec)) {
+                ClientOptions.printJson(out, s);
+                return 0;
+            }
+            s.fields().forEachRemaining(f -> {
+                if (f.getValue().isObject()) {
+                    out.printf("%s:%n", f.getKey());
+                    f.getValue().fields().forEachRemaining(g -> out.printf("  %-24s %s%n", g.getKey(), show(g.getKey(), g.getValue())));
+                } else {
+                    out.printf("%-26s %s%n", f.getKey(), show(f.getKey(), f.getValue()));
+                }
+            });
+            out.flush();
+            return 0;
+        }
+
+        private static String show(String key, JsonNode v) {
+            if (v.isIntegralNumber() && key.contains("bytes")) {
+                return ByteSizes.format(v.asLong()) + " (" + v.asLong() + ")";
+            }
+            if (v.isFloatingPointNumber() && key.contains("rate")) {
+                return String.format(java.util.Locale.ROOT, "%.1f%%", v.asDouble() * 100);
+            }
+            return v.isTextual() ? v.asText() : v.toString();
+        }
+    }
+
+    @Command(name = "gc", description = "Evict least valuable blocks down to a size (default: the configured limit). Needs root, warpd's user or the control group.")
+    static final class Gc implements Callable<Integer> {
+        @Mixin
+        ClientOptions client;
+        @Spec
+        CommandSpec spec;
+
+        @Option(names = "--limit", paramLabel = "SIZE", description = "evict down to this size, e.g. 500GB")
+        String limit;
+
+        @Override
+        public Integer call() {
+            ObjectNode args = ControlProtocol.object();
+            if (limit != null) {
+                args.put("limit", ByteSizes.parse(limit));
+            }
+            JsonNode r = CacheCommand.call(spec, client, "cache.gc", args);
+            PrintWriter out = spec.commandLine().getOut();
+            if (ClientOptions.json(spec)) {
+                ClientOptions.printJson(out, r);
+            } else {
+                out.printf("cache gc: %s -> %s (%s evicted)%n", ByteSizes.format(r.path("bytes_before").asLong()),
+                        ByteSizes.format(r.path("bytes_after").asLong()), ByteSizes.format(r.path("bytes_evicted").asLong()));
+                out.flush();
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "verify", description = "Re-hash every cached block and remove bad ones. Needs root, warpd's user or the control group.")
+    static final class Verify implements Callable<Integer> {
+        @Mixin
+        ClientOptions client;
+        @Spec
+        CommandSpec spec;
+
+        @Override
+        public Integer call() {
+            JsonNode r = CacheCommand.call(spec, client, "cache.verify", ControlProtocol.object());
+            PrintWriter out = spec.commandLine().getOut();
+            if (ClientOptions.json(spec)) {
+                ClientOptions.printJson(out, r);
+            } else {
+                out.printf("cache verify: %d blocks (%s) checked, %d bad removed%n", r.path("blocks_checked").asLong(),
+                        ByteSizes.format(r.path("bytes_checked").asLong()), r.path("blocks_removed").asLong());
+                out.flush();
+            }
+            return 0;
+        }
+    }
+}

@@ -1,0 +1,270 @@
+package io.warpdata.daemon.control.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.warpdata.blobcache.BlobStore;
+import io.warpdata.daemon.control.ByteSizes;
+import io.warpdata.daemon.control.ControlClient;
+import io.warpdata.daemon.control.ControlProtocol;
+import io.warpdata.manifest.WarpException;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.function.BiFunction;
+import java.util.function.Supplier;
+
+/**
+ * {@code warpctl doctor}'s checks. Each gives PASS, WARN or FAIL, what it saw, and for anything
+ * not passing the command that fixes it. The machine is reached through {@link Host} so tests can
+ * point the checks at fakes.
+ */
+public final class Doctor {
+    public enum Status { PASS, WARN, FAIL }
+
+    /** One check's outcome; {@code fix} is empty for PASS. */
+    public record Check(String name, Status status, String detail, String fix) {
+    }
+
+    /** What the checks look at. */
+    public record Settings(Optional<String> remote, Optional<String> endpoint, Path cacheDir, long cacheSizeBytes,
+                           Path socket, boolean allowOther) {
+    }
+
+    /** The machine: files, PATH, the dynamic linker's cache, the environment, and how to open a store. */
+    public record Host(Map<String, String> env, Path devFuse, Path fuseConf, Path home,
+                       Supplier<String> ldconfig, BiFunction<String, Optional<String>, BlobStore> stores) {
+    }
+
+    private final Settings settings;
+    private final Host host;
+
+    public Doctor(Settings settings, Host host) {
+        this.settings = settings;
+        this.host = host;
+    }
+
+    public List<Check> run() {
+        List<Check> checks = new ArrayList<>();
+        checks.add(devFuse());
+        checks.add(fusermount());
+        checks.add(libfuse());
+        checks.add(allowOther());
+        Check remote = remote();
+        settings.remote().filter(r -> r.startsWith("s3://")).ifPresent(r -> checks.add(credentials(remote.status() == Status.PASS)));
+        checks.add(remote);
+        checks.add(cacheDir());
+        checks.add(socket());
+        checks.add(duckdb());
+        return checks;
+    }
+
+    private static Check pass(String name, String detail) {
+        return new Check(name, Status.PASS, detail, "");
+    }
+
+    Check devFuse() {
+        String name = "/dev/fuse";
+        if (!Files.exists(host.devFuse())) {
+            return new Check(name, Status.FAIL, host.devFuse() + " is missing",
+                    "sudo modprobe fuse (in a container: run it with --device /dev/fuse --cap-add SYS_ADMIN)");
+        }
+        try (RandomAccessFile f = new RandomAccessFile(host.devFuse().toFile(), "rw")) {
+            return pass(name, host.devFuse() + " present and openable");
+        } catch (IOException e) {
+            return new Check(name, Status.FAIL, "cannot open " + host.devFuse() + ": " + e.getMessage(),
+                    "sudo chmod 0666 " + host.devFuse() + " (or run warpd as root / in the fuse group)");
+        }
+    }
+
+    Check fusermount() {
+        for (String dir : host.env().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
+            for (String exe : List.of("fusermount3", "fusermount")) {
+                Path p = Path.of(dir.isEmpty() ? "." : dir, exe);
+                if (Files.isExecutable(p)) {
+                    return pass("fusermount", p.toString());
+                }
+            }
+        }
+        return new Check("fusermount", Status.FAIL, "neither fusermount3 nor fusermount is on PATH",
+                "sudo apt-get install fuse3");
+    }
+
+    Check libfuse() {
+        String out;
+        try {
+            out = host.ldconfig().get();
+        } catch (RuntimeException e) {
+            out = "";
+        }
+        for (String line : out.split("\n")) {
+            if (line.trim().startsWith("libfuse.so.2 ")) {
+                return pass("libfuse2", line.trim());
+            }
+        }
+        return new Check("libfuse2", Status.FAIL, "libfuse.so.2 is not in the dynamic linker's cache (ldconfig -p)",
+                "sudo apt-get install libfuse2 (Debian 12: libfuse2; Ubuntu 24.04: libfuse2t64)");
+    }
+
+    Check allowOther() {
+        boolean enabled = false;
+        try {
+            for (String line : Files.readAllLines(host.fuseConf(), StandardCharsets.UTF_8)) {
+                if (line.trim().equals("user_allow_other")) {
+                    enabled = true;
+                }
+            }
+        } catch (IOException e) {
+            enabled = false;
+        }
+        if (enabled) {
+            return pass("user_allow_other", "enabled in " + host.fuseConf());
+        }
+        return new Check("user_allow_other", settings.allowOther() ? Status.FAIL : Status.WARN,
+                "not enabled in " + host.fuseConf() + (settings.allowOther()
+                        ? "; warpd is configured with --allow-other and cannot mount as a non-root user"
+                        : "; other users cannot read a mount made by a non-root warpd (fine if only its user reads it)"),
+                "echo user_allow_other | sudo tee -a " + host.fuseConf());
+    }
+
+    Check credentials(boolean remoteWorked) {
+        Map<String, String> env = host.env();
+        String source = null;
+        if (present(env, "AWS_ACCESS_KEY_ID") && present(env, "AWS_SECRET_ACCESS_KEY")) {
+            source = "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY";
+        } else if (present(env, "AWS_WEB_IDENTITY_TOKEN_FILE")) {
+            source = "web identity token " + env.get("AWS_WEB_IDENTITY_TOKEN_FILE");
+        } else if (present(env, "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") || present(env, "AWS_CONTAINER_CREDENTIALS_FULL_URI")) {
+            source = "container credentials";
+        } else {
+            String profile = env.getOrDefault("AWS_PROFILE", "default");
+            Path creds = Path.of(env.getOrDefault("AWS_SHARED_CREDENTIALS_FILE", host.home().resolve(".aws/credentials").toString()));
+            Path config = Path.of(env.getOrDefault("AWS_CONFIG_FILE", host.home().resolve(".aws/config").toString()));
+            if (mentions(creds, "[" + profile + "]") || mentions(config, "[profile " + profile + "]")
+                    || mentions(config, "[" + profile + "]")) {
+                source = "profile '" + profile + "'";
+            }
+        }
+        if (source != null) {
+            return pass("AWS credentials", source);
+        }
+        if (remoteWorked) {
+            return pass("AWS credentials", "none in env or profile files, but the SDK's default chain worked (e.g. an instance role)");
+        }
+        return new Check("AWS credentials", Status.FAIL, "no AWS credentials in the environment or ~/.aws",
+                "export AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=... (or aws configure, or set AWS_PROFILE)");
+    }
+
+    private static boolean present(Map<String, String> env, String key) {
+        return env.get(key) != null && !env.get(key).isBlank();
+    }
+
+    private static boolean mentions(Path file, String text) {
+        try {
+            return Files.isReadable(file) && Files.readString(file).contains(text);
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    Check remote() {
+        if (settings.remote().isEmpty()) {
+            return new Check("remote", Status.FAIL, "no remote configured",
+                    "pass --remote s3://bucket/prefix (or file:///dir), or export WARP_REMOTE=...");
+        }
+        String uri = settings.remote().get();
+        try (BlobStore store = host.stores().apply(uri, settings.endpoint())) {
+            List<String> workspaces = store.list("datasets/");
+            String read = rangedRead(store);
+            return pass("remote", store.describe() + ": listed " + workspaces.size() + " workspace(s); " + read);
+        } catch (WarpException e) {
+            return new Check("remote", Status.FAIL, uri + ": " + e.getMessage(), e.nextStep());
+        } catch (RuntimeException e) {
+            return new Check("remote", Status.FAIL, uri + ": " + e, "check the URI, --endpoint and the network");
+        }
+    }
+
+    /** Reads the first bytes of one blob (a ranged GET), or says the store has none yet. */
+    private static String rangedRead(BlobStore store) {
+        for (String prefix : store.list("blobs/sha256/")) {
+            if (!prefix.endsWith("/")) {
+                continue;
+            }
+            for (String name : store.list("blobs/sha256/" + prefix)) {
+                if (name.endsWith("/")) {
+                    continue;
+                }
+                String key = "blobs/sha256/" + prefix + name;
+                OptionalLong len = store.length(key);
+                int n = (int) Math.min(64, len.orElse(0));
+                store.read(key, 0, new byte[Math.max(1, n)], 0, n);
+                return "ranged read of " + n + " bytes of " + key + " ok";
+            }
+        }
+        return "no blobs published yet, ranged read skipped";
+    }
+
+    Check cacheDir() {
+        Path dir = settings.cacheDir();
+        Path existing = dir;
+        while (existing != null && !Files.exists(existing)) {
+            existing = existing.getParent();
+        }
+        if (existing == null || !Files.isDirectory(existing) || !Files.isWritable(existing)) {
+            return new Check("cache dir", Status.FAIL, dir + " is not writable (nearest existing: " + existing + ")",
+                    "sudo mkdir -p " + dir + " && sudo chown $USER " + dir + " (or pass --cache-dir / set WARP_CACHE_DIR)");
+        }
+        try {
+            if (existing.equals(dir)) {
+                Path probe = Files.createTempFile(dir, ".warp-doctor", ".tmp");
+                Files.delete(probe);
+            }
+            long free = Files.getFileStore(existing).getUsableSpace();
+            String detail = dir + (existing.equals(dir) ? " writable" : " will be created under " + existing)
+                    + ", " + ByteSizes.format(free) + " free, cache limit " + ByteSizes.format(settings.cacheSizeBytes());
+            if (free < settings.cacheSizeBytes()) {
+                return new Check("cache dir", Status.WARN, detail + ": the disk fills before the cache limit is reached",
+                        "free space on that disk, or lower the limit: warpd --cache-size " + ByteSizes.format(free * 8 / 10).replace(" ", ""));
+            }
+            return pass("cache dir", detail);
+        } catch (IOException e) {
+            return new Check("cache dir", Status.FAIL, "cannot write in " + dir + ": " + e.getMessage(),
+                    "sudo chown $USER " + dir + " (or pass --cache-dir / set WARP_CACHE_DIR)");
+        }
+    }
+
+    Check socket() {
+        try (ControlClient c = ControlClient.connect(settings.socket())) {
+            JsonNode s = c.call("status", ControlProtocol.object());
+            return pass("control socket", settings.socket() + ": warpd " + s.path("version").asText() + " serving "
+                    + s.path("mount").asText() + " from " + s.path("remote").asText());
+        } catch (WarpException e) {
+            return new Check("control socket", Status.FAIL, e.getMessage(), e.nextStep());
+        }
+    }
+
+    Check duckdb() {
+        try {
+            Class.forName("org.duckdb.DuckDBDriver");
+            try (Connection c = DriverManager.getConnection("jdbc:duckdb:");
+                 Statement st = c.createStatement();
+                 ResultSet rs = st.executeQuery("SELECT version()")) {
+                rs.next();
+                return pass("DuckDB", "loaded, " + rs.getString(1));
+            }
+        } catch (Exception | LinkageError e) {
+            return new Check("DuckDB", Status.FAIL, "cannot load DuckDB: " + e,
+                    "DuckDB extracts a native library to java.io.tmpdir: make /tmp writable and not noexec, or pass -Djava.io.tmpdir=DIR");
+        }
+    }
+}

@@ -1,0 +1,122 @@
+package io.warpdata.daemon.control.cli;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.BlobStores;
+import io.warpdata.daemon.control.ByteSizes;
+import io.warpdata.daemon.control.ControlProtocol;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
+
+/** {@code warpctl doctor}: checks this machine can run and use Warp; exit 1 if anything fails. */
+@Command(name = "doctor", description = "Check FUSE, libfuse2, credentials, the remote, the cache dir, the control socket and DuckDB; print the fix for each failure.")
+public final class DoctorCommand implements Callable<Integer> {
+    @Mixin
+    ClientOptions client;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--cache-dir", paramLabel = "DIR", description = "cache directory (default: $WARP_CACHE_DIR or ~/.cache/warpdata)")
+    Path cacheDir;
+
+    @Option(names = "--cache-size", paramLabel = "SIZE", description = "cache limit (default: $WARP_CACHE_SIZE_GB GB, else 100GB)")
+    String cacheSize;
+
+    @Option(names = "--allow-other", description = "warpd is configured with --allow-other (then user_allow_other is required)")
+    boolean allowOther;
+
+    private final Map<String, String> env;
+    private final BiFunction<String, Optional<String>, BlobStore> stores;
+
+    public DoctorCommand(Map<String, String> env) {
+        this(env, BlobStores::open);
+    }
+
+    public DoctorCommand(Map<String, String> env, BiFunction<String, Optional<String>, BlobStore> stores) {
+        this.env = env;
+        this.stores = stores;
+    }
+
+    @Override
+    public Integer call() {
+        Path home = Path.of(env.getOrDefault("HOME", System.getProperty("user.home")));
+        Optional<String> remote = inherited("--remote").or(() -> Optional.ofNullable(env.get("WARP_REMOTE"))).filter(s -> !s.isBlank());
+        Optional<String> endpoint = inherited("--endpoint").or(() -> Optional.ofNullable(env.get("WARP_S3_ENDPOINT"))).filter(s -> !s.isBlank());
+        Path cache = cacheDir != null ? cacheDir
+                : Optional.ofNullable(env.get("WARP_CACHE_DIR")).filter(s -> !s.isBlank()).map(Path::of)
+                .orElse(home.resolve(".cache/warpdata"));
+        long size = cacheSize != null ? ByteSizes.parse(cacheSize)
+                : ByteSizes.parse(env.getOrDefault("WARP_CACHE_SIZE_GB", "100") + "GB");
+        Doctor doctor = new Doctor(new Doctor.Settings(remote, endpoint, cache, size, client.socket(env), allowOther),
+                new Doctor.Host(env, Path.of("/dev/fuse"), Path.of("/etc/fuse.conf"), home, DoctorCommand::ldconfig, stores));
+        List<Doctor.Check> checks = doctor.run();
+        boolean failed = checks.stream().anyMatch(c -> c.status() == Doctor.Status.FAIL);
+        PrintWriter out = spec.commandLine().getOut();
+        if (ClientOptions.json(spec)) {
+            ObjectNode r = ControlProtocol.object();
+            r.put("ok", !failed);
+            ArrayNode arr = r.putArray("checks");
+            for (Doctor.Check c : checks) {
+                arr.addObject().put("name", c.name()).put("status", c.status().name()).put("detail", c.detail()).put("fix", c.fix());
+            }
+            ClientOptions.printJson(out, r);
+        } else {
+            for (Doctor.Check c : checks) {
+                out.printf("%-4s  %-17s %s%n", c.status(), c.name(), c.detail());
+                if (c.status() != Doctor.Status.PASS) {
+                    out.printf("      %-17s fix: %s%n", "", c.fix());
+                }
+            }
+            out.println(failed ? "Some checks failed; run the fixes above, then warpctl doctor again." : "All checks passed.");
+            out.flush();
+        }
+        return failed ? 1 : 0;
+    }
+
+    /** A root option such as {@code --remote}, when the warpctl root defines one. */
+    private Optional<String> inherited(String name) {
+        for (CommandSpec s = spec; s != null; s = s.parent()) {
+            OptionSpec o = s.findOption(name);
+            if (o != null && o.getValue() != null) {
+                return Optional.of(o.getValue().toString());
+            }
+        }
+        return Optional.empty();
+    }
+
+    static String ldconfig() {
+        for (String exe : List.of("/sbin/ldconfig", "/usr/sbin/ldconfig", "ldconfig")) {
+            try {
+                Process p = new ProcessBuilder(exe, "-p").redirectErrorStream(true).start();
+                String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                if (p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0) {
+                    return out;
+                }
+            } catch (IOException e) {
+                continue;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new UncheckedIOException(new IOException("interrupted running ldconfig", e));
+            }
+        }
+        return "";
+    }
+}

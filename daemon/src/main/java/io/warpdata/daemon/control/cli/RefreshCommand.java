@@ -1,0 +1,52 @@
+package io.warpdata.daemon.control.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.warpdata.daemon.control.ControlClient;
+import io.warpdata.daemon.control.ControlProtocol;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** {@code warpctl refresh [DATASET]}: re-read latest pointers now. */
+@Command(name = "refresh", description = "Make warpd re-read latest pointers now (of one dataset, or all) instead of after its short TTL.")
+public final class RefreshCommand implements Callable<Integer> {
+    @Mixin
+    ClientOptions client;
+
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", arity = "0..1", paramLabel = "DATASET", description = "workspace/name (default: all)")
+    String dataset;
+
+    private final Map<String, String> env;
+
+    public RefreshCommand(Map<String, String> env) {
+        this.env = env;
+    }
+
+    @Override
+    public Integer call() {
+        ObjectNode args = ControlProtocol.object();
+        if (dataset != null) {
+            args.put("dataset", dataset);
+        }
+        JsonNode r;
+        try (ControlClient c = client.connect(env)) {
+            r = c.call("refresh", args);
+        }
+        if (ClientOptions.json(spec)) {
+            ClientOptions.printJson(spec.commandLine().getOut(), r);
+        } else {
+            spec.commandLine().getOut().println("refreshed " + r.path("refreshed").asText());
+            spec.commandLine().getOut().flush();
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,66 @@
+package io.warpdata.daemon.control.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.warpdata.daemon.control.ControlClient;
+import io.warpdata.daemon.control.ControlProtocol;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** {@code warpctl status}: what the running warpd is doing. */
+@Command(name = "status", description = "Show the running warpd: version, mount, remote, mode, uptime, open files, recent errors.")
+public final class StatusCommand implements Callable<Integer> {
+    @Mixin
+    ClientOptions client;
+
+    @Spec
+    CommandSpec spec;
+
+    private final Map<String, String> env;
+
+    public StatusCommand(Map<String, String> env) {
+        this.env = env;
+    }
+
+    @Override
+    public Integer call() {
+        JsonNode s;
+        try (ControlClient c = client.connect(env)) {
+            s = c.call("status", ControlProtocol.object());
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        if (ClientOptions.json(spec)) {
+            ClientOptions.printJson(out, s);
+            return 0;
+        }
+        out.printf("warpd %s, up %s%n", s.path("version").asText(), uptime(s.path("uptime_seconds").asLong()));
+        out.printf("  mount:      %s%n", s.path("mount").asText());
+        out.printf("  remote:     %s%n", s.path("remote").asText());
+        out.printf("  mode:       %s%n", s.path("mode").asText());
+        out.printf("  open files: %s%n", s.path("open_files").isNull() ? "n/a" : s.path("open_files").asText());
+        JsonNode errors = s.path("recent_errors");
+        if (errors.isEmpty()) {
+            out.println("  recent errors: none");
+        } else {
+            out.println("  recent errors:");
+            errors.forEach(e -> out.println("    " + e.asText()));
+        }
+        JsonNode peer = s.path("peer");
+        out.printf("  you:        %s (uid %d)%s%n", peer.path("user").asText(), peer.path("uid").asInt(),
+                peer.path("privileged").asBoolean() ? ", may gc/verify/publish" : ", read-only operations");
+        out.flush();
+        return 0;
+    }
+
+    static String uptime(long seconds) {
+        long d = seconds / 86400;
+        long h = seconds % 86400 / 3600;
+        long m = seconds % 3600 / 60;
+        return d > 0 ? d + "d " + h + "h" : h > 0 ? h + "h " + m + "m" : m + "m " + seconds % 60 + "s";
+    }
+}

@@ -1,0 +1,127 @@
+package io.warpdata.daemon.control.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.warpdata.daemon.control.ByteSizes;
+import io.warpdata.daemon.control.ControlClient;
+import io.warpdata.daemon.control.ControlProtocol;
+import me.tongfei.progressbar.ConsoleProgressBarConsumer;
+import me.tongfei.progressbar.ProgressBar;
+import me.tongfei.progressbar.ProgressBarBuilder;
+import me.tongfei.progressbar.ProgressBarStyle;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * {@code warpctl warm DATASET [--tables a,b] [--artifacts x] [--shards 0:50] [--max-bytes 200GB]}:
+ * the daemon fills its cache; this shows a progress bar (bytes, rate, ETA). Ctrl-C closes the
+ * connection, which cancels the warm in the daemon; blocks already fetched stay cached.
+ */
+@Command(name = "warm", description = "Fill warpd's cache with a dataset (or some of its tables, artifacts, shards) before training.")
+public final class WarmCommand implements Callable<Integer> {
+    @Mixin
+    ClientOptions client;
+
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "DATASET", description = "workspace/name or workspace/name@version")
+    String dataset;
+
+    @Option(names = "--tables", split = ",", paramLabel = "NAME", description = "only these tables (comma-separated)")
+    List<String> tables = List.of();
+
+    @Option(names = "--artifacts", split = ",", paramLabel = "NAME", description = "only these artifacts (comma-separated)")
+    List<String> artifacts = List.of();
+
+    @Option(names = "--shards", paramLabel = "FROM:TO", description = "only these shard positions, e.g. 0:50 (to exclusive)")
+    String shards;
+
+    @Option(names = "--max-bytes", paramLabel = "SIZE", description = "stop after this many bytes, e.g. 200GB")
+    String maxBytes;
+
+    private final Map<String, String> env;
+    private final PrintStream barStream;
+
+    public WarmCommand(Map<String, String> env, PrintStream barStream) {
+        this.env = env;
+        this.barStream = barStream;
+    }
+
+    @Override
+    public Integer call() {
+        ObjectNode args = ControlProtocol.object().put("dataset", dataset);
+        tables.forEach(args.putArray("tables")::add);
+        artifacts.forEach(args.putArray("artifacts")::add);
+        if (shards != null) {
+            args.put("shards", shards);
+        }
+        if (maxBytes != null) {
+            args.put("max_bytes", ByteSizes.parse(maxBytes));
+        }
+        boolean json = ClientOptions.json(spec);
+        AtomicReference<ProgressBar> bar = new AtomicReference<>();
+        JsonNode result;
+        try (ControlClient c = client.connect(env)) {
+            // Ctrl-C: the JVM exits, the socket closes, the daemon cancels; just end the bar's line cleanly.
+            Thread hook = new Thread(() -> {
+                ProgressBar b = bar.get();
+                if (b != null) {
+                    b.close();
+                }
+                c.close();
+            });
+            Runtime.getRuntime().addShutdownHook(hook);
+            try {
+                result = c.call("warm", args, event -> {
+                    if (json) {
+                        return;
+                    }
+                    if (bar.get() == null) {
+                        bar.set(newBar(event.path("bytes_total").asLong()));
+                    }
+                    bar.get().stepTo(event.path("bytes_done").asLong());
+                });
+            } finally {
+                ProgressBar b = bar.getAndSet(null);
+                if (b != null) {
+                    b.close();
+                }
+                Runtime.getRuntime().removeShutdownHook(hook);
+            }
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        if (json) {
+            ClientOptions.printJson(out, result);
+        } else {
+            out.printf("warmed %s@%s: %s in cache (%s fetched now) in %.1f s%s%n",
+                    result.path("dataset").asText(), result.path("version").asText().substring(0, 12),
+                    ByteSizes.format(result.path("bytes_done").asLong()), ByteSizes.format(result.path("bytes_fetched").asLong()),
+                    result.path("seconds").asDouble(), result.path("truncated").asBoolean() ? " (stopped at --max-bytes)" : "");
+            out.flush();
+        }
+        return 0;
+    }
+
+    private ProgressBar newBar(long total) {
+        return new ProgressBarBuilder()
+                .setTaskName("warm " + dataset)
+                .setInitialMax(Math.max(1, total))
+                .setUnit(" MB", 1_000_000)
+                .showSpeed()
+                .setStyle(ProgressBarStyle.ASCII)
+                .setConsumer(new ConsoleProgressBarConsumer(barStream))
+                .build();
+    }
+}

@@ -1,0 +1,29 @@
+package io.warpdata.daemon.control.ops;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.OptionalLong;
+
+/** What {@code status} reports about the running daemon; warpd implements it over WarpDaemon. */
+public interface DaemonInfo {
+
+    /** Warp's version, e.g. {@code 0.1.0}. */
+    String version();
+
+    /** The mount point, e.g. {@code /warp}. */
+    String mountPoint();
+
+    /** The remote store, e.g. {@code s3://bucket/prefix}. */
+    String remote();
+
+    /** auto, remote, hybrid or local. */
+    String mode();
+
+    Instant startedAt();
+
+    /** Files open in the mount right now, if the mount counts them. */
+    OptionalLong openFiles();
+
+    /** The last few errors the daemon logged (newest last), one line each. */
+    List<String> recentErrors();
+}

@@ -1,0 +1,150 @@
+package io.warpdata.daemon.control;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.warpdata.daemon.control.ops.ControlOperations;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Clock;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Peers running as another uid, via {@code setpriv --reuid=65534} and a tiny python3 client
+ * speaking the protocol over AF_UNIX: SO_PEERCRED identifies them and the policy applies.
+ */
+class ControlPeerIT {
+    private static final int NOBODY = 65534;
+    private static final String CLIENT = """
+            import json, socket, sys
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(sys.argv[1])
+            f = s.makefile("rwb")
+            out = {}
+            for i, (op, args) in enumerate(json.loads(sys.argv[2])):
+                f.write((json.dumps({"id": i, "op": op, "args": args}) + "\\n").encode())
+                f.flush()
+                while True:
+                    m = json.loads(f.readline())
+                    if "event" not in m:
+                        out[op] = m
+                        break
+            print(json.dumps(out))
+            """;
+
+    private Path base;
+    private Path secret;
+    private final ControlFakes.Cache cache = new ControlFakes.Cache();
+    private final ControlFakes.Publisher publisher = new ControlFakes.Publisher();
+    private ControlServer server;
+
+    @BeforeEach
+    void setUp() throws IOException {
+        // Under /tmp, traversable by others: the socket directory itself is created 0750 root:nogroup.
+        base = Files.createTempDirectory(Path.of("/tmp"), "warp-peer-it");
+        Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwxr-xr-x"));
+        secret = Files.writeString(base.resolve("secret.parquet"), "PAR1");
+        Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rw-------"));
+    }
+
+    @AfterEach
+    void tearDown() throws IOException {
+        if (server != null) {
+            server.close();
+        }
+        try (var walk = Files.walk(base)) {
+            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+
+    private void start(Optional<String> controlGroup) {
+        UserDatabase users = EtcUserDatabase.system();
+        AccessPolicy policy = new AccessPolicy(ProcessIdentity.uid(), "root",
+                controlGroup.map(g -> new AccessPolicy.Group(g, users.gid(g).orElseThrow())));
+        OperationRegistry ops = ControlOperations.standard(new ControlFakes.Daemon(), cache, new ControlFakes.CatalogFake(),
+                Optional.of(publisher), policy, Clock.systemUTC());
+        server = ControlServer.start(new ControlServer.Config(base.resolve("run/warpd.sock"), Optional.of(NOBODY)),
+                ops, policy, new PeerResolver(users));
+    }
+
+    private JsonNode asNobody(String requests) throws Exception {
+        Process p = new ProcessBuilder("setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY, "--clear-groups",
+                "/usr/bin/python3", "-c", CLIENT, server.socketPath().toString(), requests)
+                .redirectErrorStream(true).start();
+        try {
+            assertThat(p.waitFor(30, TimeUnit.SECONDS)).as("python client finished").isTrue();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(p.exitValue()).as(out).isZero();
+            return ControlProtocol.json().readTree(out);
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+
+    private String requests() {
+        return "[[\"status\",{}],[\"cache.gc\",{\"limit\":0}],"
+                + "[\"publish\",{\"dataset\":\"ws/x\",\"tables\":{\"main\":[\"" + secret + "\"]}}],"
+                + "[\"warm\",{\"dataset\":\"ws/name\",\"tables\":[\"main\"]}]]";
+    }
+
+    @Test
+    void otherUidGetsStatusAndWarmButIsRefusedGcAndPublish() throws Exception {
+        start(Optional.empty());
+        JsonNode r = asNobody(requests());
+        assertThat(r.get("status").get("ok").asBoolean()).isTrue();
+        assertThat(r.get("status").get("result").get("peer").get("uid").asInt()).isEqualTo(NOBODY);
+        assertThat(r.get("status").get("result").get("peer").get("privileged").asBoolean()).isFalse();
+        assertThat(r.get("warm").get("ok").asBoolean()).isTrue();
+        for (String op : List.of("cache.gc", "publish")) {
+            JsonNode err = r.get(op).get("error");
+            assertThat(err.get("type").asText()).as(op).isEqualTo("AccessDenied");
+            assertThat(err.get("message").asText()).contains("uid 65534", op);
+            assertThat(err.get("next_step").asText()).contains("root");
+        }
+        assertThat(publisher.requests).isEmpty();
+    }
+
+    @Test
+    void controlGroupMemberMayGcButPublishReadsOnlyWhatThePeerCouldRead() throws Exception {
+        start(Optional.of("nogroup"));
+        cache.cached.put(ControlFakes.blob("x", 1).id(), 500L);
+        JsonNode r = asNobody(requests());
+        assertThat(r.get("cache.gc").get("ok").asBoolean()).isTrue();
+        assertThat(r.get("cache.gc").get("result").get("bytes_before").asLong()).isEqualTo(500);
+        assertThat(r.get("cache.gc").get("result").get("bytes_after").asLong()).isZero();
+        JsonNode err = r.get("publish").get("error");
+        assertThat(err.get("type").asText()).isEqualTo("AccessDenied");
+        assertThat(err.get("message").asText()).contains(secret.toString(), "cannot read");
+        assertThat(publisher.requests).isEmpty();
+
+        Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rw-r--r--"));
+        JsonNode again = asNobody("[[\"publish\",{\"dataset\":\"ws/x\",\"tables\":{\"main\":[\"" + secret + "\"]}}]]");
+        assertThat(again.get("publish").get("ok").asBoolean()).isTrue();
+        assertThat(publisher.requests).hasSize(1);
+    }
+
+    @Test
+    void peerOutsideTheSocketGroupCannotConnectAtAll() throws Exception {
+        start(Optional.empty());
+        Process p = new ProcessBuilder("setpriv", "--reuid=" + NOBODY, "--regid=1", "--clear-groups",
+                "/usr/bin/python3", "-c", CLIENT, server.socketPath().toString(), "[[\"status\",{}]]")
+                .redirectErrorStream(true).start();
+        try {
+            assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(p.exitValue()).isNotZero();
+            assertThat(out).contains("PermissionError");
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+}

@@ -1,0 +1,320 @@
+package io.warpdata.daemon.control;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.warpdata.daemon.control.ops.ControlOperations;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The control server over a real Unix domain socket, with fake daemon parts. */
+class ControlServerIT {
+    @TempDir
+    Path tmp;
+
+    private final ControlFakes.Cache cache = new ControlFakes.Cache();
+    private final ControlFakes.CatalogFake catalog = new ControlFakes.CatalogFake();
+    private final ControlFakes.Publisher publisher = new ControlFakes.Publisher();
+    private ControlServer server;
+    private Path socket;
+
+    private ControlServer start(Path path) {
+        AccessPolicy policy = new AccessPolicy(ProcessIdentity.uid(), "root", Optional.empty());
+        OperationRegistry ops = ControlOperations.standard(new ControlFakes.Daemon(), cache, catalog,
+                Optional.of(publisher), policy, Clock.systemUTC());
+        return ControlServer.start(new ControlServer.Config(path, Optional.empty()), ops, policy,
+                new PeerResolver(EtcUserDatabase.system()));
+    }
+
+    @BeforeEach
+    void startServer() {
+        socket = tmp.resolve("run/warpd.sock");
+        server = start(socket);
+    }
+
+    @AfterEach
+    void stopServer() {
+        server.close();
+    }
+
+    /** A raw protocol client: writes lines, reads lines. */
+    private static final class Raw implements AutoCloseable {
+        final SocketChannel ch;
+        final BufferedReader in;
+
+        Raw(Path socket) throws IOException {
+            ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+            ch.connect(UnixDomainSocketAddress.of(socket));
+            in = new BufferedReader(new InputStreamReader(Channels.newInputStream(ch), StandardCharsets.UTF_8));
+        }
+
+        void send(String s) throws IOException {
+            ByteBuffer b = ByteBuffer.wrap(s.getBytes(StandardCharsets.UTF_8));
+            while (b.hasRemaining()) {
+                ch.write(b);
+            }
+        }
+
+        JsonNode next() throws IOException {
+            String line = in.readLine();
+            assertThat(line).as("a reply line").isNotNull();
+            return ControlProtocol.json().readTree(line);
+        }
+
+        @Override
+        public void close() throws IOException {
+            ch.close();
+        }
+    }
+
+    private JsonNode status() {
+        try (ControlClient c = ControlClient.connect(socket)) {
+            return c.call("status", ControlProtocol.object());
+        }
+    }
+
+    @Test
+    void statusReportsDaemonAndPeer() {
+        JsonNode s = status();
+        assertThat(s.get("version").asText()).isEqualTo("0.1.0-test");
+        assertThat(s.get("mount").asText()).isEqualTo("/warp");
+        assertThat(s.get("open_files").asLong()).isEqualTo(3);
+        assertThat(s.get("uptime_seconds").asLong()).isPositive();
+        assertThat(s.get("recent_errors").get(0).asText()).contains("blob abc");
+        assertThat(s.get("peer").get("uid").asInt()).isEqualTo(ProcessIdentity.uid());
+        assertThat(s.get("peer").get("privileged").asBoolean()).isTrue();
+    }
+
+    @Test
+    void socketHasMode0660InAPrivateDirectory() throws IOException {
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(socket, LinkOption.NOFOLLOW_LINKS)))
+                .isEqualTo("rw-rw----");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(socket.getParent()))).isEqualTo("rwx------");
+    }
+
+    @Test
+    void secondDaemonOnTheSameSocketIsRefused() {
+        assertThatThrownBy(() -> start(socket))
+                .isInstanceOfSatisfying(ControlException.class, e -> {
+                    assertThat(e.type()).isEqualTo("SocketUnsafe");
+                    assertThat(e.getMessage()).contains("another warpd", socket.toString());
+                });
+        assertThat(status().get("version").asText()).isEqualTo("0.1.0-test");
+    }
+
+    @Test
+    void staleSocketFromACrashIsReplaced() throws IOException {
+        Path stale = tmp.resolve("stale/warpd.sock");
+        Files.createDirectories(stale.getParent());
+        Files.setPosixFilePermissions(stale.getParent(), PosixFilePermissions.fromString("rwx------"));
+        // A bound-then-closed socket leaves its file behind with nobody listening, as after kill -9.
+        var ch = java.nio.channels.ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+        ch.bind(UnixDomainSocketAddress.of(stale));
+        ch.close();
+        assertThat(Files.exists(stale, LinkOption.NOFOLLOW_LINKS)).isTrue();
+        try (ControlServer second = start(stale); ControlClient c = ControlClient.connect(stale)) {
+            assertThat(c.call("status", ControlProtocol.object()).get("mode").asText()).isEqualTo("auto");
+        }
+        assertThat(Files.exists(stale, LinkOption.NOFOLLOW_LINKS)).as("socket removed on close").isFalse();
+    }
+
+    @Test
+    void plantedSymlinkIsNeverFollowed() throws IOException {
+        Path dir = Files.createDirectories(tmp.resolve("planted"));
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+        Path target = Files.writeString(tmp.resolve("victim.txt"), "keep me");
+        Path link = Files.createSymbolicLink(dir.resolve("warpd.sock"), target);
+        assertThatThrownBy(() -> start(link)).hasMessageContaining("symbolic link");
+        assertThat(Files.readString(target)).isEqualTo("keep me");
+        assertThat(Files.isSymbolicLink(link)).isTrue();
+
+        Path linkedDir = Files.createSymbolicLink(tmp.resolve("linkdir"), dir);
+        assertThatThrownBy(() -> start(linkedDir.resolve("x.sock"))).hasMessageContaining("symbolic link");
+    }
+
+    @Test
+    void worldWritableSocketDirectoryIsRefused() throws IOException {
+        Path dir = Files.createDirectories(tmp.resolve("open"));
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
+        assertThatThrownBy(() -> start(dir.resolve("warpd.sock"))).hasMessageContaining("writable by other users");
+    }
+
+    @Test
+    void malformedJsonGetsAnErrorAndTheConnectionKeepsServing() throws IOException {
+        try (Raw r = new Raw(socket)) {
+            r.send("this is not json\n");
+            JsonNode err = r.next();
+            assertThat(err.get("ok").asBoolean()).isFalse();
+            assertThat(err.get("id").isNull()).isTrue();
+            assertThat(err.get("error").get("type").asText()).isEqualTo("BadRequest");
+            assertThat(err.get("error").get("next_step").asText()).isNotEmpty();
+
+            r.send("{\"id\":2,\"op\":\"no.such.op\"}\n");
+            JsonNode unknown = r.next();
+            assertThat(unknown.get("id").asInt()).isEqualTo(2);
+            assertThat(unknown.get("error").get("type").asText()).isEqualTo("UnknownOperation");
+            assertThat(unknown.get("error").get("next_step").asText()).contains("status", "warm");
+
+            r.send("{\"id\":3,\"op\":\"status\"}\n");
+            assertThat(r.next().get("ok").asBoolean()).isTrue();
+        }
+    }
+
+    @Test
+    void twoMebibyteLineIsRefusedAndSkippedWhileOthersAreServed() throws Exception {
+        try (Raw r = new Raw(socket)) {
+            byte[] big = new byte[2 << 20];
+            Arrays.fill(big, (byte) 'x');
+            ExecutorService ex = Executors.newSingleThreadExecutor();
+            try {
+                Future<JsonNode> reply = ex.submit(r::next);
+                r.send("{\"id\":1,\"op\":\"status\",\"args\":{\"pad\":\"");
+                for (int off = 0; off < big.length; off += 64 * 1024) {
+                    r.ch.write(ByteBuffer.wrap(big, off, 64 * 1024));
+                }
+                assertThat(status().get("ok")).as("another client is served meanwhile").isNull();
+                r.send("\"}}\n{\"id\":9,\"op\":\"status\"}\n");
+                JsonNode err = reply.get(10, TimeUnit.SECONDS);
+                assertThat(err.get("error").get("type").asText()).isEqualTo("RequestTooLarge");
+                JsonNode next = r.next();
+                assertThat(next.get("id").asInt()).isEqualTo(9);
+                assertThat(next.get("ok").asBoolean()).isTrue();
+            } finally {
+                ex.shutdownNow();
+            }
+        }
+    }
+
+    @Test
+    void clientDisconnectingMidWarmCancelsItAndServerKeepsServing() throws Exception {
+        cache.blockWarm = true;
+        try (Raw r = new Raw(socket)) {
+            r.send("{\"id\":1,\"op\":\"warm\",\"args\":{\"dataset\":\"ws/name\"}}\n");
+            assertThat(cache.warmStarted.await(10, TimeUnit.SECONDS)).isTrue();
+        }
+        assertThat(cache.warmCancelled.await(10, TimeUnit.SECONDS)).as("warm saw the cancellation").isTrue();
+        assertThat(status().get("mode").asText()).isEqualTo("auto");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (server.clientCount() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(server.clientCount()).as("the dropped client's connection is released").isZero();
+    }
+
+    @Test
+    void warmStreamsProgressThenOneResult() {
+        List<JsonNode> events = new ArrayList<>();
+        JsonNode result;
+        try (ControlClient c = ControlClient.connect(socket)) {
+            ObjectNode args = ControlProtocol.object().put("dataset", "ws/name").put("tables", "main");
+            result = c.call("warm", args, events::add);
+        }
+        assertThat(events).isNotEmpty().allSatisfy(e -> assertThat(e.get("event").asText()).isEqualTo("progress"));
+        assertThat(result.get("bytes_done").asLong()).isEqualTo(300);
+        assertThat(cache.size()).isEqualTo(300);
+    }
+
+    @Test
+    void manyClientsAtOnceAreAllServed() throws Exception {
+        ExecutorService ex = Executors.newFixedThreadPool(16);
+        try {
+            List<Callable<Integer>> tasks = new ArrayList<>();
+            for (int i = 0; i < 48; i++) {
+                tasks.add(() -> {
+                    int ok = 0;
+                    try (ControlClient c = ControlClient.connect(socket)) {
+                        for (int k = 0; k < 5; k++) {
+                            ok += c.call("cache.stats", ControlProtocol.object()).has("size_bytes") ? 1 : 0;
+                        }
+                    }
+                    return ok;
+                });
+            }
+            int total = 0;
+            for (Future<Integer> f : ex.invokeAll(tasks, 60, TimeUnit.SECONDS)) {
+                total += f.get();
+            }
+            assertThat(total).isEqualTo(48 * 5);
+        } finally {
+            ex.shutdownNow();
+        }
+    }
+
+    @Test
+    void gcToALimitEvictsDownToIt() {
+        try (ControlClient c = ControlClient.connect(socket)) {
+            c.call("warm", ControlProtocol.object().put("dataset", "ws/name"));
+            assertThat(cache.size()).isEqualTo(2350);
+            JsonNode gc = c.call("cache.gc", ControlProtocol.object().put("limit", "1kB"));
+            assertThat(gc.get("bytes_after").asLong()).isLessThanOrEqualTo(1000);
+            assertThat(cache.size()).isLessThanOrEqualTo(1000);
+            assertThat(gc.get("bytes_evicted").asLong()).isEqualTo(gc.get("bytes_before").asLong() - gc.get("bytes_after").asLong());
+        }
+    }
+
+    @Test
+    void publishRunsInTheDaemonAndRefreshesTheCatalog() throws IOException {
+        Path src = Files.writeString(tmp.resolve("a.parquet"), "PAR1");
+        try (ControlClient c = ControlClient.connect(socket)) {
+            ObjectNode args = ControlProtocol.object().put("dataset", "ws/new").put("set_latest", true);
+            args.putObject("tables").putArray("main").add(src.toString());
+            JsonNode r = c.call("publish", args);
+            assertThat(r.get("version").asText()).hasSize(64);
+        }
+        assertThat(publisher.requests).singleElement().satisfies(p -> {
+            assertThat(p.dataset().toString()).isEqualTo("ws/new");
+            assertThat(p.tables().get("main")).containsExactly(src);
+            assertThat(p.setLatest()).isTrue();
+        });
+        assertThat(catalog.refreshes).containsExactly(Optional.of(io.warpdata.manifest.DatasetId.parse("ws/new")));
+    }
+
+    @Test
+    void typedDaemonErrorsReachTheClient() {
+        try (ControlClient c = ControlClient.connect(socket)) {
+            assertThatThrownBy(() -> c.call("info", ControlProtocol.object().put("dataset", "ws/missing")))
+                    .isInstanceOfSatisfying(ControlException.class, e -> {
+                        assertThat(e.type()).isEqualTo("DatasetNotFoundError");
+                        assertThat(e.nextStep()).contains("list-remote");
+                    });
+            assertThat(c.call("info", ControlProtocol.object().put("dataset", "ws/name")).get("tables").has("main")).isTrue();
+        }
+    }
+
+    @Test
+    void clientWithoutDaemonGetsATypedErrorSayingHowToStartOne() {
+        assertThatThrownBy(() -> ControlClient.connect(tmp.resolve("none.sock")))
+                .isInstanceOfSatisfying(ControlException.class, e -> {
+                    assertThat(e.type()).isEqualTo("DaemonUnavailable");
+                    assertThat(e.nextStep()).contains("warpd");
+                });
+    }
+}
