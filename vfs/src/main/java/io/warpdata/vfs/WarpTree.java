@@ -167,10 +167,8 @@ public final class WarpTree {
             BlobRef shard = artifact.shards().get(index.shard(i));
             return new Node.BlobFile(version, shard, index.offset(i), index.length(i), (index.mode(i) & 0111) != 0);
         }
-        String prefix = member + "/";
-        long run = MemberDirectories.run(index, prefix);
-        if (MemberDirectories.start(run) < MemberDirectories.end(run)) {
-            return new Node.MemberDir(version, top, index, prefix);
+        if (index.isDirectory(member)) {
+            return new Node.MemberDir(version, top, index, member + "/");
         }
         throw new NoSuchEntryException(path);
     }
@@ -350,34 +348,12 @@ public final class WarpTree {
 
     /**
      * Members: an entry's offset is the index position where the scan resumes, so a resumed
-     * listing costs one path decode, not a rescan.
+     * listing costs one binary search, not a rescan.
      */
     private static void listMembers(Node.MemberDir d, long from, DirectorySink sink) {
-        MemberIndex index = d.index();
-        String prefix = d.prefix();
-        long run = MemberDirectories.run(index, prefix);
-        int end = MemberDirectories.end(run);
-        long pos = Math.max(MemberDirectories.start(run), from);
-        while (pos < end) {
-            String path = index.path((int) pos);
-            int slash = path.indexOf('/', prefix.length());
-            String name;
-            Node.Type type;
-            int next;
-            if (slash < 0) {
-                name = path.substring(prefix.length());
-                type = Node.Type.FILE;
-                next = (int) pos + 1;
-            } else {
-                name = path.substring(prefix.length(), slash);
-                type = Node.Type.DIRECTORY;
-                next = MemberDirectories.endOfRun(index, path.substring(0, slash + 1), (int) pos);
-            }
-            if (sink.add(name, type, FIRST_ENTRY_OFFSET + next - 1L)) {
-                return;
-            }
-            pos = next;
-        }
+        int start = (int) Math.min(from, Integer.MAX_VALUE);
+        MemberDirectories.list(d.index(), d.prefix(), start, (name, directory, next) ->
+                sink.add(name, directory ? Node.Type.DIRECTORY : Node.Type.FILE, FIRST_ENTRY_OFFSET + next - 1L));
     }
 
     /**
