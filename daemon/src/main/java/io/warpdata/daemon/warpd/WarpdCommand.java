@@ -40,7 +40,7 @@ public final class WarpdCommand implements Callable<Integer> {
     @Option(names = "--cache-size", paramLabel = "SIZE", description = "Disk cache limit, e.g. 500MB, 200GB, 1TiB (WARP_CACHE_SIZE_GB, default 100GB).")
     String cacheSize;
 
-    @Option(names = "--socket", paramLabel = "PATH", description = "Control socket (WARP_SOCKET, default <cache-dir>/warpd.sock).")
+    @Option(names = "--socket", paramLabel = "PATH", description = "Control socket (WARP_SOCKET; default /run/warp/warpd.sock as root, else $XDG_RUNTIME_DIR/warp/warpd.sock).")
     String socket;
 
     @Option(names = "--mode", paramLabel = "MODE", description = "auto | remote | hybrid | local (WARP_MODE, default auto).")
@@ -65,7 +65,8 @@ public final class WarpdCommand implements Callable<Integer> {
         DaemonConfig config;
         WarpDaemon daemon;
         try {
-            config = DaemonConfig.resolve(cliOptions(), loadConfigFile(), System.getenv(), Path.of(System.getProperty("user.home")));
+            config = DaemonConfig.resolve(cliOptions(), loadConfigFile(), System.getenv(),
+                    Path.of(System.getProperty("user.home")), (int) WarpDaemon.uid());
             daemon = WarpDaemon.start(config);
         } catch (WarpException e) {
             System.err.println("warpd: " + e.getMessage());
