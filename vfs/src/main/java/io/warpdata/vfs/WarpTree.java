@@ -252,7 +252,7 @@ public final class WarpTree {
     public NodeAttributes attributes(Node node) {
         return switch (node) {
             case Node.Root r -> dir(2 + catalog.workspaces().size(), 0);
-            case Node.Workspace w -> dir(2, 0);
+            case Node.Workspace w -> dir(2 + versionDirCount(w.name()), 0);
             case Node.LatestLink l -> new NodeAttributes(Node.Type.SYMLINK, 0777, l.text().length(), 1, 0);
             case Node.VersionDir v -> dir(3 + v.version().manifest().tables().size()
                     + v.version().manifest().artifacts().size(), v.version().mtimeSeconds());
@@ -265,6 +265,13 @@ public final class WarpTree {
             case Node.ManifestFile m -> new NodeAttributes(Node.Type.FILE, 0444, m.version().manifestJson().length, 1,
                     m.version().mtimeSeconds());
         };
+    }
+
+    /** Subdirectories of a workspace (its version directories), for nlink; from cached listings. */
+    private long versionDirCount(String ws) {
+        List<Entry> entries = new ArrayList<>();
+        workspaceEntries(ws, entries);
+        return entries.stream().filter(e -> e.type() == Node.Type.DIRECTORY).count();
     }
 
     private static NodeAttributes dir(long nlink, long mtime) {

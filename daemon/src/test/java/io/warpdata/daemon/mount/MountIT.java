@@ -165,6 +165,26 @@ class MountIT {
     }
 
     @Test
+    void mmapAndOffsetReadsOfAShardMatchTheSource() throws IOException {
+        Path shard = versionDir().resolve("main/part-1.parquet");
+        Path source = src.resolve("main/part-1.parquet");
+        Shell.Result r = Shell.run("/usr/bin/python3", "-c", String.join("\n",
+                "import hashlib, mmap, sys",
+                "f = open(sys.argv[1], 'rb')",
+                "m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)",
+                "print(hashlib.sha256(m[:]).hexdigest())",
+                "f.seek(1000); print(f.read(10).hex())",
+                "f.seek(len(m) - 3); print(f.read(100).hex())",
+                "f.seek(len(m) + 5000); print(repr(f.read(10)))"), shard.toString()).requireSuccess();
+        byte[] bytes = Files.readAllBytes(source);
+        List<String> lines = r.out().lines().toList();
+        assertThat(lines.get(0)).isEqualTo(SampleData.sha256(bytes));
+        assertThat(lines.get(1)).isEqualTo(java.util.HexFormat.of().formatHex(bytes, 1000, 1010));
+        assertThat(lines.get(2)).isEqualTo(java.util.HexFormat.of().formatHex(bytes, bytes.length - 3, bytes.length));
+        assertThat(lines.get(3)).isEqualTo("b''");
+    }
+
+    @Test
     void duckdbOverMountedParquetAnswersLikeTheSourceFiles() throws SQLException {
         String mounted = mount.resolve("vision/pets/main") + "/*.parquet";
         String local = src.resolve("main") + "/*.parquet";
