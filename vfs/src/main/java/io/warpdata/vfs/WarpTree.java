@@ -269,9 +269,23 @@ public final class WarpTree {
 
     /** Subdirectories of a workspace (its version directories), for nlink; from cached listings. */
     private long versionDirCount(String ws) {
-        List<Entry> entries = new ArrayList<>();
-        workspaceEntries(ws, entries);
-        return entries.stream().filter(e -> e.type() == Node.Type.DIRECTORY).count();
+        long n = 0;
+        try {
+            for (DatasetId id : catalog.datasets(ws)) {
+                n += versionsOrEmpty(id).size();
+            }
+        } catch (DatasetNotFoundException e) {
+            return 0;
+        }
+        return n;
+    }
+
+    private List<VersionHash> versionsOrEmpty(DatasetId id) {
+        try {
+            return catalog.versions(id);
+        } catch (DatasetNotFoundException e) {
+            return List.of();
+        }
     }
 
     private static NodeAttributes dir(long nlink, long mtime) {
@@ -339,18 +353,29 @@ public final class WarpTree {
             return;
         }
         for (DatasetId id : datasets) {
-            try {
-                if (catalog.latest(id).isPresent()) {
-                    out.add(new Entry(id.name(), Node.Type.SYMLINK));
-                }
-                for (VersionHash v : catalog.versions(id)) {
-                    out.add(new Entry(id.name() + "@" + v.hex(), Node.Type.DIRECTORY));
-                }
-            } catch (DatasetNotFoundException e) {
-                // Deleted between the listing and now: leave it out.
+            if (hasLatest(id)) {
+                out.add(new Entry(id.name(), Node.Type.SYMLINK));
+            }
+            for (VersionHash v : versionsOrEmpty(id)) {
+                out.add(new Entry(id.name() + "@" + v.hex(), Node.Type.DIRECTORY));
             }
         }
         out.sort((a, b) -> a.name().compareTo(b.name()));
+    }
+
+    /**
+     * Whether {@code id} shows a latest link. A pointer that cannot be read (corrupted, store
+     * hiccup) must not hide the dataset's versions: the link is still listed, and a lookup of it
+     * reports the error (EIO, logged) to whoever follows it.
+     */
+    private boolean hasLatest(DatasetId id) {
+        try {
+            return catalog.latest(id).isPresent();
+        } catch (DatasetNotFoundException e) {
+            return false;
+        } catch (RuntimeException e) {
+            return true;
+        }
     }
 
     /**

@@ -138,6 +138,34 @@ class WarpdLifecycleIT {
     }
 
     @Test
+    void corruptBytesFromTheStoreFailOnlyThatReadWithEio() throws Exception {
+        Path mount = newMountPoint("corrupt");
+        WarpdProcess w = start(mount);
+        Path shard = mount.resolve("ops/tiny@" + version.hex() + "/main/part-0.parquet");
+        long size = Files.size(shard); // metadata (manifest) is loaded; the bytes are not
+        assertThat(size).isEqualTo(Files.size(src.resolve("main/part-0.parquet")));
+        s3.faults().corruptNextGets(1000);
+        Shell.Result bad;
+        try {
+            bad = Shell.run("cat", shard.toString());
+        } finally {
+            s3.faults().clear();
+        }
+        assertThat(bad.exit()).isNotZero();
+        assertThat(bad.err()).contains("Input/output error");
+        assertThat(bad.out()).isEmpty();
+
+        // The daemon keeps serving: other files, and the same file once the store is healthy.
+        assertThat(Files.readAllBytes(mount.resolve("ops/tiny/main/part-1.parquet")))
+                .isEqualTo(Files.readAllBytes(src.resolve("main/part-1.parquet")));
+        assertServes(mount);
+        assertThat(w.output()).contains("failed (EIO)").contains("ops/tiny@" + version.hex());
+        Path stats = work.resolve("cache-corrupt/stats.json");
+        MountIT.waitFor(() -> Files.exists(stats) && !Files.readString(stats).contains("\"io_errors\" : 0"));
+        assertThat(Files.readString(stats)).containsPattern("\"io_errors\" : [1-9]");
+    }
+
+    @Test
     void fullHashAndPrefixNamesServeTheSameVersion() throws Exception {
         Path mount = newMountPoint("names");
         start(mount);
