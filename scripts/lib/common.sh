@@ -1,53 +1,247 @@
-# Shared helpers for Warp's scripts. Source it; it defines functions and sets WARP_HOME.
+# Shared helpers for Warp's scripts. Source it; it defines functions and sets:
+#   WARP_HOME  the source tree (has pom.xml) or an installed tree (/usr/local/lib/warp)
+#   WARP_JAR   the shaded jar (env WARP_JAR overrides)
+# Nothing here prints to stdout: stdout belongs to the command the script runs.
 # shellcheck shell=bash
 
-WARP_HOME="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-WARP_JAR="$WARP_HOME/daemon/target/warp.jar"
+WARP_HOME="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
+# A jar named by the caller is used as it is: never rebuilt, never checked against the sources.
+WARP_JAR_GIVEN="${WARP_JAR:+1}"
+if [ -f "$WARP_HOME/pom.xml" ]; then
+  WARP_SOURCE_TREE=1
+  WARP_JAR="${WARP_JAR:-$WARP_HOME/daemon/target/warp.jar}"
+else
+  # Installed layout (scripts/install): PREFIX/lib/warp/{warp.jar,bin/warpd,bin/lib/common.sh}.
+  WARP_SOURCE_TREE=0
+  WARP_JAR="${WARP_JAR:-$WARP_HOME/warp.jar}"
+fi
+# Where JDKs are searched when neither JAVA_HOME nor PATH has a new enough one.
+WARP_JVM_ROOT="${WARP_JVM_ROOT:-/usr/lib/jvm}"
+WARP_MIN_JAVA=21
 
 warp_die() {
   echo "error: $*" >&2
   exit 1
 }
 
-# java_major BIN -> prints the major version of the java binary, or nothing.
-java_major() {
-  "$1" -version 2>&1 | awk -F'"' '/version/ { split($2, v, "."); print (v[1] == "1" ? v[2] : v[1]); exit }'
+warp_say() {
+  echo "$*" >&2
 }
 
-# find_java: sets JAVA_HOME and JAVA to a JDK >= 21 (JAVA_HOME, java on PATH, /usr/lib/jvm/*).
+is_root() {
+  [ "$(id -u)" = 0 ]
+}
+
+# java_major BIN -> prints the major version of the java binary (8, 17, 21, 25...), or nothing.
+java_major() {
+  "$1" -version 2>&1 | awk -F'"' '/version "/ { split($2, v, "."); print (v[1] == "1" ? v[2] : v[1]); exit }'
+}
+
+# find_java [--jdk]: sets JAVA_HOME and JAVA to a Java >= 21. Looks at JAVA_HOME, then java on
+# PATH, then the newest under $WARP_JVM_ROOT. With --jdk the candidate must also have javac
+# (building needs a JDK; running the jar only needs a runtime).
 find_java() {
-  local candidates=() c major
+  local need_javac=0 c major best="" best_major=0 candidates=()
+  [ "${1:-}" = "--jdk" ] && need_javac=1
   [ -n "${JAVA_HOME:-}" ] && candidates+=("$JAVA_HOME")
   if command -v java >/dev/null 2>&1; then
     candidates+=("$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")")
   fi
-  for c in /usr/lib/jvm/*; do [ -d "$c" ] && candidates+=("$c"); done
+  # JAVA_HOME and PATH win in that order when they qualify: the user chose them.
   for c in "${candidates[@]}"; do
-    [ -x "$c/bin/java" ] || continue
-    major=$(java_major "$c/bin/java")
-    if [ -n "$major" ] && [ "$major" -ge 21 ] 2>/dev/null; then
-      export JAVA_HOME="$c"
-      JAVA="$c/bin/java"
+    if _java_qualifies "$c" "$need_javac"; then
+      _use_java "$c"
       return 0
     fi
   done
-  warp_die "Warp needs a JDK 21 or newer; none found in JAVA_HOME, on PATH or under /usr/lib/jvm.
-  Install one, e.g. 'apt-get install openjdk-21-jdk' (or temurin-21-jdk), or set JAVA_HOME to it."
-}
-
-# find_maven: checks that mvn is there.
-find_maven() {
-  command -v mvn >/dev/null 2>&1 || warp_die "Maven (mvn) is needed to build Warp: 'apt-get install maven'."
-}
-
-# build_jar_if_missing: builds daemon/target/warp.jar (skipping tests) when it is missing or
-# older than the sources.
-build_jar_if_missing() {
-  if [ -f "$WARP_JAR" ] && [ -z "$(find "$WARP_HOME" -path '*/src/main/*' -newer "$WARP_JAR" -print -quit 2>/dev/null)" ] \
-     && [ -z "$(find "$WARP_HOME" -name pom.xml -newer "$WARP_JAR" -print -quit 2>/dev/null)" ]; then
+  for c in "$WARP_JVM_ROOT"/*; do
+    [ -L "$c" ] && continue   # Debian's java-1.17.0-openjdk-amd64 style aliases
+    _java_qualifies "$c" "$need_javac" || continue
+    major=$(java_major "$c/bin/java")
+    if [ "$major" -gt "$best_major" ]; then best="$c"; best_major="$major"; fi
+  done
+  if [ -n "$best" ]; then
+    _use_java "$best"
     return 0
   fi
+  local what="Java runtime"
+  [ "$need_javac" = 1 ] && what="JDK"
+  warp_die "Warp needs a $what $WARP_MIN_JAVA or newer; none found in JAVA_HOME${JAVA_HOME:+ ($JAVA_HOME)}, on PATH or under $WARP_JVM_ROOT.
+  Install one (e.g. 'apt-get install openjdk-21-jdk-headless' or a Temurin 21+ JDK) or set JAVA_HOME to it."
+}
+
+_java_qualifies() {
+  local home="$1" need_javac="$2" major
+  [ -x "$home/bin/java" ] || return 1
+  [ "$need_javac" = 1 ] && [ ! -x "$home/bin/javac" ] && return 1
+  major=$(java_major "$home/bin/java")
+  [ -n "$major" ] && [ "$major" -ge "$WARP_MIN_JAVA" ] 2>/dev/null
+}
+
+_use_java() {
+  export JAVA_HOME="$1"
+  JAVA="$1/bin/java"
+  JAVA_MAJOR=$(java_major "$JAVA")
+}
+
+# find_maven: checks that mvn is there and quiets the JDK 24+ warnings Maven 3.8/3.9 trigger.
+find_maven() {
+  command -v mvn >/dev/null 2>&1 || warp_die "Maven (mvn) is needed to build Warp: run 'apt-get install maven' (as root)."
+  if [ "${JAVA_MAJOR:-0}" -ge 24 ] && [[ "${MAVEN_OPTS:-}" != *sun-misc-unsafe-memory-access* ]]; then
+    export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
+  fi
+  # Maven's jansi writes colour-reset codes after the last line even in batch mode; CI reads
+  # the closing lines, so keep them clean.
+  [[ "${MAVEN_OPTS:-}" == *jansi.noreset* ]] || export MAVEN_OPTS="${MAVEN_OPTS:-} -Djansi.noreset=true"
+}
+
+# warp_mvn ARGS...: runs Maven from the source root in batch mode, without colours or download
+# progress. WARP_MAVEN_ARGS adds arguments (e.g. -o to build offline).
+warp_mvn() {
+  local extra=()
+  read -r -a extra <<< "${WARP_MAVEN_ARGS:-}"
+  (cd "$WARP_HOME" && mvn -B -ntp -Dstyle.color=never "${extra[@]}" "$@")
+}
+
+# jar_is_stale: true when the jar is missing or older than a pom.xml or a main source file.
+jar_is_stale() {
+  [ -f "$WARP_JAR" ] || return 0
+  [ "$WARP_SOURCE_TREE" = 1 ] && [ -z "$WARP_JAR_GIVEN" ] || return 1
+  local inputs=("$WARP_HOME/pom.xml") pom mod
+  for pom in "$WARP_HOME"/*/pom.xml; do
+    mod="$(dirname "$pom")"
+    inputs+=("$pom")
+    [ -d "$mod/src/main" ] && inputs+=("$mod/src/main")
+  done
+  # Only module sources are scanned: demo/ may hold a live FUSE mount that find must not walk.
+  [ -n "$(find "${inputs[@]}" -newer "$WARP_JAR" -print -quit 2>/dev/null)" ]
+}
+
+# build_jar_if_missing: builds the shaded jar (tests skipped) when it is missing or stale.
+# Concurrent callers (two launchers started at once) build once: the second waits on a lock.
+build_jar_if_missing() {
+  jar_is_stale || return 0
+  [ -z "$WARP_JAR_GIVEN" ] || warp_die "WARP_JAR=$WARP_JAR does not exist."
+  [ "$WARP_SOURCE_TREE" = 1 ] || warp_die "$WARP_JAR is missing; reinstall Warp (scripts/install from a source tree)."
+  [ -x "${JAVA_HOME:-}/bin/javac" ] || find_java --jdk
   find_maven
-  echo "Building Warp (mvn package, tests skipped)..." >&2
-  (cd "$WARP_HOME" && mvn -B -q -DskipTests package) >&2 || warp_die "the build failed; see the Maven output above."
+  mkdir -p "$WARP_HOME/daemon/target"
+  local lock="$WARP_HOME/daemon/target/.warp-build.lock"
+  exec 9>"$lock"
+  if command -v flock >/dev/null 2>&1; then flock 9; fi
+  if jar_is_stale; then
+    warp_say "Building Warp: mvn package, tests skipped (the first build downloads dependencies and takes a few minutes)..."
+    local log
+    log="$(mktemp)"
+    if ! warp_mvn -q -DskipTests package >"$log" 2>&1; then
+      tail -n 40 "$log" >&2
+      rm -f "$log"
+      exec 9>&-
+      warp_die "the build failed (Maven output above). Fix it, or run 'cd $WARP_HOME && mvn -B -DskipTests package' to see everything."
+    fi
+    rm -f "$log"
+    [ -f "$WARP_JAR" ] || warp_die "the build succeeded but produced no $WARP_JAR."
+    touch "$WARP_JAR"   # shade may keep an older mtime when nothing changed; mark it fresh
+  fi
+  exec 9>&-
+}
+
+# warp_jvm_flags warpd|warpctl: prints the JVM flags the launchers use, one per line.
+warp_jvm_flags() {
+  # jnr-fuse (via jnr-ffi) and DuckDB load native code: allow it without JDK 22+ warnings.
+  echo "--enable-native-access=ALL-UNNAMED"
+  # jnr-ffi and Netty still use sun.misc.Unsafe; JDK 24+ warns about it unless allowed.
+  # The flag does not exist before JDK 23, so it is only passed where it is understood.
+  [ "${JAVA_MAJOR:-0}" -ge 24 ] && echo "--sun-misc-unsafe-memory-access=allow"
+  case "$1" in
+    warpd)
+      # A long-running server with many reader threads: G1 keeps pauses short under FUSE load.
+      echo "-XX:+UseG1GC"
+      # A daemon that ran out of heap is half-dead (FUSE calls hang); exit so systemd restarts it.
+      echo "-XX:+ExitOnOutOfMemoryError"
+      ;;
+    warpctl)
+      # A short-lived client: the serial collector starts fastest and needs no extra threads.
+      echo "-XX:+UseSerialGC"
+      ;;
+  esac
+}
+
+# exec_warp warpd|warpctl ARGS...: replaces the shell with the JVM running the given program.
+# WARP_JAVA_OPTS adds JVM flags (e.g. "-Xmx4g").
+exec_warp() {
+  local program="$1" flags=() extra=()
+  shift
+  mapfile -t flags < <(warp_jvm_flags "$program")
+  read -r -a extra <<< "${WARP_JAVA_OPTS:-}"
+  exec "$JAVA" "${flags[@]}" "${extra[@]}" -jar "$WARP_JAR" "$program" "$@"
+}
+
+# missing_packages PKG...: prints the Debian packages that are not installed (all of them when
+# dpkg is not available, so callers can decide what to do).
+missing_packages() {
+  local p
+  for p in "$@"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+      echo "$p"
+    fi
+  done
+}
+
+# ensure_packages PKG...: installs missing Debian packages with apt when root (apt-get update
+# runs once per script, and only when something must be installed); dies with the command to
+# run otherwise.
+ensure_packages() {
+  local missing=()
+  command -v dpkg-query >/dev/null 2>&1 || {
+    warp_say "warning: not a Debian system; make sure these are installed: $*"
+    return 0
+  }
+  mapfile -t missing < <(missing_packages "$@")
+  [ "${#missing[@]}" = 0 ] && return 0
+  if ! is_root; then
+    warp_die "missing packages: ${missing[*]}. Install them as root: apt-get install -y ${missing[*]}"
+  fi
+  command -v apt-get >/dev/null 2>&1 || warp_die "missing packages: ${missing[*]}, and apt-get is not available to install them."
+  warp_say "Installing ${missing[*]} with apt-get..."
+  export DEBIAN_FRONTEND=noninteractive
+  if [ -z "${WARP_APT_UPDATED:-}" ]; then
+    apt-get update -q >&2 || warp_die "apt-get update failed; check the network and /etc/apt/sources.list, then: apt-get install -y ${missing[*]}"
+    WARP_APT_UPDATED=1
+  fi
+  apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 \
+    || warp_die "could not install ${missing[*]} with apt-get; install them yourself: apt-get install -y ${missing[*]}"
+}
+
+# fuse_problem: prints why FUSE mounts cannot work here (nothing when they can).
+fuse_problem() {
+  if [ ! -e /dev/fuse ] && is_root && command -v modprobe >/dev/null 2>&1; then
+    modprobe fuse >/dev/null 2>&1 || true
+  fi
+  if [ ! -c /dev/fuse ]; then
+    echo "/dev/fuse does not exist (in a container: docker run --device /dev/fuse --cap-add SYS_ADMIN ...)"
+  elif ! is_root; then
+    echo "mounting needs root here (you are $(id -un))"
+  elif ! { exec 8<>/dev/fuse; } 2>/dev/null; then
+    echo "/dev/fuse cannot be opened (container without --device /dev/fuse, or a security policy)"
+  else
+    exec 8>&-
+    command -v fusermount >/dev/null 2>&1 || command -v fusermount3 >/dev/null 2>&1 \
+      || echo "fusermount is missing (apt-get install fuse3)"
+  fi
+}
+
+# is_mounted DIR: true when DIR is a mount point (reads /proc, never touches DIR itself, so a
+# dead FUSE mount cannot hang it).
+is_mounted() {
+  local dir
+  # mountinfo writes backslash, space, tab and newline as octal escapes.
+  dir="$(readlink -m "$1" | sed 's/\\/\\134/g; s/ /\\040/g; s/\t/\\011/g')"
+  WARP_MOUNT_DIR="$dir" awk '$5 == ENVIRON["WARP_MOUNT_DIR"] { found = 1 } END { exit !found }' /proc/self/mountinfo
+}
+
+# unmount_fuse DIR: lazily unmounts a FUSE mount point if it is mounted.
+unmount_fuse() {
+  is_mounted "$1" || return 0
+  fusermount -u -z "$1" 2>/dev/null || fusermount3 -u -z "$1" 2>/dev/null || umount -l "$1" 2>/dev/null || true
 }

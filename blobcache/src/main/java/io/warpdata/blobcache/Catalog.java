@@ -1,59 +1,354 @@
 package io.warpdata.blobcache;
 
+import com.fasterxml.jackson.core.JsonEncoding;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import com.github.benmanes.caffeine.cache.Ticker;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.DatasetRef;
 import io.warpdata.manifest.Manifest;
+import io.warpdata.manifest.ManifestCodec;
+import io.warpdata.manifest.ManifestCorruptedException;
+import io.warpdata.manifest.ManifestValidationException;
 import io.warpdata.manifest.VersionHash;
 
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
 
 /**
  * The remote catalog: dataset ids -> versions -> manifests, read from a {@link BlobStore} laid
  * out as {@link StoreLayout} says. Manifests are immutable and cached for ever (verified against
- * their hash once); latest pointers and listings are re-read after a short TTL.
+ * their hash once); latest pointers and listings are re-read after a short TTL, and "nothing
+ * there" answers after an even shorter one so that a fresh publish shows up quickly.
+ *
+ * <p>Thread-safe. Loads happen outside the caches' locks (two threads may both fetch the same
+ * pointer; both get the same answer), so a slow store never blocks lookups of other keys.
  */
 public final class Catalog {
+    private static final Pattern VERSION_FILE = Pattern.compile("^[0-9a-f]{64}\\.json$");
+    private static final String LATEST_VERSION = "version";
+    /** DatasetNotFoundException prints at most this many names, then "...". */
+    private static final int MAX_LISTED = 20;
+    private static final JsonFactory JSON = new JsonFactory();
+
+    private final BlobStore store;
+    private final Config config;
+    private final Cache<String, Manifest> manifests;
+    private final Cache<DatasetId, Optional<VersionHash>> latest;
+    private final Cache<String, List<String>> listings;
+
+    /**
+     * Cache settings.
+     *
+     * @param pointerTtl how long a latest pointer or a non-empty listing is trusted (2 s: a
+     *        publish shows up within a couple of seconds, yet a busy mount does not list the
+     *        store on every lookup)
+     * @param negativeTtl how long "no such pointer" / an empty listing is trusted (1 s)
+     * @param maxManifests manifests kept in memory (each is small; versions are immutable)
+     */
+    public record Config(Duration pointerTtl, Duration negativeTtl, long maxManifests) {
+        public Config {
+            if (pointerTtl.isNegative() || negativeTtl.isNegative() || maxManifests < 1) {
+                throw new IllegalArgumentException("TTLs must be >= 0 and maxManifests >= 1");
+            }
+        }
+
+        public static Config defaults() {
+            return new Config(Duration.ofSeconds(2), Duration.ofSeconds(1), 1024);
+        }
+    }
+
     public Catalog(BlobStore store) {
-        throw new UnsupportedOperationException("TODO");
+        this(store, Config.defaults(), Ticker.systemTicker());
+    }
+
+    public Catalog(BlobStore store, Config config, Ticker ticker) {
+        this.store = store;
+        this.config = config;
+        this.manifests = Caffeine.newBuilder().maximumSize(config.maxManifests()).build();
+        this.latest = Caffeine.newBuilder().ticker(ticker)
+                .expireAfter(new TtlExpiry<DatasetId, Optional<VersionHash>>(v -> v.isEmpty()))
+                .build();
+        this.listings = Caffeine.newBuilder().ticker(ticker).maximumSize(10_000)
+                .expireAfter(new TtlExpiry<String, List<String>>(List::isEmpty))
+                .build();
+    }
+
+    /** The store this catalog reads. */
+    public BlobStore store() {
+        return store;
     }
 
     /** Workspaces in the store, sorted. */
     public List<String> workspaces() {
-        throw new UnsupportedOperationException("TODO");
+        List<String> out = new ArrayList<>();
+        for (String child : list(StoreLayout.DATASETS)) {
+            if (child.endsWith("/")) {
+                out.add(child.substring(0, child.length() - 1));
+            }
+        }
+        return out;
     }
 
     /** Datasets of a workspace, sorted. */
     public List<DatasetId> datasets(String workspace) {
-        throw new UnsupportedOperationException("TODO");
+        List<DatasetId> out = new ArrayList<>();
+        for (String child : list(StoreLayout.workspace(workspace))) {
+            if (child.endsWith("/")) {
+                try {
+                    out.add(new DatasetId(workspace, child.substring(0, child.length() - 1)));
+                } catch (ManifestValidationException notADataset) {
+                    // A stray directory someone created by hand: not ours to show.
+                }
+            }
+        }
+        return out;
     }
 
-    /** Published versions of a dataset. */
+    /** Published versions of a dataset, sorted by hash. */
     public List<VersionHash> versions(DatasetId id) {
-        throw new UnsupportedOperationException("TODO");
+        List<VersionHash> out = new ArrayList<>();
+        for (String child : list(StoreLayout.versions(id))) {
+            if (VERSION_FILE.matcher(child).matches()) {
+                out.add(new VersionHash(child.substring(0, 64)));
+            }
+        }
+        return out;
     }
 
     /** The latest pointer, if set. */
     public Optional<VersionHash> latest(DatasetId id) {
-        throw new UnsupportedOperationException("TODO");
+        return cached(latest, id, () -> readLatest(id));
+    }
+
+    private Optional<VersionHash> readLatest(DatasetId id) {
+        String key = StoreLayout.latest(id);
+        byte[] json;
+        try {
+            json = store.get(key);
+        } catch (BlobNotFoundException e) {
+            return Optional.empty();
+        }
+        return Optional.of(parseLatest(json, store.describe() + "/" + key));
+    }
+
+    /** Parses {@code {"version":"<hex>"}}; other fields are ignored (room to grow). */
+    static VersionHash parseLatest(byte[] json, String source) {
+        String version = null;
+        try (JsonParser p = JSON.createParser(json)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                throw new ManifestCorruptedException(source, "$", "a latest pointer must be a JSON object");
+            }
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String field = p.currentName();
+                JsonToken value = p.nextToken();
+                if (LATEST_VERSION.equals(field) && value == JsonToken.VALUE_STRING) {
+                    version = p.getText();
+                } else {
+                    p.skipChildren();
+                }
+            }
+        } catch (IOException e) {
+            throw new ManifestCorruptedException(source, "$", "not valid JSON: " + e.getMessage(), e);
+        }
+        if (version == null) {
+            throw new ManifestCorruptedException(source, LATEST_VERSION, "missing");
+        }
+        try {
+            return new VersionHash(version);
+        } catch (ManifestValidationException e) {
+            throw new ManifestCorruptedException(source, LATEST_VERSION, e.getMessage(), e);
+        }
     }
 
     /**
      * Resolves {@code ws/name} (latest) or {@code ws/name@prefix} to one version.
      *
-     * @throws DatasetNotFoundException naming what exists, if nothing or more than one matches
+     * @throws DatasetNotFoundException naming what exists, if nothing matches
+     * @throws AmbiguousVersionException listing the candidates, if more than one version matches
      * @throws io.warpdata.manifest.ManifestCorruptedException if the manifest fails verification
      */
     public Resolved resolve(DatasetRef ref) {
-        throw new UnsupportedOperationException("TODO");
+        DatasetId id = ref.id();
+        if (ref.versionPrefix().isEmpty()) {
+            Optional<VersionHash> v = latest(id);
+            if (v.isEmpty()) {
+                throw notFound(id, "A latest version of " + id);
+            }
+            return new Resolved(id, v.get(), manifest(id, v.get()));
+        }
+        String prefix = ref.versionPrefix().get();
+        if (prefix.length() == 64) {
+            VersionHash v = new VersionHash(prefix);
+            return new Resolved(id, v, manifest(id, v));
+        }
+        List<VersionHash> matches = versions(id).stream().filter(v -> v.hex().startsWith(prefix)).toList();
+        if (matches.isEmpty()) {
+            throw notFound(id, ref.toString());
+        }
+        if (matches.size() > 1) {
+            throw new AmbiguousVersionException(ref.toString(),
+                    matches.stream().map(v -> id + "@" + v.shortHex(16)).toList());
+        }
+        VersionHash v = matches.get(0);
+        return new Resolved(id, v, manifest(id, v));
     }
 
-    /** The verified manifest of one version. */
+    /**
+     * The verified manifest of one version: parsed and validated, its content hashing to the
+     * version it is stored under, and naming this dataset. Cached for ever once verified.
+     *
+     * @throws DatasetNotFoundException if there is no such version
+     * @throws ManifestCorruptedException if it fails verification
+     */
     public Manifest manifest(DatasetId id, VersionHash version) {
-        throw new UnsupportedOperationException("TODO");
+        String key = StoreLayout.version(id, version);
+        Manifest m = manifests.getIfPresent(key);
+        if (m != null) {
+            return m;
+        }
+        byte[] json;
+        try {
+            json = store.get(key);
+        } catch (BlobNotFoundException e) {
+            throw notFound(id, id + "@" + version.hex());
+        }
+        String source = store.describe() + "/" + key;
+        m = ManifestCodec.fromJson(json, source);
+        VersionHash actual = ManifestCodec.version(m);
+        if (!actual.equals(version)) {
+            throw new ManifestCorruptedException(source, "version_hash", "content hashes to " + actual.hex()
+                    + ", not to the version " + version.hex() + " it is stored under");
+        }
+        if (!m.datasetId().equals(id)) {
+            throw new ManifestCorruptedException(source, "dataset_id", "names dataset " + m.datasetId()
+                    + " but is stored under " + id);
+        }
+        manifests.put(key, m);
+        return m;
+    }
+
+    /**
+     * Publishes a manifest at its version key unless that version already exists (then the
+     * stored bytes describe the same content). Call after every blob it names is uploaded.
+     *
+     * @return the version id
+     * @throws StoreException if the write fails
+     */
+    public VersionHash putVersion(Manifest manifest) {
+        VersionHash version = ManifestCodec.version(manifest);
+        DatasetId id = manifest.datasetId();
+        String key = StoreLayout.version(id, version);
+        store.putIfAbsent(key, ManifestCodec.toJson(manifest));
+        listings.invalidate(StoreLayout.versions(id));
+        listings.invalidate(StoreLayout.workspace(id.workspace()));
+        listings.invalidate(StoreLayout.DATASETS);
+        return version;
+    }
+
+    /**
+     * Moves the latest pointer of {@code id} to {@code version}, which must be published.
+     *
+     * @throws DatasetNotFoundException if the version's manifest is not in the store
+     * @throws StoreException if the write fails
+     */
+    public void setLatest(DatasetId id, VersionHash version) {
+        if (manifests.getIfPresent(StoreLayout.version(id, version)) == null
+                && store.length(StoreLayout.version(id, version)).isEmpty()) {
+            // A pointer to a missing manifest would break every reader of `latest`.
+            throw notFound(id, id + "@" + version.hex());
+        }
+        store.put(StoreLayout.latest(id), latestJson(version));
+        latest.put(id, Optional.of(version));
+    }
+
+    static byte[] latestJson(VersionHash version) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(96);
+        try (JsonGenerator g = JSON.createGenerator(out, JsonEncoding.UTF8)) {
+            g.writeStartObject();
+            g.writeStringField(LATEST_VERSION, version.hex());
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException("writing JSON to memory cannot fail", e);
+        }
+        return out.toByteArray();
+    }
+
+    /** Forgets latest pointers and listings (manifests are immutable and stay cached). */
+    public void refresh() {
+        latest.invalidateAll();
+        listings.invalidateAll();
+    }
+
+    private List<String> list(String prefix) {
+        return cached(listings, prefix, () -> List.copyOf(store.list(prefix)));
+    }
+
+    private static <K, V> V cached(Cache<K, V> cache, K key, Supplier<V> load) {
+        V v = cache.getIfPresent(key);
+        if (v == null) {
+            v = load.get();
+            cache.put(key, v);
+        }
+        return v;
+    }
+
+    /** "X is not published", listing the versions of the dataset, or else its workspace's datasets. */
+    private DatasetNotFoundException notFound(DatasetId id, String what) {
+        List<VersionHash> versions = versions(id);
+        List<String> existing;
+        if (!versions.isEmpty()) {
+            existing = versions.stream().limit(MAX_LISTED).map(v -> id + "@" + v.shortHex(12)).toList();
+        } else {
+            List<DatasetId> datasets = datasets(id.workspace());
+            existing = datasets.isEmpty()
+                    ? workspaces().stream().limit(MAX_LISTED).map(ws -> ws + "/").toList()
+                    : datasets.stream().limit(MAX_LISTED).map(DatasetId::toString).toList();
+        }
+        return new DatasetNotFoundException(what, store.describe(), existing);
     }
 
     /** A resolved version. */
     public record Resolved(DatasetId id, VersionHash version, Manifest manifest) {
+    }
+
+    /** Positive answers live {@code pointerTtl}, negative ones {@code negativeTtl}. */
+    private final class TtlExpiry<K, V> implements Expiry<K, V> {
+        private final java.util.function.Predicate<V> negative;
+
+        TtlExpiry(java.util.function.Predicate<V> negative) {
+            this.negative = negative;
+        }
+
+        private long ttl(V value) {
+            return (negative.test(value) ? config.negativeTtl() : config.pointerTtl()).toNanos();
+        }
+
+        @Override
+        public long expireAfterCreate(K key, V value, long currentTime) {
+            return ttl(value);
+        }
+
+        @Override
+        public long expireAfterUpdate(K key, V value, long currentTime, long currentDuration) {
+            return ttl(value);
+        }
+
+        @Override
+        public long expireAfterRead(K key, V value, long currentTime, long currentDuration) {
+            return currentDuration;
+        }
     }
 }

@@ -85,6 +85,11 @@ final class ServerBlobStore extends ForwardingBlobStore {
     @Override
     public MultipartPart uploadMultipartPart(MultipartUpload mpu, int partNumber, Payload payload) {
         counters.parts.increment();
+        if (ServerFaults.takeOne(faults.failParts)) {
+            counters.faultsInjected.increment();
+            throw new HttpResponseException("injected InternalError on part " + partNumber, null,
+                    HttpResponse.builder().statusCode(500).message("Internal Error").build());
+        }
         Long len = payload.getContentMetadata().getContentLength();
         if (len != null) {
             counters.bytesReceived.add(len);

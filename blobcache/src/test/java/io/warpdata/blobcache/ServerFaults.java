@@ -5,14 +5,16 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Faults an {@link S3ProxyFixture} server injects into object GETs (HEADs, PUTs and listings are
- * never affected, so clients can still discover and publish). Counters are decremented per GET;
+ * Faults an {@link S3ProxyFixture} server injects into object GETs (HEADs, single PUTs and
+ * listings are never affected, so clients can still discover and publish; multipart parts can be
+ * failed with {@link #failNextParts}). Counters are decremented per GET;
  * set them before the requests they should hit. {@link #clear()} undoes everything.
  */
 public final class ServerFaults {
     final AtomicInteger fail500 = new AtomicInteger();
     final AtomicInteger fail503 = new AtomicInteger();
     final AtomicInteger corrupt = new AtomicInteger();
+    final AtomicInteger failParts = new AtomicInteger();
     final AtomicReference<Duration> delay = new AtomicReference<>(Duration.ZERO);
     volatile boolean hang;
 
@@ -31,6 +33,12 @@ public final class ServerFaults {
     /** Every GET answers HTTP 500 until {@link #clear()}. */
     public ServerFaults failAllGets() {
         fail500.set(Integer.MAX_VALUE);
+        return this;
+    }
+
+    /** The next {@code n} multipart part uploads answer HTTP 500 (to test aborts). */
+    public ServerFaults failNextParts(int n) {
+        failParts.set(n);
         return this;
     }
 
@@ -56,6 +64,7 @@ public final class ServerFaults {
         fail500.set(0);
         fail503.set(0);
         corrupt.set(0);
+        failParts.set(0);
         delay.set(Duration.ZERO);
         synchronized (this) {
             hang = false;

@@ -1,5 +1,6 @@
 package io.warpdata.manifest;
 
+import java.nio.charset.StandardCharsets;
 import java.util.regex.Pattern;
 
 /** Validation rules for the names and paths a manifest may hold. */
@@ -27,37 +28,133 @@ public final class Names {
 
     /**
      * Checks a member path inside an artifact: relative, '/'-separated, no empty, '.' or '..'
-     * components, no NUL, no URI scheme. Returns the path unchanged.
+     * components, no component over 255 UTF-8 bytes, no NUL or backslash, no URI scheme
+     * ({@code file:}, {@code s3:}, ...), well-formed Unicode. Returns the path unchanged.
      */
     public static String requireMemberPath(String field, String path) {
+        memberPathBytes(field, path);
+        return path;
+    }
+
+    /**
+     * {@link #requireMemberPath} returning the UTF-8 form. The rules are applied to the bytes,
+     * by {@link #memberPathProblem}, so that the member index, which validates stored paths
+     * without decoding them, applies exactly the same rules.
+     */
+    static byte[] memberPathBytes(String field, String path) {
         if (path == null || path.isEmpty()) {
             throw new ManifestValidationException(field, "empty member path");
         }
-        if (path.startsWith("/")) {
-            throw new ManifestValidationException(field, "absolute member path '" + path + "'");
-        }
-        if (path.indexOf('\0') >= 0 || path.indexOf('\\') >= 0) {
-            throw new ManifestValidationException(field, "member path with NUL or backslash '" + path + "'");
-        }
-        if (path.matches("^[A-Za-z][A-Za-z0-9+.-]*:.*")) {
-            throw new ManifestValidationException(field, "member path looks like a URI '" + path + "'");
-        }
-        int start = 0;
-        while (start <= path.length()) {
-            int end = path.indexOf('/', start);
-            if (end < 0) {
-                end = path.length();
+        for (int i = 0; i < path.length(); i++) {
+            char c = path.charAt(i);
+            if (Character.isSurrogate(c)) {
+                if (Character.isHighSurrogate(c) && i + 1 < path.length() && Character.isLowSurrogate(path.charAt(i + 1))) {
+                    i++;
+                } else {
+                    throw new ManifestValidationException(field, "member path with an unpaired surrogate '" + path + "'");
+                }
             }
-            String part = path.substring(start, end);
-            if (part.isEmpty() || part.equals(".") || part.equals("..")) {
-                throw new ManifestValidationException(field, "member path '" + path
-                        + "' has an empty, '.' or '..' component");
-            }
-            if (part.length() > 255) {
-                throw new ManifestValidationException(field, "member path component longer than 255 bytes in '" + path + "'");
-            }
-            start = end + 1;
         }
-        return path;
+        byte[] bytes = path.getBytes(StandardCharsets.UTF_8);
+        String problem = memberPathProblem(bytes, 0, bytes.length);
+        if (problem != null) {
+            throw new ManifestValidationException(field, problem + " '" + path + "'");
+        }
+        return bytes;
+    }
+
+    /** Why {@code b[from, to)} is not a valid member path in UTF-8, or null if it is. */
+    static String memberPathProblem(byte[] b, int from, int to) {
+        if (from >= to) {
+            return "empty member path";
+        }
+        if (b[from] == '/') {
+            return "absolute member path";
+        }
+        if (isAsciiLetter(b[from])) {
+            int k = from + 1;
+            while (k < to && isSchemeChar(b[k])) {
+                k++;
+            }
+            if (k < to && b[k] == ':') {
+                return "member path looks like a URI";
+            }
+        }
+        int start = from;
+        for (int k = from; k <= to; k++) {
+            if (k == to || b[k] == '/') {
+                int len = k - start;
+                if (len == 0 || (len == 1 && b[start] == '.') || (len == 2 && b[start] == '.' && b[start + 1] == '.')) {
+                    return "member path has an empty, '.' or '..' component";
+                }
+                if (len > 255) {
+                    return "member path component longer than 255 bytes";
+                }
+                start = k + 1;
+            } else if (b[k] == 0 || b[k] == '\\') {
+                return "member path with NUL or backslash";
+            }
+        }
+        if (!isUtf8(b, from, to)) {
+            return "member path is not valid UTF-8";
+        }
+        return null;
+    }
+
+    private static boolean isAsciiLetter(byte c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    }
+
+    private static boolean isSchemeChar(byte c) {
+        return isAsciiLetter(c) || (c >= '0' && c <= '9') || c == '+' || c == '.' || c == '-';
+    }
+
+    /** Well-formed UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF. */
+    static boolean isUtf8(byte[] b, int from, int to) {
+        int i = from;
+        while (i < to) {
+            int c = b[i] & 0xFF;
+            if (c < 0x80) {
+                i++;
+                continue;
+            }
+            int n;
+            int lo = 0x80;
+            int hi = 0xBF;
+            if (c >= 0xC2 && c <= 0xDF) {
+                n = 1;
+            } else if (c >= 0xE0 && c <= 0xEF) {
+                n = 2;
+                if (c == 0xE0) {
+                    lo = 0xA0;
+                } else if (c == 0xED) {
+                    hi = 0x9F;
+                }
+            } else if (c >= 0xF0 && c <= 0xF4) {
+                n = 3;
+                if (c == 0xF0) {
+                    lo = 0x90;
+                } else if (c == 0xF4) {
+                    hi = 0x8F;
+                }
+            } else {
+                return false;
+            }
+            if (i + n >= to) {
+                return false; // truncated sequence
+            }
+            int c1 = b[i + 1] & 0xFF;
+            if (c1 < lo || c1 > hi) {
+                return false;
+            }
+            for (int k = 2; k <= n; k++) {
+                int ck = b[i + k] & 0xFF;
+                if (ck < 0x80 || ck > 0xBF) {
+                    return false;
+                }
+            }
+            i += n + 1;
+        }
+        return true;
     }
 }

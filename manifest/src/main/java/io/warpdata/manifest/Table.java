@@ -17,6 +17,12 @@ public record Table(List<TableShard> shards, List<Column> schema) {
                 throw new ManifestValidationException("shards", "duplicate shard name '" + s.name() + "'");
             }
         }
+        Set<String> columns = new HashSet<>();
+        for (Column c : schema) {
+            if (!columns.add(c.name())) {
+                throw new ManifestValidationException("schema", "duplicate column name '" + c.name() + "'");
+            }
+        }
     }
 
     public long rowCount() {

@@ -17,7 +17,7 @@ import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
 class ManifestCodecTest {
-    private static final int RUNS = 300;
+    private static final int RUNS = 150;
     private static final String SOURCE = "datasets/ws/name/versions/x.json";
 
     @Test
@@ -392,6 +392,17 @@ class ManifestCodecTest {
             byte[] cut = java.util.Arrays.copyOf(good, n);
             assertThatThrownBy(() -> ManifestCodec.fromJson(cut, SOURCE)).isInstanceOf(ManifestCorruptedException.class);
         }
+    }
+
+    @Test
+    void malformedJsonNamesWhereItBroke() {
+        String s = new String(ManifestCodec.toJson(Manifests.sample()), StandardCharsets.UTF_8);
+        String broken = s.replace("\"name\":\"path\"", "\"name\":path");
+        assertCorrupted(broken.getBytes(StandardCharsets.UTF_8), "tables.main.schema[1].name")
+                .hasMessageContaining("not valid JSON");
+        String unclosed = s.replace("\"kind\":\"tar_shards\"", "\"kind\":\"tar_shards");
+        assertThatThrownBy(() -> ManifestCodec.fromJson(unclosed.getBytes(StandardCharsets.UTF_8), SOURCE))
+                .isInstanceOf(ManifestCorruptedException.class);
     }
 
     @Test

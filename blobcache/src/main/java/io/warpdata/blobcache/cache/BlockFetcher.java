@@ -58,18 +58,29 @@ final class BlockFetcher {
         readWithRetry(key, offset, dst, dstOff, len, deadlineNanos);
         int pos = dstOff;
         for (int b = first; b < first + count; b++) {
-            int bl = list.blockLength(b);
-            if (!list.verify(b, dst, pos, bl)) {
-                metrics.verificationFailures.increment();
-                readWithRetry(key, (long) b * list.blockSize(), dst, pos, bl, deadlineNanos);
-                if (!list.verify(b, dst, pos, bl)) {
-                    metrics.verificationFailures.increment();
-                    LOG.warn("Block {} of blob {} from {} failed SHA-256 verification twice; failing the read",
-                            b, blob.id(), store.describe());
-                    throw new BlockVerificationException(blob.id(), b);
-                }
-            }
-            pos += bl;
+            verifyOrRefetch(blob, list, b, dst, pos, deadlineNanos);
+            pos += list.blockLength(b);
+        }
+    }
+
+    /**
+     * Verifies block {@code b} held at {@code data[pos, ...)}; on a mismatch refetches it once
+     * into the same place and verifies again.
+     *
+     * @throws BlockVerificationException if the refetched bytes fail too (logged, naming the blob)
+     */
+    void verifyOrRefetch(BlobRef blob, BlockHashList list, int b, byte[] data, int pos, long deadlineNanos) {
+        int bl = list.blockLength(b);
+        if (list.verify(b, data, pos, bl)) {
+            return;
+        }
+        metrics.verificationFailures.increment();
+        readWithRetry(StoreLayout.blob(blob.id()), (long) b * list.blockSize(), data, pos, bl, deadlineNanos);
+        if (!list.verify(b, data, pos, bl)) {
+            metrics.verificationFailures.increment();
+            LOG.warn("Block {} of blob {} from {} failed SHA-256 verification twice; failing the read",
+                    b, blob.id(), store.describe());
+            throw new BlockVerificationException(blob.id(), b);
         }
     }
 

@@ -30,21 +30,18 @@ final class HashLists {
     private final BlockFetcher fetcher;
     private final Path dir;
     private final Path tmpDir;
-    private final boolean offline;
     private final Cache<BlobId, BlockHashList> memory;
     private final ConcurrentHashMap<BlobId, CompletableFuture<BlockHashList>> inflight = new ConcurrentHashMap<>();
 
     /**
      * @param dir      where lists are kept on disk, or null for memory only
      * @param tmpDir   where lists are written before being renamed into {@code dir}
-     * @param offline  never fetch: a list not on disk is {@link BlockNotCachedException}
      * @param maxBytes bound on the memory held by cached lists (32 bytes per block)
      */
-    HashLists(BlockFetcher fetcher, Path dir, Path tmpDir, boolean offline, long maxBytes) {
+    HashLists(BlockFetcher fetcher, Path dir, Path tmpDir, long maxBytes) {
         this.fetcher = fetcher;
         this.dir = dir;
         this.tmpDir = tmpDir;
-        this.offline = offline;
         this.memory = Caffeine.newBuilder()
                 .maximumWeight(maxBytes)
                 .weigher((BlobId k, BlockHashList v) -> 64 + 32 * v.blockCount())
@@ -53,15 +50,23 @@ final class HashLists {
     }
 
     /**
-     * The verified list of {@code blob}.
+     * The verified list of {@code blob}, fetched if needed.
      *
      * @throws ManifestCorruptedException if the stored list does not match its id (twice) or the blob
      * @throws io.warpdata.blobcache.StoreException if it cannot be fetched by the deadline
      */
     BlockHashList get(BlobRef blob, long deadlineNanos) {
+        return get(blob, deadlineNanos, true);
+    }
+
+    /**
+     * As {@link #get(BlobRef, long)}; with {@code mayFetch} false (offline) a list that is not
+     * cached is a {@link BlockNotCachedException}.
+     */
+    BlockHashList get(BlobRef blob, long deadlineNanos, boolean mayFetch) {
         BlockHashList list = memory.getIfPresent(blob.blocks());
         if (list == null) {
-            list = loadOnce(blob, deadlineNanos);
+            list = loadOnce(blob, deadlineNanos, mayFetch);
         }
         if (list.blobSize() != blob.size()) {
             throw new ManifestCorruptedException(describe(blob), "byte_size",
@@ -96,14 +101,14 @@ final class HashLists {
         return null;
     }
 
-    private BlockHashList loadOnce(BlobRef blob, long deadlineNanos) {
+    private BlockHashList loadOnce(BlobRef blob, long deadlineNanos, boolean mayFetch) {
         CompletableFuture<BlockHashList> mine = new CompletableFuture<>();
         CompletableFuture<BlockHashList> theirs = inflight.putIfAbsent(blob.blocks(), mine);
         if (theirs != null) {
             return Deadlines.await(theirs, deadlineNanos, () -> "waiting for the block hash list of blob " + blob.id());
         }
         try {
-            BlockHashList list = load(blob, deadlineNanos);
+            BlockHashList list = load(blob, deadlineNanos, mayFetch);
             memory.put(blob.blocks(), list);
             mine.complete(list);
             return list;
@@ -115,12 +120,12 @@ final class HashLists {
         }
     }
 
-    private BlockHashList load(BlobRef blob, long deadlineNanos) {
+    private BlockHashList load(BlobRef blob, long deadlineNanos, boolean mayFetch) {
         BlockHashList onDisk = readFromDisk(blob.blocks());
         if (onDisk != null) {
             return onDisk;
         }
-        if (offline) {
+        if (!mayFetch) {
             throw new BlockNotCachedException("The block hash list of blob " + blob.id());
         }
         String key = StoreLayout.blob(blob.blocks());

@@ -22,6 +22,7 @@ import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
@@ -78,10 +79,8 @@ public final class LocalBlobStore implements BlobStore {
     public OptionalLong length(String key) {
         Path p = path(key);
         try {
-            if (!Files.isRegularFile(p)) {
-                return OptionalLong.empty();
-            }
-            return OptionalLong.of(Files.size(p));
+            BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
+            return a.isRegularFile() ? OptionalLong.of(a.size()) : OptionalLong.empty();
         } catch (NoSuchFileException e) {
             return OptionalLong.empty();
         } catch (IOException e) {

@@ -285,7 +285,21 @@ public final class S3BlobStore implements BlobStore {
         }
         String range = "bytes=" + offset + "-" + (offset + len - 1);
         try (ResponseInputStream<GetObjectResponse> in = s3.getObject(g -> g.bucket(bucket).key(root + key).range(range))) {
-            long total = totalFromContentRange(in.response().contentRange());
+            String contentRange = in.response().contentRange();
+            if (contentRange == null) {
+                // A server that ignores Range answers 200 with the whole object: only its first
+                // bytes are the ones asked for, and only when reading from offset 0.
+                Long whole = in.response().contentLength();
+                if (whole != null && whole < len) {
+                    throw beyondEnd(key, offset, len, whole);
+                }
+                if (offset != 0) {
+                    throw new StoreException("The server ignored the Range header reading " + describe(key)
+                            + " at offset " + offset, "Use an S3 server that supports ranged GETs"
+                            + " (AWS, MinIO, Ceph RGW, S3Proxy do).", null);
+                }
+            }
+            long total = totalFromContentRange(contentRange);
             if (total >= 0 && offset + len > total) {
                 throw beyondEnd(key, offset, len, total);
             }
@@ -562,7 +576,7 @@ public final class S3BlobStore implements BlobStore {
     }
 
     /** The one place SDK failures become Warp errors. */
-    private StoreException translate(SdkException e, String op, String key) {
+    StoreException translate(SdkException e, String op, String key) {
         String what = "Failed to " + op + " " + describe(key);
         if (e instanceof AwsServiceException ase) {
             String code = errorCode(ase);

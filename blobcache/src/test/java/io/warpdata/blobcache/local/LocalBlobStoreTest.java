@@ -5,7 +5,9 @@ import io.warpdata.blobcache.BlobStore;
 import io.warpdata.blobcache.BlobStoreContract;
 import io.warpdata.blobcache.InvalidRemoteException;
 import io.warpdata.blobcache.PermissionDeniedException;
+import io.warpdata.blobcache.StoreException;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -85,14 +87,23 @@ class LocalBlobStoreTest extends BlobStoreContract {
         Path p = root.resolve("secret");
         Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("---------"));
         try {
-            // root ignores permission bits; only assert where they apply.
-            if (!Files.isReadable(p)) {
-                assertThatThrownBy(() -> store.get("secret")).isInstanceOf(PermissionDeniedException.class)
-                        .hasMessageContaining("secret");
-            }
+            // root reads anything regardless of permission bits: the check is meaningless there.
+            Assumptions.assumeFalse(Files.isReadable(p), "running as root");
+            assertThatThrownBy(() -> store.get("secret")).isInstanceOf(PermissionDeniedException.class)
+                    .hasMessageContaining("secret");
         } finally {
             Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rw-------"));
         }
+    }
+
+    @Test
+    void otherIoFailuresAreStoreErrorsNamingTheKeyAndANextStep() {
+        store.put("dir/child", new byte[] {1});
+        assertThatThrownBy(() -> store.get("dir")).isInstanceOf(StoreException.class)
+                .isNotInstanceOf(BlobNotFoundException.class)
+                .hasMessageContaining("dir")
+                .satisfies(e -> assertThat(((StoreException) e).nextStep()).isNotBlank());
+        assertThat(store.length("dir")).isEmpty();
     }
 
     @Test

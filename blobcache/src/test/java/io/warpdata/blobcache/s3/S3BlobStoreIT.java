@@ -171,4 +171,33 @@ class S3BlobStoreIT extends BlobStoreContract {
                     .satisfies(e -> assertThat(((StoreException) e).nextStep()).contains("Create the bucket"));
         }
     }
+
+    @Test
+    void failedMultipartUploadIsAbortedAndLeavesNothingVisible() throws Exception {
+        Path f = tmp.resolve("mp.bin");
+        Files.write(f, bytes(12 << 20, 12));
+        try (S3BlobStore small = s3.openStore(store.describe().substring(("s3://" + s3.bucket() + "/").length()),
+                fastRetries().withMultipart(5L << 20, 5L << 20, 2))) {
+            s3.faults().failNextParts(Integer.MAX_VALUE);
+            assertThatThrownBy(() -> small.putIfAbsent("blobs/mp", f)).isInstanceOf(StoreUnavailableException.class)
+                    .hasMessageContaining("blobs/mp");
+            s3.faults().clear();
+            assertThat(small.length("blobs/mp")).isEmpty();
+            assertThat(small.list("blobs/")).isEmpty();
+            assertThat(small.putIfAbsent("blobs/mp", f)).isTrue();
+            assertThat(small.get("blobs/mp")).isEqualTo(Files.readAllBytes(f));
+        }
+    }
+
+    @Test
+    void filesystemBackedServerKeepsObjectsAcrossRestarts() throws Exception {
+        Path dir = tmp.resolve("s3data");
+        try (S3ProxyFixture fs = S3ProxyFixture.start(dir); BlobStore s = fs.openStore("p")) {
+            s.put("a/b", new byte[] {4, 2});
+        }
+        try (S3ProxyFixture fs = S3ProxyFixture.start(dir); BlobStore s = fs.openStore("p")) {
+            assertThat(s.get("a/b")).containsExactly(4, 2);
+            assertThat(fs.env()).containsEntry("WARP_S3_ENDPOINT", fs.endpoint().toString());
+        }
+    }
 }

@@ -1,13 +1,170 @@
 package io.warpdata.daemon.cli;
 
-/** The warpctl client (placeholder until the publish/inspect work lands). */
-public final class WarpctlCommand {
-    private WarpctlCommand() {
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.warpdata.blobcache.BlobStore;
+import io.warpdata.manifest.DatasetRef;
+import io.warpdata.manifest.ManifestValidationException;
+import io.warpdata.manifest.WarpException;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ScopeType;
+
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The warpctl client. Exit codes: 0 ok, 1 the operation failed, 2 usage error. Expected errors
+ * ({@link WarpException}) print as {@code error: <message>} and {@code   what to do: <next step>};
+ * stack traces only with {@code --debug}. With {@code --json} an error is one JSON object on stderr:
+ * {@code {"error":{"type":..,"message":..,"next_step":..}}}.
+ */
+@Command(name = "warpctl", mixinStandardHelpOptions = true, version = "warpctl 0.1.0",
+        description = "Publish, inspect and manage Warp datasets.",
+        subcommandsRepeatable = false)
+public final class WarpctlCommand implements Runnable {
+    @Option(names = "--remote", scope = ScopeType.INHERIT, paramLabel = "URI",
+            description = "Store: s3://bucket/prefix or file:///dir (default: $WARP_REMOTE).")
+    String remote;
+
+    @Option(names = "--endpoint", scope = ScopeType.INHERIT, paramLabel = "URL",
+            description = "S3 endpoint for non-AWS servers (default: $WARP_S3_ENDPOINT).")
+    String endpoint;
+
+    @Option(names = "--json", scope = ScopeType.INHERIT, description = "Machine-readable output.")
+    boolean json;
+
+    @Option(names = "--debug", scope = ScopeType.INHERIT, description = "Show stack traces of errors.")
+    boolean debug;
+
+    final CliContext context;
+
+    WarpctlCommand(CliContext context) {
+        this.context = Objects.requireNonNull(context, "context");
     }
 
-    /** Runs warpctl with {@code args}; returns the exit code (0 ok, 1 failed, 2 usage). */
+    /**
+     * Every subcommand, in help order. Register new subcommands (status, warm, cache, refresh,
+     * doctor, init, ...) here and nowhere else.
+     */
+    static List<Object> subcommands(CliContext context) {
+        return List.of(
+                new PublishCommand(),
+                new InfoCommand(),
+                new InspectCommand(),
+                new SchemaCommand(),
+                new HeadCommand(),
+                new ListRemoteCommand());
+    }
+
+    /** Runs warpctl with {@code args} in this process's environment; returns the exit code. */
     public static int run(String[] args) {
-        System.err.println("warpctl: not built yet");
-        return 2;
+        return run(args, defaultContext());
+    }
+
+    /** Runs warpctl with {@code args} in {@code context}; returns the exit code (0 ok, 1 failed, 2 usage). */
+    public static int run(String[] args, CliContext context) {
+        WarpctlCommand root = new WarpctlCommand(context);
+        CommandLine cl = new CommandLine(root);
+        for (Object sub : subcommands(context)) {
+            cl.addSubcommand(sub);
+        }
+        cl.setOut(new PrintWriter(context.out(), true));
+        cl.setErr(new PrintWriter(context.err(), true));
+        cl.setExecutionExceptionHandler((ex, cmd, parseResult) -> report(root, ex));
+        return cl.execute(args);
+    }
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(new CommandLine(this), "missing command");
+    }
+
+    private static int report(WarpctlCommand root, Exception ex) {
+        var err = root.context.err();
+        if (root.json && ex instanceof WarpException w) {
+            Map<String, Object> e = new LinkedHashMap<>();
+            e.put("type", w.type());
+            e.put("message", w.getMessage());
+            e.put("next_step", w.nextStep());
+            try {
+                err.println(new ObjectMapper().writeValueAsString(Map.of("error", e)));
+            } catch (Exception jsonFailure) {
+                err.println("error: " + w.getMessage());
+            }
+            if (root.debug) {
+                ex.printStackTrace(err);
+            }
+            return w instanceof UsageException ? 2 : 1;
+        }
+        if (ex instanceof WarpException w) {
+            err.println("error: " + w.getMessage());
+            err.println("  what to do: " + w.nextStep());
+            if (root.debug) {
+                ex.printStackTrace(err);
+            }
+            return w instanceof UsageException ? 2 : 1;
+        }
+        err.println("error: unexpected failure: " + ex);
+        if (root.debug) {
+            ex.printStackTrace(err);
+        } else {
+            err.println("  what to do: run again with --debug for details, and report it if it persists.");
+        }
+        return 1;
+    }
+
+    static CliContext defaultContext() {
+        return new CliContext(System.getenv(), System.out, System.err, Path.of("").toAbsolutePath(),
+                Clock.systemUTC(), DefaultStores::open, DefaultStores::reader, stderrIsTerminal());
+    }
+
+    /** Exact on Linux: fd 2 is a terminal iff it links to a tty device. */
+    private static boolean stderrIsTerminal() {
+        try {
+            String target = Files.readSymbolicLink(Path.of("/proc/self/fd/2")).toString();
+            return target.startsWith("/dev/pts/") || target.startsWith("/dev/tty");
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    // ---- helpers for subcommands ----
+
+    /** Opens the store named by --remote / $WARP_REMOTE. */
+    Remote openRemote() {
+        String uri = remote != null ? remote : context.env().get("WARP_REMOTE");
+        if (uri == null || uri.isBlank()) {
+            throw new UsageException("No store given",
+                    "Pass --remote s3://bucket/prefix (or file:///dir), or set WARP_REMOTE.");
+        }
+        String ep = endpoint != null ? endpoint : context.env().get("WARP_S3_ENDPOINT");
+        BlobStore store = context.stores().open(uri, ep == null || ep.isBlank() ? null : ep);
+        return new Remote(store);
+    }
+
+    static DatasetRef datasetRef(String text) {
+        try {
+            return DatasetRef.parse(text);
+        } catch (ManifestValidationException e) {
+            throw new UsageException("'" + text + "' is not a dataset: " + e.getMessage(),
+                    "Name a dataset as workspace/name or workspace/name@<version prefix>.");
+        }
+    }
+
+    void printJson(Object value) {
+        try {
+            ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+            context.out().println(mapper.writeValueAsString(value));
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot render JSON", e);
+        }
     }
 }

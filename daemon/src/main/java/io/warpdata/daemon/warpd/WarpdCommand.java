@@ -1,13 +1,117 @@
 package io.warpdata.daemon.warpd;
 
-/** The warpd daemon (placeholder until the mount work lands). */
-public final class WarpdCommand {
+import io.warpdata.manifest.WarpException;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code warpd}: mounts a store and serves it in the foreground until SIGTERM or SIGINT, then
+ * unmounts cleanly (DESIGN.md sections 8 and 9).
+ */
+@Command(name = "warpd", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Mounts versioned datasets from an S3-compatible store (or a local directory) as a read-only file tree.",
+        footer = {"", "Settings come from, in order: options, --config FILE (keys = option names, e.g. cache-size=200GB),",
+                "the environment (WARP_REMOTE, WARP_S3_ENDPOINT, WARP_CACHE_DIR, WARP_CACHE_SIZE_GB, WARP_MODE, WARP_SOCKET),",
+                "defaults. AWS credentials and region come from the AWS SDK's default chain."})
+public final class WarpdCommand implements Callable<Integer> {
+
+    @Option(names = "--mount", paramLabel = "DIR", description = "Empty directory to mount on, e.g. /warp.")
+    String mount;
+
+    @Option(names = "--remote", paramLabel = "URI", description = "s3://bucket/prefix or file:///dir (WARP_REMOTE).")
+    String remote;
+
+    @Option(names = "--endpoint", paramLabel = "URL", description = "S3-compatible endpoint for non-AWS servers (WARP_S3_ENDPOINT).")
+    String endpoint;
+
+    @Option(names = "--cache-dir", paramLabel = "DIR", description = "Disk cache and stats.json (WARP_CACHE_DIR, default ~/.cache/warpdata).")
+    String cacheDir;
+
+    @Option(names = "--cache-size", paramLabel = "SIZE", description = "Disk cache limit, e.g. 500MB, 200GB, 1TiB (WARP_CACHE_SIZE_GB, default 100GB).")
+    String cacheSize;
+
+    @Option(names = "--socket", paramLabel = "PATH", description = "Control socket (WARP_SOCKET, default <cache-dir>/warpd.sock).")
+    String socket;
+
+    @Option(names = "--mode", paramLabel = "MODE", description = "auto | remote | hybrid | local (WARP_MODE, default auto).")
+    String mode;
+
+    @Option(names = "--allow-other", description = "Let other users read the mount (needs user_allow_other in /etc/fuse.conf unless root).")
+    boolean allowOther;
+
+    @Option(names = "--config", paramLabel = "FILE", description = "Properties file with the same keys as the options.")
+    Path configFile;
+
     private WarpdCommand() {
     }
 
     /** Runs warpd with {@code args} in the foreground; returns the exit code. */
     public static int run(String[] args) {
-        System.err.println("warpd: not built yet");
-        return 2;
+        return new CommandLine(new WarpdCommand()).execute(args);
+    }
+
+    @Override
+    public Integer call() throws InterruptedException {
+        DaemonConfig config;
+        WarpDaemon daemon;
+        try {
+            config = DaemonConfig.resolve(cliOptions(), loadConfigFile(), System.getenv(), Path.of(System.getProperty("user.home")));
+            daemon = WarpDaemon.start(config);
+        } catch (WarpException e) {
+            System.err.println("warpd: " + e.getMessage());
+            System.err.println("  " + e.nextStep());
+            return 1;
+        }
+        Thread hook = new Thread(daemon::close, "warpd-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        System.out.println("warpd: mounted " + config.remote() + " at " + config.mountPoint() + " (mode " + config.mode().text() + ")");
+        System.out.flush();
+        daemon.awaitClosed();
+        return 0;
+    }
+
+    private Map<String, String> cliOptions() {
+        Map<String, String> m = new LinkedHashMap<>();
+        put(m, DaemonConfig.MOUNT, mount);
+        put(m, DaemonConfig.REMOTE, remote);
+        put(m, DaemonConfig.ENDPOINT, endpoint);
+        put(m, DaemonConfig.CACHE_DIR, cacheDir);
+        put(m, DaemonConfig.CACHE_SIZE, cacheSize);
+        put(m, DaemonConfig.SOCKET, socket);
+        put(m, DaemonConfig.MODE, mode);
+        if (allowOther) {
+            m.put(DaemonConfig.ALLOW_OTHER, "true");
+        }
+        return m;
+    }
+
+    private static void put(Map<String, String> m, String key, String value) {
+        if (value != null) {
+            m.put(key, value);
+        }
+    }
+
+    private Properties loadConfigFile() {
+        Properties p = new Properties();
+        if (configFile == null) {
+            return p;
+        }
+        try (Reader r = Files.newBufferedReader(configFile)) {
+            p.load(r);
+        } catch (IOException e) {
+            throw new ConfigException("cannot read config file " + configFile + ": " + e.getMessage(),
+                    "Pass an existing, readable --config file (java.util.Properties format).");
+        }
+        return p;
     }
 }

@@ -1,0 +1,94 @@
+package io.warpdata.blobcache.cache;
+
+import java.nio.file.Path;
+import java.util.Objects;
+
+/**
+ * Settings of a {@link BlockCache}. Start from {@link #defaults(Path)} and adjust with the
+ * {@code with*} methods.
+ *
+ * @param mode                 see {@link CacheMode}
+ * @param dir                  cache directory (the format lives under {@code dir/v1}); unused in
+ *                             {@link CacheMode#REMOTE}
+ * @param maxBytes             size limit of the disk cache, headers included
+ * @param minFreeBytes         free space the cache always leaves on its filesystem, or
+ *                             {@link #AUTO_FREE_FLOOR} for max(5% of the filesystem, 1 GiB)
+ * @param memoryBytes          size of the block memory cache in {@link CacheMode#REMOTE}
+ * @param maxInFlightBytes     bound on the bytes of all fetches in flight (memory)
+ * @param maxPrefetchBytes     bound on the bytes of read-ahead queued or in flight
+ * @param maxConcurrentFetches ranged GETs in flight at once
+ * @param maxOpenFiles         block files kept open for reading
+ * @param retry                retries and the read deadline
+ */
+public record CacheConfig(CacheMode mode, Path dir, long maxBytes, long minFreeBytes, long memoryBytes,
+        long maxInFlightBytes, long maxPrefetchBytes, int maxConcurrentFetches, int maxOpenFiles,
+        RetryPolicy retry) {
+
+    /** Marker for "max(5% of the cache filesystem, 1 GiB)". */
+    public static final long AUTO_FREE_FLOOR = -1;
+
+    public CacheConfig {
+        Objects.requireNonNull(mode, "mode");
+        Objects.requireNonNull(retry, "retry");
+        if (mode.usesDisk()) {
+            Objects.requireNonNull(dir, "dir (needed in mode " + mode + ")");
+        }
+        if (maxBytes <= 0 || memoryBytes <= 0 || maxInFlightBytes <= 0 || maxPrefetchBytes < 0) {
+            throw new IllegalArgumentException("cache sizes must be positive: max " + maxBytes + ", memory "
+                    + memoryBytes + ", in flight " + maxInFlightBytes + ", prefetch " + maxPrefetchBytes);
+        }
+        if (minFreeBytes < 0 && minFreeBytes != AUTO_FREE_FLOOR) {
+            throw new IllegalArgumentException("minFreeBytes must be >= 0 or AUTO_FREE_FLOOR, was " + minFreeBytes);
+        }
+        if (maxConcurrentFetches < 1 || maxOpenFiles < 1) {
+            throw new IllegalArgumentException("maxConcurrentFetches and maxOpenFiles must be >= 1");
+        }
+    }
+
+    /**
+     * Mode auto; 100 GiB (DESIGN.md's WARP_CACHE_SIZE_GB default); free floor auto; 256 MiB of
+     * block memory in remote mode (bounded, and enough for 4 readers' 64 MiB windows); 256 MiB in
+     * flight; 128 MiB of read-ahead (two full 64 MiB windows); 16 concurrent GETs (S3 serves
+     * about 100 MB/s per connection, so 16 saturate a 10 Gbit link at 1 MiB blocks with
+     * latency to spare); 1024 open block files (far below the usual 65536 fd limit).
+     */
+    public static CacheConfig defaults(Path dir) {
+        return new CacheConfig(CacheMode.AUTO, dir, 100L << 30, AUTO_FREE_FLOOR, 256L << 20,
+                256L << 20, 128L << 20, 16, 1024, RetryPolicy.DEFAULT);
+    }
+
+    public CacheConfig withMode(CacheMode m) {
+        return new CacheConfig(m, dir, maxBytes, minFreeBytes, memoryBytes, maxInFlightBytes, maxPrefetchBytes,
+                maxConcurrentFetches, maxOpenFiles, retry);
+    }
+
+    public CacheConfig withMaxBytes(long n) {
+        return new CacheConfig(mode, dir, n, minFreeBytes, memoryBytes, maxInFlightBytes, maxPrefetchBytes,
+                maxConcurrentFetches, maxOpenFiles, retry);
+    }
+
+    public CacheConfig withMinFreeBytes(long n) {
+        return new CacheConfig(mode, dir, maxBytes, n, memoryBytes, maxInFlightBytes, maxPrefetchBytes,
+                maxConcurrentFetches, maxOpenFiles, retry);
+    }
+
+    public CacheConfig withMemoryBytes(long n) {
+        return new CacheConfig(mode, dir, maxBytes, minFreeBytes, n, maxInFlightBytes, maxPrefetchBytes,
+                maxConcurrentFetches, maxOpenFiles, retry);
+    }
+
+    public CacheConfig withMaxPrefetchBytes(long n) {
+        return new CacheConfig(mode, dir, maxBytes, minFreeBytes, memoryBytes, maxInFlightBytes, n,
+                maxConcurrentFetches, maxOpenFiles, retry);
+    }
+
+    public CacheConfig withMaxConcurrentFetches(int n) {
+        return new CacheConfig(mode, dir, maxBytes, minFreeBytes, memoryBytes, maxInFlightBytes, maxPrefetchBytes,
+                n, maxOpenFiles, retry);
+    }
+
+    public CacheConfig withRetry(RetryPolicy r) {
+        return new CacheConfig(mode, dir, maxBytes, minFreeBytes, memoryBytes, maxInFlightBytes, maxPrefetchBytes,
+                maxConcurrentFetches, maxOpenFiles, r);
+    }
+}

@@ -1,0 +1,111 @@
+package io.warpdata.blobcache.cache;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.RemovalCause;
+import io.warpdata.blobcache.ReadMetrics;
+import io.warpdata.manifest.BlobId;
+import java.util.Arrays;
+
+/**
+ * Blocks in a bounded memory cache, for {@link CacheMode#REMOTE}: nothing touches the disk.
+ * Caffeine's W-TinyLFU with a byte weigher; memory is trusted, so no checksums.
+ */
+final class MemoryBlocks implements BlockStorage {
+    private static final class Entry {
+        final byte[] data;
+        volatile boolean prefetchedUnread;
+
+        Entry(byte[] data, boolean prefetched) {
+            this.data = data;
+            this.prefetchedUnread = prefetched;
+        }
+    }
+
+    private final ReadMetrics metrics;
+    private final long limit;
+    private final Cache<BlockKey, Entry> blocks;
+
+    MemoryBlocks(long limitBytes, ReadMetrics metrics) {
+        this.metrics = metrics;
+        this.limit = limitBytes;
+        this.blocks = Caffeine.newBuilder()
+                .maximumWeight(limitBytes)
+                .weigher((BlockKey k, Entry e) -> e.data.length)
+                .executor(Runnable::run)
+                .evictionListener((BlockKey k, Entry e, RemovalCause cause) -> {
+                    if (e != null) {
+                        metrics.evictions.increment();
+                        metrics.evictedBytes.add(e.data.length);
+                        if (e.prefetchedUnread) {
+                            metrics.prefetchWastedBytes.add(e.data.length);
+                        }
+                    }
+                })
+                .build();
+    }
+
+    @Override
+    public boolean read(BlockKey key, int offInBlock, byte[] dst, int dstOff, int len) {
+        Entry e = blocks.getIfPresent(key);
+        if (e == null) {
+            return false;
+        }
+        System.arraycopy(e.data, offInBlock, dst, dstOff, len);
+        if (e.prefetchedUnread) {
+            e.prefetchedUnread = false;
+            metrics.prefetchHitBlocks.increment();
+        }
+        return true;
+    }
+
+    @Override
+    public boolean contains(BlockKey key) {
+        return blocks.asMap().containsKey(key);
+    }
+
+    @Override
+    public void put(BlockKey key, BlobId listId, byte[] data, int off, int len, boolean prefetched) {
+        blocks.asMap().putIfAbsent(key, new Entry(Arrays.copyOfRange(data, off, off + len), prefetched));
+    }
+
+    @Override
+    public long sizeBytes() {
+        return blocks.policy().eviction().orElseThrow().weightedSize().orElse(0);
+    }
+
+    @Override
+    public long blockCount() {
+        return blocks.estimatedSize();
+    }
+
+    @Override
+    public long limitBytes() {
+        return limit;
+    }
+
+    @Override
+    public long freeFloorBytes() {
+        return 0;
+    }
+
+    @Override
+    public synchronized long gc(long limitBytes) {
+        var eviction = blocks.policy().eviction().orElseThrow();
+        long before = sizeBytes();
+        eviction.setMaximum(Math.max(0, limitBytes));
+        blocks.cleanUp();
+        eviction.setMaximum(limit);
+        return before - sizeBytes();
+    }
+
+    @Override
+    public VerifyResult verify(HashLists lists) {
+        return new VerifyResult(0, 0, 0, 0);
+    }
+
+    @Override
+    public void close() {
+        blocks.invalidateAll();
+    }
+}

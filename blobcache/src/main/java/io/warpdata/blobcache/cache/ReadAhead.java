@@ -1,0 +1,134 @@
+package io.warpdata.blobcache.cache;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.warpdata.manifest.BlobId;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.BlockHashList;
+
+/**
+ * Detects sequential access per blob and asks for read-ahead; see the package documentation
+ * for the algorithm and why each constant has its value.
+ */
+final class ReadAhead {
+    /** Window of a stream's first sequential continuation: 2 blocks (2 MiB at the default size). */
+    static final int INITIAL_WINDOW_BLOCKS = 2;
+    /** Largest window: 64 MiB, about half a second of S3 throughput for one stream. */
+    static final long MAX_WINDOW_BYTES = 64L << 20;
+    /**
+     * A read starting at most this far after a stream's end (and at most one block) continues it:
+     * tar headers between members are 0.5-1.5 KiB and skipping a few small members stays well
+     * inside 256 KiB, while a larger jump (a Parquet reader skipping columns) is a real seek.
+     */
+    static final long FORWARD_GAP_BYTES = 256L << 10;
+    /**
+     * A read starting at most this far before a stream's end (and at most one block) also
+     * continues it: DataLoader workers reading neighbouring members finish out of order.
+     */
+    static final long BACKWARD_SLACK_BYTES = 256L << 10;
+    /** Independent sequential streams tracked per blob. */
+    static final int STREAMS_PER_BLOB = 4;
+    /** Blobs whose access is tracked (about 300 bytes each). */
+    static final int TRACKED_BLOBS = 8192;
+
+    /** Schedules read-ahead; called under the blob's small lock, so it must not block. */
+    interface Scheduler {
+        /**
+         * Starts fetching the blocks of {@code [from, to)} that are neither cached nor in flight.
+         *
+         * @return the first block not scheduled (because the read-ahead budget is used up), or to
+         */
+        int schedule(BlobRef blob, BlockHashList list, int from, int to);
+    }
+
+    private static final class Stream {
+        long end;
+        int window;
+        int scheduledUntil;
+        long lastUse;
+    }
+
+    private static final class Access {
+        final Stream[] streams = new Stream[STREAMS_PER_BLOB];
+        long clock;
+
+        Access() {
+            for (int i = 0; i < streams.length; i++) {
+                streams[i] = new Stream();
+            }
+        }
+    }
+
+    private final Scheduler scheduler;
+    private final Cache<BlobId, Access> blobs = Caffeine.newBuilder()
+            .maximumSize(TRACKED_BLOBS)
+            .executor(Runnable::run)
+            .build();
+
+    ReadAhead(Scheduler scheduler) {
+        this.scheduler = scheduler;
+    }
+
+    /**
+     * Records a read of {@code [offset, offset+len)} and schedules read-ahead if it continues a
+     * sequential stream.
+     *
+     * @return true on the first read of the blob this tracker has seen
+     */
+    boolean onRead(BlobRef blob, BlockHashList list, long offset, int len) {
+        boolean first = false;
+        Access a = blobs.getIfPresent(blob.id());
+        if (a == null) {
+            Access fresh = new Access();
+            a = blobs.asMap().putIfAbsent(blob.id(), fresh);
+            if (a == null) {
+                a = fresh;
+                first = true;
+            }
+        }
+        long end = offset + len;
+        int bs = list.blockSize();
+        long gap = Math.min(FORWARD_GAP_BYTES, bs);
+        long slack = Math.min(BACKWARD_SLACK_BYTES, bs);
+        synchronized (a) {
+            a.clock++;
+            Stream s = null;
+            Stream oldest = a.streams[0];
+            for (Stream t : a.streams) {
+                if (t.end > 0 && offset >= t.end - slack && offset <= t.end + gap) {
+                    s = t;
+                    break;
+                }
+                if (t.lastUse < oldest.lastUse) {
+                    oldest = t;
+                }
+            }
+            if (s == null) {
+                // A seek: start a new stream with no read-ahead, replacing the least recently used.
+                oldest.end = end;
+                oldest.window = 0;
+                oldest.scheduledUntil = (int) ((end - 1) / bs) + 1;
+                oldest.lastUse = a.clock;
+                return first;
+            }
+            s.lastUse = a.clock;
+            int prevLast = (int) ((s.end - 1) / bs);
+            s.end = Math.max(s.end, end);
+            int last = (int) ((s.end - 1) / bs);
+            int maxWindow = (int) Math.max(1, MAX_WINDOW_BYTES / bs);
+            if (s.window == 0) {
+                s.window = Math.min(INITIAL_WINDOW_BLOCKS, maxWindow);
+            } else if (last > prevLast) {
+                s.window = Math.min(s.window * 2, maxWindow);
+            }
+            int from = Math.max(s.scheduledUntil, last + 1);
+            int to = Math.min(list.blockCount(), last + 1 + s.window);
+            // Top up only when less than half a window is left ahead, so that read-ahead goes
+            // out in runs of at least half a window (few, large GETs) rather than block by block.
+            if (from < to && from - (last + 1) < (s.window + 1) / 2) {
+                s.scheduledUntil = scheduler.schedule(blob, list, from, to);
+            }
+        }
+        return first;
+    }
+}

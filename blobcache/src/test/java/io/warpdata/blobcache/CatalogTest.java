@@ -1,0 +1,270 @@
+package io.warpdata.blobcache;
+
+import com.github.benmanes.caffeine.cache.Ticker;
+import io.warpdata.manifest.BlobId;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.Column;
+import io.warpdata.manifest.DatasetId;
+import io.warpdata.manifest.DatasetRef;
+import io.warpdata.manifest.Manifest;
+import io.warpdata.manifest.ManifestCodec;
+import io.warpdata.manifest.ManifestCorruptedException;
+import io.warpdata.manifest.Table;
+import io.warpdata.manifest.TableShard;
+import io.warpdata.manifest.VersionHash;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class CatalogTest {
+    private static final DatasetId MNIST = DatasetId.parse("vision/mnist");
+
+    private final InMemoryBlobStore store = new InMemoryBlobStore();
+    private final FakeTicker ticker = new FakeTicker();
+    private final Catalog catalog = new Catalog(store, Catalog.Config.defaults(), ticker);
+    /** A second client of the same store: what another machine publishing would do. */
+    private final Catalog publisher = new Catalog(store);
+
+    static final class FakeTicker implements Ticker {
+        private final AtomicLong nanos = new AtomicLong();
+
+        @Override
+        public long read() {
+            return nanos.get();
+        }
+
+        void advance(Duration d) {
+            nanos.addAndGet(d.toNanos());
+        }
+    }
+
+    static Manifest manifest(DatasetId id, long rows) {
+        byte[] content = ("shard of " + id + " with " + rows + " rows").getBytes(StandardCharsets.UTF_8);
+        BlobRef blob = new BlobRef(BlobId.of(content), content.length, BlobId.of(new byte[] {(byte) rows}));
+        Table table = new Table(List.of(new TableShard("part-0.parquet", blob, rows)),
+                List.of(new Column("id", "BIGINT")));
+        return Manifest.of(id, Map.of("main", table), Map.of(), List.of(), Map.of("created_at", "2026-11-22T05:00:00Z"));
+    }
+
+    private static String hex64(char c, String prefix) {
+        return (prefix + String.valueOf(c).repeat(64)).substring(0, 64);
+    }
+
+    @Test
+    void resolvesLatestToTheVerifiedManifest() {
+        Manifest m = manifest(MNIST, 10);
+        VersionHash v = publisher.putVersion(m);
+        publisher.setLatest(MNIST, v);
+
+        Catalog.Resolved r = catalog.resolve(DatasetRef.parse("vision/mnist"));
+
+        assertThat(r.version()).isEqualTo(v);
+        assertThat(r.manifest().tables()).isEqualTo(m.tables());
+        assertThat(store.objects().get(StoreLayout.latest(MNIST)))
+                .asString(StandardCharsets.UTF_8).isEqualTo("{\"version\":\"" + v.hex() + "\"}");
+    }
+
+    @Test
+    void resolvesAUniquePrefixOfEightHexDigits() {
+        VersionHash v1 = publisher.putVersion(manifest(MNIST, 1));
+        VersionHash v2 = publisher.putVersion(manifest(MNIST, 2));
+
+        assertThat(catalog.resolve(DatasetRef.parse("vision/mnist@" + v1.shortHex(8))).version()).isEqualTo(v1);
+        assertThat(catalog.resolve(DatasetRef.parse("vision/mnist@" + v2.shortHex(10))).version()).isEqualTo(v2);
+        assertThat(catalog.resolve(DatasetRef.parse("vision/mnist@" + v2.hex())).version()).isEqualTo(v2);
+        assertThat(catalog.versions(MNIST)).containsExactlyInAnyOrder(v1, v2);
+    }
+
+    @Test
+    void ambiguousPrefixListsTheCandidates() {
+        String a = hex64('a', "abcdef01");
+        String b = hex64('b', "abcdef01");
+        store.put(StoreLayout.versions(MNIST) + a + ".json", new byte[] {1});
+        store.put(StoreLayout.versions(MNIST) + b + ".json", new byte[] {1});
+
+        assertThatThrownBy(() -> catalog.resolve(DatasetRef.parse("vision/mnist@abcdef01")))
+                .isInstanceOf(AmbiguousVersionException.class)
+                .hasMessageContaining("abcdef01aaaaaaaa")
+                .hasMessageContaining("abcdef01bbbbbbbb");
+    }
+
+    @Test
+    void unknownDatasetListsTheDatasetsOfItsWorkspace() {
+        publisher.putVersion(manifest(MNIST, 1));
+        publisher.putVersion(manifest(DatasetId.parse("vision/cifar"), 1));
+
+        assertThatThrownBy(() -> catalog.resolve(DatasetRef.parse("vision/imagenet")))
+                .isInstanceOf(DatasetNotFoundException.class)
+                .hasMessageContaining("vision/imagenet")
+                .hasMessageContaining("vision/cifar, vision/mnist");
+    }
+
+    @Test
+    void unknownWorkspaceListsTheWorkspaces() {
+        publisher.putVersion(manifest(MNIST, 1));
+
+        assertThatThrownBy(() -> catalog.resolve(DatasetRef.parse("audio/speech")))
+                .isInstanceOf(DatasetNotFoundException.class)
+                .hasMessageContaining("vision/");
+    }
+
+    @Test
+    void unknownVersionListsTheVersionsOfTheDataset() {
+        VersionHash v = publisher.putVersion(manifest(MNIST, 1));
+        String other = v.hex().startsWith("0") ? "11111111" : "00000000";
+
+        assertThatThrownBy(() -> catalog.resolve(DatasetRef.parse("vision/mnist@" + other)))
+                .isInstanceOf(DatasetNotFoundException.class)
+                .hasMessageContaining("vision/mnist@" + other)
+                .hasMessageContaining("vision/mnist@" + v.shortHex(12));
+    }
+
+    @Test
+    void datasetWithVersionsButNoLatestSaysSoAndListsVersions() {
+        VersionHash v = publisher.putVersion(manifest(MNIST, 1));
+
+        assertThatThrownBy(() -> catalog.resolve(DatasetRef.parse("vision/mnist")))
+                .isInstanceOf(DatasetNotFoundException.class)
+                .hasMessageContaining("latest")
+                .hasMessageContaining(v.shortHex(12));
+    }
+
+    @Test
+    void manifestStoredUnderAnotherHashIsCorrupted() {
+        Manifest m = manifest(MNIST, 1);
+        String wrong = hex64('e', "");
+        store.put(StoreLayout.versions(MNIST) + wrong + ".json", ManifestCodec.toJson(m));
+
+        assertThatThrownBy(() -> catalog.manifest(MNIST, new VersionHash(wrong)))
+                .isInstanceOf(ManifestCorruptedException.class)
+                .hasMessageContaining(wrong);
+    }
+
+    @Test
+    void tamperedManifestBytesAreCorrupted() {
+        VersionHash v = publisher.putVersion(manifest(MNIST, 1));
+        String key = StoreLayout.version(MNIST, v);
+        String json = new String(store.objects().get(key), StandardCharsets.UTF_8);
+        store.objects().put(key, json.replace("\"row_count\":1", "\"row_count\":2").getBytes(StandardCharsets.UTF_8));
+
+        assertThatThrownBy(() -> catalog.resolve(DatasetRef.parse("vision/mnist@" + v.hex())))
+                .isInstanceOf(ManifestCorruptedException.class);
+    }
+
+    @Test
+    void manifestOfAnotherDatasetIsCorrupted() {
+        Manifest cifar = manifest(DatasetId.parse("vision/cifar"), 1);
+        VersionHash v = ManifestCodec.version(cifar);
+        store.put(StoreLayout.version(MNIST, v), ManifestCodec.toJson(cifar));
+
+        assertThatThrownBy(() -> catalog.manifest(MNIST, v))
+                .isInstanceOf(ManifestCorruptedException.class)
+                .hasMessageContaining("vision/cifar");
+    }
+
+    @Test
+    void manifestsAreFetchedOnceAndCachedForEver() {
+        VersionHash v = publisher.putVersion(manifest(MNIST, 1));
+        catalog.manifest(MNIST, v);
+        long gets = store.gets.get();
+        ticker.advance(Duration.ofDays(1));
+        catalog.manifest(MNIST, v);
+        catalog.resolve(DatasetRef.parse("vision/mnist@" + v.hex()));
+        assertThat(store.gets.get()).isEqualTo(gets);
+    }
+
+    @Test
+    void latestPointerIsRereadOnlyAfterItsTtl() {
+        VersionHash v1 = publisher.putVersion(manifest(MNIST, 1));
+        VersionHash v2 = publisher.putVersion(manifest(MNIST, 2));
+        publisher.setLatest(MNIST, v1);
+        assertThat(catalog.latest(MNIST)).hasValue(v1);
+
+        publisher.setLatest(MNIST, v2);
+        ticker.advance(Duration.ofMillis(1900));
+        assertThat(catalog.latest(MNIST)).hasValue(v1);
+        ticker.advance(Duration.ofMillis(200));
+        assertThat(catalog.latest(MNIST)).hasValue(v2);
+    }
+
+    @Test
+    void unknownDatasetIsRememberedBrieflyThenSeen() {
+        assertThat(catalog.datasets("vision")).isEmpty();
+        publisher.putVersion(manifest(MNIST, 1));
+        assertThat(catalog.datasets("vision")).isEmpty();
+        ticker.advance(Duration.ofMillis(1001));
+        assertThat(catalog.datasets("vision")).containsExactly(MNIST);
+    }
+
+    @Test
+    void listingsAreCachedWithinTheTtl() {
+        publisher.putVersion(manifest(MNIST, 1));
+        CountingBlobStore counting = new CountingBlobStore(store);
+        Catalog c = new Catalog(counting, Catalog.Config.defaults(), ticker);
+        c.versions(MNIST);
+        c.versions(MNIST);
+        c.workspaces();
+        c.workspaces();
+        assertThat(counting.lists.sum()).isEqualTo(2);
+        ticker.advance(Duration.ofSeconds(3));
+        c.versions(MNIST);
+        assertThat(counting.lists.sum()).isEqualTo(3);
+    }
+
+    @Test
+    void refreshDropsPointersAndListingsAtOnce() {
+        VersionHash v1 = publisher.putVersion(manifest(MNIST, 1));
+        publisher.setLatest(MNIST, v1);
+        assertThat(catalog.latest(MNIST)).hasValue(v1);
+        VersionHash v2 = publisher.putVersion(manifest(MNIST, 2));
+        publisher.setLatest(MNIST, v2);
+
+        catalog.refresh();
+
+        assertThat(catalog.latest(MNIST)).hasValue(v2);
+        assertThat(catalog.versions(MNIST)).hasSize(2);
+    }
+
+    @Test
+    void putVersionIsIdempotentAndWritesOnce() {
+        Manifest m = manifest(MNIST, 1);
+        VersionHash v = catalog.putVersion(m);
+        long puts = store.puts.get();
+        assertThat(catalog.putVersion(m)).isEqualTo(v);
+        assertThat(store.puts.get()).isEqualTo(puts);
+        assertThat(catalog.versions(MNIST)).containsExactly(v);
+    }
+
+    @Test
+    void settingLatestToAnUnpublishedVersionFails() {
+        assertThatThrownBy(() -> catalog.setLatest(MNIST, new VersionHash(hex64('c', ""))))
+                .isInstanceOf(DatasetNotFoundException.class);
+        assertThat(store.objects()).doesNotContainKey(StoreLayout.latest(MNIST));
+    }
+
+    @Test
+    void garbledLatestPointerIsCorrupted() {
+        assertThatThrownBy(() -> Catalog.parseLatest("{\"version\":42}".getBytes(StandardCharsets.UTF_8), "x"))
+                .isInstanceOf(ManifestCorruptedException.class);
+        assertThatThrownBy(() -> Catalog.parseLatest("{\"version\":\"abc\"}".getBytes(StandardCharsets.UTF_8), "x"))
+                .isInstanceOf(ManifestCorruptedException.class);
+        assertThatThrownBy(() -> Catalog.parseLatest("nope".getBytes(StandardCharsets.UTF_8), "x"))
+                .isInstanceOf(ManifestCorruptedException.class);
+        String hex = hex64('d', "");
+        assertThat(Catalog.parseLatest(("{\"extra\":[1,{}],\"version\":\"" + hex + "\"}")
+                .getBytes(StandardCharsets.UTF_8), "x").hex()).isEqualTo(hex);
+    }
+
+    @Test
+    void latestPointerRoundTrips() {
+        VersionHash v = new VersionHash(hex64('f', "0123"));
+        assertThat(Catalog.parseLatest(Catalog.latestJson(v), "x")).isEqualTo(v);
+    }
+}

@@ -1,0 +1,603 @@
+package io.warpdata.blobcache.cache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.warpdata.blobcache.BlockVerificationException;
+import io.warpdata.blobcache.InMemoryBlobStore;
+import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.BlockHashList;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class BlockCacheTest {
+    private static final int BS = 64 * 1024;
+    private static final RetryPolicy FAST =
+            new RetryPolicy(Duration.ofMillis(1), Duration.ofMillis(10), Duration.ofSeconds(10));
+
+    @TempDir
+    Path dir;
+
+    private final InMemoryBlobStore memory = new InMemoryBlobStore();
+    private final FaultyStore store = new FaultyStore(memory);
+    private final ExecutorService pool = Executors.newFixedThreadPool(8);
+    private final List<BlockCache> caches = new ArrayList<>();
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        CountDownLatch h = store.hang;
+        if (h != null) {
+            h.countDown();
+        }
+        caches.forEach(BlockCache::close);
+        pool.shutdownNow();
+        pool.awaitTermination(10, TimeUnit.SECONDS);
+    }
+
+    private CacheConfig config() {
+        return CacheConfig.defaults(dir).withMinFreeBytes(0).withMaxBytes(64L << 20).withRetry(FAST);
+    }
+
+    private BlockCache open(CacheConfig cfg) {
+        return open(cfg, null);
+    }
+
+    private BlockCache open(CacheConfig cfg, DiskSpace space) {
+        BlockCache c = new BlockCache(store, cfg, pool, null, space);
+        caches.add(c);
+        return c;
+    }
+
+    private void close(BlockCache c) {
+        c.close();
+        caches.remove(c);
+    }
+
+    private static byte[] range(byte[] data, long off, int len) {
+        return Arrays.copyOfRange(data, (int) off, (int) off + len);
+    }
+
+    private static byte[] read(BlockCache c, BlobRef ref, long off, int len) {
+        byte[] out = new byte[len];
+        int n = c.read(ref, off, out, 0, len);
+        return Arrays.copyOf(out, n);
+    }
+
+    /** Block files now on disk; tolerates files being evicted while it looks. */
+    private List<Path> blockFiles() {
+        List<Path> out = new ArrayList<>();
+        try (DirectoryStream<Path> shards = Files.newDirectoryStream(dir.resolve("v1/blocks"))) {
+            for (Path shard : shards) {
+                try (DirectoryStream<Path> files = Files.newDirectoryStream(shard)) {
+                    files.forEach(out::add);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        out.sort(null);
+        return out;
+    }
+
+    private static void settle(BlockCache c) {
+        try {
+            assertThat(c.awaitIdle(Duration.ofSeconds(10))).isTrue();
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private long blockBytesOnDisk() {
+        long sum = 0;
+        for (Path p : blockFiles()) {
+            try {
+                sum += Files.size(p);
+            } catch (IOException e) {
+                // evicted while we looked
+            }
+        }
+        return sum;
+    }
+
+    private static void flipByte(Path file, long pos) throws IOException {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer b = ByteBuffer.allocate(1);
+            ch.read(b, pos);
+            b.put(0, (byte) (b.get(0) ^ 0x01)).position(0);
+            ch.write(b, pos);
+        }
+    }
+
+    @Test
+    void readingTwiceFetchesOnce() {
+        byte[] data = TestBlobs.bytes(10 * BS + 17, 1);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        BlockCache c = open(config());
+        assertThat(c.readAll(ref)).isEqualTo(data);
+        long reads = store.reads.get();
+        assertThat(reads).isPositive();
+
+        assertThat(c.readAll(ref)).isEqualTo(data);
+        assertThat(read(c, ref, BS - 3, 7)).isEqualTo(range(data, BS - 3, 7));
+        assertThat(store.reads.get()).isEqualTo(reads);
+        settle(c);
+        assertThat(c.stats().blocks()).isEqualTo(11);
+        long hits = c.metrics().hitBlocks.sum();
+        assertThat(c.readAll(ref)).isEqualTo(data);
+        assertThat(c.metrics().hitBlocks.sum() - hits).isEqualTo(11);
+    }
+
+    @Test
+    void newCacheOverSameDirIssuesNoGets() {
+        byte[] data = TestBlobs.bytes(5 * BS, 2);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        BlockCache first = open(config());
+        assertThat(first.readAll(ref)).isEqualTo(data);
+        close(first);
+        long reads = store.reads.get();
+        long gets = memory.gets.get();
+
+        BlockCache second = open(config());
+        assertThat(second.stats().blocks()).isEqualTo(5);
+        assertThat(second.readAll(ref)).isEqualTo(data);
+        assertThat(store.reads.get()).as("ranged reads").isEqualTo(reads);
+        assertThat(memory.gets.get()).as("whole-object gets (hash lists)").isEqualTo(gets);
+        assertThat(second.metrics().getsIssued.sum()).isZero();
+    }
+
+    @Test
+    void sharedBlobAcrossDatasetsFetchedOnce() {
+        byte[] shared = TestBlobs.bytes(4 * BS, 3);
+        byte[] onlyA = TestBlobs.bytes(2 * BS, 4);
+        byte[] onlyB = TestBlobs.bytes(3 * BS, 5);
+        // Two datasets each publish the shared shard; content addressing gives both the same ref.
+        List<BlobRef> datasetA = List.of(TestBlobs.put(memory, shared, BS), TestBlobs.put(memory, onlyA, BS));
+        List<BlobRef> datasetB = List.of(TestBlobs.put(memory, shared, BS), TestBlobs.put(memory, onlyB, BS));
+        BlockCache c = open(config());
+        for (BlobRef r : datasetA) {
+            c.readAll(r);
+        }
+        for (BlobRef r : datasetB) {
+            c.readAll(r);
+        }
+        assertThat(store.bytesRead.get()).isEqualTo(shared.length + onlyA.length + onlyB.length);
+    }
+
+    @Test
+    void memberReadFromColdShardFetchesAboutMemberBytes() {
+        int bs = BlockHashList.DEFAULT_BLOCK_SIZE;
+        byte[] shard = TestBlobs.bytes(16 * bs, 6);
+        BlobRef ref = TestBlobs.put(memory, shard, bs);
+        BlockCache c = open(config());
+        long memberOffset = 5L * bs + 300_000;
+        int memberLength = 180_000;
+        assertThat(read(c, ref, memberOffset, memberLength)).isEqualTo(range(shard, memberOffset, memberLength));
+        assertThat(store.bytesRead.get()).as("bytes fetched for a 180 KB member of a 16 MiB shard")
+                .isLessThanOrEqualTo(2L * bs);
+    }
+
+    @Test
+    void corruptedBlockOnDiskIsRefetchedAndServedRight() throws IOException {
+        int bs = 256 * 1024;
+        byte[] data = TestBlobs.bytes(3 * bs, 7);
+        BlobRef ref = TestBlobs.put(memory, data, bs);
+        BlockCache c = open(config());
+        c.readAll(ref);
+        settle(c);
+        long reads = store.reads.get();
+        Path block1 = blockFiles().stream().filter(p -> p.getFileName().toString().endsWith(".1")).findFirst()
+                .orElseThrow();
+        long posInBlock = 2 * 65536 + 1234;
+        flipByte(block1, BlockFile.ALIGN + posInBlock);
+
+        // A read of another chunk of the same block is still served from the cache...
+        assertThat(read(c, ref, bs + 10, 100)).isEqualTo(range(data, bs + 10, 100));
+        assertThat(store.reads.get()).isEqualTo(reads);
+        // ...but the damaged chunk is never served: the block is dropped, refetched, served right.
+        assertThat(read(c, ref, bs + posInBlock - 50, 100)).isEqualTo(range(data, bs + posInBlock - 50, 100));
+        assertThat(store.reads.get()).isEqualTo(reads + 1);
+        assertThat(c.readAll(ref)).isEqualTo(data);
+        assertThat(store.reads.get()).as("the refetched block is cached again").isEqualTo(reads + 1);
+    }
+
+    @Test
+    void corruptedBlockFoundAfterRestartIsRefetched() throws IOException {
+        byte[] data = TestBlobs.bytes(2 * BS, 8);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        BlockCache c = open(config());
+        c.readAll(ref);
+        close(c);
+        flipByte(blockFiles().get(0), BlockFile.ALIGN + 99);
+        long reads = store.reads.get();
+        BlockCache again = open(config());
+        assertThat(again.readAll(ref)).isEqualTo(data);
+        assertThat(store.reads.get()).isEqualTo(reads + 1);
+    }
+
+    @Test
+    void wrongBytesFromStoreRefetchedOnceThenFails() {
+        byte[] data = TestBlobs.bytes(4 * BS, 9);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        BlockCache c = open(config().withMaxPrefetchBytes(0));
+        store.corruptionsLeft.set(1);
+        assertThat(read(c, ref, 0, BS)).isEqualTo(range(data, 0, BS));
+        assertThat(c.metrics().verificationFailures.sum()).isEqualTo(1);
+
+        store.corruptForever = true;
+        assertThatThrownBy(() -> read(c, ref, 2 * BS, 10))
+                .isInstanceOf(BlockVerificationException.class)
+                .hasMessageContaining(ref.id().hex());
+        assertThat(c.metrics().verificationFailures.sum()).isEqualTo(3);
+
+        store.corruptForever = false;
+        assertThat(read(c, ref, 2 * BS, 10)).as("nothing bad was cached").isEqualTo(range(data, 2 * BS, 10));
+    }
+
+    @Test
+    void transient500sAreRetried() {
+        byte[] data = TestBlobs.bytes(3 * BS, 10);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        BlockCache c = open(config());
+        store.failuresLeft.set(4);
+        assertThat(c.readAll(ref)).isEqualTo(data);
+        assertThat(c.metrics().retries.sum()).isGreaterThanOrEqualTo(4);
+    }
+
+    @Test
+    void hangingStoreFailsWithinDeadline() {
+        byte[] cached = TestBlobs.bytes(2 * BS, 11);
+        byte[] cold = TestBlobs.bytes(2 * BS, 12);
+        BlobRef cachedRef = TestBlobs.put(memory, cached, BS);
+        BlobRef coldRef = TestBlobs.put(memory, cold, BS);
+        BlockCache c = open(config().withRetry(FAST.withReadDeadline(Duration.ofMillis(300))));
+        c.readAll(cachedRef);
+        c.read(coldRef, 0, new byte[1], 0, 1); // its hash list is now cached
+        store.hang = new CountDownLatch(1);
+
+        long t0 = System.nanoTime();
+        assertThatThrownBy(() -> read(c, coldRef, BS, 10)).isInstanceOf(StoreUnavailableException.class)
+                .hasMessageContaining(coldRef.id().hex());
+        assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(3));
+        assertThat(c.readAll(cachedRef)).as("cached data keeps serving").isEqualTo(cached);
+
+        store.hang.countDown();
+        store.hang = null;
+        assertThat(read(c, coldRef, BS, 10)).isEqualTo(range(cold, BS, 10));
+    }
+
+    @Test
+    void persistentOutageFailsWithinDeadline() {
+        byte[] data = TestBlobs.bytes(BS, 13);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        BlockCache c = open(config().withRetry(FAST.withReadDeadline(Duration.ofMillis(300))));
+        c.read(ref, 0, new byte[0], 0, 0);
+        store.failuresLeft.set(Integer.MAX_VALUE);
+        long t0 = System.nanoTime();
+        assertThatThrownBy(() -> c.readAll(ref)).isInstanceOf(StoreUnavailableException.class);
+        assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(3));
+        assertThat(c.metrics().readErrors.sum()).isEqualTo(1);
+    }
+
+    @Test
+    void sizeLimitHoldsWhileReading3xData() {
+        long blockOnDisk = BlockFile.headerLength(BS) + BS;
+        long limit = 16 * blockOnDisk;
+        BlockCache c = open(config().withMaxBytes(limit).withMaxConcurrentFetches(4));
+        List<byte[]> contents = new ArrayList<>();
+        List<BlobRef> refs = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            byte[] d = TestBlobs.bytes(16 * BS, 20 + i);
+            contents.add(d);
+            refs.add(TestBlobs.put(memory, d, BS));
+        }
+        long worst = 0;
+        for (int pass = 0; pass < 2; pass++) {
+            for (int i = 0; i < 3; i++) {
+                for (long off = 0; off < 16L * BS; off += 16 * 1024) {
+                    assertThat(read(c, refs.get(i), off, 16 * 1024)).isEqualTo(range(contents.get(i), off, 16 * 1024));
+                    worst = Math.max(worst, blockBytesOnDisk());
+                }
+            }
+        }
+        // Blocks being renamed into place by the 4 fetch workers may briefly sit above the limit.
+        assertThat(worst).isLessThanOrEqualTo(limit + 4 * blockOnDisk);
+        assertThat(c.stats().sizeBytes()).isLessThanOrEqualTo(limit);
+        assertThat(c.metrics().evictions.sum()).isPositive();
+    }
+
+    @Test
+    void freeSpaceFloorIsKept() {
+        long blockOnDisk = BlockFile.headerLength(BS) + BS;
+        long fsSize = 100 * blockOnDisk;
+        long floor = 94 * blockOnDisk;
+        DiskSpace space = new DiskSpace() {
+            @Override
+            public long usableBytes() {
+                return fsSize - blockBytesOnDisk();
+            }
+
+            @Override
+            public long totalBytes() {
+                return fsSize;
+            }
+        };
+        BlockCache c = open(config().withMinFreeBytes(floor), space);
+        byte[] data = TestBlobs.bytes(20 * BS, 30);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        assertThat(c.readAll(ref)).isEqualTo(data);
+        assertThat(blockBytesOnDisk()).isLessThanOrEqualTo(fsSize - floor);
+        assertThat(c.stats().blocks()).isBetween(1L, 6L);
+    }
+
+    @Test
+    void concurrentReadersOfOneBlockIssueOneGet() throws Exception {
+        byte[] data = TestBlobs.bytes(4 * BS, 40);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        // No read-ahead: the neighbouring reads below would rightly prefetch the next blocks.
+        BlockCache c = open(config().withMaxPrefetchBytes(0));
+        store.delayMillis = 100;
+        ExecutorService readers = Executors.newFixedThreadPool(8);
+        try {
+            CountDownLatch go = new CountDownLatch(1);
+            List<Future<byte[]>> results = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                int off = i * 1000;
+                results.add(readers.submit(() -> {
+                    go.await();
+                    return read(c, ref, BS + off, 500);
+                }));
+            }
+            go.countDown();
+            for (int i = 0; i < 8; i++) {
+                assertThat(results.get(i).get(10, TimeUnit.SECONDS)).isEqualTo(range(data, BS + i * 1000, 500));
+            }
+        } finally {
+            readers.shutdownNow();
+        }
+        assertThat(store.reads.get()).isEqualTo(1);
+    }
+
+    @Test
+    void severalMissesAreFetchedInParallel() {
+        byte[] data = TestBlobs.bytes(8 * BS, 41);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        BlockCache c = open(config().withMaxConcurrentFetches(4));
+        c.read(ref, 0, new byte[0], 0, 0);
+        store.delayMillis = 100;
+        ExecutorService readers = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<byte[]>> results = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                long off = (long) (2 * i) * BS;
+                results.add(readers.submit(() -> read(c, ref, off, 10)));
+            }
+            for (Future<byte[]> f : results) {
+                assertThat(f.get(10, TimeUnit.SECONDS)).hasSize(10);
+            }
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        } finally {
+            readers.shutdownNow();
+        }
+        assertThat(store.maxInFlight.get()).isGreaterThan(1);
+    }
+
+    @Test
+    void tornTempFilesIgnoredAfterCrash() throws IOException {
+        byte[] data = TestBlobs.bytes(4 * BS, 50);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        BlockCache c = open(config());
+        c.readAll(ref);
+        close(c);
+        // What a kill -9 mid-write (or a power loss) can leave behind:
+        Path tmp = dir.resolve("v1/tmp");
+        Files.write(tmp.resolve(ref.id().hex() + "." + BS + ".2.77.tmp"), TestBlobs.bytes(BS / 2, 51));
+        List<Path> files = blockFiles();
+        try (FileChannel ch = FileChannel.open(files.get(1), StandardOpenOption.WRITE)) {
+            ch.truncate(ch.size() / 2);
+        }
+        Path bogus = files.get(0).resolveSibling(ref.id().hex() + "." + BS + ".3x");
+        Files.write(bogus, new byte[100]);
+        long reads = store.reads.get();
+
+        BlockCache again = open(config());
+        try (Stream<Path> s = Files.list(tmp)) {
+            assertThat(s.count()).isZero();
+        }
+        assertThat(Files.exists(bogus)).isFalse();
+        assertThat(again.stats().blocks()).isEqualTo(3);
+        assertThat(again.readAll(ref)).isEqualTo(data);
+        assertThat(store.reads.get()).isEqualTo(reads + 1);
+    }
+
+    @Test
+    void sequentialAccessAcrossSmallReadsTriggersReadAhead() {
+        byte[] shard = TestBlobs.bytes(64 * BS, 60);
+        BlobRef ref = TestBlobs.put(memory, shard, BS);
+        BlockCache c = open(config());
+        // ImageFolder over a tar shard: one open/read/close per member, members back to back
+        // with a 1 KiB tar header between them.
+        int member = 20_000;
+        int members = 0;
+        for (long off = 512; off + member <= shard.length; off += member + 1024) {
+            assertThat(read(c, ref, off, member)).isEqualTo(range(shard, off, member));
+            members++;
+        }
+        assertThat(members).isGreaterThan(150);
+        assertThat(c.metrics().prefetchedBlocks.sum()).isGreaterThanOrEqualTo(60);
+        assertThat(c.metrics().prefetchHitBlocks.sum()).isGreaterThanOrEqualTo(60);
+        assertThat(store.reads.get()).as("ranged GETs for 64 blocks").isLessThanOrEqualTo(16);
+    }
+
+    @Test
+    void randomAccessDoesNotReadAhead() {
+        byte[] shard = TestBlobs.bytes(256 * BS, 61);
+        BlobRef ref = TestBlobs.put(memory, shard, BS);
+        BlockCache c = open(config());
+        Random rnd = new Random(1);
+        for (int i = 0; i < 20; i++) {
+            long off = (long) rnd.nextInt(256) * BS + rnd.nextInt(BS - 100);
+            assertThat(read(c, ref, off, 100)).isEqualTo(range(shard, off, 100));
+        }
+        assertThat(c.metrics().prefetchedBlocks.sum()).isLessThanOrEqualTo(4);
+    }
+
+    @Test
+    void localModeMissFailsFast() {
+        byte[] data = TestBlobs.bytes(3 * BS, 70);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        BlockCache local = open(config().withMode(CacheMode.LOCAL));
+        long t0 = System.nanoTime();
+        assertThatThrownBy(() -> read(local, ref, 0, 10)).isInstanceOf(BlockNotCachedException.class)
+                .hasMessageContaining(ref.id().hex())
+                .satisfies(e -> assertThat(((BlockNotCachedException) e).nextStep()).contains("warpctl warm"));
+        assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(1));
+        assertThat(store.reads.get()).isZero();
+        assertThat(memory.gets.get()).isZero();
+
+        // warm is how a local cache gets filled; then reads need no store at all.
+        WarmResult w = local.warm(ref, Long.MAX_VALUE, WarmListener.NONE, () -> false);
+        assertThat(w.complete()).isTrue();
+        close(local);
+        store.failuresLeft.set(Integer.MAX_VALUE);
+        BlockCache offline = open(config().withMode(CacheMode.LOCAL));
+        assertThat(offline.readAll(ref)).isEqualTo(data);
+    }
+
+    @Test
+    void remoteModeWritesNothingToDisk() throws IOException {
+        byte[] data = TestBlobs.bytes(6 * BS, 80);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        BlockCache c = open(config().withMode(CacheMode.REMOTE).withMemoryBytes(16L << 20));
+        assertThat(c.readAll(ref)).isEqualTo(data);
+        long reads = store.reads.get();
+        assertThat(c.readAll(ref)).isEqualTo(data);
+        assertThat(store.reads.get()).as("served from memory").isEqualTo(reads);
+        try (Stream<Path> s = Files.walk(dir)) {
+            assertThat(s.filter(p -> !p.equals(dir)).toList()).isEmpty();
+        }
+    }
+
+    @Test
+    void remoteModeMemoryIsBounded() {
+        BlockCache c = open(config().withMode(CacheMode.REMOTE).withMemoryBytes(4L * BS));
+        byte[] data = TestBlobs.bytes(12 * BS, 81);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        assertThat(c.readAll(ref)).isEqualTo(data);
+        assertThat(c.stats().sizeBytes()).isLessThanOrEqualTo(4L * BS);
+    }
+
+    @Test
+    void hybridFirstTouchFetchesWholeBlob() throws InterruptedException {
+        byte[] data = TestBlobs.bytes(40 * BS, 90);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        BlockCache c = open(config().withMode(CacheMode.HYBRID));
+        assertThat(read(c, ref, 0, 1)).isEqualTo(range(data, 0, 1));
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (c.stats().blocks() < 40 && System.nanoTime() < until) {
+            Thread.sleep(10);
+        }
+        assertThat(c.stats().blocks()).isEqualTo(40);
+        long reads = store.reads.get();
+        assertThat(c.readAll(ref)).isEqualTo(data);
+        assertThat(store.reads.get()).isEqualTo(reads);
+    }
+
+    @Test
+    void warmSkipsCachedBlocksAndHonoursMaxBytes() {
+        byte[] data = TestBlobs.bytes(10 * BS, 100);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        BlockCache c = open(config().withMaxPrefetchBytes(0));
+        read(c, ref, 0, 2 * BS);
+        long reads = store.bytesRead.get();
+        AtomicLong lastProgress = new AtomicLong();
+        WarmResult partial = c.warm(ref, 3L * BS, (done, total) -> lastProgress.set(done), () -> false);
+        assertThat(partial.blocksCached()).isEqualTo(2);
+        assertThat(partial.bytesFetched()).isEqualTo(3L * BS);
+        assertThat(partial.complete()).isFalse();
+        assertThat(lastProgress.get()).isEqualTo(5L * BS);
+
+        WarmResult rest = c.warm(ref, Long.MAX_VALUE, WarmListener.NONE, () -> false);
+        assertThat(rest.blocksCached()).isEqualTo(5);
+        assertThat(rest.blocksFetched()).isEqualTo(5);
+        assertThat(rest.complete()).isTrue();
+        assertThat(store.bytesRead.get() - reads).isEqualTo(8L * BS);
+        assertThat(c.warm(ref, Long.MAX_VALUE, WarmListener.NONE, () -> true).cancelled()).isTrue();
+    }
+
+    @Test
+    void gcShrinksToLimitAndCountsEvictions() {
+        byte[] data = TestBlobs.bytes(10 * BS, 110);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        BlockCache c = open(config());
+        c.readAll(ref);
+        settle(c);
+        long blockOnDisk = BlockFile.headerLength(BS) + BS;
+        long freed = c.gc(4 * blockOnDisk);
+        assertThat(freed).isEqualTo(6 * blockOnDisk);
+        assertThat(blockBytesOnDisk()).isEqualTo(4 * blockOnDisk);
+        assertThat(c.metrics().evictions.sum()).isEqualTo(6);
+        assertThat(c.readAll(ref)).isEqualTo(data);
+        assertThat(c.stats().limitBytes()).as("gc does not change the limit").isEqualTo(64L << 20);
+    }
+
+    @Test
+    void verifyRemovesBadBlocks() throws IOException {
+        byte[] data = TestBlobs.bytes(5 * BS, 120);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        BlockCache c = open(config());
+        c.readAll(ref);
+        settle(c);
+        flipByte(blockFiles().get(2), BlockFile.ALIGN + 5);
+        VerifyResult v = c.verify();
+        assertThat(v.blocksChecked()).isEqualTo(5);
+        assertThat(v.blocksRemoved()).isEqualTo(1);
+        assertThat(v.blocksWithoutList()).isZero();
+        assertThat(blockFiles()).hasSize(4);
+        assertThat(c.readAll(ref)).isEqualTo(data);
+    }
+
+    @Test
+    void secondCacheOnSameDirIsRefused() {
+        open(config());
+        assertThatThrownBy(() -> open(config())).isInstanceOf(CacheDirectoryException.class)
+                .hasMessageContaining("in use");
+    }
+
+    @Test
+    void statsReportSizeLimitAndHitRate() {
+        byte[] data = TestBlobs.bytes(2 * BS, 130);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        BlockCache c = open(config());
+        c.readAll(ref);
+        settle(c);
+        c.readAll(ref);
+        CacheStats s = c.stats();
+        assertThat(s.sizeBytes()).isEqualTo(2L * (BlockFile.headerLength(BS) + BS));
+        assertThat(s.limitBytes()).isEqualTo(64L << 20);
+        assertThat(s.hitRate()).isEqualTo(0.5);
+        assertThat(s.counters()).containsEntry("hit_blocks", 2L).containsEntry("miss_blocks", 2L);
+    }
+}

@@ -1,0 +1,87 @@
+package io.warpdata.blobcache.s3;
+
+import io.warpdata.blobcache.AuthenticationException;
+import io.warpdata.blobcache.BlobNotFoundException;
+import io.warpdata.blobcache.PermissionDeniedException;
+import io.warpdata.blobcache.StoreException;
+import io.warpdata.blobcache.StoreUnavailableException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.awscore.exception.AwsErrorDetails;
+import software.amazon.awssdk.core.exception.ApiCallTimeoutException;
+import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.services.s3.model.S3Exception;
+
+import java.util.Optional;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Every SDK failure becomes the right Warp error, naming the object and a next step. */
+class S3ErrorTranslationTest {
+    private static S3BlobStore store;
+
+    @BeforeAll
+    static void open() {
+        // Never contacted: only the translation is exercised.
+        store = S3BlobStore.open("s3://bucket/pre", Optional.of("http://127.0.0.1:9"));
+    }
+
+    @AfterAll
+    static void close() {
+        store.close();
+    }
+
+    private static S3Exception s3(int status, String code) {
+        return (S3Exception) S3Exception.builder().statusCode(status)
+                .awsErrorDetails(AwsErrorDetails.builder().errorCode(code).errorMessage(code).build()).build();
+    }
+
+    private static StoreException translate(Exception e) {
+        return store.translate((software.amazon.awssdk.core.exception.SdkException) e, "read", "blobs/x");
+    }
+
+    @Test
+    void missingCredentialsAreAnAuthenticationErrorNamingTheVariables() {
+        StoreException e = translate(SdkClientException.create(
+                "Unable to load credentials from any of the providers in the chain AwsCredentialsProviderChain"));
+        assertThat(e).isInstanceOf(AuthenticationException.class).hasMessageContaining("AWS_ACCESS_KEY_ID");
+        assertThat(e.nextStep()).contains("AWS_SECRET_ACCESS_KEY");
+    }
+
+    @Test
+    void rejectedCredentialsAreAuthenticationErrors() {
+        for (String code : new String[] {"InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken"}) {
+            assertThat(translate(s3(403, code))).as(code).isInstanceOf(AuthenticationException.class)
+                    .hasMessageContaining(code).hasMessageContaining("s3://bucket/pre/blobs/x");
+        }
+    }
+
+    @Test
+    void accessDeniedIsAPermissionError() {
+        assertThat(translate(s3(403, "AccessDenied"))).isInstanceOf(PermissionDeniedException.class);
+        assertThat(translate(s3(403, null))).isInstanceOf(PermissionDeniedException.class);
+    }
+
+    @Test
+    void missingKeyIsBlobNotFound() {
+        assertThat(translate(s3(404, "NoSuchKey"))).isInstanceOf(BlobNotFoundException.class)
+                .hasMessageContaining("blobs/x");
+        assertThat(translate(s3(404, null))).isInstanceOf(BlobNotFoundException.class);
+    }
+
+    @Test
+    void missingBucketSaysToCreateIt() {
+        StoreException e = translate(s3(404, "NoSuchBucket"));
+        assertThat(e).isNotInstanceOf(BlobNotFoundException.class).hasMessageContaining("bucket");
+        assertThat(e.nextStep()).contains("Create the bucket");
+    }
+
+    @Test
+    void serverErrorsThrottlingAndTimeoutsAreUnavailable() {
+        assertThat(translate(s3(500, "InternalError"))).isInstanceOf(StoreUnavailableException.class);
+        assertThat(translate(s3(503, "SlowDown"))).isInstanceOf(StoreUnavailableException.class);
+        assertThat(translate(ApiCallTimeoutException.create(120_000))).isInstanceOf(StoreUnavailableException.class);
+        assertThat(translate(SdkClientException.create("Connection reset"))).isInstanceOf(StoreUnavailableException.class);
+    }
+}

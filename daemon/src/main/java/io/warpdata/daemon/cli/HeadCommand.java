@@ -1,0 +1,87 @@
+package io.warpdata.daemon.cli;
+
+import io.warpdata.blobcache.BlobReader;
+import io.warpdata.blobcache.Catalog;
+import io.warpdata.daemon.inspect.ParquetHead;
+import io.warpdata.daemon.inspect.TextTable;
+import io.warpdata.daemon.inspect.VersionReport;
+import io.warpdata.daemon.publish.Sizes;
+import io.warpdata.manifest.Table;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** {@code warpctl head DATASET [-n N] [--table T]}: the first rows, read by ranged reads. */
+@Command(name = "head", description = "First rows of a table (reads only the row groups needed).")
+final class HeadCommand implements Callable<Integer> {
+    @ParentCommand
+    WarpctlCommand root;
+
+    @Parameters(index = "0", paramLabel = "DATASET", description = "workspace/name[@version]")
+    String dataset;
+
+    @Option(names = "-n", paramLabel = "N", defaultValue = "10", description = "Rows (default: ${DEFAULT-VALUE}).")
+    int rows;
+
+    @Option(names = "--table", paramLabel = "TABLE", description = "Table (default: the first one).")
+    String table;
+
+    @Override
+    public Integer call() {
+        if (rows < 0) {
+            throw new UsageException("-n " + rows + " is negative", "Pass -n with a count of rows, e.g. -n 10.");
+        }
+        try (Remote remote = root.openRemote()) {
+            Catalog.Resolved r = remote.catalog().resolve(WarpctlCommand.datasetRef(dataset));
+            VersionReport report = new VersionReport(r.manifest(), r.version());
+            String name = table != null ? table : r.manifest().tables().isEmpty() ? null
+                    : r.manifest().tables().firstKey();
+            if (name == null) {
+                throw new UsageException("Version " + r.id() + "@" + r.version().shortHex(12) + " has no tables",
+                        "Use 'warpctl inspect' to see its artifacts.");
+            }
+            Table t = report.selected(name).get(name);
+            ParquetHead.Result result;
+            try (BlobReader reader = root.context.readers().open(remote.store)) {
+                result = new ParquetHead(reader, Path.of(System.getProperty("java.io.tmpdir"))).head(name, t, rows);
+            }
+            if (root.json) {
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("table", name);
+                m.put("columns", result.columns());
+                List<Object> out = new ArrayList<>();
+                for (List<Object> row : result.rows()) {
+                    Map<String, Object> rm = new LinkedHashMap<>();
+                    for (int i = 0; i < result.columns().size(); i++) {
+                        Object v = row.get(i);
+                        rm.put(result.columns().get(i), v == null || v instanceof Number || v instanceof Boolean
+                                ? v : v.toString());
+                    }
+                    out.add(rm);
+                }
+                m.put("rows", out);
+                m.put("bytes_read", result.bytesRead());
+                m.put("shard_bytes", result.shardBytes());
+                root.printJson(m);
+            } else {
+                TextTable text = new TextTable(result.columns());
+                for (List<Object> row : result.rows()) {
+                    text.add(row.stream().map(v -> v == null ? "NULL" : v.toString()).toList());
+                }
+                root.context.out().print(text.render(true));
+                root.context.err().println("read " + Sizes.format(result.bytesRead()) + " of "
+                        + Sizes.format(result.shardBytes()) + " in " + result.shardsRead() + " shard(s) ("
+                        + result.bytesRead() + " of " + result.shardBytes() + " bytes)");
+            }
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,111 @@
+package io.warpdata.daemon.cli;
+
+import io.warpdata.daemon.publish.InvalidInputException;
+import io.warpdata.daemon.publish.PublishProgress;
+import io.warpdata.daemon.publish.PublishRequest;
+import io.warpdata.daemon.publish.PublishResult;
+import io.warpdata.daemon.publish.Publisher;
+import io.warpdata.daemon.publish.Sizes;
+import io.warpdata.manifest.Binding;
+import io.warpdata.manifest.DatasetId;
+import io.warpdata.manifest.ManifestValidationException;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+
+/** {@code warpctl publish ws/name --table NAME=GLOB --artifact NAME=DIR_OR_TARS [--bind ..] [--set-latest]}. */
+@Command(name = "publish", description = "Publish a new dataset version to the store.")
+final class PublishCommand implements Callable<Integer> {
+    @ParentCommand
+    WarpctlCommand root;
+
+    @Parameters(index = "0", paramLabel = "DATASET", description = "workspace/name")
+    String dataset;
+
+    @Option(names = "--table", paramLabel = "NAME=PATH_OR_GLOB",
+            description = "Parquet files of a table (repeatable; quote globs).")
+    List<String> tables = new ArrayList<>();
+
+    @Option(names = "--artifact", paramLabel = "NAME=DIR_OR_TAR_GLOB",
+            description = "A directory to pack, or existing tar/WebDataset shards (repeatable).")
+    List<String> artifacts = new ArrayList<>();
+
+    @Option(names = "--bind", paramLabel = "TABLE.COLUMN=ARTIFACT:TYPE",
+            description = "Column values are member paths of ARTIFACT; TYPE image|audio|video|file.")
+    List<String> bindings = new ArrayList<>();
+
+    @Option(names = "--set-latest", description = "Point latest at the new version.")
+    boolean setLatest;
+
+    @Option(names = "--shard-size", paramLabel = "SIZE", defaultValue = "256MiB",
+            description = "Target tar shard size for packed directories (default: ${DEFAULT-VALUE}).")
+    String shardSize;
+
+    @Option(names = "--staging-dir", paramLabel = "DIR",
+            description = "Where packed shards are staged (default: the system temp directory).")
+    Path stagingDir;
+
+    @Option(names = "--threads", paramLabel = "N", defaultValue = "8", description = "Parallel uploads.")
+    int threads;
+
+    @Option(names = "--progress", description = "Show progress bars even when stderr is not a terminal.")
+    boolean progress;
+
+    @Override
+    public Integer call() {
+        CliContext ctx = root.context;
+        DatasetId id;
+        try {
+            id = DatasetId.parse(dataset);
+        } catch (ManifestValidationException e) {
+            throw new UsageException("'" + dataset + "' is not a dataset id: " + e.getMessage(),
+                    "Name the dataset as workspace/name (lowercase letters, digits, '_', '-').");
+        }
+        List<Binding> parsedBindings = bindings.stream().map(PublishRequest::parseBinding).toList();
+        long shardBytes = Sizes.parse(shardSize);
+        if (shardBytes < 4096) {
+            throw new InvalidInputException("--shard-size " + shardSize + " is too small", "Use at least 4KiB.");
+        }
+        PublishRequest request = new PublishRequest(id, new TreeMap<>(PublishRequest.parseNamed(tables, "--table")),
+                new TreeMap<>(PublishRequest.parseNamed(artifacts, "--artifact")), parsedBindings, setLatest,
+                shardBytes, ctx.cwd());
+        Path staging = stagingDir != null ? ctx.cwd().resolve(stagingDir)
+                : Path.of(System.getProperty("java.io.tmpdir"));
+        PublishProgress bars = progress || (ctx.stderrIsTerminal() && !root.json)
+                ? new TerminalProgress(ctx.err()) : PublishProgress.NONE;
+        String creator = ctx.env().getOrDefault("USER", System.getProperty("user.name", "unknown"));
+        PublishResult result;
+        try (Remote remote = root.openRemote()) {
+            result = new Publisher(remote.store, ctx.clock(), creator, staging, threads, bars).publish(request);
+        }
+        if (root.json) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("dataset", result.dataset().toString());
+            m.put("version", result.version().hex());
+            m.put("tables", result.tables());
+            m.put("table_files", result.tableFiles());
+            m.put("rows", result.rows());
+            m.put("artifacts", result.artifacts());
+            m.put("members", result.members());
+            m.put("blobs_uploaded", result.blobsUploaded());
+            m.put("blobs_skipped", result.blobsSkipped());
+            m.put("bytes_uploaded", result.bytesUploaded());
+            m.put("bytes_skipped", result.bytesSkipped());
+            m.put("manifest_written", result.manifestWritten());
+            m.put("latest_set", result.latestSet());
+            root.printJson(m);
+        } else {
+            ctx.out().println(result.summary());
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,68 @@
+package io.warpdata.daemon.publish;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.PathMatcher;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * Expands a path or glob given on the command line ({@code ./data/*.parquet}), so that users can
+ * quote globs and get the same result on every shell. Results are sorted by path.
+ */
+public final class InputPaths {
+    private InputPaths() {
+    }
+
+    /**
+     * @param spec a path or a glob ({@code *}, {@code ?}, {@code [..]}, {@code {a,b}}, {@code **})
+     * @param cwd where relative specs start
+     * @param what for errors, e.g. {@code "--table main"}
+     * @return the matching paths, sorted; never empty
+     * @throws InvalidInputException if nothing exists or matches
+     */
+    public static List<Path> expand(String spec, Path cwd, String what) {
+        int glob = firstGlobChar(spec);
+        if (glob < 0) {
+            Path p = cwd.resolve(spec).normalize();
+            if (!Files.exists(p)) {
+                throw new InvalidInputException("Input " + spec + " of " + what + " does not exist",
+                        "Check the path (relative paths start at " + cwd + ").");
+            }
+            return List.of(p);
+        }
+        int slash = spec.lastIndexOf('/', glob);
+        Path base = cwd.resolve(slash < 0 ? "." : spec.substring(0, slash + 1)).normalize();
+        String pattern = spec.substring(slash + 1);
+        PathMatcher matcher = FileSystems.getDefault().getPathMatcher("glob:" + pattern);
+        int depth = pattern.contains("**") ? Integer.MAX_VALUE : pattern.split("/").length;
+        List<Path> out = new ArrayList<>();
+        if (Files.isDirectory(base)) {
+            try (Stream<Path> s = Files.walk(base, depth)) {
+                s.filter(p -> !p.equals(base) && matcher.matches(base.relativize(p))).forEach(out::add);
+            } catch (IOException e) {
+                throw new UncheckedIOException("listing " + base, e);
+            }
+        }
+        if (out.isEmpty()) {
+            throw new InvalidInputException("Glob " + spec + " of " + what + " matches nothing",
+                    "Check the pattern (relative paths start at " + cwd + ").");
+        }
+        out.sort((a, b) -> ComponentOrder.INSTANCE.compare(a.toString(), b.toString()));
+        return out;
+    }
+
+    private static int firstGlobChar(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '*' || c == '?' || c == '[' || c == '{') {
+                return i;
+            }
+        }
+        return -1;
+    }
+}

@@ -1,0 +1,18 @@
+package io.warpdata.daemon.publish;
+
+import io.warpdata.manifest.ArtifactKind;
+import io.warpdata.manifest.MemberIndex;
+
+import java.util.List;
+import java.util.Objects;
+
+/** An artifact ready to upload: its tar shards (in order), its member index, and totals. */
+public record PackedArtifact(ArtifactKind kind, List<StagedBlob> shards, MemberIndex members, StagedBlob index,
+                             long memberCount, long memberBytes) {
+    public PackedArtifact {
+        Objects.requireNonNull(kind, "kind");
+        shards = List.copyOf(shards);
+        Objects.requireNonNull(members, "members");
+        Objects.requireNonNull(index, "index");
+    }
+}

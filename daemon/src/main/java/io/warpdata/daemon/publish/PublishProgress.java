@@ -1,0 +1,31 @@
+package io.warpdata.daemon.publish;
+
+/**
+ * Where the publisher reports progress (a terminal progress bar in the CLI, nothing in tests).
+ * Called from several threads during upload.
+ */
+public interface PublishProgress {
+    /** Does nothing. */
+    PublishProgress NONE = new PublishProgress() {
+        @Override
+        public void start(String task, long totalBytes) {
+        }
+
+        @Override
+        public void advance(long bytes) {
+        }
+
+        @Override
+        public void finish() {
+        }
+    };
+
+    /** A new phase ("pack images", "upload") of {@code totalBytes} bytes of work begins. */
+    void start(String task, long totalBytes);
+
+    /** {@code bytes} more bytes of the current phase are done. */
+    void advance(long bytes);
+
+    /** The current phase is over. */
+    void finish();
+}

@@ -1,0 +1,91 @@
+package io.warpdata.daemon.publish;
+
+import io.warpdata.manifest.Binding;
+import io.warpdata.manifest.DatasetId;
+import io.warpdata.manifest.RefType;
+import io.warpdata.manifest.WarpException;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+/**
+ * What to publish: tables (name -> Parquet paths or globs), artifacts (name -> a directory, or tar
+ * paths or globs), bindings, whether to move {@code latest}, and the target shard size for
+ * packed directories. Paths are resolved against {@link #workDir()}.
+ */
+public record PublishRequest(DatasetId dataset,
+                             SortedMap<String, List<String>> tables,
+                             SortedMap<String, List<String>> artifacts,
+                             List<Binding> bindings,
+                             boolean setLatest,
+                             long shardSize,
+                             Path workDir) {
+    /** 256 MiB: large enough that S3 request costs vanish, small enough to re-upload cheaply. */
+    public static final long DEFAULT_SHARD_SIZE = 256L << 20;
+
+    public PublishRequest {
+        Objects.requireNonNull(dataset, "dataset");
+        tables = copy(tables);
+        artifacts = copy(artifacts);
+        bindings = List.copyOf(bindings);
+        Objects.requireNonNull(workDir, "workDir");
+        if (tables.isEmpty() && artifacts.isEmpty()) {
+            throw new InvalidInputException("Nothing to publish for " + dataset,
+                    "Give at least one --table NAME=PATH or --artifact NAME=DIR.");
+        }
+    }
+
+    private static SortedMap<String, List<String>> copy(Map<String, List<String>> m) {
+        SortedMap<String, List<String>> out = new TreeMap<>();
+        m.forEach((k, v) -> out.put(k, List.copyOf(v)));
+        return Collections.unmodifiableSortedMap(out);
+    }
+
+    /**
+     * Parses repeated {@code NAME=SPEC} options; a name given twice collects all its specs.
+     *
+     * @throws InvalidInputException on a value without '=' or with an empty side
+     */
+    public static Map<String, List<String>> parseNamed(List<String> values, String option) {
+        Map<String, List<String>> out = new LinkedHashMap<>();
+        for (String v : values) {
+            int eq = v.indexOf('=');
+            if (eq <= 0 || eq == v.length() - 1) {
+                throw new InvalidInputException("Option " + option + " " + v + " is not of the form NAME=PATH",
+                        "Write e.g. " + option + " main=./data/*.parquet (quote globs).");
+            }
+            out.computeIfAbsent(v.substring(0, eq), k -> new ArrayList<>()).add(v.substring(eq + 1));
+        }
+        return out;
+    }
+
+    /**
+     * Parses {@code TABLE.COLUMN=ARTIFACT:image|audio|video|file}.
+     *
+     * @throws InvalidInputException if it does not have that form
+     */
+    public static Binding parseBinding(String text) {
+        int eq = text.indexOf('=');
+        int dot = eq < 0 ? -1 : text.lastIndexOf('.', eq);
+        int colon = text.lastIndexOf(':');
+        if (eq < 0 || dot <= 0 || dot == eq - 1 || colon <= eq + 1 || colon == text.length() - 1) {
+            throw new InvalidInputException("Binding '" + text + "' is not of the form TABLE.COLUMN=ARTIFACT:TYPE",
+                    "Write e.g. --bind main.image_path=images:image (types: image, audio, video, file).");
+        }
+        try {
+            return new Binding(text.substring(0, dot), text.substring(dot + 1, eq), text.substring(eq + 1, colon),
+                    RefType.fromJson(text.substring(colon + 1).toLowerCase(Locale.ROOT)));
+        } catch (WarpException e) {
+            throw new InvalidInputException("Binding '" + text + "' is invalid: " + e.getMessage(),
+                    "Write e.g. --bind main.image_path=images:image (types: image, audio, video, file).");
+        }
+    }
+}

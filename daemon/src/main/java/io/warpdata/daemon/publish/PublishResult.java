@@ -1,0 +1,30 @@
+package io.warpdata.daemon.publish;
+
+import io.warpdata.manifest.DatasetId;
+import io.warpdata.manifest.VersionHash;
+
+/** What a publish did. */
+public record PublishResult(DatasetId dataset,
+                            VersionHash version,
+                            int tables,
+                            int tableFiles,
+                            long rows,
+                            int artifacts,
+                            long members,
+                            int blobsUploaded,
+                            int blobsSkipped,
+                            long bytesUploaded,
+                            long bytesSkipped,
+                            boolean manifestWritten,
+                            boolean latestSet) {
+
+    /** The one-line summary printed at the end of a publish. */
+    public String summary() {
+        return "published " + dataset + "@" + version.hex() + ": " + tables + " table(s), " + tableFiles
+                + " file(s), " + rows + " row(s), " + artifacts + " artifact(s), " + members + " member(s); uploaded "
+                + blobsUploaded + " blob(s) " + Sizes.format(bytesUploaded) + ", skipped " + blobsSkipped
+                + " already stored " + Sizes.format(bytesSkipped)
+                + (manifestWritten ? "" : "; version already existed")
+                + (latestSet ? "; latest -> " + version.shortHex(12) : "");
+    }
+}

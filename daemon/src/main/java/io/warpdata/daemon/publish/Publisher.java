@@ -1,0 +1,395 @@
+package io.warpdata.daemon.publish;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.warpdata.blobcache.BlobNotFoundException;
+import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.StoreException;
+import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.manifest.Artifact;
+import io.warpdata.manifest.BlobId;
+import io.warpdata.manifest.Binding;
+import io.warpdata.manifest.Column;
+import io.warpdata.manifest.DatasetId;
+import io.warpdata.manifest.Manifest;
+import io.warpdata.manifest.ManifestCodec;
+import io.warpdata.manifest.ManifestValidationException;
+import io.warpdata.manifest.Names;
+import io.warpdata.manifest.Table;
+import io.warpdata.manifest.TableShard;
+import io.warpdata.manifest.VersionHash;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+
+/**
+ * Publishes a dataset version (DESIGN.md section 7).
+ *
+ * <p>Order is what makes a publish safe to interrupt: (1) every input is validated, read and
+ * packed locally, so a bad input stops the publish before the store sees a single request;
+ * (2) blobs missing from the store are uploaded, in parallel; (3) only then is the manifest
+ * written, and (4) {@code latest} moved if asked. A reader can never find a version whose bytes
+ * are missing; a crash leaves at most unreferenced blobs, which the next publish reuses.
+ *
+ * <p>Everything is content-addressed, so publishing the same input again computes the same
+ * version hash and finds every blob already stored: nothing is uploaded.
+ */
+public final class Publisher {
+    private final BlobStore store;
+    private final Clock clock;
+    private final String creator;
+    private final Path stagingParent;
+    private final int uploadThreads;
+    private final PublishProgress progress;
+
+    /**
+     * @param store where blobs and manifests go
+     * @param clock for {@code created_at}
+     * @param creator user name recorded in the metadata (never a machine path)
+     * @param stagingParent where packed shards are staged (a fresh directory below it, removed after)
+     * @param uploadThreads parallel uploads (S3 likes several streams; 8 keeps one host busy)
+     * @param progress progress sink
+     */
+    public Publisher(BlobStore store, Clock clock, String creator, Path stagingParent, int uploadThreads,
+                     PublishProgress progress) {
+        this.store = Objects.requireNonNull(store, "store");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.creator = Objects.requireNonNull(creator, "creator");
+        this.stagingParent = Objects.requireNonNull(stagingParent, "stagingParent");
+        if (uploadThreads < 1) {
+            throw new IllegalArgumentException("uploadThreads must be >= 1");
+        }
+        this.uploadThreads = uploadThreads;
+        this.progress = Objects.requireNonNull(progress, "progress");
+    }
+
+    /** A table ready to publish. */
+    private record StagedTable(List<String> names, List<StagedBlob> files, List<Long> rows, List<Column> schema) {
+    }
+
+    /**
+     * Publishes {@code request}.
+     *
+     * @throws InvalidInputException if any input is unusable (nothing is uploaded then)
+     * @throws StoreException if the store fails (no manifest is written then)
+     */
+    public PublishResult publish(PublishRequest request) {
+        checkNames(request);
+        Map<String, List<Path>> tableFiles = new TreeMap<>();
+        request.tables().forEach((name, specs) -> tableFiles.put(name, expandAll(specs, request.workDir(), "--table " + name)));
+        Map<String, List<Path>> artifactInputs = new TreeMap<>();
+        request.artifacts().forEach((name, specs) -> artifactInputs.put(name,
+                expandAll(specs, request.workDir(), "--artifact " + name)));
+
+        Path staging = createStaging();
+        try {
+            Map<String, StagedTable> tables = new TreeMap<>();
+            try (ParquetInspector inspector = new ParquetInspector()) {
+                tableFiles.forEach((name, files) -> tables.put(name, stageTable(name, files, inspector)));
+            }
+            checkBindings(request.bindings(), tables, artifactInputs.keySet());
+            Map<String, PackedArtifact> artifacts = new TreeMap<>();
+            artifactInputs.forEach((name, inputs) -> artifacts.put(name,
+                    packArtifact(name, inputs, staging.resolve(name), request.shardSize())));
+
+            Manifest manifest = manifest(request, tables, artifacts);
+            VersionHash version = ManifestCodec.version(manifest);
+            // A listing first: unlike HEAD, a refused LIST carries the error code, so wrong
+            // credentials surface as an authentication error rather than a bare 403.
+            store.list(StoreLayout.dataset(request.dataset()));
+            Upload upload = uploadMissing(blobs(tables, artifacts));
+            boolean manifestWritten = store.putIfAbsent(StoreLayout.version(request.dataset(), version),
+                    ManifestCodec.toJson(manifest));
+            if (request.setLatest() && !latestIs(request.dataset(), version)) {
+                store.put(StoreLayout.latest(request.dataset()),
+                        ("{\"version\":\"" + version.hex() + "\"}").getBytes(StandardCharsets.UTF_8));
+            }
+            return new PublishResult(request.dataset(), version, tables.size(),
+                    tables.values().stream().mapToInt(t -> t.files().size()).sum(),
+                    manifest.stats().totalRows(), artifacts.size(), manifest.stats().totalMembers(),
+                    upload.uploaded.get(), upload.skipped.get(), upload.bytesUploaded.get(), upload.bytesSkipped.get(),
+                    manifestWritten, request.setLatest());
+        } finally {
+            deleteRecursively(staging);
+        }
+    }
+
+    /** Whether latest already points at {@code version}: then re-publishing writes nothing at all. */
+    private boolean latestIs(DatasetId id, VersionHash version) {
+        String key = StoreLayout.latest(id);
+        if (store.length(key).isEmpty()) {
+            return false;
+        }
+        try {
+            JsonNode node = new ObjectMapper().readTree(store.get(key));
+            return version.hex().equals(node.path("version").asText());
+        } catch (IOException | BlobNotFoundException e) {
+            return false;
+        }
+    }
+
+    private static void checkNames(PublishRequest request) {
+        for (String name : request.tables().keySet()) {
+            component("Table name", name);
+            if (request.artifacts().containsKey(name)) {
+                throw new InvalidInputException("'" + name + "' is given both as a table and as an artifact",
+                        "Tables and artifacts share one namespace (each is a directory of the version); rename one.");
+            }
+        }
+        for (String name : request.artifacts().keySet()) {
+            component("Artifact name", name);
+        }
+    }
+
+    private static void component(String what, String name) {
+        try {
+            Names.requireComponent("name", name);
+        } catch (ManifestValidationException e) {
+            throw new InvalidInputException(what + " '" + name + "' is not valid: " + e.getMessage(),
+                    "Use letters, digits, '_', '.', '=', '+' and '-'.");
+        }
+        if (name.equals(".warp")) {
+            throw new InvalidInputException(what + " '.warp' is reserved", "Choose another name.");
+        }
+    }
+
+    private static List<Path> expandAll(List<String> specs, Path workDir, String what) {
+        List<Path> out = new ArrayList<>();
+        for (String spec : specs) {
+            out.addAll(InputPaths.expand(spec, workDir, what));
+        }
+        return out;
+    }
+
+    private Path createStaging() {
+        try {
+            Files.createDirectories(stagingParent);
+            return Files.createTempDirectory(stagingParent, "warp-publish-");
+        } catch (IOException e) {
+            throw new InvalidInputException("Cannot create a staging directory under " + stagingParent + ": " + e,
+                    "Pass --staging-dir DIR with enough free space for the packed artifacts.", e);
+        }
+    }
+
+    private StagedTable stageTable(String table, List<Path> files, ParquetInspector inspector) {
+        List<Path> sorted = new ArrayList<>(files);
+        sorted.sort(Comparator.comparing(p -> p.getFileName().toString()));
+        List<String> names = new ArrayList<>();
+        List<StagedBlob> blobs = new ArrayList<>();
+        List<Long> rows = new ArrayList<>();
+        List<Column> schema = null;
+        Path schemaFrom = null;
+        for (Path file : sorted) {
+            if (Files.isDirectory(file)) {
+                throw new InvalidInputException("Table '" + table + "' input " + file + " is a directory",
+                        "Give Parquet files or a glob, e.g. --table " + table + "=" + file + "/*.parquet");
+            }
+            String name = file.getFileName().toString();
+            if (names.contains(name)) {
+                throw new InvalidInputException("Table '" + table + "' has two files named " + name,
+                        "Shard file names must be unique within a table; rename one.");
+            }
+            try {
+                Names.requireComponent("name", name);
+            } catch (ManifestValidationException e) {
+                throw new InvalidInputException("Table '" + table + "' file " + file + " has a name that cannot be"
+                        + " shown in the mount", "Rename it using letters, digits, '_', '.', '=', '+' and '-'.");
+            }
+            ParquetInspector.ParquetInfo info = inspector.inspect(file);
+            if (schema == null) {
+                schema = info.schema();
+                schemaFrom = file;
+            } else if (!schema.equals(info.schema())) {
+                throw new InvalidInputException("Table '" + table + "' file " + file + " has schema " + info.schema()
+                        + " but " + schemaFrom + " has " + schema,
+                        "All files of one table must share one schema; publish them as separate tables.");
+            }
+            names.add(name);
+            rows.add(info.rowCount());
+            progress.start("hash " + name, safeSize(file));
+            blobs.add(StagedBlob.ofFile(file));
+            progress.advance(safeSize(file));
+            progress.finish();
+        }
+        return new StagedTable(names, blobs, rows, schema);
+    }
+
+    private static long safeSize(Path file) {
+        try {
+            return Files.size(file);
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
+    private static void checkBindings(List<Binding> bindings, Map<String, StagedTable> tables,
+                                      java.util.Set<String> artifacts) {
+        for (Binding b : bindings) {
+            StagedTable t = tables.get(b.table());
+            if (t == null) {
+                throw new InvalidInputException("Binding " + b.table() + "." + b.column() + " names table '" + b.table()
+                        + "', which is not published", "Tables given: " + tables.keySet() + ".");
+            }
+            if (t.schema().stream().noneMatch(c -> c.name().equals(b.column()))) {
+                throw new InvalidInputException("Binding " + b.table() + "." + b.column() + ": table '" + b.table()
+                        + "' has no column '" + b.column() + "'",
+                        "Its columns are " + t.schema().stream().map(Column::name).toList() + ".");
+            }
+            if (!artifacts.contains(b.artifact())) {
+                throw new InvalidInputException("Binding " + b.table() + "." + b.column() + " names artifact '"
+                        + b.artifact() + "', which is not published", "Artifacts given: " + artifacts + ".");
+            }
+        }
+    }
+
+    private PackedArtifact packArtifact(String name, List<Path> inputs, Path staging, long shardSize) {
+        if (inputs.size() == 1 && Files.isDirectory(inputs.get(0))) {
+            return new ArtifactPacker(staging, shardSize).pack(name, inputs.get(0), progress);
+        }
+        for (Path p : inputs) {
+            if (Files.isDirectory(p)) {
+                throw new InvalidInputException("Artifact '" + name + "' mixes a directory (" + p + ") with other inputs",
+                        "Give one directory, or tar files only.");
+            }
+        }
+        return new TarShardIndexer().index(name, inputs, progress);
+    }
+
+    private Manifest manifest(PublishRequest request, Map<String, StagedTable> tables,
+                              Map<String, PackedArtifact> artifacts) {
+        Map<String, Table> tableMap = new TreeMap<>();
+        tables.forEach((name, t) -> {
+            List<TableShard> shards = new ArrayList<>();
+            for (int i = 0; i < t.files().size(); i++) {
+                shards.add(new TableShard(t.names().get(i), t.files().get(i).ref(), t.rows().get(i)));
+            }
+            tableMap.put(name, new Table(shards, t.schema()));
+        });
+        Map<String, Artifact> artifactMap = new TreeMap<>();
+        artifacts.forEach((name, a) -> artifactMap.put(name, new Artifact(a.kind(),
+                a.shards().stream().map(StagedBlob::ref).toList(), a.index().ref(), a.memberCount(), a.memberBytes())));
+        Map<String, String> metadata = new TreeMap<>();
+        metadata.put("created_at", clock.instant().toString());
+        metadata.put("creator", creator);
+        return Manifest.of(request.dataset(), tableMap, artifactMap, request.bindings(), metadata);
+    }
+
+    /** Every blob of the version, each followed by its block hash list, without duplicates. */
+    private static List<StagedBlob> blobs(Map<String, StagedTable> tables, Map<String, PackedArtifact> artifacts) {
+        List<StagedBlob> main = new ArrayList<>();
+        tables.values().forEach(t -> main.addAll(t.files()));
+        artifacts.values().forEach(a -> {
+            main.addAll(a.shards());
+            main.add(a.index());
+        });
+        Map<BlobId, StagedBlob> out = new LinkedHashMap<>();
+        for (StagedBlob b : main) {
+            out.putIfAbsent(b.id(), b);
+            StagedBlob blocks = StagedBlob.ofBytes(b.blocksBytes());
+            out.putIfAbsent(blocks.id(), blocks);
+        }
+        return new ArrayList<>(out.values());
+    }
+
+    private static final class Upload {
+        final AtomicInteger uploaded = new AtomicInteger();
+        final AtomicInteger skipped = new AtomicInteger();
+        final AtomicLong bytesUploaded = new AtomicLong();
+        final AtomicLong bytesSkipped = new AtomicLong();
+    }
+
+    private Upload uploadMissing(List<StagedBlob> blobs) {
+        Upload upload = new Upload();
+        progress.start("upload", blobs.stream().mapToLong(StagedBlob::size).sum());
+        ExecutorService pool = Executors.newFixedThreadPool(uploadThreads, r -> {
+            Thread t = new Thread(r, "warp-publish-upload");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            List<Future<?>> futures = new ArrayList<>();
+            for (StagedBlob b : blobs) {
+                futures.add(pool.submit(() -> uploadOne(b, upload)));
+            }
+            for (Future<?> f : futures) {
+                try {
+                    f.get();
+                } catch (ExecutionException e) {
+                    futures.forEach(other -> other.cancel(true));
+                    if (e.getCause() instanceof RuntimeException re) {
+                        throw re;
+                    }
+                    throw new StoreException("Upload to " + store.describe() + " failed: " + e.getCause(),
+                            "Check the store and publish again; blobs already uploaded are reused.", e.getCause());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new StoreException("Publish interrupted", "Publish again; uploaded blobs are reused.", e);
+                }
+            }
+            return upload;
+        } finally {
+            pool.shutdownNow();
+            progress.finish();
+        }
+    }
+
+    private void uploadOne(StagedBlob b, Upload upload) {
+        String key = StoreLayout.blob(b.id());
+        OptionalLong existing = store.length(key);
+        boolean written;
+        if (existing.isPresent()) {
+            if (existing.getAsLong() != b.size()) {
+                throw new StoreException("Blob " + key + " in " + store.describe() + " has " + existing.getAsLong()
+                        + " bytes, expected " + b.size(), "The store holds a damaged blob; delete that object and"
+                        + " publish again.", null);
+            }
+            written = false;
+        } else if (b.file().isPresent()) {
+            written = store.putIfAbsent(key, b.file().get());
+        } else {
+            written = store.putIfAbsent(key, b.bytes().get());
+        }
+        if (written) {
+            upload.uploaded.incrementAndGet();
+            upload.bytesUploaded.addAndGet(b.size());
+        } else {
+            upload.skipped.incrementAndGet();
+            upload.bytesSkipped.addAndGet(b.size());
+        }
+        progress.advance(b.size());
+    }
+
+    private static void deleteRecursively(Path dir) {
+        try (Stream<Path> s = Files.walk(dir)) {
+            s.sorted(Comparator.reverseOrder()).forEach(p -> {
+                try {
+                    Files.deleteIfExists(p);
+                } catch (IOException e) {
+                    // Best effort: a leftover staging file is not worth failing a finished publish.
+                }
+            });
+        } catch (IOException e) {
+            throw new UncheckedIOException("cleaning up " + dir, e);
+        }
+    }
+
+}

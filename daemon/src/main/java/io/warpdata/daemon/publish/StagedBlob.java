@@ -1,0 +1,62 @@
+package io.warpdata.daemon.publish;
+
+import io.warpdata.manifest.BlobId;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.BlockHashList;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.DigestInputStream;
+import java.security.MessageDigest;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A blob ready to upload: its bytes (a file on disk or a small array), its content id, and its
+ * block hash list, which is itself uploaded as a side blob.
+ */
+public record StagedBlob(BlobId id, long size, Optional<Path> file, Optional<byte[]> bytes, BlockHashList blocks) {
+    public StagedBlob {
+        Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(blocks, "blocks");
+        if (file.isPresent() == bytes.isPresent()) {
+            throw new IllegalArgumentException("exactly one of file and bytes");
+        }
+    }
+
+    /** Hashes a file in one pass: content id and block hash list together. */
+    public static StagedBlob ofFile(Path file) {
+        MessageDigest sha = BlobId.sha256();
+        try (InputStream in = new DigestInputStream(Files.newInputStream(file), sha)) {
+            BlockHashList blocks = BlockHashList.compute(in, BlockHashList.DEFAULT_BLOCK_SIZE);
+            return new StagedBlob(BlobId.fromDigest(sha.digest()), blocks.blobSize(), Optional.of(file),
+                    Optional.empty(), blocks);
+        } catch (IOException e) {
+            throw new InvalidInputException("Cannot read " + file + ": " + e.getMessage(),
+                    "Check that the file exists and is readable by you, then publish again.", e);
+        }
+    }
+
+    public static StagedBlob ofBytes(byte[] data) {
+        try {
+            BlockHashList blocks = BlockHashList.compute(new java.io.ByteArrayInputStream(data),
+                    BlockHashList.DEFAULT_BLOCK_SIZE);
+            return new StagedBlob(BlobId.of(data), data.length, Optional.empty(), Optional.of(data), blocks);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The block hash list as a blob of its own. */
+    public byte[] blocksBytes() {
+        return blocks.serialize();
+    }
+
+    /** How the manifest refers to this blob. */
+    public BlobRef ref() {
+        return new BlobRef(id, size, BlobId.of(blocksBytes()));
+    }
+}

@@ -1,0 +1,246 @@
+package io.warpdata.daemon.warpd;
+
+import io.warpdata.blobcache.AuthenticationException;
+import io.warpdata.blobcache.BlobReader;
+import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.BlobStores;
+import io.warpdata.blobcache.Catalog;
+import io.warpdata.blobcache.PermissionDeniedException;
+import io.warpdata.blobcache.StoreException;
+import io.warpdata.blobcache.cache.DirectBlobReader;
+import io.warpdata.vfs.Errno;
+import io.warpdata.vfs.WarpTree;
+import io.warpdata.vfs.fuse.MountOptions;
+import io.warpdata.vfs.fuse.WarpFuse;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One running warpd: store, catalog, blob reader, tree and the FUSE mount, plus any services
+ * plugged in later (the control socket registers itself with {@link #addService}). Closing it
+ * unmounts and closes everything in reverse order of opening.
+ */
+public final class WarpDaemon implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(WarpDaemon.class);
+    /**
+     * DESIGN.md section 11 budgets under 200 bytes of heap per indexed member; the member index
+     * cache may use a quarter of the heap.
+     */
+    private static final long BYTES_PER_MEMBER = 200;
+
+    private final DaemonConfig config;
+    private final long startedNanos = System.nanoTime();
+    private final Deque<AutoCloseable> services = new ArrayDeque<>();
+    private final CountDownLatch closed = new CountDownLatch(1);
+    private final AtomicBoolean closing = new AtomicBoolean();
+    private BlobStore store;
+    private Catalog catalog;
+    private BlobReader reader;
+    private Errno errno;
+    private WarpTree tree;
+    private WarpFuse fuse;
+    private volatile boolean mounted;
+
+    private WarpDaemon(DaemonConfig config) {
+        this.config = config;
+    }
+
+    /**
+     * Opens the store, checks it answers, mounts, and starts writing stats.
+     *
+     * @throws ConfigException if the mount point or settings cannot be used
+     * @throws StoreException if the store rejects our credentials
+     */
+    public static WarpDaemon start(DaemonConfig config) {
+        WarpDaemon d = new WarpDaemon(config);
+        try {
+            d.open();
+            return d;
+        } catch (RuntimeException e) {
+            d.close();
+            throw e;
+        }
+    }
+
+    private void open() {
+        try {
+            Files.createDirectories(config.cacheDir());
+        } catch (IOException e) {
+            throw new ConfigException("cannot create cache directory " + config.cacheDir() + ": " + e.getMessage(),
+                    "Pass a writable --cache-dir (or set WARP_CACHE_DIR).");
+        }
+        boolean root = uid() == 0;
+        if (config.allowOther() && !root && !MountPoint.userAllowOther()) {
+            throw new ConfigException("--allow-other needs 'user_allow_other' in /etc/fuse.conf when warpd is not root",
+                    "Add the line 'user_allow_other' to /etc/fuse.conf, or drop --allow-other.");
+        }
+        MountPoint.prepare(config.mountPoint());
+
+        store = openStore(config);
+        services.push(store);
+        catalog = new Catalog(store);
+        checkStore();
+        reader = openBlobReader(config, store);
+        services.push(reader);
+        ExecutorService indexLoader = Executors.newVirtualThreadPerTaskExecutor();
+        services.push(indexLoader::shutdownNow);
+        errno = new Errno(System::nanoTime);
+        long maxMembers = Math.max(100_000, Runtime.getRuntime().maxMemory() / 4 / BYTES_PER_MEMBER);
+        tree = new WarpTree(catalog, reader, maxMembers, indexLoader);
+        fuse = new WarpFuse(tree, errno, uid(), gid());
+        fuse.mount(config.mountPoint(), MountOptions.defaults(config.allowOther()));
+        mounted = true;
+        services.push(this::unmount);
+        services.push(new StatsWriter(config.statsFile(), this::stats).start());
+    }
+
+    /** The store: S3 or a local directory, by the URI's scheme. */
+    static BlobStore openStore(DaemonConfig config) {
+        return BlobStores.open(config.remote(), config.endpoint());
+    }
+
+    /**
+     * The read path for {@code config.mode()}. The one place that picks the BlobReader
+     * implementation: the block cache replaces the direct reader here.
+     */
+    static BlobReader openBlobReader(DaemonConfig config, BlobStore store) {
+        return new DirectBlobReader(store);
+    }
+
+    /**
+     * Fails fast on credentials that cannot work; a store that is merely unreachable is only
+     * logged, since cached data can still be served and the store may come back.
+     */
+    private void checkStore() {
+        try {
+            catalog.workspaces();
+        } catch (AuthenticationException | PermissionDeniedException e) {
+            throw e;
+        } catch (StoreException e) {
+            LOG.warn("the store {} does not answer yet ({}); mounting anyway, reads will fail with EIO until it does",
+                    store.describe(), e.getMessage());
+        }
+    }
+
+    private void unmount() {
+        if (mounted) {
+            mounted = false;
+            fuse.umount();
+            LOG.info("unmounted {}", config.mountPoint());
+        }
+    }
+
+    /** Registers a service to close (before the mount goes) when the daemon stops. */
+    public synchronized void addService(AutoCloseable service) {
+        services.push(service);
+    }
+
+    /** Counters and gauges, as written to stats.json and served on the control socket. */
+    public Map<String, Object> stats() {
+        Map<String, Object> s = new LinkedHashMap<>();
+        s.put("pid", ProcessHandle.current().pid());
+        s.put("mount", config.mountPoint().toString());
+        s.put("remote", config.remote());
+        s.put("mode", config.mode().text());
+        s.put("mounted", mounted);
+        s.put("uptime_seconds", TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - startedNanos));
+        s.put("read", reader == null ? Map.of() : reader.metrics().snapshot());
+        Map<String, Object> errors = new LinkedHashMap<>();
+        errors.put("not_found", errno == null ? 0 : errno.notFoundCount());
+        errors.put("io_errors", errno == null ? 0 : errno.ioErrorCount());
+        errors.put("io_errors_by_type", errno == null ? Map.of() : errno.ioErrorsByType());
+        s.put("mount_errors", errors);
+        Map<String, Object> gauges = new LinkedHashMap<>();
+        gauges.put("open_handles", fuse == null ? 0 : fuse.openHandles());
+        gauges.put("indexed_members", tree == null ? 0 : tree.indexedMembers());
+        Runtime rt = Runtime.getRuntime();
+        gauges.put("heap_used_bytes", rt.totalMemory() - rt.freeMemory());
+        gauges.put("heap_max_bytes", rt.maxMemory());
+        s.put("gauges", gauges);
+        return s;
+    }
+
+    public DaemonConfig config() {
+        return config;
+    }
+
+    public BlobStore store() {
+        return store;
+    }
+
+    public Catalog catalog() {
+        return catalog;
+    }
+
+    public BlobReader reader() {
+        return reader;
+    }
+
+    public WarpTree tree() {
+        return tree;
+    }
+
+    public Errno errno() {
+        return errno;
+    }
+
+    public boolean mounted() {
+        return mounted;
+    }
+
+    /** Blocks until {@link #close()} has finished. */
+    public void awaitClosed() throws InterruptedException {
+        closed.await();
+    }
+
+    /** Unmounts and closes every service, last opened first. Idempotent; safe from a shutdown hook. */
+    @Override
+    public void close() {
+        if (!closing.compareAndSet(false, true)) {
+            try {
+                closed.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return;
+        }
+        try {
+            while (true) {
+                AutoCloseable s;
+                synchronized (this) {
+                    s = services.poll();
+                }
+                if (s == null) {
+                    break;
+                }
+                try {
+                    s.close();
+                } catch (Exception e) {
+                    LOG.warn("closing {} failed: {}", s, e.toString());
+                }
+            }
+        } finally {
+            closed.countDown();
+        }
+    }
+
+    static long uid() {
+        return new com.sun.security.auth.module.UnixSystem().getUid();
+    }
+
+    static long gid() {
+        return new com.sun.security.auth.module.UnixSystem().getGid();
+    }
+}

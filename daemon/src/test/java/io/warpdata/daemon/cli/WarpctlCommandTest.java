@@ -1,0 +1,122 @@
+package io.warpdata.daemon.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.warpdata.blobcache.InMemoryBlobStore;
+import io.warpdata.daemon.publish.TestData;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class WarpctlCommandTest {
+    @TempDir
+    Path tmp;
+
+    private final InMemoryBlobStore store = new InMemoryBlobStore();
+
+    private record Run(int code, String out, String err) {
+    }
+
+    private Run warpctl(Map<String, String> env, String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        CliContext ctx = new CliContext(env, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8), tmp,
+                Clock.fixed(Instant.parse("2026-11-22T05:00:00Z"), ZoneOffset.UTC),
+                (remote, endpoint) -> store, StoreBlobReader::new, false);
+        int code = WarpctlCommand.run(args, ctx);
+        return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    private Run warpctl(String... args) {
+        return warpctl(Map.of("WARP_REMOTE", "memory://test", "USER", "alice"), args);
+    }
+
+    @Test
+    void unknownOptionIsAUsageError() {
+        Run r = warpctl("info", "--frobnicate", "a/b");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("--frobnicate");
+    }
+
+    @Test
+    void missingRemoteIsAUsageErrorSayingWhatToSet() {
+        Run r = warpctl(Map.of(), "info", "vision/pets");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("error: No store given").contains("what to do:").contains("WARP_REMOTE");
+    }
+
+    @Test
+    void badInputIsReportedWithoutStackTraceAndExitsOne() throws Exception {
+        Files.writeString(tmp.resolve("notes.parquet"), "not parquet");
+        Run r = warpctl("publish", "vision/pets", "--table", "main=notes.parquet");
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err()).startsWith("error: Table file").contains("notes.parquet").contains("  what to do: ")
+                .doesNotContain("\tat ");
+        assertThat(store.objects()).isEmpty();
+        Run debug = warpctl("publish", "--debug", "vision/pets", "--table", "main=notes.parquet");
+        assertThat(debug.err()).contains("\tat ");
+    }
+
+    @Test
+    void publishThenInfoSchemaAndHeadShowTheVersion() throws Exception {
+        TestData.parquet(tmp.resolve("data/part-0.parquet"), 20_000, 2_000);
+        TestData.tree(tmp.resolve("images"), 50, 100, 2000, 1);
+        Run pub = warpctl("publish", "vision/pets", "--table", "main=data/*.parquet", "--artifact", "images=images",
+                "--bind", "main.path=images:image", "--set-latest", "--json");
+        assertThat(pub.code()).as(pub.err()).isZero();
+        JsonNode result = new ObjectMapper().readTree(pub.out());
+        String version = result.get("version").asText();
+        assertThat(result.get("rows").asLong()).isEqualTo(20_000);
+
+        Run again = warpctl("publish", "vision/pets", "--table", "main=data/*.parquet", "--artifact", "images=images",
+                "--bind", "main.path=images:image");
+        assertThat(again.out()).contains(version).contains("uploaded 0 blob(s)");
+
+        Run info = warpctl("info", "vision/pets");
+        assertThat(info.code()).as(info.err()).isZero();
+        assertThat(info.out()).contains(version).contains("main").contains("20000").contains("images")
+                .contains("main.path").contains("alice");
+
+        Run schema = warpctl("schema", "vision/pets@" + version.substring(0, 12));
+        assertThat(schema.out()).containsPattern("id\\s+BIGINT").containsPattern("path\\s+VARCHAR");
+
+        Run head = warpctl("head", "vision/pets", "-n", "3");
+        assertThat(head.code()).as(head.err()).isZero();
+        assertThat(head.out().lines().toList()).hasSize(5);
+        assertThat(head.out()).contains("img/00000.png").contains("img/00002.png").doesNotContain("img/00003.png");
+        assertThat(head.err()).contains("read ");
+
+        Run headJson = warpctl("head", "vision/pets", "-n", "2", "--json");
+        JsonNode h = new ObjectMapper().readTree(headJson.out());
+        assertThat(h.get("rows")).hasSize(2);
+        assertThat(h.get("rows").get(1).get("id").asLong()).isEqualTo(1);
+        System.out.printf("head -n 2: read %d of %d bytes%n", h.get("bytes_read").asLong(), h.get("shard_bytes").asLong());
+        assertThat(h.get("bytes_read").asLong()).isLessThan(h.get("shard_bytes").asLong() / 2);
+
+        Run list = warpctl("list-remote", "vision/");
+        assertThat(list.out()).contains("vision/pets").contains(version.substring(0, 12));
+        Run inspect = warpctl("inspect", "vision/pets", "--json");
+        assertThat(new ObjectMapper().readTree(inspect.out()).at("/artifacts/images/members").asLong()).isEqualTo(50);
+    }
+
+    @Test
+    void unknownTableIsTypedError() throws Exception {
+        TestData.parquet(tmp.resolve("data/part-0.parquet"), 10, 10);
+        assertThat(warpctl("publish", "vision/pets", "--table", "main=data/*.parquet", "--set-latest").code()).isZero();
+        Run r = warpctl("schema", "vision/pets", "--table", "nope");
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err()).contains("no table 'nope'").contains("[main]");
+    }
+}

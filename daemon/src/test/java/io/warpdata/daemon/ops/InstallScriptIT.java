@@ -1,0 +1,96 @@
+package io.warpdata.daemon.ops;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** scripts/install into a staging root (--root): what a package or an admin gets. */
+class InstallScriptIT {
+    private static final Duration TIMEOUT = Duration.ofMinutes(2);
+
+    @TempDir
+    Path root;
+
+    @Test
+    void installsJarLaunchersUnitAndConfigIntoTheStagingRoot() throws Exception {
+        ScriptRun run = install("--root", root.toString());
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        Path lib = root.resolve("usr/local/lib/warp");
+        assertThat(lib.resolve("warp.jar")).isRegularFile().hasSameBinaryContentAs(ScriptRun.builtJar());
+        for (String program : List.of("warpd", "warpctl")) {
+            assertThat(lib.resolve("bin").resolve(program)).isExecutable();
+            Path link = root.resolve("usr/local/bin").resolve(program);
+            assertThat(Files.isSymbolicLink(link)).as(link + " is a symlink").isTrue();
+            assertThat(Files.readSymbolicLink(link)).as("relative, so the staging root can move")
+                    .isEqualTo(Path.of("../lib/warp/bin").resolve(program));
+            assertThat(link).isExecutable();
+        }
+        assertThat(lib.resolve("bin/lib/common.sh")).isRegularFile();
+        assertThat(root.resolve("etc/systemd/system/warpd.service")).content()
+                .contains("ExecStart=/usr/local/bin/warpd --config /etc/warp/warpd.conf");
+        assertThat(root.resolve("etc/warp/warpd.conf")).content().contains("mount = /warp");
+        assertThat(Files.getPosixFilePermissions(root.resolve("etc/warp/warpd.env")))
+                .as("credentials file is not world-readable")
+                .noneMatch(p -> p.name().startsWith("OTHERS"));
+    }
+
+    @Test
+    void installedLauncherRunsTheInstalledJar() throws Exception {
+        assertThat(install("--root", root.toString()).exitCode()).isZero();
+
+        // -XshowSettings prints the class path the JVM really got, then the program runs as usual.
+        ScriptRun run = ScriptRun.run(List.of(root.resolve("usr/local/bin/warpctl").toString()),
+                Map.of("WARP_JAVA_OPTS", "-XshowSettings:properties"), TIMEOUT);
+
+        assertThat(run.stderr()).as(run.toString())
+                .contains("java.class.path = " + root.resolve("usr/local/lib/warp/warp.jar"))
+                .doesNotContain("Building Warp");
+    }
+
+    @Test
+    void customPrefixMovesTheFilesAndTheUnitsExecStart() throws Exception {
+        ScriptRun run = install("--prefix", "/opt/warp", "--root", root.toString());
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        assertThat(root.resolve("opt/warp/lib/warp/warp.jar")).isRegularFile();
+        assertThat(root.resolve("opt/warp/bin/warpd")).isExecutable();
+        assertThat(root.resolve("etc/systemd/system/warpd.service")).content()
+                .contains("ExecStart=/opt/warp/bin/warpd --config")
+                .doesNotContain("/usr/local/bin/warpd");
+    }
+
+    @Test
+    void reinstallingKeepsTheAdministratorsConfiguration() throws Exception {
+        assertThat(install("--root", root.toString()).exitCode()).isZero();
+        Path conf = root.resolve("etc/warp/warpd.conf");
+        Files.writeString(conf, "remote = s3://production-bucket\n");
+
+        ScriptRun again = install("--root", root.toString());
+
+        assertThat(again.exitCode()).as(again.toString()).isZero();
+        assertThat(conf).hasContent("remote = s3://production-bucket");
+    }
+
+    @Test
+    void refusesARelativePrefix() throws Exception {
+        ScriptRun run = install("--prefix", "usr/local", "--root", root.toString());
+
+        assertThat(run.exitCode()).isNotZero();
+        assertThat(run.stderr()).contains("--prefix must be an absolute path");
+        assertThat(root.resolve("usr")).doesNotExist();
+    }
+
+    private static ScriptRun install(String... args) throws Exception {
+        List<String> command = new java.util.ArrayList<>();
+        command.add(ScriptRun.repoRoot().resolve("scripts/install").toString());
+        command.addAll(List.of(args));
+        return ScriptRun.run(command, Map.of("WARP_JAR", ScriptRun.builtJar().toString()), TIMEOUT);
+    }
+}

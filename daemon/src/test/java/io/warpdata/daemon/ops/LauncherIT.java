@@ -1,0 +1,77 @@
+package io.warpdata.daemon.ops;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** scripts/warpd and scripts/warpctl: choosing a Java 21+ and the flags the JVM gets. */
+class LauncherIT {
+    private static final Duration TIMEOUT = Duration.ofMinutes(2);
+
+    @TempDir
+    Path dir;
+    private Path oldJavaBin;
+    private Path jvmRoot;
+
+    @BeforeEach
+    void fakeAnOldJavaFirstOnPath() throws Exception {
+        // A "java" that claims to be 17, found first on PATH (Debian's default java is 17).
+        oldJavaBin = Files.createDirectories(dir.resolve("old-jdk/bin"));
+        executable(oldJavaBin.resolve("java"), "#!/bin/sh\necho 'openjdk version \"17.0.15\" 2025-04-15' >&2\n");
+        jvmRoot = Files.createDirectories(dir.resolve("jvm"));
+    }
+
+    @Test
+    void refusesJavaOlderThan21AndSaysWhatToInstall() throws Exception {
+        ScriptRun run = launch("warpctl", Map.of("JAVA_HOME", dir.resolve("old-jdk").toString()));
+
+        assertThat(run.exitCode()).isEqualTo(1);
+        assertThat(run.stderr()).contains("needs a Java runtime 21 or newer", "old-jdk", "openjdk-21");
+    }
+
+    @Test
+    void picksAJava21PlusUnderTheJvmDirectoryWhenPathHasAnOldOne() throws Exception {
+        Path current = Path.of(System.getProperty("java.home"));
+        Path wrapper = Files.createDirectories(jvmRoot.resolve("jdk-current/bin"));
+        executable(wrapper.resolve("java"), "#!/bin/sh\nexec '" + current.resolve("bin/java") + "' \"$@\"\n");
+
+        ScriptRun run = launch("warpd", Map.of("WARP_JAVA_OPTS", "-XshowSettings:properties"));
+
+        assertThat(run.stderr()).as(run.toString())
+                .contains("java.home = " + current)
+                .contains("java.class.path = " + ScriptRun.builtJar());
+    }
+
+    @Test
+    void daemonRunsWithG1AndExitsOnOutOfMemory() throws Exception {
+        Path current = Path.of(System.getProperty("java.home"));
+        ScriptRun run = launch("warpd", Map.of("JAVA_HOME", current.toString(),
+                "WARP_JAVA_OPTS", "-XshowSettings:vm -XX:+PrintCommandLineFlags"));
+
+        assertThat(run.stdout() + run.stderr()).as(run.toString())
+                .contains("-XX:+ExitOnOutOfMemoryError", "-XX:+UseG1GC");
+    }
+
+    private ScriptRun launch(String program, Map<String, String> extraEnv) throws Exception {
+        Map<String, String> env = new java.util.HashMap<>(extraEnv);
+        env.put("PATH", oldJavaBin + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        env.put("WARP_JVM_ROOT", jvmRoot.toString());
+        env.put("WARP_JAR", ScriptRun.builtJar().toString());
+        env.putIfAbsent("JAVA_HOME", "");
+        return ScriptRun.run(List.of(ScriptRun.repoRoot().resolve("scripts").resolve(program).toString(),
+                "--help"), env, TIMEOUT);
+    }
+
+    private static void executable(Path file, String content) throws Exception {
+        Files.writeString(file, content);
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+}

@@ -1,0 +1,208 @@
+package io.warpdata.daemon.publish;
+
+import io.warpdata.manifest.BlobId;
+import io.warpdata.manifest.MemberIndex;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarFile;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.RandomAccessFile;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ArtifactPackerTest {
+    @TempDir
+    Path tmp;
+
+    private PackedArtifact pack(Path src, String staging, long shardSize) {
+        return new ArtifactPacker(tmp.resolve(staging), shardSize).pack("images", src, PublishProgress.NONE);
+    }
+
+    @Test
+    void packingSameDirectoryTwiceGivesIdenticalShards() throws Exception {
+        Path src = TestData.tree(tmp.resolve("src"), 300, 100, 5000, 1);
+        PackedArtifact a = pack(src, "s1", 64 * 1024);
+        // Touch every file: mtimes must not leak into the shards.
+        try (var s = Files.walk(src)) {
+            s.filter(Files::isRegularFile).forEach(p -> p.toFile().setLastModified(1_000_000_000L));
+        }
+        PackedArtifact b = pack(src, "s2", 64 * 1024);
+        assertThat(a.shards()).hasSizeGreaterThan(3);
+        assertThat(b.shards().stream().map(StagedBlob::id).toList())
+                .isEqualTo(a.shards().stream().map(StagedBlob::id).toList());
+        assertThat(b.index().id()).isEqualTo(a.index().id());
+        for (int i = 0; i < a.shards().size(); i++) {
+            assertThat(Files.readAllBytes(b.shards().get(i).file().orElseThrow()))
+                    .isEqualTo(Files.readAllBytes(a.shards().get(i).file().orElseThrow()));
+        }
+        assertThat(a.memberCount()).isEqualTo(300);
+    }
+
+    @Test
+    void recordedOffsetsPointAtEachMembersBytes() throws Exception {
+        Path src = TestData.tree(tmp.resolve("src"), 120, 1, 3000, 2);
+        Files.writeString(src.resolve("empty.txt"), "");
+        PackedArtifact a = pack(src, "s", 16 * 1024);
+        MemberIndex idx = a.members();
+        assertThat(idx.size()).isEqualTo(121);
+        for (int i = 0; i < idx.size(); i++) {
+            byte[] expected = Files.readAllBytes(src.resolve(idx.path(i)));
+            byte[] actual = new byte[(int) idx.length(i)];
+            try (RandomAccessFile f = new RandomAccessFile(a.shards().get(idx.shard(i)).file().orElseThrow().toFile(), "r")) {
+                f.seek(idx.offset(i));
+                f.readFully(actual);
+            }
+            assertThat(actual).as(idx.path(i)).isEqualTo(expected);
+            assertThat(idx.hash(i)).isEqualTo(BlobId.of(expected));
+        }
+    }
+
+    @Test
+    void headersAreNormalisedAndLongNamesUsePax() throws Exception {
+        Path src = tmp.resolve("src");
+        String longDir = "a".repeat(120) + "/" + "b".repeat(90);
+        Files.createDirectories(src.resolve(longDir));
+        Files.writeString(src.resolve(longDir + "/c.txt"), "long");
+        Path exe = Files.writeString(src.resolve("run.sh"), "#!/bin/sh\n");
+        Files.setPosixFilePermissions(exe, PosixFilePermissions.fromString("rwxr-x---"));
+        Files.writeString(src.resolve("plain.txt"), "plain");
+        Files.setPosixFilePermissions(src.resolve("plain.txt"), PosixFilePermissions.fromString("rw-------"));
+        PackedArtifact a = pack(src, "s", 1 << 20);
+        assertThat(a.shards()).hasSize(1);
+        try (TarFile tf = new TarFile(a.shards().get(0).file().orElseThrow())) {
+            List<TarArchiveEntry> entries = tf.getEntries();
+            assertThat(entries).extracting(TarArchiveEntry::getName)
+                    .containsExactly(longDir + "/c.txt", "plain.txt", "run.sh");
+            for (TarArchiveEntry e : entries) {
+                assertThat(e.getModTime().getTime()).isZero();
+                assertThat(e.getLongUserId()).isZero();
+                assertThat(e.getLongGroupId()).isZero();
+                assertThat(e.getUserName()).isEmpty();
+                assertThat(e.getGroupName()).isEmpty();
+            }
+            assertThat(entries.get(1).getMode() & 07777).isEqualTo(0644);
+            assertThat(entries.get(2).getMode() & 07777).isEqualTo(0755);
+        }
+        assertThat(a.members().find(longDir + "/c.txt")).isGreaterThanOrEqualTo(0);
+    }
+
+    /**
+     * Content-defined boundaries: changing one file of 10,000 re-uploads a shard or two. The
+     * figures are printed for the report.
+     */
+    @Test
+    void changingOneFileOfTenThousandChangesFewShards() throws Exception {
+        Path src = TestData.tree(tmp.resolve("src"), 10_000, 200, 1800, 3);
+        long target = 512 * 1024;
+        PackedArtifact before = pack(src, "before", target);
+
+        Path changed = src.resolve("d05/f05000.bin");
+        byte[] b = Files.readAllBytes(changed);
+        b[0] ^= 1;
+        Files.write(changed, b);
+        PackedArtifact edited = pack(src, "edited", target);
+
+        Files.write(src.resolve("d10/f10000-new.bin"), new byte[1500]);
+        PackedArtifact added = pack(src, "added", target);
+
+        int editedNew = newShards(before, edited);
+        int addedNew = newShards(edited, added);
+        System.out.printf("CDC: %d files, target %d KiB, %d shards; one file changed -> %d new shard(s); "
+                        + "one file added -> %d new shard(s)%n", 10_000, target / 1024, before.shards().size(),
+                editedNew, addedNew);
+        assertThat(before.shards().size()).isGreaterThanOrEqualTo(20);
+        assertThat(editedNew).isBetween(1, 2);
+        assertThat(addedNew).isBetween(1, 3);
+    }
+
+    private static int newShards(PackedArtifact old, PackedArtifact now) {
+        Set<BlobId> had = new HashSet<>();
+        old.shards().forEach(s -> had.add(s.id()));
+        return (int) now.shards().stream().filter(s -> !had.contains(s.id())).count();
+    }
+
+    @Test
+    void symlinkInsideRootIsStoredAsTheTargetsContent() throws Exception {
+        Path src = tmp.resolve("src");
+        Files.createDirectories(src.resolve("x"));
+        Files.writeString(src.resolve("x/real.txt"), "hello");
+        Files.createSymbolicLink(src.resolve("link.txt"), Path.of("x/real.txt"));
+        PackedArtifact a = pack(src, "s", 1 << 20);
+        int i = a.members().find("link.txt");
+        assertThat(i).isGreaterThanOrEqualTo(0);
+        assertThat(a.members().length(i)).isEqualTo(5);
+        assertThat(a.members().hash(i)).isEqualTo(BlobId.of("hello".getBytes()));
+    }
+
+    @Test
+    void symlinkLeavingRootIsRefusedNamingIt() throws Exception {
+        Path src = tmp.resolve("src");
+        Files.createDirectories(src);
+        Files.writeString(tmp.resolve("secret.txt"), "secret");
+        Files.createSymbolicLink(src.resolve("escape.txt"), tmp.resolve("secret.txt"));
+        assertThatThrownBy(() -> pack(src, "s", 1 << 20))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("escape.txt")
+                .hasMessageContaining("leaving the source directory");
+        assertThat(tmp.resolve("s")).doesNotExist();
+    }
+
+    @Test
+    void fifoIsRefusedNamingIt() throws Exception {
+        Path src = tmp.resolve("src");
+        Files.createDirectories(src);
+        Path fifo = src.resolve("pipe");
+        Assumptions.assumeTrue(new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor() == 0, "mkfifo");
+        assertThatThrownBy(() -> pack(src, "s", 1 << 20))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining(fifo.toString())
+                .hasMessageContaining("fifo");
+    }
+
+    @Test
+    void socketIsRefusedNamingIt() throws Exception {
+        Path src = tmp.resolve("src");
+        Files.createDirectories(src);
+        Path sock = src.resolve("sock");
+        try (ServerSocketChannel ch = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            ch.bind(UnixDomainSocketAddress.of(sock));
+            assertThatThrownBy(() -> pack(src, "s", 1 << 20))
+                    .isInstanceOf(InvalidInputException.class)
+                    .hasMessageContaining(sock.toString())
+                    .hasMessageContaining("socket");
+        }
+    }
+
+    @Test
+    void deviceFileIsRefusedNamingIt() throws Exception {
+        Path src = tmp.resolve("src");
+        Files.createDirectories(src);
+        Path dev = src.resolve("null");
+        Assumptions.assumeTrue(new ProcessBuilder("mknod", dev.toString(), "c", "1", "3").start().waitFor() == 0,
+                "mknod needs CAP_MKNOD");
+        assertThatThrownBy(() -> pack(src, "s", 1 << 20))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining(dev.toString())
+                .hasMessageContaining("character device");
+    }
+
+    @Test
+    void missingDirectoryIsRefused() {
+        assertThatThrownBy(() -> pack(tmp.resolve("nope"), "s", 1 << 20))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("nope")
+                .hasMessageContaining("not a directory");
+    }
+}

@@ -1,0 +1,229 @@
+package io.warpdata.daemon.publish;
+
+import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.InMemoryBlobStore;
+import io.warpdata.blobcache.StoreException;
+import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.manifest.Binding;
+import io.warpdata.manifest.DatasetId;
+import io.warpdata.manifest.Manifest;
+import io.warpdata.manifest.ManifestCodec;
+import io.warpdata.manifest.RefType;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class PublisherTest {
+    private static final DatasetId ID = new DatasetId("vision", "pets");
+    private static final Clock CLOCK = Clock.fixed(Instant.parse("2026-11-22T05:00:00Z"), ZoneOffset.UTC);
+
+    @TempDir
+    Path tmp;
+
+    private final InMemoryBlobStore store = new InMemoryBlobStore();
+
+    private Publisher publisher(BlobStore s) {
+        return new Publisher(s, CLOCK, "alice", tmp.resolve("staging"), 4, PublishProgress.NONE);
+    }
+
+    private PublishRequest request(Map<String, List<String>> tables, Map<String, List<String>> artifacts,
+                                   List<Binding> bindings) {
+        return new PublishRequest(ID, new TreeMap<>(tables), new TreeMap<>(artifacts), bindings, true, 64 * 1024, tmp);
+    }
+
+    private PublishRequest goodRequest() throws Exception {
+        TestData.parquet(tmp.resolve("data/part-0.parquet"), 500, 100);
+        TestData.parquet(tmp.resolve("data/part-1.parquet"), 300, 100);
+        TestData.tree(tmp.resolve("images"), 200, 100, 3000, 7);
+        return request(Map.of("main", List.of("data/*.parquet")), Map.of("images", List.of("images")),
+                List.of(new Binding("main", "path", "images", RefType.IMAGE)));
+    }
+
+    @Test
+    void publishWritesBlobsThenManifestThenLatestInTheDesignLayout() throws Exception {
+        PublishResult r = publisher(store).publish(goodRequest());
+        assertThat(r.rows()).isEqualTo(800);
+        assertThat(r.members()).isEqualTo(200);
+        assertThat(r.tableFiles()).isEqualTo(2);
+        assertThat(store.objects().keySet()).allMatch(k -> k.matches("blobs/sha256/[0-9a-f]{2}/[0-9a-f]{64}")
+                || k.equals(StoreLayout.version(ID, r.version())) || k.equals(StoreLayout.latest(ID)));
+        byte[] json = store.objects().get(StoreLayout.version(ID, r.version()));
+        Manifest m = ManifestCodec.fromJson(json, "test");
+        assertThat(ManifestCodec.version(m)).isEqualTo(r.version());
+        assertThat(m.tables().get("main").shards()).extracting(s -> s.name())
+                .containsExactly("part-0.parquet", "part-1.parquet");
+        assertThat(m.metadata()).containsEntry("creator", "alice").containsEntry("created_at", "2026-11-22T05:00:00Z");
+        // Every blob the manifest names, and its block hash list, is in the store.
+        m.tables().get("main").shards().forEach(s -> {
+            assertThat(store.objects()).containsKey(StoreLayout.blob(s.blob().id()));
+            assertThat(store.objects()).containsKey(StoreLayout.blob(s.blob().blocks()));
+        });
+        m.artifacts().get("images").shards().forEach(b -> assertThat(store.objects()).containsKey(StoreLayout.blob(b.id())));
+        assertThat(store.objects()).containsKey(StoreLayout.blob(m.artifacts().get("images").index().id()));
+        String text = new String(json, StandardCharsets.UTF_8);
+        assertThat(text).doesNotContain(tmp.toString()).doesNotContain("file:");
+        assertThat(new String(store.objects().get(StoreLayout.latest(ID)), StandardCharsets.UTF_8))
+                .contains(r.version().hex());
+        assertThat(Files.list(tmp.resolve("staging"))).as("staging is cleaned up").isEmpty();
+    }
+
+    @Test
+    void republishingSameInputUploadsNothingAndGivesSameHash() throws Exception {
+        PublishRequest req = goodRequest();
+        PublishResult first = publisher(store).publish(req);
+        long puts = store.puts.get();
+        PublishResult second = new Publisher(store, Clock.offset(CLOCK, java.time.Duration.ofHours(1)), "bob",
+                tmp.resolve("staging"), 4, PublishProgress.NONE).publish(req);
+        assertThat(second.version()).isEqualTo(first.version());
+        assertThat(second.bytesUploaded()).isZero();
+        assertThat(second.blobsUploaded()).isZero();
+        assertThat(second.bytesSkipped()).isEqualTo(first.bytesUploaded());
+        assertThat(second.manifestWritten()).isFalse();
+        // latest already points at this version: not even the pointer is rewritten.
+        assertThat(store.puts.get()).isEqualTo(puts);
+    }
+
+    @Test
+    void nonParquetTableFileStopsPublishBeforeAnyUpload() throws Exception {
+        PublishRequest good = goodRequest();
+        Files.writeString(tmp.resolve("data/part-2.parquet"), "id,path\n1,x\n");
+        assertThatThrownBy(() -> publisher(store).publish(good))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("part-2.parquet");
+        assertThat(store.objects()).isEmpty();
+    }
+
+    @Test
+    void missingArtifactDirectoryStopsPublishBeforeAnyUpload() throws Exception {
+        TestData.parquet(tmp.resolve("data/part-0.parquet"), 10, 100);
+        PublishRequest req = request(Map.of("main", List.of("data/*.parquet")), Map.of("images", List.of("no-such-dir")),
+                List.of());
+        assertThatThrownBy(() -> publisher(store).publish(req))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("no-such-dir");
+        assertThat(store.objects()).isEmpty();
+    }
+
+    @Test
+    void hostileArtifactEntryStopsPublishBeforeAnyUpload() throws Exception {
+        PublishRequest good = goodRequest();
+        Files.writeString(tmp.resolve("outside.txt"), "secret");
+        Files.createSymbolicLink(tmp.resolve("images/d00/escape.bin"), tmp.resolve("outside.txt"));
+        assertThatThrownBy(() -> publisher(store).publish(good))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("escape.bin");
+        assertThat(store.objects()).isEmpty();
+    }
+
+    @Test
+    void bindingToAMissingColumnIsRefused() throws Exception {
+        goodRequest();
+        PublishRequest req = request(Map.of("main", List.of("data/*.parquet")), Map.of("images", List.of("images")),
+                List.of(new Binding("main", "image_path", "images", RefType.IMAGE)));
+        assertThatThrownBy(() -> publisher(store).publish(req))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("no column 'image_path'")
+                .satisfies(e -> assertThat(((InvalidInputException) e).nextStep()).contains("path"));
+        assertThat(store.objects()).isEmpty();
+    }
+
+    @Test
+    void bindingSyntaxIsChecked() {
+        assertThat(PublishRequest.parseBinding("main.path=images:image"))
+                .isEqualTo(new Binding("main", "path", "images", RefType.IMAGE));
+        assertThatThrownBy(() -> PublishRequest.parseBinding("main=images:image"))
+                .isInstanceOf(InvalidInputException.class);
+        assertThatThrownBy(() -> PublishRequest.parseBinding("main.path=images:pdf"))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("pdf");
+    }
+
+    @Test
+    void failedUploadLeavesNoManifestAndNoLatest() throws Exception {
+        PublishRequest req = goodRequest();
+        BlobStore failing = new FailingStore(store, 3);
+        assertThatThrownBy(() -> publisher(failing).publish(req)).isInstanceOf(StoreException.class);
+        assertThat(store.objects().keySet()).allMatch(k -> k.startsWith("blobs/"));
+        // The next publish reuses what got through and completes.
+        PublishResult r = publisher(store).publish(req);
+        assertThat(r.blobsSkipped()).isGreaterThan(0);
+        assertThat(store.objects()).containsKey(StoreLayout.latest(ID));
+    }
+
+    /** Lets {@code okPuts} uploads through, then fails every upload. */
+    private static final class FailingStore implements BlobStore {
+        private final BlobStore delegate;
+        private final AtomicInteger left;
+
+        FailingStore(BlobStore delegate, int okPuts) {
+            this.delegate = delegate;
+            this.left = new AtomicInteger(okPuts);
+        }
+
+        private void maybeFail(String key) {
+            if (left.decrementAndGet() < 0) {
+                throw new StoreException("injected failure writing " + key, "retry", null);
+            }
+        }
+
+        @Override
+        public OptionalLong length(String key) {
+            return delegate.length(key);
+        }
+
+        @Override
+        public void read(String key, long offset, byte[] dst, int dstOff, int len) {
+            delegate.read(key, offset, dst, dstOff, len);
+        }
+
+        @Override
+        public byte[] get(String key) {
+            return delegate.get(key);
+        }
+
+        @Override
+        public void put(String key, byte[] data) {
+            maybeFail(key);
+            delegate.put(key, data);
+        }
+
+        @Override
+        public boolean putIfAbsent(String key, byte[] data) {
+            maybeFail(key);
+            return delegate.putIfAbsent(key, data);
+        }
+
+        @Override
+        public boolean putIfAbsent(String key, Path source) {
+            maybeFail(key);
+            return delegate.putIfAbsent(key, source);
+        }
+
+        @Override
+        public List<String> list(String prefix) {
+            return delegate.list(prefix);
+        }
+
+        @Override
+        public String describe() {
+            return "failing";
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}

@@ -1,0 +1,73 @@
+package io.warpdata.daemon.warpd;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class DaemonConfigTest {
+    private static final Path HOME = Path.of("/home/ada");
+
+    @Test
+    void defaultsComeFromTheEnvironmentThenBuiltIns() {
+        DaemonConfig c = DaemonConfig.resolve(Map.of("mount", "/warp"), new Properties(),
+                Map.of("WARP_REMOTE", "s3://bucket/p", "WARP_CACHE_SIZE_GB", "7"), HOME);
+        assertThat(c.remote()).isEqualTo("s3://bucket/p");
+        assertThat(c.cacheSizeBytes()).isEqualTo(7_000_000_000L);
+        assertThat(c.cacheDir()).isEqualTo(Path.of("/home/ada/.cache/warpdata"));
+        assertThat(c.socket()).isEqualTo(Path.of("/home/ada/.cache/warpdata/warpd.sock"));
+        assertThat(c.mode()).isEqualTo(ReadMode.AUTO);
+        assertThat(c.endpoint()).isEmpty();
+        assertThat(c.allowOther()).isFalse();
+        assertThat(c.statsFile()).isEqualTo(Path.of("/home/ada/.cache/warpdata/stats.json"));
+    }
+
+    @Test
+    void commandLineBeatsConfigFileWhichBeatsEnvironment() {
+        Properties file = new Properties();
+        file.setProperty("remote", "s3://from-file/x");
+        file.setProperty("mode", "hybrid");
+        file.setProperty("cache-size", "1TiB");
+        file.setProperty("allow-other", "true");
+        DaemonConfig c = DaemonConfig.resolve(Map.of("mount", "/warp", "mode", "remote"), file,
+                Map.of("WARP_REMOTE", "s3://from-env/x", "WARP_MODE", "local", "WARP_S3_ENDPOINT", "http://127.0.0.1:9000",
+                        "WARP_SOCKET", "/run/warp.sock"), HOME);
+        assertThat(c.remote()).isEqualTo("s3://from-file/x");
+        assertThat(c.mode()).isEqualTo(ReadMode.REMOTE);
+        assertThat(c.cacheSizeBytes()).isEqualTo(1L << 40);
+        assertThat(c.endpoint()).isEqualTo(Optional.of("http://127.0.0.1:9000"));
+        assertThat(c.socket()).isEqualTo(Path.of("/run/warp.sock"));
+        assertThat(c.allowOther()).isTrue();
+    }
+
+    @Test
+    void missingRemoteSaysHowToGiveIt() {
+        assertThatThrownBy(() -> DaemonConfig.resolve(Map.of("mount", "/warp"), new Properties(), Map.of(), HOME))
+                .isInstanceOf(ConfigException.class)
+                .satisfies(e -> assertThat(((ConfigException) e).nextStep()).contains("--remote").contains("WARP_REMOTE"));
+    }
+
+    @Test
+    void missingMountSaysHowToGiveIt() {
+        assertThatThrownBy(() -> DaemonConfig.resolve(Map.of("remote", "s3://b"), new Properties(), Map.of(), HOME))
+                .isInstanceOf(ConfigException.class)
+                .satisfies(e -> assertThat(((ConfigException) e).nextStep()).contains("--mount"));
+    }
+
+    @Test
+    void badModeAndSizeAndUnknownKeysAreRejected() {
+        Map<String, String> base = Map.of("mount", "/warp", "remote", "s3://b");
+        assertThatThrownBy(() -> DaemonConfig.resolve(Map.of("mount", "/w", "remote", "s3://b", "mode", "turbo"),
+                new Properties(), Map.of(), HOME)).hasMessageContaining("turbo");
+        assertThatThrownBy(() -> DaemonConfig.resolve(Map.of("mount", "/w", "remote", "s3://b", "cache-size", "big"),
+                new Properties(), Map.of(), HOME)).hasMessageContaining("big");
+        Properties typo = new Properties();
+        typo.setProperty("cache_size", "1GB");
+        assertThatThrownBy(() -> DaemonConfig.resolve(base, typo, Map.of(), HOME)).hasMessageContaining("cache_size");
+    }
+}

@@ -1,0 +1,1284 @@
+"""scripts/bench: Warp against s3fs, rclone mount, a raw GET and the local disk, in one run.
+
+Run through scripts/bench (which finds a JDK, fetches S3Proxy and DuckDB and builds warp.jar);
+this file is the harness and uses only the Python standard library (Debian's /usr/bin/python3).
+See docs/bench.md for what each workload means and how to read the table.
+
+Everything it starts (S3Proxy, warpd, s3fs, rclone, the DuckDB helper) and every mount it makes
+is recorded in <workdir>/run/state.json and torn down on exit, on SIGINT/SIGTERM, and by
+`bench.py --cleanup` (which scripts/bench's EXIT trap runs in case this process died hard).
+"""
+import argparse
+import datetime
+import glob
+import hashlib
+import json
+import multiprocessing
+import os
+import platform
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+# Three buckets: S3Proxy's filesystem backend lists a bucket by walking all of it, and s3fs
+# lists its whole bucket when it mounts, so the 100,000-file tree gets a bucket of its own
+# (otherwise every s3fs remount would pay for listing it). Warp's store is apart as well.
+WARP_BUCKET, WARP_PREFIX = "warp-bench", "store"
+PEER_BUCKETS = {"data": "peer-data", "tree": "peer-tree"}
+TREE_WORKLOADS = ("ls-lR", "find")
+DATASET = "bench/data"
+ACCESS_KEY = "benchkey"
+SECRET_KEY = "benchsecret"
+REGION = "us-east-1"
+MIB = 1 << 20
+GIB = 1 << 30
+
+SYSTEMS = ["warp", "s3fs", "rclone", "local", "rawget"]
+SYSTEM_LABEL = {"warp": "warp", "s3fs": "s3fs", "rclone": "rclone", "local": "local disk",
+                "rawget": "raw GET"}
+DAEMONS = ["warp", "s3fs", "rclone"]
+
+# name -> (label, unit, better, systems, phases)
+WORKLOADS = {
+    "seq-dd": ("Sequential read of the big file, dd bs=4M", "MB/s", "hi",
+               ["warp", "s3fs", "rclone", "local", "rawget"], ["cold", "warm"]),
+    "seq-fio": ("Sequential read of the big file, fio psync bs=4M", "MB/s", "hi",
+                ["warp", "s3fs", "rclone", "local"], ["cold"]),
+    "img-seq": ("ImageFolder raw bytes, folder order, 2 workers", "files/s", "hi",
+                ["warp", "s3fs", "rclone", "local"], ["cold", "warm"]),
+    "img-shuffle": ("ImageFolder raw bytes, shuffled, 2 workers", "files/s", "hi",
+                    ["warp", "s3fs", "rclone", "local"], ["cold", "warm"]),
+    "ls-lR": ("ls -lR over the wide tree", "s", "lo",
+              ["warp", "s3fs", "rclone", "local"], ["cold", "warm"]),
+    "find": ("find -type f | wc -l over the wide tree", "s", "lo",
+             ["warp", "s3fs", "rclone", "local"], ["cold", "warm"]),
+    "duck-count": ("DuckDB count(*) over the table", "s", "lo",
+                   ["warp", "s3fs", "rclone", "local"], ["cold", "warm"]),
+    "duck-filter": ("DuckDB filtered aggregate over the table", "s", "lo",
+                    ["warp", "s3fs", "rclone", "local"], ["cold", "warm"]),
+    "duck-groupby": ("DuckDB group-by over the table", "s", "lo",
+                     ["warp", "s3fs", "rclone", "local"], ["cold", "warm"]),
+    "ttfb-image": ("Time to first byte, one image file", "ms", "lo",
+                   ["warp", "s3fs", "rclone", "local"], ["cold"]),
+    "ttfb-big": ("Time to first byte, the big file", "ms", "lo",
+                 ["warp", "s3fs", "rclone", "local"], ["cold"]),
+}
+
+SCALES = {
+    "quick": {"big_bytes": 256 * MIB, "table_shards": 4, "table_rows": 250_000,
+              "images": 2000, "classes": 10, "tree_files": 20_000, "runs": 1, "timeout": 120},
+    "full": {"big_bytes": 1 * GIB, "table_shards": 8, "table_rows": 500_000,
+             "images": 5000, "classes": 10, "tree_files": 100_000, "runs": 3, "timeout": 300},
+}
+
+
+def log(msg):
+    ts = datetime.datetime.now().strftime("%H:%M:%S")
+    print(f"[bench {ts}] {msg}", file=sys.stderr, flush=True)
+
+
+class BenchError(Exception):
+    pass
+
+
+# ----------------------------------------------------------------------------------------
+# Processes and mounts: everything started is recorded so it can always be torn down.
+# ----------------------------------------------------------------------------------------
+
+def is_mounted(path):
+    path = os.path.realpath(path)
+    try:
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                if line.split()[4] == path:
+                    return True
+    except OSError:
+        pass
+    return False
+
+
+def unmount(path):
+    """fusermount -u, then a lazy -z if the mount is busy; returns when it is gone."""
+    if not is_mounted(path):
+        return
+    for args in (["-u"], ["-u", "-z"]):
+        for tool in ("fusermount", "fusermount3", "umount"):
+            if shutil.which(tool) is None:
+                continue
+            argv = [tool] + args + [path] if tool != "umount" else ["umount", "-l", path]
+            subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+            if not is_mounted(path):
+                return
+            break
+        time.sleep(0.5)
+    if is_mounted(path):
+        log(f"warning: could not unmount {path}")
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def pid_start_time(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[19])
+    except OSError:
+        return None
+
+
+def stop_pid(pid, sig=signal.SIGTERM, grace=15.0):
+    if not pid_alive(pid):
+        return
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            return
+        time.sleep(0.1)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+class Registry:
+    """Processes and mounts this run owns, mirrored to state.json for --cleanup."""
+
+    def __init__(self, state_path):
+        self.state_path = state_path
+        self.procs = {}   # name -> Popen
+        self.mounts = {}  # name -> path
+
+    def _save(self):
+        state = {"pids": {n: [p.pid, pid_start_time(p.pid)] for n, p in self.procs.items()},
+                 "mounts": self.mounts}
+        tmp = self.state_path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(state, f)
+        os.replace(tmp, self.state_path)
+
+    def start(self, name, argv, logpath, env=None, stdin=None, stdout=None):
+        logf = open(logpath, "ab")
+        # A new session: Ctrl-C in the terminal reaches only the harness, which then stops
+        # its children in order (warpd gets SIGTERM so it unmounts itself).
+        p = subprocess.Popen(argv, stdout=stdout if stdout is not None else logf, stderr=logf,
+                             stdin=stdin if stdin is not None else subprocess.DEVNULL,
+                             env=env, start_new_session=True)
+        logf.close()
+        self.procs[name] = p
+        self._save()
+        return p
+
+    def add_mount(self, name, path):
+        self.mounts[name] = path
+        self._save()
+
+    def stop(self, name, grace=15.0):
+        """Stops one process and its mount: SIGTERM first, then unmount, then SIGKILL."""
+        p = self.procs.pop(name, None)
+        mount = self.mounts.pop(name, None)
+        if p is not None:
+            if name.startswith(("s3fs", "rclone")) and mount:
+                unmount(mount)  # the FUSE client exits by itself once unmounted
+            stop_pid(p.pid, signal.SIGTERM, grace)
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        if mount:
+            unmount(mount)
+        self._save()
+
+    def stop_all(self):
+        for name in list(self.procs):
+            if name not in ("s3proxy", "duckdb"):
+                self.stop(name)
+        for name in list(self.mounts):
+            unmount(self.mounts.pop(name))
+        for name in list(self.procs):
+            self.stop(name, grace=10.0)
+        self._save()
+
+
+def cleanup_from_state(state_path):
+    """Tears down what a dead harness left: used by scripts/bench's EXIT trap."""
+    try:
+        with open(state_path) as f:
+            state = json.load(f)
+    except (OSError, ValueError):
+        return
+    # Newest first: the FUSE daemons go before the server they read from.
+    for name, (pid, start) in reversed(list(state.get("pids", {}).items())):
+        if pid_alive(pid) and pid_start_time(pid) == start:  # same process, not a reused pid
+            if name in state.get("mounts", {}):
+                unmount(state["mounts"][name])
+            stop_pid(pid, signal.SIGTERM, 15.0)
+    for path in state.get("mounts", {}).values():
+        unmount(path)
+    try:
+        os.remove(state_path)
+    except OSError:
+        pass
+
+
+# ----------------------------------------------------------------------------------------
+# Helpers
+# ----------------------------------------------------------------------------------------
+
+class Dropper:
+    def __init__(self):
+        self.ok = True
+        self.warned = False
+
+    def __call__(self):
+        os.sync()
+        try:
+            with open("/proc/sys/vm/drop_caches", "w") as f:
+                f.write("3\n")
+        except OSError as e:
+            self.ok = False
+            if not self.warned:
+                log(f"warning: cannot drop the page cache ({e}); cold runs are not truly cold")
+                self.warned = True
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def proc_cpu_seconds(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        tck = os.sysconf("SC_CLK_TCK")
+        return (int(fields[11]) + int(fields[12])) / tck  # utime + stime
+    except OSError:
+        return None
+
+
+def proc_hwm_kib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def java_descendant(pid):
+    """The java process that is pid or its descendant (a launcher script may not exec)."""
+    frontier = [pid]
+    seen = set()
+    while frontier:
+        p = frontier.pop(0)
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            with open(f"/proc/{p}/comm") as f:
+                if f.read().strip() == "java":
+                    return p
+        except OSError:
+            continue
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    with open(f"/proc/{d}/stat") as f:
+                        if int(f.read().rsplit(")", 1)[1].split()[1]) == p:
+                            frontier.append(int(d))
+                except (OSError, ValueError, IndexError):
+                    pass
+    return pid
+
+
+def run_timed(argv, timeout, shell=False, cwd=None):
+    """Runs a command, returns (seconds, stdout). Raises BenchError on failure or timeout."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, shell=shell, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         cwd=cwd, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        raise BenchError(f"timeout after {timeout}s")
+    secs = time.perf_counter() - t0
+    if p.returncode != 0:
+        msg = (err or b"").decode(errors="replace").strip().splitlines()
+        raise BenchError(f"exit {p.returncode}: {msg[-1] if msg else ''}"[:200])
+    return secs, out.decode(errors="replace")
+
+
+def curl_args():
+    return ["curl", "-sS", "--fail", "--aws-sigv4", f"aws:amz:{REGION}:s3",
+            "-u", f"{ACCESS_KEY}:{SECRET_KEY}",
+            # curl does not send the payload hash S3Proxy requires; UNSIGNED-PAYLOAD is valid v4.
+            "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD"]
+
+
+def git_commit():
+    try:
+        return subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
+# ----------------------------------------------------------------------------------------
+# Data: generated once per scale, deterministic, reused by later runs.
+# ----------------------------------------------------------------------------------------
+
+def _make_image(job):
+    path, seed = job
+    from PIL import Image  # imported in the worker: only data generation needs PIL
+    import io
+    r = random.Random(seed)
+    target = r.randint(50_000, 150_000)
+    # Noise JPEGs at quality 85 take about 0.6 byte a pixel: choose a 4:3 size near target.
+    pixels = target / 0.6
+    w = max(64, int((pixels * 4 / 3) ** 0.5))
+    h = max(48, int(pixels / w))
+    im = Image.frombytes("RGB", (w, h), r.randbytes(w * h * 3))
+    buf = io.BytesIO()
+    im.save(buf, "JPEG", quality=85)
+    with open(path, "wb") as f:
+        f.write(buf.getvalue())
+
+
+def generate_data(cfg, data_dir, java_cmd):
+    params = {k: cfg[k] for k in ("big_bytes", "table_shards", "table_rows", "images", "classes",
+                                  "tree_files")}
+    params["format"] = 1
+    marker = os.path.join(data_dir, ".complete.json")
+    try:
+        with open(marker) as f:
+            if json.load(f) == params:
+                log(f"data: reusing {data_dir}")
+                return
+    except (OSError, ValueError):
+        pass
+    if os.path.isdir(data_dir):
+        shutil.rmtree(data_dir)
+    t0 = time.time()
+    for d in ("big", "main", "images", "tree"):
+        os.makedirs(os.path.join(data_dir, d))
+    log(f"data: big file ({cfg['big_bytes'] // MIB} MiB Parquet, 4 random BIGINT columns, uncompressed)")
+    subprocess.run(java_cmd + ["big", os.path.join(data_dir, "big", "big.parquet"),
+                               str(cfg["big_bytes"])], check=True, stderr=subprocess.DEVNULL)
+    log(f"data: table ({cfg['table_shards']} shards x {cfg['table_rows']} rows)")
+    subprocess.run(java_cmd + ["table", os.path.join(data_dir, "main"), str(cfg["table_shards"]),
+                               str(cfg["table_rows"])], check=True, stderr=subprocess.DEVNULL)
+    log(f"data: {cfg['images']} JPEG images in {cfg['classes']} classes")
+    jobs = []
+    for i in range(cfg["images"]):
+        cls = f"n{1440764 + 7919 * (i % cfg['classes']):08d}"
+        d = os.path.join(data_dir, "images", cls)
+        os.makedirs(d, exist_ok=True)
+        jobs.append((os.path.join(d, f"{cls}_{i:06d}.JPEG"), 1_000_003 * i + 17))
+    with multiprocessing.Pool(2) as pool:
+        pool.map(_make_image, jobs, chunksize=64)
+    log(f"data: wide tree of {cfg['tree_files']} small files")
+    r = random.Random(99)
+    for i in range(cfg["tree_files"]):
+        d = os.path.join(data_dir, "tree", f"d{i // 1000:03d}")
+        if i % 1000 == 0:
+            os.makedirs(d)
+        with open(os.path.join(d, f"f{i:06d}.txt"), "wb") as f:
+            f.write(r.randbytes(r.randint(64, 512)))
+    with open(marker, "w") as f:
+        json.dump(params, f)
+    log(f"data: generated in {time.time() - t0:.0f}s")
+
+
+def data_facts(data_dir):
+    """Sizes, counts and checksums the workloads check their results against (cached)."""
+    import zlib
+    cached = os.path.join(data_dir, ".facts.json")
+    try:
+        if os.path.getmtime(cached) >= os.path.getmtime(os.path.join(data_dir, ".complete.json")):
+            with open(cached) as f:
+                return json.load(f)
+    except (OSError, ValueError):
+        pass
+    facts = {"big_bytes": os.path.getsize(os.path.join(data_dir, "big", "big.parquet"))}
+    files = total = crc = 0
+    for root, _dirs, names in os.walk(os.path.join(data_dir, "images")):
+        for n in names:
+            with open(os.path.join(root, n), "rb") as f:
+                b = f.read()
+            files += 1
+            total += len(b)
+            crc = (crc + zlib.crc32(b)) & 0xFFFFFFFFFFFF
+    facts.update(image_files=files, image_bytes=total, image_checksum=crc)
+    classes = sorted(os.listdir(os.path.join(data_dir, "images")))
+    last = sorted(os.listdir(os.path.join(data_dir, "images", classes[-1])))[-1]
+    facts["ttfb_image"] = f"{classes[-1]}/{last}"
+    facts["tree_files"] = sum(len(n) for _r, _d, n in os.walk(os.path.join(data_dir, "tree")))
+    with open(cached, "w") as f:
+        json.dump(facts, f)
+    return facts
+
+
+def seed_peer_objects(data_dir, s3_dir):
+    """Places one object per file under s3://bench/peer/ for s3fs, rclone and the raw GET.
+
+    Written straight into S3Proxy's filesystem backend (hard links plus the same xattrs
+    S3Proxy stores on a PUT: content MD5, type, tier), which is what an upload would leave
+    there, in seconds instead of the many minutes 100,000 PUTs take. GETs, HEADs and
+    listings then behave exactly as for uploaded objects (ETag included).
+    """
+    t0 = time.time()
+    n = 0
+    for sub in ("big", "main", "images", "tree"):
+        dst_root = os.path.join(s3_dir, PEER_BUCKETS["tree" if sub == "tree" else "data"])
+        src_root = os.path.join(data_dir, sub)
+        for root, _dirs, names in os.walk(src_root):
+            rel = os.path.relpath(root, data_dir)
+            os.makedirs(os.path.join(dst_root, rel), exist_ok=True)
+            for name in names:
+                src = os.path.join(root, name)
+                dst = os.path.join(dst_root, rel, name)
+                if os.path.exists(dst) and os.path.samefile(src, dst):
+                    continue
+                if os.path.exists(dst):
+                    os.remove(dst)
+                os.link(src, dst)
+                md5 = hashlib.md5()
+                with open(src, "rb") as f:
+                    for chunk in iter(lambda: f.read(4 * MIB), b""):
+                        md5.update(chunk)
+                os.setxattr(dst, "user.user.content-md5", md5.digest())
+                os.setxattr(dst, "user.user.content-type", b"application/octet-stream")
+                os.setxattr(dst, "user.user.storage-tier", b"STANDARD")
+                n += 1
+    log(f"peers: {n} objects placed in s3://{PEER_BUCKETS['data']}/ and s3://{PEER_BUCKETS['tree']}/ "
+        f"in {time.time() - t0:.0f}s")
+
+
+# ----------------------------------------------------------------------------------------
+# The systems under test
+# ----------------------------------------------------------------------------------------
+
+class Env:
+    """Everything the systems share: directories, the server, the registry."""
+
+    def __init__(self, args, cfg):
+        self.args = args
+        self.cfg = cfg
+        self.work = os.path.abspath(args.workdir)
+        self.data = os.path.join(self.work, f"data-{args.scale}")
+        self.s3_dir = os.path.join(self.work, "s3")
+        self.run = os.path.join(self.work, "run")
+        self.logs = os.path.join(self.run, "logs")
+        self.java = os.environ.get("BENCH_JAVA", "java")
+        self.tools = os.path.join(self.work, "tools")
+        self.warp_jar = os.environ.get("BENCH_WARP_JAR", os.path.join(REPO, "daemon", "target", "warp.jar"))
+        self.reg = Registry(os.path.join(self.run, "state.json"))
+        self.drop = Dropper()
+        self.port = None
+        self.endpoint = None
+
+    def sql_cmd(self):
+        return [self.java, "--enable-native-access=ALL-UNNAMED", "-Xmx1g",
+                "-cp", os.path.join(self.tools, "duckdb.jar") + ":" + os.path.join(self.tools, "classes"),
+                "BenchSql"]
+
+    def aws_env(self):
+        env = dict(os.environ)
+        # A CA bundle is meaningless for the http:// loopback endpoint, and rclone 1.60 refuses
+        # to start when AWS_CA_BUNDLE is set ("LoadCustomCABundleError").
+        env.pop("AWS_CA_BUNDLE", None)
+        env.pop("AWS_PROFILE", None)
+        env.update(AWS_ACCESS_KEY_ID=ACCESS_KEY, AWS_SECRET_ACCESS_KEY=SECRET_KEY,
+                   AWS_REGION=REGION, AWS_DEFAULT_REGION=REGION)
+        return env
+
+    def start_server(self):
+        os.makedirs(self.s3_dir, exist_ok=True)
+        self.port = self.args.port or free_port()
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        conf = os.path.join(self.run, "s3proxy.conf")
+        with open(conf, "w") as f:
+            f.write(f"s3proxy.endpoint={self.endpoint}\n"
+                    "s3proxy.authorization=aws-v2-or-v4\n"
+                    f"s3proxy.identity={ACCESS_KEY}\ns3proxy.credential={SECRET_KEY}\n"
+                    f"jclouds.identity={ACCESS_KEY}\njclouds.credential={SECRET_KEY}\n"
+                    "jclouds.provider=filesystem-nio2\n"
+                    f"jclouds.filesystem.basedir={self.s3_dir}\n")
+        self.reg.start("s3proxy", [self.java, "-Xmx1g", "-jar", os.path.join(self.tools, "s3proxy.jar"),
+                                   "--properties", conf], os.path.join(self.logs, "s3proxy.log"))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.reg.procs["s3proxy"].poll() is not None:
+                raise BenchError(f"S3Proxy exited; see {self.logs}/s3proxy.log")
+            ok = True
+            for bucket in [WARP_BUCKET] + list(PEER_BUCKETS.values()):
+                r = subprocess.run(curl_args() + ["-o", "/dev/null", "-X", "PUT",
+                                                  f"{self.endpoint}/{bucket}"],
+                                   capture_output=True, text=True)
+                ok = ok and (r.returncode == 0 or "409" in r.stderr)
+            if ok:
+                log(f"server: S3Proxy on {self.endpoint}, backend {self.s3_dir}")
+                return
+            time.sleep(0.5)
+        raise BenchError("S3Proxy did not answer within 60s")
+
+
+class System:
+    name = "?"
+    daemon_pid = None
+
+    def __init__(self, env):
+        self.env = env
+        self.missing = None   # reason this system cannot run, shown in the table
+
+    def path(self, what):
+        raise NotImplementedError
+
+    def cold(self, target="data"):
+        """Caches of this system emptied, restarted, page cache dropped. target: the peers'
+        bucket the next workload reads ("data" or "tree")."""
+        self.env.drop()
+
+    def warm(self):
+        """This system's own caches kept, page cache dropped."""
+        self.env.drop()
+
+    def stop(self):
+        pass
+
+
+class Local(System):
+    name = "local"
+
+    def path(self, what):
+        return os.path.join(self.env.data, what)
+
+
+class RawGet(System):
+    name = "rawget"
+
+    def url(self, rel):
+        return f"{self.env.endpoint}/{PEER_BUCKETS['data']}/{rel}"
+
+
+class MountSystem(System):
+    root_sub = ""
+
+    def __init__(self, env):
+        super().__init__(env)
+        self.mnt = os.path.join(env.run, "mnt", self.name)
+        self.cache = os.path.join(env.run, "cache", self.name)
+
+    def path(self, what):
+        return os.path.join(self.mnt, self.root_sub, what)
+
+    def argv(self):
+        raise NotImplementedError
+
+    target = "data"
+
+    def ready(self):
+        return is_mounted(self.mnt) and os.path.exists(self.path("tree" if self.target == "tree" else "big"))
+
+    def start(self):
+        os.makedirs(self.mnt, exist_ok=True)
+        os.makedirs(self.cache, exist_ok=True)
+        if is_mounted(self.mnt):
+            unmount(self.mnt)
+        p = self.env.reg.start(self.name, self.argv(), os.path.join(self.env.logs, f"{self.name}.log"),
+                               env=self.env.aws_env())
+        self.env.reg.add_mount(self.name, self.mnt)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            if p.poll() is not None:
+                self.env.reg.stop(self.name)
+                raise BenchError(f"{self.name} exited with {p.returncode}; see {self.env.logs}/{self.name}.log")
+            if self.ready():
+                self.daemon_pid = java_descendant(p.pid) if self.name == "warp" else p.pid
+                return
+            time.sleep(0.2)
+        self.env.reg.stop(self.name)
+        raise BenchError(f"{self.name} did not mount within 90s; see {self.env.logs}/{self.name}.log")
+
+    def stop(self):
+        self.env.reg.stop(self.name)
+        self.daemon_pid = None
+
+    def clear_cache(self):
+        if os.path.isdir(self.cache):
+            shutil.rmtree(self.cache)
+        os.makedirs(self.cache)
+
+    def cold(self, target="data"):
+        self.stop()
+        self.clear_cache()
+        self.env.drop()
+        self.target = target
+        self.start()
+
+
+class S3fs(MountSystem):
+    name = "s3fs"
+
+    def argv(self):
+        pw = os.path.join(self.env.run, "s3fs.passwd")
+        with open(pw, "w") as f:
+            f.write(f"{ACCESS_KEY}:{SECRET_KEY}\n")
+        os.chmod(pw, 0o600)
+        # s3fs's defaults otherwise: no disk cache (use_cache off), in-memory stat cache.
+        return ["s3fs", PEER_BUCKETS[self.target], self.mnt, "-f",
+                "-o", f"url={self.env.endpoint},use_path_request_style,passwd_file={pw},"
+                      f"endpoint={REGION},ro"]
+
+
+class Rclone(MountSystem):
+    name = "rclone"
+
+    def argv(self):
+        conf = os.path.join(self.env.run, "rclone.conf")
+        with open(conf, "w") as f:
+            f.write(f"[bench]\ntype = s3\nprovider = Other\naccess_key_id = {ACCESS_KEY}\n"
+                    f"secret_access_key = {SECRET_KEY}\nendpoint = {self.env.endpoint}\n"
+                    f"region = {REGION}\nforce_path_style = true\n")
+        return ["rclone", "mount", f"bench:{PEER_BUCKETS[self.target]}", self.mnt, "--config", conf,
+                "--read-only", "--vfs-cache-mode", self.env.args.rclone_cache_mode,
+                "--cache-dir", self.cache]
+
+
+class Warp(MountSystem):
+    name = "warp"
+    root_sub = DATASET
+
+    def argv(self):
+        launcher = os.path.join(REPO, "scripts", "warpd")
+        base = ([self.env.java, "-jar", self.env.warp_jar, "warpd"]
+                if self.env.args.warp_via_jar or not os.access(launcher, os.X_OK) else [launcher])
+        argv = base + ["--mount", self.mnt, "--remote", f"s3://{WARP_BUCKET}/{WARP_PREFIX}",
+                       "--endpoint", self.env.endpoint, "--cache-dir", self.cache,
+                       "--mode", "auto"]
+        if self.env.args.warp_cache_size:
+            argv += ["--cache-size", self.env.args.warp_cache_size]
+        return argv
+
+    def path(self, what):
+        # Table shards keep their file names; find them whatever the directory holds.
+        return os.path.join(self.mnt, DATASET, what)
+
+    def stats(self):
+        try:
+            with open(os.path.join(self.cache, "stats.json")) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
+    def cache_block_files(self):
+        out = []
+        for root, _dirs, names in os.walk(self.cache):
+            for n in names:
+                p = os.path.join(root, n)
+                if n == "stats.json" or os.path.islink(p):
+                    continue
+                try:
+                    if os.path.getsize(p) >= 64 * 1024:
+                        out.append(p)
+                except OSError:
+                    pass
+        return sorted(out)
+
+    def publish(self):
+        d = self.env.data
+        tables = sorted(glob.glob(os.path.join(d, "main", "*.parquet")))
+        argv = ([self.env.java, "-jar", self.env.warp_jar, "warpctl", "publish", DATASET,
+                 "--table", "big=" + os.path.join(d, "big", "big.parquet"),
+                 "--table", "main=" + ",".join(tables),
+                 "--artifact", "images=" + os.path.join(d, "images"),
+                 "--artifact", "tree=" + os.path.join(d, "tree"),
+                 "--set-latest", "--remote", f"s3://{WARP_BUCKET}/{WARP_PREFIX}",
+                 "--endpoint", self.env.endpoint])
+        t0 = time.time()
+        with open(os.path.join(self.env.logs, "publish.log"), "ab") as lf:
+            r = subprocess.run(argv, env=self.env.aws_env(), stdout=lf, stderr=lf)
+        if r.returncode != 0:
+            raise BenchError(f"warpctl publish failed (exit {r.returncode}); see {self.env.logs}/publish.log")
+        log(f"warp: published {DATASET} in {time.time() - t0:.0f}s")
+
+
+# ----------------------------------------------------------------------------------------
+# Workloads: each returns (value, extra) for one system in its current state.
+# ----------------------------------------------------------------------------------------
+
+class LineServer:
+    """A helper process that loads its libraries once (DuckDB, torch) and then answers one
+    JSON line per request line, so start-up never lands inside a timing."""
+
+    def __init__(self, env, name, argv):
+        self.env, self.name, self.argv = env, name, argv
+        self.p = None
+
+    def ask(self, line, timeout):
+        import select
+        if self.p is None or self.p.poll() is not None:
+            self.p = self.env.reg.start(self.name, self.argv, os.path.join(self.env.logs, f"{self.name}.log"),
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            r, _, _ = select.select([self.p.stdout], [], [], 120)
+            if not r or b"ready" not in self.p.stdout.readline():
+                self.close()
+                raise BenchError(f"the {self.name} helper did not start; see {self.name}.log")
+        self.p.stdin.write((line + "\n").encode())
+        self.p.stdin.flush()
+        r, _, _ = select.select([self.p.stdout], [], [], timeout)
+        if not r:
+            self.close()
+            raise BenchError(f"timeout after {timeout}s")
+        out = self.p.stdout.readline()
+        if not out:
+            self.close()
+            raise BenchError(f"the {self.name} helper died; see {self.name}.log")
+        j = json.loads(out)
+        if "error" in j:
+            raise BenchError(j["error"][:200])
+        return j
+
+    def close(self):
+        if self.p is not None:
+            self.env.reg.stop(self.name, grace=5.0)
+            self.p = None
+
+
+class Runner:
+    def __init__(self, env, systems, facts):
+        self.env = env
+        self.sys = systems
+        self.facts = facts
+        self.timeout = env.args.timeout or env.cfg["timeout"]
+        self.duck = LineServer(env, "duckdb", env.sql_cmd() + ["serve"])
+        self.img_server = LineServer(env, "imagefolder",
+                                     ["/usr/bin/python3", os.path.join(HERE, "imagefolder_pass.py"), "--serve"])
+
+    def big(self, s):
+        if s.name == "warp":
+            found = sorted(glob.glob(os.path.join(s.path("big"), "*.parquet")))
+            if not found:
+                raise BenchError("no big/*.parquet in the Warp mount")
+            return found[0]
+        return os.path.join(s.path("big"), "big.parquet")
+
+    def table_glob(self, s):
+        return os.path.join(s.path("main"), "*.parquet")
+
+    def measure(self, w, s):
+        fn = getattr(self, "w_" + w.replace("-", "_"))
+        return fn(s)
+
+    # sequential
+    def w_seq_dd(self, s):
+        size = self.facts["big_bytes"]
+        if s.name == "rawget":
+            secs, _ = run_timed(curl_args() + ["-o", "/dev/null", s.url("big/big.parquet")], self.timeout)
+        else:
+            secs, _ = run_timed(["dd", f"if={self.big(s)}", "of=/dev/null", "bs=4M"], self.timeout)
+        return size / secs / 1e6, {"bytes": size, "seconds": secs}
+
+    def w_seq_fio(self, s):
+        size = self.facts["big_bytes"]
+        _secs, out = run_timed(["fio", "--name=seq", f"--filename={self.big(s)}", "--readonly",
+                                "--rw=read", "--bs=4M", "--ioengine=psync", f"--size={size}",
+                                "--invalidate=0", "--output-format=json"], self.timeout)
+        j = json.loads(out[out.index("{"):])
+        bw = j["jobs"][0]["read"]["bw_bytes"]
+        return bw / 1e6, {"bytes": size}
+
+    def cache_cat(self, s):
+        files = s.cache_block_files()
+        total = sum(os.path.getsize(p) for p in files)
+        if not files:
+            raise BenchError("no block files found under the Warp cache dir")
+        self.env.drop()
+        t0 = time.perf_counter()
+        for i in range(0, len(files), 500):
+            subprocess.run(["cat"] + files[i:i + 500], stdout=subprocess.DEVNULL, check=True)
+        secs = time.perf_counter() - t0
+        return total / secs / 1e6, {"bytes": total, "files": len(files)}
+
+    # ImageFolder
+    def _img(self, s, shuffle):
+        j = self.img_server.ask(f"{s.path('images')}\t{1 if shuffle else 0}", self.timeout)
+        if (j["files"], j["bytes"], j["checksum"]) != (self.facts["image_files"], self.facts["image_bytes"],
+                                                       self.facts["image_checksum"]):
+            raise BenchError(f"WRONG DATA: read {j['files']} files / {j['bytes']} bytes, checksum differs")
+        return j["files"] / j["seconds"], {"bytes": j["bytes"], "seconds": j["seconds"]}
+
+    def w_img_seq(self, s):
+        return self._img(s, False)
+
+    def w_img_shuffle(self, s):
+        return self._img(s, True)
+
+    # metadata
+    def w_ls_lR(self, s):
+        secs, _ = run_timed(["ls", "-lR", s.path("tree")], self.timeout)
+        return secs, {}
+
+    def w_find(self, s):
+        secs, out = run_timed(f"find '{s.path('tree')}' -type f | wc -l", self.timeout, shell=True)
+        n = int(out.strip() or 0)
+        if n != self.facts["tree_files"]:
+            raise BenchError(f"WRONG DATA: find counted {n} files, expected {self.facts['tree_files']}")
+        return secs, {}
+
+    # DuckDB
+    def _duck(self, s, q):
+        j = self.duck.ask(f"{q} {self.table_glob(s)}", self.timeout)
+        expected = self.facts.setdefault("duck_" + q, j["result"] if s.name == "local" else None)
+        if expected is not None and expected != j["result"]:
+            raise BenchError("WRONG DATA: query result differs from local disk")
+        return j["seconds"], {"result": j["result"]}
+
+    def w_duck_count(self, s):
+        return self._duck(s, "count")
+
+    def w_duck_filter(self, s):
+        return self._duck(s, "filter")
+
+    def w_duck_groupby(self, s):
+        return self._duck(s, "groupby")
+
+    # time to first byte
+    def _ttfb(self, path):
+        t0 = time.perf_counter()
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            b = os.read(fd, 1)
+        finally:
+            os.close(fd)
+        if len(b) != 1:
+            raise BenchError("read returned no byte")
+        return (time.perf_counter() - t0) * 1000, {}
+
+    def w_ttfb_image(self, s):
+        return self._ttfb(os.path.join(s.path("images"), self.facts["ttfb_image"]))
+
+    def w_ttfb_big(self, s):
+        return self._ttfb(self.big(s))
+
+
+def median_cell(vals, unit, runs=1):
+    if not vals:
+        return None
+    fmt = (lambda v: f"{v:.0f}") if unit in ("MB/s", "files/s") else \
+        (lambda v: f"{v:.1f}") if unit == "ms" else (lambda v: f"{v:.3f}" if v < 10 else f"{v:.1f}")
+    med = statistics.median(vals)
+    if len(vals) == 1:
+        return fmt(med) + (" (n=1)" if runs > 1 else "")
+    n = f", n={len(vals)}" if len(vals) < runs else ""
+    return f"{fmt(med)} ({fmt(min(vals))}–{fmt(max(vals))}{n})"
+
+
+class Results:
+    def __init__(self):
+        self.vals = {}     # (workload, phase, system) -> [values]
+        self.errors = {}   # (workload, phase, system) -> [messages]
+        self.extra = {}    # (workload, phase, system) -> [extra dicts]
+        self.cpu = {}      # (workload, phase, system) -> [cpu seconds per GiB]
+
+    def add(self, key, value, extra):
+        self.vals.setdefault(key, []).append(value)
+        self.extra.setdefault(key, []).append(extra)
+
+    def err(self, key, msg):
+        self.errors.setdefault(key, []).append(msg)
+
+    def median(self, key):
+        v = self.vals.get(key)
+        return statistics.median(v) if v else None
+
+
+def main_bench(args):
+    cfg = dict(SCALES[args.scale])
+    runs = args.runs or cfg["runs"]
+    env = Env(args, cfg)
+    os.makedirs(env.logs, exist_ok=True)
+    cleanup_from_state(env.reg.state_path)  # a previous run that died hard
+    for name in ("warp", "s3fs", "rclone"):
+        unmount(os.path.join(env.run, "mnt", name))
+
+    workloads = list(WORKLOADS)
+    if args.only:
+        wanted = [w.strip() for w in args.only.split(",") if w.strip()]
+        bad = [w for w in wanted if w not in WORKLOADS]
+        if bad:
+            raise BenchError(f"unknown workload(s) {', '.join(bad)}; known: {', '.join(WORKLOADS)}")
+        workloads = [w for w in WORKLOADS if w in wanted]
+    system_names = SYSTEMS if not args.systems else [x.strip() for x in args.systems.split(",")]
+
+    started = time.time()
+    load_start = os.getloadavg()
+    generate_data(cfg, env.data, env.sql_cmd())
+    facts = data_facts(env.data)
+
+    local, rawget = Local(env), RawGet(env)
+    warp, s3fs, rclone = Warp(env), S3fs(env), Rclone(env)
+    systems = {"warp": warp, "s3fs": s3fs, "rclone": rclone, "local": local, "rawget": rawget}
+    for name, tool in (("s3fs", "s3fs"), ("rclone", "rclone")):
+        if shutil.which(tool) is None:
+            systems[name].missing = f"MISSING ({tool} not installed)"
+    if shutil.which("curl") is None:
+        rawget.missing = "MISSING (curl not installed)"
+    if shutil.which("fio") is None:
+        log("fio is not installed: the seq-fio workload is reported as MISSING")
+    if os.environ.get("BENCH_WARP_MISSING"):
+        warp.missing = "MISSING (" + os.environ["BENCH_WARP_MISSING"] + ")"
+    elif not os.path.isfile(env.warp_jar):
+        warp.missing = f"MISSING (no {env.warp_jar})"
+    for name in SYSTEMS:
+        if name not in system_names and not systems[name].missing:
+            systems[name].missing = "not selected (--systems)"
+
+    env.start_server()
+    seed_peer_objects(env.data, env.s3_dir)
+    if not warp.missing:
+        try:
+            warp.publish()
+        except BenchError as e:
+            warp.missing = f"ERROR ({e})"
+            log(f"warp: {e}")
+
+    runner = Runner(env, systems, facts)
+    res = Results()
+    peak_rss = {}
+    warp_stats = {}
+    slow = set()   # (workload, system) measured once: one run took longer than --repeat-limit
+    for r in range(runs):
+        log(f"run {r + 1}/{runs}")
+        for w in workloads:
+            label, unit, _better, wsystems, phases = WORKLOADS[w]
+            for sn in wsystems:
+                s = systems[sn]
+                if s.missing:
+                    continue
+                if (w, sn) in slow:
+                    continue
+                spent = 0.0
+                if w == "seq-fio" and shutil.which("fio") is None:
+                    res.err((w, "cold", sn), "MISSING (fio not installed)")
+                    continue
+                try:
+                    s.cold("tree" if w in TREE_WORKLOADS else "data")
+                except BenchError as e:
+                    for ph in phases:
+                        res.err((w, ph, sn), str(e))
+                    log(f"{w} {sn}: {e}")
+                    continue
+                for ph in phases:
+                    if sn == "rawget" and ph == "warm":
+                        continue
+                    if ph == "warm":
+                        s.warm()
+                    key = (w, ph, sn)
+                    pid = getattr(s, "daemon_pid", None)
+                    cpu0 = proc_cpu_seconds(pid) if pid else None
+                    t_m = time.perf_counter()
+                    try:
+                        value, extra = runner.measure(w, s)
+                    except (BenchError, OSError, ValueError, KeyError) as e:
+                        res.err(key, str(e))
+                        log(f"{w} {ph} {sn}: {e}")
+                        continue
+                    finally:
+                        spent += time.perf_counter() - t_m
+                    if pid:
+                        cpu1 = proc_cpu_seconds(pid)
+                        hwm = proc_hwm_kib(pid)
+                        if hwm:
+                            peak_rss[sn] = max(peak_rss.get(sn, 0), hwm)
+                        if cpu0 is not None and cpu1 is not None and extra.get("bytes"):
+                            extra["daemon_cpu_s"] = cpu1 - cpu0
+                            res.cpu.setdefault(key, []).append((cpu1 - cpu0) / (extra["bytes"] / GIB))
+                    if sn == "warp":
+                        st = warp.stats()
+                        if st is not None:
+                            extra["warp_stats"] = st
+                            warp_stats[f"{w}/{ph}"] = st
+                    res.add(key, value, extra)
+                    log(f"{w} {ph} {sn}: {value:.3f} {unit}")
+                    if w == "seq-dd" and sn == "warp" and ph == "warm":
+                        try:
+                            v, ex = runner.cache_cat(warp)
+                            res.add(("seq-dd", "warm", "cachecat"), v, ex)
+                            log(f"seq-dd warm cat-of-cache-files: {v:.0f} MB/s ({ex['files']} files)")
+                        except (BenchError, OSError) as e:
+                            res.err(("seq-dd", "warm", "cachecat"), str(e))
+                            log(f"cache cat: {e}")
+                if r == 0 and runs > 1 and spent > args.repeat_limit:
+                    slow.add((w, sn))
+                    log(f"{w} {sn}: {spent:.0f}s > --repeat-limit {args.repeat_limit}s, measured once")
+                if sn in ("warp", "s3fs", "rclone"):
+                    pid = s.daemon_pid
+                    hwm = proc_hwm_kib(pid) if pid else None
+                    if hwm:
+                        peak_rss[sn] = max(peak_rss.get(sn, 0), hwm)
+        # Daemons are not left running between runs.
+        for s in (warp, s3fs, rclone):
+            s.stop()
+    elapsed = time.time() - started
+    load_end = os.getloadavg()
+    env.reg.stop_all()
+
+    meta = {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": git_commit(), "scale": args.scale, "runs": runs,
+        "cpus": os.cpu_count(), "kernel": platform.release(),
+        "mem_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / GIB, 1),
+        "load_start": [round(x, 2) for x in load_start], "load_end": [round(x, 2) for x in load_end],
+        "elapsed_s": round(elapsed), "page_cache_dropped": env.drop.ok,
+        "rclone_vfs_cache_mode": args.rclone_cache_mode,
+        "data": {"big_bytes": facts["big_bytes"], "table_shards": cfg["table_shards"],
+                 "table_rows": cfg["table_shards"] * cfg["table_rows"],
+                 "images": facts["image_files"], "image_bytes": facts["image_bytes"],
+                 "tree_files": facts["tree_files"]},
+        "missing": {n: s.missing for n, s in systems.items() if s.missing},
+    }
+    report(meta, res, peak_rss, warp_stats, workloads, systems, args)
+
+
+# ----------------------------------------------------------------------------------------
+# Output
+# ----------------------------------------------------------------------------------------
+
+def targets(res):
+    """The issue-4 and DESIGN section 11 targets, from medians of this run."""
+    m = res.median
+    out = []
+
+    def ratio(name, a, b, goal, how, invert=False):
+        va, vb = m(a), m(b)
+        if va is None or vb is None or va == 0 or vb == 0:
+            out.append({"target": name, "ratio": None, "goal": goal, "met": None})
+            return
+        r = vb / va if invert else va / vb
+        met = r >= goal if how == ">=" else r <= goal
+        out.append({"target": name, "ratio": round(r, 3), "goal": f"{how} {goal}", "met": met})
+
+    ratio("cold sequential: warp / raw GET (MB/s)", ("seq-dd", "cold", "warp"), ("seq-dd", "cold", "rawget"), 0.8, ">=")
+    ratio("warm sequential: warp / cat of warpd's cache block files (MB/s)", ("seq-dd", "warm", "warp"),
+          ("seq-dd", "warm", "cachecat"), 0.8, ">=")
+    ratio("ImageFolder cold, folder order: warp / local disk (files/s)", ("img-seq", "cold", "warp"),
+          ("img-seq", "cold", "local"), 0.5, ">=")
+    ratio("ImageFolder warm, folder order: warp / local disk (files/s)", ("img-seq", "warm", "warp"),
+          ("img-seq", "warm", "local"), 0.8, ">=")
+    ratio("ImageFolder cold, folder order: warp / rclone (files/s)", ("img-seq", "cold", "warp"),
+          ("img-seq", "cold", "rclone"), 5.0, ">=")
+    for w in ("ls-lR", "find"):
+        ratio(f"{w} cold: warp time / local disk time", (w, "cold", "warp"), (w, "cold", "local"), 2.0, "<=")
+    for w in ("duck-count", "duck-filter", "duck-groupby"):
+        ratio(f"{w} warm: warp time / local disk time", (w, "warm", "warp"), (w, "warm", "local"), 1.2, "<=")
+    return out
+
+
+def report(meta, res, peak_rss, warp_stats, workloads, systems, args):
+    cols = ["warp", "s3fs", "rclone", "local", "rawget"]
+    peers = ["s3fs", "rclone", "local", "rawget"]
+    lines = []
+    d = meta["data"]
+    lines.append(f"Warp bench, {meta['date']}, commit {meta['commit']}, scale {meta['scale']}, "
+                 f"median of {meta['runs']} run(s) (min–max in brackets)  ")
+    lines.append(f"Machine: {meta['cpus']} cores, {meta['mem_gib']} GiB RAM, Linux {meta['kernel']}, "
+                 f"S3Proxy on loopback; load average {meta['load_start'][0]} at start, "
+                 f"{meta['load_end'][0]} at end; {meta['elapsed_s']} s in all  ")
+    lines.append(f"Data: big file {d['big_bytes'] / MIB:.0f} MiB; table {d['table_shards']} shards, "
+                 f"{d['table_rows']} rows; {d['images']} images ({d['image_bytes'] / MIB:.0f} MiB); "
+                 f"wide tree {d['tree_files']} files. rclone --vfs-cache-mode {meta['rclone_vfs_cache_mode']}; "
+                 "s3fs defaults (no disk cache)."
+                 + ("" if meta["page_cache_dropped"] else " PAGE CACHE COULD NOT BE DROPPED."))
+    lines.append("")
+    lines.append("Ratios are warp/peer of the number shown: for ↑ rows above 1 means Warp is faster, "
+                 "for ↓ rows below 1 means Warp is faster.")
+    lines.append("")
+    head = ["workload", "phase", "unit"] + [SYSTEM_LABEL[c] for c in cols] + \
+           [f"warp/{SYSTEM_LABEL[p]}" for p in peers]
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "---|" * len(head))
+    rows_json = []
+    for w in workloads:
+        label, unit, better, wsystems, phases = WORKLOADS[w]
+        for ph in phases:
+            cells = []
+            for c in cols:
+                key = (w, ph, c)
+                if c not in wsystems or (c == "rawget" and ph == "warm"):
+                    cells.append("")
+                    continue
+                if systems[c].missing:
+                    cells.append(systems[c].missing.split(" (")[0])
+                    continue
+                cell = median_cell(res.vals.get(key, []), unit, meta["runs"])
+                errs = res.errors.get(key, [])
+                if cell is None:
+                    cell = "FAILED" if errs else "—"
+                    if errs and errs[0].startswith(("MISSING", "timeout")):
+                        cell = errs[0].split(" (")[0].split(" after")[0].upper()
+                elif errs:
+                    cell += f" ({len(errs)} failed)"
+                cells.append(cell)
+                rows_json.append({"workload": w, "label": label, "phase": ph, "unit": unit,
+                                  "better": "higher" if better == "hi" else "lower", "system": c,
+                                  "values": res.vals.get(key, []),
+                                  "median": res.median(key),
+                                  "min": min(res.vals[key]) if res.vals.get(key) else None,
+                                  "max": max(res.vals[key]) if res.vals.get(key) else None,
+                                  "errors": errs, "extra": res.extra.get(key, []),
+                                  "daemon_cpu_s_per_gib": res.cpu.get(key, [])})
+            ratios = []
+            mw = res.median((w, ph, "warp"))
+            for p in peers:
+                mp = res.median((w, ph, p))
+                ratios.append(f"{mw / mp:.2f}" if mw and mp else "")
+            arrow = "↑" if better == "hi" else "↓"
+            lines.append("| " + " | ".join([label, ph, f"{unit} {arrow}"] + cells + ratios) + " |")
+        if w == "seq-dd" and ("seq-dd", "warm", "cachecat") in res.vals or res.errors.get(("seq-dd", "warm", "cachecat")):
+            if w == "seq-dd":
+                key = ("seq-dd", "warm", "cachecat")
+                cell = median_cell(res.vals.get(key, []), "MB/s") or "FAILED"
+                mw = res.median(("seq-dd", "warm", "warp"))
+                mc = res.median(key)
+                lines.append("| " + " | ".join(
+                    ["cat of warpd's own cache block files (reference for warm warp)", "warm", "MB/s ↑",
+                     cell, "", "", "", "", "", "", "", f"warp/cache files: {mw / mc:.2f}" if mw and mc else ""]) + " |")
+                rows_json.append({"workload": "seq-dd", "phase": "warm", "system": "warp-cache-files",
+                                  "unit": "MB/s", "values": res.vals.get(key, []),
+                                  "median": mc, "errors": res.errors.get(key, []),
+                                  "extra": res.extra.get(key, [])})
+    # daemon resources
+    lines.append("")
+    lines.append("Daemon resources (the FUSE process: warpd's JVM, s3fs, rclone):")
+    lines.append("")
+    lines.append("| measure | warp | s3fs | rclone |")
+    lines.append("|---|---|---|---|")
+    lines.append("| peak RSS, MiB (VmHWM, max over the run) | " + " | ".join(
+        f"{peak_rss[s] / 1024:.0f}" if s in peak_rss else "" for s in DAEMONS) + " |")
+    cpu_rows = {}
+    for w, ph in (("seq-dd", "cold"), ("seq-dd", "warm"), ("img-seq", "cold"), ("img-seq", "warm")):
+        if w not in workloads:
+            continue
+        cells = []
+        for s in DAEMONS:
+            v = res.cpu.get((w, ph, s))
+            cells.append(f"{statistics.median(v):.2f}" if v else "")
+            if v:
+                cpu_rows[f"{w}/{ph}/{s}"] = statistics.median(v)
+        lines.append(f"| CPU s per GiB read, {w} {ph} | " + " | ".join(cells) + " |")
+    # targets
+    tg = targets(res)
+    lines.append("")
+    lines.append("Targets (issue 4, DESIGN §11), from the medians above:")
+    lines.append("")
+    lines.append("| target | measured | goal | met |")
+    lines.append("|---|---|---|---|")
+    for t in tg:
+        met = "n/a" if t["met"] is None else ("yes" if t["met"] else "NO")
+        lines.append(f"| {t['target']} | {'' if t['ratio'] is None else t['ratio']} | {t['goal']} | {met} |")
+    if meta["missing"]:
+        lines.append("")
+        for n, why in meta["missing"].items():
+            lines.append(f"- {SYSTEM_LABEL[n]}: {why}")
+    by_msg = {}
+    for (w, ph, s), msgs in res.errors.items():
+        for msg in msgs:
+            by_msg.setdefault(msg, []).append(f"{w}/{ph}/{s}")
+    if by_msg:
+        lines.append("")
+        lines.append("Failures:")
+        for msg, where in by_msg.items():
+            shown = ", ".join(where[:4]) + (f" and {len(where) - 4} more" if len(where) > 4 else "")
+            lines.append(f"- {msg}: {shown}")
+    text = "\n".join(lines)
+    print(text, flush=True)
+    if args.json:
+        doc = {"meta": meta, "results": rows_json, "targets": tg,
+               "daemon": {"peak_rss_kib": peak_rss, "cpu_s_per_gib": cpu_rows},
+               "warp_stats": warp_stats, "markdown": text}
+        with open(args.json, "w") as f:
+            json.dump(doc, f, indent=1)
+        log(f"JSON written to {args.json}")
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="scripts/bench", description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small data, 1 run: under 5 minutes")
+    ap.add_argument("--runs", type=int, help="runs per measurement (default 3; 1 with --quick)")
+    ap.add_argument("--json", help="also write the results as JSON to this file")
+    ap.add_argument("--only", help="comma-separated workloads: " + ",".join(WORKLOADS))
+    ap.add_argument("--systems", help="comma-separated subset of " + ",".join(SYSTEMS))
+    ap.add_argument("--workdir", default=os.path.join(REPO, ".bench"))
+    ap.add_argument("--port", type=int, default=0, help="S3Proxy port (default: a free one)")
+    ap.add_argument("--timeout", type=int, default=0, help="seconds per measurement before it counts as failed")
+    ap.add_argument("--repeat-limit", type=float, default=30.0,
+                    help="a workload x system whose first run took longer than this many seconds "
+                         "is not repeated (default 30)")
+    ap.add_argument("--rclone-cache-mode", default="full", help="rclone --vfs-cache-mode (default full)")
+    ap.add_argument("--warp-cache-size", default="20GB", help="warpd --cache-size (default 20GB)")
+    ap.add_argument("--warp-via-jar", action="store_true", help="run java -jar warp.jar warpd, not scripts/warpd")
+    ap.add_argument("--cleanup", action="store_true", help="only tear down what a dead run left behind")
+    args = ap.parse_args()
+    args.scale = "quick" if args.quick else "full"
+    state = os.path.join(os.path.abspath(args.workdir), "run", "state.json")
+    if args.cleanup:
+        cleanup_from_state(state)
+        return 0
+    if args.json:
+        args.json = os.path.abspath(args.json)
+
+    def on_signal(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+    try:
+        main_bench(args)
+        return 0
+    except KeyboardInterrupt:
+        log("interrupted: cleaning up")
+        return 130
+    except (BenchError, subprocess.CalledProcessError) as e:
+        log(f"error: {e}")
+        return 1
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        cleanup_from_state(state)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+package io.warpdata.vfs;
+
+import io.warpdata.manifest.WarpException;
+import io.warpdata.blobcache.DatasetNotFoundException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
+
+/**
+ * The one place where failures become errnos (Linux numbers), are logged and are counted.
+ *
+ * <ul>
+ *   <li>Nothing there ({@link NoSuchEntryException}, {@link DatasetNotFoundException}): ENOENT,
+ *       not logged (shells probe for files all the time), except an ambiguous version prefix.</li>
+ *   <li>Wrong node type: ENOTDIR / EISDIR / EINVAL, not logged.</li>
+ *   <li>Anything else (store down, timeouts, a corrupted manifest or index, a block failing
+ *       verification, bugs): EIO for that call only, one log line naming the path (which names
+ *       the dataset version) and the cause. Log lines are rate-limited so that a dead store
+ *       does not flood the journal; suppressed lines are counted and reported.</li>
+ * </ul>
+ */
+public final class Errno {
+    public static final int EPERM = 1;
+    public static final int ENOENT = 2;
+    public static final int EIO = 5;
+    public static final int EBADF = 9;
+    public static final int EACCES = 13;
+    public static final int ENOTDIR = 20;
+    public static final int EISDIR = 21;
+    public static final int EINVAL = 22;
+    public static final int EROFS = 30;
+    public static final int ERANGE = 34;
+    public static final int ENOSYS = 38;
+    public static final int ENODATA = 61;
+    public static final int EOPNOTSUPP = 95;
+
+    private static final Logger LOG = LoggerFactory.getLogger(Errno.class);
+    /** Enough lines to see what is failing, few enough that a dead store cannot flood the log. */
+    private static final int LINES_PER_WINDOW = 20;
+    private static final long WINDOW_NANOS = 10_000_000_000L;
+
+    private final LongSupplier nanoClock;
+    private final LongAdder notFound = new LongAdder();
+    private final LongAdder ioErrors = new LongAdder();
+    private final Map<String, LongAdder> ioErrorsByType = new ConcurrentHashMap<>();
+    private final AtomicLong windowStart;
+    private final AtomicLong linesInWindow = new AtomicLong();
+    private final AtomicLong suppressed = new AtomicLong();
+    private final LongAdder suppressedTotal = new LongAdder();
+
+    /** @param nanoClock monotonic time for the log rate limit (System::nanoTime in production) */
+    public Errno(LongSupplier nanoClock) {
+        this.nanoClock = nanoClock;
+        this.windowStart = new AtomicLong(nanoClock.getAsLong());
+    }
+
+    /**
+     * The errno (positive) for a failure of {@code operation} on {@code path}; logs and counts
+     * it as the class comment says.
+     */
+    public int of(Throwable failure, String operation, String path) {
+        if (failure instanceof NoSuchEntryException e) {
+            notFound.increment();
+            if (e.worthLogging()) {
+                log(operation, path, e);
+            }
+            return ENOENT;
+        }
+        if (failure instanceof DatasetNotFoundException) {
+            notFound.increment();
+            return ENOENT;
+        }
+        if (failure instanceof WrongNodeTypeException e) {
+            if (operation.equals("readlink")) {
+                return EINVAL;
+            }
+            return switch (e.actual()) {
+                case DIRECTORY -> EISDIR;
+                case FILE -> ENOTDIR;
+                case SYMLINK -> ENOTDIR;
+            };
+        }
+        ioErrors.increment();
+        String type = failure instanceof WarpException w ? w.type() : failure.getClass().getSimpleName();
+        ioErrorsByType.computeIfAbsent(type, t -> new LongAdder()).increment();
+        log(operation, path, failure);
+        return EIO;
+    }
+
+    private void log(String operation, String path, Throwable failure) {
+        long now = nanoClock.getAsLong();
+        long start = windowStart.get();
+        if (now - start >= WINDOW_NANOS && windowStart.compareAndSet(start, now)) {
+            linesInWindow.set(0);
+            long dropped = suppressed.getAndSet(0);
+            if (dropped > 0) {
+                LOG.warn("{} more mount errors were not logged in the last {} s", dropped, WINDOW_NANOS / 1_000_000_000L);
+            }
+        }
+        if (linesInWindow.incrementAndGet() > LINES_PER_WINDOW) {
+            suppressed.incrementAndGet();
+            suppressedTotal.increment();
+            return;
+        }
+        if (failure instanceof NoSuchEntryException) {
+            LOG.warn("{} {}: {}", operation, path, failure.getMessage());
+        } else if (failure instanceof WarpException w) {
+            LOG.warn("{} {} failed (EIO): {}: {} Next: {}", operation, path, w.type(), w.getMessage(), w.nextStep());
+        } else {
+            // Not a Warp error: a bug; the stack trace is what makes it fixable.
+            LOG.error("{} {} failed (EIO) with an unexpected error", operation, path, failure);
+        }
+    }
+
+    /** Log lines dropped by the rate limit so far. */
+    public long suppressedLogLines() {
+        return suppressedTotal.sum();
+    }
+
+    /** ENOENT answers so far. */
+    public long notFoundCount() {
+        return notFound.sum();
+    }
+
+    /** EIO answers so far. */
+    public long ioErrorCount() {
+        return ioErrors.sum();
+    }
+
+    /** EIO answers by error type (e.g. StoreUnavailable, VerificationFailed, ManifestCorrupted). */
+    public Map<String, Long> ioErrorsByType() {
+        Map<String, Long> out = new LinkedHashMap<>();
+        ioErrorsByType.entrySet().stream().sorted(Map.Entry.comparingByKey())
+                .forEach(e -> out.put(e.getKey(), e.getValue().sum()));
+        return out;
+    }
+}

@@ -1,0 +1,64 @@
+package io.warpdata.vfs;
+
+import com.github.benmanes.caffeine.cache.AsyncLoadingCache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.warpdata.blobcache.BlobReader;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.MemberIndex;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+
+/**
+ * Member indexes of artifacts, loaded on first touch of an artifact directory and held in a
+ * cache bounded by the total number of members (memory is proportional to members, not to
+ * index bytes). Each index loads behind its own future, so a slow or failing load of one
+ * artifact never blocks lookups in another; a failed load is not cached and the next touch
+ * retries.
+ */
+final class MemberIndexCache {
+    private final AsyncLoadingCache<BlobRef, MemberIndex> indexes;
+
+    MemberIndexCache(BlobReader reader, long maxMembers, Executor executor) {
+        this.indexes = Caffeine.newBuilder()
+                .maximumWeight(maxMembers)
+                .weigher((BlobRef ref, MemberIndex index) -> index.size() + 1)
+                .executor(executor)
+                .buildAsync(ref -> MemberIndex.parse(reader.readAll(ref), "member index " + ref.id()));
+    }
+
+    /**
+     * The index stored in {@code ref}, loading it if needed (the calling thread waits only for
+     * this index).
+     *
+     * @throws RuntimeException whatever the load threw (store errors, a corrupted index)
+     */
+    MemberIndex get(BlobRef ref) {
+        CompletableFuture<MemberIndex> future = indexes.get(ref);
+        try {
+            return future.get();
+        } catch (ExecutionException | CompletionException e) {
+            // Caffeine drops failed loads too, but asynchronously; make sure the next touch retries.
+            indexes.asMap().remove(ref, future);
+            Throwable cause = e.getCause() == null ? e : e.getCause();
+            if (cause instanceof RuntimeException re) {
+                throw re;
+            }
+            if (cause instanceof Error err) {
+                throw err;
+            }
+            throw new CompletionException(cause);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CompletionException(e);
+        }
+    }
+
+    /** Members currently held (for gauges). */
+    long heldMembers() {
+        return indexes.synchronous().policy().eviction()
+                .map(e -> e.weightedSize().orElse(0L)).orElse(0L);
+    }
+}

@@ -1,0 +1,97 @@
+package io.warpdata.vfs;
+
+import io.warpdata.manifest.DatasetId;
+import io.warpdata.manifest.Manifest;
+import io.warpdata.manifest.ManifestCodec;
+import io.warpdata.manifest.Table;
+import io.warpdata.manifest.TableShard;
+import io.warpdata.manifest.VersionHash;
+
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The fixed facts of one version that the tree needs on every lookup: the manifest, its stored
+ * JSON (served as {@code .warp/manifest.json}), its mtime, and shard names by table. Immutable;
+ * shared by every node of the version.
+ */
+public final class VersionTree {
+    private final DatasetId dataset;
+    private final VersionHash version;
+    private final Manifest manifest;
+    private final byte[] manifestJson;
+    private final long mtimeSeconds;
+    private final Map<String, Map<String, TableShard>> shardsByTable;
+
+    public VersionTree(DatasetId dataset, VersionHash version, Manifest manifest) {
+        this.dataset = dataset;
+        this.version = version;
+        this.manifest = manifest;
+        this.manifestJson = ManifestCodec.toJson(manifest);
+        this.mtimeSeconds = createdAt(manifest);
+        Map<String, Map<String, TableShard>> byTable = new LinkedHashMap<>();
+        for (Map.Entry<String, Table> t : manifest.tables().entrySet()) {
+            Map<String, TableShard> shards = new LinkedHashMap<>();
+            for (TableShard s : t.getValue().shards()) {
+                shards.put(s.name(), s);
+            }
+            byTable.put(t.getKey(), shards);
+        }
+        this.shardsByTable = byTable;
+    }
+
+    public DatasetId dataset() {
+        return dataset;
+    }
+
+    public VersionHash version() {
+        return version;
+    }
+
+    public Manifest manifest() {
+        return manifest;
+    }
+
+    /** The stored JSON; callers must not modify it. */
+    byte[] manifestJson() {
+        return manifestJson;
+    }
+
+    public long mtimeSeconds() {
+        return mtimeSeconds;
+    }
+
+    /** Shards of {@code table} by file name, in manifest order, or null if there is no such table. */
+    Map<String, TableShard> shards(String table) {
+        return shardsByTable.get(table);
+    }
+
+    /** {@code ws/name@hash}, for log lines. */
+    public String describe() {
+        return dataset + "@" + version.hex();
+    }
+
+    /** The version's {@code created_at} metadata (ISO-8601 or epoch seconds) as epoch seconds; 0 if absent or unreadable. */
+    static long createdAt(Manifest manifest) {
+        String value = manifest.metadata().get("created_at");
+        if (value == null || value.isEmpty()) {
+            return 0;
+        }
+        try {
+            return Instant.parse(value).getEpochSecond();
+        } catch (DateTimeParseException e) {
+            try {
+                return Long.parseLong(value);
+            } catch (NumberFormatException notNumeric) {
+                return 0;
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return describe();
+    }
+}

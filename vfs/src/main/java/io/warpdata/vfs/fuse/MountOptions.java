@@ -1,0 +1,59 @@
+package io.warpdata.vfs.fuse;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * libfuse2 mount options for immutable data.
+ *
+ * <p>libfuse2's high-level API has only global entry/attribute timeouts. Long ones are safe for
+ * the whole tree because: a version directory never changes; the {@code latest} symlinks move
+ * without the kernel noticing a stale entry, since the kernel never caches readlink results and
+ * the link's size is fixed (always {@code name@} + 64 hex); negative lookups are never cached
+ * ({@code negative_timeout=0}), so a newly published version or workspace appears at once; and
+ * workspace listings are re-read on every opendir (readdir results are not cached).
+ *
+ * @param allowOther let other users read the mount (needs {@code user_allow_other} in
+ *        /etc/fuse.conf unless running as root)
+ * @param timeoutSeconds entry and attribute timeout
+ */
+public record MountOptions(boolean allowOther, int timeoutSeconds) {
+    /** Largest read the kernel sends to a libfuse2 file system (32 pages). */
+    public static final int MAX_READ = 131072;
+    /** A day: versions are immutable, and see the class comment for why latest links are safe. */
+    public static final int DEFAULT_TIMEOUT_SECONDS = 86_400;
+
+    public MountOptions {
+        if (timeoutSeconds < 0) {
+            throw new IllegalArgumentException("timeoutSeconds " + timeoutSeconds);
+        }
+    }
+
+    public static MountOptions defaults(boolean allowOther) {
+        return new MountOptions(allowOther, DEFAULT_TIMEOUT_SECONDS);
+    }
+
+    /** The {@code -o} options. */
+    public String optionString() {
+        List<String> o = new ArrayList<>(List.of(
+                "ro",
+                "fsname=warp",
+                "subtype=warp",
+                "default_permissions",
+                // Page cache survives open/close: a version's bytes never change.
+                "kernel_cache",
+                "entry_timeout=" + timeoutSeconds,
+                "attr_timeout=" + timeoutSeconds,
+                "negative_timeout=0",
+                "max_read=" + MAX_READ));
+        if (allowOther) {
+            o.add("allow_other");
+        }
+        return String.join(",", o);
+    }
+
+    /** Arguments for jnr-fuse's mount (it adds the program name, -f and the mount point). */
+    public String[] fuseArgs() {
+        return new String[] {"-o", optionString()};
+    }
+}

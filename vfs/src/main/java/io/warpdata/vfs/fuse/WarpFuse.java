@@ -1,0 +1,430 @@
+package io.warpdata.vfs.fuse;
+
+import io.warpdata.vfs.Errno;
+import io.warpdata.vfs.Node;
+import io.warpdata.vfs.NodeAttributes;
+import io.warpdata.vfs.WarpTree;
+import jnr.ffi.Pointer;
+import jnr.ffi.types.dev_t;
+import jnr.ffi.types.gid_t;
+import jnr.ffi.types.mode_t;
+import jnr.ffi.types.off_t;
+import jnr.ffi.types.size_t;
+import jnr.ffi.types.u_int32_t;
+import jnr.ffi.types.uid_t;
+import ru.serce.jnrfuse.FuseFillDir;
+import ru.serce.jnrfuse.FuseStubFS;
+import ru.serce.jnrfuse.NotImplemented;
+import ru.serce.jnrfuse.struct.FileStat;
+import ru.serce.jnrfuse.struct.Flock;
+import ru.serce.jnrfuse.struct.FuseBufvec;
+import ru.serce.jnrfuse.struct.FuseFileInfo;
+import ru.serce.jnrfuse.struct.FusePollhandle;
+import ru.serce.jnrfuse.struct.Statvfs;
+import ru.serce.jnrfuse.struct.Timespec;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+
+/**
+ * The jnr-fuse adapter: converts paths, stat structs and errnos between FUSE and
+ * {@link WarpTree}, nothing else. Every operation the kernel can send is overridden, because
+ * {@link FuseStubFS}'s default answer is 0 (success), which must never reach a caller of a
+ * read-only file system: write-like calls answer EROFS, the rest their real answer or ENOSYS.
+ *
+ * <p>Four overrides carry {@link NotImplemented} on purpose, which keeps jnr-fuse from
+ * registering them with libfuse: {@code read_buf} and {@code write_buf} (libfuse would call them
+ * instead of {@code read}/{@code write}), and {@code lock}/{@code flock} (unregistered, the
+ * kernel keeps POSIX and BSD locks locally, which is exactly right for immutable files).
+ *
+ * <p>Every callback catches everything: an exception must never unwind into native code.
+ */
+public final class WarpFuse extends FuseStubFS {
+    private static final int O_ACCMODE = 3;
+    private static final int O_RDONLY = 0;
+    private static final int O_TRUNC = 01000;
+    private static final int W_OK = 2;
+    private static final int X_OK = 1;
+    private static final int ST_RDONLY = 1;
+    private static final int ST_NOSUID = 2;
+    /** Block size reported to stat and statfs: one FUSE read. */
+    private static final int BLOCK_SIZE = MountOptions.MAX_READ;
+
+    private final WarpTree tree;
+    private final Errno errno;
+    private final long uid;
+    private final long gid;
+    private final HandleTable handles = new HandleTable();
+    /** One buffer per FUSE thread, grown to the largest read seen: no allocation per read. */
+    private final ThreadLocal<byte[]> readBuffers = ThreadLocal.withInitial(() -> new byte[MountOptions.MAX_READ]);
+
+    public WarpFuse(WarpTree tree, Errno errno, long uid, long gid) {
+        this.tree = tree;
+        this.errno = errno;
+        this.uid = uid;
+        this.gid = gid;
+    }
+
+    /** Mounts at {@code mountPoint} and returns once the kernel has the mount (multithreaded). */
+    public void mount(Path mountPoint, MountOptions options) {
+        mount(mountPoint, false, false, options.fuseArgs());
+    }
+
+    /** Open files and directories (a gauge). */
+    public int openHandles() {
+        return handles.size();
+    }
+
+    private int fail(Throwable t, String op, String path) {
+        return -errno.of(t, op, path);
+    }
+
+    private Node node(String path, FuseFileInfo fi) {
+        Node n = fi == null ? null : handles.get(fi.fh.get());
+        return n != null ? n : tree.lookup(path);
+    }
+
+    // ---- reads ----
+
+    @Override
+    public int getattr(String path, FileStat stat) {
+        try {
+            fill(stat, tree.attributes(tree.lookup(path)));
+            return 0;
+        } catch (Throwable t) {
+            return fail(t, "getattr", path);
+        }
+    }
+
+    @Override
+    public int fgetattr(String path, FileStat stat, FuseFileInfo fi) {
+        try {
+            fill(stat, tree.attributes(node(path, fi)));
+            return 0;
+        } catch (Throwable t) {
+            return fail(t, "fgetattr", path);
+        }
+    }
+
+    private void fill(FileStat stat, NodeAttributes a) {
+        int type = switch (a.type()) {
+            case DIRECTORY -> FileStat.S_IFDIR;
+            case FILE -> FileStat.S_IFREG;
+            case SYMLINK -> FileStat.S_IFLNK;
+        };
+        stat.st_mode.set(type | a.permissions());
+        stat.st_nlink.set(a.nlink());
+        stat.st_size.set(a.size());
+        stat.st_blocks.set((a.size() + 511) / 512);
+        stat.st_blksize.set(BLOCK_SIZE);
+        stat.st_uid.set(uid);
+        stat.st_gid.set(gid);
+        stat.st_mtim.tv_sec.set(a.mtimeSeconds());
+        stat.st_mtim.tv_nsec.set(0);
+        stat.st_ctim.tv_sec.set(a.mtimeSeconds());
+        stat.st_ctim.tv_nsec.set(0);
+        stat.st_atim.tv_sec.set(a.mtimeSeconds());
+        stat.st_atim.tv_nsec.set(0);
+    }
+
+    @Override
+    public int readlink(String path, Pointer buf, @size_t long size) {
+        try {
+            byte[] target = tree.readlink(tree.lookup(path)).getBytes(StandardCharsets.UTF_8);
+            if (size <= 0) {
+                return -Errno.EINVAL;
+            }
+            int n = (int) Math.min(target.length, size - 1);
+            buf.put(0, target, 0, n);
+            buf.putByte(n, (byte) 0);
+            return 0;
+        } catch (Throwable t) {
+            return fail(t, "readlink", path);
+        }
+    }
+
+    @Override
+    public int open(String path, FuseFileInfo fi) {
+        try {
+            int flags = fi.flags.get();
+            if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC) != 0) {
+                return -Errno.EROFS;
+            }
+            Node n = tree.lookup(path);
+            if (n.type() == Node.Type.DIRECTORY) {
+                return -Errno.EISDIR;
+            }
+            fi.fh.set(handles.register(n));
+            return 0;
+        } catch (Throwable t) {
+            return fail(t, "open", path);
+        }
+    }
+
+    @Override
+    public int read(String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
+        try {
+            Node n = node(path, fi);
+            int len = (int) Math.min(size, Integer.MAX_VALUE - 8);
+            byte[] tmp = readBuffers.get();
+            if (tmp.length < len) {
+                tmp = new byte[len];
+                readBuffers.set(tmp);
+            }
+            int got = tree.read(n, offset, tmp, len);
+            if (got > 0) {
+                buf.put(0, tmp, 0, got);
+            }
+            return got;
+        } catch (Throwable t) {
+            return fail(t, "read", path);
+        }
+    }
+
+    @Override
+    public int release(String path, FuseFileInfo fi) {
+        handles.release(fi.fh.get());
+        return 0;
+    }
+
+    @Override
+    public int opendir(String path, FuseFileInfo fi) {
+        try {
+            Node n = tree.lookup(path);
+            if (n.type() != Node.Type.DIRECTORY) {
+                return -Errno.ENOTDIR;
+            }
+            fi.fh.set(handles.register(n));
+            return 0;
+        } catch (Throwable t) {
+            return fail(t, "opendir", path);
+        }
+    }
+
+    @Override
+    public int readdir(String path, Pointer buf, FuseFillDir filter, @off_t long offset, FuseFileInfo fi) {
+        try {
+            tree.list(node(path, fi), offset, (name, type, next) -> filter.apply(buf, name, null, next) != 0);
+            return 0;
+        } catch (Throwable t) {
+            return fail(t, "readdir", path);
+        }
+    }
+
+    @Override
+    public int releasedir(String path, FuseFileInfo fi) {
+        handles.release(fi.fh.get());
+        return 0;
+    }
+
+    @Override
+    public int statfs(String path, Statvfs stbuf) {
+        try {
+            stbuf.f_bsize.set(BLOCK_SIZE);
+            stbuf.f_frsize.set(BLOCK_SIZE);
+            stbuf.f_blocks.set(0);
+            stbuf.f_bfree.set(0);
+            stbuf.f_bavail.set(0);
+            stbuf.f_files.set(0);
+            stbuf.f_ffree.set(0);
+            stbuf.f_favail.set(0);
+            stbuf.f_flag.set(ST_RDONLY | ST_NOSUID);
+            stbuf.f_namemax.set(255);
+            return 0;
+        } catch (Throwable t) {
+            return fail(t, "statfs", path);
+        }
+    }
+
+    @Override
+    public int access(String path, int mask) {
+        try {
+            Node n = tree.lookup(path);
+            if ((mask & W_OK) != 0) {
+                return -Errno.EROFS;
+            }
+            if ((mask & X_OK) != 0 && (tree.attributes(n).permissions() & 0111) == 0) {
+                return -Errno.EACCES;
+            }
+            return 0;
+        } catch (Throwable t) {
+            return fail(t, "access", path);
+        }
+    }
+
+    @Override
+    public int getxattr(String path, String name, Pointer value, @size_t long size) {
+        try {
+            tree.lookup(path);
+            return -Errno.ENODATA;
+        } catch (Throwable t) {
+            return fail(t, "getxattr", path);
+        }
+    }
+
+    @Override
+    public int listxattr(String path, Pointer list, @size_t long size) {
+        try {
+            tree.lookup(path);
+            return 0;
+        } catch (Throwable t) {
+            return fail(t, "listxattr", path);
+        }
+    }
+
+    /** Nothing is buffered for writing; closing a file needs no work. */
+    @Override
+    public int flush(String path, FuseFileInfo fi) {
+        return 0;
+    }
+
+    @Override
+    public int fsync(String path, int isdatasync, FuseFileInfo fi) {
+        return 0;
+    }
+
+    @Override
+    public int fsyncdir(String path, FuseFileInfo fi) {
+        return 0;
+    }
+
+    @Override
+    public Pointer init(Pointer conn) {
+        return null;
+    }
+
+    @Override
+    public void destroy(Pointer initResult) {
+        // Nothing to tear down here: WarpDaemon owns the tree, reader and store.
+    }
+
+    // ---- kept away from libfuse on purpose (see the class comment) ----
+
+    @Override
+    @NotImplemented
+    public int read_buf(String path, Pointer bufp, @size_t long size, @off_t long off, FuseFileInfo fi) {
+        return -Errno.ENOSYS;
+    }
+
+    @Override
+    @NotImplemented
+    public int write_buf(String path, FuseBufvec buf, @off_t long off, FuseFileInfo fi) {
+        return -Errno.EROFS;
+    }
+
+    @Override
+    @NotImplemented
+    public int lock(String path, FuseFileInfo fi, int cmd, Flock flock) {
+        return -Errno.ENOSYS;
+    }
+
+    @Override
+    @NotImplemented
+    public int flock(String path, FuseFileInfo fi, int op) {
+        return -Errno.ENOSYS;
+    }
+
+    // ---- not supported ----
+
+    @Override
+    public int bmap(String path, @size_t long blocksize, long idx) {
+        return -Errno.ENOSYS;
+    }
+
+    @Override
+    public int ioctl(String path, int cmd, Pointer arg, FuseFileInfo fi, @u_int32_t long flags, Pointer data) {
+        return -Errno.ENOSYS;
+    }
+
+    @Override
+    public int poll(String path, FuseFileInfo fi, FusePollhandle ph, Pointer reventsp) {
+        return -Errno.ENOSYS;
+    }
+
+    // ---- write-like: read-only file system ----
+
+    @Override
+    public int write(String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
+        return -Errno.EROFS;
+    }
+
+    @Override
+    public int create(String path, @mode_t long mode, FuseFileInfo fi) {
+        return -Errno.EROFS;
+    }
+
+    @Override
+    public int mknod(String path, @mode_t long mode, @dev_t long rdev) {
+        return -Errno.EROFS;
+    }
+
+    @Override
+    public int mkdir(String path, @mode_t long mode) {
+        return -Errno.EROFS;
+    }
+
+    @Override
+    public int unlink(String path) {
+        return -Errno.EROFS;
+    }
+
+    @Override
+    public int rmdir(String path) {
+        return -Errno.EROFS;
+    }
+
+    @Override
+    public int symlink(String oldpath, String newpath) {
+        return -Errno.EROFS;
+    }
+
+    @Override
+    public int rename(String oldpath, String newpath) {
+        return -Errno.EROFS;
+    }
+
+    @Override
+    public int link(String oldpath, String newpath) {
+        return -Errno.EROFS;
+    }
+
+    @Override
+    public int chmod(String path, @mode_t long mode) {
+        return -Errno.EROFS;
+    }
+
+    @Override
+    public int chown(String path, @uid_t long uid, @gid_t long gid) {
+        return -Errno.EROFS;
+    }
+
+    @Override
+    public int truncate(String path, @off_t long size) {
+        return -Errno.EROFS;
+    }
+
+    @Override
+    public int ftruncate(String path, @off_t long size, FuseFileInfo fi) {
+        return -Errno.EROFS;
+    }
+
+    @Override
+    public int utimens(String path, Timespec[] timespec) {
+        return -Errno.EROFS;
+    }
+
+    @Override
+    public int setxattr(String path, String name, Pointer value, @size_t long size, int flags) {
+        return -Errno.EROFS;
+    }
+
+    @Override
+    public int removexattr(String path, String name) {
+        return -Errno.EROFS;
+    }
+
+    @Override
+    public int fallocate(String path, int mode, @off_t long off, @off_t long length, FuseFileInfo fi) {
+        return -Errno.EROFS;
+    }
+}

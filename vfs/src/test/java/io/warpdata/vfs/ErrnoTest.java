@@ -1,0 +1,62 @@
+package io.warpdata.vfs;
+
+import io.warpdata.blobcache.BlockVerificationException;
+import io.warpdata.blobcache.DatasetNotFoundException;
+import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.manifest.BlobId;
+import io.warpdata.manifest.ManifestCorruptedException;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ErrnoTest {
+    private final AtomicLong now = new AtomicLong();
+    private final Errno errno = new Errno(now::get);
+
+    @Test
+    void missingThingsAreEnoent() {
+        assertThat(errno.of(new NoSuchEntryException("/ws/x"), "getattr", "/ws/x")).isEqualTo(Errno.ENOENT);
+        assertThat(errno.of(new DatasetNotFoundException("ws/x", "memory://test", List.of()), "getattr", "/ws/x"))
+                .isEqualTo(Errno.ENOENT);
+        assertThat(errno.of(NoSuchEntryException.ambiguous("/ws/x@abcdabcd", 2), "getattr", "/ws/x@abcdabcd"))
+                .isEqualTo(Errno.ENOENT);
+        assertThat(errno.notFoundCount()).isEqualTo(3);
+        assertThat(errno.ioErrorCount()).isZero();
+    }
+
+    @Test
+    void storeCorruptionAndVerificationFailuresAreEioAndCountedByType() {
+        BlobId blob = BlobId.of(new byte[] {1});
+        assertThat(errno.of(new StoreUnavailableException("timeout reading x", null), "read", "/ws/a@h/t/x")).isEqualTo(Errno.EIO);
+        assertThat(errno.of(new BlockVerificationException(blob, 3), "read", "/ws/a@h/t/x")).isEqualTo(Errno.EIO);
+        assertThat(errno.of(new BlockVerificationException(blob, 4), "read", "/ws/a@h/t/x")).isEqualTo(Errno.EIO);
+        assertThat(errno.of(new ManifestCorruptedException("k", "$", "bad"), "getattr", "/ws/a@h")).isEqualTo(Errno.EIO);
+        assertThat(errno.of(new IllegalStateException("bug"), "read", "/ws/a@h/t/x")).isEqualTo(Errno.EIO);
+        assertThat(errno.ioErrorCount()).isEqualTo(5);
+        assertThat(errno.ioErrorsByType()).containsEntry("VerificationFailed", 2L).containsEntry("StoreUnavailable", 1L)
+                .containsEntry("ManifestCorrupted", 1L).containsEntry("IllegalStateException", 1L);
+    }
+
+    @Test
+    void wrongTypesMapToTheirPosixErrors() {
+        assertThat(errno.of(new WrongNodeTypeException("read", Node.Type.DIRECTORY), "read", "/ws")).isEqualTo(Errno.EISDIR);
+        assertThat(errno.of(new WrongNodeTypeException("list", Node.Type.FILE), "readdir", "/f")).isEqualTo(Errno.ENOTDIR);
+        assertThat(errno.of(new WrongNodeTypeException("readlink", Node.Type.SYMLINK), "readlink", "/l")).isEqualTo(Errno.EINVAL);
+        assertThat(errno.ioErrorCount()).isZero();
+    }
+
+    @Test
+    void floodOfErrorsIsStillAnsweredAndCounted() {
+        for (int i = 0; i < 1000; i++) {
+            assertThat(errno.of(new StoreUnavailableException("down", null), "read", "/ws/a@h/t/x")).isEqualTo(Errno.EIO);
+        }
+        assertThat(errno.suppressedLogLines()).isEqualTo(980);
+        now.addAndGet(11_000_000_000L);
+        assertThat(errno.of(new StoreUnavailableException("down", null), "read", "/ws/a@h/t/x")).isEqualTo(Errno.EIO);
+        assertThat(errno.ioErrorCount()).isEqualTo(1001);
+        assertThat(errno.suppressedLogLines()).isEqualTo(980);
+    }
+}
