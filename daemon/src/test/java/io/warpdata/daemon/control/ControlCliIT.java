@@ -50,6 +50,14 @@ class ControlCliIT {
     }
 
     @Test
+    void socketMayBeGivenBeforeOrAfterTheCommand() {
+        String sock = server.socketPath().toString();
+        assertThat(TestWarpctl.run(Map.of(), tmp, "--socket", sock, "status").out()).contains("warpd 0.1.0-test");
+        assertThat(TestWarpctl.run(Map.of(), tmp, "cache", "stats", "--socket", sock).exit()).isZero();
+        assertThat(TestWarpctl.run(Map.of(), tmp, "--socket", sock, "cache", "stats").exit()).isZero();
+    }
+
+    @Test
     void warmShowsProgressAndSummary() {
         TestWarpctl.Result r = TestWarpctl.run(env, tmp, "warm", "ws/name", "--tables", "main", "--shards", "0:2");
         assertThat(r.exit()).as(r.err()).isZero();

@@ -21,6 +21,10 @@ final class TestWarpctl implements Runnable {
     @Option(names = "--json", scope = ScopeType.INHERIT)
     boolean json;
 
+    /** Like DESIGN's {@code warpctl [--socket PATH] <command>}: a root option the subcommands look up. */
+    @Option(names = "--socket")
+    Path socket;
+
     @Override
     public void run() {
     }
