@@ -20,6 +20,17 @@ public final class DaemonControl {
     }
 
     /**
+     * Serves the socket of {@code daemon.config().socket()}.
+     *
+     * @param socketGroup  group that may connect (socket mode 0660), or empty: only warpd's user and root
+     * @param controlGroup group whose members may gc, verify and publish, or empty
+     * @throws io.warpdata.daemon.control.ControlException as {@link #start(WarpDaemon, ControlSettings, Clock)}
+     */
+    public static ControlServer start(WarpDaemon daemon, Optional<String> socketGroup, Optional<String> controlGroup, Clock clock) {
+        return start(daemon, new ControlSettings(daemon.config().socket(), socketGroup.orElse(null), controlGroup.orElse(null)), clock);
+    }
+
+    /**
      * @throws io.warpdata.daemon.control.ControlException if the socket cannot be created safely,
      *         another warpd serves it, or a configured group does not exist
      */
