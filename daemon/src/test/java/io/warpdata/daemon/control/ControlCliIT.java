@@ -59,7 +59,7 @@ class ControlCliIT {
 
     @Test
     void warmShowsProgressAndSummary() {
-        TestWarpctl.Result r = TestWarpctl.run(env, tmp, "warm", "ws/name", "--tables", "main", "--shards", "0:2");
+        TestWarpctl.Result r = TestWarpctl.run(env, tmp, "warm", "ws/name", "--tables", "main", "--shards", "0:2", "--progress");
         assertThat(r.exit()).as(r.err()).isZero();
         assertThat(r.out()).contains("warmed ws/name@abababababab", "200 B in cache");
         assertThat(r.err()).contains("warm ws/name");
