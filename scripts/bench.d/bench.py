@@ -75,7 +75,7 @@ SCALES = {
     "quick": {"big_bytes": 256 * MIB, "table_shards": 4, "table_rows": 250_000,
               "images": 2000, "classes": 10, "tree_files": 20_000, "runs": 1, "timeout": 120},
     "full": {"big_bytes": 1 * GIB, "table_shards": 8, "table_rows": 500_000,
-             "images": 5000, "classes": 10, "tree_files": 100_000, "runs": 3, "timeout": 300},
+             "images": 5000, "classes": 10, "tree_files": 100_000, "runs": 3, "timeout": 150},
 }
 
 
