@@ -7,7 +7,9 @@ import io.warpdata.blobcache.BlobStores;
 import io.warpdata.blobcache.Catalog;
 import io.warpdata.blobcache.PermissionDeniedException;
 import io.warpdata.blobcache.StoreException;
-import io.warpdata.blobcache.cache.DirectBlobReader;
+import io.warpdata.blobcache.cache.BlockCache;
+import io.warpdata.blobcache.cache.CacheConfig;
+import io.warpdata.blobcache.cache.CacheMode;
 import io.warpdata.vfs.Errno;
 import io.warpdata.vfs.WarpTree;
 import io.warpdata.vfs.fuse.MountOptions;
@@ -115,11 +117,15 @@ public final class WarpDaemon implements AutoCloseable {
     }
 
     /**
-     * The read path for {@code config.mode()}. The one place that picks the BlobReader
-     * implementation: the block cache replaces the direct reader here.
+     * The read path for {@code config.mode()}: the block cache (disk cache under
+     * {@code --cache-dir}, or memory only in remote mode). The one place that picks the
+     * BlobReader implementation; {@code new DirectBlobReader(store)} is the uncached baseline.
      */
     static BlobReader openBlobReader(DaemonConfig config, BlobStore store) {
-        return new DirectBlobReader(store);
+        CacheConfig cache = CacheConfig.defaults(config.cacheDir())
+                .withMode(CacheMode.valueOf(config.mode().name()))
+                .withMaxBytes(config.cacheSizeBytes());
+        return BlockCache.open(store, cache);
     }
 
     /**
