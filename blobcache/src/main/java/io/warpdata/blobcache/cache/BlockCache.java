@@ -26,7 +26,9 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,6 +62,8 @@ public final class BlockCache implements BlobReader {
     static final int HYBRID_RUNS_IN_FLIGHT = 4;
     /** How long close() lets fetched blocks finish being written: a restart then refetches nothing. */
     static final Duration CLOSE_GRACE = Duration.ofSeconds(2);
+    /** Local-mode misses are logged at most this often: one line tells the user what to do. */
+    static final Duration NOT_CACHED_LOG_EVERY = Duration.ofSeconds(10);
 
     /** A fetch completed with this means "it was cached meanwhile: read it from the cache". */
     private static final BlockBytes RETRY = new BlockBytes(new byte[0], 0, 0);
@@ -133,18 +137,23 @@ public final class BlockCache implements BlobReader {
     private final Queue<Task> demandQueue = new ConcurrentLinkedQueue<>();
     private final Queue<Task> prefetchQueue = new ConcurrentLinkedQueue<>();
     private final AtomicInteger workers = new AtomicInteger();
+    private final AtomicInteger runningPrefetch = new AtomicInteger();
+    private final int maxPrefetchWorkers;
     private final int memoryPermits;
     private final Semaphore memory;
     private final int prefetchPermits;
     private final Semaphore prefetchBudget;
     private final Queue<HybridCursor> hybridQueue = new ConcurrentLinkedQueue<>();
     private final Semaphore hybridRuns = new Semaphore(HYBRID_RUNS_IN_FLIGHT);
+    private final AtomicLong lastNotCachedLog = new AtomicLong(System.nanoTime() - NOT_CACHED_LOG_EVERY.toNanos());
     private final ThreadLocal<ArrayList<Fetch>> pendingScratch = ThreadLocal.withInitial(ArrayList::new);
     private volatile boolean closed;
 
     /**
      * A cache fetching on {@code fetchExecutor}, which the caller owns (and shuts down after
-     * {@link #close()}). Opening a disk cache deletes temp files and rebuilds its accounting.
+     * {@link #close()}); it must run tasks on its own threads (a pool, not a caller-runs
+     * executor) and allow {@code maxConcurrentFetches} of them at once. Opening a disk cache
+     * deletes temp files and rebuilds its accounting.
      *
      * @throws CacheDirectoryException if the cache directory is unusable or in use
      */
@@ -188,6 +197,7 @@ public final class BlockCache implements BlobReader {
             this.storage = new MemoryBlocks(config.memoryBytes(), metrics);
             this.lists = new HashLists(fetcher, null, null, HASH_LIST_MEMORY);
         }
+        this.maxPrefetchWorkers = Math.max(1, config.maxConcurrentFetches() * 3 / 4);
         this.memoryPermits = kib(config.maxInFlightBytes());
         this.memory = new Semaphore(memoryPermits);
         this.prefetchPermits = kib(config.maxPrefetchBytes());
@@ -226,7 +236,7 @@ public final class BlockCache implements BlobReader {
                     metrics.hitBlocks.increment();
                     metrics.hitBytes.add(take);
                 } else if (!config.mode().fetches()) {
-                    throw new BlockNotCachedException("Block " + b + " of blob " + blob.id());
+                    throw notCached(blob, b);
                 } else {
                     pending.add(demand(blob, list, key));
                 }
@@ -261,6 +271,17 @@ public final class BlockCache implements BlobReader {
         byte[] out = new byte[(int) blob.size()];
         read(blob, 0, out, 0, out.length);
         return out;
+    }
+
+    /** The local-mode miss, logged at most every {@link #NOT_CACHED_LOG_EVERY} (never per read). */
+    private BlockNotCachedException notCached(BlobRef blob, int block) {
+        BlockNotCachedException e = new BlockNotCachedException("Block " + block + " of blob " + blob.id());
+        long now = System.nanoTime();
+        long last = lastNotCachedLog.get();
+        if (now - last >= NOT_CACHED_LOG_EVERY.toNanos() && lastNotCachedLog.compareAndSet(last, now)) {
+            LOG.warn("{}. {}", e.getMessage(), e.nextStep());
+        }
+        return e;
     }
 
     /** Waits for a block's fetch and copies the wanted part out; retries via the cache if told to. */
@@ -298,6 +319,11 @@ public final class BlockCache implements BlobReader {
     /** The fetch that will deliver {@code key}, queued at high priority if not yet running. */
     private Fetch demand(BlobRef blob, BlockHashList list, BlockKey key) {
         Fetch f = inflight.get(key);
+        if (f != null && f.done.isCompletedExceptionally()) {
+            // A failed fetch on its way out of the map: this read gets its own attempt.
+            inflight.remove(key, f);
+            f = null;
+        }
         if (f == null) {
             Fetch mine = new Fetch(key, blob, list, false, Fetch.QUEUED_DEMANDED);
             f = inflight.putIfAbsent(key, mine);
@@ -439,7 +465,8 @@ public final class BlockCache implements BlobReader {
     private void maybeStartWorker() {
         while (true) {
             int w = workers.get();
-            if (w >= config.maxConcurrentFetches() || (demandQueue.isEmpty() && prefetchQueue.isEmpty())) {
+            boolean prefetchRunnable = !prefetchQueue.isEmpty() && runningPrefetch.get() < maxPrefetchWorkers;
+            if (w >= config.maxConcurrentFetches() || (demandQueue.isEmpty() && !prefetchRunnable)) {
                 return;
             }
             if (workers.compareAndSet(w, w + 1)) {
@@ -458,13 +485,25 @@ public final class BlockCache implements BlobReader {
         try {
             while (true) {
                 Task t = demandQueue.poll();
-                if (t == null) {
-                    t = prefetchQueue.poll();
+                if (t != null) {
+                    run(t);
+                    continue;
                 }
-                if (t == null) {
+                // Read-ahead, warm and hybrid work may occupy only some of the workers, so that a
+                // read's own fetch never queues behind a wall of slow read-ahead GETs.
+                if (runningPrefetch.incrementAndGet() > maxPrefetchWorkers) {
+                    runningPrefetch.decrementAndGet();
                     return;
                 }
-                run(t);
+                try {
+                    t = prefetchQueue.poll();
+                    if (t == null) {
+                        return;
+                    }
+                    run(t);
+                } finally {
+                    runningPrefetch.decrementAndGet();
+                }
             }
         } finally {
             workers.decrementAndGet();
@@ -515,18 +554,24 @@ public final class BlockCache implements BlobReader {
             }
             byte[] buf = new byte[len];
             fetcher.readWithRetry(StoreLayout.blob(blob.id()), (long) b0 * list.blockSize(), buf, 0, len, deadline);
+            // Hand every verified block to its readers first, then write them to the cache, so
+            // that a reader of the run's last block does not wait for the others' disk writes.
             int pos = 0;
             for (Fetch f : group) {
                 int bl = list.blockLength(f.key.index());
-                boolean ok = false;
                 try {
                     fetcher.verifyOrRefetch(blob, list, f.key.index(), buf, pos, deadline);
-                    ok = true;
+                    f.done.complete(new BlockBytes(buf, pos, bl));
                 } catch (RuntimeException e) {
                     fail(f, e);
                 }
-                if (ok) {
-                    complete(f, buf, pos, bl);
+                pos += bl;
+            }
+            pos = 0;
+            for (Fetch f : group) {
+                int bl = list.blockLength(f.key.index());
+                if (!f.settled.isDone()) {
+                    store(f, buf, pos, bl);
                 }
                 pos += bl;
             }
@@ -542,8 +587,8 @@ public final class BlockCache implements BlobReader {
         }
     }
 
-    private void complete(Fetch f, byte[] buf, int pos, int len) {
-        f.done.complete(new BlockBytes(buf, pos, len));
+    /** Writes a fetched block to the cache, then retires its fetch. */
+    private void store(Fetch f, byte[] buf, int pos, int len) {
         try {
             storage.put(f.key, f.blob.blocks(), buf, pos, len, f.prefetch && !f.demanded);
         } catch (RuntimeException e) {
@@ -555,8 +600,9 @@ public final class BlockCache implements BlobReader {
     }
 
     private void fail(Fetch f, Throwable e) {
-        f.done.completeExceptionally(e);
+        // Out of the map first, so a reader that sees this failure and retries starts afresh.
         inflight.remove(f.key, f);
+        f.done.completeExceptionally(e);
         f.settled.complete(null);
     }
 
@@ -564,6 +610,9 @@ public final class BlockCache implements BlobReader {
         for (Fetch f : group) {
             if (!f.done.isDone()) {
                 fail(f, e);
+            } else if (!f.settled.isDone()) {
+                inflight.remove(f.key, f);
+                f.settled.complete(null);
             }
         }
     }
@@ -587,12 +636,13 @@ public final class BlockCache implements BlobReader {
     // ---------------------------------------------------------------- operations
 
     /**
-     * Fetches the blocks of {@code blob} that are not cached, in order, skipping cached ones,
-     * for {@code warpctl warm}. Works in every disk mode, including local (it is how a local
-     * cache is filled). Stops early, without error, when {@code maxBytes} would be exceeded, when
-     * the blob's cached bytes would exceed the cache's size limit, or when cancelled.
+     * Makes sure the first {@code maxBytes} of {@code blob} (whole blocks: every block that
+     * starts before {@code maxBytes}) are cached, fetching missing blocks in order and skipping
+     * cached ones, for {@code warpctl warm}. Works in every disk mode, including local (it is how
+     * a local cache is filled). Stops early, without error, when the blob's cached bytes would
+     * exceed the cache's size limit, or when cancelled. Returns once fetched blocks are on disk.
      *
-     * @param maxBytes  most bytes this call may fetch
+     * @param maxBytes  how much of the blob, from its start, to cover ({@code Long.MAX_VALUE}: all)
      * @param listener  told of progress after each run
      * @param cancelled polled between runs
      * @throws StoreException if a fetch fails (after retries) or the cache is in remote mode
@@ -608,7 +658,8 @@ public final class BlockCache implements BlobReader {
         }
         BlockHashList list = lists.get(blob, fetcher.deadlineFromNow(), true);
         int bs = list.blockSize();
-        int count = list.blockCount();
+        int count = maxBytes >= blob.size() ? list.blockCount()
+                : (int) Math.min(list.blockCount(), (Math.max(0, maxBytes) + bs - 1) / bs);
         int maxRun = Math.max(1, MAX_RUN_BYTES / bs);
         long fetchedBlocks = 0;
         long fetchedBytes = 0;
@@ -633,7 +684,7 @@ public final class BlockCache implements BlobReader {
                     b++;
                     continue;
                 }
-                long room = Math.min(maxBytes - scheduledBytes, storage.limitBytes() - cachedBytes - scheduledBytes);
+                long room = storage.limitBytes() - cachedBytes - scheduledBytes;
                 if (list.blockLength(b) > room) {
                     stopped = true;
                     break;
@@ -678,8 +729,8 @@ public final class BlockCache implements BlobReader {
         if (failure != null) {
             throw failure;
         }
-        return new WarmResult(fetchedBlocks, fetchedBytes, cachedBlocks, cachedBytes, !stopped && b >= count,
-                wasCancelled);
+        return new WarmResult(fetchedBlocks, fetchedBytes, cachedBlocks, cachedBytes,
+                !stopped && b >= list.blockCount(), wasCancelled);
     }
 
     /** Size, limit, hit rate and counters. */
@@ -696,8 +747,16 @@ public final class BlockCache implements BlobReader {
      * this) and deletes the ones that do not match. Reads keep working meanwhile.
      */
     public VerifyResult verify() {
+        return verify(done -> { }, () -> false);
+    }
+
+    /**
+     * As {@link #verify()}, reporting the data bytes checked so far after each block and
+     * stopping early when {@code cancelled} says so.
+     */
+    public VerifyResult verify(LongConsumer progress, BooleanSupplier cancelled) {
         ensureOpen();
-        return storage.verify(lists);
+        return storage.verify(lists, progress, cancelled);
     }
 
     /**

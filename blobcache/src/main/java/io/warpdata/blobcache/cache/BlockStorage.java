@@ -1,6 +1,8 @@
 package io.warpdata.blobcache.cache;
 
 import io.warpdata.manifest.BlobId;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongConsumer;
 
 /** Where verified blocks are kept between reads: on disk ({@link DiskBlocks}) or in memory ({@link MemoryBlocks}). */
 interface BlockStorage extends AutoCloseable {
@@ -40,8 +42,8 @@ interface BlockStorage extends AutoCloseable {
      */
     long gc(long limitBytes);
 
-    /** Re-checks every block; see {@link BlockCache#verify()}. */
-    VerifyResult verify(HashLists lists);
+    /** Re-checks every block; see {@link BlockCache#verify(LongConsumer, BooleanSupplier)}. */
+    VerifyResult verify(HashLists lists, LongConsumer progress, BooleanSupplier cancelled);
 
     @Override
     void close();

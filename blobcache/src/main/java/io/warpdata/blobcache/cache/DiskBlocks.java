@@ -7,7 +7,6 @@ import io.warpdata.blobcache.ReadMetrics;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlockHashList;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
@@ -25,6 +24,10 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongConsumer;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 import org.slf4j.Logger;
@@ -51,9 +54,11 @@ import org.slf4j.LoggerFactory;
  * file is deleted inside the index's per-key lock, as are renames into place, so a delete never
  * races a rewrite of the same block.
  *
- * <p>Readers use a bounded cache of open FileChannels. Eviction closes the block's channel; a
- * read that loses that race reopens, and if the file is gone the block is a miss and is
- * fetched again: never an error, never wrong bytes.
+ * <p>Readers use a bounded cache of open FileChannels. A block being read is pinned: eviction
+ * unlinks its file at once (an open file stays readable on Linux) but closes its channel only
+ * when the last reader leaves. A read that still loses a race (its channel closed by the
+ * open-file bound or by an interrupt) reopens the file; if the file is gone, the block is a miss
+ * and is fetched again: never an error, never wrong bytes.
  */
 final class DiskBlocks implements BlockStorage {
     private static final Logger LOG = LoggerFactory.getLogger(DiskBlocks.class);
@@ -68,6 +73,9 @@ final class DiskBlocks implements BlockStorage {
         final int[] crcs;
         final BlobId listId;
         volatile boolean prefetchedUnread;
+        /** Reads in progress: while positive, eviction leaves the block's open channel alone. */
+        final AtomicInteger readers = new AtomicInteger();
+        volatile boolean evicted;
 
         Entry(Path path, int headerLength, int length, int[] crcs, BlobId listId, boolean prefetched) {
             this.path = path;
@@ -111,6 +119,8 @@ final class DiskBlocks implements BlockStorage {
     private final Cache<BlockKey, FileChannel> channels;
     private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
     private final AtomicLong tmpCounter = new AtomicLong();
+    /** Which of the 256 block subdirectories are known to exist (made on first use). */
+    private final AtomicIntegerArray shardMade = new AtomicIntegerArray(256);
     /** Bytes being written right now: counted against the free-space floor before they land. */
     private final AtomicLong pendingWrites = new AtomicLong();
     private final AtomicLong lastWriteWarn = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
@@ -135,9 +145,6 @@ final class DiskBlocks implements BlockStorage {
             Files.createDirectories(blocksDir);
             Files.createDirectories(listsDir);
             Files.createDirectories(tmpDir);
-            for (int i = 0; i < 256; i++) {
-                Files.createDirectories(blocksDir.resolve(String.format("%02x", i)));
-            }
             lockChannel = FileChannel.open(root.resolve("lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         } catch (AccessDeniedException e) {
             throw new CacheDirectoryException(dir, "is not writable", "Give warpd's user write access to it, or pass"
@@ -186,8 +193,13 @@ final class DiskBlocks implements BlockStorage {
         if (e == null) {
             return;
         }
+        // Unlinking is safe under a reader (an open file stays readable on Linux); closing its
+        // channel is not, so a block being read keeps its channel until the last reader leaves.
+        e.evicted = true;
         deleteFile(e.path);
-        channels.invalidate(key);
+        if (e.readers.get() == 0) {
+            channels.invalidate(key);
+        }
         metrics.evictions.increment();
         metrics.evictedBytes.add(e.weight());
         if (e.prefetchedUnread) {
@@ -264,18 +276,38 @@ final class DiskBlocks implements BlockStorage {
         int c1 = (offInBlock + len - 1) / BlockFile.CHUNK;
         int start = c0 * BlockFile.CHUNK;
         int span = Math.min((c1 + 1) * BlockFile.CHUNK, e.length) - start;
+        e.readers.incrementAndGet();
+        try {
+            return read(key, e, offInBlock, dst, dstOff, len, c0, c1, start, span);
+        } finally {
+            if (e.readers.decrementAndGet() == 0 && e.evicted) {
+                channels.invalidate(key);
+            }
+        }
+    }
+
+    private boolean read(BlockKey key, Entry e, int offInBlock, byte[] dst, int dstOff, int len, int c0, int c1,
+            int start, int span) {
         Scratch s = scratch.get();
         ByteBuffer buf = s.buffer(span);
         for (int attempt = 0; ; attempt++) {
-            FileChannel ch;
-            try {
-                ch = channels.get(key, k -> open(e.path));
-            } catch (UncheckedIOException ex) {
-                if (index.asMap().get(key) == e) {
-                    drop(key, e, "cannot be opened (" + ex.getCause() + ")");
+            FileChannel ch = channels.getIfPresent(key);
+            if (ch == null) {
+                try {
+                    FileChannel opened = FileChannel.open(e.path, StandardOpenOption.READ);
+                    ch = channels.asMap().putIfAbsent(key, opened);
+                    if (ch == null) {
+                        ch = opened;
+                    } else {
+                        closeQuietly(opened);
+                    }
+                } catch (IOException ex) {
+                    if (!e.evicted) {
+                        drop(key, e, "cannot be opened (" + ex + ")");
+                    }
+                    // else: evicted while we looked it up, an ordinary miss.
+                    return false;
                 }
-                // else: evicted while we looked it up, an ordinary miss.
-                return false;
             }
             buf.clear().limit(span);
             try {
@@ -314,21 +346,15 @@ final class DiskBlocks implements BlockStorage {
         return true;
     }
 
-    private static FileChannel open(Path p) {
-        try {
-            return FileChannel.open(p, StandardOpenOption.READ);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
     /** Removes a damaged block (if still the indexed one): it becomes a miss and is refetched. */
     private void drop(BlockKey key, Entry e, String why) {
-        LOG.warn("Cached {} {}; deleting it, it will be fetched again", key, why);
         index.asMap().computeIfPresent(key, (k, v) -> {
-            if (v != e) {
+            if (v != e || v.evicted) {
                 return v;
             }
+            // Logged only when the block really was bad, not when eviction won a race.
+            LOG.warn("Cached {} {}; deleting it, it will be fetched again", key, why);
+            v.evicted = true;
             deleteFile(v.path);
             channels.invalidate(k);
             return null;
@@ -347,10 +373,11 @@ final class DiskBlocks implements BlockStorage {
         }
         int headerLength = BlockFile.headerLength(len);
         long bytes = (long) headerLength + len;
+        if (!reserve(bytes)) {
+            return;
+        }
         try {
-            if (makeRoom(pendingWrites.addAndGet(bytes))) {
-                write(key, listId, data, off, len, prefetched, headerLength);
-            }
+            write(key, listId, data, off, len, prefetched, headerLength);
         } finally {
             pendingWrites.addAndGet(-bytes);
         }
@@ -371,6 +398,17 @@ final class DiskBlocks implements BlockStorage {
             return;
         }
         Path target = path(key);
+        int shard = Integer.parseInt(key.blob().hex().substring(0, 2), 16);
+        if (shardMade.get(shard) == 0) {
+            try {
+                Files.createDirectories(target.getParent());
+                shardMade.set(shard, 1);
+            } catch (IOException e) {
+                warnWrite(key, e);
+                deleteFile(tmp);
+                return;
+            }
+        }
         Entry fresh = new Entry(target, headerLength, len, crcs, listId, prefetched);
         index.asMap().compute(key, (k, old) -> {
             if (old != null) {
@@ -393,20 +431,29 @@ final class DiskBlocks implements BlockStorage {
     }
 
     /**
-     * Keeps the free-space floor: evicts enough for {@code bytes} more (this write and the
-     * others in progress) to fit above it.
+     * Keeps the free-space floor: reserves {@code bytes} for a write if, counting the other
+     * writes in progress, they fit above the floor, evicting cached blocks to make room.
      *
-     * @return false if even an empty cache would not leave the floor free (then nothing is written)
+     * @return false if they do not fit even after evicting (then nothing is written)
      */
-    private boolean makeRoom(long bytes) {
-        long shortBy = floor + bytes - space.usableBytes();
-        if (shortBy <= 0) {
-            return true;
+    private boolean reserve(long bytes) {
+        for (int attempt = 0; attempt < 3; attempt++) {
+            long usable = space.usableBytes();
+            long pending = pendingWrites.get();
+            long shortBy = floor + pending + bytes - usable;
+            if (shortBy <= 0) {
+                if (pendingWrites.compareAndSet(pending, pending + bytes)) {
+                    return true;
+                }
+                continue;
+            }
+            synchronized (gcLock) {
+                if (evictTo(Math.max(0, sizeBytes() - shortBy)) == 0 && sizeBytes() == 0) {
+                    return false;
+                }
+            }
         }
-        synchronized (gcLock) {
-            evictTo(Math.max(0, sizeBytes() - shortBy));
-        }
-        return space.usableBytes() - bytes >= floor;
+        return false;
     }
 
     private void warnWrite(BlockKey key, IOException e) {
@@ -458,14 +505,20 @@ final class DiskBlocks implements BlockStorage {
     }
 
     @Override
-    public VerifyResult verify(HashLists lists) {
+    public VerifyResult verify(HashLists lists, LongConsumer progress, BooleanSupplier cancelled) {
         long checked = 0;
+        long checkedBytes = 0;
+        boolean stopped = false;
         long removed = 0;
         long removedBytes = 0;
         long withoutList = 0;
         Map<BlobId, BlockHashList> listCache = new HashMap<>();
         byte[] buf = new byte[0];
         for (Map.Entry<BlockKey, Entry> me : List.copyOf(index.asMap().entrySet())) {
+            if (cancelled.getAsBoolean() || closed) {
+                stopped = true;
+                break;
+            }
             BlockKey key = me.getKey();
             Entry e = me.getValue();
             if (buf.length < e.length) {
@@ -490,13 +543,15 @@ final class DiskBlocks implements BlockStorage {
                 }
             }
             checked++;
+            checkedBytes += e.length;
             if (!ok) {
                 removed++;
                 removedBytes += e.weight();
                 drop(key, e, "fails verification");
             }
+            progress.accept(checkedBytes);
         }
-        return new VerifyResult(checked, removed, removedBytes, withoutList);
+        return new VerifyResult(checked, checkedBytes, removed, removedBytes, withoutList, stopped);
     }
 
     @Override

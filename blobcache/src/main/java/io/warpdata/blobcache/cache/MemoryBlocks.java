@@ -6,6 +6,8 @@ import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.warpdata.blobcache.ReadMetrics;
 import io.warpdata.manifest.BlobId;
 import java.util.Arrays;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongConsumer;
 
 /**
  * Blocks in a bounded memory cache, for {@link CacheMode#REMOTE}: nothing touches the disk.
@@ -100,8 +102,8 @@ final class MemoryBlocks implements BlockStorage {
     }
 
     @Override
-    public VerifyResult verify(HashLists lists) {
-        return new VerifyResult(0, 0, 0, 0);
+    public VerifyResult verify(HashLists lists, LongConsumer progress, BooleanSupplier cancelled) {
+        return new VerifyResult(0, 0, 0, 0, 0, false);
     }
 
     @Override

@@ -1,0 +1,57 @@
+/**
+ * Warp's read path: the content-addressed block cache ({@link io.warpdata.blobcache.cache.BlockCache}),
+ * a cache-less verified reader ({@link io.warpdata.blobcache.cache.DirectBlobReader}), and read-ahead.
+ *
+ * <h2>Blocks and verification</h2>
+ * A blob is read in the fixed blocks of its {@link io.warpdata.manifest.BlockHashList} (1 MiB by
+ * default). Every block fetched from the store is checked against its SHA-256 before any reader
+ * sees it; a mismatch is fetched once more, then the read fails with
+ * {@link io.warpdata.blobcache.BlockVerificationException} and one log line naming the blob.
+ * Blocks on disk carry a CRC32C per 64 KiB chunk, checked on every read for the chunks the read
+ * touches, so a block damaged on disk is a miss, never served. Cached blocks are keyed by
+ * (blob id, block size, index): two datasets sharing a blob share its cached bytes.
+ *
+ * <h2>Read-ahead (prefetch)</h2>
+ * Access is tracked <em>per blob</em>, not per file handle ({@code ReadAhead}). PyTorch's
+ * {@code ImageFolder} opens, reads and closes thousands of small members lying one after another
+ * in a tar shard; per handle each is a short read, per blob it is a sequential scan, and it gets
+ * read-ahead like one.
+ * <ul>
+ * <li>Each blob keeps up to {@code STREAMS_PER_BLOB} = 4 streams (end offset, window). A read
+ *     continues a stream when it starts at most {@code FORWARD_GAP_BYTES} = 256 KiB after the
+ *     stream's end or at most {@code BACKWARD_SLACK_BYTES} = 256 KiB before it (both capped at one
+ *     block). 256 KiB covers tar headers (0.5-1.5 KiB) and skipped small members, and DataLoader
+ *     workers finishing neighbouring members out of order; a longer jump is a seek. Four streams
+ *     let a few readers scan one shard at different places (as ZFS's zfetch does) without
+ *     each one's reads looking like seeks to the others.</li>
+ * <li>A read that continues no stream is a <em>seek</em>: it replaces the least recently used
+ *     stream with a new one whose window is 0. Random access therefore costs no extra bytes: the
+ *     window only opens once a stream is continued.</li>
+ * <li>The first continuation opens the window at {@code INITIAL_WINDOW_BLOCKS} = 2 blocks (2 MiB):
+ *     small enough that a short sequential run (a Parquet page, two members) wastes little, large
+ *     enough to hide one GET's latency behind the reader. Each time the stream reaches a new block
+ *     the window doubles, up to {@code MAX_WINDOW_BYTES} = 64 MiB: about half a second of one S3
+ *     stream, enough to keep {@code maxConcurrentFetches} GETs busy for a fast reader.</li>
+ * <li>Read-ahead is topped up only when less than half a window is left ahead of the reader, so it
+ *     goes out in runs of at least half a window; consecutive missing blocks of a run are fetched
+ *     with one ranged GET of up to {@code BlockCache.MAX_RUN_BYTES} = 8 MiB (fewer requests, S3
+ *     bills per request, and 8 MiB is past the size where a GET reaches full speed).</li>
+ * <li>Read-ahead bytes queued or in flight are bounded by {@code maxPrefetchBytes} (128 MiB by
+ *     default); when the budget is used up, read-ahead is skipped and picked up by a later read.
+ *     All fetches together are bounded by {@code maxInFlightBytes} (256 MiB) of memory.</li>
+ * <li>Reads never wait for read-ahead that is not theirs: a read needing block b waits only for
+ *     b's fetch; if b is queued as read-ahead and not yet started, the read moves it to the
+ *     high-priority queue, which fetch workers always drain first.</li>
+ * <li>A read-ahead block evicted before anyone read it counts as {@code prefetch_wasted_bytes};
+ *     a read served by a read-ahead block counts as {@code prefetch_hit_blocks}.</li>
+ * <li>{@code TRACKED_BLOBS} = 8192 blobs are tracked (about 300 bytes each); a forgotten blob
+ *     simply starts over with a window of 0.</li>
+ * </ul>
+ *
+ * <h2>Modes</h2>
+ * {@link io.warpdata.blobcache.cache.CacheMode}: AUTO (disk cache + read-ahead), REMOTE (bounded
+ * memory only), HYBRID (AUTO, and a blob's first read queues the whole blob at low priority,
+ * {@code HYBRID_RUNS_IN_FLIGHT} = 4 runs at a time), LOCAL (cached bytes only; a miss is
+ * {@link io.warpdata.blobcache.cache.BlockNotCachedException}).
+ */
+package io.warpdata.blobcache.cache;

@@ -1,0 +1,75 @@
+package io.warpdata.blobcache.cache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.S3ProxyFixture;
+import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.BlockHashList;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Cold-read benchmark on the loopback S3 server (not part of the test suites: its name does not
+ * end in Test; run with {@code -Dtest=ColdReadBench -Dwarp.bench.mib=256}). Compares, in the same
+ * run: one raw single-stream GET of the whole object, a cold sequential pass through
+ * {@link BlockCache} in 128 KiB reads (FUSE's size), and the same pass warm.
+ */
+class ColdReadBench {
+    @Test
+    void coldSequentialReadVersusRawGet() throws Exception {
+        int mib = Integer.getInteger("warp.bench.mib", 256);
+        int rounds = Integer.getInteger("warp.bench.rounds", 3);
+        byte[] data = TestBlobs.bytes(mib << 20, 5);
+        Path dir = Files.createTempDirectory("warp-coldbench");
+        try (S3ProxyFixture s3 = S3ProxyFixture.start(); BlobStore store = s3.openStore("bench")) {
+            BlobRef ref = TestBlobs.put(store, data, BlockHashList.DEFAULT_BLOCK_SIZE);
+            byte[] whole = new byte[data.length];
+            byte[] buf = new byte[128 * 1024];
+            double bestRaw = 0;
+            double bestCold = 0;
+            double bestWarm = 0;
+            String counters = "";
+            for (int r = 0; r < rounds; r++) {
+                long t0 = System.nanoTime();
+                store.read(StoreLayout.blob(ref.id()), 0, whole, 0, whole.length);
+                bestRaw = Math.max(bestRaw, mbps(whole.length, System.nanoTime() - t0));
+                assertThat(Arrays.equals(whole, data)).isTrue();
+
+                Path cacheDir = dir.resolve("r" + r);
+                try (BlockCache cache = BlockCache.open(store,
+                        CacheConfig.defaults(cacheDir).withMinFreeBytes(0).withMaxBytes(4L << 30))) {
+                    t0 = System.nanoTime();
+                    for (long off = 0; off < ref.size(); off += buf.length) {
+                        cache.read(ref, off, buf, 0, buf.length);
+                    }
+                    bestCold = Math.max(bestCold, mbps(ref.size(), System.nanoTime() - t0));
+                    cache.awaitIdle(java.time.Duration.ofSeconds(60));
+                    t0 = System.nanoTime();
+                    for (long off = 0; off < ref.size(); off += buf.length) {
+                        cache.read(ref, off, buf, 0, buf.length);
+                    }
+                    bestWarm = Math.max(bestWarm, mbps(ref.size(), System.nanoTime() - t0));
+                    counters = cache.stats().counters().toString();
+                }
+            }
+            System.out.printf("BENCH %d MiB object on loopback S3Proxy: raw single GET %.0f MB/s, BlockCache cold"
+                    + " sequential 128 KiB reads %.0f MB/s (ratio %.2f), warm %.0f MB/s%n",
+                    mib, bestRaw, bestCold, bestCold / bestRaw, bestWarm);
+            System.out.println("BENCH counters of the last round: " + counters);
+        } finally {
+            try (Stream<Path> s = Files.walk(dir)) {
+                s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    private static double mbps(long bytes, long nanos) {
+        return bytes / 1e6 / (nanos / 1e9);
+    }
+}
