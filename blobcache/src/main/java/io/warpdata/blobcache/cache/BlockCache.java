@@ -192,10 +192,10 @@ public final class BlockCache implements BlobReader {
             DiskBlocks disk = new DiskBlocks(config.dir(), config.maxBytes(), config.minFreeBytes(),
                     config.maxOpenFiles(), metrics, space);
             this.storage = disk;
-            this.lists = new HashLists(fetcher, disk.listsDir(), disk.tmpDir(), HASH_LIST_MEMORY);
+            this.lists = new HashLists(fetcher, disk.listsDir(), disk.tmpDir(), HASH_LIST_MEMORY, executor);
         } else {
             this.storage = new MemoryBlocks(config.memoryBytes(), metrics);
-            this.lists = new HashLists(fetcher, null, null, HASH_LIST_MEMORY);
+            this.lists = new HashLists(fetcher, null, null, HASH_LIST_MEMORY, executor);
         }
         this.maxPrefetchWorkers = Math.max(1, config.maxConcurrentFetches() * 3 / 4);
         this.memoryPermits = kib(config.maxInFlightBytes());

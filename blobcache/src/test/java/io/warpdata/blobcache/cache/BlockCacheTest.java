@@ -281,6 +281,11 @@ class BlockCacheTest {
                 .hasMessageContaining(coldRef.id().hex());
         assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(3));
         assertThat(c.readAll(cachedRef)).as("cached data keeps serving").isEqualTo(cached);
+        BlobRef neverRead = TestBlobs.put(memory, TestBlobs.bytes(BS, 14), BS);
+        long t1 = System.nanoTime();
+        assertThatThrownBy(() -> read(c, neverRead, 0, 10)).as("a hung hash-list fetch is bounded too")
+                .isInstanceOf(StoreUnavailableException.class).hasMessageContaining(neverRead.id().hex());
+        assertThat(Duration.ofNanos(System.nanoTime() - t1)).isLessThan(Duration.ofSeconds(3));
 
         store.hang.countDown();
         store.hang = null;
