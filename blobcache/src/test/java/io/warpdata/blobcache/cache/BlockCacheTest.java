@@ -501,6 +501,23 @@ class BlockCacheTest {
         assertThat(c.metrics().prefetchedBlocks.sum()).isGreaterThanOrEqualTo(60);
         assertThat(c.metrics().prefetchHitBlocks.sum()).isGreaterThanOrEqualTo(60);
         assertThat(store.reads.get()).as("ranged GETs for 64 blocks").isLessThanOrEqualTo(16);
+        assertThat(c.metrics().prefetchHitBlocks.sum()).isLessThanOrEqualTo(c.metrics().prefetchedBlocks.sum());
+    }
+
+    @Test
+    void readAheadEvictedUnreadIsCountedAsWasted() {
+        byte[] shard = TestBlobs.bytes(32 * BS, 62);
+        BlobRef ref = TestBlobs.put(memory, shard, BS);
+        BlockCache c = open(config());
+        for (long off = 0; off < 3L * BS; off += 16 * 1024) {
+            read(c, ref, off, 16 * 1024);
+        }
+        settle(c);
+        long prefetched = c.metrics().prefetchedBlocks.sum();
+        long hits = c.metrics().prefetchHitBlocks.sum();
+        assertThat(prefetched).isGreaterThan(hits);
+        c.gc(0);
+        assertThat(c.metrics().prefetchWastedBytes.sum()).isEqualTo((prefetched - hits) * BS);
     }
 
     @Test
