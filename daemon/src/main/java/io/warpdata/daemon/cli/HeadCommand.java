@@ -69,6 +69,7 @@ final class HeadCommand implements Callable<Integer> {
                 }
                 m.put("rows", out);
                 m.put("bytes_read", result.bytesRead());
+                m.put("bytes_fetched", result.bytesFetched());
                 m.put("shard_bytes", result.shardBytes());
                 root.printJson(m);
             } else {
@@ -78,8 +79,9 @@ final class HeadCommand implements Callable<Integer> {
                 }
                 root.context.out().print(text.render(true));
                 root.context.err().println("read " + Sizes.format(result.bytesRead()) + " of "
-                        + Sizes.format(result.shardBytes()) + " in " + result.shardsRead() + " shard(s) ("
-                        + result.bytesRead() + " of " + result.shardBytes() + " bytes)");
+                        + Sizes.format(result.shardBytes()) + " in " + result.shardsRead() + " shard(s), fetched "
+                        + Sizes.format(result.bytesFetched()) + " from the store (" + result.bytesRead() + " / "
+                        + result.bytesFetched() + " / " + result.shardBytes() + " bytes)");
             }
         }
         return 0;

@@ -71,6 +71,9 @@ final class PublishCommand implements Callable<Integer> {
                     "Name the dataset as workspace/name (lowercase letters, digits, '_', '-').");
         }
         List<Binding> parsedBindings = bindings.stream().map(PublishRequest::parseBinding).toList();
+        if (threads < 1 || threads > 256) {
+            throw new UsageException("--threads " + threads + " is out of range", "Pass --threads between 1 and 256.");
+        }
         long shardBytes = Sizes.parse(shardSize);
         if (shardBytes < 4096) {
             throw new InvalidInputException("--shard-size " + shardSize + " is too small", "Use at least 4KiB.");
@@ -85,7 +88,7 @@ final class PublishCommand implements Callable<Integer> {
         String creator = ctx.env().getOrDefault("USER", System.getProperty("user.name", "unknown"));
         PublishResult result;
         try (Remote remote = root.openRemote()) {
-            result = new Publisher(remote.store, ctx.clock(), creator, staging, threads, bars).publish(request);
+            result = new Publisher(remote.store, remote.catalog(), ctx.clock(), creator, staging, threads, bars).publish(request);
         }
         if (root.json) {
             Map<String, Object> m = new LinkedHashMap<>();

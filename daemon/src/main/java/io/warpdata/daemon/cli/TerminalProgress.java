@@ -23,7 +23,7 @@ final class TerminalProgress implements PublishProgress {
         bar = new ProgressBarBuilder()
                 .setTaskName(task)
                 .setInitialMax(Math.max(1, totalBytes))
-                .setUnit("MiB", 1 << 20)
+                .setUnit(totalBytes < (16L << 20) ? "KiB" : "MiB", totalBytes < (16L << 20) ? 1 << 10 : 1 << 20)
                 .setStyle(ProgressBarStyle.ASCII)
                 .setUpdateIntervalMillis(250)
                 .setConsumer(new ConsoleProgressBarConsumer(err))

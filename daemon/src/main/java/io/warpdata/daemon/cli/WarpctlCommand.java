@@ -82,9 +82,12 @@ public final class WarpctlCommand implements Runnable {
         return cl.execute(args);
     }
 
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(new CommandLine(this), "missing command");
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing command");
     }
 
     private static int report(WarpctlCommand root, Exception ex) {

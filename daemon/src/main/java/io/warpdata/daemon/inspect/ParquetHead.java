@@ -1,6 +1,7 @@
 package io.warpdata.daemon.inspect;
 
 import io.warpdata.blobcache.BlobReader;
+import io.warpdata.manifest.BlockHashList;
 import io.warpdata.manifest.Table;
 import io.warpdata.manifest.TableShard;
 import io.warpdata.manifest.WarpException;
@@ -31,12 +32,16 @@ import java.util.Objects;
  * is read through the {@link BlobReader} (verified bytes): first the footer (the last 8 bytes
  * give its length), then, once DuckDB's {@code parquet_metadata} has said where they lie, the
  * column chunks of the first row group(s) that cover the rows asked for. DuckDB then reads the
- * temp file as if it were whole; with one thread and a LIMIT it never touches the holes.
+ * temp file as if it were whole; a filter on {@code file_row_number} makes it skip the row groups
+ * that were not fetched, so it never touches the holes.
  */
 public final class ParquetHead {
     private static final int MAGIC_LENGTH = 4;
     private static final int TRAILER = 8;
-    private static final int CHUNK = 1 << 20;
+    /** Reads are cut at multiples of this, so that no verification block is fetched twice. */
+    private static final int CHUNK = 4 * BlockHashList.DEFAULT_BLOCK_SIZE;
+    /** Footers of shards with a few hundred columns and row groups fit in 64 KiB. */
+    private static final int TAIL_GUESS = 64 * 1024;
 
     private final BlobReader reader;
     private final Path tempDir;
@@ -46,9 +51,13 @@ public final class ParquetHead {
         this.tempDir = Objects.requireNonNull(tempDir, "tempDir");
     }
 
-    /** Rows (values as JDBC returns them) and what reading them cost. */
-    public record Result(List<String> columns, List<List<Object>> rows, long bytesRead, long shardBytes,
-                         int shardsRead) {
+    /**
+     * Rows (values as JDBC returns them) and what reading them cost: {@code bytesRead} is what
+     * DuckDB needed, {@code bytesFetched} what the reader fetched from the store for it (whole
+     * verification blocks, plus the block hash lists), {@code shardBytes} the shards' full size.
+     */
+    public record Result(List<String> columns, List<List<Object>> rows, long bytesRead, long bytesFetched,
+                         long shardBytes, int shardsRead) {
     }
 
     /**
@@ -60,6 +69,7 @@ public final class ParquetHead {
     public Result head(String tableName, Table table, int n) {
         List<String> columns = table.schema().stream().map(io.warpdata.manifest.Column::name).toList();
         List<List<Object>> rows = new ArrayList<>();
+        long fetchedBefore = reader.metrics().bytesFetched.sum();
         long bytesRead = 0;
         long shardBytes = 0;
         int shardsRead = 0;
@@ -77,7 +87,8 @@ public final class ParquetHead {
             shardBytes += shard.blob().size();
             shardsRead++;
         }
-        return new Result(columns, rows, bytesRead, shardBytes, shardsRead);
+        return new Result(columns, rows, bytesRead, reader.metrics().bytesFetched.sum() - fetchedBefore,
+                shardBytes, shardsRead);
     }
 
     private record ShardRows(List<String> columns, List<List<Object>> rows, long bytesRead) {
@@ -96,38 +107,49 @@ public final class ParquetHead {
             long read = 0;
             try (RandomAccessFile file = new RandomAccessFile(tmp.toFile(), "rw")) {
                 file.setLength(size);
-                byte[] trailer = new byte[TRAILER];
-                readFully(shard, size - TRAILER, trailer);
-                read += TRAILER;
-                if (!"PAR1".equals(new String(trailer, 4, 4, StandardCharsets.US_ASCII))) {
+                // One read for the tail: it holds the trailer and, almost always, the whole footer.
+                int tailLength = (int) Math.min(size, TAIL_GUESS);
+                byte[] tail = new byte[tailLength];
+                readFully(shard, size - tailLength, tail, tailLength);
+                read += tailLength;
+                if (!"PAR1".equals(new String(tail, tailLength - 4, 4, StandardCharsets.US_ASCII))) {
                     throw new CorruptShardException(what + " does not end with the Parquet magic bytes");
                 }
-                long footerLength = ByteBuffer.wrap(trailer, 0, 4).order(ByteOrder.LITTLE_ENDIAN).getInt() & 0xffffffffL;
+                long footerLength = ByteBuffer.wrap(tail, tailLength - TRAILER, 4).order(ByteOrder.LITTLE_ENDIAN)
+                        .getInt() & 0xffffffffL;
                 long footerStart = size - TRAILER - footerLength;
                 if (footerStart < MAGIC_LENGTH) {
                     throw new CorruptShardException(what + " has a footer length of " + footerLength
                             + " bytes, more than the file holds");
                 }
-                read += copy(shard, file, footerStart, footerLength);
-                file.seek(size - TRAILER);
-                file.write(trailer);
-                read += copy(shard, file, 0, MAGIC_LENGTH);
+                if (footerStart < size - tailLength) {
+                    read += copy(shard, file, footerStart, size - tailLength - footerStart);
+                }
+                file.seek(size - tailLength);
+                file.write(tail);
             }
             try (Connection c = DriverManager.getConnection("jdbc:duckdb:");
                  Statement st = c.createStatement()) {
-                // One thread: DuckDB then scans row groups in order and stops at the LIMIT,
-                // never touching the holes of the sparse file.
+                // One thread: a small read needs no parallel scan, and the fallback LIMIT query
+                // then reads row groups in order.
                 st.execute("SET threads = 1");
                 String lit = "'" + tmp.toAbsolutePath().toString().replace("'", "''") + "'";
-                List<long[]> ranges = firstRowGroupRanges(st, lit, n);
+                // DuckDB reads one row group past a LIMIT; a filter on file_row_number instead
+                // prunes every row group beyond the rows asked for, so none of their bytes is needed.
+                boolean prune = shardColumns(st, lit).stream().noneMatch("file_row_number"::equals);
+                List<long[]> ranges = firstRowGroupRanges(st, lit, n, prune ? 0 : 1);
                 try (RandomAccessFile file = new RandomAccessFile(tmp.toFile(), "rw")) {
-                    for (long[] r : ranges) {
+                    for (long[] r : coalesce(ranges)) {
                         read += copy(shard, file, r[0], r[1] - r[0]);
                     }
                 }
+                String query = prune
+                        ? "SELECT * EXCLUDE (file_row_number) FROM read_parquet(" + lit + ", file_row_number = true)"
+                                + " WHERE file_row_number < " + n + " ORDER BY file_row_number"
+                        : "SELECT * FROM read_parquet(" + lit + ") LIMIT " + n;
                 List<String> columns = new ArrayList<>();
                 List<List<Object>> rows = new ArrayList<>();
-                try (ResultSet rs = st.executeQuery("SELECT * FROM read_parquet(" + lit + ") LIMIT " + n)) {
+                try (ResultSet rs = st.executeQuery(query)) {
                     ResultSetMetaData md = rs.getMetaData();
                     for (int i = 1; i <= md.getColumnCount(); i++) {
                         columns.add(md.getColumnName(i));
@@ -158,11 +180,44 @@ public final class ParquetHead {
     }
 
     /**
+     * The ranges plus the leading magic bytes, sorted, with touching or overlapping ranges merged:
+     * the reader fetches whole verification blocks and keeps none, so each block should be asked
+     * for once.
+     */
+    private static List<long[]> coalesce(List<long[]> ranges) {
+        List<long[]> sorted = new ArrayList<>(ranges);
+        sorted.add(new long[]{0, MAGIC_LENGTH});
+        sorted.sort((a, b) -> Long.compare(a[0], b[0]));
+        List<long[]> out = new ArrayList<>();
+        for (long[] r : sorted) {
+            long[] last = out.isEmpty() ? null : out.get(out.size() - 1);
+            if (last != null && r[0] <= last[1]) {
+                last[1] = Math.max(last[1], r[1]);
+            } else {
+                out.add(new long[]{r[0], r[1]});
+            }
+        }
+        return out;
+    }
+
+    /** Column names of the shard, from its footer. */
+    private static List<String> shardColumns(Statement st, String lit) throws SQLException {
+        List<String> names = new ArrayList<>();
+        try (ResultSet rs = st.executeQuery("DESCRIBE SELECT * FROM read_parquet(" + lit + ")")) {
+            while (rs.next()) {
+                names.add(rs.getString("column_name"));
+            }
+        }
+        return names;
+    }
+
+    /**
      * Byte ranges [start, end) of the first row groups that together hold {@code n} rows, merged
      * per row group (its column chunks are contiguous in every writer we know, but taking min/max
      * is right either way).
      */
-    private static List<long[]> firstRowGroupRanges(Statement st, String lit, int n) throws SQLException {
+    private static List<long[]> firstRowGroupRanges(Statement st, String lit, int n, int extraGroups)
+            throws SQLException {
         List<long[]> ranges = new ArrayList<>();
         String sql = "SELECT row_group_id, any_value(row_group_num_rows),"
                 + " min(CASE WHEN dictionary_page_offset IS NOT NULL AND dictionary_page_offset > 0"
@@ -173,7 +228,8 @@ public final class ParquetHead {
                 + " FROM parquet_metadata(" + lit + ") GROUP BY row_group_id ORDER BY row_group_id";
         long rows = 0;
         try (ResultSet rs = st.executeQuery(sql)) {
-            while (rs.next() && rows < n) {
+            int extra = extraGroups;
+            while (rs.next() && (rows < n || extra-- > 0)) {
                 rows += rs.getLong(2);
                 ranges.add(new long[]{rs.getLong(3), rs.getLong(4)});
             }
@@ -185,7 +241,8 @@ public final class ParquetHead {
         byte[] buf = new byte[(int) Math.min(CHUNK, Math.max(1, length))];
         long done = 0;
         while (done < length) {
-            int len = (int) Math.min(buf.length, length - done);
+            long toBoundary = CHUNK - (offset + done) % CHUNK;
+            int len = (int) Math.min(Math.min(buf.length, toBoundary), length - done);
             readFully(shard, offset + done, buf, len);
             file.seek(offset + done);
             file.write(buf, 0, len);

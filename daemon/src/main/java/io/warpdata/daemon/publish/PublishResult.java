@@ -22,8 +22,8 @@ public record PublishResult(DatasetId dataset,
     public String summary() {
         return "published " + dataset + "@" + version.hex() + ": " + tables + " table(s), " + tableFiles
                 + " file(s), " + rows + " row(s), " + artifacts + " artifact(s), " + members + " member(s); uploaded "
-                + blobsUploaded + " blob(s) " + Sizes.format(bytesUploaded) + ", skipped " + blobsSkipped
-                + " already stored " + Sizes.format(bytesSkipped)
+                + blobsUploaded + " blob(s) (" + Sizes.format(bytesUploaded) + "), skipped " + blobsSkipped
+                + " already stored (" + Sizes.format(bytesSkipped) + ")"
                 + (manifestWritten ? "" : "; version already existed")
                 + (latestSet ? "; latest -> " + version.shortHex(12) : "");
     }

@@ -1,16 +1,13 @@
 package io.warpdata.daemon.publish;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import io.warpdata.blobcache.BlobNotFoundException;
 import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.Catalog;
 import io.warpdata.blobcache.StoreException;
 import io.warpdata.blobcache.StoreLayout;
 import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.Binding;
 import io.warpdata.manifest.Column;
-import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.Manifest;
 import io.warpdata.manifest.ManifestCodec;
 import io.warpdata.manifest.ManifestValidationException;
@@ -21,7 +18,6 @@ import io.warpdata.manifest.VersionHash;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -31,6 +27,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
@@ -55,6 +52,7 @@ import java.util.stream.Stream;
  */
 public final class Publisher {
     private final BlobStore store;
+    private final Catalog catalog;
     private final Clock clock;
     private final String creator;
     private final Path stagingParent;
@@ -62,16 +60,18 @@ public final class Publisher {
     private final PublishProgress progress;
 
     /**
-     * @param store where blobs and manifests go
+     * @param store where blobs go
+     * @param catalog the same store's catalog, where the manifest and latest pointer go
      * @param clock for {@code created_at}
      * @param creator user name recorded in the metadata (never a machine path)
      * @param stagingParent where packed shards are staged (a fresh directory below it, removed after)
      * @param uploadThreads parallel uploads (S3 likes several streams; 8 keeps one host busy)
      * @param progress progress sink
      */
-    public Publisher(BlobStore store, Clock clock, String creator, Path stagingParent, int uploadThreads,
+    public Publisher(BlobStore store, Catalog catalog, Clock clock, String creator, Path stagingParent, int uploadThreads,
                      PublishProgress progress) {
         this.store = Objects.requireNonNull(store, "store");
+        this.catalog = Objects.requireNonNull(catalog, "catalog");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.creator = Objects.requireNonNull(creator, "creator");
         this.stagingParent = Objects.requireNonNull(stagingParent, "stagingParent");
@@ -117,11 +117,13 @@ public final class Publisher {
             // credentials surface as an authentication error rather than a bare 403.
             store.list(StoreLayout.dataset(request.dataset()));
             Upload upload = uploadMissing(blobs(tables, artifacts));
-            boolean manifestWritten = store.putIfAbsent(StoreLayout.version(request.dataset(), version),
-                    ManifestCodec.toJson(manifest));
-            if (request.setLatest() && !latestIs(request.dataset(), version)) {
-                store.put(StoreLayout.latest(request.dataset()),
-                        ("{\"version\":\"" + version.hex() + "\"}").getBytes(StandardCharsets.UTF_8));
+            boolean manifestWritten = store.length(StoreLayout.version(request.dataset(), version)).isEmpty();
+            if (manifestWritten) {
+                catalog.putVersion(manifest);
+            }
+            // Not even the pointer is rewritten when it already points here: same input, zero PUTs.
+            if (request.setLatest() && !catalog.latest(request.dataset()).equals(Optional.of(version))) {
+                catalog.setLatest(request.dataset(), version);
             }
             return new PublishResult(request.dataset(), version, tables.size(),
                     tables.values().stream().mapToInt(t -> t.files().size()).sum(),
@@ -130,20 +132,6 @@ public final class Publisher {
                     manifestWritten, request.setLatest());
         } finally {
             deleteRecursively(staging);
-        }
-    }
-
-    /** Whether latest already points at {@code version}: then re-publishing writes nothing at all. */
-    private boolean latestIs(DatasetId id, VersionHash version) {
-        String key = StoreLayout.latest(id);
-        if (store.length(key).isEmpty()) {
-            return false;
-        }
-        try {
-            JsonNode node = new ObjectMapper().readTree(store.get(key));
-            return version.hex().equals(node.path("version").asText());
-        } catch (IOException | BlobNotFoundException e) {
-            return false;
         }
     }
 

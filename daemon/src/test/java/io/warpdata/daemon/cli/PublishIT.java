@@ -191,7 +191,10 @@ class PublishIT {
         JsonNode h = new ObjectMapper().readTree(json.out());
         long read = h.get("bytes_read").asLong();
         long size = h.get("shard_bytes").asLong();
-        System.out.printf("head -n 5 over S3: read %d of %d bytes (%.1f%%)%n", read, size, 100.0 * read / size);
+        long fetched = h.get("bytes_fetched").asLong();
+        System.out.printf("head -n 5 over S3: DuckDB read %d, store fetched %d, of %d bytes (%.1f%%)%n",
+                read, fetched, size, 100.0 * fetched / size);
+        assertThat(fetched).isLessThan(size / 2);
         assertThat(h.get("rows").get(3).get("image").asText()).isEqualTo("cls1/00003.jpg");
         assertThat(read).isLessThan(size / 4);
 

@@ -117,14 +117,20 @@ class ArtifactPackerTest {
         Files.write(src.resolve("d10/f10000-new.bin"), new byte[1500]);
         PackedArtifact added = pack(src, "added", target);
 
+        Path grown = src.resolve("d22/f02020.bin");
+        Files.write(grown, new byte[1700], java.nio.file.StandardOpenOption.APPEND);
+        PackedArtifact resized = pack(src, "resized", target);
+
         int editedNew = newShards(before, edited);
         int addedNew = newShards(edited, added);
+        int resizedNew = newShards(added, resized);
         System.out.printf("CDC: %d files, target %d KiB, %d shards; one file changed -> %d new shard(s); "
-                        + "one file added -> %d new shard(s)%n", 10_000, target / 1024, before.shards().size(),
-                editedNew, addedNew);
+                        + "one file added -> %d; one file grown by 1.7 KiB -> %d%n", 10_000, target / 1024,
+                before.shards().size(), editedNew, addedNew, resizedNew);
         assertThat(before.shards().size()).isGreaterThanOrEqualTo(20);
         assertThat(editedNew).isBetween(1, 2);
         assertThat(addedNew).isBetween(1, 3);
+        assertThat(resizedNew).isBetween(1, 3);
     }
 
     private static int newShards(PackedArtifact old, PackedArtifact now) {

@@ -1,6 +1,7 @@
 package io.warpdata.daemon.publish;
 
 import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.Catalog;
 import io.warpdata.blobcache.InMemoryBlobStore;
 import io.warpdata.blobcache.StoreException;
 import io.warpdata.blobcache.StoreLayout;
@@ -37,7 +38,7 @@ class PublisherTest {
     private final InMemoryBlobStore store = new InMemoryBlobStore();
 
     private Publisher publisher(BlobStore s) {
-        return new Publisher(s, CLOCK, "alice", tmp.resolve("staging"), 4, PublishProgress.NONE);
+        return new Publisher(s, new Catalog(s), CLOCK, "alice", tmp.resolve("staging"), 4, PublishProgress.NONE);
     }
 
     private PublishRequest request(Map<String, List<String>> tables, Map<String, List<String>> artifacts,
@@ -86,7 +87,7 @@ class PublisherTest {
         PublishRequest req = goodRequest();
         PublishResult first = publisher(store).publish(req);
         long puts = store.puts.get();
-        PublishResult second = new Publisher(store, Clock.offset(CLOCK, java.time.Duration.ofHours(1)), "bob",
+        PublishResult second = new Publisher(store, new Catalog(store), Clock.offset(CLOCK, java.time.Duration.ofHours(1)), "bob",
                 tmp.resolve("staging"), 4, PublishProgress.NONE).publish(req);
         assertThat(second.version()).isEqualTo(first.version());
         assertThat(second.bytesUploaded()).isZero();
@@ -127,6 +128,37 @@ class PublisherTest {
                 .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("escape.bin");
         assertThat(store.objects()).isEmpty();
+    }
+
+    @Test
+    void hostileTarMemberStopsPublishBeforeAnyUpload() throws Exception {
+        TestData.parquet(tmp.resolve("data/part-0.parquet"), 10, 100);
+        Files.createDirectories(tmp.resolve("shards"));
+        TarShardIndexerTest.tar(tmp.resolve("shards/000.tar"), "a/1.jpg", "x");
+        TarShardIndexerTest.tar(tmp.resolve("shards/001.tar"), "../../etc/cron.d/evil", "x");
+        PublishRequest req = request(Map.of("main", List.of("data/*.parquet")),
+                Map.of("images", List.of("shards/*.tar")), List.of());
+        assertThatThrownBy(() -> publisher(store).publish(req))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("001.tar")
+                .hasMessageContaining("../../etc/cron.d/evil");
+        assertThat(store.objects()).isEmpty();
+    }
+
+    @Test
+    void existingTarShardsArePublishedAsTheyAre() throws Exception {
+        TestData.parquet(tmp.resolve("data/part-0.parquet"), 10, 100);
+        Files.createDirectories(tmp.resolve("shards"));
+        Path t0 = TarShardIndexerTest.tar(tmp.resolve("shards/000.tar"), "a/1.jpg", "one", "a/1.cls", "1");
+        Path t1 = TarShardIndexerTest.tar(tmp.resolve("shards/001.tar"), "b/2.jpg", "two", "b/2.cls", "2");
+        PublishResult r = publisher(store).publish(request(Map.of("main", List.of("data/*.parquet")),
+                Map.of("images", List.of("shards/*.tar")), List.of()));
+        Manifest m = ManifestCodec.fromJson(store.objects().get(StoreLayout.version(ID, r.version())), "test");
+        assertThat(m.artifacts().get("images").kind()).isEqualTo(io.warpdata.manifest.ArtifactKind.WEBDATASET_SHARDS);
+        assertThat(m.artifacts().get("images").memberCount()).isEqualTo(4);
+        assertThat(store.objects().get(StoreLayout.blob(m.artifacts().get("images").shards().get(1).id())))
+                .isEqualTo(Files.readAllBytes(t1));
+        assertThat(m.artifacts().get("images").shards().get(0).size()).isEqualTo(Files.size(t0));
     }
 
     @Test

@@ -1,0 +1,117 @@
+package io.warpdata.daemon.inspect;
+
+import io.warpdata.blobcache.BlobReader;
+import io.warpdata.blobcache.InMemoryBlobStore;
+import io.warpdata.blobcache.ReadMetrics;
+import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.daemon.publish.TestData;
+import io.warpdata.manifest.BlobId;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.Column;
+import io.warpdata.manifest.Table;
+import io.warpdata.manifest.TableShard;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ParquetHeadTest {
+    @TempDir
+    Path tmp;
+
+    private final InMemoryBlobStore store = new InMemoryBlobStore();
+
+    /** Plain ranged reads from the in-memory store, so the test sees exactly what head asked for. */
+    private final BlobReader reader = new BlobReader() {
+        private final ReadMetrics metrics = new ReadMetrics();
+
+        @Override
+        public int read(BlobRef blob, long offset, byte[] dst, int dstOff, int len) {
+            int n = (int) Math.max(0, Math.min(len, blob.size() - offset));
+            if (n > 0) {
+                store.read(StoreLayout.blob(blob.id()), offset, dst, dstOff, n);
+                metrics.bytesFetched.add(n);
+            }
+            return n;
+        }
+
+        @Override
+        public byte[] readAll(BlobRef blob) {
+            return store.get(StoreLayout.blob(blob.id()));
+        }
+
+        @Override
+        public ReadMetrics metrics() {
+            return metrics;
+        }
+
+        @Override
+        public void close() {
+        }
+    };
+
+    private TableShard shard(Path file) throws Exception {
+        byte[] bytes = Files.readAllBytes(file);
+        BlobId id = BlobId.of(bytes);
+        store.put(StoreLayout.blob(id), bytes);
+        return new TableShard(file.getFileName().toString(), new BlobRef(id, bytes.length, id), 0L + countRows(file));
+    }
+
+    private static long countRows(Path file) throws Exception {
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement st = c.createStatement();
+             var rs = st.executeQuery("SELECT count(*) FROM read_parquet('" + file + "')")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private ParquetHead head() {
+        return new ParquetHead(reader, tmp.resolve("head-tmp"));
+    }
+
+    @Test
+    void readsFirstRowsFromFooterAndFirstRowGroupOnly() throws Exception {
+        TableShard s = shard(TestData.parquet(tmp.resolve("part-0.parquet"), 20_000, 2_000));
+        Table t = new Table(List.of(s), List.of(new Column("id", "BIGINT")));
+        ParquetHead.Result r = head().head("main", t, 3);
+        assertThat(r.columns()).containsExactly("id", "path", "label", "note");
+        assertThat(r.rows()).extracting(row -> ((Number) row.get(0)).longValue()).containsExactly(0L, 1L, 2L);
+        assertThat(r.bytesRead()).isLessThan(s.blob().size() / 4);
+        assertThat(store.bytesRead.get()).isEqualTo(r.bytesRead());
+        try (var files = Files.list(tmp.resolve("head-tmp"))) {
+            assertThat(files).as("temp file removed").isEmpty();
+        }
+    }
+
+    @Test
+    void continuesIntoTheNextShardWhenTheFirstHasTooFewRows() throws Exception {
+        TableShard a = shard(TestData.parquet(tmp.resolve("a.parquet"), 100, 100));
+        TableShard b = shard(TestData.parquet(tmp.resolve("b.parquet"), 100, 100));
+        ParquetHead.Result r = head().head("main", new Table(List.of(a, b), List.of()), 150);
+        assertThat(r.rows()).hasSize(150);
+        assertThat(r.shardsRead()).isEqualTo(2);
+        assertThat(((Number) r.rows().get(149).get(0)).longValue()).isEqualTo(49);
+    }
+
+    @Test
+    void tableWithAFileRowNumberColumnStillReadsCorrectly() throws Exception {
+        Path f = tmp.resolve("odd.parquet");
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement st = c.createStatement()) {
+            st.execute("COPY (SELECT 1000 - i AS file_row_number, i AS x FROM range(10000) t(i) ORDER BY i) TO '"
+                    + f + "' (FORMAT PARQUET, ROW_GROUP_SIZE 2048)");
+        }
+        ParquetHead.Result r = head().head("main", new Table(List.of(shard(f)), List.of()), 4);
+        List<Long> xs = new ArrayList<>();
+        r.rows().forEach(row -> xs.add(((Number) row.get(1)).longValue()));
+        assertThat(r.columns()).containsExactly("file_row_number", "x");
+        assertThat(xs).containsExactly(0L, 1L, 2L, 3L);
+    }
+}
