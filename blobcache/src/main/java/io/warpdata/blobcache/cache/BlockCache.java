@@ -157,7 +157,8 @@ public final class BlockCache implements BlobReader {
     /**
      * A cache fetching on {@code fetchExecutor}, which the caller owns (and shuts down after
      * {@link #close()}); it must run tasks on its own threads (a pool, not a caller-runs
-     * executor) and allow {@code maxConcurrentFetches} of them at once. Opening a disk cache
+     * executor) and allow {@code maxConcurrentFetches} of them at once plus block-hash-list loads
+     * (a cached thread pool, as {@link #open} uses, is right). Opening a disk cache
      * deletes temp files and rebuilds its accounting.
      *
      * @throws CacheDirectoryException if the cache directory is unusable or in use
