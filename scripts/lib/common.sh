@@ -245,3 +245,8 @@ unmount_fuse() {
   is_mounted "$1" || return 0
   fusermount -u -z "$1" 2>/dev/null || fusermount3 -u -z "$1" 2>/dev/null || umount -l "$1" 2>/dev/null || true
 }
+
+# print_usage SCRIPT: prints the script's leading comment block (after the shebang).
+print_usage() {
+  awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$1"
+}
