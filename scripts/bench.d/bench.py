@@ -719,10 +719,12 @@ class Warp(MountSystem):
 
     def publish(self):
         d = self.env.data
-        tables = sorted(glob.glob(os.path.join(d, "main", "*.parquet")))
+        staging = os.path.join(self.env.run, "staging")
+        os.makedirs(staging, exist_ok=True)
         argv = ([self.env.java, "-jar", self.env.warp_jar, "warpctl", "publish", DATASET,
                  "--table", "big=" + os.path.join(d, "big", "big.parquet"),
-                 "--table", "main=" + ",".join(tables),
+                 "--table", "main=" + os.path.join(d, "main", "*.parquet"),
+                 "--staging-dir", staging,
                  "--artifact", "images=" + os.path.join(d, "images"),
                  "--artifact", "tree=" + os.path.join(d, "tree"),
                  "--set-latest", "--remote", f"s3://{WARP_BUCKET}/{WARP_PREFIX}",
@@ -934,6 +936,9 @@ def main_bench(args):
     for name in ("warp", "s3fs", "rclone"):
         unmount(os.path.join(env.run, "mnt", name))
 
+    if args.scale == "quick":
+        # Keeps --quick under 5 minutes: the slow peers' shuffled pass is measured cold only.
+        WORKLOADS["img-shuffle"] = WORKLOADS["img-shuffle"][:4] + (["cold"],)
     workloads = list(WORKLOADS)
     if args.only:
         wanted = [w.strip() for w in args.only.split(",") if w.strip()]
@@ -980,6 +985,8 @@ def main_bench(args):
     peak_rss = {}
     warp_stats = {}
     slow = set()   # (workload, system) measured once: one run took longer than --repeat-limit
+    warp_last = {}  # (workload, phase) -> Warp's read counters during that measurement (last run)
+    heap_per_member = {}
     for r in range(runs):
         log(f"run {r + 1}/{runs}")
         for w in workloads:
@@ -994,6 +1001,8 @@ def main_bench(args):
                 if w == "seq-fio" and shutil.which("fio") is None:
                     res.err((w, "cold", sn), "MISSING (fio not installed)")
                     continue
+                t_reset = time.perf_counter()
+                warp_prev = {}   # a cold start begins Warp's counters at zero
                 try:
                     s.cold("tree" if w in TREE_WORKLOADS else "data")
                 except BenchError as e:
@@ -1027,12 +1036,20 @@ def main_bench(args):
                             extra["daemon_cpu_s"] = cpu1 - cpu0
                             res.cpu.setdefault(key, []).append((cpu1 - cpu0) / (extra["bytes"] / GIB))
                     if sn == "warp":
+                        time.sleep(1.1)  # warpd rewrites stats.json every second
                         st = warp.stats()
                         if st is not None:
                             extra["warp_stats"] = st
+                            extra["warp_read_delta"] = counter_delta(st.get("read", {}), warp_prev.get("read", {}))
+                            warp_prev = st
                             warp_stats[f"{w}/{ph}"] = st
+                            warp_last[(w, ph)] = dict(extra["warp_read_delta"], client_bytes=extra.get("bytes"))
+                            g = st.get("gauges", {})
+                            if g.get("indexed_members") and g.get("heap_used_bytes"):
+                                heap_per_member[w] = g["heap_used_bytes"] / g["indexed_members"]
                     res.add(key, value, extra)
-                    log(f"{w} {ph} {sn}: {value:.3f} {unit}")
+                    log(f"{w} {ph} {sn}: {value:.3f} {unit}"
+                        + (f" (cold start took {t_m - t_reset:.1f}s)" if ph == "cold" else ""))
                     if w == "seq-dd" and sn == "warp" and ph == "warm":
                         try:
                             v, ex = runner.cache_cat(warp)
@@ -1070,12 +1087,19 @@ def main_bench(args):
                  "tree_files": facts["tree_files"]},
         "missing": {n: s.missing for n, s in systems.items() if s.missing},
     }
+    meta["warp_read_counters"] = {f"{w}/{ph}": v for (w, ph), v in warp_last.items()}
+    meta["warp_heap_bytes_per_indexed_member"] = heap_per_member
     report(meta, res, peak_rss, warp_stats, workloads, systems, args)
 
 
 # ----------------------------------------------------------------------------------------
 # Output
 # ----------------------------------------------------------------------------------------
+
+def counter_delta(now, before):
+    """now - before for the numeric counters of one stats.json section."""
+    return {k: v - before.get(k, 0) for k, v in now.items() if isinstance(v, (int, float))}
+
 
 def targets(res):
     """The issue-4 and DESIGN section 11 targets, from medians of this run."""
@@ -1085,7 +1109,7 @@ def targets(res):
     def ratio(name, a, b, goal, how, invert=False):
         va, vb = m(a), m(b)
         if va is None or vb is None or va == 0 or vb == 0:
-            out.append({"target": name, "ratio": None, "goal": goal, "met": None})
+            out.append({"target": name, "ratio": None, "goal": f"{how} {goal}", "met": None})
             return
         r = vb / va if invert else va / vb
         met = r >= goal if how == ">=" else r <= goal
@@ -1199,6 +1223,29 @@ def report(meta, res, peak_rss, warp_stats, workloads, systems, args):
             if v:
                 cpu_rows[f"{w}/{ph}/{s}"] = statistics.median(v)
         lines.append(f"| CPU s per GiB read, {w} {ph} | " + " | ".join(cells) + " |")
+    hpm = meta.get("warp_heap_bytes_per_indexed_member") or {}
+    if hpm:
+        lines.append("| warpd heap bytes per indexed member, upper bound (heap used incl. garbage / indexed_members, after the workload) | "
+                     + ", ".join(f"{v:.0f} ({w})" for w, v in hpm.items()) + " | | |")
+    wrc = meta.get("warp_read_counters") or {}
+    if wrc:
+        lines.append("")
+        lines.append("Warp's read counters during each measurement (stats.json deltas, last run; "
+                     "fetched/read = bytes fetched from S3 per byte the client read):")
+        lines.append("")
+        lines.append("| workload | phase | GETs | fetched MiB | client read MiB | fetched/read | hit blocks "
+                     "| miss blocks | prefetch hit blocks | prefetch wasted MiB | retries | verification failures |")
+        lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for key, c in wrc.items():
+            w, ph = key.split("/")
+            cb = c.get("client_bytes")
+            fetched = c.get("bytes_fetched", 0)
+            lines.append("| " + " | ".join([
+                w, ph, str(c.get("gets_issued", "")), f"{fetched / MIB:.1f}",
+                f"{cb / MIB:.1f}" if cb else "", f"{fetched / cb:.2f}" if cb else "",
+                str(c.get("hit_blocks", "")), str(c.get("miss_blocks", "")),
+                str(c.get("prefetch_hit_blocks", "")), f"{c.get('prefetch_wasted_bytes', 0) / MIB:.1f}",
+                str(c.get("retries", "")), str(c.get("verification_failures", ""))]) + " |")
     # targets
     tg = targets(res)
     lines.append("")

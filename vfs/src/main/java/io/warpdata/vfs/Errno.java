@@ -5,7 +5,10 @@ import io.warpdata.blobcache.DatasetNotFoundException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -53,6 +56,9 @@ public final class Errno {
     private final AtomicLong linesInWindow = new AtomicLong();
     private final AtomicLong suppressed = new AtomicLong();
     private final LongAdder suppressedTotal = new LongAdder();
+    /** The last logged lines, for `warpctl status`; touched only when a line is logged. */
+    private final ArrayDeque<String> recent = new ArrayDeque<>();
+    private static final int RECENT_LINES = 20;
 
     /** @param nanoClock monotonic time for the log rate limit (System::nanoTime in production) */
     public Errno(LongSupplier nanoClock) {
@@ -110,11 +116,30 @@ public final class Errno {
         }
         if (failure instanceof NoSuchEntryException) {
             LOG.warn("{} {}: {}", operation, path, failure.getMessage());
+            remember(operation + " " + path + ": " + failure.getMessage());
         } else if (failure instanceof WarpException w) {
             LOG.warn("{} {} failed (EIO): {}: {} Next: {}", operation, path, w.type(), w.getMessage(), w.nextStep());
+            remember(operation + " " + path + " failed (EIO): " + w.type() + ": " + w.getMessage());
         } else {
+            remember(operation + " " + path + " failed (EIO): " + failure);
             // Not a Warp error: a bug; the stack trace is what makes it fixable.
             LOG.error("{} {} failed (EIO) with an unexpected error", operation, path, failure);
+        }
+    }
+
+    private void remember(String line) {
+        synchronized (recent) {
+            if (recent.size() == RECENT_LINES) {
+                recent.removeFirst();
+            }
+            recent.addLast(Instant.now() + " " + line);
+        }
+    }
+
+    /** The last logged error lines, oldest first. */
+    public List<String> recentErrors() {
+        synchronized (recent) {
+            return List.copyOf(recent);
         }
     }
 

@@ -2,106 +2,69 @@ package io.warpdata.vfs;
 
 import io.warpdata.manifest.MemberIndex;
 
+import java.nio.charset.StandardCharsets;
+
 /**
  * Directory structure over a {@link MemberIndex}. Members are sorted in component order ('/'
- * before every other character), so the members under a directory form one contiguous run of
- * positions and a directory is found by binary search and listed by a scan that skips each
- * subdirectory's run in one jump. Nothing is materialised per directory.
+ * before every other byte), so the members under a directory form one contiguous run of
+ * positions: a directory is found by binary search and listed by a scan that skips each
+ * subdirectory's run in one jump. Nothing is materialised per directory, and a listing can
+ * resume at any position, which is what readdir offsets are.
  */
 final class MemberDirectories {
     private MemberDirectories() {
     }
 
-    /** Compares paths as the index sorts them: by code point, with '/' before everything. */
-    static int compare(String a, String b) {
-        int i = 0;
-        int j = 0;
-        while (i < a.length() && j < b.length()) {
-            int ca = a.codePointAt(i);
-            int cb = b.codePointAt(j);
-            if (ca != cb) {
-                if (ca == '/') {
-                    return -1;
-                }
-                if (cb == '/') {
-                    return 1;
-                }
-                return Integer.compare(ca, cb);
-            }
-            i += Character.charCount(ca);
-            j += Character.charCount(cb);
-        }
-        return Integer.compare(a.length() - i, b.length() - j);
+    /** The index's name for a directory: {@code ""} for the root, else without the trailing '/'. */
+    static String dirOf(String prefix) {
+        return prefix.isEmpty() ? "" : prefix.substring(0, prefix.length() - 1);
     }
 
-    /** First position in [from, size) whose path is >= {@code prefix}. */
-    static int lowerBound(MemberIndex index, String prefix, int from) {
-        int lo = from;
-        int hi = index.size();
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (compare(index.path(mid), prefix) < 0) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
-    }
-
-    /** First position in [from, size) at or after which no path starts with {@code prefix}. */
-    static int endOfRun(MemberIndex index, String prefix, int from) {
-        int lo = from;
-        int hi = index.size();
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            String p = index.path(mid);
-            if (p.startsWith(prefix) || compare(p, prefix) < 0) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
-    }
-
-    /**
-     * The run [start, end) of members under directory {@code prefix} ("" for the artifact root,
-     * else ending with '/'), packed as {@code start << 32 | end}; start == end if there is none.
-     */
-    static long run(MemberIndex index, String prefix) {
-        if (prefix.isEmpty()) {
-            return index.size();
-        }
-        int start = lowerBound(index, prefix, 0);
-        int end = endOfRun(index, prefix, start);
-        return ((long) start << 32) | end;
-    }
-
-    static int start(long run) {
-        return (int) (run >>> 32);
-    }
-
-    static int end(long run) {
-        return (int) run;
+    /** The run {@code {from, to}} of members under {@code prefix} ("" or ending with '/'). */
+    static int[] run(MemberIndex index, String prefix) {
+        return index.range(dirOf(prefix));
     }
 
     /** Number of immediate subdirectories of {@code prefix}, for nlink. */
     static long subdirectoryCount(MemberIndex index, String prefix) {
-        long run = run(index, prefix);
-        int pos = start(run);
-        int end = end(run);
-        long dirs = 0;
-        while (pos < end) {
-            String path = index.path(pos);
-            int slash = path.indexOf('/', prefix.length());
+        long[] dirs = {0};
+        index.forEachChild(dirOf(prefix), (name, directory, from, to) -> {
+            if (directory) {
+                dirs[0]++;
+            }
+        });
+        return dirs[0];
+    }
+
+    /** Receives one entry of a listing and the position where the listing continues after it. */
+    interface EntrySink {
+        /** @return true to stop */
+        boolean add(String name, boolean directory, int next);
+    }
+
+    /**
+     * Lists the immediate children of {@code prefix}, starting at index position {@code from}
+     * (clamped into the directory's run), until the sink says stop.
+     */
+    static void list(MemberIndex index, String prefix, int from, EntrySink sink) {
+        int[] run = run(index, prefix);
+        int p = prefix.getBytes(StandardCharsets.UTF_8).length;
+        int pos = Math.max(run[0], from);
+        while (pos < run[1]) {
+            int slash = index.slashAfter(pos, p);
             if (slash < 0) {
+                if (sink.add(index.pathSlice(pos, p, index.pathLength(pos)), false, pos + 1)) {
+                    return;
+                }
                 pos++;
             } else {
-                dirs++;
-                pos = endOfRun(index, path.substring(0, slash + 1), pos);
+                String name = index.pathSlice(pos, p, slash);
+                int next = index.range(prefix + name)[1];
+                if (sink.add(name, true, next)) {
+                    return;
+                }
+                pos = next;
             }
         }
-        return dirs;
     }
 }

@@ -167,10 +167,8 @@ public final class WarpTree {
             BlobRef shard = artifact.shards().get(index.shard(i));
             return new Node.BlobFile(version, shard, index.offset(i), index.length(i), (index.mode(i) & 0111) != 0);
         }
-        String prefix = member + "/";
-        long run = MemberDirectories.run(index, prefix);
-        if (MemberDirectories.start(run) < MemberDirectories.end(run)) {
-            return new Node.MemberDir(version, top, index, prefix);
+        if (index.isDirectory(member)) {
+            return new Node.MemberDir(version, top, index, member + "/");
         }
         throw new NoSuchEntryException(path);
     }
@@ -254,7 +252,7 @@ public final class WarpTree {
     public NodeAttributes attributes(Node node) {
         return switch (node) {
             case Node.Root r -> dir(2 + catalog.workspaces().size(), 0);
-            case Node.Workspace w -> dir(2, 0);
+            case Node.Workspace w -> dir(2 + versionDirCount(w.name()), 0);
             case Node.LatestLink l -> new NodeAttributes(Node.Type.SYMLINK, 0777, l.text().length(), 1, 0);
             case Node.VersionDir v -> dir(3 + v.version().manifest().tables().size()
                     + v.version().manifest().artifacts().size(), v.version().mtimeSeconds());
@@ -267,6 +265,27 @@ public final class WarpTree {
             case Node.ManifestFile m -> new NodeAttributes(Node.Type.FILE, 0444, m.version().manifestJson().length, 1,
                     m.version().mtimeSeconds());
         };
+    }
+
+    /** Subdirectories of a workspace (its version directories), for nlink; from cached listings. */
+    private long versionDirCount(String ws) {
+        long n = 0;
+        try {
+            for (DatasetId id : catalog.datasets(ws)) {
+                n += versionsOrEmpty(id).size();
+            }
+        } catch (DatasetNotFoundException e) {
+            return 0;
+        }
+        return n;
+    }
+
+    private List<VersionHash> versionsOrEmpty(DatasetId id) {
+        try {
+            return catalog.versions(id);
+        } catch (DatasetNotFoundException e) {
+            return List.of();
+        }
     }
 
     private static NodeAttributes dir(long nlink, long mtime) {
@@ -334,50 +353,39 @@ public final class WarpTree {
             return;
         }
         for (DatasetId id : datasets) {
-            try {
-                if (catalog.latest(id).isPresent()) {
-                    out.add(new Entry(id.name(), Node.Type.SYMLINK));
-                }
-                for (VersionHash v : catalog.versions(id)) {
-                    out.add(new Entry(id.name() + "@" + v.hex(), Node.Type.DIRECTORY));
-                }
-            } catch (DatasetNotFoundException e) {
-                // Deleted between the listing and now: leave it out.
+            if (hasLatest(id)) {
+                out.add(new Entry(id.name(), Node.Type.SYMLINK));
+            }
+            for (VersionHash v : versionsOrEmpty(id)) {
+                out.add(new Entry(id.name() + "@" + v.hex(), Node.Type.DIRECTORY));
             }
         }
         out.sort((a, b) -> a.name().compareTo(b.name()));
     }
 
     /**
+     * Whether {@code id} shows a latest link. A pointer that cannot be read (corrupted, store
+     * hiccup) must not hide the dataset's versions: the link is still listed, and a lookup of it
+     * reports the error (EIO, logged) to whoever follows it.
+     */
+    private boolean hasLatest(DatasetId id) {
+        try {
+            return catalog.latest(id).isPresent();
+        } catch (DatasetNotFoundException e) {
+            return false;
+        } catch (RuntimeException e) {
+            return true;
+        }
+    }
+
+    /**
      * Members: an entry's offset is the index position where the scan resumes, so a resumed
-     * listing costs one path decode, not a rescan.
+     * listing costs one binary search, not a rescan.
      */
     private static void listMembers(Node.MemberDir d, long from, DirectorySink sink) {
-        MemberIndex index = d.index();
-        String prefix = d.prefix();
-        long run = MemberDirectories.run(index, prefix);
-        int end = MemberDirectories.end(run);
-        long pos = Math.max(MemberDirectories.start(run), from);
-        while (pos < end) {
-            String path = index.path((int) pos);
-            int slash = path.indexOf('/', prefix.length());
-            String name;
-            Node.Type type;
-            int next;
-            if (slash < 0) {
-                name = path.substring(prefix.length());
-                type = Node.Type.FILE;
-                next = (int) pos + 1;
-            } else {
-                name = path.substring(prefix.length(), slash);
-                type = Node.Type.DIRECTORY;
-                next = MemberDirectories.endOfRun(index, path.substring(0, slash + 1), (int) pos);
-            }
-            if (sink.add(name, type, FIRST_ENTRY_OFFSET + next - 1L)) {
-                return;
-            }
-            pos = next;
-        }
+        int start = (int) Math.min(from, Integer.MAX_VALUE);
+        MemberDirectories.list(d.index(), d.prefix(), start, (name, directory, next) ->
+                sink.add(name, directory ? Node.Type.DIRECTORY : Node.Type.FILE, FIRST_ENTRY_OFFSET + next - 1L));
     }
 
     /**

@@ -36,6 +36,8 @@ class ErrnoTest {
         assertThat(errno.of(new ManifestCorruptedException("k", "$", "bad"), "getattr", "/ws/a@h")).isEqualTo(Errno.EIO);
         assertThat(errno.of(new IllegalStateException("bug"), "read", "/ws/a@h/t/x")).isEqualTo(Errno.EIO);
         assertThat(errno.ioErrorCount()).isEqualTo(5);
+        assertThat(errno.recentErrors()).hasSize(5).last().asString().contains("/ws/a@h/t/x").contains("bug");
+        assertThat(errno.recentErrors().get(1)).contains("VerificationFailed").contains(blob.hex());
         assertThat(errno.ioErrorsByType()).containsEntry("VerificationFailed", 2L).containsEntry("StoreUnavailable", 1L)
                 .containsEntry("ManifestCorrupted", 1L).containsEntry("IllegalStateException", 1L);
     }

@@ -26,6 +26,8 @@ public final class ControlException extends WarpException {
     public static final String SOCKET_UNSAFE = "SocketUnsafe";
     /** A feature the running daemon was not wired with. */
     public static final String UNSUPPORTED = "Unsupported";
+    /** Too many clients or requests at once. */
+    public static final String BUSY = "Busy";
     /** Anything unexpected inside the daemon. */
     public static final String INTERNAL = "InternalError";
 

@@ -31,6 +31,10 @@ import java.util.concurrent.ThreadFactory;
  */
 public final class ControlServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ControlServer.class);
+    /** Clients served at once: far above what warpctl users need, far below the fd limit. */
+    static final int MAX_CLIENTS = 512;
+    /** Operations one client may have running at once (warpctl runs one). */
+    static final int MAX_RUNNING_PER_CLIENT = 16;
 
     /** Where and how to listen. */
     public record Config(Path socket, Optional<Integer> socketGid, int maxLineBytes) {
@@ -100,6 +104,12 @@ public final class ControlServer implements AutoCloseable {
                 continue;
             }
             Connection c = new Connection(ch);
+            if (connections.size() >= MAX_CLIENTS) {
+                c.send(ControlProtocol.error(NullNode.getInstance(), ControlException.BUSY,
+                        "warpd already serves " + MAX_CLIENTS + " control clients", "close idle warpctl sessions and retry"));
+                c.close();
+                continue;
+            }
             connections.add(c);
             threads.newThread(c::serve).start();
         }
@@ -224,6 +234,12 @@ public final class ControlServer implements AutoCloseable {
             } catch (ControlException e) {
                 LOG.info("control: refused {} to {}", req.op(), peer.describe());
                 send(ControlProtocol.error(req.id(), e));
+                return;
+            }
+            if (running.size() >= MAX_RUNNING_PER_CLIENT) {
+                send(ControlProtocol.error(req.id(), ControlException.BUSY,
+                        "this connection already runs " + MAX_RUNNING_PER_CLIENT + " operations",
+                        "wait for a result before sending more requests, or use another connection"));
                 return;
             }
             Cancellation cancel = new Cancellation();

@@ -1,5 +1,7 @@
 package io.warpdata.daemon.warpd;
 
+import io.warpdata.daemon.control.SocketPaths;
+
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -34,7 +36,6 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
     public static final String ALLOW_OTHER = "allow-other";
 
     public static final long DEFAULT_CACHE_SIZE_GB = 100;
-    public static final String SOCKET_FILE = "warpd.sock";
 
     public DaemonConfig {
         Objects.requireNonNull(mountPoint, "mountPoint");
@@ -56,9 +57,10 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
      * @param file the config file's entries (empty if none)
      * @param env the environment
      * @param home the user's home directory (for the default cache dir)
+     * @param uid the daemon's user id (for the default control socket, shared with warpctl)
      * @throws ConfigException naming a missing or invalid setting and how to give it
      */
-    public static DaemonConfig resolve(Map<String, String> cli, Properties file, Map<String, String> env, Path home) {
+    public static DaemonConfig resolve(Map<String, String> cli, Properties file, Map<String, String> env, Path home, int uid) {
         Map<String, String> fromEnv = new LinkedHashMap<>();
         putIfSet(fromEnv, MOUNT, env.get("WARP_MOUNT"));
         putIfSet(fromEnv, REMOTE, env.get("WARP_REMOTE"));
@@ -103,7 +105,7 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
         } catch (IllegalArgumentException e) {
             throw new ConfigException(e.getMessage(), "Pass --mode auto, remote, hybrid or local.");
         }
-        Path socket = Path.of(merged.getOrDefault(SOCKET, cacheDir.resolve(SOCKET_FILE).toString()));
+        Path socket = merged.containsKey(SOCKET) ? Path.of(merged.get(SOCKET)) : SocketPaths.defaultSocket(env, uid);
         boolean allowOther = Boolean.parseBoolean(merged.getOrDefault(ALLOW_OTHER, "false"));
         return new DaemonConfig(Path.of(mount).toAbsolutePath().normalize(), remote,
                 Optional.ofNullable(merged.get(ENDPOINT)), cacheDir.toAbsolutePath().normalize(), cacheSize,

@@ -17,9 +17,11 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -42,6 +44,7 @@ public final class WarpDaemon implements AutoCloseable {
 
     private final DaemonConfig config;
     private final long startedNanos = System.nanoTime();
+    private final Instant startedAt = Instant.now();
     private final Deque<AutoCloseable> services = new ArrayDeque<>();
     private final CountDownLatch closed = new CountDownLatch(1);
     private final AtomicBoolean closing = new AtomicBoolean();
@@ -170,6 +173,21 @@ public final class WarpDaemon implements AutoCloseable {
         gauges.put("heap_max_bytes", rt.maxMemory());
         s.put("gauges", gauges);
         return s;
+    }
+
+    /** When this daemon started. */
+    public Instant startedAt() {
+        return startedAt;
+    }
+
+    /** Files and directories open in the mount right now. */
+    public int openFiles() {
+        return fuse == null ? 0 : fuse.openHandles();
+    }
+
+    /** The last error lines the mount logged, oldest first (for warpctl status). */
+    public List<String> recentErrors() {
+        return errno == null ? List.of() : errno.recentErrors();
     }
 
     public DaemonConfig config() {

@@ -40,7 +40,7 @@ public final class WarpdCommand implements Callable<Integer> {
     @Option(names = "--cache-size", paramLabel = "SIZE", description = "Disk cache limit, e.g. 500MB, 200GB, 1TiB (WARP_CACHE_SIZE_GB, default 100GB).")
     String cacheSize;
 
-    @Option(names = "--socket", paramLabel = "PATH", description = "Control socket (WARP_SOCKET, default <cache-dir>/warpd.sock).")
+    @Option(names = "--socket", paramLabel = "PATH", description = "Control socket (WARP_SOCKET; default /run/warp/warpd.sock as root, else $XDG_RUNTIME_DIR/warp/warpd.sock).")
     String socket;
 
     @Option(names = "--mode", paramLabel = "MODE", description = "auto | remote | hybrid | local (WARP_MODE, default auto).")
@@ -65,15 +65,23 @@ public final class WarpdCommand implements Callable<Integer> {
         DaemonConfig config;
         WarpDaemon daemon;
         try {
-            config = DaemonConfig.resolve(cliOptions(), loadConfigFile(), System.getenv(), Path.of(System.getProperty("user.home")));
+            config = DaemonConfig.resolve(cliOptions(), loadConfigFile(), System.getenv(),
+                    Path.of(System.getProperty("user.home")), (int) WarpDaemon.uid());
             daemon = WarpDaemon.start(config);
         } catch (WarpException e) {
             System.err.println("warpd: " + e.getMessage());
             System.err.println("  " + e.nextStep());
             return 1;
         }
-        Thread hook = new Thread(daemon::close, "warpd-shutdown");
-        Runtime.getRuntime().addShutdownHook(hook);
+        // SIGTERM/SIGINT are a normal stop: unmount, close, exit 0 (the JVM's default handling
+        // would exit 143/130). The hook covers every other way the JVM may go down.
+        Runtime.getRuntime().addShutdownHook(new Thread(daemon::close, "warpd-shutdown"));
+        for (String signal : new String[] {"TERM", "INT"}) {
+            sun.misc.Signal.handle(new sun.misc.Signal(signal), s -> {
+                Thread stop = new Thread(daemon::close, "warpd-stop-" + s.getName());
+                stop.start();
+            });
+        }
         System.out.println("warpd: mounted " + config.remote() + " at " + config.mountPoint() + " (mode " + config.mode().text() + ")");
         System.out.flush();
         daemon.awaitClosed();

@@ -230,6 +230,26 @@ class ControlServerIT {
     }
 
     @Test
+    void oneClientCannotRunUnboundedOperations() throws Exception {
+        cache.blockWarm = true;
+        try (Raw r = new Raw(socket)) {
+            StringBuilder reqs = new StringBuilder();
+            for (int i = 1; i <= ControlServer.MAX_RUNNING_PER_CLIENT + 1; i++) {
+                reqs.append("{\"id\":").append(i).append(",\"op\":\"warm\",\"args\":{\"dataset\":\"ws/name\"}}\n");
+            }
+            r.send(reqs.toString());
+            JsonNode busy;
+            do {
+                busy = r.next();
+            } while (busy.has("event"));
+            assertThat(busy.get("id").asInt()).isEqualTo(ControlServer.MAX_RUNNING_PER_CLIENT + 1);
+            assertThat(busy.get("error").get("type").asText()).isEqualTo("Busy");
+        }
+        assertThat(cache.warmCancelled.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(status().get("mode").asText()).isEqualTo("auto");
+    }
+
+    @Test
     void warmStreamsProgressThenOneResult() {
         List<JsonNode> events = new ArrayList<>();
         JsonNode result;

@@ -16,15 +16,21 @@ class DaemonConfigTest {
     @Test
     void defaultsComeFromTheEnvironmentThenBuiltIns() {
         DaemonConfig c = DaemonConfig.resolve(Map.of("mount", "/warp"), new Properties(),
-                Map.of("WARP_REMOTE", "s3://bucket/p", "WARP_CACHE_SIZE_GB", "7"), HOME);
+                Map.of("WARP_REMOTE", "s3://bucket/p", "WARP_CACHE_SIZE_GB", "7", "XDG_RUNTIME_DIR", "/run/user/1000"), HOME, 1000);
         assertThat(c.remote()).isEqualTo("s3://bucket/p");
         assertThat(c.cacheSizeBytes()).isEqualTo(7_000_000_000L);
         assertThat(c.cacheDir()).isEqualTo(Path.of("/home/ada/.cache/warpdata"));
-        assertThat(c.socket()).isEqualTo(Path.of("/home/ada/.cache/warpdata/warpd.sock"));
+        assertThat(c.socket()).isEqualTo(Path.of("/run/user/1000/warp/warpd.sock"));
         assertThat(c.mode()).isEqualTo(ReadMode.AUTO);
         assertThat(c.endpoint()).isEmpty();
         assertThat(c.allowOther()).isFalse();
         assertThat(c.statsFile()).isEqualTo(Path.of("/home/ada/.cache/warpdata/stats.json"));
+    }
+
+    @Test
+    void rootGetsTheSystemSocketWarpctlLooksFor() {
+        DaemonConfig c = DaemonConfig.resolve(Map.of("mount", "/warp", "remote", "s3://b"), new Properties(), Map.of(), HOME, 0);
+        assertThat(c.socket()).isEqualTo(Path.of("/run/warp/warpd.sock"));
     }
 
     @Test
@@ -36,7 +42,7 @@ class DaemonConfigTest {
         file.setProperty("allow-other", "true");
         DaemonConfig c = DaemonConfig.resolve(Map.of("mount", "/warp", "mode", "remote"), file,
                 Map.of("WARP_REMOTE", "s3://from-env/x", "WARP_MODE", "local", "WARP_S3_ENDPOINT", "http://127.0.0.1:9000",
-                        "WARP_SOCKET", "/run/warp.sock"), HOME);
+                        "WARP_SOCKET", "/run/warp.sock"), HOME, 1000);
         assertThat(c.remote()).isEqualTo("s3://from-file/x");
         assertThat(c.mode()).isEqualTo(ReadMode.REMOTE);
         assertThat(c.cacheSizeBytes()).isEqualTo(1L << 40);
@@ -47,14 +53,14 @@ class DaemonConfigTest {
 
     @Test
     void missingRemoteSaysHowToGiveIt() {
-        assertThatThrownBy(() -> DaemonConfig.resolve(Map.of("mount", "/warp"), new Properties(), Map.of(), HOME))
+        assertThatThrownBy(() -> DaemonConfig.resolve(Map.of("mount", "/warp"), new Properties(), Map.of(), HOME, 1000))
                 .isInstanceOf(ConfigException.class)
                 .satisfies(e -> assertThat(((ConfigException) e).nextStep()).contains("--remote").contains("WARP_REMOTE"));
     }
 
     @Test
     void missingMountSaysHowToGiveIt() {
-        assertThatThrownBy(() -> DaemonConfig.resolve(Map.of("remote", "s3://b"), new Properties(), Map.of(), HOME))
+        assertThatThrownBy(() -> DaemonConfig.resolve(Map.of("remote", "s3://b"), new Properties(), Map.of(), HOME, 1000))
                 .isInstanceOf(ConfigException.class)
                 .satisfies(e -> assertThat(((ConfigException) e).nextStep()).contains("--mount"));
     }
@@ -63,11 +69,11 @@ class DaemonConfigTest {
     void badModeAndSizeAndUnknownKeysAreRejected() {
         Map<String, String> base = Map.of("mount", "/warp", "remote", "s3://b");
         assertThatThrownBy(() -> DaemonConfig.resolve(Map.of("mount", "/w", "remote", "s3://b", "mode", "turbo"),
-                new Properties(), Map.of(), HOME)).hasMessageContaining("turbo");
+                new Properties(), Map.of(), HOME, 1000)).hasMessageContaining("turbo");
         assertThatThrownBy(() -> DaemonConfig.resolve(Map.of("mount", "/w", "remote", "s3://b", "cache-size", "big"),
-                new Properties(), Map.of(), HOME)).hasMessageContaining("big");
+                new Properties(), Map.of(), HOME, 1000)).hasMessageContaining("big");
         Properties typo = new Properties();
         typo.setProperty("cache_size", "1GB");
-        assertThatThrownBy(() -> DaemonConfig.resolve(base, typo, Map.of(), HOME)).hasMessageContaining("cache_size");
+        assertThatThrownBy(() -> DaemonConfig.resolve(base, typo, Map.of(), HOME, 1000)).hasMessageContaining("cache_size");
     }
 }

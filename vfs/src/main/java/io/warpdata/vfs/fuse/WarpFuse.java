@@ -57,6 +57,11 @@ public final class WarpFuse extends FuseStubFS {
     private final HandleTable handles = new HandleTable();
     /** One buffer per FUSE thread, grown to the largest read seen: no allocation per read. */
     private final ThreadLocal<byte[]> readBuffers = ThreadLocal.withInitial(() -> new byte[MountOptions.MAX_READ]);
+    /** One native stat struct per FUSE thread for readdir's d_type (libfuse copies it). */
+    private final ThreadLocal<FileStat> direntStats = ThreadLocal.withInitial(() -> {
+        jnr.ffi.Runtime runtime = jnr.ffi.Runtime.getSystemRuntime();
+        return FileStat.of(jnr.ffi.Memory.allocateDirect(runtime, jnr.ffi.Struct.size(new FileStat(runtime)), true));
+    });
 
     public WarpFuse(WarpTree tree, Errno errno, long uid, long gid) {
         this.tree = tree;
@@ -204,7 +209,16 @@ public final class WarpFuse extends FuseStubFS {
     @Override
     public int readdir(String path, Pointer buf, FuseFillDir filter, @off_t long offset, FuseFileInfo fi) {
         try {
-            tree.list(node(path, fi), offset, (name, type, next) -> filter.apply(buf, name, null, next) != 0);
+            // Only st_mode's type bits are used (for d_type), so find/ImageFolder need no stat per entry.
+            FileStat entry = direntStats.get();
+            tree.list(node(path, fi), offset, (name, type, next) -> {
+                entry.st_mode.set(switch (type) {
+                    case DIRECTORY -> FileStat.S_IFDIR;
+                    case FILE -> FileStat.S_IFREG;
+                    case SYMLINK -> FileStat.S_IFLNK;
+                });
+                return filter.apply(buf, name, entry, next) != 0;
+            });
             return 0;
         } catch (Throwable t) {
             return fail(t, "readdir", path);
@@ -252,24 +266,20 @@ public final class WarpFuse extends FuseStubFS {
         }
     }
 
+    /**
+     * No extended attributes. ENOSYS (not ENODATA) on purpose: the kernel then remembers that
+     * this file system has no xattrs and answers every later getxattr/listxattr itself
+     * (EOPNOTSUPP, which ls, cp -a and tar treat as "no ACL, no label"), saving two round trips
+     * per file in {@code ls -l}.
+     */
     @Override
     public int getxattr(String path, String name, Pointer value, @size_t long size) {
-        try {
-            tree.lookup(path);
-            return -Errno.ENODATA;
-        } catch (Throwable t) {
-            return fail(t, "getxattr", path);
-        }
+        return -Errno.ENOSYS;
     }
 
     @Override
     public int listxattr(String path, Pointer list, @size_t long size) {
-        try {
-            tree.lookup(path);
-            return 0;
-        } catch (Throwable t) {
-            return fail(t, "listxattr", path);
-        }
+        return -Errno.ENOSYS;
     }
 
     /** Nothing is buffered for writing; closing a file needs no work. */

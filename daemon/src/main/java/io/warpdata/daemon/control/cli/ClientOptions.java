@@ -9,6 +9,7 @@ import io.warpdata.daemon.control.SocketPaths;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -23,9 +24,24 @@ public final class ClientOptions {
             description = "warpd's control socket (default: $WARP_SOCKET, /run/warp/warpd.sock as root, else $XDG_RUNTIME_DIR/warp/warpd.sock)")
     Path socket;
 
-    /** The socket to use given the environment. */
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec mixee;
+
+    /**
+     * The socket: this command's {@code --socket}, else a parent's (e.g. {@code warpctl --socket X
+     * status} when the root defines a local {@code --socket}), else the default for the environment.
+     */
     public Path socket(Map<String, String> env) {
-        return socket != null ? socket : SocketPaths.defaultSocket(env, ProcessIdentity.uid());
+        if (socket != null) {
+            return socket;
+        }
+        for (CommandSpec s = mixee == null ? null : mixee.parent(); s != null; s = s.parent()) {
+            OptionSpec o = s.findOption("--socket");
+            if (o != null && o.getValue() != null) {
+                return Path.of(o.getValue().toString());
+            }
+        }
+        return SocketPaths.defaultSocket(env, ProcessIdentity.uid());
     }
 
     /** Connects to the daemon (typed DaemonUnavailable error if none answers). */

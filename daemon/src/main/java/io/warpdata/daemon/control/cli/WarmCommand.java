@@ -51,6 +51,9 @@ public final class WarmCommand implements Callable<Integer> {
     @Option(names = "--max-bytes", paramLabel = "SIZE", description = "stop after this many bytes, e.g. 200GB")
     String maxBytes;
 
+    @Option(names = "--progress", description = "show the progress bar even when stderr is not a terminal")
+    boolean progress;
+
     private final Map<String, String> env;
     private final PrintStream barStream;
 
@@ -71,6 +74,7 @@ public final class WarmCommand implements Callable<Integer> {
             args.put("max_bytes", ByteSizes.parse(maxBytes));
         }
         boolean json = ClientOptions.json(spec);
+        boolean showBar = !json && (progress || stderrIsTerminal());
         AtomicReference<ProgressBar> bar = new AtomicReference<>();
         JsonNode result;
         try (ControlClient c = client.connect(env)) {
@@ -85,7 +89,7 @@ public final class WarmCommand implements Callable<Integer> {
             Runtime.getRuntime().addShutdownHook(hook);
             try {
                 result = c.call("warm", args, event -> {
-                    if (json) {
+                    if (!showBar) {
                         return;
                     }
                     if (bar.get() == null) {
@@ -112,6 +116,16 @@ public final class WarmCommand implements Callable<Integer> {
             out.flush();
         }
         return 0;
+    }
+
+    /** Exact on Linux: fd 2 is a terminal iff it links to a tty device. */
+    private static boolean stderrIsTerminal() {
+        try {
+            String target = java.nio.file.Files.readSymbolicLink(java.nio.file.Path.of("/proc/self/fd/2")).toString();
+            return target.startsWith("/dev/pts/") || target.startsWith("/dev/tty");
+        } catch (java.io.IOException | UnsupportedOperationException e) {
+            return false;
+        }
     }
 
     private ProgressBar newBar(long total) {

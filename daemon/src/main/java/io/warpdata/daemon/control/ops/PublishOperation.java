@@ -20,7 +20,7 @@ import java.util.Optional;
 
 /**
  * {@code publish {dataset, tables:{name:[abs paths]}, artifacts:{name:[abs paths]}, bindings:[...],
- * set_latest}}: publishes with the daemon's credentials, after checking that the peer could read
+ * set_latest, shard_size}}: publishes with the daemon's credentials, after checking that the peer could read
  * every source itself, then refreshes the catalog so the new version is in the mount when the
  * reply arrives.
  */
@@ -46,7 +46,7 @@ public final class PublishOperation implements Operation {
     }
 
     /** Reads the request from the arguments. */
-    static PublishRunner.PublishRequest request(Args args) {
+    static PublishRunner.PublishRequest request(Args args, String creator) {
         DatasetRef ref = Datasets.ref(args);
         if (ref.versionPrefix().isPresent()) {
             throw args.bad("dataset", "must be workspace/name without @version (publish makes the version)");
@@ -57,7 +57,7 @@ public final class PublishOperation implements Operation {
             throw args.bad("tables", "and 'artifacts' are both empty: nothing to publish");
         }
         return new PublishRunner.PublishRequest(ref.id(), tables, artifacts, args.stringList("bindings"),
-                args.bool("set_latest", false));
+                args.bool("set_latest", false), args.optSize("shard_size").orElse(0), creator);
     }
 
     private static Map<String, List<Path>> pathMap(Args args, String field) {
@@ -95,7 +95,7 @@ public final class PublishOperation implements Operation {
 
     @Override
     public JsonNode run(OperationContext ctx) {
-        PublishRunner.PublishRequest req = request(ctx.args());
+        PublishRunner.PublishRequest req = request(ctx.args(), ctx.peer().userName());
         for (Path source : req.sources()) {
             access.checkReadable(ctx.peer(), source);
         }

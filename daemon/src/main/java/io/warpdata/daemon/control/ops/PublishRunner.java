@@ -27,9 +27,11 @@ public interface PublishRunner {
      * @param tables    table name -> Parquet files ({@code --table main=./data/*.parquet})
      * @param artifacts artifact name -> directory or tar shards ({@code --artifact images=./images/})
      * @param bindings  {@code --bind} values as typed on the command line
+     * @param shardSize target tar shard size for packed directories, or 0 for the default
+     * @param creator   the peer's user name, recorded as the version's creator
      */
     record PublishRequest(DatasetId dataset, Map<String, List<Path>> tables, Map<String, List<Path>> artifacts,
-                          List<String> bindings, boolean setLatest) {
+                          List<String> bindings, boolean setLatest, long shardSize, String creator) {
         public PublishRequest {
             tables = Map.copyOf(tables);
             artifacts = Map.copyOf(artifacts);

@@ -1,0 +1,232 @@
+package io.warpdata.daemon.control;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.BlobStores;
+import io.warpdata.blobcache.Catalog;
+import io.warpdata.blobcache.CountingBlobStore;
+import io.warpdata.blobcache.cache.BlockCache;
+import io.warpdata.blobcache.cache.CacheConfig;
+import io.warpdata.daemon.control.ops.ControlOperations;
+import io.warpdata.daemon.control.wiring.BlockCacheControl;
+import io.warpdata.daemon.control.wiring.CatalogAdapter;
+import io.warpdata.daemon.control.wiring.DaemonPublisher;
+import io.warpdata.daemon.publish.PublishProgress;
+import io.warpdata.daemon.publish.PublishRequest;
+import io.warpdata.daemon.publish.Publisher;
+import io.warpdata.manifest.DatasetId;
+import io.warpdata.vfs.Errno;
+import io.warpdata.vfs.WarpTree;
+import io.warpdata.vfs.fuse.MountOptions;
+import io.warpdata.vfs.fuse.WarpFuse;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Clock;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The control socket over a real FUSE mount: BlockCache over a local store that counts requests,
+ * the mount's tree reading through it, and the control operations wired to both, as warpd wires
+ * them. Warm then read issues no GET; gc evicts to its limit; publish through the daemon is in
+ * the mount on return; the init loader runs against the mount under /usr/bin/python3.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ControlMountIT {
+    private static final int IMAGES = 40;
+
+    private Path dir;
+    private Path mnt;
+    private CountingBlobStore store;
+    private BlockCache cache;
+    private Catalog catalog;
+    private WarpFuse fuse;
+    private ExecutorService indexLoader;
+    private ControlServer server;
+    private String version;
+
+    @BeforeAll
+    void setUp() throws Exception {
+        dir = Files.createTempDirectory("warp-control-mount-it");
+        Path src = Files.createDirectories(dir.resolve("src"));
+        writeData(src, 0);
+        Path storeDir = Files.createDirectories(dir.resolve("store"));
+        BlobStore local = BlobStores.open(storeDir.toUri().toString(), Optional.empty());
+        store = new CountingBlobStore(local);
+        version = publish(src, DatasetId.parse("ws/name"));
+
+        cache = BlockCache.open(store, CacheConfig.defaults(dir.resolve("cache")).withMaxBytes(64L << 20));
+        catalog = new Catalog(store);
+        indexLoader = Executors.newVirtualThreadPerTaskExecutor();
+        WarpTree tree = new WarpTree(catalog, cache, 1_000_000, indexLoader);
+        mnt = Files.createDirectories(dir.resolve("mnt"));
+        fuse = new WarpFuse(tree, new Errno(System::nanoTime), 0, 0);
+        fuse.mount(mnt, MountOptions.defaults(false));
+
+        AccessPolicy policy = new AccessPolicy(ProcessIdentity.uid(), "root", Optional.empty());
+        server = ControlServer.start(new ControlServer.Config(dir.resolve("run/warpd.sock"), Optional.empty()),
+                ControlOperations.standard(new ControlFakes.Daemon(), new BlockCacheControl(cache), new CatalogAdapter(catalog),
+                        Optional.of(new DaemonPublisher(store, Clock.systemUTC(), dir.resolve("staging"))), policy, Clock.systemUTC()),
+                policy, new PeerResolver(EtcUserDatabase.system()));
+    }
+
+    @AfterAll
+    void tearDown() throws IOException {
+        if (server != null) {
+            server.close();
+        }
+        if (fuse != null) {
+            fuse.umount();
+        }
+        if (cache != null) {
+            cache.close();
+        }
+        if (indexLoader != null) {
+            indexLoader.shutdownNow();
+        }
+        if (store != null) {
+            store.close();
+        }
+        try (Stream<Path> walk = Files.walk(dir)) {
+            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+
+    /** main: 40 rows (path -> images member, label); images: 40 files of 20-60 KB in two classes. */
+    private static void writeData(Path src, int seed) throws Exception {
+        Files.createDirectories(src.resolve("data"));
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement st = c.createStatement()) {
+            st.execute("COPY (SELECT 'cls' || (i % 2) || '/img' || lpad(i::VARCHAR, 3, '0') || '.bin' AS path,"
+                    + " (i % 2)::INTEGER AS label, " + seed + " AS seed FROM range(" + IMAGES + ") t(i) ORDER BY i) TO '"
+                    + src.resolve("data/part-0.parquet") + "' (FORMAT PARQUET)");
+        }
+        Random r = new Random(seed);
+        for (int i = 0; i < IMAGES; i++) {
+            Path f = src.resolve(String.format("images/cls%d/img%03d.bin", i % 2, i));
+            Files.createDirectories(f.getParent());
+            byte[] b = new byte[20_000 + r.nextInt(40_000)];
+            r.nextBytes(b);
+            Files.write(f, b);
+        }
+    }
+
+    private String publish(Path src, DatasetId id) {
+        PublishRequest req = new PublishRequest(id,
+                new TreeMap<>(Map.of("main", List.of(src.resolve("data/part-0.parquet").toString()))),
+                new TreeMap<>(Map.of("images", List.of(src.resolve("images").toString()))),
+                List.of(PublishRequest.parseBinding("main.path=images:image")), true, 256 << 10, src);
+        return new Publisher(store, Clock.systemUTC(), "test", dir.resolve("staging"), 2, PublishProgress.NONE)
+                .publish(req).version().hex();
+    }
+
+    private JsonNode call(String op, ObjectNode args) {
+        try (ControlClient c = ControlClient.connect(server.socketPath())) {
+            return c.call(op, args);
+        }
+    }
+
+    private long readAll(Path root) throws IOException {
+        long bytes = 0;
+        try (Stream<Path> walk = Files.walk(root)) {
+            for (Path p : walk.filter(Files::isRegularFile).sorted().toList()) {
+                bytes += Files.readAllBytes(p).length;
+            }
+        }
+        return bytes;
+    }
+
+    @Test
+    @Order(1)
+    void warmThenReadIssuesZeroGets() throws IOException {
+        JsonNode warm = call("warm", ControlProtocol.object().put("dataset", "ws/name@" + version));
+        assertThat(warm.get("bytes_done").asLong()).isEqualTo(warm.get("bytes_total").asLong()).isPositive();
+        long reads = store.reads.sum();
+        long gets = store.gets.sum();
+        long bytes = readAll(mnt.resolve("ws/name@" + version));
+        assertThat(bytes).isGreaterThan(IMAGES * 20_000L);
+        assertThat(store.reads.sum() - reads).as("ranged GETs after warm").isZero();
+        assertThat(store.gets.sum() - gets).as("whole-object GETs after warm").isZero();
+
+        JsonNode again = call("warm", ControlProtocol.object().put("dataset", "ws/name@" + version));
+        assertThat(again.get("bytes_fetched").asLong()).as("a second warm fetches nothing").isZero();
+    }
+
+    @Test
+    @Order(2)
+    void gcToALimitEvictsDownToIt() {
+        call("warm", ControlProtocol.object().put("dataset", "ws/name"));
+        long before = cache.stats().sizeBytes();
+        long limit = before / 3;
+        JsonNode gc = call("cache.gc", ControlProtocol.object().put("limit", limit));
+        assertThat(gc.get("bytes_before").asLong()).isEqualTo(before);
+        assertThat(gc.get("bytes_after").asLong()).isLessThanOrEqualTo(limit);
+        assertThat(cache.stats().sizeBytes()).isLessThanOrEqualTo(limit);
+        JsonNode stats = call("cache.stats", ControlProtocol.object());
+        assertThat(stats.get("size_bytes").asLong()).isLessThanOrEqualTo(limit);
+        assertThat(stats.get("limit_bytes").asLong()).isEqualTo(64L << 20);
+    }
+
+    @Test
+    @Order(3)
+    void initLoaderRunsAgainstTheMountUnderDebianPython3() throws Exception {
+        TestWarpctl.Result r = TestWarpctl.run(Map.of("WARP_SOCKET", server.socketPath().toString()), dir,
+                "init", "ws/name@" + version.substring(0, 12), "--mount", mnt.toString(), "--json");
+        assertThat(r.exit()).as(r.err()).isZero();
+        Path loader = Path.of(ControlProtocol.json().readTree(r.out()).get("loader").asText());
+        Process p = new ProcessBuilder("/usr/bin/python3", loader.toString()).redirectErrorStream(true).start();
+        try {
+            assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(p.exitValue()).as(out).isZero();
+            assertThat(out).contains("has 40 of 40 rows", "read ", mnt.resolve("ws/name@" + version + "/images/cls0/img000.bin").toString(),
+                    "Smoke test passed!");
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+
+    @Test
+    @Order(4)
+    void publishThroughTheDaemonIsInTheMountWhenItReturns() throws Exception {
+        assertThat(Files.readSymbolicLink(mnt.resolve("ws/name")).toString()).isEqualTo("name@" + version);
+        Path src2 = Files.createDirectories(dir.resolve("src2"));
+        writeData(src2, 7);
+        ObjectNode args = ControlProtocol.object().put("dataset", "ws/name").put("set_latest", true).put("shard_size", "256KiB");
+        args.putObject("tables").putArray("main").add(src2.resolve("data/part-0.parquet").toString());
+        args.putObject("artifacts").putArray("images").add(src2.resolve("images").toString());
+        args.putArray("bindings").add("main.path=images:image");
+        JsonNode r = call("publish", args);
+        String v2 = r.get("version").asText();
+        assertThat(v2).isNotEqualTo(version);
+        assertThat(r.get("latest_set").asBoolean()).isTrue();
+
+        assertThat(Files.readSymbolicLink(mnt.resolve("ws/name")).toString()).isEqualTo("name@" + v2);
+        assertThat(Files.readAllBytes(mnt.resolve("ws/name/images/cls1/img001.bin")))
+                .isEqualTo(Files.readAllBytes(src2.resolve("images/cls1/img001.bin")));
+    }
+}

@@ -1,0 +1,99 @@
+package io.warpdata.daemon.control;
+
+import io.warpdata.blobcache.BlobStores;
+import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.daemon.control.cli.Doctor;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class DoctorTest {
+    @TempDir
+    Path tmp;
+
+    private Doctor.Host host(Map<String, String> env, String ldconfig, String fuseConf) throws IOException {
+        Path dev = Files.writeString(tmp.resolve("fuse-dev"), "");
+        Path conf = Files.writeString(tmp.resolve("fuse.conf"), fuseConf);
+        return new Doctor.Host(env, dev, conf, tmp.resolve("home"), () -> ldconfig,
+                (uri, ep) -> BlobStores.open(uri, ep));
+    }
+
+    private Doctor.Check check(List<Doctor.Check> checks, String name) {
+        return checks.stream().filter(c -> c.name().equals(name)).findFirst().orElseThrow();
+    }
+
+    @Test
+    void healthyMachinePassesEverythingButTheMissingDaemon() throws IOException {
+        Path bin = Files.createDirectories(tmp.resolve("bin"));
+        Path fm = Files.writeString(bin.resolve("fusermount3"), "#!/bin/sh\n");
+        Files.setPosixFilePermissions(fm, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path store = Files.createDirectories(tmp.resolve("store/blobs/sha256/ab"));
+        Files.writeString(store.resolve("ab" + "0".repeat(62)), "some blob bytes", StandardCharsets.UTF_8);
+        Files.createDirectories(tmp.resolve("store/datasets/ws"));
+        Doctor d = new Doctor(new Doctor.Settings(Optional.of(tmp.resolve("store").toUri().toString()), Optional.empty(),
+                tmp.resolve("cache"), 1000, tmp.resolve("none.sock"), false),
+                host(Map.of("PATH", bin.toString()), "\tlibfuse.so.2 (libc6,x86-64) => /lib/x86_64-linux-gnu/libfuse.so.2\n",
+                        "user_allow_other\n"));
+        List<Doctor.Check> checks = d.run();
+        assertThat(checks).extracting(Doctor.Check::name).containsExactly("/dev/fuse", "fusermount", "libfuse2",
+                "user_allow_other", "remote", "cache dir", "control socket", "DuckDB");
+        assertThat(checks).filteredOn(c -> !c.name().equals("control socket"))
+                .allSatisfy(c -> assertThat(c.status()).as(c.toString()).isEqualTo(Doctor.Status.PASS));
+        assertThat(check(checks, "remote").detail()).contains("listed 1 workspace", "ranged read of 15 bytes");
+        assertThat(check(checks, "fusermount").detail()).isEqualTo(fm.toString());
+        Doctor.Check socket = check(checks, "control socket");
+        assertThat(socket.status()).isEqualTo(Doctor.Status.FAIL);
+        assertThat(socket.fix()).contains("warpd");
+    }
+
+    @Test
+    void failuresComeWithTheCommandThatFixesThem() throws IOException {
+        Doctor d = new Doctor(new Doctor.Settings(Optional.of("s3://bucket/prefix"), Optional.empty(),
+                tmp.resolve("cache"), 1000, tmp.resolve("none.sock"), true),
+                new Doctor.Host(Map.of("PATH", tmp.toString()), tmp.resolve("no-fuse"), tmp.resolve("no-fuse.conf"),
+                        tmp.resolve("home"), () -> "", (uri, ep) -> {
+                            throw new StoreUnavailableException("bucket unreachable", null);
+                        }));
+        List<Doctor.Check> checks = d.run();
+        assertThat(check(checks, "/dev/fuse").fix()).contains("modprobe fuse");
+        assertThat(check(checks, "fusermount").fix()).contains("apt-get install fuse3");
+        assertThat(check(checks, "libfuse2").fix()).contains("apt-get install libfuse2");
+        Doctor.Check allowOther = check(checks, "user_allow_other");
+        assertThat(allowOther.status()).as("required with --allow-other").isEqualTo(Doctor.Status.FAIL);
+        assertThat(allowOther.fix()).contains("echo user_allow_other | sudo tee -a");
+        Doctor.Check creds = check(checks, "AWS credentials");
+        assertThat(creds.status()).isEqualTo(Doctor.Status.FAIL);
+        assertThat(creds.fix()).contains("AWS_ACCESS_KEY_ID");
+        assertThat(check(checks, "remote").status()).isEqualTo(Doctor.Status.FAIL);
+        assertThat(check(checks, "remote").detail()).contains("bucket unreachable");
+        assertThat(check(checks, "remote").fix()).isNotBlank();
+    }
+
+    @Test
+    void missingUserAllowOtherIsOnlyAWarningWithoutAllowOther() throws IOException {
+        Doctor d = new Doctor(new Doctor.Settings(Optional.empty(), Optional.empty(), tmp, 1, tmp.resolve("none.sock"), false),
+                host(Map.of(), "", "#user_allow_other\n"));
+        assertThat(check(d.run(), "user_allow_other").status()).isEqualTo(Doctor.Status.WARN);
+    }
+
+    @Test
+    void credentialsFromAProfileFileCount() throws IOException {
+        Files.createDirectories(tmp.resolve("home/.aws"));
+        Files.writeString(tmp.resolve("home/.aws/credentials"), "[train]\naws_access_key_id = x\n");
+        Doctor d = new Doctor(new Doctor.Settings(Optional.of("s3://b/p"), Optional.empty(), tmp, 1, tmp.resolve("none.sock"), false),
+                host(Map.of("AWS_PROFILE", "train"), "", ""));
+        Doctor.Check creds = d.run().stream().filter(c -> c.name().equals("AWS credentials")).findFirst().orElseThrow();
+        assertThat(creds.status()).isEqualTo(Doctor.Status.PASS);
+        assertThat(creds.detail()).contains("train");
+    }
+}

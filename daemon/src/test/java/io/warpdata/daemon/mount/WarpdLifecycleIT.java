@@ -1,0 +1,186 @@
+package io.warpdata.daemon.mount;
+
+import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.S3ProxyFixture;
+import io.warpdata.manifest.DatasetId;
+import io.warpdata.manifest.VersionHash;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** warpd's process life: clean unmount on SIGTERM, recovery after kill -9, refusing bad mount points. */
+class WarpdLifecycleIT {
+    private static final DatasetId DATASET = new DatasetId("ops", "tiny");
+
+    private static S3ProxyFixture s3;
+    private static BlobStore store;
+    private static Path work;
+    private static Path src;
+    private static VersionHash version;
+    private final List<WarpdProcess> started = new ArrayList<>();
+    private final List<Path> mounts = new ArrayList<>();
+
+    @BeforeAll
+    static void publish() throws IOException {
+        s3 = S3ProxyFixture.start();
+        store = s3.openStore("it-life");
+        work = Files.createTempDirectory("warp-life-it");
+        src = Files.createDirectories(work.resolve("src"));
+        SampleData.writeParquet(src, 1000, 1);
+        SampleData.writeImages(src.resolve("images"), 0);
+        version = SampleData.publish(store, work, DATASET, src, true);
+    }
+
+    @AfterEach
+    void stopEverything() {
+        for (WarpdProcess w : started) {
+            w.close();
+        }
+        for (Path m : mounts) {
+            WarpdProcess.unmount(m);
+        }
+    }
+
+    @AfterAll
+    static void cleanUp() throws IOException {
+        if (store != null) {
+            store.close();
+        }
+        if (s3 != null) {
+            s3.close();
+        }
+        if (work != null) {
+            try (Stream<Path> all = Files.walk(work)) {
+                all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    private Path newMountPoint(String name) throws IOException {
+        Path m = Files.createDirectories(work.resolve(name));
+        mounts.add(m);
+        return m;
+    }
+
+    private WarpdProcess start(Path mount) {
+        WarpdProcess w = WarpdProcess.start(mount, s3.remote("it-life"), work.resolve("cache-" + mount.getFileName()), s3.env());
+        started.add(w);
+        return w;
+    }
+
+    private static void assertServes(Path mount) throws IOException {
+        Path shard = mount.resolve("ops/tiny/main/part-0.parquet");
+        assertThat(SampleData.sha256(Files.readAllBytes(shard)))
+                .isEqualTo(SampleData.sha256(Files.readAllBytes(src.resolve("main/part-0.parquet"))));
+    }
+
+    @Test
+    void sigtermUnmountsCleanlyAndExits() throws Exception {
+        Path mount = newMountPoint("term");
+        WarpdProcess w = start(mount);
+        assertThat(w.output()).contains("warpd: mounted " + s3.remote("it-life") + " at " + mount + " (mode auto)");
+        assertThat(MountStatus.of(mount)).isEqualTo("fuse.warp");
+        assertServes(mount);
+
+        int exit = w.terminate(30);
+        assertThat(exit).isZero();
+        assertThat(WarpdProcess.isMounted(mount)).isFalse();
+        assertThat(mount).isEmptyDirectory();
+    }
+
+    @Test
+    void afterKillMinusNineTheNextStartClearsTheStaleMount() throws Exception {
+        Path mount = newMountPoint("crash");
+        WarpdProcess first = start(mount);
+        assertServes(mount);
+        first.kill9();
+        assertThat(WarpdProcess.isMounted(mount)).isTrue();
+        Shell.Result stale = Shell.run("ls", mount.toString());
+        assertThat(stale.err()).contains("Transport endpoint is not connected");
+
+        WarpdProcess second = start(mount);
+        assertServes(mount);
+        assertThat(second.output()).contains("stale");
+        assertThat(second.terminate(30)).isZero();
+        assertThat(WarpdProcess.isMounted(mount)).isFalse();
+    }
+
+    @Test
+    void refusesABusyMountPointSayingWhatToDo() throws Exception {
+        Path mount = newMountPoint("busy");
+        start(mount);
+        Shell.Result second = WarpdProcess.runToFailure(mount, s3.remote("it-life"), work.resolve("cache-busy2"), s3.env());
+        assertThat(second.exit()).isEqualTo(1);
+        assertThat(second.err()).contains("busy").contains("fusermount -u");
+        assertServes(mount);
+    }
+
+    @Test
+    void refusesANonEmptyMountPointSayingWhatToDo() throws Exception {
+        Path mount = newMountPoint("full");
+        Files.writeString(mount.resolve("keep.txt"), "mine");
+        Shell.Result r = WarpdProcess.runToFailure(mount, s3.remote("it-life"), work.resolve("cache-full"), s3.env());
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.err()).contains("not empty").contains("keep.txt").contains("empty directory");
+        assertThat(Files.readString(mount.resolve("keep.txt"))).isEqualTo("mine");
+    }
+
+    @Test
+    void corruptBytesFromTheStoreFailOnlyThatReadWithEio() throws Exception {
+        Path mount = newMountPoint("corrupt");
+        WarpdProcess w = start(mount);
+        Path shard = mount.resolve("ops/tiny@" + version.hex() + "/main/part-0.parquet");
+        long size = Files.size(shard); // metadata (manifest) is loaded; the bytes are not
+        assertThat(size).isEqualTo(Files.size(src.resolve("main/part-0.parquet")));
+        s3.faults().corruptNextGets(1000);
+        Shell.Result bad;
+        try {
+            bad = Shell.run("cat", shard.toString());
+        } finally {
+            s3.faults().clear();
+        }
+        assertThat(bad.exit()).isNotZero();
+        assertThat(bad.err()).contains("Input/output error");
+        assertThat(bad.out()).isEmpty();
+
+        // The daemon keeps serving: other files, and the same file once the store is healthy.
+        assertThat(Files.readAllBytes(mount.resolve("ops/tiny/main/part-1.parquet")))
+                .isEqualTo(Files.readAllBytes(src.resolve("main/part-1.parquet")));
+        assertServes(mount);
+        assertThat(w.output()).contains("failed (EIO)").contains("ops/tiny@" + version.hex());
+        Path stats = work.resolve("cache-corrupt/stats.json");
+        MountIT.waitFor(() -> Files.exists(stats) && !Files.readString(stats).contains("\"io_errors\" : 0"));
+        assertThat(Files.readString(stats)).containsPattern("\"io_errors\" : [1-9]");
+    }
+
+    @Test
+    void fullHashAndPrefixNamesServeTheSameVersion() throws Exception {
+        Path mount = newMountPoint("names");
+        start(mount);
+        byte[] full = Files.readAllBytes(mount.resolve("ops/tiny@" + version.hex() + "/main/part-1.parquet"));
+        byte[] prefix = Files.readAllBytes(mount.resolve("ops/tiny@" + version.hex().substring(0, 8) + "/main/part-1.parquet"));
+        assertThat(prefix).isEqualTo(full).isEqualTo(Files.readAllBytes(src.resolve("main/part-1.parquet")));
+    }
+
+    /** The fstype of the mount at a path, from /proc/self/mountinfo. */
+    static final class MountStatus {
+        static String of(Path mount) throws IOException {
+            String want = " " + mount.toAbsolutePath().normalize() + " ";
+            return Files.readAllLines(Path.of("/proc/self/mountinfo")).stream().filter(l -> l.contains(want))
+                    .map(l -> l.substring(l.indexOf(" - ") + 3).split(" ")[0]).reduce((a, b) -> b).orElse("");
+        }
+    }
+
+}

@@ -1,0 +1,348 @@
+package io.warpdata.vfs;
+
+import io.warpdata.blobcache.BlockVerificationException;
+import io.warpdata.blobcache.Catalog;
+import io.warpdata.blobcache.InMemoryBlobStore;
+import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.blobcache.cache.DirectBlobReader;
+import io.warpdata.manifest.Artifact;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.DatasetId;
+import io.warpdata.manifest.Table;
+import io.warpdata.manifest.VersionHash;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class WarpTreeTest {
+    private static final DatasetId MNIST = new DatasetId("vision", "mnist");
+    private static final String CREATED = "2026-11-01T12:00:00Z";
+
+    private final InMemoryBlobStore store = new InMemoryBlobStore();
+    private final AtomicLong ticker = new AtomicLong();
+    private final Catalog catalog = new Catalog(store, Catalog.Config.defaults(), ticker::get);
+    private final TestVersions versions = new TestVersions(store, catalog);
+    private final DirectBlobReader reader = new DirectBlobReader(store);
+    private final ExecutorService loader = Executors.newVirtualThreadPerTaskExecutor();
+    private final WarpTree tree = new WarpTree(catalog, reader, 1_000_000, loader);
+    private final Errno errno = new Errno(System::nanoTime);
+
+    private byte[] shard0;
+    private byte[] shard1;
+    private Map<String, byte[]> members;
+    private VersionHash v1;
+
+    @BeforeEach
+    void publishOneVersion() {
+        shard0 = TestVersions.bytes(10_000, 1);
+        shard1 = TestVersions.bytes(123, 2);
+        members = new LinkedHashMap<>();
+        members.put("train/cat/1.png", TestVersions.bytes(5000, 3));
+        members.put("train/cat/2.png", TestVersions.bytes(0, 4));
+        members.put("train/dog/1.png", TestVersions.bytes(9000, 5));
+        members.put("README", "hello".getBytes(StandardCharsets.UTF_8));
+        members.put("bin/run.sh", "#!/bin/sh\n".getBytes(StandardCharsets.UTF_8));
+        Map<String, byte[]> shards = new LinkedHashMap<>();
+        shards.put("part-0.parquet", shard0);
+        shards.put("part-1.parquet", shard1);
+        Table main = versions.table(shards);
+        Artifact images = versions.artifact(members, Map.of("bin/run.sh", 0755), 2);
+        v1 = versions.publish(MNIST, Map.of("main", main), Map.of("images", images), CREATED, true);
+    }
+
+    @AfterEach
+    void close() {
+        loader.shutdownNow();
+        reader.close();
+    }
+
+    private List<String> list(String path) {
+        List<String> names = new ArrayList<>();
+        tree.list(tree.lookup(path), 0, (name, type, next) -> {
+            names.add(name);
+            return false;
+        });
+        return names;
+    }
+
+    private byte[] readAll(String path, int chunk) {
+        Node n = tree.lookup(path);
+        long size = tree.attributes(n).size();
+        byte[] out = new byte[(int) size];
+        byte[] buf = new byte[chunk];
+        long off = 0;
+        while (true) {
+            int got = tree.read(n, off, buf, chunk);
+            if (got == 0) {
+                break;
+            }
+            System.arraycopy(buf, 0, out, (int) off, got);
+            off += got;
+        }
+        assertThat(off).isEqualTo(size);
+        return out;
+    }
+
+    private String version(VersionHash v) {
+        return "/vision/mnist@" + v.hex();
+    }
+
+    @Test
+    void rootListsWorkspacesAndWorkspaceListsLatestLinkAndEveryVersion() {
+        VersionHash v2 = versions.publish(MNIST, Map.of("main", versions.table(Map.of("x.parquet", shard1))),
+                Map.of(), null, false);
+        versions.publish(new DatasetId("audio", "speech"), Map.of("main", versions.table(Map.of("a.parquet", shard1))),
+                Map.of(), null, false);
+        ticker.addAndGet(TimeUnit.SECONDS.toNanos(5));
+
+        assertThat(list("/")).containsExactly(".", "..", "audio", "vision");
+        List<String> expected = new ArrayList<>(List.of("mnist", "mnist@" + v1.hex(), "mnist@" + v2.hex()));
+        expected.sort(null);
+        assertThat(list("/vision")).containsExactlyElementsOf(concat(List.of(".", ".."), expected));
+        assertThat(tree.attributes(tree.lookup("/vision")).nlink()).isEqualTo(4);
+        assertThat(tree.attributes(tree.lookup("/")).nlink()).isEqualTo(4);
+        // No latest pointer: only the version directory is listed.
+        assertThat(list("/audio")).hasSize(3).noneMatch(n -> n.equals("speech"));
+    }
+
+    @Test
+    void latestLinkPointsAtTheFullHashAndHasAFixedSize() {
+        Node link = tree.lookup("/vision/mnist");
+        assertThat(link.type()).isEqualTo(Node.Type.SYMLINK);
+        assertThat(tree.readlink(link)).isEqualTo("mnist@" + v1.hex());
+        assertThat(tree.attributes(link).size()).isEqualTo("mnist@".length() + 64);
+    }
+
+    @Test
+    void latestMovesAfterTheCatalogTtlWhileOldVersionKeepsItsBytes() {
+        VersionHash v2 = versions.publish(MNIST, Map.of("main", versions.table(Map.of("part-0.parquet", shard1))),
+                Map.of(), null, false);
+        new Catalog(store).setLatest(MNIST, v2); // another process moves the pointer
+        assertThat(tree.readlink(tree.lookup("/vision/mnist"))).endsWith(v1.hex());
+        ticker.addAndGet(TimeUnit.SECONDS.toNanos(3));
+        assertThat(tree.readlink(tree.lookup("/vision/mnist"))).endsWith(v2.hex());
+        assertThat(readAll(version(v1) + "/main/part-0.parquet", 4096)).isEqualTo(shard0);
+        assertThat(readAll(version(v2) + "/main/part-0.parquet", 4096)).isEqualTo(shard1);
+    }
+
+    @Test
+    void versionPrefixOfEightHexResolvesShorterOrWrongDoesNot() {
+        Node byPrefix = tree.lookup("/vision/mnist@" + v1.hex().substring(0, 8));
+        assertThat(byPrefix).isInstanceOf(Node.VersionDir.class);
+        assertThat(((Node.VersionDir) byPrefix).version().version()).isEqualTo(v1);
+        assertThat(list("/vision/mnist@" + v1.hex().substring(0, 12) + "/main")).contains("part-0.parquet");
+        assertNotFound("/vision/mnist@" + v1.hex().substring(0, 7));
+        assertNotFound("/vision/mnist@" + flip(v1.hex().substring(0, 8)));
+        assertNotFound("/vision/mnist@" + flip(v1.hex()));
+        assertNotFound("/vision/mnist@" + v1.hex().toUpperCase());
+    }
+
+    @Test
+    void unknownWorkspaceDatasetVersionAndPathsAreNotFound() {
+        assertNotFound("/nope");
+        assertNotFound("/vision/nope");
+        assertNotFound("/vision/nope@" + v1.hex());
+        assertNotFound("/vision/mnist@" + v1.hex() + "/nope");
+        assertNotFound("/vision/mnist@" + v1.hex() + "/main/nope.parquet");
+        assertNotFound("/vision/mnist@" + v1.hex() + "/images/train/bird");
+        assertNotFound("/vision/mnist@" + v1.hex() + "/images/train/ca");
+        assertNotFound("/vision/mnist@" + v1.hex() + "/.warp/other.json");
+        assertNotFound("/Vision");
+        assertNotFound("/vision/../vision");
+    }
+
+    @Test
+    void versionListsMetaTablesAndArtifactsWithEveryIntermediateDirectory() {
+        String v = version(v1);
+        assertThat(list(v)).containsExactly(".", "..", ".warp", "main", "images");
+        assertThat(list(v + "/main")).containsExactly(".", "..", "part-0.parquet", "part-1.parquet");
+        assertThat(list(v + "/.warp")).containsExactly(".", "..", "manifest.json");
+        assertThat(list(v + "/images")).containsExactlyInAnyOrder(".", "..", "README", "bin", "train");
+        assertThat(list(v + "/images/train")).containsExactly(".", "..", "cat", "dog");
+        assertThat(list(v + "/images/train/cat")).containsExactly(".", "..", "1.png", "2.png");
+        assertThat(tree.lookup(v + "/images/train").type()).isEqualTo(Node.Type.DIRECTORY);
+        assertThat(tree.lookup(v + "/images/train/dog/1.png").type()).isEqualTo(Node.Type.FILE);
+    }
+
+    @Test
+    void statReportsManifestSizesModesLinkCountsAndCreatedAt() {
+        String v = version(v1);
+        long created = Instant.parse(CREATED).getEpochSecond();
+        assertThat(tree.attributes(tree.lookup(v + "/main/part-0.parquet")))
+                .isEqualTo(new NodeAttributes(Node.Type.FILE, 0444, 10_000, 1, created));
+        assertThat(tree.attributes(tree.lookup(v + "/images/train/dog/1.png")))
+                .isEqualTo(new NodeAttributes(Node.Type.FILE, 0444, 9000, 1, created));
+        assertThat(tree.attributes(tree.lookup(v + "/images/bin/run.sh")).permissions()).isEqualTo(0555);
+        assertThat(tree.attributes(tree.lookup(v + "/images/train/cat/2.png")).size()).isZero();
+        assertThat(tree.attributes(tree.lookup(v))).isEqualTo(new NodeAttributes(Node.Type.DIRECTORY, 0555, 0, 5, created));
+        assertThat(tree.attributes(tree.lookup(v + "/images")).nlink()).isEqualTo(4);
+        assertThat(tree.attributes(tree.lookup(v + "/images/train")).nlink()).isEqualTo(4);
+        assertThat(tree.attributes(tree.lookup(v + "/images/train/cat")).nlink()).isEqualTo(2);
+        assertThat(tree.attributes(tree.lookup("/")).permissions()).isEqualTo(0555);
+    }
+
+    @Test
+    void versionWithoutCreatedAtHasMtimeZero() {
+        VersionHash v2 = versions.publish(MNIST, Map.of("main", versions.table(Map.of("x.parquet", shard1))),
+                Map.of(), null, false);
+        assertThat(tree.attributes(tree.lookup(version(v2) + "/main/x.parquet")).mtimeSeconds()).isZero();
+    }
+
+    @Test
+    void readsAtAnyOffsetMatchTheSourceAndPastEofReturnNothing() {
+        String shard = version(v1) + "/main/part-0.parquet";
+        assertThat(readAll(shard, 4096)).isEqualTo(shard0);
+        assertThat(readAll(shard, 777)).isEqualTo(shard0);
+        Node n = tree.lookup(shard);
+        byte[] buf = new byte[5000];
+        assertThat(tree.read(n, 4000, buf, 5000)).isEqualTo(5000);
+        assertThat(Arrays.copyOf(buf, 5000)).isEqualTo(Arrays.copyOfRange(shard0, 4000, 9000));
+        assertThat(tree.read(n, 9990, buf, 5000)).isEqualTo(10);
+        assertThat(Arrays.copyOf(buf, 10)).isEqualTo(Arrays.copyOfRange(shard0, 9990, 10_000));
+        assertThat(tree.read(n, 10_000, buf, 5000)).isZero();
+        assertThat(tree.read(n, 1L << 40, buf, 5000)).isZero();
+    }
+
+    @Test
+    void membersReadClampedToTheirOwnBytes() {
+        String v = version(v1);
+        for (Map.Entry<String, byte[]> m : members.entrySet()) {
+            assertThat(readAll(v + "/images/" + m.getKey(), 1000)).as(m.getKey()).isEqualTo(m.getValue());
+        }
+        Node readme = tree.lookup(v + "/images/README");
+        byte[] buf = new byte[4096];
+        assertThat(tree.read(readme, 2, buf, 4096)).isEqualTo(3);
+        assertThat(new String(buf, 0, 3, StandardCharsets.UTF_8)).isEqualTo("llo");
+        assertThat(tree.read(readme, 5, buf, 4096)).isZero();
+    }
+
+    @Test
+    void manifestJsonIsTheStoredManifest() {
+        byte[] stored = store.objects().get(StoreLayout.version(MNIST, v1));
+        assertThat(readAll(version(v1) + "/.warp/manifest.json", 100)).isEqualTo(stored);
+    }
+
+    @Test
+    void wrongNodeTypesAreRejected() {
+        String v = version(v1);
+        assertThatThrownBy(() -> tree.read(tree.lookup(v + "/main"), 0, new byte[10], 10))
+                .isInstanceOf(WrongNodeTypeException.class);
+        assertThatThrownBy(() -> tree.list(tree.lookup(v + "/main/part-0.parquet"), 0, (n, t, o) -> false))
+                .isInstanceOf(WrongNodeTypeException.class);
+        assertThatThrownBy(() -> tree.lookup(v + "/main/part-0.parquet/x")).isInstanceOf(WrongNodeTypeException.class);
+        assertThat(errno.of(catchThrowable(() -> tree.readlink(tree.lookup(v))), "readlink", v)).isEqualTo(Errno.EINVAL);
+    }
+
+    @Test
+    void corruptedShardBytesFailTheReadWithEioNeverServingThem() {
+        BlobRef blob = ((Node.BlobFile) tree.lookup(version(v1) + "/main/part-0.parquet")).blob();
+        byte[] stored = store.objects().get(StoreLayout.blob(blob.id()));
+        stored[5000] ^= 1;
+        Node n = tree.lookup(version(v1) + "/main/part-0.parquet");
+        byte[] buf = new byte[4096];
+        Throwable t = catchThrowable(() -> tree.read(n, 4096, buf, 4096));
+        assertThat(t).isInstanceOf(BlockVerificationException.class);
+        assertThat(errno.of(t, "read", version(v1))).isEqualTo(Errno.EIO);
+        // Other blocks of the same blob and other files still read.
+        assertThat(tree.read(n, 0, buf, 4096)).isEqualTo(4096);
+        assertThat(Arrays.copyOf(buf, 4096)).isEqualTo(Arrays.copyOf(shard0, 4096));
+        assertThat(readAll(version(v1) + "/main/part-1.parquet", 4096)).isEqualTo(shard1);
+    }
+
+    @Test
+    void aBrokenMemberIndexFailsOnlyItsOwnArtifact() {
+        Artifact good = versions.artifact(Map.of("a/x.bin", TestVersions.bytes(10, 9)), Map.of(), 10);
+        Artifact bad = versions.artifact(Map.of("b/y.bin", TestVersions.bytes(10, 10)), Map.of(), 10);
+        VersionHash v = versions.publish(MNIST, Map.of(), Map.of("good", good, "bad", bad), null, false);
+        store.objects().get(StoreLayout.blob(bad.index().id()))[3] ^= 1;
+
+        Throwable t = catchThrowable(() -> list(version(v) + "/bad"));
+        assertThat(t).isNotNull().isNotInstanceOf(NoSuchEntryException.class);
+        assertThat(errno.of(t, "opendir", version(v) + "/bad")).isEqualTo(Errno.EIO);
+        assertThat(list(version(v) + "/good/a")).containsExactly(".", "..", "x.bin");
+        // The failure is not cached: fixing the store fixes the next lookup.
+        store.objects().get(StoreLayout.blob(bad.index().id()))[3] ^= 1;
+        assertThat(list(version(v) + "/bad/b")).containsExactly(".", "..", "y.bin");
+    }
+
+    @Test
+    void directoryOfHundredThousandMembersListsAcrossCallsWithOffsets() {
+        Map<String, byte[]> many = new TreeMap<>();
+        byte[] tiny = {1};
+        for (int i = 0; i < 100_000; i++) {
+            many.put(String.format("big/f%06d.bin", i), tiny);
+        }
+        many.put("big/sub/inner.bin", tiny);
+        many.put("other.bin", tiny);
+        Artifact art = versions.artifact(many, Map.of(), 50_000);
+        VersionHash v = versions.publish(MNIST, Map.of(), Map.of("many", art), null, false);
+        Node dir = tree.lookup(version(v) + "/many/big");
+
+        List<String> names = new ArrayList<>();
+        long[] offset = {0};
+        int calls = 0;
+        while (true) {
+            calls++;
+            int before = names.size();
+            tree.list(dir, offset[0], (name, type, next) -> {
+                if (names.size() - before == 1000) {
+                    return true; // buffer full, like the kernel's 4 KiB pages
+                }
+                names.add(name);
+                offset[0] = next;
+                return false;
+            });
+            if (names.size() == before) {
+                break;
+            }
+        }
+        assertThat(calls).isGreaterThan(100);
+        assertThat(names).hasSize(100_003).doesNotHaveDuplicates();
+        assertThat(names.subList(0, 3)).containsExactly(".", "..", "f000000.bin");
+        assertThat(names).contains("sub", "f099999.bin").doesNotContain("other.bin", "inner.bin");
+        assertThat(tree.attributes(dir).nlink()).isEqualTo(3);
+        assertThat(tree.attributes(tree.lookup(version(v) + "/many/big/f054321.bin")).size()).isEqualTo(1);
+    }
+
+    private void assertNotFound(String path) {
+        Throwable t = catchThrowable(() -> tree.attributes(tree.lookup(path)));
+        assertThat(t).as(path).isNotNull();
+        assertThat(errno.of(t, "getattr", path)).as(path + ": " + t).isEqualTo(Errno.ENOENT);
+    }
+
+    private static Throwable catchThrowable(Runnable r) {
+        try {
+            r.run();
+            return null;
+        } catch (Throwable t) {
+            return t;
+        }
+    }
+
+    private static String flip(String hex) {
+        char c = hex.charAt(0);
+        return (c == 'a' ? 'b' : 'a') + hex.substring(1);
+    }
+
+    private static List<String> concat(List<String> a, List<String> b) {
+        List<String> out = new ArrayList<>(a);
+        out.addAll(b);
+        return out;
+    }
+}
