@@ -34,7 +34,8 @@ is_root() {
 
 # java_major BIN -> prints the major version of the java binary (8, 17, 21, 25...), or nothing.
 java_major() {
-  "$1" -version 2>&1 | awk -F'"' '/version "/ { split($2, v, "."); print (v[1] == "1" ? v[2] : v[1]); exit }'
+  # "1.8.0_392" -> 8, "21.0.2" -> 21, "25" -> 25, "26-ea" -> 26
+  "$1" -version 2>&1 | awk -F'"' '/version "/ { split($2, v, "."); m = (v[1] == "1" ? v[2] : v[1]); sub(/[^0-9].*/, "", m); print m; exit }'
 }
 
 # find_java [--jdk]: sets JAVA_HOME and JAVA to a Java >= 21. Looks at JAVA_HOME, then java on
