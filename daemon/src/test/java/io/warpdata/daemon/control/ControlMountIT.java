@@ -78,10 +78,10 @@ class ControlMountIT {
         Path storeDir = Files.createDirectories(dir.resolve("store"));
         BlobStore local = BlobStores.open(storeDir.toUri().toString(), Optional.empty());
         store = new CountingBlobStore(local);
+        catalog = new Catalog(store);
         version = publish(src, DatasetId.parse("ws/name"));
 
         cache = BlockCache.open(store, CacheConfig.defaults(dir.resolve("cache")).withMaxBytes(64L << 20));
-        catalog = new Catalog(store);
         indexLoader = Executors.newVirtualThreadPerTaskExecutor();
         WarpTree tree = new WarpTree(catalog, cache, 1_000_000, indexLoader);
         mnt = Files.createDirectories(dir.resolve("mnt"));
@@ -91,7 +91,7 @@ class ControlMountIT {
         AccessPolicy policy = new AccessPolicy(ProcessIdentity.uid(), "root", Optional.empty());
         server = ControlServer.start(new ControlServer.Config(dir.resolve("run/warpd.sock"), Optional.empty()),
                 ControlOperations.standard(new ControlFakes.Daemon(), new BlockCacheControl(cache), new CatalogAdapter(catalog),
-                        Optional.of(new DaemonPublisher(store, Clock.systemUTC(), dir.resolve("staging"))), policy, Clock.systemUTC()),
+                        Optional.of(new DaemonPublisher(store, catalog, Clock.systemUTC(), dir.resolve("staging"))), policy, Clock.systemUTC()),
                 policy, new PeerResolver(EtcUserDatabase.system()));
     }
 
@@ -140,7 +140,7 @@ class ControlMountIT {
                 new TreeMap<>(Map.of("main", List.of(src.resolve("data/part-0.parquet").toString()))),
                 new TreeMap<>(Map.of("images", List.of(src.resolve("images").toString()))),
                 List.of(PublishRequest.parseBinding("main.path=images:image")), true, 256 << 10, src);
-        return new Publisher(store, Clock.systemUTC(), "test", dir.resolve("staging"), 2, PublishProgress.NONE)
+        return new Publisher(store, catalog, Clock.systemUTC(), "test", dir.resolve("staging"), 2, PublishProgress.NONE)
                 .publish(req).version().hex();
     }
 

@@ -17,7 +17,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code warpctl cache stats | gc [--limit SIZE] | verify}. */
-@Command(name = "cache", description = "Inspect and maintain warpd's disk cache.",
+@Command(name = "cache", mixinStandardHelpOptions = true, description = "Inspect and maintain warpd's disk cache.",
         subcommands = {CacheCommand.Stats.class, CacheCommand.Gc.class, CacheCommand.Verify.class})
 public final class CacheCommand implements Runnable {
     @Spec
@@ -41,7 +41,7 @@ public final class CacheCommand implements Runnable {
         }
     }
 
-    @Command(name = "stats", description = "Size, limit, hit rate, GETs, bytes fetched, prefetch efficiency, evictions.")
+    @Command(name = "stats", mixinStandardHelpOptions = true, description = "Size, limit, hit rate, GETs, bytes fetched, prefetch efficiency, evictions.")
     static final class Stats implements Callable<Integer> {
         @Mixin
         ClientOptions client;
@@ -79,7 +79,7 @@ public final class CacheCommand implements Runnable {
         }
     }
 
-    @Command(name = "gc", description = "Evict least valuable blocks down to a size (default: the configured limit). Needs root, warpd's user or the control group.")
+    @Command(name = "gc", mixinStandardHelpOptions = true, description = "Evict least valuable blocks down to a size (default: the configured limit). Needs root, warpd's user or the control group.")
     static final class Gc implements Callable<Integer> {
         @Mixin
         ClientOptions client;
@@ -108,7 +108,7 @@ public final class CacheCommand implements Runnable {
         }
     }
 
-    @Command(name = "verify", description = "Re-hash every cached block and remove bad ones. Needs root, warpd's user or the control group.")
+    @Command(name = "verify", mixinStandardHelpOptions = true, description = "Re-hash every cached block and remove bad ones. Needs root, warpd's user or the control group.")
     static final class Verify implements Callable<Integer> {
         @Mixin
         ClientOptions client;

@@ -26,7 +26,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 
 /** {@code warpctl doctor}: checks this machine can run and use Warp; exit 1 if anything fails. */
-@Command(name = "doctor", description = "Check FUSE, libfuse2, credentials, the remote, the cache dir, the control socket and DuckDB; print the fix for each failure.")
+@Command(name = "doctor", mixinStandardHelpOptions = true, description = "Check FUSE, libfuse2, credentials, the remote, the cache dir, the control socket and DuckDB; print the fix for each failure.")
 public final class DoctorCommand implements Callable<Integer> {
     @Mixin
     ClientOptions client;

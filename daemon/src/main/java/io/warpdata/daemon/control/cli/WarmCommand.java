@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * the daemon fills its cache; this shows a progress bar (bytes, rate, ETA). Ctrl-C closes the
  * connection, which cancels the warm in the daemon; blocks already fetched stay cached.
  */
-@Command(name = "warm", description = "Fill warpd's cache with a dataset (or some of its tables, artifacts, shards) before training.")
+@Command(name = "warm", mixinStandardHelpOptions = true, description = "Fill warpd's cache with a dataset (or some of its tables, artifacts, shards) before training.")
 public final class WarmCommand implements Callable<Integer> {
     @Mixin
     ClientOptions client;

@@ -38,7 +38,7 @@ public final class DaemonControl {
         CacheControl cache = daemon.reader() instanceof BlockCache bc ? new BlockCacheControl(bc) : new NoDiskCache(daemon.reader());
         var policy = settings.policy(EtcUserDatabase.system());
         var ops = ControlOperations.standard(new WarpDaemonInfo(daemon, clock.instant()), cache, new CatalogAdapter(daemon.catalog()),
-                Optional.of(new DaemonPublisher(daemon.store(), clock, daemon.config().cacheDir().resolve("publish-staging"))),
+                Optional.of(new DaemonPublisher(daemon.store(), daemon.catalog(), clock, daemon.config().cacheDir().resolve("publish-staging"))),
                 policy, clock);
         return settings.start(ops);
     }

@@ -1,6 +1,7 @@
 package io.warpdata.daemon.control.wiring;
 
 import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.Catalog;
 import io.warpdata.daemon.control.ops.PublishRunner;
 import io.warpdata.daemon.publish.PublishProgress;
 import io.warpdata.daemon.publish.PublishResult;
@@ -25,11 +26,13 @@ public final class DaemonPublisher implements PublishRunner {
     private static final int UPLOAD_THREADS = 8;
 
     private final BlobStore store;
+    private final Catalog catalog;
     private final Clock clock;
     private final Path stagingParent;
 
-    public DaemonPublisher(BlobStore store, Clock clock, Path stagingParent) {
+    public DaemonPublisher(BlobStore store, Catalog catalog, Clock clock, Path stagingParent) {
         this.store = store;
+        this.catalog = catalog;
         this.clock = clock;
         this.stagingParent = stagingParent;
     }
@@ -56,7 +59,7 @@ public final class DaemonPublisher implements PublishRunner {
             public void finish() {
             }
         };
-        PublishResult res = new Publisher(store, clock, request.creator(), stagingParent, UPLOAD_THREADS, sink).publish(r);
+        PublishResult res = new Publisher(store, catalog, clock, request.creator(), stagingParent, UPLOAD_THREADS, sink).publish(r);
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("dataset", res.dataset().toString());
         m.put("version", res.version().hex());
