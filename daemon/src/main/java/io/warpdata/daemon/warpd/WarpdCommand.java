@@ -1,5 +1,6 @@
 package io.warpdata.daemon.warpd;
 
+import io.warpdata.daemon.control.wiring.DaemonControl;
 import io.warpdata.manifest.WarpException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -9,8 +10,10 @@ import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.Callable;
 
@@ -49,6 +52,12 @@ public final class WarpdCommand implements Callable<Integer> {
     @Option(names = "--allow-other", description = "Let other users read the mount (needs user_allow_other in /etc/fuse.conf unless root).")
     boolean allowOther;
 
+    @Option(names = "--socket-group", paramLabel = "GROUP", description = "Group owning the control socket (mode 0660), so its members may reach it.")
+    String socketGroup;
+
+    @Option(names = "--control-group", paramLabel = "GROUP", description = "Members may run gc, cache verify and publish through the daemon (besides root and the daemon's user).")
+    String controlGroup;
+
     @Option(names = "--config", paramLabel = "FILE", description = "Properties file with the same keys as the options.")
     Path configFile;
 
@@ -69,6 +78,15 @@ public final class WarpdCommand implements Callable<Integer> {
                     Path.of(System.getProperty("user.home")), (int) WarpDaemon.uid());
             daemon = WarpDaemon.start(config);
         } catch (WarpException e) {
+            System.err.println("warpd: " + e.getMessage());
+            System.err.println("  " + e.nextStep());
+            return 1;
+        }
+        try {
+            daemon.addService(DaemonControl.start(daemon, Optional.ofNullable(socketGroup), Optional.ofNullable(controlGroup),
+                    Clock.systemUTC()));
+        } catch (WarpException e) {
+            daemon.close();
             System.err.println("warpd: " + e.getMessage());
             System.err.println("  " + e.nextStep());
             return 1;
