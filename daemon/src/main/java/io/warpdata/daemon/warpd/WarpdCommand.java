@@ -61,12 +61,6 @@ public final class WarpdCommand implements Callable<Integer> {
     @Option(names = "--allow-other", description = "Let other users read the mount (needs user_allow_other in /etc/fuse.conf unless root).")
     boolean allowOther;
 
-    @Option(names = "--socket-group", paramLabel = "GROUP", description = "Group owning the control socket (mode 0660), so its members may reach it.")
-    String socketGroup;
-
-    @Option(names = "--control-group", paramLabel = "GROUP", description = "Members may run gc, cache verify and publish through the daemon (besides root and the daemon's user).")
-    String controlGroup;
-
     @Option(names = "--config", paramLabel = "FILE", description = "Properties file with the same keys as the options.")
     Path configFile;
 
