@@ -34,7 +34,8 @@ is_root() {
 
 # java_major BIN -> prints the major version of the java binary (8, 17, 21, 25...), or nothing.
 java_major() {
-  "$1" -version 2>&1 | awk -F'"' '/version "/ { split($2, v, "."); print (v[1] == "1" ? v[2] : v[1]); exit }'
+  # "1.8.0_392" -> 8, "21.0.2" -> 21, "25" -> 25, "26-ea" -> 26
+  "$1" -version 2>&1 | awk -F'"' '/version "/ { split($2, v, "."); m = (v[1] == "1" ? v[2] : v[1]); sub(/[^0-9].*/, "", m); print m; exit }'
 }
 
 # find_java [--jdk]: sets JAVA_HOME and JAVA to a Java >= 21. Looks at JAVA_HOME, then java on
@@ -244,4 +245,9 @@ is_mounted() {
 unmount_fuse() {
   is_mounted "$1" || return 0
   fusermount -u -z "$1" 2>/dev/null || fusermount3 -u -z "$1" 2>/dev/null || umount -l "$1" 2>/dev/null || true
+}
+
+# print_usage SCRIPT: prints the script's leading comment block (after the shebang).
+print_usage() {
+  awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$1"
 }

@@ -25,6 +25,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
@@ -86,7 +87,11 @@ public final class BlockCache implements BlobReader {
         /** Completes once the outcome is final: bytes written to the cache (or not), map entry gone. */
         final CompletableFuture<Void> settled = new CompletableFuture<>();
         final AtomicInteger state;
-        volatile boolean demanded;
+        /**
+         * Taken exactly once: by the first reader that waits on this read-ahead fetch (a prefetch
+         * hit), or by the cache entry it becomes (a hit when first read, waste if never read).
+         */
+        final AtomicBoolean prefetchCredit = new AtomicBoolean();
 
         Fetch(BlockKey key, BlobRef blob, BlockHashList list, boolean prefetch, int state) {
             this.key = key;
@@ -152,7 +157,8 @@ public final class BlockCache implements BlobReader {
     /**
      * A cache fetching on {@code fetchExecutor}, which the caller owns (and shuts down after
      * {@link #close()}); it must run tasks on its own threads (a pool, not a caller-runs
-     * executor) and allow {@code maxConcurrentFetches} of them at once. Opening a disk cache
+     * executor) and allow {@code maxConcurrentFetches} of them at once plus block-hash-list loads
+     * (a cached thread pool, as {@link #open} uses, is right). Opening a disk cache
      * deletes temp files and rebuilds its accounting.
      *
      * @throws CacheDirectoryException if the cache directory is unusable or in use
@@ -192,18 +198,17 @@ public final class BlockCache implements BlobReader {
             DiskBlocks disk = new DiskBlocks(config.dir(), config.maxBytes(), config.minFreeBytes(),
                     config.maxOpenFiles(), metrics, space);
             this.storage = disk;
-            this.lists = new HashLists(fetcher, disk.listsDir(), disk.tmpDir(), HASH_LIST_MEMORY);
+            this.lists = new HashLists(fetcher, disk.listsDir(), disk.tmpDir(), HASH_LIST_MEMORY, executor);
         } else {
             this.storage = new MemoryBlocks(config.memoryBytes(), metrics);
-            this.lists = new HashLists(fetcher, null, null, HASH_LIST_MEMORY);
+            this.lists = new HashLists(fetcher, null, null, HASH_LIST_MEMORY, executor);
         }
         this.maxPrefetchWorkers = Math.max(1, config.maxConcurrentFetches() * 3 / 4);
         this.memoryPermits = kib(config.maxInFlightBytes());
         this.memory = new Semaphore(memoryPermits);
         this.prefetchPermits = kib(config.maxPrefetchBytes());
         this.prefetchBudget = new Semaphore(prefetchPermits);
-        this.readAhead = config.mode().fetches() && config.maxPrefetchBytes() > 0
-                ? new ReadAhead(this::schedulePrefetch) : null;
+        this.readAhead = config.mode().fetches() ? new ReadAhead(this::schedulePrefetch) : null;
     }
 
     // ---------------------------------------------------------------- reads
@@ -339,8 +344,7 @@ public final class BlockCache implements BlobReader {
                 return mine;
             }
         }
-        if (f.prefetch && !f.demanded) {
-            f.demanded = true;
+        if (f.prefetch && f.prefetchCredit.compareAndSet(false, true)) {
             metrics.prefetchHitBlocks.increment();
         }
         if (f.promote()) {
@@ -353,8 +357,8 @@ public final class BlockCache implements BlobReader {
 
     /** {@link ReadAhead.Scheduler}: queue runs of missing blocks in [from, to) within the budget. */
     private int schedulePrefetch(BlobRef blob, BlockHashList list, int from, int to) {
-        if (closed) {
-            return from;
+        if (closed || prefetchPermits == 0) {
+            return to; // read-ahead is off: nothing to schedule, now or later
         }
         int bs = list.blockSize();
         int maxRun = (int) Math.max(1, Math.min(MAX_RUN_BYTES / bs, (long) prefetchPermits * 1024 / bs));
@@ -590,7 +594,7 @@ public final class BlockCache implements BlobReader {
     /** Writes a fetched block to the cache, then retires its fetch. */
     private void store(Fetch f, byte[] buf, int pos, int len) {
         try {
-            storage.put(f.key, f.blob.blocks(), buf, pos, len, f.prefetch && !f.demanded);
+            storage.put(f.key, f.blob.blocks(), buf, pos, len, f.prefetch && f.prefetchCredit.compareAndSet(false, true));
         } catch (RuntimeException e) {
             LOG.warn("Could not cache {}: {}", f.key, e.toString());
         } finally {

@@ -24,6 +24,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
@@ -72,7 +73,7 @@ final class DiskBlocks implements BlockStorage {
         final int length;
         final int[] crcs;
         final BlobId listId;
-        volatile boolean prefetchedUnread;
+        final AtomicBoolean prefetchedUnread;
         /** Reads in progress: while positive, eviction leaves the block's open channel alone. */
         final AtomicInteger readers = new AtomicInteger();
         volatile boolean evicted;
@@ -83,7 +84,7 @@ final class DiskBlocks implements BlockStorage {
             this.length = length;
             this.crcs = crcs;
             this.listId = listId;
-            this.prefetchedUnread = prefetched;
+            this.prefetchedUnread = new AtomicBoolean(prefetched);
         }
 
         int weight() {
@@ -202,7 +203,7 @@ final class DiskBlocks implements BlockStorage {
         }
         metrics.evictions.increment();
         metrics.evictedBytes.add(e.weight());
-        if (e.prefetchedUnread) {
+        if (e.prefetchedUnread.get()) {
             metrics.prefetchWastedBytes.add(e.length);
         }
     }
@@ -339,8 +340,7 @@ final class DiskBlocks implements BlockStorage {
         }
         buf.limit(span).position(0);
         buf.get(offInBlock - start, dst, dstOff, len);
-        if (e.prefetchedUnread) {
-            e.prefetchedUnread = false;
+        if (e.prefetchedUnread.get() && e.prefetchedUnread.compareAndSet(true, false)) {
             metrics.prefetchHitBlocks.increment();
         }
         return true;

@@ -3,6 +3,7 @@ package io.warpdata.blobcache.cache;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.blobcache.StoreUnavailableException;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
@@ -15,6 +16,7 @@ import java.nio.file.StandardCopyOption;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,6 +30,7 @@ final class HashLists {
     private static final Logger LOG = LoggerFactory.getLogger(HashLists.class);
 
     private final BlockFetcher fetcher;
+    private final Executor loader;
     private final Path dir;
     private final Path tmpDir;
     private final Cache<BlobId, BlockHashList> memory;
@@ -39,6 +42,15 @@ final class HashLists {
      * @param maxBytes bound on the memory held by cached lists (32 bytes per block)
      */
     HashLists(BlockFetcher fetcher, Path dir, Path tmpDir, long maxBytes) {
+        this(fetcher, dir, tmpDir, maxBytes, null);
+    }
+
+    /**
+     * @param loader where loads run, so that a reader waits at most until its deadline even if
+     *               the store hangs; null to load in the calling thread
+     */
+    HashLists(BlockFetcher fetcher, Path dir, Path tmpDir, long maxBytes, Executor loader) {
+        this.loader = loader;
         this.fetcher = fetcher;
         this.dir = dir;
         this.tmpDir = tmpDir;
@@ -105,18 +117,51 @@ final class HashLists {
         CompletableFuture<BlockHashList> mine = new CompletableFuture<>();
         CompletableFuture<BlockHashList> theirs = inflight.putIfAbsent(blob.blocks(), mine);
         if (theirs != null) {
-            return Deadlines.await(theirs, deadlineNanos, () -> "waiting for the block hash list of blob " + blob.id());
+            return awaitList(theirs, blob, deadlineNanos);
         }
+        if (loader != null) {
+            try {
+                loader.execute(() -> {
+                    try {
+                        load(blob, deadlineNanos, mayFetch, mine);
+                    } catch (RuntimeException | Error e) {
+                        // Delivered to the readers through the future.
+                    }
+                });
+            } catch (RuntimeException e) {
+                inflight.remove(blob.blocks(), mine);
+                mine.completeExceptionally(e);
+            }
+            return awaitList(mine, blob, deadlineNanos);
+        }
+        return load(blob, deadlineNanos, mayFetch, mine);
+    }
+
+    private BlockHashList awaitList(CompletableFuture<BlockHashList> f, BlobRef blob, long deadlineNanos) {
+        try {
+            return Deadlines.await(f, deadlineNanos, () -> "reading the block hash list of blob " + blob.id()
+                    + " from " + fetcher.store().describe());
+        } catch (StoreUnavailableException e) {
+            if (!f.isDone()) {
+                // Hung: let the next read try afresh rather than wait on this load.
+                inflight.remove(blob.blocks(), f);
+            }
+            throw e;
+        }
+    }
+
+    private BlockHashList load(BlobRef blob, long deadlineNanos, boolean mayFetch, CompletableFuture<BlockHashList> mine) {
         try {
             BlockHashList list = load(blob, deadlineNanos, mayFetch);
             memory.put(blob.blocks(), list);
+            inflight.remove(blob.blocks(), mine);
             mine.complete(list);
             return list;
         } catch (RuntimeException | Error e) {
+            // Out of the map before anyone sees the failure, so that a retry starts afresh.
+            inflight.remove(blob.blocks(), mine);
             mine.completeExceptionally(e);
             throw e;
-        } finally {
-            inflight.remove(blob.blocks(), mine);
         }
     }
 

@@ -6,6 +6,7 @@ import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.warpdata.blobcache.ReadMetrics;
 import io.warpdata.manifest.BlobId;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
 
@@ -16,11 +17,11 @@ import java.util.function.LongConsumer;
 final class MemoryBlocks implements BlockStorage {
     private static final class Entry {
         final byte[] data;
-        volatile boolean prefetchedUnread;
+        final AtomicBoolean prefetchedUnread;
 
         Entry(byte[] data, boolean prefetched) {
             this.data = data;
-            this.prefetchedUnread = prefetched;
+            this.prefetchedUnread = new AtomicBoolean(prefetched);
         }
     }
 
@@ -39,7 +40,7 @@ final class MemoryBlocks implements BlockStorage {
                     if (e != null) {
                         metrics.evictions.increment();
                         metrics.evictedBytes.add(e.data.length);
-                        if (e.prefetchedUnread) {
+                        if (e.prefetchedUnread.get()) {
                             metrics.prefetchWastedBytes.add(e.data.length);
                         }
                     }
@@ -54,8 +55,7 @@ final class MemoryBlocks implements BlockStorage {
             return false;
         }
         System.arraycopy(e.data, offInBlock, dst, dstOff, len);
-        if (e.prefetchedUnread) {
-            e.prefetchedUnread = false;
+        if (e.prefetchedUnread.get() && e.prefetchedUnread.compareAndSet(true, false)) {
             metrics.prefetchHitBlocks.increment();
         }
         return true;

@@ -41,7 +41,9 @@
  *     All fetches together are bounded by {@code maxInFlightBytes} (256 MiB) of memory.</li>
  * <li>Reads never wait for read-ahead that is not theirs: a read needing block b waits only for
  *     b's fetch; if b is queued as read-ahead and not yet started, the read moves it to the
- *     high-priority queue, which fetch workers always drain first.</li>
+ *     high-priority queue, which fetch workers always drain first. Read-ahead (and warm and
+ *     hybrid fetches) may occupy at most 3/4 of the {@code maxConcurrentFetches} workers, so a
+ *     read's own GET starts at once even while slow read-ahead GETs are in flight.</li>
  * <li>A read-ahead block evicted before anyone read it counts as {@code prefetch_wasted_bytes};
  *     a read served by a read-ahead block counts as {@code prefetch_hit_blocks}.</li>
  * <li>{@code TRACKED_BLOBS} = 8192 blobs are tracked (about 300 bytes each); a forgotten blob

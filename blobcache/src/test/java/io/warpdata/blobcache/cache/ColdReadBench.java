@@ -34,21 +34,30 @@ class ColdReadBench {
             double bestRaw = 0;
             double bestCold = 0;
             double bestWarm = 0;
+            double rawCpu = 0;
+            double coldCpu = 0;
             String counters = "";
+            com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
+                    java.lang.management.ManagementFactory.getOperatingSystemMXBean();
             for (int r = 0; r < rounds; r++) {
+                long c0 = os.getProcessCpuTime();
                 long t0 = System.nanoTime();
                 store.read(StoreLayout.blob(ref.id()), 0, whole, 0, whole.length);
+                rawCpu = (os.getProcessCpuTime() - c0) / 1e6 / mib;
                 bestRaw = Math.max(bestRaw, mbps(whole.length, System.nanoTime() - t0));
                 assertThat(Arrays.equals(whole, data)).isTrue();
 
                 Path cacheDir = dir.resolve("r" + r);
                 try (BlockCache cache = BlockCache.open(store,
                         CacheConfig.defaults(cacheDir).withMinFreeBytes(0).withMaxBytes(4L << 30))) {
+                    c0 = os.getProcessCpuTime();
                     t0 = System.nanoTime();
                     for (long off = 0; off < ref.size(); off += buf.length) {
                         cache.read(ref, off, buf, 0, buf.length);
                     }
                     bestCold = Math.max(bestCold, mbps(ref.size(), System.nanoTime() - t0));
+                    cache.awaitIdle(java.time.Duration.ofSeconds(60));
+                    coldCpu = (os.getProcessCpuTime() - c0) / 1e6 / mib;
                     cache.awaitIdle(java.time.Duration.ofSeconds(60));
                     t0 = System.nanoTime();
                     for (long off = 0; off < ref.size(); off += buf.length) {
@@ -62,6 +71,8 @@ class ColdReadBench {
                     + " sequential 128 KiB reads %.0f MB/s (ratio %.2f), warm %.0f MB/s%n",
                     mib, bestRaw, bestCold, bestCold / bestRaw, bestWarm);
             System.out.println("BENCH counters of the last round: " + counters);
+            System.out.printf("BENCH process CPU per MiB (server included): raw GET %.2f ms, cold cached read %.2f ms%n",
+                    rawCpu, coldCpu);
         } finally {
             try (Stream<Path> s = Files.walk(dir)) {
                 s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());

@@ -73,6 +73,15 @@ final class FaultyStore implements BlobStore {
 
     @Override
     public byte[] get(String key) {
+        CountDownLatch h = hang;
+        if (h != null) {
+            try {
+                h.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new StoreUnavailableException("interrupted", e);
+            }
+        }
         return inner.get(key);
     }
 

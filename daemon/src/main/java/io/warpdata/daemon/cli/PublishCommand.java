@@ -1,11 +1,17 @@
 package io.warpdata.daemon.cli;
 
+import io.warpdata.daemon.ByteSize;
 import io.warpdata.daemon.publish.InvalidInputException;
 import io.warpdata.daemon.publish.PublishProgress;
 import io.warpdata.daemon.publish.PublishRequest;
 import io.warpdata.daemon.publish.PublishResult;
 import io.warpdata.daemon.publish.Publisher;
-import io.warpdata.daemon.publish.Sizes;
+import io.warpdata.daemon.control.ControlClient;
+import io.warpdata.daemon.control.ControlProtocol;
+import io.warpdata.daemon.control.ProcessIdentity;
+import io.warpdata.daemon.control.SocketPaths;
+import io.warpdata.daemon.control.cli.DaemonPublish;
+import com.fasterxml.jackson.databind.JsonNode;
 import io.warpdata.manifest.Binding;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.ManifestValidationException;
@@ -18,6 +24,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
@@ -60,6 +67,14 @@ final class PublishCommand implements Callable<Integer> {
     @Option(names = "--progress", description = "Show progress bars even when stderr is not a terminal.")
     boolean progress;
 
+    @Option(names = "--no-daemon", description = "Publish in this process even when a warpd serving the same"
+            + " store is reachable (by default the daemon publishes, so the version shows in its mount at once).")
+    boolean noDaemon;
+
+    @Option(names = "--socket", paramLabel = "PATH", description = "warpd control socket (default: $WARP_SOCKET,"
+            + " /run/warp/warpd.sock as root, else $XDG_RUNTIME_DIR/warp/warpd.sock).")
+    Path socket;
+
     @Override
     public Integer call() {
         CliContext ctx = root.context;
@@ -74,9 +89,23 @@ final class PublishCommand implements Callable<Integer> {
         if (threads < 1 || threads > 256) {
             throw new UsageException("--threads " + threads + " is out of range", "Pass --threads between 1 and 256.");
         }
-        long shardBytes = Sizes.parse(shardSize);
+        long shardBytes;
+        try {
+            shardBytes = ByteSize.parse(shardSize);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("--shard-size: " + e.getMessage(), "Write sizes like 64MiB, 500MB, 200GB or 1TiB.");
+        }
         if (shardBytes < 4096) {
             throw new InvalidInputException("--shard-size " + shardSize + " is too small", "Use at least 4KiB.");
+        }
+        Optional<JsonNode> viaDaemon = noDaemon ? Optional.empty() : publishThroughDaemon(ctx, id, bindings, shardBytes);
+        if (viaDaemon.isPresent()) {
+            if (root.json) {
+                root.printJson(viaDaemon.get());
+            } else {
+                ctx.out().println(viaDaemon.get().path("summary").asText());
+            }
+            return 0;
         }
         PublishRequest request = new PublishRequest(id, new TreeMap<>(PublishRequest.parseNamed(tables, "--table")),
                 new TreeMap<>(PublishRequest.parseNamed(artifacts, "--artifact")), parsedBindings, setLatest,
@@ -110,5 +139,41 @@ final class PublishCommand implements Callable<Integer> {
             ctx.out().println(result.summary());
         }
         return 0;
+    }
+
+    /**
+     * Publishes through a running warpd when one is reachable and serves the store this command
+     * names (or no store is named): the daemon then shows the new version in its mount as soon as
+     * this returns. Sources are expanded here, as the calling user, and read by the daemon only
+     * where this user may read them.
+     */
+    private Optional<JsonNode> publishThroughDaemon(CliContext ctx, DatasetId id, List<String> bindingSpecs, long shardBytes) {
+        Path sock = socket != null ? socket : SocketPaths.defaultSocket(ctx.env(), ProcessIdentity.uid());
+        if (!ControlClient.reachable(sock)) {
+            return Optional.empty();
+        }
+        try (ControlClient client = ControlClient.connect(sock)) {
+            String wanted = root.remote != null ? root.remote : ctx.env().get("WARP_REMOTE");
+            String served = client.call("status", ControlProtocol.object()).path("remote").asText("");
+            if (wanted != null && !wanted.isBlank() && !sameRemote(wanted, served)) {
+                return Optional.empty();
+            }
+            ctx.err().println("warpctl: publishing through warpd at " + sock + " (" + served + ")");
+            return Optional.of(DaemonPublish.publish(client, id, PublishRequest.parseNamed(tables, "--table"),
+                    PublishRequest.parseNamed(artifacts, "--artifact"), bindingSpecs, setLatest, shardBytes, ctx.cwd(),
+                    ctx.err()::println));
+        }
+    }
+
+    private static boolean sameRemote(String a, String b) {
+        return strip(a).equals(strip(b));
+    }
+
+    private static String strip(String uri) {
+        String u = uri.trim();
+        while (u.endsWith("/")) {
+            u = u.substring(0, u.length() - 1);
+        }
+        return u;
     }
 }

@@ -3,6 +3,7 @@ package io.warpdata.daemon.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.warpdata.blobcache.BlobStore;
+import io.warpdata.daemon.control.cli.ControlCommands;
 import io.warpdata.manifest.DatasetRef;
 import io.warpdata.manifest.ManifestValidationException;
 import io.warpdata.manifest.WarpException;
@@ -16,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.LinkedHashMap;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -55,13 +57,15 @@ public final class WarpctlCommand implements Runnable {
      * doctor, init, ...) here and nowhere else.
      */
     static List<Object> subcommands(CliContext context) {
-        return List.of(
+        List<Object> all = new ArrayList<>(List.of(
                 new PublishCommand(),
                 new InfoCommand(),
                 new InspectCommand(),
                 new SchemaCommand(),
                 new HeadCommand(),
-                new ListRemoteCommand());
+                new ListRemoteCommand()));
+        all.addAll(ControlCommands.all(context.env(), context.err(), context.cwd()));
+        return all;
     }
 
     /** Runs warpctl with {@code args} in this process's environment; returns the exit code. */

@@ -7,7 +7,9 @@ import io.warpdata.blobcache.BlobStores;
 import io.warpdata.blobcache.Catalog;
 import io.warpdata.blobcache.PermissionDeniedException;
 import io.warpdata.blobcache.StoreException;
-import io.warpdata.blobcache.cache.DirectBlobReader;
+import io.warpdata.blobcache.cache.BlockCache;
+import io.warpdata.blobcache.cache.CacheConfig;
+import io.warpdata.blobcache.cache.CacheMode;
 import io.warpdata.vfs.Errno;
 import io.warpdata.vfs.WarpTree;
 import io.warpdata.vfs.fuse.MountOptions;
@@ -17,6 +19,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -26,6 +29,7 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -41,6 +45,8 @@ public final class WarpDaemon implements AutoCloseable {
      * cache may use a quarter of the heap.
      */
     private static final long BYTES_PER_MEMBER = 200;
+    /** How often the mount's presence is checked: reading mountinfo is cheap, a stray daemon is not. */
+    private static final long MOUNT_WATCH_SECONDS = 2;
 
     private final DaemonConfig config;
     private final long startedNanos = System.nanoTime();
@@ -107,6 +113,39 @@ public final class WarpDaemon implements AutoCloseable {
         mounted = true;
         services.push(this::unmount);
         services.push(new StatsWriter(config.statsFile(), this::stats).start());
+        startMountWatch();
+    }
+
+    /**
+     * Stops the daemon when its mount is removed from outside (fusermount -u, umount): a warpd
+     * without a mount must not linger, so that systemd or the user sees it stop. Armed only once
+     * the mount is seen in /proc/self/mountinfo under its real path, so an unusual path can
+     * never make the daemon stop itself by mistake.
+     */
+    private void startMountWatch() {
+        Path real;
+        try {
+            real = config.mountPoint().toRealPath();
+        } catch (IOException e) {
+            return;
+        }
+        if (MountPoint.mountAt(real).isEmpty()) {
+            LOG.debug("mount watch not armed: {} not found in mountinfo", real);
+            return;
+        }
+        ScheduledExecutorService watch = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "warpd-mount-watch");
+            t.setDaemon(true);
+            return t;
+        });
+        watch.scheduleWithFixedDelay(() -> {
+            if (mounted && MountPoint.mountAt(real).isEmpty()) {
+                LOG.warn("the mount at {} was removed from outside (fusermount -u?); stopping", real);
+                mounted = false;
+                new Thread(this::close, "warpd-stop-unmounted").start();
+            }
+        }, MOUNT_WATCH_SECONDS, MOUNT_WATCH_SECONDS, TimeUnit.SECONDS);
+        services.push(watch::shutdownNow);
     }
 
     /** The store: S3 or a local directory, by the URI's scheme. */
@@ -115,11 +154,15 @@ public final class WarpDaemon implements AutoCloseable {
     }
 
     /**
-     * The read path for {@code config.mode()}. The one place that picks the BlobReader
-     * implementation: the block cache replaces the direct reader here.
+     * The read path for {@code config.mode()}: the block cache (disk cache under
+     * {@code --cache-dir}, or memory only in remote mode). The one place that picks the
+     * BlobReader implementation; {@code new DirectBlobReader(store)} is the uncached baseline.
      */
     static BlobReader openBlobReader(DaemonConfig config, BlobStore store) {
-        return new DirectBlobReader(store);
+        CacheConfig cache = CacheConfig.defaults(config.cacheDir())
+                .withMode(config.mode())
+                .withMaxBytes(config.cacheSizeBytes());
+        return BlockCache.open(store, cache);
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.warpdata.daemon.warpd;
 
+import io.warpdata.daemon.control.wiring.DaemonControl;
 import io.warpdata.manifest.WarpException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -9,10 +10,13 @@ import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * {@code warpd}: mounts a store and serves it in the foreground until SIGTERM or SIGINT, then
@@ -43,6 +47,14 @@ public final class WarpdCommand implements Callable<Integer> {
     @Option(names = "--socket", paramLabel = "PATH", description = "Control socket (WARP_SOCKET; default /run/warp/warpd.sock as root, else $XDG_RUNTIME_DIR/warp/warpd.sock).")
     String socket;
 
+    @Option(names = "--socket-group", paramLabel = "GROUP",
+            description = "Group that may connect to the control socket (mode 0660); default: only warpd's user and root.")
+    String socketGroup;
+
+    @Option(names = "--control-group", paramLabel = "GROUP",
+            description = "Group whose members may run gc, cache verify and publish through warpd.")
+    String controlGroup;
+
     @Option(names = "--mode", paramLabel = "MODE", description = "auto | remote | hybrid | local (WARP_MODE, default auto).")
     String mode;
 
@@ -64,18 +76,35 @@ public final class WarpdCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         DaemonConfig config;
         WarpDaemon daemon;
+        // Installed before mounting, so that a stop request at any moment after the mount unmounts.
+        AtomicReference<WarpDaemon> running = new AtomicReference<>();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            WarpDaemon d = running.get();
+            if (d != null) {
+                d.close();
+            }
+        }, "warpd-shutdown"));
         try {
             config = DaemonConfig.resolve(cliOptions(), loadConfigFile(), System.getenv(),
                     Path.of(System.getProperty("user.home")), (int) WarpDaemon.uid());
             daemon = WarpDaemon.start(config);
+            running.set(daemon);
         } catch (WarpException e) {
+            System.err.println("warpd: " + e.getMessage());
+            System.err.println("  " + e.nextStep());
+            return 1;
+        }
+        try {
+            daemon.addService(DaemonControl.start(daemon, Optional.ofNullable(socketGroup), Optional.ofNullable(controlGroup),
+                    Clock.systemUTC()));
+        } catch (WarpException e) {
+            daemon.close();
             System.err.println("warpd: " + e.getMessage());
             System.err.println("  " + e.nextStep());
             return 1;
         }
         // SIGTERM/SIGINT are a normal stop: unmount, close, exit 0 (the JVM's default handling
         // would exit 143/130). The hook covers every other way the JVM may go down.
-        Runtime.getRuntime().addShutdownHook(new Thread(daemon::close, "warpd-shutdown"));
         for (String signal : new String[] {"TERM", "INT"}) {
             sun.misc.Signal.handle(new sun.misc.Signal(signal), s -> {
                 Thread stop = new Thread(daemon::close, "warpd-stop-" + s.getName());

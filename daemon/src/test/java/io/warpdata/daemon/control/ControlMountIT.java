@@ -78,10 +78,10 @@ class ControlMountIT {
         Path storeDir = Files.createDirectories(dir.resolve("store"));
         BlobStore local = BlobStores.open(storeDir.toUri().toString(), Optional.empty());
         store = new CountingBlobStore(local);
+        catalog = new Catalog(store);
         version = publish(src, DatasetId.parse("ws/name"));
 
         cache = BlockCache.open(store, CacheConfig.defaults(dir.resolve("cache")).withMaxBytes(64L << 20));
-        catalog = new Catalog(store);
         indexLoader = Executors.newVirtualThreadPerTaskExecutor();
         WarpTree tree = new WarpTree(catalog, cache, 1_000_000, indexLoader);
         mnt = Files.createDirectories(dir.resolve("mnt"));

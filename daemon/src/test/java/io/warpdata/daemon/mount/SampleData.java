@@ -1,6 +1,7 @@
 package io.warpdata.daemon.mount;
 
 import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.Catalog;
 import io.warpdata.daemon.publish.PublishProgress;
 import io.warpdata.daemon.publish.PublishRequest;
 import io.warpdata.daemon.publish.Publisher;
@@ -77,7 +78,7 @@ final class SampleData {
     }
 
     static VersionHash publish(BlobStore store, Path staging, DatasetId id, Path src, boolean setLatest) {
-        Publisher publisher = new Publisher(store, new io.warpdata.blobcache.Catalog(store), Clock.systemUTC(), "mount-it", staging, 4, PublishProgress.NONE);
+        Publisher publisher = new Publisher(store, new Catalog(store), Clock.systemUTC(), "mount-it", staging, 4, PublishProgress.NONE);
         TreeMap<String, List<String>> tables = new TreeMap<>(Map.of("main", List.of(src.resolve("main").toString() + "/*.parquet")));
         TreeMap<String, List<String>> artifacts = new TreeMap<>(Map.of("images", List.of(src.resolve("images").toString())));
         PublishRequest request = new PublishRequest(id, tables, artifacts, List.of(), setLatest,

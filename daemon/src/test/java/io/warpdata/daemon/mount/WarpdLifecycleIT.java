@@ -101,6 +101,17 @@ class WarpdLifecycleIT {
     }
 
     @Test
+    void unmountingFromOutsideStopsTheDaemon() throws Exception {
+        Path mount = newMountPoint("external");
+        WarpdProcess w = start(mount);
+        assertServes(mount);
+        Shell.run("fusermount", "-u", mount.toString()).requireSuccess();
+        MountIT.waitFor(() -> !w.isAlive());
+        assertThat(w.output()).contains("removed from outside");
+        assertThat(WarpdProcess.isMounted(mount)).isFalse();
+    }
+
+    @Test
     void afterKillMinusNineTheNextStartClearsTheStaleMount() throws Exception {
         Path mount = newMountPoint("crash");
         WarpdProcess first = start(mount);

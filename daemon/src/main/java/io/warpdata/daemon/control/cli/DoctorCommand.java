@@ -1,10 +1,10 @@
 package io.warpdata.daemon.control.cli;
 
+import io.warpdata.daemon.ByteSize;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.blobcache.BlobStore;
 import io.warpdata.blobcache.BlobStores;
-import io.warpdata.daemon.control.ByteSizes;
 import io.warpdata.daemon.control.ControlProtocol;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -26,7 +26,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 
 /** {@code warpctl doctor}: checks this machine can run and use Warp; exit 1 if anything fails. */
-@Command(name = "doctor", description = "Check FUSE, libfuse2, credentials, the remote, the cache dir, the control socket and DuckDB; print the fix for each failure.")
+@Command(name = "doctor", mixinStandardHelpOptions = true, description = "Check FUSE, libfuse2, credentials, the remote, the cache dir, the control socket and DuckDB; print the fix for each failure.")
 public final class DoctorCommand implements Callable<Integer> {
     @Mixin
     ClientOptions client;
@@ -63,8 +63,8 @@ public final class DoctorCommand implements Callable<Integer> {
         Path cache = cacheDir != null ? cacheDir
                 : Optional.ofNullable(env.get("WARP_CACHE_DIR")).filter(s -> !s.isBlank()).map(Path::of)
                 .orElse(home.resolve(".cache/warpdata"));
-        long size = cacheSize != null ? ByteSizes.parse(cacheSize)
-                : ByteSizes.parse(env.getOrDefault("WARP_CACHE_SIZE_GB", "100") + "GB");
+        long size = cacheSize != null ? ByteSize.parse(cacheSize)
+                : ByteSize.parse(env.getOrDefault("WARP_CACHE_SIZE_GB", "100") + "GB");
         Doctor doctor = new Doctor(new Doctor.Settings(remote, endpoint, cache, size, client.socket(env), allowOther),
                 new Doctor.Host(env, Path.of("/dev/fuse"), Path.of("/etc/fuse.conf"), home, DoctorCommand::ldconfig, stores));
         List<Doctor.Check> checks = doctor.run();

@@ -29,7 +29,7 @@ import java.util.concurrent.Callable;
  * and a table of at most {@value #AUTO_ROWS_LIMIT} rows) also writes the table's rows as a gzipped
  * JSON-lines file next to the loader, for Pythons without a Parquet reader.
  */
-@Command(name = "init", description = "Write a Python (PyTorch-style) loader for a dataset that reads it through the mount.")
+@Command(name = "init", mixinStandardHelpOptions = true, description = "Write a Python (PyTorch-style) loader for a dataset that reads it through the mount.")
 public final class InitCommand implements Callable<Integer> {
     static final long AUTO_ROWS_LIMIT = 1_000_000;
 

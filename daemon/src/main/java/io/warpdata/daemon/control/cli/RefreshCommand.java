@@ -14,7 +14,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code warpctl refresh [DATASET]}: re-read latest pointers now. */
-@Command(name = "refresh", description = "Make warpd re-read latest pointers now (of one dataset, or all) instead of after its short TTL.")
+@Command(name = "refresh", mixinStandardHelpOptions = true, description = "Make warpd re-read latest pointers now (of one dataset, or all) instead of after its short TTL.")
 public final class RefreshCommand implements Callable<Integer> {
     @Mixin
     ClientOptions client;

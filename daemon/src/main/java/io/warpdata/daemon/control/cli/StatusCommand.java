@@ -13,7 +13,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code warpctl status}: what the running warpd is doing. */
-@Command(name = "status", description = "Show the running warpd: version, mount, remote, mode, uptime, open files, recent errors.")
+@Command(name = "status", mixinStandardHelpOptions = true, description = "Show the running warpd: version, mount, remote, mode, uptime, open files, recent errors.")
 public final class StatusCommand implements Callable<Integer> {
     @Mixin
     ClientOptions client;

@@ -1,8 +1,8 @@
 package io.warpdata.daemon.control.cli;
 
+import io.warpdata.daemon.ByteSize;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.warpdata.daemon.control.ByteSizes;
 import io.warpdata.daemon.control.ControlClient;
 import io.warpdata.daemon.control.ControlProtocol;
 import me.tongfei.progressbar.ConsoleProgressBarConsumer;
@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * the daemon fills its cache; this shows a progress bar (bytes, rate, ETA). Ctrl-C closes the
  * connection, which cancels the warm in the daemon; blocks already fetched stay cached.
  */
-@Command(name = "warm", description = "Fill warpd's cache with a dataset (or some of its tables, artifacts, shards) before training.")
+@Command(name = "warm", mixinStandardHelpOptions = true, description = "Fill warpd's cache with a dataset (or some of its tables, artifacts, shards) before training.")
 public final class WarmCommand implements Callable<Integer> {
     @Mixin
     ClientOptions client;
@@ -71,7 +71,7 @@ public final class WarmCommand implements Callable<Integer> {
             args.put("shards", shards);
         }
         if (maxBytes != null) {
-            args.put("max_bytes", ByteSizes.parse(maxBytes));
+            args.put("max_bytes", ByteSize.parse(maxBytes));
         }
         boolean json = ClientOptions.json(spec);
         boolean showBar = !json && (progress || stderrIsTerminal());
@@ -111,7 +111,7 @@ public final class WarmCommand implements Callable<Integer> {
         } else {
             out.printf("warmed %s@%s: %s in cache (%s fetched now) in %.1f s%s%n",
                     result.path("dataset").asText(), result.path("version").asText().substring(0, 12),
-                    ByteSizes.format(result.path("bytes_done").asLong()), ByteSizes.format(result.path("bytes_fetched").asLong()),
+                    ByteSize.format(result.path("bytes_done").asLong()), ByteSize.format(result.path("bytes_fetched").asLong()),
                     result.path("seconds").asDouble(), result.path("truncated").asBoolean() ? " (stopped at --max-bytes)" : "");
             out.flush();
         }

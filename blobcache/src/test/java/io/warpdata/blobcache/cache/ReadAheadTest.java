@@ -1,0 +1,144 @@
+package io.warpdata.blobcache.cache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.warpdata.manifest.BlobId;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.BlockHashList;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ReadAheadTest {
+    private static final int MIB = 1 << 20;
+
+    /** Records what read-ahead asks for and grants all of it. */
+    private final List<int[]> scheduled = new ArrayList<>();
+    private final ReadAhead readAhead = new ReadAhead((blob, list, from, to) -> {
+        scheduled.add(new int[] {from, to});
+        return to;
+    });
+
+    /** A list in its binary form with dummy hashes: read-ahead only looks at sizes. */
+    private static BlockHashList list(int blocks, int blockSize) {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(20 + 32 * blocks);
+        b.put("WBHL".getBytes(java.nio.charset.StandardCharsets.US_ASCII)).putInt(1).putInt(blockSize)
+                .putLong((long) blocks * blockSize);
+        return BlockHashList.parse(b.array(), "test");
+    }
+
+    private static BlobRef ref(BlockHashList list, int seed) {
+        byte[] id = new byte[32];
+        id[0] = (byte) seed;
+        return new BlobRef(BlobId.fromDigest(id), list.blobSize(), list.id());
+    }
+
+    private int scheduledBlocks() {
+        return scheduled.stream().mapToInt(r -> r[1] - r[0]).sum();
+    }
+
+    @Test
+    void firstReadOfABlobSchedulesNothingAndIsReportedAsFirstTouch() {
+        BlockHashList list = list(100, MIB);
+        BlobRef blob = ref(list, 1);
+        assertThat(readAhead.onRead(blob, list, 0, 128 * 1024)).isTrue();
+        assertThat(readAhead.onRead(blob, list, 50L * MIB, 4096)).isFalse();
+        assertThat(scheduled).isEmpty();
+    }
+
+    @Test
+    void sequentialReadsOpenTheWindowAtTwoBlocksAndDoubleItPerBlockUpTo64MiB() {
+        BlockHashList list = list(400, MIB);
+        BlobRef blob = ref(list, 2);
+        readAhead.onRead(blob, list, 0, 128 * 1024);
+        readAhead.onRead(blob, list, 128 * 1024, 128 * 1024);
+        assertThat(scheduled).hasSize(1);
+        assertThat(scheduled.get(0)).containsExactly(1, 3);
+        for (long off = 256 * 1024; off < 200L * MIB; off += 128 * 1024) {
+            readAhead.onRead(blob, list, off, 128 * 1024);
+        }
+        int maxAhead = 0;
+        int maxRun = 0;
+        for (int[] r : scheduled) {
+            maxRun = Math.max(maxRun, r[1] - r[0]);
+        }
+        maxAhead = scheduled.get(scheduled.size() - 1)[1] - 200;
+        assertThat(maxRun).as("largest top-up").isLessThanOrEqualTo(64);
+        assertThat(maxAhead).as("blocks ahead of the reader at 200 MiB").isBetween(32, 64);
+        // Every block from 1 on was asked for exactly once.
+        assertThat(scheduled.get(0)[0]).isEqualTo(1);
+        for (int i = 1; i < scheduled.size(); i++) {
+            assertThat(scheduled.get(i)[0]).isEqualTo(scheduled.get(i - 1)[1]);
+        }
+    }
+
+    @Test
+    void smallMembersWithTarHeadersBetweenThemCountAsSequential() {
+        BlockHashList list = list(64, MIB);
+        BlobRef blob = ref(list, 3);
+        long off = 512;
+        for (int i = 0; i < 200; i++) {
+            readAhead.onRead(blob, list, off, 90_000);
+            off += 90_000 + 1024; // next member's data after its 512-byte header and padding
+        }
+        assertThat(scheduledBlocks()).isGreaterThanOrEqualTo(16);
+    }
+
+    @Test
+    void randomReadsScheduleNothing() {
+        BlockHashList list = list(1000, MIB);
+        BlobRef blob = ref(list, 4);
+        java.util.Random rnd = new java.util.Random(3);
+        for (int i = 0; i < 200; i++) {
+            readAhead.onRead(blob, list, (long) rnd.nextInt(1000) * MIB + rnd.nextInt(MIB - 4096), 4096);
+        }
+        assertThat(scheduledBlocks()).isLessThanOrEqualTo(4);
+    }
+
+    @Test
+    void aSeekStartsOverWithNoReadAhead() {
+        BlockHashList list = list(400, MIB);
+        BlobRef blob = ref(list, 5);
+        for (long off = 0; off < 20L * MIB; off += 128 * 1024) {
+            readAhead.onRead(blob, list, off, 128 * 1024);
+        }
+        int before = scheduled.size();
+        readAhead.onRead(blob, list, 300L * MIB, 128 * 1024);
+        assertThat(scheduled).hasSize(before);
+        readAhead.onRead(blob, list, 300L * MIB + 128 * 1024, 128 * 1024);
+        assertThat(scheduled.get(scheduled.size() - 1)).containsExactly(301, 303);
+    }
+
+    @Test
+    void interleavedScansOfOneBlobKeepTheirOwnWindows() {
+        BlockHashList list = list(400, MIB);
+        BlobRef blob = ref(list, 6);
+        long a = 0;
+        long b = 200L * MIB;
+        for (int i = 0; i < 80; i++) {
+            readAhead.onRead(blob, list, a, 128 * 1024);
+            readAhead.onRead(blob, list, b, 128 * 1024);
+            a += 128 * 1024;
+            b += 128 * 1024;
+        }
+        assertThat(scheduled.stream().anyMatch(r -> r[0] < 200)).isTrue();
+        assertThat(scheduled.stream().anyMatch(r -> r[0] > 200)).isTrue();
+        assertThat(scheduledBlocks()).as("both streams read ahead").isGreaterThan(30);
+    }
+
+    @Test
+    void budgetRefusalIsRetriedByALaterRead() {
+        List<int[]> asked = new ArrayList<>();
+        ReadAhead stingy = new ReadAhead((blob, list, from, to) -> {
+            asked.add(new int[] {from, to});
+            return from; // nothing scheduled: budget used up
+        });
+        BlockHashList list = list(100, MIB);
+        BlobRef blob = ref(list, 7);
+        stingy.onRead(blob, list, 0, 4096);
+        stingy.onRead(blob, list, 4096, 4096);
+        stingy.onRead(blob, list, 8192, 4096);
+        assertThat(asked).hasSize(2);
+        assertThat(asked.get(1)[0]).isEqualTo(1);
+    }
+}
