@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
  * Cold-read benchmark on the loopback S3 server (not part of the test suites: its name does not
  * end in Test; run with {@code -Dtest=ColdReadBench -Dwarp.bench.mib=256}). Compares, in the same
  * run: one raw single-stream GET of the whole object, a cold sequential pass through
- * {@link BlockCache} in 128 KiB reads (FUSE's size), and the same pass warm.
+ * {@link BlockCache} in 128 KiB reads (FUSE's size), and the same pass warm. Prints every round
+ * and the medians (the machine is shared: compare ratios from the same run).
  */
 class ColdReadBench {
     @Test
@@ -31,11 +32,12 @@ class ColdReadBench {
             BlobRef ref = TestBlobs.put(store, data, BlockHashList.DEFAULT_BLOCK_SIZE);
             byte[] whole = new byte[data.length];
             byte[] buf = new byte[128 * 1024];
-            double bestRaw = 0;
-            double bestCold = 0;
-            double bestWarm = 0;
-            double rawCpu = 0;
-            double coldCpu = 0;
+            double[] raw = new double[rounds];
+            double[] cold = new double[rounds];
+            double[] warm = new double[rounds];
+            double[] ratio = new double[rounds];
+            double[] rawCpu = new double[rounds];
+            double[] coldCpu = new double[rounds];
             String counters = "";
             com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
                     java.lang.management.ManagementFactory.getOperatingSystemMXBean();
@@ -43,8 +45,8 @@ class ColdReadBench {
                 long c0 = os.getProcessCpuTime();
                 long t0 = System.nanoTime();
                 store.read(StoreLayout.blob(ref.id()), 0, whole, 0, whole.length);
-                rawCpu = (os.getProcessCpuTime() - c0) / 1e6 / mib;
-                bestRaw = Math.max(bestRaw, mbps(whole.length, System.nanoTime() - t0));
+                raw[r] = mbps(whole.length, System.nanoTime() - t0);
+                rawCpu[r] = (os.getProcessCpuTime() - c0) / 1e6 / mib;
                 assertThat(Arrays.equals(whole, data)).isTrue();
 
                 Path cacheDir = dir.resolve("r" + r);
@@ -55,29 +57,38 @@ class ColdReadBench {
                     for (long off = 0; off < ref.size(); off += buf.length) {
                         cache.read(ref, off, buf, 0, buf.length);
                     }
-                    bestCold = Math.max(bestCold, mbps(ref.size(), System.nanoTime() - t0));
+                    cold[r] = mbps(ref.size(), System.nanoTime() - t0);
                     cache.awaitIdle(java.time.Duration.ofSeconds(60));
-                    coldCpu = (os.getProcessCpuTime() - c0) / 1e6 / mib;
+                    coldCpu[r] = (os.getProcessCpuTime() - c0) / 1e6 / mib;
+                    ratio[r] = cold[r] / raw[r];
                     cache.awaitIdle(java.time.Duration.ofSeconds(60));
                     t0 = System.nanoTime();
                     for (long off = 0; off < ref.size(); off += buf.length) {
                         cache.read(ref, off, buf, 0, buf.length);
                     }
-                    bestWarm = Math.max(bestWarm, mbps(ref.size(), System.nanoTime() - t0));
+                    warm[r] = mbps(ref.size(), System.nanoTime() - t0);
                     counters = cache.stats().counters().toString();
                 }
+                System.out.printf("BENCH round %d: raw %.0f MB/s %.2f ms/MiB, cold %.0f MB/s %.2f ms/MiB"
+                        + " (ratio %.2f), warm %.0f MB/s%n", r, raw[r], rawCpu[r], cold[r], coldCpu[r], ratio[r], warm[r]);
             }
-            System.out.printf("BENCH %d MiB object on loopback S3Proxy: raw single GET %.0f MB/s, BlockCache cold"
-                    + " sequential 128 KiB reads %.0f MB/s (ratio %.2f), warm %.0f MB/s%n",
-                    mib, bestRaw, bestCold, bestCold / bestRaw, bestWarm);
+            System.out.printf("BENCH %d MiB object on loopback S3Proxy, medians of %d rounds: raw single GET %.0f MB/s,"
+                    + " BlockCache cold sequential 128 KiB reads %.0f MB/s (ratio %.2f, median of per-round ratios),"
+                    + " warm %.0f MB/s%n", mib, rounds, median(raw), median(cold), median(ratio), median(warm));
             System.out.println("BENCH counters of the last round: " + counters);
-            System.out.printf("BENCH process CPU per MiB (server included): raw GET %.2f ms, cold cached read %.2f ms%n",
-                    rawCpu, coldCpu);
+            System.out.printf("BENCH process CPU per MiB (server included), medians: raw GET %.2f ms, cold cached"
+                    + " read %.2f ms%n", median(rawCpu), median(coldCpu));
         } finally {
             try (Stream<Path> s = Files.walk(dir)) {
                 s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
         }
+    }
+
+    private static double median(double[] v) {
+        double[] s = v.clone();
+        Arrays.sort(s);
+        return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
     }
 
     private static double mbps(long bytes, long nanos) {
