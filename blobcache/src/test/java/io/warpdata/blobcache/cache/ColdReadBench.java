@@ -51,7 +51,8 @@ class ColdReadBench {
 
                 Path cacheDir = dir.resolve("r" + r);
                 try (BlockCache cache = BlockCache.open(store,
-                        CacheConfig.defaults(cacheDir).withMinFreeBytes(0).withMaxBytes(4L << 30))) {
+                        config(cacheDir))) {
+                    java.util.Map<String, Long> threads0 = threadCpu();
                     c0 = os.getProcessCpuTime();
                     t0 = System.nanoTime();
                     for (long off = 0; off < ref.size(); off += buf.length) {
@@ -59,7 +60,10 @@ class ColdReadBench {
                     }
                     cold[r] = mbps(ref.size(), System.nanoTime() - t0);
                     cache.awaitIdle(java.time.Duration.ofSeconds(60));
-                    coldCpu[r] = (os.getProcessCpuTime() - c0) / 1e6 / mib;
+                    long processCpu = os.getProcessCpuTime() - c0;
+                    coldCpu[r] = processCpu / 1e6 / mib;
+                    System.out.println("BENCH round " + r + " cold CPU ms/MiB by thread group: "
+                            + cpuByGroup(threads0, threadCpu(), processCpu, mib));
                     ratio[r] = cold[r] / raw[r];
                     cache.awaitIdle(java.time.Duration.ofSeconds(60));
                     t0 = System.nanoTime();
@@ -83,6 +87,49 @@ class ColdReadBench {
                 s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
         }
+    }
+
+    /** The defaults, or {@code -Dwarp.bench.fetches=N} concurrent fetches to try another setting. */
+    private static CacheConfig config(Path cacheDir) {
+        CacheConfig c = CacheConfig.defaults(cacheDir).withMinFreeBytes(0).withMaxBytes(4L << 30);
+        Integer fetches = Integer.getInteger("warp.bench.fetches");
+        return fetches == null ? c : c.withMaxConcurrentFetches(fetches);
+    }
+
+    /** CPU time of every live Java thread, by thread id and name. */
+    private static java.util.Map<String, Long> threadCpu() {
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        java.util.Map<String, Long> out = new java.util.HashMap<>();
+        for (java.lang.management.ThreadInfo ti : mx.getThreadInfo(mx.getAllThreadIds())) {
+            if (ti != null) {
+                long t = mx.getThreadCpuTime(ti.getThreadId());
+                if (t > 0) {
+                    out.put(ti.getThreadId() + " " + ti.getThreadName(), t);
+                }
+            }
+        }
+        return out;
+    }
+
+    /** CPU ms per MiB spent by each group of threads (digits dropped from names); "vm" = GC, JIT, rest. */
+    private static String cpuByGroup(java.util.Map<String, Long> before, java.util.Map<String, Long> after,
+            long processCpu, int mib) {
+        java.util.TreeMap<String, Long> groups = new java.util.TreeMap<>();
+        long java = 0;
+        for (java.util.Map.Entry<String, Long> e : after.entrySet()) {
+            long d = e.getValue() - before.getOrDefault(e.getKey(), 0L);
+            String name = e.getKey().substring(e.getKey().indexOf(' ') + 1).replaceAll("[0-9]+", "N");
+            groups.merge(name, d, Long::sum);
+            java += d;
+        }
+        groups.put("vm(gc,jit,..)", processCpu - java);
+        StringBuilder sb = new StringBuilder();
+        groups.forEach((k, v) -> {
+            if (v / 1e6 / mib >= 0.01) {
+                sb.append(String.format("%s=%.2f ", k, v / 1e6 / mib));
+            }
+        });
+        return sb.toString();
     }
 
     private static double median(double[] v) {
