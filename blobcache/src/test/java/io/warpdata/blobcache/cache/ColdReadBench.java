@@ -52,6 +52,7 @@ class ColdReadBench {
                 Path cacheDir = dir.resolve("r" + r);
                 try (BlockCache cache = BlockCache.open(store,
                         config(cacheDir))) {
+                    java.util.Map<String, Long> vm0 = vmCounters();
                     java.util.Map<String, Long> threads0 = threadCpu();
                     c0 = os.getProcessCpuTime();
                     t0 = System.nanoTime();
@@ -63,7 +64,7 @@ class ColdReadBench {
                     long processCpu = os.getProcessCpuTime() - c0;
                     coldCpu[r] = processCpu / 1e6 / mib;
                     System.out.println("BENCH round " + r + " cold CPU ms/MiB by thread group: "
-                            + cpuByGroup(threads0, threadCpu(), processCpu, mib));
+                            + cpuByGroup(threads0, threadCpu(), processCpu, mib) + vmSplit(vm0, vmCounters(), mib));
                     ratio[r] = cold[r] / raw[r];
                     cache.awaitIdle(java.time.Duration.ofSeconds(60));
                     t0 = System.nanoTime();
@@ -130,6 +131,47 @@ class ColdReadBench {
             }
         });
         return sb.toString();
+    }
+
+    /**
+     * HotSpot's own CPU counters (GC threads) and JIT time, read with jcmd (another process) when
+     * -Dwarp.bench.vmcounters is set; empty otherwise.
+     */
+    private static java.util.Map<String, Long> vmCounters() {
+        java.util.Map<String, Long> out = new java.util.HashMap<>();
+        if (!Boolean.getBoolean("warp.bench.vmcounters")) {
+            return out;
+        }
+        try {
+            Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+                    Long.toString(ProcessHandle.current().pid()), "PerfCounter.print").redirectErrorStream(true).start();
+            for (String line : new String(p.getInputStream().readAllBytes()).split("\n")) {
+                int eq = line.indexOf('=');
+                if (eq > 0 && (line.startsWith("sun.threads.") || line.startsWith("sun.ci.totalTime")
+                        || line.startsWith("sun.os.hrt.frequency"))) {
+                    try {
+                        out.put(line.substring(0, eq), Long.parseLong(line.substring(eq + 1).trim()));
+                    } catch (NumberFormatException e) {
+                        // not a number: not one of ours
+                    }
+                }
+            }
+            p.waitFor();
+        } catch (Exception e) {
+            out.clear();
+        }
+        return out;
+    }
+
+    private static String vmSplit(java.util.Map<String, Long> a, java.util.Map<String, Long> b, int mib) {
+        if (a.isEmpty() || b.isEmpty()) {
+            return "";
+        }
+        long gc = b.getOrDefault("sun.threads.total_gc_cpu_time", 0L) - a.getOrDefault("sun.threads.total_gc_cpu_time", 0L);
+        long vm = b.getOrDefault("sun.threads.cpu_time.vm", 0L) - a.getOrDefault("sun.threads.cpu_time.vm", 0L);
+        double hz = b.getOrDefault("sun.os.hrt.frequency", 1_000_000_000L);
+        double jit = (b.getOrDefault("sun.ci.totalTime", 0L) - a.getOrDefault("sun.ci.totalTime", 0L)) / hz * 1e3;
+        return String.format("[of vm: gc=%.2f vmthread=%.2f jit(wall)=%.2f]", gc / 1e6 / mib, vm / 1e6 / mib, jit / mib);
     }
 
     private static double median(double[] v) {
