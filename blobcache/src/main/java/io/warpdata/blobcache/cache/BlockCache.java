@@ -44,7 +44,8 @@ import org.slf4j.LoggerFactory;
  * then records the access for read-ahead and waits only for its own blocks, at most until its
  * deadline. Fetch workers (at most {@code maxConcurrentFetches}, on the injected executor) take
  * demand work before read-ahead, fetch runs of consecutive blocks with one ranged GET, verify
- * every block against its SHA-256, hand the bytes to waiters and then write them to the cache.
+ * every block against its SHA-256 as soon as its bytes have streamed in and hand it to its
+ * waiters at once, then, once the GET is done, write the run's blocks to the cache.
  * No lock is held across a store call; the hit path allocates nothing but a small key and logs
  * nothing.
  */
@@ -52,7 +53,8 @@ public final class BlockCache implements BlobReader {
     private static final Logger LOG = LoggerFactory.getLogger(BlockCache.class);
     /**
      * Longest coalesced GET: 8 MiB. S3 reaches full single-connection throughput by a few MiB
-     * per request, and a reader that needs a block inside a run in flight waits for at most this.
+     * per request. A reader that needs a block inside a run in flight waits only until that
+     * block has streamed in and been verified, not for the whole run.
      */
     static final int MAX_RUN_BYTES = 8 << 20;
     /** Memory for block hash lists (32 B per block: 64 MiB covers 2 TiB of blobs). */
