@@ -15,7 +15,9 @@ import io.warpdata.manifest.MemberIndex;
 import io.warpdata.manifest.TableShard;
 import io.warpdata.manifest.VersionHash;
 
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -56,6 +58,8 @@ public final class WarpTree {
      * over its life; this many stay parsed, the rest are re-read from the catalog's own cache.
      */
     private static final int VERSION_TREES_HELD = 1024;
+    /** As long as the catalog trusts a negative answer: a version published elsewhere appears fast. */
+    private static final Duration MISSING_VERSION_TTL = Duration.ofSeconds(1);
 
     private final Catalog catalog;
     private final BlobReader reader;
@@ -81,7 +85,7 @@ public final class WarpTree {
         this.indexes = new MemberIndexCache(reader, maxIndexedMembers, indexLoader);
         this.versionTrees = Caffeine.newBuilder().maximumSize(VERSION_TREES_HELD).build();
         this.missingVersions = Caffeine.newBuilder().maximumSize(10_000)
-                .expireAfterWrite(java.time.Duration.ofSeconds(1)).build();
+                .expireAfterWrite(MISSING_VERSION_TTL).build();
     }
 
     /** Members held by the member index cache (a gauge). */
@@ -161,7 +165,7 @@ public final class WarpTree {
         if (parts.length == 3) {
             return new Node.MemberDir(version, top, index, "");
         }
-        String member = String.join("/", java.util.Arrays.asList(parts).subList(3, parts.length));
+        String member = String.join("/", Arrays.asList(parts).subList(3, parts.length));
         int i = index.find(member);
         if (i >= 0) {
             BlobRef shard = artifact.shards().get(index.shard(i));

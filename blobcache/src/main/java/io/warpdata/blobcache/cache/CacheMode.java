@@ -22,6 +22,11 @@ public enum CacheMode {
         }
     }
 
+    /** The name users write: {@code auto}, {@code remote}, {@code hybrid}, {@code local}. */
+    public String text() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
     /** Whether blocks are kept on disk. */
     public boolean usesDisk() {
         return this != REMOTE;

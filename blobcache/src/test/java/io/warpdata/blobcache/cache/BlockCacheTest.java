@@ -322,13 +322,14 @@ class BlockCacheTest {
             for (int i = 0; i < 3; i++) {
                 for (long off = 0; off < 16L * BS; off += 16 * 1024) {
                     assertThat(read(c, refs.get(i), off, 16 * 1024)).isEqualTo(range(contents.get(i), off, 16 * 1024));
-                    worst = Math.max(worst, blockBytesOnDisk());
+                    worst = Math.max(worst, c.stats().sizeBytes());
                 }
             }
         }
-        // While reads run, blocks being renamed into place by the 4 fetch workers (and the skew
-        // of listing a directory that changes under us) may briefly show above the limit.
-        assertThat(worst).isLessThanOrEqualTo(limit + 8 * blockOnDisk);
+        // While reads run, the cache's own accounting (exact, unlike a listing of a directory that
+        // changes under us) may exceed the limit only by blocks the 4 fetch workers are putting in
+        // place; on disk the limit is checked once the workers are idle.
+        assertThat(worst).isLessThanOrEqualTo(limit + 4 * blockOnDisk);
         settle(c);
         assertThat(blockBytesOnDisk()).isLessThanOrEqualTo(limit);
         assertThat(c.stats().sizeBytes()).isLessThanOrEqualTo(limit);

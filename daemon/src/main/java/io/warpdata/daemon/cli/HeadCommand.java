@@ -1,11 +1,11 @@
 package io.warpdata.daemon.cli;
 
+import io.warpdata.daemon.ByteSize;
 import io.warpdata.blobcache.BlobReader;
 import io.warpdata.blobcache.Catalog;
 import io.warpdata.daemon.inspect.ParquetHead;
 import io.warpdata.daemon.inspect.TextTable;
 import io.warpdata.daemon.inspect.VersionReport;
-import io.warpdata.daemon.publish.Sizes;
 import io.warpdata.manifest.Table;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -78,9 +78,9 @@ final class HeadCommand implements Callable<Integer> {
                     text.add(row.stream().map(v -> v == null ? "NULL" : v.toString()).toList());
                 }
                 root.context.out().print(text.render(true));
-                root.context.err().println("read " + Sizes.format(result.bytesRead()) + " of "
-                        + Sizes.format(result.shardBytes()) + " in " + result.shardsRead() + " shard(s), fetched "
-                        + Sizes.format(result.bytesFetched()) + " from the store (" + result.bytesRead() + " / "
+                root.context.err().println("read " + ByteSize.format(result.bytesRead()) + " of "
+                        + ByteSize.format(result.shardBytes()) + " in " + result.shardsRead() + " shard(s), fetched "
+                        + ByteSize.format(result.bytesFetched()) + " from the store (" + result.bytesRead() + " / "
                         + result.bytesFetched() + " / " + result.shardBytes() + " bytes)");
             }
         }

@@ -1,5 +1,6 @@
 package io.warpdata.daemon.cli;
 
+import io.warpdata.daemon.ByteSize;
 import io.warpdata.daemon.publish.InvalidInputException;
 import io.warpdata.daemon.publish.PublishProgress;
 import io.warpdata.daemon.publish.PublishRequest;
@@ -11,7 +12,6 @@ import io.warpdata.daemon.control.ProcessIdentity;
 import io.warpdata.daemon.control.SocketPaths;
 import io.warpdata.daemon.control.cli.DaemonPublish;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.warpdata.daemon.publish.Sizes;
 import io.warpdata.manifest.Binding;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.ManifestValidationException;
@@ -89,7 +89,12 @@ final class PublishCommand implements Callable<Integer> {
         if (threads < 1 || threads > 256) {
             throw new UsageException("--threads " + threads + " is out of range", "Pass --threads between 1 and 256.");
         }
-        long shardBytes = Sizes.parse(shardSize);
+        long shardBytes;
+        try {
+            shardBytes = ByteSize.parse(shardSize);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("--shard-size: " + e.getMessage(), "Write sizes like 64MiB, 500MB, 200GB or 1TiB.");
+        }
         if (shardBytes < 4096) {
             throw new InvalidInputException("--shard-size " + shardSize + " is too small", "Use at least 4KiB.");
         }

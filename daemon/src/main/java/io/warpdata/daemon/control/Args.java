@@ -1,5 +1,6 @@
 package io.warpdata.daemon.control;
 
+import io.warpdata.daemon.ByteSize;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -60,7 +61,7 @@ public final class Args {
         }
         if (v.isTextual()) {
             try {
-                return OptionalLong.of(ByteSizes.parse(v.asText()));
+                return OptionalLong.of(ByteSize.parse(v.asText()));
             } catch (IllegalArgumentException e) {
                 throw bad(name, e.getMessage());
             }

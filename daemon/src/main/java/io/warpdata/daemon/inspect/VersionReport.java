@@ -1,6 +1,6 @@
 package io.warpdata.daemon.inspect;
 
-import io.warpdata.daemon.publish.Sizes;
+import io.warpdata.daemon.ByteSize;
 import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.Binding;
@@ -40,18 +40,18 @@ public final class VersionReport {
         sb.append('\n');
         sb.append("totals:   ").append(manifest.stats().totalRows()).append(" rows, ")
                 .append(manifest.stats().totalMembers()).append(" members, ")
-                .append(Sizes.format(manifest.stats().totalBytes())).append('\n');
+                .append(ByteSize.format(manifest.stats().totalBytes())).append('\n');
         if (!manifest.tables().isEmpty()) {
             TextTable t = new TextTable(List.of("TABLE", "ROWS", "BYTES", "SHARDS", "COLUMNS"));
             manifest.tables().forEach((name, table) -> t.add(List.of(name, Long.toString(table.rowCount()),
-                    Sizes.format(table.byteSize()), Integer.toString(table.shards().size()),
+                    ByteSize.format(table.byteSize()), Integer.toString(table.shards().size()),
                     Integer.toString(table.schema().size()))));
             sb.append('\n').append(t.render(true));
         }
         if (!manifest.artifacts().isEmpty()) {
             TextTable t = new TextTable(List.of("ARTIFACT", "KIND", "MEMBERS", "BYTES", "SHARDS"));
             manifest.artifacts().forEach((name, a) -> t.add(List.of(name, a.kind().json(),
-                    Long.toString(a.memberCount()), Sizes.format(a.memberBytes()), Integer.toString(a.shards().size()))));
+                    Long.toString(a.memberCount()), ByteSize.format(a.memberBytes()), Integer.toString(a.shards().size()))));
             sb.append('\n').append(t.render(true));
         }
         if (!manifest.bindings().isEmpty()) {
@@ -66,7 +66,7 @@ public final class VersionReport {
         sb.append(manifest.datasetId()).append('@').append(version.hex()).append('\n');
         manifest.tables().forEach((name, table) -> {
             sb.append("\ntable ").append(name).append(": ").append(table.rowCount()).append(" rows in ")
-                    .append(table.shards().size()).append(" shard(s), ").append(Sizes.format(table.byteSize()))
+                    .append(table.shards().size()).append(" shard(s), ").append(ByteSize.format(table.byteSize()))
                     .append('\n');
             TextTable shards = new TextTable(List.of("SHARD", "ROWS", "BYTES", "BLOB"));
             for (TableShard s : table.shards()) {
@@ -78,7 +78,7 @@ public final class VersionReport {
         });
         manifest.artifacts().forEach((name, a) -> {
             sb.append("\nartifact ").append(name).append(": ").append(a.kind().json()).append(", ")
-                    .append(a.memberCount()).append(" members, ").append(Sizes.format(a.memberBytes()))
+                    .append(a.memberCount()).append(" members, ").append(ByteSize.format(a.memberBytes()))
                     .append(" in ").append(a.shards().size()).append(" shard(s)\n");
             TextTable shards = new TextTable(List.of("SHARD", "BYTES", "BLOB"));
             for (int i = 0; i < a.shards().size(); i++) {

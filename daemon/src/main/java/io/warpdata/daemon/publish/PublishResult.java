@@ -1,5 +1,6 @@
 package io.warpdata.daemon.publish;
 
+import io.warpdata.daemon.ByteSize;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.VersionHash;
 
@@ -22,8 +23,8 @@ public record PublishResult(DatasetId dataset,
     public String summary() {
         return "published " + dataset + "@" + version.hex() + ": " + tables + " table(s), " + tableFiles
                 + " file(s), " + rows + " row(s), " + artifacts + " artifact(s), " + members + " member(s); uploaded "
-                + blobsUploaded + " blob(s) (" + Sizes.format(bytesUploaded) + "), skipped " + blobsSkipped
-                + " already stored (" + Sizes.format(bytesSkipped) + ")"
+                + blobsUploaded + " blob(s) (" + ByteSize.format(bytesUploaded) + "), skipped " + blobsSkipped
+                + " already stored (" + ByteSize.format(bytesSkipped) + ")"
                 + (manifestWritten ? "" : "; version already existed")
                 + (latestSet ? "; latest -> " + version.shortHex(12) : "");
     }

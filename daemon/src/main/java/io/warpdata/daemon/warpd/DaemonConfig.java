@@ -1,5 +1,7 @@
 package io.warpdata.daemon.warpd;
 
+import io.warpdata.blobcache.cache.CacheMode;
+import io.warpdata.daemon.ByteSize;
 import io.warpdata.daemon.control.SocketPaths;
 
 import java.nio.file.Path;
@@ -24,7 +26,7 @@ import java.util.Properties;
  * @param allowOther let other users read the mount
  */
 public record DaemonConfig(Path mountPoint, String remote, Optional<String> endpoint, Path cacheDir,
-                           long cacheSizeBytes, Path socket, ReadMode mode, boolean allowOther) {
+                           long cacheSizeBytes, Path socket, CacheMode mode, boolean allowOther) {
     /** Option names, which are also the config file's keys. */
     public static final String MOUNT = "mount";
     public static final String REMOTE = "remote";
@@ -99,9 +101,9 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
         } catch (IllegalArgumentException e) {
             throw new ConfigException("bad cache size: " + e.getMessage(), "Pass --cache-size like 500MB, 200GB or 1TiB.");
         }
-        ReadMode mode;
+        CacheMode mode;
         try {
-            mode = ReadMode.parse(merged.getOrDefault(MODE, "auto"));
+            mode = CacheMode.parse(merged.getOrDefault(MODE, "auto"));
         } catch (IllegalArgumentException e) {
             throw new ConfigException(e.getMessage(), "Pass --mode auto, remote, hybrid or local.");
         }

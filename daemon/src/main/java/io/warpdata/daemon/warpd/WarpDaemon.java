@@ -160,7 +160,7 @@ public final class WarpDaemon implements AutoCloseable {
      */
     static BlobReader openBlobReader(DaemonConfig config, BlobStore store) {
         CacheConfig cache = CacheConfig.defaults(config.cacheDir())
-                .withMode(CacheMode.valueOf(config.mode().name()))
+                .withMode(config.mode())
                 .withMaxBytes(config.cacheSizeBytes());
         return BlockCache.open(store, cache);
     }

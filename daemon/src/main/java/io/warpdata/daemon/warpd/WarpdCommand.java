@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * {@code warpd}: mounts a store and serves it in the foreground until SIGTERM or SIGINT, then
@@ -46,17 +47,19 @@ public final class WarpdCommand implements Callable<Integer> {
     @Option(names = "--socket", paramLabel = "PATH", description = "Control socket (WARP_SOCKET; default /run/warp/warpd.sock as root, else $XDG_RUNTIME_DIR/warp/warpd.sock).")
     String socket;
 
+    @Option(names = "--socket-group", paramLabel = "GROUP",
+            description = "Group that may connect to the control socket (mode 0660); default: only warpd's user and root.")
+    String socketGroup;
+
+    @Option(names = "--control-group", paramLabel = "GROUP",
+            description = "Group whose members may run gc, cache verify and publish through warpd.")
+    String controlGroup;
+
     @Option(names = "--mode", paramLabel = "MODE", description = "auto | remote | hybrid | local (WARP_MODE, default auto).")
     String mode;
 
     @Option(names = "--allow-other", description = "Let other users read the mount (needs user_allow_other in /etc/fuse.conf unless root).")
     boolean allowOther;
-
-    @Option(names = "--socket-group", paramLabel = "GROUP", description = "Group owning the control socket (mode 0660), so its members may reach it.")
-    String socketGroup;
-
-    @Option(names = "--control-group", paramLabel = "GROUP", description = "Members may run gc, cache verify and publish through the daemon (besides root and the daemon's user).")
-    String controlGroup;
 
     @Option(names = "--config", paramLabel = "FILE", description = "Properties file with the same keys as the options.")
     Path configFile;
@@ -73,10 +76,19 @@ public final class WarpdCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         DaemonConfig config;
         WarpDaemon daemon;
+        // Installed before mounting, so that a stop request at any moment after the mount unmounts.
+        AtomicReference<WarpDaemon> running = new AtomicReference<>();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            WarpDaemon d = running.get();
+            if (d != null) {
+                d.close();
+            }
+        }, "warpd-shutdown"));
         try {
             config = DaemonConfig.resolve(cliOptions(), loadConfigFile(), System.getenv(),
                     Path.of(System.getProperty("user.home")), (int) WarpDaemon.uid());
             daemon = WarpDaemon.start(config);
+            running.set(daemon);
         } catch (WarpException e) {
             System.err.println("warpd: " + e.getMessage());
             System.err.println("  " + e.nextStep());
@@ -93,7 +105,6 @@ public final class WarpdCommand implements Callable<Integer> {
         }
         // SIGTERM/SIGINT are a normal stop: unmount, close, exit 0 (the JVM's default handling
         // would exit 143/130). The hook covers every other way the JVM may go down.
-        Runtime.getRuntime().addShutdownHook(new Thread(daemon::close, "warpd-shutdown"));
         for (String signal : new String[] {"TERM", "INT"}) {
             sun.misc.Signal.handle(new sun.misc.Signal(signal), s -> {
                 Thread stop = new Thread(daemon::close, "warpd-stop-" + s.getName());

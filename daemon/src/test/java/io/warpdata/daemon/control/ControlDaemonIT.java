@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.daemon.control.wiring.DaemonControl;
 import io.warpdata.daemon.warpd.DaemonConfig;
-import io.warpdata.daemon.warpd.ReadMode;
+import io.warpdata.blobcache.cache.CacheMode;
 import io.warpdata.daemon.warpd.WarpDaemon;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -39,7 +39,7 @@ class ControlDaemonIT {
         dir = Files.createTempDirectory("warp-control-daemon-it");
         Path store = Files.createDirectories(dir.resolve("store"));
         DaemonConfig config = new DaemonConfig(Files.createDirectories(dir.resolve("mnt")), store.toUri().toString(),
-                Optional.empty(), dir.resolve("cache"), 1L << 30, dir.resolve("run/warpd.sock"), ReadMode.AUTO, false);
+                Optional.empty(), dir.resolve("cache"), 1L << 30, dir.resolve("run/warpd.sock"), CacheMode.AUTO, false);
         daemon = WarpDaemon.start(config);
         server = DaemonControl.start(daemon, Optional.empty(), Optional.empty(), Clock.systemUTC());
         daemon.addService(server);

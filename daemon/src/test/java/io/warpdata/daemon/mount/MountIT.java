@@ -300,6 +300,14 @@ class MountIT {
         assertThat(Files.readString(stats)).contains("\"mounted\" : true").contains("\"io_errors\"");
     }
 
+    @Test
+    void warpctlStatusTalksToTheDaemonOverItsSocket() {
+        String java = ProcessHandle.current().info().command().orElse("java");
+        Shell.Result r = Shell.run(null, Map.of(), 60, List.of(java, "-jar", WarpdProcess.JAR.toString(), "warpctl",
+                "status", "--socket", work.resolve("cache/warpd.sock").toString())).requireSuccess();
+        assertThat(r.out()).contains(mount.toString()).contains(s3.remote("it-mount"));
+    }
+
     private static String readLink(Path link) {
         try {
             return Files.readSymbolicLink(link).toString();

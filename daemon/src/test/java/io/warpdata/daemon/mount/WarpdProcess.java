@@ -42,7 +42,9 @@ final class WarpdProcess implements AutoCloseable {
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx512m",
                 "-jar", JAR.toString(), "warpd",
-                "--mount", mountPoint.toString(), "--remote", remote, "--cache-dir", cacheDir.toString()));
+                "--mount", mountPoint.toString(), "--remote", remote, "--cache-dir", cacheDir.toString(),
+                // Never the shared default socket: other warpds may run on this machine.
+                "--socket", cacheDir.resolve("warpd.sock").toString()));
         cmd.addAll(List.of(extra));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         pb.environment().putAll(env);
@@ -70,7 +72,8 @@ final class WarpdProcess implements AutoCloseable {
     static Shell.Result runToFailure(Path mountPoint, String remote, Path cacheDir, Map<String, String> env) {
         String java = ProcessHandle.current().info().command().orElse("java");
         return Shell.run(null, env, 60, List.of(java, "--enable-native-access=ALL-UNNAMED", "-jar", JAR.toString(), "warpd",
-                "--mount", mountPoint.toString(), "--remote", remote, "--cache-dir", cacheDir.toString()));
+                "--mount", mountPoint.toString(), "--remote", remote, "--cache-dir", cacheDir.toString(),
+                "--socket", cacheDir.resolve("warpd.sock").toString()));
     }
 
     private void pump() {

@@ -1,5 +1,6 @@
 package io.warpdata.daemon.warpd;
 
+import io.warpdata.blobcache.cache.CacheMode;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Path;
@@ -21,7 +22,7 @@ class DaemonConfigTest {
         assertThat(c.cacheSizeBytes()).isEqualTo(7_000_000_000L);
         assertThat(c.cacheDir()).isEqualTo(Path.of("/home/ada/.cache/warpdata"));
         assertThat(c.socket()).isEqualTo(Path.of("/run/user/1000/warp/warpd.sock"));
-        assertThat(c.mode()).isEqualTo(ReadMode.AUTO);
+        assertThat(c.mode()).isEqualTo(CacheMode.AUTO);
         assertThat(c.endpoint()).isEmpty();
         assertThat(c.allowOther()).isFalse();
         assertThat(c.statsFile()).isEqualTo(Path.of("/home/ada/.cache/warpdata/stats.json"));
@@ -44,7 +45,7 @@ class DaemonConfigTest {
                 Map.of("WARP_REMOTE", "s3://from-env/x", "WARP_MODE", "local", "WARP_S3_ENDPOINT", "http://127.0.0.1:9000",
                         "WARP_SOCKET", "/run/warp.sock"), HOME, 1000);
         assertThat(c.remote()).isEqualTo("s3://from-file/x");
-        assertThat(c.mode()).isEqualTo(ReadMode.REMOTE);
+        assertThat(c.mode()).isEqualTo(CacheMode.REMOTE);
         assertThat(c.cacheSizeBytes()).isEqualTo(1L << 40);
         assertThat(c.endpoint()).isEqualTo(Optional.of("http://127.0.0.1:9000"));
         assertThat(c.socket()).isEqualTo(Path.of("/run/warp.sock"));

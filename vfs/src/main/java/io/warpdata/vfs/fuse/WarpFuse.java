@@ -4,7 +4,10 @@ import io.warpdata.vfs.Errno;
 import io.warpdata.vfs.Node;
 import io.warpdata.vfs.NodeAttributes;
 import io.warpdata.vfs.WarpTree;
+import jnr.ffi.Memory;
 import jnr.ffi.Pointer;
+import jnr.ffi.Runtime;
+import jnr.ffi.Struct;
 import jnr.ffi.types.dev_t;
 import jnr.ffi.types.gid_t;
 import jnr.ffi.types.mode_t;
@@ -59,8 +62,8 @@ public final class WarpFuse extends FuseStubFS {
     private final ThreadLocal<byte[]> readBuffers = ThreadLocal.withInitial(() -> new byte[MountOptions.MAX_READ]);
     /** One native stat struct per FUSE thread for readdir's d_type (libfuse copies it). */
     private final ThreadLocal<FileStat> direntStats = ThreadLocal.withInitial(() -> {
-        jnr.ffi.Runtime runtime = jnr.ffi.Runtime.getSystemRuntime();
-        return FileStat.of(jnr.ffi.Memory.allocateDirect(runtime, jnr.ffi.Struct.size(new FileStat(runtime)), true));
+        Runtime runtime = Runtime.getSystemRuntime();
+        return FileStat.of(Memory.allocateDirect(runtime, Struct.size(new FileStat(runtime)), true));
     });
 
     public WarpFuse(WarpTree tree, Errno errno, long uid, long gid) {

@@ -1,8 +1,8 @@
 package io.warpdata.daemon.control.cli;
 
+import io.warpdata.daemon.ByteSize;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.warpdata.daemon.control.ByteSizes;
 import io.warpdata.daemon.control.ControlClient;
 import io.warpdata.daemon.control.ControlProtocol;
 import picocli.CommandLine;
@@ -70,7 +70,7 @@ public final class CacheCommand implements Runnable {
 
         private static String show(String key, JsonNode v) {
             if (v.isIntegralNumber() && key.contains("bytes")) {
-                return ByteSizes.format(v.asLong()) + " (" + v.asLong() + ")";
+                return ByteSize.format(v.asLong()) + " (" + v.asLong() + ")";
             }
             if (v.isFloatingPointNumber() && key.contains("rate")) {
                 return String.format(java.util.Locale.ROOT, "%.1f%%", v.asDouble() * 100);
@@ -93,15 +93,15 @@ public final class CacheCommand implements Runnable {
         public Integer call() {
             ObjectNode args = ControlProtocol.object();
             if (limit != null) {
-                args.put("limit", ByteSizes.parse(limit));
+                args.put("limit", ByteSize.parse(limit));
             }
             JsonNode r = CacheCommand.call(spec, client, "cache.gc", args);
             PrintWriter out = spec.commandLine().getOut();
             if (ClientOptions.json(spec)) {
                 ClientOptions.printJson(out, r);
             } else {
-                out.printf("cache gc: %s -> %s (%s evicted)%n", ByteSizes.format(r.path("bytes_before").asLong()),
-                        ByteSizes.format(r.path("bytes_after").asLong()), ByteSizes.format(r.path("bytes_evicted").asLong()));
+                out.printf("cache gc: %s -> %s (%s evicted)%n", ByteSize.format(r.path("bytes_before").asLong()),
+                        ByteSize.format(r.path("bytes_after").asLong()), ByteSize.format(r.path("bytes_evicted").asLong()));
                 out.flush();
             }
             return 0;
@@ -123,7 +123,7 @@ public final class CacheCommand implements Runnable {
                 ClientOptions.printJson(out, r);
             } else {
                 out.printf("cache verify: %d blocks (%s) checked, %d bad removed%n", r.path("blocks_checked").asLong(),
-                        ByteSizes.format(r.path("bytes_checked").asLong()), r.path("blocks_removed").asLong());
+                        ByteSize.format(r.path("bytes_checked").asLong()), r.path("blocks_removed").asLong());
                 out.flush();
             }
             return 0;

@@ -1,8 +1,8 @@
 package io.warpdata.daemon.control.cli;
 
+import io.warpdata.daemon.ByteSize;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.warpdata.blobcache.BlobStore;
-import io.warpdata.daemon.control.ByteSizes;
 import io.warpdata.daemon.control.ControlClient;
 import io.warpdata.daemon.control.ControlProtocol;
 import io.warpdata.manifest.WarpException;
@@ -231,10 +231,10 @@ public final class Doctor {
             }
             long free = Files.getFileStore(existing).getUsableSpace();
             String detail = dir + (existing.equals(dir) ? " writable" : " will be created under " + existing)
-                    + ", " + ByteSizes.format(free) + " free, cache limit " + ByteSizes.format(settings.cacheSizeBytes());
+                    + ", " + ByteSize.format(free) + " free, cache limit " + ByteSize.format(settings.cacheSizeBytes());
             if (free < settings.cacheSizeBytes()) {
                 return new Check("cache dir", Status.WARN, detail + ": the disk fills before the cache limit is reached",
-                        "free space on that disk, or lower the limit: warpd --cache-size " + ByteSizes.format(free * 8 / 10).replace(" ", ""));
+                        "free space on that disk, or lower the limit: warpd --cache-size " + ByteSize.format(free * 8 / 10).replace(" ", ""));
             }
             return pass("cache dir", detail);
         } catch (IOException e) {

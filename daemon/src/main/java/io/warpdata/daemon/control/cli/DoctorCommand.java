@@ -1,10 +1,10 @@
 package io.warpdata.daemon.control.cli;
 
+import io.warpdata.daemon.ByteSize;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.blobcache.BlobStore;
 import io.warpdata.blobcache.BlobStores;
-import io.warpdata.daemon.control.ByteSizes;
 import io.warpdata.daemon.control.ControlProtocol;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -63,8 +63,8 @@ public final class DoctorCommand implements Callable<Integer> {
         Path cache = cacheDir != null ? cacheDir
                 : Optional.ofNullable(env.get("WARP_CACHE_DIR")).filter(s -> !s.isBlank()).map(Path::of)
                 .orElse(home.resolve(".cache/warpdata"));
-        long size = cacheSize != null ? ByteSizes.parse(cacheSize)
-                : ByteSizes.parse(env.getOrDefault("WARP_CACHE_SIZE_GB", "100") + "GB");
+        long size = cacheSize != null ? ByteSize.parse(cacheSize)
+                : ByteSize.parse(env.getOrDefault("WARP_CACHE_SIZE_GB", "100") + "GB");
         Doctor doctor = new Doctor(new Doctor.Settings(remote, endpoint, cache, size, client.socket(env), allowOther),
                 new Doctor.Host(env, Path.of("/dev/fuse"), Path.of("/etc/fuse.conf"), home, DoctorCommand::ldconfig, stores));
         List<Doctor.Check> checks = doctor.run();

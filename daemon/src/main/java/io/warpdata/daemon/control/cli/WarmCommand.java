@@ -1,8 +1,8 @@
 package io.warpdata.daemon.control.cli;
 
+import io.warpdata.daemon.ByteSize;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.warpdata.daemon.control.ByteSizes;
 import io.warpdata.daemon.control.ControlClient;
 import io.warpdata.daemon.control.ControlProtocol;
 import me.tongfei.progressbar.ConsoleProgressBarConsumer;
@@ -71,7 +71,7 @@ public final class WarmCommand implements Callable<Integer> {
             args.put("shards", shards);
         }
         if (maxBytes != null) {
-            args.put("max_bytes", ByteSizes.parse(maxBytes));
+            args.put("max_bytes", ByteSize.parse(maxBytes));
         }
         boolean json = ClientOptions.json(spec);
         boolean showBar = !json && (progress || stderrIsTerminal());
@@ -111,7 +111,7 @@ public final class WarmCommand implements Callable<Integer> {
         } else {
             out.printf("warmed %s@%s: %s in cache (%s fetched now) in %.1f s%s%n",
                     result.path("dataset").asText(), result.path("version").asText().substring(0, 12),
-                    ByteSizes.format(result.path("bytes_done").asLong()), ByteSizes.format(result.path("bytes_fetched").asLong()),
+                    ByteSize.format(result.path("bytes_done").asLong()), ByteSize.format(result.path("bytes_fetched").asLong()),
                     result.path("seconds").asDouble(), result.path("truncated").asBoolean() ? " (stopped at --max-bytes)" : "");
             out.flush();
         }

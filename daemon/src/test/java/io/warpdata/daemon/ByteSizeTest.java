@@ -1,4 +1,4 @@
-package io.warpdata.daemon.warpd;
+package io.warpdata.daemon;
 
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package io.warpdata.daemon.warpd;
+package io.warpdata.daemon;
 
 import java.util.Locale;
 import java.util.regex.Matcher;
