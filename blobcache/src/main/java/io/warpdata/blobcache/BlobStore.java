@@ -3,6 +3,7 @@ package io.warpdata.blobcache;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.function.IntConsumer;
 
 /**
  * The remote store, as small as Iceberg's FileIO: keys are store-relative ('/'-separated, see
@@ -28,6 +29,21 @@ public interface BlobStore extends AutoCloseable {
      * @throws StoreException if the range lies beyond the object's end, or on any other failure
      */
     void read(String key, long offset, byte[] dst, int dstOff, int len);
+
+    /**
+     * As {@link #read(String, long, byte[], int, int)}, also telling {@code arrived} how many
+     * bytes from {@code dstOff} are in place while they stream in (non-decreasing, ending with
+     * {@code len}), so that a caller can use the start of a large range before its end arrives.
+     * The default reads the whole range, then reports it once. {@code arrived} runs on the
+     * calling thread; an exception it throws ends the read and propagates unchanged.
+     *
+     * @throws BlobNotFoundException if there is no such object
+     * @throws StoreException if the range lies beyond the object's end, or on any other failure
+     */
+    default void read(String key, long offset, byte[] dst, int dstOff, int len, IntConsumer arrived) {
+        read(key, offset, dst, dstOff, len);
+        arrived.accept(len);
+    }
 
     /**
      * Reads a whole small object (manifests, pointers, indexes).

@@ -44,7 +44,8 @@ import org.slf4j.LoggerFactory;
  * then records the access for read-ahead and waits only for its own blocks, at most until its
  * deadline. Fetch workers (at most {@code maxConcurrentFetches}, on the injected executor) take
  * demand work before read-ahead, fetch runs of consecutive blocks with one ranged GET, verify
- * every block against its SHA-256, hand the bytes to waiters and then write them to the cache.
+ * every block against its SHA-256 as soon as its bytes have streamed in and hand it to its
+ * waiters at once, then, once the GET is done, write the run's blocks to the cache.
  * No lock is held across a store call; the hit path allocates nothing but a small key and logs
  * nothing.
  */
@@ -52,7 +53,8 @@ public final class BlockCache implements BlobReader {
     private static final Logger LOG = LoggerFactory.getLogger(BlockCache.class);
     /**
      * Longest coalesced GET: 8 MiB. S3 reaches full single-connection throughput by a few MiB
-     * per request, and a reader that needs a block inside a run in flight waits for at most this.
+     * per request. A reader that needs a block inside a run in flight waits only until that
+     * block has streamed in and been verified, not for the whole run.
      */
     static final int MAX_RUN_BYTES = 8 << 20;
     /** Memory for block hash lists (32 B per block: 64 MiB covers 2 TiB of blobs). */
@@ -557,21 +559,15 @@ public final class BlockCache implements BlobReader {
                         + " within the read deadline", null);
             }
             byte[] buf = new byte[len];
-            fetcher.readWithRetry(StoreLayout.blob(blob.id()), (long) b0 * list.blockSize(), buf, 0, len, deadline);
-            // Hand every verified block to its readers first, then write them to the cache, so
-            // that a reader of the run's last block does not wait for the others' disk writes.
+            // Each block goes to its readers as soon as its bytes are in and verified, while the
+            // rest of the run still streams in: a reader never waits for a whole run.
+            HandOff handOff = new HandOff(group, buf, deadline);
+            fetcher.readStreaming(StoreLayout.blob(blob.id()), (long) b0 * list.blockSize(), buf, len,
+                    handOff::arrived, handOff::handedBytes, deadline);
+            handOff.arrived(len);
+            // Only then write them to the cache, so that the GET's stream is never held up by disk
+            // writes and a reader of the run's last block does not wait for the others' writes.
             int pos = 0;
-            for (Fetch f : group) {
-                int bl = list.blockLength(f.key.index());
-                try {
-                    fetcher.verifyOrRefetch(blob, list, f.key.index(), buf, pos, deadline);
-                    f.done.complete(new BlockBytes(buf, pos, bl));
-                } catch (RuntimeException e) {
-                    fail(f, e);
-                }
-                pos += bl;
-            }
-            pos = 0;
             for (Fetch f : group) {
                 int bl = list.blockLength(f.key.index());
                 if (!f.settled.isDone()) {
@@ -588,6 +584,45 @@ public final class BlockCache implements BlobReader {
             if (acquired) {
                 memory.release(kib);
             }
+        }
+    }
+
+    /** Verifies and hands over the blocks of one run in order, as the run's bytes arrive. */
+    private final class HandOff {
+        private final List<Fetch> group;
+        private final byte[] buf;
+        private final long deadline;
+        private int next;
+        private int nextStart;
+
+        HandOff(List<Fetch> group, byte[] buf, long deadline) {
+            this.group = group;
+            this.buf = buf;
+            this.deadline = deadline;
+        }
+
+        /** Bytes [0, upTo) of the run are in place. */
+        void arrived(int upTo) {
+            while (next < group.size()) {
+                Fetch f = group.get(next);
+                int bl = f.list.blockLength(f.key.index());
+                if (nextStart + bl > upTo) {
+                    return;
+                }
+                try {
+                    fetcher.verifyOrRefetch(f.blob, f.list, f.key.index(), buf, nextStart, deadline);
+                    f.done.complete(new BlockBytes(buf, nextStart, bl));
+                } catch (RuntimeException e) {
+                    fail(f, e);
+                }
+                next++;
+                nextStart += bl;
+            }
+        }
+
+        /** Bytes of the run already handed over (a retried GET starts there). */
+        int handedBytes() {
+            return nextStart;
         }
     }
 

@@ -10,6 +10,8 @@ import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntConsumer;
+import java.util.function.IntSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -107,6 +109,31 @@ final class BlockFetcher {
                 return;
             } catch (StoreUnavailableException e) {
                 backOff(attempt++, deadlineNanos, e, "reading " + key + " at offset " + offset);
+            }
+        }
+    }
+
+    /**
+     * One ranged read of {@code dst[0, len)} from {@code offset}, streamed: {@code arrived} hears
+     * how many bytes of {@code dst} are in place as they come in. A retry after a failure part way
+     * asks only for the bytes from {@code resumeAt} on (what the caller has already used), so a
+     * reset near the end of a large GET does not fetch its start again.
+     */
+    void readStreaming(String key, long offset, byte[] dst, int len, IntConsumer arrived, IntSupplier resumeAt,
+            long deadlineNanos) {
+        int attempt = 0;
+        while (true) {
+            int from = resumeAt.getAsInt();
+            if (from >= len) {
+                return;
+            }
+            try {
+                metrics.getsIssued.increment();
+                store.read(key, offset + from, dst, from, len - from, n -> arrived.accept(from + n));
+                metrics.bytesFetched.add(len - from);
+                return;
+            } catch (StoreUnavailableException e) {
+                backOff(attempt++, deadlineNanos, e, "reading " + key + " at offset " + (offset + from));
             }
         }
     }

@@ -32,10 +32,13 @@
  *     enough to hide one GET's latency behind the reader. Each time the stream reaches a new block
  *     the window doubles, up to {@code MAX_WINDOW_BYTES} = 64 MiB: about half a second of one S3
  *     stream, enough to keep {@code maxConcurrentFetches} GETs busy for a fast reader.</li>
- * <li>Read-ahead is topped up only when less than half a window is left ahead of the reader, so it
- *     goes out in runs of at least half a window; consecutive missing blocks of a run are fetched
+ * <li>Read-ahead is topped up only when at most half a window is left ahead of the reader, so it
+ *     goes out in runs of at least half a window (at the full window exactly 32 MiB); consecutive missing blocks of a run are fetched
  *     with one ranged GET of up to {@code BlockCache.MAX_RUN_BYTES} = 8 MiB (fewer requests, S3
- *     bills per request, and 8 MiB is past the size where a GET reaches full speed).</li>
+ *     bills per request, and 8 MiB is past the size where a GET reaches full speed). The GET is
+ *     read straight into the run's buffer and each block is verified and handed to its readers
+ *     as soon as it has arrived, so a reader never waits for the rest of a run; a GET that fails
+ *     part way is retried for the blocks not yet handed over only.</li>
  * <li>Read-ahead bytes queued or in flight are bounded by {@code maxPrefetchBytes} (128 MiB by
  *     default); when the budget is used up, read-ahead is skipped and picked up by a later read.
  *     All fetches together are bounded by {@code maxInFlightBytes} (256 MiB) of memory.</li>

@@ -63,6 +63,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.IntConsumer;
 
 /**
  * A {@link BlobStore} on an S3 bucket + prefix (AWS or any S3-compatible server). Every SDK
@@ -272,6 +273,15 @@ public final class S3BlobStore implements BlobStore {
 
     @Override
     public void read(String key, long offset, byte[] dst, int dstOff, int len) {
+        read(key, offset, dst, dstOff, len, n -> { });
+    }
+
+    /**
+     * One ranged GET read straight into {@code dst} as the bytes arrive (no intermediate buffer;
+     * the SDK validates no checksum on a ranged GET), reporting progress after every socket read.
+     */
+    @Override
+    public void read(String key, long offset, byte[] dst, int dstOff, int len, IntConsumer arrived) {
         if (offset < 0 || len < 0 || dstOff < 0 || dstOff + len > dst.length) {
             throw new IllegalArgumentException("bad range " + offset + "+" + len + " into " + dst.length
                     + "-byte buffer at " + dstOff);
@@ -281,6 +291,7 @@ public final class S3BlobStore implements BlobStore {
             if (offset > size) {
                 throw beyondEnd(key, offset, len, size);
             }
+            arrived.accept(0);
             return;
         }
         String range = "bytes=" + offset + "-" + (offset + len - 1);
@@ -303,7 +314,15 @@ public final class S3BlobStore implements BlobStore {
             if (total >= 0 && offset + len > total) {
                 throw beyondEnd(key, offset, len, total);
             }
-            int n = in.readNBytes(dst, dstOff, len);
+            int n = 0;
+            while (n < len) {
+                int r = in.read(dst, dstOff + n, len - n);
+                if (r < 0) {
+                    break;
+                }
+                n += r;
+                arrived.accept(n);
+            }
             if (n != len) {
                 throw new StoreUnavailableException("Short read of " + describe(key) + " at offset " + offset
                         + ": got " + n + " of " + len + " bytes", null);

@@ -47,6 +47,19 @@ class ReadAheadTest {
     }
 
     @Test
+    void atTheFullWindowTopUpsAreExactlyHalfAWindowSoGetsStayWhole() {
+        BlockHashList list = list(400, MIB);
+        BlobRef blob = ref(list, 9);
+        for (long off = 0; off < 300L * MIB; off += 128 * 1024) {
+            readAhead.onRead(blob, list, off, 128 * 1024);
+        }
+        // Past the ramp (windows 2, 4, ..., 64), every top-up is 32 blocks: four 8-block runs.
+        List<int[]> steady = scheduled.stream().filter(r -> r[0] >= 100).toList();
+        assertThat(steady).isNotEmpty();
+        assertThat(steady).allSatisfy(r -> assertThat(r[1] - r[0]).isEqualTo(32));
+    }
+
+    @Test
     void sequentialReadsOpenTheWindowAtTwoBlocksAndDoubleItPerBlockUpTo64MiB() {
         BlockHashList list = list(400, MIB);
         BlobRef blob = ref(list, 2);
