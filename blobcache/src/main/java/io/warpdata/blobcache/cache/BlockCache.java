@@ -91,7 +91,10 @@ public final class BlockCache implements BlobReader {
         final AtomicInteger state;
         /**
          * Taken exactly once: by the first reader that waits on this read-ahead fetch (a prefetch
-         * hit), or by the cache entry it becomes (a hit when first read, waste if never read).
+         * hit), or else through the cache entry it becomes, which shares this flag (a hit when
+         * first read there, waste if evicted unread). Sharing it closes the window in which the
+         * entry had taken the credit but a reader still got the block from the fetch: then
+         * neither counted a hit.
          */
         final AtomicBoolean prefetchCredit = new AtomicBoolean();
 
@@ -629,7 +632,7 @@ public final class BlockCache implements BlobReader {
     /** Writes a fetched block to the cache, then retires its fetch. */
     private void store(Fetch f, byte[] buf, int pos, int len) {
         try {
-            storage.put(f.key, f.blob.blocks(), buf, pos, len, f.prefetch && f.prefetchCredit.compareAndSet(false, true));
+            storage.put(f.key, f.blob.blocks(), buf, pos, len, f.prefetch ? f.prefetchCredit : null);
         } catch (RuntimeException e) {
             LOG.warn("Could not cache {}: {}", f.key, e.toString());
         } finally {

@@ -1,6 +1,7 @@
 package io.warpdata.blobcache.cache;
 
 import io.warpdata.manifest.BlobId;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
 
@@ -20,9 +21,13 @@ interface BlockStorage extends AutoCloseable {
      * Keeps a verified block. Failing to keep it (disk full, I/O error) is logged, not thrown:
      * the cache is an optimisation.
      *
-     * @param prefetched whether it was read ahead and nobody has read it yet
+     * @param prefetchCredit for a read-ahead block, its fetch's credit (false until claimed):
+     *        the first read served from the cache claims it (a prefetch hit), eviction claims it
+     *        if nobody did (wasted). Shared with the fetch, so that a reader taking the block
+     *        from the fetch while it is being written claims the same credit and a block
+     *        is never counted twice or not at all. Null for blocks not read ahead.
      */
-    void put(BlockKey key, BlobId listId, byte[] data, int off, int len, boolean prefetched);
+    void put(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit);
 
     /** Bytes held (on disk: headers included). */
     long sizeBytes();

@@ -73,18 +73,19 @@ final class DiskBlocks implements BlockStorage {
         final int length;
         final int[] crcs;
         final BlobId listId;
-        final AtomicBoolean prefetchedUnread;
+        /** The read-ahead credit shared with the fetch (see {@link BlockStorage#put}); null if not read ahead. */
+        final AtomicBoolean prefetchCredit;
         /** Reads in progress: while positive, eviction leaves the block's open channel alone. */
         final AtomicInteger readers = new AtomicInteger();
         volatile boolean evicted;
 
-        Entry(Path path, int headerLength, int length, int[] crcs, BlobId listId, boolean prefetched) {
+        Entry(Path path, int headerLength, int length, int[] crcs, BlobId listId, AtomicBoolean prefetchCredit) {
             this.path = path;
             this.headerLength = headerLength;
             this.length = length;
             this.crcs = crcs;
             this.listId = listId;
-            this.prefetchedUnread = new AtomicBoolean(prefetched);
+            this.prefetchCredit = prefetchCredit;
         }
 
         int weight() {
@@ -203,7 +204,7 @@ final class DiskBlocks implements BlockStorage {
         }
         metrics.evictions.increment();
         metrics.evictedBytes.add(e.weight());
-        if (e.prefetchedUnread.get()) {
+        if (e.prefetchCredit != null && e.prefetchCredit.compareAndSet(false, true)) {
             metrics.prefetchWastedBytes.add(e.length);
         }
     }
@@ -257,7 +258,7 @@ final class DiskBlocks implements BlockStorage {
         long bytes = 0;
         for (Found f : found) {
             BlockFile.Header h = f.header();
-            index.put(f.key(), new Entry(f.path(), h.headerLength(), h.dataLength(), h.crcs(), h.listId(), false));
+            index.put(f.key(), new Entry(f.path(), h.headerLength(), h.dataLength(), h.crcs(), h.listId(), null));
             bytes += h.fileLength();
         }
         index.cleanUp();
@@ -340,7 +341,7 @@ final class DiskBlocks implements BlockStorage {
         }
         buf.limit(span).position(0);
         buf.get(offInBlock - start, dst, dstOff, len);
-        if (e.prefetchedUnread.get() && e.prefetchedUnread.compareAndSet(true, false)) {
+        if (e.prefetchCredit != null && !e.prefetchCredit.get() && e.prefetchCredit.compareAndSet(false, true)) {
             metrics.prefetchHitBlocks.increment();
         }
         return true;
@@ -367,7 +368,7 @@ final class DiskBlocks implements BlockStorage {
     }
 
     @Override
-    public void put(BlockKey key, BlobId listId, byte[] data, int off, int len, boolean prefetched) {
+    public void put(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit) {
         if (closed || index.asMap().containsKey(key)) {
             return;
         }
@@ -377,13 +378,14 @@ final class DiskBlocks implements BlockStorage {
             return;
         }
         try {
-            write(key, listId, data, off, len, prefetched, headerLength);
+            write(key, listId, data, off, len, prefetchCredit, headerLength);
         } finally {
             pendingWrites.addAndGet(-bytes);
         }
     }
 
-    private void write(BlockKey key, BlobId listId, byte[] data, int off, int len, boolean prefetched, int headerLength) {
+    private void write(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit,
+            int headerLength) {
         int[] crcs = BlockFile.chunkCrcs(data, off, len);
         ByteBuffer header = BlockFile.encodeHeader(key, listId, len, crcs);
         Path tmp = tmpDir.resolve(key.fileName() + "." + tmpCounter.incrementAndGet() + ".tmp");
@@ -409,7 +411,7 @@ final class DiskBlocks implements BlockStorage {
                 return;
             }
         }
-        Entry fresh = new Entry(target, headerLength, len, crcs, listId, prefetched);
+        Entry fresh = new Entry(target, headerLength, len, crcs, listId, prefetchCredit);
         index.asMap().compute(key, (k, old) -> {
             if (old != null) {
                 deleteFile(tmp);

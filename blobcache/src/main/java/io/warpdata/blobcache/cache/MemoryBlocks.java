@@ -17,11 +17,12 @@ import java.util.function.LongConsumer;
 final class MemoryBlocks implements BlockStorage {
     private static final class Entry {
         final byte[] data;
-        final AtomicBoolean prefetchedUnread;
+        /** The read-ahead credit shared with the fetch (see {@link BlockStorage#put}); null if not read ahead. */
+        final AtomicBoolean prefetchCredit;
 
-        Entry(byte[] data, boolean prefetched) {
+        Entry(byte[] data, AtomicBoolean prefetchCredit) {
             this.data = data;
-            this.prefetchedUnread = new AtomicBoolean(prefetched);
+            this.prefetchCredit = prefetchCredit;
         }
     }
 
@@ -40,7 +41,7 @@ final class MemoryBlocks implements BlockStorage {
                     if (e != null) {
                         metrics.evictions.increment();
                         metrics.evictedBytes.add(e.data.length);
-                        if (e.prefetchedUnread.get()) {
+                        if (e.prefetchCredit != null && e.prefetchCredit.compareAndSet(false, true)) {
                             metrics.prefetchWastedBytes.add(e.data.length);
                         }
                     }
@@ -55,7 +56,7 @@ final class MemoryBlocks implements BlockStorage {
             return false;
         }
         System.arraycopy(e.data, offInBlock, dst, dstOff, len);
-        if (e.prefetchedUnread.get() && e.prefetchedUnread.compareAndSet(true, false)) {
+        if (e.prefetchCredit != null && !e.prefetchCredit.get() && e.prefetchCredit.compareAndSet(false, true)) {
             metrics.prefetchHitBlocks.increment();
         }
         return true;
@@ -67,8 +68,8 @@ final class MemoryBlocks implements BlockStorage {
     }
 
     @Override
-    public void put(BlockKey key, BlobId listId, byte[] data, int off, int len, boolean prefetched) {
-        blocks.asMap().putIfAbsent(key, new Entry(Arrays.copyOfRange(data, off, off + len), prefetched));
+    public void put(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit) {
+        blocks.asMap().putIfAbsent(key, new Entry(Arrays.copyOfRange(data, off, off + len), prefetchCredit));
     }
 
     @Override
