@@ -12,6 +12,7 @@ import io.warpdata.blobcache.cache.CacheConfig;
 import io.warpdata.blobcache.cache.CacheMode;
 import io.warpdata.vfs.Errno;
 import io.warpdata.vfs.WarpTree;
+import io.warpdata.vfs.fuse.KernelReadAhead;
 import io.warpdata.vfs.fuse.MountOptions;
 import io.warpdata.vfs.fuse.WarpFuse;
 import org.slf4j.Logger;
@@ -112,6 +113,7 @@ public final class WarpDaemon implements AutoCloseable {
         fuse.mount(config.mountPoint(), MountOptions.defaults(config.allowOther()));
         mounted = true;
         services.push(this::unmount);
+        KernelReadAhead.raise(config.mountPoint(), MountOptions.MAX_READAHEAD);
         services.push(new StatsWriter(config.statsFile(), this::stats).start());
         startMountWatch();
     }

@@ -20,6 +20,12 @@ import java.util.List;
 public record MountOptions(boolean allowOther, int timeoutSeconds) {
     /** Largest read the kernel sends to a libfuse2 file system (32 pages). */
     public static final int MAX_READ = 131072;
+    /**
+     * How far ahead the kernel reads on a sequential scan. The kernel's default (128 KiB, one
+     * request) keeps a single read in flight, so a scan pays a full FUSE round trip per 128 KiB;
+     * 4 MiB keeps up to 32 requests in flight across warpd's FUSE threads.
+     */
+    public static final int MAX_READAHEAD = 4 << 20;
     /** A day: versions are immutable, and see the class comment for why latest links are safe. */
     public static final int DEFAULT_TIMEOUT_SECONDS = 86_400;
 
@@ -45,7 +51,8 @@ public record MountOptions(boolean allowOther, int timeoutSeconds) {
                 "entry_timeout=" + timeoutSeconds,
                 "attr_timeout=" + timeoutSeconds,
                 "negative_timeout=0",
-                "max_read=" + MAX_READ));
+                "max_read=" + MAX_READ,
+                "max_readahead=" + MAX_READAHEAD));
         if (allowOther) {
             o.add("allow_other");
         }
