@@ -45,6 +45,8 @@ class ReadPathIT {
     private static final DatasetId TABLE = new DatasetId("readit", "table");
     private static final DatasetId TABLE_COPY = new DatasetId("readit", "copy");
     private static final DatasetId PACKED = new DatasetId("readit", "packed");
+    /** A table no other dataset shares and no test reads before its blocks are corrupted. */
+    private static final DatasetId OTHER = new DatasetId("readit", "other");
     private static final long BLOCK = BlockHashList.DEFAULT_BLOCK_SIZE;
     /** Bytes the tests allow for metadata GETs (manifest, member index, block hash lists): all are a few KiB here. */
     private static final long METADATA_ALLOWANCE = 128L << 10;
@@ -56,10 +58,12 @@ class ReadPathIT {
     private static BlobStore store;
     private static Path work;
     private static Path parquet;
+    private static Path otherParquet;
     private static Path members;
     private static VersionHash tableVersion;
     private static VersionHash copyVersion;
     private static VersionHash packedVersion;
+    private static VersionHash otherVersion;
 
     private final List<WarpdProcess> started = new ArrayList<>();
     private final List<Path> mounts = new ArrayList<>();
@@ -79,6 +83,13 @@ class ReadPathIT {
         }
         tableVersion = publish(TABLE, Map.of("main", List.of(tableSrc + "/*.parquet")), Map.of());
         copyVersion = publish(TABLE_COPY, Map.of("main", List.of(tableSrc + "/*.parquet")), Map.of());
+        Path otherSrc = Files.createDirectories(work.resolve("other-src/main"));
+        otherParquet = otherSrc.resolve("data.parquet");
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement s = c.createStatement()) {
+            s.execute("COPY (SELECT i AS id, md5((i * 13)::VARCHAR) AS s FROM range(0, 20000) t(i))"
+                    + " TO '" + otherParquet + "' (FORMAT PARQUET, COMPRESSION UNCOMPRESSED)");
+        }
+        otherVersion = publish(OTHER, Map.of("main", List.of(otherSrc + "/*.parquet")), Map.of());
 
         members = Files.createDirectories(work.resolve("packed-src/images"));
         Random random = new Random(42);
@@ -171,6 +182,11 @@ class ReadPathIT {
         return r.requireSuccess().out().substring(0, 64);
     }
 
+    /** Prints what the server counted for a step: the figures the read-path report quotes. */
+    private static void report(String step) {
+        System.out.println("ReadPathIT " + step + ": " + s3.counters());
+    }
+
     /** So that the kernel's page cache of the mount cannot hide a refetch: the next read reaches warpd. */
     private static void dropPageCache() {
         Shell.bash("sync; echo 3 > /proc/sys/vm/drop_caches").requireSuccess();
@@ -190,6 +206,7 @@ class ReadPathIT {
         dropPageCache();
         s3.resetCounters();
         assertThat(hashOf(sha256sum(file))).isEqualTo(expected);
+        report("first read of " + size + " bytes");
         assertThat(s3.counters().rangedGets()).as("first read: ranged GETs, %s", s3.counters()).isPositive();
         assertThat(s3.counters().bytesServed()).as("first read fetches the file once, %s", s3.counters())
                 .isBetween(size, size + METADATA_ALLOWANCE);
@@ -198,6 +215,7 @@ class ReadPathIT {
         s3.resetCounters();
         Shell.run(null, Map.of(), 120, List.of("bash", "-c", "cat -- \"$1\" > /dev/null", "cat", file.toString())).requireSuccess();
         assertThat(hashOf(sha256sum(file))).isEqualTo(expected);
+        report("second read, same daemon");
         assertThat(s3.counters().gets()).as("second read, same daemon: no GET at all, %s", s3.counters()).isZero();
 
         assertThat(w.terminate(30)).isZero();
@@ -207,6 +225,7 @@ class ReadPathIT {
         assertThat(hashOf(sha256sum(file))).isEqualTo(expected);
         // After a restart the manifest is fetched again (a whole-object GET of a few KiB); the
         // file's blocks, its block hash list and member indexes come from the disk cache.
+        report("read after a restart");
         assertThat(s3.counters().rangedGets()).as("ranged blob GETs after a restart, %s", s3.counters()).isZero();
         assertThat(s3.counters().bytesServed()).as("bytes served after a restart, %s", s3.counters())
                 .isLessThan(METADATA_ALLOWANCE).isLessThan(size / 20);
@@ -224,6 +243,7 @@ class ReadPathIT {
         s3.resetCounters();
         assertThat(hashOf(sha256sum(a))).isEqualTo(expected);
         assertThat(hashOf(sha256sum(b))).isEqualTo(expected);
+        report("reading one " + size + "-byte shard through two datasets");
         assertThat(s3.counters().bytesServed()).as("both datasets read: one copy of the shard, %s", s3.counters())
                 .isBetween(size, size + METADATA_ALLOWANCE);
 
@@ -231,6 +251,7 @@ class ReadPathIT {
         s3.resetCounters();
         assertThat(hashOf(sha256sum(b))).isEqualTo(expected);
         assertThat(hashOf(sha256sum(a))).isEqualTo(expected);
+        report("re-reading both");
         assertThat(s3.counters().gets()).as("re-reading both: nothing fetched, %s", s3.counters()).isZero();
     }
 
@@ -248,6 +269,7 @@ class ReadPathIT {
         s3.resetCounters();
         assertThat(Files.size(member(mount, i))).isEqualTo(memberSize);
         assertThat(hashOf(sha256sum(member(mount, i)))).isEqualTo(sha256(sourceMember(i)));
+        report("one " + memberSize + "-byte member of a >= " + shardAtLeast + "-byte shard, cold");
         // Counted from cold, metadata included: the member's block(s) (two if it straddles a
         // boundary) and at most the first read-ahead window, never the whole shard.
         assertThat(s3.counters().bytesServed()).as("one %d-byte member of a >= %d-byte shard, %s", memberSize, shardAtLeast,
@@ -274,6 +296,7 @@ class ReadPathIT {
         s3.faults().failNextGetsWith503(2);
         Shell.Result afterThrottling = sha256sum(member(mount, throttled));
         s3.faults().clear();
+        report("member read with two 503s injected (exit " + afterThrottling.exit() + ")");
         assertThat(s3.counters().faultsInjected.sum()).as("the 503s reached a read, %s", s3.counters()).isEqualTo(2);
         assertThat(hashOf(afterThrottling)).as("read after two 503s").isEqualTo(sha256(sourceMember(throttled)));
 
@@ -283,6 +306,8 @@ class ReadPathIT {
         s3.faults().corruptNextGets(3);
         Shell.Result afterCorruption = sha256sum(member(mount, corrupted));
         s3.faults().clear();
+        report("member read with 3 corrupt GETs injected (exit " + afterCorruption.exit() + ", stderr "
+                + afterCorruption.err().strip() + ")");
         assertThat(s3.counters().faultsInjected.sum()).as("corrupt bytes reached a read, %s", s3.counters()).isPositive();
         if (afterCorruption.exit() == 0) {
             assertThat(hashOf(afterCorruption)).as("a read that succeeds after corruption has the right bytes")
@@ -292,9 +317,24 @@ class ReadPathIT {
             assertThat(afterCorruption.out()).as("no hash of wrong bytes").isEmpty();
         }
 
-        // The daemon keeps serving: the failed member once the store is healthy, and a cached file without GETs.
+        // A store that keeps serving wrong bytes: the refetch is wrong too, so that read must fail.
+        // A blob of its own, so that no read-ahead above can have cached it already.
+        Path alwaysCorrupt = tableFile(mount, OTHER, otherVersion);
+        assertThat(Files.size(alwaysCorrupt)).isEqualTo(Files.size(otherParquet));
+        s3.resetCounters();
+        s3.faults().corruptNextGets(1000);
+        Shell.Result wrongStore = sha256sum(alwaysCorrupt);
+        s3.faults().clear();
+        report("member read with every GET corrupt (exit " + wrongStore.exit() + ")");
+        assertThat(s3.counters().faultsInjected.sum()).as("corrupt bytes reached the read, %s", s3.counters()).isPositive();
+        assertThat(wrongStore.exit()).isNotZero();
+        assertThat(wrongStore.err()).contains("Input/output error");
+        assertThat(wrongStore.out()).as("no hash of wrong bytes").isEmpty();
+
+        // The daemon keeps serving: the failed members once the store is healthy, and a cached file without GETs.
         assertThat(w.isAlive()).isTrue();
         assertThat(hashOf(sha256sum(member(mount, corrupted)))).isEqualTo(sha256(sourceMember(corrupted)));
+        assertThat(hashOf(sha256sum(alwaysCorrupt))).isEqualTo(sha256(otherParquet));
         dropPageCache();
         s3.resetCounters();
         assertThat(hashOf(sha256sum(cached))).isEqualTo(cachedHash);
