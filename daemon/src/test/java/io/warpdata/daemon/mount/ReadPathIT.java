@@ -86,7 +86,7 @@ class ReadPathIT {
         Path otherSrc = Files.createDirectories(work.resolve("other-src/main"));
         otherParquet = otherSrc.resolve("data.parquet");
         try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement s = c.createStatement()) {
-            s.execute("COPY (SELECT i AS id, md5((i * 13)::VARCHAR) AS s FROM range(0, 20000) t(i))"
+            s.execute("COPY (SELECT i AS id, md5((i * 13)::VARCHAR) || md5((i * 17)::VARCHAR) AS s FROM range(0, 60000) t(i))"
                     + " TO '" + otherParquet + "' (FORMAT PARQUET, COMPRESSION UNCOMPRESSED)");
         }
         otherVersion = publish(OTHER, Map.of("main", List.of(otherSrc + "/*.parquet")), Map.of());
@@ -318,18 +318,25 @@ class ReadPathIT {
         }
 
         // A store that keeps serving wrong bytes: the refetch is wrong too, so that read must fail.
-        // A blob of its own, so that no read-ahead above can have cached it already.
+        // A blob of its own, so that no read-ahead above can have cached it already. Its first
+        // 4 KiB are read intact first, which loads its block hash list, so that the corruption
+        // hits a data block's verification (not the hash list's) in block 2.
         Path alwaysCorrupt = tableFile(mount, OTHER, otherVersion);
-        assertThat(Files.size(alwaysCorrupt)).isEqualTo(Files.size(otherParquet));
+        assertThat(Files.size(alwaysCorrupt)).isEqualTo(Files.size(otherParquet)).isGreaterThan(3 * BLOCK);
+        Shell.run("dd", "if=" + alwaysCorrupt, "of=/dev/null", "bs=4096", "count=1").requireSuccess();
         s3.resetCounters();
         s3.faults().corruptNextGets(1000);
-        Shell.Result wrongStore = sha256sum(alwaysCorrupt);
+        long skip = 2 * BLOCK / 65536 + 1;
+        Shell.Result wrongStore = Shell.bash("set -o pipefail; dd if='" + alwaysCorrupt + "' bs=65536 skip=" + skip
+                + " count=1 status=none | sha256sum");
         s3.faults().clear();
-        report("member read with every GET corrupt (exit " + wrongStore.exit() + ")");
+        report("64 KiB dd read of block 2 with every GET corrupt (exit " + wrongStore.exit() + ", stderr "
+                + wrongStore.err().strip() + ")");
+        assertThat(s3.counters().rangedGets()).as("block GETs, %s", s3.counters()).isPositive();
         assertThat(s3.counters().faultsInjected.sum()).as("corrupt bytes reached the read, %s", s3.counters()).isPositive();
         assertThat(wrongStore.exit()).isNotZero();
         assertThat(wrongStore.err()).contains("Input/output error");
-        assertThat(wrongStore.out()).as("no hash of wrong bytes").isEmpty();
+        assertThat(wrongStore.out()).as("dd passed on no bytes at all").startsWith(SampleData.sha256(new byte[0]));
 
         // The daemon keeps serving: the failed members once the store is healthy, and a cached file without GETs.
         assertThat(w.isAlive()).isTrue();
