@@ -34,7 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The read path as a user meets it (issue 4): a real S3 server (S3Proxy) counting what it
- * serves, warpd from the shaded jar, real clients (sha256sum, cat) reading the mount. Every
+ * serves, warpd from the shaded jar, real clients (sha256sum, cat, dd) reading the mount. Every
  * test starts its own warpd on its own, cold cache directory, so that what the server counts
  * is what that test's reads caused.
  *
