@@ -4,6 +4,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.file.DirectoryIteratorException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -80,12 +82,22 @@ public final class MountPoint {
         }
     }
 
-    /** Whether {@code dir} is a mount point whose FUSE server is gone (stat fails with ENOTCONN). */
+    /**
+     * Whether {@code dir} is a mount point whose FUSE server is gone (ENOTCONN). The directory is
+     * listed, not just stat'ed: Warp mounts with long attribute timeouts, so the kernel may answer
+     * a stat of a dead mount's root from its cache; opendir always reaches the server.
+     */
     static boolean isStale(Path dir) {
         try {
             Files.readAttributes(dir, BasicFileAttributes.class);
+            try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+                entries.iterator().hasNext();
+            }
             return false;
-        } catch (IOException e) {
+        } catch (IOException | DirectoryIteratorException e) {
+            if (e instanceof DirectoryIteratorException d) {
+                return String.valueOf(d.getCause().getMessage()).contains(NOT_CONNECTED);
+            }
             String msg = String.valueOf(e.getMessage());
             return msg.contains(NOT_CONNECTED) || (e instanceof java.nio.file.FileSystemException f
                     && String.valueOf(f.getReason()).contains(NOT_CONNECTED));
