@@ -57,7 +57,7 @@ WORKLOADS = {
                     ["warp", "s3fs", "rclone", "local"], ["cold", "warm"]),
     "ls-lR": ("ls -lR over the wide tree", "s", "lo",
               ["warp", "s3fs", "rclone", "local"], ["cold", "warm"]),
-    "find": ("find -type f | wc -l over the wide tree", "s", "lo",
+    "find": ("find -type f \\| wc -l over the wide tree", "s", "lo",
              ["warp", "s3fs", "rclone", "local"], ["cold", "warm"]),
     "duck-count": ("DuckDB count(*) over the table", "s", "lo",
                    ["warp", "s3fs", "rclone", "local"], ["cold", "warm"]),
