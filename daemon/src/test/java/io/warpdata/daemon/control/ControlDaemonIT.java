@@ -17,9 +17,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
 import java.time.Clock;
-import java.util.Comparator;
 import java.util.Optional;
-import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -50,9 +48,7 @@ class ControlDaemonIT {
         if (daemon != null) {
             daemon.close();
         }
-        try (Stream<Path> walk = Files.walk(dir)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        }
+        TestDirs.deleteAfterUnmount(dir, dir.resolve("mnt"));
     }
 
     private JsonNode call(String op, ObjectNode args) {

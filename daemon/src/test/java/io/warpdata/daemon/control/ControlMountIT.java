@@ -36,7 +36,6 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
 import java.time.Clock;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -112,9 +111,7 @@ class ControlMountIT {
         if (store != null) {
             store.close();
         }
-        try (Stream<Path> walk = Files.walk(dir)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        }
+        TestDirs.deleteAfterUnmount(dir, mnt);
     }
 
     /** main: 40 rows (path -> images member, label); images: 40 files of 20-60 KB in two classes. */
