@@ -1,9 +1,8 @@
 package io.warpdata.blobcache.cache;
 
 import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.ForwardingBlobStore;
 import io.warpdata.blobcache.StoreUnavailableException;
-import java.nio.file.Path;
-import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -14,8 +13,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * of reads returning flipped bytes, a hang until released, or a delay. Counts ranged reads and
  * the largest number of reads in flight at once.
  */
-final class FaultyStore implements BlobStore {
-    private final BlobStore inner;
+final class FaultyStore extends ForwardingBlobStore {
     final AtomicInteger failuresLeft = new AtomicInteger();
     final AtomicInteger corruptionsLeft = new AtomicInteger();
     volatile boolean corruptForever;
@@ -27,7 +25,7 @@ final class FaultyStore implements BlobStore {
     final AtomicInteger maxInFlight = new AtomicInteger();
 
     FaultyStore(BlobStore inner) {
-        this.inner = inner;
+        super(inner);
     }
 
     @Override
@@ -86,32 +84,7 @@ final class FaultyStore implements BlobStore {
     }
 
     @Override
-    public void put(String key, byte[] data) {
-        inner.put(key, data);
-    }
-
-    @Override
-    public boolean putIfAbsent(String key, byte[] data) {
-        return inner.putIfAbsent(key, data);
-    }
-
-    @Override
-    public boolean putIfAbsent(String key, Path source) {
-        return inner.putIfAbsent(key, source);
-    }
-
-    @Override
-    public List<String> list(String prefix) {
-        return inner.list(prefix);
-    }
-
-    @Override
     public String describe() {
         return "faulty(" + inner.describe() + ")";
-    }
-
-    @Override
-    public void close() {
-        inner.close();
     }
 }

@@ -3,6 +3,7 @@ package io.warpdata.blobcache.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.ForwardingBlobStore;
 import io.warpdata.blobcache.InMemoryBlobStore;
 import io.warpdata.blobcache.StoreUnavailableException;
 import io.warpdata.manifest.BlobRef;
@@ -10,7 +11,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
-import java.util.OptionalLong;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -94,8 +94,7 @@ class StreamingFetchTest {
     }
 
     /** Streams ranged reads a block at a time; can stall or fail part way through the first one. */
-    private static final class StreamingStore implements BlobStore {
-        private final BlobStore inner;
+    private static final class StreamingStore extends ForwardingBlobStore {
         final List<List<Long>> calls = new CopyOnWriteArrayList<>();
         final CountDownLatch stalled = new CountDownLatch(1);
         final CountDownLatch gate = new CountDownLatch(1);
@@ -104,7 +103,7 @@ class StreamingFetchTest {
         private final AtomicInteger streams = new AtomicInteger();
 
         StreamingStore(BlobStore inner) {
-            this.inner = inner;
+            super(inner);
         }
 
         @Override
@@ -141,43 +140,8 @@ class StreamingFetchTest {
         }
 
         @Override
-        public OptionalLong length(String key) {
-            return inner.length(key);
-        }
-
-        @Override
-        public byte[] get(String key) {
-            return inner.get(key);
-        }
-
-        @Override
-        public void put(String key, byte[] data) {
-            inner.put(key, data);
-        }
-
-        @Override
-        public boolean putIfAbsent(String key, byte[] data) {
-            return inner.putIfAbsent(key, data);
-        }
-
-        @Override
-        public boolean putIfAbsent(String key, Path source) {
-            return inner.putIfAbsent(key, source);
-        }
-
-        @Override
-        public List<String> list(String prefix) {
-            return inner.list(prefix);
-        }
-
-        @Override
         public String describe() {
             return "streaming(" + inner.describe() + ")";
-        }
-
-        @Override
-        public void close() {
-            inner.close();
         }
     }
 }

@@ -1,8 +1,8 @@
 package io.warpdata.daemon.inspect;
 
 import io.warpdata.blobcache.BlobReader;
+import io.warpdata.daemon.testing.StoreBlobReader;
 import io.warpdata.blobcache.InMemoryBlobStore;
-import io.warpdata.blobcache.ReadMetrics;
 import io.warpdata.blobcache.StoreLayout;
 import io.warpdata.daemon.publish.TestData;
 import io.warpdata.manifest.BlobId;
@@ -30,33 +30,7 @@ class ParquetHeadTest {
     private final InMemoryBlobStore store = new InMemoryBlobStore();
 
     /** Plain ranged reads from the in-memory store, so the test sees exactly what head asked for. */
-    private final BlobReader reader = new BlobReader() {
-        private final ReadMetrics metrics = new ReadMetrics();
-
-        @Override
-        public int read(BlobRef blob, long offset, byte[] dst, int dstOff, int len) {
-            int n = (int) Math.max(0, Math.min(len, blob.size() - offset));
-            if (n > 0) {
-                store.read(StoreLayout.blob(blob.id()), offset, dst, dstOff, n);
-                metrics.bytesFetched.add(n);
-            }
-            return n;
-        }
-
-        @Override
-        public byte[] readAll(BlobRef blob) {
-            return store.get(StoreLayout.blob(blob.id()));
-        }
-
-        @Override
-        public ReadMetrics metrics() {
-            return metrics;
-        }
-
-        @Override
-        public void close() {
-        }
-    };
+    private final BlobReader reader = new StoreBlobReader(store);
 
     private TableShard shard(Path file) throws Exception {
         byte[] bytes = Files.readAllBytes(file);

@@ -1,4 +1,4 @@
-package io.warpdata.daemon.cli;
+package io.warpdata.daemon.testing;
 
 import io.warpdata.blobcache.BlobReader;
 import io.warpdata.blobcache.BlobStore;
@@ -7,11 +7,11 @@ import io.warpdata.blobcache.StoreLayout;
 import io.warpdata.manifest.BlobRef;
 
 /** Test reader: plain ranged reads from the store, counting bytes (no verification, no cache). */
-final class StoreBlobReader implements BlobReader {
+public final class StoreBlobReader implements BlobReader {
     private final BlobStore store;
     private final ReadMetrics metrics = new ReadMetrics();
 
-    StoreBlobReader(BlobStore store) {
+    public StoreBlobReader(BlobStore store) {
         this.store = store;
     }
 
