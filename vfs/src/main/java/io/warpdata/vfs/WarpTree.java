@@ -67,6 +67,8 @@ public final class WarpTree {
     private final Cache<VersionKey, VersionTree> versionTrees;
     /** Versions by their full name {@code ws/name@<64 hex>}, the hot path of every lookup under a version. */
     private final Cache<String, VersionTree> versionsByName;
+    /** The full-hash version the last lookup went through (only ever a validated, resolved name). */
+    private volatile NamedVersion lastVersion;
     /**
      * Versions the store said do not exist, remembered briefly: the kernel does not cache
      * negative lookups (negative_timeout=0), and a tool probing name@hash in a loop must not
@@ -194,6 +196,24 @@ public final class WarpTree {
      * because a later publish can make it ambiguous.
      */
     private VersionTree version(String path, int from, int wsEnd, int at, int entryEnd) {
+        // Nearly every lookup is under the version the last one was under (ls -R, a training
+        // epoch): compare in place, no substring, no hashing.
+        NamedVersion last = lastVersion;
+        int n = entryEnd - from;
+        if (last != null && last.name().length() == n && path.regionMatches(from, last.name(), 0, n)) {
+            return last.tree();
+        }
+        VersionTree version = versionByName(path, from, wsEnd, at, entryEnd);
+        if (entryEnd - at - 1 == HASH_HEX) {
+            lastVersion = new NamedVersion(path.substring(from, entryEnd), version);
+        }
+        return version;
+    }
+
+    private record NamedVersion(String name, VersionTree tree) {
+    }
+
+    private VersionTree versionByName(String path, int from, int wsEnd, int at, int entryEnd) {
         boolean full = isFullHash(path, at + 1, entryEnd);
         String key = full ? path.substring(from, entryEnd) : null;
         if (full) {

@@ -193,6 +193,22 @@ class WarpTreeTest {
     }
 
     @Test
+    void lookupsAlternatingBetweenVersionsResolveEachPathInItsOwnVersion() {
+        Map<String, byte[]> other = new LinkedHashMap<>();
+        other.put("train/cat/1.png", TestVersions.bytes(77, 8));
+        VersionHash v2 = versions.publish(MNIST, Map.of(), Map.of("images", versions.artifact(other, Map.of(), 1)),
+                CREATED, false);
+        for (int i = 0; i < 3; i++) {
+            assertThat(tree.attributes(tree.lookup(version(v1) + "/images/train/cat/1.png")).size()).isEqualTo(5000);
+            assertThat(tree.attributes(tree.lookup(version(v2) + "/images/train/cat/1.png")).size()).isEqualTo(77);
+            assertThat(tree.attributes(tree.lookup("/vision/mnist@" + v2.hex().substring(0, 12)
+                    + "/images/train/cat/1.png")).size()).isEqualTo(77);
+            assertNotFound(version(v2) + "/main");
+            assertNotFound("/vision/mnist@" + flip(v1.hex()) + "/images");
+        }
+    }
+
+    @Test
     void aMemberNameWithAnAtSignIsNotTakenForAVersion() {
         Map<String, byte[]> odd = new LinkedHashMap<>();
         odd.put("a@b/c.txt", TestVersions.bytes(7, 9));

@@ -143,12 +143,30 @@ public final class RawCallbacks {
         table.putPointer(offset, closure);
     }
 
-    /** The NUL-terminated UTF-8 string at {@code p}, or null for a null pointer. */
+    /** Longest path read through a thread's buffer; longer ones (never seen in practice) allocate. */
+    private static final int PATH_BUFFER = 4096;
+    /** One buffer per FUSE thread for the path bytes: decoding a path allocates only the String. */
+    private static final ThreadLocal<byte[]> PATH_BYTES = ThreadLocal.withInitial(() -> new byte[PATH_BUFFER]);
+
+    /**
+     * The NUL-terminated UTF-8 string at {@code p}, or null for a null pointer. Read byte by byte
+     * through {@link MemoryIO} (Unsafe, no JNI call), which for paths of a few dozen bytes is
+     * cheaper than a native strlen plus copy.
+     */
     static String string(Pointer p) {
         if (p == null || p.address() == 0) {
             return null;
         }
-        return new String(IO.getZeroTerminatedByteArray(p.address()), StandardCharsets.UTF_8);
+        long a = p.address();
+        byte[] buf = PATH_BYTES.get();
+        for (int n = 0; n < buf.length; n++) {
+            byte b = IO.getByte(a + n);
+            if (b == 0) {
+                return new String(buf, 0, n, StandardCharsets.UTF_8);
+            }
+            buf[n] = b;
+        }
+        return new String(IO.getZeroTerminatedByteArray(a), StandardCharsets.UTF_8);
     }
 
     /** {@code fi->fh}, or 0 without a file info. */
