@@ -40,6 +40,12 @@ import java.nio.file.Path;
  * instead of {@code read}/{@code write}), and {@code lock}/{@code flock} (unregistered, the
  * kernel keeps POSIX and BSD locks locally, which is exactly right for immutable files).
  *
+ * <p>The hot operations (getattr, fgetattr, read, readdir) reach libfuse through
+ * {@link RawCallbacks}, which replaces jnr-fuse's registrations of them with callbacks that
+ * skip jnr's per-call struct wrappers; the overrides here give the same answers and stay for
+ * tests and for platforms whose struct layout RawCallbacks does not know. Files are opened and
+ * closed without a round trip (see {@link #open} and {@link #flush}).
+ *
  * <p>Every callback catches everything: an exception must never unwind into native code.
  */
 public final class WarpFuse extends FuseStubFS {
@@ -96,7 +102,10 @@ public final class WarpFuse extends FuseStubFS {
         mount(mountPoint, false, false, options.fuseArgs());
     }
 
-    /** Open files and directories (a gauge). */
+    /**
+     * Open directories, and open files on kernels that still send OPEN (a gauge); on Linux
+     * 4.19+ files are opened without us (see {@link #open}).
+     */
     public int openHandles() {
         return handles.size();
     }
