@@ -66,12 +66,30 @@ public final class WarpFuse extends FuseStubFS {
         Runtime runtime = Runtime.getSystemRuntime();
         return FileStat.of(Memory.allocateDirect(runtime, Struct.size(new FileStat(runtime)), true));
     });
+    /** The same for the raw readdir, with room for the entry name. */
+    private final ThreadLocal<RawCallbacks.DirentScratch> direntScratch =
+            ThreadLocal.withInitial(() -> new RawCallbacks.DirentScratch(Runtime.getSystemRuntime()));
+    /** The hot callbacks as libfuse calls them (null on a platform where jnr-fuse's stay). */
+    private final RawCallbacks raw;
+    /** Whether files are opened without a round trip to us (see {@link #open}). */
+    private final boolean noOpen;
 
     public WarpFuse(WarpTree tree, Errno errno, long uid, long gid) {
+        this(tree, errno, uid, gid, KernelVersion.running().atLeast(4, 19));
+    }
+
+    /**
+     * @param noOpen answer OPEN of files with ENOSYS, so that the kernel stops sending OPEN and
+     *        RELEASE for files (needs Linux 4.19 or later; see {@link #open})
+     */
+    WarpFuse(WarpTree tree, Errno errno, long uid, long gid, boolean noOpen) {
         this.tree = tree;
         this.errno = errno;
         this.uid = uid;
         this.gid = gid;
+        this.noOpen = noOpen;
+        // After jnr-fuse registered its callbacks, before libfuse ever sees the table.
+        this.raw = RawCallbacks.install(fuseOperations, this);
     }
 
     /**
@@ -160,6 +178,79 @@ public final class WarpFuse extends FuseStubFS {
         stat.st_atim.tv_nsec.set(0);
     }
 
+    private static int typeBits(Node.Type type) {
+        return switch (type) {
+            case DIRECTORY -> FileStat.S_IFDIR;
+            case FILE -> FileStat.S_IFREG;
+            case SYMLINK -> FileStat.S_IFLNK;
+        };
+    }
+
+    private void writeStat(Pointer stat, NodeAttributes a) {
+        RawCallbacks.writeStat(stat, typeBits(a.type()) | a.permissions(), a.nlink(), a.size(), BLOCK_SIZE, uid, gid,
+                a.mtimeSeconds());
+    }
+
+    // ---- the raw callbacks (RawCallbacks): same answers as the overrides, without jnr's wrappers ----
+
+    int rawGetattr(Pointer path, Pointer stat) {
+        String p = null;
+        try {
+            p = RawCallbacks.string(path);
+            writeStat(stat, tree.attributes(tree.lookup(p)));
+            return 0;
+        } catch (Throwable t) {
+            return fail(t, "getattr", p);
+        }
+    }
+
+    int rawFgetattr(Pointer path, Pointer stat, Pointer fi) {
+        String p = null;
+        try {
+            Node n = handles.get(RawCallbacks.fileHandle(fi));
+            if (n == null) {
+                p = RawCallbacks.string(path);
+                n = tree.lookup(p);
+            }
+            writeStat(stat, tree.attributes(n));
+            return 0;
+        } catch (Throwable t) {
+            return fail(t, "fgetattr", p != null ? p : RawCallbacks.string(path));
+        }
+    }
+
+    int rawRead(Pointer path, Pointer buf, long size, long offset, Pointer fi) {
+        String p = null;
+        try {
+            Node n = handles.get(RawCallbacks.fileHandle(fi));
+            if (n == null) {
+                p = RawCallbacks.string(path);
+                n = tree.lookup(p);
+            }
+            return readInto(n, buf, size, offset);
+        } catch (Throwable t) {
+            return fail(t, "read", p != null ? p : RawCallbacks.string(path));
+        }
+    }
+
+    int rawReaddir(Pointer path, Pointer buf, Pointer filler, long offset, Pointer fi) {
+        String p = null;
+        try {
+            Node n = handles.get(RawCallbacks.fileHandle(fi));
+            if (n == null) {
+                p = RawCallbacks.string(path);
+                n = tree.lookup(p);
+            }
+            RawCallbacks.DirentScratch scratch = direntScratch.get();
+            long fill = filler.address();
+            long b = buf.address();
+            tree.list(n, offset, (name, type, next) -> scratch.fill(fill, b, name, typeBits(type), next) != 0);
+            return 0;
+        } catch (Throwable t) {
+            return fail(t, "readdir", p != null ? p : RawCallbacks.string(path));
+        }
+    }
+
     @Override
     public int readlink(String path, Pointer buf, @size_t long size) {
         try {
@@ -176,8 +267,19 @@ public final class WarpFuse extends FuseStubFS {
         }
     }
 
+    /**
+     * Files need no open state: everything a read needs is in its path. Answering ENOSYS makes
+     * the kernel (Linux 4.19+, "no_open") treat this and every later open of a file as
+     * successful without asking us, never send RELEASE, and keep the page cache across opens
+     * (FOPEN_KEEP_CACHE is its default then), which saves two of the four round trips of
+     * open-read-close. Writes never get here: the mount is read-only, the VFS answers EROFS.
+     * Reads then come with no file handle and find their node by path (one lookup, no I/O).
+     */
     @Override
     public int open(String path, FuseFileInfo fi) {
+        if (noOpen) {
+            return -Errno.ENOSYS;
+        }
         try {
             int flags = fi.flags.get();
             if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC) != 0) {
@@ -197,21 +299,24 @@ public final class WarpFuse extends FuseStubFS {
     @Override
     public int read(String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
         try {
-            Node n = node(path, fi);
-            int len = (int) Math.min(size, Integer.MAX_VALUE - 8);
-            byte[] tmp = readBuffers.get();
-            if (tmp.length < len) {
-                tmp = new byte[len];
-                readBuffers.set(tmp);
-            }
-            int got = tree.read(n, offset, tmp, len);
-            if (got > 0) {
-                buf.put(0, tmp, 0, got);
-            }
-            return got;
+            return readInto(node(path, fi), buf, size, offset);
         } catch (Throwable t) {
             return fail(t, "read", path);
         }
+    }
+
+    private int readInto(Node n, Pointer buf, long size, long offset) {
+        int len = (int) Math.min(size, Integer.MAX_VALUE - 8);
+        byte[] tmp = readBuffers.get();
+        if (tmp.length < len) {
+            tmp = new byte[len];
+            readBuffers.set(tmp);
+        }
+        int got = tree.read(n, offset, tmp, len);
+        if (got > 0) {
+            buf.put(0, tmp, 0, got);
+        }
+        return got;
     }
 
     @Override
@@ -310,10 +415,14 @@ public final class WarpFuse extends FuseStubFS {
         return -Errno.ENOSYS;
     }
 
-    /** Nothing is buffered for writing; closing a file needs no work. */
+    /**
+     * Nothing is buffered for writing, so closing a file needs no work. ENOSYS (not 0) on
+     * purpose: the kernel then stops sending FLUSH on every close ("no_flush"), one round trip
+     * less per file opened.
+     */
     @Override
     public int flush(String path, FuseFileInfo fi) {
-        return 0;
+        return -Errno.ENOSYS;
     }
 
     @Override
