@@ -29,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -380,7 +381,8 @@ class BlockCacheTest {
         assertThat(c.metrics().readErrors.sum()).isZero();
     }
 
-    @Test
+    // Repeated: the race it once had showed up in about 1 run in 10.
+    @RepeatedTest(10)
     void freeSpaceFloorIsKept() {
         long blockOnDisk = BlockFile.headerLength(BS) + BS;
         long fsSize = 100 * blockOnDisk;
@@ -403,14 +405,14 @@ class BlockCacheTest {
         // Read-ahead may still be putting blocks in place when readAll returns (and while its
         // reservations are in flight the floor may evict every cached block): check once idle.
         settle(c);
-        // Known, not yet explained: with concurrent demand and read-ahead fetches the floor is
-        // sometimes exceeded by one block (about 1 run in 10 here); more than that is a failure.
-        assertThat(blockBytesOnDisk()).isLessThanOrEqualTo(fsSize - floor + blockOnDisk);
+        // Demand and read-ahead fetches write concurrently: the floor must hold exactly
+        // (DiskBlocksTest pins down the race that once let it slip by a block).
+        assertThat(blockBytesOnDisk()).isLessThanOrEqualTo(fsSize - floor);
         // Once the cache is idle, a read must be cached again within the room the floor leaves.
         assertThat(read(c, ref, 19L * BS, BS)).isEqualTo(range(data, 19L * BS, BS));
         settle(c);
-        assertThat(blockBytesOnDisk()).isLessThanOrEqualTo(fsSize - floor + blockOnDisk);
-        assertThat(c.stats().blocks()).isBetween(1L, 7L);
+        assertThat(blockBytesOnDisk()).isLessThanOrEqualTo(fsSize - floor);
+        assertThat(c.stats().blocks()).isBetween(1L, 6L);
     }
 
     @Test
