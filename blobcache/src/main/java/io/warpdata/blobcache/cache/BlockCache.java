@@ -2,6 +2,7 @@ package io.warpdata.blobcache.cache;
 
 import io.warpdata.blobcache.BlobReader;
 import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.BlockVerificationException;
 import io.warpdata.blobcache.ReadMetrics;
 import io.warpdata.blobcache.StoreException;
 import io.warpdata.blobcache.StoreLayout;
@@ -523,9 +524,21 @@ public final class BlockCache implements BlobReader {
 
     private void run(Task t) {
         try {
+            Fetch head = t.fetches().get(0);
+            // Read-ahead queued before a block of its blob failed verification: drop what no
+            // reader has asked for yet (a reader that comes later fetches its block on demand).
+            boolean dropReadAhead = head.prefetch && readAhead != null && readAhead.suspect(head.blob.id());
             List<Fetch> group = new ArrayList<>(t.fetches().size());
             for (Fetch f : t.fetches()) {
-                if (f.claim()) {
+                if (dropReadAhead && f.state.compareAndSet(Fetch.QUEUED, Fetch.RUNNING)) {
+                    inflight.remove(f.key, f);
+                    f.done.complete(RETRY);
+                    f.settled.complete(null);
+                    if (!group.isEmpty()) {
+                        fetchGroup(group);
+                        group = new ArrayList<>();
+                    }
+                } else if (f.claim()) {
                     group.add(f);
                 } else if (!group.isEmpty()) {
                     fetchGroup(group);
@@ -568,6 +581,9 @@ public final class BlockCache implements BlobReader {
             fetcher.readStreaming(StoreLayout.blob(blob.id()), (long) b0 * list.blockSize(), buf, len,
                     handOff::arrived, handOff::handedBytes, deadline);
             handOff.arrived(len);
+            if (handOff.clean && readAhead != null) {
+                readAhead.onVerifiedRun(blob.id());
+            }
             // Only then write them to the cache, so that the GET's stream is never held up by disk
             // writes and a reader of the run's last block does not wait for the others' writes.
             int pos = 0;
@@ -597,6 +613,8 @@ public final class BlockCache implements BlobReader {
         private final long deadline;
         private int next;
         private int nextStart;
+        /** No block of the run has failed verification, not even once. */
+        boolean clean = true;
 
         HandOff(List<Fetch> group, byte[] buf, long deadline) {
             this.group = group;
@@ -613,13 +631,27 @@ public final class BlockCache implements BlobReader {
                     return;
                 }
                 try {
-                    fetcher.verifyOrRefetch(f.blob, f.list, f.key.index(), buf, nextStart, deadline);
+                    if (!fetcher.verifyOrRefetch(f.blob, f.list, f.key.index(), buf, nextStart, deadline)) {
+                        suspect(f.blob);
+                    }
                     f.done.complete(new BlockBytes(buf, nextStart, bl));
+                } catch (BlockVerificationException e) {
+                    // Before the readers hear of it, so that a reader going on sequentially
+                    // finds read-ahead already held back.
+                    suspect(f.blob);
+                    fail(f, e);
                 } catch (RuntimeException e) {
                     fail(f, e);
                 }
                 next++;
                 nextStart += bl;
+            }
+        }
+
+        private void suspect(BlobRef blob) {
+            clean = false;
+            if (readAhead != null) {
+                readAhead.onVerificationFailure(blob.id());
             }
         }
 

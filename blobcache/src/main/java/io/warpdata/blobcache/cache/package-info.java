@@ -49,6 +49,13 @@
  *     read's own GET starts at once even while slow read-ahead GETs are in flight.</li>
  * <li>A read-ahead block evicted before anyone read it counts as {@code prefetch_wasted_bytes};
  *     a read served by a read-ahead block counts as {@code prefetch_hit_blocks}.</li>
+ * <li>A block that fails SHA-256 verification (even once, with a good refetch) marks its blob
+ *     <em>suspect</em>: every window of the blob closes, no read-ahead is scheduled for it, and
+ *     read-ahead of it already queued but not yet demanded by a reader is dropped, until one GET
+ *     of the blob verifies without a single mismatch (then windows start over from 0). A store
+ *     serving wrong bytes thus costs about the demanded blocks (each fetched and refetched
+ *     once), not whole windows: the kernel's own read-ahead keeps reading on after an EIO, and
+ *     each such read used to grow the window and fetch up to 64 MiB more of failing blocks.</li>
  * <li>{@code TRACKED_BLOBS} = 8192 blobs are tracked (about 300 bytes each); a forgotten blob
  *     simply starts over with a window of 0.</li>
  * </ul>

@@ -256,6 +256,45 @@ class BlockCacheTest {
         assertThat(read(c, ref, 2 * BS, 10)).as("nothing bad was cached").isEqualTo(range(data, 2 * BS, 10));
     }
 
+    /**
+     * A store serving wrong bytes while a reader goes on reading sequentially (as the kernel's
+     * read-ahead does even after a read failed with EIO): read-ahead must not keep fetching
+     * blocks that fail verification, so the bad store costs about what the reads demanded.
+     */
+    @Test
+    void corruptStoreStopsReadAheadSoItCostsAboutTheDemandedBytes() {
+        byte[] data = TestBlobs.bytes(256 * BS, 13);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        BlockCache c = open(config());
+        c.read(ref, 0, new byte[0], 0, 0); // its hash list is now cached
+        store.corruptForever = true;
+        long before = store.bytesRead.get();
+        int reads = 0;
+        int failed = 0;
+        for (long off = 0; off < 8L * BS; off += BS / 2) {
+            try {
+                // Right bytes or a failure, never wrong bytes.
+                assertThat(read(c, ref, off, BS / 2)).isEqualTo(range(data, off, BS / 2));
+            } catch (BlockVerificationException e) {
+                failed++;
+            }
+            reads++;
+        }
+        settle(c);
+        assertThat(failed).isPositive();
+        // Each failed read costs at most its block's GET and the one refetch; no read-ahead.
+        assertThat(store.bytesRead.get() - before).isLessThanOrEqualTo(2L * reads * BS);
+        assertThat(c.metrics().prefetchedBlocks.sum()).isZero();
+
+        // Once the store serves right bytes again, a sequential reader gets read-ahead again.
+        store.corruptForever = false;
+        for (long off = 8L * BS; off < 24L * BS; off += BS / 2) {
+            assertThat(read(c, ref, off, BS / 2)).isEqualTo(range(data, off, BS / 2));
+        }
+        settle(c);
+        assertThat(c.metrics().prefetchedBlocks.sum()).isPositive();
+    }
+
     @Test
     void transient500sAreRetried() {
         byte[] data = TestBlobs.bytes(3 * BS, 10);
