@@ -60,6 +60,25 @@
  *     simply starts over with a window of 0.</li>
  * </ul>
  *
+ * <h2>Cold-read CPU (what a miss costs, and why)</h2>
+ * On a cold sequential read the machine's CPU, not the network, is the limit on a small host,
+ * so every fetched byte's path is kept short. Measured with {@code FetchBench} (test scope) and
+ * async-profiler on the fetch threads, a miss costs, per byte: the socket read (the kernel's copy
+ * into the JDK's temporary direct buffer, then one copy into the run buffer: Java's socket API
+ * and the SDK's InputStream allow no fewer), SHA-256 (the SHA-NI intrinsic: near the hardware
+ * cost), CRC32C of the 64 KiB chunks, and the block file's write (one copy into a direct buffer,
+ * the kernel's copy into the page cache, ext4's per-page delayed allocation), plus per GET the
+ * SDK's request handling and per block a file create and rename.
+ * <ul>
+ * <li>Fetch buffers are pooled ({@code RunBuffers}, {@code BlockCache.POOLED_BUFFER_BYTES} =
+ *     128 MiB of idle buffers at most): a fresh 8 MiB array per GET was zeroed by the JVM,
+ *     page-faulted in by the kernel 4 KiB at a time (zeroed again) and, being a G1 humongous
+ *     object, collected by collections of its own: about 16% of the fetch threads' CPU and
+ *     1 GiB of allocation per GiB read. A buffer returns to the pool only when the fetch and
+ *     every reader copying out of it have let go (a count per run); a reader that comes later
+ *     reads the block from the cache instead.</li>
+ * </ul>
+ *
  * <h2>Modes</h2>
  * {@link io.warpdata.blobcache.cache.CacheMode}: AUTO (disk cache + read-ahead), REMOTE (bounded
  * memory only), HYBRID (AUTO, and a blob's first read queues the whole blob at low priority,

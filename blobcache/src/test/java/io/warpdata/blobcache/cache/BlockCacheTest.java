@@ -454,6 +454,56 @@ class BlockCacheTest {
         assertThat(c.stats().blocks()).isBetween(1L, 6L);
     }
 
+    /**
+     * Fetch buffers are pooled and reused as soon as a run is cached: many readers of many blobs
+     * at once, with evictions and a small in-flight memory bound forcing constant reuse, must
+     * never see another run's bytes (a reader copying from a buffer already refilled would).
+     */
+    @Test
+    void concurrentReadersNeverSeeBytesOfAReusedFetchBuffer() throws Exception {
+        int blobs = 6;
+        List<byte[]> contents = new ArrayList<>();
+        List<BlobRef> refs = new ArrayList<>();
+        for (int i = 0; i < blobs; i++) {
+            contents.add(TestBlobs.bytes(40 * BS + 777, 500 + i));
+            refs.add(TestBlobs.put(memory, contents.get(i), BS));
+        }
+        long blockOnDisk = BlockFile.headerLength(BS) + BS;
+        BlockCache c = open(config().withMaxBytes(12 * blockOnDisk).withMaxInFlightBytes(24L * BS)
+                .withMaxConcurrentFetches(6));
+        ExecutorService readers = Executors.newFixedThreadPool(6);
+        try {
+            List<Future<Integer>> results = new ArrayList<>();
+            for (int t = 0; t < 6; t++) {
+                int seed = t;
+                results.add(readers.submit(() -> {
+                    Random rnd = new Random(seed);
+                    int checked = 0;
+                    for (int i = 0; i < 150; i++) {
+                        int b = rnd.nextInt(blobs);
+                        byte[] data = contents.get(b);
+                        // Mostly short sequential scans (read-ahead runs), some random reads.
+                        long off = rnd.nextInt(data.length - 1);
+                        int len = 1 + rnd.nextInt(Math.min(3 * BS, data.length - (int) off));
+                        for (int k = 0; k < 1 + rnd.nextInt(4) && off < data.length; k++) {
+                            int n = (int) Math.min(len, data.length - off);
+                            assertThat(read(c, refs.get(b), off, n)).isEqualTo(range(data, off, n));
+                            off += n;
+                            checked++;
+                        }
+                    }
+                    return checked;
+                }));
+            }
+            for (Future<Integer> f : results) {
+                assertThat(f.get(60, TimeUnit.SECONDS)).isPositive();
+            }
+        } finally {
+            readers.shutdownNow();
+        }
+        assertThat(c.metrics().readErrors.sum()).isZero();
+    }
+
     @Test
     void concurrentReadersOfOneBlockIssueOneGet() throws Exception {
         byte[] data = TestBlobs.bytes(4 * BS, 40);
