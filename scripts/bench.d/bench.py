@@ -246,12 +246,54 @@ def cleanup_from_state(state_path):
 # Helpers
 # ----------------------------------------------------------------------------------------
 
-class Dropper:
+class Clock:
+    """Where the bench's wall time goes: seconds per category, logged at the end, so a run
+    that is over its budget shows what to cut (setup, a slow peer's cells, cache drops...)."""
+
     def __init__(self):
+        self.spent = {}   # category -> [seconds, count]
+
+    def add(self, category, secs):
+        e = self.spent.setdefault(category, [0.0, 0])
+        e[0] += secs
+        e[1] += 1
+
+    def timed(self, category):
+        clock = self
+
+        class _Span:
+            def __enter__(self):
+                self.t0 = time.perf_counter()
+                return self
+
+            def __exit__(self, *_exc):
+                clock.add(category, time.perf_counter() - self.t0)
+                return False
+        return _Span()
+
+    def summary(self, total):
+        lines = [f"time: {total:.0f}s in all; by category (seconds, count):"]
+        for cat, (secs, n) in sorted(self.spent.items(), key=lambda kv: -kv[1][0]):
+            if secs >= 0.5:
+                lines.append(f"  {secs:7.1f}s {n:4d}x  {cat}")
+        return "\n".join(lines)
+
+
+class Dropper:
+    def __init__(self, clock=None):
         self.ok = True
         self.warned = False
+        self.clock = clock
 
     def __call__(self):
+        t0 = time.perf_counter()
+        try:
+            self._drop()
+        finally:
+            if self.clock:
+                self.clock.add("overhead: sync + drop page cache", time.perf_counter() - t0)
+
+    def _drop(self):
         os.sync()
         try:
             with open("/proc/sys/vm/drop_caches", "w") as f:
@@ -510,7 +552,8 @@ class Env:
         self.tools = os.path.join(self.work, "tools")
         self.warp_jar = os.environ.get("BENCH_WARP_JAR", os.path.join(REPO, "daemon", "target", "warp.jar"))
         self.reg = Registry(os.path.join(self.run, "state.json"))
-        self.drop = Dropper()
+        self.clock = Clock()
+        self.drop = Dropper(self.clock)
         self.port = None
         self.endpoint = None
 
@@ -650,11 +693,14 @@ class MountSystem(System):
         os.makedirs(self.cache)
 
     def cold(self, target="data"):
-        self.stop()
-        self.clear_cache()
+        with self.env.clock.timed(f"  {self.name}: stop"):
+            self.stop()
+        with self.env.clock.timed(f"  {self.name}: clear cache"):
+            self.clear_cache()
         self.env.drop()
         self.target = target
-        self.start()
+        with self.env.clock.timed(f"  {self.name}: start until mounted"):
+            self.start()
 
 
 class S3fs(MountSystem):
@@ -713,12 +759,14 @@ class Warp(MountSystem):
         self.target = target
         if not (self.force_restart or self.env.args.warp_cold_restart) and self.daemon_pid and self.ready():
             warpctl = os.path.join(REPO, "scripts", "warpctl")
-            r = subprocess.run([warpctl, "cache", "gc", "--limit", "0", "--socket", self.socket()],
-                               env=self.env.aws_env(), capture_output=True, text=True, timeout=120)
+            with self.env.clock.timed("  warp: warpctl cache gc"):
+                r = subprocess.run([warpctl, "cache", "gc", "--limit", "0", "--socket", self.socket()],
+                                   env=self.env.aws_env(), capture_output=True, text=True, timeout=120)
             if r.returncode == 0 and not self.cache_block_files():
                 self.restarted = False
                 self.env.drop()
-                time.sleep(1.1)  # stats.json is rewritten every second: deltas start after the gc
+                with self.env.clock.timed("overhead: warp stats.json wait"):
+                    time.sleep(1.1)  # stats.json is rewritten every second: deltas start after the gc
                 return
             log(f"warp: cache gc did not empty the cache ({r.stderr.strip()[:200]}); restarting warpd instead")
         self.restarted = True
@@ -987,8 +1035,10 @@ def main_bench(args):
 
     started = time.time()
     load_start = os.getloadavg()
-    generate_data(cfg, env.data, env.sql_cmd())
-    facts = data_facts(env.data)
+    with env.clock.timed("setup: data generation"):
+        generate_data(cfg, env.data, env.sql_cmd())
+    with env.clock.timed("setup: data facts"):
+        facts = data_facts(env.data)
 
     local, rawget = Local(env), RawGet(env)
     warp, s3fs, rclone = Warp(env), S3fs(env), Rclone(env)
@@ -1008,11 +1058,14 @@ def main_bench(args):
         if name not in system_names and not systems[name].missing:
             systems[name].missing = "not selected (--systems)"
 
-    env.start_server()
-    seed_peer_objects(env.data, env.s3_dir)
+    with env.clock.timed("setup: S3Proxy start"):
+        env.start_server()
+    with env.clock.timed("setup: peers' objects"):
+        seed_peer_objects(env.data, env.s3_dir)
     if not warp.missing:
         try:
-            warp.publish()
+            with env.clock.timed("setup: warp publish"):
+                warp.publish()
         except BenchError as e:
             warp.missing = f"ERROR ({e})"
             log(f"warp: {e}")
@@ -1020,8 +1073,9 @@ def main_bench(args):
     runner = Runner(env, systems, facts)
     if any(w.startswith("duck-") for w in workloads):
         # The local files' answers, which every mount's answer must equal (not timed).
-        for q in ("count", "filter", "groupby"):
-            facts["duck_" + q] = runner.duck.ask(f"{q} {runner.table_glob(local)}", runner.timeout)["result"]
+        with env.clock.timed("setup: DuckDB reference answers"):
+            for q in ("count", "filter", "groupby"):
+                facts["duck_" + q] = runner.duck.ask(f"{q} {runner.table_glob(local)}", runner.timeout)["result"]
     res = Results()
     peak_rss = {}
     warp_stats = {}
@@ -1046,7 +1100,8 @@ def main_bench(args):
                 if sn == "warp":
                     s.force_restart = w.startswith("ttfb")
                 try:
-                    s.cold("tree" if w in TREE_WORKLOADS else "data")
+                    with env.clock.timed(f"reset {sn}: cold start (incl. drop)"):
+                        s.cold("tree" if w in TREE_WORKLOADS else "data")
                 except BenchError as e:
                     for ph in phases:
                         res.err((w, ph, sn), str(e))
@@ -1058,7 +1113,8 @@ def main_bench(args):
                     if sn == "rawget" and ph == "warm":
                         continue
                     if ph == "warm":
-                        s.warm()
+                        with env.clock.timed(f"reset {sn}: warm (drop)"):
+                            s.warm()
                     key = (w, ph, sn)
                     pid = getattr(s, "daemon_pid", None)
                     cpu0 = proc_cpu_seconds(pid) if pid else None
@@ -1071,6 +1127,7 @@ def main_bench(args):
                         continue
                     finally:
                         spent += time.perf_counter() - t_m
+                        env.clock.add(f"measure {sn}: {w}", time.perf_counter() - t_m)
                     if pid:
                         cpu1 = proc_cpu_seconds(pid)
                         hwm = proc_hwm_kib(pid)
@@ -1080,7 +1137,8 @@ def main_bench(args):
                             extra["daemon_cpu_s"] = cpu1 - cpu0
                             res.cpu.setdefault(key, []).append((cpu1 - cpu0) / (extra["bytes"] / GIB))
                     if sn == "warp":
-                        time.sleep(1.1)  # warpd rewrites stats.json every second
+                        with env.clock.timed("overhead: warp stats.json wait"):
+                            time.sleep(1.1)  # warpd rewrites stats.json every second
                         st = warp.stats()
                         if st is not None:
                             extra["warp_stats"] = st
@@ -1096,7 +1154,8 @@ def main_bench(args):
                         + (f" (cold start took {t_m - t_reset:.1f}s)" if ph == "cold" else ""))
                     if w == "seq-dd" and sn == "warp" and ph == "warm":
                         try:
-                            v, ex = runner.cache_cat(warp)
+                            with env.clock.timed("measure warp: cat of cache files"):
+                                v, ex = runner.cache_cat(warp)
                             res.add(("seq-dd", "warm", "cachecat"), v, ex)
                             log(f"seq-dd warm cat-of-cache-files: {v:.0f} MB/s ({ex['files']} files)")
                         except (BenchError, OSError) as e:
@@ -1111,9 +1170,11 @@ def main_bench(args):
                     if hwm:
                         peak_rss[sn] = max(peak_rss.get(sn, 0), hwm)
         # Daemons are not left running between runs.
-        for s in (warp, s3fs, rclone):
-            s.stop()
+        with env.clock.timed("overhead: stop daemons after a run"):
+            for s in (warp, s3fs, rclone):
+                s.stop()
     elapsed = time.time() - started
+    log(env.clock.summary(elapsed))
     load_end = os.getloadavg()
     env.reg.stop_all()
 
