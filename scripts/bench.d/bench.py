@@ -595,10 +595,11 @@ class Env:
                 raise BenchError(f"S3Proxy exited; see {self.logs}/s3proxy.log")
             ok = True
             for bucket in [WARP_BUCKET] + list(PEER_BUCKETS.values()):
-                r = subprocess.run(curl_args() + ["-o", "/dev/null", "-X", "PUT",
+                # The HTTP status, not curl's message: that names the port, which may hold "409".
+                r = subprocess.run(curl_args() + ["-o", "/dev/null", "-w", "%{http_code}", "-X", "PUT",
                                                   f"{self.endpoint}/{bucket}"],
                                    capture_output=True, text=True)
-                ok = ok and (r.returncode == 0 or "409" in r.stderr)
+                ok = ok and r.stdout.strip() in ("200", "409")
             if ok:
                 log(f"server: S3Proxy on {self.endpoint}, backend {self.s3_dir}")
                 return
