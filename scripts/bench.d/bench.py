@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import platform
 import random
+import re
 import shutil
 import signal
 import socket
@@ -752,6 +753,61 @@ class Warp(MountSystem):
     def socket(self):
         return os.path.join(self.env.run, "warpd.sock")
 
+    def control(self, op, args=None, timeout=120):
+        """One request on warpd's control socket (newline-delimited JSON, docs/control.md):
+        the harness talks to it directly, as warpctl would, without starting a JVM per call."""
+        req = {"id": 1, "op": op}
+        if args:
+            req["args"] = args
+        try:
+            with socket.socket(socket.AF_UNIX) as sock:
+                sock.settimeout(timeout)
+                sock.connect(self.socket())
+                f = sock.makefile("rwb")
+                f.write((json.dumps(req) + "\n").encode())
+                f.flush()
+                while True:
+                    line = f.readline()
+                    if not line:
+                        raise BenchError(f"warpd closed the control socket during {op}")
+                    j = json.loads(line)
+                    if j.get("event") == "progress":
+                        continue
+                    if not j.get("ok"):
+                        raise BenchError(f"{op}: {json.dumps(j.get('error'))[:200]}")
+                    return j["result"]
+        except (OSError, ValueError) as e:
+            raise BenchError(f"{op} on {self.socket()}: {e}") from e
+
+    def counters(self):
+        """Warp's read counters once they stopped moving: read-ahead started by the last
+        measurement may still be landing when the client is done, and belongs to it. Asked on
+        the control socket (the same counters as stats.json's "read", without waiting for its
+        once-a-second rewrite)."""
+        keys = ("gets_issued", "bytes_fetched", "prefetched_blocks")
+        prev = self.control("cache.stats")["counters"]
+        deadline = time.monotonic() + 5
+        while True:
+            time.sleep(0.2)
+            now = self.control("cache.stats")["counters"]
+            if all(now.get(k) == prev.get(k) for k in keys) or time.monotonic() > deadline:
+                return now
+            prev = now
+
+    def snapshot(self):
+        """stats.json (gauges, mount errors: at most a second old) with the read counters as
+        they are now; None when neither can be read."""
+        st = self.stats()
+        try:
+            read = self.counters()
+        except BenchError as e:
+            log(f"warp: {e}; waiting for stats.json instead")
+            time.sleep(1.1)  # warpd rewrites stats.json every second
+            return self.stats()
+        st = dict(st or {})
+        st["read"] = read
+        return st
+
     def cold(self, target="data"):
         """A production warpd runs for days, so "cold" means its disk cache is empty, not its
         JVM: the running daemon's cache is emptied through its control socket (warpctl cache gc
@@ -759,17 +815,18 @@ class Warp(MountSystem):
         restart warpd instead, so JVM start-up and JIT warm-up are measured there."""
         self.target = target
         if not (self.force_restart or self.env.args.warp_cold_restart) and self.daemon_pid and self.ready():
-            warpctl = os.path.join(REPO, "scripts", "warpctl")
-            with self.env.clock.timed("  warp: warpctl cache gc"):
-                r = subprocess.run([warpctl, "cache", "gc", "--limit", "0", "--socket", self.socket()],
-                                   env=self.env.aws_env(), capture_output=True, text=True, timeout=120)
-            if r.returncode == 0 and not self.cache_block_files():
-                self.restarted = False
-                self.env.drop()
-                with self.env.clock.timed("overhead: warp stats.json wait"):
-                    time.sleep(1.1)  # stats.json is rewritten every second: deltas start after the gc
-                return
-            log(f"warp: cache gc did not empty the cache ({r.stderr.strip()[:200]}); restarting warpd instead")
+            try:
+                with self.env.clock.timed("  warp: cache gc --limit 0 (control socket)"):
+                    gc = self.control("cache.gc", {"limit": 0})
+                left = self.cache_block_files()
+                if not left:
+                    self.restarted = False
+                    self.env.drop()
+                    return
+                why = f"{len(left)} block files left, gc said {gc}"
+            except BenchError as e:
+                why = str(e)
+            log(f"warp: cache gc did not empty the cache ({why[:200]}); restarting warpd instead")
         self.restarted = True
         super().cold(target)
 
@@ -810,12 +867,73 @@ class Warp(MountSystem):
                  "--artifact", "tree=" + os.path.join(d, "tree"),
                  "--set-latest", "--remote", f"s3://{WARP_BUCKET}/{WARP_PREFIX}",
                  "--endpoint", self.env.endpoint])
+        marker = os.path.join(self.env.run, f"published-{self.env.args.scale}.json")
+        key = {"argv": argv[3:-1], "data": self._data_params(), "code": self._publish_code_fingerprint()}
+        version = self._still_published(marker, key)
+        if version:
+            log(f"warp: {DATASET}@{version[:12]} is already published from the same data by the same "
+                "publish code; not republished")
+            return
         t0 = time.time()
         with open(os.path.join(self.env.logs, "publish.log"), "ab") as lf:
-            r = subprocess.run(argv, env=self.env.aws_env(), stdout=lf, stderr=lf)
+            r = subprocess.run(argv, env=self.env.aws_env(), stdout=subprocess.PIPE, stderr=lf)
+            lf.write(r.stdout)
         if r.returncode != 0:
             raise BenchError(f"warpctl publish failed (exit {r.returncode}); see {self.env.logs}/publish.log")
         log(f"warp: published {DATASET} in {time.time() - t0:.0f}s")
+        m = re.search(re.escape(DATASET) + r"@([0-9a-f]{64})", r.stdout.decode(errors="replace"))
+        if m and key["code"]:
+            with open(marker, "w") as f:
+                json.dump(dict(key, version=m.group(1)), f)
+
+    # Publishing is deterministic: the same files published by the same publish code give the same
+    # version, and republishing uploads nothing, but it still reads, hashes and packs every input
+    # (about a minute for the full data). The bench skips it when its last publish had the same
+    # inputs, the same code and the version is still the store's latest.
+    PUBLISH_CODE = ("io/warpdata/manifest/", "io/warpdata/daemon/publish/", "io/warpdata/daemon/cli/")
+
+    def _data_params(self):
+        try:
+            with open(os.path.join(self.env.data, ".complete.json")) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
+    def _publish_code_fingerprint(self):
+        """A digest of the jar's classes that decide what a publish writes (CRC and size of each
+        entry, from the jar's directory: nothing is decompressed); None if unreadable. Changes
+        elsewhere (the read path, the control socket) do not force a republish."""
+        import zipfile
+        try:
+            with zipfile.ZipFile(self.env.warp_jar) as z:
+                h = hashlib.sha256()
+                for i in sorted(z.infolist(), key=lambda i: i.filename):
+                    n = i.filename
+                    if n.startswith(self.PUBLISH_CODE) or (n.startswith("io/warpdata/blobcache/")
+                                                            and n.count("/") == 3):
+                        h.update(f"{n}:{i.CRC}:{i.file_size}\n".encode())
+                return h.hexdigest()
+        except (OSError, zipfile.BadZipFile):
+            return None
+
+    def _still_published(self, marker, key):
+        try:
+            with open(marker) as f:
+                last = json.load(f)
+        except (OSError, ValueError):
+            return None
+        version = last.pop("version", None)
+        if not version or last != key or not key["code"] or not key["data"]:
+            return None
+        store = os.path.join(self.env.s3_dir, WARP_BUCKET, WARP_PREFIX, "datasets", *DATASET.split("/"))
+        try:
+            with open(os.path.join(store, "latest.json")) as f:
+                latest = f.read()
+        except OSError:
+            return None
+        if version not in latest or not os.path.isfile(os.path.join(store, "versions", version + ".json")):
+            return None
+        return version
 
 
 # ----------------------------------------------------------------------------------------
@@ -1109,7 +1227,10 @@ def main_bench(args):
                     log(f"{w} {sn}: {e}")
                     continue
                 # Warp's counters start at zero after a restart, else at the gc that made it cold.
-                warp_prev = {} if sn != "warp" or s.restarted else (s.stats() or {})
+                warp_prev = {}
+                if sn == "warp" and not s.restarted:
+                    with env.clock.timed("overhead: warp counters"):
+                        warp_prev = s.snapshot() or {}
                 for ph in phases:
                     if sn == "rawget" and ph == "warm":
                         continue
@@ -1138,9 +1259,8 @@ def main_bench(args):
                             extra["daemon_cpu_s"] = cpu1 - cpu0
                             res.cpu.setdefault(key, []).append((cpu1 - cpu0) / (extra["bytes"] / GIB))
                     if sn == "warp":
-                        with env.clock.timed("overhead: warp stats.json wait"):
-                            time.sleep(1.1)  # warpd rewrites stats.json every second
-                        st = warp.stats()
+                        with env.clock.timed("overhead: warp counters"):
+                            st = warp.snapshot()
                         if st is not None:
                             extra["warp_stats"] = st
                             extra["warp_read_delta"] = counter_delta(st.get("read", {}), warp_prev.get("read", {}))
