@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import platform
 import random
+import re
 import shutil
 import signal
 import socket
@@ -246,12 +247,54 @@ def cleanup_from_state(state_path):
 # Helpers
 # ----------------------------------------------------------------------------------------
 
-class Dropper:
+class Clock:
+    """Where the bench's wall time goes: seconds per category, logged at the end, so a run
+    that is over its budget shows what to cut (setup, a slow peer's cells, cache drops...)."""
+
     def __init__(self):
+        self.spent = {}   # category -> [seconds, count]
+
+    def add(self, category, secs):
+        e = self.spent.setdefault(category, [0.0, 0])
+        e[0] += secs
+        e[1] += 1
+
+    def timed(self, category):
+        clock = self
+
+        class _Span:
+            def __enter__(self):
+                self.t0 = time.perf_counter()
+                return self
+
+            def __exit__(self, *_exc):
+                clock.add(category, time.perf_counter() - self.t0)
+                return False
+        return _Span()
+
+    def summary(self, total):
+        lines = [f"time: {total:.0f}s in all; by category (seconds, count):"]
+        for cat, (secs, n) in sorted(self.spent.items(), key=lambda kv: -kv[1][0]):
+            if secs >= 0.5:
+                lines.append(f"  {secs:7.1f}s {n:4d}x  {cat}")
+        return "\n".join(lines)
+
+
+class Dropper:
+    def __init__(self, clock=None):
         self.ok = True
         self.warned = False
+        self.clock = clock
 
     def __call__(self):
+        t0 = time.perf_counter()
+        try:
+            self._drop()
+        finally:
+            if self.clock:
+                self.clock.add("overhead: sync + drop page cache", time.perf_counter() - t0)
+
+    def _drop(self):
         os.sync()
         try:
             with open("/proc/sys/vm/drop_caches", "w") as f:
@@ -510,7 +553,8 @@ class Env:
         self.tools = os.path.join(self.work, "tools")
         self.warp_jar = os.environ.get("BENCH_WARP_JAR", os.path.join(REPO, "daemon", "target", "warp.jar"))
         self.reg = Registry(os.path.join(self.run, "state.json"))
-        self.drop = Dropper()
+        self.clock = Clock()
+        self.drop = Dropper(self.clock)
         self.port = None
         self.endpoint = None
 
@@ -552,10 +596,11 @@ class Env:
                 raise BenchError(f"S3Proxy exited; see {self.logs}/s3proxy.log")
             ok = True
             for bucket in [WARP_BUCKET] + list(PEER_BUCKETS.values()):
-                r = subprocess.run(curl_args() + ["-o", "/dev/null", "-X", "PUT",
+                # The HTTP status, not curl's message: that names the port, which may hold "409".
+                r = subprocess.run(curl_args() + ["-o", "/dev/null", "-w", "%{http_code}", "-X", "PUT",
                                                   f"{self.endpoint}/{bucket}"],
                                    capture_output=True, text=True)
-                ok = ok and (r.returncode == 0 or "409" in r.stderr)
+                ok = ok and r.stdout.strip() in ("200", "409")
             if ok:
                 log(f"server: S3Proxy on {self.endpoint}, backend {self.s3_dir}")
                 return
@@ -650,11 +695,14 @@ class MountSystem(System):
         os.makedirs(self.cache)
 
     def cold(self, target="data"):
-        self.stop()
-        self.clear_cache()
+        with self.env.clock.timed(f"  {self.name}: stop"):
+            self.stop()
+        with self.env.clock.timed(f"  {self.name}: clear cache"):
+            self.clear_cache()
         self.env.drop()
         self.target = target
-        self.start()
+        with self.env.clock.timed(f"  {self.name}: start until mounted"):
+            self.start()
 
 
 class S3fs(MountSystem):
@@ -705,6 +753,61 @@ class Warp(MountSystem):
     def socket(self):
         return os.path.join(self.env.run, "warpd.sock")
 
+    def control(self, op, args=None, timeout=120):
+        """One request on warpd's control socket (newline-delimited JSON, docs/control.md):
+        the harness talks to it directly, as warpctl would, without starting a JVM per call."""
+        req = {"id": 1, "op": op}
+        if args:
+            req["args"] = args
+        try:
+            with socket.socket(socket.AF_UNIX) as sock:
+                sock.settimeout(timeout)
+                sock.connect(self.socket())
+                f = sock.makefile("rwb")
+                f.write((json.dumps(req) + "\n").encode())
+                f.flush()
+                while True:
+                    line = f.readline()
+                    if not line:
+                        raise BenchError(f"warpd closed the control socket during {op}")
+                    j = json.loads(line)
+                    if j.get("event") == "progress":
+                        continue
+                    if not j.get("ok"):
+                        raise BenchError(f"{op}: {json.dumps(j.get('error'))[:200]}")
+                    return j["result"]
+        except (OSError, ValueError) as e:
+            raise BenchError(f"{op} on {self.socket()}: {e}") from e
+
+    def counters(self):
+        """Warp's read counters once they stopped moving: read-ahead started by the last
+        measurement may still be landing when the client is done, and belongs to it. Asked on
+        the control socket (the same counters as stats.json's "read", without waiting for its
+        once-a-second rewrite)."""
+        keys = ("gets_issued", "bytes_fetched", "prefetched_blocks")
+        prev = self.control("cache.stats")["counters"]
+        deadline = time.monotonic() + 5
+        while True:
+            time.sleep(0.2)
+            now = self.control("cache.stats")["counters"]
+            if all(now.get(k) == prev.get(k) for k in keys) or time.monotonic() > deadline:
+                return now
+            prev = now
+
+    def snapshot(self):
+        """stats.json (gauges, mount errors: at most a second old) with the read counters as
+        they are now; None when neither can be read."""
+        st = self.stats()
+        try:
+            read = self.counters()
+        except BenchError as e:
+            log(f"warp: {e}; waiting for stats.json instead")
+            time.sleep(1.1)  # warpd rewrites stats.json every second
+            return self.stats()
+        st = dict(st or {})
+        st["read"] = read
+        return st
+
     def cold(self, target="data"):
         """A production warpd runs for days, so "cold" means its disk cache is empty, not its
         JVM: the running daemon's cache is emptied through its control socket (warpctl cache gc
@@ -712,15 +815,18 @@ class Warp(MountSystem):
         restart warpd instead, so JVM start-up and JIT warm-up are measured there."""
         self.target = target
         if not (self.force_restart or self.env.args.warp_cold_restart) and self.daemon_pid and self.ready():
-            warpctl = os.path.join(REPO, "scripts", "warpctl")
-            r = subprocess.run([warpctl, "cache", "gc", "--limit", "0", "--socket", self.socket()],
-                               env=self.env.aws_env(), capture_output=True, text=True, timeout=120)
-            if r.returncode == 0 and not self.cache_block_files():
-                self.restarted = False
-                self.env.drop()
-                time.sleep(1.1)  # stats.json is rewritten every second: deltas start after the gc
-                return
-            log(f"warp: cache gc did not empty the cache ({r.stderr.strip()[:200]}); restarting warpd instead")
+            try:
+                with self.env.clock.timed("  warp: cache gc --limit 0 (control socket)"):
+                    gc = self.control("cache.gc", {"limit": 0})
+                left = self.cache_block_files()
+                if not left:
+                    self.restarted = False
+                    self.env.drop()
+                    return
+                why = f"{len(left)} block files left, gc said {gc}"
+            except BenchError as e:
+                why = str(e)
+            log(f"warp: cache gc did not empty the cache ({why[:200]}); restarting warpd instead")
         self.restarted = True
         super().cold(target)
 
@@ -761,12 +867,73 @@ class Warp(MountSystem):
                  "--artifact", "tree=" + os.path.join(d, "tree"),
                  "--set-latest", "--remote", f"s3://{WARP_BUCKET}/{WARP_PREFIX}",
                  "--endpoint", self.env.endpoint])
+        marker = os.path.join(self.env.run, f"published-{self.env.args.scale}.json")
+        key = {"argv": argv[3:-1], "data": self._data_params(), "code": self._publish_code_fingerprint()}
+        version = self._still_published(marker, key)
+        if version:
+            log(f"warp: {DATASET}@{version[:12]} is already published from the same data by the same "
+                "publish code; not republished")
+            return
         t0 = time.time()
         with open(os.path.join(self.env.logs, "publish.log"), "ab") as lf:
-            r = subprocess.run(argv, env=self.env.aws_env(), stdout=lf, stderr=lf)
+            r = subprocess.run(argv, env=self.env.aws_env(), stdout=subprocess.PIPE, stderr=lf)
+            lf.write(r.stdout)
         if r.returncode != 0:
             raise BenchError(f"warpctl publish failed (exit {r.returncode}); see {self.env.logs}/publish.log")
         log(f"warp: published {DATASET} in {time.time() - t0:.0f}s")
+        m = re.search(re.escape(DATASET) + r"@([0-9a-f]{64})", r.stdout.decode(errors="replace"))
+        if m and key["code"]:
+            with open(marker, "w") as f:
+                json.dump(dict(key, version=m.group(1)), f)
+
+    # Publishing is deterministic: the same files published by the same publish code give the same
+    # version, and republishing uploads nothing, but it still reads, hashes and packs every input
+    # (about a minute for the full data). The bench skips it when its last publish had the same
+    # inputs, the same code and the version is still the store's latest.
+    PUBLISH_CODE = ("io/warpdata/manifest/", "io/warpdata/daemon/publish/", "io/warpdata/daemon/cli/")
+
+    def _data_params(self):
+        try:
+            with open(os.path.join(self.env.data, ".complete.json")) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
+    def _publish_code_fingerprint(self):
+        """A digest of the jar's classes that decide what a publish writes (CRC and size of each
+        entry, from the jar's directory: nothing is decompressed); None if unreadable. Changes
+        elsewhere (the read path, the control socket) do not force a republish."""
+        import zipfile
+        try:
+            with zipfile.ZipFile(self.env.warp_jar) as z:
+                h = hashlib.sha256()
+                for i in sorted(z.infolist(), key=lambda i: i.filename):
+                    n = i.filename
+                    if n.startswith(self.PUBLISH_CODE) or (n.startswith("io/warpdata/blobcache/")
+                                                            and n.count("/") == 3):
+                        h.update(f"{n}:{i.CRC}:{i.file_size}\n".encode())
+                return h.hexdigest()
+        except (OSError, zipfile.BadZipFile):
+            return None
+
+    def _still_published(self, marker, key):
+        try:
+            with open(marker) as f:
+                last = json.load(f)
+        except (OSError, ValueError):
+            return None
+        version = last.pop("version", None)
+        if not version or last != key or not key["code"] or not key["data"]:
+            return None
+        store = os.path.join(self.env.s3_dir, WARP_BUCKET, WARP_PREFIX, "datasets", *DATASET.split("/"))
+        try:
+            with open(os.path.join(store, "latest.json")) as f:
+                latest = f.read()
+        except OSError:
+            return None
+        if version not in latest or not os.path.isfile(os.path.join(store, "versions", version + ".json")):
+            return None
+        return version
 
 
 # ----------------------------------------------------------------------------------------
@@ -987,8 +1154,10 @@ def main_bench(args):
 
     started = time.time()
     load_start = os.getloadavg()
-    generate_data(cfg, env.data, env.sql_cmd())
-    facts = data_facts(env.data)
+    with env.clock.timed("setup: data generation"):
+        generate_data(cfg, env.data, env.sql_cmd())
+    with env.clock.timed("setup: data facts"):
+        facts = data_facts(env.data)
 
     local, rawget = Local(env), RawGet(env)
     warp, s3fs, rclone = Warp(env), S3fs(env), Rclone(env)
@@ -1008,20 +1177,25 @@ def main_bench(args):
         if name not in system_names and not systems[name].missing:
             systems[name].missing = "not selected (--systems)"
 
-    env.start_server()
-    seed_peer_objects(env.data, env.s3_dir)
+    with env.clock.timed("setup: S3Proxy start"):
+        env.start_server()
+    with env.clock.timed("setup: peers' objects"):
+        seed_peer_objects(env.data, env.s3_dir)
     if not warp.missing:
         try:
-            warp.publish()
+            with env.clock.timed("setup: warp publish"):
+                warp.publish()
         except BenchError as e:
             warp.missing = f"ERROR ({e})"
             log(f"warp: {e}")
 
     runner = Runner(env, systems, facts)
+    base_timeout = runner.timeout
     if any(w.startswith("duck-") for w in workloads):
         # The local files' answers, which every mount's answer must equal (not timed).
-        for q in ("count", "filter", "groupby"):
-            facts["duck_" + q] = runner.duck.ask(f"{q} {runner.table_glob(local)}", runner.timeout)["result"]
+        with env.clock.timed("setup: DuckDB reference answers"):
+            for q in ("count", "filter", "groupby"):
+                facts["duck_" + q] = runner.duck.ask(f"{q} {runner.table_glob(local)}", runner.timeout)["result"]
     res = Results()
     peak_rss = {}
     warp_stats = {}
@@ -1046,31 +1220,50 @@ def main_bench(args):
                 if sn == "warp":
                     s.force_restart = w.startswith("ttfb")
                 try:
-                    s.cold("tree" if w in TREE_WORKLOADS else "data")
+                    with env.clock.timed(f"reset {sn}: cold start (incl. drop)"):
+                        s.cold("tree" if w in TREE_WORKLOADS else "data")
                 except BenchError as e:
                     for ph in phases:
                         res.err((w, ph, sn), str(e))
                     log(f"{w} {sn}: {e}")
                     continue
                 # Warp's counters start at zero after a restart, else at the gc that made it cold.
-                warp_prev = {} if sn != "warp" or s.restarted else (s.stats() or {})
+                warp_prev = {}
+                if sn == "warp" and not s.restarted:
+                    with env.clock.timed("overhead: warp counters"):
+                        warp_prev = s.snapshot() or {}
+                cold_secs = None
                 for ph in phases:
                     if sn == "rawget" and ph == "warm":
                         continue
                     if ph == "warm":
-                        s.warm()
+                        with env.clock.timed(f"reset {sn}: warm (drop)"):
+                            s.warm()
                     key = (w, ph, sn)
                     pid = getattr(s, "daemon_pid", None)
                     cpu0 = proc_cpu_seconds(pid) if pid else None
+                    # A system that took longer than --repeat-limit cold gets twice its cold
+                    # time warm: a warm pass slower than that is shown as TIMEOUT (s3fs's warm
+                    # ls -lR of 100,000 files overflows its stat cache and runs for minutes).
+                    runner.timeout = base_timeout
+                    if ph == "warm" and cold_secs is not None and cold_secs > args.repeat_limit:
+                        runner.timeout = round(min(base_timeout, max(args.repeat_limit, 2 * cold_secs)))
                     t_m = time.perf_counter()
                     try:
                         value, extra = runner.measure(w, s)
                     except (BenchError, OSError, ValueError, KeyError) as e:
-                        res.err(key, str(e))
-                        log(f"{w} {ph} {sn}: {e}")
+                        msg = str(e)
+                        if runner.timeout != base_timeout and msg.startswith("timeout"):
+                            msg += " (twice its cold time)"
+                        res.err(key, msg)
+                        log(f"{w} {ph} {sn}: {msg}")
                         continue
                     finally:
                         spent += time.perf_counter() - t_m
+                        env.clock.add(f"measure {sn}: {w}", time.perf_counter() - t_m)
+                        runner.timeout = base_timeout
+                    if ph == "cold":
+                        cold_secs = time.perf_counter() - t_m
                     if pid:
                         cpu1 = proc_cpu_seconds(pid)
                         hwm = proc_hwm_kib(pid)
@@ -1080,8 +1273,8 @@ def main_bench(args):
                             extra["daemon_cpu_s"] = cpu1 - cpu0
                             res.cpu.setdefault(key, []).append((cpu1 - cpu0) / (extra["bytes"] / GIB))
                     if sn == "warp":
-                        time.sleep(1.1)  # warpd rewrites stats.json every second
-                        st = warp.stats()
+                        with env.clock.timed("overhead: warp counters"):
+                            st = warp.snapshot()
                         if st is not None:
                             extra["warp_stats"] = st
                             extra["warp_read_delta"] = counter_delta(st.get("read", {}), warp_prev.get("read", {}))
@@ -1096,7 +1289,8 @@ def main_bench(args):
                         + (f" (cold start took {t_m - t_reset:.1f}s)" if ph == "cold" else ""))
                     if w == "seq-dd" and sn == "warp" and ph == "warm":
                         try:
-                            v, ex = runner.cache_cat(warp)
+                            with env.clock.timed("measure warp: cat of cache files"):
+                                v, ex = runner.cache_cat(warp)
                             res.add(("seq-dd", "warm", "cachecat"), v, ex)
                             log(f"seq-dd warm cat-of-cache-files: {v:.0f} MB/s ({ex['files']} files)")
                         except (BenchError, OSError) as e:
@@ -1111,9 +1305,11 @@ def main_bench(args):
                     if hwm:
                         peak_rss[sn] = max(peak_rss.get(sn, 0), hwm)
         # Daemons are not left running between runs.
-        for s in (warp, s3fs, rclone):
-            s.stop()
+        with env.clock.timed("overhead: stop daemons after a run"):
+            for s in (warp, s3fs, rclone):
+                s.stop()
     elapsed = time.time() - started
+    log(env.clock.summary(elapsed))
     load_end = os.getloadavg()
     env.reg.stop_all()
 

@@ -123,8 +123,12 @@ final class DiskBlocks implements BlockStorage {
     private final AtomicLong tmpCounter = new AtomicLong();
     /** Which of the 256 block subdirectories are known to exist (made on first use). */
     private final AtomicIntegerArray shardMade = new AtomicIntegerArray(256);
-    /** Bytes being written right now: counted against the free-space floor before they land. */
-    private final AtomicLong pendingWrites = new AtomicLong();
+    /**
+     * Bytes being written right now: counted against the free-space floor before they land.
+     * Guarded by {@link #reserveLock}, as is every check of them against the free space.
+     */
+    private long pendingWrites;
+    private final Object reserveLock = new Object();
     private final AtomicLong lastWriteWarn = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
     private final Object gcLock = new Object();
     private volatile boolean closed;
@@ -380,7 +384,11 @@ final class DiskBlocks implements BlockStorage {
         try {
             write(key, listId, data, off, len, prefetchCredit, headerLength);
         } finally {
-            pendingWrites.addAndGet(-bytes);
+            // Only now, with the block renamed into place (or given up), so that a reservation
+            // that no longer sees these bytes pending sees them in the free space instead.
+            synchronized (reserveLock) {
+                pendingWrites -= bytes;
+            }
         }
     }
 
@@ -436,18 +444,24 @@ final class DiskBlocks implements BlockStorage {
      * Keeps the free-space floor: reserves {@code bytes} for a write if, counting the other
      * writes in progress, they fit above the floor, evicting cached blocks to make room.
      *
+     * <p>The check reads the reservations first and the free space second, under the same lock
+     * that writers take to give a reservation back (after their rename): a write either is still
+     * reserved when the check looks, or had already landed before the free space was read. Read
+     * the other way round (or without the lock), a write finishing between the two reads was
+     * counted in neither and the floor was overshot by a block.
+     *
      * @return false if they do not fit even after evicting (then nothing is written)
      */
     private boolean reserve(long bytes) {
         for (int attempt = 0; attempt < 3; attempt++) {
-            long usable = space.usableBytes();
-            long pending = pendingWrites.get();
-            long shortBy = floor + pending + bytes - usable;
-            if (shortBy <= 0) {
-                if (pendingWrites.compareAndSet(pending, pending + bytes)) {
+            long shortBy;
+            synchronized (reserveLock) {
+                long pending = pendingWrites;
+                shortBy = floor + pending + bytes - space.usableBytes();
+                if (shortBy <= 0) {
+                    pendingWrites = pending + bytes;
                     return true;
                 }
-                continue;
             }
             synchronized (gcLock) {
                 if (evictTo(Math.max(0, sizeBytes() - shortBy)) == 0 && sizeBytes() == 0) {

@@ -64,6 +64,7 @@ public final class WarpFuse extends FuseStubFS {
     private final long uid;
     private final long gid;
     private final HandleTable handles = new HandleTable();
+    private volatile FuseSession session;
     /** One buffer per FUSE thread, grown to the largest read seen: no allocation per read. */
     private final ThreadLocal<byte[]> readBuffers = ThreadLocal.withInitial(() -> new byte[MountOptions.MAX_READ]);
     /** One native stat struct per FUSE thread for readdir's d_type (libfuse copies it). */
@@ -97,9 +98,33 @@ public final class WarpFuse extends FuseStubFS {
         this.raw = RawCallbacks.install(fuseOperations, this);
     }
 
-    /** Mounts at {@code mountPoint} and returns once the kernel has the mount (multithreaded). */
-    public void mount(Path mountPoint, MountOptions options) {
-        mount(mountPoint, false, false, options.fuseArgs());
+    /**
+     * Mounts at {@code mountPoint} and returns once the kernel has the mount; requests are served
+     * by {@link FuseSession}'s fixed pool of worker threads.
+     *
+     * @throws ru.serce.jnrfuse.FuseException if already mounted, or libfuse cannot mount
+     */
+    public synchronized void mount(Path mountPoint, MountOptions options) {
+        if (session != null) {
+            throw new ru.serce.jnrfuse.FuseException("already mounted at " + this.mountPoint);
+        }
+        this.mountPoint = mountPoint;
+        session = FuseSession.mount(fuseOperations, Struct.size(fuseOperations), mountPoint, "warp", options.fuseArgs());
+    }
+
+    /** Unmounts (lazily: open files keep working until closed) and ends the session. */
+    @Override
+    public synchronized void umount() {
+        if (session != null) {
+            session.unmount();
+            session = null;
+        }
+    }
+
+    /** Whether requests are still being served (false once the mount is gone, e.g. unmounted from outside). */
+    public boolean serving() {
+        FuseSession s = session;
+        return s != null && s.serving();
     }
 
     /**
@@ -421,6 +446,7 @@ public final class WarpFuse extends FuseStubFS {
 
     @Override
     public Pointer init(Pointer conn) {
+        FuseSession.tuneConnection(conn);
         return null;
     }
 
