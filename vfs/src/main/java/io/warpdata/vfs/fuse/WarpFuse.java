@@ -203,61 +203,59 @@ public final class WarpFuse extends FuseStubFS {
     // ---- the raw callbacks (RawCallbacks): same answers as the overrides, without jnr's wrappers ----
 
     int rawGetattr(Pointer path, Pointer stat) {
-        String p = null;
         try {
-            p = RawCallbacks.string(path);
-            writeStat(stat, tree.attributes(tree.lookup(p)));
+            writeStat(stat, tree.attributes(tree.lookup(RawCallbacks.string(path))));
             return 0;
         } catch (Throwable t) {
-            return fail(t, "getattr", p);
+            return fail(t, "getattr", path);
         }
     }
 
     int rawFgetattr(Pointer path, Pointer stat, Pointer fi) {
-        String p = null;
         try {
-            Node n = handles.get(RawCallbacks.fileHandle(fi));
-            if (n == null) {
-                p = RawCallbacks.string(path);
-                n = tree.lookup(p);
-            }
-            writeStat(stat, tree.attributes(n));
+            writeStat(stat, tree.attributes(node(path, fi)));
             return 0;
         } catch (Throwable t) {
-            return fail(t, "fgetattr", p != null ? p : RawCallbacks.string(path));
+            return fail(t, "fgetattr", path);
         }
     }
 
     int rawRead(Pointer path, Pointer buf, long size, long offset, Pointer fi) {
-        String p = null;
         try {
-            Node n = handles.get(RawCallbacks.fileHandle(fi));
-            if (n == null) {
-                p = RawCallbacks.string(path);
-                n = tree.lookup(p);
-            }
-            return readInto(n, buf, size, offset);
+            return readInto(node(path, fi), buf, size, offset);
         } catch (Throwable t) {
-            return fail(t, "read", p != null ? p : RawCallbacks.string(path));
+            return fail(t, "read", path);
         }
     }
 
     int rawReaddir(Pointer path, Pointer buf, Pointer filler, long offset, Pointer fi) {
-        String p = null;
         try {
-            Node n = handles.get(RawCallbacks.fileHandle(fi));
-            if (n == null) {
-                p = RawCallbacks.string(path);
-                n = tree.lookup(p);
-            }
+            Node n = node(path, fi);
             RawCallbacks.DirentScratch scratch = direntScratch.get();
             long fill = filler.address();
             long b = buf.address();
             tree.list(n, offset, (name, type, next) -> scratch.fill(fill, b, name, typeBits(type), next) != 0);
             return 0;
         } catch (Throwable t) {
-            return fail(t, "readdir", p != null ? p : RawCallbacks.string(path));
+            return fail(t, "readdir", path);
         }
+    }
+
+    /** The node of an open handle, else of the path (files are opened without a handle). */
+    private Node node(Pointer path, Pointer fi) {
+        Node n = handles.get(RawCallbacks.fileHandle(fi));
+        return n != null ? n : tree.lookup(RawCallbacks.string(path));
+    }
+
+    /** {@link #fail(Throwable, String, String)} for a raw path; the path is decoded only now, for the log line. */
+    private int fail(Throwable t, String op, Pointer path) {
+        String p;
+        try {
+            p = RawCallbacks.string(path);
+        } catch (Throwable undecodable) {
+            p = "(unreadable path)";
+        }
+        return fail(t, op, p);
     }
 
     @Override
