@@ -35,10 +35,11 @@ import java.nio.file.Path;
  * {@link FuseStubFS}'s default answer is 0 (success), which must never reach a caller of a
  * read-only file system: write-like calls answer EROFS, the rest their real answer or ENOSYS.
  *
- * <p>Four overrides carry {@link NotImplemented} on purpose, which keeps jnr-fuse from
+ * <p>Five overrides carry {@link NotImplemented} on purpose, which keeps jnr-fuse from
  * registering them with libfuse: {@code read_buf} and {@code write_buf} (libfuse would call them
- * instead of {@code read}/{@code write}), and {@code lock}/{@code flock} (unregistered, the
- * kernel keeps POSIX and BSD locks locally, which is exactly right for immutable files).
+ * instead of {@code read}/{@code write}), {@code lock}/{@code flock} (unregistered, the kernel
+ * keeps POSIX and BSD locks locally, which is exactly right for immutable files), and
+ * {@code ioctl} (see there).
  *
  * <p>The hot operations (getattr, fgetattr, read, readdir) reach libfuse through
  * {@link RawCallbacks}, which replaces jnr-fuse's registrations of them with callbacks that
@@ -486,7 +487,15 @@ public final class WarpFuse extends FuseStubFS {
         return -Errno.ENOSYS;
     }
 
+    /**
+     * No ioctls. Unregistered, so that libfuse answers ENOSYS (the kernel passes ENOTTY on)
+     * without calling into Java: the kernel never remembers that a file system has no ioctls,
+     * and Python's {@code open()} asks every file whether it is a terminal (TCGETS), so every
+     * file a PyTorch DataLoader opens costs one FUSE_IOCTL round trip; it need not also cost an
+     * upcall into the JVM.
+     */
     @Override
+    @NotImplemented
     public int ioctl(String path, int cmd, Pointer arg, FuseFileInfo fi, @u_int32_t long flags, Pointer data) {
         return -Errno.ENOSYS;
     }
