@@ -313,7 +313,8 @@ public final class BlockCache implements BlobReader {
     private void copyFromFetch(Fetch f, int inBlock, byte[] dst, int out, int take, long deadline) {
         while (true) {
             BlockBytes bb = awaitFetch(f, deadline);
-            if (bb != RETRY && bb.run().retain()) {
+            boolean fetched = bb != RETRY;
+            if (fetched && bb.run().retain()) {
                 try {
                     System.arraycopy(bb.run().array, bb.offset() + inBlock, dst, out, take);
                 } finally {
@@ -323,11 +324,16 @@ public final class BlockCache implements BlobReader {
                 metrics.missBytes.add(take);
                 return;
             }
-            // Cached meanwhile, or cached and its fetch buffer already reused: read it from the
-            // cache (or, if it could not be cached, fetch it again).
+            // Cached meanwhile, or fetched for us and cached, its buffer already reused: read it
+            // from the cache (or, if it could not be cached, fetch it again).
             if (storage.read(f.key, inBlock, dst, out, take)) {
-                metrics.hitBlocks.increment();
-                metrics.hitBytes.add(take);
+                if (fetched) {
+                    metrics.missBlocks.increment();
+                    metrics.missBytes.add(take);
+                } else {
+                    metrics.hitBlocks.increment();
+                    metrics.hitBytes.add(take);
+                }
                 return;
             }
             f = demand(f.blob, f.list, f.key);

@@ -107,6 +107,20 @@ final class DiskBlocks implements BlockStorage {
         }
     }
 
+    /** Per-thread write state: a block file is assembled in one reused direct buffer. */
+    private static final class WriteScratch {
+        ByteBuffer buffer = ByteBuffer.allocateDirect(BlockFile.headerLength(BlockHashList.DEFAULT_BLOCK_SIZE)
+                + BlockHashList.DEFAULT_BLOCK_SIZE);
+        final CRC32C crc = new CRC32C();
+
+        ByteBuffer buffer(int len) {
+            if (buffer.capacity() < len) {
+                buffer = ByteBuffer.allocateDirect(len);
+            }
+            return buffer.clear().limit(len);
+        }
+    }
+
     private final Path root;
     private final Path blocksDir;
     private final Path listsDir;
@@ -120,6 +134,7 @@ final class DiskBlocks implements BlockStorage {
     private final Cache<BlockKey, Entry> index;
     private final Cache<BlockKey, FileChannel> channels;
     private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
+    private final ThreadLocal<WriteScratch> writeScratch = ThreadLocal.withInitial(WriteScratch::new);
     private final AtomicLong tmpCounter = new AtomicLong();
     /** Which of the 256 block subdirectories are known to exist (made on first use). */
     private final AtomicIntegerArray shardMade = new AtomicIntegerArray(256);
@@ -394,13 +409,18 @@ final class DiskBlocks implements BlockStorage {
 
     private void write(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit,
             int headerLength) {
-        int[] crcs = BlockFile.chunkCrcs(data, off, len);
-        ByteBuffer header = BlockFile.encodeHeader(key, listId, len, crcs);
+        WriteScratch w = writeScratch.get();
+        int[] crcs = BlockFile.chunkCrcs(data, off, len, w.crc);
+        // The whole file in one direct buffer, written with one write(): a heap buffer would be
+        // copied into a temporary direct one by the JDK anyway (two, header and data, for a
+        // gathering write), and this copy is the only one on our side.
+        ByteBuffer file = w.buffer(headerLength + len);
+        BlockFile.encodeHeader(file, key, listId, len, crcs, w.crc);
+        file.put(data, off, len).flip();
         Path tmp = tmpDir.resolve(key.fileName() + "." + tmpCounter.incrementAndGet() + ".tmp");
         try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-            ByteBuffer[] bufs = {header, ByteBuffer.wrap(data, off, len)};
-            while (bufs[1].hasRemaining()) {
-                ch.write(bufs);
+            while (file.hasRemaining()) {
+                ch.write(file);
             }
         } catch (IOException e) {
             warnWrite(key, e);

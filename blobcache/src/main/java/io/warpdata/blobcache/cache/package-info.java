@@ -77,6 +77,18 @@
  *     1 GiB of allocation per GiB read. A buffer returns to the pool only when the fetch and
  *     every reader copying out of it have let go (a count per run); a reader that comes later
  *     reads the block from the cache instead.</li>
+ * <li>A block file is assembled (header encoded in place, then the data) in one per-thread
+ *     direct buffer and written with one {@code write}: from a heap array the JDK copies into a
+ *     temporary direct buffer anyway (two of them, and a 4 KiB header allocation, for the old
+ *     gathering write), so this is the only copy on the JVM side. Temp file + rename is kept
+ *     (crash safety); no fsync (see {@code DiskBlocks}).</li>
+ * <li>Measured but left as they are: the kernel's side of the block write (page-cache copy and
+ *     ext4's per-4-KiB-page delayed allocation, about a fifth of the fetch threads' CPU) could
+ *     only go with O_DIRECT, which would make every write wait for the device and send the
+ *     reads that follow a cold read to disk instead of the page cache; runs of 16 MiB would halve
+ *     the SDK's per-GET cost (about 3 ms of CPU per GET before its code is fully compiled) but
+ *     also halve the GETs one sequential reader keeps in flight on real S3; writing blocks on
+ *     other threads than the GET's would not lower the CPU per byte, which is the limit here.</li>
  * </ul>
  *
  * <h2>Modes</h2>

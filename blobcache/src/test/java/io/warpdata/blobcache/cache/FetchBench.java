@@ -41,7 +41,7 @@ import java.util.stream.Stream;
  *
  * <p>Run: {@code java -XX:+UseG1GC -cp <test classpath> io.warpdata.blobcache.cache.FetchBench
  * [MiB=512] [rounds=3] [threads=2] [warm-up rounds=2] [server data dir (kept; default a temp dir, deleted)]}
- * Warm-up rounds run first and are left out of the medians: with only a few hundred GETs per
+ * {@code -Dwarp.bench.fetches=N} sets maxConcurrentFetches. Warm-up rounds run first and are left out of the medians: with only a few hundred GETs per
  * round, the SDK's request path is still interpreted in the first rounds (a long-running warpd's
  * is compiled).
  */
@@ -117,6 +117,10 @@ public final class FetchBench {
         // warpd's cache with warpctl cache gc): steady state, not a fresh process.
         Path dir = work.resolve("cache");
         CacheConfig cc = CacheConfig.defaults(dir).withMinFreeBytes(0).withMaxBytes(4L << 30);
+        Integer fetches = Integer.getInteger("warp.bench.fetches");
+        if (fetches != null) {
+            cc = cc.withMaxConcurrentFetches(fetches);
+        }
         try (BlockCache cache = BlockCache.open(store, cc)) {
             for (int r = -warmup; r < rounds; r++) {
                 long c0 = os.getProcessCpuTime();
