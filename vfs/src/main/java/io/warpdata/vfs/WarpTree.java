@@ -15,6 +15,7 @@ import io.warpdata.manifest.MemberIndex;
 import io.warpdata.manifest.TableShard;
 import io.warpdata.manifest.VersionHash;
 
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -513,7 +514,22 @@ public final class WarpTree {
      * @throws StoreException if the bytes could not be fetched or failed verification
      */
     public int read(Node node, long offset, byte[] dst, int len) {
-        if (offset < 0 || len < 0) {
+        return read(node, offset, ByteBuffer.wrap(dst, 0, len));
+    }
+
+    /**
+     * Reads up to {@code dst.remaining()} bytes of a file at {@code offset} into {@code dst} at its
+     * position (which is not advanced). FUSE passes a direct buffer over libfuse's reply buffer,
+     * which the block cache fills without an intermediate copy.
+     *
+     * @return the bytes read: {@code min(dst.remaining(), size - offset)}, 0 at or past the end,
+     *         never short otherwise
+     * @throws WrongNodeTypeException if {@code node} is not a file
+     * @throws StoreException if the bytes could not be fetched or failed verification
+     */
+    public int read(Node node, long offset, ByteBuffer dst) {
+        int len = dst.remaining();
+        if (offset < 0) {
             throw new IllegalArgumentException("offset " + offset + ", len " + len);
         }
         if (node instanceof Node.BlobFile f) {
@@ -521,7 +537,7 @@ public final class WarpTree {
                 return 0;
             }
             int n = (int) Math.min(len, f.length() - offset);
-            int got = reader.read(f.blob(), f.offset() + offset, dst, 0, n);
+            int got = reader.read(f.blob(), f.offset() + offset, dst.slice(dst.position(), n));
             if (got != n) {
                 throw new StoreException("Short read of blob " + f.blob().id() + " at offset " + (f.offset() + offset)
                         + ": " + got + " of " + n + " bytes", "This is a bug in the blob reader; report it.", null);
@@ -534,7 +550,7 @@ public final class WarpTree {
                 return 0;
             }
             int n = (int) Math.min(len, json.length - offset);
-            System.arraycopy(json, (int) offset, dst, 0, n);
+            dst.put(dst.position(), json, (int) offset, n);
             return n;
         }
         throw new WrongNodeTypeException("read", node.type());

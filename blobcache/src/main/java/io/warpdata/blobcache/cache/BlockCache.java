@@ -9,6 +9,7 @@ import io.warpdata.blobcache.StoreLayout;
 import io.warpdata.blobcache.StoreUnavailableException;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -236,6 +237,18 @@ public final class BlockCache implements BlobReader {
     @Override
     public int read(BlobRef blob, long offset, byte[] dst, int dstOff, int len) {
         Objects.checkFromIndexSize(dstOff, len, dst.length);
+        return read(blob, offset, ByteBuffer.wrap(dst), dstOff, len);
+    }
+
+    @Override
+    public int read(BlobRef blob, long offset, ByteBuffer dst) {
+        int n = read(blob, offset, dst, dst.position(), dst.remaining());
+        dst.position(dst.position() + n);
+        return n;
+    }
+
+    /** Reads into {@code dst[dstOff, dstOff+len)} (absolute indexes; position and limit untouched). */
+    private int read(BlobRef blob, long offset, ByteBuffer dst, int dstOff, int len) {
         if (offset < 0) {
             throw new IllegalArgumentException("negative offset " + offset + " in blob " + blob.id());
         }
@@ -310,13 +323,13 @@ public final class BlockCache implements BlobReader {
     }
 
     /** Waits for a block's fetch and copies the wanted part out; retries via the cache if told to. */
-    private void copyFromFetch(Fetch f, int inBlock, byte[] dst, int out, int take, long deadline) {
+    private void copyFromFetch(Fetch f, int inBlock, ByteBuffer dst, int out, int take, long deadline) {
         while (true) {
             BlockBytes bb = awaitFetch(f, deadline);
             boolean fetched = bb != RETRY;
             if (fetched && bb.run().retain()) {
                 try {
-                    System.arraycopy(bb.run().array, bb.offset() + inBlock, dst, out, take);
+                    dst.put(out, bb.run().array, bb.offset() + inBlock, take);
                 } finally {
                     bb.run().release();
                 }

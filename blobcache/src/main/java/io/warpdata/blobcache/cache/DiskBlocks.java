@@ -288,7 +288,7 @@ final class DiskBlocks implements BlockStorage {
     }
 
     @Override
-    public boolean read(BlockKey key, int offInBlock, byte[] dst, int dstOff, int len) {
+    public boolean read(BlockKey key, int offInBlock, ByteBuffer dst, int dstIndex, int len) {
         Entry e = index.getIfPresent(key);
         if (e == null) {
             return false;
@@ -299,7 +299,7 @@ final class DiskBlocks implements BlockStorage {
         int span = Math.min((c1 + 1) * BlockFile.CHUNK, e.length) - start;
         e.readers.incrementAndGet();
         try {
-            return read(key, e, offInBlock, dst, dstOff, len, c0, c1, start, span);
+            return read(key, e, offInBlock, dst, dstIndex, len, c0, c1, start, span);
         } finally {
             if (e.readers.decrementAndGet() == 0 && e.evicted) {
                 channels.invalidate(key);
@@ -307,10 +307,17 @@ final class DiskBlocks implements BlockStorage {
         }
     }
 
-    private boolean read(BlockKey key, Entry e, int offInBlock, byte[] dst, int dstOff, int len, int c0, int c1,
+    /**
+     * Reads the 64 KiB chunks the range touches and checks their CRC32C. A chunk-aligned range
+     * into a direct buffer (a FUSE read of a whole-block-aligned file: the kernel asks for
+     * 128 KiB-aligned pieces) is read straight into the caller's buffer and checked there; any
+     * other range goes through the thread's scratch buffer and is copied out once.
+     */
+    private boolean read(BlockKey key, Entry e, int offInBlock, ByteBuffer dst, int dstIndex, int len, int c0, int c1,
             int start, int span) {
         Scratch s = scratch.get();
-        ByteBuffer buf = s.buffer(span);
+        boolean direct = dst.isDirect() && offInBlock == start && len == span;
+        ByteBuffer buf = direct ? dst.slice(dstIndex, len) : s.buffer(span);
         for (int attempt = 0; ; attempt++) {
             FileChannel ch = channels.getIfPresent(key);
             if (ch == null) {
@@ -358,8 +365,9 @@ final class DiskBlocks implements BlockStorage {
                 return false;
             }
         }
-        buf.limit(span).position(0);
-        buf.get(offInBlock - start, dst, dstOff, len);
+        if (!direct) {
+            dst.put(dstIndex, buf, offInBlock - start, len);
+        }
         if (e.prefetchCredit != null && !e.prefetchCredit.get() && e.prefetchCredit.compareAndSet(false, true)) {
             metrics.prefetchHitBlocks.increment();
         }

@@ -224,6 +224,42 @@ class BlockCacheTest {
     }
 
     @Test
+    void chunkAlignedReadIntoDirectBufferIsServedAndCheckedInPlace() throws IOException {
+        int bs = 256 * 1024;
+        byte[] data = TestBlobs.bytes(3 * bs, 11);
+        BlobRef ref = TestBlobs.put(memory, data, bs);
+        BlockCache c = open(config());
+        c.readAll(ref);
+        settle(c);
+        long reads = store.reads.get();
+        // What FUSE passes: a direct buffer, 128 KiB at a chunk-aligned offset (read in place).
+        ByteBuffer direct = ByteBuffer.allocateDirect(128 * 1024);
+        assertThat(c.read(ref, bs + 128 * 1024, direct)).isEqualTo(128 * 1024);
+        assertThat(direct.position()).isEqualTo(128 * 1024);
+        assertThat(bytesOf(direct.flip())).isEqualTo(range(data, bs + 128 * 1024, 128 * 1024));
+        // An unaligned read into a direct buffer goes through the scratch buffer, same bytes.
+        ByteBuffer unaligned = ByteBuffer.allocateDirect(100_000);
+        assertThat(c.read(ref, bs + 777, unaligned)).isEqualTo(100_000);
+        assertThat(bytesOf(unaligned.flip())).isEqualTo(range(data, bs + 777, 100_000));
+        assertThat(store.reads.get()).isEqualTo(reads);
+
+        // A damaged chunk read in place is caught there: the block is refetched and served right.
+        Path block1 = blockFiles().stream().filter(p -> p.getFileName().toString().endsWith(".1")).findFirst()
+                .orElseThrow();
+        flipByte(block1, BlockFile.ALIGN + 128 * 1024 + 4321);
+        direct.clear();
+        assertThat(c.read(ref, bs + 128 * 1024, direct)).isEqualTo(128 * 1024);
+        assertThat(bytesOf(direct.flip())).isEqualTo(range(data, bs + 128 * 1024, 128 * 1024));
+        assertThat(store.reads.get()).isEqualTo(reads + 1);
+    }
+
+    private static byte[] bytesOf(ByteBuffer b) {
+        byte[] out = new byte[b.remaining()];
+        b.get(out);
+        return out;
+    }
+
+    @Test
     void corruptedBlockFoundAfterRestartIsRefetched() throws IOException {
         byte[] data = TestBlobs.bytes(2 * BS, 8);
         BlobRef ref = TestBlobs.put(memory, data, BS);
