@@ -164,12 +164,18 @@ warp_jvm_flags() {
       # members a GiB), manifests and the cache's block index. Raise it for datasets with many
       # millions of members open at once (WARP_HEAP=4g); WARP_JAVA_OPTS="-Xmx..." also wins.
       echo "-Xmx${WARP_HEAP:-1g}"
-      # Direct buffers (a 1 MiB read buffer per reading thread, NIO's temporary buffers for cache
-      # writes) are freed only when their owner is collected; without a bound they may reach
-      # the heap size. At the bound the JVM collects and reuses them instead.
+      # Direct buffers (the cache's 1 MiB read buffer, NIO's temporary buffers for cache writes)
+      # are freed only when their owner is collected; without a bound they may grow to the heap
+      # size. At the bound the JVM runs a full collection (System.gc) to free them.
       echo "-XX:MaxDirectMemorySize=${WARP_DIRECT_MEMORY:-256m}"
       # A long-running server with many reader threads: G1 keeps pauses short under FUSE load.
       echo "-XX:+UseG1GC"
+      # jnr-fuse runs every FUSE callback on a freshly attached java.lang.Thread (jffi attaches
+      # and detaches the libfuse worker per call, jnr-ffi issue 125), so per-thread buffers are
+      # allocated per call and die young. A young generation of at most 32 MiB is collected
+      # before those dead buffers reach the direct-memory bound: cheap young pauses instead of
+      # a full collection every ~256 cached reads (measured on scripts/bench's quick data).
+      echo "-XX:MaxNewSize=32m"
       # An idle daemon gives heap back to the OS: a collection after 60 s without one lets G1
       # uncommit what a burst of reads grew.
       echo "-XX:G1PeriodicGCInterval=60000"
