@@ -753,6 +753,10 @@ class Warp(MountSystem):
     def socket(self):
         return os.path.join(self.env.run, "warpd.sock")
 
+    def ready(self):
+        # The control socket comes up just after the mount; the harness needs both.
+        return super().ready() and os.path.exists(self.socket())
+
     def control(self, op, args=None, timeout=120):
         """One request on warpd's control socket (newline-delimited JSON, docs/control.md):
         the harness talks to it directly, as warpctl would, without starting a JVM per call."""
