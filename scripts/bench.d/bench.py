@@ -13,6 +13,7 @@ import datetime
 import glob
 import hashlib
 import json
+import math
 import multiprocessing
 import os
 import platform
@@ -1247,12 +1248,12 @@ def main_bench(args):
                     key = (w, ph, sn)
                     pid = getattr(s, "daemon_pid", None)
                     cpu0 = proc_cpu_seconds(pid) if pid else None
-                    # A system that took longer than --repeat-limit cold gets twice its cold
-                    # time warm: a warm pass slower than that is shown as TIMEOUT (s3fs's warm
-                    # ls -lR of 100,000 files overflows its stat cache and runs for minutes).
+                    # A peer that took longer than --repeat-limit cold gets twice its cold time
+                    # warm: a warm pass slower than that is shown as TIMEOUT (s3fs's warm ls -lR
+                    # of 100,000 files overflows its stat cache and runs for minutes).
                     runner.timeout = base_timeout
-                    if ph == "warm" and cold_secs is not None and cold_secs > args.repeat_limit:
-                        runner.timeout = round(min(base_timeout, max(args.repeat_limit, 2 * cold_secs)))
+                    if ph == "warm" and sn in PEERS and cold_secs is not None and cold_secs > args.repeat_limit:
+                        runner.timeout = math.ceil(min(base_timeout, max(args.repeat_limit, 2 * cold_secs)))
                     t_m = time.perf_counter()
                     try:
                         value, extra = runner.measure(w, s)
