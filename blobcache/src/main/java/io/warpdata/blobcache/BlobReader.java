@@ -1,6 +1,7 @@
 package io.warpdata.blobcache;
 
 import io.warpdata.manifest.BlobRef;
+import java.nio.ByteBuffer;
 
 /**
  * The read path: verified bytes of a blob at any offset. Implementations fetch blocks from the
@@ -19,6 +20,28 @@ public interface BlobReader extends AutoCloseable {
      * @throws StoreException if the bytes could not be fetched within the retry bound
      */
     int read(BlobRef blob, long offset, byte[] dst, int dstOff, int len);
+
+    /**
+     * Reads up to {@code dst.remaining()} bytes of {@code blob} at {@code offset} into {@code dst}
+     * at its position, and advances the position by the bytes read. The FUSE read path passes a
+     * direct buffer over libfuse's reply buffer, so an implementation that can read straight into
+     * it saves copies; this default goes through a heap array.
+     *
+     * @return bytes read: {@code min(dst.remaining(), blob.size() - offset)}, or 0 at or past the end
+     * @throws BlockVerificationException if a block failed verification twice
+     * @throws StoreException if the bytes could not be fetched within the retry bound
+     */
+    default int read(BlobRef blob, long offset, ByteBuffer dst) {
+        if (dst.hasArray()) {
+            int n = read(blob, offset, dst.array(), dst.arrayOffset() + dst.position(), dst.remaining());
+            dst.position(dst.position() + n);
+            return n;
+        }
+        byte[] tmp = new byte[dst.remaining()];
+        int n = read(blob, offset, tmp, 0, tmp.length);
+        dst.put(tmp, 0, n);
+        return n;
+    }
 
     /**
      * Reads a whole (small) blob, verified: member indexes, block hash lists.

@@ -220,6 +220,28 @@ public final class MemberIndex {
         }
     }
 
+    /**
+     * Number of immediate subdirectories of directory {@code dir} ({@code ""} = the root), as
+     * {@link #forEachChild} would report them, without building a name per child: one step per
+     * direct member, one binary search per subdirectory.
+     */
+    public int childDirectoryCount(String dir) {
+        int[] r = range(dir);
+        int p = dir.isEmpty() ? 0 : dir.getBytes(StandardCharsets.UTF_8).length + 1;
+        int n = 0;
+        int i = r[0];
+        while (i < r[1]) {
+            int slash = slashAfter(i, p);
+            if (slash < 0) {
+                i++;
+            } else {
+                i = rangeOfPrefix(paths, starts[i], starts[i] + slash + 1, i, r[1])[1];
+                n++;
+            }
+        }
+        return n;
+    }
+
     private int[] rangeOfPrefix(byte[] prefix, int lo, int hi) {
         return rangeOfPrefix(prefix, 0, prefix.length, lo, hi);
     }

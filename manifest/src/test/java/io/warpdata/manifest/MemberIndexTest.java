@@ -252,6 +252,8 @@ class MemberIndexTest {
                     }
                 });
                 assertThat(names).as("children of '" + dir + "'").containsExactlyElementsOf(expected.keySet());
+                assertThat(index.childDirectoryCount(dir)).as("subdirectories of '" + dir + "'")
+                        .isEqualTo(expected.values().stream().filter(d -> d).count());
             }
         }
     }

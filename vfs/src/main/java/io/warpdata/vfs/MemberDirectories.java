@@ -27,13 +27,7 @@ final class MemberDirectories {
 
     /** Number of immediate subdirectories of {@code prefix}, for nlink. */
     static long subdirectoryCount(MemberIndex index, String prefix) {
-        long[] dirs = {0};
-        index.forEachChild(dirOf(prefix), (name, directory, from, to) -> {
-            if (directory) {
-                dirs[0]++;
-            }
-        });
-        return dirs[0];
+        return index.childDirectoryCount(dirOf(prefix));
     }
 
     /** Receives one entry of a listing and the position where the listing continues after it. */

@@ -25,6 +25,16 @@ public final class NoSuchEntryException extends WarpException {
         return worthLogging;
     }
 
+    /**
+     * No stack trace: a missing path is an answer, not a bug (shells and importers probe for
+     * files all the time, and the kernel does not cache negative lookups), and the message
+     * names the path.
+     */
+    @Override
+    public synchronized Throwable fillInStackTrace() {
+        return this;
+    }
+
     @Override
     public String type() {
         return "NotFound";

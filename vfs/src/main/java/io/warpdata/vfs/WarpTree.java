@@ -15,9 +15,9 @@ import io.warpdata.manifest.MemberIndex;
 import io.warpdata.manifest.TableShard;
 import io.warpdata.manifest.VersionHash;
 
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -49,6 +49,7 @@ public final class WarpTree {
     public static final String MANIFEST_FILE = "manifest.json";
 
     private static final Pattern ID_PART = Pattern.compile("^[a-z0-9_-]+$");
+    private static final int HASH_HEX = 64;
     private static final Pattern VERSION_PREFIX = Pattern.compile("^[0-9a-f]{8,64}$");
     private static final Node ROOT = new Node.Root();
     /** Offsets 1 and 2 are "." and ".."; entries start at 3. */
@@ -65,6 +66,10 @@ public final class WarpTree {
     private final BlobReader reader;
     private final MemberIndexCache indexes;
     private final Cache<VersionKey, VersionTree> versionTrees;
+    /** Versions by their full name {@code ws/name@<64 hex>}, the hot path of every lookup under a version. */
+    private final Cache<String, VersionTree> versionsByName;
+    /** The full-hash version the last lookup went through (only ever a validated, resolved name). */
+    private volatile NamedVersion lastVersion;
     /**
      * Versions the store said do not exist, remembered briefly: the kernel does not cache
      * negative lookups (negative_timeout=0), and a tool probing name@hash in a loop must not
@@ -84,6 +89,7 @@ public final class WarpTree {
         this.reader = reader;
         this.indexes = new MemberIndexCache(reader, maxIndexedMembers, indexLoader);
         this.versionTrees = Caffeine.newBuilder().maximumSize(VERSION_TREES_HELD).build();
+        this.versionsByName = Caffeine.newBuilder().maximumSize(VERSION_TREES_HELD).build();
         this.missingVersions = Caffeine.newBuilder().maximumSize(10_000)
                 .expireAfterWrite(MISSING_VERSION_TTL).build();
     }
@@ -101,58 +107,153 @@ public final class WarpTree {
      * @throws StoreException if the store could not answer
      */
     public Node lookup(String path) {
-        if (path.equals("/") || path.isEmpty()) {
+        if (path.isEmpty() || path.equals("/")) {
             return ROOT;
         }
-        String[] parts = split(path);
-        String ws = parts[0];
-        if (!ID_PART.matcher(ws).matches()) {
+        // One pass over the path, no split and no regex: this runs once per FUSE lookup.
+        int from = path.charAt(0) == '/' ? 1 : 0;
+        int to = path.charAt(path.length() - 1) == '/' ? path.length() - 1 : path.length();
+        int[] ends = {-1, -1, -1, -1};
+        int parts = 0;
+        int start = from;
+        for (int i = from; i <= to; i++) {
+            if (i == to || path.charAt(i) == '/') {
+                if (!validComponent(path, start, i)) {
+                    throw new NoSuchEntryException(path);
+                }
+                if (parts < ends.length) {
+                    ends[parts] = i;
+                }
+                parts++;
+                start = i + 1;
+            }
+        }
+        int wsEnd = ends[0];
+        if (!isIdPart(path, from, wsEnd)) {
             throw new NoSuchEntryException(path);
         }
-        if (parts.length == 1) {
+        if (parts == 1) {
+            String ws = path.substring(from, wsEnd);
             if (!catalog.workspaces().contains(ws)) {
                 throw new NoSuchEntryException(path);
             }
             return new Node.Workspace(ws);
         }
-        String entry = parts[1];
-        int at = entry.indexOf('@');
-        if (at < 0) {
-            Node.LatestLink link = latestLink(ws, entry, path);
-            if (parts.length > 2) {
+        int entryEnd = ends[1];
+        int at = path.indexOf('@', wsEnd + 1);
+        if (at < 0 || at > entryEnd) {
+            Node.LatestLink link = latestLink(path.substring(from, wsEnd), path.substring(wsEnd + 1, entryEnd), path);
+            if (parts > 2) {
                 // The kernel follows symlinks itself; a path through one never reaches us.
                 throw new WrongNodeTypeException(path, Node.Type.SYMLINK);
             }
             return link;
         }
-        VersionTree version = version(ws, entry.substring(0, at), entry.substring(at + 1), path);
-        if (parts.length == 2) {
+        VersionTree version = version(path, from, wsEnd, at, entryEnd);
+        if (parts == 2) {
             return new Node.VersionDir(version);
         }
-        return insideVersion(version, parts, path);
+        return insideVersion(version, path, entryEnd + 1, ends[2], ends[3], to, parts);
     }
 
-    private Node insideVersion(VersionTree version, String[] parts, String path) {
-        String top = parts[2];
+    /** Not empty, not "." and not "..": the kernel never sends these, a hand-made path might. */
+    private static boolean validComponent(String path, int from, int to) {
+        int n = to - from;
+        return n > 2 || (n == 2 && !(path.charAt(from) == '.' && path.charAt(from + 1) == '.'))
+                || (n == 1 && path.charAt(from) != '.');
+    }
+
+    /** {@code [a-z0-9_-]+}, the rule of workspace and dataset names (see {@link DatasetId}). */
+    private static boolean isIdPart(String s, int from, int to) {
+        if (from >= to) {
+            return false;
+        }
+        for (int i = from; i < to; i++) {
+            char c = s.charAt(i);
+            if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean isFullHash(String s, int from, int to) {
+        if (to - from != HASH_HEX) {
+            return false;
+        }
+        for (int i = from; i < to; i++) {
+            char c = s.charAt(i);
+            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The version named by {@code path[from, entryEnd)} ({@code ws/name@prefix}). A full hash
+     * names one immutable version forever, so its tree is remembered by that text and every
+     * later lookup under it costs one hash-map probe; a short prefix is resolved every time,
+     * because a later publish can make it ambiguous.
+     */
+    private VersionTree version(String path, int from, int wsEnd, int at, int entryEnd) {
+        // Nearly every lookup is under the version the last one was under (ls -R, a training
+        // epoch): compare in place, no substring, no hashing.
+        NamedVersion last = lastVersion;
+        int n = entryEnd - from;
+        if (last != null && last.name().length() == n && path.regionMatches(from, last.name(), 0, n)) {
+            return last.tree();
+        }
+        VersionTree version = versionByName(path, from, wsEnd, at, entryEnd);
+        if (entryEnd - at - 1 == HASH_HEX) {
+            lastVersion = new NamedVersion(path.substring(from, entryEnd), version);
+        }
+        return version;
+    }
+
+    private record NamedVersion(String name, VersionTree tree) {
+    }
+
+    private VersionTree versionByName(String path, int from, int wsEnd, int at, int entryEnd) {
+        boolean full = isFullHash(path, at + 1, entryEnd);
+        String key = full ? path.substring(from, entryEnd) : null;
+        if (full) {
+            VersionTree known = versionsByName.getIfPresent(key);
+            if (known != null) {
+                return known;
+            }
+        }
+        VersionTree version = version(path.substring(from, wsEnd), path.substring(wsEnd + 1, at),
+                path.substring(at + 1, entryEnd), path);
+        if (full) {
+            versionsByName.put(key, version);
+        }
+        return version;
+    }
+
+    private Node insideVersion(VersionTree version, String path, int topStart, int topEnd, int fourthEnd, int to,
+                               int parts) {
+        String top = path.substring(topStart, topEnd);
         if (top.equals(META_DIR)) {
-            if (parts.length == 3) {
+            if (parts == 3) {
                 return new Node.MetaDir(version);
             }
-            if (parts.length == 4 && parts[3].equals(MANIFEST_FILE)) {
+            if (parts == 4 && to - topEnd - 1 == MANIFEST_FILE.length()
+                    && path.startsWith(MANIFEST_FILE, topEnd + 1)) {
                 return new Node.ManifestFile(version);
             }
             throw new NoSuchEntryException(path);
         }
         Map<String, TableShard> shards = version.shards(top);
         if (shards != null) {
-            if (parts.length == 3) {
+            if (parts == 3) {
                 return new Node.TableDir(version, top);
             }
-            TableShard shard = shards.get(parts[3]);
+            TableShard shard = shards.get(path.substring(topEnd + 1, fourthEnd));
             if (shard == null) {
                 throw new NoSuchEntryException(path);
             }
-            if (parts.length > 4) {
+            if (parts > 4) {
                 throw new WrongNodeTypeException(path, Node.Type.FILE);
             }
             return new Node.BlobFile(version, shard.blob(), 0, shard.blob().size(), false);
@@ -162,10 +263,10 @@ public final class WarpTree {
             throw new NoSuchEntryException(path);
         }
         MemberIndex index = indexes.get(artifact.index());
-        if (parts.length == 3) {
+        if (parts == 3) {
             return new Node.MemberDir(version, top, index, "");
         }
-        String member = String.join("/", Arrays.asList(parts).subList(3, parts.length));
+        String member = path.substring(topEnd + 1, to);
         int i = index.find(member);
         if (i >= 0) {
             BlobRef shard = artifact.shards().get(index.shard(i));
@@ -413,7 +514,22 @@ public final class WarpTree {
      * @throws StoreException if the bytes could not be fetched or failed verification
      */
     public int read(Node node, long offset, byte[] dst, int len) {
-        if (offset < 0 || len < 0) {
+        return read(node, offset, ByteBuffer.wrap(dst, 0, len));
+    }
+
+    /**
+     * Reads up to {@code dst.remaining()} bytes of a file at {@code offset} into {@code dst} at its
+     * position (which is not advanced). FUSE passes a direct buffer over libfuse's reply buffer,
+     * which the block cache fills without an intermediate copy.
+     *
+     * @return the bytes read: {@code min(dst.remaining(), size - offset)}, 0 at or past the end,
+     *         never short otherwise
+     * @throws WrongNodeTypeException if {@code node} is not a file
+     * @throws StoreException if the bytes could not be fetched or failed verification
+     */
+    public int read(Node node, long offset, ByteBuffer dst) {
+        int len = dst.remaining();
+        if (offset < 0) {
             throw new IllegalArgumentException("offset " + offset + ", len " + len);
         }
         if (node instanceof Node.BlobFile f) {
@@ -421,7 +537,7 @@ public final class WarpTree {
                 return 0;
             }
             int n = (int) Math.min(len, f.length() - offset);
-            int got = reader.read(f.blob(), f.offset() + offset, dst, 0, n);
+            int got = reader.read(f.blob(), f.offset() + offset, dst.slice(dst.position(), n));
             if (got != n) {
                 throw new StoreException("Short read of blob " + f.blob().id() + " at offset " + (f.offset() + offset)
                         + ": " + got + " of " + n + " bytes", "This is a bug in the blob reader; report it.", null);
@@ -434,24 +550,10 @@ public final class WarpTree {
                 return 0;
             }
             int n = (int) Math.min(len, json.length - offset);
-            System.arraycopy(json, (int) offset, dst, 0, n);
+            dst.put(dst.position(), json, (int) offset, n);
             return n;
         }
         throw new WrongNodeTypeException("read", node.type());
-    }
-
-    private static String[] split(String path) {
-        String p = path.startsWith("/") ? path.substring(1) : path;
-        if (p.endsWith("/")) {
-            p = p.substring(0, p.length() - 1);
-        }
-        String[] parts = p.split("/", -1);
-        for (String part : parts) {
-            if (part.isEmpty() || part.equals(".") || part.equals("..")) {
-                throw new NoSuchEntryException(path);
-            }
-        }
-        return parts;
     }
 
     private record VersionKey(DatasetId id, VersionHash version) {

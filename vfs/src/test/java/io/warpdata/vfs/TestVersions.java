@@ -28,19 +28,19 @@ import java.util.TreeMap;
  * Publishes small versions into a store by hand (blobs, block hash lists, member indexes,
  * manifest, latest pointer), the way the publish pipeline lays them out.
  */
-final class TestVersions {
+public final class TestVersions {
     /** Small blocks so that reads cross block boundaries in tiny test files. */
     static final int BLOCK_SIZE = BlockHashList.MIN_BLOCK_SIZE;
 
     private final BlobStore store;
     private final Catalog catalog;
 
-    TestVersions(BlobStore store, Catalog catalog) {
+    public TestVersions(BlobStore store, Catalog catalog) {
         this.store = store;
         this.catalog = catalog;
     }
 
-    BlobRef putBlob(byte[] data) {
+    public BlobRef putBlob(byte[] data) {
         BlockHashList hashes = BlockHashList.of(data, BLOCK_SIZE);
         byte[] list = hashes.serialize();
         BlobId id = BlobId.of(data);
@@ -51,7 +51,7 @@ final class TestVersions {
     }
 
     /** A table of shards with the given names and bytes. */
-    Table table(Map<String, byte[]> shards) {
+    public Table table(Map<String, byte[]> shards) {
         List<TableShard> out = new ArrayList<>();
         shards.forEach((name, bytes) -> out.add(new TableShard(name, putBlob(bytes), 1)));
         return new Table(out, List.of(new Column("id", "BIGINT")));
@@ -61,7 +61,7 @@ final class TestVersions {
      * An artifact whose members are packed into shards of at most {@code perShard} members,
      * each member preceded by a 512-byte filler (like a tar header) so offsets are not trivial.
      */
-    Artifact artifact(Map<String, byte[]> members, Map<String, Integer> modes, int perShard) {
+    public Artifact artifact(Map<String, byte[]> members, Map<String, Integer> modes, int perShard) {
         MemberIndex.Builder index = new MemberIndex.Builder();
         List<BlobRef> shards = new ArrayList<>();
         ByteArrayOutputStream shard = new ByteArrayOutputStream();
@@ -87,7 +87,7 @@ final class TestVersions {
         return new Artifact(ArtifactKind.TAR_SHARDS, shards, indexRef, members.size(), bytes);
     }
 
-    VersionHash publish(DatasetId id, Map<String, Table> tables, Map<String, Artifact> artifacts,
+    public VersionHash publish(DatasetId id, Map<String, Table> tables, Map<String, Artifact> artifacts,
                         String createdAt, boolean setLatest) {
         SortedMap<String, String> metadata = new TreeMap<>();
         if (createdAt != null) {
@@ -101,7 +101,7 @@ final class TestVersions {
         return v;
     }
 
-    static byte[] bytes(int size, int seed) {
+    public static byte[] bytes(int size, int seed) {
         byte[] b = new byte[size];
         long x = seed * 0x9E3779B97F4A7C15L + 1;
         for (int i = 0; i < size; i++) {

@@ -168,6 +168,57 @@ class WarpTreeTest {
     }
 
     @Test
+    void emptyDotAndDotDotComponentsAreNotFoundAnywhereInThePath() {
+        String v = version(v1);
+        for (String bad : List.of("//", "/vision//mnist", "/./vision", v + "//images", v + "/./images",
+                v + "/images/../main", v + "/images/train//cat/1.png", v + "/images/train/cat/.",
+                v + "/images/train/cat/..", v + "/.warp//manifest.json")) {
+            assertNotFound(bad);
+        }
+    }
+
+    @Test
+    void aTrailingSlashNamesTheSameNodeAndRepeatedLookupsUnderAVersionAgree() {
+        String v = version(v1);
+        assertThat(tree.lookup(v + "/images/train/")).isEqualTo(tree.lookup(v + "/images/train"));
+        assertThat(tree.lookup(v + "/main/")).isEqualTo(tree.lookup(v + "/main"));
+        for (int i = 0; i < 3; i++) {
+            assertThat(tree.attributes(tree.lookup(v + "/images/train/cat/1.png")).size()).isEqualTo(5000);
+            assertThat(tree.attributes(tree.lookup(v + "/.warp/manifest.json")).type()).isEqualTo(Node.Type.FILE);
+            assertNotFound(v + "/images/train/cat/3.png");
+            assertNotFound(v + "/.warp/manifest.jsonx");
+        }
+        assertThat(tree.lookup(v.substring(0, v.length() - 56) + "/images/README"))
+                .isEqualTo(tree.lookup(v + "/images/README"));
+    }
+
+    @Test
+    void lookupsAlternatingBetweenVersionsResolveEachPathInItsOwnVersion() {
+        Map<String, byte[]> other = new LinkedHashMap<>();
+        other.put("train/cat/1.png", TestVersions.bytes(77, 8));
+        VersionHash v2 = versions.publish(MNIST, Map.of(), Map.of("images", versions.artifact(other, Map.of(), 1)),
+                CREATED, false);
+        for (int i = 0; i < 3; i++) {
+            assertThat(tree.attributes(tree.lookup(version(v1) + "/images/train/cat/1.png")).size()).isEqualTo(5000);
+            assertThat(tree.attributes(tree.lookup(version(v2) + "/images/train/cat/1.png")).size()).isEqualTo(77);
+            assertThat(tree.attributes(tree.lookup("/vision/mnist@" + v2.hex().substring(0, 12)
+                    + "/images/train/cat/1.png")).size()).isEqualTo(77);
+            assertNotFound(version(v2) + "/main");
+            assertNotFound("/vision/mnist@" + flip(v1.hex()) + "/images");
+        }
+    }
+
+    @Test
+    void aMemberNameWithAnAtSignIsNotTakenForAVersion() {
+        Map<String, byte[]> odd = new LinkedHashMap<>();
+        odd.put("a@b/c.txt", TestVersions.bytes(7, 9));
+        VersionHash v2 = versions.publish(MNIST, Map.of(), Map.of("odd", versions.artifact(odd, Map.of(), 1)),
+                CREATED, false);
+        assertThat(tree.attributes(tree.lookup(version(v2) + "/odd/a@b/c.txt")).size()).isEqualTo(7);
+        assertThatThrownBy(() -> tree.lookup("/vision/mnist/odd/a@b")).isInstanceOf(WrongNodeTypeException.class);
+    }
+
+    @Test
     void versionListsMetaTablesAndArtifactsWithEveryIntermediateDirectory() {
         String v = version(v1);
         assertThat(list(v)).containsExactly(".", "..", ".warp", "main", "images");

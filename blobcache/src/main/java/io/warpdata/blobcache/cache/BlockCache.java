@@ -2,12 +2,14 @@ package io.warpdata.blobcache.cache;
 
 import io.warpdata.blobcache.BlobReader;
 import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.BlockVerificationException;
 import io.warpdata.blobcache.ReadMetrics;
 import io.warpdata.blobcache.StoreException;
 import io.warpdata.blobcache.StoreLayout;
 import io.warpdata.blobcache.StoreUnavailableException;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -68,11 +70,23 @@ public final class BlockCache implements BlobReader {
     /** Local-mode misses are logged at most this often: one line tells the user what to do. */
     static final Duration NOT_CACHED_LOG_EVERY = Duration.ofSeconds(10);
 
-    /** A fetch completed with this means "it was cached meanwhile: read it from the cache". */
-    private static final BlockBytes RETRY = new BlockBytes(new byte[0], 0, 0);
+    /**
+     * Idle fetch buffers kept for reuse ({@link RunBuffers}): 128 MiB (capped at
+     * maxInFlightBytes). A sequential reader at the full window keeps up to the default read-ahead
+     * budget, 128 MiB, of runs fetched or waiting for their disk writes (measured: with 64 MiB, a
+     * quarter of the runs still allocated a fresh 8 MiB buffer). G1 keeps the heap that held
+     * them committed after a burst anyway, so keeping them costs no extra memory in practice.
+     */
+    static final long POOLED_BUFFER_BYTES = 128L << 20;
 
-    /** Verified bytes of one block inside a fetch buffer. */
-    record BlockBytes(byte[] array, int offset, int length) {
+    /** A fetch completed with this means "it was cached meanwhile: read it from the cache". */
+    private static final BlockBytes RETRY = new BlockBytes(null, 0, 0);
+
+    /**
+     * Verified bytes of one block inside a fetch buffer. A reader must {@link RunBuffers.Run#retain}
+     * the run before copying (and release it after): the buffer is reused once the run is cached.
+     */
+    record BlockBytes(RunBuffers.Run run, int offset, int length) {
     }
 
     /** One block's fetch: created once, shared by every reader of the block until it is cached. */
@@ -136,6 +150,7 @@ public final class BlockCache implements BlobReader {
     private final CacheConfig config;
     private final BlobStore store;
     private final ReadMetrics metrics = new ReadMetrics();
+    private final RunBuffers buffers;
     private final BlockFetcher fetcher;
     private final HashLists lists;
     private final BlockStorage storage;
@@ -211,6 +226,7 @@ public final class BlockCache implements BlobReader {
         this.maxPrefetchWorkers = Math.max(1, config.maxConcurrentFetches() * 3 / 4);
         this.memoryPermits = kib(config.maxInFlightBytes());
         this.memory = new Semaphore(memoryPermits);
+        this.buffers = new RunBuffers(MAX_RUN_BYTES, Math.min(POOLED_BUFFER_BYTES, config.maxInFlightBytes()));
         this.prefetchPermits = kib(config.maxPrefetchBytes());
         this.prefetchBudget = new Semaphore(prefetchPermits);
         this.readAhead = config.mode().fetches() ? new ReadAhead(this::schedulePrefetch) : null;
@@ -221,6 +237,18 @@ public final class BlockCache implements BlobReader {
     @Override
     public int read(BlobRef blob, long offset, byte[] dst, int dstOff, int len) {
         Objects.checkFromIndexSize(dstOff, len, dst.length);
+        return read(blob, offset, ByteBuffer.wrap(dst), dstOff, len);
+    }
+
+    @Override
+    public int read(BlobRef blob, long offset, ByteBuffer dst) {
+        int n = read(blob, offset, dst, dst.position(), dst.remaining());
+        dst.position(dst.position() + n);
+        return n;
+    }
+
+    /** Reads into {@code dst[dstOff, dstOff+len)} (absolute indexes; position and limit untouched). */
+    private int read(BlobRef blob, long offset, ByteBuffer dst, int dstOff, int len) {
         if (offset < 0) {
             throw new IllegalArgumentException("negative offset " + offset + " in blob " + blob.id());
         }
@@ -295,18 +323,30 @@ public final class BlockCache implements BlobReader {
     }
 
     /** Waits for a block's fetch and copies the wanted part out; retries via the cache if told to. */
-    private void copyFromFetch(Fetch f, int inBlock, byte[] dst, int out, int take, long deadline) {
+    private void copyFromFetch(Fetch f, int inBlock, ByteBuffer dst, int out, int take, long deadline) {
         while (true) {
             BlockBytes bb = awaitFetch(f, deadline);
-            if (bb != RETRY) {
-                System.arraycopy(bb.array(), bb.offset() + inBlock, dst, out, take);
+            boolean fetched = bb != RETRY;
+            if (fetched && bb.run().retain()) {
+                try {
+                    dst.put(out, bb.run().array, bb.offset() + inBlock, take);
+                } finally {
+                    bb.run().release();
+                }
                 metrics.missBlocks.increment();
                 metrics.missBytes.add(take);
                 return;
             }
+            // Cached meanwhile, or fetched for us and cached, its buffer already reused: read it
+            // from the cache (or, if it could not be cached, fetch it again).
             if (storage.read(f.key, inBlock, dst, out, take)) {
-                metrics.hitBlocks.increment();
-                metrics.hitBytes.add(take);
+                if (fetched) {
+                    metrics.missBlocks.increment();
+                    metrics.missBytes.add(take);
+                } else {
+                    metrics.hitBlocks.increment();
+                    metrics.hitBytes.add(take);
+                }
                 return;
             }
             f = demand(f.blob, f.list, f.key);
@@ -523,9 +563,21 @@ public final class BlockCache implements BlobReader {
 
     private void run(Task t) {
         try {
+            Fetch head = t.fetches().get(0);
+            // Read-ahead queued before a block of its blob failed verification: drop what no
+            // reader has asked for yet (a reader that comes later fetches its block on demand).
+            boolean dropReadAhead = head.prefetch && readAhead != null && readAhead.suspect(head.blob.id());
             List<Fetch> group = new ArrayList<>(t.fetches().size());
             for (Fetch f : t.fetches()) {
-                if (f.claim()) {
+                if (dropReadAhead && f.state.compareAndSet(Fetch.QUEUED, Fetch.RUNNING)) {
+                    inflight.remove(f.key, f);
+                    f.done.complete(RETRY);
+                    f.settled.complete(null);
+                    if (!group.isEmpty()) {
+                        fetchGroup(group);
+                        group = new ArrayList<>();
+                    }
+                } else if (f.claim()) {
                     group.add(f);
                 } else if (!group.isEmpty()) {
                     fetchGroup(group);
@@ -549,9 +601,10 @@ public final class BlockCache implements BlobReader {
         BlockHashList list = first.list;
         int b0 = first.key.index();
         int len = BlockFetcher.runLength(list, b0, group.size());
-        int kib = Math.min(kib(len), memoryPermits);
+        int kib = Math.min(kib(buffers.capacityFor(len)), memoryPermits);
         long deadline = fetcher.deadlineFromNow();
         boolean acquired = false;
+        RunBuffers.Run run = null;
         try {
             if (closed) {
                 throw new StoreUnavailableException("The block cache is closed", null);
@@ -561,13 +614,17 @@ public final class BlockCache implements BlobReader {
                 throw new StoreUnavailableException("No memory for in-flight fetches of blob " + blob.id()
                         + " within the read deadline", null);
             }
-            byte[] buf = new byte[len];
+            run = buffers.acquire(len);
+            byte[] buf = run.array;
             // Each block goes to its readers as soon as its bytes are in and verified, while the
             // rest of the run still streams in: a reader never waits for a whole run.
-            HandOff handOff = new HandOff(group, buf, deadline);
+            HandOff handOff = new HandOff(group, run, deadline);
             fetcher.readStreaming(StoreLayout.blob(blob.id()), (long) b0 * list.blockSize(), buf, len,
                     handOff::arrived, handOff::handedBytes, deadline);
             handOff.arrived(len);
+            if (handOff.clean && readAhead != null) {
+                readAhead.onVerifiedRun(blob.id());
+            }
             // Only then write them to the cache, so that the GET's stream is never held up by disk
             // writes and a reader of the run's last block does not wait for the others' writes.
             int pos = 0;
@@ -584,6 +641,10 @@ public final class BlockCache implements BlobReader {
         } catch (RuntimeException | Error e) {
             failAll(group, e);
         } finally {
+            if (run != null) {
+                // Every block is cached or failed by now; readers still copying hold the run.
+                run.release();
+            }
             if (acquired) {
                 memory.release(kib);
             }
@@ -593,14 +654,18 @@ public final class BlockCache implements BlobReader {
     /** Verifies and hands over the blocks of one run in order, as the run's bytes arrive. */
     private final class HandOff {
         private final List<Fetch> group;
+        private final RunBuffers.Run run;
         private final byte[] buf;
         private final long deadline;
         private int next;
         private int nextStart;
+        /** No block of the run has failed verification, not even once. */
+        boolean clean = true;
 
-        HandOff(List<Fetch> group, byte[] buf, long deadline) {
+        HandOff(List<Fetch> group, RunBuffers.Run run, long deadline) {
             this.group = group;
-            this.buf = buf;
+            this.run = run;
+            this.buf = run.array;
             this.deadline = deadline;
         }
 
@@ -613,13 +678,27 @@ public final class BlockCache implements BlobReader {
                     return;
                 }
                 try {
-                    fetcher.verifyOrRefetch(f.blob, f.list, f.key.index(), buf, nextStart, deadline);
-                    f.done.complete(new BlockBytes(buf, nextStart, bl));
+                    if (!fetcher.verifyOrRefetch(f.blob, f.list, f.key.index(), buf, nextStart, deadline)) {
+                        suspect(f.blob);
+                    }
+                    f.done.complete(new BlockBytes(run, nextStart, bl));
+                } catch (BlockVerificationException e) {
+                    // Before the readers hear of it, so that a reader going on sequentially
+                    // finds read-ahead already held back.
+                    suspect(f.blob);
+                    fail(f, e);
                 } catch (RuntimeException e) {
                     fail(f, e);
                 }
                 next++;
                 nextStart += bl;
+            }
+        }
+
+        private void suspect(BlobRef blob) {
+            clean = false;
+            if (readAhead != null) {
+                readAhead.onVerificationFailure(blob.id());
             }
         }
 

@@ -69,12 +69,13 @@ final class BlockFetcher {
      * Verifies block {@code b} held at {@code data[pos, ...)}; on a mismatch refetches it once
      * into the same place and verifies again.
      *
+     * @return true if the bytes were right the first time, false if only the refetch was
      * @throws BlockVerificationException if the refetched bytes fail too (logged, naming the blob)
      */
-    void verifyOrRefetch(BlobRef blob, BlockHashList list, int b, byte[] data, int pos, long deadlineNanos) {
+    boolean verifyOrRefetch(BlobRef blob, BlockHashList list, int b, byte[] data, int pos, long deadlineNanos) {
         int bl = list.blockLength(b);
         if (list.verify(b, data, pos, bl)) {
-            return;
+            return true;
         }
         metrics.verificationFailures.increment();
         readWithRetry(StoreLayout.blob(blob.id()), (long) b * list.blockSize(), data, pos, bl, deadlineNanos);
@@ -84,6 +85,7 @@ final class BlockFetcher {
                     b, blob.id(), store.describe());
             throw new BlockVerificationException(blob.id(), b);
         }
+        return false;
     }
 
     /** Bytes in blocks {@code [first, first+count)}. */

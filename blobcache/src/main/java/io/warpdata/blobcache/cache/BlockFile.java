@@ -41,6 +41,7 @@ final class BlockFile {
     static final int CHUNK = 64 * 1024;
     static final int ALIGN = 4096;
     private static final int FIXED = 96;
+    private static final byte[] ZEROS = new byte[ALIGN];
 
     private BlockFile() {
     }
@@ -63,8 +64,11 @@ final class BlockFile {
 
     /** CRC32C of each chunk of {@code data[off, off+len)}. */
     static int[] chunkCrcs(byte[] data, int off, int len) {
+        return chunkCrcs(data, off, len, new CRC32C());
+    }
+
+    static int[] chunkCrcs(byte[] data, int off, int len, CRC32C crc) {
         int[] crcs = new int[chunkCount(len)];
-        CRC32C crc = new CRC32C();
         for (int c = 0; c < crcs.length; c++) {
             int from = off + c * CHUNK;
             crc.reset();
@@ -76,18 +80,29 @@ final class BlockFile {
 
     /** The header bytes for a block with the given chunk CRCs, ready to write at offset 0. */
     static ByteBuffer encodeHeader(BlockKey key, BlobId listId, int dataLength, int[] crcs) {
+        ByteBuffer b = ByteBuffer.allocate(headerLength(dataLength));
+        encodeHeader(b, key, listId, dataLength, crcs, new CRC32C());
+        return b.position(0);
+    }
+
+    /**
+     * Writes the header (zero padding included) at {@code b}'s position (0), which ends up at
+     * the header's end, where the data goes: one buffer holds a whole block file.
+     */
+    static void encodeHeader(ByteBuffer b, BlockKey key, BlobId listId, int dataLength, int[] crcs, CRC32C crc) {
         int h = headerLength(dataLength);
-        ByteBuffer b = ByteBuffer.allocate(h).order(ByteOrder.BIG_ENDIAN);
+        b.order(ByteOrder.BIG_ENDIAN);
         b.putInt(MAGIC).putInt(VERSION).putInt(h).putInt(key.blockSize()).putInt(key.index()).putInt(dataLength)
                 .putInt(CHUNK).putInt(crcs.length).put(key.blob().digest()).put(listId.digest());
         for (int c : crcs) {
             b.putInt(c);
         }
-        CRC32C crc = new CRC32C();
-        crc.update(b.array(), 0, b.position());
+        crc.reset();
+        crc.update(b.duplicate().flip());
         b.putInt((int) crc.getValue());
-        b.position(0);
-        return b;
+        while (b.position() < h) {
+            b.put(ZEROS, 0, Math.min(ZEROS.length, h - b.position()));
+        }
     }
 
     /**

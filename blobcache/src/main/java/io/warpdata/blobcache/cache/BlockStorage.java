@@ -1,6 +1,7 @@
 package io.warpdata.blobcache.cache;
 
 import io.warpdata.manifest.BlobId;
+import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
@@ -13,7 +14,17 @@ interface BlockStorage extends AutoCloseable {
      *
      * @return false if the block is not cached, or was found damaged (it is then dropped)
      */
-    boolean read(BlockKey key, int offInBlock, byte[] dst, int dstOff, int len);
+    default boolean read(BlockKey key, int offInBlock, byte[] dst, int dstOff, int len) {
+        return read(key, offInBlock, ByteBuffer.wrap(dst), dstOff, len);
+    }
+
+    /**
+     * Copies {@code [offInBlock, offInBlock+len)} of a cached block into {@code dst} at index
+     * {@code dstIndex} (absolute: the buffer's position and limit are not used or changed).
+     *
+     * @return false if the block is not cached, or was found damaged (it is then dropped)
+     */
+    boolean read(BlockKey key, int offInBlock, ByteBuffer dst, int dstIndex, int len);
 
     boolean contains(BlockKey key);
 

@@ -77,6 +77,11 @@ public record CacheConfig(CacheMode mode, Path dir, long maxBytes, long minFreeB
                 maxConcurrentFetches, maxOpenFiles, retry);
     }
 
+    public CacheConfig withMaxInFlightBytes(long n) {
+        return new CacheConfig(mode, dir, maxBytes, minFreeBytes, memoryBytes, n, maxPrefetchBytes,
+                maxConcurrentFetches, maxOpenFiles, retry);
+    }
+
     public CacheConfig withMaxPrefetchBytes(long n) {
         return new CacheConfig(mode, dir, maxBytes, minFreeBytes, memoryBytes, maxInFlightBytes, n,
                 maxConcurrentFetches, maxOpenFiles, retry);

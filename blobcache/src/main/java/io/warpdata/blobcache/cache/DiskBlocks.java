@@ -107,6 +107,20 @@ final class DiskBlocks implements BlockStorage {
         }
     }
 
+    /** Per-thread write state: a block file is assembled in one reused direct buffer. */
+    private static final class WriteScratch {
+        ByteBuffer buffer = ByteBuffer.allocateDirect(BlockFile.headerLength(BlockHashList.DEFAULT_BLOCK_SIZE)
+                + BlockHashList.DEFAULT_BLOCK_SIZE);
+        final CRC32C crc = new CRC32C();
+
+        ByteBuffer buffer(int len) {
+            if (buffer.capacity() < len) {
+                buffer = ByteBuffer.allocateDirect(len);
+            }
+            return buffer.clear().limit(len);
+        }
+    }
+
     private final Path root;
     private final Path blocksDir;
     private final Path listsDir;
@@ -120,11 +134,16 @@ final class DiskBlocks implements BlockStorage {
     private final Cache<BlockKey, Entry> index;
     private final Cache<BlockKey, FileChannel> channels;
     private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
+    private final ThreadLocal<WriteScratch> writeScratch = ThreadLocal.withInitial(WriteScratch::new);
     private final AtomicLong tmpCounter = new AtomicLong();
     /** Which of the 256 block subdirectories are known to exist (made on first use). */
     private final AtomicIntegerArray shardMade = new AtomicIntegerArray(256);
-    /** Bytes being written right now: counted against the free-space floor before they land. */
-    private final AtomicLong pendingWrites = new AtomicLong();
+    /**
+     * Bytes being written right now: counted against the free-space floor before they land.
+     * Guarded by {@link #reserveLock}, as is every check of them against the free space.
+     */
+    private long pendingWrites;
+    private final Object reserveLock = new Object();
     private final AtomicLong lastWriteWarn = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
     private final Object gcLock = new Object();
     private volatile boolean closed;
@@ -269,7 +288,7 @@ final class DiskBlocks implements BlockStorage {
     }
 
     @Override
-    public boolean read(BlockKey key, int offInBlock, byte[] dst, int dstOff, int len) {
+    public boolean read(BlockKey key, int offInBlock, ByteBuffer dst, int dstIndex, int len) {
         Entry e = index.getIfPresent(key);
         if (e == null) {
             return false;
@@ -280,7 +299,7 @@ final class DiskBlocks implements BlockStorage {
         int span = Math.min((c1 + 1) * BlockFile.CHUNK, e.length) - start;
         e.readers.incrementAndGet();
         try {
-            return read(key, e, offInBlock, dst, dstOff, len, c0, c1, start, span);
+            return read(key, e, offInBlock, dst, dstIndex, len, c0, c1, start, span);
         } finally {
             if (e.readers.decrementAndGet() == 0 && e.evicted) {
                 channels.invalidate(key);
@@ -288,10 +307,17 @@ final class DiskBlocks implements BlockStorage {
         }
     }
 
-    private boolean read(BlockKey key, Entry e, int offInBlock, byte[] dst, int dstOff, int len, int c0, int c1,
+    /**
+     * Reads the 64 KiB chunks the range touches and checks their CRC32C. A chunk-aligned range
+     * into a direct buffer (a FUSE read of a whole-block-aligned file: the kernel asks for
+     * 128 KiB-aligned pieces) is read straight into the caller's buffer and checked there; any
+     * other range goes through the thread's scratch buffer and is copied out once.
+     */
+    private boolean read(BlockKey key, Entry e, int offInBlock, ByteBuffer dst, int dstIndex, int len, int c0, int c1,
             int start, int span) {
         Scratch s = scratch.get();
-        ByteBuffer buf = s.buffer(span);
+        boolean direct = dst.isDirect() && offInBlock == start && len == span;
+        ByteBuffer buf = direct ? dst.slice(dstIndex, len) : s.buffer(span);
         for (int attempt = 0; ; attempt++) {
             FileChannel ch = channels.getIfPresent(key);
             if (ch == null) {
@@ -339,8 +365,9 @@ final class DiskBlocks implements BlockStorage {
                 return false;
             }
         }
-        buf.limit(span).position(0);
-        buf.get(offInBlock - start, dst, dstOff, len);
+        if (!direct) {
+            dst.put(dstIndex, buf, offInBlock - start, len);
+        }
         if (e.prefetchCredit != null && !e.prefetchCredit.get() && e.prefetchCredit.compareAndSet(false, true)) {
             metrics.prefetchHitBlocks.increment();
         }
@@ -380,19 +407,28 @@ final class DiskBlocks implements BlockStorage {
         try {
             write(key, listId, data, off, len, prefetchCredit, headerLength);
         } finally {
-            pendingWrites.addAndGet(-bytes);
+            // Only now, with the block renamed into place (or given up), so that a reservation
+            // that no longer sees these bytes pending sees them in the free space instead.
+            synchronized (reserveLock) {
+                pendingWrites -= bytes;
+            }
         }
     }
 
     private void write(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit,
             int headerLength) {
-        int[] crcs = BlockFile.chunkCrcs(data, off, len);
-        ByteBuffer header = BlockFile.encodeHeader(key, listId, len, crcs);
+        WriteScratch w = writeScratch.get();
+        int[] crcs = BlockFile.chunkCrcs(data, off, len, w.crc);
+        // The whole file in one direct buffer, written with one write(): a heap buffer would be
+        // copied into a temporary direct one by the JDK anyway (two, header and data, for a
+        // gathering write), and this copy is the only one on our side.
+        ByteBuffer file = w.buffer(headerLength + len);
+        BlockFile.encodeHeader(file, key, listId, len, crcs, w.crc);
+        file.put(data, off, len).flip();
         Path tmp = tmpDir.resolve(key.fileName() + "." + tmpCounter.incrementAndGet() + ".tmp");
         try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-            ByteBuffer[] bufs = {header, ByteBuffer.wrap(data, off, len)};
-            while (bufs[1].hasRemaining()) {
-                ch.write(bufs);
+            while (file.hasRemaining()) {
+                ch.write(file);
             }
         } catch (IOException e) {
             warnWrite(key, e);
@@ -436,18 +472,24 @@ final class DiskBlocks implements BlockStorage {
      * Keeps the free-space floor: reserves {@code bytes} for a write if, counting the other
      * writes in progress, they fit above the floor, evicting cached blocks to make room.
      *
+     * <p>The check reads the reservations first and the free space second, under the same lock
+     * that writers take to give a reservation back (after their rename): a write either is still
+     * reserved when the check looks, or had already landed before the free space was read. Read
+     * the other way round (or without the lock), a write finishing between the two reads was
+     * counted in neither and the floor was overshot by a block.
+     *
      * @return false if they do not fit even after evicting (then nothing is written)
      */
     private boolean reserve(long bytes) {
         for (int attempt = 0; attempt < 3; attempt++) {
-            long usable = space.usableBytes();
-            long pending = pendingWrites.get();
-            long shortBy = floor + pending + bytes - usable;
-            if (shortBy <= 0) {
-                if (pendingWrites.compareAndSet(pending, pending + bytes)) {
+            long shortBy;
+            synchronized (reserveLock) {
+                long pending = pendingWrites;
+                shortBy = floor + pending + bytes - space.usableBytes();
+                if (shortBy <= 0) {
+                    pendingWrites = pending + bytes;
                     return true;
                 }
-                continue;
             }
             synchronized (gcLock) {
                 if (evictTo(Math.max(0, sizeBytes() - shortBy)) == 0 && sizeBytes() == 0) {

@@ -5,6 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.warpdata.blobcache.ReadMetrics;
 import io.warpdata.manifest.BlobId;
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
@@ -50,12 +51,12 @@ final class MemoryBlocks implements BlockStorage {
     }
 
     @Override
-    public boolean read(BlockKey key, int offInBlock, byte[] dst, int dstOff, int len) {
+    public boolean read(BlockKey key, int offInBlock, ByteBuffer dst, int dstIndex, int len) {
         Entry e = blocks.getIfPresent(key);
         if (e == null) {
             return false;
         }
-        System.arraycopy(e.data, offInBlock, dst, dstOff, len);
+        dst.put(dstIndex, e.data, offInBlock, len);
         if (e.prefetchCredit != null && !e.prefetchCredit.get() && e.prefetchCredit.compareAndSet(false, true)) {
             metrics.prefetchHitBlocks.increment();
         }

@@ -51,6 +51,8 @@ final class ReadAhead {
     private static final class Access {
         final Stream[] streams = new Stream[STREAMS_PER_BLOB];
         long clock;
+        /** A block of this blob failed verification: no read-ahead until one GET of it is all right. */
+        volatile boolean suspect;
 
         Access() {
             for (int i = 0; i < streams.length; i++) {
@@ -115,6 +117,14 @@ final class ReadAhead {
             int prevLast = (int) ((s.end - 1) / bs);
             s.end = Math.max(s.end, end);
             int last = (int) ((s.end - 1) / bs);
+            if (a.suspect) {
+                // Follow the stream, but fetch nothing ahead of it: those blocks would most likely
+                // fail verification too, and a reader that goes on after an EIO (the kernel's own
+                // read-ahead does) would otherwise cost whole windows of wrong bytes.
+                s.window = 0;
+                s.scheduledUntil = last + 1;
+                return first;
+            }
             int maxWindow = (int) Math.max(1, MAX_WINDOW_BYTES / bs);
             if (s.window == 0) {
                 s.window = Math.min(INITIAL_WINDOW_BLOCKS, maxWindow);
@@ -132,5 +142,36 @@ final class ReadAhead {
             }
         }
         return first;
+    }
+
+    /**
+     * A block of {@code blob} failed verification: close every window of the blob and schedule
+     * no read-ahead for it until {@link #onVerifiedRun} (read-ahead is queued before the reads
+     * that need it, so each verification failure would otherwise repeat a window's worth).
+     */
+    void onVerificationFailure(BlobId blob) {
+        Access a = blobs.get(blob, k -> new Access());
+        synchronized (a) {
+            a.suspect = true;
+            for (Stream s : a.streams) {
+                s.window = 0;
+            }
+        }
+    }
+
+    /** One GET of {@code blob} verified without a single mismatch: read-ahead may resume (from a window of 0). */
+    void onVerifiedRun(BlobId blob) {
+        Access a = blobs.getIfPresent(blob);
+        if (a != null && a.suspect) {
+            synchronized (a) {
+                a.suspect = false;
+            }
+        }
+    }
+
+    /** Whether read-ahead of {@code blob} is held back after a verification failure. */
+    boolean suspect(BlobId blob) {
+        Access a = blobs.getIfPresent(blob);
+        return a != null && a.suspect;
     }
 }

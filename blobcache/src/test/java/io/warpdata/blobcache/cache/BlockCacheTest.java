@@ -29,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -223,6 +224,42 @@ class BlockCacheTest {
     }
 
     @Test
+    void chunkAlignedReadIntoDirectBufferIsServedAndCheckedInPlace() throws IOException {
+        int bs = 256 * 1024;
+        byte[] data = TestBlobs.bytes(3 * bs, 11);
+        BlobRef ref = TestBlobs.put(memory, data, bs);
+        BlockCache c = open(config());
+        c.readAll(ref);
+        settle(c);
+        long reads = store.reads.get();
+        // What FUSE passes: a direct buffer, 128 KiB at a chunk-aligned offset (read in place).
+        ByteBuffer direct = ByteBuffer.allocateDirect(128 * 1024);
+        assertThat(c.read(ref, bs + 128 * 1024, direct)).isEqualTo(128 * 1024);
+        assertThat(direct.position()).isEqualTo(128 * 1024);
+        assertThat(bytesOf(direct.flip())).isEqualTo(range(data, bs + 128 * 1024, 128 * 1024));
+        // An unaligned read into a direct buffer goes through the scratch buffer, same bytes.
+        ByteBuffer unaligned = ByteBuffer.allocateDirect(100_000);
+        assertThat(c.read(ref, bs + 777, unaligned)).isEqualTo(100_000);
+        assertThat(bytesOf(unaligned.flip())).isEqualTo(range(data, bs + 777, 100_000));
+        assertThat(store.reads.get()).isEqualTo(reads);
+
+        // A damaged chunk read in place is caught there: the block is refetched and served right.
+        Path block1 = blockFiles().stream().filter(p -> p.getFileName().toString().endsWith(".1")).findFirst()
+                .orElseThrow();
+        flipByte(block1, BlockFile.ALIGN + 128 * 1024 + 4321);
+        direct.clear();
+        assertThat(c.read(ref, bs + 128 * 1024, direct)).isEqualTo(128 * 1024);
+        assertThat(bytesOf(direct.flip())).isEqualTo(range(data, bs + 128 * 1024, 128 * 1024));
+        assertThat(store.reads.get()).isEqualTo(reads + 1);
+    }
+
+    private static byte[] bytesOf(ByteBuffer b) {
+        byte[] out = new byte[b.remaining()];
+        b.get(out);
+        return out;
+    }
+
+    @Test
     void corruptedBlockFoundAfterRestartIsRefetched() throws IOException {
         byte[] data = TestBlobs.bytes(2 * BS, 8);
         BlobRef ref = TestBlobs.put(memory, data, BS);
@@ -253,6 +290,45 @@ class BlockCacheTest {
 
         store.corruptForever = false;
         assertThat(read(c, ref, 2 * BS, 10)).as("nothing bad was cached").isEqualTo(range(data, 2 * BS, 10));
+    }
+
+    /**
+     * A store serving wrong bytes while a reader goes on reading sequentially (as the kernel's
+     * read-ahead does even after a read failed with EIO): read-ahead must not keep fetching
+     * blocks that fail verification, so the bad store costs about what the reads demanded.
+     */
+    @Test
+    void corruptStoreStopsReadAheadSoItCostsAboutTheDemandedBytes() {
+        byte[] data = TestBlobs.bytes(256 * BS, 13);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        BlockCache c = open(config());
+        c.read(ref, 0, new byte[0], 0, 0); // its hash list is now cached
+        store.corruptForever = true;
+        long before = store.bytesRead.get();
+        int reads = 0;
+        int failed = 0;
+        for (long off = 0; off < 8L * BS; off += BS / 2) {
+            try {
+                // Right bytes or a failure, never wrong bytes.
+                assertThat(read(c, ref, off, BS / 2)).isEqualTo(range(data, off, BS / 2));
+            } catch (BlockVerificationException e) {
+                failed++;
+            }
+            reads++;
+        }
+        settle(c);
+        assertThat(failed).isPositive();
+        // Each failed read costs at most its block's GET and the one refetch; no read-ahead.
+        assertThat(store.bytesRead.get() - before).isLessThanOrEqualTo(2L * reads * BS);
+        assertThat(c.metrics().prefetchedBlocks.sum()).isZero();
+
+        // Once the store serves right bytes again, a sequential reader gets read-ahead again.
+        store.corruptForever = false;
+        for (long off = 8L * BS; off < 24L * BS; off += BS / 2) {
+            assertThat(read(c, ref, off, BS / 2)).isEqualTo(range(data, off, BS / 2));
+        }
+        settle(c);
+        assertThat(c.metrics().prefetchedBlocks.sum()).isPositive();
     }
 
     @Test
@@ -380,7 +456,8 @@ class BlockCacheTest {
         assertThat(c.metrics().readErrors.sum()).isZero();
     }
 
-    @Test
+    // Repeated: the race it once had showed up in about 1 run in 10.
+    @RepeatedTest(10)
     void freeSpaceFloorIsKept() {
         long blockOnDisk = BlockFile.headerLength(BS) + BS;
         long fsSize = 100 * blockOnDisk;
@@ -403,14 +480,64 @@ class BlockCacheTest {
         // Read-ahead may still be putting blocks in place when readAll returns (and while its
         // reservations are in flight the floor may evict every cached block): check once idle.
         settle(c);
-        // Known, not yet explained: with concurrent demand and read-ahead fetches the floor is
-        // sometimes exceeded by one block (about 1 run in 10 here); more than that is a failure.
-        assertThat(blockBytesOnDisk()).isLessThanOrEqualTo(fsSize - floor + blockOnDisk);
+        // Demand and read-ahead fetches write concurrently: the floor must hold exactly
+        // (DiskBlocksTest pins down the race that once let it slip by a block).
+        assertThat(blockBytesOnDisk()).isLessThanOrEqualTo(fsSize - floor);
         // Once the cache is idle, a read must be cached again within the room the floor leaves.
         assertThat(read(c, ref, 19L * BS, BS)).isEqualTo(range(data, 19L * BS, BS));
         settle(c);
-        assertThat(blockBytesOnDisk()).isLessThanOrEqualTo(fsSize - floor + blockOnDisk);
-        assertThat(c.stats().blocks()).isBetween(1L, 7L);
+        assertThat(blockBytesOnDisk()).isLessThanOrEqualTo(fsSize - floor);
+        assertThat(c.stats().blocks()).isBetween(1L, 6L);
+    }
+
+    /**
+     * Fetch buffers are pooled and reused as soon as a run is cached: many readers of many blobs
+     * at once, with evictions and a small in-flight memory bound forcing constant reuse, must
+     * never see another run's bytes (a reader copying from a buffer already refilled would).
+     */
+    @Test
+    void concurrentReadersNeverSeeBytesOfAReusedFetchBuffer() throws Exception {
+        int blobs = 6;
+        List<byte[]> contents = new ArrayList<>();
+        List<BlobRef> refs = new ArrayList<>();
+        for (int i = 0; i < blobs; i++) {
+            contents.add(TestBlobs.bytes(40 * BS + 777, 500 + i));
+            refs.add(TestBlobs.put(memory, contents.get(i), BS));
+        }
+        long blockOnDisk = BlockFile.headerLength(BS) + BS;
+        BlockCache c = open(config().withMaxBytes(12 * blockOnDisk).withMaxInFlightBytes(24L * BS)
+                .withMaxConcurrentFetches(6));
+        ExecutorService readers = Executors.newFixedThreadPool(6);
+        try {
+            List<Future<Integer>> results = new ArrayList<>();
+            for (int t = 0; t < 6; t++) {
+                int seed = t;
+                results.add(readers.submit(() -> {
+                    Random rnd = new Random(seed);
+                    int checked = 0;
+                    for (int i = 0; i < 150; i++) {
+                        int b = rnd.nextInt(blobs);
+                        byte[] data = contents.get(b);
+                        // Mostly short sequential scans (read-ahead runs), some random reads.
+                        long off = rnd.nextInt(data.length - 1);
+                        int len = 1 + rnd.nextInt(Math.min(3 * BS, data.length - (int) off));
+                        for (int k = 0; k < 1 + rnd.nextInt(4) && off < data.length; k++) {
+                            int n = (int) Math.min(len, data.length - off);
+                            assertThat(read(c, refs.get(b), off, n)).isEqualTo(range(data, off, n));
+                            off += n;
+                            checked++;
+                        }
+                    }
+                    return checked;
+                }));
+            }
+            for (Future<Integer> f : results) {
+                assertThat(f.get(60, TimeUnit.SECONDS)).isPositive();
+            }
+        } finally {
+            readers.shutdownNow();
+        }
+        assertThat(c.metrics().readErrors.sum()).isZero();
     }
 
     @Test

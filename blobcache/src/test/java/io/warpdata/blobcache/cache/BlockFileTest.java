@@ -31,6 +31,25 @@ class BlockFileTest {
     }
 
     @Test
+    void headerEncodedIntoAReusedDirectBufferIsTheSameBytesPaddingZeroed() {
+        for (int len : new int[] {1, 200_000, 1 << 20, 64 << 20}) {
+            BlockKey key = new BlockKey(BlobId.of(new byte[] {(byte) len}), 64 << 20, 3);
+            BlobId listId = BlobId.of(new byte[] {2});
+            int[] crcs = new int[BlockFile.chunkCount(len)];
+            java.util.Arrays.fill(crcs, 0x12345678);
+            ByteBuffer fresh = BlockFile.encodeHeader(key, listId, len, crcs);
+            ByteBuffer reused = ByteBuffer.allocateDirect(BlockFile.headerLength(len) + 16);
+            while (reused.hasRemaining()) {
+                reused.put((byte) 0xff); // a previous block's bytes
+            }
+            reused.clear();
+            BlockFile.encodeHeader(reused, key, listId, len, crcs, new java.util.zip.CRC32C());
+            assertThat(reused.position()).isEqualTo(BlockFile.headerLength(len));
+            assertThat(reused.flip()).isEqualTo(fresh);
+        }
+    }
+
+    @Test
     void headerRoundTripsWithDataAtAFixedAlignedOffset() throws IOException {
         byte[] data = TestBlobs.bytes(200_000, 1);
         BlockKey key = new BlockKey(BlobId.of(data), 1 << 20, 7);

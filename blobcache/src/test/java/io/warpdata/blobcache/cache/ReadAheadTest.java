@@ -47,6 +47,29 @@ class ReadAheadTest {
     }
 
     @Test
+    void verificationFailureHoldsBackReadAheadUntilAGetVerifiesThenRestartsSmall() {
+        BlockHashList list = list(400, MIB);
+        BlobRef blob = ref(list, 11);
+        for (long off = 0; off < 20L * MIB; off += 128 * 1024) {
+            readAhead.onRead(blob, list, off, 128 * 1024);
+        }
+        assertThat(scheduled).isNotEmpty();
+        readAhead.onVerificationFailure(blob.id());
+        assertThat(readAhead.suspect(blob.id())).isTrue();
+        scheduled.clear();
+        for (long off = 20L * MIB; off < 60L * MIB; off += 128 * 1024) {
+            readAhead.onRead(blob, list, off, 128 * 1024);
+        }
+        assertThat(scheduled).as("nothing read ahead of a blob that fails verification").isEmpty();
+
+        readAhead.onVerifiedRun(blob.id());
+        assertThat(readAhead.suspect(blob.id())).isFalse();
+        readAhead.onRead(blob, list, 60L * MIB, 128 * 1024);
+        assertThat(scheduled).hasSize(1);
+        assertThat(scheduled.get(0)).as("the window starts over at two blocks").containsExactly(61, 63);
+    }
+
+    @Test
     void atTheFullWindowTopUpsAreExactlyHalfAWindowSoGetsStayWhole() {
         BlockHashList list = list(400, MIB);
         BlobRef blob = ref(list, 9);

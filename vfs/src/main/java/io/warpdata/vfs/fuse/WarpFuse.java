@@ -4,6 +4,7 @@ import io.warpdata.vfs.Errno;
 import io.warpdata.vfs.Node;
 import io.warpdata.vfs.NodeAttributes;
 import io.warpdata.vfs.WarpTree;
+import com.kenai.jffi.MemoryIO;
 import jnr.ffi.Memory;
 import jnr.ffi.Pointer;
 import jnr.ffi.Runtime;
@@ -35,10 +36,17 @@ import java.nio.file.Path;
  * {@link FuseStubFS}'s default answer is 0 (success), which must never reach a caller of a
  * read-only file system: write-like calls answer EROFS, the rest their real answer or ENOSYS.
  *
- * <p>Four overrides carry {@link NotImplemented} on purpose, which keeps jnr-fuse from
+ * <p>Five overrides carry {@link NotImplemented} on purpose, which keeps jnr-fuse from
  * registering them with libfuse: {@code read_buf} and {@code write_buf} (libfuse would call them
- * instead of {@code read}/{@code write}), and {@code lock}/{@code flock} (unregistered, the
- * kernel keeps POSIX and BSD locks locally, which is exactly right for immutable files).
+ * instead of {@code read}/{@code write}), {@code lock}/{@code flock} (unregistered, the kernel
+ * keeps POSIX and BSD locks locally, which is exactly right for immutable files), and
+ * {@code ioctl} (see there).
+ *
+ * <p>The hot operations (getattr, fgetattr, read, readdir) reach libfuse through
+ * {@link RawCallbacks}, which replaces jnr-fuse's registrations of them with callbacks that
+ * skip jnr's per-call struct wrappers; the overrides here give the same answers and stay for
+ * tests and for platforms whose struct layout RawCallbacks does not know. Files are opened and
+ * closed without a round trip (see {@link #open} and {@link #flush}).
  *
  * <p>Every callback catches everything: an exception must never unwind into native code.
  */
@@ -57,28 +65,73 @@ public final class WarpFuse extends FuseStubFS {
     private final Errno errno;
     private final long uid;
     private final long gid;
+    private static final MemoryIO MEMORY = MemoryIO.getInstance();
     private final HandleTable handles = new HandleTable();
-    /** One buffer per FUSE thread, grown to the largest read seen: no allocation per read. */
-    private final ThreadLocal<byte[]> readBuffers = ThreadLocal.withInitial(() -> new byte[MountOptions.MAX_READ]);
+    private volatile FuseSession session;
     /** One native stat struct per FUSE thread for readdir's d_type (libfuse copies it). */
     private final ThreadLocal<FileStat> direntStats = ThreadLocal.withInitial(() -> {
         Runtime runtime = Runtime.getSystemRuntime();
         return FileStat.of(Memory.allocateDirect(runtime, Struct.size(new FileStat(runtime)), true));
     });
+    /** The same for the raw readdir, with room for the entry name. */
+    private final ThreadLocal<RawCallbacks.DirentScratch> direntScratch =
+            ThreadLocal.withInitial(() -> new RawCallbacks.DirentScratch(Runtime.getSystemRuntime()));
+    /** The hot callbacks as libfuse calls them (null on a platform where jnr-fuse's stay). */
+    private final RawCallbacks raw;
+    /** Whether files are opened without a round trip to us (see {@link #open}). */
+    private final boolean noOpen;
 
     public WarpFuse(WarpTree tree, Errno errno, long uid, long gid) {
+        this(tree, errno, uid, gid, KernelVersion.running().atLeast(4, 19));
+    }
+
+    /**
+     * @param noOpen answer OPEN of files with ENOSYS, so that the kernel stops sending OPEN and
+     *        RELEASE for files (needs Linux 4.19 or later; see {@link #open})
+     */
+    WarpFuse(WarpTree tree, Errno errno, long uid, long gid, boolean noOpen) {
         this.tree = tree;
         this.errno = errno;
         this.uid = uid;
         this.gid = gid;
+        this.noOpen = noOpen;
+        // After jnr-fuse registered its callbacks, before libfuse ever sees the table.
+        this.raw = RawCallbacks.install(fuseOperations, this);
     }
 
-    /** Mounts at {@code mountPoint} and returns once the kernel has the mount (multithreaded). */
-    public void mount(Path mountPoint, MountOptions options) {
-        mount(mountPoint, false, false, options.fuseArgs());
+    /**
+     * Mounts at {@code mountPoint} and returns once the kernel has the mount; requests are served
+     * by {@link FuseSession}'s fixed pool of worker threads.
+     *
+     * @throws ru.serce.jnrfuse.FuseException if already mounted, or libfuse cannot mount
+     */
+    public synchronized void mount(Path mountPoint, MountOptions options) {
+        if (session != null) {
+            throw new ru.serce.jnrfuse.FuseException("already mounted at " + this.mountPoint);
+        }
+        this.mountPoint = mountPoint;
+        session = FuseSession.mount(fuseOperations, Struct.size(fuseOperations), mountPoint, "warp", options.fuseArgs());
     }
 
-    /** Open files and directories (a gauge). */
+    /** Unmounts (lazily: open files keep working until closed) and ends the session. */
+    @Override
+    public synchronized void umount() {
+        if (session != null) {
+            session.unmount();
+            session = null;
+        }
+    }
+
+    /** Whether requests are still being served (false once the mount is gone, e.g. unmounted from outside). */
+    public boolean serving() {
+        FuseSession s = session;
+        return s != null && s.serving();
+    }
+
+    /**
+     * Open directories, and open files on kernels that still send OPEN (a gauge); on Linux
+     * 4.19+ files are opened without us (see {@link #open}).
+     */
     public int openHandles() {
         return handles.size();
     }
@@ -135,6 +188,77 @@ public final class WarpFuse extends FuseStubFS {
         stat.st_atim.tv_nsec.set(0);
     }
 
+    private static int typeBits(Node.Type type) {
+        return switch (type) {
+            case DIRECTORY -> FileStat.S_IFDIR;
+            case FILE -> FileStat.S_IFREG;
+            case SYMLINK -> FileStat.S_IFLNK;
+        };
+    }
+
+    private void writeStat(Pointer stat, NodeAttributes a) {
+        RawCallbacks.writeStat(stat, typeBits(a.type()) | a.permissions(), a.nlink(), a.size(), BLOCK_SIZE, uid, gid,
+                a.mtimeSeconds());
+    }
+
+    // ---- the raw callbacks (RawCallbacks): same answers as the overrides, without jnr's wrappers ----
+
+    int rawGetattr(Pointer path, Pointer stat) {
+        try {
+            writeStat(stat, tree.attributes(tree.lookup(RawCallbacks.string(path))));
+            return 0;
+        } catch (Throwable t) {
+            return fail(t, "getattr", path);
+        }
+    }
+
+    int rawFgetattr(Pointer path, Pointer stat, Pointer fi) {
+        try {
+            writeStat(stat, tree.attributes(node(path, fi)));
+            return 0;
+        } catch (Throwable t) {
+            return fail(t, "fgetattr", path);
+        }
+    }
+
+    int rawRead(Pointer path, Pointer buf, long size, long offset, Pointer fi) {
+        try {
+            return readInto(node(path, fi), buf, size, offset);
+        } catch (Throwable t) {
+            return fail(t, "read", path);
+        }
+    }
+
+    int rawReaddir(Pointer path, Pointer buf, Pointer filler, long offset, Pointer fi) {
+        try {
+            Node n = node(path, fi);
+            RawCallbacks.DirentScratch scratch = direntScratch.get();
+            long fill = filler.address();
+            long b = buf.address();
+            tree.list(n, offset, (name, type, next) -> scratch.fill(fill, b, name, typeBits(type), next) != 0);
+            return 0;
+        } catch (Throwable t) {
+            return fail(t, "readdir", path);
+        }
+    }
+
+    /** The node of an open handle, else of the path (files are opened without a handle). */
+    private Node node(Pointer path, Pointer fi) {
+        Node n = handles.get(RawCallbacks.fileHandle(fi));
+        return n != null ? n : tree.lookup(RawCallbacks.string(path));
+    }
+
+    /** {@link #fail(Throwable, String, String)} for a raw path; the path is decoded only now, for the log line. */
+    private int fail(Throwable t, String op, Pointer path) {
+        String p;
+        try {
+            p = RawCallbacks.string(path);
+        } catch (Throwable undecodable) {
+            p = "(unreadable path)";
+        }
+        return fail(t, op, p);
+    }
+
     @Override
     public int readlink(String path, Pointer buf, @size_t long size) {
         try {
@@ -151,8 +275,19 @@ public final class WarpFuse extends FuseStubFS {
         }
     }
 
+    /**
+     * Files need no open state: everything a read needs is in its path. Answering ENOSYS makes
+     * the kernel (Linux 4.19+, "no_open") treat this and every later open of a file as
+     * successful without asking us, never send RELEASE, and keep the page cache across opens
+     * (FOPEN_KEEP_CACHE is its default then), which saves two of the four round trips of
+     * open-read-close. Writes never get here: the mount is read-only, the VFS answers EROFS.
+     * Reads then come with no file handle and find their node by path (one lookup, no I/O).
+     */
     @Override
     public int open(String path, FuseFileInfo fi) {
+        if (noOpen) {
+            return -Errno.ENOSYS;
+        }
         try {
             int flags = fi.flags.get();
             if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC) != 0) {
@@ -172,21 +307,20 @@ public final class WarpFuse extends FuseStubFS {
     @Override
     public int read(String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
         try {
-            Node n = node(path, fi);
-            int len = (int) Math.min(size, Integer.MAX_VALUE - 8);
-            byte[] tmp = readBuffers.get();
-            if (tmp.length < len) {
-                tmp = new byte[len];
-                readBuffers.set(tmp);
-            }
-            int got = tree.read(n, offset, tmp, len);
-            if (got > 0) {
-                buf.put(0, tmp, 0, got);
-            }
-            return got;
+            return readInto(node(path, fi), buf, size, offset);
         } catch (Throwable t) {
             return fail(t, "read", path);
         }
+    }
+
+    /**
+     * Reads straight into libfuse's reply buffer through a direct ByteBuffer over it: cached
+     * bytes go from the cache file into the reply with one copy (two fewer than through a heap
+     * array), fetched bytes with one copy from the fetch buffer.
+     */
+    private int readInto(Node n, Pointer buf, long size, long offset) {
+        int len = (int) Math.min(size, Integer.MAX_VALUE);
+        return tree.read(n, offset, MEMORY.newDirectByteBuffer(buf.address(), len));
     }
 
     @Override
@@ -285,10 +419,14 @@ public final class WarpFuse extends FuseStubFS {
         return -Errno.ENOSYS;
     }
 
-    /** Nothing is buffered for writing; closing a file needs no work. */
+    /**
+     * Nothing is buffered for writing, so closing a file needs no work. ENOSYS (not 0) on
+     * purpose: the kernel then stops sending FLUSH on every close ("no_flush"), one round trip
+     * less per file opened.
+     */
     @Override
     public int flush(String path, FuseFileInfo fi) {
-        return 0;
+        return -Errno.ENOSYS;
     }
 
     @Override
@@ -303,6 +441,7 @@ public final class WarpFuse extends FuseStubFS {
 
     @Override
     public Pointer init(Pointer conn) {
+        FuseSession.tuneConnection(conn);
         return null;
     }
 
@@ -344,7 +483,15 @@ public final class WarpFuse extends FuseStubFS {
         return -Errno.ENOSYS;
     }
 
+    /**
+     * No ioctls. Unregistered, so that libfuse answers ENOSYS (the kernel passes ENOTTY on)
+     * without calling into Java: the kernel never remembers that a file system has no ioctls,
+     * and Python's {@code open()} asks every file whether it is a terminal (TCGETS), so every
+     * file a PyTorch DataLoader opens costs one FUSE_IOCTL round trip; it need not also cost an
+     * upcall into the JVM.
+     */
     @Override
+    @NotImplemented
     public int ioctl(String path, int cmd, Pointer arg, FuseFileInfo fi, @u_int32_t long flags, Pointer data) {
         return -Errno.ENOSYS;
     }

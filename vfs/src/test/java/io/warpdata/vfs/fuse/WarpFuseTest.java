@@ -23,7 +23,7 @@ class WarpFuseTest {
             "symlink", "rename", "link", "chmod", "chown", "truncate", "ftruncate", "utimens", "setxattr",
             "removexattr", "fallocate");
     /** Left unregistered on purpose (see WarpFuse's class comment). */
-    private static final Set<String> UNREGISTERED = Set.of("read_buf", "write_buf", "lock", "flock");
+    private static final Set<String> UNREGISTERED = Set.of("read_buf", "write_buf", "lock", "flock", "ioctl");
 
     private final InMemoryBlobStore store = new InMemoryBlobStore();
     private final WarpFuse fuse = new WarpFuse(

@@ -1,0 +1,103 @@
+package io.warpdata.blobcache.cache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.warpdata.blobcache.ReadMetrics;
+import io.warpdata.manifest.BlobId;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** DiskBlocks on its own: the free-space floor under concurrent writers. */
+class DiskBlocksTest {
+    private static final int BS = 64 * 1024;
+    private static final long ON_DISK = BlockFile.headerLength(BS) + BS;
+
+    @TempDir
+    Path dir;
+
+    /**
+     * The race that let concurrent fetches overshoot the floor by a block: writer A asks for the
+     * free space, writer B then reserves, writes, renames its block into place and gives its
+     * reservation back, and only then does A look at the reservations in flight. Counting B's
+     * block neither in the free space A saw nor in the reservations A saw, A used to write too.
+     */
+    @Test
+    void writerFinishingWhileAnotherChecksFreeSpaceIsStillCountedAgainstTheFloor() throws Exception {
+        long fsSize = 100 * ON_DISK;
+        long floor = fsSize - ON_DISK - ON_DISK / 2; // room for one block, not two
+        byte[] data = TestBlobs.bytes(BS, 1);
+        BlobId blob = BlobId.of(data);
+        BlockKey keyA = new BlockKey(blob, BS, 0);
+        BlockKey keyB = new BlockKey(blob, BS, 1);
+        AtomicReference<DiskBlocks> blocks = new AtomicReference<>();
+        AtomicReference<Thread> writerB = new AtomicReference<>();
+        Thread writerA = Thread.currentThread();
+        DiskSpace space = new DiskSpace() {
+            @Override
+            public long usableBytes() {
+                long usable = fsSize - bytesOnDisk();
+                if (Thread.currentThread() == writerA && writerB.get() == null) {
+                    // A has sampled the free space: now B writes a whole block, then A goes on.
+                    Thread b = new Thread(() -> blocks.get().put(keyB, blob, data, 0, BS, null));
+                    writerB.set(b);
+                    b.start();
+                    awaitDoneOrBlocked(b);
+                }
+                return usable;
+            }
+
+            @Override
+            public long totalBytes() {
+                return fsSize;
+            }
+        };
+        DiskBlocks disk = new DiskBlocks(dir, 64L << 20, floor, 16, new ReadMetrics(), space);
+        blocks.set(disk);
+        try {
+            disk.put(keyA, blob, data, 0, BS, null);
+            writerB.get().join(TimeUnit.SECONDS.toMillis(10));
+            assertThat(writerB.get().isAlive()).isFalse();
+            assertThat(bytesOnDisk()).isLessThanOrEqualTo(fsSize - floor);
+            assertThat(disk.blockCount()).isEqualTo(1);
+        } finally {
+            disk.close();
+        }
+    }
+
+    /** Waits until {@code t} has finished or is blocked (e.g. waiting for a lock the caller holds). */
+    private static void awaitDoneOrBlocked(Thread t) {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (t.isAlive() && System.nanoTime() < until) {
+            Thread.State s = t.getState();
+            if (s == Thread.State.BLOCKED || s == Thread.State.WAITING) {
+                return;
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    private long bytesOnDisk() {
+        Path blocks = dir.resolve(DiskBlocks.FORMAT_DIR).resolve("blocks");
+        if (!Files.isDirectory(blocks)) {
+            return 0;
+        }
+        try (Stream<Path> s = Files.walk(blocks)) {
+            return s.filter(Files::isRegularFile).mapToLong(p -> {
+                try {
+                    return Files.size(p);
+                } catch (IOException e) {
+                    return 0; // deleted while we looked
+                }
+            }).sum();
+        } catch (IOException | UncheckedIOException e) {
+            throw new AssertionError(e);
+        }
+    }
+}
