@@ -157,12 +157,12 @@ warp_jvm_flags() {
   case "$1" in
     warpd)
       # Heap: WARP_HEAP (default 1g). The JVM's default, a quarter of RAM, let warpd's resident
-      # memory grow to 3 GiB in scripts/bench on a 24 GiB machine: the read path's garbage
-      # (fetched runs of up to 8 MiB, 128 KiB FUSE reads) only gets collected once the young
-      # generation is large. What must stay live is small: the member indexes (~86 bytes per
-      # indexed member measured; warpd keeps at most heap/4 at a 200-byte budget, i.e. ~1.3M
-      # members a GiB), manifests and the cache's block index. Raise it for datasets with many
-      # millions of members open at once (WARP_HEAP=4g); WARP_JAVA_OPTS="-Xmx..." also wins.
+      # memory grow to 3 GiB in scripts/bench on a 24 GiB machine: garbage (fetched runs of up
+      # to 8 MiB, per-request buffers) is only collected once the young generation is large.
+      # What must stay live is small: the member indexes (~86 bytes per indexed member
+      # measured; warpd keeps at most heap/4 at a 200-byte budget, i.e. ~1.3M members a GiB),
+      # manifests and the cache's block index. Raise it for datasets with many millions of
+      # members open at once (WARP_HEAP=4g); WARP_JAVA_OPTS="-Xmx..." also wins.
       echo "-Xmx${WARP_HEAP:-1g}"
       # Direct buffers (the cache's 1 MiB read buffer, NIO's temporary buffers for cache writes)
       # are freed only when their owner is collected; without a bound they may grow to the heap
@@ -170,12 +170,6 @@ warp_jvm_flags() {
       echo "-XX:MaxDirectMemorySize=${WARP_DIRECT_MEMORY:-256m}"
       # A long-running server with many reader threads: G1 keeps pauses short under FUSE load.
       echo "-XX:+UseG1GC"
-      # jnr-fuse runs every FUSE callback on a freshly attached java.lang.Thread (jffi attaches
-      # and detaches the libfuse worker per call, jnr-ffi issue 125), so per-thread buffers are
-      # allocated per call and die young. A young generation of at most 32 MiB is collected
-      # before those dead buffers reach the direct-memory bound: cheap young pauses instead of
-      # a full collection every ~256 cached reads (measured on scripts/bench's quick data).
-      echo "-XX:MaxNewSize=32m"
       # An idle daemon gives heap back to the OS: a collection after 60 s without one lets G1
       # uncommit what a burst of reads grew.
       echo "-XX:G1PeriodicGCInterval=60000"
