@@ -157,16 +157,16 @@ warp_jvm_flags() {
   case "$1" in
     warpd)
       # Heap: WARP_HEAP (default 1g). The JVM's default, a quarter of RAM, let warpd's resident
-      # memory grow to 3 GiB in scripts/bench on a 24 GiB machine: the read path's garbage
-      # (fetched runs of up to 8 MiB, 128 KiB FUSE reads) only gets collected once the young
-      # generation is large. What must stay live is small: the member indexes (~86 bytes per
-      # indexed member measured; warpd keeps at most heap/4 at a 200-byte budget, i.e. ~1.3M
-      # members a GiB), manifests and the cache's block index. Raise it for datasets with many
-      # millions of members open at once (WARP_HEAP=4g); WARP_JAVA_OPTS="-Xmx..." also wins.
+      # memory grow to 3 GiB in scripts/bench on a 24 GiB machine: garbage (fetched runs of up
+      # to 8 MiB, per-request buffers) is only collected once the young generation is large.
+      # What must stay live is small: the member indexes (~86 bytes per indexed member
+      # measured; warpd keeps at most heap/4 at a 200-byte budget, i.e. ~1.3M members a GiB),
+      # manifests and the cache's block index. Raise it for datasets with many millions of
+      # members open at once (WARP_HEAP=4g); WARP_JAVA_OPTS="-Xmx..." also wins.
       echo "-Xmx${WARP_HEAP:-1g}"
-      # Direct buffers (a 1 MiB read buffer per reading thread, NIO's temporary buffers for cache
-      # writes) are freed only when their owner is collected; without a bound they may reach
-      # the heap size. At the bound the JVM collects and reuses them instead.
+      # Direct buffers (the cache's 1 MiB read buffer, NIO's temporary buffers for cache writes)
+      # are freed only when their owner is collected; without a bound they may grow to the heap
+      # size. At the bound the JVM runs a full collection (System.gc) to free them.
       echo "-XX:MaxDirectMemorySize=${WARP_DIRECT_MEMORY:-256m}"
       # A long-running server with many reader threads: G1 keeps pauses short under FUSE load.
       echo "-XX:+UseG1GC"

@@ -60,6 +60,25 @@ class LauncherIT {
                 .contains("-XX:+ExitOnOutOfMemoryError", "-XX:+UseG1GC");
     }
 
+    @Test
+    void daemonGetsABoundedHeapAndDirectMemoryThatTheEnvironmentCanChange() throws Exception {
+        Map<String, String> env = Map.of("JAVA_HOME", System.getProperty("java.home"),
+                "WARP_JAVA_OPTS", "-XX:+PrintCommandLineFlags");
+
+        ScriptRun defaults = launch("warpd", env);
+        ScriptRun raised = launch("warpd", Map.of("JAVA_HOME", System.getProperty("java.home"),
+                "WARP_HEAP", "3g", "WARP_DIRECT_MEMORY", "128m", "WARP_JAVA_OPTS", "-XX:+PrintCommandLineFlags"));
+        ScriptRun overridden = launch("warpd", Map.of("JAVA_HOME", System.getProperty("java.home"),
+                "WARP_JAVA_OPTS", "-Xmx2g -XX:+PrintCommandLineFlags"));
+
+        assertThat(defaults.stdout() + defaults.stderr()).as(defaults.toString())
+                .contains("-XX:MaxHeapSize=1073741824", "-XX:MaxDirectMemorySize=268435456");
+        assertThat(raised.stdout() + raised.stderr()).as(raised.toString())
+                .contains("-XX:MaxHeapSize=3221225472", "-XX:MaxDirectMemorySize=134217728");
+        assertThat(overridden.stdout() + overridden.stderr()).as(overridden.toString())
+                .contains("-XX:MaxHeapSize=2147483648");
+    }
+
     private ScriptRun launch(String program, Map<String, String> extraEnv) throws Exception {
         Map<String, String> env = new java.util.HashMap<>(extraEnv);
         env.put("PATH", oldJavaBin + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
