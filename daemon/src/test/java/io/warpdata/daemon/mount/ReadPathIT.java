@@ -76,19 +76,12 @@ class ReadPathIT {
 
         Path tableSrc = Files.createDirectories(work.resolve("table-src/main"));
         parquet = tableSrc.resolve("data.parquet");
-        try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement s = c.createStatement()) {
-            // md5 strings barely compress: a few MiB of Parquet, several blocks.
-            s.execute("COPY (SELECT i AS id, md5(i::VARCHAR) || md5((i * 7)::VARCHAR) AS s FROM range(0, 60000) t(i))"
-                    + " TO '" + parquet + "' (FORMAT PARQUET, COMPRESSION UNCOMPRESSED)");
-        }
+        writeParquet(parquet, "md5(i::VARCHAR) || md5((i * 7)::VARCHAR)");
         tableVersion = publish(TABLE, Map.of("main", List.of(tableSrc + "/*.parquet")), Map.of());
         copyVersion = publish(TABLE_COPY, Map.of("main", List.of(tableSrc + "/*.parquet")), Map.of());
         Path otherSrc = Files.createDirectories(work.resolve("other-src/main"));
         otherParquet = otherSrc.resolve("data.parquet");
-        try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement s = c.createStatement()) {
-            s.execute("COPY (SELECT i AS id, md5((i * 13)::VARCHAR) || md5((i * 17)::VARCHAR) AS s FROM range(0, 60000) t(i))"
-                    + " TO '" + otherParquet + "' (FORMAT PARQUET, COMPRESSION UNCOMPRESSED)");
-        }
+        writeParquet(otherParquet, "md5((i * 13)::VARCHAR) || md5((i * 17)::VARCHAR)");
         otherVersion = publish(OTHER, Map.of("main", List.of(otherSrc + "/*.parquet")), Map.of());
 
         members = Files.createDirectories(work.resolve("packed-src/images"));
@@ -100,6 +93,14 @@ class ReadPathIT {
             Files.write(dir.resolve(String.format("f%03d.bin", i)), data);
         }
         packedVersion = publish(PACKED, Map.of(), Map.of("images", List.of(members.toString())));
+    }
+
+    /** 60,000 rows of (id, s = {@code stringSql} of i): md5 strings barely compress, a few MiB, several blocks. */
+    private static void writeParquet(Path file, String stringSql) throws SQLException {
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement s = c.createStatement()) {
+            s.execute("COPY (SELECT i AS id, " + stringSql + " AS s FROM range(0, 60000) t(i))"
+                    + " TO '" + file + "' (FORMAT PARQUET, COMPRESSION UNCOMPRESSED)");
+        }
     }
 
     private static VersionHash publish(DatasetId id, Map<String, List<String>> tables, Map<String, List<String>> artifacts) {

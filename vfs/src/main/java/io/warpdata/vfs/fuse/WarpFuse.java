@@ -122,12 +122,6 @@ public final class WarpFuse extends FuseStubFS {
         }
     }
 
-    /** Whether requests are still being served (false once the mount is gone, e.g. unmounted from outside). */
-    public boolean serving() {
-        FuseSession s = session;
-        return s != null && s.serving();
-    }
-
     /**
      * Open directories, and open files on kernels that still send OPEN (a gauge); on Linux
      * 4.19+ files are opened without us (see {@link #open}).
@@ -168,12 +162,7 @@ public final class WarpFuse extends FuseStubFS {
     }
 
     private void fill(FileStat stat, NodeAttributes a) {
-        int type = switch (a.type()) {
-            case DIRECTORY -> FileStat.S_IFDIR;
-            case FILE -> FileStat.S_IFREG;
-            case SYMLINK -> FileStat.S_IFLNK;
-        };
-        stat.st_mode.set(type | a.permissions());
+        stat.st_mode.set(typeBits(a.type()) | a.permissions());
         stat.st_nlink.set(a.nlink());
         stat.st_size.set(a.size());
         stat.st_blocks.set((a.size() + 511) / 512);
