@@ -210,6 +210,11 @@ public final class WarpDaemon implements AutoCloseable {
         errors.put("io_errors", errno == null ? 0 : errno.ioErrorCount());
         errors.put("io_errors_by_type", errno == null ? Map.of() : errno.ioErrorsByType());
         s.put("mount_errors", errors);
+        Map<String, Object> links = new LinkedHashMap<>();
+        links.put("kernel_cached", fuse != null && fuse.kernelCachesLinks());
+        links.put("reads", fuse == null ? 0 : fuse.linkReads());
+        links.put("invalidations", fuse == null ? 0 : fuse.linkInvalidations());
+        s.put("latest_links", links);
         Map<String, Object> gauges = new LinkedHashMap<>();
         gauges.put("open_handles", fuse == null ? 0 : fuse.openHandles());
         gauges.put("indexed_members", tree == null ? 0 : tree.indexedMembers());
@@ -218,6 +223,17 @@ public final class WarpDaemon implements AutoCloseable {
         gauges.put("heap_max_bytes", rt.maxMemory());
         s.put("gauges", gauges);
         return s;
+    }
+
+    /**
+     * Makes the mount re-read now the latest pointers behind the links the kernel caches (after
+     * a publish or refresh through this daemon), so that a moved link is seen at once.
+     */
+    public void checkLinks() {
+        WarpFuse f = fuse;
+        if (f != null && mounted) {
+            f.checkLinks();
+        }
     }
 
     /** When this daemon started. */

@@ -89,7 +89,7 @@ class ControlMountIT {
 
         AccessPolicy policy = new AccessPolicy(ProcessIdentity.uid(), "root", Optional.empty());
         server = ControlServer.start(new ControlServer.Config(dir.resolve("run/warpd.sock"), Optional.empty()),
-                ControlOperations.standard(new ControlFakes.Daemon(), new BlockCacheControl(cache), new CatalogAdapter(catalog),
+                ControlOperations.standard(new ControlFakes.Daemon(), new BlockCacheControl(cache), new CatalogAdapter(catalog, fuse::checkLinks),
                         Optional.of(new DaemonPublisher(store, catalog, Clock.systemUTC(), dir.resolve("staging"))), policy, Clock.systemUTC()),
                 policy, new PeerResolver(EtcUserDatabase.system()));
     }
@@ -225,5 +225,35 @@ class ControlMountIT {
         assertThat(Files.readSymbolicLink(mnt.resolve("ws/name")).toString()).isEqualTo("name@" + v2);
         assertThat(Files.readAllBytes(mnt.resolve("ws/name/images/cls1/img001.bin")))
                 .isEqualTo(Files.readAllBytes(src2.resolve("images/cls1/img001.bin")));
+        if (fuse.kernelCachesLinks()) {
+            assertThat(fuse.linkInvalidations()).isPositive();
+        }
+    }
+
+    /** Linux 4.20+ caches symlink targets when the file system asks (FUSE_CACHE_SYMLINKS). */
+    private static boolean kernelCanCacheLinks() {
+        String[] v = System.getProperty("os.version").split("[.-]");
+        int major = Integer.parseInt(v[0]);
+        int minor = Integer.parseInt(v[1]);
+        return major > 4 || major == 4 && minor >= 20;
+    }
+
+    @Test
+    @Order(5)
+    void pathWalksThroughTheLatestLinkAskWarpdForItsTargetOnce() throws Exception {
+        assertThat(fuse.kernelCachesLinks()).isEqualTo(kernelCanCacheLinks());
+        String target = Files.readSymbolicLink(mnt.resolve("ws/name")).toString();
+        long before = fuse.linkReads();
+        for (int i = 0; i < 50; i++) {
+            assertThat(Files.readSymbolicLink(mnt.resolve("ws/name")).toString()).isEqualTo(target);
+            assertThat(Files.size(mnt.resolve("ws/name/images/cls" + (i % 2) + "/img" + String.format("%03d", i % IMAGES) + ".bin")))
+                    .isPositive();
+        }
+        long reads = fuse.linkReads() - before;
+        if (fuse.kernelCachesLinks()) {
+            assertThat(reads).as("readlink calls for 100 walks through the link").isZero();
+        } else {
+            assertThat(reads).isGreaterThanOrEqualTo(100);
+        }
     }
 }

@@ -64,6 +64,8 @@ final class FuseSession {
     private static final int FUSE_BUF_MEM_OFF = 16;
     private static final int FUSE_BUF_FD_OFF = 24;
     private static final int FUSE_BUF_POS_OFF = 32;
+    /** {@code FUSE_BUF_IS_FD}: the request is in a pipe, not in memory (never, without splice). */
+    private static final int FUSE_BUF_IS_FD = 1 << 1;
     /** {@code struct fuse_conn_info} (libfuse 2.9): the 8th and 9th unsigned fields. */
     private static final int CONN_MAX_BACKGROUND_OFF = 28;
     private static final int CONN_CONGESTION_THRESHOLD_OFF = 32;
@@ -90,6 +92,12 @@ final class FuseSession {
 
         int fuse_session_exited(Pointer se);
 
+        int fuse_chan_fd(Pointer ch);
+
+        Pointer fuse_chan_new(Pointer ops, int fd, @size_t long bufsize, Pointer data);
+
+        int fuse_lowlevel_notify_inval_inode(Pointer ch, long ino, long off, long len);
+
         void fuse_session_exit(Pointer se);
     }
 
@@ -102,12 +110,15 @@ final class FuseSession {
     private final Runtime runtime;
     private final Path mountPoint;
     private final List<Pointer> keepAlive = new ArrayList<>();
-    private final List<Thread> workers = new ArrayList<>();
+    private final List<Worker> workers = new ArrayList<>();
     private Pointer fuse;
     private Pointer mountPointOut;
     private Pointer session;
     private Pointer channel;
     private long bufferSize;
+    /** Rewrites the INIT reply (see {@link InitReply}); INIT is processed through its channel. */
+    private InitReply initReply;
+    private Pointer initChannel;
     private boolean tornDown;
 
     private FuseSession(LibFuseSession lib, Runtime runtime, Path mountPoint) {
@@ -181,16 +192,59 @@ final class FuseSession {
         session = lib.fuse_get_session(fuse);
         channel = lib.fuse_session_next_chan(session, null);
         bufferSize = lib.fuse_chan_bufsize(channel);
+        int fd = lib.fuse_chan_fd(channel);
+        initReply = new InitReply(runtime, fd, InitReply.WANTED);
+        initChannel = lib.fuse_chan_new(initReply.ops(), fd, bufferSize, null);
         for (int i = 0; i < WORKERS; i++) {
-            Thread t = new Thread(this::serve, "warp-fuse-" + (i + 1));
-            t.setDaemon(true);
-            workers.add(t);
-            t.start();
+            Worker w = new Worker(this, "warp-fuse-" + (i + 1));
+            workers.add(w);
+            w.start();
         }
     }
 
+    /** A worker thread; it remembers the node of the request it is serving. */
+    private static final class Worker extends Thread {
+        private final FuseSession session;
+        /** The FUSE node id of the request being processed (0 for none). */
+        long node;
+
+        Worker(FuseSession session, String name) {
+            super(name);
+            this.session = session;
+            setDaemon(true);
+        }
+
+        @Override
+        public void run() {
+            session.serve(this);
+        }
+    }
+
+    /**
+     * The kernel's node id of the request the calling thread is serving, or 0 outside a worker.
+     * libfuse2's high-level callbacks get a path only; this lets one (readlink) learn which inode
+     * the kernel will cache the answer under.
+     */
+    static long requestNode() {
+        return Thread.currentThread() instanceof Worker w ? w.node : 0;
+    }
+
+    /** Whether the kernel caches symlink targets on this mount (it asked for and got FUSE_CACHE_SYMLINKS). */
+    boolean cachesSymlinks() {
+        return initReply != null && initReply.cachesSymlinks();
+    }
+
+    /**
+     * Drops what the kernel caches of node {@code node} (attributes, pages, a symlink's target).
+     *
+     * @return 0, or minus errno (ENOENT when the kernel no longer knows the node)
+     */
+    int invalidate(long node) {
+        return lib.fuse_lowlevel_notify_inval_inode(channel, node, 0, 0);
+    }
+
     /** One worker: receive a request, process it (the callbacks run here), until the session ends. */
-    private void serve() {
+    private void serve(Worker w) {
         Pointer buf = Memory.allocateDirect(runtime, bufferSize, false);
         Pointer fbuf = Memory.allocateDirect(runtime, FUSE_BUF_SIZE, true);
         Pointer chp = Memory.allocateDirect(runtime, 8, true);
@@ -210,7 +264,16 @@ final class FuseSession {
                 lib.fuse_session_exit(session);
                 return;
             }
+            if ((fbuf.getInt(FUSE_BUF_FLAGS_OFF) & FUSE_BUF_IS_FD) == 0) {
+                if (buf.getInt(InitReply.IN_OPCODE) == InitReply.FUSE_INIT) {
+                    initReply.offered(buf);
+                    lib.fuse_session_process_buf(session, fbuf, initChannel);
+                    continue;
+                }
+                w.node = buf.getLong(InitReply.IN_NODEID);
+            }
             lib.fuse_session_process_buf(session, fbuf, chp.getPointer(0));
+            w.node = 0;
         }
     }
 
@@ -227,7 +290,7 @@ final class FuseSession {
 
     /** Whether a worker is still serving (false once the mount is gone). */
     boolean serving() {
-        for (Thread t : workers) {
+        for (Worker t : workers) {
             if (t.isAlive()) {
                 return true;
             }
@@ -247,7 +310,7 @@ final class FuseSession {
         }
         lazyUnmount(mountPoint);
         long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STOP_WAIT_MILLIS);
-        for (Thread t : workers) {
+        for (Worker t : workers) {
             try {
                 t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime())));
             } catch (InterruptedException e) {

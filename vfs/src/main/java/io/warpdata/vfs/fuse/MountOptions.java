@@ -7,9 +7,9 @@ import java.util.List;
  * libfuse2 mount options for immutable data.
  *
  * <p>libfuse2's high-level API has only global entry/attribute timeouts. Long ones are safe for
- * the whole tree because: a version directory never changes; the {@code latest} symlinks move
- * without the kernel noticing a stale entry, since the kernel never caches readlink results and
- * the link's size is fixed (always {@code name@} + 64 hex); negative lookups are never cached
+ * the whole tree because: a version directory never changes; a {@code latest} symlink keeps its
+ * entry and size (always {@code name@} + 64 hex) when it moves, and the target the kernel caches
+ * ({@link InitReply}) is invalidated by {@link LinkWatch}; negative lookups are never cached
  * ({@code negative_timeout=0}), so a newly published version or workspace appears at once; and
  * workspace listings are re-read on every opendir (readdir results are not cached).
  *
@@ -18,8 +18,12 @@ import java.util.List;
  * @param timeoutSeconds entry and attribute timeout
  */
 public record MountOptions(boolean allowOther, int timeoutSeconds) {
-    /** Largest read the kernel sends to a libfuse2 file system (32 pages). */
-    public static final int MAX_READ = 131072;
+    /**
+     * Largest read request: 1 MiB, where the kernel grants {@code FUSE_MAX_PAGES} (see
+     * {@link InitReply}); 128 KiB on kernels before 5.1. Measured on a warm 1 GiB {@code dd}:
+     * warpd's CPU 0.6-0.7 s/GiB at 1 MiB vs 0.9-1.1 s/GiB at 128 KiB, throughput the same.
+     */
+    public static final int MAX_READ = 1 << 20;
     /**
      * How far ahead the kernel reads on a sequential scan. The kernel's default (128 KiB, one
      * request) keeps a single read in flight, so a scan pays a full FUSE round trip per 128 KiB;

@@ -1,9 +1,12 @@
 package io.warpdata.vfs.fuse;
 
+import io.warpdata.blobcache.DatasetNotFoundException;
 import io.warpdata.vfs.Errno;
 import io.warpdata.vfs.Node;
 import io.warpdata.vfs.NodeAttributes;
+import io.warpdata.vfs.NoSuchEntryException;
 import io.warpdata.vfs.WarpTree;
+import io.warpdata.vfs.WrongNodeTypeException;
 import com.kenai.jffi.MemoryIO;
 import jnr.ffi.Memory;
 import jnr.ffi.Pointer;
@@ -29,6 +32,7 @@ import ru.serce.jnrfuse.struct.Timespec;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The jnr-fuse adapter: converts paths, stat structs and errnos between FUSE and
@@ -58,8 +62,12 @@ public final class WarpFuse extends FuseStubFS {
     private static final int X_OK = 1;
     private static final int ST_RDONLY = 1;
     private static final int ST_NOSUID = 2;
-    /** Block size reported to stat and statfs: one FUSE read. */
-    private static final int BLOCK_SIZE = MountOptions.MAX_READ;
+    /**
+     * Block size reported to stat and statfs. Not the largest FUSE read (1 MiB): programs size
+     * their I/O buffers by it (Python's {@code open()} allocates one of st_blksize bytes per
+     * file), and 128 KiB is already a whole read-ahead step.
+     */
+    private static final int BLOCK_SIZE = 128 << 10;
 
     private final WarpTree tree;
     private final Errno errno;
@@ -68,6 +76,9 @@ public final class WarpFuse extends FuseStubFS {
     private static final MemoryIO MEMORY = MemoryIO.getInstance();
     private final HandleTable handles = new HandleTable();
     private volatile FuseSession session;
+    /** The latest links the kernel caches, kept current (see {@link LinkWatch}). */
+    private final LinkWatch links = new LinkWatch(this::linkTarget, this::invalidate);
+    private final LongAdder linkReads = new LongAdder();
     /** One native stat struct per FUSE thread for readdir's d_type (libfuse copies it). */
     private final ThreadLocal<FileStat> direntStats = ThreadLocal.withInitial(() -> {
         Runtime runtime = Runtime.getSystemRuntime();
@@ -111,15 +122,57 @@ public final class WarpFuse extends FuseStubFS {
         }
         this.mountPoint = mountPoint;
         session = FuseSession.mount(fuseOperations, Struct.size(fuseOperations), mountPoint, "warp", options.fuseArgs());
+        links.start();
     }
 
     /** Unmounts (lazily: open files keep working until closed) and ends the session. */
     @Override
     public synchronized void umount() {
         if (session != null) {
+            links.close();
             session.unmount();
             session = null;
         }
+    }
+
+    /** A link's target now, or null if it is gone; throws if that cannot be known now. */
+    private String linkTarget(String path) {
+        try {
+            return tree.readlink(tree.lookup(path));
+        } catch (NoSuchEntryException | DatasetNotFoundException | WrongNodeTypeException gone) {
+            return null;
+        }
+    }
+
+    private int invalidate(long node) {
+        FuseSession s = session;
+        return s == null ? 0 : s.invalidate(node);
+    }
+
+    /**
+     * Re-reads the latest pointers of every link the kernel caches now (after a publish or
+     * {@code warpctl refresh}), instead of within the next {@link LinkWatch#PERIOD}.
+     *
+     * @return how many links moved
+     */
+    public int checkLinks() {
+        return links.check();
+    }
+
+    /** Readlink calls answered (each latest link once per target where the kernel caches links). */
+    public long linkReads() {
+        return linkReads.sum();
+    }
+
+    /** Cached latest links invalidated because their pointer moved. */
+    public long linkInvalidations() {
+        return links.invalidations();
+    }
+
+    /** Whether the kernel caches symlink targets on this mount. */
+    public boolean kernelCachesLinks() {
+        FuseSession s = session;
+        return s != null && s.cachesSymlinks();
     }
 
     /**
@@ -248,16 +301,27 @@ public final class WarpFuse extends FuseStubFS {
         return fail(t, op, p);
     }
 
+    /**
+     * The target of a latest link. Where the kernel caches symlinks (Linux 4.20+), this is asked
+     * once per link and target, not on every path walk through it; {@link LinkWatch} invalidates
+     * the kernel's copy when the pointer moves.
+     */
     @Override
     public int readlink(String path, Pointer buf, @size_t long size) {
         try {
-            byte[] target = tree.readlink(tree.lookup(path)).getBytes(StandardCharsets.UTF_8);
+            String text = tree.readlink(tree.lookup(path));
+            byte[] target = text.getBytes(StandardCharsets.UTF_8);
             if (size <= 0) {
                 return -Errno.EINVAL;
             }
             int n = (int) Math.min(target.length, size - 1);
             buf.put(0, target, 0, n);
             buf.putByte(n, (byte) 0);
+            linkReads.increment();
+            FuseSession s = session;
+            if (s != null && s.cachesSymlinks()) {
+                links.answered(path, FuseSession.requestNode(), text);
+            }
             return 0;
         } catch (Throwable t) {
             return fail(t, "readlink", path);

@@ -10,9 +10,15 @@ import java.util.Optional;
 /** {@link CatalogControl} over the daemon's {@link Catalog}. */
 public final class CatalogAdapter implements CatalogControl {
     private final Catalog catalog;
+    private final Runnable afterRefresh;
 
-    public CatalogAdapter(Catalog catalog) {
+    /**
+     * @param afterRefresh run once the catalog has forgotten its pointers (the mount re-checks
+     *        the latest links the kernel caches)
+     */
+    public CatalogAdapter(Catalog catalog, Runnable afterRefresh) {
         this.catalog = catalog;
+        this.afterRefresh = afterRefresh;
     }
 
     @Override
@@ -24,5 +30,6 @@ public final class CatalogAdapter implements CatalogControl {
     @Override
     public void refresh(Optional<DatasetId> dataset) {
         catalog.refresh();
+        afterRefresh.run();
     }
 }

@@ -37,7 +37,7 @@ public final class DaemonControl {
     public static ControlServer start(WarpDaemon daemon, ControlSettings settings, Clock clock) {
         CacheControl cache = daemon.reader() instanceof BlockCache bc ? new BlockCacheControl(bc) : new NoDiskCache(daemon.reader());
         var policy = settings.policy(EtcUserDatabase.system());
-        var ops = ControlOperations.standard(new WarpDaemonInfo(daemon, clock.instant()), cache, new CatalogAdapter(daemon.catalog()),
+        var ops = ControlOperations.standard(new WarpDaemonInfo(daemon, clock.instant()), cache, new CatalogAdapter(daemon.catalog(), daemon::checkLinks),
                 Optional.of(new DaemonPublisher(daemon.store(), daemon.catalog(), clock, daemon.config().cacheDir().resolve("publish-staging"))),
                 policy, clock);
         return settings.start(ops);

@@ -1,0 +1,134 @@
+package io.warpdata.vfs.fuse;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongToIntFunction;
+
+/**
+ * Keeps the latest links the kernel caches current.
+ *
+ * <p>With {@code FUSE_CACHE_SYMLINKS} (see {@link InitReply}) the kernel answers readlink, and
+ * every path walk through {@code /<ws>/<name>}, from its page cache, and asks warpd again only
+ * once that is invalidated. So every link warpd has answered is remembered with its kernel node
+ * and target, re-resolved every {@link #PERIOD} (the catalog re-reads the pointer from the store
+ * once its own TTL has passed), and when the target differs, or the pointer is gone, the node
+ * is invalidated: the next walk reads the link again. A pointer moved elsewhere is thus seen
+ * within about two periods, as it was when every walk read the link; a publish or
+ * {@code warpctl refresh} through this daemon checks at once ({@link #check()}). While the store
+ * cannot be read, links keep their last target.
+ *
+ * <p>Cost: one small GET per link in use per pointer TTL, in the background; none on the read path.
+ */
+final class LinkWatch implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(LinkWatch.class);
+
+    /** How often links are re-resolved: the catalog's pointer TTL (2 s). */
+    static final Duration PERIOD = Duration.ofSeconds(2);
+
+    /** What a link's path resolves to now. */
+    @FunctionalInterface
+    interface Resolver {
+        /**
+         * @return the link's target now, or null if the link no longer exists
+         * @throws RuntimeException if that cannot be known now (the store does not answer)
+         */
+        String target(String path);
+    }
+
+    /** A link the kernel has cached: its node and the target it was given. */
+    record Cached(long node, String target) {
+    }
+
+    private final Resolver resolver;
+    /** Invalidates a kernel node: 0, or minus errno. */
+    private final LongToIntFunction invalidate;
+    private final Map<String, Cached> links = new ConcurrentHashMap<>();
+    private final AtomicLong invalidations = new AtomicLong();
+    private ScheduledExecutorService timer;
+
+    LinkWatch(Resolver resolver, LongToIntFunction invalidate) {
+        this.resolver = resolver;
+        this.invalidate = invalidate;
+    }
+
+    /** Re-resolves the links every {@link #PERIOD} on a daemon thread until {@link #close()}. */
+    synchronized void start() {
+        if (timer == null) {
+            timer = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "warp-link-watch");
+                t.setDaemon(true);
+                return t;
+            });
+            long ms = PERIOD.toMillis();
+            timer.scheduleWithFixedDelay(this::checkQuietly, ms, ms, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** The kernel asked for {@code path} (node {@code node}) and was given {@code target}. */
+    void answered(String path, long node, String target) {
+        if (node != 0) {
+            links.put(path, new Cached(node, target));
+        }
+    }
+
+    /**
+     * Re-resolves every cached link now and invalidates those whose target changed.
+     *
+     * @return how many were invalidated
+     */
+    synchronized int check() {
+        int n = 0;
+        for (Map.Entry<String, Cached> e : links.entrySet()) {
+            String now;
+            try {
+                now = resolver.target(e.getKey());
+            } catch (RuntimeException unknown) {
+                LOG.debug("cannot re-read {} now ({}); the kernel keeps its target", e.getKey(), unknown.toString());
+                continue;
+            }
+            Cached c = e.getValue();
+            if (!c.target().equals(now) && links.remove(e.getKey(), c)) {
+                // Minus ENOENT when the kernel has already forgotten the node: nothing cached then.
+                int res = invalidate.applyAsInt(c.node());
+                invalidations.incrementAndGet();
+                LOG.debug("{} now -> {}; kernel node {} invalidated ({})", e.getKey(), now, c.node(), res);
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private void checkQuietly() {
+        try {
+            check();
+        } catch (RuntimeException e) {
+            LOG.warn("checking latest links failed: {}", e.toString());
+        }
+    }
+
+    /** Links the kernel holds a target of. */
+    int size() {
+        return links.size();
+    }
+
+    /** Links invalidated since the mount. */
+    long invalidations() {
+        return invalidations.get();
+    }
+
+    @Override
+    public synchronized void close() {
+        if (timer != null) {
+            timer.shutdownNow();
+            timer = null;
+        }
+    }
+}

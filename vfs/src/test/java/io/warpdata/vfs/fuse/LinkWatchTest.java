@@ -1,0 +1,80 @@
+package io.warpdata.vfs.fuse;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class LinkWatchTest {
+    private final Map<String, String> pointers = new HashMap<>();
+    private final List<Long> invalidated = new ArrayList<>();
+    private RuntimeException storeDown;
+    private final LinkWatch watch = new LinkWatch(path -> {
+        if (storeDown != null) {
+            throw storeDown;
+        }
+        return pointers.get(path);
+    }, node -> {
+        invalidated.add(node);
+        return 0;
+    });
+
+    @Test
+    void aLinkWhosePointerStaysIsLeftCached() {
+        pointers.put("/ws/a", "a@1");
+        watch.answered("/ws/a", 7, "a@1");
+        assertThat(watch.check()).isZero();
+        assertThat(invalidated).isEmpty();
+        assertThat(watch.size()).isEqualTo(1);
+    }
+
+    @Test
+    void aMovedPointerInvalidatesItsNodeOnceUntilTheKernelAsksAgain() {
+        pointers.put("/ws/a", "a@1");
+        pointers.put("/ws/b", "b@1");
+        watch.answered("/ws/a", 7, "a@1");
+        watch.answered("/ws/b", 9, "b@1");
+        pointers.put("/ws/a", "a@2");
+
+        assertThat(watch.check()).isEqualTo(1);
+        assertThat(invalidated).containsExactly(7L);
+        assertThat(watch.check()).isZero();
+        assertThat(invalidated).containsExactly(7L);
+        assertThat(watch.invalidations()).isEqualTo(1);
+
+        watch.answered("/ws/a", 7, "a@2");
+        assertThat(watch.check()).isZero();
+        assertThat(watch.size()).isEqualTo(2);
+    }
+
+    @Test
+    void aRemovedPointerInvalidatesItsNode() {
+        pointers.put("/ws/a", "a@1");
+        watch.answered("/ws/a", 7, "a@1");
+        pointers.remove("/ws/a");
+        assertThat(watch.check()).isEqualTo(1);
+        assertThat(invalidated).containsExactly(7L);
+    }
+
+    @Test
+    void whileTheStoreDoesNotAnswerLinksKeepTheirTarget() {
+        pointers.put("/ws/a", "a@1");
+        watch.answered("/ws/a", 7, "a@1");
+        storeDown = new IllegalStateException("store down");
+        assertThat(watch.check()).isZero();
+        assertThat(invalidated).isEmpty();
+        storeDown = null;
+        pointers.put("/ws/a", "a@2");
+        assertThat(watch.check()).isEqualTo(1);
+    }
+
+    @Test
+    void answersOutsideAFuseRequestAreNotRemembered() {
+        watch.answered("/ws/a", 0, "a@1");
+        assertThat(watch.size()).isZero();
+    }
+}
