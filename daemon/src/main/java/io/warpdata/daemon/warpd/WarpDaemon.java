@@ -217,6 +217,7 @@ public final class WarpDaemon implements AutoCloseable {
         s.put("latest_links", links);
         Map<String, Object> gauges = new LinkedHashMap<>();
         gauges.put("open_handles", fuse == null ? 0 : fuse.openHandles());
+        gauges.put("max_read_bytes", fuse == null ? 0 : fuse.maxReadBytes());
         gauges.put("indexed_members", tree == null ? 0 : tree.indexedMembers());
         Runtime rt = Runtime.getRuntime();
         gauges.put("heap_used_bytes", rt.totalMemory() - rt.freeMemory());

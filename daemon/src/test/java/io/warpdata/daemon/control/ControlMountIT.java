@@ -230,18 +230,26 @@ class ControlMountIT {
         }
     }
 
-    /** Linux 4.20+ caches symlink targets when the file system asks (FUSE_CACHE_SYMLINKS). */
-    private static boolean kernelCanCacheLinks() {
+    /** Whether the running kernel is at least {@code major.minor}. */
+    private static boolean kernelAtLeast(int major, int minor) {
         String[] v = System.getProperty("os.version").split("[.-]");
-        int major = Integer.parseInt(v[0]);
-        int minor = Integer.parseInt(v[1]);
-        return major > 4 || major == 4 && minor >= 20;
+        int ma = Integer.parseInt(v[0]);
+        int mi = Integer.parseInt(v[1]);
+        return ma > major || ma == major && mi >= minor;
+    }
+
+    @Test
+    @Order(6)
+    void theKernelSendsReadsOfUpTo1MiBWhereItCan() {
+        // FUSE_MAX_PAGES arrived in Linux 5.1; libfuse2 alone never asks for it.
+        assertThat(fuse.maxReadBytes()).isEqualTo(kernelAtLeast(5, 1) ? 1 << 20 : 128 << 10);
     }
 
     @Test
     @Order(5)
     void pathWalksThroughTheLatestLinkAskWarpdForItsTargetOnce() throws Exception {
-        assertThat(fuse.kernelCachesLinks()).isEqualTo(kernelCanCacheLinks());
+        // FUSE_CACHE_SYMLINKS arrived in Linux 4.20.
+        assertThat(fuse.kernelCachesLinks()).isEqualTo(kernelAtLeast(4, 20));
         String target = Files.readSymbolicLink(mnt.resolve("ws/name")).toString();
         long before = fuse.linkReads();
         for (int i = 0; i < 50; i++) {

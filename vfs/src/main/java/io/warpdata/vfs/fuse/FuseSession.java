@@ -234,6 +234,12 @@ final class FuseSession {
         return initReply != null && initReply.cachesSymlinks();
     }
 
+    /** The largest read the kernel sends: 1 MiB where it granted FUSE_MAX_PAGES, else 128 KiB. */
+    int maxReadBytes() {
+        return initReply != null && (initReply.granted() & InitReply.FUSE_MAX_PAGES) != 0
+                ? InitReply.MAX_PAGES * 4096 : 32 * 4096;
+    }
+
     /**
      * Drops what the kernel caches of node {@code node} (attributes, pages, a symlink's target).
      *

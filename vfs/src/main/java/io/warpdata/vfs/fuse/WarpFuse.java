@@ -169,6 +169,12 @@ public final class WarpFuse extends FuseStubFS {
         return links.invalidations();
     }
 
+    /** The largest read request the kernel sends this mount (0 when not mounted). */
+    public int maxReadBytes() {
+        FuseSession s = session;
+        return s == null ? 0 : s.maxReadBytes();
+    }
+
     /** Whether the kernel caches symlink targets on this mount. */
     public boolean kernelCachesLinks() {
         FuseSession s = session;
