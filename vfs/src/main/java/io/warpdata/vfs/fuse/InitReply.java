@@ -13,7 +13,7 @@ import jnr.ffi.types.ssize_t;
  * Adds to libfuse2's reply to the kernel's FUSE_INIT the capabilities libfuse2 predates.
  *
  * <p>libfuse 2.9 builds its INIT reply from the capabilities it knows (protocol 7.19); the kernel
- * offers more, and two of them matter for a read-only tree of immutable data:
+ * offers more, and three of them matter for a read-only tree of immutable data:
  * <ul>
  * <li>{@code FUSE_CACHE_SYMLINKS} (Linux 4.20): the kernel keeps a symlink's target in its page
  *     cache. Without it every path walk through {@code /warp/<ws>/<name>} (the latest link) is a
@@ -22,6 +22,11 @@ import jnr.ffi.types.ssize_t;
  *     {@code name@hash}. Links that move are invalidated by {@link LinkWatch}.</li>
  * <li>{@code FUSE_MAX_PAGES} (Linux 5.1): reads of up to {@link #MAX_PAGES} pages instead of 32
  *     (128 KiB), so a sequential scan makes fewer, larger requests.</li>
+ * <li>{@code FUSE_PARALLEL_DIROPS} (Linux 4.9): without it the kernel serializes lookups and
+ *     readdirs in one directory, so two DataLoader workers opening files of the same class
+ *     folder wait for each other's LOOKUP. libfuse2's high-level API locks its own node tree,
+ *     and libfuse3 asks for this by default. Measured over 8 alternating daemon starts:
+ *     ImageFolder (2 workers) +6% files/s warm and cold.</li>
  * </ul>
  * Nothing else in the reply changes, and a capability is only claimed where the kernel offered
  * it (older kernels keep libfuse2's behaviour).
@@ -47,6 +52,7 @@ final class InitReply {
     static final int INIT_OUT_FLAGS = 12;
     static final int INIT_OUT_MAX_PAGES = 28;
 
+    static final int FUSE_PARALLEL_DIROPS = 1 << 18;
     static final int FUSE_MAX_PAGES = 1 << 22;
     static final int FUSE_CACHE_SYMLINKS = 1 << 23;
     /**
@@ -55,7 +61,7 @@ final class InitReply {
      */
     static final int MAX_PAGES = 256;
     /** What we add when the kernel offers it. */
-    static final int WANTED = FUSE_CACHE_SYMLINKS | FUSE_MAX_PAGES;
+    static final int WANTED = FUSE_CACHE_SYMLINKS | FUSE_MAX_PAGES | FUSE_PARALLEL_DIROPS;
 
     private static final MemoryIO IO = MemoryIO.getInstance();
 
