@@ -53,6 +53,8 @@ final class LinkWatch implements AutoCloseable {
     private final Map<String, Cached> links = new ConcurrentHashMap<>();
     private final AtomicLong invalidations = new AtomicLong();
     private ScheduledExecutorService timer;
+    /** Set by {@link #close()}: the session may be gone, so nothing is invalidated any more. */
+    private boolean closed;
 
     LinkWatch(Resolver resolver, LongToIntFunction invalidate) {
         this.resolver = resolver;
@@ -61,7 +63,7 @@ final class LinkWatch implements AutoCloseable {
 
     /** Re-resolves the links every {@link #PERIOD} on a daemon thread until {@link #close()}. */
     synchronized void start() {
-        if (timer == null) {
+        if (timer == null && !closed) {
             timer = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "warp-link-watch");
                 t.setDaemon(true);
@@ -85,6 +87,9 @@ final class LinkWatch implements AutoCloseable {
      * @return how many were invalidated
      */
     synchronized int check() {
+        if (closed) {
+            return 0;
+        }
         int n = 0;
         for (Map.Entry<String, Cached> e : links.entrySet()) {
             String now;
@@ -126,6 +131,7 @@ final class LinkWatch implements AutoCloseable {
 
     @Override
     public synchronized void close() {
+        closed = true;
         if (timer != null) {
             timer.shutdownNow();
             timer = null;

@@ -73,6 +73,16 @@ class LinkWatchTest {
     }
 
     @Test
+    void afterCloseNothingIsInvalidated() {
+        pointers.put("/ws/a", "a@1");
+        watch.answered("/ws/a", 7, "a@1");
+        pointers.put("/ws/a", "a@2");
+        watch.close();
+        assertThat(watch.check()).isZero();
+        assertThat(invalidated).isEmpty();
+    }
+
+    @Test
     void answersOutsideAFuseRequestAreNotRemembered() {
         watch.answered("/ws/a", 0, "a@1");
         assertThat(watch.size()).isZero();
