@@ -10,15 +10,6 @@ import java.util.function.LongConsumer;
 interface BlockStorage extends AutoCloseable {
 
     /**
-     * Copies {@code [offInBlock, offInBlock+len)} of a cached block into {@code dst}.
-     *
-     * @return false if the block is not cached, or was found damaged (it is then dropped)
-     */
-    default boolean read(BlockKey key, int offInBlock, byte[] dst, int dstOff, int len) {
-        return read(key, offInBlock, ByteBuffer.wrap(dst), dstOff, len);
-    }
-
-    /**
      * Copies {@code [offInBlock, offInBlock+len)} of a cached block into {@code dst} at index
      * {@code dstIndex} (absolute: the buffer's position and limit are not used or changed).
      *
