@@ -215,9 +215,11 @@ public final class WarpDaemon implements AutoCloseable {
         links.put("reads", fuse == null ? 0 : fuse.linkReads());
         links.put("invalidations", fuse == null ? 0 : fuse.linkInvalidations());
         s.put("latest_links", links);
+        s.put("fuse_requests", fuse == null ? Map.of() : fuse.requests());
         Map<String, Object> gauges = new LinkedHashMap<>();
         gauges.put("open_handles", fuse == null ? 0 : fuse.openHandles());
         gauges.put("max_read_bytes", fuse == null ? 0 : fuse.maxReadBytes());
+        gauges.put("kernel_inodes", fuse == null ? 0 : fuse.kernelInodes());
         gauges.put("indexed_members", tree == null ? 0 : tree.indexedMembers());
         Runtime rt = Runtime.getRuntime();
         gauges.put("heap_used_bytes", rt.totalMemory() - rt.freeMemory());

@@ -264,4 +264,29 @@ class ControlMountIT {
             assertThat(reads).isGreaterThanOrEqualTo(100);
         }
     }
+
+    @Test
+    @Order(7)
+    void aListingGivesTheKernelEveryInodeSoStatNeedsNoLookup() throws Exception {
+        // A path of its own (a shorter version prefix), so no earlier test cached its entries.
+        Path cls = mnt.resolve("ws/name@" + version.substring(0, 10) + "/images/cls1");
+        assertThat(Files.isDirectory(cls)).isTrue();
+        long before = fuse.requests().getOrDefault("lookup", 0L);
+        List<Path> files;
+        try (var s = Files.list(cls)) {
+            files = s.sorted().toList();
+        }
+        assertThat(files).hasSize(IMAGES / 2);
+        for (Path f : files) {
+            assertThat(Files.size(f)).isPositive();
+        }
+        long lookups = fuse.requests().getOrDefault("lookup", 0L) - before;
+        // READDIRPLUS arrived in Linux 3.9.
+        if (fuse.readdirPlus()) {
+            assertThat(lookups).as("lookups after listing %d files", files.size()).isZero();
+        } else {
+            assertThat(lookups).isGreaterThanOrEqualTo(files.size());
+        }
+        assertThat(fuse.requests()).containsKey(fuse.readdirPlus() ? "readdirplus" : "readdir");
+    }
 }

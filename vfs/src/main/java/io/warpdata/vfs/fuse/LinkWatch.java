@@ -15,7 +15,7 @@ import java.util.function.LongToIntFunction;
 /**
  * Keeps the latest links the kernel caches current.
  *
- * <p>With {@code FUSE_CACHE_SYMLINKS} (see {@link InitReply}) the kernel answers readlink, and
+ * <p>With {@code FUSE_CACHE_SYMLINKS} (see {@link WarpFuse#WANTED}) the kernel answers readlink, and
  * every path walk through {@code /<ws>/<name>}, from its page cache, and asks warpd again only
  * once that is invalidated. So every link warpd has answered is remembered with its kernel node
  * and target, re-resolved every {@link #PERIOD} (the catalog re-reads the pointer from the store

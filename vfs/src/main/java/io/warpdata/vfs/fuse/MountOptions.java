@@ -4,14 +4,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * libfuse2 mount options for immutable data.
- *
- * <p>libfuse2's high-level API has only global entry/attribute timeouts. Long ones are safe for
- * the whole tree because: a version directory never changes; a {@code latest} symlink keeps its
- * entry and size (always {@code name@} + 64 hex) when it moves, and the target the kernel caches
- * ({@link InitReply}) is invalidated by {@link LinkWatch}; negative lookups are never cached
- * ({@code negative_timeout=0}), so a newly published version or workspace appears at once; and
- * workspace listings are re-read on every opendir (readdir results are not cached).
+ * How the mount is set up: the kernel's mount options, and how long the kernel may trust an
+ * entry or attributes ({@link WarpFuse} explains why long is safe for immutable versions and
+ * latest links alike).
  *
  * @param allowOther let other users read the mount (needs {@code user_allow_other} in
  *        /etc/fuse.conf unless running as root)
@@ -20,7 +15,7 @@ import java.util.List;
 public record MountOptions(boolean allowOther, int timeoutSeconds) {
     /**
      * Largest read request: 1 MiB, where the kernel grants {@code FUSE_MAX_PAGES} (see
-     * {@link InitReply}); 128 KiB on kernels before 5.1. Measured on a warm 1 GiB {@code dd}:
+     * {@link WarpFuse#MAX_PAGES_WANTED}); 128 KiB on kernels before 5.1. Measured on a warm 1 GiB {@code dd}:
      * warpd's CPU 0.6-0.7 s/GiB at 1 MiB vs 0.9-1.1 s/GiB at 128 KiB, throughput the same.
      */
     public static final int MAX_READ = 1 << 20;
@@ -48,28 +43,17 @@ public record MountOptions(boolean allowOther, int timeoutSeconds) {
         return new MountOptions(allowOther, DEFAULT_TIMEOUT_SECONDS);
     }
 
-    /** The {@code -o} options. */
+    /** The {@code -o} mount options (the kernel's and fusermount's; the rest is negotiated in INIT). */
     public String optionString() {
         List<String> o = new ArrayList<>(List.of(
                 "ro",
                 "fsname=warp",
                 "subtype=warp",
                 "default_permissions",
-                // Page cache survives open/close: a version's bytes never change.
-                "kernel_cache",
-                "entry_timeout=" + timeoutSeconds,
-                "attr_timeout=" + timeoutSeconds,
-                "negative_timeout=0",
-                "max_read=" + MAX_READ,
-                "max_readahead=" + MAX_READAHEAD));
+                "max_read=" + MAX_READ));
         if (allowOther) {
             o.add("allow_other");
         }
         return String.join(",", o);
-    }
-
-    /** Arguments for jnr-fuse's mount (it adds the program name, -f and the mount point). */
-    public String[] fuseArgs() {
-        return new String[] {"-o", optionString()};
     }
 }

@@ -7,147 +7,148 @@ import io.warpdata.vfs.NodeAttributes;
 import io.warpdata.vfs.NoSuchEntryException;
 import io.warpdata.vfs.WarpTree;
 import io.warpdata.vfs.WrongNodeTypeException;
-import com.kenai.jffi.MemoryIO;
-import jnr.ffi.Memory;
-import jnr.ffi.Pointer;
-import jnr.ffi.Runtime;
-import jnr.ffi.Struct;
-import jnr.ffi.types.dev_t;
-import jnr.ffi.types.gid_t;
-import jnr.ffi.types.mode_t;
-import jnr.ffi.types.off_t;
-import jnr.ffi.types.size_t;
-import jnr.ffi.types.u_int32_t;
-import jnr.ffi.types.uid_t;
-import ru.serce.jnrfuse.FuseFillDir;
-import ru.serce.jnrfuse.FuseStubFS;
-import ru.serce.jnrfuse.NotImplemented;
-import ru.serce.jnrfuse.struct.FileStat;
-import ru.serce.jnrfuse.struct.Flock;
-import ru.serce.jnrfuse.struct.FuseBufvec;
-import ru.serce.jnrfuse.struct.FuseFileInfo;
-import ru.serce.jnrfuse.struct.FusePollhandle;
-import ru.serce.jnrfuse.struct.Statvfs;
-import ru.serce.jnrfuse.struct.Timespec;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.LongAdder;
 
+import static io.warpdata.vfs.fuse.FuseAbi.*;
+
 /**
- * The jnr-fuse adapter: converts paths, stat structs and errnos between FUSE and
- * {@link WarpTree}, nothing else. Every operation the kernel can send is overridden, because
- * {@link FuseStubFS}'s default answer is 0 (success), which must never reach a caller of a
- * read-only file system: write-like calls answer EROFS, the rest their real answer or ENOSYS.
+ * The FUSE file system: answers the kernel's requests (see {@link FuseAbi}) from
+ * {@link WarpTree}. Requests come from {@link FuseServer}'s workers, one at a time per worker;
+ * everything here is thread-safe and lock-free on the read path.
  *
- * <p>Five overrides carry {@link NotImplemented} on purpose, which keeps jnr-fuse from
- * registering them with libfuse: {@code read_buf} and {@code write_buf} (libfuse would call them
- * instead of {@code read}/{@code write}), {@code lock}/{@code flock} (unregistered, the kernel
- * keeps POSIX and BSD locks locally, which is exactly right for immutable files), and
- * {@code ioctl} (see there).
+ * <p>What the kernel is told, and why:
+ * <ul>
+ * <li>Inodes ({@link NodeTable}): LOOKUP and every READDIRPLUS entry hand out a node id and count
+ *     a lookup; FORGET gives them back. Entries and attributes are valid for
+ *     {@link MountOptions#timeoutSeconds()} (a day): versions are immutable, a latest link keeps
+ *     its inode and size (always {@code name@} + 64 hex) when it moves, and the target the kernel
+ *     caches is invalidated by {@link LinkWatch}. A failed lookup is never cached, so a newly
+ *     published version or workspace appears at once; workspace listings are re-read on every
+ *     opendir.</li>
+ * <li>READDIRPLUS ({@link FuseAbi#DO_READDIRPLUS}): a listing returns each entry's inode and
+ *     attributes, so {@code ls -l}, {@code os.scandir}+stat and an {@code ImageFolder} scan need
+ *     no LOOKUP per file afterwards.</li>
+ * <li>OPEN of files answers ENOSYS (Linux 4.19+, "no_open"): the kernel then opens every file
+ *     without asking, never sends RELEASE, and keeps the page cache across opens. Reads find
+ *     their node by id. FLUSH, FSYNC, GETXATTR, LISTXATTR, ACCESS and INTERRUPT also answer
+ *     ENOSYS, which the kernel remembers for the mount, so each costs one round trip ever.</li>
+ * <li>Write-like requests answer EROFS (the mount is read-only, so the VFS stops them first).</li>
+ * </ul>
  *
- * <p>The hot operations (getattr, fgetattr, read, readdir) reach libfuse through
- * {@link RawCallbacks}, which replaces jnr-fuse's registrations of them with callbacks that
- * skip jnr's per-call struct wrappers; the overrides here give the same answers and stay for
- * tests and for platforms whose struct layout RawCallbacks does not know. Files are opened and
- * closed without a round trip (see {@link #open} and {@link #flush}).
- *
- * <p>Every callback catches everything: an exception must never unwind into native code.
+ * <p>No exception ever escapes {@link #serve}: failures become errnos through {@link Errno}
+ * (which logs and counts them) and the request is answered.
  */
-public final class WarpFuse extends FuseStubFS {
-    private static final int O_ACCMODE = 3;
-    private static final int O_RDONLY = 0;
-    private static final int O_TRUNC = 01000;
-    private static final int W_OK = 2;
-    private static final int X_OK = 1;
-    private static final int ST_RDONLY = 1;
-    private static final int ST_NOSUID = 2;
+public final class WarpFuse {
+    private static final Logger LOG = LoggerFactory.getLogger(WarpFuse.class);
+
     /**
      * Block size reported to stat and statfs. Not the largest FUSE read (1 MiB): programs size
      * their I/O buffers by it (Python's {@code open()} allocates one of st_blksize bytes per
      * file), and 128 KiB is already a whole read-ahead step.
      */
-    private static final int BLOCK_SIZE = 128 << 10;
+    static final int BLOCK_SIZE = 128 << 10;
+    /** Largest read request in pages: 256 (1 MiB, the kernel's limit), where the kernel allows it (5.1+). */
+    static final int MAX_PAGES_WANTED = 256;
+    /**
+     * Asynchronous requests (read-ahead) the kernel keeps in flight; its default is 12. A scan
+     * at 1 GB/s needs about 8 requests in flight just to hide a cache-file read behind each;
+     * 24 leaves room for requests waiting on a fetch from the store.
+     */
+    static final int MAX_BACKGROUND = 24;
+    /** The kernel marks the mount congested (and throttles read-ahead) at 3/4 of that, as by default. */
+    static final int CONGESTION_THRESHOLD = MAX_BACKGROUND * 3 / 4;
+    /** Nothing is ever written; the kernel's floor. */
+    static final int MAX_WRITE = 4096;
+    /**
+     * What Warp asks for in INIT where the kernel offers it: parallel reads of one file
+     * (read-ahead), READDIRPLUS, parallel lookups in one directory (two DataLoader workers in one
+     * class folder), 1 MiB reads, and symlink targets cached by the kernel (every path walk
+     * through a latest link would be a READLINK round trip otherwise).
+     */
+    static final int WANTED = ASYNC_READ | DO_READDIRPLUS | PARALLEL_DIROPS | MAX_PAGES | CACHE_SYMLINKS;
+
+    private static final int ENOTTY = 25;
+    private static final int ESTALE = 116;
+    private static final int EPROTO = 71;
+    private static final int S_IFDIR = 0040000;
+    private static final int S_IFREG = 0100000;
+    private static final int S_IFLNK = 0120000;
+    private static final int O_ACCMODE = 3;
+    private static final int O_RDONLY = 0;
+    private static final int O_TRUNC = 01000;
 
     private final WarpTree tree;
     private final Errno errno;
     private final long uid;
     private final long gid;
-    private static final MemoryIO MEMORY = MemoryIO.getInstance();
+    private final NodeTable nodes;
     private final HandleTable handles = new HandleTable();
-    private volatile FuseSession session;
+    private volatile FuseServer server;
+    private volatile FuseChannel notifications;
+    private volatile long validSeconds = MountOptions.DEFAULT_TIMEOUT_SECONDS;
     /** The latest links the kernel caches, kept current (see {@link LinkWatch}). */
     private final LinkWatch links = new LinkWatch(this::linkTarget, this::invalidate);
     private final LongAdder linkReads = new LongAdder();
-    /** One native stat struct per FUSE thread for readdir's d_type (libfuse copies it). */
-    private final ThreadLocal<FileStat> direntStats = ThreadLocal.withInitial(() -> {
-        Runtime runtime = Runtime.getSystemRuntime();
-        return FileStat.of(Memory.allocateDirect(runtime, Struct.size(new FileStat(runtime)), true));
-    });
-    /** The same for the raw readdir, with room for the entry name. */
-    private final ThreadLocal<RawCallbacks.DirentScratch> direntScratch =
-            ThreadLocal.withInitial(() -> new RawCallbacks.DirentScratch(Runtime.getSystemRuntime()));
-    /** The hot callbacks as libfuse calls them (null on a platform where jnr-fuse's stay). */
-    private final RawCallbacks raw;
-    /** Whether files are opened without a round trip to us (see {@link #open}). */
+    /** Whether files are opened without a round trip to us (see the class comment). */
     private final boolean noOpen;
+    /** What INIT granted: flags of {@link #WANTED}, and the negotiated minor version. */
+    private volatile int granted;
+    private volatile int minor;
+    /** Requests served, by opcode (the protocol's opcodes below 64; CUSE and newer ones in the last). */
+    private final LongAdder[] requests = new LongAdder[64];
+    /** Per-worker scratch for names (one per thread, never shared). */
+    private final ThreadLocal<byte[]> nameBytes = ThreadLocal.withInitial(() -> new byte[4096]);
 
     public WarpFuse(WarpTree tree, Errno errno, long uid, long gid) {
         this(tree, errno, uid, gid, KernelVersion.running().atLeast(4, 19));
     }
 
-    /**
-     * @param noOpen answer OPEN of files with ENOSYS, so that the kernel stops sending OPEN and
-     *        RELEASE for files (needs Linux 4.19 or later; see {@link #open})
-     */
+    /** @param noOpen answer OPEN of files with ENOSYS (needs Linux 4.19 or later) */
     WarpFuse(WarpTree tree, Errno errno, long uid, long gid, boolean noOpen) {
         this.tree = tree;
         this.errno = errno;
         this.uid = uid;
         this.gid = gid;
         this.noOpen = noOpen;
-        // After jnr-fuse registered its callbacks, before libfuse ever sees the table.
-        this.raw = RawCallbacks.install(fuseOperations, this);
+        this.nodes = new NodeTable(tree.lookup("/"));
+        for (int i = 0; i < requests.length; i++) {
+            requests[i] = new LongAdder();
+        }
     }
 
     /**
-     * Mounts at {@code mountPoint} and returns once the kernel has the mount; requests are served
-     * by {@link FuseSession}'s fixed pool of worker threads.
+     * Mounts at {@code mountPoint} and returns once the kernel has the mount.
      *
-     * @throws ru.serce.jnrfuse.FuseException if already mounted, or libfuse cannot mount
+     * @throws FuseMountException if already mounted, or libfuse cannot mount
      */
     public synchronized void mount(Path mountPoint, MountOptions options) {
-        if (session != null) {
-            throw new ru.serce.jnrfuse.FuseException("already mounted at " + this.mountPoint);
+        if (server != null) {
+            throw new FuseMountException("already mounted");
         }
-        this.mountPoint = mountPoint;
-        session = FuseSession.mount(fuseOperations, Struct.size(fuseOperations), mountPoint, "warp", options.fuseArgs());
+        validSeconds = options.timeoutSeconds();
+        server = FuseServer.mount(this, mountPoint, options);
+        notifications = server.channel();
         links.start();
     }
 
     /** Unmounts (lazily: open files keep working until closed) and ends the session. */
-    @Override
     public synchronized void umount() {
-        if (session != null) {
+        if (server != null) {
             links.close();
-            session.unmount();
-            session = null;
+            notifications = null;
+            server.unmount();
+            server = null;
         }
     }
 
-    /** A link's target now, or null if it is gone; throws if that cannot be known now. */
-    private String linkTarget(String path) {
-        try {
-            return tree.readlink(tree.lookup(path));
-        } catch (NoSuchEntryException | DatasetNotFoundException | WrongNodeTypeException gone) {
-            return null;
-        }
-    }
-
-    private int invalidate(long node) {
-        FuseSession s = session;
-        return s == null ? 0 : s.invalidate(node);
-    }
+    // ---- what the daemon reads ----
 
     /**
      * Re-reads the latest pointers of every link the kernel caches now (after a publish or
@@ -169,481 +170,479 @@ public final class WarpFuse extends FuseStubFS {
         return links.invalidations();
     }
 
-    /** The largest read request the kernel sends this mount (0 when not mounted). */
+    /** The largest read request the kernel sends this mount (0 before INIT). */
     public int maxReadBytes() {
-        FuseSession s = session;
-        return s == null ? 0 : s.maxReadBytes();
+        if (minor == 0) {
+            return 0;
+        }
+        return (granted & MAX_PAGES) != 0 ? MAX_PAGES_WANTED * 4096 : 32 * 4096;
     }
 
     /** Whether the kernel caches symlink targets on this mount. */
     public boolean kernelCachesLinks() {
-        FuseSession s = session;
-        return s != null && s.cachesSymlinks();
+        return (granted & CACHE_SYMLINKS) != 0;
     }
 
-    /**
-     * Open directories, and open files on kernels that still send OPEN (a gauge); on Linux
-     * 4.19+ files are opened without us (see {@link #open}).
-     */
+    /** Whether directory listings come with inodes and attributes (READDIRPLUS). */
+    public boolean readdirPlus() {
+        return (granted & DO_READDIRPLUS) != 0;
+    }
+
+    /** Open directories (a gauge; files need no open on Linux 4.19+). */
     public int openHandles() {
         return handles.size();
     }
 
-    private int fail(Throwable t, String op, String path) {
-        return -errno.of(t, op, path);
+    /** Inodes the kernel holds of this mount. */
+    public int kernelInodes() {
+        return nodes.size();
     }
 
-    private Node node(String path, FuseFileInfo fi) {
-        Node n = fi == null ? null : handles.get(fi.fh.get());
-        return n != null ? n : tree.lookup(path);
+    /**
+     * Requests the kernel sent, by name ({@code lookup}, {@code getattr}, {@code readdirplus},
+     * {@code read}, ...), only those sent at least once: how many round trips a workload cost.
+     */
+    public java.util.Map<String, Long> requests() {
+        java.util.Map<String, Long> out = new java.util.TreeMap<>();
+        for (int op = 0; op < requests.length; op++) {
+            long n = requests[op].sum();
+            if (n > 0) {
+                out.merge(opName(op), n, Long::sum);
+            }
+        }
+        return out;
     }
 
-    // ---- reads ----
+    // ---- serving ----
 
-    @Override
-    public int getattr(String path, FileStat stat) {
+    /**
+     * Serves one request: {@code in} holds it at {@code [0, limit)}; the reply is built in
+     * {@code out} (a direct buffer of {@link FuseServer#REPLY_BUFFER} bytes) and sent on
+     * {@code channel}. FORGET and BATCH_FORGET get no reply, as the protocol says.
+     */
+    void serve(ByteBuffer in, ByteBuffer out, FuseChannel channel) {
+        int opcode = in.getInt(IN_OPCODE);
+        long unique = in.getLong(IN_UNIQUE);
+        long nodeid = in.getLong(IN_NODEID);
+        requests[opcode >>> 6 == 0 ? opcode : requests.length - 1].increment();
+        int result;
         try {
-            fill(stat, tree.attributes(tree.lookup(path)));
-            return 0;
+            result = switch (opcode) {
+                case LOOKUP -> lookup(nodeid, in, out);
+                case FORGET -> {
+                    nodes.forget(nodeid, in.getLong(FORGET_IN_NLOOKUP));
+                    yield NO_REPLY;
+                }
+                case BATCH_FORGET -> {
+                    batchForget(in);
+                    yield NO_REPLY;
+                }
+                case GETATTR -> getattr(nodeid, out);
+                case READ -> read(nodeid, in, out);
+                case READDIRPLUS -> readdir(nodeid, in, out, true);
+                case READDIR -> readdir(nodeid, in, out, false);
+                case READLINK -> readlink(nodeid, out);
+                case OPEN -> open(nodeid, in, out);
+                case OPENDIR -> opendir(nodeid, out);
+                case RELEASEDIR -> {
+                    handles.release(in.getLong(RELEASE_IN_FH));
+                    yield 0;
+                }
+                case RELEASE -> 0;
+                case STATFS -> statfs(out);
+                case INIT -> init(in, out);
+                case IOCTL -> -ENOTTY;
+                case DESTROY -> 0;
+                case SETATTR, SYMLINK, MKNOD, MKDIR, UNLINK, RMDIR, RENAME, LINK, WRITE, SETXATTR, REMOVEXATTR,
+                     CREATE, FALLOCATE, RENAME2, COPY_FILE_RANGE, TMPFILE -> -Errno.EROFS;
+                // INTERRUPT: answering ENOSYS makes the kernel stop sending them (a read is not
+                // abandoned half-way; it completes or fails within the store's bounded retries).
+                default -> -Errno.ENOSYS;
+            };
+        } catch (StaleNodeException stale) {
+            LOG.warn("{}: {}", opName(opcode), stale.getMessage());
+            result = -ESTALE;
         } catch (Throwable t) {
-            return fail(t, "getattr", path);
+            result = -errno.of(t, opName(opcode), pathOf(nodeid));
+        }
+        if (result != NO_REPLY) {
+            reply(out, channel, unique, result);
         }
     }
 
-    @Override
-    public int fgetattr(String path, FileStat stat, FuseFileInfo fi) {
-        try {
-            fill(stat, tree.attributes(node(path, fi)));
-            return 0;
-        } catch (Throwable t) {
-            return fail(t, "fgetattr", path);
+    /** Result of a request that gets no reply. */
+    private static final int NO_REPLY = Integer.MIN_VALUE;
+
+    /**
+     * Sends the reply in {@code out}: {@code result} >= 0 is the body's length (the body is at
+     * {@link FuseAbi#OUT_HEADER}), < 0 minus an errno (no body).
+     */
+    private static void reply(ByteBuffer out, FuseChannel channel, long unique, int result) {
+        int len = OUT_HEADER + Math.max(result, 0);
+        out.putInt(OUT_LEN, len);
+        out.putInt(OUT_ERROR, Math.min(result, 0));
+        out.putLong(OUT_UNIQUE, unique);
+        int res = channel.send(out, len);
+        if (res < 0 && res != -DevFuse.ENOENT && res != -DevFuse.ENODEV) {
+            LOG.warn("the kernel refused a FUSE reply (errno {}, {} bytes)", -res, len);
         }
     }
 
-    private void fill(FileStat stat, NodeAttributes a) {
-        stat.st_mode.set(typeBits(a.type()) | a.permissions());
-        stat.st_nlink.set(a.nlink());
-        stat.st_size.set(a.size());
-        stat.st_blocks.set((a.size() + 511) / 512);
-        stat.st_blksize.set(BLOCK_SIZE);
-        stat.st_uid.set(uid);
-        stat.st_gid.set(gid);
-        stat.st_mtim.tv_sec.set(a.mtimeSeconds());
-        stat.st_mtim.tv_nsec.set(0);
-        stat.st_ctim.tv_sec.set(a.mtimeSeconds());
-        stat.st_ctim.tv_nsec.set(0);
-        stat.st_atim.tv_sec.set(a.mtimeSeconds());
-        stat.st_atim.tv_nsec.set(0);
+    private NodeTable.Entry entry(long nodeid) {
+        NodeTable.Entry e = nodes.get(nodeid);
+        if (e == null) {
+            throw new StaleNodeException(nodeid);
+        }
+        return e;
     }
 
-    private static int typeBits(Node.Type type) {
+    private String pathOf(long nodeid) {
+        NodeTable.Entry e = nodes.get(nodeid);
+        return e == null ? "(node " + nodeid + ")" : e.path;
+    }
+
+    // ---- INIT ----
+
+    private int init(ByteBuffer in, ByteBuffer out) {
+        int major = in.getInt(INIT_IN_MAJOR);
+        int kernelMinor = in.getInt(INIT_IN_MINOR);
+        clear(out, OUT_HEADER, INIT_OUT_SIZE);
+        if (major > MAJOR) {
+            // The kernel then sends INIT again with our major.
+            out.putInt(OUT_HEADER + INIT_OUT_MAJOR, MAJOR);
+            out.putInt(OUT_HEADER + INIT_OUT_MINOR, MINOR);
+            return INIT_OUT_SIZE_COMPAT_22;
+        }
+        if (major < MAJOR || kernelMinor < OLDEST_MINOR) {
+            LOG.error("the kernel speaks FUSE {}.{}; Warp needs {}.{} or later (Linux 2.6.32+)", major, kernelMinor,
+                    MAJOR, OLDEST_MINOR);
+            return -EPROTO;
+        }
+        int offered = in.getInt(INIT_IN_FLAGS);
+        int flags = offered & WANTED;
+        int m = Math.min(kernelMinor, MINOR);
+        int o = OUT_HEADER;
+        out.putInt(o + INIT_OUT_MAJOR, MAJOR);
+        out.putInt(o + INIT_OUT_MINOR, m);
+        out.putInt(o + INIT_OUT_MAX_READAHEAD, Math.min(in.getInt(INIT_IN_MAX_READAHEAD), MountOptions.MAX_READAHEAD));
+        out.putInt(o + INIT_OUT_FLAGS, flags);
+        out.putShort(o + INIT_OUT_MAX_BACKGROUND, (short) MAX_BACKGROUND);
+        out.putShort(o + INIT_OUT_CONGESTION_THRESHOLD, (short) CONGESTION_THRESHOLD);
+        out.putInt(o + INIT_OUT_MAX_WRITE, MAX_WRITE);
+        out.putInt(o + INIT_OUT_TIME_GRAN, 1);
+        if ((flags & MAX_PAGES) != 0) {
+            out.putShort(o + INIT_OUT_MAX_PAGES, (short) MAX_PAGES_WANTED);
+        }
+        granted = flags;
+        minor = m;
+        LOG.debug("FUSE {}.{} (kernel {}.{}), flags {} of offered {}", MAJOR, m, major, kernelMinor,
+                Integer.toHexString(flags), Integer.toHexString(offered));
+        return m >= 23 ? INIT_OUT_SIZE : INIT_OUT_SIZE_COMPAT_22;
+    }
+
+    // ---- names and attributes ----
+
+    private int lookup(long parent, ByteBuffer in, ByteBuffer out) {
+        NodeTable.Entry dir = entry(parent);
+        String name = name(in, IN_HEADER, in.limit());
+        String path = NodeTable.child(dir.path, name);
+        Node node;
+        try {
+            node = tree.lookup(path);
+        } catch (Throwable t) {
+            // Not logged by Errno when it is "no such entry"; the kernel does not cache it.
+            return -errno.of(t, "lookup", path);
+        }
+        NodeAttributes a = tree.attributes(node);
+        NodeTable.Entry e = nodes.lookedUp(path, node);
+        writeEntry(out, OUT_HEADER, e.id, a);
+        return ENTRY_OUT_SIZE;
+    }
+
+    private void batchForget(ByteBuffer in) {
+        int count = in.getInt(BATCH_FORGET_IN_COUNT);
+        int p = BATCH_FORGET_FIRST;
+        for (int i = 0; i < count && p + FORGET_ONE_SIZE <= in.limit(); i++, p += FORGET_ONE_SIZE) {
+            nodes.forget(in.getLong(p), in.getLong(p + 8));
+        }
+    }
+
+    private int getattr(long nodeid, ByteBuffer out) {
+        NodeTable.Entry e = entry(nodeid);
+        NodeAttributes a = tree.attributes(e.node);
+        int o = OUT_HEADER;
+        out.putLong(o + ATTR_OUT_VALID, validSeconds);
+        out.putLong(o + 8, 0);
+        writeAttr(out, o + ATTR_OUT_ATTR, nodeid, a);
+        return ATTR_OUT_SIZE;
+    }
+
+    /** A fuse_entry_out at {@code at}. */
+    private void writeEntry(ByteBuffer out, int at, long id, NodeAttributes a) {
+        out.putLong(at + ENTRY_NODEID, id);
+        out.putLong(at + ENTRY_GENERATION, 0);
+        out.putLong(at + ENTRY_VALID, validSeconds);
+        out.putLong(at + ENTRY_ATTR_VALID, validSeconds);
+        out.putLong(at + 32, 0); // entry_valid_nsec, attr_valid_nsec
+        writeAttr(out, at + ENTRY_ATTR, id, a);
+    }
+
+    /** A fuse_attr at {@code at}. */
+    private void writeAttr(ByteBuffer out, int at, long ino, NodeAttributes a) {
+        long t = a.mtimeSeconds();
+        out.putLong(at + ATTR_INO, ino);
+        out.putLong(at + ATTR_SIZE, a.size());
+        out.putLong(at + ATTR_BLOCKS, (a.size() + 511) / 512);
+        out.putLong(at + ATTR_ATIME, t);
+        out.putLong(at + ATTR_MTIME, t);
+        out.putLong(at + ATTR_CTIME, t);
+        out.putLong(at + 48, 0); // atimensec, mtimensec
+        out.putInt(at + 56, 0); // ctimensec
+        out.putInt(at + ATTR_MODE, typeBits(a.type()) | a.permissions());
+        out.putInt(at + ATTR_NLINK, (int) Math.min(a.nlink(), Integer.MAX_VALUE));
+        out.putInt(at + ATTR_UID, (int) uid);
+        out.putInt(at + ATTR_GID, (int) gid);
+        out.putInt(at + 76, 0); // rdev
+        out.putInt(at + ATTR_BLKSIZE, BLOCK_SIZE);
+        out.putInt(at + 84, 0); // flags
+    }
+
+    static int typeBits(Node.Type type) {
         return switch (type) {
-            case DIRECTORY -> FileStat.S_IFDIR;
-            case FILE -> FileStat.S_IFREG;
-            case SYMLINK -> FileStat.S_IFLNK;
+            case DIRECTORY -> S_IFDIR;
+            case FILE -> S_IFREG;
+            case SYMLINK -> S_IFLNK;
         };
     }
 
-    private void writeStat(Pointer stat, NodeAttributes a) {
-        RawCallbacks.writeStat(stat, typeBits(a.type()) | a.permissions(), a.nlink(), a.size(), BLOCK_SIZE, uid, gid,
-                a.mtimeSeconds());
-    }
-
-    // ---- the raw callbacks (RawCallbacks): same answers as the overrides, without jnr's wrappers ----
-
-    int rawGetattr(Pointer path, Pointer stat) {
-        try {
-            writeStat(stat, tree.attributes(tree.lookup(RawCallbacks.string(path))));
-            return 0;
-        } catch (Throwable t) {
-            return fail(t, "getattr", path);
+    /** The name at {@code [from, NUL or to)} of {@code in}. */
+    private String name(ByteBuffer in, int from, int to) {
+        int end = from;
+        while (end < to && in.get(end) != 0) {
+            end++;
         }
-    }
-
-    int rawFgetattr(Pointer path, Pointer stat, Pointer fi) {
-        try {
-            writeStat(stat, tree.attributes(node(path, fi)));
-            return 0;
-        } catch (Throwable t) {
-            return fail(t, "fgetattr", path);
+        byte[] b = nameBytes.get();
+        int n = end - from;
+        if (n > b.length) {
+            b = new byte[n];
         }
+        in.get(from, b, 0, n);
+        return new String(b, 0, n, StandardCharsets.UTF_8);
     }
 
-    int rawRead(Pointer path, Pointer buf, long size, long offset, Pointer fi) {
-        try {
-            return readInto(node(path, fi), buf, size, offset);
-        } catch (Throwable t) {
-            return fail(t, "read", path);
-        }
-    }
-
-    int rawReaddir(Pointer path, Pointer buf, Pointer filler, long offset, Pointer fi) {
-        try {
-            Node n = node(path, fi);
-            RawCallbacks.DirentScratch scratch = direntScratch.get();
-            long fill = filler.address();
-            long b = buf.address();
-            tree.list(n, offset, (name, type, next) -> scratch.fill(fill, b, name, typeBits(type), next) != 0);
-            return 0;
-        } catch (Throwable t) {
-            return fail(t, "readdir", path);
-        }
-    }
-
-    /** The node of an open handle, else of the path (files are opened without a handle). */
-    private Node node(Pointer path, Pointer fi) {
-        Node n = handles.get(RawCallbacks.fileHandle(fi));
-        return n != null ? n : tree.lookup(RawCallbacks.string(path));
-    }
-
-    /** {@link #fail(Throwable, String, String)} for a raw path; the path is decoded only now, for the log line. */
-    private int fail(Throwable t, String op, Pointer path) {
-        String p;
-        try {
-            p = RawCallbacks.string(path);
-        } catch (Throwable undecodable) {
-            p = "(unreadable path)";
-        }
-        return fail(t, op, p);
-    }
+    // ---- links ----
 
     /**
      * The target of a latest link. Where the kernel caches symlinks (Linux 4.20+), this is asked
      * once per link and target, not on every path walk through it; {@link LinkWatch} invalidates
      * the kernel's copy when the pointer moves.
      */
-    @Override
-    public int readlink(String path, Pointer buf, @size_t long size) {
+    private int readlink(long nodeid, ByteBuffer out) {
+        NodeTable.Entry e = entry(nodeid);
+        String text = tree.readlink(tree.lookup(e.path));
+        byte[] target = text.getBytes(StandardCharsets.UTF_8);
+        out.put(OUT_HEADER, target);
+        linkReads.increment();
+        if (kernelCachesLinks()) {
+            links.answered(e.path, nodeid, text);
+        }
+        return target.length;
+    }
+
+    /** A link's target now, or null if it is gone; throws if that cannot be known now. */
+    private String linkTarget(String path) {
         try {
-            String text = tree.readlink(tree.lookup(path));
-            byte[] target = text.getBytes(StandardCharsets.UTF_8);
-            if (size <= 0) {
-                return -Errno.EINVAL;
-            }
-            int n = (int) Math.min(target.length, size - 1);
-            buf.put(0, target, 0, n);
-            buf.putByte(n, (byte) 0);
-            linkReads.increment();
-            FuseSession s = session;
-            if (s != null && s.cachesSymlinks()) {
-                links.answered(path, FuseSession.requestNode(), text);
-            }
-            return 0;
-        } catch (Throwable t) {
-            return fail(t, "readlink", path);
+            return tree.readlink(tree.lookup(path));
+        } catch (NoSuchEntryException | DatasetNotFoundException | WrongNodeTypeException gone) {
+            return null;
         }
     }
 
-    /**
-     * Files need no open state: everything a read needs is in its path. Answering ENOSYS makes
-     * the kernel (Linux 4.19+, "no_open") treat this and every later open of a file as
-     * successful without asking us, never send RELEASE, and keep the page cache across opens
-     * (FOPEN_KEEP_CACHE is its default then), which saves two of the four round trips of
-     * open-read-close. Writes never get here: the mount is read-only, the VFS answers EROFS.
-     * Reads then come with no file handle and find their node by path (one lookup, no I/O).
-     */
-    @Override
-    public int open(String path, FuseFileInfo fi) {
+    /** Drops what the kernel caches of a node (attributes, pages, a symlink's target): 0 or minus errno. */
+    private int invalidate(long node) {
+        FuseChannel ch = notifications;
+        if (ch == null) {
+            return 0;
+        }
+        ByteBuffer b = ByteBuffer.allocateDirect(OUT_HEADER + NOTIFY_INVAL_INODE_SIZE).order(ByteOrder.nativeOrder());
+        b.putInt(OUT_LEN, b.capacity());
+        b.putInt(OUT_ERROR, NOTIFY_INVAL_INODE);
+        b.putLong(OUT_UNIQUE, 0);
+        b.putLong(OUT_HEADER, node);
+        b.putLong(OUT_HEADER + 8, 0); // from offset 0
+        b.putLong(OUT_HEADER + 16, 0); // to the end
+        return ch.send(b, b.capacity());
+    }
+
+    // ---- files ----
+
+    private int open(long nodeid, ByteBuffer in, ByteBuffer out) {
         if (noOpen) {
             return -Errno.ENOSYS;
         }
-        try {
-            int flags = fi.flags.get();
-            if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC) != 0) {
-                return -Errno.EROFS;
-            }
-            Node n = tree.lookup(path);
-            if (n.type() == Node.Type.DIRECTORY) {
-                return -Errno.EISDIR;
-            }
-            fi.fh.set(handles.register(n));
-            return 0;
-        } catch (Throwable t) {
-            return fail(t, "open", path);
+        int flags = in.getInt(OPEN_IN_FLAGS);
+        if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC) != 0) {
+            return -Errno.EROFS;
         }
-    }
-
-    @Override
-    public int read(String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
-        try {
-            return readInto(node(path, fi), buf, size, offset);
-        } catch (Throwable t) {
-            return fail(t, "read", path);
+        if (entry(nodeid).node.type() == Node.Type.DIRECTORY) {
+            return -Errno.EISDIR;
         }
+        out.putLong(OUT_HEADER + OPEN_OUT_FH, 0);
+        out.putInt(OUT_HEADER + OPEN_OUT_FLAGS, FOPEN_KEEP_CACHE);
+        out.putInt(OUT_HEADER + OPEN_OUT_FLAGS + 4, 0);
+        return OPEN_OUT_SIZE;
     }
 
     /**
-     * Reads straight into libfuse's reply buffer through a direct ByteBuffer over it: cached
-     * bytes go from the cache file into the reply with one copy (two fewer than through a heap
-     * array), fetched bytes with one copy from the fetch buffer.
+     * Reads straight into the reply buffer: cached bytes go from the cache file into it with one
+     * copy, fetched bytes with one copy from the fetch buffer.
      */
-    private int readInto(Node n, Pointer buf, long size, long offset) {
-        int len = (int) Math.min(size, Integer.MAX_VALUE);
-        return tree.read(n, offset, MEMORY.newDirectByteBuffer(buf.address(), len));
-    }
-
-    @Override
-    public int release(String path, FuseFileInfo fi) {
-        handles.release(fi.fh.get());
-        return 0;
-    }
-
-    @Override
-    public int opendir(String path, FuseFileInfo fi) {
+    private int read(long nodeid, ByteBuffer in, ByteBuffer out) {
+        NodeTable.Entry e = entry(nodeid);
+        long offset = in.getLong(READ_IN_OFFSET);
+        int size = Math.min(in.getInt(READ_IN_SIZE), out.capacity() - OUT_HEADER);
+        if (size < 0 || offset < 0) {
+            return -Errno.EINVAL;
+        }
         try {
-            Node n = tree.lookup(path);
-            if (n.type() != Node.Type.DIRECTORY) {
-                return -Errno.ENOTDIR;
-            }
-            fi.fh.set(handles.register(n));
-            return 0;
-        } catch (Throwable t) {
-            return fail(t, "opendir", path);
+            return tree.read(e.node, offset, out.clear().position(OUT_HEADER).limit(OUT_HEADER + size));
+        } finally {
+            out.clear();
         }
     }
 
-    @Override
-    public int readdir(String path, Pointer buf, FuseFillDir filter, @off_t long offset, FuseFileInfo fi) {
-        try {
-            // Only st_mode's type bits are used (for d_type), so find/ImageFolder need no stat per entry.
-            FileStat entry = direntStats.get();
-            tree.list(node(path, fi), offset, (name, type, next) -> {
-                entry.st_mode.set(switch (type) {
-                    case DIRECTORY -> FileStat.S_IFDIR;
-                    case FILE -> FileStat.S_IFREG;
-                    case SYMLINK -> FileStat.S_IFLNK;
-                });
-                return filter.apply(buf, name, entry, next) != 0;
-            });
-            return 0;
-        } catch (Throwable t) {
-            return fail(t, "readdir", path);
-        }
-    }
+    // ---- directories ----
 
-    @Override
-    public int releasedir(String path, FuseFileInfo fi) {
-        handles.release(fi.fh.get());
-        return 0;
-    }
-
-    @Override
-    public int statfs(String path, Statvfs stbuf) {
-        try {
-            stbuf.f_bsize.set(BLOCK_SIZE);
-            stbuf.f_frsize.set(BLOCK_SIZE);
-            stbuf.f_blocks.set(0);
-            stbuf.f_bfree.set(0);
-            stbuf.f_bavail.set(0);
-            stbuf.f_files.set(0);
-            stbuf.f_ffree.set(0);
-            stbuf.f_favail.set(0);
-            stbuf.f_flag.set(ST_RDONLY | ST_NOSUID);
-            stbuf.f_namemax.set(255);
-            return 0;
-        } catch (Throwable t) {
-            return fail(t, "statfs", path);
+    /**
+     * A directory inside a version never changes, so the kernel may keep its listing
+     * (FOPEN_CACHE_DIR, Linux 4.20+): a second {@code ls} or {@code find} of it costs no round
+     * trip. Workspace and root listings change with every publish and are re-read each time.
+     */
+    private int opendir(long nodeid, ByteBuffer out) {
+        Node n = entry(nodeid).node;
+        if (n.type() != Node.Type.DIRECTORY) {
+            return -Errno.ENOTDIR;
         }
-    }
-
-    @Override
-    public int access(String path, int mask) {
-        try {
-            Node n = tree.lookup(path);
-            if ((mask & W_OK) != 0) {
-                return -Errno.EROFS;
-            }
-            if ((mask & X_OK) != 0 && (tree.attributes(n).permissions() & 0111) == 0) {
-                return -Errno.EACCES;
-            }
-            return 0;
-        } catch (Throwable t) {
-            return fail(t, "access", path);
-        }
+        out.putLong(OUT_HEADER + OPEN_OUT_FH, handles.register(n));
+        out.putInt(OUT_HEADER + OPEN_OUT_FLAGS, insideVersion(n) ? FOPEN_KEEP_CACHE | FOPEN_CACHE_DIR : 0);
+        out.putInt(OUT_HEADER + OPEN_OUT_FLAGS + 4, 0);
+        return OPEN_OUT_SIZE;
     }
 
     /**
-     * No extended attributes. ENOSYS (not ENODATA) on purpose: the kernel then remembers that
-     * this file system has no xattrs and answers every later getxattr/listxattr itself
-     * (EOPNOTSUPP, which ls, cp -a and tar treat as "no ACL, no label"), saving two round trips
-     * per file in {@code ls -l}.
+     * One chunk of a listing from {@code offset}: fuse_dirent records, or with {@code plus}
+     * fuse_direntplus records whose inodes count a lookup each ("." and ".." carry none, as the
+     * kernel skips them).
      */
-    @Override
-    public int getxattr(String path, String name, Pointer value, @size_t long size) {
-        return -Errno.ENOSYS;
-    }
-
-    @Override
-    public int listxattr(String path, Pointer list, @size_t long size) {
-        return -Errno.ENOSYS;
+    private int readdir(long nodeid, ByteBuffer in, ByteBuffer out, boolean plus) {
+        NodeTable.Entry dir = entry(nodeid);
+        long offset = in.getLong(READ_IN_OFFSET);
+        int size = Math.min(in.getInt(READ_IN_SIZE), out.capacity() - OUT_HEADER);
+        // Entries with inodes only inside a version: a workspace's entries are versions whose
+        // attributes need their manifests, which a plain `ls /warp/ws` must not fetch.
+        boolean inodes = plus && insideVersion(dir.node);
+        int[] used = {0};
+        tree.list(dir.node, offset, (name, type, next) -> {
+            byte[] b = name.getBytes(StandardCharsets.UTF_8);
+            int direntAt = plus ? DIRENTPLUS_DIRENT : 0;
+            int recordLength = align8(direntAt + DIRENT_NAME + b.length);
+            if (used[0] + recordLength > size) {
+                return true;
+            }
+            int at = OUT_HEADER + used[0];
+            long ino = 0xffffffffL; // "unknown" for "." and ".."
+            if (plus) {
+                clear(out, at, ENTRY_OUT_SIZE);
+                if (inodes && !isDotOrDotDot(name)) {
+                    ino = plusEntry(out, at, NodeTable.child(dir.path, name));
+                }
+            }
+            int d = at + direntAt;
+            out.putLong(d + DIRENT_INO, ino);
+            out.putLong(d + DIRENT_OFF, next);
+            out.putInt(d + DIRENT_NAMELEN, b.length);
+            out.putInt(d + DIRENT_TYPE, typeBits(type) >>> 12);
+            out.put(d + DIRENT_NAME, b);
+            clear(out, d + DIRENT_NAME + b.length, recordLength - direntAt - DIRENT_NAME - b.length);
+            used[0] += recordLength;
+            return false;
+        });
+        return used[0];
     }
 
     /**
-     * Nothing is buffered for writing, so closing a file needs no work. ENOSYS (not 0) on
-     * purpose: the kernel then stops sending FLUSH on every close ("no_flush"), one round trip
-     * less per file opened.
+     * The fuse_entry_out of one READDIRPLUS entry; an entry that cannot be resolved now (a link
+     * whose pointer cannot be read) goes out without an inode, and its LOOKUP reports the error.
+     *
+     * @return the entry's inode number for its dirent
      */
-    @Override
-    public int flush(String path, FuseFileInfo fi) {
-        return -Errno.ENOSYS;
+    private long plusEntry(ByteBuffer out, int at, String path) {
+        Node child;
+        NodeAttributes a;
+        try {
+            child = tree.lookup(path);
+            a = tree.attributes(child);
+        } catch (RuntimeException unresolved) {
+            return 0xffffffffL;
+        }
+        NodeTable.Entry e = nodes.lookedUp(path, child);
+        writeEntry(out, at, e.id, a);
+        return e.id;
     }
 
-    @Override
-    public int fsync(String path, int isdatasync, FuseFileInfo fi) {
-        return 0;
+    private static boolean insideVersion(Node dir) {
+        return dir instanceof Node.VersionDir || dir instanceof Node.TableDir || dir instanceof Node.MemberDir
+                || dir instanceof Node.MetaDir;
     }
 
-    @Override
-    public int fsyncdir(String path, FuseFileInfo fi) {
-        return 0;
+    private static boolean isDotOrDotDot(String name) {
+        return name.equals(".") || name.equals("..");
     }
 
-    @Override
-    public Pointer init(Pointer conn) {
-        FuseSession.tuneConnection(conn);
-        return null;
+    private static void clear(ByteBuffer out, int at, int n) {
+        int i = 0;
+        for (; i + 8 <= n; i += 8) {
+            out.putLong(at + i, 0);
+        }
+        for (; i < n; i++) {
+            out.put(at + i, (byte) 0);
+        }
     }
 
-    @Override
-    public void destroy(Pointer initResult) {
-        // Nothing to tear down here: WarpDaemon owns the tree, reader and store.
+    private int statfs(ByteBuffer out) {
+        clear(out, OUT_HEADER, STATFS_OUT_SIZE);
+        out.putInt(OUT_HEADER + STATFS_BSIZE, BLOCK_SIZE);
+        out.putInt(OUT_HEADER + STATFS_NAMELEN, 255);
+        out.putInt(OUT_HEADER + STATFS_FRSIZE, BLOCK_SIZE);
+        return STATFS_OUT_SIZE;
     }
 
-    // ---- kept away from libfuse on purpose (see the class comment) ----
-
-    @Override
-    @NotImplemented
-    public int read_buf(String path, Pointer bufp, @size_t long size, @off_t long off, FuseFileInfo fi) {
-        return -Errno.ENOSYS;
+    private static String opName(int opcode) {
+        return switch (opcode) {
+            case LOOKUP -> "lookup";
+            case GETATTR -> "getattr";
+            case FORGET, BATCH_FORGET -> "forget";
+            case READ -> "read";
+            case READDIR -> "readdir";
+            case READDIRPLUS -> "readdirplus";
+            case READLINK -> "readlink";
+            case OPEN -> "open";
+            case OPENDIR -> "opendir";
+            case RELEASEDIR -> "releasedir";
+            case STATFS -> "statfs";
+            case INIT -> "init";
+            case IOCTL -> "ioctl";
+            case GETXATTR, LISTXATTR -> "xattr";
+            case FLUSH -> "flush";
+            case INTERRUPT -> "interrupt";
+            default -> "other";
+        };
     }
 
-    @Override
-    @NotImplemented
-    public int write_buf(String path, FuseBufvec buf, @off_t long off, FuseFileInfo fi) {
-        return -Errno.EROFS;
-    }
-
-    @Override
-    @NotImplemented
-    public int lock(String path, FuseFileInfo fi, int cmd, Flock flock) {
-        return -Errno.ENOSYS;
-    }
-
-    @Override
-    @NotImplemented
-    public int flock(String path, FuseFileInfo fi, int op) {
-        return -Errno.ENOSYS;
-    }
-
-    // ---- not supported ----
-
-    @Override
-    public int bmap(String path, @size_t long blocksize, long idx) {
-        return -Errno.ENOSYS;
-    }
-
-    /**
-     * No ioctls. Unregistered, so that libfuse answers ENOSYS (the kernel passes ENOTTY on)
-     * without calling into Java: the kernel never remembers that a file system has no ioctls,
-     * and Python's {@code open()} asks every file whether it is a terminal (TCGETS), so every
-     * file a PyTorch DataLoader opens costs one FUSE_IOCTL round trip; it need not also cost an
-     * upcall into the JVM.
-     */
-    @Override
-    @NotImplemented
-    public int ioctl(String path, int cmd, Pointer arg, FuseFileInfo fi, @u_int32_t long flags, Pointer data) {
-        return -Errno.ENOSYS;
-    }
-
-    @Override
-    public int poll(String path, FuseFileInfo fi, FusePollhandle ph, Pointer reventsp) {
-        return -Errno.ENOSYS;
-    }
-
-    // ---- write-like: read-only file system ----
-
-    @Override
-    public int write(String path, Pointer buf, @size_t long size, @off_t long offset, FuseFileInfo fi) {
-        return -Errno.EROFS;
-    }
-
-    @Override
-    public int create(String path, @mode_t long mode, FuseFileInfo fi) {
-        return -Errno.EROFS;
-    }
-
-    @Override
-    public int mknod(String path, @mode_t long mode, @dev_t long rdev) {
-        return -Errno.EROFS;
-    }
-
-    @Override
-    public int mkdir(String path, @mode_t long mode) {
-        return -Errno.EROFS;
-    }
-
-    @Override
-    public int unlink(String path) {
-        return -Errno.EROFS;
-    }
-
-    @Override
-    public int rmdir(String path) {
-        return -Errno.EROFS;
-    }
-
-    @Override
-    public int symlink(String oldpath, String newpath) {
-        return -Errno.EROFS;
-    }
-
-    @Override
-    public int rename(String oldpath, String newpath) {
-        return -Errno.EROFS;
-    }
-
-    @Override
-    public int link(String oldpath, String newpath) {
-        return -Errno.EROFS;
-    }
-
-    @Override
-    public int chmod(String path, @mode_t long mode) {
-        return -Errno.EROFS;
-    }
-
-    @Override
-    public int chown(String path, @uid_t long uid, @gid_t long gid) {
-        return -Errno.EROFS;
-    }
-
-    @Override
-    public int truncate(String path, @off_t long size) {
-        return -Errno.EROFS;
-    }
-
-    @Override
-    public int ftruncate(String path, @off_t long size, FuseFileInfo fi) {
-        return -Errno.EROFS;
-    }
-
-    @Override
-    public int utimens(String path, Timespec[] timespec) {
-        return -Errno.EROFS;
-    }
-
-    @Override
-    public int setxattr(String path, String name, Pointer value, @size_t long size, int flags) {
-        return -Errno.EROFS;
-    }
-
-    @Override
-    public int removexattr(String path, String name) {
-        return -Errno.EROFS;
-    }
-
-    @Override
-    public int fallocate(String path, int mode, @off_t long off, @off_t long length, FuseFileInfo fi) {
-        return -Errno.EROFS;
+    /** A request named a node id the kernel has already forgotten: a kernel or Warp bug. */
+    static final class StaleNodeException extends RuntimeException {
+        StaleNodeException(long nodeid) {
+            super("FUSE node " + nodeid + " is not known (already forgotten?)");
+        }
     }
 }

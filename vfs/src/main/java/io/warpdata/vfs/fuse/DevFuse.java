@@ -1,0 +1,124 @@
+package io.warpdata.vfs.fuse;
+
+import com.kenai.jffi.MemoryIO;
+import jnr.ffi.LibraryLoader;
+import jnr.ffi.Memory;
+import jnr.ffi.Pointer;
+import jnr.ffi.Runtime;
+import jnr.ffi.types.intptr_t;
+import jnr.ffi.types.size_t;
+import jnr.ffi.types.ssize_t;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * A mounted {@code /dev/fuse} connection: libfuse2 mounts it (directly as root, else through
+ * the setuid {@code fusermount}, which is why libfuse is used at all) and hands over the file
+ * descriptor; requests are then read and replies written with plain {@code read}/{@code write}.
+ */
+final class DevFuse implements FuseChannel {
+    static final int EINTR = 4;
+    static final int ENOENT = 2;
+    static final int EAGAIN = 11;
+    static final int ENODEV = 19;
+
+    /** The four libfuse2 calls that mount and unmount (exported by libfuse.so.2 since 2.6). */
+    public interface LibFuse {
+        Pointer fuse_mount(String mountpoint, Pointer args);
+
+        void fuse_unmount(String mountpoint, Pointer ch);
+
+        int fuse_chan_fd(Pointer ch);
+    }
+
+    /** Reads and writes on the descriptor, by address (no per-call wrapper objects). */
+    public interface LibC {
+        @ssize_t long read(int fd, @intptr_t long buf, @size_t long count);
+
+        @ssize_t long write(int fd, @intptr_t long buf, @size_t long count);
+    }
+
+    private static final MemoryIO IO = MemoryIO.getInstance();
+
+    private final Runtime runtime;
+    private final LibFuse fuse;
+    private final LibC libc;
+    private final Path mountPoint;
+    private final Pointer channel;
+    private final int fd;
+    private boolean closed;
+
+    private DevFuse(Runtime runtime, LibFuse fuse, LibC libc, Path mountPoint, Pointer channel) {
+        this.runtime = runtime;
+        this.fuse = fuse;
+        this.libc = libc;
+        this.mountPoint = mountPoint;
+        this.channel = channel;
+        this.fd = fuse.fuse_chan_fd(channel);
+    }
+
+    /**
+     * Mounts at {@code mountPoint} with kernel mount options {@code options} ({@code -o} syntax).
+     *
+     * @throws FuseMountException if libfuse cannot mount (it prints its reason on stderr)
+     */
+    static DevFuse mount(Path mountPoint, String options) {
+        Runtime runtime = Runtime.getSystemRuntime();
+        LibFuse fuse = load(LibFuse.class, "fuse", "libfuse.so.2");
+        LibC libc = load(LibC.class, "c", "libc.so.6");
+        // struct fuse_args { int argc; char **argv; int allocated; } with argv = {"warp", "-o", options}.
+        List<String> argv = List.of("warp", "-o", options);
+        Pointer array = Memory.allocateDirect(runtime, (argv.size() + 1) * 8L, true);
+        Pointer[] strings = new Pointer[argv.size()];
+        for (int i = 0; i < argv.size(); i++) {
+            byte[] b = argv.get(i).getBytes(StandardCharsets.UTF_8);
+            strings[i] = Memory.allocateDirect(runtime, b.length + 1, true);
+            strings[i].put(0, b, 0, b.length);
+            array.putPointer(i * 8L, strings[i]);
+        }
+        Pointer args = Memory.allocateDirect(runtime, 24, true);
+        args.putInt(0, argv.size());
+        args.putPointer(8, array);
+        Pointer channel = fuse.fuse_mount(mountPoint.toAbsolutePath().toString(), args);
+        if (channel == null) {
+            throw new FuseMountException("libfuse could not mount " + mountPoint + " (its reason is printed above)");
+        }
+        return new DevFuse(runtime, fuse, libc, mountPoint, channel);
+    }
+
+    private static <T> T load(Class<T> type, String name, String fallback) {
+        try {
+            return LibraryLoader.create(type).failImmediately().load(name);
+        } catch (LinkageError | RuntimeException e) {
+            return LibraryLoader.create(type).failImmediately().load(fallback);
+        }
+    }
+
+    /**
+     * Reads one request into {@code [address, address + size)}.
+     *
+     * @return its length, or minus errno
+     */
+    long receive(long address, int size) {
+        long n = libc.read(fd, address, size);
+        return n >= 0 ? n : -runtime.getLastError();
+    }
+
+    @Override
+    public int send(ByteBuffer buf, int length) {
+        long n = libc.write(fd, IO.getDirectBufferAddress(buf), length);
+        return n >= 0 ? 0 : -runtime.getLastError();
+    }
+
+    /** Closes the descriptor (the mount must already be gone) and frees libfuse's channel. */
+    synchronized void close() {
+        if (!closed) {
+            closed = true;
+            // libfuse sees the connection is gone (POLLERR) and only closes the descriptor.
+            fuse.fuse_unmount(mountPoint.toAbsolutePath().toString(), channel);
+        }
+    }
+}
