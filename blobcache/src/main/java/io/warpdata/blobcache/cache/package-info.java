@@ -34,8 +34,8 @@
  *     stream, enough to keep {@code maxConcurrentFetches} GETs busy for a fast reader.</li>
  * <li>Read-ahead is topped up only when at most half a window is left ahead of the reader, so it
  *     goes out in runs of at least half a window (at the full window exactly 32 MiB); consecutive missing blocks of a run are fetched
- *     with one ranged GET of up to {@code BlockCache.MAX_RUN_BYTES} = 8 MiB (fewer requests, S3
- *     bills per request, and 8 MiB is past the size where a GET reaches full speed). The GET is
+ *     with one ranged GET of up to {@code BlockCache.MAX_RUN_BYTES} = 32 MiB (fewer requests: S3
+ *     bills per request, and each costs the SDK's request pipeline in CPU). The GET is
  *     read straight into the run's buffer and each block is verified and handed to its readers
  *     as soon as it has arrived, so a reader never waits for the rest of a run; a GET that fails
  *     part way is retried for the blocks not yet handed over only.</li>
