@@ -83,6 +83,9 @@ final class DevFuse implements FuseChannel {
         args.putInt(0, argv.size());
         args.putPointer(8, array);
         Pointer channel = fuse.fuse_mount(mountPoint.toAbsolutePath().toString(), args);
+        // The strings are reachable from native memory only: keep them until libfuse is done.
+        java.lang.ref.Reference.reachabilityFence(strings);
+        java.lang.ref.Reference.reachabilityFence(array);
         if (channel == null) {
             throw new FuseMountException("libfuse could not mount " + mountPoint + " (its reason is printed above)");
         }
