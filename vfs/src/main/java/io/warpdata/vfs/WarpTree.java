@@ -72,7 +72,7 @@ public final class WarpTree {
     private volatile NamedVersion lastVersion;
     /**
      * Versions the store said do not exist, remembered briefly: the kernel does not cache
-     * negative lookups (negative_timeout=0), and a tool probing name@hash in a loop must not
+     * failed lookups (WarpFuse answers them without an entry), and a tool probing name@hash in a loop must not
      * cost a GET per probe. Short, so that a version published by another host appears fast.
      */
     private final Cache<VersionKey, Boolean> missingVersions;
