@@ -6,41 +6,57 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The kernel's inodes: node id -> path and {@link Node}, with the kernel's lookup count.
+ * The kernel's inodes: node id -> parent, name and {@link Node}, with the kernel's lookup count.
  *
  * <p>Every reply that hands the kernel a node id (a LOOKUP, an entry of READDIRPLUS) counts one
  * lookup; FORGET gives them back, and at zero the kernel no longer knows the id and the entry is
- * dropped. One path has one id while the kernel knows it (lookups of a known path return the
- * same id), so a READDIRPLUS after a LOOKUP, or two DataLoader workers looking up the same
- * file, give the kernel one inode. Ids are never reused, so no generation numbers are needed.
+ * dropped. One name in one directory has one id while the kernel knows it (lookups of a known
+ * entry return the same id), so a READDIRPLUS after a LOOKUP, or two DataLoader workers looking
+ * up the same file, give the kernel one inode. Ids are never reused, so no generation numbers
+ * are needed.
  *
  * <p>A {@link Node} is immutable and names everything a read needs, so READ and GETATTR find it
- * by id without resolving a path. Memory: one entry per inode the kernel caches (~200 bytes with
- * the path), bounded by the kernel's own inode cache.
+ * by id without resolving a path. Memory: an entry per inode the kernel caches, bounded by the
+ * kernel's own inode cache: about 290 bytes of heap per file (its name, not its path: paths
+ * are kept for directories only and built for files when needed).
  */
 final class NodeTable {
     /** One inode the kernel knows. */
     static final class Entry {
         final long id;
-        final String path;
+        final Entry parent;
+        final String name;
         final Node node;
-        /** Guarded by the {@code byPath} bin of {@link #path}. */
+        /** The path of a directory (or the root); null for files and links, see {@link #path()}. */
+        private final String dirPath;
+        /** Guarded by the {@code byName} bin of this entry's key. */
         private long lookups;
 
-        Entry(long id, String path, Node node) {
+        Entry(long id, Entry parent, String name, Node node, String dirPath) {
             this.id = id;
-            this.path = path;
+            this.parent = parent;
+            this.name = name;
             this.node = node;
+            this.dirPath = dirPath;
+        }
+
+        /** The absolute path in the mount. */
+        String path() {
+            return dirPath != null ? dirPath : child(parent.path(), name);
         }
     }
 
-    private final ConcurrentHashMap<String, Entry> byPath = new ConcurrentHashMap<>();
+    /** A name in a directory. */
+    private record Key(long parent, String name) {
+    }
+
+    private final ConcurrentHashMap<Key, Entry> byName = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Long, Entry> byId = new ConcurrentHashMap<>();
     private final AtomicLong nextId = new AtomicLong(FuseAbi.ROOT_ID + 1);
     private final Entry root;
 
     NodeTable(Node rootNode) {
-        root = new Entry(FuseAbi.ROOT_ID, "/", rootNode);
+        root = new Entry(FuseAbi.ROOT_ID, null, "", rootNode, "/");
     }
 
     /** The entry of {@code id}, or null if the kernel has forgotten it (or never had it). */
@@ -49,16 +65,15 @@ final class NodeTable {
     }
 
     /**
-     * The entry of {@code path} (resolved to {@code node}) with one more lookup counted: call it
-     * only for an entry whose id is about to be sent to the kernel.
+     * The entry of {@code name} in {@code parent} (at {@code path}, resolved to {@code node})
+     * with one more lookup counted: call it only for an entry whose id is about to be sent to
+     * the kernel.
      */
-    Entry lookedUp(String path, Node node) {
-        if (path.equals("/")) {
-            return root;
-        }
-        return byPath.compute(path, (p, e) -> {
+    Entry lookedUp(Entry parent, String name, String path, Node node) {
+        return byName.compute(new Key(parent.id, name), (k, e) -> {
             if (e == null) {
-                e = new Entry(nextId.getAndIncrement(), p, node);
+                e = new Entry(nextId.getAndIncrement(), parent, name, node,
+                        node.type() == Node.Type.DIRECTORY ? path : null);
                 byId.put(e.id, e);
             }
             e.lookups++;
@@ -72,7 +87,7 @@ final class NodeTable {
         if (e == null) {
             return;
         }
-        byPath.computeIfPresent(e.path, (p, current) -> {
+        byName.computeIfPresent(new Key(e.parent.id, e.name), (k, current) -> {
             if (current != e) {
                 return current;
             }

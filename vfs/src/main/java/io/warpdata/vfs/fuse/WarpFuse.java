@@ -298,7 +298,7 @@ public final class WarpFuse {
 
     private String pathOf(long nodeid) {
         NodeTable.Entry e = nodes.get(nodeid);
-        return e == null ? "(node " + nodeid + ")" : e.path;
+        return e == null ? "(node " + nodeid + ")" : e.path();
     }
 
     // ---- INIT ----
@@ -345,7 +345,7 @@ public final class WarpFuse {
     private int lookup(long parent, ByteBuffer in, ByteBuffer out) {
         NodeTable.Entry dir = entry(parent);
         String name = name(in, IN_HEADER, in.limit());
-        String path = NodeTable.child(dir.path, name);
+        String path = NodeTable.child(dir.path(), name);
         Node node;
         try {
             node = tree.lookup(path);
@@ -354,7 +354,7 @@ public final class WarpFuse {
             return -errno.of(t, "lookup", path);
         }
         NodeAttributes a = tree.attributes(node);
-        NodeTable.Entry e = nodes.lookedUp(path, node);
+        NodeTable.Entry e = nodes.lookedUp(dir, name, path, node);
         writeEntry(out, OUT_HEADER, e.id, a);
         return ENTRY_OUT_SIZE;
     }
@@ -439,12 +439,13 @@ public final class WarpFuse {
      */
     private int readlink(long nodeid, ByteBuffer out) {
         NodeTable.Entry e = entry(nodeid);
-        String text = tree.readlink(tree.lookup(e.path));
+        String path = e.path();
+        String text = tree.readlink(tree.lookup(path));
         byte[] target = text.getBytes(StandardCharsets.UTF_8);
         out.put(OUT_HEADER, target);
         linkReads.increment();
         if (kernelCachesLinks()) {
-            links.answered(e.path, nodeid, text);
+            links.answered(path, nodeid, text);
         }
         return target.length;
     }
@@ -541,6 +542,7 @@ public final class WarpFuse {
         // Entries with inodes only inside a version: a workspace's entries are versions whose
         // attributes need their manifests, which a plain `ls /warp/ws` must not fetch.
         boolean inodes = plus && insideVersion(dir.node);
+        String dirPath = dir.path();
         int[] used = {0};
         tree.list(dir.node, offset, (name, type, next) -> {
             byte[] b = name.getBytes(StandardCharsets.UTF_8);
@@ -554,7 +556,7 @@ public final class WarpFuse {
             if (plus) {
                 clear(out, at, ENTRY_OUT_SIZE);
                 if (inodes && !isDotOrDotDot(name)) {
-                    ino = plusEntry(out, at, NodeTable.child(dir.path, name));
+                    ino = plusEntry(out, at, dir, name, NodeTable.child(dirPath, name));
                 }
             }
             int d = at + direntAt;
@@ -576,7 +578,7 @@ public final class WarpFuse {
      *
      * @return the entry's inode number for its dirent
      */
-    private long plusEntry(ByteBuffer out, int at, String path) {
+    private long plusEntry(ByteBuffer out, int at, NodeTable.Entry dir, String name, String path) {
         Node child;
         NodeAttributes a;
         try {
@@ -585,7 +587,7 @@ public final class WarpFuse {
         } catch (RuntimeException unresolved) {
             return 0xffffffffL;
         }
-        NodeTable.Entry e = nodes.lookedUp(path, child);
+        NodeTable.Entry e = nodes.lookedUp(dir, name, path, child);
         writeEntry(out, at, e.id, a);
         return e.id;
     }
