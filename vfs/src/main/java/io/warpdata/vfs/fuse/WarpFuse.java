@@ -32,9 +32,11 @@ import static io.warpdata.vfs.fuse.FuseAbi.*;
  *     caches is invalidated by {@link LinkWatch}. A failed lookup is never cached, so a newly
  *     published version or workspace appears at once; workspace listings are re-read on every
  *     opendir.</li>
- * <li>READDIRPLUS ({@link FuseAbi#DO_READDIRPLUS}): a listing returns each entry's inode and
- *     attributes, so {@code ls -l}, {@code os.scandir}+stat and an {@code ImageFolder} scan need
- *     no LOOKUP per file afterwards.</li>
+ * <li>READDIRPLUS ({@link FuseAbi#DO_READDIRPLUS}): a listing inside a version returns each
+ *     entry's inode and attributes, so {@code ls -l}, {@code os.scandir}+stat and an
+ *     {@code ImageFolder} scan need no LOOKUP per file afterwards (a workspace's entries go
+ *     without: their attributes would need every version's manifest). The kernel keeps
+ *     listings inside a version ({@link FuseAbi#FOPEN_CACHE_DIR}).</li>
  * <li>OPEN of files answers ENOSYS (Linux 4.19+, "no_open"): the kernel then opens every file
  *     without asking, never sends RELEASE, and keeps the page cache across opens. Reads find
  *     their node by id. FLUSH, FSYNC, GETXATTR, LISTXATTR, ACCESS and INTERRUPT also answer
