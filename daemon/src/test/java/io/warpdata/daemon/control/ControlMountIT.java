@@ -18,6 +18,7 @@ import io.warpdata.daemon.publish.Publisher;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.vfs.Errno;
 import io.warpdata.vfs.WarpTree;
+import io.warpdata.vfs.fuse.KernelVersion;
 import io.warpdata.vfs.fuse.MountOptions;
 import io.warpdata.vfs.fuse.WarpFuse;
 import org.junit.jupiter.api.AfterAll;
@@ -231,25 +232,18 @@ class ControlMountIT {
     }
 
     /** Whether the running kernel is at least {@code major.minor}. */
-    private static boolean kernelAtLeast(int major, int minor) {
-        String[] v = System.getProperty("os.version").split("[.-]");
-        int ma = Integer.parseInt(v[0]);
-        int mi = Integer.parseInt(v[1]);
-        return ma > major || ma == major && mi >= minor;
-    }
-
     @Test
     @Order(6)
     void theKernelSendsReadsOfUpTo1MiBWhereItCan() {
-        // FUSE_MAX_PAGES arrived in Linux 5.1; libfuse2 alone never asks for it.
-        assertThat(fuse.maxReadBytes()).isEqualTo(kernelAtLeast(5, 1) ? 1 << 20 : 128 << 10);
+        // FUSE_MAX_PAGES arrived in Linux 5.1.
+        assertThat(fuse.maxReadBytes()).isEqualTo(KernelVersion.running().atLeast(5, 1) ? 1 << 20 : 128 << 10);
     }
 
     @Test
     @Order(5)
     void pathWalksThroughTheLatestLinkAskWarpdForItsTargetOnce() throws Exception {
         // FUSE_CACHE_SYMLINKS arrived in Linux 4.20.
-        assertThat(fuse.kernelCachesLinks()).isEqualTo(kernelAtLeast(4, 20));
+        assertThat(fuse.kernelCachesLinks()).isEqualTo(KernelVersion.running().atLeast(4, 20));
         String target = Files.readSymbolicLink(mnt.resolve("ws/name")).toString();
         long before = fuse.linkReads();
         for (int i = 0; i < 50; i++) {

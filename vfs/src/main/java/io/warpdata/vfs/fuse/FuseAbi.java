@@ -81,9 +81,6 @@ final class FuseAbi {
     static final int IN_OPCODE = 4;
     static final int IN_UNIQUE = 8;
     static final int IN_NODEID = 16;
-    static final int IN_UID = 24;
-    static final int IN_GID = 28;
-    static final int IN_PID = 32;
 
     // ---- struct fuse_out_header (16 bytes) ----
     static final int OUT_HEADER = 16;
@@ -118,7 +115,6 @@ final class FuseAbi {
     static final int FORGET_ONE_SIZE = 16;
 
     // ---- struct fuse_read_in (READ, READDIR, READDIRPLUS) ----
-    static final int READ_IN_FH = IN_HEADER;
     static final int READ_IN_OFFSET = IN_HEADER + 8;
     static final int READ_IN_SIZE = IN_HEADER + 16;
 

@@ -6,15 +6,15 @@ package io.warpdata.vfs.fuse;
  * @param major e.g. 6 for "6.8.0-45-generic"
  * @param minor e.g. 8 for "6.8.0-45-generic"
  */
-record KernelVersion(int major, int minor) {
-    KernelVersion {
+public record KernelVersion(int major, int minor) {
+    public KernelVersion {
         if (major < 0 || minor < 0) {
             throw new IllegalArgumentException("kernel version " + major + "." + minor);
         }
     }
 
     /** This JVM's kernel ({@code os.version}); 0.0 if it cannot be read, so that every check fails safe. */
-    static KernelVersion running() {
+    public static KernelVersion running() {
         return parse(System.getProperty("os.version", ""));
     }
 
@@ -41,7 +41,7 @@ record KernelVersion(int major, int minor) {
         return new KernelVersion(parts[0], parts[1]);
     }
 
-    boolean atLeast(int wantMajor, int wantMinor) {
+    public boolean atLeast(int wantMajor, int wantMinor) {
         return major > wantMajor || (major == wantMajor && minor >= wantMinor);
     }
 }
