@@ -1,4 +1,5 @@
-"""scripts/bench: Warp against s3fs, rclone mount, a raw GET (alone and verified + written) and the local disk, in one run.
+"""scripts/bench: Warp against s3fs, rclone mount, a raw GET (alone, and verified and written to a
+file by standard tools) and the local disk, in one run.
 
 Run through scripts/bench (which finds a JDK, fetches S3Proxy and DuckDB and builds warp.jar);
 this file is the harness and uses only the Python standard library (Debian's /usr/bin/python3).
