@@ -22,10 +22,11 @@ import java.util.concurrent.TimeUnit;
  * has no READDIRPLUS, so {@code ls -l} or a PyTorch {@code ImageFolder} cost one LOOKUP round
  * trip per file after the READDIR that already named it. libfuse2's low-level API has no
  * READDIRPLUS either. Speaking the protocol (a few dozen fixed-layout structs, {@link FuseAbi})
- * gives READDIRPLUS (a directory's entries arrive with their inodes and attributes, ~24 per
- * round trip instead of one), reads that find their node by id without a path walk, and no
- * upcall from native code per request: a worker is a Java loop around {@code read} and
- * {@code write} on the descriptor. libfuse2 still does the mount (root or {@code fusermount}).
+ * gives READDIRPLUS (a directory's entries arrive with their inodes and attributes, hundreds
+ * per round trip at the kernel's buffer size, where each cost a LOOKUP of its own), reads that
+ * find their node by id without a path walk, and no upcall from native code per request: a
+ * worker is a Java loop around {@code read} and {@code write} on the descriptor. libfuse2 still
+ * does the mount (root or {@code fusermount}).
  *
  * <p>Why a fixed pool: requests in flight are bounded by the kernel ({@link WarpFuse#MAX_BACKGROUND}
  * asynchronous ones, read-ahead, plus one per calling thread); {@link #WORKERS} covers a

@@ -14,6 +14,8 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.LongAdder;
 
 import static io.warpdata.vfs.fuse.FuseAbi.*;
@@ -204,8 +206,8 @@ public final class WarpFuse {
      * Requests the kernel sent, by name ({@code lookup}, {@code getattr}, {@code readdirplus},
      * {@code read}, ...), only those sent at least once: how many round trips a workload cost.
      */
-    public java.util.Map<String, Long> requests() {
-        java.util.Map<String, Long> out = new java.util.TreeMap<>();
+    public Map<String, Long> requests() {
+        Map<String, Long> out = new TreeMap<>();
         for (int op = 0; op < requests.length; op++) {
             long n = requests[op].sum();
             if (n > 0) {
