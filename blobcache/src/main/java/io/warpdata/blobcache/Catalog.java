@@ -39,6 +39,7 @@ import java.util.regex.Pattern;
 public final class Catalog {
     private static final Pattern VERSION_FILE = Pattern.compile("^[0-9a-f]{64}\\.json$");
     private static final String LATEST_VERSION = "version";
+    private static final String POINTER_SUFFIX = ".json";
     /** DatasetNotFoundException prints at most this many names, then "...". */
     private static final int MAX_LISTED = 20;
     private static final JsonFactory JSON = new JsonFactory();
@@ -46,7 +47,8 @@ public final class Catalog {
     private final BlobStore store;
     private final Config config;
     private final Cache<String, Manifest> manifests;
-    private final Cache<DatasetId, Optional<VersionHash>> latest;
+    /** Pointers (latest, branches, tags) by their store key. */
+    private final Cache<String, Optional<VersionHash>> pointers;
     private final Cache<String, List<String>> listings;
 
     /**
@@ -78,8 +80,8 @@ public final class Catalog {
         this.store = store;
         this.config = config;
         this.manifests = Caffeine.newBuilder().maximumSize(config.maxManifests()).build();
-        this.latest = Caffeine.newBuilder().ticker(ticker)
-                .expireAfter(new TtlExpiry<DatasetId, Optional<VersionHash>>(v -> v.isEmpty()))
+        this.pointers = Caffeine.newBuilder().ticker(ticker).maximumSize(100_000)
+                .expireAfter(new PointerExpiry())
                 .build();
         this.listings = Caffeine.newBuilder().ticker(ticker).maximumSize(10_000)
                 .expireAfter(new TtlExpiry<String, List<String>>(List::isEmpty))
@@ -128,13 +130,51 @@ public final class Catalog {
         return out;
     }
 
-    /** The latest pointer, if set. */
-    public Optional<VersionHash> latest(DatasetId id) {
-        return cached(latest, id, () -> readLatest(id));
+    /** Tags of a dataset, sorted by name. */
+    public List<String> tags(DatasetId id) {
+        return pointerNames(StoreLayout.tags(id));
     }
 
-    private Optional<VersionHash> readLatest(DatasetId id) {
-        String key = StoreLayout.latest(id);
+    /** Branches of a dataset (besides latest, the default branch), sorted by name. */
+    public List<String> branches(DatasetId id) {
+        return pointerNames(StoreLayout.branches(id));
+    }
+
+    private List<String> pointerNames(String prefix) {
+        List<String> out = new ArrayList<>();
+        for (String child : list(prefix)) {
+            if (child.endsWith(POINTER_SUFFIX) && child.indexOf('/') < 0) {
+                String name = child.substring(0, child.length() - POINTER_SUFFIX.length());
+                try {
+                    out.add(DatasetRef.requireRefName("ref", name));
+                } catch (ManifestValidationException notARef) {
+                    // A stray object someone put there by hand: not a pointer of ours.
+                }
+            }
+        }
+        return out;
+    }
+
+    /** The latest pointer, if set. */
+    public Optional<VersionHash> latest(DatasetId id) {
+        return pointer(StoreLayout.latest(id));
+    }
+
+    /** The version a tag names, if the tag exists. */
+    public Optional<VersionHash> tag(DatasetId id, String tag) {
+        return pointer(StoreLayout.tag(id, DatasetRef.requireRefName("tag", tag)));
+    }
+
+    /** The version a branch points at, if the branch exists. */
+    public Optional<VersionHash> branch(DatasetId id, String branch) {
+        return pointer(StoreLayout.branch(id, DatasetRef.requireRefName("branch", branch)));
+    }
+
+    private Optional<VersionHash> pointer(String key) {
+        return cached(pointers, key, () -> readPointer(key));
+    }
+
+    private Optional<VersionHash> readPointer(String key) {
         byte[] json;
         try {
             json = store.get(key);
@@ -174,36 +214,60 @@ public final class Catalog {
     }
 
     /**
-     * Resolves {@code ws/name} (latest) or {@code ws/name@prefix} to one version.
+     * Which version a ref names, without reading its manifest: the latest pointer, a tag or a
+     * branch (tags first: they share one namespace), or the one version a hash prefix matches.
+     * This is the one place where refs are resolved; the mount and every command go through it.
+     *
+     * @throws DatasetNotFoundException naming what exists, if nothing matches
+     * @throws AmbiguousVersionException listing the candidates, if more than one version matches
+     * @throws ManifestCorruptedException if a pointer is not valid JSON naming a version
+     */
+    public Located locate(DatasetRef ref) {
+        DatasetId id = ref.id();
+        return switch (ref.ref()) {
+            case DatasetRef.Latest l -> new Located(id, RefKind.LATEST,
+                    latest(id).orElseThrow(() -> notFound(id, "A latest version of " + id)));
+            case DatasetRef.Named n -> {
+                Optional<VersionHash> tagged = tag(id, n.name());
+                if (tagged.isPresent()) {
+                    yield new Located(id, RefKind.TAG, tagged.get());
+                }
+                Optional<VersionHash> branch = branch(id, n.name());
+                if (branch.isPresent()) {
+                    yield new Located(id, RefKind.BRANCH, branch.get());
+                }
+                throw refNotFound(id, n.name());
+            }
+            case DatasetRef.Version v -> new Located(id, RefKind.VERSION, versionByPrefix(ref, v));
+        };
+    }
+
+    private VersionHash versionByPrefix(DatasetRef ref, DatasetRef.Version v) {
+        if (v.complete()) {
+            return new VersionHash(v.prefix());
+        }
+        DatasetId id = ref.id();
+        List<VersionHash> matches = versions(id).stream().filter(h -> h.hex().startsWith(v.prefix())).toList();
+        if (matches.isEmpty()) {
+            throw notFound(id, ref.toString());
+        }
+        if (matches.size() > 1) {
+            throw new AmbiguousVersionException(ref.toString(),
+                    matches.stream().map(h -> id + "@" + h.shortHex(16)).toList());
+        }
+        return matches.get(0);
+    }
+
+    /**
+     * Resolves a ref ({@link #locate}) and reads the version's verified manifest.
      *
      * @throws DatasetNotFoundException naming what exists, if nothing matches
      * @throws AmbiguousVersionException listing the candidates, if more than one version matches
      * @throws io.warpdata.manifest.ManifestCorruptedException if the manifest fails verification
      */
     public Resolved resolve(DatasetRef ref) {
-        DatasetId id = ref.id();
-        if (ref.versionPrefix().isEmpty()) {
-            Optional<VersionHash> v = latest(id);
-            if (v.isEmpty()) {
-                throw notFound(id, "A latest version of " + id);
-            }
-            return new Resolved(id, v.get(), manifest(id, v.get()));
-        }
-        String prefix = ref.versionPrefix().get();
-        if (prefix.length() == 64) {
-            VersionHash v = new VersionHash(prefix);
-            return new Resolved(id, v, manifest(id, v));
-        }
-        List<VersionHash> matches = versions(id).stream().filter(v -> v.hex().startsWith(prefix)).toList();
-        if (matches.isEmpty()) {
-            throw notFound(id, ref.toString());
-        }
-        if (matches.size() > 1) {
-            throw new AmbiguousVersionException(ref.toString(),
-                    matches.stream().map(v -> id + "@" + v.shortHex(16)).toList());
-        }
-        VersionHash v = matches.get(0);
-        return new Resolved(id, v, manifest(id, v));
+        Located at = locate(ref);
+        return new Resolved(at.id(), at.version(), manifest(at.id(), at.version()), at.kind());
     }
 
     /**
@@ -271,7 +335,7 @@ public final class Catalog {
             throw notFound(id, id + "@" + version.hex());
         }
         store.put(StoreLayout.latest(id), latestJson(version));
-        latest.put(id, Optional.of(version));
+        pointers.put(StoreLayout.latest(id), Optional.of(version));
     }
 
     static byte[] latestJson(VersionHash version) {
@@ -288,7 +352,7 @@ public final class Catalog {
 
     /** Forgets latest pointers and listings (manifests are immutable and stay cached). */
     public void refresh() {
-        latest.invalidateAll();
+        pointers.invalidateAll();
         listings.invalidateAll();
     }
 
@@ -320,8 +384,75 @@ public final class Catalog {
         return new DatasetNotFoundException(what, store.describe(), existing);
     }
 
+    /** "No tag or branch X", listing the dataset's tags and branches (or what else exists). */
+    private DatasetNotFoundException refNotFound(DatasetId id, String name) {
+        List<String> refs = new ArrayList<>();
+        if (versions(id).isEmpty()) {
+            return notFound(id, id + "@" + name);
+        }
+        tags(id).stream().limit(MAX_LISTED).forEach(t -> refs.add(id + "@" + t + " (tag)"));
+        branches(id).stream().limit(MAX_LISTED).forEach(b -> refs.add(id + "@" + b + " (branch)"));
+        String hint = name.length() < 8 && name.chars().allMatch(c -> Character.digit(c, 16) >= 0)
+                ? " (a version prefix needs at least 8 hex digits)" : "";
+        return new DatasetNotFoundException("No tag or branch '" + name + "' of " + id + hint, store.describe(), refs);
+    }
+
+    /** What kind of ref named a version. */
+    public enum RefKind {
+        /** The latest pointer: the default branch, moves with publishes. */
+        LATEST,
+        /** A hash or hash prefix: fixed for ever. */
+        VERSION,
+        /** A tag: an immutable name. */
+        TAG,
+        /** A branch: a movable name. */
+        BRANCH;
+
+        /** Whether the version this kind of ref names can change (latest, branches). */
+        public boolean moves() {
+            return this == LATEST || this == BRANCH;
+        }
+    }
+
+    /** Which version a ref names (see {@link #locate}). */
+    public record Located(DatasetId id, RefKind kind, VersionHash version) {
+    }
+
     /** A resolved version. */
-    public record Resolved(DatasetId id, VersionHash version, Manifest manifest) {
+    public record Resolved(DatasetId id, VersionHash version, Manifest manifest, RefKind kind) {
+        /** A version named by its hash. */
+        public Resolved(DatasetId id, VersionHash version, Manifest manifest) {
+            this(id, version, manifest, RefKind.VERSION);
+        }
+    }
+
+    /**
+     * Tags never move, so a tag that exists is trusted until {@link #refresh()}; the latest
+     * pointer and branches are re-read after {@code pointerTtl}; "no such pointer" after
+     * {@code negativeTtl}, so a new publish or tag shows up fast.
+     */
+    private final class PointerExpiry implements Expiry<String, Optional<VersionHash>> {
+        private long ttl(String key, Optional<VersionHash> value) {
+            if (value.isEmpty()) {
+                return config.negativeTtl().toNanos();
+            }
+            return key.contains("/tags/") ? Long.MAX_VALUE : config.pointerTtl().toNanos();
+        }
+
+        @Override
+        public long expireAfterCreate(String key, Optional<VersionHash> value, long currentTime) {
+            return ttl(key, value);
+        }
+
+        @Override
+        public long expireAfterUpdate(String key, Optional<VersionHash> value, long currentTime, long currentDuration) {
+            return ttl(key, value);
+        }
+
+        @Override
+        public long expireAfterRead(String key, Optional<VersionHash> value, long currentTime, long currentDuration) {
+            return currentDuration;
+        }
     }
 
     /** Positive answers live {@code pointerTtl}, negative ones {@code negativeTtl}. */

@@ -38,7 +38,21 @@ public final class StoreLayout {
         return dataset(id) + "latest.json";
     }
 
+    /** Folder of a dataset's tags (immutable named pointers), one {@code <tag>.json} each. */
+    public static String tags(DatasetId id) {
+        return dataset(id) + "tags/";
+    }
+
     public static String tag(DatasetId id, String tag) {
-        return dataset(id) + "tags/" + tag + ".json";
+        return tags(id) + tag + ".json";
+    }
+
+    /** Folder of a dataset's branches (movable named pointers), one {@code <branch>.json} each. */
+    public static String branches(DatasetId id) {
+        return dataset(id) + "branches/";
+    }
+
+    public static String branch(DatasetId id, String branch) {
+        return branches(id) + branch + ".json";
     }
 }

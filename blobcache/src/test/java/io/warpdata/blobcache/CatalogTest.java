@@ -267,4 +267,75 @@ class CatalogTest {
         VersionHash v = new VersionHash(hex64('f', "0123"));
         assertThat(Catalog.parseLatest(Catalog.latestJson(v), "x")).isEqualTo(v);
     }
+
+    /** Writes a tag or branch pointer the way a publisher on another machine would. */
+    private void pointer(String key, VersionHash v) {
+        store.put(key, Catalog.latestJson(v));
+    }
+
+    @Test
+    void tagsAndBranchesResolveThroughTheOneResolverTagsFirst() {
+        VersionHash v1 = publisher.putVersion(manifest(MNIST, 1));
+        VersionHash v2 = publisher.putVersion(manifest(MNIST, 2));
+        publisher.setLatest(MNIST, v2);
+        pointer(StoreLayout.tag(MNIST, "v1"), v1);
+        pointer(StoreLayout.branch(MNIST, "dev"), v2);
+        pointer(StoreLayout.branch(MNIST, "v1"), v2);
+
+        Catalog.Resolved tag = catalog.resolve(DatasetRef.parse("vision/mnist@v1"));
+        assertThat(tag.version()).isEqualTo(v1);
+        assertThat(tag.kind()).isEqualTo(Catalog.RefKind.TAG);
+        assertThat(tag.manifest().stats().totalRows()).isEqualTo(1);
+        assertThat(catalog.locate(DatasetRef.parse("vision/mnist@dev")))
+                .isEqualTo(new Catalog.Located(MNIST, Catalog.RefKind.BRANCH, v2));
+        assertThat(catalog.locate(DatasetRef.parse("vision/mnist@latest")).kind()).isEqualTo(Catalog.RefKind.LATEST);
+        assertThat(catalog.locate(DatasetRef.parse("vision/mnist@" + v1.shortHex(8))).kind())
+                .isEqualTo(Catalog.RefKind.VERSION);
+        assertThat(catalog.tags(MNIST)).containsExactly("v1");
+        assertThat(catalog.branches(MNIST)).containsExactly("dev", "v1");
+    }
+
+    @Test
+    void anUnknownRefListsTheTagsAndBranchesThatExist() {
+        VersionHash v1 = publisher.putVersion(manifest(MNIST, 1));
+        pointer(StoreLayout.tag(MNIST, "v1"), v1);
+        pointer(StoreLayout.branch(MNIST, "dev"), v1);
+
+        assertThatThrownBy(() -> catalog.locate(DatasetRef.parse("vision/mnist@v2")))
+                .isInstanceOf(DatasetNotFoundException.class)
+                .hasMessageContaining("No tag or branch 'v2' of vision/mnist")
+                .hasMessageContaining("vision/mnist@v1 (tag)")
+                .hasMessageContaining("vision/mnist@dev (branch)");
+        assertThatThrownBy(() -> catalog.locate(DatasetRef.parse("vision/mnist@abc")))
+                .isInstanceOf(DatasetNotFoundException.class)
+                .hasMessageContaining("a version prefix needs at least 8 hex digits");
+    }
+
+    @Test
+    void aTagIsTrustedUntilRefreshWhileABranchIsRereadAfterItsTtl() {
+        VersionHash v1 = publisher.putVersion(manifest(MNIST, 1));
+        VersionHash v2 = publisher.putVersion(manifest(MNIST, 2));
+        pointer(StoreLayout.tag(MNIST, "t"), v1);
+        pointer(StoreLayout.branch(MNIST, "b"), v1);
+        assertThat(catalog.tag(MNIST, "t")).hasValue(v1);
+        assertThat(catalog.branch(MNIST, "b")).hasValue(v1);
+
+        pointer(StoreLayout.tag(MNIST, "t"), v2);
+        pointer(StoreLayout.branch(MNIST, "b"), v2);
+        ticker.advance(Duration.ofDays(1));
+
+        assertThat(catalog.branch(MNIST, "b")).hasValue(v2);
+        assertThat(catalog.tag(MNIST, "t")).hasValue(v1);
+        catalog.refresh();
+        assertThat(catalog.tag(MNIST, "t")).hasValue(v2);
+    }
+
+    @Test
+    void strayObjectsUnderTagsAreNotRefs() {
+        VersionHash v1 = publisher.putVersion(manifest(MNIST, 1));
+        pointer(StoreLayout.tag(MNIST, "good"), v1);
+        store.put(StoreLayout.tags(MNIST) + "Bad Name.json", new byte[] {1});
+        store.put(StoreLayout.tags(MNIST) + "notes.txt", new byte[] {1});
+        assertThat(catalog.tags(MNIST)).containsExactly("good");
+    }
 }

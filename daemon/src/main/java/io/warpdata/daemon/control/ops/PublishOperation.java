@@ -48,7 +48,7 @@ public final class PublishOperation implements Operation {
     /** Reads the request from the arguments. */
     static PublishRunner.PublishRequest request(Args args, String creator) {
         DatasetRef ref = Datasets.ref(args);
-        if (ref.versionPrefix().isPresent()) {
+        if (!(ref.ref() instanceof DatasetRef.Latest)) {
             throw args.bad("dataset", "must be workspace/name without @version (publish makes the version)");
         }
         Map<String, List<Path>> tables = pathMap(args, "tables");
