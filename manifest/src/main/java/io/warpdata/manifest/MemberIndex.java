@@ -198,23 +198,52 @@ public final class MemberIndex {
         void child(String name, boolean directory, int from, int to);
     }
 
+    /** Receives the entries of one directory, in name order, and may stop the walk. */
+    @FunctionalInterface
+    public interface ChildSink {
+        /**
+         * As {@link ChildVisitor#child}.
+         *
+         * @return true to stop the walk after this entry
+         */
+        boolean child(String name, boolean directory, int from, int to);
+    }
+
     /**
      * Lists the immediate children of directory {@code dir} ({@code ""} = the root): one call
      * per member directly in it and per subdirectory, in name order. Cost is one binary search
      * per subdirectory plus one step per direct member, not per member below.
      */
     public void forEachChild(String dir, ChildVisitor visitor) {
+        forEachChild(dir, 0, (name, directory, from, to) -> {
+            visitor.child(name, directory, from, to);
+            return false;
+        });
+    }
+
+    /**
+     * As {@link #forEachChild(String, ChildVisitor)}, starting at index position {@code start}
+     * (clamped into the directory's run; a position where an earlier walk stopped, i.e. the
+     * {@code to} of the last entry it took, resumes right after that entry) until the sink says
+     * stop. A directory listed in many chunks thus costs one binary search per chunk, not a
+     * rescan.
+     */
+    public void forEachChild(String dir, int start, ChildSink sink) {
         int[] r = range(dir);
         int p = dir.isEmpty() ? 0 : dir.getBytes(StandardCharsets.UTF_8).length + 1;
-        int i = r[0];
+        int i = Math.max(r[0], start);
         while (i < r[1]) {
             int slash = slashAfter(i, p);
             if (slash < 0) {
-                visitor.child(pathSlice(i, p, pathLength(i)), false, i, i + 1);
+                if (sink.child(pathSlice(i, p, pathLength(i)), false, i, i + 1)) {
+                    return;
+                }
                 i++;
             } else {
                 int end = rangeOfPrefix(paths, starts[i], starts[i] + slash + 1, i, r[1])[1];
-                visitor.child(pathSlice(i, p, slash), true, i, end);
+                if (sink.child(pathSlice(i, p, slash), true, i, end)) {
+                    return;
+                }
                 i = end;
             }
         }

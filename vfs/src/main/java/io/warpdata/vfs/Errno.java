@@ -1,7 +1,8 @@
 package io.warpdata.vfs;
 
-import io.warpdata.manifest.WarpException;
+import io.warpdata.blobcache.AmbiguousVersionException;
 import io.warpdata.blobcache.DatasetNotFoundException;
+import io.warpdata.manifest.WarpException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -14,14 +15,19 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * The one place where failures become errnos (Linux numbers), are logged and are counted.
  *
+ * <p>Every errno number Warp answers with is a constant here, and nowhere else.
+ *
  * <ul>
  *   <li>Nothing there ({@link NoSuchEntryException}, {@link DatasetNotFoundException}): ENOENT,
- *       not logged (shells probe for files all the time), except an ambiguous version prefix.</li>
+ *       not logged (shells probe for files all the time); an ambiguous version prefix
+ *       ({@link AmbiguousVersionException}) is ENOENT too, but logged: the user deserves to know.</li>
  *   <li>Wrong node type: ENOTDIR / EISDIR / EINVAL, not logged.</li>
+ *   <li>A node the kernel has forgotten ({@link StaleNodeException}): ESTALE, logged.</li>
  *   <li>Anything else (store down, timeouts, a corrupted manifest or index, a block failing
  *       verification, bugs): EIO for that call only, one log line naming the path (which names
  *       the dataset version) and the cause. Log lines are rate-limited so that a dead store
@@ -31,17 +37,23 @@ import java.util.function.LongSupplier;
 public final class Errno {
     public static final int EPERM = 1;
     public static final int ENOENT = 2;
+    public static final int EINTR = 4;
     public static final int EIO = 5;
     public static final int EBADF = 9;
+    public static final int EAGAIN = 11;
     public static final int EACCES = 13;
+    public static final int ENODEV = 19;
     public static final int ENOTDIR = 20;
     public static final int EISDIR = 21;
     public static final int EINVAL = 22;
+    public static final int ENOTTY = 25;
     public static final int EROFS = 30;
     public static final int ERANGE = 34;
     public static final int ENOSYS = 38;
     public static final int ENODATA = 61;
+    public static final int EPROTO = 71;
     public static final int EOPNOTSUPP = 95;
+    public static final int ESTALE = 116;
 
     private static final Logger LOG = LoggerFactory.getLogger(Errno.class);
     /** Enough lines to see what is failing, few enough that a dead store cannot flood the log. */
@@ -71,16 +83,26 @@ public final class Errno {
      * it as the class comment says.
      */
     public int of(Throwable failure, String operation, String path) {
-        if (failure instanceof NoSuchEntryException e) {
+        return of(failure, operation, () -> path);
+    }
+
+    /**
+     * As {@link #of(Throwable, String, String)}, building the path only if a line is logged (the
+     * FUSE adapter knows nodes, not paths, and most failures are quiet ENOENTs).
+     */
+    public int of(Throwable failure, String operation, Supplier<String> path) {
+        if (failure instanceof NoSuchEntryException || failure instanceof DatasetNotFoundException) {
             notFound.increment();
-            if (e.worthLogging()) {
-                log(operation, path, e);
-            }
             return ENOENT;
         }
-        if (failure instanceof DatasetNotFoundException) {
+        if (failure instanceof AmbiguousVersionException e) {
             notFound.increment();
+            log(operation, path, e);
             return ENOENT;
+        }
+        if (failure instanceof StaleNodeException e) {
+            log(operation, path, e);
+            return ESTALE;
         }
         if (failure instanceof WrongNodeTypeException e) {
             if (operation.equals("readlink")) {
@@ -99,7 +121,7 @@ public final class Errno {
         return EIO;
     }
 
-    private void log(String operation, String path, Throwable failure) {
+    private void log(String operation, Supplier<String> where, Throwable failure) {
         long now = nanoClock.getAsLong();
         long start = windowStart.get();
         if (now - start >= WINDOW_NANOS && windowStart.compareAndSet(start, now)) {
@@ -114,7 +136,8 @@ public final class Errno {
             suppressedTotal.increment();
             return;
         }
-        if (failure instanceof NoSuchEntryException) {
+        String path = where.get();
+        if (failure instanceof AmbiguousVersionException || failure instanceof StaleNodeException) {
             LOG.warn("{} {}: {}", operation, path, failure.getMessage());
             remember(operation + " " + path + ": " + failure.getMessage());
         } else if (failure instanceof WarpException w) {

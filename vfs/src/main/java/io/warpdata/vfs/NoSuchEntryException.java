@@ -2,27 +2,11 @@ package io.warpdata.vfs;
 
 import io.warpdata.manifest.WarpException;
 
-/** A path names nothing in the mount (ENOENT). Not logged unless {@link #worthLogging()}. */
+/** A name or path names nothing in the mount (ENOENT, not logged). */
 public final class NoSuchEntryException extends WarpException {
-    private final boolean worthLogging;
-
     public NoSuchEntryException(String path) {
-        this(path + " does not exist", false);
-    }
-
-    private NoSuchEntryException(String message, boolean worthLogging) {
-        super(message, "List the parent directory to see what exists; 'warpctl list-remote' lists published datasets.");
-        this.worthLogging = worthLogging;
-    }
-
-    /** A version prefix that matches more than one version: ENOENT, but the user deserves a log line. */
-    public static NoSuchEntryException ambiguous(String path, int matches) {
-        return new NoSuchEntryException(path + " is ambiguous: the version prefix matches " + matches
-                + " versions; use more hex digits", true);
-    }
-
-    public boolean worthLogging() {
-        return worthLogging;
+        super(path + " does not exist",
+                "List the parent directory to see what exists; 'warpctl list-remote' lists published datasets.");
     }
 
     /**

@@ -1,14 +1,21 @@
 package io.warpdata.vfs;
 
-import io.warpdata.manifest.BlobRef;
+import io.warpdata.blobcache.Catalog;
+import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.MemberIndex;
 import io.warpdata.manifest.VersionHash;
 
 /**
- * One entry of the mount tree, as {@link WarpTree#lookup(String)} resolves it. Nodes are cheap
- * values: version content hangs off a shared {@link VersionTree}, member indexes off the tree's
- * bounded index cache.
+ * One entry of the mount tree, as {@link WarpTree#lookup(Node, String)} resolves it from its
+ * parent. Nodes are cheap immutable values that name everything an operation needs (a read
+ * needs no path walk): version content hangs off a shared {@link VersionTree}, member indexes
+ * off the tree's bounded index cache.
+ *
+ * <p>Every switch over a node is exhaustive, with no {@code default}: a new kind of entry cannot
+ * compile until every operation ({@link WarpTree#lookup(Node, String)}, {@link WarpTree#list},
+ * {@link WarpTree#attributes}, {@link WarpTree#read(Node, long, java.nio.ByteBuffer)},
+ * {@link WarpTree#readlink}, {@link WarpTree#immutable}) has decided what it does with it.
  */
 public sealed interface Node {
 
@@ -25,7 +32,7 @@ public sealed interface Node {
         }
     }
 
-    /** {@code /<ws>}: latest symlinks and version directories of the workspace's datasets. */
+    /** {@code /<ws>}: latest, tag and branch links and version directories of the workspace's datasets. */
     record Workspace(String name) implements Node {
         @Override
         public Type type() {
@@ -33,8 +40,14 @@ public sealed interface Node {
         }
     }
 
-    /** {@code /<ws>/<name>}: symlink to {@code <name>@<full hash>} of the latest version. */
-    record LatestLink(DatasetId dataset, VersionHash target) implements Node {
+    /**
+     * {@code /<ws>/<name>} (latest) or {@code /<ws>/<name>@<tag or branch>}: a symlink to
+     * {@code <name>@<full hash>} of the version the pointer names now.
+     *
+     * @param entry the link's own name in the workspace
+     * @param kind  which kind of pointer it is: latest and branches move, tags do not
+     */
+    record Link(DatasetId dataset, String entry, Catalog.RefKind kind, VersionHash target) implements Node {
         @Override
         public Type type() {
             return Type.SYMLINK;
@@ -71,29 +84,28 @@ public sealed interface Node {
     }
 
     /**
-     * {@code <version>/<artifact>/<dir>}: a directory of an artifact, the members whose paths
-     * start with {@code prefix} ({@code ""} for the artifact itself, else ending with '/').
+     * {@code <version>/<artifact>/<dir>}: a directory of an artifact, the members under
+     * {@code dir} ({@code ""} for the artifact itself, else a member path prefix without the
+     * trailing '/').
      */
-    record MemberDir(VersionTree version, String artifact, MemberIndex index, String prefix) implements Node {
+    record MemberDir(VersionTree version, String artifactName, Artifact artifact, MemberIndex index, String dir)
+            implements Node {
         @Override
         public Type type() {
             return Type.DIRECTORY;
         }
-    }
 
-    /**
-     * A file whose bytes are {@code length} bytes of {@code blob} starting at {@code offset}:
-     * a table shard (the whole blob) or an artifact member (a slice of its tar shard).
-     */
-    record BlobFile(VersionTree version, BlobRef blob, long offset, long length, boolean executable) implements Node {
-        @Override
-        public Type type() {
-            return Type.FILE;
+        /** The member path of a child named {@code name}. */
+        String child(String name) {
+            return dir.isEmpty() ? name : dir + "/" + name;
         }
     }
 
-    /** {@code <version>/.warp/manifest.json}: the stored manifest JSON. */
-    record ManifestFile(VersionTree version) implements Node {
+    /**
+     * A regular file of a version: a table shard (a whole blob), an artifact member (a slice of
+     * its tar shard), the manifest (inline bytes), or anything made of such pieces.
+     */
+    record File(VersionTree version, FileContent content, boolean executable) implements Node {
         @Override
         public Type type() {
             return Type.FILE;

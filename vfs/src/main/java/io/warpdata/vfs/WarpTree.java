@@ -2,14 +2,13 @@ package io.warpdata.vfs;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import io.warpdata.blobcache.BlobNotFoundException;
 import io.warpdata.blobcache.BlobReader;
 import io.warpdata.blobcache.Catalog;
 import io.warpdata.blobcache.DatasetNotFoundException;
 import io.warpdata.blobcache.StoreException;
 import io.warpdata.manifest.Artifact;
-import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.DatasetId;
+import io.warpdata.manifest.DatasetRef;
 import io.warpdata.manifest.ManifestValidationException;
 import io.warpdata.manifest.MemberIndex;
 import io.warpdata.manifest.TableShard;
@@ -20,23 +19,27 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.Executor;
-import java.util.regex.Pattern;
 
 /**
- * The mount's file tree (DESIGN.md section 5) as plain Java: path -> {@link Node}, attributes,
- * directory listings with resumable offsets, symlink targets and reads. The FUSE adapter only
- * translates; unit tests drive this class directly.
+ * The mount's file tree (DESIGN.md section 5) as plain Java: a child by (parent node, name),
+ * attributes, directory listings with resumable offsets, symlink targets and reads. The FUSE
+ * adapter only translates; unit tests drive this class directly.
  *
  * <pre>
  * /                                   workspaces
  * /ws/name            -> name@HASH    latest (the catalog re-reads the pointer after its TTL)
+ * /ws/name@TAG        -> name@HASH    a tag (never moves) or a branch (re-read like latest)
  * /ws/name@HASH/                      a version; any unique prefix of >= 8 hex resolves
  *     table/shard.parquet             table shards
  *     artifact/member/path            artifact members and their directories
  *     .warp/manifest.json             the stored manifest
  * </pre>
+ *
+ * <p>Names under a workspace are parsed by {@link DatasetRef} and resolved by the
+ * {@link Catalog}: this class knows no naming rule of its own. A lookup is one step from its
+ * parent node, and a listing hands out the child nodes it produced, so READDIRPLUS needs no
+ * second resolution per entry.
  *
  * <p>Thread-safe and lock-free: version facts are cached per version, member indexes per
  * artifact behind their own futures. Errors surface as exceptions ({@link NoSuchEntryException},
@@ -48,9 +51,6 @@ public final class WarpTree {
     public static final String META_DIR = ".warp";
     public static final String MANIFEST_FILE = "manifest.json";
 
-    private static final Pattern ID_PART = Pattern.compile("^[a-z0-9_-]+$");
-    private static final int HASH_HEX = 64;
-    private static final Pattern VERSION_PREFIX = Pattern.compile("^[0-9a-f]{8,64}$");
     private static final Node ROOT = new Node.Root();
     /** Offsets 1 and 2 are "." and ".."; entries start at 3. */
     private static final int FIRST_ENTRY_OFFSET = 3;
@@ -66,14 +66,11 @@ public final class WarpTree {
     private final BlobReader reader;
     private final MemberIndexCache indexes;
     private final Cache<VersionKey, VersionTree> versionTrees;
-    /** Versions by their full name {@code ws/name@<64 hex>}, the hot path of every lookup under a version. */
-    private final Cache<String, VersionTree> versionsByName;
-    /** The full-hash version the last lookup went through (only ever a validated, resolved name). */
-    private volatile NamedVersion lastVersion;
     /**
      * Versions the store said do not exist, remembered briefly: the kernel does not cache
-     * failed lookups (WarpFuse answers them without an entry), and a tool probing name@hash in a loop must not
-     * cost a GET per probe. Short, so that a version published by another host appears fast.
+     * failed lookups (WarpFuse answers them without an entry), and a tool probing name@hash in a
+     * loop must not cost a GET per probe. Short, so that a version published by another host
+     * appears fast.
      */
     private final Cache<VersionKey, Boolean> missingVersions;
 
@@ -89,7 +86,6 @@ public final class WarpTree {
         this.reader = reader;
         this.indexes = new MemberIndexCache(reader, maxIndexedMembers, indexLoader);
         this.versionTrees = Caffeine.newBuilder().maximumSize(VERSION_TREES_HELD).build();
-        this.versionsByName = Caffeine.newBuilder().maximumSize(VERSION_TREES_HELD).build();
         this.missingVersions = Caffeine.newBuilder().maximumSize(10_000)
                 .expireAfterWrite(MISSING_VERSION_TTL).build();
     }
@@ -99,255 +95,164 @@ public final class WarpTree {
         return indexes.heldMembers();
     }
 
+    /** The root directory. */
+    public Node root() {
+        return ROOT;
+    }
+
+    // ---------------------------------------------------------------- lookup
+
     /**
-     * Resolves an absolute path ({@code /} or {@code /a/b}, no trailing slash) to its node.
+     * The child {@code name} (one path component) of directory {@code parent}.
+     *
+     * @throws NoSuchEntryException if nothing is there
+     * @throws WrongNodeTypeException if {@code parent} is not a directory
+     * @throws StoreException if the store could not answer
+     */
+    public Node lookup(Node parent, String name) {
+        if (!validComponent(name)) {
+            throw new NoSuchEntryException(name);
+        }
+        return switch (parent) {
+            case Node.Root r -> workspace(name);
+            case Node.Workspace w -> workspaceEntry(w.name(), name);
+            case Node.VersionDir v -> versionEntry(v.version(), name);
+            case Node.TableDir t -> tableShard(t, name);
+            case Node.MetaDir m -> {
+                if (!name.equals(MANIFEST_FILE)) {
+                    throw new NoSuchEntryException(META_DIR + "/" + name);
+                }
+                yield manifestFile(m.version());
+            }
+            case Node.MemberDir d -> member(d, name);
+            case Node.Link l -> throw new WrongNodeTypeException(l.entry(), Node.Type.SYMLINK);
+            case Node.File f -> throw new WrongNodeTypeException(name, Node.Type.FILE);
+        };
+    }
+
+    /**
+     * Resolves an absolute path ({@code /} or {@code /a/b}, a trailing slash allowed) one
+     * component at a time from the root, as the kernel would. For tools and tests; the mount
+     * itself looks up by parent node.
      *
      * @throws NoSuchEntryException if nothing is there
      * @throws WrongNodeTypeException if a non-directory is used as a directory
      * @throws StoreException if the store could not answer
      */
     public Node lookup(String path) {
-        if (path.isEmpty() || path.equals("/")) {
+        String rel = path.startsWith("/") ? path.substring(1) : path;
+        if (rel.isEmpty()) {
             return ROOT;
         }
-        // One pass over the path, no split and no regex: this runs once per FUSE lookup.
-        int from = path.charAt(0) == '/' ? 1 : 0;
-        int to = path.charAt(path.length() - 1) == '/' ? path.length() - 1 : path.length();
-        int[] ends = {-1, -1, -1, -1};
-        int parts = 0;
-        int start = from;
-        for (int i = from; i <= to; i++) {
-            if (i == to || path.charAt(i) == '/') {
-                if (!validComponent(path, start, i)) {
-                    throw new NoSuchEntryException(path);
-                }
-                if (parts < ends.length) {
-                    ends[parts] = i;
-                }
-                parts++;
-                start = i + 1;
-            }
+        if (rel.endsWith("/")) {
+            rel = rel.substring(0, rel.length() - 1);
         }
-        int wsEnd = ends[0];
-        if (!isIdPart(path, from, wsEnd)) {
-            throw new NoSuchEntryException(path);
-        }
-        if (parts == 1) {
-            String ws = path.substring(from, wsEnd);
-            if (!catalog.workspaces().contains(ws)) {
+        Node node = ROOT;
+        // Empty components ("a//b") fail validComponent like "." and "..".
+        for (String name : rel.split("/", -1)) {
+            try {
+                node = lookup(node, name);
+            } catch (NoSuchEntryException e) {
                 throw new NoSuchEntryException(path);
             }
-            return new Node.Workspace(ws);
         }
-        int entryEnd = ends[1];
-        int at = path.indexOf('@', wsEnd + 1);
-        if (at < 0 || at > entryEnd) {
-            Node.LatestLink link = latestLink(path.substring(from, wsEnd), path.substring(wsEnd + 1, entryEnd), path);
-            if (parts > 2) {
-                // The kernel follows symlinks itself; a path through one never reaches us.
-                throw new WrongNodeTypeException(path, Node.Type.SYMLINK);
-            }
-            return link;
-        }
-        VersionTree version = version(path, from, wsEnd, at, entryEnd);
-        if (parts == 2) {
-            return new Node.VersionDir(version);
-        }
-        return insideVersion(version, path, entryEnd + 1, ends[2], ends[3], to, parts);
+        return node;
     }
 
     /** Not empty, not "." and not "..": the kernel never sends these, a hand-made path might. */
-    private static boolean validComponent(String path, int from, int to) {
-        int n = to - from;
-        return n > 2 || (n == 2 && !(path.charAt(from) == '.' && path.charAt(from + 1) == '.'))
-                || (n == 1 && path.charAt(from) != '.');
+    private static boolean validComponent(String name) {
+        return !name.isEmpty() && !name.equals(".") && !name.equals("..") && name.indexOf('/') < 0;
     }
 
-    /** {@code [a-z0-9_-]+}, the rule of workspace and dataset names (see {@link DatasetId}). */
-    private static boolean isIdPart(String s, int from, int to) {
-        if (from >= to) {
-            return false;
+    private Node workspace(String name) {
+        if (!catalog.workspaces().contains(name)) {
+            throw new NoSuchEntryException("/" + name);
         }
-        for (int i = from; i < to; i++) {
-            char c = s.charAt(i);
-            if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) {
-                return false;
-            }
-        }
-        return true;
+        return new Node.Workspace(name);
     }
 
-    private static boolean isFullHash(String s, int from, int to) {
-        if (to - from != HASH_HEX) {
-            return false;
-        }
-        for (int i = from; i < to; i++) {
-            char c = s.charAt(i);
-            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /**
-     * The version named by {@code path[from, entryEnd)} ({@code ws/name@prefix}). A full hash
-     * names one immutable version forever, so its tree is remembered by that text and every
-     * later lookup under it costs one hash-map probe; a short prefix is resolved every time,
-     * because a later publish can make it ambiguous.
-     */
-    private VersionTree version(String path, int from, int wsEnd, int at, int entryEnd) {
-        // Nearly every lookup is under the version the last one was under (ls -R, a training
-        // epoch): compare in place, no substring, no hashing.
-        NamedVersion last = lastVersion;
-        int n = entryEnd - from;
-        if (last != null && last.name().length() == n && path.regionMatches(from, last.name(), 0, n)) {
-            return last.tree();
-        }
-        VersionTree version = versionByName(path, from, wsEnd, at, entryEnd);
-        if (entryEnd - at - 1 == HASH_HEX) {
-            lastVersion = new NamedVersion(path.substring(from, entryEnd), version);
-        }
-        return version;
-    }
-
-    private record NamedVersion(String name, VersionTree tree) {
-    }
-
-    private VersionTree versionByName(String path, int from, int wsEnd, int at, int entryEnd) {
-        boolean full = isFullHash(path, at + 1, entryEnd);
-        String key = full ? path.substring(from, entryEnd) : null;
-        if (full) {
-            VersionTree known = versionsByName.getIfPresent(key);
-            if (known != null) {
-                return known;
-            }
-        }
-        VersionTree version = version(path.substring(from, wsEnd), path.substring(wsEnd + 1, at),
-                path.substring(at + 1, entryEnd), path);
-        if (full) {
-            versionsByName.put(key, version);
-        }
-        return version;
-    }
-
-    private Node insideVersion(VersionTree version, String path, int topStart, int topEnd, int fourthEnd, int to,
-                               int parts) {
-        String top = path.substring(topStart, topEnd);
-        if (top.equals(META_DIR)) {
-            if (parts == 3) {
-                return new Node.MetaDir(version);
-            }
-            if (parts == 4 && to - topEnd - 1 == MANIFEST_FILE.length()
-                    && path.startsWith(MANIFEST_FILE, topEnd + 1)) {
-                return new Node.ManifestFile(version);
-            }
-            throw new NoSuchEntryException(path);
-        }
-        Map<String, TableShard> shards = version.shards(top);
-        if (shards != null) {
-            if (parts == 3) {
-                return new Node.TableDir(version, top);
-            }
-            TableShard shard = shards.get(path.substring(topEnd + 1, fourthEnd));
-            if (shard == null) {
-                throw new NoSuchEntryException(path);
-            }
-            if (parts > 4) {
-                throw new WrongNodeTypeException(path, Node.Type.FILE);
-            }
-            return new Node.BlobFile(version, shard.blob(), 0, shard.blob().size(), false);
-        }
-        Artifact artifact = version.manifest().artifacts().get(top);
-        if (artifact == null) {
-            throw new NoSuchEntryException(path);
-        }
-        MemberIndex index = indexes.get(artifact.index());
-        if (parts == 3) {
-            return new Node.MemberDir(version, top, index, "");
-        }
-        String member = path.substring(topEnd + 1, to);
-        int i = index.find(member);
-        if (i >= 0) {
-            BlobRef shard = artifact.shards().get(index.shard(i));
-            return new Node.BlobFile(version, shard, index.offset(i), index.length(i), (index.mode(i) & 0111) != 0);
-        }
-        if (index.isDirectory(member)) {
-            return new Node.MemberDir(version, top, index, member + "/");
-        }
-        throw new NoSuchEntryException(path);
-    }
-
-    private Node.LatestLink latestLink(String ws, String name, String path) {
-        DatasetId id = datasetId(ws, name, path);
-        Optional<VersionHash> latest;
+    /** {@code name}, {@code name@<hash prefix>} or {@code name@<tag or branch>} in workspace {@code ws}. */
+    private Node workspaceEntry(String ws, String entry) {
+        DatasetRef ref;
         try {
-            latest = catalog.latest(id);
-        } catch (DatasetNotFoundException | BlobNotFoundException e) {
-            throw new NoSuchEntryException(path);
+            ref = DatasetRef.parse(ws + "/" + entry);
+        } catch (ManifestValidationException notAName) {
+            throw new NoSuchEntryException("/" + ws + "/" + entry);
         }
-        return new Node.LatestLink(id, latest.orElseThrow(() -> new NoSuchEntryException(path)));
+        Catalog.Located at = catalog.locate(ref);
+        return switch (ref.ref()) {
+            case DatasetRef.Version v -> new Node.VersionDir(versionTree(at.id(), at.version(), entry));
+            case DatasetRef.Latest l -> new Node.Link(at.id(), entry, at.kind(), at.version());
+            case DatasetRef.Named n -> new Node.Link(at.id(), entry, at.kind(), at.version());
+        };
     }
 
-    private VersionTree version(String ws, String name, String prefix, String path) {
-        DatasetId id = datasetId(ws, name, path);
-        if (!VERSION_PREFIX.matcher(prefix).matches()) {
-            throw new NoSuchEntryException(path);
-        }
-        VersionHash hash;
-        if (prefix.length() == 64) {
-            hash = new VersionHash(prefix);
-        } else {
-            List<VersionHash> matches = new ArrayList<>(2);
-            for (VersionHash v : versionsOf(id, path)) {
-                if (v.hex().startsWith(prefix)) {
-                    matches.add(v);
-                }
-            }
-            if (matches.isEmpty()) {
-                throw new NoSuchEntryException(path);
-            }
-            if (matches.size() > 1) {
-                throw NoSuchEntryException.ambiguous(path, matches.size());
-            }
-            hash = matches.get(0);
-        }
+    /** The facts of one version, parsed once and shared by all its nodes. */
+    private VersionTree versionTree(DatasetId id, VersionHash hash, String entry) {
         VersionKey key = new VersionKey(id, hash);
         VersionTree tree = versionTrees.getIfPresent(key);
         if (tree != null) {
             return tree;
         }
         if (missingVersions.getIfPresent(key) != null) {
-            throw new NoSuchEntryException(path);
+            throw new NoSuchEntryException("/" + id.workspace() + "/" + entry);
         }
         try {
             tree = new VersionTree(id, hash, catalog.manifest(id, hash));
-        } catch (DatasetNotFoundException | BlobNotFoundException e) {
+        } catch (DatasetNotFoundException e) {
             missingVersions.put(key, Boolean.TRUE);
-            throw new NoSuchEntryException(path);
+            throw new NoSuchEntryException("/" + id.workspace() + "/" + entry);
         }
         versionTrees.put(key, tree);
         return tree;
     }
 
-    private List<VersionHash> versionsOf(DatasetId id, String path) {
-        try {
-            return catalog.versions(id);
-        } catch (DatasetNotFoundException | BlobNotFoundException e) {
-            throw new NoSuchEntryException(path);
+    private Node versionEntry(VersionTree version, String name) {
+        if (name.equals(META_DIR)) {
+            return new Node.MetaDir(version);
         }
+        if (version.shards(name) != null) {
+            return new Node.TableDir(version, name);
+        }
+        Artifact artifact = version.manifest().artifacts().get(name);
+        if (artifact == null) {
+            throw new NoSuchEntryException(version.describe() + "/" + name);
+        }
+        return new Node.MemberDir(version, name, artifact, indexes.get(artifact.index()), "");
     }
 
-    private static DatasetId datasetId(String ws, String name, String path) {
-        if (!ID_PART.matcher(name).matches()) {
-            throw new NoSuchEntryException(path);
+    private static Node tableShard(Node.TableDir t, String name) {
+        TableShard shard = t.version().shards(t.table()).get(name);
+        if (shard == null) {
+            throw new NoSuchEntryException(t.version().describe() + "/" + t.table() + "/" + name);
         }
-        try {
-            return new DatasetId(ws, name);
-        } catch (ManifestValidationException e) {
-            throw new NoSuchEntryException(path);
-        }
+        return new Node.File(t.version(), FileContent.BlobSlice.of(shard.blob()), false);
     }
+
+    private static Node manifestFile(VersionTree version) {
+        return new Node.File(version, new FileContent.Inline(version.manifestJson()), false);
+    }
+
+    private static Node member(Node.MemberDir d, String name) {
+        String path = d.child(name);
+        int i = d.index().find(path);
+        if (i >= 0) {
+            return memberFile(d, i);
+        }
+        if (d.index().isDirectory(path)) {
+            return new Node.MemberDir(d.version(), d.artifactName(), d.artifact(), d.index(), path);
+        }
+        throw new NoSuchEntryException(d.version().describe() + "/" + d.artifactName() + "/" + path);
+    }
+
+    /** Member {@code i} of the directory's index as a file: a slice of its tar shard. */
+    private static Node.File memberFile(Node.MemberDir d, int i) {
+        MemberIndex index = d.index();
+        return new Node.File(d.version(), new FileContent.BlobSlice(d.artifact().shards().get(index.shard(i)),
+                index.offset(i), index.length(i)), (index.mode(i) & 0111) != 0);
+    }
+
+    // ---------------------------------------------------------------- attributes
 
     /**
      * stat of a node.
@@ -358,17 +263,14 @@ public final class WarpTree {
         return switch (node) {
             case Node.Root r -> dir(2 + catalog.workspaces().size(), 0);
             case Node.Workspace w -> dir(2 + versionDirCount(w.name()), 0);
-            case Node.LatestLink l -> new NodeAttributes(Node.Type.SYMLINK, 0777, l.text().length(), 1, 0);
+            case Node.Link l -> new NodeAttributes(Node.Type.SYMLINK, 0777, l.text().length(), 1, 0);
             case Node.VersionDir v -> dir(3 + v.version().manifest().tables().size()
                     + v.version().manifest().artifacts().size(), v.version().mtimeSeconds());
             case Node.TableDir t -> dir(2, t.version().mtimeSeconds());
             case Node.MetaDir m -> dir(2, m.version().mtimeSeconds());
-            case Node.MemberDir d -> dir(2 + MemberDirectories.subdirectoryCount(d.index(), d.prefix()),
-                    d.version().mtimeSeconds());
-            case Node.BlobFile f -> new NodeAttributes(Node.Type.FILE, f.executable() ? 0555 : 0444, f.length(), 1,
+            case Node.MemberDir d -> dir(2 + d.index().childDirectoryCount(d.dir()), d.version().mtimeSeconds());
+            case Node.File f -> new NodeAttributes(Node.Type.FILE, f.executable() ? 0555 : 0444, f.content().size(), 1,
                     f.version().mtimeSeconds());
-            case Node.ManifestFile m -> new NodeAttributes(Node.Type.FILE, 0444, m.version().manifestJson().length, 1,
-                    m.version().mtimeSeconds());
         };
     }
 
@@ -398,9 +300,32 @@ public final class WarpTree {
     }
 
     /**
+     * Whether the kernel may cache what it learns of this node (attributes, pages, a listing, a
+     * link's target) for as long as it likes: everything inside a version and tag links, which
+     * never change. The root, workspaces and the links that move (latest, branches) are re-read.
+     */
+    public boolean immutable(Node node) {
+        return switch (node) {
+            case Node.Root r -> false;
+            case Node.Workspace w -> false;
+            case Node.Link l -> !l.kind().moves();
+            case Node.VersionDir v -> true;
+            case Node.TableDir t -> true;
+            case Node.MetaDir m -> true;
+            case Node.MemberDir d -> true;
+            case Node.File f -> true;
+        };
+    }
+
+    // ---------------------------------------------------------------- listing
+
+    /**
      * Lists a directory from {@code offset} (0 = from the start, else a {@code nextOffset} an
      * earlier call gave to the sink), including "." and "..". Offsets stay valid across calls,
-     * so directories of any size list in as many calls as the kernel's buffer needs.
+     * so directories of any size list in as many calls as the kernel's buffer needs. Inside a
+     * version each entry comes with its node; the root's and workspaces' entries come without
+     * (their attributes would need every version's manifest, which a plain {@code ls} must not
+     * fetch).
      *
      * @throws WrongNodeTypeException if {@code node} is not a directory
      * @throws StoreException if the store could not answer
@@ -409,70 +334,105 @@ public final class WarpTree {
         if (node.type() != Node.Type.DIRECTORY) {
             throw new WrongNodeTypeException("listing", node.type());
         }
-        if (offset < 1 && sink.add(".", Node.Type.DIRECTORY, 1)) {
+        if (offset < 1 && sink.add(".", Node.Type.DIRECTORY, 1, null)) {
             return;
         }
-        if (offset < 2 && sink.add("..", Node.Type.DIRECTORY, 2)) {
+        if (offset < 2 && sink.add("..", Node.Type.DIRECTORY, 2, null)) {
             return;
         }
         long from = Math.max(offset, 2) - FIRST_ENTRY_OFFSET + 1;
-        if (node instanceof Node.MemberDir d) {
-            listMembers(d, from, sink);
-            return;
+        switch (node) {
+            case Node.MemberDir d -> listMembers(d, from, sink);
+            case Node.Root r -> listEntries(workspaceNames(), from, sink);
+            case Node.Workspace w -> listEntries(workspaceEntries(w.name()), from, sink);
+            case Node.VersionDir v -> listEntries(versionEntries(v.version()), from, sink);
+            case Node.TableDir t -> listEntries(shardEntries(t), from, sink);
+            case Node.MetaDir m -> listEntries(List.of(new Entry(MANIFEST_FILE, manifestFile(m.version()))), from, sink);
+            case Node.Link l -> throw new WrongNodeTypeException("listing", l.type());
+            case Node.File f -> throw new WrongNodeTypeException("listing", f.type());
         }
-        List<Entry> entries = smallDirectory(node);
+    }
+
+    /** A directory entry: its name, and its node where the listing has it (else null, and its type). */
+    private record Entry(String name, Node node, Node.Type type) {
+        Entry(String name, Node node) {
+            this(name, node, node.type());
+        }
+    }
+
+    private static void listEntries(List<Entry> entries, long from, DirectorySink sink) {
         for (int i = (int) Math.min(from, entries.size()); i < entries.size(); i++) {
             Entry e = entries.get(i);
-            if (sink.add(e.name(), e.type(), FIRST_ENTRY_OFFSET + i)) {
+            if (sink.add(e.name(), e.type(), FIRST_ENTRY_OFFSET + i, e.node())) {
                 return;
             }
         }
     }
 
-    private record Entry(String name, Node.Type type) {
-    }
-
-    private List<Entry> smallDirectory(Node node) {
+    private List<Entry> workspaceNames() {
         List<Entry> out = new ArrayList<>();
-        switch (node) {
-            case Node.Root r -> catalog.workspaces().forEach(ws -> out.add(new Entry(ws, Node.Type.DIRECTORY)));
-            case Node.Workspace w -> workspaceEntries(w.name(), out);
-            case Node.VersionDir v -> {
-                out.add(new Entry(META_DIR, Node.Type.DIRECTORY));
-                v.version().manifest().tables().keySet().forEach(t -> out.add(new Entry(t, Node.Type.DIRECTORY)));
-                v.version().manifest().artifacts().keySet().forEach(a -> out.add(new Entry(a, Node.Type.DIRECTORY)));
-            }
-            case Node.TableDir t -> t.version().shards(t.table()).keySet()
-                    .forEach(s -> out.add(new Entry(s, Node.Type.FILE)));
-            case Node.MetaDir m -> out.add(new Entry(MANIFEST_FILE, Node.Type.FILE));
-            default -> throw new WrongNodeTypeException("listing", node.type());
+        for (String ws : catalog.workspaces()) {
+            out.add(new Entry(ws, null, Node.Type.DIRECTORY));
         }
         return out;
     }
 
-    private void workspaceEntries(String ws, List<Entry> out) {
+    /**
+     * The metadata folder, tables and artifacts. An artifact's node needs its member index; one
+     * that cannot be loaded now is listed without its node, and its lookup reports the error.
+     */
+    private List<Entry> versionEntries(VersionTree version) {
+        List<Entry> out = new ArrayList<>();
+        out.add(new Entry(META_DIR, new Node.MetaDir(version)));
+        version.manifest().tables().keySet().forEach(t -> out.add(new Entry(t, new Node.TableDir(version, t))));
+        for (Map.Entry<String, Artifact> a : version.manifest().artifacts().entrySet()) {
+            Node dir;
+            try {
+                dir = new Node.MemberDir(version, a.getKey(), a.getValue(), indexes.get(a.getValue().index()), "");
+            } catch (RuntimeException notNow) {
+                dir = null;
+            }
+            out.add(new Entry(a.getKey(), dir, Node.Type.DIRECTORY));
+        }
+        return out;
+    }
+
+    private static List<Entry> shardEntries(Node.TableDir t) {
+        List<Entry> out = new ArrayList<>();
+        for (Map.Entry<String, TableShard> s : t.version().shards(t.table()).entrySet()) {
+            out.add(new Entry(s.getKey(), new Node.File(t.version(), FileContent.BlobSlice.of(s.getValue().blob()), false)));
+        }
+        return out;
+    }
+
+    /**
+     * Latest links, version directories, and tag and branch links of every dataset, sorted.
+     * A pointer that cannot be read (corrupted, store hiccup) does not hide the dataset's
+     * versions: its link is still listed, and a lookup of it reports the error (EIO, logged).
+     */
+    private List<Entry> workspaceEntries(String ws) {
+        List<Entry> out = new ArrayList<>();
         List<DatasetId> datasets;
         try {
             datasets = catalog.datasets(ws);
         } catch (DatasetNotFoundException e) {
-            return;
+            return out;
         }
         for (DatasetId id : datasets) {
             if (hasLatest(id)) {
-                out.add(new Entry(id.name(), Node.Type.SYMLINK));
+                out.add(new Entry(id.name(), null, Node.Type.SYMLINK));
             }
             for (VersionHash v : versionsOrEmpty(id)) {
-                out.add(new Entry(id.name() + "@" + v.hex(), Node.Type.DIRECTORY));
+                out.add(new Entry(id.name() + "@" + v.hex(), null, Node.Type.DIRECTORY));
+            }
+            for (String ref : refNames(id)) {
+                out.add(new Entry(id.name() + "@" + ref, null, Node.Type.SYMLINK));
             }
         }
         out.sort((a, b) -> a.name().compareTo(b.name()));
+        return out;
     }
 
-    /**
-     * Whether {@code id} shows a latest link. A pointer that cannot be read (corrupted, store
-     * hiccup) must not hide the dataset's versions: the link is still listed, and a lookup of it
-     * reports the error (EIO, logged) to whoever follows it.
-     */
     private boolean hasLatest(DatasetId id) {
         try {
             return catalog.latest(id).isPresent();
@@ -483,15 +443,33 @@ public final class WarpTree {
         }
     }
 
-    /**
-     * Members: an entry's offset is the index position where the scan resumes, so a resumed
-     * listing costs one binary search, not a rescan.
-     */
-    private static void listMembers(Node.MemberDir d, long from, DirectorySink sink) {
-        int start = (int) Math.min(from, Integer.MAX_VALUE);
-        MemberDirectories.list(d.index(), d.prefix(), start, (name, directory, next) ->
-                sink.add(name, directory ? Node.Type.DIRECTORY : Node.Type.FILE, FIRST_ENTRY_OFFSET + next - 1L));
+    /** Tags and branches of a dataset; none if they cannot be listed now (the versions still show). */
+    private List<String> refNames(DatasetId id) {
+        List<String> out = new ArrayList<>();
+        try {
+            out.addAll(catalog.tags(id));
+            out.addAll(catalog.branches(id));
+        } catch (RuntimeException e) {
+            return List.of();
+        }
+        return out;
     }
+
+    /**
+     * Members, walked by the index itself: an entry's offset is the index position where the
+     * walk resumes, so a resumed listing costs one binary search, not a rescan.
+     */
+    private void listMembers(Node.MemberDir d, long from, DirectorySink sink) {
+        int start = (int) Math.min(from, Integer.MAX_VALUE);
+        d.index().forEachChild(d.dir(), start, (name, directory, first, end) -> {
+            Node child = directory
+                    ? new Node.MemberDir(d.version(), d.artifactName(), d.artifact(), d.index(), d.child(name))
+                    : memberFile(d, first);
+            return sink.add(name, child.type(), FIRST_ENTRY_OFFSET + end - 1L, child);
+        });
+    }
+
+    // ---------------------------------------------------------------- links and reads
 
     /**
      * The target of a symlink.
@@ -499,10 +477,20 @@ public final class WarpTree {
      * @throws WrongNodeTypeException if {@code node} is not a symlink
      */
     public String readlink(Node node) {
-        if (node instanceof Node.LatestLink l) {
-            return l.text();
-        }
-        throw new WrongNodeTypeException("readlink", node.type());
+        return switch (node) {
+            case Node.Link l -> l.text();
+            case Node.Root r -> throw notALink(r);
+            case Node.Workspace w -> throw notALink(w);
+            case Node.VersionDir v -> throw notALink(v);
+            case Node.TableDir t -> throw notALink(t);
+            case Node.MetaDir m -> throw notALink(m);
+            case Node.MemberDir d -> throw notALink(d);
+            case Node.File f -> throw notALink(f);
+        };
+    }
+
+    private static WrongNodeTypeException notALink(Node node) {
+        return new WrongNodeTypeException("readlink", node.type());
     }
 
     /**
@@ -519,8 +507,8 @@ public final class WarpTree {
 
     /**
      * Reads up to {@code dst.remaining()} bytes of a file at {@code offset} into {@code dst} at its
-     * position (which is not advanced). FUSE passes a direct buffer over libfuse's reply buffer,
-     * which the block cache fills without an intermediate copy.
+     * position (which is not advanced). FUSE passes a direct buffer over the reply buffer, which
+     * the block cache fills without an intermediate copy.
      *
      * @return the bytes read: {@code min(dst.remaining(), size - offset)}, 0 at or past the end,
      *         never short otherwise
@@ -528,32 +516,56 @@ public final class WarpTree {
      * @throws StoreException if the bytes could not be fetched or failed verification
      */
     public int read(Node node, long offset, ByteBuffer dst) {
-        int len = dst.remaining();
         if (offset < 0) {
-            throw new IllegalArgumentException("offset " + offset + ", len " + len);
+            throw new IllegalArgumentException("offset " + offset + ", len " + dst.remaining());
         }
-        if (node instanceof Node.BlobFile f) {
-            if (offset >= f.length()) {
-                return 0;
-            }
-            int n = (int) Math.min(len, f.length() - offset);
-            int got = reader.read(f.blob(), f.offset() + offset, dst.slice(dst.position(), n));
-            if (got != n) {
-                throw new StoreException("Short read of blob " + f.blob().id() + " at offset " + (f.offset() + offset)
-                        + ": " + got + " of " + n + " bytes", "This is a bug in the blob reader; report it.", null);
-            }
-            return n;
+        return switch (node) {
+            case Node.File f -> readContent(f.content(), offset, dst, dst.position(), dst.remaining());
+            case Node.Root r -> throw notAFile(r);
+            case Node.Workspace w -> throw notAFile(w);
+            case Node.Link l -> throw notAFile(l);
+            case Node.VersionDir v -> throw notAFile(v);
+            case Node.TableDir t -> throw notAFile(t);
+            case Node.MetaDir m -> throw notAFile(m);
+            case Node.MemberDir d -> throw notAFile(d);
+        };
+    }
+
+    private static WrongNodeTypeException notAFile(Node node) {
+        return new WrongNodeTypeException("read", node.type());
+    }
+
+    /** Reads {@code content[offset, ...)} into {@code dst[at, at + len)}; returns the bytes read. */
+    private int readContent(FileContent content, long offset, ByteBuffer dst, int at, int len) {
+        if (offset >= content.size()) {
+            return 0;
         }
-        if (node instanceof Node.ManifestFile m) {
-            byte[] json = m.version().manifestJson();
-            if (offset >= json.length) {
-                return 0;
+        int n = (int) Math.min(len, content.size() - offset);
+        switch (content) {
+            case FileContent.BlobSlice s -> {
+                int got = reader.read(s.blob(), s.offset() + offset, dst.slice(at, n));
+                if (got != n) {
+                    throw new StoreException("Short read of blob " + s.blob().id() + " at offset " + (s.offset() + offset)
+                            + ": " + got + " of " + n + " bytes", "This is a bug in the blob reader; report it.", null);
+                }
             }
-            int n = (int) Math.min(len, json.length - offset);
-            dst.put(dst.position(), json, (int) offset, n);
-            return n;
+            case FileContent.Inline i -> dst.put(at, i.bytes(), (int) offset, n);
+            case FileContent.Pieces p -> {
+                long pieceStart = 0;
+                int done = 0;
+                for (FileContent piece : p.pieces()) {
+                    long pieceEnd = pieceStart + piece.size();
+                    if (offset + done < pieceEnd) {
+                        done += readContent(piece, offset + done - pieceStart, dst, at + done, n - done);
+                        if (done == n) {
+                            break;
+                        }
+                    }
+                    pieceStart = pieceEnd;
+                }
+            }
         }
-        throw new WrongNodeTypeException("read", node.type());
+        return n;
     }
 
     private record VersionKey(DatasetId id, VersionHash version) {

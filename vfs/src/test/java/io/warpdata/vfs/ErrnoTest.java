@@ -1,6 +1,7 @@
 package io.warpdata.vfs;
 
 import io.warpdata.blobcache.BlockVerificationException;
+import io.warpdata.blobcache.AmbiguousVersionException;
 import io.warpdata.blobcache.DatasetNotFoundException;
 import io.warpdata.blobcache.StoreUnavailableException;
 import io.warpdata.manifest.BlobId;
@@ -21,7 +22,7 @@ class ErrnoTest {
         assertThat(errno.of(new NoSuchEntryException("/ws/x"), "getattr", "/ws/x")).isEqualTo(Errno.ENOENT);
         assertThat(errno.of(new DatasetNotFoundException("ws/x", "memory://test", List.of()), "getattr", "/ws/x"))
                 .isEqualTo(Errno.ENOENT);
-        assertThat(errno.of(NoSuchEntryException.ambiguous("/ws/x@abcdabcd", 2), "getattr", "/ws/x@abcdabcd"))
+        assertThat(errno.of(new AmbiguousVersionException("ws/x@abcdabcd", List.of("ws/x@abcdabcd1", "ws/x@abcdabcd2")), "getattr", "/ws/x@abcdabcd"))
                 .isEqualTo(Errno.ENOENT);
         assertThat(errno.notFoundCount()).isEqualTo(3);
         assertThat(errno.ioErrorCount()).isZero();

@@ -50,6 +50,11 @@ public final class TestVersions {
         return new BlobRef(id, data.length, listId);
     }
 
+    /** Writes a pointer object ({@code {"version": hash}}: latest, a tag or a branch) at {@code key}. */
+    public void pointer(String key, VersionHash version) {
+        store.put(key, ("{\"version\":\"" + version.hex() + "\"}").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
     /** A table of shards with the given names and bytes. */
     public Table table(Map<String, byte[]> shards) {
         List<TableShard> out = new ArrayList<>();

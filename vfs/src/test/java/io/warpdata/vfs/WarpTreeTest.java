@@ -14,6 +14,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -74,7 +75,7 @@ class WarpTreeTest {
 
     private List<String> list(String path) {
         List<String> names = new ArrayList<>();
-        tree.list(tree.lookup(path), 0, (name, type, next) -> {
+        tree.list(tree.lookup(path), 0, (name, type, next, node) -> {
             names.add(name);
             return false;
         });
@@ -294,7 +295,7 @@ class WarpTreeTest {
         String v = version(v1);
         assertThatThrownBy(() -> tree.read(tree.lookup(v + "/main"), 0, new byte[10], 10))
                 .isInstanceOf(WrongNodeTypeException.class);
-        assertThatThrownBy(() -> tree.list(tree.lookup(v + "/main/part-0.parquet"), 0, (n, t, o) -> false))
+        assertThatThrownBy(() -> tree.list(tree.lookup(v + "/main/part-0.parquet"), 0, (n, t, o, c) -> false))
                 .isInstanceOf(WrongNodeTypeException.class);
         assertThatThrownBy(() -> tree.lookup(v + "/main/part-0.parquet/x")).isInstanceOf(WrongNodeTypeException.class);
         assertThat(errno.of(catchThrowable(() -> tree.readlink(tree.lookup(v))), "readlink", v)).isEqualTo(Errno.EINVAL);
@@ -302,7 +303,7 @@ class WarpTreeTest {
 
     @Test
     void corruptedShardBytesFailTheReadWithEioNeverServingThem() {
-        BlobRef blob = ((Node.BlobFile) tree.lookup(version(v1) + "/main/part-0.parquet")).blob();
+        BlobRef blob = ((FileContent.BlobSlice) ((Node.File) tree.lookup(version(v1) + "/main/part-0.parquet")).content()).blob();
         byte[] stored = store.objects().get(StoreLayout.blob(blob.id()));
         stored[5000] ^= 1;
         Node n = tree.lookup(version(v1) + "/main/part-0.parquet");
@@ -351,7 +352,7 @@ class WarpTreeTest {
         while (true) {
             calls++;
             int before = names.size();
-            tree.list(dir, offset[0], (name, type, next) -> {
+            tree.list(dir, offset[0], (name, type, next, node) -> {
                 if (names.size() - before == 1000) {
                     return true; // buffer full, like the kernel's 4 KiB pages
                 }
@@ -395,5 +396,105 @@ class WarpTreeTest {
         List<String> out = new ArrayList<>(a);
         out.addAll(b);
         return out;
+    }
+
+    @Test
+    void tagAndBranchLinksPointAtTheirVersionsAndShowInTheWorkspace() {
+        VersionHash v2 = versions.publish(MNIST, Map.of("main", versions.table(Map.of("x.parquet", shard1))),
+                Map.of(), null, false);
+        versions.pointer(StoreLayout.tag(MNIST, "v1"), v1);
+        versions.pointer(StoreLayout.branch(MNIST, "dev"), v2);
+        ticker.addAndGet(TimeUnit.SECONDS.toNanos(5));
+
+        assertThat(list("/vision")).contains("mnist@v1", "mnist@dev");
+        Node tag = tree.lookup("/vision/mnist@v1");
+        assertThat(tag.type()).isEqualTo(Node.Type.SYMLINK);
+        assertThat(tree.readlink(tag)).isEqualTo("mnist@" + v1.hex());
+        assertThat(tree.readlink(tree.lookup("/vision/mnist@dev"))).isEqualTo("mnist@" + v2.hex());
+        assertThat(tree.readlink(tree.lookup("/vision/mnist@latest"))).isEqualTo("mnist@" + v1.hex());
+        assertNotFound("/vision/mnist@v9");
+        assertThatThrownBy(() -> tree.lookup("/vision/mnist@v1/main")).isInstanceOf(WrongNodeTypeException.class);
+    }
+
+    @Test
+    void onlyWhatCanChangeIsMutableForTheKernel() {
+        versions.pointer(StoreLayout.tag(MNIST, "v1"), v1);
+        versions.pointer(StoreLayout.branch(MNIST, "dev"), v1);
+        String v = version(v1);
+        assertThat(tree.immutable(tree.lookup("/"))).isFalse();
+        assertThat(tree.immutable(tree.lookup("/vision"))).isFalse();
+        assertThat(tree.immutable(tree.lookup("/vision/mnist"))).isFalse();
+        assertThat(tree.immutable(tree.lookup("/vision/mnist@dev"))).isFalse();
+        assertThat(tree.immutable(tree.lookup("/vision/mnist@v1"))).isTrue();
+        for (String p : List.of(v, v + "/main", v + "/main/part-0.parquet", v + "/images", v + "/images/train",
+                v + "/images/README", v + "/.warp", v + "/.warp/manifest.json")) {
+            assertThat(tree.immutable(tree.lookup(p))).as(p).isTrue();
+        }
+    }
+
+    @Test
+    void aChildFromItsParentNodeIsTheNodeThePathWalkGivesAndTheListingHandsOut() {
+        String v = version(v1);
+        Node train = tree.lookup(v + "/images/train");
+        assertThat(tree.lookup(train, "cat")).isEqualTo(tree.lookup(v + "/images/train/cat"));
+        Node cat = tree.lookup(train, "cat");
+        assertThat(tree.lookup(cat, "1.png")).isEqualTo(tree.lookup(v + "/images/train/cat/1.png"));
+
+        Map<String, Node> listed = new LinkedHashMap<>();
+        tree.list(cat, 0, (name, type, next, node) -> {
+            if (node != null) {
+                listed.put(name, node);
+            }
+            return false;
+        });
+        assertThat(listed.keySet()).containsExactly("1.png", "2.png");
+        listed.forEach((name, node) -> assertThat(node).isEqualTo(tree.lookup(cat, name)));
+
+        Map<String, Node> top = new LinkedHashMap<>();
+        tree.list(tree.lookup(v), 0, (name, type, next, node) -> {
+            top.put(name, node);
+            return false;
+        });
+        assertThat(top.get(".warp")).isEqualTo(tree.lookup(v + "/.warp"));
+        assertThat(top.get("main")).isEqualTo(tree.lookup(v + "/main"));
+        assertThat(top.get("images")).isEqualTo(tree.lookup(v + "/images"));
+        // The workspace's entries come without nodes: they would need every version's manifest.
+        tree.list(tree.lookup("/vision"), 0, (name, type, next, node) -> {
+            assertThat(node).as(name).isNull();
+            return false;
+        });
+        assertThatThrownBy(() -> tree.lookup(tree.lookup(v + "/images/README"), "x"))
+                .isInstanceOf(WrongNodeTypeException.class);
+    }
+
+    @Test
+    void aFileOfInlineBytesAndABlobSliceReadsAsOneAcrossThePieces() {
+        String v = version(v1);
+        Node.File member = (Node.File) tree.lookup(v + "/images/train/dog/1.png");
+        FileContent.BlobSlice slice = (FileContent.BlobSlice) member.content();
+        byte[] header = "HEADER:".getBytes(StandardCharsets.UTF_8);
+        FileContent.BlobSlice middle = new FileContent.BlobSlice(slice.blob(), slice.offset() + 100, 5000);
+        Node.File synthesized = new Node.File(member.version(),
+                FileContent.Pieces.of(new FileContent.Inline(header), middle, new FileContent.Inline(header)), false);
+        byte[] dog = members.get("train/dog/1.png");
+        byte[] expected = new byte[header.length * 2 + 5000];
+        System.arraycopy(header, 0, expected, 0, header.length);
+        System.arraycopy(dog, 100, expected, header.length, 5000);
+        System.arraycopy(header, 0, expected, header.length + 5000, header.length);
+
+        assertThat(tree.attributes(synthesized).size()).isEqualTo(expected.length);
+        for (int chunk : new int[] {1, 3, 7, 4096, 100_000}) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            byte[] buf = new byte[chunk];
+            long off = 0;
+            int got;
+            while ((got = tree.read(synthesized, off, buf, chunk)) > 0) {
+                out.write(buf, 0, got);
+                off += got;
+            }
+            assertThat(out.toByteArray()).as("chunk " + chunk).isEqualTo(expected);
+        }
+        assertThatThrownBy(() -> FileContent.Pieces.of(FileContent.Pieces.of(new FileContent.Inline(header))))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 }

@@ -20,10 +20,6 @@ import java.util.List;
  * descriptor; requests are then read and replies written with plain {@code read}/{@code write}.
  */
 final class DevFuse implements FuseChannel {
-    static final int EINTR = 4;
-    static final int ENOENT = 2;
-    static final int EAGAIN = 11;
-    static final int ENODEV = 19;
 
     /** The four libfuse2 calls that mount and unmount (exported by libfuse.so.2 since 2.6). */
     public interface LibFuse {

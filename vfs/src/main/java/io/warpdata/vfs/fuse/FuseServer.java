@@ -1,5 +1,7 @@
 package io.warpdata.vfs.fuse;
 
+import io.warpdata.vfs.Errno;
+
 import jnr.ffi.Memory;
 import jnr.ffi.Pointer;
 import jnr.ffi.Runtime;
@@ -100,10 +102,10 @@ final class FuseServer {
             long n = dev.receive(requestMemory.address(), REQUEST_BUFFER);
             if (n < 0) {
                 int err = (int) -n;
-                if (err == DevFuse.EINTR || err == DevFuse.EAGAIN || err == DevFuse.ENOENT) {
+                if (err == Errno.EINTR || err == Errno.EAGAIN || err == Errno.ENOENT) {
                     continue; // interrupted, or the request was withdrawn before we read it
                 }
-                if (err != DevFuse.ENODEV) {
+                if (err != Errno.ENODEV) {
                     LOG.error("reading /dev/fuse for {} failed (errno {}); this worker stops", mountPoint, err);
                 }
                 return;

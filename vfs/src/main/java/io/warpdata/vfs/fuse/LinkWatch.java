@@ -17,15 +17,17 @@ import java.util.function.LongToIntFunction;
  *
  * <p>With {@code FUSE_CACHE_SYMLINKS} (see {@link WarpFuse#WANTED}) the kernel answers readlink, and
  * every path walk through {@code /<ws>/<name>}, from its page cache, and asks warpd again only
- * once that is invalidated. So every link warpd has answered is remembered with its kernel node
- * and target, re-resolved every {@link #PERIOD} (the catalog re-reads the pointer from the store
+ * once that is invalidated. So every link warpd has answered is remembered by its kernel node
+ * with its target, re-resolved every {@link #PERIOD} (the catalog re-reads the pointer from the store
  * once its own TTL has passed), and when the target differs, or the pointer is gone, the node
  * is invalidated: the next walk reads the link again. A pointer moved elsewhere is thus seen
  * within about two periods, as it was when every walk read the link; a publish or
  * {@code warpctl refresh} through this daemon checks at once ({@link #check()}). While the store
  * cannot be read, links keep their last target.
  *
- * <p>Cost: one small GET per link in use per pointer TTL, in the background; none on the read path.
+ * <p>Cost: one small GET per link in use per pointer TTL, in the background (none for tags, which
+ * the catalog trusts until refreshed); none on the read path. Links are re-resolved from their
+ * workspace's node, so no workspace is ever listed for it.
  */
 final class LinkWatch implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LinkWatch.class);
@@ -33,24 +35,22 @@ final class LinkWatch implements AutoCloseable {
     /** How often links are re-resolved: the catalog's pointer TTL (2 s). */
     static final Duration PERIOD = Duration.ofSeconds(2);
 
-    /** What a link's path resolves to now. */
+    /** What a link resolves to now. */
     @FunctionalInterface
     interface Resolver {
         /**
-         * @return the link's target now, or null if the link no longer exists
+         * @param node the link's kernel node id
+         * @return the link's target now, or null if the link (or the kernel's node) no longer exists
          * @throws RuntimeException if that cannot be known now (the store does not answer)
          */
-        String target(String path);
-    }
-
-    /** A link the kernel has cached: its node and the target it was given. */
-    record Cached(long node, String target) {
+        String target(long node);
     }
 
     private final Resolver resolver;
     /** Invalidates a kernel node: 0, or minus errno. */
     private final LongToIntFunction invalidate;
-    private final Map<String, Cached> links = new ConcurrentHashMap<>();
+    /** Node id -> the target the kernel was given. */
+    private final Map<Long, String> links = new ConcurrentHashMap<>();
     private final AtomicLong invalidations = new AtomicLong();
     private ScheduledExecutorService timer;
     /** Set by {@link #close()}: the session may be gone, so nothing is invalidated any more. */
@@ -74,10 +74,10 @@ final class LinkWatch implements AutoCloseable {
         }
     }
 
-    /** The kernel asked for {@code path} (node {@code node}) and was given {@code target}. */
-    void answered(String path, long node, String target) {
+    /** The kernel asked for the link of node {@code node} and was given {@code target}. */
+    void answered(long node, String target) {
         if (node != 0) {
-            links.put(path, new Cached(node, target));
+            links.put(node, target);
         }
     }
 
@@ -91,20 +91,20 @@ final class LinkWatch implements AutoCloseable {
             return 0;
         }
         int n = 0;
-        for (Map.Entry<String, Cached> e : links.entrySet()) {
+        for (Map.Entry<Long, String> e : links.entrySet()) {
+            long node = e.getKey();
             String now;
             try {
-                now = resolver.target(e.getKey());
+                now = resolver.target(node);
             } catch (RuntimeException unknown) {
-                LOG.debug("cannot re-read {} now ({}); the kernel keeps its target", e.getKey(), unknown.toString());
+                LOG.debug("cannot re-read link node {} now ({}); the kernel keeps its target", node, unknown.toString());
                 continue;
             }
-            Cached c = e.getValue();
-            if (!c.target().equals(now) && links.remove(e.getKey(), c)) {
+            if (!e.getValue().equals(now) && links.remove(node, e.getValue())) {
                 // Minus ENOENT when the kernel has already forgotten the node: nothing cached then.
-                int res = invalidate.applyAsInt(c.node());
+                int res = invalidate.applyAsInt(node);
                 invalidations.incrementAndGet();
-                LOG.debug("{} now -> {}; kernel node {} invalidated ({})", e.getKey(), now, c.node(), res);
+                LOG.debug("link node {} now -> {}; invalidated ({})", node, now, res);
                 n++;
             }
         }

@@ -15,10 +15,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * up the same file, give the kernel one inode. Ids are never reused, so no generation numbers
  * are needed.
  *
- * <p>A {@link Node} is immutable and names everything a read needs, so READ and GETATTR find it
- * by id without resolving a path. Memory: an entry per inode the kernel caches, bounded by the
- * kernel's own inode cache: about 290 bytes of heap per file (its name, not its path: paths
- * are kept for directories only and built for files when needed).
+ * <p>A {@link Node} is immutable and names everything an operation needs, so LOOKUP resolves a
+ * child from its parent's node, and READ and GETATTR find their node by id, without any path.
+ * Paths are built only for log lines, by walking up the parents. Memory: an entry per inode the
+ * kernel caches, bounded by the kernel's own inode cache, each holding its name and node, no path.
  */
 final class NodeTable {
     /** One inode the kernel knows. */
@@ -27,22 +27,19 @@ final class NodeTable {
         final Entry parent;
         final String name;
         final Node node;
-        /** The path of a directory (or the root); null for files and links, see {@link #path()}. */
-        private final String dirPath;
         /** Guarded by the {@code byName} bin of this entry's key. */
         private long lookups;
 
-        Entry(long id, Entry parent, String name, Node node, String dirPath) {
+        Entry(long id, Entry parent, String name, Node node) {
             this.id = id;
             this.parent = parent;
             this.name = name;
             this.node = node;
-            this.dirPath = dirPath;
         }
 
-        /** The absolute path in the mount. */
+        /** The absolute path in the mount (built on each call: for log lines and errors only). */
         String path() {
-            return dirPath != null ? dirPath : child(parent.path(), name);
+            return parent == null ? "/" : child(parent.path(), name);
         }
     }
 
@@ -56,7 +53,7 @@ final class NodeTable {
     private final Entry root;
 
     NodeTable(Node rootNode) {
-        root = new Entry(FuseAbi.ROOT_ID, null, "", rootNode, "/");
+        root = new Entry(FuseAbi.ROOT_ID, null, "", rootNode);
     }
 
     /** The entry of {@code id}, or null if the kernel has forgotten it (or never had it). */
@@ -65,15 +62,13 @@ final class NodeTable {
     }
 
     /**
-     * The entry of {@code name} in {@code parent} (at {@code path}, resolved to {@code node})
-     * with one more lookup counted: call it only for an entry whose id is about to be sent to
-     * the kernel.
+     * The entry of {@code name} in {@code parent} (resolved to {@code node}) with one more
+     * lookup counted: call it only for an entry whose id is about to be sent to the kernel.
      */
-    Entry lookedUp(Entry parent, String name, String path, Node node) {
+    Entry lookedUp(Entry parent, String name, Node node) {
         return byName.compute(new Key(parent.id, name), (k, e) -> {
             if (e == null) {
-                e = new Entry(nextId.getAndIncrement(), parent, name, node,
-                        node.type() == Node.Type.DIRECTORY ? path : null);
+                e = new Entry(nextId.getAndIncrement(), parent, name, node);
                 byId.put(e.id, e);
             }
             e.lookups++;

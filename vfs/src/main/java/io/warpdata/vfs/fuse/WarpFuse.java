@@ -5,6 +5,7 @@ import io.warpdata.vfs.Errno;
 import io.warpdata.vfs.Node;
 import io.warpdata.vfs.NodeAttributes;
 import io.warpdata.vfs.NoSuchEntryException;
+import io.warpdata.vfs.StaleNodeException;
 import io.warpdata.vfs.WarpTree;
 import io.warpdata.vfs.WrongNodeTypeException;
 import org.slf4j.Logger;
@@ -28,7 +29,8 @@ import static io.warpdata.vfs.fuse.FuseAbi.*;
  * <p>What the kernel is told, and why:
  * <ul>
  * <li>Inodes ({@link NodeTable}): LOOKUP and every READDIRPLUS entry hand out a node id and count
- *     a lookup; FORGET gives them back. Entries and attributes are valid for
+ *     a lookup; FORGET gives them back. A LOOKUP resolves the name from its parent's node, one
+ *     step; a READDIRPLUS entry carries the node the listing produced. Entries and attributes are valid for
  *     {@link MountOptions#timeoutSeconds()} (a day): versions are immutable, a latest link keeps
  *     its inode and size (always {@code name@} + 64 hex) when it moves, and the target the kernel
  *     caches is invalidated by {@link LinkWatch}. A failed lookup is never cached, so a newly
@@ -38,7 +40,8 @@ import static io.warpdata.vfs.fuse.FuseAbi.*;
  *     entry's inode and attributes, so {@code ls -l}, {@code os.scandir}+stat and an
  *     {@code ImageFolder} scan need no LOOKUP per file afterwards (a workspace's entries go
  *     without: their attributes would need every version's manifest). The kernel keeps
- *     listings inside a version ({@link FuseAbi#FOPEN_CACHE_DIR}).</li>
+ *     listings of directories the tree calls {@link WarpTree#immutable immutable}
+ *     ({@link FuseAbi#FOPEN_CACHE_DIR}).</li>
  * <li>OPEN of files answers ENOSYS (Linux 4.19+, "no_open"): the kernel then opens every file
  *     without asking, never sends RELEASE, and keeps the page cache across opens. Reads find
  *     their node by id. FLUSH, FSYNC, GETXATTR, LISTXATTR, ACCESS and INTERRUPT also answer
@@ -78,9 +81,6 @@ public final class WarpFuse {
      */
     static final int WANTED = ASYNC_READ | DO_READDIRPLUS | PARALLEL_DIROPS | MAX_PAGES | CACHE_SYMLINKS;
 
-    private static final int ENOTTY = 25;
-    private static final int ESTALE = 116;
-    private static final int EPROTO = 71;
     private static final int S_IFDIR = 0040000;
     private static final int S_IFREG = 0100000;
     private static final int S_IFLNK = 0120000;
@@ -121,7 +121,7 @@ public final class WarpFuse {
         this.uid = uid;
         this.gid = gid;
         this.noOpen = noOpen;
-        this.nodes = new NodeTable(tree.lookup("/"));
+        this.nodes = new NodeTable(tree.root());
         for (int i = 0; i < requests.length; i++) {
             requests[i] = new LongAdder();
         }
@@ -255,7 +255,7 @@ public final class WarpFuse {
                 case RELEASE -> 0;
                 case STATFS -> statfs(out);
                 case INIT -> init(in, out);
-                case IOCTL -> -ENOTTY;
+                case IOCTL -> -Errno.ENOTTY;
                 case DESTROY -> 0;
                 case SETATTR, SYMLINK, MKNOD, MKDIR, UNLINK, RMDIR, RENAME, LINK, WRITE, SETXATTR, REMOVEXATTR,
                      CREATE, FALLOCATE, RENAME2, COPY_FILE_RANGE, TMPFILE -> -Errno.EROFS;
@@ -263,11 +263,8 @@ public final class WarpFuse {
                 // abandoned half-way; it completes or fails within the store's bounded retries).
                 default -> -Errno.ENOSYS;
             };
-        } catch (StaleNodeException stale) {
-            LOG.warn("{}: {}", opName(opcode), stale.getMessage());
-            result = -ESTALE;
         } catch (Throwable t) {
-            result = -errno.of(t, opName(opcode), pathOf(nodeid));
+            result = -errno.of(t, opName(opcode), () -> pathOf(nodeid));
         }
         if (result != NO_REPLY) {
             reply(out, channel, unique, result);
@@ -287,7 +284,7 @@ public final class WarpFuse {
         out.putInt(OUT_ERROR, Math.min(result, 0));
         out.putLong(OUT_UNIQUE, unique);
         int res = channel.send(out, len);
-        if (res < 0 && res != -DevFuse.ENOENT && res != -DevFuse.ENODEV) {
+        if (res < 0 && res != -Errno.ENOENT && res != -Errno.ENODEV) {
             LOG.warn("the kernel refused a FUSE reply (errno {}, {} bytes)", -res, len);
         }
     }
@@ -320,7 +317,7 @@ public final class WarpFuse {
         if (major < MAJOR || kernelMinor < OLDEST_MINOR) {
             LOG.error("the kernel speaks FUSE {}.{}; Warp needs {}.{} or later (Linux 2.6.32+)", major, kernelMinor,
                     MAJOR, OLDEST_MINOR);
-            return -EPROTO;
+            return -Errno.EPROTO;
         }
         int offered = in.getInt(INIT_IN_FLAGS);
         int flags = offered & WANTED;
@@ -349,16 +346,15 @@ public final class WarpFuse {
     private int lookup(long parent, ByteBuffer in, ByteBuffer out) {
         NodeTable.Entry dir = entry(parent);
         String name = name(in, IN_HEADER, in.limit());
-        String path = NodeTable.child(dir.path(), name);
         Node node;
         try {
-            node = tree.lookup(path);
+            node = tree.lookup(dir.node, name);
         } catch (Throwable t) {
             // Not logged by Errno when it is "no such entry"; the kernel does not cache it.
-            return -errno.of(t, "lookup", path);
+            return -errno.of(t, "lookup", () -> NodeTable.child(dir.path(), name));
         }
         NodeAttributes a = tree.attributes(node);
-        NodeTable.Entry e = nodes.lookedUp(dir, name, path, node);
+        NodeTable.Entry e = nodes.lookedUp(dir, name, node);
         writeEntry(out, OUT_HEADER, e.id, a);
         return ENTRY_OUT_SIZE;
     }
@@ -443,21 +439,25 @@ public final class WarpFuse {
      */
     private int readlink(long nodeid, ByteBuffer out) {
         NodeTable.Entry e = entry(nodeid);
-        String path = e.path();
-        String text = tree.readlink(tree.lookup(path));
+        // Resolved again, not taken from the node: a moved latest link keeps its node id.
+        String text = tree.readlink(e.parent == null ? e.node : tree.lookup(e.parent.node, e.name));
         byte[] target = text.getBytes(StandardCharsets.UTF_8);
         out.put(OUT_HEADER, target);
         linkReads.increment();
         if (kernelCachesLinks()) {
-            links.answered(path, nodeid, text);
+            links.answered(nodeid, text);
         }
         return target.length;
     }
 
-    /** A link's target now, or null if it is gone; throws if that cannot be known now. */
-    private String linkTarget(String path) {
+    /** A link's target now, or null if it (or its node) is gone; throws if that cannot be known now. */
+    private String linkTarget(long nodeid) {
+        NodeTable.Entry e = nodes.get(nodeid);
+        if (e == null || e.parent == null) {
+            return null;
+        }
         try {
-            return tree.readlink(tree.lookup(path));
+            return tree.readlink(tree.lookup(e.parent.node, e.name));
         } catch (NoSuchEntryException | DatasetNotFoundException | WrongNodeTypeException gone) {
             return null;
         }
@@ -529,7 +529,7 @@ public final class WarpFuse {
             return -Errno.ENOTDIR;
         }
         out.putLong(OUT_HEADER + OPEN_OUT_FH, handles.register(n));
-        out.putInt(OUT_HEADER + OPEN_OUT_FLAGS, insideVersion(n) ? FOPEN_KEEP_CACHE | FOPEN_CACHE_DIR : 0);
+        out.putInt(OUT_HEADER + OPEN_OUT_FLAGS, tree.immutable(n) ? FOPEN_KEEP_CACHE | FOPEN_CACHE_DIR : 0);
         out.putInt(OUT_HEADER + OPEN_OUT_FLAGS + 4, 0);
         return OPEN_OUT_SIZE;
     }
@@ -543,12 +543,11 @@ public final class WarpFuse {
         NodeTable.Entry dir = entry(nodeid);
         long offset = in.getLong(READ_IN_OFFSET);
         int size = Math.min(in.getInt(READ_IN_SIZE), out.capacity() - OUT_HEADER);
-        // Entries with inodes only inside a version: a workspace's entries are versions whose
-        // attributes need their manifests, which a plain `ls /warp/ws` must not fetch.
-        boolean inodes = plus && insideVersion(dir.node);
-        String dirPath = dir.path();
         int[] used = {0};
-        tree.list(dir.node, offset, (name, type, next) -> {
+        // Entries carry inodes where the listing produced their nodes (inside a version): a
+        // workspace's entries are versions whose attributes need their manifests, which a plain
+        // `ls /warp/ws` must not fetch.
+        tree.list(dir.node, offset, (name, type, next, child) -> {
             byte[] b = name.getBytes(StandardCharsets.UTF_8);
             int direntAt = plus ? DIRENTPLUS_DIRENT : 0;
             int recordLength = align8(direntAt + DIRENT_NAME + b.length);
@@ -559,8 +558,8 @@ public final class WarpFuse {
             long ino = 0xffffffffL; // "unknown" for "." and ".."
             if (plus) {
                 clear(out, at, ENTRY_OUT_SIZE);
-                if (inodes && !isDotOrDotDot(name)) {
-                    ino = plusEntry(out, at, dir, name, NodeTable.child(dirPath, name));
+                if (child != null) {
+                    ino = plusEntry(out, at, dir, name, child);
                 }
             }
             int d = at + direntAt;
@@ -577,32 +576,22 @@ public final class WarpFuse {
     }
 
     /**
-     * The fuse_entry_out of one READDIRPLUS entry; an entry that cannot be resolved now (a link
-     * whose pointer cannot be read) goes out without an inode, and its LOOKUP reports the error.
+     * The fuse_entry_out of one READDIRPLUS entry, for the node the listing produced; an entry
+     * whose attributes cannot be had now goes out without an inode, and its LOOKUP reports the
+     * error.
      *
      * @return the entry's inode number for its dirent
      */
-    private long plusEntry(ByteBuffer out, int at, NodeTable.Entry dir, String name, String path) {
-        Node child;
+    private long plusEntry(ByteBuffer out, int at, NodeTable.Entry dir, String name, Node child) {
         NodeAttributes a;
         try {
-            child = tree.lookup(path);
             a = tree.attributes(child);
         } catch (RuntimeException unresolved) {
             return 0xffffffffL;
         }
-        NodeTable.Entry e = nodes.lookedUp(dir, name, path, child);
+        NodeTable.Entry e = nodes.lookedUp(dir, name, child);
         writeEntry(out, at, e.id, a);
         return e.id;
-    }
-
-    private static boolean insideVersion(Node dir) {
-        return dir instanceof Node.VersionDir || dir instanceof Node.TableDir || dir instanceof Node.MemberDir
-                || dir instanceof Node.MetaDir;
-    }
-
-    private static boolean isDotOrDotDot(String name) {
-        return name.equals(".") || name.equals("..");
     }
 
     private static void clear(ByteBuffer out, int at, int n) {
@@ -645,10 +634,4 @@ public final class WarpFuse {
         };
     }
 
-    /** A request named a node id the kernel has already forgotten: a kernel or Warp bug. */
-    static final class StaleNodeException extends RuntimeException {
-        StaleNodeException(long nodeid) {
-            super("FUSE node " + nodeid + " is not known (already forgotten?)");
-        }
-    }
 }

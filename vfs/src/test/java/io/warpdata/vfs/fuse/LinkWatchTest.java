@@ -10,14 +10,14 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class LinkWatchTest {
-    private final Map<String, String> pointers = new HashMap<>();
+    private final Map<Long, String> pointers = new HashMap<>();
     private final List<Long> invalidated = new ArrayList<>();
     private RuntimeException storeDown;
-    private final LinkWatch watch = new LinkWatch(path -> {
+    private final LinkWatch watch = new LinkWatch(node -> {
         if (storeDown != null) {
             throw storeDown;
         }
-        return pointers.get(path);
+        return pointers.get(node);
     }, node -> {
         invalidated.add(node);
         return 0;
@@ -25,8 +25,8 @@ class LinkWatchTest {
 
     @Test
     void aLinkWhosePointerStaysIsLeftCached() {
-        pointers.put("/ws/a", "a@1");
-        watch.answered("/ws/a", 7, "a@1");
+        pointers.put(7L, "a@1");
+        watch.answered(7, "a@1");
         assertThat(watch.check()).isZero();
         assertThat(invalidated).isEmpty();
         assertThat(watch.size()).isEqualTo(1);
@@ -34,11 +34,11 @@ class LinkWatchTest {
 
     @Test
     void aMovedPointerInvalidatesItsNodeOnceUntilTheKernelAsksAgain() {
-        pointers.put("/ws/a", "a@1");
-        pointers.put("/ws/b", "b@1");
-        watch.answered("/ws/a", 7, "a@1");
-        watch.answered("/ws/b", 9, "b@1");
-        pointers.put("/ws/a", "a@2");
+        pointers.put(7L, "a@1");
+        pointers.put(9L, "b@1");
+        watch.answered(7, "a@1");
+        watch.answered(9, "b@1");
+        pointers.put(7L, "a@2");
 
         assertThat(watch.check()).isEqualTo(1);
         assertThat(invalidated).containsExactly(7L);
@@ -46,37 +46,37 @@ class LinkWatchTest {
         assertThat(invalidated).containsExactly(7L);
         assertThat(watch.invalidations()).isEqualTo(1);
 
-        watch.answered("/ws/a", 7, "a@2");
+        watch.answered(7, "a@2");
         assertThat(watch.check()).isZero();
         assertThat(watch.size()).isEqualTo(2);
     }
 
     @Test
     void aRemovedPointerInvalidatesItsNode() {
-        pointers.put("/ws/a", "a@1");
-        watch.answered("/ws/a", 7, "a@1");
-        pointers.remove("/ws/a");
+        pointers.put(7L, "a@1");
+        watch.answered(7, "a@1");
+        pointers.remove(7L);
         assertThat(watch.check()).isEqualTo(1);
         assertThat(invalidated).containsExactly(7L);
     }
 
     @Test
     void whileTheStoreDoesNotAnswerLinksKeepTheirTarget() {
-        pointers.put("/ws/a", "a@1");
-        watch.answered("/ws/a", 7, "a@1");
+        pointers.put(7L, "a@1");
+        watch.answered(7, "a@1");
         storeDown = new IllegalStateException("store down");
         assertThat(watch.check()).isZero();
         assertThat(invalidated).isEmpty();
         storeDown = null;
-        pointers.put("/ws/a", "a@2");
+        pointers.put(7L, "a@2");
         assertThat(watch.check()).isEqualTo(1);
     }
 
     @Test
     void afterCloseNothingIsInvalidated() {
-        pointers.put("/ws/a", "a@1");
-        watch.answered("/ws/a", 7, "a@1");
-        pointers.put("/ws/a", "a@2");
+        pointers.put(7L, "a@1");
+        watch.answered(7, "a@1");
+        pointers.put(7L, "a@2");
         watch.close();
         assertThat(watch.check()).isZero();
         assertThat(invalidated).isEmpty();
@@ -84,7 +84,7 @@ class LinkWatchTest {
 
     @Test
     void answersOutsideAFuseRequestAreNotRemembered() {
-        watch.answered("/ws/a", 0, "a@1");
+        watch.answered(0, "a@1");
         assertThat(watch.size()).isZero();
     }
 }

@@ -1,0 +1,77 @@
+package io.warpdata.vfs;
+
+import io.warpdata.manifest.BlobRef;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The bytes of a {@link Node.File}: a list of pieces, each either a range of a blob (read
+ * through the verified block cache) or bytes held in memory. A table shard or an archive member
+ * is one {@link BlobSlice}; a synthesized header followed by a blob range (a tensor as an
+ * {@code .npy} file) is {@link Pieces} of an {@link Inline} and a {@link BlobSlice}, and is read,
+ * verified and cached like any member.
+ */
+public sealed interface FileContent {
+
+    /** Length in bytes. */
+    long size();
+
+    /** {@code length} bytes of {@code blob} from {@code offset}. */
+    record BlobSlice(BlobRef blob, long offset, long length) implements FileContent {
+        public BlobSlice {
+            Objects.requireNonNull(blob, "blob");
+            if (offset < 0 || length < 0 || offset + length > blob.size()) {
+                throw new IllegalArgumentException("slice [" + offset + ", +" + length + ") of blob " + blob.id()
+                        + " of " + blob.size() + " bytes");
+            }
+        }
+
+        /** A whole blob. */
+        public static BlobSlice of(BlobRef blob) {
+            return new BlobSlice(blob, 0, blob.size());
+        }
+
+        @Override
+        public long size() {
+            return length;
+        }
+    }
+
+    /** Bytes made by Warp (a manifest, a synthesized header); never modified after construction. */
+    record Inline(byte[] bytes) implements FileContent {
+        public Inline {
+            Objects.requireNonNull(bytes, "bytes");
+        }
+
+        @Override
+        public long size() {
+            return bytes.length;
+        }
+    }
+
+    /** Pieces one after another; none of them is itself {@link Pieces}. */
+    record Pieces(List<FileContent> pieces, long size) implements FileContent {
+        public Pieces {
+            pieces = List.copyOf(pieces);
+            long total = 0;
+            for (FileContent p : pieces) {
+                if (p instanceof Pieces) {
+                    throw new IllegalArgumentException("nested pieces");
+                }
+                total += p.size();
+            }
+            if (total != size) {
+                throw new IllegalArgumentException("pieces add up to " + total + " bytes, not " + size);
+            }
+        }
+
+        public static Pieces of(FileContent... pieces) {
+            long total = 0;
+            for (FileContent p : pieces) {
+                total += p.size();
+            }
+            return new Pieces(List.of(pieces), total);
+        }
+    }
+}
