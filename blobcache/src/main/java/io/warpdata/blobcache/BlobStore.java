@@ -54,6 +54,22 @@ public interface BlobStore extends AutoCloseable {
     byte[] get(String key);
 
     /**
+     * Reads a small object (a pointer) unless it still has the version tag {@code ifNoneMatch}:
+     * on S3 a conditional GET, answered 304 without a body when nothing changed, so that
+     * re-checking a pointer costs one tiny request. The default reads the whole object and
+     * compares content tags ({@link Versioned#ofContent}).
+     *
+     * @param ifNoneMatch the tag of the version the caller has, or null to read in any case
+     * @return the object and its tag, or null if it still has tag {@code ifNoneMatch}
+     * @throws BlobNotFoundException if there is no such object
+     * @throws StoreException on any other failure
+     */
+    default Versioned getIfChanged(String key, String ifNoneMatch) {
+        Versioned now = Versioned.ofContent(get(key));
+        return now.tag().equals(ifNoneMatch) ? null : now;
+    }
+
+    /**
      * Writes a small object, replacing any existing one (pointers such as latest.json).
      * Readers see the old or the new object, never a mix.
      *

@@ -20,18 +20,27 @@ import io.warpdata.manifest.VersionHash;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.Supplier;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.regex.Pattern;
 
 /**
  * The remote catalog: dataset ids -> versions -> manifests, read from a {@link BlobStore} laid
  * out as {@link StoreLayout} says. Manifests are immutable and cached for ever (verified against
- * their hash once); latest pointers and listings are re-read after a short TTL, and "nothing
- * there" answers after an even shorter one so that a fresh publish shows up quickly.
+ * their hash once); pointers (latest, branches) and listings are re-read after a TTL, and
+ * "nothing there" answers after a shorter one so that a fresh publish shows up quickly. A
+ * pointer is re-read with a conditional GET ({@link BlobStore#getIfChanged}): one tiny request,
+ * answered 304 when nothing moved; a LIST happens only when something is listed.
+ *
+ * <p>Every answer the store gives is also kept in {@link LastKnownGood} (on disk in warpd), and
+ * when the store does not answer ({@link StoreUnavailableException}: unreachable, timeouts, 5xx
+ * after its retries) the last known good answer is served instead (stale-if-error), so lookups
+ * and listings keep working through an outage and after a restart without the store. Such
+ * answers are counted ({@link #staleAnswers()}) and trusted for one TTL like fresh ones.
  *
  * <p>Thread-safe. Loads happen outside the caches' locks (two threads may both fetch the same
  * pointer; both get the same answer), so a slow store never blocks lookups of other keys.
@@ -50,13 +59,16 @@ public final class Catalog {
     /** Pointers (latest, branches, tags) by their store key. */
     private final Cache<String, Optional<VersionHash>> pointers;
     private final Cache<String, List<String>> listings;
+    private final LastKnownGood known;
+    private final Clock clock;
+    private final LongAdder staleAnswers = new LongAdder();
 
     /**
      * Cache settings.
      *
-     * @param pointerTtl how long a latest pointer or a non-empty listing is trusted (2 s: a
-     *        publish shows up within a couple of seconds, yet a busy mount does not list the
-     *        store on every lookup)
+     * @param pointerTtl how long a pointer (latest, a branch) or a non-empty listing is trusted
+     *        (2 s by default, for short-lived clients: a publish shows up within a couple of
+     *        seconds; warpd passes its {@code --pointer-ttl}, 30 s, to keep a fleet's requests low)
      * @param negativeTtl how long "no such pointer" / an empty listing is trusted (1 s)
      * @param maxManifests manifests kept in memory (each is small; versions are immutable)
      */
@@ -70,15 +82,31 @@ public final class Catalog {
         public static Config defaults() {
             return new Config(Duration.ofSeconds(2), Duration.ofSeconds(1), 1024);
         }
+
+        /** The same settings with another pointer TTL. */
+        public Config withPointerTtl(Duration ttl) {
+            return new Config(ttl, negativeTtl, maxManifests);
+        }
     }
 
+    /** A catalog keeping its last known good state in memory only (one-shot commands, tests). */
     public Catalog(BlobStore store) {
         this(store, Config.defaults(), Ticker.systemTicker());
     }
 
     public Catalog(BlobStore store, Config config, Ticker ticker) {
+        this(store, config, ticker, LastKnownGood.inMemory(), Clock.systemUTC());
+    }
+
+    /**
+     * @param known where answers are kept and served from while the store does not answer
+     * @param clock stamps the time answers were confirmed
+     */
+    public Catalog(BlobStore store, Config config, Ticker ticker, LastKnownGood known, Clock clock) {
         this.store = store;
         this.config = config;
+        this.known = known;
+        this.clock = clock;
         this.manifests = Caffeine.newBuilder().maximumSize(config.maxManifests()).build();
         this.pointers = Caffeine.newBuilder().ticker(ticker).maximumSize(100_000)
                 .expireAfter(new PointerExpiry())
@@ -171,17 +199,45 @@ public final class Catalog {
     }
 
     private Optional<VersionHash> pointer(String key) {
-        return cached(pointers, key, () -> readPointer(key));
+        Optional<VersionHash> fresh = pointers.getIfPresent(key);
+        if (fresh != null) {
+            return fresh;
+        }
+        Optional<VersionHash> v = readPointer(key);
+        pointers.put(key, v);
+        return v;
     }
 
+    /**
+     * Re-reads a pointer: a conditional GET with the tag of the last known state (unchanged:
+     * no body), or that state itself when the store does not answer.
+     */
     private Optional<VersionHash> readPointer(String key) {
-        byte[] json;
+        Optional<LastKnownGood.Pointer> last = known.pointer(key);
+        String source = store.describe() + "/" + key;
         try {
-            json = store.get(key);
-        } catch (BlobNotFoundException e) {
-            return Optional.empty();
+            Versioned now;
+            try {
+                now = store.getIfChanged(key, last.map(LastKnownGood.Pointer::tag).orElse(null));
+            } catch (BlobNotFoundException e) {
+                known.pointed(key, null, null, clock.instant());
+                return Optional.empty();
+            }
+            if (now == null) {
+                LastKnownGood.Pointer same = last.orElseThrow();
+                known.pointed(key, same.version(), same.tag(), clock.instant());
+                return Optional.ofNullable(same.version()).map(VersionHash::new);
+            }
+            VersionHash v = parseLatest(now.data(), source);
+            known.pointed(key, v.hex(), now.tag(), clock.instant());
+            return Optional.of(v);
+        } catch (StoreUnavailableException e) {
+            if (last.isEmpty()) {
+                throw e;
+            }
+            staleAnswers.increment();
+            return Optional.ofNullable(last.get().version()).map(VersionHash::new);
         }
-        return Optional.of(parseLatest(json, store.describe() + "/" + key));
     }
 
     /** Parses {@code {"version":"<hex>"}}; other fields are ignored (room to grow). */
@@ -283,14 +339,31 @@ public final class Catalog {
         if (m != null) {
             return m;
         }
+        Optional<byte[]> kept = known.manifest(key);
+        if (kept.isPresent()) {
+            try {
+                m = verified(kept.get(), "kept copy of " + store.describe() + "/" + key, id, version);
+                manifests.put(key, m);
+                return m;
+            } catch (ManifestCorruptedException | ManifestValidationException damaged) {
+                known.forgetManifest(key);
+            }
+        }
         byte[] json;
         try {
             json = store.get(key);
         } catch (BlobNotFoundException e) {
             throw notFound(id, id + "@" + version.hex());
         }
-        String source = store.describe() + "/" + key;
-        m = ManifestCodec.fromJson(json, source);
+        m = verified(json, store.describe() + "/" + key, id, version);
+        known.keepManifest(key, json);
+        manifests.put(key, m);
+        return m;
+    }
+
+    /** Parses and checks a manifest: its content hashes to {@code version} and it names {@code id}. */
+    private static Manifest verified(byte[] json, String source, DatasetId id, VersionHash version) {
+        Manifest m = ManifestCodec.fromJson(json, source);
         VersionHash actual = ManifestCodec.version(m);
         if (!actual.equals(version)) {
             throw new ManifestCorruptedException(source, "version_hash", "content hashes to " + actual.hex()
@@ -300,7 +373,6 @@ public final class Catalog {
             throw new ManifestCorruptedException(source, "dataset_id", "names dataset " + m.datasetId()
                     + " but is stored under " + id);
         }
-        manifests.put(key, m);
         return m;
     }
 
@@ -336,6 +408,8 @@ public final class Catalog {
         }
         store.put(StoreLayout.latest(id), latestJson(version));
         pointers.put(StoreLayout.latest(id), Optional.of(version));
+        // The new object's tag is not known here: the next re-read is a full (tiny) GET.
+        known.pointed(StoreLayout.latest(id), version.hex(), null, clock.instant());
     }
 
     static byte[] latestJson(VersionHash version) {
@@ -357,16 +431,30 @@ public final class Catalog {
     }
 
     private List<String> list(String prefix) {
-        return cached(listings, prefix, () -> List.copyOf(store.list(prefix)));
+        List<String> fresh = listings.getIfPresent(prefix);
+        if (fresh != null) {
+            return fresh;
+        }
+        List<String> children;
+        try {
+            children = List.copyOf(store.list(prefix));
+            known.listed(prefix, children, clock.instant());
+        } catch (StoreUnavailableException e) {
+            children = known.listing(prefix).map(LastKnownGood.Listing::children).orElseThrow(() -> e);
+            staleAnswers.increment();
+        }
+        listings.put(prefix, children);
+        return children;
     }
 
-    private static <K, V> V cached(Cache<K, V> cache, K key, Supplier<V> load) {
-        V v = cache.getIfPresent(key);
-        if (v == null) {
-            v = load.get();
-            cache.put(key, v);
-        }
-        return v;
+    /** Answers served from the last known good state because the store did not answer. */
+    public long staleAnswers() {
+        return staleAnswers.sum();
+    }
+
+    /** Where answers are kept for outages and restarts. */
+    public LastKnownGood known() {
+        return known;
     }
 
     /** "X is not published", listing the versions of the dataset, or else its workspace's datasets. */

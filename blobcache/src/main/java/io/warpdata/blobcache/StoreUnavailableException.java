@@ -1,12 +1,17 @@
 package io.warpdata.blobcache;
 
-/** The store did not answer usefully: network errors, timeouts, 5xx, throttling after retries. */
-public final class StoreUnavailableException extends StoreException {
+/**
+ * The store did not answer usefully: network errors, timeouts, 5xx, throttling after retries.
+ * Worth retrying; cached data and the catalog's last known good answers keep serving meanwhile.
+ */
+public sealed class StoreUnavailableException extends StoreException permits StoreUnreachableException {
     public StoreUnavailableException(String message, Throwable cause) {
-        super(message,
-                "Check the network and the endpoint (warpctl doctor); cached data keeps serving, and the"
-                        + " read can be retried.",
-                cause);
+        this(message, "Check the network and the endpoint (warpctl doctor); cached data keeps serving, and the"
+                + " read can be retried.", cause);
+    }
+
+    StoreUnavailableException(String message, String nextStep, Throwable cause) {
+        super(message, nextStep, cause);
     }
 
     @Override

@@ -79,6 +79,22 @@ public abstract class BlobStoreContract {
     }
 
     @Test
+    void aConditionalGetOfAnUnchangedObjectReturnsNothingAndAChangedOneItsNewTag() {
+        store().put("p/latest.json", "one".getBytes(StandardCharsets.UTF_8));
+        Versioned first = store().getIfChanged("p/latest.json", null);
+        assertThat(first.data()).asString(StandardCharsets.UTF_8).isEqualTo("one");
+        assertThat(first.tag()).isNotBlank();
+        assertThat(store().getIfChanged("p/latest.json", first.tag())).isNull();
+
+        store().put("p/latest.json", "two".getBytes(StandardCharsets.UTF_8));
+        Versioned second = store().getIfChanged("p/latest.json", first.tag());
+        assertThat(second.data()).asString(StandardCharsets.UTF_8).isEqualTo("two");
+        assertThat(second.tag()).isNotEqualTo(first.tag());
+        assertThatThrownBy(() -> store().getIfChanged("p/none.json", first.tag()))
+                .isInstanceOf(BlobNotFoundException.class);
+    }
+
+    @Test
     void putOverwrites() {
         store().put("latest.json", "one".getBytes(StandardCharsets.UTF_8));
         store().put("latest.json", "second".getBytes(StandardCharsets.UTF_8));

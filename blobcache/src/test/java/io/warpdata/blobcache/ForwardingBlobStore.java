@@ -28,6 +28,11 @@ public abstract class ForwardingBlobStore implements BlobStore {
     }
 
     @Override
+    public Versioned getIfChanged(String key, String ifNoneMatch) {
+        return inner.getIfChanged(key, ifNoneMatch);
+    }
+
+    @Override
     public void put(String key, byte[] data) {
         inner.put(key, data);
     }

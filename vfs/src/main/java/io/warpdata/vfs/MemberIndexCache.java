@@ -3,6 +3,7 @@ package io.warpdata.vfs;
 import com.github.benmanes.caffeine.cache.AsyncLoadingCache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.warpdata.blobcache.BlobReader;
+import io.warpdata.blobcache.LastKnownGood;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.MemberIndex;
 
@@ -17,16 +18,31 @@ import java.util.concurrent.Executor;
  * index bytes). Each index loads behind its own future, so a slow or failing load of one
  * artifact never blocks lookups in another; a failed load is not cached and the next touch
  * retries.
+ *
+ * <p>An index read from the store (verified by the blob reader) is also kept whole in the
+ * catalog's {@link LastKnownGood}, outside the block cache: eviction never drops it, and a
+ * version that was opened once can be listed after a restart while the store is down.
  */
 final class MemberIndexCache {
     private final AsyncLoadingCache<BlobRef, MemberIndex> indexes;
 
-    MemberIndexCache(BlobReader reader, long maxMembers, Executor executor) {
+    MemberIndexCache(BlobReader reader, LastKnownGood known, long maxMembers, Executor executor) {
         this.indexes = Caffeine.newBuilder()
                 .maximumWeight(maxMembers)
                 .weigher((BlobRef ref, MemberIndex index) -> index.size() + 1)
                 .executor(executor)
-                .buildAsync(ref -> MemberIndex.parse(reader.readAll(ref), "member index " + ref.id()));
+                .buildAsync(ref -> load(reader, known, ref));
+    }
+
+    private static MemberIndex load(BlobReader reader, LastKnownGood known, BlobRef ref) {
+        byte[] kept = known.blob(ref.id()).orElse(null);
+        if (kept != null) {
+            return MemberIndex.parse(kept, "member index " + ref.id());
+        }
+        byte[] bytes = reader.readAll(ref);
+        MemberIndex index = MemberIndex.parse(bytes, "member index " + ref.id());
+        known.keepBlob(ref.id(), bytes);
+        return index;
     }
 
     /**

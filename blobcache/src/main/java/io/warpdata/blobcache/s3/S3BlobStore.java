@@ -7,6 +7,8 @@ import io.warpdata.blobcache.InvalidRemoteException;
 import io.warpdata.blobcache.PermissionDeniedException;
 import io.warpdata.blobcache.StoreException;
 import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.blobcache.StoreUnreachableException;
+import io.warpdata.blobcache.Versioned;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
@@ -83,6 +85,8 @@ public final class S3BlobStore implements BlobStore {
     private final LongAdder retries = new LongAdder();
     private final ThreadPoolExecutor uploads;
     private final AutoCloseable credentials;
+    /** The server, for "cannot connect" messages: the endpoint given, or S3 itself. */
+    private final String server;
     /** Set once the server rejected If-None-Match on PUT: then HEAD-then-PUT is all we have. */
     private final AtomicBoolean conditionalPutUnsupported = new AtomicBoolean();
 
@@ -198,6 +202,7 @@ public final class S3BlobStore implements BlobStore {
         this.bucket = bucket;
         this.root = root;
         this.config = config;
+        this.server = endpoint.map(URI::toString).orElse("S3");
         AwsCredentialsProvider creds = config.credentials()
                 .<AwsCredentialsProvider>map(c -> StaticCredentialsProvider.create(
                         AwsBasicCredentials.create(c.accessKeyId(), c.secretAccessKey())))
@@ -361,6 +366,33 @@ public final class S3BlobStore implements BlobStore {
         try {
             return s3.getObjectAsBytes(g -> g.bucket(bucket).key(root + key)).asByteArray();
         } catch (SdkException e) {
+            throw translate(e, "read", key);
+        }
+    }
+
+    /** A GET with If-None-Match: S3 answers 304 (no body) when the object still has that ETag. */
+    @Override
+    public Versioned getIfChanged(String key, String ifNoneMatch) {
+        try {
+            var response = s3.getObjectAsBytes(g -> {
+                g.bucket(bucket).key(root + key);
+                if (ifNoneMatch != null) {
+                    g.ifNoneMatch(ifNoneMatch);
+                }
+            });
+            String etag = response.response().eTag();
+            if (etag == null) {
+                return Versioned.ofContent(response.asByteArray());
+            }
+            if (etag.equals(ifNoneMatch)) {
+                // A server that ignores If-None-Match sent the same object again.
+                return null;
+            }
+            return new Versioned(response.asByteArray(), etag);
+        } catch (SdkException e) {
+            if (ifNoneMatch != null && e instanceof AwsServiceException ase && ase.statusCode() == 304) {
+                return null;
+            }
             throw translate(e, "read", key);
         }
     }
@@ -652,7 +684,27 @@ public final class S3BlobStore implements BlobStore {
             return new AuthenticationException(what + ": no AWS credentials found; set " + AUTH_ENV
                     + " and AWS_REGION", e);
         }
+        if (cannotConnect(e)) {
+            return new StoreUnreachableException(what + ": cannot connect to " + server + ": " + msg, e);
+        }
         return new StoreUnavailableException(what + ": " + msg, e);
+    }
+
+    /**
+     * Whether no connection could be made at all (refused, unknown host, no route, connect
+     * timeout), as opposed to a connection that failed part way or a server error: nothing is
+     * listening, so the read path stops retrying at once.
+     */
+    static boolean cannotConnect(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof java.net.ConnectException || t instanceof java.net.UnknownHostException
+                    || t instanceof java.net.NoRouteToHostException
+                    || t instanceof org.apache.http.conn.ConnectTimeoutException
+                    || t instanceof org.apache.http.conn.HttpHostConnectException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Counts attempts beyond the first of each call: the SDK's retries. */

@@ -6,6 +6,8 @@ import io.warpdata.blobcache.BlobStoreContract;
 import io.warpdata.blobcache.S3ProxyFixture;
 import io.warpdata.blobcache.StoreException;
 import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.blobcache.StoreUnreachableException;
+import io.warpdata.blobcache.Versioned;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -60,6 +62,29 @@ class S3BlobStoreIT extends BlobStoreContract {
     @Override
     protected BlobStore store() {
         return store;
+    }
+
+    @Test
+    void rereadingAnUnchangedPointerIsAConditionalGetWithoutABody() {
+        store.put("datasets/ws/n/latest.json", "{\"version\":\"x\"}".getBytes());
+        Versioned v = store.getIfChanged("datasets/ws/n/latest.json", null);
+        s3.resetCounters();
+        assertThat(store.getIfChanged("datasets/ws/n/latest.json", v.tag())).isNull();
+        assertThat(s3.counters().gets()).isEqualTo(1);
+        assertThat(s3.counters().bytesServed()).as("304: no body").isZero();
+    }
+
+    @Test
+    void aServerThatIsNotListeningIsUnreachableNotMerelyUnavailable() throws Exception {
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
+            port = free.getLocalPort();
+        }
+        try (S3BlobStore dead = S3BlobStore.open("s3://" + S3ProxyFixture.BUCKET + "/x",
+                java.util.Optional.of("http://127.0.0.1:" + port), fastRetries())) {
+            assertThatThrownBy(() -> dead.get("k")).isInstanceOf(StoreUnreachableException.class)
+                    .hasMessageContaining("cannot connect to http://127.0.0.1:" + port);
+        }
     }
 
     @Test
