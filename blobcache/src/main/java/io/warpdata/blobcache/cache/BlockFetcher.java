@@ -6,6 +6,7 @@ import io.warpdata.blobcache.ReadMetrics;
 import io.warpdata.blobcache.StoreException;
 import io.warpdata.blobcache.StoreLayout;
 import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.blobcache.StoreUnreachableException;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
 import java.util.concurrent.ThreadLocalRandom;
@@ -155,8 +156,16 @@ final class BlockFetcher {
         }
     }
 
-    /** Sleeps before retry {@code attempt}, or throws if that would pass the deadline. */
+    /**
+     * Sleeps before retry {@code attempt}, or throws if that would pass the deadline. A store
+     * that cannot be reached at all is not retried: nothing will answer for a while, and the
+     * reader gets EIO at once rather than at the deadline ({@link io.warpdata.blobcache.StoreHealth}
+     * notices when it is back).
+     */
     private void backOff(int attempt, long deadlineNanos, StoreUnavailableException cause, String what) {
+        if (cause instanceof StoreUnreachableException) {
+            throw cause;
+        }
         long bound = policy.initialBackoff().toNanos() << Math.min(attempt, 20);
         bound = Math.min(Math.max(bound, 1), policy.maxBackoff().toNanos());
         long sleep = ThreadLocalRandom.current().nextLong(bound + 1);
