@@ -55,10 +55,22 @@ public final class S3ProxyFixture implements AutoCloseable {
 
     /** Starts a server storing objects under {@code dataDir} (survives a restart on the same dir). */
     public static S3ProxyFixture start(Path dataDir) {
-        return start(Optional.of(dataDir));
+        return start(Optional.of(dataDir), 0);
+    }
+
+    /**
+     * Starts a server storing objects under {@code dataDir} on a given port: a server "restarted"
+     * where clients already point (stop one, then start another on its {@link #port()}).
+     */
+    public static S3ProxyFixture start(Path dataDir, int port) {
+        return start(Optional.of(dataDir), port);
     }
 
     private static S3ProxyFixture start(Optional<Path> dataDir) {
+        return start(dataDir, 0);
+    }
+
+    private static S3ProxyFixture start(Optional<Path> dataDir, int port) {
         Properties props = new Properties();
         String provider = "transient";
         if (dataDir.isPresent()) {
@@ -78,7 +90,7 @@ public final class S3ProxyFixture implements AutoCloseable {
         server.createContainerInLocation(null, BUCKET);
         S3Proxy proxy = S3Proxy.builder()
                 .blobStore(server)
-                .endpoint(URI.create("http://127.0.0.1:0"))
+                .endpoint(URI.create("http://127.0.0.1:" + port))
                 .awsAuthentication(AuthenticationType.AWS_V2_OR_V4, ACCESS_KEY, SECRET_KEY)
                 .build();
         try {
@@ -104,6 +116,11 @@ public final class S3ProxyFixture implements AutoCloseable {
 
     public URI endpoint() {
         return endpoint;
+    }
+
+    /** The port the server listens on. */
+    public int port() {
+        return endpoint.getPort();
     }
 
     public String bucket() {

@@ -84,7 +84,7 @@ public final class WarpTree {
     public WarpTree(Catalog catalog, BlobReader reader, long maxIndexedMembers, Executor indexLoader) {
         this.catalog = catalog;
         this.reader = reader;
-        this.indexes = new MemberIndexCache(reader, maxIndexedMembers, indexLoader);
+        this.indexes = new MemberIndexCache(reader, catalog.known(), maxIndexedMembers, indexLoader);
         this.versionTrees = Caffeine.newBuilder().maximumSize(VERSION_TREES_HELD).build();
         this.missingVersions = Caffeine.newBuilder().maximumSize(10_000)
                 .expireAfterWrite(MISSING_VERSION_TTL).build();
@@ -261,7 +261,7 @@ public final class WarpTree {
      */
     public NodeAttributes attributes(Node node) {
         return switch (node) {
-            case Node.Root r -> dir(2 + catalog.workspaces().size(), 0);
+            case Node.Root r -> dir(2 + workspaceCount(), 0);
             case Node.Workspace w -> dir(2 + versionDirCount(w.name()), 0);
             case Node.Link l -> new NodeAttributes(Node.Type.SYMLINK, 0777, l.text().length(), 1, 0);
             case Node.VersionDir v -> dir(3 + v.version().manifest().tables().size()
@@ -274,6 +274,18 @@ public final class WarpTree {
         };
     }
 
+    /**
+     * Workspaces, for the root's nlink. A count that cannot be had (the store down and nothing
+     * known yet) is 0: stat of the mount's root must never fail, or the mount itself would.
+     */
+    private long workspaceCount() {
+        try {
+            return catalog.workspaces().size();
+        } catch (StoreException e) {
+            return 0;
+        }
+    }
+
     /** Subdirectories of a workspace (its version directories), for nlink; from cached listings. */
     private long versionDirCount(String ws) {
         long n = 0;
@@ -281,7 +293,7 @@ public final class WarpTree {
             for (DatasetId id : catalog.datasets(ws)) {
                 n += versionsOrEmpty(id).size();
             }
-        } catch (DatasetNotFoundException e) {
+        } catch (StoreException e) {
             return 0;
         }
         return n;

@@ -5,6 +5,7 @@ import io.warpdata.daemon.ByteSize;
 import io.warpdata.daemon.control.SocketPaths;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -24,9 +25,11 @@ import java.util.Properties;
  * @param socket the control socket path
  * @param mode how the cache is used
  * @param allowOther let other users read the mount
+ * @param pointerTtl how long a latest or branch pointer is trusted before it is re-read (with a
+ *        conditional GET), which is also how often the links the kernel caches are re-checked
  */
 public record DaemonConfig(Path mountPoint, String remote, Optional<String> endpoint, Path cacheDir,
-                           long cacheSizeBytes, Path socket, CacheMode mode, boolean allowOther) {
+                           long cacheSizeBytes, Path socket, CacheMode mode, boolean allowOther, Duration pointerTtl) {
     /** Option names, which are also the config file's keys. */
     public static final String MOUNT = "mount";
     public static final String REMOTE = "remote";
@@ -36,8 +39,16 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
     public static final String SOCKET = "socket";
     public static final String MODE = "mode";
     public static final String ALLOW_OTHER = "allow-other";
+    public static final String POINTER_TTL = "pointer-ttl";
 
     public static final long DEFAULT_CACHE_SIZE_GB = 100;
+    /**
+     * 30 s: re-checking a pointer is one conditional GET, so a mount with a link in use costs 2
+     * requests a minute, and 1,000 nodes on one bucket about 2,000 (DESIGN section 12); a
+     * publish through this warpd shows at once, one made elsewhere within 30 s ({@code warpctl
+     * refresh} to see it now).
+     */
+    public static final Duration DEFAULT_POINTER_TTL = Duration.ofSeconds(30);
 
     public DaemonConfig {
         Objects.requireNonNull(mountPoint, "mountPoint");
@@ -50,6 +61,16 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
             throw new ConfigException("cache size must be positive, was " + cacheSizeBytes,
                     "Pass --cache-size like 200GB.");
         }
+        Objects.requireNonNull(pointerTtl, "pointerTtl");
+        if (pointerTtl.isNegative() || pointerTtl.isZero()) {
+            throw new ConfigException("pointer TTL must be positive, was " + pointerTtl, "Pass --pointer-ttl like 30s.");
+        }
+    }
+
+    /** Settings with the default pointer TTL. */
+    public DaemonConfig(Path mountPoint, String remote, Optional<String> endpoint, Path cacheDir, long cacheSizeBytes,
+                        Path socket, CacheMode mode, boolean allowOther) {
+        this(mountPoint, remote, endpoint, cacheDir, cacheSizeBytes, socket, mode, allowOther, DEFAULT_POINTER_TTL);
     }
 
     /**
@@ -74,12 +95,14 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
         }
         putIfSet(fromEnv, MODE, env.get("WARP_MODE"));
         putIfSet(fromEnv, SOCKET, env.get("WARP_SOCKET"));
+        putIfSet(fromEnv, POINTER_TTL, env.get("WARP_POINTER_TTL"));
 
         Map<String, String> merged = new LinkedHashMap<>(fromEnv);
         for (String key : file.stringPropertyNames()) {
             if (!knownKey(key)) {
                 throw new ConfigException("unknown key '" + key + "' in the config file",
-                        "Use the option names as keys: mount, remote, endpoint, cache-dir, cache-size, socket, mode, allow-other.");
+                        "Use the option names as keys: mount, remote, endpoint, cache-dir, cache-size, socket, mode, allow-other,"
+                                + " pointer-ttl.");
             }
             putIfSet(merged, key, file.getProperty(key));
         }
@@ -109,14 +132,41 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
         }
         Path socket = merged.containsKey(SOCKET) ? Path.of(merged.get(SOCKET)) : SocketPaths.defaultSocket(env, uid);
         boolean allowOther = Boolean.parseBoolean(merged.getOrDefault(ALLOW_OTHER, "false"));
+        Duration pointerTtl = merged.containsKey(POINTER_TTL) ? duration(merged.get(POINTER_TTL)) : DEFAULT_POINTER_TTL;
         return new DaemonConfig(Path.of(mount).toAbsolutePath().normalize(), remote,
                 Optional.ofNullable(merged.get(ENDPOINT)), cacheDir.toAbsolutePath().normalize(), cacheSize,
-                socket.toAbsolutePath().normalize(), mode, allowOther);
+                socket.toAbsolutePath().normalize(), mode, allowOther, pointerTtl);
+    }
+
+    /** {@code 500ms}, {@code 30s}, {@code 2m}, {@code 1h}, or plain seconds. */
+    static Duration duration(String text) {
+        String t = text.trim().toLowerCase(java.util.Locale.ROOT);
+        try {
+            if (t.endsWith("ms")) {
+                return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2).trim()));
+            }
+            char unit = t.isEmpty() ? ' ' : t.charAt(t.length() - 1);
+            String n = Character.isDigit(unit) ? t : t.substring(0, t.length() - 1).trim();
+            long v = Long.parseLong(n);
+            return switch (unit) {
+                case 's' -> Duration.ofSeconds(v);
+                case 'm' -> Duration.ofMinutes(v);
+                case 'h' -> Duration.ofHours(v);
+                default -> {
+                    if (!Character.isDigit(unit)) {
+                        throw new NumberFormatException(text);
+                    }
+                    yield Duration.ofSeconds(v);
+                }
+            };
+        } catch (NumberFormatException e) {
+            throw new ConfigException("bad duration '" + text + "'", "Give a duration like 500ms, 30s, 2m or 1h.");
+        }
     }
 
     private static boolean knownKey(String key) {
         return switch (key) {
-            case MOUNT, REMOTE, ENDPOINT, CACHE_DIR, CACHE_SIZE, SOCKET, MODE, ALLOW_OTHER -> true;
+            case MOUNT, REMOTE, ENDPOINT, CACHE_DIR, CACHE_SIZE, SOCKET, MODE, ALLOW_OTHER, POINTER_TTL -> true;
             default -> false;
         };
     }

@@ -5,8 +5,12 @@ import io.warpdata.blobcache.BlobReader;
 import io.warpdata.blobcache.BlobStore;
 import io.warpdata.blobcache.BlobStores;
 import io.warpdata.blobcache.Catalog;
+import io.warpdata.blobcache.HealthCheckedStore;
+import io.warpdata.blobcache.LastKnownGood;
+import io.warpdata.blobcache.OfflineStore;
 import io.warpdata.blobcache.PermissionDeniedException;
 import io.warpdata.blobcache.StoreException;
+import io.warpdata.blobcache.StoreHealth;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.CacheConfig;
 import io.warpdata.blobcache.cache.CacheMode;
@@ -18,20 +22,29 @@ import io.warpdata.vfs.fuse.WarpFuse;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import com.github.benmanes.caffeine.cache.Ticker;
+
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -48,6 +61,12 @@ public final class WarpDaemon implements AutoCloseable {
     private static final long BYTES_PER_MEMBER = 200;
     /** How often the mount's presence is checked: reading mountinfo is cheap, a stray daemon is not. */
     private static final long MOUNT_WATCH_SECONDS = 2;
+    /**
+     * How long a start waits for the store to answer before mounting anyway (from the catalog's
+     * last known state): long enough for a slow first TLS handshake, short enough that a node
+     * whose store is down still comes up quickly.
+     */
+    static final Duration STORE_CHECK_WAIT = Duration.ofSeconds(10);
 
     private final DaemonConfig config;
     private final long startedNanos = System.nanoTime();
@@ -56,6 +75,7 @@ public final class WarpDaemon implements AutoCloseable {
     private final CountDownLatch closed = new CountDownLatch(1);
     private final AtomicBoolean closing = new AtomicBoolean();
     private BlobStore store;
+    private StoreHealth health;
     private Catalog catalog;
     private BlobReader reader;
     private Errno errno;
@@ -98,10 +118,21 @@ public final class WarpDaemon implements AutoCloseable {
         }
         MountPoint.prepare(config.mountPoint());
 
-        store = openStore(config);
+        if (config.mode() == CacheMode.LOCAL) {
+            // Offline by choice: never contact the store, not even to check it.
+            store = new OfflineStore(config.remote());
+            health = StoreHealth.offline(store.describe());
+        } else {
+            BlobStore remote = openStore(config);
+            health = StoreHealth.of(remote.describe());
+            store = new HealthCheckedStore(remote, health);
+        }
         services.push(store);
-        catalog = new Catalog(store);
-        checkStore();
+        catalog = new Catalog(store, Catalog.Config.defaults().withPointerTtl(config.pointerTtl()),
+                Ticker.systemTicker(), openKnownState(config), Clock.systemUTC());
+        if (config.mode() != CacheMode.LOCAL) {
+            checkStore();
+        }
         reader = openBlobReader(config, store);
         services.push(reader);
         ExecutorService indexLoader = Executors.newVirtualThreadPerTaskExecutor();
@@ -110,7 +141,7 @@ public final class WarpDaemon implements AutoCloseable {
         long maxMembers = Math.max(100_000, Runtime.getRuntime().maxMemory() / 4 / BYTES_PER_MEMBER);
         tree = new WarpTree(catalog, reader, maxMembers, indexLoader);
         fuse = new WarpFuse(tree, errno, uid(), gid());
-        fuse.mount(config.mountPoint(), MountOptions.defaults(config.allowOther()));
+        fuse.mount(config.mountPoint(), MountOptions.defaults(config.allowOther()).withLinkCheck(config.pointerTtl()));
         mounted = true;
         services.push(this::unmount);
         KernelReadAhead.raise(config.mountPoint(), MountOptions.MAX_READAHEAD);
@@ -150,6 +181,23 @@ public final class WarpDaemon implements AutoCloseable {
         services.push(watch::shutdownNow);
     }
 
+    /**
+     * Where the catalog keeps its last known good state: {@code <cache dir>/catalog}, so that
+     * the mount works through outages and restarts without the store; memory only in remote
+     * mode, which keeps nothing on disk.
+     */
+    static LastKnownGood openKnownState(DaemonConfig config) {
+        if (!config.mode().usesDisk()) {
+            return LastKnownGood.inMemory();
+        }
+        try {
+            return LastKnownGood.onDisk(config.cacheDir().resolve("catalog"));
+        } catch (UncheckedIOException e) {
+            throw new ConfigException("cannot use " + config.cacheDir().resolve("catalog") + ": " + e.getCause().getMessage(),
+                    "Pass a writable --cache-dir (or set WARP_CACHE_DIR).");
+        }
+    }
+
     /** The store: S3 or a local directory, by the URI's scheme. */
     static BlobStore openStore(DaemonConfig config) {
         return BlobStores.open(config.remote(), config.endpoint());
@@ -168,17 +216,25 @@ public final class WarpDaemon implements AutoCloseable {
     }
 
     /**
-     * Fails fast on credentials that cannot work; a store that is merely unreachable is only
-     * logged, since cached data can still be served and the store may come back.
+     * Fails fast on credentials that cannot work; a store that is unreachable or slow is only
+     * logged (by {@link StoreHealth}), and after {@link #STORE_CHECK_WAIT} the mount goes on: the
+     * catalog answers from its last known state and cached data is served.
      */
     private void checkStore() {
+        CompletableFuture<List<String>> check = CompletableFuture.supplyAsync(catalog::workspaces);
         try {
-            catalog.workspaces();
-        } catch (AuthenticationException | PermissionDeniedException e) {
-            throw e;
-        } catch (StoreException e) {
-            LOG.warn("the store {} does not answer yet ({}); mounting anyway, reads will fail with EIO until it does",
-                    store.describe(), e.getMessage());
+            check.get(STORE_CHECK_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof AuthenticationException || e.getCause() instanceof PermissionDeniedException) {
+                throw (StoreException) e.getCause();
+            }
+            LOG.warn("the store {} does not answer yet ({}); mounting anyway: known datasets and cached data are"
+                    + " served, the rest fails with EIO until it answers", store.describe(), e.getCause().getMessage());
+        } catch (TimeoutException e) {
+            LOG.warn("the store {} did not answer within {} s; mounting anyway from the last known state",
+                    store.describe(), STORE_CHECK_WAIT.toSeconds());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -205,6 +261,7 @@ public final class WarpDaemon implements AutoCloseable {
         s.put("mounted", mounted);
         s.put("uptime_seconds", TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - startedNanos));
         s.put("read", reader == null ? Map.of() : reader.metrics().snapshot());
+        s.put("store", storeStatus());
         Map<String, Object> errors = new LinkedHashMap<>();
         errors.put("not_found", errno == null ? 0 : errno.notFoundCount());
         errors.put("io_errors", errno == null ? 0 : errno.ioErrorCount());
@@ -228,11 +285,46 @@ public final class WarpDaemon implements AutoCloseable {
         return s;
     }
 
+    /** Whether the store answers, since when it does not, and what the catalog served meanwhile. */
+    private Map<String, Object> storeStatus() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        if (health == null) {
+            return m;
+        }
+        StoreHealth.Snapshot h = health.snapshot();
+        m.put("reachable", h.reachable());
+        m.put("offline", h.offline());
+        m.put("unreachable_since", h.outage().map(o -> o.since().toString()).orElse(null));
+        m.put("last_error", h.outage().map(StoreHealth.Outage::error).orElse(null));
+        m.put("failures", h.failures());
+        m.put("fast_failures", h.fastFailures());
+        m.put("outages", h.outages());
+        m.put("stale_answers", catalog == null ? 0 : catalog.staleAnswers());
+        m.put("pointer_ttl_seconds", config.pointerTtl().toSeconds());
+        return m;
+    }
+
+    /**
+     * Tries the store on the next call even if it was found unreachable moments ago: a person
+     * asked for something now (a publish, a refresh), typically right after bringing it back.
+     */
+    public void retryStoreNow() {
+        if (health != null) {
+            health.retryNow();
+        }
+    }
+
+    /** The store's reachability (for status and doctor). */
+    public Optional<StoreHealth> health() {
+        return Optional.ofNullable(health);
+    }
+
     /**
      * Makes the mount re-read now the latest pointers behind the links the kernel caches (after
      * a publish or refresh through this daemon), so that a moved link is seen at once.
      */
     public void checkLinks() {
+        retryStoreNow();
         WarpFuse f = fuse;
         if (f != null && mounted) {
             f.checkLinks();

@@ -25,7 +25,8 @@ import java.util.concurrent.atomic.AtomicReference;
 @Command(name = "warpd", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Mounts versioned datasets from an S3-compatible store (or a local directory) as a read-only file tree.",
         footer = {"", "Settings come from, in order: options, --config FILE (keys = option names, e.g. cache-size=200GB),",
-                "the environment (WARP_REMOTE, WARP_S3_ENDPOINT, WARP_CACHE_DIR, WARP_CACHE_SIZE_GB, WARP_MODE, WARP_SOCKET),",
+                "the environment (WARP_REMOTE, WARP_S3_ENDPOINT, WARP_CACHE_DIR, WARP_CACHE_SIZE_GB, WARP_MODE, WARP_SOCKET,",
+                "WARP_POINTER_TTL),",
                 "defaults. AWS credentials and region come from the AWS SDK's default chain."})
 public final class WarpdCommand implements Callable<Integer> {
 
@@ -57,6 +58,10 @@ public final class WarpdCommand implements Callable<Integer> {
 
     @Option(names = "--mode", paramLabel = "MODE", description = "auto | remote | hybrid | local (WARP_MODE, default auto).")
     String mode;
+
+    @Option(names = "--pointer-ttl", paramLabel = "DURATION",
+            description = "How long latest and branch pointers are trusted before a (conditional) re-read, e.g. 30s, 2m (WARP_POINTER_TTL, default 30s).")
+    String pointerTtl;
 
     @Option(names = "--allow-other", description = "Let other users read the mount (needs user_allow_other in /etc/fuse.conf unless root).")
     boolean allowOther;
@@ -126,6 +131,7 @@ public final class WarpdCommand implements Callable<Integer> {
         put(m, DaemonConfig.CACHE_SIZE, cacheSize);
         put(m, DaemonConfig.SOCKET, socket);
         put(m, DaemonConfig.MODE, mode);
+        put(m, DaemonConfig.POINTER_TTL, pointerTtl);
         if (allowOther) {
             m.put(DaemonConfig.ALLOW_OTHER, "true");
         }

@@ -56,7 +56,9 @@ class MountIT {
         SampleData.writeImages(src.resolve("images"), 0);
         version = SampleData.publish(store, work, DATASET, src, true);
         mount = Files.createDirectories(work.resolve("mnt"));
-        warpd = WarpdProcess.start(mount, s3.remote("it-mount"), work.resolve("cache"), s3.env());
+        // A 2 s pointer TTL (30 s by default): the latest test publishes "from another machine"
+        // and waits for the link to follow within the TTL.
+        warpd = WarpdProcess.start(mount, s3.remote("it-mount"), work.resolve("cache"), s3.env(), "--pointer-ttl", "2s");
     }
 
     @AfterAll

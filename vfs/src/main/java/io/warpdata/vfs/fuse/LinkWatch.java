@@ -13,27 +13,25 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongToIntFunction;
 
 /**
- * Keeps the latest links the kernel caches current.
+ * Keeps the links the kernel caches (latest, tags, branches) current.
  *
  * <p>With {@code FUSE_CACHE_SYMLINKS} (see {@link WarpFuse#WANTED}) the kernel answers readlink, and
  * every path walk through {@code /<ws>/<name>}, from its page cache, and asks warpd again only
  * once that is invalidated. So every link warpd has answered is remembered by its kernel node
- * with its target, re-resolved every {@link #PERIOD} (the catalog re-reads the pointer from the store
- * once its own TTL has passed), and when the target differs, or the pointer is gone, the node
- * is invalidated: the next walk reads the link again. A pointer moved elsewhere is thus seen
- * within about two periods, as it was when every walk read the link; a publish or
- * {@code warpctl refresh} through this daemon checks at once ({@link #check()}). While the store
- * cannot be read, links keep their last target.
+ * with its target and re-resolved every period ({@link MountOptions#linkCheck()}, the catalog's
+ * pointer TTL, after which the catalog re-reads the pointer); when the target differs, or the
+ * pointer is gone, the node is invalidated and the next walk reads the link again. A pointer
+ * moved elsewhere is thus seen within about two periods; a publish or {@code warpctl refresh}
+ * through this daemon checks at once ({@link #check()}). While the store cannot be read, links
+ * keep their last target (the catalog answers from its last known good state).
  *
- * <p>Cost: one small GET per link in use per pointer TTL, in the background (none for tags, which
- * the catalog trusts until refreshed); none on the read path. Links are re-resolved from their
- * workspace's node, so no workspace is ever listed for it.
+ * <p>Cost: one conditional GET per link in use per pointer TTL, in the background (none for
+ * tags, which the catalog trusts until refreshed); none on the read path. Links are re-resolved
+ * from their workspace's node, so no workspace is ever listed for it.
  */
 final class LinkWatch implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LinkWatch.class);
 
-    /** How often links are re-resolved: the catalog's pointer TTL (2 s). */
-    static final Duration PERIOD = Duration.ofSeconds(2);
 
     /** What a link resolves to now. */
     @FunctionalInterface
@@ -61,15 +59,15 @@ final class LinkWatch implements AutoCloseable {
         this.invalidate = invalidate;
     }
 
-    /** Re-resolves the links every {@link #PERIOD} on a daemon thread until {@link #close()}. */
-    synchronized void start() {
+    /** Re-resolves the links every {@code period} on a daemon thread until {@link #close()}. */
+    synchronized void start(Duration period) {
         if (timer == null && !closed) {
             timer = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "warp-link-watch");
                 t.setDaemon(true);
                 return t;
             });
-            long ms = PERIOD.toMillis();
+            long ms = period.toMillis();
             timer.scheduleWithFixedDelay(this::checkQuietly, ms, ms, TimeUnit.MILLISECONDS);
         }
     }

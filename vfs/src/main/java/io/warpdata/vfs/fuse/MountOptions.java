@@ -1,7 +1,9 @@
 package io.warpdata.vfs.fuse;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * How the mount is set up: the kernel's mount options, and how long the kernel may trust an
@@ -11,8 +13,11 @@ import java.util.List;
  * @param allowOther let other users read the mount (needs {@code user_allow_other} in
  *        /etc/fuse.conf unless running as root)
  * @param timeoutSeconds entry and attribute timeout
+ * @param linkCheck how often the targets of the links the kernel caches are re-checked
+ *        ({@link LinkWatch}): the catalog's pointer TTL, so that a pointer moved elsewhere is
+ *        seen within about that time and re-checking costs one conditional GET per link per TTL
  */
-public record MountOptions(boolean allowOther, int timeoutSeconds) {
+public record MountOptions(boolean allowOther, int timeoutSeconds, Duration linkCheck) {
     /**
      * Largest read request: 1 MiB, where the kernel grants {@code FUSE_MAX_PAGES} (see
      * {@link WarpFuse#MAX_PAGES_WANTED}); 128 KiB on kernels before 5.1. Measured on a warm 1 GiB {@code dd}:
@@ -33,14 +38,30 @@ public record MountOptions(boolean allowOther, int timeoutSeconds) {
     /** A day: versions are immutable, and see the class comment for why latest links are safe. */
     public static final int DEFAULT_TIMEOUT_SECONDS = 86_400;
 
+    /** The catalog's default pointer TTL (short-lived clients and tests). */
+    public static final Duration DEFAULT_LINK_CHECK = Duration.ofSeconds(2);
+
     public MountOptions {
         if (timeoutSeconds < 0) {
             throw new IllegalArgumentException("timeoutSeconds " + timeoutSeconds);
         }
+        Objects.requireNonNull(linkCheck, "linkCheck");
+        if (linkCheck.isNegative() || linkCheck.isZero()) {
+            throw new IllegalArgumentException("linkCheck " + linkCheck);
+        }
+    }
+
+    public MountOptions(boolean allowOther, int timeoutSeconds) {
+        this(allowOther, timeoutSeconds, DEFAULT_LINK_CHECK);
     }
 
     public static MountOptions defaults(boolean allowOther) {
         return new MountOptions(allowOther, DEFAULT_TIMEOUT_SECONDS);
+    }
+
+    /** The same options with another link check period. */
+    public MountOptions withLinkCheck(Duration period) {
+        return new MountOptions(allowOther, timeoutSeconds, period);
     }
 
     /** The {@code -o} mount options (the kernel's and fusermount's; the rest is negotiated in INIT). */

@@ -139,7 +139,7 @@ public final class WarpFuse {
         validSeconds = options.timeoutSeconds();
         server = FuseServer.mount(this, mountPoint, options);
         notifications = server.channel();
-        links.start();
+        links.start(options.linkCheck());
     }
 
     /** Unmounts (lazily: open files keep working until closed) and ends the session. */
@@ -156,7 +156,7 @@ public final class WarpFuse {
 
     /**
      * Re-reads the latest pointers of every link the kernel caches now (after a publish or
-     * {@code warpctl refresh}), instead of within the next {@link LinkWatch#PERIOD}.
+     * {@code warpctl refresh}), instead of within the next link check ({@link MountOptions#linkCheck()}).
      *
      * @return how many links moved
      */

@@ -43,6 +43,7 @@ public final class StatusCommand implements Callable<Integer> {
         out.printf("  remote:     %s%n", s.path("remote").asText());
         out.printf("  mode:       %s%n", s.path("mode").asText());
         out.printf("  open files: %s%n", s.path("open_files").isNull() ? "n/a" : s.path("open_files").asText());
+        out.printf("  store:      %s%n", storeLine(s.path("store")));
         JsonNode errors = s.path("recent_errors");
         if (errors.isEmpty()) {
             out.println("  recent errors: none");
@@ -55,6 +56,24 @@ public final class StatusCommand implements Callable<Integer> {
                 peer.path("privileged").asBoolean() ? ", may gc/verify/publish" : ", read-only operations");
         out.flush();
         return 0;
+    }
+
+    /** "reachable", "offline (--mode local): ...", or "unreachable since T (error); serving from cache". */
+    static String storeLine(JsonNode store) {
+        if (store.isMissingNode() || store.isEmpty()) {
+            return "n/a";
+        }
+        String counters = store.path("stale_answers").asLong() + " answers from the last known state, "
+                + store.path("fast_failures").asLong() + " reads failed fast";
+        if (store.path("offline").asBoolean()) {
+            return "offline (--mode local): never contacted; serving cached data and known datasets";
+        }
+        if (store.path("reachable").asBoolean()) {
+            long outages = store.path("outages").asLong();
+            return "reachable" + (outages > 0 ? " (" + outages + " outage(s) since start; " + counters + ")" : "");
+        }
+        return "unreachable since " + store.path("unreachable_since").asText() + " (" + store.path("last_error").asText()
+                + "); serving from cache; " + counters;
     }
 
     static String uptime(long seconds) {

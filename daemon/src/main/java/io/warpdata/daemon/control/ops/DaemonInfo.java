@@ -2,6 +2,7 @@ package io.warpdata.daemon.control.ops;
 
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
 
 /** What {@code status} reports about the running daemon; warpd implements it over WarpDaemon. */
@@ -26,4 +27,12 @@ public interface DaemonInfo {
 
     /** The last few errors the daemon logged (newest last), one line each. */
     List<String> recentErrors();
+
+    /**
+     * Whether the store answers: {@code reachable}, {@code offline}, {@code unreachable_since},
+     * {@code last_error} and counters (see WarpDaemon's stats); empty if not known.
+     */
+    default Map<String, Object> store() {
+        return Map.of();
+    }
 }

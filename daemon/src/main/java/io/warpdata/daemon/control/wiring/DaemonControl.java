@@ -6,6 +6,7 @@ import io.warpdata.daemon.control.ControlSettings;
 import io.warpdata.daemon.control.EtcUserDatabase;
 import io.warpdata.daemon.control.ops.CacheControl;
 import io.warpdata.daemon.control.ops.ControlOperations;
+import io.warpdata.daemon.control.ops.PublishRunner;
 import io.warpdata.daemon.warpd.WarpDaemon;
 
 import java.time.Clock;
@@ -38,8 +39,17 @@ public final class DaemonControl {
         CacheControl cache = daemon.reader() instanceof BlockCache bc ? new BlockCacheControl(bc) : new NoDiskCache(daemon.reader());
         var policy = settings.policy(EtcUserDatabase.system());
         var ops = ControlOperations.standard(new WarpDaemonInfo(daemon, clock.instant()), cache, new CatalogAdapter(daemon.catalog(), daemon::checkLinks),
-                Optional.of(new DaemonPublisher(daemon.store(), daemon.catalog(), clock, daemon.config().cacheDir().resolve("publish-staging"))),
+                Optional.of(publishNow(daemon, new DaemonPublisher(daemon.store(), daemon.catalog(), clock,
+                        daemon.config().cacheDir().resolve("publish-staging")))),
                 policy, clock);
         return settings.start(ops);
+    }
+
+    /** A publish tries the store at once, even if it was found unreachable moments ago. */
+    private static PublishRunner publishNow(WarpDaemon daemon, PublishRunner publisher) {
+        return (request, progress, cancelled) -> {
+            daemon.retryStoreNow();
+            return publisher.publish(request, progress, cancelled);
+        };
     }
 }

@@ -55,6 +55,17 @@ public final class WarpDaemonInfo implements DaemonInfo {
         return OptionalLong.empty();
     }
 
+    @Override
+    public Map<String, Object> store() {
+        Object store = daemon.stats().get("store");
+        if (store instanceof Map<?, ?> m) {
+            Map<String, Object> out = new java.util.LinkedHashMap<>();
+            m.forEach((k, v) -> out.put(String.valueOf(k), v));
+            return out;
+        }
+        return Map.of();
+    }
+
     /** The mount's error counters by type (the daemon keeps counts, not lines). */
     @Override
     public List<String> recentErrors() {
