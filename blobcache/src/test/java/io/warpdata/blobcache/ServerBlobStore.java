@@ -114,6 +114,7 @@ final class ServerBlobStore extends ForwardingBlobStore {
     @Override
     public BlobMetadata blobMetadata(String container, String name) {
         counters.heads.increment();
+        counters.metadata("HEAD " + name);
         return super.blobMetadata(container, name);
     }
 
@@ -125,8 +126,15 @@ final class ServerBlobStore extends ForwardingBlobStore {
     @Override
     public Blob getBlob(String container, String name, GetOptions options) {
         counters.gets.increment();
-        if (options != null && !options.getRanges().isEmpty()) {
+        boolean ranged = options != null && !options.getRanges().isEmpty();
+        if (ranged) {
             counters.rangedGets.increment();
+        }
+        if (!ranged || name.contains("datasets/")) {
+            counters.metadata((options != null && options.getIfNoneMatch() != null ? "GET (if-none-match) " : "GET ") + name);
+        }
+        if (options != null && options.getIfNoneMatch() != null) {
+            counters.conditionalGets.increment();
         }
         injectFailures();
         Blob blob = super.getBlob(container, name, options);
@@ -183,12 +191,14 @@ final class ServerBlobStore extends ForwardingBlobStore {
     @Override
     public PageSet<? extends StorageMetadata> list(String container) {
         counters.lists.increment();
+        counters.metadata("LIST");
         return super.list(container);
     }
 
     @Override
     public PageSet<? extends StorageMetadata> list(String container, ListContainerOptions options) {
         counters.lists.increment();
+        counters.metadata("LIST " + (options == null ? "" : options.getPrefix()));
         return super.list(container, options);
     }
 

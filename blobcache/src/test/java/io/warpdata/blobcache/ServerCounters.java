@@ -22,6 +22,25 @@ public final class ServerCounters {
     public final LongAdder heads = new LongAdder();
     /** Listings. */
     public final LongAdder lists = new LongAdder();
+    /**
+     * Metadata requests: every LIST and HEAD, every GET of a pointer or manifest (keys under
+     * datasets/), and every whole-object GET (block hash lists): what a fleet pays for besides
+     * the data itself.
+     */
+    public final LongAdder metadata = new LongAdder();
+    /** The last metadata requests ("GET key", "HEAD key", "LIST prefix"), at most 1,000. */
+    public final java.util.concurrent.ConcurrentLinkedDeque<String> metadataRequests = new java.util.concurrent.ConcurrentLinkedDeque<>();
+
+    void metadata(String request) {
+        metadata.increment();
+        metadataRequests.addLast(request);
+        while (metadataRequests.size() > 1000) {
+            metadataRequests.pollFirst();
+        }
+    }
+
+    /** GETs with If-None-Match (pointer re-checks). */
+    public final LongAdder conditionalGets = new LongAdder();
     /** Requests answered with an injected fault. */
     public final LongAdder faultsInjected = new LongAdder();
 
@@ -49,11 +68,16 @@ public final class ServerCounters {
         return lists.sum();
     }
 
+    public long metadata() {
+        return metadata.sum();
+    }
+
     public void reset() {
         for (LongAdder a : new LongAdder[] {puts, parts, bytesReceived, gets, rangedGets, bytesServed, heads, lists,
-                faultsInjected}) {
+                metadata, conditionalGets, faultsInjected}) {
             a.reset();
         }
+        metadataRequests.clear();
     }
 
     public Map<String, Long> snapshot() {
@@ -66,6 +90,8 @@ public final class ServerCounters {
         m.put("bytes_served", bytesServed.sum());
         m.put("heads", heads.sum());
         m.put("lists", lists.sum());
+        m.put("metadata", metadata.sum());
+        m.put("conditional_gets", conditionalGets.sum());
         m.put("faults_injected", faultsInjected.sum());
         return m;
     }

@@ -497,4 +497,39 @@ class WarpTreeTest {
         assertThatThrownBy(() -> FileContent.Pieces.of(FileContent.Pieces.of(new FileContent.Inline(header))))
                 .isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void aVersionOpenedOnceIsListedAfterARestartWithTheStoreDown(@org.junit.jupiter.api.io.TempDir java.nio.file.Path state) {
+        io.warpdata.blobcache.OutageStore outage = new io.warpdata.blobcache.OutageStore(store);
+        Catalog first = new Catalog(outage, Catalog.Config.defaults(), ticker::get,
+                io.warpdata.blobcache.LastKnownGood.onDisk(state), java.time.Clock.systemUTC());
+        WarpTree before = new WarpTree(first, new DirectBlobReader(outage), 1_000_000, loader);
+        String v = version(v1);
+        List<String> listed = new ArrayList<>();
+        before.list(before.lookup(v + "/images/train"), 0, (name, type, next, node) -> listed.add(name) && false);
+        before.lookup("/vision/mnist");
+
+        outage.down();
+        Catalog second = new Catalog(outage, Catalog.Config.defaults(), ticker::get,
+                io.warpdata.blobcache.LastKnownGood.onDisk(state), java.time.Clock.systemUTC());
+        WarpTree after = new WarpTree(second, new DirectBlobReader(outage), 1_000_000, loader);
+        List<String> again = new ArrayList<>();
+        after.list(after.lookup(v + "/images/train"), 0, (name, type, next, node) -> again.add(name) && false);
+        assertThat(again).isEqualTo(listed).contains("cat", "dog");
+        assertThat(after.readlink(after.lookup("/vision/mnist"))).isEqualTo("mnist@" + v1.hex());
+        assertThat(after.attributes(after.lookup(v + "/images/train/cat/1.png")).size()).isEqualTo(5000);
+        // Its bytes were never cached: reading them needs the store.
+        assertThatThrownBy(() -> after.read(after.lookup(v + "/images/train/cat/1.png"), 0, new byte[10], 10))
+                .isInstanceOf(io.warpdata.blobcache.StoreUnreachableException.class);
+        assertThat(errno.of(new io.warpdata.blobcache.StoreUnreachableException("down", null), "read", v)).isEqualTo(Errno.EIO);
+    }
+
+    @Test
+    void statOfTheRootNeverFailsEvenWithNothingKnownAndTheStoreDown() {
+        io.warpdata.blobcache.OutageStore outage = new io.warpdata.blobcache.OutageStore(store).down();
+        WarpTree cold = new WarpTree(new Catalog(outage), new DirectBlobReader(outage), 1_000, loader);
+        assertThat(cold.attributes(cold.root()).type()).isEqualTo(Node.Type.DIRECTORY);
+        assertThatThrownBy(() -> cold.list(cold.root(), 0, (n, t, o, c) -> false))
+                .isInstanceOf(io.warpdata.blobcache.StoreUnreachableException.class);
+    }
 }
