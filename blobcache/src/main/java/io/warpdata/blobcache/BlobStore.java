@@ -70,6 +70,66 @@ public interface BlobStore extends AutoCloseable {
     }
 
     /**
+     * Writes a small mutable object (a pointer) only if it is still as the caller last saw it:
+     * absent when {@code expectedTag} is null, else with version tag {@code expectedTag}. Of two
+     * writers that saw the same state, exactly one succeeds. S3 does this with a conditional PUT
+     * (If-None-Match: * / If-Match) and reads the object back to catch servers that ignore the
+     * condition; a local directory with a compare and rename under a file lock. This default
+     * compares, writes and reads back: it catches a lost race in most interleavings but not all,
+     * and stores override it.
+     *
+     * @return the tag of the object as written
+     * @throws PointerMovedException if the object is no longer as the caller saw it
+     * @throws StoreException on any other failure
+     */
+    default String putIfUnchanged(String key, byte[] data, String expectedTag) {
+        String now = currentTag(key);
+        if (!java.util.Objects.equals(now, expectedTag)) {
+            throw new PointerMovedException(describe() + "/" + key, now == null ? "it is gone" : "it was rewritten");
+        }
+        put(key, data);
+        Versioned back = getIfChanged(key, null);
+        if (!java.util.Arrays.equals(back.data(), data)) {
+            throw new PointerMovedException(describe() + "/" + key, "another write landed at the same time");
+        }
+        return back.tag();
+    }
+
+    /**
+     * Deletes a small mutable object (a tag) if it still has version tag {@code expectedTag}.
+     *
+     * @throws PointerMovedException if it changed or is gone
+     * @throws StoreException on any other failure, or if this store cannot delete
+     */
+    default void deleteIfUnchanged(String key, String expectedTag) {
+        String now = currentTag(key);
+        if (now == null || !now.equals(expectedTag)) {
+            throw new PointerMovedException(describe() + "/" + key, now == null ? "it is gone" : "it was rewritten");
+        }
+        delete(key);
+    }
+
+    /**
+     * Deletes an object (pointers only: content-addressed objects are never deleted by Warp).
+     * Deleting what is not there is not an error.
+     *
+     * @throws StoreException on failure, or if this store cannot delete
+     */
+    default void delete(String key) {
+        throw new StoreException("The store " + describe() + " cannot delete " + key,
+                "Delete the object with the store's own tools.", null);
+    }
+
+    /** The version tag of the object at {@code key}, or null if there is none. */
+    private String currentTag(String key) {
+        try {
+            return getIfChanged(key, null).tag();
+        } catch (BlobNotFoundException absent) {
+            return null;
+        }
+    }
+
+    /**
      * Writes a small object, replacing any existing one (pointers such as latest.json).
      * Readers see the old or the new object, never a mix.
      *

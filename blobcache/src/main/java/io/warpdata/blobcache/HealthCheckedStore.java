@@ -99,6 +99,27 @@ public final class HealthCheckedStore implements BlobStore {
     }
 
     @Override
+    public String putIfUnchanged(String key, byte[] data, String expectedTag) {
+        return tried(() -> delegate.putIfUnchanged(key, data, expectedTag));
+    }
+
+    @Override
+    public void deleteIfUnchanged(String key, String expectedTag) {
+        tried(() -> {
+            delegate.deleteIfUnchanged(key, expectedTag);
+            return null;
+        });
+    }
+
+    @Override
+    public void delete(String key) {
+        tried(() -> {
+            delegate.delete(key);
+            return null;
+        });
+    }
+
+    @Override
     public List<String> list(String prefix) {
         return call(() -> delegate.list(prefix));
     }

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Random;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -92,6 +93,74 @@ public abstract class BlobStoreContract {
         assertThat(second.tag()).isNotEqualTo(first.tag());
         assertThatThrownBy(() -> store().getIfChanged("p/none.json", first.tag()))
                 .isInstanceOf(BlobNotFoundException.class);
+    }
+
+    @Test
+    void aPointerMovesOnlyFromWhereTheWriterSawItAndExactlyOneOfTwoRacingWritersWins() throws Exception {
+        String key = "datasets/ws/n/branches/dev.json";
+        String created = store().putIfUnchanged(key, "v1".getBytes(StandardCharsets.UTF_8), null);
+        assertThatThrownBy(() -> store().putIfUnchanged(key, "again".getBytes(StandardCharsets.UTF_8), null))
+                .isInstanceOf(PointerMovedException.class);
+        String moved = store().putIfUnchanged(key, "v2".getBytes(StandardCharsets.UTF_8), created);
+        assertThat(moved).isNotEqualTo(created);
+        assertThatThrownBy(() -> store().putIfUnchanged(key, "v3".getBytes(StandardCharsets.UTF_8), created))
+                .isInstanceOf(PointerMovedException.class).hasMessageContaining("moved by someone else");
+        assertThat(store().get(key)).asString(StandardCharsets.UTF_8).isEqualTo("v2");
+
+        // Many writers, each having read the same state: exactly one moves the pointer.
+        int writers = 8;
+        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(writers);
+        java.util.concurrent.atomic.AtomicInteger won = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger lost = new java.util.concurrent.atomic.AtomicInteger();
+        List<Thread> threads = new java.util.ArrayList<>();
+        for (int i = 0; i < writers; i++) {
+            byte[] mine = ("writer-" + i).getBytes(StandardCharsets.UTF_8);
+            threads.add(Thread.ofPlatform().start(() -> {
+                try {
+                    start.await();
+                    store().putIfUnchanged(key, mine, moved);
+                    won.incrementAndGet();
+                } catch (PointerMovedException e) {
+                    lost.incrementAndGet();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }));
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        if (atomicConditionalWrites()) {
+            assertThat(won.get()).isEqualTo(1);
+            assertThat(lost.get()).isEqualTo(writers - 1);
+        } else {
+            // A server that ignores the conditions: the check before and the read back after
+            // catch every loser but those whose write and read back both fell between two
+            // others' writes. Every writer got an answer (won or "moved by someone else").
+            assertThat(won.get()).isPositive();
+            assertThat(won.get() + lost.get()).isEqualTo(writers);
+        }
+        assertThat(store().get(key)).asString(StandardCharsets.UTF_8).startsWith("writer-");
+    }
+
+    /**
+     * Whether the store compares and writes a pointer atomically. S3Proxy 2.6.0, the test server,
+     * ignores If-Match and If-None-Match on PUT (AWS S3, MinIO and R2 honour them).
+     */
+    protected boolean atomicConditionalWrites() {
+        return true;
+    }
+
+    @Test
+    void aPointerIsDeletedOnlyIfUnchanged() {
+        String key = "datasets/ws/n/tags/t.json";
+        String tag = store().putIfUnchanged(key, "v1".getBytes(StandardCharsets.UTF_8), null);
+        assertThatThrownBy(() -> store().deleteIfUnchanged(key, "\"other\""))
+                .isInstanceOf(PointerMovedException.class);
+        store().deleteIfUnchanged(key, tag);
+        assertThat(store().length(key)).isEmpty();
+        assertThatThrownBy(() -> store().deleteIfUnchanged(key, tag)).isInstanceOf(PointerMovedException.class)
+                .hasMessageContaining("gone");
     }
 
     @Test

@@ -33,6 +33,21 @@ public abstract class ForwardingBlobStore implements BlobStore {
     }
 
     @Override
+    public String putIfUnchanged(String key, byte[] data, String expectedTag) {
+        return inner.putIfUnchanged(key, data, expectedTag);
+    }
+
+    @Override
+    public void deleteIfUnchanged(String key, String expectedTag) {
+        inner.deleteIfUnchanged(key, expectedTag);
+    }
+
+    @Override
+    public void delete(String key) {
+        inner.delete(key);
+    }
+
+    @Override
     public void put(String key, byte[] data) {
         inner.put(key, data);
     }

@@ -80,6 +80,32 @@ public final class InMemoryBlobStore implements BlobStore {
         }
     }
 
+    /** Atomic: the compare and the write happen under this store's lock. */
+    @Override
+    public synchronized String putIfUnchanged(String key, byte[] data, String expectedTag) {
+        byte[] now = objects.get(key);
+        String tag = now == null ? null : Versioned.ofContent(now).tag();
+        if (!java.util.Objects.equals(tag, expectedTag)) {
+            throw new PointerMovedException(describe() + "/" + key, now == null ? "it is gone" : "it was rewritten");
+        }
+        put(key, data);
+        return Versioned.ofContent(data).tag();
+    }
+
+    @Override
+    public synchronized void deleteIfUnchanged(String key, String expectedTag) {
+        byte[] now = objects.get(key);
+        if (now == null || !Versioned.ofContent(now).tag().equals(expectedTag)) {
+            throw new PointerMovedException(describe() + "/" + key, now == null ? "it is gone" : "it was rewritten");
+        }
+        objects.remove(key);
+    }
+
+    @Override
+    public void delete(String key) {
+        objects.remove(key);
+    }
+
     @Override
     public List<String> list(String prefix) {
         TreeSet<String> out = new TreeSet<>();

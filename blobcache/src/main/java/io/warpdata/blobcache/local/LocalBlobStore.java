@@ -4,7 +4,9 @@ import io.warpdata.blobcache.BlobNotFoundException;
 import io.warpdata.blobcache.BlobStore;
 import io.warpdata.blobcache.InvalidRemoteException;
 import io.warpdata.blobcache.PermissionDeniedException;
+import io.warpdata.blobcache.PointerMovedException;
 import io.warpdata.blobcache.StoreException;
+import io.warpdata.blobcache.Versioned;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -12,6 +14,7 @@ import java.io.OutputStream;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
@@ -39,6 +42,8 @@ public final class LocalBlobStore implements BlobStore {
     private static final String TMP_PREFIX = ".warp-tmp-";
 
     private final Path root;
+    /** One monitor per pointer being updated (few: pointers only). */
+    private final java.util.concurrent.ConcurrentHashMap<Path, Object> monitors = new java.util.concurrent.ConcurrentHashMap<>();
 
     public LocalBlobStore(Path root) {
         this.root = root.toAbsolutePath().normalize();
@@ -139,6 +144,89 @@ public final class LocalBlobStore implements BlobStore {
         } catch (IOException e) {
             deleteQuietly(tmp);
             throw translate(e, "write", key);
+        }
+    }
+
+    /**
+     * Compare and swap under an exclusive lock on a hidden lock file next to the object (never
+     * listed): the current content's tag is compared, the new content written to a temp file and
+     * renamed into place, all while the lock is held, so writers on this machine, or on several
+     * machines sharing the directory where the file system supports locks, serialize.
+     */
+    @Override
+    public String putIfUnchanged(String key, byte[] data, String expectedTag) {
+        Path target = path(key);
+        return locked(key, target, () -> {
+            String now = tagOf(target);
+            if (!java.util.Objects.equals(now, expectedTag)) {
+                throw new PointerMovedException(describe(key), now == null ? "it is gone" : "it was rewritten");
+            }
+            put(key, data);
+            return Versioned.ofContent(data).tag();
+        });
+    }
+
+    @Override
+    public void deleteIfUnchanged(String key, String expectedTag) {
+        Path target = path(key);
+        locked(key, target, () -> {
+            String now = tagOf(target);
+            if (now == null || !now.equals(expectedTag)) {
+                throw new PointerMovedException(describe(key), now == null ? "it is gone" : "it was rewritten");
+            }
+            delete(key);
+            return null;
+        });
+    }
+
+    @Override
+    public void delete(String key) {
+        try {
+            Files.deleteIfExists(path(key));
+        } catch (IOException e) {
+            throw translate(e, "delete", key);
+        }
+    }
+
+    private String tagOf(Path target) throws IOException {
+        try {
+            return Versioned.ofContent(Files.readAllBytes(target)).tag();
+        } catch (NoSuchFileException e) {
+            return null;
+        }
+    }
+
+    private interface Locked<T> {
+        T run() throws IOException;
+    }
+
+    /**
+     * Runs {@code body} holding the object's lock: a monitor per object for the threads of this
+     * store, and an OS file lock for other processes (file locks belong to the whole JVM, so
+     * threads must not rely on them; another store over the same directory in this JVM waits).
+     */
+    private <T> T locked(String key, Path target, Locked<T> body) {
+        Object monitor = monitors.computeIfAbsent(target, t -> new Object());
+        synchronized (monitor) {
+            try {
+                Files.createDirectories(target.getParent());
+                Path lockFile = target.resolveSibling(TMP_PREFIX + "lock-" + target.getFileName());
+                try (FileChannel ch = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+                    FileLock lock = null;
+                    while (lock == null) {
+                        try {
+                            lock = ch.lock();
+                        } catch (java.nio.channels.OverlappingFileLockException sameJvm) {
+                            Thread.onSpinWait();
+                        }
+                    }
+                    try (FileLock held = lock) {
+                        return body.run();
+                    }
+                }
+            } catch (IOException e) {
+                throw translate(e, "update", key);
+            }
         }
     }
 

@@ -5,6 +5,7 @@ import io.warpdata.blobcache.BlobNotFoundException;
 import io.warpdata.blobcache.BlobStore;
 import io.warpdata.blobcache.InvalidRemoteException;
 import io.warpdata.blobcache.PermissionDeniedException;
+import io.warpdata.blobcache.PointerMovedException;
 import io.warpdata.blobcache.StoreException;
 import io.warpdata.blobcache.StoreUnavailableException;
 import io.warpdata.blobcache.StoreUnreachableException;
@@ -404,6 +405,65 @@ public final class S3BlobStore implements BlobStore {
                     RequestBody.fromBytes(data));
         } catch (SdkException e) {
             throw translate(e, "write", key);
+        }
+    }
+
+    /**
+     * A conditional PUT (If-None-Match: * for a new pointer, If-Match with its ETag to move one;
+     * S3 answers 412 to the loser), bracketed by a check of the current ETag before and a read
+     * back after, so that a server that ignores the conditions still reports a lost race in all
+     * but the narrowest interleavings.
+     */
+    @Override
+    public String putIfUnchanged(String key, byte[] data, String expectedTag) {
+        String now = etagOrNull(key);
+        if (!java.util.Objects.equals(now, expectedTag)) {
+            throw new PointerMovedException(describe(key), now == null ? "it is gone" : "it was rewritten");
+        }
+        try {
+            s3.putObject(p -> {
+                p.bucket(bucket).key(root + key).contentLength((long) data.length);
+                if (expectedTag == null) {
+                    p.ifNoneMatch("*");
+                } else {
+                    p.ifMatch(expectedTag);
+                }
+            }, RequestBody.fromBytes(data));
+        } catch (AwsServiceException e) {
+            if (e.statusCode() == 412 || e.statusCode() == 409) {
+                throw new PointerMovedException(describe(key), "the store refused the conditional write with "
+                        + e.statusCode());
+            }
+            throw translate(e, "write", key);
+        } catch (SdkException e) {
+            throw translate(e, "write", key);
+        }
+        Versioned back = getIfChanged(key, null);
+        if (!java.util.Arrays.equals(back.data(), data)) {
+            throw new PointerMovedException(describe(key), "another write landed at the same time");
+        }
+        return back.tag();
+    }
+
+    private String etagOrNull(String key) {
+        try {
+            return s3.headObject(h -> h.bucket(bucket).key(root + key)).eTag();
+        } catch (AwsServiceException e) {
+            if (e.statusCode() == 404 && !isNoSuchBucket(e)) {
+                return null;
+            }
+            throw translate(e, "read the version of", key);
+        } catch (SdkException e) {
+            throw translate(e, "read the version of", key);
+        }
+    }
+
+    @Override
+    public void delete(String key) {
+        try {
+            s3.deleteObject(d -> d.bucket(bucket).key(root + key));
+        } catch (SdkException e) {
+            throw translate(e, "delete", key);
         }
     }
 

@@ -64,6 +64,22 @@ class S3BlobStoreIT extends BlobStoreContract {
         return store;
     }
 
+    /** S3Proxy 2.6.0 accepts a PUT whatever its If-Match / If-None-Match says (probed). */
+    @Override
+    protected boolean atomicConditionalWrites() {
+        return false;
+    }
+
+    @Test
+    void aStaleMoveIsRefusedEvenByAServerThatIgnoresConditions() {
+        String key = "datasets/ws/n/latest.json";
+        String first = store.putIfUnchanged(key, "a".getBytes(), null);
+        store.put(key, "someone else".getBytes());
+        assertThatThrownBy(() -> store.putIfUnchanged(key, "b".getBytes(), first))
+                .isInstanceOf(io.warpdata.blobcache.PointerMovedException.class);
+        assertThat(store.get(key)).asString().isEqualTo("someone else");
+    }
+
     @Test
     void rereadingAnUnchangedPointerIsAConditionalGetWithoutABody() {
         store.put("datasets/ws/n/latest.json", "{\"version\":\"x\"}".getBytes());
