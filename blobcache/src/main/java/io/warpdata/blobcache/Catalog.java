@@ -395,27 +395,159 @@ public final class Catalog {
     }
 
     /**
-     * Moves the latest pointer of {@code id} to {@code version}, which must be published.
+     * Moves the latest pointer of {@code id} (the default branch) to {@code version}, which must
+     * be published: {@link #moveBranch} with no branch name.
      *
      * @throws DatasetNotFoundException if the version's manifest is not in the store
+     * @throws PointerMovedException if someone else moved it meanwhile
      * @throws StoreException if the write fails
      */
     public void setLatest(DatasetId id, VersionHash version) {
-        if (manifests.getIfPresent(StoreLayout.version(id, version)) == null
-                && store.length(StoreLayout.version(id, version)).isEmpty()) {
-            // A pointer to a missing manifest would break every reader of `latest`.
-            throw notFound(id, id + "@" + version.hex());
-        }
-        store.put(StoreLayout.latest(id), latestJson(version));
-        pointers.put(StoreLayout.latest(id), Optional.of(version));
-        // The new object's tag is not known here: the next re-read is a full (tiny) GET.
-        known.pointed(StoreLayout.latest(id), version.hex(), null, clock.instant());
+        moveBranch(id, null, version, null, null);
     }
 
-    static byte[] latestJson(VersionHash version) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(96);
+    /**
+     * Moves a branch ({@code null}: latest, the default branch) to {@code version}, creating it
+     * if needed. Compare-and-swap from {@code from}, the head the caller read before its work
+     * ({@link #head}; null: the head as it is now): of two publishers that started from the same
+     * head exactly one wins (on stores that honour conditional writes; see
+     * {@link BlobStore#putIfUnchanged}), the other gets {@link PointerMovedException}.
+     *
+     * @param by who moves it (kept in the pointer's non-hashed envelope), or null
+     * @param from the head the move is based on, or null
+     * @return whether the pointer changed (false: it already named {@code version})
+     * @throws DatasetNotFoundException if the version's manifest is not in the store
+     * @throws RefExistsException if a tag has the branch's name
+     * @throws PointerMovedException if someone else moved it meanwhile
+     */
+    public boolean moveBranch(DatasetId id, String branch, VersionHash version, String by, Head from) {
+        requirePublished(id, version);
+        String key;
+        if (branch == null) {
+            key = StoreLayout.latest(id);
+        } else {
+            requireNewRefName(branch);
+            if (fresh(StoreLayout.tag(id, branch)).version().isPresent()) {
+                throw new RefExistsException(id + "@" + branch + " is a tag, so it cannot be a branch too"
+                        + " (tags and branches share one namespace)", "Pick another branch name.");
+            }
+            key = StoreLayout.branch(id, branch);
+        }
+        Head now = from != null ? from : fresh(key);
+        if (now.version().equals(Optional.of(version))) {
+            return false;
+        }
+        write(key, version, by, now.tag());
+        return true;
+    }
+
+    /**
+     * A branch's head ({@code null}: latest) as the store holds it now, read past every cache:
+     * what a publish that will move the branch bases itself on.
+     */
+    public Head head(DatasetId id, String branch) {
+        return fresh(branch == null ? StoreLayout.latest(id) : StoreLayout.branch(id, DatasetRef.requireRefName("branch", branch)));
+    }
+
+    /**
+     * Names {@code version} with a tag. Tags never move: tagging another version with an
+     * existing tag fails unless {@code force}; tagging the version it already names does nothing.
+     *
+     * @return whether the tag was written
+     * @throws DatasetNotFoundException if the version's manifest is not in the store
+     * @throws RefExistsException if the tag names another version (without force), or a branch has the name
+     * @throws PointerMovedException if someone else wrote the tag meanwhile
+     */
+    public boolean tag(DatasetId id, String tag, VersionHash version, String by, boolean force) {
+        requireNewRefName(tag);
+        requirePublished(id, version);
+        if (fresh(StoreLayout.branch(id, tag)).version().isPresent()) {
+            throw new RefExistsException(id + "@" + tag + " is a branch, so it cannot be a tag too"
+                    + " (tags and branches share one namespace)", "Pick another tag name.");
+        }
+        String key = StoreLayout.tag(id, tag);
+        Head now = fresh(key);
+        if (now.version().equals(Optional.of(version))) {
+            return false;
+        }
+        if (now.version().isPresent() && !force) {
+            throw new RefExistsException("Tag " + id + "@" + tag + " already names version "
+                    + now.version().get().shortHex(16) + "; tags never move",
+                    "Use another tag name, or re-tag with --force (mounts keep the old target until"
+                            + " 'warpctl refresh' or a restart).");
+        }
+        write(key, version, by, now.tag());
+        return true;
+    }
+
+    /**
+     * Deletes a tag.
+     *
+     * @throws DatasetNotFoundException if there is no such tag
+     * @throws PointerMovedException if it changed meanwhile
+     */
+    public void deleteTag(DatasetId id, String tag) {
+        DatasetRef.requireRefName("tag", tag);
+        String key = StoreLayout.tag(id, tag);
+        Head now = fresh(key);
+        if (now.version().isEmpty()) {
+            throw refNotFound(id, tag);
+        }
+        store.deleteIfUnchanged(key, now.tag());
+        pointers.put(key, Optional.empty());
+        known.pointed(key, null, null, clock.instant());
+        listings.invalidate(StoreLayout.tags(id));
+    }
+
+    /** A pointer as the store held it when read (no cache): its version and the object's version tag. */
+    public record Head(Optional<VersionHash> version, String tag) {
+    }
+
+    private Head fresh(String key) {
+        Versioned v;
+        try {
+            v = store.getIfChanged(key, null);
+        } catch (BlobNotFoundException e) {
+            return new Head(Optional.empty(), null);
+        }
+        return new Head(Optional.of(parseLatest(v.data(), store.describe() + "/" + key)), v.tag());
+    }
+
+    private void write(String key, VersionHash version, String by, String expectedTag) {
+        String tag = store.putIfUnchanged(key, pointerJson(version, by, clock.instant()), expectedTag);
+        pointers.put(key, Optional.of(version));
+        known.pointed(key, version.hex(), tag, clock.instant());
+        int slash = key.lastIndexOf('/');
+        listings.invalidate(key.substring(0, slash + 1));
+    }
+
+    private void requirePublished(DatasetId id, VersionHash version) {
+        if (manifests.getIfPresent(StoreLayout.version(id, version)) == null
+                && store.length(StoreLayout.version(id, version)).isEmpty()) {
+            // A pointer to a missing manifest would break every reader of it.
+            throw notFound(id, id + "@" + version.hex());
+        }
+    }
+
+    private static void requireNewRefName(String name) {
+        DatasetRef.requireRefName("ref", name);
+        if (name.equals(DatasetRef.LATEST)) {
+            throw new ManifestValidationException("ref", "'latest' is the default branch's name; pick another");
+        }
+    }
+
+    /**
+     * The pointer object: {@code {"at": ..., "by": ..., "version": "<hex>"}}. Only
+     * {@code version} is read back; the rest is the non-hashed envelope (who, when).
+     */
+    static byte[] pointerJson(VersionHash version, String by, java.time.Instant at) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(160);
         try (JsonGenerator g = JSON.createGenerator(out, JsonEncoding.UTF8)) {
             g.writeStartObject();
+            g.writeStringField("at", at.toString());
+            if (by != null) {
+                g.writeStringField("by", by);
+            }
             g.writeStringField(LATEST_VERSION, version.hex());
             g.writeEndObject();
         } catch (IOException e) {

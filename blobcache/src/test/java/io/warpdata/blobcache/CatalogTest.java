@@ -67,8 +67,9 @@ class CatalogTest {
 
         assertThat(r.version()).isEqualTo(v);
         assertThat(r.manifest().tables()).isEqualTo(m.tables());
+        // The pointer names the version; "at" (and "by" when known) are its non-hashed envelope.
         assertThat(store.objects().get(StoreLayout.latest(MNIST)))
-                .asString(StandardCharsets.UTF_8).isEqualTo("{\"version\":\"" + v.hex() + "\"}");
+                .asString(StandardCharsets.UTF_8).startsWith("{\"at\":\"").endsWith("\"version\":\"" + v.hex() + "\"}");
     }
 
     @Test
@@ -265,12 +266,12 @@ class CatalogTest {
     @Test
     void latestPointerRoundTrips() {
         VersionHash v = new VersionHash(hex64('f', "0123"));
-        assertThat(Catalog.parseLatest(Catalog.latestJson(v), "x")).isEqualTo(v);
+        assertThat(Catalog.parseLatest(Catalog.pointerJson(v, "alice", java.time.Instant.EPOCH), "x")).isEqualTo(v);
     }
 
     /** Writes a tag or branch pointer the way a publisher on another machine would. */
     private void pointer(String key, VersionHash v) {
-        store.put(key, Catalog.latestJson(v));
+        store.put(key, Catalog.pointerJson(v, null, java.time.Instant.EPOCH));
     }
 
     @Test
