@@ -222,6 +222,21 @@ public final class LastKnownGood {
             LOG.warn("cannot read the catalog state {} ({}); treating it as unknown", file, e.toString());
             return null;
         }
+        try {
+            return parseKnown(key, bytes, type);
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("the catalog state {} is damaged ({}); deleting it", file, e.getMessage());
+            deleteQuietly(file);
+            return null;
+        }
+    }
+
+    /**
+     * A listing or pointer from its file's bytes.
+     *
+     * @throws IOException if the bytes are not one, or name another key
+     */
+    <T> T parseKnown(String key, byte[] bytes, Class<T> type) throws IOException {
         try (JsonParser p = JSON.createParser(bytes)) {
             String storedKey = null;
             Long confirmed = null;
@@ -270,10 +285,6 @@ public final class LastKnownGood {
                 return type.cast(new Pointer(version, tag, at));
             }
             throw new IOException("holds no " + type.getSimpleName().toLowerCase(java.util.Locale.ROOT));
-        } catch (IOException | RuntimeException e) {
-            LOG.warn("the catalog state {} is damaged ({}); deleting it", file, e.getMessage());
-            deleteQuietly(file);
-            return null;
         }
     }
 

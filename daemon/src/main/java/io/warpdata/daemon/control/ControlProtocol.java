@@ -140,12 +140,17 @@ public final class ControlProtocol {
         return nl < 0 ? s : s.substring(0, nl);
     }
 
-    /** A request that could not be understood; keeps the id when it was readable. */
-    public static final class BadRequest extends RuntimeException {
+    /**
+     * A request that could not be understood; keeps the id when it was readable. A typed Warp
+     * error like every refusal of untrusted bytes (the fuzz tests hold the parser to that).
+     */
+    public static final class BadRequest extends WarpException {
+        private static final String NEXT = "send one JSON object per line: {\"id\":1,\"op\":\"status\",\"args\":{}}"
+                + " (see docs/control.md)";
         private final transient JsonNode id;
 
         BadRequest(JsonNode id, String message) {
-            super(message);
+            super(message, NEXT);
             this.id = id;
         }
 
@@ -153,9 +158,13 @@ public final class ControlProtocol {
             return id;
         }
 
+        @Override
+        public String type() {
+            return ControlException.BAD_REQUEST;
+        }
+
         public ControlException asControlException() {
-            return new ControlException(ControlException.BAD_REQUEST, getMessage(),
-                    "send one JSON object per line: {\"id\":1,\"op\":\"status\",\"args\":{}} (see docs/control.md)");
+            return new ControlException(ControlException.BAD_REQUEST, getMessage(), NEXT);
         }
     }
 }
