@@ -12,6 +12,8 @@ import java.util.function.IntConsumer;
  * family; nothing vendor-specific leaks past them. Thread-safe.
  */
 public interface BlobStore extends AutoCloseable {
+    /** The largest pointer object (latest, a tag, a branch) Warp reads: they are under 200 bytes. */
+    int POINTER_MAX_BYTES = 64 << 10;
 
     /**
      * Length of the object at {@code key}.
@@ -54,18 +56,36 @@ public interface BlobStore extends AutoCloseable {
     byte[] get(String key);
 
     /**
-     * Reads a small object (a pointer) unless it still has the version tag {@code ifNoneMatch}:
-     * on S3 a conditional GET, answered 304 without a body when nothing changed, so that
-     * re-checking a pointer costs one tiny request. The default reads the whole object and
-     * compares content tags ({@link Versioned#ofContent}).
+     * Reads a whole small object of at most {@code maxBytes} (a manifest): an object that is
+     * larger is refused without being read beyond the limit (S3: one ranged GET). The default
+     * reads it whole, then checks; stores override it.
      *
-     * @param ifNoneMatch the tag of the version the caller has, or null to read in any case
-     * @return the object and its tag, or null if it still has tag {@code ifNoneMatch}
+     * @throws ObjectTooLargeException if the object is larger than {@code maxBytes}
      * @throws BlobNotFoundException if there is no such object
      * @throws StoreException on any other failure
      */
-    default Versioned getIfChanged(String key, String ifNoneMatch) {
-        Versioned now = Versioned.ofContent(get(key));
+    default byte[] get(String key, int maxBytes) {
+        byte[] data = get(key);
+        if (data.length > maxBytes) {
+            throw new ObjectTooLargeException(describe() + "/" + key, data.length, maxBytes);
+        }
+        return data;
+    }
+
+    /**
+     * Reads a small object of at most {@code maxBytes} (a pointer) unless it still has the
+     * version tag {@code ifNoneMatch}: on S3 a conditional GET, answered 304 without a body when
+     * nothing changed, so that re-checking a pointer costs one tiny request. The default reads
+     * the object and compares content tags ({@link Versioned#ofContent}).
+     *
+     * @param ifNoneMatch the tag of the version the caller has, or null to read in any case
+     * @return the object and its tag, or null if it still has tag {@code ifNoneMatch}
+     * @throws ObjectTooLargeException if the object is larger than {@code maxBytes}
+     * @throws BlobNotFoundException if there is no such object
+     * @throws StoreException on any other failure
+     */
+    default Versioned getIfChanged(String key, String ifNoneMatch, int maxBytes) {
+        Versioned now = Versioned.ofContent(get(key, maxBytes));
         return now.tag().equals(ifNoneMatch) ? null : now;
     }
 
@@ -88,7 +108,7 @@ public interface BlobStore extends AutoCloseable {
             throw new PointerMovedException(describe() + "/" + key, now == null ? "it is gone" : "it was rewritten");
         }
         put(key, data);
-        Versioned back = getIfChanged(key, null);
+        Versioned back = getIfChanged(key, null, Math.max(data.length, POINTER_MAX_BYTES));
         if (!java.util.Arrays.equals(back.data(), data)) {
             throw new PointerMovedException(describe() + "/" + key, "another write landed at the same time");
         }
@@ -123,7 +143,7 @@ public interface BlobStore extends AutoCloseable {
     /** The version tag of the object at {@code key}, or null if there is none. */
     private String currentTag(String key) {
         try {
-            return getIfChanged(key, null).tag();
+            return getIfChanged(key, null, POINTER_MAX_BYTES).tag();
         } catch (BlobNotFoundException absent) {
             return null;
         }

@@ -49,6 +49,11 @@ public final class Catalog {
     private static final Pattern VERSION_FILE = Pattern.compile("^[0-9a-f]{64}\\.json$");
     private static final String LATEST_VERSION = "version";
     private static final String POINTER_SUFFIX = ".json";
+    /**
+     * The largest manifest read: 64 MiB. Member lists and block hashes live in side blobs, so
+     * the manifest of a 1 TB dataset is well under 1 MB; anything near this is not a manifest.
+     */
+    static final int MANIFEST_MAX_BYTES = 64 << 20;
     /** DatasetNotFoundException prints at most this many names, then "...". */
     private static final int MAX_LISTED = 20;
     private static final JsonFactory JSON = new JsonFactory();
@@ -218,7 +223,7 @@ public final class Catalog {
         try {
             Versioned now;
             try {
-                now = store.getIfChanged(key, last.map(LastKnownGood.Pointer::tag).orElse(null));
+                now = store.getIfChanged(key, last.map(LastKnownGood.Pointer::tag).orElse(null), BlobStore.POINTER_MAX_BYTES);
             } catch (BlobNotFoundException e) {
                 known.pointed(key, null, null, clock.instant());
                 return Optional.empty();
@@ -351,7 +356,7 @@ public final class Catalog {
         }
         byte[] json;
         try {
-            json = store.get(key);
+            json = store.get(key, MANIFEST_MAX_BYTES);
         } catch (BlobNotFoundException e) {
             throw notFound(id, id + "@" + version.hex());
         }
@@ -506,7 +511,7 @@ public final class Catalog {
     private Head fresh(String key) {
         Versioned v;
         try {
-            v = store.getIfChanged(key, null);
+            v = store.getIfChanged(key, null, BlobStore.POINTER_MAX_BYTES);
         } catch (BlobNotFoundException e) {
             return new Head(Optional.empty(), null);
         }

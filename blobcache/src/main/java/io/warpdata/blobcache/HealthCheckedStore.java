@@ -76,8 +76,13 @@ public final class HealthCheckedStore implements BlobStore {
     }
 
     @Override
-    public Versioned getIfChanged(String key, String ifNoneMatch) {
-        return call(() -> delegate.getIfChanged(key, ifNoneMatch));
+    public byte[] get(String key, int maxBytes) {
+        return call(() -> delegate.get(key, maxBytes));
+    }
+
+    @Override
+    public Versioned getIfChanged(String key, String ifNoneMatch, int maxBytes) {
+        return call(() -> delegate.getIfChanged(key, ifNoneMatch, maxBytes));
     }
 
     @Override

@@ -82,16 +82,16 @@ public abstract class BlobStoreContract {
     @Test
     void aConditionalGetOfAnUnchangedObjectReturnsNothingAndAChangedOneItsNewTag() {
         store().put("p/latest.json", "one".getBytes(StandardCharsets.UTF_8));
-        Versioned first = store().getIfChanged("p/latest.json", null);
+        Versioned first = store().getIfChanged("p/latest.json", null, 1024);
         assertThat(first.data()).asString(StandardCharsets.UTF_8).isEqualTo("one");
         assertThat(first.tag()).isNotBlank();
-        assertThat(store().getIfChanged("p/latest.json", first.tag())).isNull();
+        assertThat(store().getIfChanged("p/latest.json", first.tag(), 1024)).isNull();
 
         store().put("p/latest.json", "two".getBytes(StandardCharsets.UTF_8));
-        Versioned second = store().getIfChanged("p/latest.json", first.tag());
+        Versioned second = store().getIfChanged("p/latest.json", first.tag(), 1024);
         assertThat(second.data()).asString(StandardCharsets.UTF_8).isEqualTo("two");
         assertThat(second.tag()).isNotEqualTo(first.tag());
-        assertThatThrownBy(() -> store().getIfChanged("p/none.json", first.tag()))
+        assertThatThrownBy(() -> store().getIfChanged("p/none.json", first.tag(), 1024))
                 .isInstanceOf(BlobNotFoundException.class);
     }
 
@@ -161,6 +161,19 @@ public abstract class BlobStoreContract {
         assertThat(store().length(key)).isEmpty();
         assertThatThrownBy(() -> store().deleteIfUnchanged(key, tag)).isInstanceOf(PointerMovedException.class)
                 .hasMessageContaining("gone");
+    }
+
+    @Test
+    void anObjectLargerThanASmallObjectMayBeIsRefusedUnread() {
+        store().put("datasets/ws/n/latest.json", bytes(100_000, 3));
+        assertThatThrownBy(() -> store().get("datasets/ws/n/latest.json", 1000))
+                .isInstanceOf(ObjectTooLargeException.class).hasMessageContaining("1000");
+        assertThatThrownBy(() -> store().getIfChanged("datasets/ws/n/latest.json", null, 1000))
+                .isInstanceOf(ObjectTooLargeException.class);
+        assertThat(store().get("datasets/ws/n/latest.json", 100_000)).hasSize(100_000);
+        store().put("small", "{}".getBytes(StandardCharsets.UTF_8));
+        assertThat(store().get("small", 2)).hasSize(2);
+        assertThatThrownBy(() -> store().get("none", 10)).isInstanceOf(BlobNotFoundException.class);
     }
 
     @Test

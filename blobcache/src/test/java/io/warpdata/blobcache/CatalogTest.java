@@ -339,4 +339,18 @@ class CatalogTest {
         store.put(StoreLayout.tags(MNIST) + "notes.txt", new byte[] {1});
         assertThat(catalog.tags(MNIST)).containsExactly("good");
     }
+
+    @Test
+    void aHugeObjectWherePointerOrManifestShouldBeIsRefusedTyped() {
+        VersionHash v = publisher.putVersion(manifest(MNIST, 1));
+        store.put(StoreLayout.latest(MNIST), new byte[BlobStore.POINTER_MAX_BYTES + 1]);
+        assertThatThrownBy(() -> catalog.latest(MNIST)).isInstanceOf(ObjectTooLargeException.class)
+                .hasMessageContaining("latest.json");
+        String bogus = hex64('9', "");
+        store.put(StoreLayout.versions(MNIST) + bogus + ".json", new byte[Catalog.MANIFEST_MAX_BYTES + 1]);
+        assertThatThrownBy(() -> catalog.manifest(MNIST, new VersionHash(bogus)))
+                .isInstanceOf(ObjectTooLargeException.class);
+        // Everything else keeps answering.
+        assertThat(catalog.manifest(MNIST, v).stats().totalRows()).isEqualTo(1);
+    }
 }

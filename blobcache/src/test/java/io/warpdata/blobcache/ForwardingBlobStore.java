@@ -28,8 +28,13 @@ public abstract class ForwardingBlobStore implements BlobStore {
     }
 
     @Override
-    public Versioned getIfChanged(String key, String ifNoneMatch) {
-        return inner.getIfChanged(key, ifNoneMatch);
+    public byte[] get(String key, int maxBytes) {
+        return inner.get(key, maxBytes);
+    }
+
+    @Override
+    public Versioned getIfChanged(String key, String ifNoneMatch, int maxBytes) {
+        return inner.getIfChanged(key, ifNoneMatch, maxBytes);
     }
 
     @Override

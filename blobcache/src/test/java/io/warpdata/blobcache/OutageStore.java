@@ -85,14 +85,21 @@ public final class OutageStore extends ForwardingBlobStore {
     }
 
     @Override
-    public Versioned getIfChanged(String key, String ifNoneMatch) {
+    public byte[] get(String key, int maxBytes) {
+        check(key);
+        gets.increment();
+        return super.get(key, maxBytes);
+    }
+
+    @Override
+    public Versioned getIfChanged(String key, String ifNoneMatch, int maxBytes) {
         check(key);
         if (ifNoneMatch != null) {
             conditionalGets.increment();
         } else {
             gets.increment();
         }
-        Versioned v = super.getIfChanged(key, ifNoneMatch);
+        Versioned v = super.getIfChanged(key, ifNoneMatch, maxBytes);
         if (v == null) {
             notModified.increment();
         }

@@ -3,6 +3,7 @@ package io.warpdata.blobcache.local;
 import io.warpdata.blobcache.BlobNotFoundException;
 import io.warpdata.blobcache.BlobStore;
 import io.warpdata.blobcache.InvalidRemoteException;
+import io.warpdata.blobcache.ObjectTooLargeException;
 import io.warpdata.blobcache.PermissionDeniedException;
 import io.warpdata.blobcache.PointerMovedException;
 import io.warpdata.blobcache.StoreException;
@@ -129,6 +130,24 @@ public final class LocalBlobStore implements BlobStore {
         } catch (IOException e) {
             throw translate(e, "read", key);
         }
+    }
+
+    /** Checks the file's size before reading it. */
+    @Override
+    public byte[] get(String key, int maxBytes) {
+        OptionalLong size = length(key);
+        if (size.isEmpty()) {
+            throw new BlobNotFoundException(describe(), key);
+        }
+        if (size.getAsLong() > maxBytes) {
+            throw new ObjectTooLargeException(describe(key), size.getAsLong(), maxBytes);
+        }
+        byte[] data = get(key);
+        if (data.length > maxBytes) {
+            // Grew between the two calls.
+            throw new ObjectTooLargeException(describe(key), data.length, maxBytes);
+        }
+        return data;
     }
 
     @Override

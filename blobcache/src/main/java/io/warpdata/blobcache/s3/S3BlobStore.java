@@ -4,6 +4,7 @@ import io.warpdata.blobcache.AuthenticationException;
 import io.warpdata.blobcache.BlobNotFoundException;
 import io.warpdata.blobcache.BlobStore;
 import io.warpdata.blobcache.InvalidRemoteException;
+import io.warpdata.blobcache.ObjectTooLargeException;
 import io.warpdata.blobcache.PermissionDeniedException;
 import io.warpdata.blobcache.PointerMovedException;
 import io.warpdata.blobcache.StoreException;
@@ -371,31 +372,61 @@ public final class S3BlobStore implements BlobStore {
         }
     }
 
-    /** A GET with If-None-Match: S3 answers 304 (no body) when the object still has that ETag. */
+    /**
+     * A GET with If-None-Match (S3 answers 304, no body, when the object still has that ETag)
+     * of at most the first {@code maxBytes + 1} bytes: an object larger than a pointer can be is
+     * refused having read no more than that.
+     */
     @Override
-    public Versioned getIfChanged(String key, String ifNoneMatch) {
+    public Versioned getIfChanged(String key, String ifNoneMatch, int maxBytes) {
         try {
             var response = s3.getObjectAsBytes(g -> {
-                g.bucket(bucket).key(root + key);
+                g.bucket(bucket).key(root + key).range("bytes=0-" + maxBytes);
                 if (ifNoneMatch != null) {
                     g.ifNoneMatch(ifNoneMatch);
                 }
             });
+            byte[] data = bounded(key, response.response().contentRange(), response.asByteArray(), maxBytes);
             String etag = response.response().eTag();
             if (etag == null) {
-                return Versioned.ofContent(response.asByteArray());
+                return Versioned.ofContent(data);
             }
             if (etag.equals(ifNoneMatch)) {
                 // A server that ignores If-None-Match sent the same object again.
                 return null;
             }
-            return new Versioned(response.asByteArray(), etag);
+            return new Versioned(data, etag);
         } catch (SdkException e) {
             if (ifNoneMatch != null && e instanceof AwsServiceException ase && ase.statusCode() == 304) {
                 return null;
             }
             throw translate(e, "read", key);
         }
+    }
+
+    /** A whole small object: one GET of at most the first {@code maxBytes + 1} bytes. */
+    @Override
+    public byte[] get(String key, int maxBytes) {
+        try {
+            var response = s3.getObjectAsBytes(g -> g.bucket(bucket).key(root + key).range("bytes=0-" + maxBytes));
+            return bounded(key, response.response().contentRange(), response.asByteArray(), maxBytes);
+        } catch (SdkException e) {
+            throw translate(e, "read", key);
+        }
+    }
+
+    /** The bytes of a ranged GET of a small object, or ObjectTooLarge if the object is larger. */
+    private byte[] bounded(String key, String contentRange, byte[] data, int maxBytes) {
+        long total = data.length;
+        if (contentRange != null) {
+            int slash = contentRange.lastIndexOf('/');
+            String t = slash < 0 ? "*" : contentRange.substring(slash + 1).trim();
+            total = t.equals("*") ? -1 : Long.parseLong(t);
+        }
+        if (data.length > maxBytes || total > maxBytes) {
+            throw new ObjectTooLargeException(describe(key), total, maxBytes);
+        }
+        return data;
     }
 
     @Override
@@ -438,7 +469,7 @@ public final class S3BlobStore implements BlobStore {
         } catch (SdkException e) {
             throw translate(e, "write", key);
         }
-        Versioned back = getIfChanged(key, null);
+        Versioned back = getIfChanged(key, null, Math.max(data.length, POINTER_MAX_BYTES));
         if (!java.util.Arrays.equals(back.data(), data)) {
             throw new PointerMovedException(describe(key), "another write landed at the same time");
         }

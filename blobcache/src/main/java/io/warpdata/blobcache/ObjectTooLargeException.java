@@ -1,0 +1,20 @@
+package io.warpdata.blobcache;
+
+/**
+ * An object that should be small (a pointer, a manifest, a block hash list) is larger than such
+ * an object can be: the store holds something else there, by mistake or malice. Nothing of it is
+ * read beyond the limit.
+ */
+public final class ObjectTooLargeException extends StoreException {
+    public ObjectTooLargeException(String object, long size, long limit) {
+        super(object + " is " + (size < 0 ? "larger than " + limit : size) + " bytes; no such object may be larger"
+                        + " than " + limit + " bytes, so it was not read",
+                "Check what the store holds at that key: something other than Warp wrote it. Re-publish the"
+                        + " version, or move the pointer again with warpctl.", null);
+    }
+
+    @Override
+    public String type() {
+        return "ObjectTooLarge";
+    }
+}
