@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""A TCP proxy that makes loopback behave like a real object store's network.
+
+    shaper.py --listen 127.0.0.1:9100 --upstream 127.0.0.1:9000 --rtt-ms 20 --rate-mbps 25 [--stats FILE]
+
+Every connection to --listen is relayed to --upstream, with two effects:
+
+- latency: everything the client sends reaches the server --rtt-ms later (a delay line: each
+  chunk is held until its own arrival time plus the RTT, so a long upload keeps its rate and
+  only gains the RTT once); a request therefore waits one RTT before the server sees it, as an
+  S3 request does before its first byte comes back;
+- bandwidth: what the server sends back is paced to --rate-mbps (MB/s, 10^6 bytes) per
+  connection (a token bucket with 256 KiB of burst: 10 ms at 25 MB/s), the way one S3 connection delivers about
+  85-90 MB/s while many connections together deliver much more.
+
+`tc netem` is not in every kernel (tbf/htb are not enough for per-connection pacing), hence a
+small userspace proxy. It uses one thread (asyncio); --stats FILE gets a JSON line with
+connections, bytes each way and this process's CPU seconds when it exits (SIGTERM/SIGINT) and
+every 5 s.
+"""
+import argparse
+import asyncio
+import json
+import os
+import signal
+import time
+
+CHUNK = 256 * 1024
+BURST = 256 * 1024
+
+
+class Stats:
+    def __init__(self, path):
+        self.path = path
+        self.connections = 0
+        self.open = 0
+        self.bytes_up = 0
+        self.bytes_down = 0
+
+    def write(self):
+        if not self.path:
+            return
+        t = os.times()
+        data = {"connections": self.connections, "open": self.open, "bytes_up": self.bytes_up,
+                "bytes_down": self.bytes_down, "cpu_seconds": round(t.user + t.system, 3), "pid": os.getpid()}
+        tmp = self.path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(json.dumps(data) + "\n")
+        os.replace(tmp, self.path)
+
+
+async def delay_line(reader, writer, rtt, stats):
+    """Client -> server: each chunk leaves rtt seconds after it arrived."""
+    queue = asyncio.Queue()
+
+    async def pump_in():
+        try:
+            while True:
+                data = await reader.read(CHUNK)
+                queue.put_nowait((time.monotonic() + rtt, data))
+                if not data:
+                    return
+        except (ConnectionError, OSError):
+            queue.put_nowait((time.monotonic(), b""))
+
+    feeder = asyncio.ensure_future(pump_in())
+    try:
+        while True:
+            due, data = await queue.get()
+            wait = due - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            if not data:
+                if writer.can_write_eof():
+                    writer.write_eof()
+                return
+            stats.bytes_up += len(data)
+            writer.write(data)
+            await writer.drain()
+    except (ConnectionError, OSError):
+        return
+    finally:
+        feeder.cancel()
+
+
+async def paced(reader, writer, rate, stats):
+    """Server -> client at `rate` bytes per second (token bucket, BURST bytes of burst)."""
+    tokens = float(BURST)
+    last = time.monotonic()
+    try:
+        while True:
+            data = await reader.read(CHUNK)
+            if not data:
+                if writer.can_write_eof():
+                    writer.write_eof()
+                return
+            view = memoryview(data)
+            while view:
+                now = time.monotonic()
+                tokens = min(float(BURST), tokens + (now - last) * rate)
+                last = now
+                if tokens < 1:
+                    await asyncio.sleep((1 - tokens) / rate + 0.001)
+                    continue
+                n = min(len(view), int(tokens))
+                writer.write(view[:n])
+                tokens -= n
+                stats.bytes_down += n
+                view = view[n:]
+                await writer.drain()
+    except (ConnectionError, OSError):
+        return
+
+
+async def handle(client_reader, client_writer, args, stats):
+    host, port = args.upstream.rsplit(":", 1)
+    try:
+        up_reader, up_writer = await asyncio.open_connection(host, int(port))
+    except OSError:
+        client_writer.close()
+        return
+    stats.connections += 1
+    stats.open += 1
+    try:
+        await asyncio.gather(delay_line(client_reader, up_writer, args.rtt_ms / 1000.0, stats),
+                             paced(up_reader, client_writer, args.rate_mbps * 1e6, stats))
+    finally:
+        stats.open -= 1
+        for w in (up_writer, client_writer):
+            try:
+                w.close()
+            except OSError:
+                pass
+
+
+async def main_async(args):
+    stats = Stats(args.stats)
+    host, port = args.listen.rsplit(":", 1)
+    server = await asyncio.start_server(lambda r, w: handle(r, w, args, stats), host, int(port),
+                                        reuse_address=True, backlog=512)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+
+    async def report():
+        while True:
+            stats.write()
+            await asyncio.sleep(5)
+
+    reporter = asyncio.ensure_future(report())
+    print("shaper: %s -> %s, rtt %g ms, %g MB/s per connection" % (args.listen, args.upstream, args.rtt_ms,
+                                                                     args.rate_mbps), flush=True)
+    async with server:
+        await stop.wait()
+    reporter.cancel()
+    stats.write()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--listen", required=True, help="HOST:PORT to accept connections on")
+    ap.add_argument("--upstream", required=True, help="HOST:PORT of the real server")
+    ap.add_argument("--rtt-ms", type=float, default=20.0, help="added round-trip time per request (default 20)")
+    ap.add_argument("--rate-mbps", type=float, default=25.0, help="MB/s per connection, server to client (default 25)")
+    ap.add_argument("--stats", help="write counters as JSON to this file every 5 s and at exit")
+    args = ap.parse_args()
+    if args.rtt_ms < 0 or args.rate_mbps <= 0:
+        ap.error("--rtt-ms must be >= 0 and --rate-mbps > 0")
+    asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    main()
