@@ -126,14 +126,19 @@ public final class LastKnownGood {
 
     /** The last listing of {@code prefix} the store gave. */
     public Optional<Listing> listing(String prefix) {
-        Listing l = listings.get(prefix);
-        if (l == null && dir != null) {
-            l = readKnown(prefix, Listing.class);
-            if (l != null) {
-                listings.putIfAbsent(prefix, l);
+        return known(listings, prefix, Listing.class);
+    }
+
+    /** What {@code memory} holds for {@code key}, else what its file holds (then kept in memory). */
+    private <T> Optional<T> known(Map<String, T> memory, String key, Class<T> type) {
+        T v = memory.get(key);
+        if (v == null && dir != null) {
+            v = readKnown(key, type);
+            if (v != null) {
+                memory.putIfAbsent(key, v);
             }
         }
-        return Optional.ofNullable(l);
+        return Optional.ofNullable(v);
     }
 
     /** The store just listed {@code prefix}. */
@@ -151,14 +156,7 @@ public final class LastKnownGood {
 
     /** The last state of the pointer at {@code key}. */
     public Optional<Pointer> pointer(String key) {
-        Pointer p = pointers.get(key);
-        if (p == null && dir != null) {
-            p = readKnown(key, Pointer.class);
-            if (p != null) {
-                pointers.putIfAbsent(key, p);
-            }
-        }
-        return Optional.ofNullable(p);
+        return known(pointers, key, Pointer.class);
     }
 
     /** The store just confirmed the pointer at {@code key}: {@code version} (null: absent) with {@code tag}. */

@@ -58,42 +58,65 @@ public record CacheConfig(CacheMode mode, Path dir, long maxBytes, long minFreeB
     }
 
     public CacheConfig withMode(CacheMode m) {
-        return new CacheConfig(m, dir, maxBytes, minFreeBytes, memoryBytes, maxInFlightBytes, maxPrefetchBytes,
-                maxConcurrentFetches, maxOpenFiles, retry);
+        return with(b -> b.mode = m);
     }
 
     public CacheConfig withMaxBytes(long n) {
-        return new CacheConfig(mode, dir, n, minFreeBytes, memoryBytes, maxInFlightBytes, maxPrefetchBytes,
-                maxConcurrentFetches, maxOpenFiles, retry);
+        return with(b -> b.maxBytes = n);
     }
 
     public CacheConfig withMinFreeBytes(long n) {
-        return new CacheConfig(mode, dir, maxBytes, n, memoryBytes, maxInFlightBytes, maxPrefetchBytes,
-                maxConcurrentFetches, maxOpenFiles, retry);
+        return with(b -> b.minFreeBytes = n);
     }
 
     public CacheConfig withMemoryBytes(long n) {
-        return new CacheConfig(mode, dir, maxBytes, minFreeBytes, n, maxInFlightBytes, maxPrefetchBytes,
-                maxConcurrentFetches, maxOpenFiles, retry);
+        return with(b -> b.memoryBytes = n);
     }
 
     public CacheConfig withMaxInFlightBytes(long n) {
-        return new CacheConfig(mode, dir, maxBytes, minFreeBytes, memoryBytes, n, maxPrefetchBytes,
-                maxConcurrentFetches, maxOpenFiles, retry);
+        return with(b -> b.maxInFlightBytes = n);
     }
 
     public CacheConfig withMaxPrefetchBytes(long n) {
-        return new CacheConfig(mode, dir, maxBytes, minFreeBytes, memoryBytes, maxInFlightBytes, n,
-                maxConcurrentFetches, maxOpenFiles, retry);
+        return with(b -> b.maxPrefetchBytes = n);
     }
 
     public CacheConfig withMaxConcurrentFetches(int n) {
-        return new CacheConfig(mode, dir, maxBytes, minFreeBytes, memoryBytes, maxInFlightBytes, maxPrefetchBytes,
-                n, maxOpenFiles, retry);
+        return with(b -> b.maxConcurrentFetches = n);
     }
 
     public CacheConfig withRetry(RetryPolicy r) {
-        return new CacheConfig(mode, dir, maxBytes, minFreeBytes, memoryBytes, maxInFlightBytes, maxPrefetchBytes,
-                maxConcurrentFetches, maxOpenFiles, r);
+        return with(b -> b.retry = r);
+    }
+
+    /** A copy with one setting changed (validated by the constructor like any other). */
+    private CacheConfig with(java.util.function.Consumer<Copy> change) {
+        Copy c = new Copy(this);
+        change.accept(c);
+        return new CacheConfig(c.mode, dir, c.maxBytes, c.minFreeBytes, c.memoryBytes, c.maxInFlightBytes,
+                c.maxPrefetchBytes, c.maxConcurrentFetches, maxOpenFiles, c.retry);
+    }
+
+    /** The settings a wither may change. */
+    private static final class Copy {
+        CacheMode mode;
+        long maxBytes;
+        long minFreeBytes;
+        long memoryBytes;
+        long maxInFlightBytes;
+        long maxPrefetchBytes;
+        int maxConcurrentFetches;
+        RetryPolicy retry;
+
+        Copy(CacheConfig c) {
+            mode = c.mode;
+            maxBytes = c.maxBytes;
+            minFreeBytes = c.minFreeBytes;
+            memoryBytes = c.memoryBytes;
+            maxInFlightBytes = c.maxInFlightBytes;
+            maxPrefetchBytes = c.maxPrefetchBytes;
+            maxConcurrentFetches = c.maxConcurrentFetches;
+            retry = c.retry;
+        }
     }
 }

@@ -135,7 +135,7 @@ final class ReadAhead {
             int to = Math.min(list.blockCount(), last + 1 + s.window);
             // Top up only when at most half a window is left ahead, so that read-ahead goes out
             // in runs of at least half a window (few, large GETs) rather than block by block. At
-            // the full window that is exactly half of it (32 MiB: one whole GET of BlockCache.MAX_RUN_BYTES, where
+            // the full window that is exactly half of it (32 MiB: one whole GET of FetchScheduler.MAX_RUN_BYTES, where
             // "less than half" asked for 33 blocks and so one extra 1-block GET per top-up).
             if (from < to && from - (last + 1) <= s.window / 2) {
                 s.scheduledUntil = scheduler.schedule(blob, list, from, to);

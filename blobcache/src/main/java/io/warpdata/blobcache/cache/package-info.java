@@ -2,6 +2,15 @@
  * Warp's read path: the content-addressed block cache ({@link io.warpdata.blobcache.cache.BlockCache}),
  * a cache-less verified reader ({@link io.warpdata.blobcache.cache.DirectBlobReader}), and read-ahead.
  *
+ * <h2>Who does what</h2>
+ * {@code BlockCache} is the read path (cache hits, misses handed over, bytes copied out) and the
+ * entry point of the operations; {@code FetchScheduler} decides what is fetched and when (one
+ * {@code Fetch} per block in flight, demand before read-ahead, runs of missing blocks, hybrid
+ * whole-blob fetches, worker and budget bounds); {@code RunFetcher} fetches one run (one ranged
+ * GET, verification and hand-over as bytes stream in, then the cache writes); {@code Warmer} is
+ * {@code warpctl warm}; {@code ReadAhead} tracks access per blob; {@code HashLists} holds block
+ * hash lists; {@code DiskBlocks} / {@code MemoryBlocks} store blocks.
+ *
  * <h2>Blocks and verification</h2>
  * A blob is read in the fixed blocks of its {@link io.warpdata.manifest.BlockHashList} (1 MiB by
  * default). Every block fetched from the store is checked against its SHA-256 before any reader
@@ -34,7 +43,7 @@
  *     stream, enough to keep {@code maxConcurrentFetches} GETs busy for a fast reader.</li>
  * <li>Read-ahead is topped up only when at most half a window is left ahead of the reader, so it
  *     goes out in runs of at least half a window (at the full window exactly 32 MiB); consecutive missing blocks of a run are fetched
- *     with one ranged GET of up to {@code BlockCache.MAX_RUN_BYTES} = 32 MiB (fewer requests: S3
+ *     with one ranged GET of up to {@code FetchScheduler.MAX_RUN_BYTES} = 32 MiB (fewer requests: S3
  *     bills per request, and each costs the SDK's request pipeline in CPU). The GET is
  *     read straight into the run's buffer and each block is verified and handed to its readers
  *     as soon as it has arrived, so a reader never waits for the rest of a run; a GET that fails
@@ -70,7 +79,7 @@
  * the kernel's copy into the page cache, ext4's per-page delayed allocation), plus per GET the
  * SDK's request handling and per block a file create and rename.
  * <ul>
- * <li>Fetch buffers are pooled ({@code RunBuffers}, {@code BlockCache.POOLED_BUFFER_BYTES} =
+ * <li>Fetch buffers are pooled ({@code RunBuffers}, {@code FetchScheduler.POOLED_BUFFER_BYTES} =
  *     128 MiB of idle buffers at most): a fresh 8 MiB array per GET was zeroed by the JVM,
  *     page-faulted in by the kernel 4 KiB at a time (zeroed again) and, being a G1 humongous
  *     object, collected by collections of its own: about 16% of the fetch threads' CPU and

@@ -131,6 +131,38 @@ class BlockCacheTest {
         }
     }
 
+    /**
+     * Runs {@code threads} tasks at once ({@code task.apply(i)} is task i) and returns their
+     * results in order, each waited for at most {@code seconds}.
+     */
+    private static <T> List<T> inParallel(int threads, java.util.function.IntFunction<java.util.concurrent.Callable<T>> task,
+                                          int seconds) throws Exception {
+        ExecutorService readers = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<T>> futures = new ArrayList<>();
+            for (int i = 0; i < threads; i++) {
+                futures.add(readers.submit(task.apply(i)));
+            }
+            List<T> out = new ArrayList<>();
+            for (Future<T> f : futures) {
+                out.add(f.get(seconds, TimeUnit.SECONDS));
+            }
+            return out;
+        } finally {
+            readers.shutdownNow();
+        }
+    }
+
+    /** {@code n} blobs of {@code size} bytes in the store (contents generated from {@code seed + i}). */
+    private List<BlobRef> putBlobs(int n, int size, int seed, List<byte[]> contents) {
+        List<BlobRef> refs = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            contents.add(TestBlobs.bytes(size, seed + i));
+            refs.add(TestBlobs.put(memory, contents.get(i), BS));
+        }
+        return refs;
+    }
+
     @Test
     void readingTwiceFetchesOnce() {
         byte[] data = TestBlobs.bytes(10 * BS + 17, 1);
@@ -417,41 +449,26 @@ class BlockCacheTest {
         long blockOnDisk = BlockFile.headerLength(BS) + BS;
         BlockCache c = open(config().withMaxBytes(6 * blockOnDisk));
         List<byte[]> contents = new ArrayList<>();
-        List<BlobRef> refs = new ArrayList<>();
-        for (int i = 0; i < 3; i++) {
-            contents.add(TestBlobs.bytes(8 * BS + 999, 140 + i));
-            refs.add(TestBlobs.put(memory, contents.get(i), BS));
-        }
-        ExecutorService readers = Executors.newFixedThreadPool(4);
-        try {
-            List<Future<Integer>> done = new ArrayList<>();
-            for (int t = 0; t < 4; t++) {
-                int seed = t;
-                done.add(readers.submit(() -> {
-                    Random rnd = new Random(seed);
-                    int n = 0;
-                    long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1500);
-                    while (System.nanoTime() < until) {
-                        int i = rnd.nextInt(3);
-                        byte[] d = contents.get(i);
-                        long off = rnd.nextInt(d.length);
-                        int len = 1 + rnd.nextInt(3 * BS);
-                        byte[] got = read(c, refs.get(i), off, len);
-                        int expect = (int) Math.min(len, d.length - off);
-                        if (!Arrays.equals(got, range(d, off, expect))) {
-                            throw new AssertionError("wrong bytes at " + off + "+" + len + " of blob " + i);
-                        }
-                        n++;
-                    }
-                    return n;
-                }));
+        List<BlobRef> refs = putBlobs(3, 8 * BS + 999, 140, contents);
+        List<Integer> done = inParallel(4, seed -> () -> {
+            Random rnd = new Random(seed);
+            int n = 0;
+            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1500);
+            while (System.nanoTime() < until) {
+                int i = rnd.nextInt(3);
+                byte[] d = contents.get(i);
+                long off = rnd.nextInt(d.length);
+                int len = 1 + rnd.nextInt(3 * BS);
+                byte[] got = read(c, refs.get(i), off, len);
+                int expect = (int) Math.min(len, d.length - off);
+                if (!Arrays.equals(got, range(d, off, expect))) {
+                    throw new AssertionError("wrong bytes at " + off + "+" + len + " of blob " + i);
+                }
+                n++;
             }
-            for (Future<Integer> f : done) {
-                assertThat(f.get(30, TimeUnit.SECONDS)).isPositive();
-            }
-        } finally {
-            readers.shutdownNow();
-        }
+            return n;
+        }, 30);
+        assertThat(done).allSatisfy(n -> assertThat(n).isPositive());
         assertThat(c.metrics().evictions.sum()).isPositive();
         assertThat(c.metrics().readErrors.sum()).isZero();
     }
@@ -499,44 +516,29 @@ class BlockCacheTest {
     void concurrentReadersNeverSeeBytesOfAReusedFetchBuffer() throws Exception {
         int blobs = 6;
         List<byte[]> contents = new ArrayList<>();
-        List<BlobRef> refs = new ArrayList<>();
-        for (int i = 0; i < blobs; i++) {
-            contents.add(TestBlobs.bytes(40 * BS + 777, 500 + i));
-            refs.add(TestBlobs.put(memory, contents.get(i), BS));
-        }
+        List<BlobRef> refs = putBlobs(blobs, 40 * BS + 777, 500, contents);
         long blockOnDisk = BlockFile.headerLength(BS) + BS;
         BlockCache c = open(config().withMaxBytes(12 * blockOnDisk).withMaxInFlightBytes(24L * BS)
                 .withMaxConcurrentFetches(6));
-        ExecutorService readers = Executors.newFixedThreadPool(6);
-        try {
-            List<Future<Integer>> results = new ArrayList<>();
-            for (int t = 0; t < 6; t++) {
-                int seed = t;
-                results.add(readers.submit(() -> {
-                    Random rnd = new Random(seed);
-                    int checked = 0;
-                    for (int i = 0; i < 150; i++) {
-                        int b = rnd.nextInt(blobs);
-                        byte[] data = contents.get(b);
-                        // Mostly short sequential scans (read-ahead runs), some random reads.
-                        long off = rnd.nextInt(data.length - 1);
-                        int len = 1 + rnd.nextInt(Math.min(3 * BS, data.length - (int) off));
-                        for (int k = 0; k < 1 + rnd.nextInt(4) && off < data.length; k++) {
-                            int n = (int) Math.min(len, data.length - off);
-                            assertThat(read(c, refs.get(b), off, n)).isEqualTo(range(data, off, n));
-                            off += n;
-                            checked++;
-                        }
-                    }
-                    return checked;
-                }));
+        List<Integer> results = inParallel(6, seed -> () -> {
+            Random rnd = new Random(seed);
+            int checked = 0;
+            for (int i = 0; i < 150; i++) {
+                int b = rnd.nextInt(blobs);
+                byte[] data = contents.get(b);
+                // Mostly short sequential scans (read-ahead runs), some random reads.
+                long off = rnd.nextInt(data.length - 1);
+                int len = 1 + rnd.nextInt(Math.min(3 * BS, data.length - (int) off));
+                for (int k = 0; k < 1 + rnd.nextInt(4) && off < data.length; k++) {
+                    int n = (int) Math.min(len, data.length - off);
+                    assertThat(read(c, refs.get(b), off, n)).isEqualTo(range(data, off, n));
+                    off += n;
+                    checked++;
+                }
             }
-            for (Future<Integer> f : results) {
-                assertThat(f.get(60, TimeUnit.SECONDS)).isPositive();
-            }
-        } finally {
-            readers.shutdownNow();
-        }
+            return checked;
+        }, 60);
+        assertThat(results).allSatisfy(n -> assertThat(n).isPositive());
         assertThat(c.metrics().readErrors.sum()).isZero();
     }
 
@@ -547,23 +549,14 @@ class BlockCacheTest {
         // No read-ahead: the neighbouring reads below would rightly prefetch the next blocks.
         BlockCache c = open(config().withMaxPrefetchBytes(0));
         store.delayMillis = 100;
-        ExecutorService readers = Executors.newFixedThreadPool(8);
-        try {
-            CountDownLatch go = new CountDownLatch(1);
-            List<Future<byte[]>> results = new ArrayList<>();
-            for (int i = 0; i < 8; i++) {
-                int off = i * 1000;
-                results.add(readers.submit(() -> {
-                    go.await();
-                    return read(c, ref, BS + off, 500);
-                }));
-            }
+        CountDownLatch go = new CountDownLatch(8);
+        List<byte[]> results = inParallel(8, i -> () -> {
             go.countDown();
-            for (int i = 0; i < 8; i++) {
-                assertThat(results.get(i).get(10, TimeUnit.SECONDS)).isEqualTo(range(data, BS + i * 1000, 500));
-            }
-        } finally {
-            readers.shutdownNow();
+            go.await();
+            return read(c, ref, BS + i * 1000L, 500);
+        }, 10);
+        for (int i = 0; i < 8; i++) {
+            assertThat(results.get(i)).isEqualTo(range(data, BS + i * 1000, 500));
         }
         assertThat(store.reads.get()).isEqualTo(1);
     }
@@ -575,21 +568,13 @@ class BlockCacheTest {
         BlockCache c = open(config().withMaxConcurrentFetches(4));
         c.read(ref, 0, new byte[0], 0, 0);
         store.delayMillis = 100;
-        ExecutorService readers = Executors.newFixedThreadPool(4);
+        List<byte[]> results;
         try {
-            List<Future<byte[]>> results = new ArrayList<>();
-            for (int i = 0; i < 4; i++) {
-                long off = (long) (2 * i) * BS;
-                results.add(readers.submit(() -> read(c, ref, off, 10)));
-            }
-            for (Future<byte[]> f : results) {
-                assertThat(f.get(10, TimeUnit.SECONDS)).hasSize(10);
-            }
+            results = inParallel(4, i -> () -> read(c, ref, (long) (2 * i) * BS, 10), 10);
         } catch (Exception e) {
             throw new AssertionError(e);
-        } finally {
-            readers.shutdownNow();
         }
+        assertThat(results).allSatisfy(r -> assertThat(r).hasSize(10));
         assertThat(store.maxInFlight.get()).isGreaterThan(1);
     }
 

@@ -1,0 +1,454 @@
+package io.warpdata.blobcache.cache;
+
+import io.warpdata.blobcache.ReadMetrics;
+import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.BlockHashList;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Decides what is fetched from the store, when, and by whom: every block being fetched has one
+ * {@link Fetch} in the in-flight map, however many readers want it (single flight); demand
+ * fetches (a reader waits) are queued ahead of read-ahead, warm and hybrid fetches, which may
+ * occupy only 3/4 of the workers; consecutive missing blocks of one blob go out as one ranged
+ * GET of up to {@link #MAX_RUN_BYTES}, each block verified against its SHA-256 and handed to its
+ * waiters as soon as its bytes have streamed in, then all written to the cache. Bounded: bytes
+ * in flight ({@code maxInFlightBytes}), queued read-ahead ({@code maxPrefetchBytes}) and whole
+ * shards being fetched in hybrid mode ({@link #HYBRID_RUNS_IN_FLIGHT}).
+ *
+ * <p>New fetch strategies (member-level fetch, order hints) belong here: they are all a choice
+ * of which runs to register and at what priority. Every run is collected by one helper,
+ * {@link #missingRunEnd}, after {@link #nextMissing} skipped what is cached or in flight; how a
+ * run is then fetched, verified, handed over and stored is the {@link RunFetcher}'s.
+ */
+final class FetchScheduler {
+    /**
+     * Longest coalesced GET: 32 MiB. Every GET costs the SDK's request pipeline (signing,
+     * interceptors, metrics) and, for the first thousands of requests of a daemon's life, the
+     * JIT compiling it: a cold 1 GiB read made 128 GETs of 8 MiB and measured 335-375 MB/s at
+     * 3.7-4.4 s of warpd CPU per GiB; with 32 GETs of 32 MiB, 380-467 MB/s at 3.1-3.7 s/GiB.
+     * A reader that needs a block inside a run in flight waits only until that block has
+     * streamed in and been verified, not for the whole run.
+     */
+    static final int MAX_RUN_BYTES = 32 << 20;
+    /** Runs all hybrid whole-blob fetches together keep in flight (enough to fill the pipe, few enough to leave room for reads). */
+    static final int HYBRID_RUNS_IN_FLIGHT = 4;
+    /** How long close() lets fetched blocks finish being written: a restart then refetches nothing. */
+    static final Duration CLOSE_GRACE = Duration.ofSeconds(2);
+    /**
+     * Idle fetch buffers kept for reuse ({@link RunBuffers}): 128 MiB (capped at
+     * maxInFlightBytes). A sequential reader at the full window keeps up to the default read-ahead
+     * budget, 128 MiB, of runs fetched or waiting for their disk writes (measured: with 64 MiB, a
+     * quarter of the runs still allocated a fresh 8 MiB buffer). G1 keeps the heap that held
+     * them committed after a burst anyway, so keeping them costs no extra memory in practice.
+     */
+    static final long POOLED_BUFFER_BYTES = 128L << 20;
+
+    /** Consecutive fetches of one blob; {@code budgetKiB} of read-ahead budget is returned after. */
+    private record Task(List<Fetch> fetches, int budgetKiB) {
+    }
+
+    /** Progress of a hybrid-mode whole-blob fetch. */
+    private static final class HybridCursor {
+        final BlobRef blob;
+        final BlockHashList list;
+        int next;
+
+        HybridCursor(BlobRef blob, BlockHashList list) {
+            this.blob = blob;
+            this.list = list;
+        }
+    }
+
+    private final CacheConfig config;
+    private final ReadMetrics metrics;
+    private final BlockStorage storage;
+    private final BlockFetcher fetcher;
+    private final Executor executor;
+    private final ConcurrentHashMap<BlockKey, Fetch> inflight = new ConcurrentHashMap<>();
+    private final Queue<Task> demandQueue = new ConcurrentLinkedQueue<>();
+    private final Queue<Task> prefetchQueue = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger workers = new AtomicInteger();
+    private final AtomicInteger runningPrefetch = new AtomicInteger();
+    private final int maxPrefetchWorkers;
+    private final RunFetcher runs;
+    private final int prefetchPermits;
+    private final Semaphore prefetchBudget;
+    private final Queue<HybridCursor> hybridQueue = new ConcurrentLinkedQueue<>();
+    private final Semaphore hybridRuns = new Semaphore(HYBRID_RUNS_IN_FLIGHT);
+    private volatile ReadAhead readAhead;
+    private volatile boolean closed;
+
+    FetchScheduler(CacheConfig config, ReadMetrics metrics, BlockStorage storage, BlockFetcher fetcher, Executor executor) {
+        this.config = config;
+        this.metrics = metrics;
+        this.storage = storage;
+        this.fetcher = fetcher;
+        this.executor = executor;
+        this.maxPrefetchWorkers = Math.max(1, config.maxConcurrentFetches() * 3 / 4);
+        this.runs = new RunFetcher(fetcher, storage, config.maxInFlightBytes(),
+                Math.min(POOLED_BUFFER_BYTES, config.maxInFlightBytes()), () -> readAhead, () -> closed,
+                f -> inflight.remove(f.key, f));
+        this.prefetchPermits = kib(config.maxPrefetchBytes());
+        this.prefetchBudget = new Semaphore(prefetchPermits);
+    }
+
+    /** The read-ahead tracker told of verified runs and verification failures (null: none). */
+    void readAhead(ReadAhead readAhead) {
+        this.readAhead = readAhead;
+    }
+
+    // ---------------------------------------------------------------- runs of missing blocks
+
+    /** The cache's size limit (what a warm may fill). */
+    long limitBytes() {
+        return storage.limitBytes();
+    }
+
+    /** A read deadline from now (System.nanoTime based). */
+    long deadlineFromNow() {
+        return fetcher.deadlineFromNow();
+    }
+
+    /** Whether a block is cached or being fetched. */
+    boolean cachedOrInFlight(BlockKey key) {
+        return inflight.containsKey(key) || storage.contains(key);
+    }
+
+    /** The first block at or after {@code from}, before {@code limit}, that is neither cached nor in flight ({@code limit} if none). */
+    int nextMissing(BlobRef blob, int blockSize, int from, int limit) {
+        int b = from;
+        while (b < limit && cachedOrInFlight(new BlockKey(blob.id(), blockSize, b))) {
+            b++;
+        }
+        return b;
+    }
+
+    /**
+     * The end (exclusive) of the run of consecutive missing blocks that starts at missing block
+     * {@code from}: before {@code limit}, at most {@code maxBlocks} blocks and {@code maxBytes}
+     * bytes (the first block always counts, however large).
+     */
+    int missingRunEnd(BlobRef blob, BlockHashList list, int from, int limit, int maxBlocks, long maxBytes) {
+        int bs = list.blockSize();
+        int end = from + 1;
+        long bytes = list.blockLength(from);
+        while (end < limit && end - from < maxBlocks && bytes + list.blockLength(end) <= maxBytes
+                && !cachedOrInFlight(new BlockKey(blob.id(), bs, end))) {
+            bytes += list.blockLength(end);
+            end++;
+        }
+        return end;
+    }
+
+    /** Most blocks one GET fetches. */
+    static int maxRunBlocks(int blockSize) {
+        return Math.max(1, MAX_RUN_BYTES / blockSize);
+    }
+
+    /** Registers fetches for blocks [from, to), stopping at the first one cached or in flight. */
+    List<Fetch> register(BlobRef blob, BlockHashList list, int from, int to, boolean prefetch) {
+        List<Fetch> run = new ArrayList<>(to - from);
+        for (int i = from; i < to; i++) {
+            Fetch f = new Fetch(new BlockKey(blob.id(), list.blockSize(), i), blob, list, prefetch, Fetch.QUEUED);
+            if (inflight.putIfAbsent(f.key, f) != null) {
+                break;
+            }
+            if (storage.contains(f.key)) {
+                inflight.remove(f.key, f);
+                f.retry();
+                break;
+            }
+            run.add(f);
+        }
+        return run;
+    }
+
+    // ---------------------------------------------------------------- demand
+
+    /** The fetch that will deliver {@code key}, queued at high priority if not yet running. */
+    Fetch demand(BlobRef blob, BlockHashList list, BlockKey key) {
+        Fetch f = inflight.get(key);
+        if (f != null && f.done.isCompletedExceptionally()) {
+            // A failed fetch on its way out of the map: this read gets its own attempt.
+            inflight.remove(key, f);
+            f = null;
+        }
+        if (f == null) {
+            Fetch mine = new Fetch(key, blob, list, false, Fetch.QUEUED_DEMANDED);
+            f = inflight.putIfAbsent(key, mine);
+            if (f == null) {
+                if (storage.contains(key)) {
+                    // A fetch finished between our cache lookup and now.
+                    inflight.remove(key, mine);
+                    mine.retry();
+                } else {
+                    enqueue(demandQueue, new Task(List.of(mine), 0));
+                }
+                return mine;
+            }
+        }
+        if (f.prefetch && f.prefetchCredit.compareAndSet(false, true)) {
+            metrics.prefetchHitBlocks.increment();
+        }
+        if (f.promote()) {
+            enqueue(demandQueue, new Task(List.of(f), 0));
+        }
+        return f;
+    }
+
+    /**
+     * Waits for a fetch until {@code deadline}; a fetch that hangs is dropped from the map so the
+     * next read starts a fresh one.
+     */
+    Fetch.BlockBytes await(Fetch f, long deadline) {
+        try {
+            return Deadlines.await(f.done, deadline, () -> "reading " + f.key + " from " + fetcher.store().describe()
+                    + " within " + config.retry().readDeadline().toMillis() + " ms");
+        } catch (StoreUnavailableException e) {
+            if (!f.done.isDone()) {
+                inflight.remove(f.key, f);
+            }
+            throw e;
+        }
+    }
+
+    // ---------------------------------------------------------------- read-ahead, warm, hybrid
+
+    /** {@link ReadAhead.Scheduler}: queue runs of missing blocks in [from, to) within the budget. */
+    int schedulePrefetch(BlobRef blob, BlockHashList list, int from, int to) {
+        if (closed || prefetchPermits == 0) {
+            return to; // read-ahead is off: nothing to schedule, now or later
+        }
+        int bs = list.blockSize();
+        // A run never needs more budget than there is in all.
+        int maxRun = (int) Math.max(1, Math.min(MAX_RUN_BYTES / bs, (long) prefetchPermits * 1024 / bs));
+        int b = nextMissing(blob, bs, from, to);
+        while (b < to) {
+            int runEnd = missingRunEnd(blob, list, b, to, maxRun, Long.MAX_VALUE);
+            int kib = kib(BlockFetcher.runLength(list, b, runEnd - b));
+            if (!prefetchBudget.tryAcquire(kib)) {
+                return b;
+            }
+            List<Fetch> run = register(blob, list, b, runEnd, true);
+            int used = run.isEmpty() ? 0 : kib(BlockFetcher.runLength(list, b, run.size()));
+            if (kib > used) {
+                prefetchBudget.release(kib - used);
+            }
+            if (run.isEmpty()) {
+                b = nextMissing(blob, bs, b + 1, to);
+                continue;
+            }
+            metrics.prefetchedBlocks.add(run.size());
+            enqueue(prefetchQueue, new Task(run, used));
+            b = nextMissing(blob, bs, b + run.size(), to);
+        }
+        return to;
+    }
+
+    /** Queues a run registered by {@link #register} at read-ahead priority, outside the read-ahead budget (warm). */
+    void enqueueBackground(List<Fetch> run) {
+        enqueue(prefetchQueue, new Task(run, 0));
+    }
+
+    /** Hybrid mode: fetch all of {@code blob} in the background, {@link #HYBRID_RUNS_IN_FLIGHT} runs at a time with other blobs. */
+    void fetchWhole(BlobRef blob, BlockHashList list) {
+        hybridQueue.add(new HybridCursor(blob, list));
+        pumpHybrid();
+    }
+
+    private void pumpHybrid() {
+        while (!closed) {
+            HybridCursor c = hybridQueue.peek();
+            if (c == null || !hybridRuns.tryAcquire()) {
+                return;
+            }
+            List<Fetch> run = null;
+            synchronized (c) {
+                int bs = c.list.blockSize();
+                int count = c.list.blockCount();
+                c.next = nextMissing(c.blob, bs, c.next, count);
+                if (c.next < count) {
+                    int end = missingRunEnd(c.blob, c.list, c.next, count, maxRunBlocks(bs), Long.MAX_VALUE);
+                    run = register(c.blob, c.list, c.next, end, true);
+                    c.next += Math.max(1, run.size());
+                }
+            }
+            if (run == null) {
+                hybridQueue.remove(c);
+                hybridRuns.release();
+                continue;
+            }
+            if (run.isEmpty()) {
+                hybridRuns.release();
+                continue;
+            }
+            metrics.prefetchedBlocks.add(run.size());
+            CompletableFuture.allOf(run.stream().map(f -> f.done).toArray(CompletableFuture[]::new))
+                    .whenComplete((v, e) -> {
+                        hybridRuns.release();
+                        pumpHybrid();
+                    });
+            enqueue(prefetchQueue, new Task(run, 0));
+        }
+    }
+
+    // ---------------------------------------------------------------- workers
+
+    private void enqueue(Queue<Task> queue, Task task) {
+        queue.add(task);
+        maybeStartWorker();
+    }
+
+    private void maybeStartWorker() {
+        while (true) {
+            int w = workers.get();
+            boolean prefetchRunnable = !prefetchQueue.isEmpty() && runningPrefetch.get() < maxPrefetchWorkers;
+            if (w >= config.maxConcurrentFetches() || (demandQueue.isEmpty() && !prefetchRunnable)) {
+                return;
+            }
+            if (workers.compareAndSet(w, w + 1)) {
+                try {
+                    executor.execute(this::work);
+                } catch (RejectedExecutionException e) {
+                    workers.decrementAndGet();
+                    failQueued(new StoreUnavailableException("The fetch executor refused work (shutting down?)", e));
+                    return;
+                }
+            }
+        }
+    }
+
+    private void work() {
+        try {
+            while (true) {
+                Task t = demandQueue.poll();
+                if (t != null) {
+                    run(t);
+                    continue;
+                }
+                // Read-ahead, warm and hybrid work may occupy only some of the workers, so that a
+                // read's own fetch never queues behind a wall of slow read-ahead GETs.
+                if (runningPrefetch.incrementAndGet() > maxPrefetchWorkers) {
+                    runningPrefetch.decrementAndGet();
+                    return;
+                }
+                try {
+                    t = prefetchQueue.poll();
+                    if (t == null) {
+                        return;
+                    }
+                    run(t);
+                } finally {
+                    runningPrefetch.decrementAndGet();
+                }
+            }
+        } finally {
+            workers.decrementAndGet();
+            // Work queued while we were leaving must not be stranded.
+            maybeStartWorker();
+        }
+    }
+
+    private void run(Task t) {
+        try {
+            Fetch head = t.fetches().get(0);
+            ReadAhead ra = readAhead;
+            // Read-ahead queued before a block of its blob failed verification: drop what no
+            // reader has asked for yet (a reader that comes later fetches its block on demand).
+            boolean dropReadAhead = head.prefetch && ra != null && ra.suspect(head.blob.id());
+            List<Fetch> group = new ArrayList<>(t.fetches().size());
+            for (Fetch f : t.fetches()) {
+                if (dropReadAhead && f.state.compareAndSet(Fetch.QUEUED, Fetch.RUNNING)) {
+                    inflight.remove(f.key, f);
+                    f.retry();
+                    if (!group.isEmpty()) {
+                        runs.fetch(group);
+                        group = new ArrayList<>();
+                    }
+                } else if (f.claim()) {
+                    group.add(f);
+                } else if (!group.isEmpty()) {
+                    runs.fetch(group);
+                    group = new ArrayList<>();
+                }
+            }
+            if (!group.isEmpty()) {
+                runs.fetch(group);
+            }
+        } finally {
+            if (t.budgetKiB() > 0) {
+                prefetchBudget.release(t.budgetKiB());
+            }
+        }
+    }
+
+    private void failQueued(RuntimeException e) {
+        for (Queue<Task> q : List.of(demandQueue, prefetchQueue)) {
+            Task t;
+            while ((t = q.poll()) != null) {
+                for (Fetch f : t.fetches()) {
+                    if (f.claim()) {
+                        runs.fail(f, e);
+                    }
+                }
+                if (t.budgetKiB() > 0) {
+                    prefetchBudget.release(t.budgetKiB());
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- lifecycle
+
+    /** Whether nothing is queued or in flight. */
+    boolean idle() {
+        return inflight.isEmpty() && demandQueue.isEmpty() && prefetchQueue.isEmpty() && hybridQueue.isEmpty();
+    }
+
+    /**
+     * Drops queued work, lets blocks already fetched finish being written (up to
+     * {@link #CLOSE_GRACE}) and fails readers still waiting.
+     */
+    void close() {
+        closed = true;
+        failQueued(new StoreUnavailableException("The block cache was closed", null));
+        long until = System.nanoTime() + CLOSE_GRACE.toNanos();
+        for (Fetch f : List.copyOf(inflight.values())) {
+            if (f.done.isDone()) {
+                try {
+                    f.settled.get(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                } catch (ExecutionException | TimeoutException e) {
+                    // Not written in time: it is simply not cached.
+                }
+            } else {
+                runs.fail(f, new StoreUnavailableException("The block cache was closed", null));
+            }
+        }
+    }
+
+    boolean closed() {
+        return closed;
+    }
+
+    static int kib(long bytes) {
+        return (int) Math.min(Integer.MAX_VALUE, (bytes + 1023) / 1024);
+    }
+}

@@ -1,0 +1,202 @@
+package io.warpdata.blobcache.cache;
+
+import io.warpdata.blobcache.BlockVerificationException;
+import io.warpdata.blobcache.ReadMetrics;
+import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.BlockHashList;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.List;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * How one run of consecutive blocks is fetched, once the {@link FetchScheduler} has decided to:
+ * a buffer within the in-flight memory bound, one ranged GET, each block verified against its
+ * SHA-256 (refetched once if it fails) and handed to its waiters as soon as its bytes have
+ * streamed in, then every block written to the cache, and the fetch retired.
+ */
+final class RunFetcher {
+    private static final Logger LOG = LoggerFactory.getLogger(RunFetcher.class);
+
+    private final BlockFetcher fetcher;
+    private final BlockStorage storage;
+    private final RunBuffers buffers;
+    private final Semaphore memory;
+    private final int memoryPermits;
+    private final Supplier<ReadAhead> readAhead;
+    private final BooleanSupplier closed;
+    /** Takes a fetch out of the in-flight map (only if it is still the one there). */
+    private final Consumer<Fetch> retire;
+
+    /**
+     * @param maxInFlightBytes bound on the bytes of all runs being fetched or written at once
+     * @param readAhead        told of clean runs and verification failures (may give null)
+     * @param closed           whether the cache is closing (then nothing new is fetched)
+     * @param retire           takes a settled fetch out of the in-flight map
+     */
+    RunFetcher(BlockFetcher fetcher, BlockStorage storage, long maxInFlightBytes, long pooledBufferBytes,
+               Supplier<ReadAhead> readAhead, BooleanSupplier closed, Consumer<Fetch> retire) {
+        this.fetcher = fetcher;
+        this.storage = storage;
+        this.memoryPermits = FetchScheduler.kib(maxInFlightBytes);
+        this.memory = new Semaphore(memoryPermits);
+        this.buffers = new RunBuffers(FetchScheduler.MAX_RUN_BYTES, pooledBufferBytes);
+        this.readAhead = readAhead;
+        this.closed = closed;
+        this.retire = retire;
+    }
+
+    /** One ranged GET for consecutive blocks, verification of each, then hand-over and caching. */
+    void fetch(List<Fetch> group) {
+        Fetch first = group.get(0);
+        BlobRef blob = first.blob;
+        BlockHashList list = first.list;
+        int b0 = first.key.index();
+        int len = BlockFetcher.runLength(list, b0, group.size());
+        int kib = Math.min(FetchScheduler.kib(buffers.capacityFor(len)), memoryPermits);
+        long deadline = fetcher.deadlineFromNow();
+        boolean acquired = false;
+        RunBuffers.Run run = null;
+        try {
+            if (closed.getAsBoolean()) {
+                throw new StoreUnavailableException("The block cache is closed", null);
+            }
+            acquired = memory.tryAcquire(kib, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            if (!acquired) {
+                throw new StoreUnavailableException("No memory for in-flight fetches of blob " + blob.id()
+                        + " within the read deadline", null);
+            }
+            run = buffers.acquire(len);
+            byte[] buf = run.array;
+            // Each block goes to its readers as soon as its bytes are in and verified, while the
+            // rest of the run still streams in: a reader never waits for a whole run.
+            HandOff handOff = new HandOff(group, run, deadline);
+            fetcher.readStreaming(StoreLayout.blob(blob.id()), (long) b0 * list.blockSize(), buf, len,
+                    handOff::arrived, handOff::handedBytes, deadline);
+            handOff.arrived(len);
+            ReadAhead ra = readAhead.get();
+            if (handOff.clean && ra != null) {
+                ra.onVerifiedRun(blob.id());
+            }
+            // Only then write them to the cache, so that the GET's stream is never held up by disk
+            // writes and a reader of the run's last block does not wait for the others' writes.
+            int pos = 0;
+            for (Fetch f : group) {
+                int bl = list.blockLength(f.key.index());
+                if (!f.settled.isDone()) {
+                    store(f, buf, pos, bl);
+                }
+                pos += bl;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            failAll(group, new StoreUnavailableException("Interrupted fetching blob " + blob.id(), e));
+        } catch (RuntimeException | Error e) {
+            failAll(group, e);
+        } finally {
+            if (run != null) {
+                // Every block is cached or failed by now; readers still copying hold the run.
+                run.release();
+            }
+            if (acquired) {
+                memory.release(kib);
+            }
+        }
+    }
+
+    /** Verifies and hands over the blocks of one run in order, as the run's bytes arrive. */
+    private final class HandOff {
+        private final List<Fetch> group;
+        private final RunBuffers.Run run;
+        private final byte[] buf;
+        private final long deadline;
+        private int next;
+        private int nextStart;
+        /** No block of the run has failed verification, not even once. */
+        boolean clean = true;
+
+        HandOff(List<Fetch> group, RunBuffers.Run run, long deadline) {
+            this.group = group;
+            this.run = run;
+            this.buf = run.array;
+            this.deadline = deadline;
+        }
+
+        /** Bytes [0, upTo) of the run are in place. */
+        void arrived(int upTo) {
+            while (next < group.size()) {
+                Fetch f = group.get(next);
+                int bl = f.list.blockLength(f.key.index());
+                if (nextStart + bl > upTo) {
+                    return;
+                }
+                try {
+                    if (!fetcher.verifyOrRefetch(f.blob, f.list, f.key.index(), buf, nextStart, deadline)) {
+                        suspect(f.blob);
+                    }
+                    f.done.complete(new Fetch.BlockBytes(run, nextStart, bl));
+                } catch (BlockVerificationException e) {
+                    // Before the readers hear of it, so that a reader going on sequentially
+                    // finds read-ahead already held back.
+                    suspect(f.blob);
+                    fail(f, e);
+                } catch (RuntimeException e) {
+                    fail(f, e);
+                }
+                next++;
+                nextStart += bl;
+            }
+        }
+
+        private void suspect(BlobRef blob) {
+            clean = false;
+            ReadAhead ra = readAhead.get();
+            if (ra != null) {
+                ra.onVerificationFailure(blob.id());
+            }
+        }
+
+        /** Bytes of the run already handed over (a retried GET starts there). */
+        int handedBytes() {
+            return nextStart;
+        }
+    }
+
+    /** Writes a fetched block to the cache, then retires its fetch. */
+    private void store(Fetch f, byte[] buf, int pos, int len) {
+        try {
+            storage.put(f.key, f.blob.blocks(), buf, pos, len, f.prefetch ? f.prefetchCredit : null);
+        } catch (RuntimeException e) {
+            LOG.warn("Could not cache {}: {}", f.key, e.toString());
+        } finally {
+            retire.accept(f);
+            f.settled.complete(null);
+        }
+    }
+
+    void fail(Fetch f, Throwable e) {
+        // Out of the map first, so a reader that sees this failure and retries starts afresh.
+        retire.accept(f);
+        f.done.completeExceptionally(e);
+        f.settled.complete(null);
+    }
+
+    private void failAll(List<Fetch> group, Throwable e) {
+        for (Fetch f : group) {
+            if (!f.done.isDone()) {
+                fail(f, e);
+            } else if (!f.settled.isDone()) {
+                retire.accept(f);
+                f.settled.complete(null);
+            }
+        }
+    }
+
+}

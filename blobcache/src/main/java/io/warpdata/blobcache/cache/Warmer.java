@@ -1,0 +1,101 @@
+package io.warpdata.blobcache.cache;
+
+import io.warpdata.blobcache.StoreException;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.BlockHashList;
+
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+
+/**
+ * {@code warpctl warm}: makes sure a blob's blocks are cached, fetching the missing ones in
+ * order through the {@link FetchScheduler} at read-ahead priority (so a reader's own fetches go
+ * first), {@link #WARM_RUNS_IN_FLIGHT} runs at a time, and returning only once they are on disk.
+ */
+final class Warmer {
+    /** Runs one warm() keeps in flight: enough to fill the pipe, few enough to leave room for reads. */
+    static final int WARM_RUNS_IN_FLIGHT = 4;
+
+    private final FetchScheduler scheduler;
+
+    Warmer(FetchScheduler scheduler) {
+        this.scheduler = scheduler;
+    }
+
+    /**
+     * See {@link BlockCache#warm}: the first {@code count} blocks of {@code blob}, skipping cached
+     * ones, stopping early without error when the cache's limit would be exceeded or when
+     * cancelled.
+     *
+     * @throws StoreException if a fetch fails (after retries)
+     */
+    WarmResult warm(BlobRef blob, BlockHashList list, int count, WarmListener listener, BooleanSupplier cancelled) {
+        int bs = list.blockSize();
+        int maxRun = FetchScheduler.maxRunBlocks(bs);
+        long fetchedBlocks = 0;
+        long fetchedBytes = 0;
+        long cachedBlocks = 0;
+        long cachedBytes = 0;
+        long scheduledBytes = 0;
+        boolean stopped = false;
+        boolean wasCancelled = false;
+        RuntimeException failure = null;
+        ArrayDeque<List<Fetch>> window = new ArrayDeque<>();
+        int b = 0;
+        while (true) {
+            while (!stopped && window.size() < WARM_RUNS_IN_FLIGHT && b < count) {
+                if (cancelled.getAsBoolean() || scheduler.closed()) {
+                    wasCancelled = true;
+                    stopped = true;
+                    break;
+                }
+                if (scheduler.cachedOrInFlight(new BlockKey(blob.id(), bs, b))) {
+                    cachedBlocks++;
+                    cachedBytes += list.blockLength(b);
+                    b++;
+                    continue;
+                }
+                long room = scheduler.limitBytes() - cachedBytes - scheduledBytes;
+                if (list.blockLength(b) > room) {
+                    stopped = true;
+                    break;
+                }
+                int end = scheduler.missingRunEnd(blob, list, b, count, maxRun, room);
+                List<Fetch> run = scheduler.register(blob, list, b, end, false);
+                if (run.isEmpty()) {
+                    continue;
+                }
+                scheduledBytes += BlockFetcher.runLength(list, b, run.size());
+                scheduler.enqueueBackground(run);
+                window.add(run);
+                b += run.size();
+            }
+            List<Fetch> run = window.poll();
+            if (run == null) {
+                break;
+            }
+            long deadline = scheduler.deadlineFromNow();
+            for (Fetch f : run) {
+                try {
+                    scheduler.await(f, deadline);
+                    // Return only once the block is on disk: warm's promise is "cached".
+                    Deadlines.await(f.settled, deadline, () -> "writing " + f.key + " to the cache");
+                    fetchedBlocks++;
+                    fetchedBytes += f.list.blockLength(f.key.index());
+                } catch (RuntimeException e) {
+                    if (failure == null) {
+                        failure = e;
+                    }
+                    stopped = true;
+                }
+            }
+            listener.progress(cachedBytes + fetchedBytes, blob.size());
+        }
+        if (failure != null) {
+            throw failure;
+        }
+        return new WarmResult(fetchedBlocks, fetchedBytes, cachedBlocks, cachedBytes,
+                !stopped && b >= list.blockCount(), wasCancelled);
+    }
+}
