@@ -127,10 +127,11 @@ final class ServerBlobStore extends ForwardingBlobStore {
     public Blob getBlob(String container, String name, GetOptions options) {
         counters.gets.increment();
         boolean ranged = options != null && !options.getRanges().isEmpty();
-        if (ranged) {
+        boolean pointerOrManifest = name.contains("datasets/");
+        if (ranged && !pointerOrManifest) {
             counters.rangedGets.increment();
         }
-        if (!ranged || name.contains("datasets/")) {
+        if (!ranged || pointerOrManifest) {
             counters.metadata((options != null && options.getIfNoneMatch() != null ? "GET (if-none-match) " : "GET ") + name);
         }
         if (options != null && options.getIfNoneMatch() != null) {

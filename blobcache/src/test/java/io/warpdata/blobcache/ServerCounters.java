@@ -14,7 +14,10 @@ public final class ServerCounters {
     public final LongAdder bytesReceived = new LongAdder();
     /** GETs, whole or ranged. */
     public final LongAdder gets = new LongAdder();
-    /** GETs that asked for a range. */
+    /**
+     * Data GETs that asked for a range (blocks). Pointers and manifests are read with a range too
+     * (a size cap: the first limit+1 bytes), but they count as metadata, not here.
+     */
     public final LongAdder rangedGets = new LongAdder();
     /** Object bytes served by GETs. */
     public final LongAdder bytesServed = new LongAdder();
