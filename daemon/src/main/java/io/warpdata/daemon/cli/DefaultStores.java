@@ -8,16 +8,16 @@ import io.warpdata.blobcache.cache.DirectBlobReader;
 import java.util.Optional;
 
 /** The real stores and reader, used outside tests. */
-final class DefaultStores {
+public final class DefaultStores {
     private DefaultStores() {
     }
 
-    static BlobStore open(String remote, String endpoint) {
+    public static BlobStore open(String remote, String endpoint) {
         return BlobStores.open(remote, Optional.ofNullable(endpoint));
     }
 
     /** Verified reads without a disk cache: the CLI reads little and once. */
-    static BlobReader reader(BlobStore store) {
+    public static BlobReader reader(BlobStore store) {
         return new DirectBlobReader(store);
     }
 }

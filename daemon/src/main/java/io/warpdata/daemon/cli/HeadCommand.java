@@ -31,7 +31,7 @@ final class HeadCommand implements Callable<Integer> {
     @Option(names = "-n", paramLabel = "N", defaultValue = "10", description = "Rows (default: ${DEFAULT-VALUE}).")
     int rows;
 
-    @Option(names = "--table", paramLabel = "TABLE", description = "Table (default: the first one).")
+    @Option(names = "--table", paramLabel = "TABLE", description = "Table (default: main, else the first one).")
     String table;
 
     @Override
@@ -42,8 +42,7 @@ final class HeadCommand implements Callable<Integer> {
         try (Remote remote = root.openRemote()) {
             Catalog.Resolved r = remote.catalog().resolve(WarpctlCommand.datasetRef(dataset));
             VersionReport report = new VersionReport(r.manifest(), r.version());
-            String name = table != null ? table : r.manifest().tables().isEmpty() ? null
-                    : r.manifest().tables().firstKey();
+            String name = table != null ? table : report.defaultTable().orElse(null);
             if (name == null) {
                 throw new UsageException("Version " + r.id() + "@" + r.version().shortHex(12) + " has no tables",
                         "Use 'warpctl inspect' to see its artifacts.");
@@ -78,7 +77,7 @@ final class HeadCommand implements Callable<Integer> {
                     text.add(row.stream().map(v -> v == null ? "NULL" : v.toString()).toList());
                 }
                 root.context.out().print(text.render(true));
-                root.context.err().println("read " + ByteSize.format(result.bytesRead()) + " of "
+                root.context.err().println("table " + name + ": read " + ByteSize.format(result.bytesRead()) + " of "
                         + ByteSize.format(result.shardBytes()) + " in " + result.shardsRead() + " shard(s), fetched "
                         + ByteSize.format(result.bytesFetched()) + " from the store (" + result.bytesRead() + " / "
                         + result.bytesFetched() + " / " + result.shardBytes() + " bytes)");

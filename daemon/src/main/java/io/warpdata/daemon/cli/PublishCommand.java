@@ -10,7 +10,6 @@ import io.warpdata.daemon.control.ControlClient;
 import io.warpdata.daemon.control.ControlProtocol;
 import io.warpdata.daemon.control.ProcessIdentity;
 import io.warpdata.daemon.control.SocketPaths;
-import io.warpdata.daemon.control.cli.DaemonPublish;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.warpdata.manifest.Binding;
 import io.warpdata.manifest.DatasetId;
@@ -70,10 +69,6 @@ final class PublishCommand implements Callable<Integer> {
     @Option(names = "--no-daemon", description = "Publish in this process even when a warpd serving the same"
             + " store is reachable (by default the daemon publishes, so the version shows in its mount at once).")
     boolean noDaemon;
-
-    @Option(names = "--socket", paramLabel = "PATH", description = "warpd control socket (default: $WARP_SOCKET,"
-            + " /run/warp/warpd.sock as root, else $XDG_RUNTIME_DIR/warp/warpd.sock).")
-    Path socket;
 
     @Override
     public Integer call() {
@@ -148,7 +143,7 @@ final class PublishCommand implements Callable<Integer> {
      * where this user may read them.
      */
     private Optional<JsonNode> publishThroughDaemon(CliContext ctx, DatasetId id, List<String> bindingSpecs, long shardBytes) {
-        Path sock = socket != null ? socket : SocketPaths.defaultSocket(ctx.env(), ProcessIdentity.uid());
+        Path sock = root.socket != null ? root.socket : SocketPaths.defaultSocket(ctx.env(), ProcessIdentity.uid());
         if (!ControlClient.reachable(sock)) {
             return Optional.empty();
         }

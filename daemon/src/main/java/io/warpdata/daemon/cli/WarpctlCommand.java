@@ -3,7 +3,6 @@ package io.warpdata.daemon.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.warpdata.blobcache.BlobStore;
-import io.warpdata.daemon.control.cli.ControlCommands;
 import io.warpdata.manifest.DatasetRef;
 import io.warpdata.manifest.ManifestValidationException;
 import io.warpdata.manifest.WarpException;
@@ -46,6 +45,11 @@ public final class WarpctlCommand implements Runnable {
     @Option(names = "--debug", scope = ScopeType.INHERIT, description = "Show stack traces of errors.")
     boolean debug;
 
+    @Option(names = "--socket", scope = ScopeType.INHERIT, paramLabel = "PATH",
+            description = "warpd's control socket (default: $WARP_SOCKET, /run/warp/warpd.sock as root, else"
+                    + " $XDG_RUNTIME_DIR/warp/warpd.sock).")
+    Path socket;
+
     final CliContext context;
 
     WarpctlCommand(CliContext context) {
@@ -53,19 +57,25 @@ public final class WarpctlCommand implements Runnable {
     }
 
     /**
-     * Every subcommand, in help order. Register new subcommands (status, warm, cache, refresh,
-     * doctor, init, ...) here and nowhere else.
+     * Every subcommand, in help order. Register new subcommands here and nowhere else. Whether
+     * one runs in this process (on the store) or through warpd (on its socket) is its own
+     * business; all share the root's options ({@code --socket}, {@code --json}, {@code --remote},
+     * {@code --endpoint}, {@code --debug}), which may stand before or after the subcommand.
      */
-    static List<Object> subcommands(CliContext context) {
-        List<Object> all = new ArrayList<>(List.of(
+    static List<Object> subcommands() {
+        return List.of(
                 new PublishCommand(),
                 new InfoCommand(),
                 new InspectCommand(),
                 new SchemaCommand(),
                 new HeadCommand(),
-                new ListRemoteCommand()));
-        all.addAll(ControlCommands.all(context.env(), context.err(), context.cwd()));
-        return all;
+                new ListRemoteCommand(),
+                new StatusCommand(),
+                new WarmCommand(),
+                new CacheCommand(),
+                new RefreshCommand(),
+                new DoctorCommand(),
+                new InitCommand());
     }
 
     /** Runs warpctl with {@code args} in this process's environment; returns the exit code. */
@@ -77,7 +87,7 @@ public final class WarpctlCommand implements Runnable {
     public static int run(String[] args, CliContext context) {
         WarpctlCommand root = new WarpctlCommand(context);
         CommandLine cl = new CommandLine(root);
-        for (Object sub : subcommands(context)) {
+        for (Object sub : subcommands()) {
             cl.addSubcommand(sub);
         }
         cl.setOut(new PrintWriter(context.out(), true));

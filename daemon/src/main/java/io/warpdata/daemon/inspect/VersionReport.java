@@ -107,6 +107,17 @@ public final class VersionReport {
         return sb.toString();
     }
 
+    /**
+     * The table a command shows when none is named: {@code main}, the seeds' name for a
+     * dataset's primary table, when there is one; else the first by name; empty without tables.
+     */
+    public java.util.Optional<String> defaultTable() {
+        if (manifest.tables().containsKey("main")) {
+            return java.util.Optional.of("main");
+        }
+        return manifest.tables().isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(manifest.tables().firstKey());
+    }
+
     /** Tables to show: one named, or all. */
     public Map<String, Table> selected(String table) {
         if (table == null) {

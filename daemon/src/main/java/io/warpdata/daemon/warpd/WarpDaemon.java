@@ -14,6 +14,7 @@ import io.warpdata.blobcache.StoreHealth;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.CacheConfig;
 import io.warpdata.blobcache.cache.CacheMode;
+import io.warpdata.daemon.control.ops.DaemonInfo;
 import io.warpdata.vfs.Errno;
 import io.warpdata.vfs.WarpTree;
 import io.warpdata.vfs.fuse.KernelReadAhead;
@@ -52,7 +53,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * plugged in later (the control socket registers itself with {@link #addService}). Closing it
  * unmounts and closes everything in reverse order of opening.
  */
-public final class WarpDaemon implements AutoCloseable {
+public final class WarpDaemon implements AutoCloseable, DaemonInfo {
     private static final Logger LOG = LoggerFactory.getLogger(WarpDaemon.class);
     /**
      * DESIGN.md section 11 budgets under 200 bytes of heap per indexed member; the member index
@@ -77,7 +78,7 @@ public final class WarpDaemon implements AutoCloseable {
     private BlobStore store;
     private StoreHealth health;
     private Catalog catalog;
-    private BlobReader reader;
+    private BlockCache reader;
     private Errno errno;
     private WarpTree tree;
     private WarpFuse fuse;
@@ -208,7 +209,7 @@ public final class WarpDaemon implements AutoCloseable {
      * {@code --cache-dir}, or memory only in remote mode). The one place that picks the
      * BlobReader implementation; {@code new DirectBlobReader(store)} is the uncached baseline.
      */
-    static BlobReader openBlobReader(DaemonConfig config, BlobStore store) {
+    static BlockCache openBlobReader(DaemonConfig config, BlobStore store) {
         CacheConfig cache = CacheConfig.defaults(config.cacheDir())
                 .withMode(config.mode())
                 .withMaxBytes(config.cacheSizeBytes());
@@ -286,7 +287,8 @@ public final class WarpDaemon implements AutoCloseable {
     }
 
     /** Whether the store answers, since when it does not, and what the catalog served meanwhile. */
-    private Map<String, Object> storeStatus() {
+    @Override
+    public Map<String, Object> storeStatus() {
         Map<String, Object> m = new LinkedHashMap<>();
         if (health == null) {
             return m;
@@ -331,20 +333,44 @@ public final class WarpDaemon implements AutoCloseable {
         }
     }
 
+    @Override
+    public String version() {
+        return Optional.ofNullable(WarpDaemon.class.getPackage().getImplementationVersion()).orElse("0.1.0");
+    }
+
+    @Override
+    public String mountPoint() {
+        return config.mountPoint().toString();
+    }
+
+    @Override
+    public String remote() {
+        return config.remote();
+    }
+
+    @Override
+    public String mode() {
+        return config.mode().text();
+    }
+
     /** When this daemon started. */
+    @Override
     public Instant startedAt() {
         return startedAt;
     }
 
-    /** Files and directories open in the mount right now. */
-    public int openFiles() {
-        return fuse == null ? 0 : fuse.openHandles();
+    /** Directories open in the mount right now (files need no open on Linux 4.19+). */
+    @Override
+    public java.util.OptionalLong openFiles() {
+        return fuse == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(fuse.openHandles());
     }
 
-    /** The last error lines the mount logged, oldest first (for warpctl status). */
+    /** The last error lines the mount logged, with their times, oldest first (for warpctl status). */
+    @Override
     public List<String> recentErrors() {
         return errno == null ? List.of() : errno.recentErrors();
     }
+
 
     public DaemonConfig config() {
         return config;
@@ -358,7 +384,8 @@ public final class WarpDaemon implements AutoCloseable {
         return catalog;
     }
 
-    public BlobReader reader() {
+    /** The read path: the block cache (on disk, or in memory in remote mode). */
+    public BlockCache reader() {
         return reader;
     }
 

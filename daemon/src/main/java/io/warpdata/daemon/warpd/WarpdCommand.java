@@ -1,6 +1,5 @@
 package io.warpdata.daemon.warpd;
 
-import io.warpdata.daemon.control.wiring.DaemonControl;
 import io.warpdata.manifest.WarpException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -100,7 +99,7 @@ public final class WarpdCommand implements Callable<Integer> {
             return 1;
         }
         try {
-            daemon.addService(DaemonControl.start(daemon, Optional.ofNullable(socketGroup), Optional.ofNullable(controlGroup),
+            daemon.addService(ControlSocket.start(daemon, Optional.ofNullable(socketGroup), Optional.ofNullable(controlGroup),
                     Clock.systemUTC()));
         } catch (WarpException e) {
             daemon.close();

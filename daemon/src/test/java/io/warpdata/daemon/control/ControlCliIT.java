@@ -1,110 +1,148 @@
 package io.warpdata.daemon.control;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.warpdata.daemon.control.ops.ControlOperations;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
-import java.time.Clock;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The warpctl control commands against a real control socket with fake daemon parts. */
+/**
+ * warpctl, the real command line in this process, against a real control socket over the
+ * daemon's real cache, catalog and store: the forms users type, including the root's options
+ * before or after the command.
+ */
 class ControlCliIT {
     @TempDir
     Path tmp;
 
-    private final ControlFakes.Cache cache = new ControlFakes.Cache();
-    private final ControlFakes.CatalogFake catalog = new ControlFakes.CatalogFake();
+    private ControlWorld world;
     private ControlServer server;
     private Map<String, String> env;
 
     @BeforeEach
     void start() {
+        world = new ControlWorld(tmp);
         AccessPolicy policy = new AccessPolicy(ProcessIdentity.uid(), "root", Optional.empty());
         server = ControlServer.start(new ControlServer.Config(tmp.resolve("run/warpd.sock"), Optional.empty()),
-                ControlOperations.standard(new ControlFakes.Daemon(), cache, catalog, Optional.empty(), policy, Clock.systemUTC()),
-                policy, new PeerResolver(EtcUserDatabase.system()));
+                world.operations(policy), policy, new PeerResolver(EtcUserDatabase.system()));
         env = Map.of("WARP_SOCKET", server.socketPath().toString(), "PATH", System.getenv("PATH"));
     }
 
     @AfterEach
     void stop() {
         server.close();
+        world.close();
+    }
+
+    private ControlWorld.Result warpctl(String... args) {
+        return ControlWorld.warpctl(env, tmp, args);
     }
 
     @Test
-    void statusPrintsTheDaemonAndJsonIsParseable() throws Exception {
-        TestWarpctl.Result text = TestWarpctl.run(env, tmp, "status");
-        assertThat(text.exit()).isZero();
-        assertThat(text.out()).contains("warpd 0.1.0-test", "mount:      /warp", "s3://bucket/prefix", "read of blob abc failed");
+    void statusPrintsTheDaemonWithTheRecentErrorLinesAndJsonIsParseable() throws Exception {
+        ControlWorld.Result text = warpctl("status");
+        assertThat(text.exit()).as(text.err()).isZero();
+        assertThat(text.out()).contains("warpd 0.1.0-test", "mount:      /warp", "s3://bucket/prefix",
+                "2026-11-24T01:00:00Z read /ws/name@ab/images/x.jpg failed (EIO): StoreUnavailable: timeout");
 
-        TestWarpctl.Result json = TestWarpctl.run(env, tmp, "status", "--json");
+        ControlWorld.Result json = warpctl("status", "--json");
         assertThat(json.exit()).isZero();
         assertThat(ControlProtocol.json().readTree(json.out()).get("mode").asText()).isEqualTo("auto");
     }
 
     @Test
-    void socketMayBeGivenBeforeOrAfterTheCommand() {
+    void everyRootOptionWorksBeforeOrAfterTheCommand() throws Exception {
         String sock = server.socketPath().toString();
-        assertThat(TestWarpctl.run(Map.of(), tmp, "--socket", sock, "status").out()).contains("warpd 0.1.0-test");
-        assertThat(TestWarpctl.run(Map.of(), tmp, "cache", "stats", "--socket", sock).exit()).isZero();
-        assertThat(TestWarpctl.run(Map.of(), tmp, "--socket", sock, "cache", "stats").exit()).isZero();
+        Map<String, String> none = Map.of("PATH", System.getenv("PATH"));
+        assertThat(ControlWorld.warpctl(none, tmp, "--socket", sock, "status").out()).contains("warpd 0.1.0-test");
+        assertThat(ControlWorld.warpctl(none, tmp, "status", "--socket", sock).out()).contains("warpd 0.1.0-test");
+        assertThat(ControlWorld.warpctl(none, tmp, "cache", "stats", "--socket", sock).exit()).isZero();
+        assertThat(ControlWorld.warpctl(none, tmp, "--socket", sock, "cache", "stats").exit()).isZero();
+        for (String[] args : List.of(new String[] {"--json", "status"}, new String[] {"status", "--json"})) {
+            ControlWorld.Result r = warpctl(args);
+            assertThat(ControlProtocol.json().readTree(r.out()).get("version").asText()).as(String.join(" ", args))
+                    .isEqualTo("0.1.0-test");
+        }
+        // --debug on either side: a failure shows its stack trace.
+        Map<String, String> dead = Map.of("WARP_SOCKET", tmp.resolve("none.sock").toString());
+        assertThat(ControlWorld.warpctl(dead, tmp, "--debug", "status").err()).contains("at io.warpdata");
+        assertThat(ControlWorld.warpctl(dead, tmp, "status", "--debug").err()).contains("at io.warpdata");
+        // --remote / --endpoint on either side reach the store-facing commands.
+        Path store = tmp.resolve("store");
+        String remote = store.toUri().toString();
+        for (String[] args : List.of(new String[] {"--remote", remote, "list-remote"},
+                new String[] {"list-remote", "--remote", remote},
+                new String[] {"--remote", "s3://b/p", "--endpoint", "http://127.0.0.1:1", "doctor", "--json"},
+                new String[] {"doctor", "--json", "--remote", "s3://b/p", "--endpoint", "http://127.0.0.1:1"})) {
+            ControlWorld.Result r = ControlWorld.warpctl(none, tmp, args);
+            assertThat(r.err()).as(String.join(" ", args)).doesNotContain("Unknown option");
+        }
+        ControlWorld.Result doctor = ControlWorld.warpctl(none, tmp, "doctor", "--json", "--remote", "s3://b/p",
+                "--endpoint", "http://127.0.0.1:1");
+        assertThat(doctor.out()).contains("s3://b/p");
     }
 
     @Test
     void warmShowsProgressAndSummary() {
-        TestWarpctl.Result r = TestWarpctl.run(env, tmp, "warm", "ws/name", "--tables", "main", "--shards", "0:2", "--progress");
+        ControlWorld.Result r = warpctl("warm", "ws/name", "--tables", "main", "--shards", "0:2", "--progress");
         assertThat(r.exit()).as(r.err()).isZero();
-        assertThat(r.out()).contains("warmed ws/name@abababababab", "200 B in cache");
+        assertThat(r.out()).contains("warmed ws/name@" + world.version.shortHex(12), "200 B in cache");
         assertThat(r.err()).contains("warm ws/name");
-        assertThat(cache.size()).isEqualTo(200);
+        assertThat(world.cachedBlocks()).isEqualTo(2);
     }
 
     @Test
     void cacheStatsGcAndVerify() throws Exception {
-        TestWarpctl.run(env, tmp, "warm", "ws/name");
-        TestWarpctl.Result stats = TestWarpctl.run(env, tmp, "cache", "stats", "--json");
-        assertThat(ControlProtocol.json().readTree(stats.out()).get("size_bytes").asLong()).isEqualTo(2350);
-        TestWarpctl.Result gc = TestWarpctl.run(env, tmp, "cache", "gc", "--limit", "1kB");
+        warpctl("warm", "ws/name");
+        ControlWorld.Result stats = warpctl("cache", "stats", "--json");
+        assertThat(ControlProtocol.json().readTree(stats.out()).get("blocks").asLong()).isEqualTo(6);
+        ControlWorld.Result verify = warpctl("cache", "verify");
+        assertThat(verify.exit()).as(verify.err()).isZero();
+        assertThat(verify.out()).contains("cache verify: 6 blocks (2.4 KB) checked, 0 bad removed");
+        ControlWorld.Result gc = warpctl("cache", "gc", "--limit", "1kB");
         assertThat(gc.exit()).isZero();
-        assertThat(gc.out()).contains("cache gc: 2.4 KB ->");
-        assertThat(cache.size()).isLessThanOrEqualTo(1000);
-        assertThat(TestWarpctl.run(env, tmp, "cache", "verify").out()).contains("blocks", "checked");
+        assertThat(gc.out()).contains("cache gc: ").contains(" -> 0 B");
+        assertThat(world.cache.stats().sizeBytes()).isLessThanOrEqualTo(1000);
     }
 
     @Test
     void refreshNamesWhatItRefreshed() {
-        assertThat(TestWarpctl.run(env, tmp, "refresh", "ws/name").out()).contains("refreshed ws/name");
-        assertThat(TestWarpctl.run(env, tmp, "refresh").out()).contains("refreshed all");
-        assertThat(catalog.refreshes).hasSize(2);
+        assertThat(warpctl("refresh", "ws/name").out()).contains("refreshed ws/name");
+        assertThat(warpctl("refresh").out()).contains("refreshed all");
+        assertThat(world.refreshes.get()).isEqualTo(2);
     }
 
     @Test
     void daemonErrorsPrintMessageAndNextStepWithExitOne() {
-        TestWarpctl.Result r = TestWarpctl.run(env, tmp, "warm", "ws/missing");
+        ControlWorld.Result r = warpctl("warm", "ws/missing");
         assertThat(r.exit()).isEqualTo(1);
-        assertThat(r.err()).contains("error: ws/missing is not published", "what to do:");
+        assertThat(r.err()).contains("error: A latest version of ws/missing is not published", "Existing: ws/name", "what to do:");
 
-        TestWarpctl.Result none = TestWarpctl.run(Map.of("WARP_SOCKET", tmp.resolve("none.sock").toString()), tmp, "status");
+        ControlWorld.Result none = ControlWorld.warpctl(Map.of("WARP_SOCKET", tmp.resolve("none.sock").toString()), tmp,
+                "status");
         assertThat(none.exit()).isEqualTo(1);
         assertThat(none.err()).contains("no warpd control socket", "what to do: start the daemon");
     }
 
     @Test
     void usageErrorsExitTwo() {
-        assertThat(TestWarpctl.run(env, tmp, "warm").exit()).isEqualTo(2);
-        assertThat(TestWarpctl.run(env, tmp, "cache", "gc", "--bogus").exit()).isEqualTo(2);
+        assertThat(warpctl("warm").exit()).isEqualTo(2);
+        assertThat(warpctl("cache", "gc", "--bogus").exit()).isEqualTo(2);
     }
 
     @Test
     void publishIsUnknownWhenTheDaemonHasNoPublisher() {
-        try (ControlClient c = ControlClient.connect(server.socketPath())) {
+        AccessPolicy policy = new AccessPolicy(ProcessIdentity.uid(), "root", Optional.empty());
+        try (ControlServer bare = ControlServer.start(new ControlServer.Config(tmp.resolve("bare/warpd.sock"),
+                Optional.empty()), world.operations(policy, false), policy, new PeerResolver(EtcUserDatabase.system()));
+             ControlClient c = ControlClient.connect(bare.socketPath())) {
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> c.call("publish", ControlProtocol.object()))
                     .isInstanceOfSatisfying(ControlException.class, e -> assertThat(e.type()).isEqualTo("UnknownOperation"));
             JsonNode r = c.call("status", ControlProtocol.object());

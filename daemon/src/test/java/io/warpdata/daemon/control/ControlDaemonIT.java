@@ -2,7 +2,7 @@ package io.warpdata.daemon.control;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.warpdata.daemon.control.wiring.DaemonControl;
+import io.warpdata.daemon.warpd.ControlSocket;
 import io.warpdata.daemon.warpd.DaemonConfig;
 import io.warpdata.blobcache.cache.CacheMode;
 import io.warpdata.daemon.warpd.WarpDaemon;
@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The control socket wired to a real {@link WarpDaemon} by {@link DaemonControl} (as warpd does):
+ * The control socket wired to a real {@link WarpDaemon} by {@link ControlSocket} (as warpd does):
  * status reports the daemon, publish through the daemon shows up in its mount on return, and the
  * socket goes away with the daemon.
  */
@@ -39,7 +39,7 @@ class ControlDaemonIT {
         DaemonConfig config = new DaemonConfig(Files.createDirectories(dir.resolve("mnt")), store.toUri().toString(),
                 Optional.empty(), dir.resolve("cache"), 1L << 30, dir.resolve("run/warpd.sock"), CacheMode.AUTO, false);
         daemon = WarpDaemon.start(config);
-        server = DaemonControl.start(daemon, Optional.empty(), Optional.empty(), Clock.systemUTC());
+        server = ControlSocket.start(daemon, Optional.empty(), Optional.empty(), Clock.systemUTC());
         daemon.addService(server);
     }
 

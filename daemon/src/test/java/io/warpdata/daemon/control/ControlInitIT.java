@@ -1,7 +1,6 @@
 package io.warpdata.daemon.control;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.warpdata.daemon.control.ops.ControlOperations;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -14,7 +13,6 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -34,6 +32,7 @@ class ControlInitIT {
     @TempDir
     Path tmp;
 
+    private ControlWorld world;
     private ControlServer server;
     private Map<String, String> env;
     private Path mount;
@@ -41,20 +40,21 @@ class ControlInitIT {
     @BeforeEach
     void setUp() throws Exception {
         AccessPolicy policy = new AccessPolicy(ProcessIdentity.uid(), "root", Optional.empty());
+        world = new ControlWorld(tmp);
         server = ControlServer.start(new ControlServer.Config(tmp.resolve("run/warpd.sock"), Optional.empty()),
-                ControlOperations.standard(new ControlFakes.Daemon(), new ControlFakes.Cache(), new ControlFakes.CatalogFake(),
-                        Optional.empty(), policy, Clock.systemUTC()), policy, new PeerResolver(EtcUserDatabase.system()));
+                world.operations(policy, false), policy, new PeerResolver(EtcUserDatabase.system()));
         env = Map.of("WARP_SOCKET", server.socketPath().toString());
         mount = tmp.resolve("mnt");
-        layOutVersion(mount.resolve("ws/name@" + ControlFakes.VERSION.hex()));
+        layOutVersion(mount.resolve("ws/name@" + world.version.hex()));
     }
 
     @AfterEach
     void tearDown() {
         server.close();
+        world.close();
     }
 
-    /** The fake manifest's version: main = 3 shards x 10 rows (path, label), images = the bound files. */
+    /** The world's version as the mount shows it: main = 3 shards x 10 rows (path, label), images = the bound files. */
     private static void layOutVersion(Path root) throws Exception {
         Files.createDirectories(root.resolve("main"));
         try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement st = c.createStatement()) {
@@ -89,7 +89,7 @@ class ControlInitIT {
 
     @Test
     void generatedLoaderRunsUnderDebianPython3WithTheRowsFile() throws Exception {
-        TestWarpctl.Result r = TestWarpctl.run(env, tmp, "init", "ws/name", "--mount", mount.toString(), "--json");
+        ControlWorld.Result r = ControlWorld.warpctl(env, tmp, "init", "ws/name", "--mount", mount.toString(), "--json");
         assertThat(r.exit()).as(r.err()).isZero();
         JsonNode res = ControlProtocol.json().readTree(r.out());
         assertThat(res.get("rows").asLong()).isEqualTo(30);
@@ -98,13 +98,13 @@ class ControlInitIT {
 
         String out = python(Map.of(), loader.toString());
         assertThat(out).contains("rank 0/1 has 30 of 30 rows (rows from rows file ws_name_loader_rows.jsonl.gz)",
-                "Batch 0: 4 rows", "read 7 bytes of " + mount.resolve("ws/name@" + ControlFakes.VERSION.hex() + "/images/cls0/img0.jpg"),
+                "Batch 0: 4 rows", "read 7 bytes of " + mount.resolve("ws/name@" + world.version.hex() + "/images/cls0/img0.jpg"),
                 "Smoke test passed!");
     }
 
     @Test
     void ranksSplitTheRowsWithoutDuplicatesAndCoverAll() throws Exception {
-        TestWarpctl.Result r = TestWarpctl.run(env, tmp, "init", "ws/name", "--mount", mount.toString(), "-o", "loader.py");
+        ControlWorld.Result r = ControlWorld.warpctl(env, tmp, "init", "ws/name", "--mount", mount.toString(), "-o", "loader.py");
         assertThat(r.exit()).as(r.err()).isZero();
         Set<String> seen = new HashSet<>();
         int total = 0;
@@ -123,7 +123,7 @@ class ControlInitIT {
 
     @Test
     void withoutRowsFileTheLoaderListsTheBoundArtifact() throws Exception {
-        TestWarpctl.Result r = TestWarpctl.run(env, tmp, "init", "ws/name", "--mount", mount.toString(), "--rows", "none", "-o", "nofile.py");
+        ControlWorld.Result r = ControlWorld.warpctl(env, tmp, "init", "ws/name", "--mount", mount.toString(), "--rows", "none", "-o", "nofile.py");
         assertThat(r.exit()).as(r.err()).isZero();
         assertThat(tmp.resolve("nofile_rows.jsonl.gz")).doesNotExist();
         String out = python(Map.of(), tmp.resolve("nofile.py").toString());
@@ -132,7 +132,7 @@ class ControlInitIT {
 
     @Test
     void unknownTableIsAUsefulError() {
-        TestWarpctl.Result r = TestWarpctl.run(env, tmp, "init", "ws/name", "--mount", mount.toString(), "--table", "nope");
+        ControlWorld.Result r = ControlWorld.warpctl(env, tmp, "init", "ws/name", "--mount", mount.toString(), "--table", "nope");
         assertThat(r.exit()).isEqualTo(1);
         assertThat(r.err()).contains("has no table 'nope'", "main");
     }

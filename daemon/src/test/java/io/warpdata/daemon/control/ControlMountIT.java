@@ -9,9 +9,6 @@ import io.warpdata.blobcache.CountingBlobStore;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.CacheConfig;
 import io.warpdata.daemon.control.ops.ControlOperations;
-import io.warpdata.daemon.control.wiring.BlockCacheControl;
-import io.warpdata.daemon.control.wiring.CatalogAdapter;
-import io.warpdata.daemon.control.wiring.DaemonPublisher;
 import io.warpdata.daemon.publish.PublishProgress;
 import io.warpdata.daemon.publish.PublishRequest;
 import io.warpdata.daemon.publish.Publisher;
@@ -90,8 +87,9 @@ class ControlMountIT {
 
         AccessPolicy policy = new AccessPolicy(ProcessIdentity.uid(), "root", Optional.empty());
         server = ControlServer.start(new ControlServer.Config(dir.resolve("run/warpd.sock"), Optional.empty()),
-                ControlOperations.standard(new ControlFakes.Daemon(), new BlockCacheControl(cache), new CatalogAdapter(catalog, fuse::checkLinks),
-                        Optional.of(new DaemonPublisher(store, catalog, Clock.systemUTC(), dir.resolve("staging"))), policy, Clock.systemUTC()),
+                ControlOperations.standard(new ControlWorld.TestDaemon(), cache, catalog, fuse::checkLinks,
+                        Optional.of(new ControlOperations.Publishing(store, dir.resolve("staging"), () -> { })), policy,
+                        Clock.systemUTC()),
                 policy, new PeerResolver(EtcUserDatabase.system()));
     }
 
@@ -192,7 +190,7 @@ class ControlMountIT {
     @Test
     @Order(3)
     void initLoaderRunsAgainstTheMountUnderDebianPython3() throws Exception {
-        TestWarpctl.Result r = TestWarpctl.run(Map.of("WARP_SOCKET", server.socketPath().toString()), dir,
+        ControlWorld.Result r = ControlWorld.warpctl(Map.of("WARP_SOCKET", server.socketPath().toString()), dir,
                 "init", "ws/name@" + version.substring(0, 12), "--mount", mnt.toString(), "--json");
         assertThat(r.exit()).as(r.err()).isZero();
         Path loader = Path.of(ControlProtocol.json().readTree(r.out()).get("loader").asText());

@@ -1,7 +1,6 @@
 package io.warpdata.daemon.control;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.warpdata.daemon.control.ops.ControlOperations;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -11,7 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.time.Clock;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -43,8 +41,7 @@ class ControlPeerIT {
 
     private Path base;
     private Path secret;
-    private final ControlFakes.Cache cache = new ControlFakes.Cache();
-    private final ControlFakes.Publisher publisher = new ControlFakes.Publisher();
+    private ControlWorld world;
     private ControlServer server;
 
     @BeforeEach
@@ -52,8 +49,11 @@ class ControlPeerIT {
         // Under /tmp, traversable by others: the socket directory itself is created 0750 root:nogroup.
         base = Files.createTempDirectory(Path.of("/tmp"), "warp-peer-it");
         Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwxr-xr-x"));
-        secret = Files.writeString(base.resolve("secret.parquet"), "PAR1");
-        Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rw-------"));
+        // A folder to publish as an artifact, readable by root only.
+        secret = Files.createDirectories(base.resolve("secret"));
+        Files.writeString(secret.resolve("a.txt"), "only root may read this");
+        Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rwx------"));
+        world = new ControlWorld(base);
     }
 
     @AfterEach
@@ -61,6 +61,7 @@ class ControlPeerIT {
         if (server != null) {
             server.close();
         }
+        world.close();
         try (var walk = Files.walk(base)) {
             walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
@@ -70,10 +71,8 @@ class ControlPeerIT {
         UserDatabase users = EtcUserDatabase.system();
         AccessPolicy policy = new AccessPolicy(ProcessIdentity.uid(), "root",
                 controlGroup.map(g -> new AccessPolicy.Group(g, users.gid(g).orElseThrow())));
-        OperationRegistry ops = ControlOperations.standard(new ControlFakes.Daemon(), cache, new ControlFakes.CatalogFake(),
-                Optional.of(publisher), policy, Clock.systemUTC());
         server = ControlServer.start(new ControlServer.Config(base.resolve("run/warpd.sock"), Optional.of(NOBODY)),
-                ops, policy, new PeerResolver(users));
+                world.operations(policy), policy, new PeerResolver(users));
     }
 
     private JsonNode asNobody(String requests) throws Exception {
@@ -92,7 +91,7 @@ class ControlPeerIT {
 
     private String requests() {
         return "[[\"status\",{}],[\"cache.gc\",{\"limit\":0}],"
-                + "[\"publish\",{\"dataset\":\"ws/x\",\"tables\":{\"main\":[\"" + secret + "\"]}}],"
+                + "[\"publish\",{\"dataset\":\"ws/x\",\"artifacts\":{\"files\":[\"" + secret + "\"]}}],"
                 + "[\"warm\",{\"dataset\":\"ws/name\",\"tables\":[\"main\"]}]]";
     }
 
@@ -110,26 +109,29 @@ class ControlPeerIT {
             assertThat(err.get("message").asText()).contains("uid 65534", op);
             assertThat(err.get("next_step").asText()).contains("root");
         }
-        assertThat(publisher.requests).isEmpty();
+        assertThat(world.catalog.versions(io.warpdata.manifest.DatasetId.parse("ws/x"))).isEmpty();
     }
 
     @Test
     void controlGroupMemberMayGcButPublishReadsOnlyWhatThePeerCouldRead() throws Exception {
         start(Optional.of("nogroup"));
-        cache.cached.put(ControlFakes.blob("x", 1).id(), 500L);
+        world.cache.warm(world.mainShards.get(0), Long.MAX_VALUE, (done, total) -> { }, () -> false);
+        long cached = world.cache.stats().sizeBytes();
+        assertThat(cached).isPositive();
         JsonNode r = asNobody(requests());
         assertThat(r.get("cache.gc").get("ok").asBoolean()).isTrue();
-        assertThat(r.get("cache.gc").get("result").get("bytes_before").asLong()).isEqualTo(500);
+        assertThat(r.get("cache.gc").get("result").get("bytes_before").asLong()).isEqualTo(cached);
         assertThat(r.get("cache.gc").get("result").get("bytes_after").asLong()).isZero();
         JsonNode err = r.get("publish").get("error");
         assertThat(err.get("type").asText()).isEqualTo("AccessDenied");
-        assertThat(err.get("message").asText()).contains(secret.toString(), "cannot read");
-        assertThat(publisher.requests).isEmpty();
+        assertThat(err.get("message").asText()).contains(secret.toString(), "cannot list", "reads only what you could read yourself");
+        assertThat(world.catalog.versions(io.warpdata.manifest.DatasetId.parse("ws/x"))).isEmpty();
 
-        Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rw-r--r--"));
-        JsonNode again = asNobody("[[\"publish\",{\"dataset\":\"ws/x\",\"tables\":{\"main\":[\"" + secret + "\"]}}]]");
-        assertThat(again.get("publish").get("ok").asBoolean()).isTrue();
-        assertThat(publisher.requests).hasSize(1);
+        Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.setPosixFilePermissions(secret.resolve("a.txt"), PosixFilePermissions.fromString("rw-r--r--"));
+        JsonNode again = asNobody("[[\"publish\",{\"dataset\":\"ws/x\",\"artifacts\":{\"files\":[\"" + secret + "\"]}}]]");
+        assertThat(again.get("publish").get("ok").asBoolean()).as(again.toString()).isTrue();
+        assertThat(world.catalog.versions(io.warpdata.manifest.DatasetId.parse("ws/x"))).hasSize(1);
     }
 
     @Test

@@ -2,7 +2,6 @@ package io.warpdata.daemon.control;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.warpdata.daemon.control.ops.ControlOperations;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -21,12 +20,12 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -35,27 +34,24 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** The control server over a real Unix domain socket, with fake daemon parts. */
+/** The control server over a real Unix domain socket, with the daemon's real cache, catalog and store. */
 class ControlServerIT {
     @TempDir
     Path tmp;
 
-    private final ControlFakes.Cache cache = new ControlFakes.Cache();
-    private final ControlFakes.CatalogFake catalog = new ControlFakes.CatalogFake();
-    private final ControlFakes.Publisher publisher = new ControlFakes.Publisher();
+    private ControlWorld world;
     private ControlServer server;
     private Path socket;
 
     private ControlServer start(Path path) {
         AccessPolicy policy = new AccessPolicy(ProcessIdentity.uid(), "root", Optional.empty());
-        OperationRegistry ops = ControlOperations.standard(new ControlFakes.Daemon(), cache, catalog,
-                Optional.of(publisher), policy, Clock.systemUTC());
-        return ControlServer.start(new ControlServer.Config(path, Optional.empty()), ops, policy,
+        return ControlServer.start(new ControlServer.Config(path, Optional.empty()), world.operations(policy), policy,
                 new PeerResolver(EtcUserDatabase.system()));
     }
 
     @BeforeEach
     void startServer() {
+        world = new ControlWorld(tmp);
         socket = tmp.resolve("run/warpd.sock");
         server = start(socket);
     }
@@ -63,6 +59,7 @@ class ControlServerIT {
     @AfterEach
     void stopServer() {
         server.close();
+        world.close();
     }
 
     /** A raw protocol client: writes lines, reads lines. */
@@ -108,7 +105,7 @@ class ControlServerIT {
         assertThat(s.get("mount").asText()).isEqualTo("/warp");
         assertThat(s.get("open_files").asLong()).isEqualTo(3);
         assertThat(s.get("uptime_seconds").asLong()).isPositive();
-        assertThat(s.get("recent_errors").get(0).asText()).contains("blob abc");
+        assertThat(s.get("recent_errors").get(0).asText()).contains("2026-11-24T01:00:00Z read /ws/name@ab/images/x.jpg failed");
         assertThat(s.get("peer").get("uid").asInt()).isEqualTo(ProcessIdentity.uid());
         assertThat(s.get("peer").get("privileged").asBoolean()).isTrue();
     }
@@ -215,13 +212,16 @@ class ControlServerIT {
 
     @Test
     void clientDisconnectingMidWarmCancelsItAndServerKeepsServing() throws Exception {
-        cache.blockWarm = true;
+        CountDownLatch reading = world.holdReads();
         try (Raw r = new Raw(socket)) {
             r.send("{\"id\":1,\"op\":\"warm\",\"args\":{\"dataset\":\"ws/name\"}}\n");
-            assertThat(cache.warmStarted.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(reading.await(10, TimeUnit.SECONDS)).as("the warm's first GET is in flight").isTrue();
         }
-        assertThat(cache.warmCancelled.await(10, TimeUnit.SECONDS)).as("warm saw the cancellation").isTrue();
         assertThat(status().get("mode").asText()).isEqualTo("auto");
+        world.releaseReads();
+        Thread.sleep(500);
+        assertThat(world.store.reads.get()).as("warm saw the cancellation: the blob in flight, none after")
+                .isEqualTo(1);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (server.clientCount() > 0 && System.nanoTime() < deadline) {
             Thread.sleep(20);
@@ -231,7 +231,7 @@ class ControlServerIT {
 
     @Test
     void oneClientCannotRunUnboundedOperations() throws Exception {
-        cache.blockWarm = true;
+        CountDownLatch reading = world.holdReads();
         try (Raw r = new Raw(socket)) {
             StringBuilder reqs = new StringBuilder();
             for (int i = 1; i <= ControlServer.MAX_RUNNING_PER_CLIENT + 1; i++) {
@@ -244,8 +244,9 @@ class ControlServerIT {
             } while (busy.has("event"));
             assertThat(busy.get("id").asInt()).isEqualTo(ControlServer.MAX_RUNNING_PER_CLIENT + 1);
             assertThat(busy.get("error").get("type").asText()).isEqualTo("Busy");
+            assertThat(reading.await(10, TimeUnit.SECONDS)).isTrue();
         }
-        assertThat(cache.warmCancelled.await(10, TimeUnit.SECONDS)).isTrue();
+        world.releaseReads();
         assertThat(status().get("mode").asText()).isEqualTo("auto");
     }
 
@@ -259,7 +260,7 @@ class ControlServerIT {
         }
         assertThat(events).isNotEmpty().allSatisfy(e -> assertThat(e.get("event").asText()).isEqualTo("progress"));
         assertThat(result.get("bytes_done").asLong()).isEqualTo(300);
-        assertThat(cache.size()).isEqualTo(300);
+        assertThat(world.cachedBlocks()).as("the 3 shards of main").isEqualTo(3);
     }
 
     @Test
@@ -291,30 +292,64 @@ class ControlServerIT {
     @Test
     void gcToALimitEvictsDownToIt() {
         try (ControlClient c = ControlClient.connect(socket)) {
-            c.call("warm", ControlProtocol.object().put("dataset", "ws/name"));
-            assertThat(cache.size()).isEqualTo(2350);
+            assertThat(c.call("warm", ControlProtocol.object().put("dataset", "ws/name")).get("bytes_done").asLong())
+                    .isEqualTo(2350);
+            assertThat(world.cachedBlocks()).isEqualTo(6);
             JsonNode gc = c.call("cache.gc", ControlProtocol.object().put("limit", "1kB"));
             assertThat(gc.get("bytes_after").asLong()).isLessThanOrEqualTo(1000);
-            assertThat(cache.size()).isLessThanOrEqualTo(1000);
+            assertThat(world.cache.stats().sizeBytes()).isLessThanOrEqualTo(1000);
             assertThat(gc.get("bytes_evicted").asLong()).isEqualTo(gc.get("bytes_before").asLong() - gc.get("bytes_after").asLong());
         }
     }
 
     @Test
     void publishRunsInTheDaemonAndRefreshesTheCatalog() throws IOException {
-        Path src = Files.writeString(tmp.resolve("a.parquet"), "PAR1");
+        Path src = Files.createDirectories(tmp.resolve("src/images/cat"));
+        Files.writeString(src.resolve("a.txt"), "hello");
+        String version;
         try (ControlClient c = ControlClient.connect(socket)) {
             ObjectNode args = ControlProtocol.object().put("dataset", "ws/new").put("set_latest", true);
-            args.putObject("tables").putArray("main").add(src.toString());
+            args.putObject("artifacts").putArray("images").add(src.getParent().toString());
             JsonNode r = c.call("publish", args);
-            assertThat(r.get("version").asText()).hasSize(64);
+            version = r.get("version").asText();
+            assertThat(version).hasSize(64);
+            assertThat(r.get("dataset").asText()).isEqualTo("ws/new");
+            assertThat(r.get("latest_set").asBoolean()).isTrue();
         }
-        assertThat(publisher.requests).singleElement().satisfies(p -> {
-            assertThat(p.dataset().toString()).isEqualTo("ws/new");
-            assertThat(p.tables().get("main")).containsExactly(src);
-            assertThat(p.setLatest()).isTrue();
-        });
-        assertThat(catalog.refreshes).containsExactly(Optional.of(io.warpdata.manifest.DatasetId.parse("ws/new")));
+        assertThat(world.catalog.latest(io.warpdata.manifest.DatasetId.parse("ws/new")).orElseThrow().hex()).isEqualTo(version);
+        assertThat(world.refreshes.get()).as("the mount re-checks its links").isEqualTo(1);
+    }
+
+    @Test
+    void cacheVerifyStreamsProgressAndReportsTheBytesItChecked() throws Exception {
+        List<JsonNode> events = new ArrayList<>();
+        try (ControlClient c = ControlClient.connect(socket)) {
+            c.call("warm", ControlProtocol.object().put("dataset", "ws/name"));
+            JsonNode r = c.call("cache.verify", ControlProtocol.object(), events::add);
+            assertThat(r.get("blocks_checked").asLong()).isEqualTo(6);
+            assertThat(r.get("bytes_checked").asLong()).as("the data bytes, not the cache's size on disk").isEqualTo(2350);
+            assertThat(r.get("blocks_removed").asLong()).isZero();
+        }
+        assertThat(events).isNotEmpty().allSatisfy(e -> assertThat(e.get("event").asText()).isEqualTo("progress"));
+        assertThat(events.getLast().get("bytes_done").asLong()).isPositive();
+    }
+
+    @Test
+    void cacheVerifyRemovesABlockDamagedOnDisk() throws Exception {
+        try (ControlClient c = ControlClient.connect(socket)) {
+            c.call("warm", ControlProtocol.object().put("dataset", "ws/name").put("tables", "main"));
+            Path block;
+            try (var files = Files.walk(tmp.resolve("cache"))) {
+                block = files.filter(p -> p.toString().contains("/blocks/") && Files.isRegularFile(p)).findFirst().orElseThrow();
+            }
+            byte[] bytes = Files.readAllBytes(block);
+            bytes[bytes.length - 1] ^= 0x55;
+            Files.write(block, bytes);
+            JsonNode r = c.call("cache.verify", ControlProtocol.object());
+            assertThat(r.get("blocks_checked").asLong()).isEqualTo(3);
+            assertThat(r.get("blocks_removed").asLong()).isEqualTo(1);
+        }
+        assertThat(world.cachedBlocks()).isEqualTo(2);
     }
 
     @Test

@@ -5,6 +5,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.daemon.control.ops.ShardRange;
 import io.warpdata.daemon.control.ops.WarmOperation;
 import org.junit.jupiter.api.Test;
+import java.nio.file.Path;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AfterEach;
 
 import java.time.Clock;
 import java.util.List;
@@ -14,12 +18,26 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+/** warm over the real block cache and catalog (ControlWorld): what it fetches, skips and reports. */
 class WarmOperationTest {
-    private final ControlFakes.CatalogFake catalog = new ControlFakes.CatalogFake();
-    private final ControlFakes.Cache cache = new ControlFakes.Cache();
-    private final WarmOperation warm = new WarmOperation(catalog, cache, Clock.systemUTC());
+    @TempDir
+    Path tmp;
+
+    private ControlWorld world;
+    private WarmOperation warm;
     private final List<ObjectNode> events = new CopyOnWriteArrayList<>();
     private final Cancellation cancel = new Cancellation();
+
+    @BeforeEach
+    void setUp() {
+        world = new ControlWorld(tmp);
+        warm = new WarmOperation(world.catalog, world.cache, Clock.systemUTC());
+    }
+
+    @AfterEach
+    void tearDown() {
+        world.close();
+    }
 
     private JsonNode run(String argsJson) throws Exception {
         ObjectNode args = (ObjectNode) ControlProtocol.json().readTree(argsJson);
@@ -31,26 +49,33 @@ class WarmOperationTest {
     void warmsEverythingWhenNothingIsNamed() throws Exception {
         JsonNode r = run("{\"dataset\":\"ws/name\"}");
         // 3 table shards + artifact index + 2 artifact shards
-        assertThat(cache.warmed).hasSize(6);
+        assertThat(world.cachedBlocks()).isEqualTo(6);
         assertThat(r.get("bytes_done").asLong()).isEqualTo(300 + 50 + 2000);
         assertThat(r.get("bytes_total").asLong()).isEqualTo(2350);
-        assertThat(r.get("version").asText()).isEqualTo(ControlFakes.VERSION.hex());
+        assertThat(r.get("bytes_fetched").asLong()).isEqualTo(2350);
+        assertThat(r.get("version").asText()).isEqualTo(world.version.hex());
         assertThat(events).isNotEmpty();
         assertThat(events.getLast().get("bytes_done").asLong()).isEqualTo(2350);
     }
 
     @Test
     void selectsTablesAndShardRange() throws Exception {
-        run("{\"dataset\":\"ws/name\",\"tables\":[\"main\"],\"shards\":\"1:\"}");
-        assertThat(cache.warmed).containsExactly(ControlFakes.blob("main-1", 100).id(), ControlFakes.blob("main-2", 100).id());
+        JsonNode r = run("{\"dataset\":\"ws/name\",\"tables\":[\"main\"],\"shards\":\"1:\"}");
+        assertThat(r.get("bytes_done").asLong()).isEqualTo(200);
+        assertThat(world.cachedBlocks()).isEqualTo(2);
+        // Shards 1 and 2 are cached now; shard 0 is not: warming it fetches exactly its 100 bytes.
+        assertThat(run("{\"dataset\":\"ws/name\",\"tables\":[\"main\"]}").get("bytes_fetched").asLong())
+                .isEqualTo(100);
     }
 
     @Test
     void alreadyCachedBlobsAreNotFetchedAgain() throws Exception {
         run("{\"dataset\":\"ws/name\",\"tables\":\"main\"}");
+        long reads = world.store.reads.get();
         JsonNode second = run("{\"dataset\":\"ws/name\",\"tables\":\"main\"}");
         assertThat(second.get("bytes_fetched").asLong()).isZero();
         assertThat(second.get("bytes_done").asLong()).isEqualTo(300);
+        assertThat(world.store.reads.get()).isEqualTo(reads);
     }
 
     @Test
@@ -58,7 +83,8 @@ class WarmOperationTest {
         JsonNode r = run("{\"dataset\":\"ws/name\",\"artifacts\":[\"images\"],\"max_bytes\":\"1kB\"}");
         assertThat(r.get("bytes_done").asLong()).isEqualTo(1000);
         assertThat(r.get("truncated").asBoolean()).isTrue();
-        assertThat(cache.size()).isEqualTo(1000);
+        // The index (50 bytes) and the first shard's one block; the second shard is not touched.
+        assertThat(world.cachedBlocks()).isEqualTo(2);
     }
 
     @Test
@@ -75,7 +101,8 @@ class WarmOperationTest {
         cancel.cancel();
         assertThatThrownBy(() -> run("{\"dataset\":\"ws/name\"}"))
                 .isInstanceOfSatisfying(ControlException.class, e -> assertThat(e.type()).isEqualTo("Cancelled"));
-        assertThat(cache.warmed).isEmpty();
+        assertThat(world.cachedBlocks()).isZero();
+        assertThat(world.store.reads.get()).isZero();
     }
 
     @Test

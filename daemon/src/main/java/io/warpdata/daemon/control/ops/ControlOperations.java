@@ -1,26 +1,44 @@
 package io.warpdata.daemon.control.ops;
 
+import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.Catalog;
+import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.daemon.control.AccessPolicy;
 import io.warpdata.daemon.control.Operation;
 import io.warpdata.daemon.control.OperationRegistry;
 import io.warpdata.daemon.control.SourceAccess;
 
+import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
-/** The standard set of control operations, built from the daemon's parts. */
+/** The standard set of control operations, over the daemon's real parts. */
 public final class ControlOperations {
     private ControlOperations() {
     }
 
     /**
-     * status, info, cache.stats, cache.gc, cache.verify, warm, refresh, and publish when a
-     * publisher is given.
+     * What a publish through the daemon writes to, and what happens around it.
+     *
+     * @param store         the daemon's store (uploads go there)
+     * @param staging       where packed shards are staged
+     * @param beforePublish run before (warpd: try the store at once, even if just found down)
      */
-    public static OperationRegistry standard(DaemonInfo daemon, CacheControl cache, CatalogControl catalog,
-                                             Optional<PublishRunner> publisher, AccessPolicy policy, Clock clock) {
+    public record Publishing(BlobStore store, Path staging, Runnable beforePublish) {
+    }
+
+    /**
+     * status, info, cache.stats, cache.gc, cache.verify, warm, refresh, and publish when
+     * {@code publishing} is given.
+     *
+     * @param afterCatalogChange run after a refresh or a publish (warpd: the mount re-checks the
+     *                           links the kernel caches, so a moved pointer shows at once)
+     */
+    public static OperationRegistry standard(DaemonInfo daemon, BlockCache cache, Catalog catalog,
+                                             Runnable afterCatalogChange, Optional<Publishing> publishing,
+                                             AccessPolicy policy, Clock clock) {
         List<Operation> ops = new ArrayList<>(List.of(
                 new StatusOperation(daemon, policy, clock),
                 new InfoOperation(catalog),
@@ -28,8 +46,9 @@ public final class ControlOperations {
                 new CacheGcOperation(cache),
                 new CacheVerifyOperation(cache, clock),
                 new WarmOperation(catalog, cache, clock),
-                new RefreshOperation(catalog)));
-        publisher.ifPresent(p -> ops.add(new PublishOperation(p, catalog, new SourceAccess())));
+                new RefreshOperation(catalog, afterCatalogChange)));
+        publishing.ifPresent(p -> ops.add(new PublishOperation(catalog, p.store(), p.staging(), clock, p.beforePublish(),
+                afterCatalogChange, new SourceAccess())));
         return new OperationRegistry(ops);
     }
 }

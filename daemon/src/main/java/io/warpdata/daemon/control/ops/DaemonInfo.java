@@ -32,7 +32,7 @@ public interface DaemonInfo {
      * Whether the store answers: {@code reachable}, {@code offline}, {@code unreachable_since},
      * {@code last_error} and counters (see WarpDaemon's stats); empty if not known.
      */
-    default Map<String, Object> store() {
+    default Map<String, Object> storeStatus() {
         return Map.of();
     }
 }

@@ -22,9 +22,9 @@ import java.util.Map;
  * schema), artifacts (shards, members), bindings. {@code warpctl init} builds its loader from this.
  */
 public final class InfoOperation implements Operation {
-    private final CatalogControl catalog;
+    private final Catalog catalog;
 
-    public InfoOperation(CatalogControl catalog) {
+    public InfoOperation(Catalog catalog) {
         this.catalog = catalog;
     }
 

@@ -2,36 +2,63 @@ package io.warpdata.daemon.control.ops;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.Catalog;
 import io.warpdata.daemon.control.AccessPolicy;
 import io.warpdata.daemon.control.Args;
 import io.warpdata.daemon.control.ControlProtocol;
 import io.warpdata.daemon.control.Operation;
 import io.warpdata.daemon.control.OperationContext;
 import io.warpdata.daemon.control.SourceAccess;
+import io.warpdata.daemon.publish.PublishProgress;
+import io.warpdata.daemon.publish.PublishRequest;
+import io.warpdata.daemon.publish.PublishResult;
+import io.warpdata.daemon.publish.Publisher;
+import io.warpdata.manifest.Binding;
 import io.warpdata.manifest.DatasetRef;
 
 import java.nio.file.Path;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
+import java.util.TreeMap;
 
 /**
  * {@code publish {dataset, tables:{name:[abs paths]}, artifacts:{name:[abs paths]}, bindings:[...],
- * set_latest, shard_size}}: publishes with the daemon's credentials, after checking that the peer could read
- * every source itself, then refreshes the catalog so the new version is in the mount when the
- * reply arrives.
+ * set_latest, shard_size}}: publishes with the daemon's credentials ({@link Publisher} on the
+ * daemon's store and catalog), after checking that the peer could read every source itself,
+ * then refreshes the catalog so the new version is in the mount when the reply arrives. Not
+ * interruptible: a client that goes away does not stop it (it is idempotent; running it again
+ * uploads nothing twice).
  */
 public final class PublishOperation implements Operation {
-    private final PublishRunner publisher;
-    private final CatalogControl catalog;
+    /** Parallel uploads: S3 likes several streams; 8 keep one host busy. */
+    private static final int UPLOAD_THREADS = 8;
+
+    private final Catalog catalog;
+    private final BlobStore store;
+    private final Path staging;
+    private final Clock clock;
+    private final Runnable beforePublish;
+    private final Runnable afterPublish;
     private final SourceAccess access;
 
-    public PublishOperation(PublishRunner publisher, CatalogControl catalog, SourceAccess access) {
-        this.publisher = publisher;
+    /**
+     * @param staging       where packed shards are staged (a fresh directory below it per publish)
+     * @param beforePublish run first (warpd: try the store now even if it was just found down)
+     * @param afterPublish  run once the version is published and the catalog refreshed (warpd: the
+     *                      mount re-checks its links, so the new version is visible on return)
+     */
+    public PublishOperation(Catalog catalog, BlobStore store, Path staging, Clock clock, Runnable beforePublish,
+                            Runnable afterPublish, SourceAccess access) {
         this.catalog = catalog;
+        this.store = store;
+        this.staging = staging;
+        this.clock = clock;
+        this.beforePublish = beforePublish;
+        this.afterPublish = afterPublish;
         this.access = access;
     }
 
@@ -45,24 +72,29 @@ public final class PublishOperation implements Operation {
         return AccessPolicy.Access.PRIVILEGED;
     }
 
-    /** Reads the request from the arguments. */
-    static PublishRunner.PublishRequest request(Args args, String creator) {
+    /** Reads the request from the arguments: absolute paths, already expanded by the client. */
+    static PublishRequest request(Args args) {
         DatasetRef ref = Datasets.ref(args);
         if (!(ref.ref() instanceof DatasetRef.Latest)) {
             throw args.bad("dataset", "must be workspace/name without @version (publish makes the version)");
         }
-        Map<String, List<Path>> tables = pathMap(args, "tables");
-        Map<String, List<Path>> artifacts = pathMap(args, "artifacts");
+        TreeMap<String, List<String>> tables = pathMap(args, "tables");
+        TreeMap<String, List<String>> artifacts = pathMap(args, "artifacts");
         if (tables.isEmpty() && artifacts.isEmpty()) {
             throw args.bad("tables", "and 'artifacts' are both empty: nothing to publish");
         }
-        return new PublishRunner.PublishRequest(ref.id(), tables, artifacts, args.stringList("bindings"),
-                args.bool("set_latest", false), args.optSize("shard_size").orElse(0), creator);
+        List<Binding> bindings = new ArrayList<>();
+        for (String b : args.stringList("bindings")) {
+            bindings.add(PublishRequest.parseBinding(b));
+        }
+        long shardSize = args.optSize("shard_size").orElse(0);
+        return new PublishRequest(ref.id(), tables, artifacts, bindings, args.bool("set_latest", false),
+                shardSize > 0 ? shardSize : PublishRequest.DEFAULT_SHARD_SIZE, Path.of("/"));
     }
 
-    private static Map<String, List<Path>> pathMap(Args args, String field) {
+    private static TreeMap<String, List<String>> pathMap(Args args, String field) {
         JsonNode node = args.node().get(field);
-        Map<String, List<Path>> out = new LinkedHashMap<>();
+        TreeMap<String, List<String>> out = new TreeMap<>();
         if (node == null || node.isNull()) {
             return out;
         }
@@ -72,7 +104,7 @@ public final class PublishOperation implements Operation {
         Iterator<Map.Entry<String, JsonNode>> it = node.fields();
         while (it.hasNext()) {
             Map.Entry<String, JsonNode> e = it.next();
-            List<Path> paths = new ArrayList<>();
+            List<String> paths = new ArrayList<>();
             List<JsonNode> values = new ArrayList<>();
             if (e.getValue().isArray()) {
                 e.getValue().forEach(values::add);
@@ -83,7 +115,7 @@ public final class PublishOperation implements Operation {
                 if (!v.isTextual() || !Path.of(v.asText()).isAbsolute()) {
                     throw args.bad(field, "." + e.getKey() + " must hold absolute paths, got " + v);
                 }
-                paths.add(Path.of(v.asText()).normalize());
+                paths.add(Path.of(v.asText()).normalize().toString());
             }
             if (paths.isEmpty()) {
                 throw args.bad(field, "." + e.getKey() + " names no files");
@@ -95,23 +127,54 @@ public final class PublishOperation implements Operation {
 
     @Override
     public JsonNode run(OperationContext ctx) {
-        PublishRunner.PublishRequest req = request(ctx.args(), ctx.peer().userName());
-        for (Path source : req.sources()) {
-            access.checkReadable(ctx.peer(), source);
+        PublishRequest req = request(ctx.args());
+        for (List<String> specs : List.of(flat(req.tables()), flat(req.artifacts()))) {
+            for (String source : specs) {
+                access.checkReadable(ctx.peer(), Path.of(source));
+            }
         }
         ctx.cancellation().throwIfCancelled("publish of " + req.dataset());
-        Map<String, Object> result = publisher.publish(req, line -> {
-            ObjectNode p = ControlProtocol.object();
-            p.put("message", line);
-            ctx.progress(p);
-        }, ctx.cancellation());
+        beforePublish.run();
+        PublishProgress progress = new PublishProgress() {
+            @Override
+            public void start(String task, long totalBytes) {
+                ObjectNode p = ControlProtocol.object();
+                p.put("message", task + " (" + totalBytes + " bytes)");
+                ctx.progress(p);
+            }
+
+            @Override
+            public void advance(long bytes) {
+            }
+
+            @Override
+            public void finish() {
+            }
+        };
+        PublishResult res = new Publisher(store, catalog, clock, ctx.peer().userName(), staging, UPLOAD_THREADS, progress)
+                .publish(req);
         // The mount re-reads pointers on a TTL; refresh now so the version is visible on return.
-        catalog.refresh(Optional.of(req.dataset()));
-        ObjectNode r = ControlProtocol.json().valueToTree(result);
-        if (!r.has("dataset")) {
-            r.put("dataset", req.dataset().toString());
-        }
+        catalog.refresh();
+        afterPublish.run();
+        ObjectNode r = ControlProtocol.object();
+        r.put("dataset", res.dataset().toString());
+        r.put("version", res.version().hex());
+        r.put("tables", res.tables());
+        r.put("table_files", res.tableFiles());
+        r.put("rows", res.rows());
+        r.put("artifacts", res.artifacts());
+        r.put("members", res.members());
+        r.put("blobs_uploaded", res.blobsUploaded());
+        r.put("blobs_skipped", res.blobsSkipped());
+        r.put("bytes_uploaded", res.bytesUploaded());
+        r.put("bytes_skipped", res.bytesSkipped());
+        r.put("manifest_written", res.manifestWritten());
+        r.put("latest_set", res.latestSet());
+        r.put("summary", res.summary());
         return r;
     }
 
+    private static List<String> flat(Map<String, List<String>> m) {
+        return m.values().stream().flatMap(List::stream).toList();
+    }
 }

@@ -2,6 +2,7 @@ package io.warpdata.daemon.control.ops;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.warpdata.blobcache.Catalog;
 import io.warpdata.daemon.control.AccessPolicy;
 import io.warpdata.daemon.control.ControlException;
 import io.warpdata.daemon.control.ControlProtocol;
@@ -12,12 +13,19 @@ import io.warpdata.manifest.ManifestValidationException;
 
 import java.util.Optional;
 
-/** {@code refresh {dataset?}}: re-read latest pointers now instead of after the TTL. */
+/**
+ * {@code refresh {dataset?}}: re-read pointers and listings now instead of after their TTL. The
+ * catalog forgets all of them at once (re-reading a few small pointers is cheap); then the mount
+ * re-checks the links the kernel caches.
+ */
 public final class RefreshOperation implements Operation {
-    private final CatalogControl catalog;
+    private final Catalog catalog;
+    private final Runnable afterRefresh;
 
-    public RefreshOperation(CatalogControl catalog) {
+    /** @param afterRefresh run once the catalog has forgotten (warpd: the mount re-checks its links) */
+    public RefreshOperation(Catalog catalog, Runnable afterRefresh) {
         this.catalog = catalog;
+        this.afterRefresh = afterRefresh;
     }
 
     @Override
@@ -38,7 +46,8 @@ public final class RefreshOperation implements Operation {
         } catch (ManifestValidationException e) {
             throw new ControlException(ControlException.BAD_REQUEST, e.getMessage(), e.nextStep());
         }
-        catalog.refresh(id);
+        catalog.refresh();
+        afterRefresh.run();
         ObjectNode r = ControlProtocol.object();
         r.put("refreshed", id.map(DatasetId::toString).orElse("all"));
         return r;

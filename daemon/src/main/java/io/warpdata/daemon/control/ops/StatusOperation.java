@@ -43,7 +43,7 @@ public final class StatusOperation implements Operation {
         r.put("uptime_seconds", Math.max(0, Duration.between(daemon.startedAt(), clock.instant()).toSeconds()));
         daemon.openFiles().ifPresentOrElse(n -> r.put("open_files", n), () -> r.putNull("open_files"));
         daemon.recentErrors().forEach(r.putArray("recent_errors")::add);
-        r.set("store", ControlProtocol.json().valueToTree(daemon.store()));
+        r.set("store", ControlProtocol.json().valueToTree(daemon.storeStatus()));
         ObjectNode you = r.putObject("peer");
         you.put("uid", ctx.peer().uid());
         you.put("user", ctx.peer().userName());

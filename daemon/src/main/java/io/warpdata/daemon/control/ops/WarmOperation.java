@@ -3,6 +3,8 @@ package io.warpdata.daemon.control.ops;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.blobcache.Catalog;
+import io.warpdata.blobcache.cache.BlockCache;
+import io.warpdata.blobcache.cache.WarmResult;
 import io.warpdata.daemon.control.AccessPolicy;
 import io.warpdata.daemon.control.Args;
 import io.warpdata.daemon.control.ControlProtocol;
@@ -30,11 +32,11 @@ import java.util.Map;
  * {@code rate_bps} (fetch rate); cancelled when the client goes away.
  */
 public final class WarmOperation implements Operation {
-    private final CatalogControl catalog;
-    private final CacheControl cache;
+    private final Catalog catalog;
+    private final BlockCache cache;
     private final Clock clock;
 
-    public WarmOperation(CatalogControl catalog, CacheControl cache, Clock clock) {
+    public WarmOperation(Catalog catalog, BlockCache cache, Clock clock) {
         this.catalog = catalog;
         this.cache = cache;
         this.clock = clock;
@@ -107,7 +109,7 @@ public final class WarmOperation implements Operation {
             long fetchedBase = fetched;
             long budget = Math.min(blob.size(), total - done);
             int index = blobsDone;
-            CacheControl.WarmResult w = cache.warm(blob, budget, covered -> {
+            WarmResult w = DiskCache.require(cache, "warm").warm(blob, budget, (covered, size) -> {
                 if (throttle.due()) {
                     ctx.progress(progress(base + covered, total, fetchedBase, index, blobs.size(), start));
                 }

@@ -1,10 +1,9 @@
-package io.warpdata.daemon.control.cli;
+package io.warpdata.daemon.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.warpdata.daemon.control.ControlClient;
 import io.warpdata.daemon.control.ControlProtocol;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
@@ -15,27 +14,20 @@ import java.util.concurrent.Callable;
 /** {@code warpctl status}: what the running warpd is doing. */
 @Command(name = "status", mixinStandardHelpOptions = true, description = "Show the running warpd: version, mount, remote, mode, uptime, open files, recent errors.")
 public final class StatusCommand implements Callable<Integer> {
-    @Mixin
-    ClientOptions client;
 
     @Spec
     CommandSpec spec;
 
-    private final Map<String, String> env;
-
-    public StatusCommand(Map<String, String> env) {
-        this.env = env;
-    }
 
     @Override
     public Integer call() {
         JsonNode s;
-        try (ControlClient c = client.connect(env)) {
+        try (ControlClient c = DaemonCalls.connect(spec)) {
             s = c.call("status", ControlProtocol.object());
         }
         PrintWriter out = spec.commandLine().getOut();
-        if (ClientOptions.json(spec)) {
-            ClientOptions.printJson(out, s);
+        if (DaemonCalls.json(spec)) {
+            DaemonCalls.printJson(out, s);
             return 0;
         }
         out.printf("warpd %s, up %s%n", s.path("version").asText(), uptime(s.path("uptime_seconds").asLong()));

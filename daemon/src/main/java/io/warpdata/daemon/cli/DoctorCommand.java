@@ -1,15 +1,12 @@
-package io.warpdata.daemon.control.cli;
+package io.warpdata.daemon.cli;
 
 import io.warpdata.daemon.ByteSize;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.BlobStores;
 import io.warpdata.daemon.control.ControlProtocol;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -28,8 +25,6 @@ import java.util.function.BiFunction;
 /** {@code warpctl doctor}: checks this machine can run and use Warp; exit 1 if anything fails. */
 @Command(name = "doctor", mixinStandardHelpOptions = true, description = "Check FUSE, libfuse2, credentials, the remote, the cache dir, the control socket and DuckDB; print the fix for each failure.")
 public final class DoctorCommand implements Callable<Integer> {
-    @Mixin
-    ClientOptions client;
 
     @Spec
     CommandSpec spec;
@@ -43,41 +38,35 @@ public final class DoctorCommand implements Callable<Integer> {
     @Option(names = "--allow-other", description = "warpd is configured with --allow-other (then user_allow_other is required)")
     boolean allowOther;
 
-    private final Map<String, String> env;
-    private final BiFunction<String, Optional<String>, BlobStore> stores;
-
-    public DoctorCommand(Map<String, String> env) {
-        this(env, BlobStores::open);
-    }
-
-    public DoctorCommand(Map<String, String> env, BiFunction<String, Optional<String>, BlobStore> stores) {
-        this.env = env;
-        this.stores = stores;
-    }
-
     @Override
     public Integer call() {
+        CliContext context = DaemonCalls.root(spec).context;
+        Map<String, String> env = context.env();
+        BiFunction<String, Optional<String>, BlobStore> stores = (uri, ep) -> context.stores().open(uri, ep.orElse(null));
         Path home = Path.of(env.getOrDefault("HOME", System.getProperty("user.home")));
-        Optional<String> remote = inherited("--remote").or(() -> Optional.ofNullable(env.get("WARP_REMOTE"))).filter(s -> !s.isBlank());
-        Optional<String> endpoint = inherited("--endpoint").or(() -> Optional.ofNullable(env.get("WARP_S3_ENDPOINT"))).filter(s -> !s.isBlank());
+        WarpctlCommand root = DaemonCalls.root(spec);
+        Optional<String> remote = Optional.ofNullable(root.remote).or(() -> Optional.ofNullable(env.get("WARP_REMOTE")))
+                .filter(s -> !s.isBlank());
+        Optional<String> endpoint = Optional.ofNullable(root.endpoint).or(() -> Optional.ofNullable(env.get("WARP_S3_ENDPOINT")))
+                .filter(s -> !s.isBlank());
         Path cache = cacheDir != null ? cacheDir
                 : Optional.ofNullable(env.get("WARP_CACHE_DIR")).filter(s -> !s.isBlank()).map(Path::of)
                 .orElse(home.resolve(".cache/warpdata"));
         long size = cacheSize != null ? ByteSize.parse(cacheSize)
                 : ByteSize.parse(env.getOrDefault("WARP_CACHE_SIZE_GB", "100") + "GB");
-        Doctor doctor = new Doctor(new Doctor.Settings(remote, endpoint, cache, size, client.socket(env), allowOther),
+        Doctor doctor = new Doctor(new Doctor.Settings(remote, endpoint, cache, size, DaemonCalls.socket(spec), allowOther),
                 new Doctor.Host(env, Path.of("/dev/fuse"), Path.of("/etc/fuse.conf"), home, DoctorCommand::ldconfig, stores));
         List<Doctor.Check> checks = doctor.run();
         boolean failed = checks.stream().anyMatch(c -> c.status() == Doctor.Status.FAIL);
         PrintWriter out = spec.commandLine().getOut();
-        if (ClientOptions.json(spec)) {
+        if (DaemonCalls.json(spec)) {
             ObjectNode r = ControlProtocol.object();
             r.put("ok", !failed);
             ArrayNode arr = r.putArray("checks");
             for (Doctor.Check c : checks) {
                 arr.addObject().put("name", c.name()).put("status", c.status().name()).put("detail", c.detail()).put("fix", c.fix());
             }
-            ClientOptions.printJson(out, r);
+            DaemonCalls.printJson(out, r);
         } else {
             for (Doctor.Check c : checks) {
                 out.printf("%-4s  %-17s %s%n", c.status(), c.name(), c.detail());
@@ -89,17 +78,6 @@ public final class DoctorCommand implements Callable<Integer> {
             out.flush();
         }
         return failed ? 1 : 0;
-    }
-
-    /** A root option such as {@code --remote}, when the warpctl root defines one. */
-    private Optional<String> inherited(String name) {
-        for (CommandSpec s = spec; s != null; s = s.parent()) {
-            OptionSpec o = s.findOption(name);
-            if (o != null && o.getValue() != null) {
-                return Optional.of(o.getValue().toString());
-            }
-        }
-        return Optional.empty();
     }
 
     static String ldconfig() {

@@ -1,4 +1,4 @@
-package io.warpdata.daemon.control.cli;
+package io.warpdata.daemon.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -6,7 +6,6 @@ import io.warpdata.daemon.control.ControlClient;
 import io.warpdata.daemon.control.ControlException;
 import io.warpdata.daemon.control.ControlProtocol;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -35,8 +34,6 @@ public final class InitCommand implements Callable<Integer> {
 
     enum Rows { auto, file, none }
 
-    @Mixin
-    ClientOptions client;
 
     @Spec
     CommandSpec spec;
@@ -57,26 +54,19 @@ public final class InitCommand implements Callable<Integer> {
             description = "also write the rows as <loader>_rows.jsonl.gz for Pythons without duckdb/pyarrow (auto: when <= 1M rows)")
     Rows rows;
 
-    private final Map<String, String> env;
-    private final Path cwd;
-
-    public InitCommand(Map<String, String> env, Path cwd) {
-        this.env = env;
-        this.cwd = cwd;
-    }
 
     @Override
     public Integer call() {
         JsonNode info;
         Path mountDir = mount;
-        try (ControlClient c = client.connect(env)) {
+        try (ControlClient c = DaemonCalls.connect(spec)) {
             info = c.call("info", ControlProtocol.object().put("dataset", dataset));
             if (mountDir == null) {
                 mountDir = Path.of(c.call("status", ControlProtocol.object()).path("mount").asText());
             }
         }
         String stem = info.path("dataset").asText().replace('/', '_').replace('-', '_') + "_loader";
-        Path out = cwd.resolve(output != null ? output : Path.of(stem + ".py")).toAbsolutePath().normalize();
+        Path out = DaemonCalls.root(spec).context.cwd().resolve(output != null ? output : Path.of(stem + ".py")).toAbsolutePath().normalize();
         String outStem = out.getFileName().toString().replaceFirst("\\.py$", "");
         Path rowsPath = out.resolveSibling(outStem + "_rows.jsonl.gz");
 
@@ -105,7 +95,7 @@ public final class InitCommand implements Callable<Integer> {
             throw new ControlException("WriteFailed", "cannot write " + out + ": " + e.getMessage(), "pass -o to a writable place");
         }
         PrintWriter pw = spec.commandLine().getOut();
-        if (ClientOptions.json(spec)) {
+        if (DaemonCalls.json(spec)) {
             ObjectNode r = ControlProtocol.object();
             r.put("loader", out.toString());
             r.put("dataset", target.dataset());
@@ -118,7 +108,7 @@ public final class InitCommand implements Callable<Integer> {
             } else {
                 r.putNull("rows_file");
             }
-            ClientOptions.printJson(pw, r);
+            DaemonCalls.printJson(pw, r);
         } else {
             pw.printf("wrote %s (%s@%s, table %s, %d rows)%n", out, target.dataset(), target.version().substring(0, 12),
                     target.table().orElse("(none: artifact members)"), target.totalRows());

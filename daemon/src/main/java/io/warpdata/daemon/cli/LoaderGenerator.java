@@ -1,4 +1,4 @@
-package io.warpdata.daemon.control.cli;
+package io.warpdata.daemon.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;

@@ -1,4 +1,4 @@
-package io.warpdata.daemon.control.cli;
+package io.warpdata.daemon.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.daemon.control.ControlException;

@@ -1,4 +1,4 @@
-package io.warpdata.daemon.control.cli;
+package io.warpdata.daemon.cli;
 
 import io.warpdata.daemon.ByteSize;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -10,7 +10,6 @@ import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import me.tongfei.progressbar.ProgressBarStyle;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -30,8 +29,6 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 @Command(name = "warm", mixinStandardHelpOptions = true, description = "Fill warpd's cache with a dataset (or some of its tables, artifacts, shards) before training.")
 public final class WarmCommand implements Callable<Integer> {
-    @Mixin
-    ClientOptions client;
 
     @Spec
     CommandSpec spec;
@@ -54,13 +51,6 @@ public final class WarmCommand implements Callable<Integer> {
     @Option(names = "--progress", description = "show the progress bar even when stderr is not a terminal")
     boolean progress;
 
-    private final Map<String, String> env;
-    private final PrintStream barStream;
-
-    public WarmCommand(Map<String, String> env, PrintStream barStream) {
-        this.env = env;
-        this.barStream = barStream;
-    }
 
     @Override
     public Integer call() {
@@ -73,11 +63,11 @@ public final class WarmCommand implements Callable<Integer> {
         if (maxBytes != null) {
             args.put("max_bytes", ByteSize.parse(maxBytes));
         }
-        boolean json = ClientOptions.json(spec);
+        boolean json = DaemonCalls.json(spec);
         boolean showBar = !json && (progress || stderrIsTerminal());
         AtomicReference<ProgressBar> bar = new AtomicReference<>();
         JsonNode result;
-        try (ControlClient c = client.connect(env)) {
+        try (ControlClient c = DaemonCalls.connect(spec)) {
             // Ctrl-C: the JVM exits, the socket closes, the daemon cancels; just end the bar's line cleanly.
             Thread hook = new Thread(() -> {
                 ProgressBar b = bar.get();
@@ -107,7 +97,7 @@ public final class WarmCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
-            ClientOptions.printJson(out, result);
+            DaemonCalls.printJson(out, result);
         } else {
             out.printf("warmed %s@%s: %s in cache (%s fetched now) in %.1f s%s%n",
                     result.path("dataset").asText(), result.path("version").asText().substring(0, 12),
@@ -135,7 +125,7 @@ public final class WarmCommand implements Callable<Integer> {
                 .setUnit(" MB", 1_000_000)
                 .showSpeed()
                 .setStyle(ProgressBarStyle.ASCII)
-                .setConsumer(new ConsoleProgressBarConsumer(barStream))
+                .setConsumer(new ConsoleProgressBarConsumer(DaemonCalls.root(spec).context.err()))
                 .build();
     }
 }

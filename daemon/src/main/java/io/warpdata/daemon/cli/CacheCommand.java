@@ -1,4 +1,4 @@
-package io.warpdata.daemon.control.cli;
+package io.warpdata.daemon.cli;
 
 import io.warpdata.daemon.ByteSize;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -7,13 +7,11 @@ import io.warpdata.daemon.control.ControlClient;
 import io.warpdata.daemon.control.ControlProtocol;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
-import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code warpctl cache stats | gc [--limit SIZE] | verify}. */
@@ -23,37 +21,28 @@ public final class CacheCommand implements Runnable {
     @Spec
     CommandSpec spec;
 
-    private final Map<String, String> env;
-
-    public CacheCommand(Map<String, String> env) {
-        this.env = env;
-    }
-
     @Override
     public void run() {
         throw new CommandLine.ParameterException(spec.commandLine(), "missing command: stats, gc or verify");
     }
 
-    private static JsonNode call(CommandSpec spec, ClientOptions client, String op, ObjectNode args) {
-        Map<String, String> env = ((CacheCommand) spec.parent().userObject()).env;
-        try (ControlClient c = client.connect(env)) {
+    private static JsonNode call(CommandSpec spec, String op, ObjectNode args) {
+        try (ControlClient c = DaemonCalls.connect(spec)) {
             return c.call(op, args);
         }
     }
 
     @Command(name = "stats", mixinStandardHelpOptions = true, description = "Size, limit, hit rate, GETs, bytes fetched, prefetch efficiency, evictions.")
     static final class Stats implements Callable<Integer> {
-        @Mixin
-        ClientOptions client;
         @Spec
         CommandSpec spec;
 
         @Override
         public Integer call() {
-            JsonNode s = CacheCommand.call(spec, client, "cache.stats", ControlProtocol.object());
+            JsonNode s = CacheCommand.call(spec, "cache.stats", ControlProtocol.object());
             PrintWriter out = spec.commandLine().getOut();
-            if (ClientOptions.json(spec)) {
-                ClientOptions.printJson(out, s);
+            if (DaemonCalls.json(spec)) {
+                DaemonCalls.printJson(out, s);
                 return 0;
             }
             s.fields().forEachRemaining(f -> {
@@ -81,8 +70,6 @@ public final class CacheCommand implements Runnable {
 
     @Command(name = "gc", mixinStandardHelpOptions = true, description = "Evict least valuable blocks down to a size (default: the configured limit). Needs root, warpd's user or the control group.")
     static final class Gc implements Callable<Integer> {
-        @Mixin
-        ClientOptions client;
         @Spec
         CommandSpec spec;
 
@@ -95,10 +82,10 @@ public final class CacheCommand implements Runnable {
             if (limit != null) {
                 args.put("limit", ByteSize.parse(limit));
             }
-            JsonNode r = CacheCommand.call(spec, client, "cache.gc", args);
+            JsonNode r = CacheCommand.call(spec, "cache.gc", args);
             PrintWriter out = spec.commandLine().getOut();
-            if (ClientOptions.json(spec)) {
-                ClientOptions.printJson(out, r);
+            if (DaemonCalls.json(spec)) {
+                DaemonCalls.printJson(out, r);
             } else {
                 out.printf("cache gc: %s -> %s (%s evicted)%n", ByteSize.format(r.path("bytes_before").asLong()),
                         ByteSize.format(r.path("bytes_after").asLong()), ByteSize.format(r.path("bytes_evicted").asLong()));
@@ -110,17 +97,15 @@ public final class CacheCommand implements Runnable {
 
     @Command(name = "verify", mixinStandardHelpOptions = true, description = "Re-hash every cached block and remove bad ones. Needs root, warpd's user or the control group.")
     static final class Verify implements Callable<Integer> {
-        @Mixin
-        ClientOptions client;
         @Spec
         CommandSpec spec;
 
         @Override
         public Integer call() {
-            JsonNode r = CacheCommand.call(spec, client, "cache.verify", ControlProtocol.object());
+            JsonNode r = CacheCommand.call(spec, "cache.verify", ControlProtocol.object());
             PrintWriter out = spec.commandLine().getOut();
-            if (ClientOptions.json(spec)) {
-                ClientOptions.printJson(out, r);
+            if (DaemonCalls.json(spec)) {
+                DaemonCalls.printJson(out, r);
             } else {
                 out.printf("cache verify: %d blocks (%s) checked, %d bad removed%n", r.path("blocks_checked").asLong(),
                         ByteSize.format(r.path("bytes_checked").asLong()), r.path("blocks_removed").asLong());

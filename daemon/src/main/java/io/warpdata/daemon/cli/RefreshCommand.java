@@ -1,11 +1,10 @@
-package io.warpdata.daemon.control.cli;
+package io.warpdata.daemon.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.daemon.control.ControlClient;
 import io.warpdata.daemon.control.ControlProtocol;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -16,8 +15,6 @@ import java.util.concurrent.Callable;
 /** {@code warpctl refresh [DATASET]}: re-read latest pointers now. */
 @Command(name = "refresh", mixinStandardHelpOptions = true, description = "Make warpd re-read latest pointers now (of one dataset, or all) instead of after its short TTL.")
 public final class RefreshCommand implements Callable<Integer> {
-    @Mixin
-    ClientOptions client;
 
     @Spec
     CommandSpec spec;
@@ -25,11 +22,6 @@ public final class RefreshCommand implements Callable<Integer> {
     @Parameters(index = "0", arity = "0..1", paramLabel = "DATASET", description = "workspace/name (default: all)")
     String dataset;
 
-    private final Map<String, String> env;
-
-    public RefreshCommand(Map<String, String> env) {
-        this.env = env;
-    }
 
     @Override
     public Integer call() {
@@ -38,11 +30,11 @@ public final class RefreshCommand implements Callable<Integer> {
             args.put("dataset", dataset);
         }
         JsonNode r;
-        try (ControlClient c = client.connect(env)) {
+        try (ControlClient c = DaemonCalls.connect(spec)) {
             r = c.call("refresh", args);
         }
-        if (ClientOptions.json(spec)) {
-            ClientOptions.printJson(spec.commandLine().getOut(), r);
+        if (DaemonCalls.json(spec)) {
+            DaemonCalls.printJson(spec.commandLine().getOut(), r);
         } else {
             spec.commandLine().getOut().println("refreshed " + r.path("refreshed").asText());
             spec.commandLine().getOut().flush();
