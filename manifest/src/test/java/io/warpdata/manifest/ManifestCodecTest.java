@@ -147,6 +147,38 @@ class ManifestCodecTest {
     }
 
     @Test
+    void aViewRecordsItsParentAndQueryInTheHashedPart() {
+        Manifest plain = Manifests.sample();
+        Derivation d = new Derivation(DatasetId.parse("ws/parent"), ManifestCodec.version(plain), "main",
+                new TreeMap<>(Map.of("where", "label IN ('cat', 'dog')", "seed", "7", "sample", "500")));
+        Manifest view = plain.derivedFrom(d);
+        assertThat(ManifestCodec.version(plain).hex()).as("ordinary versions keep their id").isEqualTo(GOLDEN_SAMPLE_VERSION);
+        assertThat(ManifestCodec.version(view)).isNotEqualTo(ManifestCodec.version(plain));
+
+        Manifest back = ManifestCodec.fromJson(ManifestCodec.toJson(view), SOURCE);
+        assertThat(back).isEqualTo(view);
+        assertThat(back.derivedFrom()).contains(d);
+        Object tree = JsonTree.read(ManifestCodec.canonicalJson(view));
+        assertSortedKeys(tree, "$");
+        assertThat(new String(ManifestCodec.canonicalJson(view), StandardCharsets.UTF_8)).contains(
+                "\"derived_from\":{\"dataset_id\":\"ws/parent\",\"query\":{\"sample\":\"500\",\"seed\":\"7\","
+                        + "\"where\":\"label IN ('cat', 'dog')\"},\"table\":\"main\",\"version\":\"" + d.parentVersion().hex());
+
+        TreeMap<String, String> otherSeed = new TreeMap<>(d.query());
+        otherSeed.put("seed", "8");
+        Manifest other = plain.derivedFrom(new Derivation(d.parent(), d.parentVersion(), "main", otherSeed));
+        assertThat(ManifestCodec.version(other)).as("another seed is another view").isNotEqualTo(ManifestCodec.version(view));
+
+        String stored = new String(ManifestCodec.toJson(view), StandardCharsets.UTF_8);
+        String unknown = stored.replace("\"table\":\"main\",", "\"table\":\"main\",\"x\":\"y\",");
+        assertThatThrownBy(() -> ManifestCodec.fromJson(unknown.getBytes(StandardCharsets.UTF_8), SOURCE))
+                .isInstanceOf(ManifestCorruptedException.class).hasMessageContaining("derived_from.x");
+        String badVersion = stored.replace("\"version\":\"" + d.parentVersion().hex(), "\"version\":\"zz");
+        assertThatThrownBy(() -> ManifestCodec.fromJson(badVersion.getBytes(StandardCharsets.UTF_8), SOURCE))
+                .isInstanceOf(ManifestCorruptedException.class).hasMessageContaining("derived_from.version");
+    }
+
+    @Test
     void metadataDoesNotChangeTheVersion() {
         Random r = new Random(4);
         for (int i = 0; i < RUNS; i++) {

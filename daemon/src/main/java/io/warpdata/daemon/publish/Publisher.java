@@ -5,7 +5,6 @@ import io.warpdata.blobcache.Catalog;
 import io.warpdata.blobcache.StoreException;
 import io.warpdata.blobcache.StoreLayout;
 import io.warpdata.manifest.Artifact;
-import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.Binding;
 import io.warpdata.manifest.Column;
 import io.warpdata.manifest.Manifest;
@@ -23,19 +22,10 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.TreeMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
 /**
@@ -100,6 +90,9 @@ public final class Publisher {
         request.artifacts().forEach((name, specs) -> artifactInputs.put(name,
                 expandAll(specs, request.workDir(), "--artifact " + name)));
 
+        // The heads the pointers move from: read before the work, so a publisher that started
+        // from the same head as another and finished second loses (compare-and-swap).
+        PointerMoves pointers = PointerMoves.begin(catalog, request.dataset(), request.setLatest(), request.branch());
         Path staging = createStaging();
         try {
             Map<String, StagedTable> tables = new TreeMap<>();
@@ -116,20 +109,18 @@ public final class Publisher {
             // A listing first: unlike HEAD, a refused LIST carries the error code, so wrong
             // credentials surface as an authentication error rather than a bare 403.
             store.list(StoreLayout.dataset(request.dataset()));
-            Upload upload = uploadMissing(blobs(tables, artifacts));
+            BlobUploader.Upload upload = new BlobUploader(store, uploadThreads, progress).uploadMissing(blobs(tables, artifacts));
             boolean manifestWritten = store.length(StoreLayout.version(request.dataset(), version)).isEmpty();
             if (manifestWritten) {
                 catalog.putVersion(manifest);
             }
             // Not even the pointer is rewritten when it already points here: same input, zero PUTs.
-            if (request.setLatest() && !catalog.latest(request.dataset()).equals(Optional.of(version))) {
-                catalog.setLatest(request.dataset(), version);
-            }
+            List<String> moved = pointers.finish(version, creator);
             return new PublishResult(request.dataset(), version, tables.size(),
                     tables.values().stream().mapToInt(t -> t.files().size()).sum(),
                     manifest.stats().totalRows(), artifacts.size(), manifest.stats().totalMembers(),
-                    upload.uploaded.get(), upload.skipped.get(), upload.bytesUploaded.get(), upload.bytesSkipped.get(),
-                    manifestWritten, request.setLatest());
+                    upload.uploaded(), upload.skipped(), upload.bytesUploaded(), upload.bytesSkipped(),
+                    manifestWritten, request.setLatest(), moved);
         } finally {
             deleteRecursively(staging);
         }
@@ -281,7 +272,7 @@ public final class Publisher {
         return Manifest.of(request.dataset(), tableMap, artifactMap, request.bindings(), metadata);
     }
 
-    /** Every blob of the version, each followed by its block hash list, without duplicates. */
+    /** Every blob of the version (block hash lists are added by the uploader). */
     private static List<StagedBlob> blobs(Map<String, StagedTable> tables, Map<String, PackedArtifact> artifacts) {
         List<StagedBlob> main = new ArrayList<>();
         tables.values().forEach(t -> main.addAll(t.files()));
@@ -289,81 +280,7 @@ public final class Publisher {
             main.addAll(a.shards());
             main.add(a.index());
         });
-        Map<BlobId, StagedBlob> out = new LinkedHashMap<>();
-        for (StagedBlob b : main) {
-            out.putIfAbsent(b.id(), b);
-            StagedBlob blocks = StagedBlob.ofBytes(b.blocksBytes());
-            out.putIfAbsent(blocks.id(), blocks);
-        }
-        return new ArrayList<>(out.values());
-    }
-
-    private static final class Upload {
-        final AtomicInteger uploaded = new AtomicInteger();
-        final AtomicInteger skipped = new AtomicInteger();
-        final AtomicLong bytesUploaded = new AtomicLong();
-        final AtomicLong bytesSkipped = new AtomicLong();
-    }
-
-    private Upload uploadMissing(List<StagedBlob> blobs) {
-        Upload upload = new Upload();
-        progress.start("upload", blobs.stream().mapToLong(StagedBlob::size).sum());
-        ExecutorService pool = Executors.newFixedThreadPool(uploadThreads, r -> {
-            Thread t = new Thread(r, "warp-publish-upload");
-            t.setDaemon(true);
-            return t;
-        });
-        try {
-            List<Future<?>> futures = new ArrayList<>();
-            for (StagedBlob b : blobs) {
-                futures.add(pool.submit(() -> uploadOne(b, upload)));
-            }
-            for (Future<?> f : futures) {
-                try {
-                    f.get();
-                } catch (ExecutionException e) {
-                    futures.forEach(other -> other.cancel(true));
-                    if (e.getCause() instanceof RuntimeException re) {
-                        throw re;
-                    }
-                    throw new StoreException("Upload to " + store.describe() + " failed: " + e.getCause(),
-                            "Check the store and publish again; blobs already uploaded are reused.", e.getCause());
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new StoreException("Publish interrupted", "Publish again; uploaded blobs are reused.", e);
-                }
-            }
-            return upload;
-        } finally {
-            pool.shutdownNow();
-            progress.finish();
-        }
-    }
-
-    private void uploadOne(StagedBlob b, Upload upload) {
-        String key = StoreLayout.blob(b.id());
-        OptionalLong existing = store.length(key);
-        boolean written;
-        if (existing.isPresent()) {
-            if (existing.getAsLong() != b.size()) {
-                throw new StoreException("Blob " + key + " in " + store.describe() + " has " + existing.getAsLong()
-                        + " bytes, expected " + b.size(), "The store holds a damaged blob; delete that object and"
-                        + " publish again.", null);
-            }
-            written = false;
-        } else if (b.file().isPresent()) {
-            written = store.putIfAbsent(key, b.file().get());
-        } else {
-            written = store.putIfAbsent(key, b.bytes().get());
-        }
-        if (written) {
-            upload.uploaded.incrementAndGet();
-            upload.bytesUploaded.addAndGet(b.size());
-        } else {
-            upload.skipped.incrementAndGet();
-            upload.bytesSkipped.addAndGet(b.size());
-        }
-        progress.advance(b.size());
+        return main;
     }
 
     private static void deleteRecursively(Path dir) {

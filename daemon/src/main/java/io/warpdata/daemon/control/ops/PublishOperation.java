@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 /**
@@ -88,8 +89,10 @@ public final class PublishOperation implements Operation {
             bindings.add(PublishRequest.parseBinding(b));
         }
         long shardSize = args.optSize("shard_size").orElse(0);
+        Optional<String> branch = args.node().hasNonNull("branch")
+                ? Optional.of(PublishRequest.requireBranchName(args.string("branch"))) : Optional.empty();
         return new PublishRequest(ref.id(), tables, artifacts, bindings, args.bool("set_latest", false),
-                shardSize > 0 ? shardSize : PublishRequest.DEFAULT_SHARD_SIZE, Path.of("/"));
+                shardSize > 0 ? shardSize : PublishRequest.DEFAULT_SHARD_SIZE, Path.of("/"), branch);
     }
 
     private static TreeMap<String, List<String>> pathMap(Args args, String field) {
@@ -170,6 +173,7 @@ public final class PublishOperation implements Operation {
         r.put("bytes_skipped", res.bytesSkipped());
         r.put("manifest_written", res.manifestWritten());
         r.put("latest_set", res.latestSet());
+        res.pointersMoved().forEach(r.putArray("pointers_moved")::add);
         r.put("summary", res.summary());
         return r;
     }
