@@ -4,6 +4,7 @@ import io.warpdata.blobcache.Catalog;
 import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.MemberIndex;
+import io.warpdata.manifest.TableShard;
 import io.warpdata.manifest.VersionHash;
 
 /**
@@ -73,6 +74,11 @@ public sealed interface Node {
         public Type type() {
             return Type.DIRECTORY;
         }
+
+        /** One of the table's shards as a file: the whole blob. */
+        File shard(TableShard shard) {
+            return new File(version, FileContent.BlobSlice.of(shard.blob()), false);
+        }
     }
 
     /** {@code <version>/.warp}: version metadata. */
@@ -80,6 +86,11 @@ public sealed interface Node {
         @Override
         public Type type() {
             return Type.DIRECTORY;
+        }
+
+        /** {@code .warp/manifest.json}: the stored manifest's bytes. */
+        File manifest() {
+            return new File(version, new FileContent.Inline(version.manifestJson()), false);
         }
     }
 
@@ -98,6 +109,17 @@ public sealed interface Node {
         /** The member path of a child named {@code name}. */
         String child(String name) {
             return dir.isEmpty() ? name : dir + "/" + name;
+        }
+
+        /** The subdirectory at member path prefix {@code path}. */
+        MemberDir subdirectory(String path) {
+            return new MemberDir(version, artifactName, artifact, index, path);
+        }
+
+        /** Member {@code i} of the index as a file: a slice of its tar shard. */
+        File member(int i) {
+            return new File(version, new FileContent.BlobSlice(artifact.shards().get(index.shard(i)),
+                    index.offset(i), index.length(i)), (index.mode(i) & 0111) != 0);
         }
     }
 
