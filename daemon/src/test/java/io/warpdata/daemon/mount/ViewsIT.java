@@ -209,6 +209,13 @@ class ViewsIT {
         assertThat(listing.get("versions").get(0).get("version").asText()).as("newest first").isEqualTo(v2);
         assertThat(listing.get("versions").get(0).get("created_at").asText()).isNotEmpty();
         assertThat(warpctl("info", PARENT + "@v1").requireSuccess().out()).contains("names:    tag v1");
+
+        json(warpctl("tag", PARENT + "@v1", "scratch", "--json"));
+        MountIT.waitFor(() -> readLink("zoo/animals@scratch").equals("animals@" + v1));
+        assertThat(json(warpctl("tag", "--delete", PARENT, "scratch", "--json")).get("deleted").asBoolean()).isTrue();
+        assertThat(json(warpctl("list-remote", PARENT, "--json")).get("tags").has("scratch")).isFalse();
+        Shell.Result gone = warpctl("tag", "--delete", PARENT, "scratch");
+        assertThat(gone.exit()).isEqualTo(1);
         Files.delete(src.resolve("images/c00/extra.png"));
     }
 
@@ -244,6 +251,19 @@ class ViewsIT {
                 .isEqualTo(Files.readAllBytes(src.resolve("images/c42/img99.png")));
         String info = warpctl("info", "zoo/three").requireSuccess().out();
         assertThat(info).contains("view of:  " + PARENT + "@" + v1, "where: label IN ('c01', 'c07', 'c42')", "latest");
+
+        // A view of a view: its parent is the first view.
+        String three = v.get("version").asText();
+        JsonNode seven = json(warpctl("view", "zoo/three", "--as", "zoo/seven", "--where", "label = 'c07'",
+                "--order-by", "id DESC", "--limit", "40", "--json"));
+        assertThat(seven.get("parent").asText()).isEqualTo("zoo/three@" + three);
+        assertThat(seven.get("rows").asLong()).isEqualTo(40);
+        MountIT.waitFor(() -> Files.isDirectory(mount.resolve("zoo/seven/images/c07")));
+        try (Stream<Path> files = Files.list(mount.resolve("zoo/seven/images/c07"))) {
+            assertThat(files.map(f -> f.getFileName().toString()).sorted().toList())
+                    .as("the 40 highest ids of class c07").hasSize(40).contains("img99.png", "img60.png")
+                    .doesNotContain("img59.png");
+        }
     }
 
     @Test
