@@ -119,6 +119,40 @@ public final class Catalog {
         return out;
     }
 
+    /**
+     * Whether workspace {@code ws} exists: answered from the last known listing when it names
+     * the workspace (workspaces are not deleted under a mount), else from a fresh one (a new
+     * workspace shows at once). A lookup by name costs no LIST once the workspace is known.
+     */
+    public boolean hasWorkspace(String ws) {
+        return cache.listKnown(StoreLayout.DATASETS).contains(ws + "/") || workspaces().contains(ws);
+    }
+
+    /** How many workspaces the last known listing has (no LIST when one is known): a link count. */
+    public int knownWorkspaceCount() {
+        return (int) cache.listKnown(StoreLayout.DATASETS).stream().filter(c -> c.endsWith("/")).count();
+    }
+
+    /**
+     * How many version directories workspace {@code ws} has by the last known listings (no LIST
+     * when they are known): a link count, which may lag a publish by a TTL.
+     */
+    public long knownVersionCount(String ws) {
+        long n = 0;
+        for (String child : cache.listKnown(StoreLayout.workspace(ws))) {
+            if (child.endsWith("/")) {
+                try {
+                    DatasetId id = new DatasetId(ws, child.substring(0, child.length() - 1));
+                    n += cache.listKnown(StoreLayout.versions(id)).stream()
+                            .filter(v -> VERSION_FILE.matcher(v).matches()).count();
+                } catch (ManifestValidationException notADataset) {
+                    // A stray directory someone created by hand: not ours to count.
+                }
+            }
+        }
+        return n;
+    }
+
     /** Datasets of a workspace, sorted. */
     public List<DatasetId> datasets(String workspace) {
         List<DatasetId> out = new ArrayList<>();

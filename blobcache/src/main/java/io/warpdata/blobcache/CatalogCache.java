@@ -115,6 +115,20 @@ final class CatalogCache {
         return children;
     }
 
+    /**
+     * The listing of {@code prefix} as last known, even past its TTL, without asking the store
+     * when one is known: for link counts and lookups by name, which must not cost a LIST each
+     * time the kernel re-validates a directory (only someone listing one does). Unknown: read as
+     * {@link #list}.
+     */
+    List<String> listKnown(String prefix) {
+        List<String> fresh = listings.getIfPresent(prefix);
+        if (fresh != null) {
+            return fresh;
+        }
+        return known.listing(prefix).map(LastKnownGood.Listing::children).orElseGet(() -> list(prefix));
+    }
+
     /** Forgets the listing of {@code prefix}: something was written under it. */
     void invalidateListing(String prefix) {
         listings.invalidate(prefix);

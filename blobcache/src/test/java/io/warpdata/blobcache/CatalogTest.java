@@ -220,6 +220,29 @@ class CatalogTest {
     }
 
     @Test
+    void linkCountsAndLookupsByNameAnswerFromTheLastKnownListingPastItsTtl() {
+        publisher.putVersion(manifest(MNIST, 1));
+        publisher.putVersion(manifest(MNIST, 2));
+        CountingBlobStore counting = new CountingBlobStore(store);
+        Catalog c = new Catalog(counting, Catalog.Config.defaults(), ticker);
+        assertThat(c.hasWorkspace("vision")).isTrue();
+        assertThat(c.knownWorkspaceCount()).isEqualTo(1);
+        assertThat(c.knownVersionCount("vision")).isEqualTo(2);
+        long listed = counting.lists.sum();
+        ticker.advance(Duration.ofDays(1));
+        // The kernel re-validating /vision (lookup, getattr) costs no LIST: only a listing does.
+        assertThat(c.hasWorkspace("vision")).isTrue();
+        assertThat(c.knownWorkspaceCount()).isEqualTo(1);
+        assertThat(c.knownVersionCount("vision")).isEqualTo(2);
+        assertThat(counting.lists.sum()).isEqualTo(listed);
+        // A workspace the known listing lacks is looked for in a fresh one (it may be new).
+        publisher.putVersion(manifest(DatasetId.parse("audio/clips"), 1));
+        assertThat(c.hasWorkspace("audio")).isTrue();
+        assertThat(counting.lists.sum()).isEqualTo(listed + 1);
+        assertThat(c.hasWorkspace("nope")).isFalse();
+    }
+
+    @Test
     void refreshDropsPointersAndListingsAtOnce() {
         VersionHash v1 = publisher.putVersion(manifest(MNIST, 1));
         publisher.setLatest(MNIST, v1);

@@ -183,23 +183,22 @@ final class DirectoryListing {
      */
     long workspaceCount() {
         try {
-            return catalog.workspaces().size();
+            return catalog.knownWorkspaceCount();
         } catch (StoreException e) {
             return 0;
         }
     }
 
-    /** Subdirectories of a workspace (its version directories), for nlink; from cached listings. */
+    /**
+     * Subdirectories of a workspace (its version directories), for nlink: from the last known
+     * listings, so that the kernel re-validating a workspace costs no LIST.
+     */
     long versionDirCount(String ws) {
-        long n = 0;
         try {
-            for (DatasetId id : catalog.datasets(ws)) {
-                n += versionsOrEmpty(id).size();
-            }
+            return catalog.knownVersionCount(ws);
         } catch (StoreException e) {
             return 0;
         }
-        return n;
     }
 
     private List<VersionHash> versionsOrEmpty(DatasetId id) {

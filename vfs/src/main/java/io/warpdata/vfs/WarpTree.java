@@ -161,7 +161,7 @@ public final class WarpTree {
     }
 
     private Node workspace(String name) {
-        if (!catalog.workspaces().contains(name)) {
+        if (!catalog.hasWorkspace(name)) {
             throw new NoSuchEntryException("/" + name);
         }
         return new Node.Workspace(name);
