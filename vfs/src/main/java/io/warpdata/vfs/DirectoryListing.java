@@ -4,6 +4,7 @@ import io.warpdata.blobcache.Catalog;
 import io.warpdata.blobcache.DatasetNotFoundException;
 import io.warpdata.blobcache.StoreException;
 import io.warpdata.manifest.Artifact;
+import io.warpdata.manifest.ArtifactKind;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.TableShard;
 import io.warpdata.manifest.VersionHash;
@@ -52,7 +53,14 @@ final class DirectoryListing {
         }
         long from = Math.max(offset, 2) - FIRST_ENTRY_OFFSET + 1;
         switch (node) {
-            case Node.MemberDir d -> listMembers(d, from, sink);
+            case Node.MemberDir d -> {
+                if (d.artifact().kind() == ArtifactKind.SAFETENSORS) {
+                    listEntries(safetensorsMembers(d), from, sink);
+                } else {
+                    listMembers(d, from, sink);
+                }
+            }
+            case Node.TensorDir t -> listEntries(tensorEntries(t), from, sink);
             case Node.Root r -> listEntries(workspaceNames(), from, sink);
             case Node.Workspace w -> listEntries(workspaceEntries(w.name()), from, sink);
             case Node.VersionDir v -> listEntries(versionEntries(v.version()), from, sink);
@@ -175,6 +183,44 @@ final class DirectoryListing {
             Node child = directory ? d.subdirectory(d.child(name)) : d.member(first);
             return sink.add(name, child.type(), FIRST_ENTRY_OFFSET + end - 1L, child);
         });
+    }
+
+    /**
+     * The members of a safetensors artifact's directory, each {@code F.safetensors} followed by
+     * its {@code F.tensors} folder (unless a member has that name). Listed whole (such folders
+     * hold files, not millions of members); the folders come without nodes, since a node would
+     * need the file's header: their lookup reads it.
+     */
+    private static List<Entry> safetensorsMembers(Node.MemberDir d) {
+        List<Entry> out = new ArrayList<>();
+        d.index().forEachChild(d.dir(), 0, (name, directory, first, end) -> {
+            Node child = directory ? d.subdirectory(d.child(name)) : d.member(first);
+            out.add(new Entry(name, child));
+            String tensors = name.endsWith(".safetensors")
+                    ? name.substring(0, name.length() - ".safetensors".length()) + WarpTree.TENSORS_SUFFIX : null;
+            if (!directory && tensors != null && d.index().find(d.child(tensors)) < 0
+                    && !d.index().isDirectory(d.child(tensors))) {
+                out.add(new Entry(tensors, null, Node.Type.DIRECTORY));
+            }
+            return false;
+        });
+        return out;
+    }
+
+    /** The {@code F.tensors} folders in a directory (0 outside safetensors artifacts), for its nlink. */
+    long tensorFolderCount(Node.MemberDir d) {
+        if (d.artifact().kind() != ArtifactKind.SAFETENSORS) {
+            return 0;
+        }
+        return safetensorsMembers(d).stream().filter(e -> e.node() == null).count();
+    }
+
+    private static List<Entry> tensorEntries(Node.TensorDir t) {
+        List<Entry> out = new ArrayList<>();
+        for (TensorFolder.Child c : t.folder().children(t.dir())) {
+            out.add(new Entry(c.name(), c.file() == null ? t.subfolder(t.child(c.name())) : t.tensor(c.file())));
+        }
+        return out;
     }
 
     /**

@@ -124,6 +124,35 @@ public sealed interface Node {
     }
 
     /**
+     * {@code <version>/<artifact>/<dir>/F.tensors/<dir>}: the tensors of the safetensors member
+     * {@code F.safetensors} as files ({@link TensorFolder}); {@code dir} is {@code ""} for the
+     * folder itself, else a path inside it without the trailing '/'.
+     *
+     * @param path the folder's path in the version, for messages
+     */
+    record TensorDir(VersionTree version, TensorFolder folder, String dir, String path) implements Node {
+        @Override
+        public Type type() {
+            return Type.DIRECTORY;
+        }
+
+        /** The path inside the folder of a child named {@code name}. */
+        String child(String name) {
+            return dir.isEmpty() ? name : dir + "/" + name;
+        }
+
+        /** The subfolder at {@code inner}. */
+        TensorDir subfolder(String inner) {
+            return new TensorDir(version, folder, inner, path);
+        }
+
+        /** A tensor's file. */
+        File tensor(FileContent content) {
+            return new File(version, content, false);
+        }
+    }
+
+    /**
      * A regular file of a version: a table shard (a whole blob), an artifact member (a slice of
      * its tar shard), the manifest (inline bytes), or anything made of such pieces.
      */

@@ -7,6 +7,7 @@ import io.warpdata.blobcache.Catalog;
 import io.warpdata.blobcache.DatasetNotFoundException;
 import io.warpdata.blobcache.StoreException;
 import io.warpdata.manifest.Artifact;
+import io.warpdata.manifest.ArtifactKind;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.DatasetRef;
 import io.warpdata.manifest.ManifestValidationException;
@@ -15,6 +16,7 @@ import io.warpdata.manifest.VersionHash;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.Executor;
 
 /**
@@ -29,6 +31,7 @@ import java.util.concurrent.Executor;
  * /ws/name@HASH/                      a version; any unique prefix of >= 8 hex resolves
  *     table/shard.parquet             table shards
  *     artifact/member/path            artifact members and their directories
+ *     artifact/F.tensors/KEY.npy      in a safetensors artifact: each tensor of F.safetensors
  *     .warp/manifest.json             the stored manifest
  * </pre>
  *
@@ -46,6 +49,8 @@ public final class WarpTree {
     /** The hidden directory of version metadata. */
     public static final String META_DIR = ".warp";
     public static final String MANIFEST_FILE = "manifest.json";
+    /** {@code F.tensors} is the folder of the tensors of {@code F.safetensors}. */
+    public static final String TENSORS_SUFFIX = ".tensors";
 
     private static final Node ROOT = new Node.Root();
     /**
@@ -60,6 +65,7 @@ public final class WarpTree {
     private final BlobReader reader;
     private final MemberIndexCache indexes;
     private final DirectoryListing listing;
+    private final TensorFolders tensors;
     private final Cache<VersionKey, VersionTree> versionTrees;
     /**
      * Versions the store said do not exist, remembered briefly: the kernel does not cache
@@ -80,6 +86,7 @@ public final class WarpTree {
         this.catalog = catalog;
         this.reader = reader;
         this.indexes = new MemberIndexCache(reader, catalog.known(), maxIndexedMembers, indexLoader);
+        this.tensors = new TensorFolders(reader);
         this.listing = new DirectoryListing(catalog, indexes);
         this.versionTrees = Caffeine.newBuilder().maximumSize(VERSION_TREES_HELD).build();
         this.missingVersions = Caffeine.newBuilder().maximumSize(10_000)
@@ -121,6 +128,7 @@ public final class WarpTree {
                 yield m.manifest();
             }
             case Node.MemberDir d -> member(d, name);
+            case Node.TensorDir t -> tensorEntry(t, name);
             case Node.Link l -> throw new WrongNodeTypeException(l.entry(), Node.Type.SYMLINK);
             case Node.File f -> throw new WrongNodeTypeException(name, Node.Type.FILE);
         };
@@ -225,7 +233,7 @@ public final class WarpTree {
         return t.shard(shard);
     }
 
-    private static Node member(Node.MemberDir d, String name) {
+    private Node member(Node.MemberDir d, String name) {
         String path = d.child(name);
         int i = d.index().find(path);
         if (i >= 0) {
@@ -234,7 +242,35 @@ public final class WarpTree {
         if (d.index().isDirectory(path)) {
             return d.subdirectory(path);
         }
+        int st = tensorSource(d, path);
+        if (st >= 0) {
+            return new Node.TensorDir(d.version(), tensors.folder(d, st),
+                    "", d.version().describe() + "/" + d.artifactName() + "/" + path);
+        }
         throw new NoSuchEntryException(d.version().describe() + "/" + d.artifactName() + "/" + path);
+    }
+
+    /**
+     * The member index position of {@code F.safetensors} when {@code path} is {@code F.tensors}
+     * in a safetensors artifact (and no member of that name exists), else -1.
+     */
+    static int tensorSource(Node.MemberDir d, String path) {
+        if (d.artifact().kind() != ArtifactKind.SAFETENSORS || !path.endsWith(TENSORS_SUFFIX)) {
+            return -1;
+        }
+        return d.index().find(path.substring(0, path.length() - TENSORS_SUFFIX.length()) + ".safetensors");
+    }
+
+    private static Node tensorEntry(Node.TensorDir t, String name) {
+        String inner = t.child(name);
+        Optional<FileContent> file = t.folder().file(inner);
+        if (file.isPresent()) {
+            return t.tensor(file.get());
+        }
+        if (t.folder().isDirectory(inner)) {
+            return t.subfolder(inner);
+        }
+        throw new NoSuchEntryException(t.path() + "/" + inner);
     }
 
     // ---------------------------------------------------------------- attributes
@@ -253,7 +289,9 @@ public final class WarpTree {
                     + v.version().manifest().artifacts().size(), v.version().mtimeSeconds());
             case Node.TableDir t -> dir(2, t.version().mtimeSeconds());
             case Node.MetaDir m -> dir(2, m.version().mtimeSeconds());
-            case Node.MemberDir d -> dir(2 + d.index().childDirectoryCount(d.dir()), d.version().mtimeSeconds());
+            case Node.MemberDir d -> dir(2 + d.index().childDirectoryCount(d.dir()) + listing.tensorFolderCount(d),
+                    d.version().mtimeSeconds());
+            case Node.TensorDir t -> dir(2 + t.folder().childDirectoryCount(t.dir()), t.version().mtimeSeconds());
             case Node.File f -> new NodeAttributes(Node.Type.FILE, f.executable() ? 0555 : 0444, f.content().size(), 1,
                     f.version().mtimeSeconds());
         };
@@ -277,6 +315,7 @@ public final class WarpTree {
             case Node.TableDir t -> true;
             case Node.MetaDir m -> true;
             case Node.MemberDir d -> true;
+            case Node.TensorDir t -> true;
             case Node.File f -> true;
         };
     }
@@ -314,6 +353,7 @@ public final class WarpTree {
             case Node.TableDir t -> throw notALink(t);
             case Node.MetaDir m -> throw notALink(m);
             case Node.MemberDir d -> throw notALink(d);
+            case Node.TensorDir t -> throw notALink(t);
             case Node.File f -> throw notALink(f);
         };
     }
@@ -357,6 +397,7 @@ public final class WarpTree {
             case Node.TableDir t -> throw notAFile(t);
             case Node.MetaDir m -> throw notAFile(m);
             case Node.MemberDir d -> throw notAFile(d);
+            case Node.TensorDir t -> throw notAFile(t);
         };
     }
 

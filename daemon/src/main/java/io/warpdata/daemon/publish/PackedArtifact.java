@@ -15,4 +15,9 @@ public record PackedArtifact(ArtifactKind kind, List<StagedBlob> shards, MemberI
         Objects.requireNonNull(members, "members");
         Objects.requireNonNull(index, "index");
     }
+
+    /** The same packing, published as another kind (a checked format). */
+    public PackedArtifact withKind(ArtifactKind other) {
+        return new PackedArtifact(other, shards, members, index, memberCount, memberBytes);
+    }
 }

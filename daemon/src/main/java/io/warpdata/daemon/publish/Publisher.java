@@ -5,6 +5,7 @@ import io.warpdata.blobcache.Catalog;
 import io.warpdata.blobcache.StoreException;
 import io.warpdata.blobcache.StoreLayout;
 import io.warpdata.manifest.Artifact;
+import io.warpdata.manifest.ArtifactKind;
 import io.warpdata.manifest.Binding;
 import io.warpdata.manifest.Column;
 import io.warpdata.manifest.Manifest;
@@ -242,7 +243,14 @@ public final class Publisher {
 
     private PackedArtifact packArtifact(String name, List<Path> inputs, Path staging, long shardSize) {
         if (inputs.size() == 1 && Files.isDirectory(inputs.get(0))) {
-            return new ArtifactPacker(staging, shardSize).pack(name, inputs.get(0), progress);
+            Path dir = inputs.get(0);
+            // A safetensors dataset is checked whole before any byte is packed (seed 001).
+            boolean safetensors = SafetensorsDataset.isOne(dir);
+            if (safetensors) {
+                SafetensorsDataset.check(name, dir);
+            }
+            PackedArtifact packed = new ArtifactPacker(staging, shardSize).pack(name, dir, progress);
+            return safetensors ? packed.withKind(ArtifactKind.SAFETENSORS) : packed;
         }
         for (Path p : inputs) {
             if (Files.isDirectory(p)) {
