@@ -179,6 +179,25 @@ class ManifestCodecTest {
     }
 
     @Test
+    void partitionFoldersOfTableShardsRoundTripAndAreCheckedLikeMemberPaths() {
+        BlobRef blob = Manifests.blob(new Random(2));
+        Table t = new Table(List.of(new TableShard("data_0.parquet", blob, 5, "year=2026/cls=a"),
+                new TableShard("data_0.parquet", blob, 5, "year=2026/cls=b")), List.of(new Column("id", "BIGINT")));
+        Manifest m = Manifest.of(DatasetId.parse("ws/p"), Map.of("main", t), Map.of(), List.of(), Map.of());
+        Manifest back = ManifestCodec.fromJson(ManifestCodec.toJson(m), SOURCE);
+        assertThat(back).isEqualTo(m);
+        assertThat(back.tables().get("main").shards().get(1).path()).isEqualTo("year=2026/cls=b/data_0.parquet");
+        assertThat(new String(ManifestCodec.canonicalJson(m), StandardCharsets.UTF_8))
+                .contains("\"dir\":\"year=2026/cls=a\",\"name\":\"data_0.parquet\"");
+        assertThatThrownBy(() -> new TableShard("x.parquet", blob, 1, "../up")).isInstanceOf(ManifestValidationException.class);
+        assertThatThrownBy(() -> new Table(List.of(new TableShard("x.parquet", blob, 1, "a"),
+                new TableShard("x.parquet", blob, 1, "a")), List.of())).hasMessageContaining("duplicate shard name 'a/x.parquet'");
+        String stored = new String(ManifestCodec.toJson(m), StandardCharsets.UTF_8).replace("year=2026/cls=a", "/abs");
+        assertThatThrownBy(() -> ManifestCodec.fromJson(stored.getBytes(StandardCharsets.UTF_8), SOURCE))
+                .isInstanceOf(ManifestCorruptedException.class).hasMessageContaining("tables.main.shards[0].dir");
+    }
+
+    @Test
     void metadataDoesNotChangeTheVersion() {
         Random r = new Random(4);
         for (int i = 0; i < RUNS; i++) {

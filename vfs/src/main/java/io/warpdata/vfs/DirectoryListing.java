@@ -117,8 +117,8 @@ final class DirectoryListing {
 
     private static List<Entry> shardEntries(Node.TableDir t) {
         List<Entry> out = new ArrayList<>();
-        for (Map.Entry<String, TableShard> s : t.version().shards(t.table()).entrySet()) {
-            out.add(new Entry(s.getKey(), t.shard(s.getValue())));
+        for (VersionTree.TableChild c : t.version().tableFolder(t.table(), t.dir())) {
+            out.add(new Entry(c.name(), c.shard() == null ? t.subfolder(c.name()) : t.shard(c.shard())));
         }
         return out;
     }

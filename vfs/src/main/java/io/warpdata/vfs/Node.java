@@ -68,11 +68,29 @@ public sealed interface Node {
         }
     }
 
-    /** {@code <version>/<table>}: the table's Parquet shards. */
-    record TableDir(VersionTree version, String table) implements Node {
+    /**
+     * {@code <version>/<table>/<dir>}: the table's Parquet shards, and its Hive partition folders
+     * ({@code dir} is {@code ""} for the table's own folder).
+     */
+    record TableDir(VersionTree version, String table, String dir) implements Node {
+        /** The table's own folder. */
+        public TableDir(VersionTree version, String table) {
+            this(version, table, "");
+        }
+
         @Override
         public Type type() {
             return Type.DIRECTORY;
+        }
+
+        /** The path below the table's folder of a child named {@code name}. */
+        String child(String name) {
+            return dir.isEmpty() ? name : dir + "/" + name;
+        }
+
+        /** A partition folder below this one. */
+        TableDir subfolder(String name) {
+            return new TableDir(version, table, child(name));
         }
 
         /** One of the table's shards as a file: the whole blob. */

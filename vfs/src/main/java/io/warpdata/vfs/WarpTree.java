@@ -226,11 +226,14 @@ public final class WarpTree {
     }
 
     private static Node tableShard(Node.TableDir t, String name) {
-        TableShard shard = t.version().shards(t.table()).get(name);
-        if (shard == null) {
-            throw new NoSuchEntryException(t.version().describe() + "/" + t.table() + "/" + name);
+        TableShard shard = t.version().shards(t.table()).get(t.child(name));
+        if (shard != null) {
+            return t.shard(shard);
         }
-        return t.shard(shard);
+        if (t.version().tableFolder(t.table(), t.child(name)) != null) {
+            return t.subfolder(name);
+        }
+        throw new NoSuchEntryException(t.version().describe() + "/" + t.table() + "/" + t.child(name));
     }
 
     private Node member(Node.MemberDir d, String name) {
@@ -287,7 +290,8 @@ public final class WarpTree {
             case Node.Link l -> new NodeAttributes(Node.Type.SYMLINK, 0777, l.text().length(), 1, 0);
             case Node.VersionDir v -> dir(3 + v.version().manifest().tables().size()
                     + v.version().manifest().artifacts().size(), v.version().mtimeSeconds());
-            case Node.TableDir t -> dir(2, t.version().mtimeSeconds());
+            case Node.TableDir t -> dir(2 + t.version().tableFolder(t.table(), t.dir()).stream()
+                    .filter(c -> c.shard() == null).count(), t.version().mtimeSeconds());
             case Node.MetaDir m -> dir(2, m.version().mtimeSeconds());
             case Node.MemberDir d -> dir(2 + d.index().childDirectoryCount(d.dir()) + listing.tensorFolderCount(d),
                     d.version().mtimeSeconds());

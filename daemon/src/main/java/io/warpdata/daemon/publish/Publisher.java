@@ -74,7 +74,8 @@ public final class Publisher {
     }
 
     /** A table ready to publish. */
-    private record StagedTable(List<String> names, List<StagedBlob> files, List<Long> rows, List<Column> schema) {
+    private record StagedTable(List<String> names, List<String> dirs, List<StagedBlob> files, List<Long> rows,
+                               List<Column> schema) {
     }
 
     /**
@@ -85,8 +86,9 @@ public final class Publisher {
      */
     public PublishResult publish(PublishRequest request) {
         checkNames(request);
-        Map<String, List<Path>> tableFiles = new TreeMap<>();
-        request.tables().forEach((name, specs) -> tableFiles.put(name, expandAll(specs, request.workDir(), "--table " + name)));
+        Map<String, CommittedDataset> tableFiles = new TreeMap<>();
+        request.tables().forEach((name, specs) -> tableFiles.put(name,
+                tableInputs(name, expandAll(specs, request.workDir(), "--table " + name))));
         Map<String, List<Path>> artifactInputs = new TreeMap<>();
         request.artifacts().forEach((name, specs) -> artifactInputs.put(name,
                 expandAll(specs, request.workDir(), "--artifact " + name)));
@@ -170,22 +172,43 @@ public final class Publisher {
         }
     }
 
-    private StagedTable stageTable(String table, List<Path> files, ParquetInspector inspector) {
+    /**
+     * What a table's inputs are: one folder is a committed dataset ({@link CommittedDataset}:
+     * {@code _SUCCESS}, a seed-002 manifest or partition folders); anything else is loose Parquet
+     * files, in file name order.
+     */
+    private static CommittedDataset tableInputs(String table, List<Path> files) {
+        if (files.size() == 1 && Files.isDirectory(files.get(0))) {
+            return CommittedDataset.read(table, files.get(0));
+        }
         List<Path> sorted = new ArrayList<>(files);
         sorted.sort(Comparator.comparing(p -> p.getFileName().toString()));
+        List<CommittedDataset.Part> parts = new ArrayList<>();
+        for (Path file : sorted) {
+            if (Files.isDirectory(file)) {
+                throw new InvalidInputException("Table '" + table + "' input " + file + " is a directory among other"
+                        + " inputs", "Give one committed dataset folder (with _SUCCESS), or Parquet files or a glob,"
+                        + " e.g. --table " + table + "=" + file + "/*.parquet");
+            }
+            parts.add(new CommittedDataset.Part(file, ""));
+        }
+        return CommittedDataset.loose(parts);
+    }
+
+    private StagedTable stageTable(String table, CommittedDataset input, ParquetInspector inspector) {
         List<String> names = new ArrayList<>();
+        List<String> dirs = new ArrayList<>();
+        java.util.Set<String> paths = new java.util.HashSet<>();
         List<StagedBlob> blobs = new ArrayList<>();
         List<Long> rows = new ArrayList<>();
         List<Column> schema = null;
         Path schemaFrom = null;
-        for (Path file : sorted) {
-            if (Files.isDirectory(file)) {
-                throw new InvalidInputException("Table '" + table + "' input " + file + " is a directory",
-                        "Give Parquet files or a glob, e.g. --table " + table + "=" + file + "/*.parquet");
-            }
+        for (CommittedDataset.Part part : input.parts()) {
+            Path file = part.file();
             String name = file.getFileName().toString();
-            if (names.contains(name)) {
-                throw new InvalidInputException("Table '" + table + "' has two files named " + name,
+            String path = part.dir().isEmpty() ? name : part.dir() + "/" + name;
+            if (!paths.add(path)) {
+                throw new InvalidInputException("Table '" + table + "' has two files named " + path,
                         "Shard file names must be unique within a table; rename one.");
             }
             try {
@@ -204,13 +227,20 @@ public final class Publisher {
                         "All files of one table must share one schema; publish them as separate tables.");
             }
             names.add(name);
+            dirs.add(part.dir());
             rows.add(info.rowCount());
             progress.start("hash " + name, safeSize(file));
             blobs.add(StagedBlob.ofFile(file));
             progress.advance(safeSize(file));
             progress.finish();
         }
-        return new StagedTable(names, blobs, rows, schema);
+        long total = rows.stream().mapToLong(Long::longValue).sum();
+        if (input.rowCount().isPresent() && input.rowCount().getAsLong() != total) {
+            throw new InvalidInputException("Table '" + table + "': " + input.describe() + " says row_count "
+                    + input.rowCount().getAsLong() + " but the parts' Parquet footers hold " + total + " rows",
+                    "The parts were changed after the dataset was committed; write the dataset again.");
+        }
+        return new StagedTable(names, dirs, blobs, rows, schema);
     }
 
     private static long safeSize(Path file) {
@@ -267,7 +297,7 @@ public final class Publisher {
         tables.forEach((name, t) -> {
             List<TableShard> shards = new ArrayList<>();
             for (int i = 0; i < t.files().size(); i++) {
-                shards.add(new TableShard(t.names().get(i), t.files().get(i).ref(), t.rows().get(i)));
+                shards.add(new TableShard(t.names().get(i), t.files().get(i).ref(), t.rows().get(i), t.dirs().get(i)));
             }
             tableMap.put(name, new Table(shards, t.schema()));
         });
