@@ -198,6 +198,24 @@ class ManifestCodecTest {
     }
 
     @Test
+    void formatFactsOfAnArtifactAreHashedAndRoundTrip() {
+        Manifest plain = Manifests.sample();
+        Artifact a = plain.artifacts().get("images");
+        Artifact withFacts = new Artifact(ArtifactKind.SAFETENSORS, a.shards(), a.index(), a.memberCount(), a.memberBytes(),
+                new TreeMap<>(Map.of("format", "safetensors", "tensors", "132", "dtypes", "F32:120 BF16:3")));
+        Manifest m = Manifest.of(plain.datasetId(), plain.tables(), Map.of("images", withFacts), plain.bindings(), Map.of());
+        assertThat(ManifestCodec.fromJson(ManifestCodec.toJson(m), SOURCE)).isEqualTo(m);
+        assertThat(new String(ManifestCodec.canonicalJson(m), StandardCharsets.UTF_8))
+                .contains("{\"facts\":{\"dtypes\":\"F32:120 BF16:3\",\"format\":\"safetensors\",\"tensors\":\"132\"},\"index\":");
+        Artifact otherFacts = new Artifact(ArtifactKind.SAFETENSORS, a.shards(), a.index(), a.memberCount(), a.memberBytes(),
+                new TreeMap<>(Map.of("format", "safetensors", "tensors", "133", "dtypes", "F32:120 BF16:3")));
+        assertThat(ManifestCodec.version(Manifest.of(plain.datasetId(), plain.tables(), Map.of("images", otherFacts),
+                plain.bindings(), Map.of()))).isNotEqualTo(ManifestCodec.version(m));
+        assertThatThrownBy(() -> new Artifact(ArtifactKind.SAFETENSORS, a.shards(), a.index(), 1, 1,
+                new TreeMap<>(Map.of("Bad Name", "x")))).isInstanceOf(ManifestValidationException.class);
+    }
+
+    @Test
     void metadataDoesNotChangeTheVersion() {
         Random r = new Random(4);
         for (int i = 0; i < RUNS; i++) {

@@ -98,6 +98,7 @@ public final class VersionReport {
             sb.append("\nartifact ").append(name).append(": ").append(a.kind().json()).append(", ")
                     .append(a.memberCount()).append(" members, ").append(ByteSize.format(a.memberBytes()))
                     .append(" in ").append(a.shards().size()).append(" shard(s)\n");
+            a.facts().forEach((k, v) -> sb.append("  ").append(k).append(": ").append(v).append('\n'));
             TextTable shards = new TextTable(List.of("SHARD", "BYTES", "BLOB"));
             for (int i = 0; i < a.shards().size(); i++) {
                 BlobRef b = a.shards().get(i);
@@ -249,6 +250,9 @@ public final class VersionReport {
         am.put("members", a.memberCount());
         am.put("member_bytes", a.memberBytes());
         am.put("shard_count", a.shards().size());
+        if (!a.facts().isEmpty()) {
+            am.put("facts", a.facts());
+        }
         if (detailed) {
             am.put("shards", a.shards().stream().map(VersionReport::blobJson).toList());
             am.put("index", blobJson(a.index()));

@@ -275,12 +275,9 @@ public final class Publisher {
         if (inputs.size() == 1 && Files.isDirectory(inputs.get(0))) {
             Path dir = inputs.get(0);
             // A safetensors dataset is checked whole before any byte is packed (seed 001).
-            boolean safetensors = SafetensorsDataset.isOne(dir);
-            if (safetensors) {
-                SafetensorsDataset.check(name, dir);
-            }
+            SafetensorsDataset.Summary safetensors = SafetensorsDataset.isOne(dir) ? SafetensorsDataset.check(name, dir) : null;
             PackedArtifact packed = new ArtifactPacker(staging, shardSize).pack(name, dir, progress);
-            return safetensors ? packed.withKind(ArtifactKind.SAFETENSORS) : packed;
+            return safetensors != null ? packed.asFormat(ArtifactKind.SAFETENSORS, safetensors.facts()) : packed;
         }
         for (Path p : inputs) {
             if (Files.isDirectory(p)) {
@@ -303,7 +300,8 @@ public final class Publisher {
         });
         Map<String, Artifact> artifactMap = new TreeMap<>();
         artifacts.forEach((name, a) -> artifactMap.put(name, new Artifact(a.kind(),
-                a.shards().stream().map(StagedBlob::ref).toList(), a.index().ref(), a.memberCount(), a.memberBytes())));
+                a.shards().stream().map(StagedBlob::ref).toList(), a.index().ref(), a.memberCount(), a.memberBytes(),
+                a.facts())));
         Map<String, String> metadata = new TreeMap<>();
         metadata.put("created_at", clock.instant().toString());
         metadata.put("creator", creator);

@@ -39,7 +39,33 @@ final class SafetensorsDataset {
     }
 
     /** What a checked dataset holds. */
-    record Summary(long files, long tensors, long samples, long bytes, Map<String, Long> dtypes) {
+    record Summary(long files, long tensors, long samples, long bytes, Map<String, Long> dtypes,
+                   Map<String, Long> shapes) {
+        /** Most common shapes kept in the facts: a summary, not a listing. */
+        static final int SHAPES_KEPT = 8;
+
+        /** As the artifact's facts (hashed into the version; shown by inspect). */
+        Map<String, String> facts() {
+            Map<String, String> f = new LinkedHashMap<>();
+            f.put("format", "safetensors");
+            f.put("files", Long.toString(files));
+            f.put("tensors", Long.toString(tensors));
+            f.put("samples", Long.toString(samples));
+            f.put("dtypes", histogram(dtypes, Integer.MAX_VALUE));
+            f.put("shapes", histogram(shapes, SHAPES_KEPT));
+            return f;
+        }
+
+        /** {@code key:count} by count, most first (then by key), at most {@code kept} of them. */
+        private static String histogram(Map<String, Long> counts, int kept) {
+            List<Map.Entry<String, Long>> e = new ArrayList<>(counts.entrySet());
+            e.sort(Map.Entry.<String, Long>comparingByValue().reversed().thenComparing(Map.Entry.comparingByKey()));
+            StringBuilder sb = new StringBuilder();
+            for (int i = 0; i < Math.min(kept, e.size()); i++) {
+                sb.append(i == 0 ? "" : " ").append(e.get(i).getKey()).append(':').append(e.get(i).getValue());
+            }
+            return e.size() > kept ? sb + " ..." : sb.toString();
+        }
     }
 
     /** Whether {@code dir} is a safetensors dataset (it holds {@code dataset_manifest.json}). */
@@ -70,6 +96,7 @@ final class SafetensorsDataset {
         long bytes = 0;
         long tensors = 0;
         Map<String, Long> dtypes = new LinkedHashMap<>();
+        Map<String, Long> shapes = new LinkedHashMap<>();
         for (int i = 0; i < shards.size(); i++) {
             JsonNode s = shards.get(i);
             String at = where + " shards[" + i + "]";
@@ -98,7 +125,11 @@ final class SafetensorsDataset {
             }
             SafetensorsHeader h = header(p, file, actual);
             tensors += h.tensors().size();
-            h.tensors().forEach(t -> dtypes.merge(t.dtype().name(), 1L, Long::sum));
+            h.tensors().forEach(t -> {
+                dtypes.merge(t.dtype().name(), 1L, Long::sum);
+                shapes.merge(t.shape().isEmpty() ? "scalar" : t.shape().stream().map(String::valueOf)
+                        .reduce((a, b) -> a + "x" + b).orElse(""), 1L, Long::sum);
+            });
             samples += count;
             bytes += size;
         }
@@ -114,7 +145,7 @@ final class SafetensorsDataset {
         if (bytes != totalBytes) {
             throw corrupted(where, "says total_bytes " + totalBytes + " but its shards add up to " + bytes);
         }
-        return new Summary(listed.size(), tensors, samples, bytes, dtypes);
+        return new Summary(listed.size(), tensors, samples, bytes, dtypes, shapes);
     }
 
     /** The file's header, read from disk (8 bytes, then the header only; never the buffer). */

@@ -191,6 +191,10 @@ class SafetensorsIT {
             assertThat(Files.readAllBytes(root.resolve(f))).as(f).isEqualTo(Files.readAllBytes(src.resolve(f)));
         }
         assertThat(warpctl("info", "st/emb", "--json").requireSuccess().out()).contains("\"kind\" : \"safetensors\"");
+        // What the check learned is in the (hashed) manifest, and inspect shows it.
+        assertThat(warpctl("inspect", "st/emb").requireSuccess().out()).contains("artifact emb: safetensors",
+                "format: safetensors", "files: 3", "tensors: 135", "samples: 120",
+                "dtypes: F32:120 BF16:3 F16:3 I32:3 I64:3 U8:3", "shapes: 16:120 3x8x8:3 40:3 5:3 6:3 scalar:3");
     }
 
     private static void refused(Path src, String dataset, String... expected) {
