@@ -26,6 +26,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.stream.Stream;
 
@@ -92,6 +93,8 @@ public final class Publisher {
         Map<String, List<Path>> artifactInputs = new TreeMap<>();
         request.artifacts().forEach((name, specs) -> artifactInputs.put(name,
                 expandAll(specs, request.workDir(), "--artifact " + name)));
+        artifactInputs.forEach((name, inputs) -> tensorIndexTable(name, inputs, request)
+                .ifPresent(index -> tableFiles.put(name + TENSOR_INDEX_TABLE, index)));
 
         // The heads the pointers move from: read before the work, so a publisher that started
         // from the same head as another and finished second loses (compare-and-swap).
@@ -170,6 +173,30 @@ public final class Publisher {
             throw new InvalidInputException("Cannot create a staging directory under " + stagingParent + ": " + e,
                     "Pass --staging-dir DIR with enough free space for the packed artifacts.", e);
         }
+    }
+
+    /** A safetensors dataset's {@code _tensor_index.parquet} is also the table {@code <artifact>_tensor_index}. */
+    static final String TENSOR_INDEX_TABLE = "_tensor_index";
+
+    /**
+     * The {@code _tensor_index.parquet} of a safetensors dataset (seed 001: tensor_key, file_name,
+     * shape, dtype) as a table of its own, so that DuckDB, {@code warpctl schema} and views find the
+     * file that holds a key; it also stays a file of the artifact, as written.
+     */
+    private static Optional<CommittedDataset> tensorIndexTable(String artifact, List<Path> inputs, PublishRequest request) {
+        if (inputs.size() != 1 || !Files.isDirectory(inputs.get(0)) || !SafetensorsDataset.isOne(inputs.get(0))) {
+            return Optional.empty();
+        }
+        Path index = inputs.get(0).resolve("_tensor_index.parquet");
+        if (!Files.isRegularFile(index)) {
+            return Optional.empty();
+        }
+        String table = artifact + TENSOR_INDEX_TABLE;
+        if (request.tables().containsKey(table) || request.artifacts().containsKey(table)) {
+            throw new InvalidInputException("'" + table + "' is given, but it is the name of artifact " + artifact
+                    + "'s tensor index table", "Rename the table or artifact " + table + ".");
+        }
+        return Optional.of(CommittedDataset.loose(List.of(new CommittedDataset.Part(index, ""))));
     }
 
     /**

@@ -176,12 +176,19 @@ class SafetensorsIT {
     @Test
     void aSafetensorsDatasetPublishesAndEveryTensorReadsThroughTheMountAsNpy() throws Exception {
         Path src = dataset("good", 3);
+        // The writer's global index (seed 001, generate_index=true), written by DuckDB.
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:duckdb:");
+             java.sql.Statement st = c.createStatement()) {
+            st.execute("COPY (SELECT 'emb/' || i AS tensor_key, printf('part-%05d.safetensors', f) AS file_name,"
+                    + " [16] AS shape, 'F32' AS dtype FROM range(3) a(f), range(40) b(i) ORDER BY f, i) TO '"
+                    + src.resolve("_tensor_index.parquet") + "' (FORMAT PARQUET)");
+        }
         Shell.Result p = warpctl("publish", "st/emb", "--artifact", "emb=" + src, "--set-latest");
         assertThat(p.exit()).as(p.err()).isZero();
         Path root = mount.resolve("st/emb/emb");
         MountIT.waitFor(() -> Files.isDirectory(root));
         assertThat(Shell.run("ls", root.toString()).requireSuccess().out().lines().toList()).containsExactly(
-                "dataset_manifest.json", "part-00000.safetensors", "part-00000.tensors", "part-00001.safetensors",
+                "_tensor_index.parquet", "dataset_manifest.json", "part-00000.safetensors", "part-00000.tensors", "part-00001.safetensors",
                 "part-00001.tensors", "part-00002.safetensors", "part-00002.tensors");
         Shell.Result r = python("reader.py", root.toString(), "3");
         assertThat(r.exit()).as(r.out() + r.err()).isZero();
@@ -191,6 +198,14 @@ class SafetensorsIT {
             assertThat(Files.readAllBytes(root.resolve(f))).as(f).isEqualTo(Files.readAllBytes(src.resolve(f)));
         }
         assertThat(warpctl("info", "st/emb", "--json").requireSuccess().out()).contains("\"kind\" : \"safetensors\"");
+        // The global index is also a table: DuckDB finds the files that hold a key through the mount.
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:duckdb:");
+             java.sql.Statement st = c.createStatement();
+             java.sql.ResultSet rs = st.executeQuery("SELECT string_agg(file_name, ',' ORDER BY file_name) FROM read_parquet('"
+                     + mount.resolve("st/emb/emb_tensor_index") + "/*.parquet') WHERE tensor_key = 'emb/7'")) {
+            rs.next();
+            assertThat(rs.getString(1)).isEqualTo("part-00000.safetensors,part-00001.safetensors,part-00002.safetensors");
+        }
         // What the check learned is in the (hashed) manifest, and inspect shows it.
         assertThat(warpctl("inspect", "st/emb").requireSuccess().out()).contains("artifact emb: safetensors",
                 "format: safetensors", "files: 3", "tensors: 135", "samples: 120",
