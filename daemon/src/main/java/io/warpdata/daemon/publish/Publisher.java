@@ -103,7 +103,8 @@ public final class Publisher {
             checkBindings(request.bindings(), tables, artifactInputs.keySet());
             Map<String, PackedArtifact> artifacts = new TreeMap<>();
             artifactInputs.forEach((name, inputs) -> artifacts.put(name,
-                    packArtifact(name, inputs, staging.resolve(name), request.shardSize())));
+                    packArtifact(name, inputs, staging.resolve(name), request.shardSize(),
+                            request.allowThresholdViolations())));
 
             Manifest manifest = manifest(request, tables, artifacts);
             VersionHash version = ManifestCodec.version(manifest);
@@ -241,7 +242,8 @@ public final class Publisher {
         }
     }
 
-    private PackedArtifact packArtifact(String name, List<Path> inputs, Path staging, long shardSize) {
+    private PackedArtifact packArtifact(String name, List<Path> inputs, Path staging, long shardSize,
+                                        boolean allowThresholdViolations) {
         if (inputs.size() == 1 && Files.isDirectory(inputs.get(0))) {
             Path dir = inputs.get(0);
             // A safetensors dataset is checked whole before any byte is packed (seed 001).
@@ -249,8 +251,15 @@ public final class Publisher {
             if (safetensors) {
                 SafetensorsDataset.check(name, dir);
             }
+            // So is a tensor warehouse: its manifest, every shard's header and checksum, its
+            // thresholds (seed 003).
+            boolean warehouse = !safetensors && TensorWarehouse.isOne(dir);
+            if (warehouse) {
+                TensorWarehouse.check(name, dir, allowThresholdViolations);
+            }
             PackedArtifact packed = new ArtifactPacker(staging, shardSize).pack(name, dir, progress);
-            return safetensors ? packed.withKind(ArtifactKind.SAFETENSORS) : packed;
+            return safetensors ? packed.withKind(ArtifactKind.SAFETENSORS)
+                    : warehouse ? packed.withKind(ArtifactKind.TENSOR_WAREHOUSE) : packed;
         }
         for (Path p : inputs) {
             if (Files.isDirectory(p)) {
