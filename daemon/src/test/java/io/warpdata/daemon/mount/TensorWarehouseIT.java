@@ -283,6 +283,11 @@ class TensorWarehouseIT {
         Path src = warehouse("violating", "--violate");
         refused(src, "tw/violating", "its summary violates its thresholds",
                 "invalid 9 of 100 (0.09000) > max_invalid_ratio 0.05", "--allow-threshold-violations");
+        // Through warpd the refusal is the same, and nothing is published.
+        Shell.Result viaDaemon = warpctl("publish", "tw/violating", "--artifact", "wh=" + src, "--set-latest");
+        assertThat(viaDaemon.exit()).as(viaDaemon.out()).isEqualTo(1);
+        assertThat(viaDaemon.err()).contains("publishing through warpd", "invalid 9 of 100 (0.09000) > max_invalid_ratio 0.05");
+        assertThat(warpctl("list-remote", "tw/").out()).doesNotContain("tw/violating");
         // Allowed: published through warpd (the option travels over the control socket) and mounted.
         Shell.Result p = warpctl("publish", "tw/violating", "--artifact", "wh=" + src, "--set-latest",
                 "--allow-threshold-violations");
