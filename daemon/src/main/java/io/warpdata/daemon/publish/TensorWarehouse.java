@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -321,7 +322,7 @@ final class TensorWarehouse {
             return false;
         }
         try (InputStream in = Files.newInputStream(p)) {
-            return java.util.Arrays.equals(in.readNBytes(MAGIC.length), MAGIC);
+            return Arrays.equals(in.readNBytes(MAGIC.length), MAGIC);
         } catch (IOException e) {
             throw new InvalidInputException("Cannot read " + p + ": " + e.getMessage(), "Make it readable.", e);
         }
