@@ -11,7 +11,13 @@ public enum ArtifactKind {
      * files), packed like a folder; every file's header and the dataset manifest were checked at
      * publish. The mount shows each tensor of {@code F.safetensors} as {@code F.tensors/KEY.npy}.
      */
-    SAFETENSORS("safetensors");
+    SAFETENSORS("safetensors"),
+    /**
+     * A tensor warehouse (seed 003: {@code manifest.json} and the TWH1 shards it lists), packed
+     * like a folder; every shard's header and checksum and the manifest were checked at publish.
+     * The mount shows the shards as they are, for training to mmap.
+     */
+    TENSOR_WAREHOUSE("tensor_warehouse");
 
     private final String json;
 

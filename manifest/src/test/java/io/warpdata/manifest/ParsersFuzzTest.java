@@ -79,4 +79,17 @@ class ParsersFuzzTest {
             // Refused with a typed error: fine.
         }
     }
+
+    @FuzzTest
+    void twhShard(byte[] input) {
+        try {
+            // A whole shard: the header against the file's size, then every section size.
+            var h = io.warpdata.manifest.formats.TwhHeader.parse(input, input.length, "fuzz");
+            if (h.maskEnd() > input.length || h.imageBytes() < 0 || h.boxesBytes() < 0) {
+                throw new AssertionError("accepted a header whose sections leave the file: " + h);
+            }
+        } catch (WarpException expected) {
+            // Refused with a typed error: fine.
+        }
+    }
 }

@@ -37,7 +37,21 @@ public final class DaemonPublish {
     public static JsonNode publish(ControlClient client, DatasetId dataset, Map<String, List<String>> tables,
                                    Map<String, List<String>> artifacts, List<String> bindings, boolean setLatest,
                                    Optional<String> branch, long shardSize, Path cwd, Consumer<String> progress) {
+        return publish(client, dataset, tables, artifacts, bindings, setLatest, branch, shardSize, cwd, false, progress);
+    }
+
+    /**
+     * As above; {@code allowThresholdViolations} publishes a tensor warehouse whose summary
+     * violates its thresholds ({@code --allow-threshold-violations}).
+     */
+    public static JsonNode publish(ControlClient client, DatasetId dataset, Map<String, List<String>> tables,
+                                   Map<String, List<String>> artifacts, List<String> bindings, boolean setLatest,
+                                   Optional<String> branch, long shardSize, Path cwd, boolean allowThresholdViolations,
+                                   Consumer<String> progress) {
         ObjectNode args = ControlProtocol.object().put("dataset", dataset.toString()).put("set_latest", setLatest);
+        if (allowThresholdViolations) {
+            args.put("allow_threshold_violations", true);
+        }
         branch.ifPresent(b -> args.put("branch", b));
         if (shardSize > 0) {
             args.put("shard_size", shardSize);

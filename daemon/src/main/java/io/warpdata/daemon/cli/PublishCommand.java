@@ -71,6 +71,10 @@ final class PublishCommand implements Callable<Integer> {
     @Option(names = "--progress", description = "Show progress bars even when stderr is not a terminal.")
     boolean progress;
 
+    @Option(names = "--allow-threshold-violations", description = "Publish a tensor warehouse whose validation"
+            + " summary violates the thresholds in its manifest.json (refused by default, as training refuses it).")
+    boolean allowThresholdViolations;
+
     @Option(names = "--no-daemon", description = "Publish in this process even when a warpd serving the same"
             + " store is reachable (by default the daemon publishes, so the version shows in its mount at once).")
     boolean noDaemon;
@@ -112,7 +116,7 @@ final class PublishCommand implements Callable<Integer> {
         }
         PublishRequest request = new PublishRequest(id, new TreeMap<>(PublishRequest.parseNamed(tables, "--table")),
                 new TreeMap<>(PublishRequest.parseNamed(artifacts, "--artifact")), parsedBindings, setLatest,
-                shardBytes, ctx.cwd(), Optional.ofNullable(branch));
+                shardBytes, ctx.cwd(), Optional.ofNullable(branch), allowThresholdViolations);
         Path staging = stagingDir != null ? ctx.cwd().resolve(stagingDir)
                 : Path.of(System.getProperty("java.io.tmpdir"));
         PublishProgress bars = progress || (ctx.stderrIsTerminal() && !root.json)
@@ -165,7 +169,7 @@ final class PublishCommand implements Callable<Integer> {
             ctx.err().println("warpctl: publishing through warpd at " + sock + " (" + served + ")");
             return Optional.of(DaemonPublish.publish(client, id, PublishRequest.parseNamed(tables, "--table"),
                     PublishRequest.parseNamed(artifacts, "--artifact"), bindingSpecs, setLatest, Optional.ofNullable(branch), shardBytes, ctx.cwd(),
-                    ctx.err()::println));
+                    allowThresholdViolations, ctx.err()::println));
         }
     }
 

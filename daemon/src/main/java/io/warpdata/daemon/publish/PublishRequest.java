@@ -22,8 +22,10 @@ import java.util.TreeMap;
 /**
  * What to publish: tables (name -> Parquet paths or globs), artifacts (name -> a directory, or tar
  * paths or globs), bindings, whether to move {@code latest} and which branch to move (both by
- * compare-and-swap from where they were when the publish began), and the target shard size for
- * packed directories. Paths are resolved against {@link #workDir()}.
+ * compare-and-swap from where they were when the publish began), the target shard size for
+ * packed directories, and whether a tensor warehouse whose summary violates its thresholds may
+ * be published ({@code --allow-threshold-violations}). Paths are resolved against
+ * {@link #workDir()}.
  */
 public record PublishRequest(DatasetId dataset,
                              SortedMap<String, List<String>> tables,
@@ -32,7 +34,8 @@ public record PublishRequest(DatasetId dataset,
                              boolean setLatest,
                              long shardSize,
                              Path workDir,
-                             Optional<String> branch) {
+                             Optional<String> branch,
+                             boolean allowThresholdViolations) {
     /** 256 MiB: large enough that S3 request costs vanish, small enough to re-upload cheaply. */
     public static final long DEFAULT_SHARD_SIZE = 256L << 20;
 
@@ -50,10 +53,16 @@ public record PublishRequest(DatasetId dataset,
         }
     }
 
+    /** A request that refuses a tensor warehouse beyond its thresholds. */
+    public PublishRequest(DatasetId dataset, SortedMap<String, List<String>> tables, SortedMap<String, List<String>> artifacts,
+                          List<Binding> bindings, boolean setLatest, long shardSize, Path workDir, Optional<String> branch) {
+        this(dataset, tables, artifacts, bindings, setLatest, shardSize, workDir, branch, false);
+    }
+
     /** A request that moves no branch but (maybe) latest. */
     public PublishRequest(DatasetId dataset, SortedMap<String, List<String>> tables, SortedMap<String, List<String>> artifacts,
                           List<Binding> bindings, boolean setLatest, long shardSize, Path workDir) {
-        this(dataset, tables, artifacts, bindings, setLatest, shardSize, workDir, Optional.empty());
+        this(dataset, tables, artifacts, bindings, setLatest, shardSize, workDir, Optional.empty(), false);
     }
 
     /**

@@ -108,7 +108,8 @@ public final class Publisher {
             checkBindings(request.bindings(), tables, artifactInputs.keySet());
             Map<String, PackedArtifact> artifacts = new TreeMap<>();
             artifactInputs.forEach((name, inputs) -> artifacts.put(name,
-                    packArtifact(name, inputs, staging.resolve(name), request.shardSize())));
+                    packArtifact(name, inputs, staging.resolve(name), request.shardSize(),
+                            request.allowThresholdViolations())));
 
             Manifest manifest = manifest(request, tables, artifacts);
             VersionHash version = ManifestCodec.version(manifest);
@@ -298,13 +299,19 @@ public final class Publisher {
         }
     }
 
-    private PackedArtifact packArtifact(String name, List<Path> inputs, Path staging, long shardSize) {
+    private PackedArtifact packArtifact(String name, List<Path> inputs, Path staging, long shardSize,
+                                        boolean allowThresholdViolations) {
         if (inputs.size() == 1 && Files.isDirectory(inputs.get(0))) {
             Path dir = inputs.get(0);
             // A safetensors dataset is checked whole before any byte is packed (seed 001).
             SafetensorsDataset.Summary safetensors = SafetensorsDataset.isOne(dir) ? SafetensorsDataset.check(name, dir) : null;
+            // So is a tensor warehouse: its manifest, every shard's header and checksum, its
+            // thresholds (seed 003).
+            TensorWarehouse.Summary warehouse = safetensors == null && TensorWarehouse.isOne(dir)
+                    ? TensorWarehouse.check(name, dir, allowThresholdViolations) : null;
             PackedArtifact packed = new ArtifactPacker(staging, shardSize).pack(name, dir, progress);
-            return safetensors != null ? packed.asFormat(ArtifactKind.SAFETENSORS, safetensors.facts()) : packed;
+            return safetensors != null ? packed.asFormat(ArtifactKind.SAFETENSORS, safetensors.facts())
+                    : warehouse != null ? packed.asFormat(ArtifactKind.TENSOR_WAREHOUSE, warehouse.facts()) : packed;
         }
         for (Path p : inputs) {
             if (Files.isDirectory(p)) {
