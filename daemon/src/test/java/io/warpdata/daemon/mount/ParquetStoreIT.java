@@ -1,6 +1,5 @@
 package io.warpdata.daemon.mount;
 
-import io.warpdata.blobcache.S3ProxyFixture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -12,12 +11,9 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -28,50 +24,18 @@ import static org.assertj.core.api.Assertions.assertThat;
  * nothing.
  */
 class ParquetStoreIT {
-    private static Path work;
-    private static S3ProxyFixture s3;
-    private static Path mount;
-    private static Path cache;
-    private static WarpdProcess warpd;
+    private static MountedStore store;
 
     @BeforeAll
-    static void start() throws IOException {
-        work = Files.createTempDirectory("warp-parquet-store-it");
-        s3 = S3ProxyFixture.start();
-        mount = Files.createDirectories(work.resolve("mnt"));
-        cache = work.resolve("cache");
-        warpd = WarpdProcess.start(mount, remote(), cache, s3.env());
+    static void start() {
+        store = MountedStore.start("it-parquet-store");
     }
 
     @AfterAll
     static void stop() throws IOException {
-        try {
-            if (warpd != null) {
-                warpd.close();
-            }
-        } finally {
-            WarpdProcess.unmount(mount);
-            if (s3 != null) {
-                s3.close();
-            }
-            if (work != null && !WarpdProcess.isMounted(mount)) {
-                try (Stream<Path> all = Files.walk(work)) {
-                    all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-                }
-            }
+        if (store != null) {
+            store.close();
         }
-    }
-
-    private static String remote() {
-        return "s3://" + S3ProxyFixture.BUCKET + "/it-parquet-store";
-    }
-
-    private static Shell.Result warpctl(String... args) {
-        String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = new ArrayList<>(List.of(java, "-jar", WarpdProcess.JAR.toString(), "warpctl",
-                "--remote", remote(), "--socket", cache.resolve("warpd.sock").toString()));
-        cmd.addAll(List.of(args));
-        return Shell.run(work, s3.env(), 300, cmd);
     }
 
     private static void sql(String... statements) throws Exception {
@@ -95,7 +59,7 @@ class ParquetStoreIT {
 
     /** A seed-002 dataset: two parts by DuckDB, manifest.json listing them (in reverse), _SUCCESS. */
     private static Path seed002(String name, long rowCount) throws Exception {
-        Path dir = Files.createDirectories(work.resolve(name));
+        Path dir = Files.createDirectories(store.work.resolve(name));
         sql("COPY (SELECT i AS id, i % 7 AS label FROM range(0, 600) t(i)) TO '" + dir.resolve("part-00000.parquet")
                         + "' (FORMAT PARQUET, COMPRESSION zstd)",
                 "COPY (SELECT i AS id, i % 7 AS label FROM range(600, 1000) t(i)) TO '" + dir.resolve("part-00001.parquet")
@@ -120,8 +84,8 @@ class ParquetStoreIT {
     void aSeed002DatasetPublishesExactlyItsPartsInOrderAndReadsThroughTheMount() throws Exception {
         Path dir = seed002("committed", 1000);
         Files.writeString(dir.resolve("stray.parquet"), "not listed, not published");
-        warpctl("publish", "pq/committed", "--table", "main=" + dir, "--set-latest").requireSuccess();
-        Path table = mount.resolve("pq/committed/main");
+        store.warpctl("publish", "pq/committed", "--table", "main=" + dir, "--set-latest").requireSuccess();
+        Path table = store.mount.resolve("pq/committed/main");
         MountIT.waitFor(() -> Files.isDirectory(table));
         assertThat(Shell.run("ls", table.toString()).requireSuccess().out().lines().toList())
                 .containsExactly("part-00000.parquet", "part-00001.parquet");
@@ -130,14 +94,14 @@ class ParquetStoreIT {
         }
         assertThat(groups("SELECT 'rows', count(*) FROM read_parquet('" + table + "/*.parquet')"))
                 .containsEntry("rows", 1000L);
-        String manifest = Files.readString(mount.resolve("pq/committed/.warp/manifest.json"));
+        String manifest = Files.readString(store.mount.resolve("pq/committed/.warp/manifest.json"));
         assertThat(manifest.indexOf("part-00001.parquet")).as("the manifest's order")
                 .isLessThan(manifest.indexOf("part-00000.parquet"));
     }
 
     @Test
     void aPartitionedOutputKeepsItsHiveFoldersForDuckdb() throws Exception {
-        Path dir = work.resolve("partitioned");
+        Path dir = store.work.resolve("partitioned");
         sql("COPY (SELECT i AS id, 2024 + i % 3 AS year, chr(97 + (i % 4)::INT) AS cls, i * 0.5 AS score"
                 + " FROM range(0, 3000) t(i)) TO '" + dir + "' (FORMAT PARQUET, PARTITION_BY (year, cls))");
         String q = "SELECT year || '/' || cls, count(*) FROM read_parquet('%s/**/*.parquet', hive_partitioning = true)"
@@ -148,8 +112,8 @@ class ParquetStoreIT {
         Files.createDirectories(dir.resolve("_temporary/0"));
         Files.writeString(dir.resolve("_temporary/0/part-x.parquet"), "half-written");
         Files.writeString(dir.resolve("year=2024/.cls.crc"), "crc");
-        warpctl("publish", "pq/parts", "--table", "main=" + dir, "--set-latest").requireSuccess();
-        Path table = mount.resolve("pq/parts/main");
+        store.warpctl("publish", "pq/parts", "--table", "main=" + dir, "--set-latest").requireSuccess();
+        Path table = store.mount.resolve("pq/parts/main");
         MountIT.waitFor(() -> Files.isDirectory(table));
         assertThat(Shell.run("ls", table.toString()).requireSuccess().out().lines().toList())
                 .containsExactly("year=2024", "year=2025", "year=2026");
@@ -159,10 +123,10 @@ class ParquetStoreIT {
     }
 
     private static void refused(Path dir, String dataset, String... expected) {
-        Shell.Result r = warpctl("publish", dataset, "--table", "main=" + dir, "--set-latest", "--no-daemon");
+        Shell.Result r = store.warpctl("publish", dataset, "--table", "main=" + dir, "--set-latest", "--no-daemon");
         assertThat(r.exit()).as(r.out()).isEqualTo(1);
         assertThat(r.err()).contains(expected).contains("what to do:");
-        assertThat(warpctl("list-remote", "pq/").out()).doesNotContain(dataset);
+        assertThat(store.warpctl("list-remote", "pq/").out()).doesNotContain(dataset);
     }
 
     @Test

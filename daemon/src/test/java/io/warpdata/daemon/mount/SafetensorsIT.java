@@ -1,6 +1,5 @@
 package io.warpdata.daemon.mount;
 
-import io.warpdata.blobcache.S3ProxyFixture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -8,11 +7,7 @@ import org.junit.jupiter.api.Test;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
-import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -112,64 +107,26 @@ class SafetensorsIT {
             print("checked", checked, "tensors")
             """;
 
-    private static Path work;
-    private static S3ProxyFixture s3;
-    private static Path mount;
-    private static Path cache;
-    private static WarpdProcess warpd;
+    private static MountedStore store;
 
     @BeforeAll
     static void start() throws IOException {
-        work = Files.createTempDirectory("warp-safetensors-it");
-        s3 = S3ProxyFixture.start();
-        Files.writeString(work.resolve("writer.py"), WRITER);
-        Files.writeString(work.resolve("reader.py"), READER);
-        mount = Files.createDirectories(work.resolve("mnt"));
-        cache = work.resolve("cache");
-        warpd = WarpdProcess.start(mount, remote(), cache, s3.env());
+        store = MountedStore.start("it-safetensors");
+        Files.writeString(store.work.resolve("writer.py"), WRITER);
+        Files.writeString(store.work.resolve("reader.py"), READER);
     }
 
     @AfterAll
     static void stop() throws IOException {
-        try {
-            if (warpd != null) {
-                warpd.close();
-            }
-        } finally {
-            WarpdProcess.unmount(mount);
-            if (s3 != null) {
-                s3.close();
-            }
-            if (work != null && !WarpdProcess.isMounted(mount)) {
-                try (Stream<Path> all = Files.walk(work)) {
-                    all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-                }
-            }
+        if (store != null) {
+            store.close();
         }
-    }
-
-    private static String remote() {
-        return "s3://" + S3ProxyFixture.BUCKET + "/it-safetensors";
-    }
-
-    private static Shell.Result python(String script, String... args) {
-        List<String> cmd = new ArrayList<>(List.of("/usr/bin/python3", work.resolve(script).toString()));
-        cmd.addAll(List.of(args));
-        return Shell.run(work, Map.of(), 300, cmd);
-    }
-
-    private static Shell.Result warpctl(String... args) {
-        String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = new ArrayList<>(List.of(java, "-jar", WarpdProcess.JAR.toString(), "warpctl",
-                "--remote", remote(), "--socket", cache.resolve("warpd.sock").toString()));
-        cmd.addAll(List.of(args));
-        return Shell.run(work, s3.env(), 300, cmd);
     }
 
     /** A fresh copy of a good dataset of {@code files} files, to break. */
     private static Path dataset(String name, int files) {
-        Path dir = work.resolve(name);
-        python("writer.py", dir.toString(), String.valueOf(files)).requireSuccess();
+        Path dir = store.work.resolve(name);
+        store.python("writer.py", dir.toString(), String.valueOf(files)).requireSuccess();
         return dir;
     }
 
@@ -183,40 +140,40 @@ class SafetensorsIT {
                     + " [16] AS shape, 'F32' AS dtype FROM range(3) a(f), range(40) b(i) ORDER BY f, i) TO '"
                     + src.resolve("_tensor_index.parquet") + "' (FORMAT PARQUET)");
         }
-        Shell.Result p = warpctl("publish", "st/emb", "--artifact", "emb=" + src, "--set-latest");
+        Shell.Result p = store.warpctl("publish", "st/emb", "--artifact", "emb=" + src, "--set-latest");
         assertThat(p.exit()).as(p.err()).isZero();
-        Path root = mount.resolve("st/emb/emb");
+        Path root = store.mount.resolve("st/emb/emb");
         MountIT.waitFor(() -> Files.isDirectory(root));
         assertThat(Shell.run("ls", root.toString()).requireSuccess().out().lines().toList()).containsExactly(
                 "_tensor_index.parquet", "dataset_manifest.json", "part-00000.safetensors", "part-00000.tensors", "part-00001.safetensors",
                 "part-00001.tensors", "part-00002.safetensors", "part-00002.tensors");
-        Shell.Result r = python("reader.py", root.toString(), "3");
+        Shell.Result r = store.python("reader.py", root.toString(), "3");
         assertThat(r.exit()).as(r.out() + r.err()).isZero();
         assertThat(r.out()).contains("checked " + 3 * 44 + " tensors");
         // Every file byte-exact, the safetensors files as they were written.
         for (String f : List.of("part-00000.safetensors", "part-00002.safetensors", "dataset_manifest.json")) {
             assertThat(Files.readAllBytes(root.resolve(f))).as(f).isEqualTo(Files.readAllBytes(src.resolve(f)));
         }
-        assertThat(warpctl("info", "st/emb", "--json").requireSuccess().out()).contains("\"kind\" : \"safetensors\"");
-        // The global index is also a table: DuckDB finds the files that hold a key through the mount.
+        assertThat(store.warpctl("info", "st/emb", "--json").requireSuccess().out()).contains("\"kind\" : \"safetensors\"");
+        // The global index is also a table: DuckDB finds the files that hold a key through the store.mount.
         try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:duckdb:");
              java.sql.Statement st = c.createStatement();
              java.sql.ResultSet rs = st.executeQuery("SELECT string_agg(file_name, ',' ORDER BY file_name) FROM read_parquet('"
-                     + mount.resolve("st/emb/emb_tensor_index") + "/*.parquet') WHERE tensor_key = 'emb/7'")) {
+                     + store.mount.resolve("st/emb/emb_tensor_index") + "/*.parquet') WHERE tensor_key = 'emb/7'")) {
             rs.next();
             assertThat(rs.getString(1)).isEqualTo("part-00000.safetensors,part-00001.safetensors,part-00002.safetensors");
         }
         // What the check learned is in the (hashed) manifest, and inspect shows it.
-        assertThat(warpctl("inspect", "st/emb").requireSuccess().out()).contains("artifact emb: safetensors",
+        assertThat(store.warpctl("inspect", "st/emb").requireSuccess().out()).contains("artifact emb: safetensors",
                 "format: safetensors", "files: 3", "tensors: 135", "samples: 120",
                 "dtypes: F32:120 BF16:3 F16:3 I32:3 I64:3 U8:3", "shapes: 16:120 3x8x8:3 40:3 5:3 6:3 scalar:3");
     }
 
     private static void refused(Path src, String dataset, String... expected) {
-        Shell.Result r = warpctl("publish", dataset, "--artifact", "emb=" + src, "--set-latest", "--no-daemon");
+        Shell.Result r = store.warpctl("publish", dataset, "--artifact", "emb=" + src, "--set-latest", "--no-daemon");
         assertThat(r.exit()).as(r.out()).isEqualTo(1);
         assertThat(r.err()).contains(expected).contains("what to do:");
-        Shell.Result ls = warpctl("list-remote", "st/");
+        Shell.Result ls = store.warpctl("list-remote", "st/");
         assertThat(ls.out()).doesNotContain(dataset);
     }
 
@@ -245,6 +202,10 @@ class SafetensorsIT {
         String m = Files.readString(totals.resolve("dataset_manifest.json"));
         Files.writeString(totals.resolve("dataset_manifest.json"), m.replace("\"total_samples\": 80", "\"total_samples\": 81"));
         refused(totals, "st/totals", "says total_samples 81 but its shards add up to 80");
+
+        Path grown = dataset("grown", 1);
+        Files.write(grown.resolve("part-00000.safetensors"), new byte[] {1, 2, 3}, java.nio.file.StandardOpenOption.APPEND);
+        refused(grown, "st/grown", "says part-00000.safetensors has ", "bytes; it has ");
 
         Path extra = dataset("extra", 1);
         Files.copy(extra.resolve("part-00000.safetensors"), extra.resolve("stray.safetensors"));

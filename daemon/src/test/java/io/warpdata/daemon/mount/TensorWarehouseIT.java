@@ -1,6 +1,5 @@
 package io.warpdata.daemon.mount;
 
-import io.warpdata.blobcache.S3ProxyFixture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -11,10 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
-import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -129,75 +125,37 @@ class TensorWarehouseIT {
             print("checked", checked, "shards")
             """;
 
-    private static Path work;
-    private static S3ProxyFixture s3;
-    private static Path mount;
-    private static Path cache;
-    private static WarpdProcess warpd;
+    private static MountedStore store;
 
     @BeforeAll
     static void start() throws IOException {
-        work = Files.createTempDirectory("warp-warehouse-it");
-        s3 = S3ProxyFixture.start();
-        Files.writeString(work.resolve("writer.py"), WRITER);
-        Files.writeString(work.resolve("reader.py"), READER);
-        mount = Files.createDirectories(work.resolve("mnt"));
-        cache = work.resolve("cache");
-        warpd = WarpdProcess.start(mount, remote(), cache, s3.env());
+        store = MountedStore.start("it-warehouse");
+        Files.writeString(store.work.resolve("writer.py"), WRITER);
+        Files.writeString(store.work.resolve("reader.py"), READER);
     }
 
     @AfterAll
     static void stop() throws IOException {
-        try {
-            if (warpd != null) {
-                warpd.close();
-            }
-        } finally {
-            WarpdProcess.unmount(mount);
-            if (s3 != null) {
-                s3.close();
-            }
-            if (work != null && !WarpdProcess.isMounted(mount)) {
-                try (Stream<Path> all = Files.walk(work)) {
-                    all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-                }
-            }
+        if (store != null) {
+            store.close();
         }
-    }
-
-    private static String remote() {
-        return "s3://" + S3ProxyFixture.BUCKET + "/it-warehouse";
-    }
-
-    private static Shell.Result python(String script, String... args) {
-        List<String> cmd = new ArrayList<>(List.of("/usr/bin/python3", work.resolve(script).toString()));
-        cmd.addAll(List.of(args));
-        return Shell.run(work, Map.of(), 300, cmd);
-    }
-
-    private static Shell.Result warpctl(String... args) {
-        String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = new ArrayList<>(List.of(java, "-jar", WarpdProcess.JAR.toString(), "warpctl",
-                "--remote", remote(), "--socket", cache.resolve("warpd.sock").toString()));
-        cmd.addAll(List.of(args));
-        return Shell.run(work, s3.env(), 300, cmd);
     }
 
     /** A fresh warehouse, to publish or to break. */
     private static Path warehouse(String name, String... flags) {
-        Path dir = work.resolve(name);
+        Path dir = store.work.resolve(name);
         List<String> args = new ArrayList<>(List.of(dir.toString()));
         args.addAll(List.of(flags));
-        python("writer.py", args.toArray(String[]::new)).requireSuccess();
+        store.python("writer.py", args.toArray(String[]::new)).requireSuccess();
         return dir;
     }
 
     private static void readsBackThroughTheMount(Path src, String dataset) throws Exception {
-        Path root = mount.resolve(dataset).resolve("wh");
+        Path root = store.mount.resolve(dataset).resolve("wh");
         MountIT.waitFor(() -> Files.isDirectory(root));
         assertThat(Shell.run("ls", root.toString()).requireSuccess().out().lines().toList()).containsExactly(
                 "manifest.json", "shard_00000.bin", "shard_00001.bin", "shard_00002.bin");
-        Shell.Result r = python("reader.py", root.toString());
+        Shell.Result r = store.python("reader.py", root.toString());
         assertThat(r.exit()).as(r.out() + r.err()).isZero();
         assertThat(r.out()).contains("checked 3 shards");
         for (String f : List.of("manifest.json", "shard_00000.bin", "shard_00001.bin", "shard_00002.bin")) {
@@ -208,19 +166,19 @@ class TensorWarehouseIT {
     @Test
     void aWarehousePublishesAndEveryShardMemoryMapsThroughTheMount() throws Exception {
         Path src = warehouse("good");
-        Shell.Result p = warpctl("publish", "tw/good", "--artifact", "wh=" + src, "--set-latest");
+        Shell.Result p = store.warpctl("publish", "tw/good", "--artifact", "wh=" + src, "--set-latest");
         assertThat(p.exit()).as(p.err()).isZero();
         readsBackThroughTheMount(src, "tw/good");
-        assertThat(warpctl("info", "tw/good", "--json").requireSuccess().out()).contains("\"kind\" : \"tensor_warehouse\"");
-        assertThat(warpctl("inspect", "tw/good").requireSuccess().out()).contains("format: tensor_warehouse",
+        assertThat(store.warpctl("info", "tw/good", "--json").requireSuccess().out()).contains("\"kind\" : \"tensor_warehouse\"");
+        assertThat(store.warpctl("inspect", "tw/good").requireSuccess().out()).contains("format: tensor_warehouse",
                 "shards: 3", "samples: 9", "dims: 3x4x5 F32 boxes 2:1 3x6x8 F16 boxes 3:1 3x6x8 F32 boxes 3:1");
     }
 
     private static void refused(Path src, String dataset, String... expected) {
-        Shell.Result r = warpctl("publish", dataset, "--artifact", "wh=" + src, "--set-latest", "--no-daemon");
+        Shell.Result r = store.warpctl("publish", dataset, "--artifact", "wh=" + src, "--set-latest", "--no-daemon");
         assertThat(r.exit()).as(r.out()).isEqualTo(1);
         assertThat(r.err()).contains(expected).contains("what to do:");
-        Shell.Result ls = warpctl("list-remote", "tw/");
+        Shell.Result ls = store.warpctl("list-remote", "tw/");
         assertThat(ls.out()).doesNotContain(dataset);
     }
 
@@ -286,12 +244,12 @@ class TensorWarehouseIT {
         refused(src, "tw/violating", "its summary violates its thresholds",
                 "invalid 9 of 100 (0.09000) > max_invalid_ratio 0.05", "--allow-threshold-violations");
         // Through warpd the refusal is the same, and nothing is published.
-        Shell.Result viaDaemon = warpctl("publish", "tw/violating", "--artifact", "wh=" + src, "--set-latest");
+        Shell.Result viaDaemon = store.warpctl("publish", "tw/violating", "--artifact", "wh=" + src, "--set-latest");
         assertThat(viaDaemon.exit()).as(viaDaemon.out()).isEqualTo(1);
         assertThat(viaDaemon.err()).contains("publishing through warpd", "invalid 9 of 100 (0.09000) > max_invalid_ratio 0.05");
-        assertThat(warpctl("list-remote", "tw/").out()).doesNotContain("tw/violating");
+        assertThat(store.warpctl("list-remote", "tw/").out()).doesNotContain("tw/violating");
         // Allowed: published through warpd (the option travels over the control socket) and mounted.
-        Shell.Result p = warpctl("publish", "tw/violating", "--artifact", "wh=" + src, "--set-latest",
+        Shell.Result p = store.warpctl("publish", "tw/violating", "--artifact", "wh=" + src, "--set-latest",
                 "--allow-threshold-violations");
         assertThat(p.exit()).as(p.err()).isZero();
         readsBackThroughTheMount(src, "tw/violating");

@@ -2,7 +2,6 @@ package io.warpdata.daemon.mount;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.warpdata.blobcache.S3ProxyFixture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -21,8 +20,6 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -45,25 +42,17 @@ class ViewsIT {
     private static final String PARENT = "zoo/animals";
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private static Path work;
+    private static MountedStore store;
     private static Path src;
-    private static S3ProxyFixture s3;
-    private static Path mount;
-    private static Path cache;
-    private static WarpdProcess warpd;
     private static String v1;
 
     @BeforeAll
     static void publishTheParentAndMount() throws Exception {
-        work = Files.createTempDirectory("warp-views-it");
-        s3 = S3ProxyFixture.start();
-        src = Files.createDirectories(work.resolve("src"));
+        store = MountedStore.start("it-views", "--pointer-ttl", "1s");
+        src = Files.createDirectories(store.work.resolve("src"));
         writeImages(src.resolve("images"));
         writeLabels(src.resolve("main"), "");
-        mount = Files.createDirectories(work.resolve("mnt"));
-        cache = work.resolve("cache");
-        warpd = WarpdProcess.start(mount, remote(), cache, s3.env(), "--pointer-ttl", "1s");
-        JsonNode p = json(warpctl("publish", PARENT, "--table", "main=" + src.resolve("main") + "/*.parquet",
+        JsonNode p = json(store.warpctl("publish", PARENT, "--table", "main=" + src.resolve("main") + "/*.parquet",
                 "--artifact", "images=" + src.resolve("images"), "--bind", "main.path=images:image", "--set-latest",
                 "--json"));
         v1 = p.get("version").asText();
@@ -71,25 +60,9 @@ class ViewsIT {
 
     @AfterAll
     static void stopEverything() throws IOException {
-        try {
-            if (warpd != null) {
-                warpd.close();
-            }
-        } finally {
-            WarpdProcess.unmount(mount);
-            if (s3 != null) {
-                s3.close();
-            }
-            if (work != null && !WarpdProcess.isMounted(mount)) {
-                try (Stream<Path> all = Files.walk(work)) {
-                    all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-                }
-            }
+        if (store != null) {
+            store.close();
         }
-    }
-
-    private static String remote() {
-        return "s3://" + S3ProxyFixture.BUCKET + "/it-views";
     }
 
     /** {@code c00..c49/img0..99.png}: 8x8 RGB PNGs, each one different. */
@@ -118,14 +91,6 @@ class ViewsIT {
         }
     }
 
-    private static Shell.Result warpctl(String... args) {
-        String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = new ArrayList<>(List.of(java, "-jar", WarpdProcess.JAR.toString(), "warpctl",
-                "--remote", remote(), "--socket", cache.resolve("warpd.sock").toString()));
-        cmd.addAll(List.of(args));
-        return Shell.run(work, s3.env(), 300, cmd);
-    }
-
     private static JsonNode json(Shell.Result r) {
         r.requireSuccess();
         try {
@@ -137,7 +102,7 @@ class ViewsIT {
 
     /** ImageFolder + DataLoader(num_workers=2) over {@code root}: images per class, as the loader saw them. */
     private static Map<String, Integer> imageFolder(Path root) throws IOException {
-        Path script = work.resolve("imagefolder.py");
+        Path script = store.work.resolve("imagefolder.py");
         Files.writeString(script, """
                 import sys, collections
                 import torch
@@ -169,10 +134,10 @@ class ViewsIT {
     @Test
     @Order(1)
     void aTagKeepsServingItsVersionAfterANewLatestAndNeverMoves() throws Exception {
-        json(warpctl("tag", PARENT, "v1", "--json"));
+        json(store.warpctl("tag", PARENT, "v1", "--json"));
         // v2: one more image in c00
         Files.copy(src.resolve("images/c00/img0.png"), src.resolve("images/c00/extra.png"));
-        JsonNode p2 = json(warpctl("publish", PARENT, "--table", "main=" + src.resolve("main") + "/*.parquet",
+        JsonNode p2 = json(store.warpctl("publish", PARENT, "--table", "main=" + src.resolve("main") + "/*.parquet",
                 "--artifact", "images=" + src.resolve("images"), "--bind", "main.path=images:image", "--set-latest",
                 "--json"));
         String v2 = p2.get("version").asText();
@@ -180,48 +145,48 @@ class ViewsIT {
         MountIT.waitFor(() -> readLink("zoo/animals").equals("animals@" + v2));
 
         assertThat(readLink("zoo/animals@v1")).isEqualTo("animals@" + v1);
-        assertThat(mount.resolve("zoo/animals@v1/images/c00/extra.png")).doesNotExist();
-        assertThat(mount.resolve("zoo/animals/images/c00/extra.png")).isRegularFile();
-        assertThat(Files.readAllBytes(mount.resolve("zoo/animals@v1/images/c01/img5.png")))
+        assertThat(store.mount.resolve("zoo/animals@v1/images/c00/extra.png")).doesNotExist();
+        assertThat(store.mount.resolve("zoo/animals/images/c00/extra.png")).isRegularFile();
+        assertThat(Files.readAllBytes(store.mount.resolve("zoo/animals@v1/images/c01/img5.png")))
                 .isEqualTo(Files.readAllBytes(src.resolve("images/c01/img5.png")));
 
-        Shell.Result again = warpctl("tag", PARENT, "v1");
+        Shell.Result again = store.warpctl("tag", PARENT, "v1");
         assertThat(again.exit()).as(again.err()).isEqualTo(1);
         assertThat(again.err()).contains("already names version " + v1.substring(0, 16), "tags never move",
                 "what to do:");
-        assertThat(warpctl("tag", PARENT + "@" + v1.substring(0, 10), "v1").requireSuccess().out())
+        assertThat(store.warpctl("tag", PARENT + "@" + v1.substring(0, 10), "v1").requireSuccess().out())
                 .contains("already names " + v1, "nothing written");
-        Shell.Result hexName = warpctl("tag", PARENT, "deadbeef");
+        Shell.Result hexName = store.warpctl("tag", PARENT, "deadbeef");
         assertThat(hexName.exit()).isEqualTo(2);
         assertThat(hexName.err()).contains("could be read as a version hash prefix");
 
-        json(warpctl("publish", PARENT, "--table", "main=" + src.resolve("main") + "/*.parquet",
+        json(store.warpctl("publish", PARENT, "--table", "main=" + src.resolve("main") + "/*.parquet",
                 "--artifact", "images=" + src.resolve("images"), "--bind", "main.path=images:image", "--branch", "dev",
                 "--json"));
-        MountIT.waitFor(() -> Files.isSymbolicLink(mount.resolve("zoo/animals@dev")));
+        MountIT.waitFor(() -> Files.isSymbolicLink(store.mount.resolve("zoo/animals@dev")));
         assertThat(readLink("zoo/animals@dev")).isEqualTo("animals@" + v2);
 
-        JsonNode listing = json(warpctl("list-remote", PARENT, "--json"));
+        JsonNode listing = json(store.warpctl("list-remote", PARENT, "--json"));
         assertThat(listing.get("latest").asText()).isEqualTo(v2);
         assertThat(listing.get("tags").get("v1").asText()).isEqualTo(v1);
         assertThat(listing.get("branches").get("dev").asText()).isEqualTo(v2);
         assertThat(listing.get("versions")).hasSize(2);
         assertThat(listing.get("versions").get(0).get("version").asText()).as("newest first").isEqualTo(v2);
         assertThat(listing.get("versions").get(0).get("created_at").asText()).isNotEmpty();
-        assertThat(warpctl("info", PARENT + "@v1").requireSuccess().out()).contains("names:    tag v1");
+        assertThat(store.warpctl("info", PARENT + "@v1").requireSuccess().out()).contains("names:    tag v1");
 
-        json(warpctl("tag", PARENT + "@v1", "scratch", "--json"));
+        json(store.warpctl("tag", PARENT + "@v1", "scratch", "--json"));
         MountIT.waitFor(() -> readLink("zoo/animals@scratch").equals("animals@" + v1));
-        assertThat(json(warpctl("tag", "--delete", PARENT, "scratch", "--json")).get("deleted").asBoolean()).isTrue();
-        assertThat(json(warpctl("list-remote", PARENT, "--json")).get("tags").has("scratch")).isFalse();
-        Shell.Result gone = warpctl("tag", "--delete", PARENT, "scratch");
+        assertThat(json(store.warpctl("tag", "--delete", PARENT, "scratch", "--json")).get("deleted").asBoolean()).isTrue();
+        assertThat(json(store.warpctl("list-remote", PARENT, "--json")).get("tags").has("scratch")).isFalse();
+        Shell.Result gone = store.warpctl("tag", "--delete", PARENT, "scratch");
         assertThat(gone.exit()).isEqualTo(1);
         Files.delete(src.resolve("images/c00/extra.png"));
     }
 
     private static String readLink(String path) {
         try {
-            return Files.readSymbolicLink(mount.resolve(path)).toString();
+            return Files.readSymbolicLink(store.mount.resolve(path)).toString();
         } catch (IOException e) {
             return "";
         }
@@ -230,36 +195,36 @@ class ViewsIT {
     @Test
     @Order(2)
     void aWhereViewShowsExactlyTheSelectedClassesInImageFolder() throws Exception {
-        s3.resetCounters();
-        JsonNode v = json(warpctl("view", PARENT + "@v1", "--as", "zoo/three", "--where",
+        store.s3.resetCounters();
+        JsonNode v = json(store.warpctl("view", PARENT + "@v1", "--as", "zoo/three", "--where",
                 "label IN ('c01', 'c07', 'c42')", "--json"));
-        long received = s3.counters().bytesReceived.sum();
+        long received = store.s3.counters().bytesReceived.sum();
         assertThat(v.get("rows").asLong()).isEqualTo(3L * PER_CLASS);
         assertThat(v.get("members").get("images").asLong()).isEqualTo(3L * PER_CLASS);
         assertThat(v.get("parent").asText()).isEqualTo(PARENT + "@" + v1);
         // No member byte is copied: the store received the view's table, its index, their hash
         // lists, the manifest and the pointer, nothing near the parent's shards.
-        long parentShardBytes = json(warpctl("info", PARENT + "@v1", "--json")).get("stats").get("total_bytes").asLong();
+        long parentShardBytes = json(store.warpctl("info", PARENT + "@v1", "--json")).get("stats").get("total_bytes").asLong();
         assertThat(received).as("bytes the store received for the view").isLessThan(parentShardBytes / 20);
         assertThat(v.get("bytes_uploaded").asLong()).isLessThan(parentShardBytes / 20);
 
-        MountIT.waitFor(() -> Files.isDirectory(mount.resolve("zoo/three/images")));
-        assertThat(imageFolder(mount.resolve("zoo/three/images")))
+        MountIT.waitFor(() -> Files.isDirectory(store.mount.resolve("zoo/three/images")));
+        assertThat(imageFolder(store.mount.resolve("zoo/three/images")))
                 .isEqualTo(Map.of("c01", PER_CLASS, "c07", PER_CLASS, "c42", PER_CLASS));
-        assertThat(duckdbCount(mount.resolve("zoo/three/main"))).isEqualTo(3L * PER_CLASS);
-        assertThat(Files.readAllBytes(mount.resolve("zoo/three/images/c42/img99.png")))
+        assertThat(duckdbCount(store.mount.resolve("zoo/three/main"))).isEqualTo(3L * PER_CLASS);
+        assertThat(Files.readAllBytes(store.mount.resolve("zoo/three/images/c42/img99.png")))
                 .isEqualTo(Files.readAllBytes(src.resolve("images/c42/img99.png")));
-        String info = warpctl("info", "zoo/three").requireSuccess().out();
+        String info = store.warpctl("info", "zoo/three").requireSuccess().out();
         assertThat(info).contains("view of:  " + PARENT + "@" + v1, "where: label IN ('c01', 'c07', 'c42')", "latest");
 
         // A view of a view: its parent is the first view.
         String three = v.get("version").asText();
-        JsonNode seven = json(warpctl("view", "zoo/three", "--as", "zoo/seven", "--where", "label = 'c07'",
+        JsonNode seven = json(store.warpctl("view", "zoo/three", "--as", "zoo/seven", "--where", "label = 'c07'",
                 "--order-by", "id DESC", "--limit", "40", "--json"));
         assertThat(seven.get("parent").asText()).isEqualTo("zoo/three@" + three);
         assertThat(seven.get("rows").asLong()).isEqualTo(40);
-        MountIT.waitFor(() -> Files.isDirectory(mount.resolve("zoo/seven/images/c07")));
-        try (Stream<Path> files = Files.list(mount.resolve("zoo/seven/images/c07"))) {
+        MountIT.waitFor(() -> Files.isDirectory(store.mount.resolve("zoo/seven/images/c07")));
+        try (Stream<Path> files = Files.list(store.mount.resolve("zoo/seven/images/c07"))) {
             assertThat(files.map(f -> f.getFileName().toString()).sorted().toList())
                     .as("the 40 highest ids of class c07").hasSize(40).contains("img99.png", "img60.png")
                     .doesNotContain("img59.png");
@@ -269,37 +234,37 @@ class ViewsIT {
     @Test
     @Order(3)
     void aStratifiedSampleOf500Over50ClassesHas10PerClassAndTheSameCommandGivesTheSameVersion() throws Exception {
-        JsonNode first = json(warpctl("view", PARENT + "@v1", "--as", "zoo/sample", "--sample", "500",
+        JsonNode first = json(store.warpctl("view", PARENT + "@v1", "--as", "zoo/sample", "--sample", "500",
                 "--stratify-by", "label", "--seed", "7", "--json"));
         assertThat(first.get("rows").asLong()).isEqualTo(500);
-        JsonNode second = json(warpctl("view", PARENT + "@v1", "--as", "zoo/sample", "--sample", "500",
+        JsonNode second = json(store.warpctl("view", PARENT + "@v1", "--as", "zoo/sample", "--sample", "500",
                 "--stratify-by", "label", "--seed", "7", "--json"));
         assertThat(second.get("version").asText()).isEqualTo(first.get("version").asText());
         assertThat(second.get("manifest_written").asBoolean()).isFalse();
         assertThat(second.get("bytes_uploaded").asLong()).isZero();
-        JsonNode other = json(warpctl("view", PARENT + "@v1", "--as", "zoo/sample", "--sample", "500",
+        JsonNode other = json(store.warpctl("view", PARENT + "@v1", "--as", "zoo/sample", "--sample", "500",
                 "--stratify-by", "label", "--seed", "8", "--branch", "seed8", "--json"));
         assertThat(other.get("version").asText()).as("another seed").isNotEqualTo(first.get("version").asText());
 
         MountIT.waitFor(() -> readLink("zoo/sample").equals("sample@" + first.get("version").asText()));
-        Map<String, Integer> perClass = imageFolder(mount.resolve("zoo/sample/images"));
+        Map<String, Integer> perClass = imageFolder(store.mount.resolve("zoo/sample/images"));
         assertThat(perClass).hasSize(CLASSES).allSatisfy((k, n) -> assertThat(n).as(k).isEqualTo(10));
     }
 
     @Test
     @Order(4)
     void readingAViewOfAWarmedParentIssuesNoGet() throws Exception {
-        Shell.bash("find " + mount.resolve("zoo/animals@v1/images") + " -type f -print0 | xargs -0 cat > /dev/null")
+        Shell.bash("find " + store.mount.resolve("zoo/animals@v1/images") + " -type f -print0 | xargs -0 cat > /dev/null")
                 .requireSuccess();
-        String view = json(warpctl("view", PARENT + "@v1", "--as", "zoo/cats", "--where", "label = 'c03' OR id % 97 = 0",
+        String view = json(store.warpctl("view", PARENT + "@v1", "--as", "zoo/cats", "--where", "label = 'c03' OR id % 97 = 0",
                 "--json")).get("version").asText();
-        Path root = mount.resolve("zoo/cats@" + view + "/images");
+        Path root = store.mount.resolve("zoo/cats@" + view + "/images");
         // The view's own manifest and member index are new, small blobs: the listing reads them.
         Shell.run("ls", "-R", root.toString()).requireSuccess();
-        s3.resetCounters();
+        store.s3.resetCounters();
         Shell.Result sums = Shell.bash("cd " + root + " && find . -type f | sort | xargs sha256sum").requireSuccess();
         assertThat(sums.out().lines().count()).isGreaterThan(PER_CLASS);
-        assertThat(s3.counters().gets()).as("GETs reading the view's members, %s", s3.counters()).isZero();
+        assertThat(store.s3.counters().gets()).as("GETs reading the view's members, %s", store.s3.counters()).isZero();
         for (String line : sums.out().lines().toList()) {
             String rel = line.substring(66).replaceFirst("^\\./", "");
             assertThat(line.substring(0, 64)).as(rel)
@@ -310,29 +275,29 @@ class ViewsIT {
     @Test
     @Order(5)
     void badViewsAreRefusedWithAClearErrorAndPublishNothing() throws Exception {
-        Shell.Result sql = warpctl("view", PARENT, "--as", "zoo/bad", "--where", "lable = 'c01'");
+        Shell.Result sql = store.warpctl("view", PARENT, "--as", "zoo/bad", "--where", "lable = 'c01'");
         assertThat(sql.exit()).isEqualTo(1);
         assertThat(sql.err()).contains("DuckDB refused the view's --where", "has the columns path, label, id");
-        Shell.Result none = warpctl("view", PARENT, "--as", "zoo/bad", "--where", "label = 'nope'");
+        Shell.Result none = store.warpctl("view", PARENT, "--as", "zoo/bad", "--where", "label = 'nope'");
         assertThat(none.exit()).isEqualTo(1);
         assertThat(none.err()).contains("The view selects no rows");
-        Shell.Result self = warpctl("view", PARENT, "--as", PARENT, "--where", "label = 'c01'");
+        Shell.Result self = store.warpctl("view", PARENT, "--as", PARENT, "--where", "label = 'c01'");
         assertThat(self.exit()).isEqualTo(1);
         assertThat(self.err()).contains("is the source dataset itself", "--set-latest");
-        Shell.Result column = warpctl("view", PARENT, "--as", "zoo/bad", "--sample", "10", "--stratify-by", "colour");
+        Shell.Result column = store.warpctl("view", PARENT, "--as", "zoo/bad", "--sample", "10", "--stratify-by", "colour");
         assertThat(column.exit()).isEqualTo(1);
         assertThat(column.err()).contains("'colour' is not a column of table main", "path, label, id");
 
-        Path broken = Files.createDirectories(work.resolve("broken"));
+        Path broken = Files.createDirectories(store.work.resolve("broken"));
         writeLabels(broken, " UNION ALL SELECT 'c00/missing.png', 'c00', 999999");
-        json(warpctl("publish", "zoo/broken", "--table", "main=" + broken + "/*.parquet",
+        json(store.warpctl("publish", "zoo/broken", "--table", "main=" + broken + "/*.parquet",
                 "--artifact", "images=" + src.resolve("images"), "--bind", "main.path=images:image", "--set-latest",
                 "--json"));
-        Shell.Result missing = warpctl("view", "zoo/broken", "--as", "zoo/bad", "--where", "label = 'c00'");
+        Shell.Result missing = store.warpctl("view", "zoo/broken", "--as", "zoo/bad", "--where", "label = 'c00'");
         assertThat(missing.exit()).isEqualTo(1);
         assertThat(missing.err()).contains("names 'c00/missing.png', which is not a member of artifact images");
 
-        JsonNode ws = json(warpctl("list-remote", "zoo/", "--json"));
+        JsonNode ws = json(store.warpctl("list-remote", "zoo/", "--json"));
         assertThat(ws.get("datasets").findValuesAsText("dataset")).doesNotContain("zoo/bad");
     }
 }
