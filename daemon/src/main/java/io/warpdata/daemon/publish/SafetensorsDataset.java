@@ -29,6 +29,9 @@ import java.util.stream.Stream;
  * depends on the writer's mode (a row per tensor, or per key group); the sum is checked.
  */
 final class SafetensorsDataset {
+    private static final WriterManifest FIELDS = new WriterManifest(
+            "Fix dataset_manifest.json (format_version, total_samples, total_bytes, shards[file, samples_count,"
+                    + " bytes]) or write the dataset again.");
     static final String MANIFEST = "dataset_manifest.json";
     static final String SUFFIX = ".safetensors";
     /** A dataset manifest is a short listing; anything larger is not one. */
@@ -84,12 +87,12 @@ final class SafetensorsDataset {
     static Summary check(String artifact, Path dir) {
         JsonNode m = readManifest(artifact, dir);
         String where = "Artifact '" + artifact + "': " + dir.resolve(MANIFEST);
-        text(m, "format_version", where);
-        long totalSamples = count(m, "total_samples", where);
-        long totalBytes = count(m, "total_bytes", where);
+        FIELDS.text(m, "format_version", where);
+        long totalSamples = FIELDS.count(m, "total_samples", where);
+        long totalBytes = FIELDS.count(m, "total_bytes", where);
         JsonNode shards = m.get("shards");
         if (shards == null || !shards.isArray()) {
-            throw corrupted(where, "has no 'shards' array");
+            throw FIELDS.corrupted(where, "has no 'shards' array");
         }
         TreeSet<String> listed = new TreeSet<>();
         long samples = 0;
@@ -101,24 +104,24 @@ final class SafetensorsDataset {
             JsonNode s = shards.get(i);
             String at = where + " shards[" + i + "]";
             if (!s.isObject()) {
-                throw corrupted(at, "is not an object");
+                throw FIELDS.corrupted(at, "is not an object");
             }
-            String file = text(s, "file", at);
-            long count = count(s, "samples_count", at);
-            long size = count(s, "bytes", at);
+            String file = FIELDS.text(s, "file", at);
+            long count = FIELDS.count(s, "samples_count", at);
+            long size = FIELDS.count(s, "bytes", at);
             Path p = dir.resolve(file).normalize();
             if (!p.startsWith(dir) || file.isEmpty() || !file.endsWith(SUFFIX)) {
-                throw corrupted(at, "names '" + file + "', which is not a .safetensors file inside the folder");
+                throw FIELDS.corrupted(at, "names '" + file + "', which is not a .safetensors file inside the folder");
             }
             if (!listed.add(file)) {
-                throw corrupted(at, "lists '" + file + "' a second time");
+                throw FIELDS.corrupted(at, "lists '" + file + "' a second time");
             }
             if (!Files.isRegularFile(p)) {
                 throw new InvalidInputException(where + " lists " + file + ", which the folder lacks",
                         "The dataset is incomplete (DatasetIncomplete): copy the missing file, or publish the writer's"
                                 + " output again.");
             }
-            long actual = size(p);
+            long actual = WriterManifest.size(p);
             if (actual != size) {
                 throw new InvalidInputException(where + " says " + file + " has " + size + " bytes; it has " + actual,
                         "The file was changed or truncated after the dataset was written; write it again.");
@@ -140,10 +143,10 @@ final class SafetensorsDataset {
             }
         }
         if (samples != totalSamples) {
-            throw corrupted(where, "says total_samples " + totalSamples + " but its shards add up to " + samples);
+            throw FIELDS.corrupted(where, "says total_samples " + totalSamples + " but its shards add up to " + samples);
         }
         if (bytes != totalBytes) {
-            throw corrupted(where, "says total_bytes " + totalBytes + " but its shards add up to " + bytes);
+            throw FIELDS.corrupted(where, "says total_bytes " + totalBytes + " but its shards add up to " + bytes);
         }
         return new Summary(listed.size(), tensors, samples, bytes, dtypes, shapes);
     }
@@ -165,16 +168,16 @@ final class SafetensorsDataset {
     private static JsonNode readManifest(String artifact, Path dir) {
         Path p = dir.resolve(MANIFEST);
         try {
-            if (size(p) > MAX_MANIFEST_BYTES) {
-                throw corrupted("Artifact '" + artifact + "': " + p, "is larger than " + MAX_MANIFEST_BYTES + " bytes");
+            if (WriterManifest.size(p) > MAX_MANIFEST_BYTES) {
+                throw FIELDS.corrupted("Artifact '" + artifact + "': " + p, "is larger than " + MAX_MANIFEST_BYTES + " bytes");
             }
             JsonNode m = JSON.readTree(p.toFile());
             if (m == null || !m.isObject()) {
-                throw corrupted("Artifact '" + artifact + "': " + p, "is not a JSON object");
+                throw FIELDS.corrupted("Artifact '" + artifact + "': " + p, "is not a JSON object");
             }
             return m;
         } catch (IOException e) {
-            throw corrupted("Artifact '" + artifact + "': " + p, "is not JSON (" + e.getMessage().lines().findFirst().orElse("")
+            throw FIELDS.corrupted("Artifact '" + artifact + "': " + p, "is not JSON (" + e.getMessage().lines().findFirst().orElse("")
                     + ")");
         }
     }
@@ -190,34 +193,7 @@ final class SafetensorsDataset {
         }
     }
 
-    private static long size(Path p) {
-        try {
-            return Files.size(p);
-        } catch (IOException e) {
-            throw new InvalidInputException("Cannot read " + p + ": " + e.getMessage(), "Make it readable.", e);
-        }
-    }
 
-    private static String text(JsonNode n, String field, String where) {
-        JsonNode v = n.get(field);
-        if (v == null || !v.isTextual()) {
-            throw corrupted(where, v == null ? "lacks '" + field + "'" : "has '" + field + "' that is not a string");
-        }
-        return v.asText();
-    }
 
-    private static long count(JsonNode n, String field, String where) {
-        JsonNode v = n.get(field);
-        if (v == null || !v.isIntegralNumber() || !v.canConvertToLong() || v.asLong() < 0) {
-            throw corrupted(where, v == null ? "lacks '" + field + "'" : "has '" + field + "' that is not a count");
-        }
-        return v.asLong();
-    }
 
-    /** The seed's ManifestCorrupted: the dataset manifest is broken. */
-    private static InvalidInputException corrupted(String where, String problem) {
-        return new InvalidInputException(where + " " + problem + " (ManifestCorrupted)",
-                "Fix dataset_manifest.json (format_version, total_samples, total_bytes, shards[file, samples_count,"
-                        + " bytes]) or write the dataset again.");
-    }
 }

@@ -47,6 +47,10 @@ import java.util.stream.Stream;
  * A null threshold is unset; fields of other names are not thresholds Warp knows and are ignored.
  */
 final class TensorWarehouse {
+    private static final WriterManifest FIELDS = new WriterManifest(
+            "Fix manifest.json (dataset_root, transform, version, shards[id, relative_path, shard_version, samples,"
+                    + " width, height, channels, max_boxes, dtype, endianness, checksum_sha256], summary, thresholds)"
+                    + " or run the ETL job again.");
     static final String MANIFEST = "manifest.json";
     /** A warehouse manifest lists shards of 128-256 MB: thousands of entries at most, well below this. */
     private static final long MAX_MANIFEST_BYTES = 64L << 20;
@@ -137,19 +141,19 @@ final class TensorWarehouse {
         Path manifestPath = dir.resolve(MANIFEST);
         String where = "Artifact '" + artifact + "': " + manifestPath;
         JsonNode m = readManifest(where, manifestPath);
-        text(m, "dataset_root", where);
+        FIELDS.text(m, "dataset_root", where);
         if (!m.path("transform").isObject()) {
-            throw corrupted(where, m.has("transform") ? "has 'transform' that is not an object" : "lacks 'transform'");
+            throw FIELDS.corrupted(where, m.has("transform") ? "has 'transform' that is not an object" : "lacks 'transform'");
         }
-        String version = text(m, "version", where);
+        String version = FIELDS.text(m, "version", where);
         if (!SHA256.matcher(version).matches()) {
-            throw corrupted(where, "has 'version' " + quoted(version) + ", not a SHA-256 in hex (64 hex digits)");
+            throw FIELDS.corrupted(where, "has 'version' " + quoted(version) + ", not a SHA-256 in hex (64 hex digits)");
         }
-        JsonNode summary = object(m, "summary", where);
-        JsonNode thresholds = object(m, "thresholds", where);
+        JsonNode summary = FIELDS.object(m, "summary", where);
+        JsonNode thresholds = FIELDS.object(m, "thresholds", where);
         JsonNode shards = m.get("shards");
         if (shards == null || !shards.isArray() || shards.isEmpty()) {
-            throw corrupted(where, shards == null ? "has no 'shards' array" : "has 'shards' that is not a non-empty array");
+            throw FIELDS.corrupted(where, shards == null ? "has no 'shards' array" : "has 'shards' that is not a non-empty array");
         }
         Set<String> ids = new HashSet<>();
         Set<Path> listed = new HashSet<>();
@@ -160,19 +164,19 @@ final class TensorWarehouse {
             JsonNode s = shards.get(i);
             String at = where + " shards[" + i + "]";
             if (!s.isObject()) {
-                throw corrupted(at, "is not an object");
+                throw FIELDS.corrupted(at, "is not an object");
             }
-            String id = text(s, "id", at);
+            String id = FIELDS.text(s, "id", at);
             if (!ids.add(id)) {
-                throw corrupted(at, "has id " + quoted(id) + " a second time");
+                throw FIELDS.corrupted(at, "has id " + quoted(id) + " a second time");
             }
-            String rel = text(s, "relative_path", at);
+            String rel = FIELDS.text(s, "relative_path", at);
             Path p = dir.resolve(rel).normalize();
             if (rel.isEmpty() || !p.startsWith(dir) || p.equals(dir) || p.equals(manifestPath)) {
-                throw corrupted(at, "has relative_path " + quoted(rel) + ", which is not a shard file inside the folder");
+                throw FIELDS.corrupted(at, "has relative_path " + quoted(rel) + ", which is not a shard file inside the folder");
             }
             if (!listed.add(p)) {
-                throw corrupted(at, "lists " + quoted(rel) + " a second time");
+                throw FIELDS.corrupted(at, "lists " + quoted(rel) + " a second time");
             }
             Entry e = entry(s, at);
             if (!Files.isRegularFile(p)) {
@@ -180,7 +184,7 @@ final class TensorWarehouse {
                         + " lacks", "The warehouse is incomplete (DatasetIncomplete): copy the missing shard, or run the"
                         + " ETL job again.");
             }
-            long size = size(p);
+            long size = WriterManifest.size(p);
             TwhHeader h = header(p, rel, size);
             agree(where, i, id, rel, e, h);
             String actual = sha256(p);
@@ -210,31 +214,31 @@ final class TensorWarehouse {
     }
 
     private static Entry entry(JsonNode s, String at) {
-        long shardVersion = count(s, "shard_version", at);
-        long samples = count(s, "samples", at);
-        long width = count(s, "width", at);
-        long height = count(s, "height", at);
-        long channels = count(s, "channels", at);
-        long maxBoxes = count(s, "max_boxes", at);
-        String dt = text(s, "dtype", at);
+        long shardVersion = FIELDS.count(s, "shard_version", at);
+        long samples = FIELDS.count(s, "samples", at);
+        long width = FIELDS.count(s, "width", at);
+        long height = FIELDS.count(s, "height", at);
+        long channels = FIELDS.count(s, "channels", at);
+        long maxBoxes = FIELDS.count(s, "max_boxes", at);
+        String dt = FIELDS.text(s, "dtype", at);
         TwhHeader.Dtype dtype = switch (dt) {
             case "F32" -> TwhHeader.Dtype.F32;
             case "F16" -> TwhHeader.Dtype.F16;
-            default -> throw corrupted(at, "has dtype " + quoted(dt) + "; it must be \"F32\" or \"F16\"");
+            default -> throw FIELDS.corrupted(at, "has dtype " + quoted(dt) + "; it must be \"F32\" or \"F16\"");
         };
-        String en = text(s, "endianness", at);
+        String en = FIELDS.text(s, "endianness", at);
         TwhHeader.Endianness endianness = switch (en) {
             case "Little" -> TwhHeader.Endianness.LITTLE;
             case "Big" -> TwhHeader.Endianness.BIG;
-            default -> throw corrupted(at, "has endianness " + quoted(en) + "; it must be \"Little\" or \"Big\"");
+            default -> throw FIELDS.corrupted(at, "has endianness " + quoted(en) + "; it must be \"Little\" or \"Big\"");
         };
         JsonNode c = s.get("checksum_sha256");
         if (c == null || c.isNull()) {
-            throw corrupted(at, "has no checksum_sha256 (the seed lets it wait until populated; a published warehouse"
+            throw FIELDS.corrupted(at, "has no checksum_sha256 (the seed lets it wait until populated; a published warehouse"
                     + " needs it)");
         }
         if (!c.isTextual() || !SHA256.matcher(c.asText()).matches()) {
-            throw corrupted(at, "has checksum_sha256 " + c + ", not a SHA-256 in hex (64 hex digits)");
+            throw FIELDS.corrupted(at, "has checksum_sha256 " + c + ", not a SHA-256 in hex (64 hex digits)");
         }
         return new Entry(shardVersion, samples, width, height, channels, maxBoxes, dtype, endianness, c.asText());
     }
@@ -299,7 +303,7 @@ final class TensorWarehouse {
                 continue;
             }
             if (!limit.isNumber() || limit.asDouble() < 0 || !Double.isFinite(limit.asDouble())) {
-                throw corrupted(where, "has thresholds." + key + " " + limit + ", not a number of 0 or more");
+                throw FIELDS.corrupted(where, "has thresholds." + key + " " + limit + ", not a number of 0 or more");
             }
             boolean ratio = key.endsWith("_ratio");
             String name = key.substring(4, ratio ? key.length() - "_ratio".length() : key.length());
@@ -322,7 +326,7 @@ final class TensorWarehouse {
     private static long summaryCount(JsonNode counts, String name, String where, String countsAt, String threshold) {
         JsonNode v = counts.get(name);
         if (v == null || !v.isIntegralNumber() || !v.canConvertToLong() || v.asLong() < 0) {
-            throw corrupted(where, "has thresholds." + threshold + " but " + countsAt + "." + name
+            throw FIELDS.corrupted(where, "has thresholds." + threshold + " but " + countsAt + "." + name
                     + (v == null ? " is missing" : " is not a count") + ", so the threshold cannot be checked");
         }
         return v.asLong();
@@ -365,60 +369,25 @@ final class TensorWarehouse {
 
     private static JsonNode readManifest(String where, Path p) {
         try {
-            if (size(p) > MAX_MANIFEST_BYTES) {
-                throw corrupted(where, "is larger than " + MAX_MANIFEST_BYTES + " bytes");
+            if (WriterManifest.size(p) > MAX_MANIFEST_BYTES) {
+                throw FIELDS.corrupted(where, "is larger than " + MAX_MANIFEST_BYTES + " bytes");
             }
             JsonNode m = JSON.readTree(p.toFile());
             if (m == null || !m.isObject()) {
-                throw corrupted(where, "is not a JSON object");
+                throw FIELDS.corrupted(where, "is not a JSON object");
             }
             return m;
         } catch (IOException e) {
-            throw corrupted(where, "is not JSON (" + e.getMessage().lines().findFirst().orElse("") + ")");
+            throw FIELDS.corrupted(where, "is not JSON (" + e.getMessage().lines().findFirst().orElse("") + ")");
         }
     }
 
-    private static long size(Path p) {
-        try {
-            return Files.size(p);
-        } catch (IOException e) {
-            throw new InvalidInputException("Cannot read " + p + ": " + e.getMessage(), "Make it readable.", e);
-        }
-    }
 
-    private static JsonNode object(JsonNode n, String field, String where) {
-        JsonNode v = n.get(field);
-        if (v == null || !v.isObject()) {
-            throw corrupted(where, v == null ? "lacks '" + field + "'" : "has '" + field + "' that is not an object");
-        }
-        return v;
-    }
 
-    private static String text(JsonNode n, String field, String where) {
-        JsonNode v = n.get(field);
-        if (v == null || !v.isTextual()) {
-            throw corrupted(where, v == null ? "lacks '" + field + "'" : "has '" + field + "' that is not a string");
-        }
-        return v.asText();
-    }
 
-    private static long count(JsonNode n, String field, String where) {
-        JsonNode v = n.get(field);
-        if (v == null || !v.isIntegralNumber() || !v.canConvertToLong() || v.asLong() < 0) {
-            throw corrupted(where, v == null ? "lacks '" + field + "'" : "has '" + field + "' that is not a count");
-        }
-        return v.asLong();
-    }
 
     private static String quoted(String s) {
         return "'" + (s.length() > 200 ? s.substring(0, 200) + "..." : s) + "'";
     }
 
-    /** The seed's ManifestCorrupted: the warehouse manifest is broken. */
-    private static InvalidInputException corrupted(String where, String problem) {
-        return new InvalidInputException(where + " " + problem + " (ManifestCorrupted)",
-                "Fix manifest.json (dataset_root, transform, version, shards[id, relative_path, shard_version, samples,"
-                        + " width, height, channels, max_boxes, dtype, endianness, checksum_sha256], summary, thresholds)"
-                        + " or run the ETL job again.");
-    }
 }

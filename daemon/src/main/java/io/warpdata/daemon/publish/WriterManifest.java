@@ -1,0 +1,63 @@
+package io.warpdata.daemon.publish;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * The JSON manifest a format's writer leaves next to its data (a safetensors dataset's
+ * {@code dataset_manifest.json}, a tensor warehouse's {@code manifest.json}), read field by field
+ * for publish's checks: a missing or mistyped field is the seeds' {@code ManifestCorrupted},
+ * naming where and what, with the format's own fix.
+ */
+final class WriterManifest {
+    private final String fix;
+
+    /** @param fix what to do about a broken manifest of this format (its fields, its writer) */
+    WriterManifest(String fix) {
+        this.fix = fix;
+    }
+
+    /** {@code ManifestCorrupted}: {@code where} (file and field) and what is wrong. */
+    InvalidInputException corrupted(String where, String problem) {
+        return new InvalidInputException(where + " " + problem + " (ManifestCorrupted)", fix);
+    }
+
+    /** A required string field. */
+    String text(JsonNode n, String field, String where) {
+        JsonNode v = n.get(field);
+        if (v == null || !v.isTextual()) {
+            throw corrupted(where, v == null ? "lacks '" + field + "'" : "has '" + field + "' that is not a string");
+        }
+        return v.asText();
+    }
+
+    /** A required non-negative integer that fits a long. */
+    long count(JsonNode n, String field, String where) {
+        JsonNode v = n.get(field);
+        if (v == null || !v.isIntegralNumber() || !v.canConvertToLong() || v.asLong() < 0) {
+            throw corrupted(where, v == null ? "lacks '" + field + "'" : "has '" + field + "' that is not a count");
+        }
+        return v.asLong();
+    }
+
+    /** A required object field. */
+    JsonNode object(JsonNode n, String field, String where) {
+        JsonNode v = n.get(field);
+        if (v == null || !v.isObject()) {
+            throw corrupted(where, v == null ? "lacks '" + field + "'" : "has '" + field + "' that is not an object");
+        }
+        return v;
+    }
+
+    /** A file's size, or a typed error saying it cannot be read. */
+    static long size(Path p) {
+        try {
+            return Files.size(p);
+        } catch (IOException e) {
+            throw new InvalidInputException("Cannot read " + p + ": " + e.getMessage(), "Make it readable.", e);
+        }
+    }
+}
