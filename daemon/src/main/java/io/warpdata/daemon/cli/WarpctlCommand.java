@@ -71,6 +71,7 @@ public final class WarpctlCommand implements Runnable {
                 new HeadCommand(),
                 new ListRemoteCommand(),
                 new StatusCommand(),
+                new MetricsCommand(),
                 new WarmCommand(),
                 new CacheCommand(),
                 new RefreshCommand(),
