@@ -78,7 +78,12 @@ public final class WarpdCommand implements Callable<Integer> {
 
     /** Runs warpd with {@code args} in the foreground; returns the exit code. */
     public static int run(String[] args) {
-        return new CommandLine(new WarpdCommand()).execute(args);
+        return commandLine().execute(args);
+    }
+
+    /** warpd's command line: what runs the daemon, and what its completion and man page are generated from. */
+    public static CommandLine commandLine() {
+        return new CommandLine(new WarpdCommand());
     }
 
     @Override
