@@ -69,6 +69,8 @@ public final class WarpctlCommand implements Runnable {
                 new InspectCommand(),
                 new SchemaCommand(),
                 new HeadCommand(),
+                new StreamCommand(),
+                new CatCommand(),
                 new ListRemoteCommand(),
                 new StatusCommand(),
                 new MetricsCommand(),
