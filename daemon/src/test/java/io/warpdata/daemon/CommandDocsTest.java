@@ -34,6 +34,19 @@ class CommandDocsTest {
     }
 
     @Test
+    void zshRegistersBothProgramsThroughBashcompinit() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/zsh")),
+                "zsh is not installed (scripts/test installs it)");
+        CommandDocs.write(out);
+        Process p = new ProcessBuilder("zsh", "-c", "source " + out.resolve("completion/warp.zsh")
+                + " && print -r -- \"${_comps[warpctl]}|${_comps[warpd]}\"").redirectErrorStream(true).start();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(output).isZero();
+        assertThat(output).contains("_bash_complete -F _complete_warpctl", "|_bash_complete -F _complete_warpd");
+    }
+
+    @Test
     void manPagesAreGeneratedForBothProgramsAndEverySubcommand() throws Exception {
         List<Path> files = CommandDocs.write(out);
         assertThat(files).contains(out.resolve("man/warpctl.adoc"), out.resolve("man/warpd.adoc"),

@@ -23,9 +23,9 @@ import java.util.Objects;
  * each shard is mirrored into a sparse temp file ({@link ShardMirror}) that holds only what is
  * read through the {@link BlobReader} (verified bytes): first the footer, then, once DuckDB's
  * {@code parquet_metadata} has said where they lie, the column chunks of the first row group(s)
- * that cover the rows asked for. DuckDB then reads the
- * temp file as if it were whole; a filter on {@code file_row_number} makes it skip the row groups
- * that were not fetched, so it never touches the holes.
+ * that cover the rows asked for. DuckDB then reads the temp file as if it were whole; a filter on
+ * {@code file_row_number} makes it skip the row groups that were not fetched, so it never touches
+ * the holes.
  */
 public final class ParquetHead {
     private final BlobReader reader;

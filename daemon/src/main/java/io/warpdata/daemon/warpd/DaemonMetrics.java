@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.DoubleSupplier;
 import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
 
@@ -163,7 +164,7 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
         gauge("warp_cache_hit_ratio", "Bytes served from the cache / bytes read, since start.",
                 () -> daemon.reader().stats().hitRate());
 
-        Function<ToDoubleFunction<StoreHealth.Snapshot>, java.util.function.DoubleSupplier> health = f ->
+        Function<ToDoubleFunction<StoreHealth.Snapshot>, DoubleSupplier> health = f ->
                 () -> daemon.health().map(h -> f.applyAsDouble(h.snapshot())).orElse(0.0);
         gauge("warp_store_reachable", "1 if the store answers, 0 if it is unreachable or offline (--mode local).",
                 health.apply(h -> h.reachable() ? 1 : 0));
@@ -202,11 +203,11 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
                 .register(registry);
     }
 
-    private void counter(String name, String help, java.util.function.DoubleSupplier value) {
+    private void counter(String name, String help, DoubleSupplier value) {
         CounterWithCallback.builder().name(name).help(help).callback(cb -> cb.call(value.getAsDouble())).register(registry);
     }
 
-    private void gauge(String name, String help, java.util.function.DoubleSupplier value) {
+    private void gauge(String name, String help, DoubleSupplier value) {
         GaugeWithCallback.builder().name(name).help(help).callback(cb -> cb.call(value.getAsDouble())).register(registry);
     }
 

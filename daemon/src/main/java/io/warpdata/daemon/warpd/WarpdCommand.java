@@ -126,6 +126,7 @@ public final class WarpdCommand implements Callable<Integer> {
             });
         }
         System.out.println("warpd: mounted " + config.remote() + " at " + config.mountPoint() + " (mode " + config.mode().text() + ")");
+        daemon.metricsUrl().ifPresent(url -> System.out.println("warpd: metrics at " + url));
         System.out.flush();
         daemon.awaitClosed();
         return 0;

@@ -80,6 +80,7 @@ class MetricsIT {
         Path cache = work.resolve("cache");
         try (WarpdProcess warpd = WarpdProcess.start(mount, s3.remote("it-metrics"), cache, s3.env(),
                 "--metrics-listen", Integer.toString(port))) {
+            assertThat(warpd.output()).contains("warpd: metrics at http://127.0.0.1:" + port + "/metrics");
             HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
             URI uri = URI.create("http://127.0.0.1:" + port + "/metrics");
 
