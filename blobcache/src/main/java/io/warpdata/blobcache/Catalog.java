@@ -1,13 +1,7 @@
 package io.warpdata.blobcache;
 
-import com.fasterxml.jackson.core.JsonEncoding;
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.DatasetRef;
@@ -17,24 +11,21 @@ import io.warpdata.manifest.ManifestCorruptedException;
 import io.warpdata.manifest.ManifestValidationException;
 import io.warpdata.manifest.VersionHash;
 
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.regex.Pattern;
 
 /**
  * The remote catalog: dataset ids -> versions -> manifests, read from a {@link BlobStore} laid
  * out as {@link StoreLayout} says. Manifests are immutable and cached for ever (verified against
  * their hash once); pointers (latest, branches) and listings are re-read after a TTL, and
- * "nothing there" answers after a shorter one so that a fresh publish shows up quickly. A
- * pointer is re-read with a conditional GET ({@link BlobStore#getIfChanged}): one tiny request,
- * answered 304 when nothing moved; a LIST happens only when something is listed.
+ * "nothing there" answers after a shorter one so that a fresh publish shows up quickly
+ * ({@link CatalogCache}). A pointer is re-read with a conditional GET
+ * ({@link BlobStore#getIfChanged}): one tiny request, answered 304 when nothing moved; a LIST
+ * happens only when something is listed. Tags and branches are written by {@link RefWriter}.
  *
  * <p>Every answer the store gives is also kept in {@link LastKnownGood} (on disk in warpd), and
  * when the store does not answer ({@link StoreUnavailableException}: unreachable, timeouts, 5xx
@@ -47,7 +38,6 @@ import java.util.regex.Pattern;
  */
 public final class Catalog {
     private static final Pattern VERSION_FILE = Pattern.compile("^[0-9a-f]{64}\\.json$");
-    private static final String LATEST_VERSION = "version";
     private static final String POINTER_SUFFIX = ".json";
     /**
      * The largest manifest read: 64 MiB. Member lists and block hashes live in side blobs, so
@@ -56,17 +46,12 @@ public final class Catalog {
     static final int MANIFEST_MAX_BYTES = 64 << 20;
     /** DatasetNotFoundException prints at most this many names, then "...". */
     private static final int MAX_LISTED = 20;
-    private static final JsonFactory JSON = new JsonFactory();
 
     private final BlobStore store;
-    private final Config config;
     private final Cache<String, Manifest> manifests;
-    /** Pointers (latest, branches, tags) by their store key. */
-    private final Cache<String, Optional<VersionHash>> pointers;
-    private final Cache<String, List<String>> listings;
+    private final CatalogCache cache;
+    private final RefWriter refs;
     private final LastKnownGood known;
-    private final Clock clock;
-    private final LongAdder staleAnswers = new LongAdder();
 
     /**
      * Cache settings.
@@ -84,6 +69,7 @@ public final class Catalog {
             }
         }
 
+        /** Pointers trusted 2 s, negative answers 1 s, 1024 manifests. */
         public static Config defaults() {
             return new Config(Duration.ofSeconds(2), Duration.ofSeconds(1), 1024);
         }
@@ -99,6 +85,7 @@ public final class Catalog {
         this(store, Config.defaults(), Ticker.systemTicker());
     }
 
+    /** A catalog with its own cache settings and clock for TTLs, keeping its last known good state in memory. */
     public Catalog(BlobStore store, Config config, Ticker ticker) {
         this(store, config, ticker, LastKnownGood.inMemory(), Clock.systemUTC());
     }
@@ -109,16 +96,11 @@ public final class Catalog {
      */
     public Catalog(BlobStore store, Config config, Ticker ticker, LastKnownGood known, Clock clock) {
         this.store = store;
-        this.config = config;
         this.known = known;
-        this.clock = clock;
         this.manifests = Caffeine.newBuilder().maximumSize(config.maxManifests()).build();
-        this.pointers = Caffeine.newBuilder().ticker(ticker).maximumSize(100_000)
-                .expireAfter(new PointerExpiry())
-                .build();
-        this.listings = Caffeine.newBuilder().ticker(ticker).maximumSize(10_000)
-                .expireAfter(new TtlExpiry<String, List<String>>(List::isEmpty))
-                .build();
+        this.cache = new CatalogCache(store, config, ticker, known, clock);
+        // The writer asks this catalog only from its own methods, never while constructing.
+        this.refs = new RefWriter(this, store, cache, clock);
     }
 
     /** The store this catalog reads. */
@@ -129,7 +111,7 @@ public final class Catalog {
     /** Workspaces in the store, sorted. */
     public List<String> workspaces() {
         List<String> out = new ArrayList<>();
-        for (String child : list(StoreLayout.DATASETS)) {
+        for (String child : cache.list(StoreLayout.DATASETS)) {
             if (child.endsWith("/")) {
                 out.add(child.substring(0, child.length() - 1));
             }
@@ -137,10 +119,44 @@ public final class Catalog {
         return out;
     }
 
+    /**
+     * Whether workspace {@code ws} exists: answered from the last known listing when it names
+     * the workspace (workspaces are not deleted under a mount), else from a fresh one (a new
+     * workspace shows at once). A lookup by name costs no LIST once the workspace is known.
+     */
+    public boolean hasWorkspace(String ws) {
+        return cache.listKnown(StoreLayout.DATASETS).contains(ws + "/") || workspaces().contains(ws);
+    }
+
+    /** How many workspaces the last known listing has (no LIST when one is known): a link count. */
+    public int knownWorkspaceCount() {
+        return (int) cache.listKnown(StoreLayout.DATASETS).stream().filter(c -> c.endsWith("/")).count();
+    }
+
+    /**
+     * How many version directories workspace {@code ws} has by the last known listings (no LIST
+     * when they are known): a link count, which may lag a publish by a TTL.
+     */
+    public long knownVersionCount(String ws) {
+        long n = 0;
+        for (String child : cache.listKnown(StoreLayout.workspace(ws))) {
+            if (child.endsWith("/")) {
+                try {
+                    DatasetId id = new DatasetId(ws, child.substring(0, child.length() - 1));
+                    n += cache.listKnown(StoreLayout.versions(id)).stream()
+                            .filter(v -> VERSION_FILE.matcher(v).matches()).count();
+                } catch (ManifestValidationException notADataset) {
+                    // A stray directory someone created by hand: not ours to count.
+                }
+            }
+        }
+        return n;
+    }
+
     /** Datasets of a workspace, sorted. */
     public List<DatasetId> datasets(String workspace) {
         List<DatasetId> out = new ArrayList<>();
-        for (String child : list(StoreLayout.workspace(workspace))) {
+        for (String child : cache.list(StoreLayout.workspace(workspace))) {
             if (child.endsWith("/")) {
                 try {
                     out.add(new DatasetId(workspace, child.substring(0, child.length() - 1)));
@@ -155,7 +171,7 @@ public final class Catalog {
     /** Published versions of a dataset, sorted by hash. */
     public List<VersionHash> versions(DatasetId id) {
         List<VersionHash> out = new ArrayList<>();
-        for (String child : list(StoreLayout.versions(id))) {
+        for (String child : cache.list(StoreLayout.versions(id))) {
             if (VERSION_FILE.matcher(child).matches()) {
                 out.add(new VersionHash(child.substring(0, 64)));
             }
@@ -175,7 +191,7 @@ public final class Catalog {
 
     private List<String> pointerNames(String prefix) {
         List<String> out = new ArrayList<>();
-        for (String child : list(prefix)) {
+        for (String child : cache.list(prefix)) {
             if (child.endsWith(POINTER_SUFFIX) && child.indexOf('/') < 0) {
                 String name = child.substring(0, child.length() - POINTER_SUFFIX.length());
                 try {
@@ -190,88 +206,17 @@ public final class Catalog {
 
     /** The latest pointer, if set. */
     public Optional<VersionHash> latest(DatasetId id) {
-        return pointer(StoreLayout.latest(id));
+        return cache.pointer(StoreLayout.latest(id));
     }
 
     /** The version a tag names, if the tag exists. */
     public Optional<VersionHash> tag(DatasetId id, String tag) {
-        return pointer(StoreLayout.tag(id, DatasetRef.requireRefName("tag", tag)));
+        return cache.pointer(StoreLayout.tag(id, DatasetRef.requireRefName("tag", tag)));
     }
 
     /** The version a branch points at, if the branch exists. */
     public Optional<VersionHash> branch(DatasetId id, String branch) {
-        return pointer(StoreLayout.branch(id, DatasetRef.requireRefName("branch", branch)));
-    }
-
-    private Optional<VersionHash> pointer(String key) {
-        Optional<VersionHash> fresh = pointers.getIfPresent(key);
-        if (fresh != null) {
-            return fresh;
-        }
-        Optional<VersionHash> v = readPointer(key);
-        pointers.put(key, v);
-        return v;
-    }
-
-    /**
-     * Re-reads a pointer: a conditional GET with the tag of the last known state (unchanged:
-     * no body), or that state itself when the store does not answer.
-     */
-    private Optional<VersionHash> readPointer(String key) {
-        Optional<LastKnownGood.Pointer> last = known.pointer(key);
-        String source = store.describe() + "/" + key;
-        try {
-            Versioned now;
-            try {
-                now = store.getIfChanged(key, last.map(LastKnownGood.Pointer::tag).orElse(null), BlobStore.POINTER_MAX_BYTES);
-            } catch (BlobNotFoundException e) {
-                known.pointed(key, null, null, clock.instant());
-                return Optional.empty();
-            }
-            if (now == null) {
-                LastKnownGood.Pointer same = last.orElseThrow();
-                known.pointed(key, same.version(), same.tag(), clock.instant());
-                return Optional.ofNullable(same.version()).map(VersionHash::new);
-            }
-            VersionHash v = parseLatest(now.data(), source);
-            known.pointed(key, v.hex(), now.tag(), clock.instant());
-            return Optional.of(v);
-        } catch (StoreUnavailableException e) {
-            if (last.isEmpty()) {
-                throw e;
-            }
-            staleAnswers.increment();
-            return Optional.ofNullable(last.get().version()).map(VersionHash::new);
-        }
-    }
-
-    /** Parses {@code {"version":"<hex>"}}; other fields are ignored (room to grow). */
-    static VersionHash parseLatest(byte[] json, String source) {
-        String version = null;
-        try (JsonParser p = JSON.createParser(json)) {
-            if (p.nextToken() != JsonToken.START_OBJECT) {
-                throw new ManifestCorruptedException(source, "$", "a latest pointer must be a JSON object");
-            }
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String field = p.currentName();
-                JsonToken value = p.nextToken();
-                if (LATEST_VERSION.equals(field) && value == JsonToken.VALUE_STRING) {
-                    version = p.getText();
-                } else {
-                    p.skipChildren();
-                }
-            }
-        } catch (IOException e) {
-            throw new ManifestCorruptedException(source, "$", "not valid JSON: " + e.getMessage(), e);
-        }
-        if (version == null) {
-            throw new ManifestCorruptedException(source, LATEST_VERSION, "missing");
-        }
-        try {
-            return new VersionHash(version);
-        } catch (ManifestValidationException e) {
-            throw new ManifestCorruptedException(source, LATEST_VERSION, e.getMessage(), e);
-        }
+        return cache.pointer(StoreLayout.branch(id, DatasetRef.requireRefName("branch", branch)));
     }
 
     /**
@@ -393,9 +338,9 @@ public final class Catalog {
         DatasetId id = manifest.datasetId();
         String key = StoreLayout.version(id, version);
         store.putIfAbsent(key, ManifestCodec.toJson(manifest));
-        listings.invalidate(StoreLayout.versions(id));
-        listings.invalidate(StoreLayout.workspace(id.workspace()));
-        listings.invalidate(StoreLayout.DATASETS);
+        cache.invalidateListing(StoreLayout.versions(id));
+        cache.invalidateListing(StoreLayout.workspace(id.workspace()));
+        cache.invalidateListing(StoreLayout.DATASETS);
         return version;
     }
 
@@ -426,24 +371,7 @@ public final class Catalog {
      * @throws PointerMovedException if someone else moved it meanwhile
      */
     public boolean moveBranch(DatasetId id, String branch, VersionHash version, String by, Head from) {
-        requirePublished(id, version);
-        String key;
-        if (branch == null) {
-            key = StoreLayout.latest(id);
-        } else {
-            requireNewRefName(branch);
-            if (fresh(StoreLayout.tag(id, branch)).version().isPresent()) {
-                throw new RefExistsException(id + "@" + branch + " is a tag, so it cannot be a branch too"
-                        + " (tags and branches share one namespace)", "Pick another branch name.");
-            }
-            key = StoreLayout.branch(id, branch);
-        }
-        Head now = from != null ? from : fresh(key);
-        if (now.version().equals(Optional.of(version))) {
-            return false;
-        }
-        write(key, version, by, now.tag());
-        return true;
+        return refs.moveBranch(id, branch, version, by, from);
     }
 
     /**
@@ -451,7 +379,7 @@ public final class Catalog {
      * what a publish that will move the branch bases itself on.
      */
     public Head head(DatasetId id, String branch) {
-        return fresh(branch == null ? StoreLayout.latest(id) : StoreLayout.branch(id, DatasetRef.requireRefName("branch", branch)));
+        return refs.head(branch == null ? StoreLayout.latest(id) : StoreLayout.branch(id, DatasetRef.requireRefName("branch", branch)));
     }
 
     /**
@@ -464,25 +392,7 @@ public final class Catalog {
      * @throws PointerMovedException if someone else wrote the tag meanwhile
      */
     public boolean tag(DatasetId id, String tag, VersionHash version, String by, boolean force) {
-        requireNewRefName(tag);
-        requirePublished(id, version);
-        if (fresh(StoreLayout.branch(id, tag)).version().isPresent()) {
-            throw new RefExistsException(id + "@" + tag + " is a branch, so it cannot be a tag too"
-                    + " (tags and branches share one namespace)", "Pick another tag name.");
-        }
-        String key = StoreLayout.tag(id, tag);
-        Head now = fresh(key);
-        if (now.version().equals(Optional.of(version))) {
-            return false;
-        }
-        if (now.version().isPresent() && !force) {
-            throw new RefExistsException("Tag " + id + "@" + tag + " already names version "
-                    + now.version().get().shortHex(16) + "; tags never move",
-                    "Use another tag name, or re-tag with --force (mounts keep the old target until"
-                            + " 'warpctl refresh' or a restart).");
-        }
-        write(key, version, by, now.tag());
-        return true;
+        return refs.tag(id, tag, version, by, force);
     }
 
     /**
@@ -492,41 +402,15 @@ public final class Catalog {
      * @throws PointerMovedException if it changed meanwhile
      */
     public void deleteTag(DatasetId id, String tag) {
-        DatasetRef.requireRefName("tag", tag);
-        String key = StoreLayout.tag(id, tag);
-        Head now = fresh(key);
-        if (now.version().isEmpty()) {
-            throw refNotFound(id, tag);
-        }
-        store.deleteIfUnchanged(key, now.tag());
-        pointers.put(key, Optional.empty());
-        known.pointed(key, null, null, clock.instant());
-        listings.invalidate(StoreLayout.tags(id));
+        refs.deleteTag(id, tag);
     }
 
     /** A pointer as the store held it when read (no cache): its version and the object's version tag. */
     public record Head(Optional<VersionHash> version, String tag) {
     }
 
-    private Head fresh(String key) {
-        Versioned v;
-        try {
-            v = store.getIfChanged(key, null, BlobStore.POINTER_MAX_BYTES);
-        } catch (BlobNotFoundException e) {
-            return new Head(Optional.empty(), null);
-        }
-        return new Head(Optional.of(parseLatest(v.data(), store.describe() + "/" + key)), v.tag());
-    }
-
-    private void write(String key, VersionHash version, String by, String expectedTag) {
-        String tag = store.putIfUnchanged(key, pointerJson(version, by, clock.instant()), expectedTag);
-        pointers.put(key, Optional.of(version));
-        known.pointed(key, version.hex(), tag, clock.instant());
-        int slash = key.lastIndexOf('/');
-        listings.invalidate(key.substring(0, slash + 1));
-    }
-
-    private void requirePublished(DatasetId id, VersionHash version) {
+    /** Fails unless {@code version} of {@code id} is published: a pointer to it would break every reader. */
+    void requirePublished(DatasetId id, VersionHash version) {
         if (manifests.getIfPresent(StoreLayout.version(id, version)) == null
                 && store.length(StoreLayout.version(id, version)).isEmpty()) {
             // A pointer to a missing manifest would break every reader of it.
@@ -534,59 +418,14 @@ public final class Catalog {
         }
     }
 
-    private static void requireNewRefName(String name) {
-        DatasetRef.requireRefName("ref", name);
-        if (name.equals(DatasetRef.LATEST)) {
-            throw new ManifestValidationException("ref", "'latest' is the default branch's name; pick another");
-        }
-    }
-
-    /**
-     * The pointer object: {@code {"at": ..., "by": ..., "version": "<hex>"}}. Only
-     * {@code version} is read back; the rest is the non-hashed envelope (who, when).
-     */
-    static byte[] pointerJson(VersionHash version, String by, java.time.Instant at) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(160);
-        try (JsonGenerator g = JSON.createGenerator(out, JsonEncoding.UTF8)) {
-            g.writeStartObject();
-            g.writeStringField("at", at.toString());
-            if (by != null) {
-                g.writeStringField("by", by);
-            }
-            g.writeStringField(LATEST_VERSION, version.hex());
-            g.writeEndObject();
-        } catch (IOException e) {
-            throw new UncheckedIOException("writing JSON to memory cannot fail", e);
-        }
-        return out.toByteArray();
-    }
-
     /** Forgets latest pointers and listings (manifests are immutable and stay cached). */
     public void refresh() {
-        pointers.invalidateAll();
-        listings.invalidateAll();
-    }
-
-    private List<String> list(String prefix) {
-        List<String> fresh = listings.getIfPresent(prefix);
-        if (fresh != null) {
-            return fresh;
-        }
-        List<String> children;
-        try {
-            children = List.copyOf(store.list(prefix));
-            known.listed(prefix, children, clock.instant());
-        } catch (StoreUnavailableException e) {
-            children = known.listing(prefix).map(LastKnownGood.Listing::children).orElseThrow(() -> e);
-            staleAnswers.increment();
-        }
-        listings.put(prefix, children);
-        return children;
+        cache.refresh();
     }
 
     /** Answers served from the last known good state because the store did not answer. */
     public long staleAnswers() {
-        return staleAnswers.sum();
+        return cache.staleAnswers();
     }
 
     /** Where answers are kept for outages and restarts. */
@@ -610,7 +449,7 @@ public final class Catalog {
     }
 
     /** "No tag or branch X", listing the dataset's tags and branches (or what else exists). */
-    private DatasetNotFoundException refNotFound(DatasetId id, String name) {
+    DatasetNotFoundException refNotFound(DatasetId id, String name) {
         List<String> refs = new ArrayList<>();
         if (versions(id).isEmpty()) {
             return notFound(id, id + "@" + name);
@@ -648,63 +487,6 @@ public final class Catalog {
         /** A version named by its hash. */
         public Resolved(DatasetId id, VersionHash version, Manifest manifest) {
             this(id, version, manifest, RefKind.VERSION);
-        }
-    }
-
-    /**
-     * Tags never move, so a tag that exists is trusted until {@link #refresh()}; the latest
-     * pointer and branches are re-read after {@code pointerTtl}; "no such pointer" after
-     * {@code negativeTtl}, so a new publish or tag shows up fast.
-     */
-    private final class PointerExpiry implements Expiry<String, Optional<VersionHash>> {
-        private long ttl(String key, Optional<VersionHash> value) {
-            if (value.isEmpty()) {
-                return config.negativeTtl().toNanos();
-            }
-            return key.contains("/tags/") ? Long.MAX_VALUE : config.pointerTtl().toNanos();
-        }
-
-        @Override
-        public long expireAfterCreate(String key, Optional<VersionHash> value, long currentTime) {
-            return ttl(key, value);
-        }
-
-        @Override
-        public long expireAfterUpdate(String key, Optional<VersionHash> value, long currentTime, long currentDuration) {
-            return ttl(key, value);
-        }
-
-        @Override
-        public long expireAfterRead(String key, Optional<VersionHash> value, long currentTime, long currentDuration) {
-            return currentDuration;
-        }
-    }
-
-    /** Positive answers live {@code pointerTtl}, negative ones {@code negativeTtl}. */
-    private final class TtlExpiry<K, V> implements Expiry<K, V> {
-        private final java.util.function.Predicate<V> negative;
-
-        TtlExpiry(java.util.function.Predicate<V> negative) {
-            this.negative = negative;
-        }
-
-        private long ttl(V value) {
-            return (negative.test(value) ? config.negativeTtl() : config.pointerTtl()).toNanos();
-        }
-
-        @Override
-        public long expireAfterCreate(K key, V value, long currentTime) {
-            return ttl(value);
-        }
-
-        @Override
-        public long expireAfterUpdate(K key, V value, long currentTime, long currentDuration) {
-            return ttl(value);
-        }
-
-        @Override
-        public long expireAfterRead(K key, V value, long currentTime, long currentDuration) {
-            return currentDuration;
         }
     }
 }

@@ -220,6 +220,29 @@ class CatalogTest {
     }
 
     @Test
+    void linkCountsAndLookupsByNameAnswerFromTheLastKnownListingPastItsTtl() {
+        publisher.putVersion(manifest(MNIST, 1));
+        publisher.putVersion(manifest(MNIST, 2));
+        CountingBlobStore counting = new CountingBlobStore(store);
+        Catalog c = new Catalog(counting, Catalog.Config.defaults(), ticker);
+        assertThat(c.hasWorkspace("vision")).isTrue();
+        assertThat(c.knownWorkspaceCount()).isEqualTo(1);
+        assertThat(c.knownVersionCount("vision")).isEqualTo(2);
+        long listed = counting.lists.sum();
+        ticker.advance(Duration.ofDays(1));
+        // The kernel re-validating /vision (lookup, getattr) costs no LIST: only a listing does.
+        assertThat(c.hasWorkspace("vision")).isTrue();
+        assertThat(c.knownWorkspaceCount()).isEqualTo(1);
+        assertThat(c.knownVersionCount("vision")).isEqualTo(2);
+        assertThat(counting.lists.sum()).isEqualTo(listed);
+        // A workspace the known listing lacks is looked for in a fresh one (it may be new).
+        publisher.putVersion(manifest(DatasetId.parse("audio/clips"), 1));
+        assertThat(c.hasWorkspace("audio")).isTrue();
+        assertThat(counting.lists.sum()).isEqualTo(listed + 1);
+        assertThat(c.hasWorkspace("nope")).isFalse();
+    }
+
+    @Test
     void refreshDropsPointersAndListingsAtOnce() {
         VersionHash v1 = publisher.putVersion(manifest(MNIST, 1));
         publisher.setLatest(MNIST, v1);
@@ -252,26 +275,26 @@ class CatalogTest {
 
     @Test
     void garbledLatestPointerIsCorrupted() {
-        assertThatThrownBy(() -> Catalog.parseLatest("{\"version\":42}".getBytes(StandardCharsets.UTF_8), "x"))
+        assertThatThrownBy(() -> PointerCodec.fromJson("{\"version\":42}".getBytes(StandardCharsets.UTF_8), "x"))
                 .isInstanceOf(ManifestCorruptedException.class);
-        assertThatThrownBy(() -> Catalog.parseLatest("{\"version\":\"abc\"}".getBytes(StandardCharsets.UTF_8), "x"))
+        assertThatThrownBy(() -> PointerCodec.fromJson("{\"version\":\"abc\"}".getBytes(StandardCharsets.UTF_8), "x"))
                 .isInstanceOf(ManifestCorruptedException.class);
-        assertThatThrownBy(() -> Catalog.parseLatest("nope".getBytes(StandardCharsets.UTF_8), "x"))
+        assertThatThrownBy(() -> PointerCodec.fromJson("nope".getBytes(StandardCharsets.UTF_8), "x"))
                 .isInstanceOf(ManifestCorruptedException.class);
         String hex = hex64('d', "");
-        assertThat(Catalog.parseLatest(("{\"extra\":[1,{}],\"version\":\"" + hex + "\"}")
+        assertThat(PointerCodec.fromJson(("{\"extra\":[1,{}],\"version\":\"" + hex + "\"}")
                 .getBytes(StandardCharsets.UTF_8), "x").hex()).isEqualTo(hex);
     }
 
     @Test
     void latestPointerRoundTrips() {
         VersionHash v = new VersionHash(hex64('f', "0123"));
-        assertThat(Catalog.parseLatest(Catalog.pointerJson(v, "alice", java.time.Instant.EPOCH), "x")).isEqualTo(v);
+        assertThat(PointerCodec.fromJson(PointerCodec.toJson(v, "alice", java.time.Instant.EPOCH), "x")).isEqualTo(v);
     }
 
     /** Writes a tag or branch pointer the way a publisher on another machine would. */
     private void pointer(String key, VersionHash v) {
-        store.put(key, Catalog.pointerJson(v, null, java.time.Instant.EPOCH));
+        store.put(key, PointerCodec.toJson(v, null, java.time.Instant.EPOCH));
     }
 
     @Test

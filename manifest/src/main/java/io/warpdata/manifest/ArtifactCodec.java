@@ -7,8 +7,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SortedMap;
 
-/** {@code artifacts}: name -> {@code {index: blob, kind, member_bytes, member_count, shards: [blob]}}. */
+/**
+ * {@code artifacts}: name -> {@code {facts?: {name: text}, index: blob, kind, member_bytes,
+ * member_count, shards: [blob]}}; {@code facts} only when a checked format gave some.
+ */
 final class ArtifactCodec {
+    private static final String FACTS = "facts";
     private static final String INDEX = "index";
     private static final String KIND = "kind";
     private static final String MEMBER_BYTES = "member_bytes";
@@ -20,6 +24,14 @@ final class ArtifactCodec {
 
     static void write(JsonGenerator g, Artifact a) throws IOException {
         g.writeStartObject();
+        // Written only when there are some: every artifact without them keeps its version's id.
+        if (!a.facts().isEmpty()) {
+            g.writeObjectFieldStart(FACTS);
+            for (var f : a.facts().entrySet()) {
+                g.writeStringField(f.getKey(), f.getValue());
+            }
+            g.writeEndObject();
+        }
         g.writeFieldName(INDEX);
         BlobRefCodec.write(g, a.index());
         g.writeStringField(KIND, a.kind().json());
@@ -38,7 +50,16 @@ final class ArtifactCodec {
     }
 
     private static Artifact read(StrictJson.Obj a) {
-        a.allow(INDEX, KIND, MEMBER_BYTES, MEMBER_COUNT, SHARDS);
+        a.allow(FACTS, INDEX, KIND, MEMBER_BYTES, MEMBER_COUNT, SHARDS);
+        java.util.SortedMap<String, String> facts = new java.util.TreeMap<>();
+        if (a.get(FACTS) != null) {
+            StrictJson.Obj f = a.object(FACTS);
+            for (var e : f.fields()) {
+                if (facts.put(e.getKey(), f.string(e)) != null) {
+                    throw f.corrupted(f.at(e.getKey()), "duplicate fact '" + e.getKey() + "'");
+                }
+            }
+        }
         BlobRef index = BlobRefCodec.readObject(a.object(INDEX));
         String k = a.string(KIND);
         ArtifactKind kind = a.check(a.at(KIND), () -> ArtifactKind.fromJson(k));
@@ -49,6 +70,6 @@ final class ArtifactCodec {
         for (int i = 0; i < list.size(); i++) {
             shards.add(BlobRefCodec.readObject(list.object(i)));
         }
-        return a.check(a.path(), () -> new Artifact(kind, shards, index, memberCount, memberBytes));
+        return a.check(a.path(), () -> new Artifact(kind, shards, index, memberCount, memberBytes, facts));
     }
 }

@@ -4,6 +4,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
@@ -20,8 +21,10 @@ public record Manifest(DatasetId datasetId,
                        SortedMap<String, Artifact> artifacts,
                        List<Binding> bindings,
                        Stats stats,
-                       SortedMap<String, String> metadata) {
+                       SortedMap<String, String> metadata,
+                       Optional<Derivation> derivedFrom) {
     public Manifest {
+        Objects.requireNonNull(derivedFrom, "derivedFrom");
         Objects.requireNonNull(datasetId, "datasetId");
         tables = Collections.unmodifiableSortedMap(new TreeMap<>(tables));
         artifacts = Collections.unmodifiableSortedMap(new TreeMap<>(artifacts));
@@ -48,6 +51,12 @@ public record Manifest(DatasetId datasetId,
         }
     }
 
+    /** An ordinary (not derived) version. */
+    public Manifest(DatasetId datasetId, SortedMap<String, Table> tables, SortedMap<String, Artifact> artifacts,
+                    List<Binding> bindings, Stats stats, SortedMap<String, String> metadata) {
+        this(datasetId, tables, artifacts, bindings, stats, metadata, Optional.empty());
+    }
+
     /** Builds a manifest, deriving {@link Stats} from the tables and artifacts. */
     public static Manifest of(DatasetId id, Map<String, Table> tables, Map<String, Artifact> artifacts,
                               List<Binding> bindings, Map<String, String> metadata) {
@@ -59,8 +68,13 @@ public record Manifest(DatasetId datasetId,
                 new Stats(rows, bytes, members), new TreeMap<>(metadata));
     }
 
+    /** The same manifest as a version derived from another ({@link Derivation}: a view). */
+    public Manifest derivedFrom(Derivation derivation) {
+        return new Manifest(datasetId, tables, artifacts, bindings, stats, metadata, Optional.of(derivation));
+    }
+
     /** The same manifest with other metadata (the version id does not change). */
     public Manifest withMetadata(Map<String, String> newMetadata) {
-        return new Manifest(datasetId, tables, artifacts, bindings, stats, new TreeMap<>(newMetadata));
+        return new Manifest(datasetId, tables, artifacts, bindings, stats, new TreeMap<>(newMetadata), derivedFrom);
     }
 }

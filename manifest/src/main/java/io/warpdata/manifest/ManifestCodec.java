@@ -11,6 +11,7 @@ import java.io.UncheckedIOException;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
@@ -31,7 +32,9 @@ import java.util.TreeMap;
  * {"artifacts":{"images":{"index":{"blocks":H,"byte_size":N,"hash":H},"kind":"tar_shards",
  *    "member_bytes":N,"member_count":N,"shards":[{"blocks":H,"byte_size":N,"hash":H}]}},
  *  "bindings":[{"artifact":"images","column":"path","ref_type":"image","table":"main"}],
- *  "dataset_id":"ws/name","format_version":1,"metadata":{"created_at":"..."},
+ *  "dataset_id":"ws/name",
+ *  "derived_from":{"dataset_id":"ws/parent","query":{"where":"..."},"table":"main","version":H},
+ *  "format_version":1,"metadata":{"created_at":"..."},
  *  "stats":{"total_bytes":N,"total_members":N,"total_rows":N},
  *  "tables":{"main":{"format":"parquet","schema":[{"name":"id","type":"BIGINT"}],
  *    "shards":[{"blocks":H,"byte_size":N,"hash":H,"name":"part-0.parquet","row_count":N}]}},
@@ -45,7 +48,7 @@ import java.util.TreeMap;
  * JSON path of the field, e.g. {@code tables.main.shards[1].hash}.
  *
  * <p>One small codec per type ({@link TableCodec}, {@link ArtifactCodec}, {@link BindingCodec},
- * {@link StatsCodec}, {@link BlobRefCodec}), on one shared helper ({@link StrictJson}) that
+ * {@link StatsCodec}, {@link BlobRefCodec}, {@link DerivationCodec}), on one shared helper ({@link StrictJson}) that
  * enforces required, once-only and typed fields; values are checked by the records' own
  * constructors, whose errors become corruption at the field's path. A new optional field is a
  * few lines in one codec.
@@ -59,6 +62,7 @@ public final class ManifestCodec {
     private static final String ARTIFACTS = "artifacts";
     private static final String BINDINGS = "bindings";
     private static final String DATASET_ID = "dataset_id";
+    private static final String DERIVED_FROM = "derived_from";
     private static final String FORMAT_VERSION_KEY = "format_version";
     private static final String METADATA = "metadata";
     private static final String STATS = "stats";
@@ -110,11 +114,13 @@ public final class ManifestCodec {
      */
     public static Manifest fromJson(byte[] json, String source) {
         StrictJson.Obj root = StrictJson.parse(json, source, "manifest object");
-        root.allow(ARTIFACTS, BINDINGS, DATASET_ID, FORMAT_VERSION_KEY, METADATA, STATS, TABLES, VERSION_HASH);
+        root.allow(ARTIFACTS, BINDINGS, DATASET_ID, DERIVED_FROM, FORMAT_VERSION_KEY, METADATA, STATS, TABLES, VERSION_HASH);
         SortedMap<String, Artifact> artifacts = ArtifactCodec.readAll(root.object(ARTIFACTS));
         List<Binding> bindings = BindingCodec.readAll(root.array(BINDINGS));
         String idText = root.string(DATASET_ID);
         DatasetId id = root.check(DATASET_ID, () -> DatasetId.parse(idText));
+        Optional<Derivation> derivedFrom = root.get(DERIVED_FROM) == null ? Optional.empty()
+                : Optional.of(DerivationCodec.read(root.object(DERIVED_FROM)));
         long format = root.integer(FORMAT_VERSION_KEY);
         if (format != FORMAT_VERSION) {
             throw root.corrupted(FORMAT_VERSION_KEY, "unknown format version " + format + " (this Warp reads version "
@@ -125,7 +131,7 @@ public final class ManifestCodec {
         SortedMap<String, Table> tables = TableCodec.readAll(root.object(TABLES));
         String stored = root.string(VERSION_HASH);
         root.check(VERSION_HASH, () -> new VersionHash(stored));
-        Manifest m = root.check("$", () -> new Manifest(id, tables, artifacts, bindings, stats, metadata));
+        Manifest m = root.check("$", () -> new Manifest(id, tables, artifacts, bindings, stats, metadata, derivedFrom));
         String actual = root.check("$", () -> version(m)).hex();
         if (!actual.equals(stored)) {
             throw root.corrupted(VERSION_HASH, "hash mismatch: stored " + stored + ", content hashes to " + actual);
@@ -160,6 +166,11 @@ public final class ManifestCodec {
             }
             g.writeEndArray();
             g.writeStringField(DATASET_ID, m.datasetId().toString());
+            // Written only for views, so every ordinary version keeps the id it always had.
+            if (m.derivedFrom().isPresent()) {
+                g.writeFieldName(DERIVED_FROM);
+                DerivationCodec.write(g, m.derivedFrom().get());
+            }
             g.writeNumberField(FORMAT_VERSION_KEY, FORMAT_VERSION);
             if (stored) {
                 g.writeObjectFieldStart(METADATA);

@@ -13,8 +13,8 @@ public record Table(List<TableShard> shards, List<Column> schema) {
         schema = List.copyOf(schema);
         Set<String> seen = new HashSet<>();
         for (TableShard s : shards) {
-            if (!seen.add(s.name())) {
-                throw new ManifestValidationException("shards", "duplicate shard name '" + s.name() + "'");
+            if (!seen.add(s.path())) {
+                throw new ManifestValidationException("shards", "duplicate shard name '" + s.path() + "'");
             }
         }
         Set<String> columns = new HashSet<>();

@@ -9,7 +9,10 @@ import java.util.List;
 import java.util.Set;
 import java.util.SortedMap;
 
-/** {@code tables}: name -> {@code {format, schema: [{name, type}], shards: [{blob, name, row_count}]}}. */
+/**
+ * {@code tables}: name -> {@code {format, schema: [{name, type}], shards: [{blob, dir?, name,
+ * row_count}]}}; {@code dir} only for files in partition folders.
+ */
 final class TableCodec {
     private static final String FORMAT = "format";
     private static final String SCHEMA = "schema";
@@ -17,6 +20,7 @@ final class TableCodec {
     private static final String NAME = "name";
     private static final String TYPE = "type";
     private static final String ROW_COUNT = "row_count";
+    private static final String DIR = "dir";
 
     private TableCodec() {
     }
@@ -36,6 +40,10 @@ final class TableCodec {
         for (TableShard s : t.shards()) {
             g.writeStartObject();
             BlobRefCodec.writeFields(g, s.blob());
+            // Only for files in partition folders: every other version keeps its id.
+            if (!s.dir().isEmpty()) {
+                g.writeStringField(DIR, s.dir());
+            }
             g.writeStringField(NAME, s.name());
             g.writeNumberField(ROW_COUNT, s.rowCount());
             g.writeEndObject();
@@ -81,15 +89,20 @@ final class TableCodec {
         List<TableShard> out = new ArrayList<>();
         Set<String> names = new HashSet<>();
         for (int i = 0; i < shards.size(); i++) {
-            StrictJson.Obj s = shards.object(i).allow(BlobRefCodec.BLOCKS, BlobRefCodec.BYTE_SIZE, BlobRefCodec.HASH, NAME,
-                    ROW_COUNT);
+            StrictJson.Obj s = shards.object(i).allow(BlobRefCodec.BLOCKS, BlobRefCodec.BYTE_SIZE, BlobRefCodec.HASH, DIR,
+                    NAME, ROW_COUNT);
             BlobRef blob = BlobRefCodec.read(s);
+            String dir = s.get(DIR) == null ? "" : s.string(DIR);
+            if (s.get(DIR) != null) {
+                s.check(s.at(DIR), () -> Names.requireMemberPath("dir", dir));
+            }
             String name = s.component(NAME);
-            if (!names.add(name)) {
-                throw s.corrupted(s.at(NAME), "duplicate shard name '" + name + "'");
+            String path = dir.isEmpty() ? name : dir + "/" + name;
+            if (!names.add(path)) {
+                throw s.corrupted(s.at(NAME), "duplicate shard name '" + path + "'");
             }
             long rows = s.integer(ROW_COUNT);
-            out.add(s.check(s.path(), () -> new TableShard(name, blob, rows)));
+            out.add(s.check(s.path(), () -> new TableShard(name, blob, rows, dir)));
         }
         return out;
     }

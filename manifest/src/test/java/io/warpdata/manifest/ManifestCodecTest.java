@@ -147,6 +147,75 @@ class ManifestCodecTest {
     }
 
     @Test
+    void aViewRecordsItsParentAndQueryInTheHashedPart() {
+        Manifest plain = Manifests.sample();
+        Derivation d = new Derivation(DatasetId.parse("ws/parent"), ManifestCodec.version(plain), "main",
+                new TreeMap<>(Map.of("where", "label IN ('cat', 'dog')", "seed", "7", "sample", "500")));
+        Manifest view = plain.derivedFrom(d);
+        assertThat(ManifestCodec.version(plain).hex()).as("ordinary versions keep their id").isEqualTo(GOLDEN_SAMPLE_VERSION);
+        assertThat(ManifestCodec.version(view)).isNotEqualTo(ManifestCodec.version(plain));
+
+        Manifest back = ManifestCodec.fromJson(ManifestCodec.toJson(view), SOURCE);
+        assertThat(back).isEqualTo(view);
+        assertThat(back.derivedFrom()).contains(d);
+        Object tree = JsonTree.read(ManifestCodec.canonicalJson(view));
+        assertSortedKeys(tree, "$");
+        assertThat(new String(ManifestCodec.canonicalJson(view), StandardCharsets.UTF_8)).contains(
+                "\"derived_from\":{\"dataset_id\":\"ws/parent\",\"query\":{\"sample\":\"500\",\"seed\":\"7\","
+                        + "\"where\":\"label IN ('cat', 'dog')\"},\"table\":\"main\",\"version\":\"" + d.parentVersion().hex());
+
+        TreeMap<String, String> otherSeed = new TreeMap<>(d.query());
+        otherSeed.put("seed", "8");
+        Manifest other = plain.derivedFrom(new Derivation(d.parent(), d.parentVersion(), "main", otherSeed));
+        assertThat(ManifestCodec.version(other)).as("another seed is another view").isNotEqualTo(ManifestCodec.version(view));
+
+        String stored = new String(ManifestCodec.toJson(view), StandardCharsets.UTF_8);
+        String unknown = stored.replace("\"table\":\"main\",", "\"table\":\"main\",\"x\":\"y\",");
+        assertThatThrownBy(() -> ManifestCodec.fromJson(unknown.getBytes(StandardCharsets.UTF_8), SOURCE))
+                .isInstanceOf(ManifestCorruptedException.class).hasMessageContaining("derived_from.x");
+        String badVersion = stored.replace("\"version\":\"" + d.parentVersion().hex(), "\"version\":\"zz");
+        assertThatThrownBy(() -> ManifestCodec.fromJson(badVersion.getBytes(StandardCharsets.UTF_8), SOURCE))
+                .isInstanceOf(ManifestCorruptedException.class).hasMessageContaining("derived_from.version");
+    }
+
+    @Test
+    void partitionFoldersOfTableShardsRoundTripAndAreCheckedLikeMemberPaths() {
+        BlobRef blob = Manifests.blob(new Random(2));
+        Table t = new Table(List.of(new TableShard("data_0.parquet", blob, 5, "year=2026/cls=a"),
+                new TableShard("data_0.parquet", blob, 5, "year=2026/cls=b")), List.of(new Column("id", "BIGINT")));
+        Manifest m = Manifest.of(DatasetId.parse("ws/p"), Map.of("main", t), Map.of(), List.of(), Map.of());
+        Manifest back = ManifestCodec.fromJson(ManifestCodec.toJson(m), SOURCE);
+        assertThat(back).isEqualTo(m);
+        assertThat(back.tables().get("main").shards().get(1).path()).isEqualTo("year=2026/cls=b/data_0.parquet");
+        assertThat(new String(ManifestCodec.canonicalJson(m), StandardCharsets.UTF_8))
+                .contains("\"dir\":\"year=2026/cls=a\",\"name\":\"data_0.parquet\"");
+        assertThatThrownBy(() -> new TableShard("x.parquet", blob, 1, "../up")).isInstanceOf(ManifestValidationException.class);
+        assertThatThrownBy(() -> new Table(List.of(new TableShard("x.parquet", blob, 1, "a"),
+                new TableShard("x.parquet", blob, 1, "a")), List.of())).hasMessageContaining("duplicate shard name 'a/x.parquet'");
+        String stored = new String(ManifestCodec.toJson(m), StandardCharsets.UTF_8).replace("year=2026/cls=a", "/abs");
+        assertThatThrownBy(() -> ManifestCodec.fromJson(stored.getBytes(StandardCharsets.UTF_8), SOURCE))
+                .isInstanceOf(ManifestCorruptedException.class).hasMessageContaining("tables.main.shards[0].dir");
+    }
+
+    @Test
+    void formatFactsOfAnArtifactAreHashedAndRoundTrip() {
+        Manifest plain = Manifests.sample();
+        Artifact a = plain.artifacts().get("images");
+        Artifact withFacts = new Artifact(ArtifactKind.SAFETENSORS, a.shards(), a.index(), a.memberCount(), a.memberBytes(),
+                new TreeMap<>(Map.of("format", "safetensors", "tensors", "132", "dtypes", "F32:120 BF16:3")));
+        Manifest m = Manifest.of(plain.datasetId(), plain.tables(), Map.of("images", withFacts), plain.bindings(), Map.of());
+        assertThat(ManifestCodec.fromJson(ManifestCodec.toJson(m), SOURCE)).isEqualTo(m);
+        assertThat(new String(ManifestCodec.canonicalJson(m), StandardCharsets.UTF_8))
+                .contains("{\"facts\":{\"dtypes\":\"F32:120 BF16:3\",\"format\":\"safetensors\",\"tensors\":\"132\"},\"index\":");
+        Artifact otherFacts = new Artifact(ArtifactKind.SAFETENSORS, a.shards(), a.index(), a.memberCount(), a.memberBytes(),
+                new TreeMap<>(Map.of("format", "safetensors", "tensors", "133", "dtypes", "F32:120 BF16:3")));
+        assertThat(ManifestCodec.version(Manifest.of(plain.datasetId(), plain.tables(), Map.of("images", otherFacts),
+                plain.bindings(), Map.of()))).isNotEqualTo(ManifestCodec.version(m));
+        assertThatThrownBy(() -> new Artifact(ArtifactKind.SAFETENSORS, a.shards(), a.index(), 1, 1,
+                new TreeMap<>(Map.of("Bad Name", "x")))).isInstanceOf(ManifestValidationException.class);
+    }
+
+    @Test
     void metadataDoesNotChangeTheVersion() {
         Random r = new Random(4);
         for (int i = 0; i < RUNS; i++) {

@@ -63,4 +63,33 @@ class ParsersFuzzTest {
             // Refused with a typed error: fine.
         }
     }
+
+    @FuzzTest
+    void safetensorsFile(byte[] input) {
+        try {
+            // A whole file: the 8-byte length, then the header against the file's size.
+            long n = io.warpdata.manifest.formats.SafetensorsHeader.headerLength(input, input.length, "fuzz");
+            byte[] header = java.util.Arrays.copyOfRange(input, 8, (int) (8 + n));
+            var h = io.warpdata.manifest.formats.SafetensorsHeader.parse(header, input.length, "fuzz");
+            for (var t : h.tensors()) {
+                io.warpdata.manifest.formats.NpyHeader.descr(t.dtype())
+                        .ifPresent(d -> io.warpdata.manifest.formats.NpyHeader.of(d, t.shape()));
+            }
+        } catch (WarpException expected) {
+            // Refused with a typed error: fine.
+        }
+    }
+
+    @FuzzTest
+    void twhShard(byte[] input) {
+        try {
+            // A whole shard: the header against the file's size, then every section size.
+            var h = io.warpdata.manifest.formats.TwhHeader.parse(input, input.length, "fuzz");
+            if (h.maskEnd() > input.length || h.imageBytes() < 0 || h.boxesBytes() < 0) {
+                throw new AssertionError("accepted a header whose sections leave the file: " + h);
+            }
+        } catch (WarpException expected) {
+            // Refused with a typed error: fine.
+        }
+    }
 }

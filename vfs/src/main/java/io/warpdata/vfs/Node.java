@@ -4,6 +4,7 @@ import io.warpdata.blobcache.Catalog;
 import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.MemberIndex;
+import io.warpdata.manifest.TableShard;
 import io.warpdata.manifest.VersionHash;
 
 /**
@@ -67,11 +68,34 @@ public sealed interface Node {
         }
     }
 
-    /** {@code <version>/<table>}: the table's Parquet shards. */
-    record TableDir(VersionTree version, String table) implements Node {
+    /**
+     * {@code <version>/<table>/<dir>}: the table's Parquet shards, and its Hive partition folders
+     * ({@code dir} is {@code ""} for the table's own folder).
+     */
+    record TableDir(VersionTree version, String table, String dir) implements Node {
+        /** The table's own folder. */
+        public TableDir(VersionTree version, String table) {
+            this(version, table, "");
+        }
+
         @Override
         public Type type() {
             return Type.DIRECTORY;
+        }
+
+        /** The path below the table's folder of a child named {@code name}. */
+        String child(String name) {
+            return dir.isEmpty() ? name : dir + "/" + name;
+        }
+
+        /** A partition folder below this one. */
+        TableDir subfolder(String name) {
+            return new TableDir(version, table, child(name));
+        }
+
+        /** One of the table's shards as a file: the whole blob. */
+        File shard(TableShard shard) {
+            return new File(version, FileContent.BlobSlice.of(shard.blob()), false);
         }
     }
 
@@ -80,6 +104,11 @@ public sealed interface Node {
         @Override
         public Type type() {
             return Type.DIRECTORY;
+        }
+
+        /** {@code .warp/manifest.json}: the stored manifest's bytes. */
+        File manifest() {
+            return new File(version, new FileContent.Inline(version.manifestJson()), false);
         }
     }
 
@@ -98,6 +127,46 @@ public sealed interface Node {
         /** The member path of a child named {@code name}. */
         String child(String name) {
             return dir.isEmpty() ? name : dir + "/" + name;
+        }
+
+        /** The subdirectory at member path prefix {@code path}. */
+        MemberDir subdirectory(String path) {
+            return new MemberDir(version, artifactName, artifact, index, path);
+        }
+
+        /** Member {@code i} of the index as a file: a slice of its tar shard. */
+        File member(int i) {
+            return new File(version, new FileContent.BlobSlice(artifact.shards().get(index.shard(i)),
+                    index.offset(i), index.length(i)), (index.mode(i) & 0111) != 0);
+        }
+    }
+
+    /**
+     * {@code <version>/<artifact>/<dir>/F.tensors/<dir>}: the tensors of the safetensors member
+     * {@code F.safetensors} as files ({@link TensorFolder}); {@code dir} is {@code ""} for the
+     * folder itself, else a path inside it without the trailing '/'.
+     *
+     * @param path the folder's path in the version, for messages
+     */
+    record TensorDir(VersionTree version, TensorFolder folder, String dir, String path) implements Node {
+        @Override
+        public Type type() {
+            return Type.DIRECTORY;
+        }
+
+        /** The path inside the folder of a child named {@code name}. */
+        String child(String name) {
+            return dir.isEmpty() ? name : dir + "/" + name;
+        }
+
+        /** The subfolder at {@code inner}. */
+        TensorDir subfolder(String inner) {
+            return new TensorDir(version, folder, inner, path);
+        }
+
+        /** A tensor's file. */
+        File tensor(FileContent content) {
+            return new File(version, content, false);
         }
     }
 

@@ -10,6 +10,7 @@ import io.warpdata.manifest.VersionHash;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -24,6 +25,12 @@ public final class VersionTree {
     private final byte[] manifestJson;
     private final long mtimeSeconds;
     private final Map<String, Map<String, TableShard>> shardsByTable;
+    /** Per table, each folder's entries (partition folders, then files), made once. */
+    private final Map<String, Map<String, List<TableChild>>> foldersByTable;
+
+    /** An entry of a table's folder: a file (its shard) or a partition folder (shard null). */
+    record TableChild(String name, TableShard shard) {
+    }
 
     public VersionTree(DatasetId dataset, VersionHash version, Manifest manifest) {
         this.dataset = dataset;
@@ -32,14 +39,31 @@ public final class VersionTree {
         this.manifestJson = ManifestCodec.toJson(manifest);
         this.mtimeSeconds = createdAt(manifest);
         Map<String, Map<String, TableShard>> byTable = new LinkedHashMap<>();
+        Map<String, Map<String, List<TableChild>>> folders = new LinkedHashMap<>();
         for (Map.Entry<String, Table> t : manifest.tables().entrySet()) {
             Map<String, TableShard> shards = new LinkedHashMap<>();
+            Map<String, Map<String, TableChild>> dirs = new LinkedHashMap<>();
+            dirs.put("", new LinkedHashMap<>());
             for (TableShard s : t.getValue().shards()) {
-                shards.put(s.name(), s);
+                shards.put(s.path(), s);
+                String parent = "";
+                if (!s.dir().isEmpty()) {
+                    for (String part : s.dir().split("/")) {
+                        String here = parent.isEmpty() ? part : parent + "/" + part;
+                        dirs.computeIfAbsent(parent, k -> new LinkedHashMap<>()).putIfAbsent(part, new TableChild(part, null));
+                        dirs.computeIfAbsent(here, k -> new LinkedHashMap<>());
+                        parent = here;
+                    }
+                }
+                dirs.get(parent).put(s.name(), new TableChild(s.name(), s));
             }
             byTable.put(t.getKey(), shards);
+            Map<String, List<TableChild>> listed = new LinkedHashMap<>();
+            dirs.forEach((d, children) -> listed.put(d, List.copyOf(children.values())));
+            folders.put(t.getKey(), listed);
         }
         this.shardsByTable = byTable;
+        this.foldersByTable = folders;
     }
 
     public DatasetId dataset() {
@@ -63,7 +87,16 @@ public final class VersionTree {
         return mtimeSeconds;
     }
 
-    /** Shards of {@code table} by file name, in manifest order, or null if there is no such table. */
+    /**
+     * The entries of folder {@code dir} of {@code table} ({@code ""}: the table's own), in
+     * manifest order, or null if there is no such folder.
+     */
+    List<TableChild> tableFolder(String table, String dir) {
+        Map<String, List<TableChild>> folders = foldersByTable.get(table);
+        return folders == null ? null : folders.get(dir);
+    }
+
+    /** Shards of {@code table} by path below the table's folder, in manifest order, or null if there is no such table. */
     Map<String, TableShard> shards(String table) {
         return shardsByTable.get(table);
     }

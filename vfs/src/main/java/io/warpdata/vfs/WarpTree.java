@@ -7,18 +7,16 @@ import io.warpdata.blobcache.Catalog;
 import io.warpdata.blobcache.DatasetNotFoundException;
 import io.warpdata.blobcache.StoreException;
 import io.warpdata.manifest.Artifact;
+import io.warpdata.manifest.ArtifactKind;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.DatasetRef;
 import io.warpdata.manifest.ManifestValidationException;
-import io.warpdata.manifest.MemberIndex;
 import io.warpdata.manifest.TableShard;
 import io.warpdata.manifest.VersionHash;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Executor;
 
 /**
@@ -33,13 +31,14 @@ import java.util.concurrent.Executor;
  * /ws/name@HASH/                      a version; any unique prefix of >= 8 hex resolves
  *     table/shard.parquet             table shards
  *     artifact/member/path            artifact members and their directories
+ *     artifact/F.tensors/KEY.npy      in a safetensors artifact: each tensor of F.safetensors
  *     .warp/manifest.json             the stored manifest
  * </pre>
  *
  * <p>Names under a workspace are parsed by {@link DatasetRef} and resolved by the
  * {@link Catalog}: this class knows no naming rule of its own. A lookup is one step from its
- * parent node, and a listing hands out the child nodes it produced, so READDIRPLUS needs no
- * second resolution per entry.
+ * parent node, and a listing ({@link DirectoryListing}) hands out the child nodes it produced,
+ * so READDIRPLUS needs no second resolution per entry.
  *
  * <p>Thread-safe and lock-free: version facts are cached per version, member indexes per
  * artifact behind their own futures. Errors surface as exceptions ({@link NoSuchEntryException},
@@ -50,10 +49,10 @@ public final class WarpTree {
     /** The hidden directory of version metadata. */
     public static final String META_DIR = ".warp";
     public static final String MANIFEST_FILE = "manifest.json";
+    /** {@code F.tensors} is the folder of the tensors of {@code F.safetensors}. */
+    public static final String TENSORS_SUFFIX = ".tensors";
 
     private static final Node ROOT = new Node.Root();
-    /** Offsets 1 and 2 are "." and ".."; entries start at 3. */
-    private static final int FIRST_ENTRY_OFFSET = 3;
     /**
      * Version facts are small (a manifest, its JSON) but a daemon may see thousands of versions
      * over its life; this many stay parsed, the rest are re-read from the catalog's own cache.
@@ -65,6 +64,8 @@ public final class WarpTree {
     private final Catalog catalog;
     private final BlobReader reader;
     private final MemberIndexCache indexes;
+    private final DirectoryListing listing;
+    private final TensorFolders tensors;
     private final Cache<VersionKey, VersionTree> versionTrees;
     /**
      * Versions the store said do not exist, remembered briefly: the kernel does not cache
@@ -85,6 +86,8 @@ public final class WarpTree {
         this.catalog = catalog;
         this.reader = reader;
         this.indexes = new MemberIndexCache(reader, catalog.known(), maxIndexedMembers, indexLoader);
+        this.tensors = new TensorFolders(reader);
+        this.listing = new DirectoryListing(catalog, indexes);
         this.versionTrees = Caffeine.newBuilder().maximumSize(VERSION_TREES_HELD).build();
         this.missingVersions = Caffeine.newBuilder().maximumSize(10_000)
                 .expireAfterWrite(MISSING_VERSION_TTL).build();
@@ -122,9 +125,10 @@ public final class WarpTree {
                 if (!name.equals(MANIFEST_FILE)) {
                     throw new NoSuchEntryException(META_DIR + "/" + name);
                 }
-                yield manifestFile(m.version());
+                yield m.manifest();
             }
             case Node.MemberDir d -> member(d, name);
+            case Node.TensorDir t -> tensorEntry(t, name);
             case Node.Link l -> throw new WrongNodeTypeException(l.entry(), Node.Type.SYMLINK);
             case Node.File f -> throw new WrongNodeTypeException(name, Node.Type.FILE);
         };
@@ -165,7 +169,7 @@ public final class WarpTree {
     }
 
     private Node workspace(String name) {
-        if (!catalog.workspaces().contains(name)) {
+        if (!catalog.hasWorkspace(name)) {
             throw new NoSuchEntryException("/" + name);
         }
         return new Node.Workspace(name);
@@ -222,34 +226,54 @@ public final class WarpTree {
     }
 
     private static Node tableShard(Node.TableDir t, String name) {
-        TableShard shard = t.version().shards(t.table()).get(name);
-        if (shard == null) {
-            throw new NoSuchEntryException(t.version().describe() + "/" + t.table() + "/" + name);
+        TableShard shard = t.version().shards(t.table()).get(t.child(name));
+        if (shard != null) {
+            return t.shard(shard);
         }
-        return new Node.File(t.version(), FileContent.BlobSlice.of(shard.blob()), false);
+        if (t.version().tableFolder(t.table(), t.child(name)) != null) {
+            return t.subfolder(name);
+        }
+        throw new NoSuchEntryException(t.version().describe() + "/" + t.table() + "/" + t.child(name));
     }
 
-    private static Node manifestFile(VersionTree version) {
-        return new Node.File(version, new FileContent.Inline(version.manifestJson()), false);
-    }
-
-    private static Node member(Node.MemberDir d, String name) {
+    private Node member(Node.MemberDir d, String name) {
         String path = d.child(name);
         int i = d.index().find(path);
         if (i >= 0) {
-            return memberFile(d, i);
+            return d.member(i);
         }
         if (d.index().isDirectory(path)) {
-            return new Node.MemberDir(d.version(), d.artifactName(), d.artifact(), d.index(), path);
+            return d.subdirectory(path);
+        }
+        int st = tensorSource(d, path);
+        if (st >= 0) {
+            return new Node.TensorDir(d.version(), tensors.folder(d, st),
+                    "", d.version().describe() + "/" + d.artifactName() + "/" + path);
         }
         throw new NoSuchEntryException(d.version().describe() + "/" + d.artifactName() + "/" + path);
     }
 
-    /** Member {@code i} of the directory's index as a file: a slice of its tar shard. */
-    private static Node.File memberFile(Node.MemberDir d, int i) {
-        MemberIndex index = d.index();
-        return new Node.File(d.version(), new FileContent.BlobSlice(d.artifact().shards().get(index.shard(i)),
-                index.offset(i), index.length(i)), (index.mode(i) & 0111) != 0);
+    /**
+     * The member index position of {@code F.safetensors} when {@code path} is {@code F.tensors}
+     * in a safetensors artifact (and no member of that name exists), else -1.
+     */
+    static int tensorSource(Node.MemberDir d, String path) {
+        if (d.artifact().kind() != ArtifactKind.SAFETENSORS || !path.endsWith(TENSORS_SUFFIX)) {
+            return -1;
+        }
+        return d.index().find(path.substring(0, path.length() - TENSORS_SUFFIX.length()) + ".safetensors");
+    }
+
+    private static Node tensorEntry(Node.TensorDir t, String name) {
+        String inner = t.child(name);
+        Optional<FileContent> file = t.folder().file(inner);
+        if (file.isPresent()) {
+            return t.tensor(file.get());
+        }
+        if (t.folder().isDirectory(inner)) {
+            return t.subfolder(inner);
+        }
+        throw new NoSuchEntryException(t.path() + "/" + inner);
     }
 
     // ---------------------------------------------------------------- attributes
@@ -261,50 +285,20 @@ public final class WarpTree {
      */
     public NodeAttributes attributes(Node node) {
         return switch (node) {
-            case Node.Root r -> dir(2 + workspaceCount(), 0);
-            case Node.Workspace w -> dir(2 + versionDirCount(w.name()), 0);
+            case Node.Root r -> dir(2 + listing.workspaceCount(), 0);
+            case Node.Workspace w -> dir(2 + listing.versionDirCount(w.name()), 0);
             case Node.Link l -> new NodeAttributes(Node.Type.SYMLINK, 0777, l.text().length(), 1, 0);
             case Node.VersionDir v -> dir(3 + v.version().manifest().tables().size()
                     + v.version().manifest().artifacts().size(), v.version().mtimeSeconds());
-            case Node.TableDir t -> dir(2, t.version().mtimeSeconds());
+            case Node.TableDir t -> dir(2 + t.version().tableFolder(t.table(), t.dir()).stream()
+                    .filter(c -> c.shard() == null).count(), t.version().mtimeSeconds());
             case Node.MetaDir m -> dir(2, m.version().mtimeSeconds());
-            case Node.MemberDir d -> dir(2 + d.index().childDirectoryCount(d.dir()), d.version().mtimeSeconds());
+            case Node.MemberDir d -> dir(2 + d.index().childDirectoryCount(d.dir()) + listing.tensorFolderCount(d),
+                    d.version().mtimeSeconds());
+            case Node.TensorDir t -> dir(2 + t.folder().childDirectoryCount(t.dir()), t.version().mtimeSeconds());
             case Node.File f -> new NodeAttributes(Node.Type.FILE, f.executable() ? 0555 : 0444, f.content().size(), 1,
                     f.version().mtimeSeconds());
         };
-    }
-
-    /**
-     * Workspaces, for the root's nlink. A count that cannot be had (the store down and nothing
-     * known yet) is 0: stat of the mount's root must never fail, or the mount itself would.
-     */
-    private long workspaceCount() {
-        try {
-            return catalog.workspaces().size();
-        } catch (StoreException e) {
-            return 0;
-        }
-    }
-
-    /** Subdirectories of a workspace (its version directories), for nlink; from cached listings. */
-    private long versionDirCount(String ws) {
-        long n = 0;
-        try {
-            for (DatasetId id : catalog.datasets(ws)) {
-                n += versionsOrEmpty(id).size();
-            }
-        } catch (StoreException e) {
-            return 0;
-        }
-        return n;
-    }
-
-    private List<VersionHash> versionsOrEmpty(DatasetId id) {
-        try {
-            return catalog.versions(id);
-        } catch (DatasetNotFoundException e) {
-            return List.of();
-        }
     }
 
     private static NodeAttributes dir(long nlink, long mtime) {
@@ -325,6 +319,7 @@ public final class WarpTree {
             case Node.TableDir t -> true;
             case Node.MetaDir m -> true;
             case Node.MemberDir d -> true;
+            case Node.TensorDir t -> true;
             case Node.File f -> true;
         };
     }
@@ -343,142 +338,7 @@ public final class WarpTree {
      * @throws StoreException if the store could not answer
      */
     public void list(Node node, long offset, DirectorySink sink) {
-        if (node.type() != Node.Type.DIRECTORY) {
-            throw new WrongNodeTypeException("listing", node.type());
-        }
-        if (offset < 1 && sink.add(".", Node.Type.DIRECTORY, 1, null)) {
-            return;
-        }
-        if (offset < 2 && sink.add("..", Node.Type.DIRECTORY, 2, null)) {
-            return;
-        }
-        long from = Math.max(offset, 2) - FIRST_ENTRY_OFFSET + 1;
-        switch (node) {
-            case Node.MemberDir d -> listMembers(d, from, sink);
-            case Node.Root r -> listEntries(workspaceNames(), from, sink);
-            case Node.Workspace w -> listEntries(workspaceEntries(w.name()), from, sink);
-            case Node.VersionDir v -> listEntries(versionEntries(v.version()), from, sink);
-            case Node.TableDir t -> listEntries(shardEntries(t), from, sink);
-            case Node.MetaDir m -> listEntries(List.of(new Entry(MANIFEST_FILE, manifestFile(m.version()))), from, sink);
-            case Node.Link l -> throw new WrongNodeTypeException("listing", l.type());
-            case Node.File f -> throw new WrongNodeTypeException("listing", f.type());
-        }
-    }
-
-    /** A directory entry: its name, and its node where the listing has it (else null, and its type). */
-    private record Entry(String name, Node node, Node.Type type) {
-        Entry(String name, Node node) {
-            this(name, node, node.type());
-        }
-    }
-
-    private static void listEntries(List<Entry> entries, long from, DirectorySink sink) {
-        for (int i = (int) Math.min(from, entries.size()); i < entries.size(); i++) {
-            Entry e = entries.get(i);
-            if (sink.add(e.name(), e.type(), FIRST_ENTRY_OFFSET + i, e.node())) {
-                return;
-            }
-        }
-    }
-
-    private List<Entry> workspaceNames() {
-        List<Entry> out = new ArrayList<>();
-        for (String ws : catalog.workspaces()) {
-            out.add(new Entry(ws, null, Node.Type.DIRECTORY));
-        }
-        return out;
-    }
-
-    /**
-     * The metadata folder, tables and artifacts. An artifact's node needs its member index; one
-     * that cannot be loaded now is listed without its node, and its lookup reports the error.
-     */
-    private List<Entry> versionEntries(VersionTree version) {
-        List<Entry> out = new ArrayList<>();
-        out.add(new Entry(META_DIR, new Node.MetaDir(version)));
-        version.manifest().tables().keySet().forEach(t -> out.add(new Entry(t, new Node.TableDir(version, t))));
-        for (Map.Entry<String, Artifact> a : version.manifest().artifacts().entrySet()) {
-            Node dir;
-            try {
-                dir = new Node.MemberDir(version, a.getKey(), a.getValue(), indexes.get(a.getValue().index()), "");
-            } catch (RuntimeException notNow) {
-                dir = null;
-            }
-            out.add(new Entry(a.getKey(), dir, Node.Type.DIRECTORY));
-        }
-        return out;
-    }
-
-    private static List<Entry> shardEntries(Node.TableDir t) {
-        List<Entry> out = new ArrayList<>();
-        for (Map.Entry<String, TableShard> s : t.version().shards(t.table()).entrySet()) {
-            out.add(new Entry(s.getKey(), new Node.File(t.version(), FileContent.BlobSlice.of(s.getValue().blob()), false)));
-        }
-        return out;
-    }
-
-    /**
-     * Latest links, version directories, and tag and branch links of every dataset, sorted.
-     * A pointer that cannot be read (corrupted, store hiccup) does not hide the dataset's
-     * versions: its link is still listed, and a lookup of it reports the error (EIO, logged).
-     */
-    private List<Entry> workspaceEntries(String ws) {
-        List<Entry> out = new ArrayList<>();
-        List<DatasetId> datasets;
-        try {
-            datasets = catalog.datasets(ws);
-        } catch (DatasetNotFoundException e) {
-            return out;
-        }
-        for (DatasetId id : datasets) {
-            if (hasLatest(id)) {
-                out.add(new Entry(id.name(), null, Node.Type.SYMLINK));
-            }
-            for (VersionHash v : versionsOrEmpty(id)) {
-                out.add(new Entry(id.name() + "@" + v.hex(), null, Node.Type.DIRECTORY));
-            }
-            for (String ref : refNames(id)) {
-                out.add(new Entry(id.name() + "@" + ref, null, Node.Type.SYMLINK));
-            }
-        }
-        out.sort((a, b) -> a.name().compareTo(b.name()));
-        return out;
-    }
-
-    private boolean hasLatest(DatasetId id) {
-        try {
-            return catalog.latest(id).isPresent();
-        } catch (DatasetNotFoundException e) {
-            return false;
-        } catch (RuntimeException e) {
-            return true;
-        }
-    }
-
-    /** Tags and branches of a dataset; none if they cannot be listed now (the versions still show). */
-    private List<String> refNames(DatasetId id) {
-        List<String> out = new ArrayList<>();
-        try {
-            out.addAll(catalog.tags(id));
-            out.addAll(catalog.branches(id));
-        } catch (RuntimeException e) {
-            return List.of();
-        }
-        return out;
-    }
-
-    /**
-     * Members, walked by the index itself: an entry's offset is the index position where the
-     * walk resumes, so a resumed listing costs one binary search, not a rescan.
-     */
-    private void listMembers(Node.MemberDir d, long from, DirectorySink sink) {
-        int start = (int) Math.min(from, Integer.MAX_VALUE);
-        d.index().forEachChild(d.dir(), start, (name, directory, first, end) -> {
-            Node child = directory
-                    ? new Node.MemberDir(d.version(), d.artifactName(), d.artifact(), d.index(), d.child(name))
-                    : memberFile(d, first);
-            return sink.add(name, child.type(), FIRST_ENTRY_OFFSET + end - 1L, child);
-        });
+        listing.list(node, offset, sink);
     }
 
     // ---------------------------------------------------------------- links and reads
@@ -497,6 +357,7 @@ public final class WarpTree {
             case Node.TableDir t -> throw notALink(t);
             case Node.MetaDir m -> throw notALink(m);
             case Node.MemberDir d -> throw notALink(d);
+            case Node.TensorDir t -> throw notALink(t);
             case Node.File f -> throw notALink(f);
         };
     }
@@ -540,6 +401,7 @@ public final class WarpTree {
             case Node.TableDir t -> throw notAFile(t);
             case Node.MetaDir m -> throw notAFile(m);
             case Node.MemberDir d -> throw notAFile(d);
+            case Node.TensorDir t -> throw notAFile(t);
         };
     }
 
@@ -557,6 +419,7 @@ public final class WarpTree {
             case Node.TableDir t -> t.version().dataset();
             case Node.MetaDir m -> m.version().dataset();
             case Node.MemberDir d -> d.version().dataset();
+            case Node.TensorDir t -> t.version().dataset();
         };
     }
 

@@ -10,17 +10,10 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.FileTime;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,42 +21,39 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
-import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import static io.warpdata.blobcache.cache.CacheDirectory.closeQuietly;
+import static io.warpdata.blobcache.cache.CacheDirectory.deleteFile;
+
 /**
- * Blocks on disk, one file per block ({@link BlockFile}), under {@code <dir>/v1/}:
- * <pre>
- * v1/lock                        held (flock) while a cache is open: one warpd per directory
- * v1/blocks/ab/&lt;blob&gt;.&lt;block size&gt;.&lt;index&gt;   block files, ab = first byte of the blob id
- * v1/lists/&lt;list id&gt;              block hash lists, named by their own SHA-256
- * v1/tmp/                        files being written; emptied at start
- * </pre>
- * A block is written to {@code tmp/} and renamed into place only when complete, so a crash
- * (kill -9) never leaves a torn block under its real name; a power loss may, but then the file
- * size, header checksum or chunk CRC32C gives it away and it is treated as a miss. Hence no
- * fsync per block.
+ * Blocks on disk, one file per block ({@link BlockFile}), in a {@link CacheDirectory}. A block
+ * is written to {@code tmp/} and renamed into place only when complete, so a crash (kill -9)
+ * never leaves a torn block under its real name; a power loss may, but then the file size,
+ * header checksum or chunk CRC32C gives it away and it is treated as a miss. Hence no fsync per
+ * block.
  *
- * <p>The index of what is cached lives in memory and is rebuilt at start by reading every
- * block file's header. Eviction is Caffeine's W-TinyLFU over a byte weigher: a small recency
- * window plus frequency-based admission. ML training reads the same dataset once per epoch;
- * when the dataset is larger than the cache, LRU evicts every block just before its next use
- * (hit rate 0), while TinyLFU keeps a stable, frequently used part resident. An evicted block's
- * file is deleted inside the index's per-key lock, as are renames into place, so a delete never
- * races a rewrite of the same block.
+ * <p>The index of what is cached lives in memory and is rebuilt at start from every valid
+ * block file's header ({@link CacheDirectory#recover}). Eviction is Caffeine's W-TinyLFU over a
+ * byte weigher: a small recency window plus frequency-based admission. ML training reads the
+ * same dataset once per epoch; when the dataset is larger than the cache, LRU evicts every block
+ * just before its next use (hit rate 0), while TinyLFU keeps a stable, frequently used part
+ * resident. An evicted block's file is deleted inside the index's per-key lock, as are renames
+ * into place, so a delete never races a rewrite of the same block.
  *
  * <p>Readers use a bounded cache of open FileChannels. A block being read is pinned: eviction
  * unlinks its file at once (an open file stays readable on Linux) but closes its channel only
  * when the last reader leaves. A read that still loses a race (its channel closed by the
  * open-file bound or by an interrupt) reopens the file; if the file is gone, the block is a miss
  * and is fetched again: never an error, never wrong bytes.
+ *
+ * <p>Writes keep a free-space floor on the file system ({@link FreeSpaceFloor}).
  */
 final class DiskBlocks implements BlockStorage {
     private static final Logger LOG = LoggerFactory.getLogger(DiskBlocks.class);
-    static final String FORMAT_DIR = "v1";
     /** Rate limit for repeated write-failure warnings (a full disk would otherwise log per block). */
     private static final long WARN_EVERY_NANOS = 10_000_000_000L;
 
@@ -121,29 +111,14 @@ final class DiskBlocks implements BlockStorage {
         }
     }
 
-    private final Path root;
-    private final Path blocksDir;
-    private final Path listsDir;
-    private final Path tmpDir;
+    private final CacheDirectory dir;
     private final ReadMetrics metrics;
-    private final DiskSpace space;
     private final long limit;
-    private final long floor;
-    private final FileChannel lockChannel;
-    private final FileLock lock;
+    private final FreeSpaceFloor floor;
     private final Cache<BlockKey, Entry> index;
     private final Cache<BlockKey, FileChannel> channels;
     private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
     private final ThreadLocal<WriteScratch> writeScratch = ThreadLocal.withInitial(WriteScratch::new);
-    private final AtomicLong tmpCounter = new AtomicLong();
-    /** Which of the 256 block subdirectories are known to exist (made on first use). */
-    private final AtomicIntegerArray shardMade = new AtomicIntegerArray(256);
-    /**
-     * Bytes being written right now: counted against the free-space floor before they land.
-     * Guarded by {@link #reserveLock}, as is every check of them against the free space.
-     */
-    private long pendingWrites;
-    private final Object reserveLock = new Object();
     private final AtomicLong lastWriteWarn = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
     private final Object gcLock = new Object();
     private volatile boolean closed;
@@ -156,38 +131,11 @@ final class DiskBlocks implements BlockStorage {
      * @throws CacheDirectoryException if the directory is unusable or in use by another process
      */
     DiskBlocks(Path dir, long limitBytes, long minFreeBytes, int maxOpenFiles, ReadMetrics metrics, DiskSpace space) {
-        this.root = dir.resolve(FORMAT_DIR);
-        this.blocksDir = root.resolve("blocks");
-        this.listsDir = root.resolve("lists");
-        this.tmpDir = root.resolve("tmp");
+        this.dir = new CacheDirectory(dir);
         this.metrics = metrics;
         this.limit = limitBytes;
-        try {
-            Files.createDirectories(blocksDir);
-            Files.createDirectories(listsDir);
-            Files.createDirectories(tmpDir);
-            lockChannel = FileChannel.open(root.resolve("lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-        } catch (AccessDeniedException e) {
-            throw new CacheDirectoryException(dir, "is not writable", "Give warpd's user write access to it, or pass"
-                    + " another --cache-dir.", e);
-        } catch (IOException e) {
-            throw new CacheDirectoryException(dir, "cannot be created: " + e, "Check the path and the disk, or pass"
-                    + " another --cache-dir.", e);
-        }
-        try {
-            FileLock l = lockChannel.tryLock();
-            if (l == null) {
-                throw new OverlappingFileLockException();
-            }
-            this.lock = l;
-        } catch (OverlappingFileLockException | IOException e) {
-            closeQuietly(lockChannel);
-            throw new CacheDirectoryException(dir, "is in use by another warpd", "Stop the other warpd, or give"
-                    + " each warpd its own --cache-dir.", e);
-        }
-        this.space = space == null ? DiskSpace.of(root) : space;
-        this.floor = minFreeBytes == CacheConfig.AUTO_FREE_FLOOR
-                ? Math.max(this.space.totalBytes() / 20, 1L << 30) : minFreeBytes;
+        this.floor = new FreeSpaceFloor(space == null ? DiskSpace.of(this.dir.root()) : space, minFreeBytes,
+                this::makeRoom);
         this.channels = Caffeine.newBuilder()
                 .maximumSize(maxOpenFiles)
                 .executor(Runnable::run)
@@ -203,11 +151,11 @@ final class DiskBlocks implements BlockStorage {
     }
 
     Path listsDir() {
-        return listsDir;
+        return dir.listsDir();
     }
 
     Path tmpDir() {
-        return tmpDir;
+        return dir.tmpDir();
     }
 
     private void onEvicted(BlockKey key, Entry e, RemovalCause cause) {
@@ -228,63 +176,13 @@ final class DiskBlocks implements BlockStorage {
         }
     }
 
-    /** Deletes temp files left by a crash and indexes every valid block file, oldest first. */
+    /** Indexes every valid block file the directory recovered, oldest first. */
     private void rebuild() {
-        int tmpDeleted = 0;
-        int invalid = 0;
-        try (DirectoryStream<Path> tmps = Files.newDirectoryStream(tmpDir)) {
-            for (Path p : tmps) {
-                deleteFile(p);
-                tmpDeleted++;
-            }
-        } catch (IOException e) {
-            throw new CacheDirectoryException(root, "cannot be read: " + e, "Check the disk, or delete the directory.", e);
-        }
-        record Found(BlockKey key, BlockFile.Header header, Path path, FileTime mtime) {
-        }
-        List<Found> found = new ArrayList<>();
-        try (DirectoryStream<Path> shards = Files.newDirectoryStream(blocksDir)) {
-            for (Path shard : shards) {
-                if (!Files.isDirectory(shard)) {
-                    deleteFile(shard);
-                    continue;
-                }
-                try (DirectoryStream<Path> files = Files.newDirectoryStream(shard)) {
-                    for (Path p : files) {
-                        BlockKey key = BlockKey.parse(p.getFileName().toString());
-                        BlockFile.Header h = null;
-                        if (key != null) {
-                            try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
-                                h = BlockFile.readHeader(ch);
-                            } catch (IOException e) {
-                                h = null;
-                            }
-                        }
-                        if (h == null || !h.key().equals(key)
-                                || !shard.getFileName().toString().equals(key.blob().hex().substring(0, 2))) {
-                            deleteFile(p);
-                            invalid++;
-                            continue;
-                        }
-                        found.add(new Found(key, h, p, Files.getLastModifiedTime(p)));
-                    }
-                }
-            }
-        } catch (IOException e) {
-            throw new CacheDirectoryException(root, "cannot be scanned: " + e, "Check the disk, or delete the directory.", e);
-        }
-        found.sort(Comparator.comparing(Found::mtime));
-        long bytes = 0;
-        for (Found f : found) {
+        for (CacheDirectory.Found f : dir.recover()) {
             BlockFile.Header h = f.header();
             index.put(f.key(), new Entry(f.path(), h.headerLength(), h.dataLength(), h.crcs(), h.listId(), null));
-            bytes += h.fileLength();
         }
         index.cleanUp();
-        if (tmpDeleted + invalid > 0 || !found.isEmpty()) {
-            LOG.info("Block cache {}: {} blocks ({} bytes) found; removed {} temp files and {} invalid block files",
-                    root, found.size(), bytes, tmpDeleted, invalid);
-        }
     }
 
     @Override
@@ -401,17 +299,13 @@ final class DiskBlocks implements BlockStorage {
         }
         int headerLength = BlockFile.headerLength(len);
         long bytes = (long) headerLength + len;
-        if (!reserve(bytes)) {
+        if (!floor.reserve(bytes)) {
             return;
         }
         try {
             write(key, listId, data, off, len, prefetchCredit, headerLength);
         } finally {
-            // Only now, with the block renamed into place (or given up), so that a reservation
-            // that no longer sees these bytes pending sees them in the free space instead.
-            synchronized (reserveLock) {
-                pendingWrites -= bytes;
-            }
+            floor.release(bytes);
         }
     }
 
@@ -425,7 +319,7 @@ final class DiskBlocks implements BlockStorage {
         ByteBuffer file = w.buffer(headerLength + len);
         BlockFile.encodeHeader(file, key, listId, len, crcs, w.crc);
         file.put(data, off, len).flip();
-        Path tmp = tmpDir.resolve(key.fileName() + "." + tmpCounter.incrementAndGet() + ".tmp");
+        Path tmp = dir.tmpFile(key);
         try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             while (file.hasRemaining()) {
                 ch.write(file);
@@ -435,17 +329,13 @@ final class DiskBlocks implements BlockStorage {
             deleteFile(tmp);
             return;
         }
-        Path target = path(key);
-        int shard = Integer.parseInt(key.blob().hex().substring(0, 2), 16);
-        if (shardMade.get(shard) == 0) {
-            try {
-                Files.createDirectories(target.getParent());
-                shardMade.set(shard, 1);
-            } catch (IOException e) {
-                warnWrite(key, e);
-                deleteFile(tmp);
-                return;
-            }
+        Path target = dir.path(key);
+        try {
+            dir.makeShard(key);
+        } catch (IOException e) {
+            warnWrite(key, e);
+            deleteFile(tmp);
+            return;
         }
         Entry fresh = new Entry(target, headerLength, len, crcs, listId, prefetchCredit);
         index.asMap().compute(key, (k, old) -> {
@@ -464,47 +354,18 @@ final class DiskBlocks implements BlockStorage {
         });
     }
 
-    private Path path(BlockKey key) {
-        return blocksDir.resolve(key.blob().hex().substring(0, 2)).resolve(key.fileName());
-    }
-
-    /**
-     * Keeps the free-space floor: reserves {@code bytes} for a write if, counting the other
-     * writes in progress, they fit above the floor, evicting cached blocks to make room.
-     *
-     * <p>The check reads the reservations first and the free space second, under the same lock
-     * that writers take to give a reservation back (after their rename): a write either is still
-     * reserved when the check looks, or had already landed before the free space was read. Read
-     * the other way round (or without the lock), a write finishing between the two reads was
-     * counted in neither and the floor was overshot by a block.
-     *
-     * @return false if they do not fit even after evicting (then nothing is written)
-     */
-    private boolean reserve(long bytes) {
-        for (int attempt = 0; attempt < 3; attempt++) {
-            long shortBy;
-            synchronized (reserveLock) {
-                long pending = pendingWrites;
-                shortBy = floor + pending + bytes - space.usableBytes();
-                if (shortBy <= 0) {
-                    pendingWrites = pending + bytes;
-                    return true;
-                }
-            }
-            synchronized (gcLock) {
-                if (evictTo(Math.max(0, sizeBytes() - shortBy)) == 0 && sizeBytes() == 0) {
-                    return false;
-                }
-            }
+    /** Evicts cached blocks worth {@code shortBy} bytes; false if the cache is empty and nothing went. */
+    private boolean makeRoom(long shortBy) {
+        synchronized (gcLock) {
+            return !(evictTo(Math.max(0, sizeBytes() - shortBy)) == 0 && sizeBytes() == 0);
         }
-        return false;
     }
 
     private void warnWrite(BlockKey key, IOException e) {
         long now = System.nanoTime();
         long last = lastWriteWarn.get();
         if (now - last >= WARN_EVERY_NANOS && lastWriteWarn.compareAndSet(last, now)) {
-            LOG.warn("Could not write {} to the cache at {} ({}); serving it without caching", key, root, e.toString());
+            LOG.warn("Could not write {} to the cache at {} ({}); serving it without caching", key, dir.root(), e.toString());
         }
     }
 
@@ -525,7 +386,7 @@ final class DiskBlocks implements BlockStorage {
 
     @Override
     public long freeFloorBytes() {
-        return floor;
+        return floor.bytes();
     }
 
     @Override
@@ -603,26 +464,6 @@ final class DiskBlocks implements BlockStorage {
         closed = true;
         channels.invalidateAll();
         channels.cleanUp();
-        try {
-            lock.release();
-        } catch (IOException e) {
-            LOG.debug("releasing cache lock", e);
-        }
-        closeQuietly(lockChannel);
-    }
-
-    private static void deleteFile(Path p) {
-        HashLists.deleteQuietly(p);
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-        if (c == null) {
-            return;
-        }
-        try {
-            c.close();
-        } catch (Exception e) {
-            LOG.debug("close", e);
-        }
+        dir.close();
     }
 }

@@ -84,7 +84,7 @@ class DiskBlocksTest {
     }
 
     private long bytesOnDisk() {
-        Path blocks = dir.resolve(DiskBlocks.FORMAT_DIR).resolve("blocks");
+        Path blocks = dir.resolve(CacheDirectory.FORMAT_DIR).resolve("blocks");
         if (!Files.isDirectory(blocks)) {
             return 0;
         }

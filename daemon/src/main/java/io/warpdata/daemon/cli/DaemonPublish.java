@@ -11,6 +11,7 @@ import io.warpdata.manifest.DatasetId;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
@@ -27,6 +28,7 @@ public final class DaemonPublish {
      * @param tables    table name -> specs as given to {@code --table} (paths or globs)
      * @param artifacts artifact name -> specs as given to {@code --artifact}
      * @param bindings  {@code --bind} values as given
+     * @param branch    the branch to move ({@code --branch}), if any
      * @param progress  receives the daemon's one-line progress messages
      * @return the daemon's result: dataset, version, counts, {@code summary}
      * @throws io.warpdata.manifest.WarpException an input that does not exist (before anything is
@@ -34,8 +36,23 @@ public final class DaemonPublish {
      */
     public static JsonNode publish(ControlClient client, DatasetId dataset, Map<String, List<String>> tables,
                                    Map<String, List<String>> artifacts, List<String> bindings, boolean setLatest,
-                                   long shardSize, Path cwd, Consumer<String> progress) {
+                                   Optional<String> branch, long shardSize, Path cwd, Consumer<String> progress) {
+        return publish(client, dataset, tables, artifacts, bindings, setLatest, branch, shardSize, cwd, false, progress);
+    }
+
+    /**
+     * As above; {@code allowThresholdViolations} publishes a tensor warehouse whose summary
+     * violates its thresholds ({@code --allow-threshold-violations}).
+     */
+    public static JsonNode publish(ControlClient client, DatasetId dataset, Map<String, List<String>> tables,
+                                   Map<String, List<String>> artifacts, List<String> bindings, boolean setLatest,
+                                   Optional<String> branch, long shardSize, Path cwd, boolean allowThresholdViolations,
+                                   Consumer<String> progress) {
         ObjectNode args = ControlProtocol.object().put("dataset", dataset.toString()).put("set_latest", setLatest);
+        if (allowThresholdViolations) {
+            args.put("allow_threshold_violations", true);
+        }
+        branch.ifPresent(b -> args.put("branch", b));
         if (shardSize > 0) {
             args.put("shard_size", shardSize);
         }

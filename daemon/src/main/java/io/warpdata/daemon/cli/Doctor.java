@@ -246,8 +246,15 @@ public final class Doctor {
     Check socket() {
         try (ControlClient c = ControlClient.connect(settings.socket())) {
             JsonNode s = c.call("status", ControlProtocol.object());
-            return pass("control socket", settings.socket() + ": warpd " + s.path("version").asText() + " serving "
-                    + s.path("mount").asText() + " from " + s.path("remote").asText());
+            String serving = settings.socket() + ": warpd " + s.path("version").asText() + " serving "
+                    + s.path("mount").asText() + " from " + s.path("remote").asText();
+            JsonNode store = s.path("store");
+            if (store.has("reachable") && !store.path("reachable").asBoolean() && !store.path("offline").asBoolean()) {
+                return new Check("control socket", Status.WARN, serving + "; store " + StatusCommand.storeLine(store),
+                        "check the network and the store (--endpoint, credentials); cached data keeps serving, reads"
+                                + " of uncached data fail with EIO until the store is back (warpd retries every 5 s)");
+            }
+            return pass("control socket", serving);
         } catch (WarpException e) {
             return new Check("control socket", Status.FAIL, e.getMessage(), e.nextStep());
         }

@@ -4,11 +4,17 @@ import io.warpdata.daemon.inspect.VersionReport;
 import picocli.CommandLine.Command;
 
 /** {@code warpctl info DATASET}: the manifest summary. */
-@Command(name = "info", description = "Summary of a dataset version: tables, artifacts, bindings.")
+@Command(name = "info", description = "Summary of a dataset version: names (latest, tags, branches), where a view came from,"
+        + " tables, artifacts, bindings.")
 final class InfoCommand extends VersionReportCommand {
     @Override
     Object json(VersionReport report) {
         return report.infoJson(false);
+    }
+
+    @Override
+    boolean showsNames() {
+        return true;
     }
 
     @Override

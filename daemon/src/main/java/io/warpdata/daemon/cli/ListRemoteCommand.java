@@ -1,26 +1,35 @@
 package io.warpdata.daemon.cli;
 
-import io.warpdata.manifest.DatasetId;
-import io.warpdata.manifest.VersionHash;
+import io.warpdata.blobcache.Catalog;
+import io.warpdata.blobcache.DatasetNotFoundException;
 import io.warpdata.daemon.inspect.TextTable;
+import io.warpdata.manifest.DatasetId;
+import io.warpdata.manifest.Manifest;
+import io.warpdata.manifest.VersionHash;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
-/** {@code warpctl list-remote [WS/]}: workspaces, or the datasets of one workspace. */
-@Command(name = "list-remote", description = "Workspaces in the store, or datasets of WS/ with their latest version.")
+/**
+ * {@code warpctl list-remote [WS/ | WS/NAME]}: workspaces, the datasets of one workspace, or the
+ * versions of one dataset with their dates and names (latest, tags, branches).
+ */
+@Command(name = "list-remote", description = "Workspaces in the store, datasets of WS/ with their latest version,"
+        + " or the versions, tags and branches of WS/NAME.")
 final class ListRemoteCommand implements Callable<Integer> {
     @ParentCommand
     WarpctlCommand root;
 
-    @Parameters(index = "0", arity = "0..1", paramLabel = "WS/", description = "A workspace (default: list workspaces).")
+    @Parameters(index = "0", arity = "0..1", paramLabel = "WS/[NAME]",
+            description = "A workspace, or a dataset (default: list workspaces).")
     String workspace;
 
     @Override
@@ -33,6 +42,11 @@ final class ListRemoteCommand implements Callable<Integer> {
                 } else {
                     ws.forEach(w -> root.context.out().println(w + "/"));
                 }
+                return 0;
+            }
+            int slash = workspace.indexOf('/');
+            if (slash > 0 && slash < workspace.length() - 1) {
+                versions(remote, WarpctlCommand.datasetRef(workspace).id());
                 return 0;
             }
             String ws = workspace.endsWith("/") ? workspace.substring(0, workspace.length() - 1) : workspace;
@@ -59,5 +73,44 @@ final class ListRemoteCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    /** Every version of {@code id}, newest first, with its date and the names it goes by. */
+    private void versions(Remote remote, DatasetId id) {
+        Catalog catalog = remote.catalog();
+        List<VersionHash> versions = catalog.versions(id);
+        if (versions.isEmpty()) {
+            throw new DatasetNotFoundException("A version of " + id, remote.store.describe(),
+                    catalog.datasets(id.workspace()).stream().map(DatasetId::toString).limit(20).toList());
+        }
+        RefNames names = RefNames.of(catalog, id);
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (VersionHash v : versions) {
+            Manifest m = catalog.manifest(id, v);
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("version", v.hex());
+            row.put("created_at", m.metadata().get("created_at"));
+            row.put("names", names.of(v));
+            m.derivedFrom().ifPresent(d -> row.put("derived_from", d.parent() + "@" + d.parentVersion().hex()));
+            rows.add(row);
+        }
+        rows.sort(Comparator.comparing((Map<String, Object> r) -> String.valueOf(r.get("created_at"))).reversed());
+        if (root.json) {
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("dataset", id.toString());
+            out.putAll(names.json());
+            out.put("versions", rows);
+            root.printJson(out);
+            return;
+        }
+        TextTable text = new TextTable(List.of("VERSION", "CREATED", "NAMES", "DERIVED FROM"));
+        for (Map<String, Object> r : rows) {
+            @SuppressWarnings("unchecked")
+            List<String> n = (List<String>) r.get("names");
+            String derived = (String) r.get("derived_from");
+            text.add(List.of(((String) r.get("version")).substring(0, 12), String.valueOf(r.getOrDefault("created_at", "?")),
+                    n.isEmpty() ? "-" : String.join(", ", n), derived == null ? "-" : derived.substring(0, derived.indexOf('@') + 13)));
+        }
+        root.context.out().print(text.render(true));
     }
 }

@@ -16,8 +16,12 @@ import java.util.Optional;
 /**
  * Writes the Python loader of {@code warpctl init} (the spec's generated loader, section 9.3, but
  * reading through the mount): a PyTorch-style map {@code Dataset} over one table's rows, with
- * bound artifact columns turned into paths under the mount, sharded by RANK/WORLD_SIZE (rank r
- * takes rows r, r+W, ...: no duplicates, full coverage), a DataLoader helper and a smoke test.
+ * bound artifact columns turned into paths under the mount, sharded by RANK/WORLD_SIZE, and a
+ * DataLoader helper and a smoke test. Sharding is deterministic at the shard-file level (seed
+ * 000, E2): each rank reads one contiguous run of whole Parquet files when there are enough files
+ * to split the rows evenly, else one contiguous run of rows; never round-robin, which would make
+ * every rank touch every tar shard. No row is read by two ranks and every row by one (checked for
+ * world sizes 1 to 16, and with DataLoader workers inside a rank, by LoaderShardingIT).
  *
  * <p>The loader pins the version (name@hash), so every rank and every run sees the same rows.
  * It uses only the standard library plus optional modules: rows come from the Parquet shards
@@ -188,20 +192,24 @@ public final class LoaderGenerator {
                 import duckdb
                 con = duckdb.connect()
                 con.execute("SET threads TO 1")  # keep file order, so all ranks agree
-                rows = []
+                rows, file_rows = [], []
                 for path in shard_paths():
                     cur = con.execute("SELECT * FROM read_parquet(?)", [path])
                     names = [d[0] for d in cur.description]
-                    rows.extend(dict(zip(names, r)) for r in cur.fetchall())
-                return rows
+                    got = [dict(zip(names, r)) for r in cur.fetchall()]
+                    rows.extend(got)
+                    file_rows.append(len(got))
+                return rows, file_rows
 
 
             def _rows_pyarrow():
                 import pyarrow.parquet as pq
-                rows = []
+                rows, file_rows = [], []
                 for path in shard_paths():
-                    rows.extend(pq.read_table(path).to_pylist())
-                return rows
+                    got = pq.read_table(path).to_pylist()
+                    rows.extend(got)
+                    file_rows.append(len(got))
+                return rows, file_rows
 
 
             def _rows_file():
@@ -211,7 +219,8 @@ public final class LoaderGenerator {
                 if not os.path.exists(path):
                     raise FileNotFoundError(path)
                 with gzip.open(path, "rt", encoding="utf-8") as f:
-                    return [json.loads(line) for line in f]
+                    rows = [json.loads(line) for line in f]
+                return rows, [len(rows)]
 
 
             def _rows_listing():
@@ -224,11 +233,39 @@ public final class LoaderGenerator {
                     dirnames.sort()
                     for name in sorted(filenames):
                         rows.append({column: os.path.relpath(os.path.join(dirpath, name), base)})
-                return rows
+                return rows, [len(rows)]
+
+
+            def split_rows(file_rows, rank, world):
+                \"""(start, end, how): the rows rank `rank` of `world` reads, numbered in file order.
+
+                Deterministic at the shard-file level: with at least as many files as ranks, each
+                file goes to the rank in whose even share of the rows its middle row falls, so a
+                rank reads one contiguous run of whole files, provided every rank gets a file and
+                none gets more than 25% over its share. Otherwise each rank reads one contiguous
+                run of rows. Contiguous runs of rows name contiguous members, which sit one after
+                another in the tar shards: each rank reads its part of the shards sequentially.
+                \"""
+                total = sum(file_rows)
+                if world < 1 or not 0 <= rank < world:
+                    raise ValueError("rank %d is not in [0, %d)" % (rank, world))
+                if world > 1 and len(file_rows) >= world and total > 0:
+                    first, last, start = [None] * world, [None] * world, 0
+                    for n in file_rows:
+                        owner = min(world - 1, (2 * start + n) * world // (2 * total))
+                        if first[owner] is None:
+                            first[owner] = start
+                        last[owner] = start + n
+                        start += n
+                    share = -(-total // world)
+                    if (all(f is not None for f in first)
+                            and max(last[r] - first[r] for r in range(world)) * 4 <= share * 5):
+                        return first[rank], last[rank], "whole files"
+                return total * rank // world, total * (rank + 1) // world, "row range"
 
 
             def load_rows():
-                \"""All rows of the table, in a fixed order, and where they came from.\"""
+                \"""(rows, source, rows per file): all rows of the table in a fixed order.\"""
                 tried = []
                 sources = []
                 if TABLE is not None:
@@ -239,7 +276,8 @@ public final class LoaderGenerator {
                     sources.append(("listing of " + next(iter(BINDINGS.values()))[0], _rows_listing))
                 for name, read in sources:
                     try:
-                        return read(), name
+                        rows, file_rows = read()
+                        return rows, name, file_rows
                     except (ImportError, FileNotFoundError) as e:
                         tried.append("%s: %s" % (name, e))
                 raise RuntimeError(
@@ -274,9 +312,10 @@ public final class LoaderGenerator {
                     self.world_size = env_world if world_size is None else world_size
                     if not 0 <= self.rank < self.world_size:
                         raise ValueError("rank %d is not in [0, %d)" % (self.rank, self.world_size))
-                    rows, self.row_source = load_rows()
+                    rows, self.row_source, file_rows = load_rows()
                     self.total_rows = len(rows)
-                    self.rows = rows[self.rank::self.world_size]
+                    start, end, self.split = split_rows(file_rows, self.rank, self.world_size)
+                    self.rows = rows[start:end]
                     self.transform = transform
                     self.decode = decode
 
@@ -327,6 +366,7 @@ public final class LoaderGenerator {
                 ds = WarpDataset()
                 print("%s@%s table %s: rank %d/%d has %d of %d rows (rows from %s)"
                       % (DATASET, VERSION[:12], TABLE, ds.rank, ds.world_size, len(ds), ds.total_rows, ds.row_source))
+                print("split by %s" % ds.split)
                 if TABLE is not None and ds.total_rows != TOTAL_ROWS and not ds.row_source.startswith("listing"):
                     raise SystemExit("expected %d rows, read %d" % (TOTAL_ROWS, ds.total_rows))
                 loader = make_loader(batch_size=4) if DataLoader is not None else batches(batch_size=4)

@@ -49,7 +49,12 @@ final class PublishCommand implements Callable<Integer> {
             description = "Column values are member paths of ARTIFACT; TYPE image|audio|video|file.")
     List<String> bindings = new ArrayList<>();
 
-    @Option(names = "--set-latest", description = "Point latest at the new version.")
+    @Option(names = "--branch", paramLabel = "BRANCH",
+            description = "Move branch BRANCH to the new version (created if new; compare-and-swap: if someone else"
+                    + " moves it while this publish runs, this one fails and says so).")
+    String branch;
+
+    @Option(names = "--set-latest", description = "Point latest (the default branch) at the new version.")
     boolean setLatest;
 
     @Option(names = "--shard-size", paramLabel = "SIZE", defaultValue = "256MiB",
@@ -65,6 +70,10 @@ final class PublishCommand implements Callable<Integer> {
 
     @Option(names = "--progress", description = "Show progress bars even when stderr is not a terminal.")
     boolean progress;
+
+    @Option(names = "--allow-threshold-violations", description = "Publish a tensor warehouse whose validation"
+            + " summary violates the thresholds in its manifest.json (refused by default, as training refuses it).")
+    boolean allowThresholdViolations;
 
     @Option(names = "--no-daemon", description = "Publish in this process even when a warpd serving the same"
             + " store is reachable (by default the daemon publishes, so the version shows in its mount at once).")
@@ -93,6 +102,9 @@ final class PublishCommand implements Callable<Integer> {
         if (shardBytes < 4096) {
             throw new InvalidInputException("--shard-size " + shardSize + " is too small", "Use at least 4KiB.");
         }
+        if (branch != null) {
+            PublishRequest.requireBranchName(branch);
+        }
         Optional<JsonNode> viaDaemon = noDaemon ? Optional.empty() : publishThroughDaemon(ctx, id, bindings, shardBytes);
         if (viaDaemon.isPresent()) {
             if (root.json) {
@@ -104,7 +116,7 @@ final class PublishCommand implements Callable<Integer> {
         }
         PublishRequest request = new PublishRequest(id, new TreeMap<>(PublishRequest.parseNamed(tables, "--table")),
                 new TreeMap<>(PublishRequest.parseNamed(artifacts, "--artifact")), parsedBindings, setLatest,
-                shardBytes, ctx.cwd());
+                shardBytes, ctx.cwd(), Optional.ofNullable(branch), allowThresholdViolations);
         Path staging = stagingDir != null ? ctx.cwd().resolve(stagingDir)
                 : Path.of(System.getProperty("java.io.tmpdir"));
         PublishProgress bars = progress || (ctx.stderrIsTerminal() && !root.json)
@@ -129,6 +141,7 @@ final class PublishCommand implements Callable<Integer> {
             m.put("bytes_skipped", result.bytesSkipped());
             m.put("manifest_written", result.manifestWritten());
             m.put("latest_set", result.latestSet());
+            m.put("pointers_moved", result.pointersMoved());
             root.printJson(m);
         } else {
             ctx.out().println(result.summary());
@@ -155,8 +168,8 @@ final class PublishCommand implements Callable<Integer> {
             }
             ctx.err().println("warpctl: publishing through warpd at " + sock + " (" + served + ")");
             return Optional.of(DaemonPublish.publish(client, id, PublishRequest.parseNamed(tables, "--table"),
-                    PublishRequest.parseNamed(artifacts, "--artifact"), bindingSpecs, setLatest, shardBytes, ctx.cwd(),
-                    ctx.err()::println));
+                    PublishRequest.parseNamed(artifacts, "--artifact"), bindingSpecs, setLatest, Optional.ofNullable(branch), shardBytes, ctx.cwd(),
+                    allowThresholdViolations, ctx.err()::println));
         }
     }
 

@@ -24,11 +24,17 @@ abstract class VersionReportCommand implements Callable<Integer> {
     /** The view as text, ending with a newline. */
     abstract String text(VersionReport report);
 
+    /** Whether the view shows the names the version goes by (a few more store reads). */
+    boolean showsNames() {
+        return false;
+    }
+
     @Override
     public final Integer call() {
         try (Remote remote = root.openRemote()) {
             Catalog.Resolved r = remote.catalog().resolve(WarpctlCommand.datasetRef(dataset));
-            VersionReport report = new VersionReport(r.manifest(), r.version());
+            VersionReport report = new VersionReport(r.manifest(), r.version(),
+                    showsNames() ? RefNames.of(remote.catalog(), r.id()).of(r.version()) : java.util.List.of());
             if (root.json) {
                 root.printJson(json(report));
             } else {

@@ -65,6 +65,8 @@ public final class WarpctlCommand implements Runnable {
     static List<Object> subcommands() {
         return List.of(
                 new PublishCommand(),
+                new TagCommand(),
+                new ViewCommand(),
                 new InfoCommand(),
                 new InspectCommand(),
                 new SchemaCommand(),

@@ -22,10 +22,20 @@ import java.util.Map;
 public final class VersionReport {
     private final Manifest manifest;
     private final VersionHash version;
+    private final List<String> names;
 
     public VersionReport(Manifest manifest, VersionHash version) {
+        this(manifest, version, List.of());
+    }
+
+    /**
+     * @param names what the version goes by ({@code latest}, {@code tag v1}, {@code branch dev}),
+     *              shown by {@link #infoText()} and {@link #infoJson(boolean)}
+     */
+    public VersionReport(Manifest manifest, VersionHash version, List<String> names) {
         this.manifest = manifest;
         this.version = version;
+        this.names = List.copyOf(names);
     }
 
     /** The manifest summary: id, version, creation, tables, artifacts, bindings. */
@@ -38,6 +48,14 @@ public final class VersionReport {
             sb.append(" by ").append(manifest.metadata().get("creator"));
         }
         sb.append('\n');
+        if (!names.isEmpty()) {
+            sb.append("names:    ").append(String.join(", ", names)).append('\n');
+        }
+        manifest.derivedFrom().ifPresent(d -> {
+            sb.append("view of:  ").append(d.parent()).append('@').append(d.parentVersion().hex()).append(", table ")
+                    .append(d.table()).append('\n');
+            d.query().forEach((k, v) -> sb.append("          ").append(k).append(": ").append(v).append('\n'));
+        });
         sb.append("totals:   ").append(manifest.stats().totalRows()).append(" rows, ")
                 .append(manifest.stats().totalMembers()).append(" members, ")
                 .append(ByteSize.format(manifest.stats().totalBytes())).append('\n');
@@ -80,6 +98,7 @@ public final class VersionReport {
             sb.append("\nartifact ").append(name).append(": ").append(a.kind().json()).append(", ")
                     .append(a.memberCount()).append(" members, ").append(ByteSize.format(a.memberBytes()))
                     .append(" in ").append(a.shards().size()).append(" shard(s)\n");
+            a.facts().forEach((k, v) -> sb.append("  ").append(k).append(": ").append(v).append('\n'));
             TextTable shards = new TextTable(List.of("SHARD", "BYTES", "BLOB"));
             for (int i = 0; i < a.shards().size(); i++) {
                 BlobRef b = a.shards().get(i);
@@ -157,6 +176,15 @@ public final class VersionReport {
         m.put("dataset", manifest.datasetId().toString());
         m.put("version", version.hex());
         m.put("metadata", manifest.metadata());
+        m.put("names", names);
+        manifest.derivedFrom().ifPresent(d -> {
+            Map<String, Object> dm = new LinkedHashMap<>();
+            dm.put("dataset", d.parent().toString());
+            dm.put("version", d.parentVersion().hex());
+            dm.put("table", d.table());
+            dm.put("query", d.query());
+            m.put("derived_from", dm);
+        });
         Map<String, Object> stats = new LinkedHashMap<>();
         stats.put("total_rows", manifest.stats().totalRows());
         stats.put("total_members", manifest.stats().totalMembers());
@@ -222,6 +250,9 @@ public final class VersionReport {
         am.put("members", a.memberCount());
         am.put("member_bytes", a.memberBytes());
         am.put("shard_count", a.shards().size());
+        if (!a.facts().isEmpty()) {
+            am.put("facts", a.facts());
+        }
         if (detailed) {
             am.put("shards", a.shards().stream().map(VersionReport::blobJson).toList());
             am.put("index", blobJson(a.index()));

@@ -2,6 +2,8 @@ package io.warpdata.daemon.publish;
 
 import io.warpdata.manifest.Binding;
 import io.warpdata.manifest.DatasetId;
+import io.warpdata.manifest.DatasetRef;
+import io.warpdata.manifest.ManifestValidationException;
 import io.warpdata.manifest.RefType;
 import io.warpdata.manifest.WarpException;
 
@@ -13,13 +15,17 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
 /**
  * What to publish: tables (name -> Parquet paths or globs), artifacts (name -> a directory, or tar
- * paths or globs), bindings, whether to move {@code latest}, and the target shard size for
- * packed directories. Paths are resolved against {@link #workDir()}.
+ * paths or globs), bindings, whether to move {@code latest} and which branch to move (both by
+ * compare-and-swap from where they were when the publish began), the target shard size for
+ * packed directories, and whether a tensor warehouse whose summary violates its thresholds may
+ * be published ({@code --allow-threshold-violations}). Paths are resolved against
+ * {@link #workDir()}.
  */
 public record PublishRequest(DatasetId dataset,
                              SortedMap<String, List<String>> tables,
@@ -27,7 +33,9 @@ public record PublishRequest(DatasetId dataset,
                              List<Binding> bindings,
                              boolean setLatest,
                              long shardSize,
-                             Path workDir) {
+                             Path workDir,
+                             Optional<String> branch,
+                             boolean allowThresholdViolations) {
     /** 256 MiB: large enough that S3 request costs vanish, small enough to re-upload cheaply. */
     public static final long DEFAULT_SHARD_SIZE = 256L << 20;
 
@@ -37,9 +45,40 @@ public record PublishRequest(DatasetId dataset,
         artifacts = copy(artifacts);
         bindings = List.copyOf(bindings);
         Objects.requireNonNull(workDir, "workDir");
+        Objects.requireNonNull(branch, "branch");
+        branch.ifPresent(PublishRequest::requireBranchName);
         if (tables.isEmpty() && artifacts.isEmpty()) {
             throw new InvalidInputException("Nothing to publish for " + dataset,
                     "Give at least one --table NAME=PATH or --artifact NAME=DIR.");
+        }
+    }
+
+    /** A request that refuses a tensor warehouse beyond its thresholds. */
+    public PublishRequest(DatasetId dataset, SortedMap<String, List<String>> tables, SortedMap<String, List<String>> artifacts,
+                          List<Binding> bindings, boolean setLatest, long shardSize, Path workDir, Optional<String> branch) {
+        this(dataset, tables, artifacts, bindings, setLatest, shardSize, workDir, branch, false);
+    }
+
+    /** A request that moves no branch but (maybe) latest. */
+    public PublishRequest(DatasetId dataset, SortedMap<String, List<String>> tables, SortedMap<String, List<String>> artifacts,
+                          List<Binding> bindings, boolean setLatest, long shardSize, Path workDir) {
+        this(dataset, tables, artifacts, bindings, setLatest, shardSize, workDir, Optional.empty(), false);
+    }
+
+    /**
+     * Checks a branch name: {@code [a-z0-9][a-z0-9._-]*}, not all hex of 8+ characters, not
+     * {@code latest} (that is {@code --set-latest}).
+     *
+     * @throws InvalidInputException naming the rule otherwise
+     */
+    public static String requireBranchName(String name) {
+        if (DatasetRef.LATEST.equals(name)) {
+            throw new InvalidInputException("Branch 'latest' is the default branch", "Use --set-latest to move it.");
+        }
+        try {
+            return DatasetRef.requireRefName("branch", name);
+        } catch (ManifestValidationException e) {
+            throw new InvalidInputException(e.getMessage(), "Name branches like 'dev' or 'exp-2026.11'.");
         }
     }
 

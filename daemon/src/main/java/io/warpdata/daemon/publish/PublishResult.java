@@ -1,5 +1,7 @@
 package io.warpdata.daemon.publish;
 
+import java.util.List;
+
 import io.warpdata.daemon.ByteSize;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.VersionHash;
@@ -17,7 +19,11 @@ public record PublishResult(DatasetId dataset,
                             long bytesUploaded,
                             long bytesSkipped,
                             boolean manifestWritten,
-                            boolean latestSet) {
+                            boolean latestSet,
+                            List<String> pointersMoved) {
+    public PublishResult {
+        pointersMoved = List.copyOf(pointersMoved);
+    }
 
     /** The one-line summary printed at the end of a publish. */
     public String summary() {
@@ -26,6 +32,6 @@ public record PublishResult(DatasetId dataset,
                 + blobsUploaded + " blob(s) (" + ByteSize.format(bytesUploaded) + "), skipped " + blobsSkipped
                 + " already stored (" + ByteSize.format(bytesSkipped) + ")"
                 + (manifestWritten ? "" : "; version already existed")
-                + (latestSet ? "; latest -> " + version.shortHex(12) : "");
+                + (pointersMoved.isEmpty() ? "" : "; " + String.join(", ", pointersMoved));
     }
 }

@@ -5,7 +5,7 @@ import io.warpdata.blobcache.Catalog;
 import io.warpdata.blobcache.StoreException;
 import io.warpdata.blobcache.StoreLayout;
 import io.warpdata.manifest.Artifact;
-import io.warpdata.manifest.BlobId;
+import io.warpdata.manifest.ArtifactKind;
 import io.warpdata.manifest.Binding;
 import io.warpdata.manifest.Column;
 import io.warpdata.manifest.Manifest;
@@ -23,19 +23,11 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.TreeMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
 /**
@@ -83,7 +75,8 @@ public final class Publisher {
     }
 
     /** A table ready to publish. */
-    private record StagedTable(List<String> names, List<StagedBlob> files, List<Long> rows, List<Column> schema) {
+    private record StagedTable(List<String> names, List<String> dirs, List<StagedBlob> files, List<Long> rows,
+                               List<Column> schema) {
     }
 
     /**
@@ -94,12 +87,18 @@ public final class Publisher {
      */
     public PublishResult publish(PublishRequest request) {
         checkNames(request);
-        Map<String, List<Path>> tableFiles = new TreeMap<>();
-        request.tables().forEach((name, specs) -> tableFiles.put(name, expandAll(specs, request.workDir(), "--table " + name)));
+        Map<String, CommittedDataset> tableFiles = new TreeMap<>();
+        request.tables().forEach((name, specs) -> tableFiles.put(name,
+                tableInputs(name, expandAll(specs, request.workDir(), "--table " + name))));
         Map<String, List<Path>> artifactInputs = new TreeMap<>();
         request.artifacts().forEach((name, specs) -> artifactInputs.put(name,
                 expandAll(specs, request.workDir(), "--artifact " + name)));
+        artifactInputs.forEach((name, inputs) -> tensorIndexTable(name, inputs, request)
+                .ifPresent(index -> tableFiles.put(name + TENSOR_INDEX_TABLE, index)));
 
+        // The heads the pointers move from: read before the work, so a publisher that started
+        // from the same head as another and finished second loses (compare-and-swap).
+        PointerMoves pointers = PointerMoves.begin(catalog, request.dataset(), request.setLatest(), request.branch());
         Path staging = createStaging();
         try {
             Map<String, StagedTable> tables = new TreeMap<>();
@@ -109,27 +108,26 @@ public final class Publisher {
             checkBindings(request.bindings(), tables, artifactInputs.keySet());
             Map<String, PackedArtifact> artifacts = new TreeMap<>();
             artifactInputs.forEach((name, inputs) -> artifacts.put(name,
-                    packArtifact(name, inputs, staging.resolve(name), request.shardSize())));
+                    packArtifact(name, inputs, staging.resolve(name), request.shardSize(),
+                            request.allowThresholdViolations())));
 
             Manifest manifest = manifest(request, tables, artifacts);
             VersionHash version = ManifestCodec.version(manifest);
             // A listing first: unlike HEAD, a refused LIST carries the error code, so wrong
             // credentials surface as an authentication error rather than a bare 403.
             store.list(StoreLayout.dataset(request.dataset()));
-            Upload upload = uploadMissing(blobs(tables, artifacts));
+            BlobUploader.Upload upload = new BlobUploader(store, uploadThreads, progress).uploadMissing(blobs(tables, artifacts));
             boolean manifestWritten = store.length(StoreLayout.version(request.dataset(), version)).isEmpty();
             if (manifestWritten) {
                 catalog.putVersion(manifest);
             }
             // Not even the pointer is rewritten when it already points here: same input, zero PUTs.
-            if (request.setLatest() && !catalog.latest(request.dataset()).equals(Optional.of(version))) {
-                catalog.setLatest(request.dataset(), version);
-            }
+            List<String> moved = pointers.finish(version, creator);
             return new PublishResult(request.dataset(), version, tables.size(),
                     tables.values().stream().mapToInt(t -> t.files().size()).sum(),
                     manifest.stats().totalRows(), artifacts.size(), manifest.stats().totalMembers(),
-                    upload.uploaded.get(), upload.skipped.get(), upload.bytesUploaded.get(), upload.bytesSkipped.get(),
-                    manifestWritten, request.setLatest());
+                    upload.uploaded(), upload.skipped(), upload.bytesUploaded(), upload.bytesSkipped(),
+                    manifestWritten, request.setLatest(), moved);
         } finally {
             deleteRecursively(staging);
         }
@@ -178,22 +176,67 @@ public final class Publisher {
         }
     }
 
-    private StagedTable stageTable(String table, List<Path> files, ParquetInspector inspector) {
+    /** A safetensors dataset's {@code _tensor_index.parquet} is also the table {@code <artifact>_tensor_index}. */
+    static final String TENSOR_INDEX_TABLE = "_tensor_index";
+
+    /**
+     * The {@code _tensor_index.parquet} of a safetensors dataset (seed 001: tensor_key, file_name,
+     * shape, dtype) as a table of its own, so that DuckDB, {@code warpctl schema} and views find the
+     * file that holds a key; it also stays a file of the artifact, as written.
+     */
+    private static Optional<CommittedDataset> tensorIndexTable(String artifact, List<Path> inputs, PublishRequest request) {
+        if (inputs.size() != 1 || !Files.isDirectory(inputs.get(0)) || !SafetensorsDataset.isOne(inputs.get(0))) {
+            return Optional.empty();
+        }
+        Path index = inputs.get(0).resolve("_tensor_index.parquet");
+        if (!Files.isRegularFile(index)) {
+            return Optional.empty();
+        }
+        String table = artifact + TENSOR_INDEX_TABLE;
+        if (request.tables().containsKey(table) || request.artifacts().containsKey(table)) {
+            throw new InvalidInputException("'" + table + "' is given, but it is the name of artifact " + artifact
+                    + "'s tensor index table", "Rename the table or artifact " + table + ".");
+        }
+        return Optional.of(CommittedDataset.loose(List.of(new CommittedDataset.Part(index, ""))));
+    }
+
+    /**
+     * What a table's inputs are: one folder is a committed dataset ({@link CommittedDataset}:
+     * {@code _SUCCESS}, a seed-002 manifest or partition folders); anything else is loose Parquet
+     * files, in file name order.
+     */
+    private static CommittedDataset tableInputs(String table, List<Path> files) {
+        if (files.size() == 1 && Files.isDirectory(files.get(0))) {
+            return CommittedDataset.read(table, files.get(0));
+        }
         List<Path> sorted = new ArrayList<>(files);
         sorted.sort(Comparator.comparing(p -> p.getFileName().toString()));
+        List<CommittedDataset.Part> parts = new ArrayList<>();
+        for (Path file : sorted) {
+            if (Files.isDirectory(file)) {
+                throw new InvalidInputException("Table '" + table + "' input " + file + " is a directory among other"
+                        + " inputs", "Give one committed dataset folder (with _SUCCESS), or Parquet files or a glob,"
+                        + " e.g. --table " + table + "=" + file + "/*.parquet");
+            }
+            parts.add(new CommittedDataset.Part(file, ""));
+        }
+        return CommittedDataset.loose(parts);
+    }
+
+    private StagedTable stageTable(String table, CommittedDataset input, ParquetInspector inspector) {
         List<String> names = new ArrayList<>();
+        List<String> dirs = new ArrayList<>();
+        java.util.Set<String> paths = new java.util.HashSet<>();
         List<StagedBlob> blobs = new ArrayList<>();
         List<Long> rows = new ArrayList<>();
         List<Column> schema = null;
         Path schemaFrom = null;
-        for (Path file : sorted) {
-            if (Files.isDirectory(file)) {
-                throw new InvalidInputException("Table '" + table + "' input " + file + " is a directory",
-                        "Give Parquet files or a glob, e.g. --table " + table + "=" + file + "/*.parquet");
-            }
+        for (CommittedDataset.Part part : input.parts()) {
+            Path file = part.file();
             String name = file.getFileName().toString();
-            if (names.contains(name)) {
-                throw new InvalidInputException("Table '" + table + "' has two files named " + name,
+            String path = part.dir().isEmpty() ? name : part.dir() + "/" + name;
+            if (!paths.add(path)) {
+                throw new InvalidInputException("Table '" + table + "' has two files named " + path,
                         "Shard file names must be unique within a table; rename one.");
             }
             try {
@@ -212,13 +255,20 @@ public final class Publisher {
                         "All files of one table must share one schema; publish them as separate tables.");
             }
             names.add(name);
+            dirs.add(part.dir());
             rows.add(info.rowCount());
             progress.start("hash " + name, safeSize(file));
             blobs.add(StagedBlob.ofFile(file));
             progress.advance(safeSize(file));
             progress.finish();
         }
-        return new StagedTable(names, blobs, rows, schema);
+        long total = rows.stream().mapToLong(Long::longValue).sum();
+        if (input.rowCount().isPresent() && input.rowCount().getAsLong() != total) {
+            throw new InvalidInputException("Table '" + table + "': " + input.describe() + " says row_count "
+                    + input.rowCount().getAsLong() + " but the parts' Parquet footers hold " + total + " rows",
+                    "The parts were changed after the dataset was committed; write the dataset again.");
+        }
+        return new StagedTable(names, dirs, blobs, rows, schema);
     }
 
     private static long safeSize(Path file) {
@@ -249,9 +299,19 @@ public final class Publisher {
         }
     }
 
-    private PackedArtifact packArtifact(String name, List<Path> inputs, Path staging, long shardSize) {
+    private PackedArtifact packArtifact(String name, List<Path> inputs, Path staging, long shardSize,
+                                        boolean allowThresholdViolations) {
         if (inputs.size() == 1 && Files.isDirectory(inputs.get(0))) {
-            return new ArtifactPacker(staging, shardSize).pack(name, inputs.get(0), progress);
+            Path dir = inputs.get(0);
+            // A safetensors dataset is checked whole before any byte is packed (seed 001).
+            SafetensorsDataset.Summary safetensors = SafetensorsDataset.isOne(dir) ? SafetensorsDataset.check(name, dir) : null;
+            // So is a tensor warehouse: its manifest, every shard's header and checksum, its
+            // thresholds (seed 003).
+            TensorWarehouse.Summary warehouse = safetensors == null && TensorWarehouse.isOne(dir)
+                    ? TensorWarehouse.check(name, dir, allowThresholdViolations) : null;
+            PackedArtifact packed = new ArtifactPacker(staging, shardSize).pack(name, dir, progress);
+            return safetensors != null ? packed.asFormat(ArtifactKind.SAFETENSORS, safetensors.facts())
+                    : warehouse != null ? packed.asFormat(ArtifactKind.TENSOR_WAREHOUSE, warehouse.facts()) : packed;
         }
         for (Path p : inputs) {
             if (Files.isDirectory(p)) {
@@ -268,20 +328,21 @@ public final class Publisher {
         tables.forEach((name, t) -> {
             List<TableShard> shards = new ArrayList<>();
             for (int i = 0; i < t.files().size(); i++) {
-                shards.add(new TableShard(t.names().get(i), t.files().get(i).ref(), t.rows().get(i)));
+                shards.add(new TableShard(t.names().get(i), t.files().get(i).ref(), t.rows().get(i), t.dirs().get(i)));
             }
             tableMap.put(name, new Table(shards, t.schema()));
         });
         Map<String, Artifact> artifactMap = new TreeMap<>();
         artifacts.forEach((name, a) -> artifactMap.put(name, new Artifact(a.kind(),
-                a.shards().stream().map(StagedBlob::ref).toList(), a.index().ref(), a.memberCount(), a.memberBytes())));
+                a.shards().stream().map(StagedBlob::ref).toList(), a.index().ref(), a.memberCount(), a.memberBytes(),
+                a.facts())));
         Map<String, String> metadata = new TreeMap<>();
         metadata.put("created_at", clock.instant().toString());
         metadata.put("creator", creator);
         return Manifest.of(request.dataset(), tableMap, artifactMap, request.bindings(), metadata);
     }
 
-    /** Every blob of the version, each followed by its block hash list, without duplicates. */
+    /** Every blob of the version (block hash lists are added by the uploader). */
     private static List<StagedBlob> blobs(Map<String, StagedTable> tables, Map<String, PackedArtifact> artifacts) {
         List<StagedBlob> main = new ArrayList<>();
         tables.values().forEach(t -> main.addAll(t.files()));
@@ -289,81 +350,7 @@ public final class Publisher {
             main.addAll(a.shards());
             main.add(a.index());
         });
-        Map<BlobId, StagedBlob> out = new LinkedHashMap<>();
-        for (StagedBlob b : main) {
-            out.putIfAbsent(b.id(), b);
-            StagedBlob blocks = StagedBlob.ofBytes(b.blocksBytes());
-            out.putIfAbsent(blocks.id(), blocks);
-        }
-        return new ArrayList<>(out.values());
-    }
-
-    private static final class Upload {
-        final AtomicInteger uploaded = new AtomicInteger();
-        final AtomicInteger skipped = new AtomicInteger();
-        final AtomicLong bytesUploaded = new AtomicLong();
-        final AtomicLong bytesSkipped = new AtomicLong();
-    }
-
-    private Upload uploadMissing(List<StagedBlob> blobs) {
-        Upload upload = new Upload();
-        progress.start("upload", blobs.stream().mapToLong(StagedBlob::size).sum());
-        ExecutorService pool = Executors.newFixedThreadPool(uploadThreads, r -> {
-            Thread t = new Thread(r, "warp-publish-upload");
-            t.setDaemon(true);
-            return t;
-        });
-        try {
-            List<Future<?>> futures = new ArrayList<>();
-            for (StagedBlob b : blobs) {
-                futures.add(pool.submit(() -> uploadOne(b, upload)));
-            }
-            for (Future<?> f : futures) {
-                try {
-                    f.get();
-                } catch (ExecutionException e) {
-                    futures.forEach(other -> other.cancel(true));
-                    if (e.getCause() instanceof RuntimeException re) {
-                        throw re;
-                    }
-                    throw new StoreException("Upload to " + store.describe() + " failed: " + e.getCause(),
-                            "Check the store and publish again; blobs already uploaded are reused.", e.getCause());
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new StoreException("Publish interrupted", "Publish again; uploaded blobs are reused.", e);
-                }
-            }
-            return upload;
-        } finally {
-            pool.shutdownNow();
-            progress.finish();
-        }
-    }
-
-    private void uploadOne(StagedBlob b, Upload upload) {
-        String key = StoreLayout.blob(b.id());
-        OptionalLong existing = store.length(key);
-        boolean written;
-        if (existing.isPresent()) {
-            if (existing.getAsLong() != b.size()) {
-                throw new StoreException("Blob " + key + " in " + store.describe() + " has " + existing.getAsLong()
-                        + " bytes, expected " + b.size(), "The store holds a damaged blob; delete that object and"
-                        + " publish again.", null);
-            }
-            written = false;
-        } else if (b.file().isPresent()) {
-            written = store.putIfAbsent(key, b.file().get());
-        } else {
-            written = store.putIfAbsent(key, b.bytes().get());
-        }
-        if (written) {
-            upload.uploaded.incrementAndGet();
-            upload.bytesUploaded.addAndGet(b.size());
-        } else {
-            upload.skipped.incrementAndGet();
-            upload.bytesSkipped.addAndGet(b.size());
-        }
-        progress.advance(b.size());
+        return main;
     }
 
     private static void deleteRecursively(Path dir) {

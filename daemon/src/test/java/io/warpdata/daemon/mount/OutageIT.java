@@ -164,6 +164,9 @@ class OutageIT {
         coldReadFailsWithEioWithinTheBound();
         Shell.Result status = warpctl("status");
         assertThat(status.out()).contains("unreachable since");
+        Shell.Result doctor = warpctl("doctor", "--remote", s3Remote());
+        assertThat(doctor.out()).as(doctor.err()).containsPattern("WARN +control socket .*store unreachable since .*serving from cache")
+                .contains("cached data keeps serving");
     }
 
     @Test

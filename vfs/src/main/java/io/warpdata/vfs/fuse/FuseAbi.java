@@ -172,6 +172,29 @@ final class FuseAbi {
     // ---- struct fuse_notify_inval_inode_out: ino, off, len ----
     static final int NOTIFY_INVAL_INODE_SIZE = 24;
 
+    /** A request's name for counters and logs ({@code lookup}, {@code read}, ...; "other" for the rest). */
+    static String opName(int opcode) {
+        return switch (opcode) {
+            case LOOKUP -> "lookup";
+            case GETATTR -> "getattr";
+            case FORGET, BATCH_FORGET -> "forget";
+            case READ -> "read";
+            case READDIR -> "readdir";
+            case READDIRPLUS -> "readdirplus";
+            case READLINK -> "readlink";
+            case OPEN -> "open";
+            case OPENDIR -> "opendir";
+            case RELEASEDIR -> "releasedir";
+            case STATFS -> "statfs";
+            case INIT -> "init";
+            case IOCTL -> "ioctl";
+            case GETXATTR, LISTXATTR -> "xattr";
+            case FLUSH -> "flush";
+            case INTERRUPT -> "interrupt";
+            default -> "other";
+        };
+    }
+
     /** Entries are padded to 8 bytes. */
     static int align8(int n) {
         return (n + 7) & ~7;

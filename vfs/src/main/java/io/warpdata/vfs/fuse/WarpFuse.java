@@ -13,19 +13,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.atomic.LongAdder;
 
 import static io.warpdata.vfs.fuse.FuseAbi.*;
 
 /**
  * The FUSE file system: answers the kernel's requests (see {@link FuseAbi}) from
- * {@link WarpTree}. Requests come from {@link FuseServer}'s workers, one at a time per worker;
- * everything here is thread-safe and lock-free on the read path.
+ * {@link WarpTree}, the replies encoded by {@link FuseReplies}. Requests come from
+ * {@link FuseServer}'s workers, one at a time per worker; everything here is thread-safe and
+ * lock-free on the read path.
  *
  * <p>What the kernel is told, and why:
  * <ul>
@@ -82,22 +81,17 @@ public final class WarpFuse {
      */
     static final int WANTED = ASYNC_READ | DO_READDIRPLUS | PARALLEL_DIROPS | MAX_PAGES | CACHE_SYMLINKS;
 
-    private static final int S_IFDIR = 0040000;
-    private static final int S_IFREG = 0100000;
-    private static final int S_IFLNK = 0120000;
     private static final int O_ACCMODE = 3;
     private static final int O_RDONLY = 0;
     private static final int O_TRUNC = 01000;
 
     private final WarpTree tree;
     private final Errno errno;
-    private final long uid;
-    private final long gid;
+    private final FuseReplies replies;
     private final NodeTable nodes;
     private final HandleTable handles = new HandleTable();
     private volatile FuseServer server;
     private volatile FuseChannel notifications;
-    private volatile long validSeconds = MountOptions.DEFAULT_TIMEOUT_SECONDS;
     /** The latest links the kernel caches, kept current (see {@link LinkWatch}). */
     private final LinkWatch links = new LinkWatch(this::linkTarget, this::invalidate);
     private final LongAdder linkReads = new LongAdder();
@@ -106,13 +100,16 @@ public final class WarpFuse {
     /** What INIT granted: flags of {@link #WANTED}, and the negotiated minor version. */
     private volatile int granted;
     private volatile int minor;
-    /** Requests served, by opcode (the protocol's opcodes below 64; CUSE and newer ones in the last). */
-    private final LongAdder[] requests = new LongAdder[64];
+    private final RequestCounts requests = new RequestCounts();
     /** Hears of every file read served (warpd's metrics); never null. */
     private volatile ReadListener readListener = ReadListener.NONE;
     /** Per-worker scratch for names (one per thread, never shared). */
     private final ThreadLocal<byte[]> nameBytes = ThreadLocal.withInitial(() -> new byte[4096]);
 
+    /**
+     * A file system over {@code tree}, its files owned by {@code uid}:{@code gid}; files open
+     * without a round trip where the running kernel allows it (Linux 4.19+).
+     */
     public WarpFuse(WarpTree tree, Errno errno, long uid, long gid) {
         this(tree, errno, uid, gid, KernelVersion.running().atLeast(4, 19));
     }
@@ -121,13 +118,9 @@ public final class WarpFuse {
     WarpFuse(WarpTree tree, Errno errno, long uid, long gid, boolean noOpen) {
         this.tree = tree;
         this.errno = errno;
-        this.uid = uid;
-        this.gid = gid;
+        this.replies = new FuseReplies(uid, gid);
         this.noOpen = noOpen;
         this.nodes = new NodeTable(tree.root());
-        for (int i = 0; i < requests.length; i++) {
-            requests[i] = new LongAdder();
-        }
     }
 
     /**
@@ -139,7 +132,7 @@ public final class WarpFuse {
         if (server != null) {
             throw new FuseMountException("already mounted");
         }
-        validSeconds = options.timeoutSeconds();
+        replies.validFor(options.timeoutSeconds());
         server = FuseServer.mount(this, mountPoint, options);
         notifications = server.channel();
         links.start(options.linkCheck());
@@ -210,14 +203,7 @@ public final class WarpFuse {
      * {@code read}, ...), only those sent at least once: how many round trips a workload cost.
      */
     public Map<String, Long> requests() {
-        Map<String, Long> out = new TreeMap<>();
-        for (int op = 0; op < requests.length; op++) {
-            long n = requests[op].sum();
-            if (n > 0) {
-                out.merge(opName(op), n, Long::sum);
-            }
-        }
-        return out;
+        return requests.byName();
     }
 
     // ---- serving ----
@@ -231,7 +217,7 @@ public final class WarpFuse {
         int opcode = in.getInt(IN_OPCODE);
         long unique = in.getLong(IN_UNIQUE);
         long nodeid = in.getLong(IN_NODEID);
-        requests[opcode >>> 6 == 0 ? opcode : requests.length - 1].increment();
+        requests.count(opcode);
         int result;
         try {
             result = switch (opcode) {
@@ -256,7 +242,7 @@ public final class WarpFuse {
                     yield 0;
                 }
                 case RELEASE -> 0;
-                case STATFS -> statfs(out);
+                case STATFS -> FuseReplies.statfs(out);
                 case INIT -> init(in, out);
                 case IOCTL -> -Errno.ENOTTY;
                 case DESTROY -> 0;
@@ -270,27 +256,12 @@ public final class WarpFuse {
             result = -errno.of(t, opName(opcode), () -> pathOf(nodeid));
         }
         if (result != NO_REPLY) {
-            reply(out, channel, unique, result);
+            FuseReplies.send(out, channel, unique, result);
         }
     }
 
     /** Result of a request that gets no reply. */
     private static final int NO_REPLY = Integer.MIN_VALUE;
-
-    /**
-     * Sends the reply in {@code out}: {@code result} >= 0 is the body's length (the body is at
-     * {@link FuseAbi#OUT_HEADER}), < 0 minus an errno (no body).
-     */
-    private static void reply(ByteBuffer out, FuseChannel channel, long unique, int result) {
-        int len = OUT_HEADER + Math.max(result, 0);
-        out.putInt(OUT_LEN, len);
-        out.putInt(OUT_ERROR, Math.min(result, 0));
-        out.putLong(OUT_UNIQUE, unique);
-        int res = channel.send(out, len);
-        if (res < 0 && res != -Errno.ENOENT && res != -Errno.ENODEV) {
-            LOG.warn("the kernel refused a FUSE reply (errno {}, {} bytes)", -res, len);
-        }
-    }
 
     private NodeTable.Entry entry(long nodeid) {
         NodeTable.Entry e = nodes.get(nodeid);
@@ -310,12 +281,9 @@ public final class WarpFuse {
     private int init(ByteBuffer in, ByteBuffer out) {
         int major = in.getInt(INIT_IN_MAJOR);
         int kernelMinor = in.getInt(INIT_IN_MINOR);
-        clear(out, OUT_HEADER, INIT_OUT_SIZE);
         if (major > MAJOR) {
             // The kernel then sends INIT again with our major.
-            out.putInt(OUT_HEADER + INIT_OUT_MAJOR, MAJOR);
-            out.putInt(OUT_HEADER + INIT_OUT_MINOR, MINOR);
-            return INIT_OUT_SIZE_COMPAT_22;
+            return FuseReplies.initRetry(out);
         }
         if (major < MAJOR || kernelMinor < OLDEST_MINOR) {
             LOG.error("the kernel speaks FUSE {}.{}; Warp needs {}.{} or later (Linux 2.6.32+)", major, kernelMinor,
@@ -325,23 +293,13 @@ public final class WarpFuse {
         int offered = in.getInt(INIT_IN_FLAGS);
         int flags = offered & WANTED;
         int m = Math.min(kernelMinor, MINOR);
-        int o = OUT_HEADER;
-        out.putInt(o + INIT_OUT_MAJOR, MAJOR);
-        out.putInt(o + INIT_OUT_MINOR, m);
-        out.putInt(o + INIT_OUT_MAX_READAHEAD, Math.min(in.getInt(INIT_IN_MAX_READAHEAD), MountOptions.MAX_READAHEAD));
-        out.putInt(o + INIT_OUT_FLAGS, flags);
-        out.putShort(o + INIT_OUT_MAX_BACKGROUND, (short) MAX_BACKGROUND);
-        out.putShort(o + INIT_OUT_CONGESTION_THRESHOLD, (short) CONGESTION_THRESHOLD);
-        out.putInt(o + INIT_OUT_MAX_WRITE, MAX_WRITE);
-        out.putInt(o + INIT_OUT_TIME_GRAN, 1);
-        if ((flags & MAX_PAGES) != 0) {
-            out.putShort(o + INIT_OUT_MAX_PAGES, (short) MAX_PAGES_WANTED);
-        }
+        int size = FuseReplies.init(out, m, Math.min(in.getInt(INIT_IN_MAX_READAHEAD), MountOptions.MAX_READAHEAD),
+                flags);
         granted = flags;
         minor = m;
         LOG.debug("FUSE {}.{} (kernel {}.{}), flags {} of offered {}", MAJOR, m, major, kernelMinor,
                 Integer.toHexString(flags), Integer.toHexString(offered));
-        return m >= 23 ? INIT_OUT_SIZE : INIT_OUT_SIZE_COMPAT_22;
+        return size;
     }
 
     // ---- names and attributes ----
@@ -358,7 +316,7 @@ public final class WarpFuse {
         }
         NodeAttributes a = tree.attributes(node);
         NodeTable.Entry e = nodes.lookedUp(dir, name, node);
-        writeEntry(out, OUT_HEADER, e.id, a);
+        replies.entry(out, OUT_HEADER, e.id, a);
         return ENTRY_OUT_SIZE;
     }
 
@@ -372,50 +330,7 @@ public final class WarpFuse {
 
     private int getattr(long nodeid, ByteBuffer out) {
         NodeTable.Entry e = entry(nodeid);
-        NodeAttributes a = tree.attributes(e.node);
-        int o = OUT_HEADER;
-        out.putLong(o + ATTR_OUT_VALID, validSeconds);
-        out.putLong(o + 8, 0);
-        writeAttr(out, o + ATTR_OUT_ATTR, nodeid, a);
-        return ATTR_OUT_SIZE;
-    }
-
-    /** A fuse_entry_out at {@code at}. */
-    private void writeEntry(ByteBuffer out, int at, long id, NodeAttributes a) {
-        out.putLong(at + ENTRY_NODEID, id);
-        out.putLong(at + ENTRY_GENERATION, 0);
-        out.putLong(at + ENTRY_VALID, validSeconds);
-        out.putLong(at + ENTRY_ATTR_VALID, validSeconds);
-        out.putLong(at + 32, 0); // entry_valid_nsec, attr_valid_nsec
-        writeAttr(out, at + ENTRY_ATTR, id, a);
-    }
-
-    /** A fuse_attr at {@code at}. */
-    private void writeAttr(ByteBuffer out, int at, long ino, NodeAttributes a) {
-        long t = a.mtimeSeconds();
-        out.putLong(at + ATTR_INO, ino);
-        out.putLong(at + ATTR_SIZE, a.size());
-        out.putLong(at + ATTR_BLOCKS, (a.size() + 511) / 512);
-        out.putLong(at + ATTR_ATIME, t);
-        out.putLong(at + ATTR_MTIME, t);
-        out.putLong(at + ATTR_CTIME, t);
-        out.putLong(at + 48, 0); // atimensec, mtimensec
-        out.putInt(at + 56, 0); // ctimensec
-        out.putInt(at + ATTR_MODE, typeBits(a.type()) | a.permissions());
-        out.putInt(at + ATTR_NLINK, (int) Math.min(a.nlink(), Integer.MAX_VALUE));
-        out.putInt(at + ATTR_UID, (int) uid);
-        out.putInt(at + ATTR_GID, (int) gid);
-        out.putInt(at + 76, 0); // rdev
-        out.putInt(at + ATTR_BLKSIZE, BLOCK_SIZE);
-        out.putInt(at + 84, 0); // flags
-    }
-
-    static int typeBits(Node.Type type) {
-        return switch (type) {
-            case DIRECTORY -> S_IFDIR;
-            case FILE -> S_IFREG;
-            case SYMLINK -> S_IFLNK;
-        };
+        return replies.attrOut(out, nodeid, tree.attributes(e.node));
     }
 
     /** The name at {@code [from, NUL or to)} of {@code in}. */
@@ -472,13 +387,7 @@ public final class WarpFuse {
         if (ch == null) {
             return 0;
         }
-        ByteBuffer b = ByteBuffer.allocateDirect(OUT_HEADER + NOTIFY_INVAL_INODE_SIZE).order(ByteOrder.nativeOrder());
-        b.putInt(OUT_LEN, b.capacity());
-        b.putInt(OUT_ERROR, NOTIFY_INVAL_INODE);
-        b.putLong(OUT_UNIQUE, 0);
-        b.putLong(OUT_HEADER, node);
-        b.putLong(OUT_HEADER + 8, 0); // from offset 0
-        b.putLong(OUT_HEADER + 16, 0); // to the end
+        ByteBuffer b = FuseReplies.invalidateInode(node);
         return ch.send(b, b.capacity());
     }
 
@@ -495,10 +404,7 @@ public final class WarpFuse {
         if (entry(nodeid).node.type() == Node.Type.DIRECTORY) {
             return -Errno.EISDIR;
         }
-        out.putLong(OUT_HEADER + OPEN_OUT_FH, 0);
-        out.putInt(OUT_HEADER + OPEN_OUT_FLAGS, FOPEN_KEEP_CACHE);
-        out.putInt(OUT_HEADER + OPEN_OUT_FLAGS + 4, 0);
-        return OPEN_OUT_SIZE;
+        return FuseReplies.open(out, 0, FOPEN_KEEP_CACHE);
     }
 
     /**
@@ -558,10 +464,7 @@ public final class WarpFuse {
         if (n.type() != Node.Type.DIRECTORY) {
             return -Errno.ENOTDIR;
         }
-        out.putLong(OUT_HEADER + OPEN_OUT_FH, handles.register(n));
-        out.putInt(OUT_HEADER + OPEN_OUT_FLAGS, tree.immutable(n) ? FOPEN_KEEP_CACHE | FOPEN_CACHE_DIR : 0);
-        out.putInt(OUT_HEADER + OPEN_OUT_FLAGS + 4, 0);
-        return OPEN_OUT_SIZE;
+        return FuseReplies.open(out, handles.register(n), tree.immutable(n) ? FOPEN_KEEP_CACHE | FOPEN_CACHE_DIR : 0);
     }
 
     /**
@@ -579,26 +482,19 @@ public final class WarpFuse {
         // `ls /warp/ws` must not fetch.
         tree.list(dir.node, offset, (name, type, next, child) -> {
             byte[] b = name.getBytes(StandardCharsets.UTF_8);
-            int direntAt = plus ? DIRENTPLUS_DIRENT : 0;
-            int recordLength = align8(direntAt + DIRENT_NAME + b.length);
+            int recordLength = FuseReplies.direntLength(plus, b.length);
             if (used[0] + recordLength > size) {
                 return true;
             }
             int at = OUT_HEADER + used[0];
-            long ino = 0xffffffffL; // "unknown" for "." and ".."
+            long ino = FuseReplies.UNKNOWN_INO; // for "." and ".."
             if (plus) {
-                clear(out, at, ENTRY_OUT_SIZE);
+                FuseReplies.clear(out, at, ENTRY_OUT_SIZE);
                 if (child != null) {
                     ino = plusEntry(out, at, dir, name, child);
                 }
             }
-            int d = at + direntAt;
-            out.putLong(d + DIRENT_INO, ino);
-            out.putLong(d + DIRENT_OFF, next);
-            out.putInt(d + DIRENT_NAMELEN, b.length);
-            out.putInt(d + DIRENT_TYPE, typeBits(type) >>> 12);
-            out.put(d + DIRENT_NAME, b);
-            clear(out, d + DIRENT_NAME + b.length, recordLength - direntAt - DIRENT_NAME - b.length);
+            FuseReplies.dirent(out, at, plus, ino, next, type, b, recordLength);
             used[0] += recordLength;
             return false;
         });
@@ -617,51 +513,10 @@ public final class WarpFuse {
         try {
             a = tree.attributes(child);
         } catch (RuntimeException unresolved) {
-            return 0xffffffffL;
+            return FuseReplies.UNKNOWN_INO;
         }
         NodeTable.Entry e = nodes.lookedUp(dir, name, child);
-        writeEntry(out, at, e.id, a);
+        replies.entry(out, at, e.id, a);
         return e.id;
     }
-
-    private static void clear(ByteBuffer out, int at, int n) {
-        int i = 0;
-        for (; i + 8 <= n; i += 8) {
-            out.putLong(at + i, 0);
-        }
-        for (; i < n; i++) {
-            out.put(at + i, (byte) 0);
-        }
-    }
-
-    private int statfs(ByteBuffer out) {
-        clear(out, OUT_HEADER, STATFS_OUT_SIZE);
-        out.putInt(OUT_HEADER + STATFS_BSIZE, BLOCK_SIZE);
-        out.putInt(OUT_HEADER + STATFS_NAMELEN, 255);
-        out.putInt(OUT_HEADER + STATFS_FRSIZE, BLOCK_SIZE);
-        return STATFS_OUT_SIZE;
-    }
-
-    private static String opName(int opcode) {
-        return switch (opcode) {
-            case LOOKUP -> "lookup";
-            case GETATTR -> "getattr";
-            case FORGET, BATCH_FORGET -> "forget";
-            case READ -> "read";
-            case READDIR -> "readdir";
-            case READDIRPLUS -> "readdirplus";
-            case READLINK -> "readlink";
-            case OPEN -> "open";
-            case OPENDIR -> "opendir";
-            case RELEASEDIR -> "releasedir";
-            case STATFS -> "statfs";
-            case INIT -> "init";
-            case IOCTL -> "ioctl";
-            case GETXATTR, LISTXATTR -> "xattr";
-            case FLUSH -> "flush";
-            case INTERRUPT -> "interrupt";
-            default -> "other";
-        };
-    }
-
 }

@@ -23,11 +23,12 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 /**
  * {@code publish {dataset, tables:{name:[abs paths]}, artifacts:{name:[abs paths]}, bindings:[...],
- * set_latest, shard_size}}: publishes with the daemon's credentials ({@link Publisher} on the
+ * set_latest, shard_size, allow_threshold_violations}}: publishes with the daemon's credentials ({@link Publisher} on the
  * daemon's store and catalog), after checking that the peer could read every source itself,
  * then refreshes the catalog so the new version is in the mount when the reply arrives. Not
  * interruptible: a client that goes away does not stop it (it is idempotent; running it again
@@ -88,8 +89,11 @@ public final class PublishOperation implements Operation {
             bindings.add(PublishRequest.parseBinding(b));
         }
         long shardSize = args.optSize("shard_size").orElse(0);
+        Optional<String> branch = args.node().hasNonNull("branch")
+                ? Optional.of(PublishRequest.requireBranchName(args.string("branch"))) : Optional.empty();
         return new PublishRequest(ref.id(), tables, artifacts, bindings, args.bool("set_latest", false),
-                shardSize > 0 ? shardSize : PublishRequest.DEFAULT_SHARD_SIZE, Path.of("/"));
+                shardSize > 0 ? shardSize : PublishRequest.DEFAULT_SHARD_SIZE, Path.of("/"), branch,
+                args.bool("allow_threshold_violations", false));
     }
 
     private static TreeMap<String, List<String>> pathMap(Args args, String field) {
@@ -170,6 +174,7 @@ public final class PublishOperation implements Operation {
         r.put("bytes_skipped", res.bytesSkipped());
         r.put("manifest_written", res.manifestWritten());
         r.put("latest_set", res.latestSet());
+        res.pointersMoved().forEach(r.putArray("pointers_moved")::add);
         r.put("summary", res.summary());
         return r;
     }

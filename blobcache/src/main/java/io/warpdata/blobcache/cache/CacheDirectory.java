@@ -1,0 +1,210 @@
+package io.warpdata.blobcache.cache;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The block cache's directory, {@code <dir>/v1/}, held locked while open:
+ * <pre>
+ * v1/lock                        held (flock) while a cache is open: one warpd per directory
+ * v1/blocks/ab/&lt;blob&gt;.&lt;block size&gt;.&lt;index&gt;   block files, ab = first byte of the blob id
+ * v1/lists/&lt;list id&gt;              block hash lists, named by their own SHA-256
+ * v1/tmp/                        files being written; emptied at start
+ * </pre>
+ * At start it recovers what a crash left: temp files are deleted, and every block file whose
+ * header ({@link BlockFile}) is valid and matches its name and shard is found again; anything
+ * else under {@code blocks/} is deleted.
+ */
+final class CacheDirectory implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(CacheDirectory.class);
+    static final String FORMAT_DIR = "v1";
+
+    private final Path root;
+    private final Path blocksDir;
+    private final Path listsDir;
+    private final Path tmpDir;
+    private final FileChannel lockChannel;
+    private final FileLock lock;
+    private final AtomicLong tmpCounter = new AtomicLong();
+    /** Which of the 256 block subdirectories are known to exist (made on first use). */
+    private final AtomicIntegerArray shardMade = new AtomicIntegerArray(256);
+
+    /** A valid block file found at start. */
+    record Found(BlockKey key, BlockFile.Header header, Path path, FileTime mtime) {
+    }
+
+    /**
+     * Opens (creating if needed) the directory under {@code dir} and locks it.
+     *
+     * @throws CacheDirectoryException if the directory is unusable or in use by another process
+     */
+    CacheDirectory(Path dir) {
+        this.root = dir.resolve(FORMAT_DIR);
+        this.blocksDir = root.resolve("blocks");
+        this.listsDir = root.resolve("lists");
+        this.tmpDir = root.resolve("tmp");
+        try {
+            Files.createDirectories(blocksDir);
+            Files.createDirectories(listsDir);
+            Files.createDirectories(tmpDir);
+            lockChannel = FileChannel.open(root.resolve("lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        } catch (AccessDeniedException e) {
+            throw new CacheDirectoryException(dir, "is not writable", "Give warpd's user write access to it, or pass"
+                    + " another --cache-dir.", e);
+        } catch (IOException e) {
+            throw new CacheDirectoryException(dir, "cannot be created: " + e, "Check the path and the disk, or pass"
+                    + " another --cache-dir.", e);
+        }
+        try {
+            FileLock l = lockChannel.tryLock();
+            if (l == null) {
+                throw new OverlappingFileLockException();
+            }
+            this.lock = l;
+        } catch (OverlappingFileLockException | IOException e) {
+            closeQuietly(lockChannel);
+            throw new CacheDirectoryException(dir, "is in use by another warpd", "Stop the other warpd, or give"
+                    + " each warpd its own --cache-dir.", e);
+        }
+    }
+
+    /** {@code v1/}: what the cache's free space is measured on, and what its messages name. */
+    Path root() {
+        return root;
+    }
+
+    /** Where block hash lists are kept. */
+    Path listsDir() {
+        return listsDir;
+    }
+
+    /** Where files are written before they are renamed into place. */
+    Path tmpDir() {
+        return tmpDir;
+    }
+
+    /**
+     * Deletes temp files left by a crash and finds every valid block file, oldest first;
+     * invalid ones are deleted.
+     *
+     * @throws CacheDirectoryException if the directory cannot be read
+     */
+    List<Found> recover() {
+        int tmpDeleted = 0;
+        int invalid = 0;
+        try (DirectoryStream<Path> tmps = Files.newDirectoryStream(tmpDir)) {
+            for (Path p : tmps) {
+                deleteFile(p);
+                tmpDeleted++;
+            }
+        } catch (IOException e) {
+            throw new CacheDirectoryException(root, "cannot be read: " + e, "Check the disk, or delete the directory.", e);
+        }
+        List<Found> found = new ArrayList<>();
+        try (DirectoryStream<Path> shards = Files.newDirectoryStream(blocksDir)) {
+            for (Path shard : shards) {
+                if (!Files.isDirectory(shard)) {
+                    deleteFile(shard);
+                    continue;
+                }
+                try (DirectoryStream<Path> files = Files.newDirectoryStream(shard)) {
+                    for (Path p : files) {
+                        BlockKey key = BlockKey.parse(p.getFileName().toString());
+                        BlockFile.Header h = null;
+                        if (key != null) {
+                            try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
+                                h = BlockFile.readHeader(ch);
+                            } catch (IOException e) {
+                                h = null;
+                            }
+                        }
+                        if (h == null || !h.key().equals(key)
+                                || !shard.getFileName().toString().equals(key.blob().hex().substring(0, 2))) {
+                            deleteFile(p);
+                            invalid++;
+                            continue;
+                        }
+                        found.add(new Found(key, h, p, Files.getLastModifiedTime(p)));
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new CacheDirectoryException(root, "cannot be scanned: " + e, "Check the disk, or delete the directory.", e);
+        }
+        found.sort(Comparator.comparing(Found::mtime));
+        long bytes = 0;
+        for (Found f : found) {
+            bytes += f.header().fileLength();
+        }
+        if (tmpDeleted + invalid > 0 || !found.isEmpty()) {
+            LOG.info("Block cache {}: {} blocks ({} bytes) found; removed {} temp files and {} invalid block files",
+                    root, found.size(), bytes, tmpDeleted, invalid);
+        }
+        return found;
+    }
+
+    /** The block's file under its real name. */
+    Path path(BlockKey key) {
+        return blocksDir.resolve(key.blob().hex().substring(0, 2)).resolve(key.fileName());
+    }
+
+    /** A new, unique temp file name for writing {@code key}. */
+    Path tmpFile(BlockKey key) {
+        return tmpDir.resolve(key.fileName() + "." + tmpCounter.incrementAndGet() + ".tmp");
+    }
+
+    /**
+     * Makes the subdirectory {@link #path} puts {@code key} in, once per directory.
+     *
+     * @throws IOException if it cannot be made
+     */
+    void makeShard(BlockKey key) throws IOException {
+        int shard = Integer.parseInt(key.blob().hex().substring(0, 2), 16);
+        if (shardMade.get(shard) == 0) {
+            Files.createDirectories(path(key).getParent());
+            shardMade.set(shard, 1);
+        }
+    }
+
+    /** Releases the lock: another warpd may open the directory. */
+    @Override
+    public void close() {
+        try {
+            lock.release();
+        } catch (IOException e) {
+            LOG.debug("releasing cache lock", e);
+        }
+        closeQuietly(lockChannel);
+    }
+
+    static void deleteFile(Path p) {
+        HashLists.deleteQuietly(p);
+    }
+
+    static void closeQuietly(AutoCloseable c) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (Exception e) {
+            LOG.debug("close", e);
+        }
+    }
+}

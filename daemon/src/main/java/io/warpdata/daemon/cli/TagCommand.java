@@ -1,0 +1,106 @@
+package io.warpdata.daemon.cli;
+
+import io.warpdata.blobcache.Catalog;
+import io.warpdata.daemon.control.ControlClient;
+import io.warpdata.daemon.control.ControlProtocol;
+import io.warpdata.manifest.DatasetRef;
+import io.warpdata.manifest.ManifestValidationException;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code warpctl tag DATASET[@REF] TAG [--force]} and {@code warpctl tag --delete DATASET TAG}:
+ * names a version for good. Tags never move: re-tagging another version fails unless
+ * {@code --force}. Runs on the store; a warpd on the default socket is asked to re-read its
+ * pointers afterwards, so {@code /warp/ws/name@TAG} shows at once.
+ */
+@Command(name = "tag", description = "Name a version with a tag (DATASET[@REF]: latest, a version prefix, a tag or"
+        + " a branch). Tags never move: re-tagging fails unless --force.")
+final class TagCommand implements Callable<Integer> {
+    @ParentCommand
+    WarpctlCommand root;
+
+    @Parameters(index = "0", paramLabel = "DATASET[@REF]", description = "What to tag (default ref: latest).")
+    String dataset;
+
+    @Parameters(index = "1", paramLabel = "TAG", description = "[a-z0-9][a-z0-9._-]*, not all hex digits.")
+    String tag;
+
+    @Option(names = "--force", description = "Move an existing tag to this version (mounts that resolved the old"
+            + " target keep it until 'warpctl refresh' or a restart).")
+    boolean force;
+
+    @Option(names = "--delete", description = "Delete the tag (DATASET without @REF).")
+    boolean delete;
+
+    @Override
+    public Integer call() {
+        DatasetRef ref = WarpctlCommand.datasetRef(dataset);
+        String name = tagName(tag);
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("dataset", ref.id().toString());
+        out.put("tag", name);
+        String text;
+        try (Remote remote = root.openRemote()) {
+            Catalog catalog = remote.catalog();
+            if (delete) {
+                if (!(ref.ref() instanceof DatasetRef.Latest)) {
+                    throw new UsageException("--delete takes the dataset without @" + ref.ref(),
+                            "Write: warpctl tag --delete " + ref.id() + " " + name);
+                }
+                catalog.deleteTag(ref.id(), name);
+                out.put("deleted", true);
+                text = "deleted tag " + ref.id() + "@" + name;
+            } else {
+                Catalog.Located target = catalog.locate(ref);
+                boolean written = catalog.tag(ref.id(), name, target.version(), root.context.env().getOrDefault("USER",
+                        System.getProperty("user.name", "unknown")), force);
+                out.put("version", target.version().hex());
+                out.put("written", written);
+                text = written ? "tagged " + ref.id() + "@" + name + " -> " + target.version().hex()
+                        : ref.id() + "@" + name + " already names " + target.version().hex() + "; nothing written";
+            }
+        }
+        refreshDaemon();
+        if (root.json) {
+            root.printJson(out);
+        } else {
+            root.context.out().println(text);
+        }
+        return 0;
+    }
+
+    static String tagName(String tag) {
+        if (DatasetRef.LATEST.equals(tag)) {
+            throw new UsageException("'latest' is the default branch, not a tag", "Pick another tag name, e.g. v1.");
+        }
+        try {
+            return DatasetRef.requireRefName("tag", tag);
+        } catch (ManifestValidationException e) {
+            throw new UsageException(e.getMessage(), "Name tags like 'v1', 'paper-2026' or 'rc.3'.");
+        }
+    }
+
+    /** A running warpd re-reads its pointers now rather than after its TTL; none running is fine. */
+    private void refreshDaemon() {
+        Path socket = root.socket != null ? root.socket
+                : io.warpdata.daemon.control.SocketPaths.defaultSocket(root.context.env(),
+                io.warpdata.daemon.control.ProcessIdentity.uid());
+        if (!ControlClient.reachable(socket)) {
+            return;
+        }
+        try (ControlClient c = ControlClient.connect(socket)) {
+            c.call("refresh", ControlProtocol.object());
+        } catch (RuntimeException e) {
+            root.context.err().println("warpctl: the tag is written, but warpd at " + socket + " could not be asked to"
+                    + " refresh (" + e.getMessage() + "); its mount shows the tag within its pointer TTL");
+        }
+    }
+}

@@ -1,0 +1,127 @@
+package io.warpdata.daemon.publish;
+
+import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.StoreException;
+import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.manifest.BlobId;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Uploads the blobs of a new version that the store lacks, each with its block hash list, in
+ * parallel: a blob already stored (by content hash) is skipped, so publishing the same input
+ * twice uploads nothing, and a view, whose member bytes are its parent's, uploads only its
+ * table and its member indexes.
+ */
+public final class BlobUploader {
+    private final BlobStore store;
+    private final int threads;
+    private final PublishProgress progress;
+
+    /** What an upload did. */
+    public record Upload(int uploaded, int skipped, long bytesUploaded, long bytesSkipped) {
+    }
+
+    /**
+     * @param threads parallel uploads (S3 likes several streams; 8 keeps one host busy)
+     */
+    public BlobUploader(BlobStore store, int threads, PublishProgress progress) {
+        this.store = Objects.requireNonNull(store, "store");
+        if (threads < 1) {
+            throw new IllegalArgumentException("threads must be >= 1");
+        }
+        this.threads = threads;
+        this.progress = Objects.requireNonNull(progress, "progress");
+    }
+
+    /**
+     * Uploads every blob of {@code blobs} and each one's block hash list that the store does not
+     * hold yet (duplicates are sent once).
+     *
+     * @throws StoreException if an upload fails, or the store holds a blob of the wrong size
+     */
+    public Upload uploadMissing(List<StagedBlob> blobs) {
+        List<StagedBlob> all = withBlockLists(blobs);
+        AtomicInteger uploaded = new AtomicInteger();
+        AtomicInteger skipped = new AtomicInteger();
+        AtomicLong bytesUploaded = new AtomicLong();
+        AtomicLong bytesSkipped = new AtomicLong();
+        progress.start("upload", all.stream().mapToLong(StagedBlob::size).sum());
+        ExecutorService pool = Executors.newFixedThreadPool(threads, r -> {
+            Thread t = new Thread(r, "warp-publish-upload");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            List<Future<?>> futures = new ArrayList<>();
+            for (StagedBlob b : all) {
+                futures.add(pool.submit(() -> {
+                    if (uploadOne(b)) {
+                        uploaded.incrementAndGet();
+                        bytesUploaded.addAndGet(b.size());
+                    } else {
+                        skipped.incrementAndGet();
+                        bytesSkipped.addAndGet(b.size());
+                    }
+                    progress.advance(b.size());
+                }));
+            }
+            for (Future<?> f : futures) {
+                try {
+                    f.get();
+                } catch (ExecutionException e) {
+                    futures.forEach(other -> other.cancel(true));
+                    if (e.getCause() instanceof RuntimeException re) {
+                        throw re;
+                    }
+                    throw new StoreException("Upload to " + store.describe() + " failed: " + e.getCause(),
+                            "Check the store and publish again; blobs already uploaded are reused.", e.getCause());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new StoreException("Publish interrupted", "Publish again; uploaded blobs are reused.", e);
+                }
+            }
+            return new Upload(uploaded.get(), skipped.get(), bytesUploaded.get(), bytesSkipped.get());
+        } finally {
+            pool.shutdownNow();
+            progress.finish();
+        }
+    }
+
+    /** Each blob followed by its block hash list, without duplicates. */
+    private static List<StagedBlob> withBlockLists(List<StagedBlob> blobs) {
+        Map<BlobId, StagedBlob> out = new LinkedHashMap<>();
+        for (StagedBlob b : blobs) {
+            out.putIfAbsent(b.id(), b);
+            StagedBlob blocks = StagedBlob.ofBytes(b.blocksBytes());
+            out.putIfAbsent(blocks.id(), blocks);
+        }
+        return new ArrayList<>(out.values());
+    }
+
+    /** Whether the blob was written (false: the store had it). */
+    private boolean uploadOne(StagedBlob b) {
+        String key = StoreLayout.blob(b.id());
+        OptionalLong existing = store.length(key);
+        if (existing.isPresent()) {
+            if (existing.getAsLong() != b.size()) {
+                throw new StoreException("Blob " + key + " in " + store.describe() + " has " + existing.getAsLong()
+                        + " bytes, expected " + b.size(), "The store holds a damaged blob; delete that object and"
+                        + " publish again.", null);
+            }
+            return false;
+        }
+        return b.file().isPresent() ? store.putIfAbsent(key, b.file().get()) : store.putIfAbsent(key, b.bytes().get());
+    }
+}

@@ -1,0 +1,192 @@
+package io.warpdata.daemon.publish;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.warpdata.manifest.ManifestValidationException;
+import io.warpdata.manifest.Names;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.stream.Stream;
+
+/**
+ * The Parquet files of one table, in the order they are published, and what their writer
+ * promised about them. Given a folder, the folder must be a <em>committed</em> dataset: its
+ * writer wrote {@code _SUCCESS} last (seed 002's commit marker, also Spark's and Hadoop's), so a
+ * folder without it is half-written and refused ({@code DatasetIncomplete}).
+ * <ul>
+ *   <li>With seed 002's {@code manifest.json} ({@code dataset_key}, {@code parts},
+ *       {@code row_count}, {@code schema_hash}, {@code compression}, {@code created_at_utc},
+ *       optional {@code run_id} and {@code metadata}): exactly its parts, in its order; every
+ *       part must exist (else {@code DatasetIncomplete}) and the footers' rows must add up to
+ *       {@code row_count}. {@code schema_hash} is the first 16 hex of SHA-256 over pyarrow's
+ *       {@code schema.to_string()}, which Warp (reading Parquet with DuckDB, not Arrow) cannot
+ *       reproduce byte for byte: it is not checked; every part must have one schema instead.</li>
+ *   <li>Without it (Spark, DuckDB {@code COPY ... PARTITION_BY}): every {@code *.parquet}
+ *       below the folder, in path order, Hive partition folders ({@code k=v/}) kept as folders
+ *       of the table in the mount. Not data: {@code _SUCCESS}, {@code .crc} files, and files and
+ *       folders whose names start with {@code _} or {@code .} ({@code _temporary/},
+ *       {@code _committed_*}, {@code .part-*.crc}).</li>
+ * </ul>
+ *
+ * @param parts    the files and the partition folder each sits in ({@code ""}: the table's own)
+ * @param rowCount rows the writer's manifest promises, if it has one
+ * @param source   what to name in messages
+ */
+record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) {
+    static final String SUCCESS = "_SUCCESS";
+    static final String MANIFEST = "manifest.json";
+    private static final long MAX_MANIFEST_BYTES = 64L << 20;
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** One Parquet file and the partition folder it sits in. */
+    record Part(Path file, String dir) {
+        Part {
+            Objects.requireNonNull(file, "file");
+            Objects.requireNonNull(dir, "dir");
+        }
+    }
+
+    CommittedDataset {
+        parts = List.copyOf(parts);
+    }
+
+    /** Loose files (not a folder): nothing promised. */
+    static CommittedDataset loose(List<Part> parts) {
+        return new CommittedDataset(parts, OptionalLong.empty(), "the given files");
+    }
+
+    /** What to call the writer's promise in messages. */
+    String describe() {
+        return source;
+    }
+
+    /**
+     * Reads the committed dataset in {@code dir} for table {@code table}.
+     *
+     * @throws InvalidInputException naming the file: no {@code _SUCCESS} or a listed part missing
+     *         ({@code DatasetIncomplete}), a manifest that is not JSON or lacks a field
+     *         ({@code ManifestCorrupted}), no Parquet file at all
+     */
+    static CommittedDataset read(String table, Path dir) {
+        String what = "Table '" + table + "' folder " + dir;
+        if (!Files.isRegularFile(dir.resolve(SUCCESS))) {
+            throw new InvalidInputException(what + " has no " + SUCCESS + ": its writer has not finished, or failed"
+                    + " (DatasetIncomplete)", "Publish the folder once its writer has written " + SUCCESS + " (it does"
+                    + " so last); give Parquet files or a glob instead to publish them as they are.");
+        }
+        Path manifest = dir.resolve(MANIFEST);
+        if (Files.isRegularFile(manifest)) {
+            return fromManifest(what, dir, manifest);
+        }
+        List<Part> parts = new ArrayList<>();
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (Path p : s.filter(Files::isRegularFile).sorted().toList()) {
+                Path rel = dir.relativize(p);
+                if (hidden(rel) || !p.getFileName().toString().endsWith(".parquet")) {
+                    continue;
+                }
+                String folder = rel.getParent() == null ? "" : rel.getParent().toString();
+                if (!folder.isEmpty()) {
+                    try {
+                        Names.requireMemberPath("dir", folder);
+                    } catch (ManifestValidationException e) {
+                        throw new InvalidInputException(what + ": partition folder " + folder + " cannot be shown in"
+                                + " the mount: " + e.getMessage(), "Rename the folder.");
+                    }
+                }
+                parts.add(new Part(p, folder));
+            }
+        } catch (IOException e) {
+            throw new InvalidInputException("Cannot list " + dir + ": " + e.getMessage(), "Make it readable.", e);
+        }
+        if (parts.isEmpty()) {
+            throw new InvalidInputException(what + " holds no .parquet file", "Give the folder a Parquet writer"
+                    + " committed, or Parquet files.");
+        }
+        return new CommittedDataset(parts, OptionalLong.empty(), what);
+    }
+
+    /** Spark's and Hadoop's bookkeeping: any path component starting with '_' or '.'. */
+    private static boolean hidden(Path rel) {
+        for (Path c : rel) {
+            String n = c.toString();
+            if (n.startsWith("_") || n.startsWith(".")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static CommittedDataset fromManifest(String what, Path dir, Path file) {
+        String where = what + ": " + MANIFEST;
+        JsonNode m;
+        try {
+            if (Files.size(file) > MAX_MANIFEST_BYTES) {
+                throw corrupted(where, "is larger than " + MAX_MANIFEST_BYTES + " bytes");
+            }
+            m = JSON.readTree(file.toFile());
+        } catch (IOException e) {
+            throw corrupted(where, "is not JSON (" + e.getMessage().lines().findFirst().orElse("") + ")");
+        }
+        if (m == null || !m.isObject()) {
+            throw corrupted(where, "is not a JSON object");
+        }
+        for (String field : List.of("dataset_key", "schema_hash", "compression", "created_at_utc")) {
+            JsonNode v = m.get(field);
+            if (v == null || !v.isTextual()) {
+                throw corrupted(where, v == null ? "lacks '" + field + "'" : "has '" + field + "' that is not a string");
+            }
+        }
+        for (String optional : List.of("run_id")) {
+            JsonNode v = m.get(optional);
+            if (v != null && !v.isNull() && !v.isTextual()) {
+                throw corrupted(where, "has '" + optional + "' that is neither a string nor null");
+            }
+        }
+        JsonNode meta = m.get("metadata");
+        if (meta != null && !meta.isNull() && !meta.isObject()) {
+            throw corrupted(where, "has 'metadata' that is neither an object nor null");
+        }
+        JsonNode rows = m.get("row_count");
+        if (rows == null || !rows.isIntegralNumber() || !rows.canConvertToLong() || rows.asLong() < 0) {
+            throw corrupted(where, rows == null ? "lacks 'row_count'" : "has 'row_count' that is not a count");
+        }
+        JsonNode partsNode = m.get("parts");
+        if (partsNode == null || !partsNode.isArray() || partsNode.isEmpty()) {
+            throw corrupted(where, partsNode == null ? "lacks 'parts'" : "has 'parts' that is not a non-empty list");
+        }
+        List<Part> parts = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        for (int i = 0; i < partsNode.size(); i++) {
+            JsonNode p = partsNode.get(i);
+            if (!p.isTextual() || p.asText().isEmpty() || p.asText().contains("/") || p.asText().startsWith(".")) {
+                throw corrupted(where, "has parts[" + i + "] = " + p + ", which is not a file name in the folder");
+            }
+            if (!seen.add(p.asText())) {
+                throw corrupted(where, "lists part " + p.asText() + " twice");
+            }
+            Path part = dir.resolve(p.asText());
+            if (!Files.isRegularFile(part)) {
+                throw new InvalidInputException(where + " lists part " + p.asText() + ", which the folder lacks"
+                        + " (DatasetIncomplete)", "Copy the missing part, or write the dataset again.");
+            }
+            parts.add(new Part(part, ""));
+        }
+        return new CommittedDataset(parts, OptionalLong.of(rows.asLong()), where);
+    }
+
+    /** Seed 002's ManifestCorrupted, with its reason. */
+    private static InvalidInputException corrupted(String where, String reason) {
+        return new InvalidInputException(where + " " + reason + " (ManifestCorrupted)",
+                "Fix manifest.json (dataset_key, parts, row_count, schema_hash, compression, created_at_utc) or write"
+                        + " the dataset again.");
+    }
+}

@@ -1,0 +1,223 @@
+package io.warpdata.daemon.publish;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.warpdata.manifest.formats.SafetensorsException;
+import io.warpdata.manifest.formats.SafetensorsHeader;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+
+/**
+ * A safetensors dataset as the Spark writer of seed 001 leaves it: a folder with
+ * {@code dataset_manifest.json} ({@code format_version}, {@code total_samples},
+ * {@code total_bytes}, {@code shards[file, samples_count, bytes]}), the {@code *.safetensors}
+ * files it lists, and optionally {@code _tensor_index.parquet}. Checked whole before anything is
+ * packed or uploaded: the manifest's fields, that its files and byte counts are the folder's and
+ * its totals add up, and every file's header ({@link SafetensorsHeader}). The files are then
+ * published as they are (packed like any folder), so they read and mmap through the mount.
+ *
+ * <p>Not checked: {@code samples_count} against the tensors, since how samples map to tensors
+ * depends on the writer's mode (a row per tensor, or per key group); the sum is checked.
+ */
+final class SafetensorsDataset {
+    static final String MANIFEST = "dataset_manifest.json";
+    static final String SUFFIX = ".safetensors";
+    /** A dataset manifest is a short listing; anything larger is not one. */
+    private static final long MAX_MANIFEST_BYTES = 64L << 20;
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private SafetensorsDataset() {
+    }
+
+    /** What a checked dataset holds. */
+    record Summary(long files, long tensors, long samples, long bytes, Map<String, Long> dtypes,
+                   Map<String, Long> shapes) {
+        /** Most common shapes kept in the facts: a summary, not a listing. */
+        static final int SHAPES_KEPT = 8;
+
+        /** As the artifact's facts (hashed into the version; shown by inspect). */
+        Map<String, String> facts() {
+            Map<String, String> f = new LinkedHashMap<>();
+            f.put("format", "safetensors");
+            f.put("files", Long.toString(files));
+            f.put("tensors", Long.toString(tensors));
+            f.put("samples", Long.toString(samples));
+            f.put("dtypes", histogram(dtypes, Integer.MAX_VALUE));
+            f.put("shapes", histogram(shapes, SHAPES_KEPT));
+            return f;
+        }
+
+        /** {@code key:count} by count, most first (then by key), at most {@code kept} of them. */
+        private static String histogram(Map<String, Long> counts, int kept) {
+            List<Map.Entry<String, Long>> e = new ArrayList<>(counts.entrySet());
+            e.sort(Map.Entry.<String, Long>comparingByValue().reversed().thenComparing(Map.Entry.comparingByKey()));
+            StringBuilder sb = new StringBuilder();
+            for (int i = 0; i < Math.min(kept, e.size()); i++) {
+                sb.append(i == 0 ? "" : " ").append(e.get(i).getKey()).append(':').append(e.get(i).getValue());
+            }
+            return e.size() > kept ? sb + " ..." : sb.toString();
+        }
+    }
+
+    /** Whether {@code dir} is a safetensors dataset (it holds {@code dataset_manifest.json}). */
+    static boolean isOne(Path dir) {
+        return Files.isRegularFile(dir.resolve(MANIFEST));
+    }
+
+    /**
+     * Checks the dataset in {@code dir}.
+     *
+     * @throws InvalidInputException naming the file: a manifest that is not JSON or lacks a
+     *         field, a listed file missing or of another size, a safetensors file not listed,
+     *         totals that do not add up
+     * @throws SafetensorsException naming the file and the tensor: a header that breaks the format
+     */
+    static Summary check(String artifact, Path dir) {
+        JsonNode m = readManifest(artifact, dir);
+        String where = "Artifact '" + artifact + "': " + dir.resolve(MANIFEST);
+        text(m, "format_version", where);
+        long totalSamples = count(m, "total_samples", where);
+        long totalBytes = count(m, "total_bytes", where);
+        JsonNode shards = m.get("shards");
+        if (shards == null || !shards.isArray()) {
+            throw corrupted(where, "has no 'shards' array");
+        }
+        TreeSet<String> listed = new TreeSet<>();
+        long samples = 0;
+        long bytes = 0;
+        long tensors = 0;
+        Map<String, Long> dtypes = new LinkedHashMap<>();
+        Map<String, Long> shapes = new LinkedHashMap<>();
+        for (int i = 0; i < shards.size(); i++) {
+            JsonNode s = shards.get(i);
+            String at = where + " shards[" + i + "]";
+            if (!s.isObject()) {
+                throw corrupted(at, "is not an object");
+            }
+            String file = text(s, "file", at);
+            long count = count(s, "samples_count", at);
+            long size = count(s, "bytes", at);
+            Path p = dir.resolve(file).normalize();
+            if (!p.startsWith(dir) || file.isEmpty() || !file.endsWith(SUFFIX)) {
+                throw corrupted(at, "names '" + file + "', which is not a .safetensors file inside the folder");
+            }
+            if (!listed.add(file)) {
+                throw corrupted(at, "lists '" + file + "' a second time");
+            }
+            if (!Files.isRegularFile(p)) {
+                throw new InvalidInputException(where + " lists " + file + ", which the folder lacks",
+                        "The dataset is incomplete (DatasetIncomplete): copy the missing file, or publish the writer's"
+                                + " output again.");
+            }
+            long actual = size(p);
+            if (actual != size) {
+                throw new InvalidInputException(where + " says " + file + " has " + size + " bytes; it has " + actual,
+                        "The file was changed or truncated after the dataset was written; write it again.");
+            }
+            SafetensorsHeader h = header(p, file, actual);
+            tensors += h.tensors().size();
+            h.tensors().forEach(t -> {
+                dtypes.merge(t.dtype().name(), 1L, Long::sum);
+                shapes.merge(t.shape().isEmpty() ? "scalar" : t.shape().stream().map(String::valueOf)
+                        .reduce((a, b) -> a + "x" + b).orElse(""), 1L, Long::sum);
+            });
+            samples += count;
+            bytes += size;
+        }
+        for (String file : safetensorsFiles(dir)) {
+            if (!listed.contains(file)) {
+                throw new InvalidInputException("Artifact '" + artifact + "': " + dir.resolve(file) + " is not listed in "
+                        + MANIFEST, "List it in the manifest or remove it: a reader of the manifest would not see it.");
+            }
+        }
+        if (samples != totalSamples) {
+            throw corrupted(where, "says total_samples " + totalSamples + " but its shards add up to " + samples);
+        }
+        if (bytes != totalBytes) {
+            throw corrupted(where, "says total_bytes " + totalBytes + " but its shards add up to " + bytes);
+        }
+        return new Summary(listed.size(), tensors, samples, bytes, dtypes, shapes);
+    }
+
+    /** The file's header, read from disk (8 bytes, then the header only; never the buffer). */
+    static SafetensorsHeader header(Path p, String name, long size) {
+        try (InputStream in = Files.newInputStream(p)) {
+            long n = SafetensorsHeader.headerLength(in.readNBytes(8), size, name);
+            byte[] header = in.readNBytes((int) n);
+            if (header.length != n) {
+                throw new SafetensorsException(name, null, "ends inside its header");
+            }
+            return SafetensorsHeader.parse(header, size, name);
+        } catch (IOException e) {
+            throw new InvalidInputException("Cannot read " + p + ": " + e.getMessage(), "Make it readable and publish again.", e);
+        }
+    }
+
+    private static JsonNode readManifest(String artifact, Path dir) {
+        Path p = dir.resolve(MANIFEST);
+        try {
+            if (size(p) > MAX_MANIFEST_BYTES) {
+                throw corrupted("Artifact '" + artifact + "': " + p, "is larger than " + MAX_MANIFEST_BYTES + " bytes");
+            }
+            JsonNode m = JSON.readTree(p.toFile());
+            if (m == null || !m.isObject()) {
+                throw corrupted("Artifact '" + artifact + "': " + p, "is not a JSON object");
+            }
+            return m;
+        } catch (IOException e) {
+            throw corrupted("Artifact '" + artifact + "': " + p, "is not JSON (" + e.getMessage().lines().findFirst().orElse("")
+                    + ")");
+        }
+    }
+
+    private static List<String> safetensorsFiles(Path dir) {
+        try (Stream<Path> s = Files.walk(dir)) {
+            List<String> out = new ArrayList<>();
+            s.filter(p -> p.getFileName().toString().endsWith(SUFFIX) && Files.isRegularFile(p))
+                    .forEach(p -> out.add(dir.relativize(p).toString()));
+            return out;
+        } catch (IOException e) {
+            throw new InvalidInputException("Cannot list " + dir + ": " + e.getMessage(), "Make it readable.", e);
+        }
+    }
+
+    private static long size(Path p) {
+        try {
+            return Files.size(p);
+        } catch (IOException e) {
+            throw new InvalidInputException("Cannot read " + p + ": " + e.getMessage(), "Make it readable.", e);
+        }
+    }
+
+    private static String text(JsonNode n, String field, String where) {
+        JsonNode v = n.get(field);
+        if (v == null || !v.isTextual()) {
+            throw corrupted(where, v == null ? "lacks '" + field + "'" : "has '" + field + "' that is not a string");
+        }
+        return v.asText();
+    }
+
+    private static long count(JsonNode n, String field, String where) {
+        JsonNode v = n.get(field);
+        if (v == null || !v.isIntegralNumber() || !v.canConvertToLong() || v.asLong() < 0) {
+            throw corrupted(where, v == null ? "lacks '" + field + "'" : "has '" + field + "' that is not a count");
+        }
+        return v.asLong();
+    }
+
+    /** The seed's ManifestCorrupted: the dataset manifest is broken. */
+    private static InvalidInputException corrupted(String where, String problem) {
+        return new InvalidInputException(where + " " + problem + " (ManifestCorrupted)",
+                "Fix dataset_manifest.json (format_version, total_samples, total_bytes, shards[file, samples_count,"
+                        + " bytes]) or write the dataset again.");
+    }
+}

@@ -1,0 +1,342 @@
+package io.warpdata.daemon.view;
+
+import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.Catalog;
+import io.warpdata.blobcache.StoreException;
+import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.daemon.publish.BlobUploader;
+import io.warpdata.daemon.publish.PointerMoves;
+import io.warpdata.daemon.publish.PublishProgress;
+import io.warpdata.daemon.publish.StagedBlob;
+import io.warpdata.manifest.Artifact;
+import io.warpdata.manifest.BlobId;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.Binding;
+import io.warpdata.manifest.Column;
+import io.warpdata.manifest.DatasetId;
+import io.warpdata.manifest.DatasetRef;
+import io.warpdata.manifest.Derivation;
+import io.warpdata.manifest.Manifest;
+import io.warpdata.manifest.ManifestCodec;
+import io.warpdata.manifest.MemberIndex;
+import io.warpdata.manifest.Table;
+import io.warpdata.manifest.TableShard;
+import io.warpdata.manifest.VersionHash;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+
+/**
+ * Publishes a view: a derived version made of the rows a {@link ViewQuery} selects from one
+ * table of a parent version, written as one Parquet file by DuckDB, and, for every artifact bound
+ * to that table, a new member index holding exactly the members the selected rows name, pointing
+ * into the parent's tar shard blobs. No member byte is copied or uploaded: a view's uploads are
+ * its table and its indexes (and their block hash lists). Other tables and unbound artifacts are
+ * kept as they are. The parent and the query are recorded in the hashed manifest
+ * ({@link Derivation}), so the same view of the same parent is the same version everywhere; its
+ * members are the parent's blobs, so reading them shares the parent's cache.
+ */
+public final class ViewPublisher {
+    /** Table files are read from the store in pieces of this size (memory stays small). */
+    private static final int READ_CHUNK = 8 << 20;
+    /** A member index larger than this is not read into memory (a hostile or broken store). */
+    private static final long MAX_INDEX_BYTES = 1L << 30;
+
+    private final BlobStore store;
+    private final Catalog catalog;
+    private final Clock clock;
+    private final String creator;
+    private final Path stagingParent;
+    private final PublishProgress progress;
+
+    /**
+     * @param catalog       the store's catalog: the parent is read and the view written there
+     * @param creator       user name recorded in the view's metadata
+     * @param stagingParent where the parent's table and the view's Parquet file are staged
+     */
+    public ViewPublisher(BlobStore store, Catalog catalog, Clock clock, String creator, Path stagingParent,
+                         PublishProgress progress) {
+        this.store = Objects.requireNonNull(store, "store");
+        this.catalog = Objects.requireNonNull(catalog, "catalog");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.creator = Objects.requireNonNull(creator, "creator");
+        this.stagingParent = Objects.requireNonNull(stagingParent, "stagingParent");
+        this.progress = Objects.requireNonNull(progress, "progress");
+    }
+
+    /**
+     * Where the view goes and which pointers name it.
+     *
+     * @param as        the view's dataset id
+     * @param setLatest move {@code as}'s latest
+     * @param branch    move this branch of {@code as}
+     * @param tag       tag the view with this name (tags never move: an existing tag naming
+     *                  another version fails)
+     */
+    public record Target(DatasetId as, boolean setLatest, Optional<String> branch, Optional<String> tag) {
+        public Target {
+            Objects.requireNonNull(as, "as");
+            Objects.requireNonNull(branch, "branch");
+            Objects.requireNonNull(tag, "tag");
+        }
+
+        /** Named by nothing but latest being asked for: the plain {@code --as WS/NAME} form. */
+        boolean namesNothingExplicitly() {
+            return !setLatest && branch.isEmpty() && tag.isEmpty();
+        }
+    }
+
+    /**
+     * What a view publish did.
+     *
+     * @param parent       the parent version
+     * @param rows         rows the view's table has
+     * @param members      members of its bound artifacts, per artifact
+     * @param bytesUploaded bytes sent to the store (its table, indexes and hash lists)
+     * @param moved        pointers moved ({@code latest -> ...}, {@code branch b -> ...}, {@code tag t -> ...})
+     */
+    public record Result(DatasetId dataset, VersionHash version, DatasetId parentId, VersionHash parent, long rows,
+                         Map<String, Long> members, boolean manifestWritten, long bytesUploaded, List<String> moved) {
+        /** The one-line summary printed at the end. */
+        public String summary() {
+            return "published view " + dataset + "@" + version.hex() + " of " + parentId + "@" + parent.shortHex(12)
+                    + ": " + rows + " row(s)" + members.entrySet().stream()
+                    .map(e -> ", " + e.getValue() + " member(s) of " + e.getKey()).reduce("", String::concat)
+                    + "; uploaded " + bytesUploaded + " byte(s), no member bytes"
+                    + (manifestWritten ? "" : "; version already existed")
+                    + (moved.isEmpty() ? "" : "; " + String.join(", ", moved));
+        }
+    }
+
+    /**
+     * Selects, builds and publishes the view of {@code source} that {@code query} describes.
+     *
+     * @throws ViewException for a query DuckDB refuses, an unknown table or column, a view that
+     *         selects no rows, a selected row naming a member its artifact lacks, or a view that
+     *         would silently replace the source's latest; nothing is published then
+     * @throws StoreException if the store fails (no manifest is written then)
+     */
+    public Result publish(DatasetRef source, ViewQuery query, Target target) {
+        Catalog.Resolved parent = catalog.resolve(source);
+        Manifest pm = parent.manifest();
+        Table table = pm.tables().get(query.table());
+        if (table == null) {
+            throw new ViewException(parent.id() + "@" + parent.version().shortHex(12) + " has no table '" + query.table()
+                    + "'", pm.tables().isEmpty() ? "It has no tables: a view selects rows of a table."
+                    : "Pass --table with one of: " + String.join(", ", pm.tables().keySet()) + ".");
+        }
+        if (target.as().equals(parent.id()) && target.namesNothingExplicitly()) {
+            throw new ViewException("--as " + target.as() + " is the source dataset itself: its latest would be replaced"
+                    + " by a subset", "Pass --set-latest to replace latest on purpose, or --branch B / --tag T to name"
+                    + " the view without moving latest, or choose another --as WS/NAME.");
+        }
+        boolean moveLatest = target.setLatest() || (target.namesNothingExplicitly());
+        PointerMoves pointers = PointerMoves.begin(catalog, target.as(), moveLatest, target.branch());
+        List<Binding> bound = pm.bindings().stream().filter(b -> b.table().equals(query.table())).toList();
+        Set<String> boundColumns = new LinkedHashSet<>();
+        bound.forEach(b -> boundColumns.add(b.column()));
+
+        Path staging = createStaging();
+        try {
+            List<Path> files = downloadTable(query.table(), table, staging);
+            Path out = staging.resolve("view.parquet");
+            ViewSelector.Selection selection;
+            try (ViewSelector selector = new ViewSelector()) {
+                selection = selector.select(files, table.schema().stream().map(Column::name).toList(), query, out,
+                        boundColumns);
+            }
+            List<StagedBlob> uploads = new ArrayList<>();
+            StagedBlob viewTable = StagedBlob.ofFile(out);
+            uploads.add(viewTable);
+            String shardName = table.shards().size() == 1 ? table.shards().get(0).name() : "part-0.parquet";
+            Map<String, Table> tables = new TreeMap<>(pm.tables());
+            tables.put(query.table(), new Table(List.of(new TableShard(shardName, viewTable.ref(), selection.rows())),
+                    table.schema()));
+
+            Map<String, Artifact> artifacts = new TreeMap<>(pm.artifacts());
+            Map<String, Long> members = new LinkedHashMap<>();
+            for (String name : bound.stream().map(Binding::artifact).distinct().toList()) {
+                List<ViewSelector.BoundValue> refs = new ArrayList<>();
+                bound.stream().filter(b -> b.artifact().equals(name))
+                        .forEach(b -> refs.addAll(selection.bound().get(b.column())));
+                Subset subset = subset(name, pm.artifacts().get(name), refs, files, query.table());
+                uploads.add(subset.index());
+                artifacts.put(name, subset.artifact());
+                members.put(name, subset.artifact().memberCount());
+            }
+
+            Map<String, String> metadata = new TreeMap<>();
+            metadata.put("created_at", clock.instant().toString());
+            metadata.put("creator", creator);
+            Manifest manifest = Manifest.of(target.as(), tables, artifacts, pm.bindings(), metadata)
+                    .derivedFrom(new Derivation(parent.id(), parent.version(), query.table(), terms(query)));
+            VersionHash version = ManifestCodec.version(manifest);
+
+            BlobUploader.Upload upload = new BlobUploader(store, 4, progress).uploadMissing(uploads);
+            boolean manifestWritten = store.length(StoreLayout.version(target.as(), version)).isEmpty();
+            if (manifestWritten) {
+                catalog.putVersion(manifest);
+            }
+            List<String> moved = new ArrayList<>(pointers.finish(version, creator));
+            if (target.tag().isPresent() && catalog.tag(target.as(), target.tag().get(), version, creator, false)) {
+                moved.add("tag " + target.tag().get() + " -> " + version.shortHex(12));
+            }
+            return new Result(target.as(), version, parent.id(), parent.version(), selection.rows(), members,
+                    manifestWritten, upload.bytesUploaded(), moved);
+        } finally {
+            deleteRecursively(staging);
+        }
+    }
+
+    /** The query's terms as the manifest records them (only those given). */
+    static TreeMap<String, String> terms(ViewQuery q) {
+        TreeMap<String, String> t = new TreeMap<>();
+        q.where().ifPresent(w -> t.put("where", w));
+        q.orderBy().ifPresent(o -> t.put("order_by", o));
+        q.limit().ifPresent(l -> t.put("limit", Long.toString(l)));
+        q.sample().ifPresent(s -> t.put("sample", Long.toString(s)));
+        q.fraction().ifPresent(f -> t.put("fraction", f.stripTrailingZeros().toPlainString()));
+        q.stratifyBy().ifPresent(s -> t.put("stratify_by", s));
+        if (q.sample().isPresent() || q.fraction().isPresent()) {
+            t.put("seed", Long.toString(q.seed()));
+        }
+        return t;
+    }
+
+    /** A bound artifact narrowed to the members the view's rows name. */
+    private record Subset(Artifact artifact, StagedBlob index) {
+    }
+
+    /**
+     * The members of {@code artifact} that {@code refs} name, as a new index into the parent's
+     * shards (only the shards they sit in are kept, renumbered in order).
+     */
+    private Subset subset(String name, Artifact artifact, List<ViewSelector.BoundValue> refs, List<Path> files,
+                          String table) {
+        MemberIndex index = readIndex(name, artifact);
+        BitSet selected = new BitSet(index.size());
+        for (ViewSelector.BoundValue ref : refs) {
+            if (ref.value() == null) {
+                continue;
+            }
+            int i = index.find(ref.value());
+            if (i < 0) {
+                throw new ViewException("Row " + ref.row() + " of " + files.get(ref.file()).getFileName() + " (table "
+                        + table + ") names '" + ref.value() + "', which is not a member of artifact " + name,
+                        "Fix the row in the source table, or exclude it with --where; member paths are relative to"
+                                + " the artifact, as 'ls' shows them under " + name + "/.");
+            }
+            selected.set(i);
+        }
+        int[] shardMap = new int[artifact.shards().size()];
+        Arrays.fill(shardMap, -1);
+        List<BlobRef> shards = new ArrayList<>();
+        for (int i = selected.nextSetBit(0); i >= 0; i = selected.nextSetBit(i + 1)) {
+            int s = index.shard(i);
+            if (shardMap[s] < 0) {
+                shardMap[s] = -2;
+            }
+        }
+        for (int s = 0; s < shardMap.length; s++) {
+            if (shardMap[s] == -2) {
+                shardMap[s] = shards.size();
+                shards.add(artifact.shards().get(s));
+            }
+        }
+        MemberIndex.Builder b = new MemberIndex.Builder();
+        long bytes = 0;
+        for (int i = selected.nextSetBit(0); i >= 0; i = selected.nextSetBit(i + 1)) {
+            b.add(index.path(i), shardMap[index.shard(i)], index.offset(i), index.length(i), index.mode(i), index.hash(i));
+            bytes += index.length(i);
+        }
+        StagedBlob staged = StagedBlob.ofBytes(b.build().serialize());
+        return new Subset(new Artifact(artifact.kind(), shards, staged.ref(), selected.cardinality(), bytes), staged);
+    }
+
+    private MemberIndex readIndex(String name, Artifact artifact) {
+        BlobRef ref = artifact.index();
+        if (ref.size() > MAX_INDEX_BYTES) {
+            throw new ViewException("The member index of artifact " + name + " has " + ref.size() + " bytes, more than a"
+                    + " view reads into memory (" + MAX_INDEX_BYTES + ")", "Make views of a smaller dataset.");
+        }
+        byte[] data = store.get(StoreLayout.blob(ref.id()));
+        if (data.length != ref.size() || !BlobId.of(data).equals(ref.id())) {
+            throw new StoreException("The member index " + ref.id() + " of artifact " + name + " in " + store.describe()
+                    + " does not match its hash", "The store holds a damaged blob; publish the parent again.", null);
+        }
+        return MemberIndex.parse(data, StoreLayout.blob(ref.id()));
+    }
+
+    /** The parent table's files, fetched and checked against their hashes. */
+    private List<Path> downloadTable(String name, Table table, Path staging) {
+        List<Path> files = new ArrayList<>();
+        long total = table.shards().stream().mapToLong(s -> s.blob().size()).sum();
+        progress.start("read table " + name, total);
+        try {
+            byte[] buf = new byte[(int) Math.min(READ_CHUNK, Math.max(1, total))];
+            for (int i = 0; i < table.shards().size(); i++) {
+                TableShard shard = table.shards().get(i);
+                Path file = staging.resolve("parent-" + i + ".parquet");
+                MessageDigest sha = BlobId.sha256();
+                String key = StoreLayout.blob(shard.blob().id());
+                try (OutputStream out = Files.newOutputStream(file)) {
+                    for (long off = 0; off < shard.blob().size(); ) {
+                        int n = (int) Math.min(buf.length, shard.blob().size() - off);
+                        store.read(key, off, buf, 0, n);
+                        sha.update(buf, 0, n);
+                        out.write(buf, 0, n);
+                        off += n;
+                        progress.advance(n);
+                    }
+                }
+                if (!BlobId.fromDigest(sha.digest()).equals(shard.blob().id())) {
+                    throw new StoreException("Table " + name + " file " + shard.name() + " (blob " + shard.blob().id()
+                            + ") in " + store.describe() + " does not match its hash",
+                            "The store holds a damaged blob; publish the parent again.", null);
+                }
+                files.add(file);
+            }
+            return files;
+        } catch (IOException e) {
+            throw new UncheckedIOException("staging table " + name + " under " + staging, e);
+        } finally {
+            progress.finish();
+        }
+    }
+
+    private Path createStaging() {
+        try {
+            Files.createDirectories(stagingParent);
+            return Files.createTempDirectory(stagingParent, "warp-view-");
+        } catch (IOException e) {
+            throw new ViewException("Cannot create a staging directory under " + stagingParent + ": " + e,
+                    "Pass --staging-dir DIR with room for the source table.", e);
+        }
+    }
+
+    private static void deleteRecursively(Path dir) {
+        try (Stream<Path> s = Files.walk(dir)) {
+            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            // Best effort: a leftover staging file is not worth failing a finished view.
+        }
+    }
+}

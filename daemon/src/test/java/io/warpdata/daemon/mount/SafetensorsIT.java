@@ -1,0 +1,262 @@
+package io.warpdata.daemon.mount;
+
+import io.warpdata.blobcache.S3ProxyFixture;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Safetensors datasets (issue 15, seed 001) end to end: files written byte by byte from the
+ * format by Debian's numpy (not by Warp), published with warpctl, mounted by warpd over a real
+ * S3Proxy, and read through the mount by numpy ({@code memmap} of the whole file,
+ * {@code load(mmap_mode="r")} of each tensor's synthesized {@code .npy}) and torch
+ * ({@code from_file}). Broken datasets are refused naming the file and the tensor, and publish
+ * nothing.
+ */
+class SafetensorsIT {
+    /**
+     * Writes a safetensors dataset as seed 001's writer would: files of tensors (F32 embeddings
+     * under "emb/N", I64 labels, a U8 image, F16, BF16 raw and a scalar), the header padded with
+     * spaces to 8 bytes, and dataset_manifest.json. Deterministic: the reader regenerates it.
+     */
+    static final String WRITER = """
+            import json, os, struct, sys
+            import numpy as np
+
+            def tensors(f):
+                rng = np.random.default_rng(f)
+                t = {}
+                for i in range(40):
+                    t["emb/%d" % i] = rng.standard_normal(16).astype("<f4")
+                t["label"] = np.arange(40, dtype="<i8") + 1000 * f
+                t["image"] = rng.integers(0, 256, (3, 8, 8), dtype=np.uint8)
+                t["half"] = rng.standard_normal(5).astype("<f2")
+                t["count"] = np.array(7 + f, dtype="<i4")
+                return t
+
+            def bf16(f):
+                return np.random.default_rng(100 + f).integers(0, 65536, 6, dtype="<u2").tobytes()
+
+            def write(path, f):
+                t = tensors(f)
+                header, blobs, at = {"__metadata__": {"writer": "numpy test", "file": str(f)}}, [], 0
+                for k, a in t.items():
+                    b = a.tobytes()
+                    header[k] = {"dtype": {"<f4": "F32", "<i8": "I64", "|u1": "U8", "<f2": "F16", "<i4": "I32"}[a.dtype.str],
+                                 "shape": list(a.shape), "data_offsets": [at, at + len(b)]}
+                    blobs.append(b)
+                    at += len(b)
+                b = bf16(f)
+                header["bf"] = {"dtype": "BF16", "shape": [6], "data_offsets": [at, at + len(b)]}
+                blobs.append(b)
+                h = json.dumps(header).encode()
+                h += b" " * (-len(h) % 8)
+                with open(path, "wb") as out:
+                    out.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+            if __name__ == "__main__":
+                root, files = sys.argv[1], int(sys.argv[2])
+                os.makedirs(root, exist_ok=True)
+                shards = []
+                for f in range(files):
+                    name = "part-%05d.safetensors" % f
+                    write(os.path.join(root, name), f)
+                    shards.append({"file": name, "samples_count": 40, "bytes": os.path.getsize(os.path.join(root, name))})
+                with open(os.path.join(root, "dataset_manifest.json"), "w") as m:
+                    json.dump({"format_version": "1.0", "safetensors_version": "1.0", "total_samples": 40 * files,
+                               "total_bytes": sum(s["bytes"] for s in shards), "shards": shards}, m)
+            """;
+
+    /** Reads through the mount with numpy and torch and compares with what the writer wrote. */
+    static final String READER = """
+            import json, os, struct, sys
+            import numpy as np
+            import torch
+            sys.path.insert(0, os.path.dirname(sys.argv[0]))
+            from writer import tensors, bf16
+            root, files = sys.argv[1], int(sys.argv[2])
+            checked = 0
+            for f in range(files):
+                path = os.path.join(root, "part-%05d.safetensors" % f)
+                raw = np.memmap(path, dtype=np.uint8, mode="r")
+                n = struct.unpack("<Q", raw[:8].tobytes())[0]
+                header = json.loads(raw[8:8 + n].tobytes())
+                assert header["__metadata__"]["file"] == str(f)
+                t = tensors(f)
+                for k, a in t.items():
+                    b, e = header[k]["data_offsets"]
+                    assert raw[8 + n + b:8 + n + e].tobytes() == a.tobytes(), ("memmap", f, k)
+                    npy = os.path.join(root, "part-%05d.tensors" % f, k + ".npy")
+                    got = np.load(npy, mmap_mode="r")
+                    assert got.dtype == a.dtype and got.shape == a.shape, (npy, got.dtype, got.shape)
+                    assert np.array_equal(got, a), npy
+                    assert os.path.getsize(npy) == 128 + a.nbytes or os.path.getsize(npy) == 64 + a.nbytes, npy
+                    checked += 1
+                bf = os.path.join(root, "part-%05d.tensors" % f, "bf.bf16")
+                assert open(bf, "rb").read() == bf16(f), bf
+                whole = torch.from_file(path, shared=False, size=os.path.getsize(path), dtype=torch.uint8)
+                assert bytes(whole.numpy()) == open(path, "rb").read()
+                emb = sorted(os.listdir(os.path.join(root, "part-%05d.tensors" % f, "emb")), key=lambda s: int(s[:-4]))
+                assert emb == ["%d.npy" % i for i in range(40)], emb
+            print("checked", checked, "tensors")
+            """;
+
+    private static Path work;
+    private static S3ProxyFixture s3;
+    private static Path mount;
+    private static Path cache;
+    private static WarpdProcess warpd;
+
+    @BeforeAll
+    static void start() throws IOException {
+        work = Files.createTempDirectory("warp-safetensors-it");
+        s3 = S3ProxyFixture.start();
+        Files.writeString(work.resolve("writer.py"), WRITER);
+        Files.writeString(work.resolve("reader.py"), READER);
+        mount = Files.createDirectories(work.resolve("mnt"));
+        cache = work.resolve("cache");
+        warpd = WarpdProcess.start(mount, remote(), cache, s3.env());
+    }
+
+    @AfterAll
+    static void stop() throws IOException {
+        try {
+            if (warpd != null) {
+                warpd.close();
+            }
+        } finally {
+            WarpdProcess.unmount(mount);
+            if (s3 != null) {
+                s3.close();
+            }
+            if (work != null && !WarpdProcess.isMounted(mount)) {
+                try (Stream<Path> all = Files.walk(work)) {
+                    all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                }
+            }
+        }
+    }
+
+    private static String remote() {
+        return "s3://" + S3ProxyFixture.BUCKET + "/it-safetensors";
+    }
+
+    private static Shell.Result python(String script, String... args) {
+        List<String> cmd = new ArrayList<>(List.of("/usr/bin/python3", work.resolve(script).toString()));
+        cmd.addAll(List.of(args));
+        return Shell.run(work, Map.of(), 300, cmd);
+    }
+
+    private static Shell.Result warpctl(String... args) {
+        String java = ProcessHandle.current().info().command().orElse("java");
+        List<String> cmd = new ArrayList<>(List.of(java, "-jar", WarpdProcess.JAR.toString(), "warpctl",
+                "--remote", remote(), "--socket", cache.resolve("warpd.sock").toString()));
+        cmd.addAll(List.of(args));
+        return Shell.run(work, s3.env(), 300, cmd);
+    }
+
+    /** A fresh copy of a good dataset of {@code files} files, to break. */
+    private static Path dataset(String name, int files) {
+        Path dir = work.resolve(name);
+        python("writer.py", dir.toString(), String.valueOf(files)).requireSuccess();
+        return dir;
+    }
+
+    @Test
+    void aSafetensorsDatasetPublishesAndEveryTensorReadsThroughTheMountAsNpy() throws Exception {
+        Path src = dataset("good", 3);
+        // The writer's global index (seed 001, generate_index=true), written by DuckDB.
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:duckdb:");
+             java.sql.Statement st = c.createStatement()) {
+            st.execute("COPY (SELECT 'emb/' || i AS tensor_key, printf('part-%05d.safetensors', f) AS file_name,"
+                    + " [16] AS shape, 'F32' AS dtype FROM range(3) a(f), range(40) b(i) ORDER BY f, i) TO '"
+                    + src.resolve("_tensor_index.parquet") + "' (FORMAT PARQUET)");
+        }
+        Shell.Result p = warpctl("publish", "st/emb", "--artifact", "emb=" + src, "--set-latest");
+        assertThat(p.exit()).as(p.err()).isZero();
+        Path root = mount.resolve("st/emb/emb");
+        MountIT.waitFor(() -> Files.isDirectory(root));
+        assertThat(Shell.run("ls", root.toString()).requireSuccess().out().lines().toList()).containsExactly(
+                "_tensor_index.parquet", "dataset_manifest.json", "part-00000.safetensors", "part-00000.tensors", "part-00001.safetensors",
+                "part-00001.tensors", "part-00002.safetensors", "part-00002.tensors");
+        Shell.Result r = python("reader.py", root.toString(), "3");
+        assertThat(r.exit()).as(r.out() + r.err()).isZero();
+        assertThat(r.out()).contains("checked " + 3 * 44 + " tensors");
+        // Every file byte-exact, the safetensors files as they were written.
+        for (String f : List.of("part-00000.safetensors", "part-00002.safetensors", "dataset_manifest.json")) {
+            assertThat(Files.readAllBytes(root.resolve(f))).as(f).isEqualTo(Files.readAllBytes(src.resolve(f)));
+        }
+        assertThat(warpctl("info", "st/emb", "--json").requireSuccess().out()).contains("\"kind\" : \"safetensors\"");
+        // The global index is also a table: DuckDB finds the files that hold a key through the mount.
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:duckdb:");
+             java.sql.Statement st = c.createStatement();
+             java.sql.ResultSet rs = st.executeQuery("SELECT string_agg(file_name, ',' ORDER BY file_name) FROM read_parquet('"
+                     + mount.resolve("st/emb/emb_tensor_index") + "/*.parquet') WHERE tensor_key = 'emb/7'")) {
+            rs.next();
+            assertThat(rs.getString(1)).isEqualTo("part-00000.safetensors,part-00001.safetensors,part-00002.safetensors");
+        }
+        // What the check learned is in the (hashed) manifest, and inspect shows it.
+        assertThat(warpctl("inspect", "st/emb").requireSuccess().out()).contains("artifact emb: safetensors",
+                "format: safetensors", "files: 3", "tensors: 135", "samples: 120",
+                "dtypes: F32:120 BF16:3 F16:3 I32:3 I64:3 U8:3", "shapes: 16:120 3x8x8:3 40:3 5:3 6:3 scalar:3");
+    }
+
+    private static void refused(Path src, String dataset, String... expected) {
+        Shell.Result r = warpctl("publish", dataset, "--artifact", "emb=" + src, "--set-latest", "--no-daemon");
+        assertThat(r.exit()).as(r.out()).isEqualTo(1);
+        assertThat(r.err()).contains(expected).contains("what to do:");
+        Shell.Result ls = warpctl("list-remote", "st/");
+        assertThat(ls.out()).doesNotContain(dataset);
+    }
+
+    @Test
+    void brokenDatasetsAreRefusedNamingTheFileAndTheTensorAndPublishNothing() throws Exception {
+        Path overlap = dataset("overlap", 2);
+        Path f = overlap.resolve("part-00001.safetensors");
+        byte[] bytes = Files.readAllBytes(f);
+        String text = new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1);
+        // emb/1's offsets moved 4 bytes back: it overlaps emb/0 (same header length).
+        String broken = text.replace("\"emb/1\": {\"dtype\": \"F32\", \"shape\": [16], \"data_offsets\": [64, 128]}",
+                "\"emb/1\": {\"dtype\": \"F32\", \"shape\": [16], \"data_offsets\": [60, 124]}");
+        assertThat(broken).isNotEqualTo(text);
+        Files.write(f, broken.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+        refused(overlap, "st/overlap", "part-00001.safetensors: tensor 'emb/1'", "overlapping");
+
+        Path missing = dataset("missing", 2);
+        Files.delete(missing.resolve("part-00000.safetensors"));
+        refused(missing, "st/missing", "lists part-00000.safetensors, which the folder lacks", "DatasetIncomplete");
+
+        Path notJson = dataset("notjson", 1);
+        Files.writeString(notJson.resolve("dataset_manifest.json"), "{\"format_version\": ");
+        refused(notJson, "st/notjson", "dataset_manifest.json is not JSON", "ManifestCorrupted");
+
+        Path totals = dataset("totals", 2);
+        String m = Files.readString(totals.resolve("dataset_manifest.json"));
+        Files.writeString(totals.resolve("dataset_manifest.json"), m.replace("\"total_samples\": 80", "\"total_samples\": 81"));
+        refused(totals, "st/totals", "says total_samples 81 but its shards add up to 80");
+
+        Path extra = dataset("extra", 1);
+        Files.copy(extra.resolve("part-00000.safetensors"), extra.resolve("stray.safetensors"));
+        refused(extra, "st/extra", "stray.safetensors is not listed in dataset_manifest.json");
+
+        Path truncated = dataset("truncated", 1);
+        Path t = truncated.resolve("part-00000.safetensors");
+        byte[] all = Files.readAllBytes(t);
+        Files.write(t, java.util.Arrays.copyOf(all, all.length - 3));
+        String tm = Files.readString(truncated.resolve("dataset_manifest.json"));
+        Files.writeString(truncated.resolve("dataset_manifest.json"), tm.replace(String.valueOf(all.length),
+                String.valueOf(all.length - 3)));
+        refused(truncated, "st/truncated", "part-00000.safetensors", "(the file is truncated)");
+    }
+}

@@ -1,0 +1,257 @@
+package io.warpdata.vfs;
+
+import io.warpdata.blobcache.Catalog;
+import io.warpdata.blobcache.DatasetNotFoundException;
+import io.warpdata.blobcache.StoreException;
+import io.warpdata.manifest.Artifact;
+import io.warpdata.manifest.ArtifactKind;
+import io.warpdata.manifest.DatasetId;
+import io.warpdata.manifest.TableShard;
+import io.warpdata.manifest.VersionHash;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The mount tree's directory listings ({@link WarpTree#list}), with offsets that stay valid
+ * across calls, and the link counts that come from the same listings. The root's and
+ * workspaces' entries come from the {@link Catalog}'s listings; inside a version every entry is
+ * made with its node, as {@link WarpTree#lookup(Node, String)} would give it.
+ */
+final class DirectoryListing {
+    /** Offsets 1 and 2 are "." and ".."; entries start at 3. */
+    private static final int FIRST_ENTRY_OFFSET = 3;
+
+    private final Catalog catalog;
+    private final MemberIndexCache indexes;
+
+    /**
+     * @param catalog lists workspaces, datasets, versions and refs
+     * @param indexes the member indexes an artifact's directory node needs
+     */
+    DirectoryListing(Catalog catalog, MemberIndexCache indexes) {
+        this.catalog = catalog;
+        this.indexes = indexes;
+    }
+
+    /**
+     * Lists a directory from {@code offset}; see {@link WarpTree#list}.
+     *
+     * @throws WrongNodeTypeException if {@code node} is not a directory
+     * @throws StoreException if the store could not answer
+     */
+    void list(Node node, long offset, DirectorySink sink) {
+        if (node.type() != Node.Type.DIRECTORY) {
+            throw new WrongNodeTypeException("listing", node.type());
+        }
+        if (offset < 1 && sink.add(".", Node.Type.DIRECTORY, 1, null)) {
+            return;
+        }
+        if (offset < 2 && sink.add("..", Node.Type.DIRECTORY, 2, null)) {
+            return;
+        }
+        long from = Math.max(offset, 2) - FIRST_ENTRY_OFFSET + 1;
+        switch (node) {
+            case Node.MemberDir d -> {
+                if (d.artifact().kind() == ArtifactKind.SAFETENSORS) {
+                    listEntries(safetensorsMembers(d), from, sink);
+                } else {
+                    listMembers(d, from, sink);
+                }
+            }
+            case Node.TensorDir t -> listEntries(tensorEntries(t), from, sink);
+            case Node.Root r -> listEntries(workspaceNames(), from, sink);
+            case Node.Workspace w -> listEntries(workspaceEntries(w.name()), from, sink);
+            case Node.VersionDir v -> listEntries(versionEntries(v.version()), from, sink);
+            case Node.TableDir t -> listEntries(shardEntries(t), from, sink);
+            case Node.MetaDir m -> listEntries(List.of(new Entry(WarpTree.MANIFEST_FILE, m.manifest())), from, sink);
+            case Node.Link l -> throw new WrongNodeTypeException("listing", l.type());
+            case Node.File f -> throw new WrongNodeTypeException("listing", f.type());
+        }
+    }
+
+    /** A directory entry: its name, and its node where the listing has it (else null, and its type). */
+    private record Entry(String name, Node node, Node.Type type) {
+        Entry(String name, Node node) {
+            this(name, node, node.type());
+        }
+    }
+
+    private static void listEntries(List<Entry> entries, long from, DirectorySink sink) {
+        for (int i = (int) Math.min(from, entries.size()); i < entries.size(); i++) {
+            Entry e = entries.get(i);
+            if (sink.add(e.name(), e.type(), FIRST_ENTRY_OFFSET + i, e.node())) {
+                return;
+            }
+        }
+    }
+
+    private List<Entry> workspaceNames() {
+        List<Entry> out = new ArrayList<>();
+        for (String ws : catalog.workspaces()) {
+            out.add(new Entry(ws, null, Node.Type.DIRECTORY));
+        }
+        return out;
+    }
+
+    /**
+     * The metadata folder, tables and artifacts. An artifact's node needs its member index; one
+     * that cannot be loaded now is listed without its node, and its lookup reports the error.
+     */
+    private List<Entry> versionEntries(VersionTree version) {
+        List<Entry> out = new ArrayList<>();
+        out.add(new Entry(WarpTree.META_DIR, new Node.MetaDir(version)));
+        version.manifest().tables().keySet().forEach(t -> out.add(new Entry(t, new Node.TableDir(version, t))));
+        for (Map.Entry<String, Artifact> a : version.manifest().artifacts().entrySet()) {
+            Node dir;
+            try {
+                dir = new Node.MemberDir(version, a.getKey(), a.getValue(), indexes.get(a.getValue().index()), "");
+            } catch (RuntimeException notNow) {
+                dir = null;
+            }
+            out.add(new Entry(a.getKey(), dir, Node.Type.DIRECTORY));
+        }
+        return out;
+    }
+
+    private static List<Entry> shardEntries(Node.TableDir t) {
+        List<Entry> out = new ArrayList<>();
+        for (VersionTree.TableChild c : t.version().tableFolder(t.table(), t.dir())) {
+            out.add(new Entry(c.name(), c.shard() == null ? t.subfolder(c.name()) : t.shard(c.shard())));
+        }
+        return out;
+    }
+
+    /**
+     * Latest links, version directories, and tag and branch links of every dataset, sorted.
+     * A pointer that cannot be read (corrupted, store hiccup) does not hide the dataset's
+     * versions: its link is still listed, and a lookup of it reports the error (EIO, logged).
+     */
+    private List<Entry> workspaceEntries(String ws) {
+        List<Entry> out = new ArrayList<>();
+        List<DatasetId> datasets;
+        try {
+            datasets = catalog.datasets(ws);
+        } catch (DatasetNotFoundException e) {
+            return out;
+        }
+        for (DatasetId id : datasets) {
+            if (hasLatest(id)) {
+                out.add(new Entry(id.name(), null, Node.Type.SYMLINK));
+            }
+            for (VersionHash v : versionsOrEmpty(id)) {
+                out.add(new Entry(id.name() + "@" + v.hex(), null, Node.Type.DIRECTORY));
+            }
+            for (String ref : refNames(id)) {
+                out.add(new Entry(id.name() + "@" + ref, null, Node.Type.SYMLINK));
+            }
+        }
+        out.sort((a, b) -> a.name().compareTo(b.name()));
+        return out;
+    }
+
+    private boolean hasLatest(DatasetId id) {
+        try {
+            return catalog.latest(id).isPresent();
+        } catch (DatasetNotFoundException e) {
+            return false;
+        } catch (RuntimeException e) {
+            return true;
+        }
+    }
+
+    /** Tags and branches of a dataset; none if they cannot be listed now (the versions still show). */
+    private List<String> refNames(DatasetId id) {
+        List<String> out = new ArrayList<>();
+        try {
+            out.addAll(catalog.tags(id));
+            out.addAll(catalog.branches(id));
+        } catch (RuntimeException e) {
+            return List.of();
+        }
+        return out;
+    }
+
+    /**
+     * Members, walked by the index itself: an entry's offset is the index position where the
+     * walk resumes, so a resumed listing costs one binary search, not a rescan.
+     */
+    private void listMembers(Node.MemberDir d, long from, DirectorySink sink) {
+        int start = (int) Math.min(from, Integer.MAX_VALUE);
+        d.index().forEachChild(d.dir(), start, (name, directory, first, end) -> {
+            Node child = directory ? d.subdirectory(d.child(name)) : d.member(first);
+            return sink.add(name, child.type(), FIRST_ENTRY_OFFSET + end - 1L, child);
+        });
+    }
+
+    /**
+     * The members of a safetensors artifact's directory, each {@code F.safetensors} followed by
+     * its {@code F.tensors} folder (unless a member has that name). Listed whole (such folders
+     * hold files, not millions of members); the folders come without nodes, since a node would
+     * need the file's header: their lookup reads it.
+     */
+    private static List<Entry> safetensorsMembers(Node.MemberDir d) {
+        List<Entry> out = new ArrayList<>();
+        d.index().forEachChild(d.dir(), 0, (name, directory, first, end) -> {
+            Node child = directory ? d.subdirectory(d.child(name)) : d.member(first);
+            out.add(new Entry(name, child));
+            String tensors = name.endsWith(".safetensors")
+                    ? name.substring(0, name.length() - ".safetensors".length()) + WarpTree.TENSORS_SUFFIX : null;
+            if (!directory && tensors != null && d.index().find(d.child(tensors)) < 0
+                    && !d.index().isDirectory(d.child(tensors))) {
+                out.add(new Entry(tensors, null, Node.Type.DIRECTORY));
+            }
+            return false;
+        });
+        return out;
+    }
+
+    /** The {@code F.tensors} folders in a directory (0 outside safetensors artifacts), for its nlink. */
+    long tensorFolderCount(Node.MemberDir d) {
+        if (d.artifact().kind() != ArtifactKind.SAFETENSORS) {
+            return 0;
+        }
+        return safetensorsMembers(d).stream().filter(e -> e.node() == null).count();
+    }
+
+    private static List<Entry> tensorEntries(Node.TensorDir t) {
+        List<Entry> out = new ArrayList<>();
+        for (TensorFolder.Child c : t.folder().children(t.dir())) {
+            out.add(new Entry(c.name(), c.file() == null ? t.subfolder(t.child(c.name())) : t.tensor(c.file())));
+        }
+        return out;
+    }
+
+    /**
+     * Workspaces, for the root's nlink. A count that cannot be had (the store down and nothing
+     * known yet) is 0: stat of the mount's root must never fail, or the mount itself would.
+     */
+    long workspaceCount() {
+        try {
+            return catalog.knownWorkspaceCount();
+        } catch (StoreException e) {
+            return 0;
+        }
+    }
+
+    /**
+     * Subdirectories of a workspace (its version directories), for nlink: from the last known
+     * listings, so that the kernel re-validating a workspace costs no LIST.
+     */
+    long versionDirCount(String ws) {
+        try {
+            return catalog.knownVersionCount(ws);
+        } catch (StoreException e) {
+            return 0;
+        }
+    }
+
+    private List<VersionHash> versionsOrEmpty(DatasetId id) {
+        try {
+            return catalog.versions(id);
+        } catch (DatasetNotFoundException e) {
+            return List.of();
+        }
+    }
+}

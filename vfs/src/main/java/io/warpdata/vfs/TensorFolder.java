@@ -1,0 +1,132 @@
+package io.warpdata.vfs;
+
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.formats.NpyHeader;
+import io.warpdata.manifest.formats.SafetensorsHeader;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * The tensors of one safetensors member as a folder ({@code F.tensors/} next to
+ * {@code F.safetensors}): each tensor of a dtype NumPy knows is {@code KEY.npy}, a valid NPY v1.0
+ * file made of a header Warp writes and the tensor's bytes served straight from the shard blob
+ * (zero copy: the same blocks, cache and verification as the member); a BF16 tensor, which NumPy
+ * has no type for, is {@code KEY.bf16} with its raw bytes. A key with '/' becomes folders. A key
+ * that cannot be a path (an empty, {@code .} or {@code ..} component, a component over 255 bytes)
+ * is left out of the folder; the tensor stays readable in the safetensors file itself.
+ */
+public final class TensorFolder {
+    /** Longest file name the kernel accepts. */
+    private static final int MAX_NAME_BYTES = 255;
+
+    private final BlobRef shard;
+    private final long dataStart;
+    /** Path of every file ("a/b.npy") -> its content. */
+    private final NavigableMap<String, FileContent> files;
+    /** Every folder below the root ("a", "a/b"). */
+    private final TreeSet<String> dirs;
+    /** Each folder's entries, made once: a folder of a million tensors lists in pages. */
+    private final Map<String, List<Child>> listings;
+
+    private TensorFolder(BlobRef shard, long dataStart, NavigableMap<String, FileContent> files, TreeSet<String> dirs) {
+        this.shard = shard;
+        this.dataStart = dataStart;
+        this.files = files;
+        this.dirs = dirs;
+        Map<String, TreeMap<String, Child>> byDir = new java.util.HashMap<>();
+        byDir.put("", new TreeMap<>());
+        for (String d : dirs) {
+            int slash = d.lastIndexOf('/');
+            String parent = slash < 0 ? "" : d.substring(0, slash);
+            byDir.computeIfAbsent(parent, k -> new TreeMap<>()).put(d.substring(slash + 1), new Child(d.substring(slash + 1), null));
+            byDir.computeIfAbsent(d, k -> new TreeMap<>());
+        }
+        for (Map.Entry<String, FileContent> f : files.entrySet()) {
+            int slash = f.getKey().lastIndexOf('/');
+            String parent = slash < 0 ? "" : f.getKey().substring(0, slash);
+            String name = f.getKey().substring(slash + 1);
+            byDir.get(parent).put(name, new Child(name, f.getValue()));
+        }
+        Map<String, List<Child>> out = new java.util.HashMap<>();
+        byDir.forEach((d, children) -> out.put(d, List.copyOf(children.values())));
+        this.listings = out;
+    }
+
+    /**
+     * The folder of a safetensors file stored in {@code shard} from {@code memberOffset}, whose
+     * header is {@code header}.
+     */
+    public static TensorFolder of(BlobRef shard, long memberOffset, SafetensorsHeader header) {
+        long dataStart = memberOffset + header.dataStart();
+        NavigableMap<String, FileContent> files = new TreeMap<>();
+        TreeSet<String> dirs = new TreeSet<>();
+        for (SafetensorsHeader.Tensor t : header.tensors()) {
+            Optional<String> descr = NpyHeader.descr(t.dtype());
+            String path = t.name() + (descr.isPresent() ? ".npy" : ".bf16");
+            if (!isPath(path) || dirs.contains(path)) {
+                continue;
+            }
+            FileContent data = new FileContent.BlobSlice(shard, dataStart + t.begin(), t.byteSize());
+            FileContent content = descr.isPresent()
+                    ? FileContent.Pieces.of(new FileContent.Inline(NpyHeader.of(descr.get(), t.shape())), data) : data;
+            files.put(path, content);
+            for (int slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1)) {
+                dirs.add(path.substring(0, slash));
+            }
+        }
+        // A folder and a file of one name: the folder wins (its tensors are the many).
+        files.keySet().removeIf(dirs::contains);
+        return new TensorFolder(shard, dataStart, Collections.unmodifiableNavigableMap(files), dirs);
+    }
+
+    private static boolean isPath(String path) {
+        for (String c : path.split("/", -1)) {
+            if (c.isEmpty() || c.equals(".") || c.equals("..") || c.indexOf('\0') >= 0
+                    || c.getBytes(StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The file at {@code path}, if there is one. */
+    public Optional<FileContent> file(String path) {
+        return Optional.ofNullable(files.get(path));
+    }
+
+    /** Whether {@code path} is a folder ({@code ""}: the root). */
+    public boolean isDirectory(String path) {
+        return path.isEmpty() || dirs.contains(path);
+    }
+
+    /** One entry of a folder: a name, and the file's content or null for a subfolder. */
+    public record Child(String name, FileContent file) {
+    }
+
+    /** The entries of folder {@code dir}, files and subfolders, sorted by name (empty for no folder). */
+    public List<Child> children(String dir) {
+        return listings.getOrDefault(dir, List.of());
+    }
+
+    /** Subfolders of {@code dir}, for its link count. */
+    public long childDirectoryCount(String dir) {
+        return children(dir).stream().filter(c -> c.file() == null).count();
+    }
+
+    /** Files in the folder, all levels. */
+    public int fileCount() {
+        return files.size();
+    }
+
+    @Override
+    public String toString() {
+        return "TensorFolder[" + files.size() + " tensors in blob " + shard.id() + " from " + dataStart + "]";
+    }
+}
