@@ -893,7 +893,7 @@ class Warp(MountSystem):
                 self.restarted = False
                 self.env.drop()
                 return None
-            return f"{len(left)} block files left, gc said {gc}"
+            return f"{len(left)} block files left (first: {left[0]}), gc said {gc}"
         except BenchError as e:
             return str(e)
 
@@ -909,8 +909,13 @@ class Warp(MountSystem):
             return None
 
     def cache_block_files(self):
+        """Data block files in warpd's cache directory. The catalog's last known good state
+        (<cache>/catalog: manifests, pointers, member indexes, kept for outages) is metadata that
+        gc leaves alone by design, so it is not counted, however large a member index is."""
         out = []
-        for root, _dirs, names in os.walk(self.cache):
+        for root, dirs, names in os.walk(self.cache):
+            if root == self.cache:
+                dirs[:] = [d for d in dirs if d != "catalog"]
             for n in names:
                 p = os.path.join(root, n)
                 if n == "stats.json" or os.path.islink(p):

@@ -4,7 +4,10 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 
-/** Counters of the read path. Cheap to bump from many threads; read with {@link #snapshot()}. */
+/**
+ * Counters of the read path. Cheap to bump from many threads; read with {@link #snapshot()}. A
+ * {@link GetListener} (warpd's Prometheus histograms) may hear of every GET as it completes.
+ */
 public final class ReadMetrics {
     public final LongAdder getsIssued = new LongAdder();
     public final LongAdder bytesFetched = new LongAdder();
@@ -20,6 +23,37 @@ public final class ReadMetrics {
     public final LongAdder evictions = new LongAdder();
     public final LongAdder evictedBytes = new LongAdder();
     public final LongAdder readErrors = new LongAdder();
+    /** GETs of data under way right now (a gauge: incremented when one starts, decremented when it ends). */
+    public final LongAdder getsInFlight = new LongAdder();
+
+    private volatile GetListener getListener = GetListener.NONE;
+
+    /**
+     * Hears of every GET of data that completed: how long it took and how many bytes it brought.
+     * Called on fetch threads right after the GET, so it must be cheap and must not block.
+     */
+    @FunctionalInterface
+    public interface GetListener {
+        /** Listens to nothing. */
+        GetListener NONE = (nanos, bytes) -> { };
+
+        /**
+         * @param nanos the GET's duration, from the request to its last byte
+         * @param bytes the bytes it brought
+         */
+        void onGet(long nanos, long bytes);
+    }
+
+    /** Sends every completed GET to {@code listener} from now on (one listener; the last one set wins). */
+    public void listen(GetListener listener) {
+        this.getListener = java.util.Objects.requireNonNull(listener, "listener");
+    }
+
+    /** Counts a completed GET of {@code bytes} that took {@code nanos}, and tells the listener. */
+    public void getCompleted(long nanos, long bytes) {
+        bytesFetched.add(bytes);
+        getListener.onGet(nanos, bytes);
+    }
 
     /** All counters by name (snake_case), in a stable order. */
     public Map<String, Long> snapshot() {

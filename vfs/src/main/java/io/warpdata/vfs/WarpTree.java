@@ -405,6 +405,24 @@ public final class WarpTree {
         };
     }
 
+    /**
+     * The dataset a node belongs to, or null for the root and workspace directories. Allocates
+     * nothing: the FUSE read path calls it on every read (for per-dataset metrics).
+     */
+    public static DatasetId datasetOf(Node node) {
+        return switch (node) {
+            case Node.File f -> f.version().dataset();
+            case Node.Root r -> null;
+            case Node.Workspace w -> null;
+            case Node.Link l -> l.dataset();
+            case Node.VersionDir v -> v.version().dataset();
+            case Node.TableDir t -> t.version().dataset();
+            case Node.MetaDir m -> m.version().dataset();
+            case Node.MemberDir d -> d.version().dataset();
+            case Node.TensorDir t -> t.version().dataset();
+        };
+    }
+
     private static WrongNodeTypeException notAFile(Node node) {
         return new WrongNodeTypeException("read", node.type());
     }

@@ -105,10 +105,16 @@ final class BlockFetcher {
     void readWithRetry(String key, long offset, byte[] dst, int dstOff, int len, long deadlineNanos) {
         int attempt = 0;
         while (true) {
+            metrics.getsIssued.increment();
+            metrics.getsInFlight.increment();
+            long start = System.nanoTime();
             try {
-                metrics.getsIssued.increment();
-                store.read(key, offset, dst, dstOff, len);
-                metrics.bytesFetched.add(len);
+                try {
+                    store.read(key, offset, dst, dstOff, len);
+                } finally {
+                    metrics.getsInFlight.decrement();
+                }
+                metrics.getCompleted(System.nanoTime() - start, len);
                 return;
             } catch (StoreUnavailableException e) {
                 backOff(attempt++, deadlineNanos, e, "reading " + key + " at offset " + offset);
@@ -130,10 +136,16 @@ final class BlockFetcher {
             if (from >= len) {
                 return;
             }
+            metrics.getsIssued.increment();
+            metrics.getsInFlight.increment();
+            long start = System.nanoTime();
             try {
-                metrics.getsIssued.increment();
-                store.read(key, offset + from, dst, from, len - from, n -> arrived.accept(from + n));
-                metrics.bytesFetched.add(len - from);
+                try {
+                    store.read(key, offset + from, dst, from, len - from, n -> arrived.accept(from + n));
+                } finally {
+                    metrics.getsInFlight.decrement();
+                }
+                metrics.getCompleted(System.nanoTime() - start, len - from);
                 return;
             } catch (StoreUnavailableException e) {
                 backOff(attempt++, deadlineNanos, e, "reading " + key + " at offset " + (offset + from));
@@ -145,10 +157,17 @@ final class BlockFetcher {
     byte[] getWithRetry(String key, long deadlineNanos) {
         int attempt = 0;
         while (true) {
+            metrics.getsIssued.increment();
+            metrics.getsInFlight.increment();
+            long start = System.nanoTime();
             try {
-                metrics.getsIssued.increment();
-                byte[] b = store.get(key);
-                metrics.bytesFetched.add(b.length);
+                byte[] b;
+                try {
+                    b = store.get(key);
+                } finally {
+                    metrics.getsInFlight.decrement();
+                }
+                metrics.getCompleted(System.nanoTime() - start, b.length);
                 return b;
             } catch (StoreUnavailableException e) {
                 backOff(attempt++, deadlineNanos, e, "reading " + key);

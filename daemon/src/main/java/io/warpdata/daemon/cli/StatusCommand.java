@@ -5,6 +5,7 @@ import io.warpdata.daemon.control.ControlClient;
 import io.warpdata.daemon.control.ControlProtocol;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
@@ -14,13 +15,22 @@ import java.util.concurrent.Callable;
 /** {@code warpctl status}: what the running warpd is doing. */
 @Command(name = "status", mixinStandardHelpOptions = true, description = "Show the running warpd: version, mount, remote, mode, uptime, open files, recent errors.")
 public final class StatusCommand implements Callable<Integer> {
+    /** How often --watch asks warpd for its counters. */
+    static final long WATCH_INTERVAL_MILLIS = 1000;
 
     @Spec
     CommandSpec spec;
 
+    @Option(names = "--watch", description = "A live view, refreshed each second: throughput, cache hit rate, GETs in flight,"
+            + " busiest datasets (Ctrl-C stops it). With --json: one stats sample per line.")
+    boolean watch;
+
 
     @Override
-    public Integer call() {
+    public Integer call() throws InterruptedException {
+        if (watch) {
+            return watch();
+        }
         JsonNode s;
         try (ControlClient c = DaemonCalls.connect(spec)) {
             s = c.call("status", ControlProtocol.object());
@@ -48,6 +58,50 @@ public final class StatusCommand implements Callable<Integer> {
                 peer.path("privileged").asBoolean() ? ", may gc/verify/publish" : ", read-only operations");
         out.flush();
         return 0;
+    }
+
+    /**
+     * Samples warpd's counters ({@code stats}) each second and shows what changed, until
+     * interrupted; fails (exit 1) when warpd goes away.
+     */
+    private int watch() throws InterruptedException {
+        PrintWriter out = spec.commandLine().getOut();
+        boolean json = DaemonCalls.json(spec);
+        boolean terminal = !json && stdoutIsTerminal();
+        java.time.Clock clock = DaemonCalls.root(spec).context.clock();
+        java.time.format.DateTimeFormatter hms = java.time.format.DateTimeFormatter.ofPattern("HH:mm:ss")
+                .withZone(java.time.ZoneId.systemDefault());
+        JsonNode previous = null;
+        long previousNanos = 0;
+        while (true) {
+            JsonNode sample;
+            try (ControlClient c = DaemonCalls.connect(spec)) {
+                sample = c.call("stats", ControlProtocol.object());
+            }
+            long nanos = System.nanoTime();
+            if (json) {
+                out.println(sample.toString());
+            } else {
+                String frame = StatusWatch.frame(previous, sample, (nanos - previousNanos) / 1e9,
+                        hms.format(clock.instant()));
+                // A terminal gets the frame in place (cursor home, clear); a pipe or a log one after another.
+                out.print(terminal ? "\033[H\033[2J" + frame : frame + "----\n");
+            }
+            out.flush();
+            previous = sample;
+            previousNanos = nanos;
+            Thread.sleep(WATCH_INTERVAL_MILLIS);
+        }
+    }
+
+    /** Exact on Linux: fd 1 is a terminal iff it links to a tty device. */
+    private static boolean stdoutIsTerminal() {
+        try {
+            String target = java.nio.file.Files.readSymbolicLink(java.nio.file.Path.of("/proc/self/fd/1")).toString();
+            return target.startsWith("/dev/pts/") || target.startsWith("/dev/tty");
+        } catch (Exception e) {
+            return false;
+        }
     }
 
     /** "reachable", "offline (--mode local): ...", or "unreachable since T (error); serving from cache". */

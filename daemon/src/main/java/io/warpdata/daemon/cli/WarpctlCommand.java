@@ -71,8 +71,11 @@ public final class WarpctlCommand implements Runnable {
                 new InspectCommand(),
                 new SchemaCommand(),
                 new HeadCommand(),
+                new StreamCommand(),
+                new CatCommand(),
                 new ListRemoteCommand(),
                 new StatusCommand(),
+                new MetricsCommand(),
                 new WarmCommand(),
                 new CacheCommand(),
                 new RefreshCommand(),
@@ -87,6 +90,14 @@ public final class WarpctlCommand implements Runnable {
 
     /** Runs warpctl with {@code args} in {@code context}; returns the exit code (0 ok, 1 failed, 2 usage). */
     public static int run(String[] args, CliContext context) {
+        return commandLine(context).execute(args);
+    }
+
+    /**
+     * warpctl's whole command line (every subcommand, option and description) in {@code context}:
+     * what runs a command, and what shell completion and man pages are generated from.
+     */
+    public static CommandLine commandLine(CliContext context) {
         WarpctlCommand root = new WarpctlCommand(context);
         CommandLine cl = new CommandLine(root);
         for (Object sub : subcommands()) {
@@ -95,7 +106,12 @@ public final class WarpctlCommand implements Runnable {
         cl.setOut(new PrintWriter(context.out(), true));
         cl.setErr(new PrintWriter(context.err(), true));
         cl.setExecutionExceptionHandler((ex, cmd, parseResult) -> report(root, ex));
-        return cl.execute(args);
+        return cl;
+    }
+
+    /** {@link #commandLine(CliContext)} in this process's environment. */
+    public static CommandLine commandLine() {
+        return commandLine(defaultContext());
     }
 
     @CommandLine.Spec

@@ -4,6 +4,7 @@ import io.warpdata.blobcache.cache.CacheMode;
 import io.warpdata.daemon.ByteSize;
 import io.warpdata.daemon.control.SocketPaths;
 
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -27,9 +28,11 @@ import java.util.Properties;
  * @param allowOther let other users read the mount
  * @param pointerTtl how long a latest or branch pointer is trusted before it is re-read (with a
  *        conditional GET), which is also how often the links the kernel caches are re-checked
+ * @param metricsListen where to serve Prometheus metrics over HTTP ({@code /metrics}), or empty: not at all
  */
 public record DaemonConfig(Path mountPoint, String remote, Optional<String> endpoint, Path cacheDir,
-                           long cacheSizeBytes, Path socket, CacheMode mode, boolean allowOther, Duration pointerTtl) {
+                           long cacheSizeBytes, Path socket, CacheMode mode, boolean allowOther, Duration pointerTtl,
+                           Optional<InetSocketAddress> metricsListen) {
     /** Option names, which are also the config file's keys. */
     public static final String MOUNT = "mount";
     public static final String REMOTE = "remote";
@@ -40,6 +43,7 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
     public static final String MODE = "mode";
     public static final String ALLOW_OTHER = "allow-other";
     public static final String POINTER_TTL = "pointer-ttl";
+    public static final String METRICS_LISTEN = "metrics-listen";
 
     public static final long DEFAULT_CACHE_SIZE_GB = 100;
     /**
@@ -65,6 +69,14 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
         if (pointerTtl.isNegative() || pointerTtl.isZero()) {
             throw new ConfigException("pointer TTL must be positive, was " + pointerTtl, "Pass --pointer-ttl like 30s.");
         }
+        Objects.requireNonNull(metricsListen, "metricsListen");
+    }
+
+    /** Settings without a metrics endpoint. */
+    public DaemonConfig(Path mountPoint, String remote, Optional<String> endpoint, Path cacheDir, long cacheSizeBytes,
+                        Path socket, CacheMode mode, boolean allowOther, Duration pointerTtl) {
+        this(mountPoint, remote, endpoint, cacheDir, cacheSizeBytes, socket, mode, allowOther, pointerTtl,
+                Optional.empty());
     }
 
     /** Settings with the default pointer TTL. */
@@ -96,13 +108,14 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
         putIfSet(fromEnv, MODE, env.get("WARP_MODE"));
         putIfSet(fromEnv, SOCKET, env.get("WARP_SOCKET"));
         putIfSet(fromEnv, POINTER_TTL, env.get("WARP_POINTER_TTL"));
+        putIfSet(fromEnv, METRICS_LISTEN, env.get("WARP_METRICS_LISTEN"));
 
         Map<String, String> merged = new LinkedHashMap<>(fromEnv);
         for (String key : file.stringPropertyNames()) {
             if (!knownKey(key)) {
                 throw new ConfigException("unknown key '" + key + "' in the config file",
                         "Use the option names as keys: mount, remote, endpoint, cache-dir, cache-size, socket, mode, allow-other,"
-                                + " pointer-ttl.");
+                                + " pointer-ttl, metrics-listen.");
             }
             putIfSet(merged, key, file.getProperty(key));
         }
@@ -133,9 +146,47 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
         Path socket = merged.containsKey(SOCKET) ? Path.of(merged.get(SOCKET)) : SocketPaths.defaultSocket(env, uid);
         boolean allowOther = Boolean.parseBoolean(merged.getOrDefault(ALLOW_OTHER, "false"));
         Duration pointerTtl = merged.containsKey(POINTER_TTL) ? duration(merged.get(POINTER_TTL)) : DEFAULT_POINTER_TTL;
+        Optional<InetSocketAddress> metrics = Optional.ofNullable(merged.get(METRICS_LISTEN)).map(DaemonConfig::listenAddress);
         return new DaemonConfig(Path.of(mount).toAbsolutePath().normalize(), remote,
                 Optional.ofNullable(merged.get(ENDPOINT)), cacheDir.toAbsolutePath().normalize(), cacheSize,
-                socket.toAbsolutePath().normalize(), mode, allowOther, pointerTtl);
+                socket.toAbsolutePath().normalize(), mode, allowOther, pointerTtl, metrics);
+    }
+
+    /**
+     * {@code HOST:PORT}, {@code [IPv6]:PORT} or a bare {@code PORT}, which means loopback
+     * ({@code 127.0.0.1}): metrics name datasets and paths, so they are not served to the network
+     * unless asked for. Port 0 picks a free port (logged at start).
+     *
+     * @throws ConfigException if the text is not such an address or the host does not resolve
+     */
+    static InetSocketAddress listenAddress(String text) {
+        String t = text.trim();
+        String host = "127.0.0.1";
+        String port = t;
+        int colon = t.lastIndexOf(':');
+        if (colon >= 0) {
+            host = t.substring(0, colon);
+            port = t.substring(colon + 1);
+            if (host.startsWith("[") && host.endsWith("]")) {
+                host = host.substring(1, host.length() - 1);
+            }
+        }
+        int p;
+        try {
+            p = Integer.parseInt(port);
+        } catch (NumberFormatException e) {
+            p = -1;
+        }
+        if (p < 0 || p > 65535 || host.isEmpty()) {
+            throw new ConfigException("bad metrics address '" + text + "'",
+                    "Pass --metrics-listen PORT (loopback) or HOST:PORT, e.g. --metrics-listen 127.0.0.1:9567.");
+        }
+        InetSocketAddress address = new InetSocketAddress(host, p);
+        if (address.isUnresolved()) {
+            throw new ConfigException("cannot resolve the metrics host '" + host + "'",
+                    "Pass an IP address or a resolvable name to --metrics-listen, e.g. 127.0.0.1:9567.");
+        }
+        return address;
     }
 
     /** {@code 500ms}, {@code 30s}, {@code 2m}, {@code 1h}, or plain seconds. */
@@ -166,7 +217,7 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
 
     private static boolean knownKey(String key) {
         return switch (key) {
-            case MOUNT, REMOTE, ENDPOINT, CACHE_DIR, CACHE_SIZE, SOCKET, MODE, ALLOW_OTHER, POINTER_TTL -> true;
+            case MOUNT, REMOTE, ENDPOINT, CACHE_DIR, CACHE_SIZE, SOCKET, MODE, ALLOW_OTHER, POINTER_TTL, METRICS_LISTEN -> true;
             default -> false;
         };
     }

@@ -75,6 +75,8 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
     private final Deque<AutoCloseable> services = new ArrayDeque<>();
     private final CountDownLatch closed = new CountDownLatch(1);
     private final AtomicBoolean closing = new AtomicBoolean();
+    private final DaemonMetrics metrics = new DaemonMetrics();
+    private volatile String metricsUrl;
     private BlobStore store;
     private StoreHealth health;
     private Catalog catalog;
@@ -135,6 +137,7 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
             checkStore();
         }
         reader = openBlobReader(config, store);
+        reader.metrics().listen(metrics);
         services.push(reader);
         ExecutorService indexLoader = Executors.newVirtualThreadPerTaskExecutor();
         services.push(indexLoader::shutdownNow);
@@ -142,12 +145,42 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         long maxMembers = Math.max(100_000, Runtime.getRuntime().maxMemory() / 4 / BYTES_PER_MEMBER);
         tree = new WarpTree(catalog, reader, maxMembers, indexLoader);
         fuse = new WarpFuse(tree, errno, uid(), gid());
+        fuse.listen(metrics);
         fuse.mount(config.mountPoint(), MountOptions.defaults(config.allowOther()).withLinkCheck(config.pointerTtl()));
         mounted = true;
         services.push(this::unmount);
         KernelReadAhead.raise(config.mountPoint(), MountOptions.MAX_READAHEAD);
         services.push(new StatsWriter(config.statsFile(), this::stats).start());
+        metrics.bind(this);
+        config.metricsListen().ifPresent(address -> {
+            var server = metrics.serve(address);
+            services.push(server);
+            metricsUrl = "http://" + (address.getAddress() instanceof java.net.Inet6Address
+                    ? "[" + address.getAddress().getHostAddress() + "]" : address.getAddress().getHostAddress())
+                    + ":" + server.getPort() + "/metrics";
+            LOG.info("serving metrics at {}", metricsUrl);
+        });
         startMountWatch();
+    }
+
+    /** Where {@code /metrics} is served over HTTP ({@code --metrics-listen}), if it is. */
+    public Optional<String> metricsUrl() {
+        return Optional.ofNullable(metricsUrl);
+    }
+
+    /** The daemon's Prometheus metrics. */
+    public DaemonMetrics metrics() {
+        return metrics;
+    }
+
+    @Override
+    public Optional<String> metricsText() {
+        return Optional.of(metrics.text());
+    }
+
+    /** Seconds since this daemon started. */
+    public long uptimeSeconds() {
+        return TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - startedNanos);
     }
 
     /**
@@ -253,6 +286,7 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
     }
 
     /** Counters and gauges, as written to stats.json and served on the control socket. */
+    @Override
     public Map<String, Object> stats() {
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("pid", ProcessHandle.current().pid());
@@ -260,8 +294,9 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         s.put("remote", config.remote());
         s.put("mode", config.mode().text());
         s.put("mounted", mounted);
-        s.put("uptime_seconds", TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - startedNanos));
+        s.put("uptime_seconds", uptimeSeconds());
         s.put("read", reader == null ? Map.of() : reader.metrics().snapshot());
+        s.put("read_bytes_by_dataset", metrics.bytesReadByDataset());
         s.put("store", storeStatus());
         Map<String, Object> errors = new LinkedHashMap<>();
         errors.put("not_found", errno == null ? 0 : errno.notFoundCount());
@@ -275,6 +310,7 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         s.put("latest_links", links);
         s.put("fuse_requests", fuse == null ? Map.of() : fuse.requests());
         Map<String, Object> gauges = new LinkedHashMap<>();
+        gauges.put("gets_in_flight", reader == null ? 0 : reader.metrics().getsInFlight.sum());
         gauges.put("open_handles", fuse == null ? 0 : fuse.openHandles());
         gauges.put("max_read_bytes", fuse == null ? 0 : fuse.maxReadBytes());
         gauges.put("kernel_inodes", fuse == null ? 0 : fuse.kernelInodes());
@@ -391,6 +427,11 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
 
     public WarpTree tree() {
         return tree;
+    }
+
+    /** The FUSE server of the mount (null before it is mounted). */
+    public WarpFuse fuse() {
+        return fuse;
     }
 
     public Errno errno() {

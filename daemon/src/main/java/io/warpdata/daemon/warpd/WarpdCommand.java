@@ -25,7 +25,7 @@ import java.util.concurrent.atomic.AtomicReference;
         description = "Mounts versioned datasets from an S3-compatible store (or a local directory) as a read-only file tree.",
         footer = {"", "Settings come from, in order: options, --config FILE (keys = option names, e.g. cache-size=200GB),",
                 "the environment (WARP_REMOTE, WARP_S3_ENDPOINT, WARP_CACHE_DIR, WARP_CACHE_SIZE_GB, WARP_MODE, WARP_SOCKET,",
-                "WARP_POINTER_TTL),",
+                "WARP_POINTER_TTL, WARP_METRICS_LISTEN),",
                 "defaults. AWS credentials and region come from the AWS SDK's default chain."})
 public final class WarpdCommand implements Callable<Integer> {
 
@@ -62,6 +62,11 @@ public final class WarpdCommand implements Callable<Integer> {
             description = "How long latest and branch pointers are trusted before a (conditional) re-read, e.g. 30s, 2m (WARP_POINTER_TTL, default 30s).")
     String pointerTtl;
 
+    @Option(names = "--metrics-listen", paramLabel = "[HOST:]PORT",
+            description = "Serve Prometheus metrics over HTTP at /metrics on this address; a bare port means 127.0.0.1"
+                    + " (WARP_METRICS_LISTEN; default: off, 'warpctl metrics' still works).")
+    String metricsListen;
+
     @Option(names = "--allow-other", description = "Let other users read the mount (needs user_allow_other in /etc/fuse.conf unless root).")
     boolean allowOther;
 
@@ -73,7 +78,12 @@ public final class WarpdCommand implements Callable<Integer> {
 
     /** Runs warpd with {@code args} in the foreground; returns the exit code. */
     public static int run(String[] args) {
-        return new CommandLine(new WarpdCommand()).execute(args);
+        return commandLine().execute(args);
+    }
+
+    /** warpd's command line: what runs the daemon, and what its completion and man page are generated from. */
+    public static CommandLine commandLine() {
+        return new CommandLine(new WarpdCommand());
     }
 
     @Override
@@ -116,6 +126,7 @@ public final class WarpdCommand implements Callable<Integer> {
             });
         }
         System.out.println("warpd: mounted " + config.remote() + " at " + config.mountPoint() + " (mode " + config.mode().text() + ")");
+        daemon.metricsUrl().ifPresent(url -> System.out.println("warpd: metrics at " + url));
         System.out.flush();
         daemon.awaitClosed();
         return 0;
@@ -131,6 +142,7 @@ public final class WarpdCommand implements Callable<Integer> {
         put(m, DaemonConfig.SOCKET, socket);
         put(m, DaemonConfig.MODE, mode);
         put(m, DaemonConfig.POINTER_TTL, pointerTtl);
+        put(m, DaemonConfig.METRICS_LISTEN, metricsListen);
         if (allowOther) {
             m.put(DaemonConfig.ALLOW_OTHER, "true");
         }

@@ -120,4 +120,36 @@ class WarpctlCommandTest {
         assertThat(r.code()).isEqualTo(1);
         assertThat(r.err()).contains("no table 'nope'").contains("[main]");
     }
+
+    @Test
+    void headAndSchemaDefaultToTheMainTableOverOnesSortedBeforeIt() throws Exception {
+        TestData.parquet(tmp.resolve("main/part-0.parquet"), 30, 10);
+        Files.createDirectories(tmp.resolve("aux"));
+        try (var c = java.sql.DriverManager.getConnection("jdbc:duckdb:");
+             var s = c.createStatement()) {
+            s.execute("COPY (SELECT 'x' || i AS aux_only FROM range(5) t(i)) TO '"
+                    + tmp.resolve("aux/part-0.parquet") + "' (FORMAT PARQUET)");
+        }
+        Run pub = warpctl("publish", "vision/pets", "--table", "aaa=aux/*.parquet", "--table", "main=main/*.parquet",
+                "--set-latest");
+        assertThat(pub.code()).as(pub.err()).isZero();
+
+        Run head = warpctl("head", "vision/pets", "-n", "2", "--json");
+        assertThat(head.code()).as(head.err()).isZero();
+        JsonNode h = new ObjectMapper().readTree(head.out());
+        assertThat(h.get("table").asText()).isEqualTo("main");
+        assertThat(h.get("columns").toString()).contains("id").doesNotContain("aux_only");
+
+        Run headAux = warpctl("head", "vision/pets", "--table", "aaa", "-n", "1", "--json");
+        assertThat(new ObjectMapper().readTree(headAux.out()).get("table").asText()).isEqualTo("aaa");
+
+        Run schema = warpctl("schema", "vision/pets");
+        assertThat(schema.code()).as(schema.err()).isZero();
+        assertThat(schema.out()).startsWith("table main").containsPattern("id\\s+BIGINT").doesNotContain("aux_only");
+        JsonNode schemaJson = new ObjectMapper().readTree(warpctl("schema", "vision/pets", "--json").out());
+        assertThat(schemaJson.fieldNames()).toIterable().containsExactly("main");
+
+        Run all = warpctl("schema", "vision/pets", "--all");
+        assertThat(all.out()).contains("aaa:").contains("main:").contains("aux_only");
+    }
 }

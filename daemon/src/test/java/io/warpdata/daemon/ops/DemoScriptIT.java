@@ -42,6 +42,18 @@ class DemoScriptIT {
         List<String> hashes = start.stdout().lines().filter(l -> l.endsWith("cat_000.png"))
                 .filter(l -> l.matches("[0-9a-f]{64}  .*")).map(l -> l.substring(0, 64)).toList();
         assertThat(hashes).hasSize(2).containsOnly(hashes.get(0));
+        // warpctl against the demo's warpd: the exact command a user can copy, and its output.
+        String sock = demo.resolve("warpd.sock").toString();
+        assertThat(start.stdout()).contains("$ scripts/warpctl --socket " + sock + " status\n", "$ scripts/warpctl --socket " + sock + " cache stats\n")
+                .containsPattern("warpd \\S+, up ")
+                .contains("  mount:      " + demo.resolve("mnt"))
+                .contains("  store:      reachable");
+        String stats = start.stdout().substring(start.stdout().indexOf("$ scripts/warpctl --socket " + sock + " cache stats\n"));
+        assertThat(stats).containsPattern("hit_rate\\s+\\d+\\.\\d%")
+                .containsPattern("size_bytes\\s+.+ \\([1-9]\\d*\\)")
+                .containsPattern("gets_issued\\s+[1-9]");
+        assertThat(start.stdout()).as("the closing hint names the socket")
+                .contains("scripts/warpctl --socket " + sock + " status", "export WARP_SOCKET=" + sock);
 
         ScriptRun stop = demo("stop");
 

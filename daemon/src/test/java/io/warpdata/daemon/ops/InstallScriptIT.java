@@ -42,6 +42,30 @@ class InstallScriptIT {
     }
 
     @Test
+    void installsBashAndZshCompletionAndManPages() throws Exception {
+        ScriptRun run = install("--root", root.toString());
+
+        assertThat(run.exitCode()).as(run.toString()).isZero();
+        Path completions = root.resolve("usr/local/share/bash-completion/completions");
+        ScriptRun registered = ScriptRun.run(List.of("bash", "-c", "source " + completions.resolve("warpctl")
+                + " && source " + completions.resolve("warpd") + " && complete -p warpctl warpd"), Map.of(), TIMEOUT);
+        assertThat(registered.exitCode()).as(registered.toString()).isZero();
+        assertThat(registered.stdout()).contains("-F _complete_warpctl", " warpctl\n", "-F _complete_warpd", " warpd\n");
+        assertThat(root.resolve("usr/local/share/warp/warp.zsh")).content().contains("bashcompinit", "_complete_warpctl");
+
+        // scripts/test installs asciidoctor, so the man pages are real roff here.
+        Path man1 = root.resolve("usr/local/share/man/man1");
+        assertThat(man1.resolve("warpd.1")).content().contains(".TH \"WARPD\"", "metrics\\-listen");
+        assertThat(man1.resolve("warpctl.1")).isRegularFile();
+        assertThat(man1.resolve("warpctl-status.1")).isRegularFile();
+        ScriptRun man = ScriptRun.run(List.of("man", "-l", man1.resolve("warpctl-metrics.1").toString()),
+                Map.of("MANPAGER", "cat", "MANWIDTH", "100"), TIMEOUT);
+        assertThat(man.exitCode()).as(man.toString()).isZero();
+        assertThat(man.stdout()).contains("warpctl-metrics", "Prometheus");
+        assertThat(run.stdout()).contains("zsh: add 'source /usr/local/share/warp/warp.zsh' to ~/.zshrc");
+    }
+
+    @Test
     void installedLauncherRunsTheInstalledJar() throws Exception {
         assertThat(install("--root", root.toString()).exitCode()).isZero();
 

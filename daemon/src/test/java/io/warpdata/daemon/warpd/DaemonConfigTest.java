@@ -77,4 +77,30 @@ class DaemonConfigTest {
         typo.setProperty("cache_size", "1GB");
         assertThatThrownBy(() -> DaemonConfig.resolve(base, typo, Map.of(), HOME, 1000)).hasMessageContaining("cache_size");
     }
+
+    @Test
+    void metricsAreOffByDefaultAndABarePortMeansLoopback() {
+        Map<String, String> base = Map.of("mount", "/warp", "remote", "s3://b");
+        assertThat(DaemonConfig.resolve(base, new Properties(), Map.of(), HOME, 0).metricsListen()).isEmpty();
+
+        var bare = DaemonConfig.resolve(Map.of("mount", "/warp", "remote", "s3://b", "metrics-listen", "9567"),
+                new Properties(), Map.of(), HOME, 0).metricsListen().orElseThrow();
+        assertThat(bare.getAddress().isLoopbackAddress()).isTrue();
+        assertThat(bare.getPort()).isEqualTo(9567);
+
+        var any = DaemonConfig.resolve(base, new Properties(), Map.of("WARP_METRICS_LISTEN", "0.0.0.0:9100"), HOME, 0)
+                .metricsListen().orElseThrow();
+        assertThat(any.getAddress().isAnyLocalAddress()).isTrue();
+        assertThat(any.getPort()).isEqualTo(9100);
+        assertThat(DaemonConfig.listenAddress("[::1]:9567").getAddress().isLoopbackAddress()).isTrue();
+    }
+
+    @Test
+    void badMetricsAddressSaysWhatToPass() {
+        for (String bad : new String[] {"nine", "127.0.0.1:", "127.0.0.1:70000", ":9567"}) {
+            assertThatThrownBy(() -> DaemonConfig.listenAddress(bad)).as(bad).isInstanceOf(ConfigException.class)
+                    .hasMessageContaining("bad metrics address")
+                    .satisfies(e -> assertThat(((ConfigException) e).nextStep()).contains("--metrics-listen"));
+        }
+    }
 }

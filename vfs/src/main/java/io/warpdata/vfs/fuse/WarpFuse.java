@@ -1,6 +1,7 @@
 package io.warpdata.vfs.fuse;
 
 import io.warpdata.blobcache.DatasetNotFoundException;
+import io.warpdata.manifest.DatasetId;
 import io.warpdata.vfs.Errno;
 import io.warpdata.vfs.Node;
 import io.warpdata.vfs.NodeAttributes;
@@ -100,6 +101,8 @@ public final class WarpFuse {
     private volatile int granted;
     private volatile int minor;
     private final RequestCounts requests = new RequestCounts();
+    /** Hears of every file read served (warpd's metrics); never null. */
+    private volatile ReadListener readListener = ReadListener.NONE;
     /** Per-worker scratch for names (one per thread, never shared). */
     private final ThreadLocal<byte[]> nameBytes = ThreadLocal.withInitial(() -> new byte[4096]);
 
@@ -415,11 +418,38 @@ public final class WarpFuse {
         if (size < 0 || offset < 0) {
             return -Errno.EINVAL;
         }
+        long start = System.nanoTime();
         try {
-            return tree.read(e.node, offset, out.clear().position(OUT_HEADER).limit(OUT_HEADER + size));
+            int n = tree.read(e.node, offset, out.clear().position(OUT_HEADER).limit(OUT_HEADER + size));
+            readListener.onRead(WarpTree.datasetOf(e.node), offset, n, System.nanoTime() - start);
+            return n;
         } finally {
             out.clear();
         }
+    }
+
+    /**
+     * Hears of every file read this mount serves, for metrics. Called on the FUSE worker thread
+     * after the read, before the reply: it must be cheap, must not allocate per call and must
+     * never block. Reads that fail are not reported here (the errno mapping counts them).
+     */
+    @FunctionalInterface
+    public interface ReadListener {
+        /** Listens to nothing. */
+        ReadListener NONE = (dataset, offset, bytes, nanos) -> { };
+
+        /**
+         * @param dataset the dataset the file belongs to
+         * @param offset  where in the file the read started ({@code 0}: the first read after an open)
+         * @param bytes   bytes read
+         * @param nanos   how long the read took, from the request to the bytes in the reply buffer
+         */
+        void onRead(DatasetId dataset, long offset, int bytes, long nanos);
+    }
+
+    /** Sends every file read served to {@code listener} from now on (the last one set wins). */
+    public void listen(ReadListener listener) {
+        this.readListener = java.util.Objects.requireNonNull(listener, "listener");
     }
 
     // ---- directories ----

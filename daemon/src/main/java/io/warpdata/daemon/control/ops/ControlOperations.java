@@ -30,7 +30,7 @@ public final class ControlOperations {
     }
 
     /**
-     * status, info, cache.stats, cache.gc, cache.verify, warm, refresh, and publish when
+     * status, stats, metrics, info, cache.stats, cache.gc, cache.verify, warm, refresh, and publish when
      * {@code publishing} is given.
      *
      * @param afterCatalogChange run after a refresh or a publish (warpd: the mount re-checks the
@@ -41,6 +41,8 @@ public final class ControlOperations {
                                              AccessPolicy policy, Clock clock) {
         List<Operation> ops = new ArrayList<>(List.of(
                 new StatusOperation(daemon, policy, clock),
+                new StatsOperation(daemon),
+                new MetricsOperation(daemon),
                 new InfoOperation(catalog),
                 new CacheStatsOperation(cache),
                 new CacheGcOperation(cache),

@@ -35,4 +35,18 @@ public interface DaemonInfo {
     default Map<String, Object> storeStatus() {
         return Map.of();
     }
+
+    /**
+     * The daemon's counters and gauges as in {@code stats.json}: {@code read} (the read path's
+     * counters), {@code read_bytes_by_dataset}, {@code gauges} ({@code gets_in_flight}, ...) and
+     * the rest; empty if the daemon keeps none.
+     */
+    default Map<String, Object> stats() {
+        return Map.of();
+    }
+
+    /** Every metric in the Prometheus text format, as {@code /metrics} serves it; empty if the daemon keeps none. */
+    default java.util.Optional<String> metricsText() {
+        return java.util.Optional.empty();
+    }
 }

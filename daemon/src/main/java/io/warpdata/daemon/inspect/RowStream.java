@@ -1,0 +1,243 @@
+package io.warpdata.daemon.inspect;
+
+import io.warpdata.blobcache.BlobReader;
+import io.warpdata.manifest.Column;
+import io.warpdata.manifest.Table;
+import io.warpdata.manifest.TableShard;
+import io.warpdata.manifest.WarpException;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.stream.Collectors;
+
+/**
+ * A table's rows, written out as JSON lines or CSV, as {@code warpctl stream} does: shard by
+ * shard in manifest order, each read by DuckDB from a sparse mirror ({@link ShardMirror}) that
+ * holds only the footer and the column chunks of the columns asked for, fetched by ranged reads
+ * through the {@link BlobReader} (verified). Rows keep their order within the table.
+ *
+ * <p>Sharding is the generated loader's ({@code warpctl init}): rows are numbered across the
+ * table's shards in manifest order and file order, and rank {@code r} of {@code w} takes rows
+ * {@code r, r + w, r + 2w, ...}: no row twice, none left out.
+ *
+ * <p>Values are rendered by DuckDB: JSON lines by {@code to_json} (nested values as JSON
+ * objects and arrays), CSV fields as DuckDB casts them to text, quoted as DuckDB's own CSV
+ * writer quotes them (NULL is an empty field, an empty string {@code ""}).
+ */
+public final class RowStream {
+    /** Output formats. */
+    public enum Format { JSONL, CSV }
+
+    /**
+     * Which rows: rank {@code rank} of {@code world} ({@code 0/1}: all of them).
+     *
+     * @throws IllegalArgumentException unless {@code 0 <= rank < world}
+     */
+    public record Shard(int rank, int world) {
+        public Shard {
+            if (world < 1 || rank < 0 || rank >= world) {
+                throw new IllegalArgumentException("shard " + rank + "/" + world + ": need 0 <= rank < world");
+            }
+        }
+
+        /** Every row. */
+        public static final Shard ALL = new Shard(0, 1);
+    }
+
+    /**
+     * What a stream wrote and what it cost: {@code bytesRead} is what DuckDB needed of the shards
+     * (footers and the column chunks asked for), {@code shardBytes} their full size.
+     */
+    public record Result(long rows, long bytesRead, long shardBytes) {
+    }
+
+    private final BlobReader reader;
+    private final Path tempDir;
+
+    public RowStream(BlobReader reader, Path tempDir) {
+        this.reader = Objects.requireNonNull(reader, "reader");
+        this.tempDir = Objects.requireNonNull(tempDir, "tempDir");
+    }
+
+    /**
+     * Writes the rows of {@code table} that {@code shard} selects to {@code out}.
+     *
+     * @param columns   the columns to write, in this order; empty: every column
+     * @param batchSize rows fetched from DuckDB at a time, and written out (flushed) together
+     * @throws NoSuchColumnException if a column is not in the table's schema
+     * @throws ParquetHead.CorruptShardException if a shard is not valid Parquet
+     * @throws io.warpdata.blobcache.StoreException if shard bytes cannot be fetched or verified
+     * @throws UncheckedIOException if {@code out} fails
+     */
+    public Result stream(String tableName, Table table, List<String> columns, int batchSize, Shard shard,
+                         Format format, OutputStream out) {
+        if (batchSize < 1) {
+            throw new IllegalArgumentException("batch size " + batchSize);
+        }
+        List<String> schema = table.schema().stream().map(Column::name).toList();
+        List<String> chosen = columns.isEmpty() ? schema : columns;
+        for (String c : chosen) {
+            if (!schema.contains(c)) {
+                throw new NoSuchColumnException(tableName, c, schema);
+            }
+        }
+        if (shard.world() > 1 && schema.contains("file_row_number")) {
+            throw new RowNumberClashException(tableName);
+        }
+        try {
+            if (format == Format.CSV) {
+                out.write((chosen.stream().map(RowStream::csvField).collect(Collectors.joining(",")) + "\n")
+                        .getBytes(StandardCharsets.UTF_8));
+            }
+            long rows = 0;
+            long bytesRead = 0;
+            long shardBytes = 0;
+            long firstRow = 0;
+            for (TableShard s : table.shards()) {
+                if (s.rowCount() > 0 && rowsOf(firstRow, s.rowCount(), shard) > 0) {
+                    String what = "table '" + tableName + "' shard " + s.name();
+                    try (ShardMirror mirror = ShardMirror.open(reader, s, what, tempDir)) {
+                        rows += streamShard(mirror, what, chosen, columns.isEmpty(), firstRow, batchSize, shard,
+                                format, out);
+                        bytesRead += mirror.bytesRead();
+                    }
+                }
+                shardBytes += s.blob().size();
+                firstRow += s.rowCount();
+            }
+            out.flush();
+            return new Result(rows, bytesRead, shardBytes);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write rows of table " + tableName, e);
+        }
+    }
+
+    /** How many of the rows {@code [first, first + count)} the shard selects. */
+    static long rowsOf(long first, long count, Shard shard) {
+        long w = shard.world();
+        long firstMine = first + Math.floorMod(shard.rank() - first, w);
+        return firstMine >= first + count ? 0 : (first + count - 1 - firstMine) / w + 1;
+    }
+
+    private long streamShard(ShardMirror mirror, String what, List<String> columns, boolean all, long firstRow,
+                             int batchSize, Shard shard, Format format, OutputStream out) throws IOException {
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:");
+             Statement st = c.createStatement()) {
+            String lit = mirror.sqlLiteral();
+            mirror.fetch(columnChunks(st, lit, all ? List.of() : columns));
+            String projection = columns.stream().map(RowStream::ident).collect(Collectors.joining(", "));
+            String inner = "SELECT " + projection + " FROM read_parquet(" + lit
+                    + (shard.world() > 1 ? ", file_row_number = true) WHERE (file_row_number + " + firstRow + ") % "
+                    + shard.world() + " = " + shard.rank() : ")");
+            String query = format == Format.JSONL
+                    ? "SELECT to_json(t)::VARCHAR FROM (" + inner + ") t"
+                    : "SELECT " + columns.stream().map(col -> "CAST(" + ident(col) + " AS VARCHAR)")
+                            .collect(Collectors.joining(", ")) + " FROM (" + inner + ") t";
+            st.setFetchSize(batchSize);
+            long rows = 0;
+            StringBuilder batch = new StringBuilder();
+            try (ResultSet rs = st.executeQuery(query)) {
+                int n = rs.getMetaData().getColumnCount();
+                while (rs.next()) {
+                    if (format == Format.JSONL) {
+                        batch.append(rs.getString(1));
+                    } else {
+                        for (int i = 1; i <= n; i++) {
+                            if (i > 1) {
+                                batch.append(',');
+                            }
+                            String v = rs.getString(i);
+                            if (v != null) {
+                                batch.append(csvField(v));
+                            }
+                        }
+                    }
+                    batch.append('\n');
+                    if (++rows % batchSize == 0) {
+                        out.write(batch.toString().getBytes(StandardCharsets.UTF_8));
+                        out.flush();
+                        batch.setLength(0);
+                    }
+                }
+            }
+            out.write(batch.toString().getBytes(StandardCharsets.UTF_8));
+            return rows;
+        } catch (SQLException e) {
+            throw new ParquetHead.CorruptShardException(what + " cannot be read as Parquet: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Byte ranges of the column chunks of {@code columns} (every column when empty) in every row
+     * group: all the data a full scan of those columns reads.
+     */
+    private static List<long[]> columnChunks(Statement st, String lit, List<String> columns) throws SQLException {
+        String start = "CASE WHEN dictionary_page_offset IS NOT NULL AND dictionary_page_offset > 0"
+                + " THEN least(dictionary_page_offset, data_page_offset) ELSE data_page_offset END";
+        String where = columns.isEmpty() ? "" : " WHERE " + columns.stream()
+                .map(c -> "path_in_schema = " + literal(c) + " OR starts_with(path_in_schema, " + literal(c + ", ") + ")")
+                .collect(Collectors.joining(" OR "));
+        List<long[]> ranges = new ArrayList<>();
+        try (ResultSet rs = st.executeQuery("SELECT " + start + ", " + start + " + total_compressed_size"
+                + " FROM parquet_metadata(" + lit + ")" + where)) {
+            while (rs.next()) {
+                ranges.add(new long[]{rs.getLong(1), rs.getLong(2)});
+            }
+        }
+        return ranges;
+    }
+
+    /** A CSV field as DuckDB's CSV writer writes it: quoted when it holds a delimiter, quote or line break, or is empty. */
+    static String csvField(String v) {
+        if (v.isEmpty()) {
+            return "\"\"";
+        }
+        boolean quote = v.indexOf(',') >= 0 || v.indexOf('"') >= 0 || v.indexOf('\n') >= 0 || v.indexOf('\r') >= 0;
+        return quote ? "\"" + v.replace("\"", "\"\"") + "\"" : v;
+    }
+
+    private static String ident(String name) {
+        return "\"" + name.replace("\"", "\"\"") + "\"";
+    }
+
+    private static String literal(String text) {
+        return "'" + text.replace("'", "''") + "'";
+    }
+
+    /** A column the table does not have. */
+    public static final class NoSuchColumnException extends WarpException {
+        public NoSuchColumnException(String table, String column, List<String> columns) {
+            super("Table '" + table + "' has no column '" + column + "'",
+                    "Its columns are " + columns + "; pass some of them with --columns a,b.");
+        }
+
+        @Override
+        public String type() {
+            return "ColumnNotFound";
+        }
+    }
+
+    /** A table with a column named {@code file_row_number}, which sharding needs for DuckDB's own row numbers. */
+    public static final class RowNumberClashException extends WarpException {
+        public RowNumberClashException(String table) {
+            super("Table '" + table + "' has a column named 'file_row_number', which sharding needs for its own row numbers",
+                    "Stream it without --shard (or with --shard 0/1), or rename the column in the published table.");
+        }
+
+        @Override
+        public String type() {
+            return "RowNumberClash";
+        }
+    }
+}

@@ -1,0 +1,241 @@
+package io.warpdata.daemon.warpd;
+
+import io.prometheus.metrics.core.datapoints.CounterDataPoint;
+import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.exporter.httpserver.HTTPServer;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.Unit;
+import io.warpdata.blobcache.ReadMetrics;
+import io.warpdata.blobcache.StoreHealth;
+import io.warpdata.blobcache.cache.CacheStats;
+import io.warpdata.manifest.DatasetId;
+import io.warpdata.vfs.fuse.WarpFuse;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.DoubleSupplier;
+import java.util.function.Function;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * warpd's metrics in Prometheus form, made with the Prometheus Java client library: counters and
+ * gauges over what {@code stats.json} reports (read through callbacks at scrape time, so nothing
+ * is counted twice), and histograms the read path feeds as it goes: FUSE read latency, time to
+ * the first byte of a file, GET latency and size, and bytes read per dataset. Served as text by
+ * {@code warpctl metrics} and, with {@code --metrics-listen}, over HTTP at {@code /metrics}.
+ *
+ * <p>The read path only observes histograms and bumps a cached counter data point: no locks, no
+ * allocation, no logging per read. Its own registry (no global state), one per daemon.
+ */
+public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.ReadListener {
+    /**
+     * Datasets that get their own {@code dataset} label; reads of any further dataset count under
+     * {@value #OTHER}. Each label value is a series in every Prometheus that scrapes the node; a
+     * training node reads a handful of datasets, so 100 is far above need while bounding a
+     * scrape's size on a node that walks a whole store.
+     */
+    static final int MAX_DATASET_LABELS = 100;
+    /** The label of reads beyond {@link #MAX_DATASET_LABELS} datasets (no dataset id looks like it). */
+    static final String OTHER = "_other";
+
+    /** Latency buckets, seconds: a page-cache-speed read (50 us) up to a read waiting out retries (10 s). */
+    private static final double[] LATENCY_BUCKETS = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+            0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+    /** GET latency buckets, seconds: a loopback GET (1 ms) up to one near the read deadline (30 s). */
+    private static final double[] GET_LATENCY_BUCKETS = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
+            2.5, 5, 10, 30};
+    /** GET size buckets, bytes: powers of 4 from a small member (4 KiB) to the largest run (64 MiB). */
+    private static final double[] GET_SIZE_BUCKETS = {4096, 16384, 65536, 262144, 1048576, 4194304, 16777216,
+            67108864};
+    private static final double NANOS_PER_SECOND = TimeUnit.SECONDS.toNanos(1);
+
+    private final PrometheusRegistry registry = new PrometheusRegistry();
+    private final DistributionDataPoint fuseRead;
+    private final DistributionDataPoint firstRead;
+    private final DistributionDataPoint getSeconds;
+    private final DistributionDataPoint getBytes;
+    private final Counter datasetBytes;
+    private final ConcurrentHashMap<DatasetId, CounterDataPoint> byDataset = new ConcurrentHashMap<>();
+    /** The counter of datasets past the first {@link #MAX_DATASET_LABELS}, made when first needed. */
+    private volatile CounterDataPoint otherDatasets;
+
+    public DaemonMetrics() {
+        fuseRead = Histogram.builder().name("warp_fuse_read_seconds").unit(Unit.SECONDS)
+                .help("Latency of FUSE reads of files, from the request to the bytes in the reply buffer.")
+                .classicOnly().classicUpperBounds(LATENCY_BUCKETS).withoutExemplars().register(registry);
+        firstRead = Histogram.builder().name("warp_fuse_first_read_seconds").unit(Unit.SECONDS)
+                .help("Time to first byte per open: latency of FUSE reads at offset 0 (files are opened without a"
+                        + " round trip to warpd, so the read at offset 0 stands for the open).")
+                .classicOnly().classicUpperBounds(LATENCY_BUCKETS).withoutExemplars().register(registry);
+        getSeconds = Histogram.builder().name("warp_store_get_seconds").unit(Unit.SECONDS)
+                .help("Latency of GETs of data from the store, from the request to the last byte.")
+                .classicOnly().classicUpperBounds(GET_LATENCY_BUCKETS).withoutExemplars().register(registry);
+        getBytes = Histogram.builder().name("warp_store_get_bytes").unit(Unit.BYTES)
+                .help("Size of GETs of data from the store.")
+                .classicOnly().classicUpperBounds(GET_SIZE_BUCKETS).withoutExemplars().register(registry);
+        datasetBytes = Counter.builder().name("warp_dataset_read_bytes_total").unit(Unit.BYTES)
+                .help("Bytes read through the mount, by dataset (the first " + MAX_DATASET_LABELS
+                        + " datasets read; the rest as dataset=\"" + OTHER + "\").")
+                .labelNames("dataset").withoutExemplars().register(registry);
+    }
+
+    @Override
+    public void onGet(long nanos, long bytes) {
+        getSeconds.observe(nanos / NANOS_PER_SECOND);
+        getBytes.observe(bytes);
+    }
+
+    @Override
+    public void onRead(DatasetId dataset, long offset, int bytes, long nanos) {
+        double seconds = nanos / NANOS_PER_SECOND;
+        fuseRead.observe(seconds);
+        if (offset == 0) {
+            firstRead.observe(seconds);
+        }
+        if (dataset != null && bytes > 0) {
+            CounterDataPoint c = byDataset.get(dataset);
+            (c != null ? c : dataPoint(dataset)).inc(bytes);
+        }
+    }
+
+    /** The counter of a dataset not seen before (rare: once per dataset). */
+    private CounterDataPoint dataPoint(DatasetId dataset) {
+        if (byDataset.size() >= MAX_DATASET_LABELS && !byDataset.containsKey(dataset)) {
+            CounterDataPoint other = otherDatasets;
+            if (other == null) {
+                other = datasetBytes.labelValues(OTHER);
+                otherDatasets = other;
+            }
+            return other;
+        }
+        return byDataset.computeIfAbsent(dataset, d -> datasetBytes.labelValues(d.toString()));
+    }
+
+    /** Bytes read through the mount so far, by dataset ({@value #OTHER} for the rest), by name. */
+    public Map<String, Long> bytesReadByDataset() {
+        Map<String, Long> m = new TreeMap<>();
+        byDataset.forEach((d, c) -> m.put(d.toString(), c.getLongValue()));
+        CounterDataPoint other = otherDatasets;
+        if (other != null) {
+            m.put(OTHER, other.getLongValue());
+        }
+        return m;
+    }
+
+    /**
+     * Registers the counters and gauges of {@code daemon} (those of stats.json), read when
+     * scraped. Call once, after the daemon has mounted.
+     */
+    void bind(WarpDaemon daemon) {
+        ReadMetrics read = daemon.reader().metrics();
+        counter("warp_store_gets_total", "GETs of data issued to the store (retries included).", read.getsIssued::sum);
+        counter("warp_store_fetched_bytes_total", "Bytes of data fetched from the store.", read.bytesFetched::sum);
+        counter("warp_store_retries_total", "GETs retried after a transient store failure.", read.retries::sum);
+        gauge("warp_store_gets_in_flight", "GETs of data under way now.", read.getsInFlight::sum);
+        counter("warp_cache_hit_blocks_total", "Block reads served from the cache.", read.hitBlocks::sum);
+        counter("warp_cache_hit_bytes_total", "Bytes served from the cache.", read.hitBytes::sum);
+        counter("warp_cache_miss_blocks_total", "Block reads that had to wait for a fetch.", read.missBlocks::sum);
+        counter("warp_cache_miss_bytes_total", "Bytes that had to wait for a fetch.", read.missBytes::sum);
+        counter("warp_prefetch_blocks_total", "Blocks fetched ahead of readers.", read.prefetchedBlocks::sum);
+        counter("warp_prefetch_hit_blocks_total", "Prefetched blocks that a reader then read.", read.prefetchHitBlocks::sum);
+        counter("warp_prefetch_wasted_bytes_total", "Prefetched bytes evicted before anyone read them.",
+                read.prefetchWastedBytes::sum);
+        counter("warp_verification_failures_total", "Fetched blocks that failed SHA-256 verification.",
+                read.verificationFailures::sum);
+        counter("warp_cache_evictions_total", "Blocks evicted from the cache.", read.evictions::sum);
+        counter("warp_cache_evicted_bytes_total", "Bytes evicted from the cache.", read.evictedBytes::sum);
+        counter("warp_read_errors_total", "Reads that failed (EIO).", read.readErrors::sum);
+
+        gauge("warp_cache_size_bytes", "Bytes in the disk cache.", () -> daemon.reader().stats().sizeBytes());
+        gauge("warp_cache_limit_bytes", "The disk cache's size limit.", () -> daemon.reader().stats().limitBytes());
+        gauge("warp_cache_blocks", "Blocks in the disk cache.", () -> daemon.reader().stats().blocks());
+        gauge("warp_cache_hit_ratio", "Bytes served from the cache / bytes read, since start.",
+                () -> daemon.reader().stats().hitRate());
+
+        Function<ToDoubleFunction<StoreHealth.Snapshot>, DoubleSupplier> health = f ->
+                () -> daemon.health().map(h -> f.applyAsDouble(h.snapshot())).orElse(0.0);
+        gauge("warp_store_reachable", "1 if the store answers, 0 if it is unreachable or offline (--mode local).",
+                health.apply(h -> h.reachable() ? 1 : 0));
+        counter("warp_store_failures_total", "Store requests that failed.", health.apply(h -> h.failures()));
+        counter("warp_store_fast_failures_total", "Reads failed at once while the store was unreachable.",
+                health.apply(h -> h.fastFailures()));
+        counter("warp_store_outages_total", "Times the store became unreachable.", health.apply(h -> h.outages()));
+        counter("warp_catalog_stale_answers_total", "Catalog answers from the last known state during outages.",
+                () -> daemon.catalog().staleAnswers());
+
+        counter("warp_mount_not_found_total", "Lookups answered ENOENT.", () -> daemon.errno().notFoundCount());
+        CounterWithCallback.builder().name("warp_mount_io_errors_total")
+                .help("Requests answered EIO, by the failure's type.").labelNames("type")
+                .callback(cb -> daemon.errno().ioErrorsByType().forEach((type, n) -> cb.call(n, type)))
+                .register(registry);
+        CounterWithCallback.builder().name("warp_fuse_requests_total")
+                .help("FUSE requests served, by operation.").labelNames("op")
+                .callback(cb -> daemon.fuse().requests().forEach((op, n) -> cb.call(n, op)))
+                .register(registry);
+        counter("warp_latest_link_reads_total", "Reads of latest/branch links (READLINK).", () -> daemon.fuse().linkReads());
+        counter("warp_latest_link_invalidations_total", "Links the kernel was told to re-read after a pointer moved.",
+                () -> daemon.fuse().linkInvalidations());
+
+        gauge("warp_open_handles", "Directories open in the mount (files need no open).", () -> daemon.fuse().openHandles());
+        gauge("warp_kernel_inodes", "Inodes the kernel holds of the mount.", () -> daemon.fuse().kernelInodes());
+        gauge("warp_indexed_members", "Archive members whose index entries are in memory.",
+                () -> daemon.tree().indexedMembers());
+        gauge("warp_mounted", "1 while the tree is mounted.", () -> daemon.mounted() ? 1 : 0);
+        gauge("warp_uptime_seconds", "Seconds since warpd started.", daemon::uptimeSeconds);
+        Runtime rt = Runtime.getRuntime();
+        gauge("warp_heap_used_bytes", "JVM heap in use (garbage included).", () -> rt.totalMemory() - rt.freeMemory());
+        gauge("warp_heap_max_bytes", "JVM heap limit.", rt::maxMemory);
+        GaugeWithCallback.builder().name("warp_info").help("Always 1; the labels say which warpd this is.")
+                .labelNames("version", "mode")
+                .callback(cb -> cb.call(1, daemon.version(), daemon.mode()))
+                .register(registry);
+    }
+
+    private void counter(String name, String help, DoubleSupplier value) {
+        CounterWithCallback.builder().name(name).help(help).callback(cb -> cb.call(value.getAsDouble())).register(registry);
+    }
+
+    private void gauge(String name, String help, DoubleSupplier value) {
+        GaugeWithCallback.builder().name(name).help(help).callback(cb -> cb.call(value.getAsDouble())).register(registry);
+    }
+
+    /** Every metric now, in the Prometheus text format (version 0.0.4), as {@code /metrics} serves it by default. */
+    public String text() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(16384);
+        try {
+            PrometheusTextFormatWriter.create().write(out, registry.scrape());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Serves {@code /metrics} over HTTP at {@code address} (text, OpenMetrics or protobuf, as the
+     * scraper asks) until the returned server is closed.
+     *
+     * @throws ConfigException if the address cannot be bound (in use, not local)
+     */
+    public HTTPServer serve(InetSocketAddress address) {
+        try {
+            return HTTPServer.builder().inetAddress(address.getAddress()).port(address.getPort())
+                    .registry(registry).buildAndStart();
+        } catch (IOException | RuntimeException e) {
+            throw new ConfigException("cannot serve metrics on " + address.getHostString() + ":" + address.getPort()
+                    + ": " + e.getMessage(),
+                    "Pass a free local port with --metrics-listen (e.g. 127.0.0.1:9567), or leave the option out.");
+        }
+    }
+}

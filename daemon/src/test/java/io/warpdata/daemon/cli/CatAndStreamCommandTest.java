@@ -1,0 +1,209 @@
+package io.warpdata.daemon.cli;
+
+import io.warpdata.blobcache.InMemoryBlobStore;
+import io.warpdata.daemon.publish.TestData;
+import io.warpdata.daemon.testing.StoreBlobReader;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code warpctl cat} and {@code warpctl stream} against the source they were published from:
+ * Parquet files written by DuckDB (two shards, many row groups, awkward values) and a folder of
+ * files. Expected rows come from DuckDB reading the source files directly, never from Warp.
+ */
+class CatAndStreamCommandTest {
+    private static final int ROWS_0 = 25_000;
+    private static final int ROWS_1 = 17_000;
+
+    @TempDir
+    Path tmp;
+
+    private final InMemoryBlobStore store = new InMemoryBlobStore();
+    private List<String> sources;
+
+    private record Run(int code, byte[] out, String err) {
+        String text() {
+            return new String(out, StandardCharsets.UTF_8);
+        }
+
+        List<String> lines() {
+            return text().lines().toList();
+        }
+    }
+
+    private Run warpctl(Map<String, String> extraEnv, String... args) {
+        return warpctl(extraEnv, false, args);
+    }
+
+    private Run warpctl(Map<String, String> extraEnv, boolean terminal, String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        Map<String, String> env = new HashMap<>(Map.of("WARP_REMOTE", "memory://test", "USER", "alice"));
+        env.putAll(extraEnv);
+        CliContext ctx = new CliContext(env, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8), tmp,
+                Clock.fixed(Instant.parse("2026-11-22T05:00:00Z"), ZoneOffset.UTC),
+                (remote, endpoint) -> store, StoreBlobReader::new, terminal);
+        int code = WarpctlCommand.run(args, ctx);
+        return new Run(code, out.toByteArray(), err.toString(StandardCharsets.UTF_8));
+    }
+
+    private Run warpctl(String... args) {
+        return warpctl(Map.of(), args);
+    }
+
+    @BeforeEach
+    void publish() throws Exception {
+        Files.createDirectories(tmp.resolve("data"));
+        sources = List.of(tmp.resolve("data/part-0.parquet").toString(), tmp.resolve("data/part-1.parquet").toString());
+        String values = "SELECT i::BIGINT AS id, 'name, \"' || i || '\"' AS title,"
+                + " CASE WHEN i % 7 = 0 THEN NULL WHEN i % 11 = 0 THEN '' ELSE 'line ' || i END AS note,"
+                + " i * 0.25 AS score, [i, i + 1] AS pair, {'k': i % 3, 'v': 'x' || i} AS meta,"
+                + " TIMESTAMP '2026-01-01 00:00:00' + INTERVAL (i) SECOND AS at,"
+                + " 'cat/' || lpad((i % 20)::VARCHAR, 3, '0') || '.bin' AS path";
+        duck("COPY (" + values + " FROM range(0, " + ROWS_0 + ") t(i)) TO '" + sources.get(0)
+                + "' (FORMAT PARQUET, ROW_GROUP_SIZE 5000)");
+        duck("COPY (" + values + " FROM range(" + ROWS_0 + ", " + (ROWS_0 + ROWS_1) + ") t(i)) TO '" + sources.get(1)
+                + "' (FORMAT PARQUET, ROW_GROUP_SIZE 3000)");
+        TestData.tree(tmp.resolve("images"), 60, 100, 300_000, 7);
+        Run pub = warpctl("publish", "vision/pets", "--table", "main=data/*.parquet", "--artifact", "images=images",
+                "--set-latest");
+        assertThat(pub.code()).as(pub.err()).isZero();
+    }
+
+    @Test
+    void streamJsonlIsEveryRowOfTheSourceInOrder() throws Exception {
+        Run r = warpctl("stream", "vision/pets");
+        assertThat(r.code()).as(r.err()).isZero();
+        List<String> expected = duckLines("SELECT to_json(t)::VARCHAR FROM (SELECT * FROM " + source() + ") t");
+        assertThat(expected).hasSize(ROWS_0 + ROWS_1);
+        assertThat(r.lines()).containsExactlyElementsOf(expected);
+        assertThat(r.lines().get(11)).contains("\"note\":\"\"").contains("\"pair\":[11,12]");
+    }
+
+    @Test
+    void streamCsvMatchesDuckDbsOwnCsvOfTheSource() throws Exception {
+        Path csv = tmp.resolve("expected.csv");
+        duck("COPY (SELECT * FROM " + source() + ") TO '" + csv + "' (FORMAT CSV, HEADER)");
+        Run r = warpctl("stream", "vision/pets", "--format", "csv", "--batch-size", "100");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.lines()).containsExactlyElementsOf(Files.readAllLines(csv));
+        assertThat(r.lines().get(0)).isEqualTo("id,title,note,score,pair,meta,at,path");
+    }
+
+    @Test
+    void streamColumnsProjectsInTheOrderAsked() throws Exception {
+        Run r = warpctl("stream", "vision/pets", "--table", "main", "--columns", "path,id");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.lines()).containsExactlyElementsOf(
+                duckLines("SELECT to_json(t)::VARCHAR FROM (SELECT path, id FROM " + source() + ") t"));
+        assertThat(r.lines().get(0)).isEqualTo("{\"path\":\"cat/000.bin\",\"id\":0}");
+
+        long[] one = bytesRead(warpctl(Map.of(), true, "stream", "vision/pets", "--columns", "id"));
+        long[] every = bytesRead(warpctl(Map.of(), true, "stream", "vision/pets"));
+        assertThat(one[1]).isEqualTo(every[1]);
+        assertThat(every[0]).as("a full scan reads about every byte").isGreaterThan(every[1] * 8 / 10);
+        assertThat(one[0]).as("one column of eight: only its column chunks and the footers are read")
+                .isLessThan(every[0] / 3);
+
+        Run bad = warpctl("stream", "vision/pets", "--columns", "id,nope");
+        assertThat(bad.code()).isEqualTo(1);
+        assertThat(bad.err()).contains("has no column 'nope'").contains("what to do:").contains("title");
+    }
+
+    @Test
+    void streamShardsSplitRowsAsTheLoaderDoes() throws Exception {
+        List<String> all = warpctl("stream", "vision/pets", "--columns", "id").lines();
+        List<String> union = new ArrayList<>();
+        for (int rank = 0; rank < 3; rank++) {
+            int r = rank;
+            Run part = warpctl("stream", "vision/pets", "--columns", "id", "--shard", rank + "/3");
+            assertThat(part.code()).as(part.err()).isZero();
+            assertThat(part.lines()).as("rank %d of 3 takes rows %d, %d + 3, ...", rank, rank)
+                    .containsExactlyElementsOf(IntStream.range(0, all.size()).filter(i -> i % 3 == r)
+                            .mapToObj(all::get).toList());
+            union.addAll(part.lines());
+        }
+        assertThat(union).containsExactlyInAnyOrderElementsOf(all);
+        Run auto = warpctl(Map.of("RANK", "2", "WORLD_SIZE", "3"), "stream", "vision/pets", "--columns", "id",
+                "--shard", "auto");
+        assertThat(auto.lines()).containsExactlyElementsOf(warpctl("stream", "vision/pets", "--columns", "id",
+                "--shard", "2/3").lines());
+        // Rows 25000.. are in the second shard: rank 1 of 3 takes its first row, global row 25000 (25000 % 3 == 1).
+        assertThat(warpctl("stream", "vision/pets", "--columns", "id", "--shard", "1/3").lines())
+                .contains("{\"id\":24997}", "{\"id\":25000}").doesNotContain("{\"id\":24999}");
+
+        Run bad = warpctl("stream", "vision/pets", "--shard", "3/3");
+        assertThat(bad.code()).isEqualTo(2);
+        assertThat(bad.err()).contains("--shard 3/3").contains("what to do:");
+    }
+
+    @Test
+    void catWritesOneMembersBytesExactly() throws Exception {
+        for (String member : List.of("d00/f00000.bin", "d05/f00042.bin", "d22/f00022.bin")) {
+            Run r = warpctl("cat", "vision/pets", "--artifact", "images", "--ref", member);
+            assertThat(r.code()).as(r.err()).isZero();
+            assertThat(r.out()).as(member).isEqualTo(Files.readAllBytes(tmp.resolve("images").resolve(member)));
+        }
+        assertThat(warpctl("cat", "vision/pets", "--artifact", "images", "--ref", "./d05/f00042.bin").out())
+                .isEqualTo(Files.readAllBytes(tmp.resolve("images/d05/f00042.bin")));
+
+        Run missing = warpctl("cat", "vision/pets", "--artifact", "images", "--ref", "d05/nope.bin");
+        assertThat(missing.code()).isEqualTo(1);
+        assertThat(missing.err()).contains("has no member 'd05/nope.bin'").contains("what to do:");
+        Run dir = warpctl("cat", "vision/pets", "--artifact", "images", "--ref", "d05");
+        assertThat(dir.err()).contains("is a directory");
+        Run artifact = warpctl("cat", "vision/pets", "--artifact", "videos", "--ref", "x");
+        assertThat(artifact.err()).contains("no artifact 'videos'").contains("[images]");
+    }
+
+    /** {read, shard} bytes from stream's summary line ("... (READ / SHARD bytes)"). */
+    private static long[] bytesRead(Run r) {
+        assertThat(r.code()).as(r.err()).isZero();
+        var m = java.util.regex.Pattern.compile("\\((\\d+) / (\\d+) bytes\\)").matcher(r.err());
+        assertThat(m.find()).as(r.err()).isTrue();
+        return new long[]{Long.parseLong(m.group(1)), Long.parseLong(m.group(2))};
+    }
+
+    private String source() {
+        return "read_parquet(['" + sources.get(0) + "', '" + sources.get(1) + "'])";
+    }
+
+    private static void duck(String sql) throws Exception {
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+
+    private static List<String> duckLines(String sql) throws Exception {
+        List<String> out = new ArrayList<>();
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery(sql)) {
+            while (rs.next()) {
+                out.add(rs.getString(1));
+            }
+        }
+        return out;
+    }
+}

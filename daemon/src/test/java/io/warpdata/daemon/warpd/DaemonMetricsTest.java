@@ -1,0 +1,49 @@
+package io.warpdata.daemon.warpd;
+
+import io.warpdata.manifest.DatasetId;
+import org.junit.jupiter.api.Test;
+
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class DaemonMetricsTest {
+
+    @Test
+    void readsAndGetsFeedTheHistogramsAndThePerDatasetCounter() {
+        DaemonMetrics m = new DaemonMetrics();
+        DatasetId pets = DatasetId.parse("vision/pets");
+        m.onRead(pets, 0, 4096, TimeUnit.MICROSECONDS.toNanos(80));
+        m.onRead(pets, 4096, 1000, TimeUnit.MILLISECONDS.toNanos(3));
+        m.onRead(null, 0, 10, 1000);
+        m.onGet(TimeUnit.MILLISECONDS.toNanos(20), 1 << 20);
+
+        String text = m.text();
+        assertThat(text).contains("warp_dataset_read_bytes_total{dataset=\"vision/pets\"} 5096.0\n")
+                .contains("warp_fuse_read_seconds_count 3\n")
+                .contains("warp_fuse_read_seconds_bucket{le=\"1.0E-4\"} 2\n")
+                .contains("warp_fuse_first_read_seconds_count 2\n")
+                .contains("warp_store_get_seconds_count 1\n")
+                .contains("warp_store_get_bytes_sum 1048576.0\n")
+                .contains("warp_store_get_bytes_bucket{le=\"1048576.0\"} 1\n");
+        assertThat(m.bytesReadByDataset()).containsExactly(java.util.Map.entry("vision/pets", 5096L));
+    }
+
+    @Test
+    void datasetLabelsAreBoundedAndTheRestCountAsOther() {
+        DaemonMetrics m = new DaemonMetrics();
+        int datasets = DaemonMetrics.MAX_DATASET_LABELS + 20;
+        for (int i = 0; i < datasets; i++) {
+            m.onRead(DatasetId.parse("ws/d" + i), 0, 10, 1000);
+        }
+        m.onRead(DatasetId.parse("ws/d0"), 10, 5, 1000);
+        m.onRead(DatasetId.parse("ws/d" + (datasets - 1)), 10, 5, 1000);
+
+        var byDataset = m.bytesReadByDataset();
+        assertThat(byDataset).hasSize(DaemonMetrics.MAX_DATASET_LABELS + 1)
+                .containsEntry("ws/d0", 15L)
+                .containsEntry(DaemonMetrics.OTHER, 20L * 10 + 5);
+        assertThat(m.text().lines().filter(l -> l.startsWith("warp_dataset_read_bytes_total{"))).hasSize(
+                DaemonMetrics.MAX_DATASET_LABELS + 1);
+    }
+}
