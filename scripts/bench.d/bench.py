@@ -74,13 +74,22 @@ WORKLOADS = {
                    ["warp", "s3fs", "rclone", "local"], ["cold"]),
     "ttfb-big": ("Time to first byte, the big file", "ms", "lo",
                  ["warp", "s3fs", "rclone", "local"], ["cold"]),
+    # The same 1,000 random tensors two ways (tensor_pass.py); the peers have no such files.
+    "tensor-npy": ("1,000 random tensors, numpy.load(KEY.npy, mmap_mode=r) each", "tensors/s", "hi",
+                   ["warp", "local"], ["cold", "warm"]),
+    "tensor-mmap": ("the same 1,000 tensors, one numpy.memmap per .safetensors file", "tensors/s", "hi",
+                    ["warp", "local"], ["cold", "warm"]),
 }
+TENSOR_PICKS = 1000   # tensors read per tensor-* measurement
+TENSOR_FLOATS = 256   # F32 values per tensor (1 KiB): one embedding
 
 SCALES = {
     "quick": {"big_bytes": 256 * MIB, "table_shards": 4, "table_rows": 250_000,
-              "images": 2000, "classes": 10, "tree_files": 20_000, "runs": 1, "timeout": 120},
+              "images": 2000, "classes": 10, "tree_files": 20_000, "tensors": 20_000, "tensor_files": 4,
+              "runs": 1, "timeout": 120},
     "full": {"big_bytes": 1 * GIB, "table_shards": 8, "table_rows": 500_000,
-             "images": 5000, "classes": 10, "tree_files": 100_000, "runs": 3, "timeout": 150},
+             "images": 5000, "classes": 10, "tree_files": 100_000, "tensors": 100_000, "tensor_files": 4,
+             "runs": 3, "timeout": 150},
 }
 
 
@@ -471,6 +480,88 @@ def generate_data(cfg, data_dir, java_cmd):
     with open(marker, "w") as f:
         json.dump(params, f)
     log(f"data: generated in {time.time() - t0:.0f}s")
+
+
+def tensor_params(cfg):
+    return {"tensors": cfg["tensors"], "tensor_files": cfg["tensor_files"], "floats": TENSOR_FLOATS,
+            "format": 1}
+
+
+def generate_tensors(cfg, data_dir):
+    """A safetensors dataset (tensors/: dataset_manifest.json and part-NNNNN.safetensors, F32
+    tensors "emb/<i>" of TENSOR_FLOATS values, written byte by byte as the format says) and, for
+    the local disk's .npy path, each tensor saved by numpy.save under tensors-npy/<stem>.tensors/
+    (where Warp's mount shows them). Kept apart from generate_data's marker, so adding it did
+    not regenerate the rest; numpy is imported here only (the harness is otherwise stdlib)."""
+    import numpy as np
+    params = tensor_params(cfg)
+    marker = os.path.join(data_dir, ".tensors-complete.json")
+    try:
+        with open(marker) as f:
+            if json.load(f) == params:
+                return
+    except (OSError, ValueError):
+        pass
+    t0 = time.time()
+    root, npy_root = os.path.join(data_dir, "tensors"), os.path.join(data_dir, "tensors-npy")
+    for d in (root, npy_root):
+        if os.path.isdir(d):
+            shutil.rmtree(d)
+        os.makedirs(d)
+    files, total = cfg["tensor_files"], cfg["tensors"]
+    log(f"data: {total} F32 tensors of {TENSOR_FLOATS} values in {files} safetensors files, and as .npy files")
+    shards = []
+    per = -(-total // files)
+    for f in range(files):
+        first, last = f * per, min(total, (f + 1) * per)
+        values = np.random.default_rng(1500 + f).standard_normal((last - first, TENSOR_FLOATS), dtype=np.float32)
+        header = {"__metadata__": {"writer": "scripts/bench", "file": str(f)}}
+        nbytes = TENSOR_FLOATS * 4
+        for j in range(last - first):
+            header[f"emb/{first + j}"] = {"dtype": "F32", "shape": [TENSOR_FLOATS],
+                                          "data_offsets": [j * nbytes, (j + 1) * nbytes]}
+        h = json.dumps(header).encode()
+        h += b" " * (-len(h) % 8)
+        name = f"part-{f:05d}.safetensors"
+        with open(os.path.join(root, name), "wb") as out:
+            out.write(len(h).to_bytes(8, "little") + h + values.astype("<f4").tobytes())
+        shards.append({"file": name, "samples_count": last - first,
+                       "bytes": os.path.getsize(os.path.join(root, name))})
+        emb = os.path.join(npy_root, name[:-len(".safetensors")] + ".tensors", "emb")
+        os.makedirs(emb)
+        for j in range(last - first):
+            np.save(os.path.join(emb, f"{first + j}.npy"), values[j])
+    with open(os.path.join(root, "dataset_manifest.json"), "w") as m:
+        json.dump({"format_version": "1.0", "total_samples": total,
+                   "total_bytes": sum(s["bytes"] for s in shards), "shards": shards}, m)
+    with open(marker, "w") as f:
+        json.dump(params, f)
+    log(f"data: tensors generated in {time.time() - t0:.0f}s")
+
+
+def tensor_facts(cfg, data_dir):
+    """The TENSOR_PICKS tensors every tensor-* measurement reads (seeded, random order, as
+    [file, key]) and the checksum of their bytes (sum of CRC-32s mod 2^48), from the source
+    safetensors files."""
+    import zlib
+    files, total = cfg["tensor_files"], cfg["tensors"]
+    per = -(-total // files)
+    picks = [[f"part-{i // per:05d}.safetensors", f"emb/{i}"]
+             for i in random.Random(15).sample(range(total), min(TENSOR_PICKS, total))]
+    crc = 0
+    headers = {}
+    for file, key in picks:
+        path = os.path.join(data_dir, "tensors", file)
+        if file not in headers:
+            with open(path, "rb") as f:
+                n = int.from_bytes(f.read(8), "little")
+                headers[file] = (8 + n, json.loads(f.read(n)))
+        base, header = headers[file]
+        begin, end = header[key]["data_offsets"]
+        with open(path, "rb") as f:
+            f.seek(base + begin)
+            crc = (crc + zlib.crc32(f.read(end - begin))) & 0xFFFFFFFFFFFF
+    return {"tensor_picks": picks, "tensor_checksum": crc, "tensor_bytes": len(picks) * TENSOR_FLOATS * 4}
 
 
 def data_facts(data_dir):
@@ -937,6 +1028,7 @@ class Warp(MountSystem):
                  "--staging-dir", staging,
                  "--artifact", "images=" + os.path.join(d, "images"),
                  "--artifact", "tree=" + os.path.join(d, "tree"),
+                 "--artifact", "tensors=" + os.path.join(d, "tensors"),
                  "--set-latest", "--remote", f"s3://{WARP_BUCKET}/{WARP_PREFIX}",
                  "--endpoint", self.env.endpoint])
         marker = os.path.join(self.env.run, f"published-{self.env.args.scale}.json")
@@ -970,7 +1062,10 @@ class Warp(MountSystem):
     def _data_params(self):
         try:
             with open(os.path.join(self.env.data, ".complete.json")) as f:
-                return json.load(f)
+                params = json.load(f)
+            with open(os.path.join(self.env.data, ".tensors-complete.json")) as f:
+                params["tensors"] = json.load(f)
+            return params
         except (OSError, ValueError):
             return None
 
@@ -1061,6 +1156,8 @@ class Runner:
         self.duck = LineServer(env, "duckdb", env.sql_cmd() + ["serve"])
         self.img_server = LineServer(env, "imagefolder",
                                      ["/usr/bin/python3", os.path.join(HERE, "imagefolder_pass.py"), "--serve"])
+        self.tensor_server = LineServer(env, "tensors",
+                                        ["/usr/bin/python3", os.path.join(HERE, "tensor_pass.py"), "--serve"])
 
     def big(self, s):
         if s.name == "warp":
@@ -1162,6 +1259,24 @@ class Runner:
     def w_duck_groupby(self, s):
         return self._duck(s, "groupby")
 
+    # single tensors: Warp's mount shows <stem>.tensors/<key>.npy beside each file; the local
+    # disk has the same .npy files (numpy.save) in a tree of their own beside the dataset's.
+    def _tensors(self, s, mode):
+        st_root = s.path("tensors")
+        npy_root = s.path("tensors-npy") if s.name == "local" else st_root
+        req = {"mode": mode, "st_root": st_root, "npy_root": npy_root, "picks": self.facts["tensor_picks"]}
+        j = self.tensor_server.ask(json.dumps(req), self.timeout)
+        if (j["tensors"], j["bytes"], j["checksum"]) != (len(self.facts["tensor_picks"]), self.facts["tensor_bytes"],
+                                                         self.facts["tensor_checksum"]):
+            raise BenchError(f"WRONG DATA: read {j['tensors']} tensors / {j['bytes']} bytes, checksum differs")
+        return j["tensors"] / j["seconds"], {"bytes": j["bytes"], "seconds": j["seconds"], "sum": j["sum"]}
+
+    def w_tensor_npy(self, s):
+        return self._tensors(s, "npy")
+
+    def w_tensor_mmap(self, s):
+        return self._tensors(s, "mmap")
+
     # time to first byte
     def _ttfb(self, path):
         t0 = time.perf_counter()
@@ -1184,7 +1299,7 @@ class Runner:
 def median_cell(vals, unit, runs=1):
     if not vals:
         return None
-    fmt = (lambda v: f"{v:.0f}") if unit in ("MB/s", "files/s") else \
+    fmt = (lambda v: f"{v:.0f}") if unit in ("MB/s", "files/s", "tensors/s") else \
         (lambda v: f"{v:.1f}") if unit == "ms" else (lambda v: f"{v:.3f}" if v < 10 else f"{v:.1f}")
     med = statistics.median(vals)
     if len(vals) == 1:
@@ -1242,8 +1357,11 @@ def main_bench(args):
     load_start = os.getloadavg()
     with env.clock.timed("setup: data generation"):
         generate_data(cfg, env.data, env.sql_cmd())
+    with env.clock.timed("setup: data generation"):
+        generate_tensors(cfg, env.data)
     with env.clock.timed("setup: data facts"):
         facts = data_facts(env.data)
+        facts.update(tensor_facts(cfg, env.data))
 
     local, rawget, getsha = Local(env), RawGet(env), GetSha(env)
     warp, s3fs, rclone = Warp(env), S3fs(env), Rclone(env)
@@ -1414,7 +1532,8 @@ def main_bench(args):
         "data": {"big_bytes": facts["big_bytes"], "table_shards": cfg["table_shards"],
                  "table_rows": cfg["table_shards"] * cfg["table_rows"],
                  "images": facts["image_files"], "image_bytes": facts["image_bytes"],
-                 "tree_files": facts["tree_files"]},
+                 "tree_files": facts["tree_files"], "tensors": cfg["tensors"],
+                 "tensor_files": cfg["tensor_files"]},
         "missing": {n: s.missing for n, s in systems.items() if s.missing},
     }
     meta["warp_read_counters"] = {f"{w}/{ph}": v for (w, ph), v in warp_last.items()}
@@ -1463,6 +1582,35 @@ def targets(res):
     return out
 
 
+def tensor_table(res, workloads, systems, runs):
+    """The tensor-npy and tensor-mmap rows beside each other: the same 1,000 tensors through
+    .npy files and through one mmap of each .safetensors file, per system and phase."""
+    if "tensor-npy" not in workloads and "tensor-mmap" not in workloads:
+        return []
+    lines = ["", f"Single tensors, {TENSOR_PICKS} random ones (tensors/s ↑; mmap/npy above 1: the mmap is faster):", "",
+             "| phase | warp .npy | warp mmap | warp mmap/npy | local .npy | local mmap | local mmap/npy "
+             "| .npy warp/local | mmap warp/local |", "|---|---|---|---|---|---|---|---|---|"]
+    for ph in ("cold", "warm"):
+        cells = []
+        for sn in ("warp", "local"):
+            for w in ("tensor-npy", "tensor-mmap"):
+                if systems[sn].missing:
+                    cells.append(systems[sn].missing.split(" (")[0])
+                elif w not in workloads:
+                    cells.append("")
+                else:
+                    key = (w, ph, sn)
+                    cells.append(median_cell(res.vals.get(key, []), "tensors/s", runs)
+                                 or ("FAILED" if res.errors.get(key) else "—"))
+            npy, mm = res.median(("tensor-npy", ph, sn)), res.median(("tensor-mmap", ph, sn))
+            cells.append(f"{mm / npy:.2f}" if npy and mm else "")
+        for w in ("tensor-npy", "tensor-mmap"):
+            a, b = res.median((w, ph, "warp")), res.median((w, ph, "local"))
+            cells.append(f"{a / b:.2f}" if a and b else "")
+        lines.append("| " + " | ".join([ph] + cells) + " |")
+    return lines
+
+
 def report(meta, res, peak_rss, warp_stats, workloads, systems, args):
     cols = ["warp", "s3fs", "rclone", "local", "rawget", "getsha"]
     peers = ["s3fs", "rclone", "local", "rawget", "getsha"]
@@ -1475,7 +1623,8 @@ def report(meta, res, peak_rss, warp_stats, workloads, systems, args):
                  f"{meta['load_end'][0]} at end; {meta['elapsed_s']} s in all  ")
     lines.append(f"Data: big file {d['big_bytes'] / MIB:.0f} MiB; table {d['table_shards']} shards, "
                  f"{d['table_rows']} rows; {d['images']} images ({d['image_bytes'] / MIB:.0f} MiB); "
-                 f"wide tree {d['tree_files']} files. rclone --vfs-cache-mode {meta['rclone_vfs_cache_mode']}; "
+                 f"wide tree {d['tree_files']} files; {d['tensors']} F32 tensors of {TENSOR_FLOATS} values "
+                 f"in {d['tensor_files']} safetensors files. rclone --vfs-cache-mode {meta['rclone_vfs_cache_mode']}; "
                  "s3fs defaults (no disk cache)."
                  + ("" if meta["page_cache_dropped"] else " PAGE CACHE COULD NOT BE DROPPED."))
     lines.append("")
@@ -1536,6 +1685,7 @@ def report(meta, res, peak_rss, warp_stats, workloads, systems, args):
                                   "unit": "MB/s", "values": res.vals.get(key, []),
                                   "median": mc, "errors": res.errors.get(key, []),
                                   "extra": res.extra.get(key, [])})
+    lines += tensor_table(res, workloads, systems, meta["runs"])
     # daemon resources
     lines.append("")
     lines.append("Daemon resources (the FUSE process: warpd's JVM, s3fs, rclone):")

@@ -125,8 +125,9 @@ public final class WarpdCommand implements Callable<Integer> {
                 stop.start();
             });
         }
-        System.out.println("warpd: mounted " + config.remote() + " at " + config.mountPoint() + " (mode " + config.mode().text() + ")");
+        // Before "mounted": whoever waits for that line (a script, a test) has this one too.
         daemon.metricsUrl().ifPresent(url -> System.out.println("warpd: metrics at " + url));
+        System.out.println("warpd: mounted " + config.remote() + " at " + config.mountPoint() + " (mode " + config.mode().text() + ")");
         System.out.flush();
         daemon.awaitClosed();
         return 0;
