@@ -211,6 +211,67 @@ class ControlServerIT {
     }
 
     @Test
+    void aHundredMegabytesWithoutANewlineAreSkippedAndTheDaemonKeepsServing() throws Exception {
+        Runtime rt = Runtime.getRuntime();
+        long usedBefore = rt.totalMemory() - rt.freeMemory();
+        try (Raw r = new Raw(socket)) {
+            ExecutorService ex = Executors.newSingleThreadExecutor();
+            try {
+                Future<JsonNode> reply = ex.submit(r::next);
+                byte[] chunk = new byte[1 << 20];
+                Arrays.fill(chunk, (byte) 'x');
+                for (int i = 0; i < 100; i++) {
+                    ByteBuffer b = ByteBuffer.wrap(chunk);
+                    while (b.hasRemaining()) {
+                        r.ch.write(b);
+                    }
+                    if (i == 50) {
+                        assertThat(status().get("mode").asText()).as("others are served meanwhile").isEqualTo("auto");
+                    }
+                }
+                r.send("\n{\"id\":2,\"op\":\"status\"}\n");
+                assertThat(reply.get(30, TimeUnit.SECONDS).get("error").get("type").asText()).isEqualTo("RequestTooLarge");
+                assertThat(r.next().get("ok").asBoolean()).as("the same connection serves the next line").isTrue();
+            } finally {
+                ex.shutdownNow();
+            }
+        }
+        System.gc();
+        long usedAfter = rt.totalMemory() - rt.freeMemory();
+        assertThat(usedAfter - usedBefore).as("the 100 MB line was skipped, not held").isLessThan(64L << 20);
+    }
+
+    @Test
+    void aThousandConnectionsAreBoundedAndTheDaemonKeepsServing() throws Exception {
+        List<Raw> open = new ArrayList<>();
+        int refused = 0;
+        try {
+            for (int i = 0; i < 1000; i++) {
+                open.add(new Raw(socket));
+            }
+            // Past MAX_CLIENTS a connection gets one error line and is closed; those within wait.
+            for (Raw r : open.subList(ControlServer.MAX_CLIENTS + 10, open.size())) {
+                String line = r.in.readLine();
+                if (line != null && line.contains("already serves " + ControlServer.MAX_CLIENTS + " control clients")) {
+                    refused++;
+                }
+            }
+            assertThat(server.clientCount()).isLessThanOrEqualTo(ControlServer.MAX_CLIENTS);
+        } finally {
+            for (Raw r : open) {
+                r.close();
+            }
+        }
+        assertThat(refused).as("every connection past the bound was told so").isEqualTo(1000 - ControlServer.MAX_CLIENTS - 10);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (server.clientCount() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(server.clientCount()).as("every connection released").isZero();
+        assertThat(status().get("mode").asText()).isEqualTo("auto");
+    }
+
+    @Test
     void clientDisconnectingMidWarmCancelsItAndServerKeepsServing() throws Exception {
         CountDownLatch reading = world.holdReads();
         try (Raw r = new Raw(socket)) {
