@@ -55,9 +55,21 @@ final class StrictJson {
      */
     static Obj parse(byte[] json, String source, String what) {
         StrictJson doc = new StrictJson(source);
+        // UTF-8 only, decoded strictly here: given bytes, Jackson would guess UTF-16 or UTF-32
+        // from zero bytes, and fail on what it guessed wrong with an I/O error, not a parse error
+        // (found by fuzzing).
+        String text;
+        try {
+            text = java.nio.charset.StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
+                    .decode(java.nio.ByteBuffer.wrap(json)).toString();
+        } catch (java.nio.charset.CharacterCodingException e) {
+            throw doc.corrupted("$", "not valid UTF-8 (a " + what + " is UTF-8 JSON)");
+        }
         JsonParser p;
         try {
-            p = JSON.createParser(json);
+            p = JSON.createParser(text);
         } catch (IOException e) {
             throw new UncheckedIOException("reading from memory cannot fail", e);
         }
