@@ -4,6 +4,7 @@ import com.github.benmanes.caffeine.cache.AsyncLoadingCache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.warpdata.blobcache.BlobReader;
 import io.warpdata.blobcache.LastKnownGood;
+import io.warpdata.blobcache.ObjectTooLargeException;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.MemberIndex;
 
@@ -26,15 +27,28 @@ import java.util.concurrent.Executor;
 final class MemberIndexCache {
     private final AsyncLoadingCache<BlobRef, MemberIndex> indexes;
 
+    /**
+     * Index bytes allowed per member the cache may hold: a member takes 56 bytes in the index
+     * plus its path, so 256 leaves room for 200-byte paths on average. An index larger than
+     * {@code maxMembers} of these could not be held by the cache anyway; reading it would only
+     * allocate what a lying manifest claims (a 1 GiB index read whole, before any check).
+     */
+    static final long INDEX_BYTES_PER_MEMBER = 256;
+
     MemberIndexCache(BlobReader reader, LastKnownGood known, long maxMembers, Executor executor) {
+        long arrayMax = Integer.MAX_VALUE - 16L;
+        long maxIndexBytes = maxMembers > arrayMax / INDEX_BYTES_PER_MEMBER ? arrayMax : maxMembers * INDEX_BYTES_PER_MEMBER;
         this.indexes = Caffeine.newBuilder()
                 .maximumWeight(maxMembers)
                 .weigher((BlobRef ref, MemberIndex index) -> index.size() + 1)
                 .executor(executor)
-                .buildAsync(ref -> load(reader, known, ref));
+                .buildAsync(ref -> load(reader, known, ref, maxIndexBytes));
     }
 
-    private static MemberIndex load(BlobReader reader, LastKnownGood known, BlobRef ref) {
+    private static MemberIndex load(BlobReader reader, LastKnownGood known, BlobRef ref, long maxIndexBytes) {
+        if (ref.size() > maxIndexBytes) {
+            throw new ObjectTooLargeException("member index " + ref.id(), ref.size(), maxIndexBytes);
+        }
         byte[] kept = known.blob(ref.id()).orElse(null);
         if (kept != null) {
             return MemberIndex.parse(kept, "member index " + ref.id());
