@@ -28,12 +28,13 @@ final class MemberIndexCache {
     private final AsyncLoadingCache<BlobRef, MemberIndex> indexes;
 
     /**
-     * Index bytes allowed per member the cache may hold: a member takes 56 bytes in the index
-     * plus its path, so 256 leaves room for 200-byte paths on average. An index larger than
-     * {@code maxMembers} of these could not be held by the cache anyway; reading it would only
-     * allocate what a lying manifest claims (a 1 GiB index read whole, before any check).
+     * Index bytes allowed per member the cache may hold. warpd sizes the cache at a quarter of
+     * the heap at 200 bytes a member, so 400 a member is half the heap: parsing holds the index's
+     * bytes and its parsed arrays (about as large) at once, so a larger index could not be parsed
+     * anyway and would only end warpd on OutOfMemoryError. Checked before reading, so a manifest
+     * that claims a huge index allocates nothing.
      */
-    static final long INDEX_BYTES_PER_MEMBER = 256;
+    static final long INDEX_BYTES_PER_MEMBER = 400;
 
     MemberIndexCache(BlobReader reader, LastKnownGood known, long maxMembers, Executor executor) {
         long arrayMax = Integer.MAX_VALUE - 16L;
@@ -47,7 +48,9 @@ final class MemberIndexCache {
 
     private static MemberIndex load(BlobReader reader, LastKnownGood known, BlobRef ref, long maxIndexBytes) {
         if (ref.size() > maxIndexBytes) {
-            throw new ObjectTooLargeException("member index " + ref.id(), ref.size(), maxIndexBytes);
+            throw new ObjectTooLargeException("member index " + ref.id(), ref.size(), maxIndexBytes,
+                    "An index this large needs more memory than warpd has for member indexes: start warpd with a"
+                            + " larger heap (WARP_HEAP=4g), or check the manifest that names it (warpctl info).");
         }
         byte[] kept = known.blob(ref.id()).orElse(null);
         if (kept != null) {
