@@ -46,6 +46,7 @@ public interface BlobReader extends AutoCloseable {
     /**
      * Reads a whole (small) blob, verified: member indexes, block hash lists.
      *
+     * @throws ObjectTooLargeException if the blob is larger than a byte array holds
      * @throws StoreException as {@link #read}
      */
     byte[] readAll(BlobRef blob);

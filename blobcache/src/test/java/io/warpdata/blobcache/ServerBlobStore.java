@@ -227,6 +227,16 @@ final class ServerBlobStore extends ForwardingBlobStore {
 
         @Override
         public int read(byte[] buf, int off, int len) throws IOException {
+            Duration trickle = faults.trickle.get();
+            if (!trickle.isZero() && len > 0) {
+                try {
+                    Thread.sleep(trickle.toMillis());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new java.io.InterruptedIOException("trickle interrupted");
+                }
+                len = 1;
+            }
             int n = super.read(buf, off, len);
             if (n > 0) {
                 counters.bytesServed.add(n);

@@ -17,6 +17,7 @@ public final class ServerFaults {
     final AtomicInteger failParts = new AtomicInteger();
     final AtomicReference<Duration> delay = new AtomicReference<>(Duration.ZERO);
     volatile boolean hang;
+    final AtomicReference<Duration> trickle = new AtomicReference<>(Duration.ZERO);
 
     /** The next {@code n} GETs answer HTTP 500 InternalError. */
     public ServerFaults failNextGetsWith500(int n) {
@@ -54,6 +55,15 @@ public final class ServerFaults {
         return this;
     }
 
+    /**
+     * Every GET answers at once (status and headers) but sends its body one byte every
+     * {@code perByte}: a server that never stalls long enough for a socket timeout, and never ends.
+     */
+    public ServerFaults trickleGets(Duration perByte) {
+        trickle.set(perByte);
+        return this;
+    }
+
     /** Every GET blocks until {@link #clear()} or the fixture is closed. */
     public ServerFaults hangGets() {
         hang = true;
@@ -66,6 +76,7 @@ public final class ServerFaults {
         corrupt.set(0);
         failParts.set(0);
         delay.set(Duration.ZERO);
+        trickle.set(Duration.ZERO);
         synchronized (this) {
             hang = false;
             notifyAll();

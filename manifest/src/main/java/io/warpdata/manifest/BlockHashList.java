@@ -65,6 +65,20 @@ public final class BlockHashList {
         return blockCount;
     }
 
+    /**
+     * The most bytes the serialized list of a blob of {@code blobSize} bytes can take (at the
+     * smallest block size), capped at what a byte array holds: a reader fetching a list asks the
+     * store for no more than this, so a store that holds something huge at the list's key cannot
+     * make it allocate more than the blob's own size implies.
+     */
+    public static int maxSerializedSize(long blobSize) {
+        if (blobSize < 0) {
+            throw new IllegalArgumentException("negative blob size " + blobSize);
+        }
+        long count = blobSize / MIN_BLOCK_SIZE + (blobSize % MIN_BLOCK_SIZE == 0 ? 0 : 1); // no overflow near 2^63
+        return (int) Math.min(Integer.MAX_VALUE - 16L, HEADER + count * HASH);
+    }
+
     /** Offset of block {@code index} within the blob. */
     public long blockOffset(int index) {
         Objects.checkIndex(index, blockCount);

@@ -16,6 +16,22 @@ class BlockHashListTest {
     private static final int BS = BlockHashList.MIN_BLOCK_SIZE;
 
     @Test
+    void maxSerializedSizeBoundsEveryListOfABlobAndNoMore() {
+        Random r = new Random(5);
+        for (long size : new long[] {0, 1, 4095, 4096, 4097, 1 << 20, 10_000_000}) {
+            byte[] data = new byte[(int) size];
+            r.nextBytes(data);
+            int max = BlockHashList.maxSerializedSize(size);
+            for (int bs = BlockHashList.MIN_BLOCK_SIZE; bs <= BlockHashList.MAX_BLOCK_SIZE; bs <<= 2) {
+                assertThat(BlockHashList.of(data, bs).serialize().length).as(size + " in blocks of " + bs)
+                        .isLessThanOrEqualTo(max);
+            }
+            assertThat(BlockHashList.of(data, BlockHashList.MIN_BLOCK_SIZE).serialize()).hasSize(max);
+        }
+        assertThat(BlockHashList.maxSerializedSize(Long.MAX_VALUE)).isEqualTo(Integer.MAX_VALUE - 16);
+    }
+
+    @Test
     void emptyBlobHasNoBlocks() throws IOException {
         BlockHashList l = BlockHashList.of(new byte[0], BS);
         assertThat(l.blockCount()).isZero();

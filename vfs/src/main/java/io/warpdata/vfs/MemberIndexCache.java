@@ -4,6 +4,7 @@ import com.github.benmanes.caffeine.cache.AsyncLoadingCache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.warpdata.blobcache.BlobReader;
 import io.warpdata.blobcache.LastKnownGood;
+import io.warpdata.blobcache.ObjectTooLargeException;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.MemberIndex;
 
@@ -26,15 +27,31 @@ import java.util.concurrent.Executor;
 final class MemberIndexCache {
     private final AsyncLoadingCache<BlobRef, MemberIndex> indexes;
 
+    /**
+     * Index bytes allowed per member the cache may hold. warpd sizes the cache at a quarter of
+     * the heap at 200 bytes a member, so 400 a member is half the heap: parsing holds the index's
+     * bytes and its parsed arrays (about as large) at once, so a larger index could not be parsed
+     * anyway and would only end warpd on OutOfMemoryError. Checked before reading, so a manifest
+     * that claims a huge index allocates nothing.
+     */
+    static final long INDEX_BYTES_PER_MEMBER = 400;
+
     MemberIndexCache(BlobReader reader, LastKnownGood known, long maxMembers, Executor executor) {
+        long arrayMax = Integer.MAX_VALUE - 16L;
+        long maxIndexBytes = maxMembers > arrayMax / INDEX_BYTES_PER_MEMBER ? arrayMax : maxMembers * INDEX_BYTES_PER_MEMBER;
         this.indexes = Caffeine.newBuilder()
                 .maximumWeight(maxMembers)
                 .weigher((BlobRef ref, MemberIndex index) -> index.size() + 1)
                 .executor(executor)
-                .buildAsync(ref -> load(reader, known, ref));
+                .buildAsync(ref -> load(reader, known, ref, maxIndexBytes));
     }
 
-    private static MemberIndex load(BlobReader reader, LastKnownGood known, BlobRef ref) {
+    private static MemberIndex load(BlobReader reader, LastKnownGood known, BlobRef ref, long maxIndexBytes) {
+        if (ref.size() > maxIndexBytes) {
+            throw new ObjectTooLargeException("member index " + ref.id(), ref.size(), maxIndexBytes,
+                    "An index this large needs more memory than warpd has for member indexes: start warpd with a"
+                            + " larger heap (WARP_HEAP=4g), or check the manifest that names it (warpctl info).");
+        }
         byte[] kept = known.blob(ref.id()).orElse(null);
         if (kept != null) {
             return MemberIndex.parse(kept, "member index " + ref.id());

@@ -154,7 +154,7 @@ final class BlockFetcher {
     }
 
     /** A whole small object, retried on {@link StoreUnavailableException} until the deadline. */
-    byte[] getWithRetry(String key, long deadlineNanos) {
+    byte[] getWithRetry(String key, int maxBytes, long deadlineNanos) {
         int attempt = 0;
         while (true) {
             metrics.getsIssued.increment();
@@ -163,7 +163,7 @@ final class BlockFetcher {
             try {
                 byte[] b;
                 try {
-                    b = store.get(key);
+                    b = store.get(key, maxBytes);
                 } finally {
                     metrics.getsInFlight.decrement();
                 }

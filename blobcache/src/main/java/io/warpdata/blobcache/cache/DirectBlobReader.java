@@ -2,6 +2,7 @@ package io.warpdata.blobcache.cache;
 
 import io.warpdata.blobcache.BlobReader;
 import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.ObjectTooLargeException;
 import io.warpdata.blobcache.ReadMetrics;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
@@ -83,7 +84,7 @@ public final class DirectBlobReader implements BlobReader {
     @Override
     public byte[] readAll(BlobRef blob) {
         if (blob.size() > Integer.MAX_VALUE - 16) {
-            throw new IllegalArgumentException("blob " + blob.id() + " of " + blob.size() + " bytes is too large to read whole");
+            throw new ObjectTooLargeException("blob " + blob.id(), blob.size(), Integer.MAX_VALUE - 16);
         }
         if (blob.size() == 0) {
             return emptyBlob(blob);

@@ -174,9 +174,12 @@ final class HashLists {
             throw new BlockNotCachedException("The block hash list of blob " + blob.id());
         }
         String key = StoreLayout.blob(blob.blocks());
-        byte[] bytes = fetcher.getWithRetry(key, deadlineNanos);
+        // At most what a list for a blob of this size can be: a store that holds something
+        // else at the key (5 GB) is refused after one bounded read, not read whole.
+        int maxBytes = BlockHashList.maxSerializedSize(blob.size());
+        byte[] bytes = fetcher.getWithRetry(key, maxBytes, deadlineNanos);
         if (!matches(bytes, blob.blocks())) {
-            bytes = fetcher.getWithRetry(key, deadlineNanos);
+            bytes = fetcher.getWithRetry(key, maxBytes, deadlineNanos);
             if (!matches(bytes, blob.blocks())) {
                 LOG.warn("Block hash list {} of blob {} from {} does not match its SHA-256, twice",
                         blob.blocks(), blob.id(), fetcher.store().describe());

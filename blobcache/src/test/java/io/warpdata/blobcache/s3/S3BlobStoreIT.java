@@ -13,6 +13,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.io.OutputStream;
 import java.nio.file.Files;
@@ -21,6 +22,7 @@ import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -188,6 +190,26 @@ class S3BlobStoreIT extends BlobStoreContract {
             assertThatThrownBy(() -> impatient.read("k", 0, new byte[10], 0, 10))
                     .isInstanceOf(StoreUnavailableException.class);
             assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(10));
+        }
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void tricklingServerFailsWithinTheCallTimeoutInsteadOfHanging() {
+        byte[] data = bytes(64 << 10, 10);
+        store.put("k", data);
+        s3.faults().trickleGets(Duration.ofMillis(50)); // 64 KiB at 20 bytes a second: nearly an hour
+        try (S3BlobStore impatient = s3.openStore(store.describe().substring(("s3://" + s3.bucket() + "/").length()),
+                fastRetries().withTimeouts(Duration.ofMillis(500), Duration.ofSeconds(2)))) {
+            for (Runnable op : new Runnable[] {
+                () -> impatient.read("k", 0, new byte[data.length], 0, data.length),
+                () -> impatient.get("k"),
+                () -> impatient.get("k", 1 << 20)}) {
+                long t0 = System.nanoTime();
+                assertThatThrownBy(op::run).isInstanceOf(StoreException.class);
+                // Not refused at once for another reason: it ran into the timeouts, and no further.
+                assertThat(Duration.ofNanos(System.nanoTime() - t0)).isBetween(Duration.ofMillis(450), Duration.ofSeconds(10));
+            }
         }
     }
 

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 class ScriptsLintIT {
     private static final Duration TIMEOUT = Duration.ofMinutes(1);
     private static final List<String> SCRIPTS = List.of("scripts/warpd", "scripts/warpctl", "scripts/demo",
-            "scripts/test", "scripts/install", "scripts/lib/common.sh", ".ci/run");
+            "scripts/soak", "scripts/test", "scripts/install", "scripts/lib/common.sh", ".ci/run");
 
     @Test
     void everyScriptParsesAndEntryPointsAreExecutable() throws Exception {
