@@ -444,7 +444,14 @@ class FaultsUnderLoadIT {
         pass.awaitProgress(EARLY);
         Shell.run("mount", "--bind", cache.toString(), cache.toString()).requireSuccess();
         extraMounts.add(cache);
-        Shell.run("mount", "-o", "remount,bind,ro", cache.toString()).requireSuccess();
+        // The remount fails with "busy" while warpd has a block file open for writing through
+        // the bind mount: try again until it lands between two writes.
+        Shell.Result ro = Shell.run("mount", "-o", "remount,bind,ro", cache.toString());
+        for (int i = 0; i < 100 && ro.exit() != 0 && ro.err().contains("busy"); i++) {
+            Thread.sleep(20);
+            ro = Shell.run("mount", "-o", "remount,bind,ro", cache.toString());
+        }
+        ro.requireSuccess();
         Outcome outcome = pass.finish();
         Outcome second = new Pass(byHash, 0).finish();
         JsonNode stats = cacheStats();
