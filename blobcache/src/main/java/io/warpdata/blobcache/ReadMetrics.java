@@ -23,6 +23,8 @@ public final class ReadMetrics {
     public final LongAdder evictions = new LongAdder();
     public final LongAdder evictedBytes = new LongAdder();
     public final LongAdder readErrors = new LongAdder();
+    /** Fetched blocks served but not cached: no room above the free-space floor, or the write failed (ENOSPC, EROFS, directory gone). */
+    public final LongAdder cacheWritesSkipped = new LongAdder();
     /** GETs of data under way right now (a gauge: incremented when one starts, decremented when it ends). */
     public final LongAdder getsInFlight = new LongAdder();
 
@@ -72,6 +74,7 @@ public final class ReadMetrics {
         m.put("evictions", evictions.sum());
         m.put("evicted_bytes", evictedBytes.sum());
         m.put("read_errors", readErrors.sum());
+        m.put("cache_writes_skipped", cacheWritesSkipped.sum());
         return m;
     }
 }

@@ -7,6 +7,7 @@ import io.warpdata.blobcache.ReadMetrics;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlockHashList;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
@@ -299,7 +300,22 @@ final class DiskBlocks implements BlockStorage {
         }
         int headerLength = BlockFile.headerLength(len);
         long bytes = (long) headerLength + len;
-        if (!floor.reserve(bytes)) {
+        boolean reserved;
+        try {
+            reserved = floor.reserve(bytes);
+        } catch (UncheckedIOException e) {
+            // The file system cannot even be asked for its free space (the directory was
+            // deleted under us): the write would fail too.
+            warnWrite(key, e.getCause());
+            return;
+        }
+        if (!reserved) {
+            // A file system that is full (by other files: the cache evicted all it could) is not
+            // an error for the reader: the block is served from memory, just not kept.
+            metrics.cacheWritesSkipped.increment();
+            warnSkipped(() -> LOG.warn("The cache at {} has no room above its free-space floor ({} bytes free, floor {});"
+                    + " serving {} and what follows without caching until space returns", dir.root(),
+                    floor.usableBytes(), floor.bytes(), key));
             return;
         }
         try {
@@ -362,10 +378,17 @@ final class DiskBlocks implements BlockStorage {
     }
 
     private void warnWrite(BlockKey key, IOException e) {
+        metrics.cacheWritesSkipped.increment();
+        warnSkipped(() -> LOG.warn("Could not write {} to the cache at {} ({}); serving it without caching",
+                key, dir.root(), e.toString()));
+    }
+
+    /** Logs a skipped cache write at most once per {@link #WARN_EVERY_NANOS}, not once per block. */
+    private void warnSkipped(Runnable log) {
         long now = System.nanoTime();
         long last = lastWriteWarn.get();
         if (now - last >= WARN_EVERY_NANOS && lastWriteWarn.compareAndSet(last, now)) {
-            LOG.warn("Could not write {} to the cache at {} ({}); serving it without caching", key, dir.root(), e.toString());
+            log.run();
         }
     }
 

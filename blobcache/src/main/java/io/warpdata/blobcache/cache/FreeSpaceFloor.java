@@ -32,6 +32,11 @@ final class FreeSpaceFloor {
         this.makeRoom = makeRoom;
     }
 
+    /** The free space on the file system now, in bytes. */
+    long usableBytes() {
+        return space.usableBytes();
+    }
+
     /** The floor in bytes. */
     long bytes() {
         return floor;

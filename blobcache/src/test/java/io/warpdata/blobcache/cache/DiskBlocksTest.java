@@ -71,6 +71,56 @@ class DiskBlocksTest {
         }
     }
 
+    @Test
+    void blockWithNoRoomAboveTheFloorIsCountedAsSkippedAndCachedOnceSpaceReturns() {
+        java.util.concurrent.atomic.AtomicLong usable = new java.util.concurrent.atomic.AtomicLong(ON_DISK / 2);
+        DiskSpace space = new DiskSpace() {
+            @Override
+            public long usableBytes() {
+                return usable.get();
+            }
+
+            @Override
+            public long totalBytes() {
+                return 100 * ON_DISK;
+            }
+        };
+        ReadMetrics metrics = new ReadMetrics();
+        byte[] data = TestBlobs.bytes(BS, 2);
+        BlobId blob = BlobId.of(data);
+        DiskBlocks disk = new DiskBlocks(dir, 64L << 20, 0, 16, metrics, space);
+        try {
+            disk.put(new BlockKey(blob, BS, 0), blob, data, 0, BS, null);
+            assertThat(disk.blockCount()).isZero();
+            assertThat(metrics.cacheWritesSkipped.sum()).isEqualTo(1);
+
+            usable.set(10 * ON_DISK);
+            disk.put(new BlockKey(blob, BS, 0), blob, data, 0, BS, null);
+            assertThat(disk.blockCount()).isEqualTo(1);
+            assertThat(metrics.cacheWritesSkipped.sum()).isEqualTo(1);
+        } finally {
+            disk.close();
+        }
+    }
+
+    @Test
+    void cacheDirectoryDeletedUnderTheCacheSkipsTheWriteWithoutThrowing() throws IOException {
+        ReadMetrics metrics = new ReadMetrics();
+        byte[] data = TestBlobs.bytes(BS, 3);
+        BlobId blob = BlobId.of(data);
+        DiskBlocks disk = new DiskBlocks(dir, 64L << 20, 0, 16, metrics, null);
+        try {
+            try (Stream<Path> all = Files.walk(dir)) {
+                all.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+            disk.put(new BlockKey(blob, BS, 0), blob, data, 0, BS, null);
+            assertThat(disk.blockCount()).isZero();
+            assertThat(metrics.cacheWritesSkipped.sum()).isEqualTo(1);
+        } finally {
+            disk.close();
+        }
+    }
+
     /** Waits until {@code t} has finished or is blocked (e.g. waiting for a lock the caller holds). */
     private static void awaitDoneOrBlocked(Thread t) {
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);

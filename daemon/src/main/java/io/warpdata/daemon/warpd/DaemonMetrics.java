@@ -157,6 +157,8 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
         counter("warp_cache_evictions_total", "Blocks evicted from the cache.", read.evictions::sum);
         counter("warp_cache_evicted_bytes_total", "Bytes evicted from the cache.", read.evictedBytes::sum);
         counter("warp_read_errors_total", "Reads that failed (EIO).", read.readErrors::sum);
+        counter("warp_cache_writes_skipped_total", "Fetched blocks served without being cached (no room, or the write failed).",
+                read.cacheWritesSkipped::sum);
 
         gauge("warp_cache_size_bytes", "Bytes in the disk cache.", () -> daemon.reader().stats().sizeBytes());
         gauge("warp_cache_limit_bytes", "The disk cache's size limit.", () -> daemon.reader().stats().limitBytes());
