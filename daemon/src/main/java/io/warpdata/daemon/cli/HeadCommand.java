@@ -2,10 +2,8 @@ package io.warpdata.daemon.cli;
 
 import io.warpdata.daemon.ByteSize;
 import io.warpdata.blobcache.BlobReader;
-import io.warpdata.blobcache.Catalog;
 import io.warpdata.daemon.inspect.ParquetHead;
 import io.warpdata.daemon.inspect.TextTable;
-import io.warpdata.daemon.inspect.VersionReport;
 import io.warpdata.manifest.Table;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -40,14 +38,9 @@ final class HeadCommand implements Callable<Integer> {
             throw new UsageException("-n " + rows + " is negative", "Pass -n with a count of rows, e.g. -n 10.");
         }
         try (Remote remote = root.openRemote()) {
-            Catalog.Resolved r = remote.catalog().resolve(WarpctlCommand.datasetRef(dataset));
-            VersionReport report = new VersionReport(r.manifest(), r.version());
-            String name = table != null ? table : report.defaultTable().orElse(null);
-            if (name == null) {
-                throw new UsageException("Version " + r.id() + "@" + r.version().shortHex(12) + " has no tables",
-                        "Use 'warpctl inspect' to see its artifacts.");
-            }
-            Table t = report.selected(name).get(name);
+            ChosenTable chosen = ChosenTable.of(remote, dataset, table, "Use 'warpctl inspect' to see its artifacts.");
+            String name = chosen.name();
+            Table t = chosen.table();
             ParquetHead.Result result;
             try (BlobReader reader = root.context.readers().open(remote.store)) {
                 result = new ParquetHead(reader, Path.of(System.getProperty("java.io.tmpdir"))).head(name, t, rows);

@@ -1,10 +1,8 @@
 package io.warpdata.daemon.cli;
 
 import io.warpdata.blobcache.BlobReader;
-import io.warpdata.blobcache.Catalog;
 import io.warpdata.daemon.ByteSize;
 import io.warpdata.daemon.inspect.RowStream;
-import io.warpdata.daemon.inspect.VersionReport;
 import io.warpdata.manifest.Table;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -58,14 +56,10 @@ final class StreamCommand implements Callable<Integer> {
         RowStream.Shard selected = shard(shard, root.context.env());
         RowStream.Format fmt = format(format);
         try (Remote remote = root.openRemote()) {
-            Catalog.Resolved r = remote.catalog().resolve(WarpctlCommand.datasetRef(dataset));
-            VersionReport report = new VersionReport(r.manifest(), r.version());
-            String name = table != null ? table : report.defaultTable().orElse(null);
-            if (name == null) {
-                throw new UsageException("Version " + r.id() + "@" + r.version().shortHex(12) + " has no tables",
-                        "Use 'warpctl inspect' to see its artifacts; 'warpctl cat' writes one member.");
-            }
-            Table t = report.selected(name).get(name);
+            ChosenTable chosen = ChosenTable.of(remote, dataset, table,
+                    "Use 'warpctl inspect' to see its artifacts; 'warpctl cat' writes one member.");
+            String name = chosen.name();
+            Table t = chosen.table();
             RowStream.Result result;
             try (BlobReader reader = root.context.readers().open(remote.store)) {
                 result = new RowStream(reader, Path.of(System.getProperty("java.io.tmpdir")))
