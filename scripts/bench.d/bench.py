@@ -44,16 +44,24 @@ REGION = "us-east-1"
 MIB = 1 << 20
 GIB = 1 << 30
 
-SYSTEMS = ["warp", "s3fs", "rclone", "local", "rawget", "getsha"]
+SYSTEMS = ["warp", "s3fs", "rclone", "local", "rawget", "getsha", "pget"]
 SYSTEM_LABEL = {"warp": "warp", "s3fs": "s3fs", "rclone": "rclone", "local": "local disk",
-                "rawget": "raw GET", "getsha": "GET+SHA-256+file"}
+                "rawget": "raw GET", "getsha": "GET+SHA-256+file", "pget": "8 ranged GETs"}
 DAEMONS = ["warp", "s3fs", "rclone"]
-PEERS = ("s3fs", "rclone", "local", "rawget", "getsha")  # --repeat-limit applies to these, never to warp
+PEERS = ("s3fs", "rclone", "local", "rawget", "getsha", "pget")  # --repeat-limit applies to these, never to warp
+PGET_STREAMS = 8  # the parallel ranged GET peer: this many concurrent curls, one range each
+# --network profiles: RTT added to every request (ms) and the pace of each connection (MB/s).
+# s3like: a real bucket answers after 10-50 ms and gives one connection ~85-90 MB/s; the rate is
+# scaled down to what this 2-core machine can shape and serve (docs/bench.md).
+NETWORKS = {"loopback": None, "s3like": {"rtt_ms": 20.0, "rate_mbps": 25.0}}
+S3_GET_USD_PER_1000 = 0.0004   # S3 Standard, us-east-1: GET and HEAD per 1,000 requests
+S3_LIST_USD_PER_1000 = 0.005   # LIST (like PUT) per 1,000 requests
+IMAGENET_IMAGES = 1_281_167    # ImageNet-1k training images
 
 # name -> (label, unit, better, systems, phases)
 WORKLOADS = {
     "seq-dd": ("Sequential read of the big file, dd bs=4M", "MB/s", "hi",
-               ["warp", "s3fs", "rclone", "local", "rawget", "getsha"], ["cold", "warm"]),
+               ["warp", "s3fs", "rclone", "local", "rawget", "getsha", "pget"], ["cold", "warm"]),
     "seq-fio": ("Sequential read of the big file, fio psync bs=4M", "MB/s", "hi",
                 ["warp", "s3fs", "rclone", "local"], ["cold"]),
     "img-seq": ("ImageFolder raw bytes, folder order, 2 workers", "files/s", "hi",
@@ -74,6 +82,10 @@ WORKLOADS = {
                    ["warp", "s3fs", "rclone", "local"], ["cold"]),
     "ttfb-big": ("Time to first byte, the big file", "ms", "lo",
                  ["warp", "s3fs", "rclone", "local"], ["cold"]),
+    # Warp only: a running daemon (JIT warm, cache empty) and a version published a moment ago
+    # that it has never opened: every piece of metadata comes from the store.
+    "ttfb-new": ("Time to first byte, one image of a version the running daemon never opened", "ms", "lo",
+                 ["warp"], ["cold"]),
     # The same 1,000 random tensors two ways (tensor_pass.py); the peers have no such files.
     "tensor-npy": ("1,000 random tensors, numpy.load(KEY.npy, mmap_mode=r) each", "tensors/s", "hi",
                    ["warp", "local"], ["cold", "warm"]),
@@ -658,7 +670,10 @@ class Env:
         self.clock = Clock()
         self.drop = Dropper(self.clock)
         self.port = None
-        self.endpoint = None
+        self.endpoint = None         # what the systems read through (the shaper under --network)
+        self.direct_endpoint = None  # S3Proxy itself: setup (buckets, seeding, publishing) only
+        self.network = args.shape    # {"rtt_ms", "rate_mbps"} when shaped, else None
+        self.shaper_stats = os.path.join(self.run, "shaper.json")
 
     def sql_cmd(self):
         return [self.java, "--enable-native-access=ALL-UNNAMED", "-Xmx1g",
@@ -705,9 +720,74 @@ class Env:
                 ok = ok and r.stdout.strip() in ("200", "409")
             if ok:
                 log(f"server: S3Proxy on {self.endpoint}, backend {self.s3_dir}")
+                self.direct_endpoint = self.endpoint
+                if self.network:
+                    self.start_shaper()
                 return
             time.sleep(0.5)
         raise BenchError("S3Proxy did not answer within 60s")
+
+    def start_shaper(self):
+        """Every system reaches S3Proxy through shaper.py: each request delayed by the RTT, each
+        connection paced at the rate, and the requests counted (GET/HEAD/LIST)."""
+        port = free_port()
+        n = self.network
+        try:
+            os.remove(self.shaper_stats)
+        except FileNotFoundError:
+            pass
+        self.reg.start("shaper", ["/usr/bin/python3", os.path.join(HERE, "shaper.py"),
+                                  "--listen", f"127.0.0.1:{port}", "--upstream", f"127.0.0.1:{self.port}",
+                                  "--rtt-ms", str(n["rtt_ms"]), "--rate-mbps", str(n["rate_mbps"]),
+                                  "--stats", self.shaper_stats], os.path.join(self.logs, "shaper.log"))
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise BenchError(f"shaper.py did not listen within 20s; see {self.logs}/shaper.log")
+        self.endpoint = f"http://127.0.0.1:{port}"
+        log(f"network: shaper on {self.endpoint}: RTT {n['rtt_ms']:g} ms, {n['rate_mbps']:g} MB/s per connection")
+
+    def shaper(self):
+        """The shaper's counters (requests by kind, bytes, its CPU seconds); None when unshaped."""
+        if not self.network:
+            return None
+        try:
+            with open(self.shaper_stats) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
+    def requests_settled(self):
+        """The shaper's request counts once they stopped moving (read-ahead a client started may
+        still be arriving when it is done; it belongs to its measurement)."""
+        prev = (self.shaper() or {}).get("requests")
+        if prev is None:
+            return None
+        deadline = time.monotonic() + 5
+        while True:
+            time.sleep(0.5)
+            now = (self.shaper() or {}).get("requests", {})
+            if now == prev or time.monotonic() > deadline:
+                return now
+            prev = now
+
+    def sanity(self, rel):
+        """What the profile delivers, measured through it: time to first byte of a small object
+        (median of 5 GETs on new connections) and one GET's rate on the big object."""
+        ttfb = []
+        for _ in range(5):
+            r = subprocess.run(curl_args() + ["-o", "/dev/null", "-w", "%{time_starttransfer}",
+                                              f"{self.endpoint}/{PEER_BUCKETS['data']}/{rel}"],
+                               capture_output=True, text=True)
+            if r.returncode == 0:
+                ttfb.append(float(r.stdout) * 1000)
+        return {"ttfb_ms": round(statistics.median(ttfb), 1) if ttfb else None,
+                "ttfb_ms_all": [round(x, 1) for x in ttfb]}
 
 
 class System:
@@ -746,6 +826,12 @@ class RawGet(System):
 
     def url(self, rel):
         return f"{self.env.endpoint}/{PEER_BUCKETS['data']}/{rel}"
+
+
+class PGet(RawGet):
+    """The link's practical limit for one file: PGET_STREAMS concurrent ranged GETs (curl -r),
+    one contiguous range each, to /dev/null."""
+    name = "pget"
 
 
 class GetSha(RawGet):
@@ -1030,7 +1116,7 @@ class Warp(MountSystem):
                  "--artifact", "tree=" + os.path.join(d, "tree"),
                  "--artifact", "tensors=" + os.path.join(d, "tensors"),
                  "--set-latest", "--remote", f"s3://{WARP_BUCKET}/{WARP_PREFIX}",
-                 "--endpoint", self.env.endpoint])
+                 "--endpoint", self.env.direct_endpoint])
         marker = os.path.join(self.env.run, f"published-{self.env.args.scale}.json")
         key = {"argv": argv[3:-1], "data": self._data_params(), "code": self._publish_code_fingerprint()}
         version = self._still_published(marker, key)
@@ -1049,6 +1135,27 @@ class Warp(MountSystem):
         if m and key["code"]:
             with open(marker, "w") as f:
                 json.dump(dict(key, version=m.group(1)), f)
+
+    def publish_fresh(self, image):
+        """A new version of bench/fresh-<scale> holding one image (a copy of `image`) and a nonce,
+        published straight to the store (not through warpd, not through the shaper): a version
+        the running daemon has never seen. Returns the image's path through <name>@<hash>/, which
+        names the version without reading a pointer."""
+        src = os.path.join(self.env.run, "fresh")
+        shutil.rmtree(src, ignore_errors=True)
+        os.makedirs(os.path.join(src, "c0"))
+        shutil.copyfile(image, os.path.join(src, "c0", "first.jpg"))
+        with open(os.path.join(src, "nonce.txt"), "w") as f:
+            f.write(f"{time.time_ns()} {random.random()}\n")
+        name = DATASET.replace("bench/", "bench/fresh-")
+        argv = [self.env.java, "-jar", self.env.warp_jar, "warpctl", "publish", name,
+                "--artifact", "images=" + src, "--staging-dir", os.path.join(self.env.run, "staging"),
+                "--remote", f"s3://{WARP_BUCKET}/{WARP_PREFIX}", "--endpoint", self.env.direct_endpoint]
+        r = subprocess.run(argv, env=self.env.aws_env(), capture_output=True, text=True)
+        m = re.search(re.escape(name) + r"@([0-9a-f]{64})", r.stdout)
+        if r.returncode != 0 or not m:
+            raise BenchError(f"warpctl publish {name} failed (exit {r.returncode}): {(r.stderr or r.stdout)[-300:]}")
+        return os.path.join(self.mnt, f"{name}@{m.group(1)}", "images", "c0", "first.jpg")
 
     # Publishing is deterministic: the same files published by the same publish code give the same
     # version, and republishing uploads nothing, but it still reads, hashes and packs every input
@@ -1179,6 +1286,15 @@ class Runner:
         size = self.facts["big_bytes"]
         if s.name == "rawget":
             secs, _ = run_timed(curl_args() + ["-o", "/dev/null", s.url("big/big.parquet")], self.timeout)
+        elif s.name == "pget":
+            step = -(-size // PGET_STREAMS)
+            ranges = [(i * step, min(size, (i + 1) * step) - 1) for i in range(PGET_STREAMS)]
+            # Each curl's own exit status counts: one failed range fails the measurement.
+            script = ("pids=(); " + "; ".join(
+                " ".join(shlex.quote(a) for a in curl_args() + ["-r", f"{a}-{b}", "-o", "/dev/null",
+                                                                s.url("big/big.parquet")]) + " & pids+=($!)"
+                for a, b in ranges) + '; rc=0; for p in "${pids[@]}"; do wait "$p" || rc=1; done; exit $rc')
+            secs, _ = run_timed(["bash", "-c", script], self.timeout)
         elif s.name == "getsha":
             pipe = (" ".join(shlex.quote(a) for a in curl_args() + [s.url("big/big.parquet")])
                     + f" | tee {shlex.quote(s.file())} | openssl dgst -sha256 -r")
@@ -1295,6 +1411,13 @@ class Runner:
     def w_ttfb_big(self, s):
         return self._ttfb(self.big(s))
 
+    def w_ttfb_new(self, s):
+        path = s.publish_fresh(os.path.join(self.env.data, "images", self.facts["ttfb_image"]))
+        value, extra = self._ttfb(path)
+        if self.env.network:
+            extra["rtts"] = round(value / self.env.network["rtt_ms"], 2)
+        return value, extra
+
 
 def median_cell(vals, unit, runs=1):
     if not vals:
@@ -1363,14 +1486,15 @@ def main_bench(args):
         facts = data_facts(env.data)
         facts.update(tensor_facts(cfg, env.data))
 
-    local, rawget, getsha = Local(env), RawGet(env), GetSha(env)
+    local, rawget, getsha, pget = Local(env), RawGet(env), GetSha(env), PGet(env)
     warp, s3fs, rclone = Warp(env), S3fs(env), Rclone(env)
-    systems = {"warp": warp, "s3fs": s3fs, "rclone": rclone, "local": local, "rawget": rawget, "getsha": getsha}
+    systems = {"warp": warp, "s3fs": s3fs, "rclone": rclone, "local": local, "rawget": rawget, "getsha": getsha,
+               "pget": pget}
     for name, tool in (("s3fs", "s3fs"), ("rclone", "rclone")):
         if shutil.which(tool) is None:
             systems[name].missing = f"MISSING ({tool} not installed)"
     if shutil.which("curl") is None:
-        rawget.missing = getsha.missing = "MISSING (curl not installed)"
+        rawget.missing = getsha.missing = pget.missing = "MISSING (curl not installed)"
     elif shutil.which("openssl") is None:
         getsha.missing = "MISSING (openssl not installed)"
     if shutil.which("fio") is None:
@@ -1395,6 +1519,12 @@ def main_bench(args):
             warp.missing = f"ERROR ({e})"
             log(f"warp: {e}")
 
+    network = None
+    if env.network:
+        with env.clock.timed("setup: network sanity"):
+            network = dict(env.network, **env.sanity(os.path.join("images", facts["ttfb_image"])))
+        log(f"network: time to first byte of a small GET through the shaper {network['ttfb_ms']} ms "
+            f"(RTT {env.network['rtt_ms']:g} ms)")
     runner = Runner(env, systems, facts)
     base_timeout = runner.timeout
     if any(w.startswith("duck-") for w in workloads):
@@ -1424,7 +1554,7 @@ def main_bench(args):
                     continue
                 t_reset = time.perf_counter()
                 if sn == "warp":
-                    s.force_restart = w.startswith("ttfb")
+                    s.force_restart = w in ("ttfb-image", "ttfb-big")
                 try:
                     with env.clock.timed(f"reset {sn}: cold start (incl. drop)"):
                         s.cold("tree" if w in TREE_WORKLOADS else "data")
@@ -1440,7 +1570,7 @@ def main_bench(args):
                         warp_prev = s.snapshot() or {}
                 cold_secs = None
                 for ph in phases:
-                    if sn in ("rawget", "getsha") and ph == "warm":
+                    if sn in ("rawget", "getsha", "pget") and ph == "warm":
                         continue
                     if ph == "warm":
                         with env.clock.timed(f"reset {sn}: warm (drop)"):
@@ -1454,6 +1584,7 @@ def main_bench(args):
                     runner.timeout = base_timeout
                     if ph == "warm" and sn in PEERS and cold_secs is not None and cold_secs > args.repeat_limit:
                         runner.timeout = math.ceil(min(base_timeout, max(args.repeat_limit, 2 * cold_secs)))
+                    req0 = env.requests_settled() if env.network else None
                     t_m = time.perf_counter()
                     try:
                         value, extra = runner.measure(w, s)
@@ -1470,7 +1601,9 @@ def main_bench(args):
                         runner.timeout = base_timeout
                     if ph == "cold":
                         cold_secs = time.perf_counter() - t_m
-                    if pid:
+                    if req0 is not None:
+                        req1 = env.requests_settled() or {}
+                        extra["requests"] = {k: req1.get(k, 0) - req0.get(k, 0) for k in req1}
                         cpu1 = proc_cpu_seconds(pid)
                         hwm = proc_hwm_kib(pid)
                         if hwm:
@@ -1535,7 +1668,12 @@ def main_bench(args):
                  "tree_files": facts["tree_files"], "tensors": cfg["tensors"],
                  "tensor_files": cfg["tensor_files"]},
         "missing": {n: s.missing for n, s in systems.items() if s.missing},
+        "network": network,
     }
+    if network:
+        sh = env.shaper() or {}
+        network["shaper_cpu_s"] = sh.get("cpu_seconds")
+        network["shaper_bytes_down"] = sh.get("bytes_down")
     meta["warp_read_counters"] = {f"{w}/{ph}": v for (w, ph), v in warp_last.items()}
     meta["warp_heap_bytes_per_indexed_member"] = heap_per_member
     report(meta, res, peak_rss, warp_stats, workloads, systems, args)
@@ -1611,15 +1749,85 @@ def tensor_table(res, workloads, systems, runs):
     return lines
 
 
+def s3like_targets(res, meta, peak_rss):
+    """Issue 16's targets under a shaped network, from medians of this run."""
+    m = res.median
+    out = []
+
+    def add(name, r, goal, how):
+        met = None if r is None else (r >= goal if how == ">=" else r <= goal)
+        out.append({"target": name, "ratio": None if r is None else round(r, 3), "goal": f"{how} {goal}", "met": met})
+
+    def ratio(a, b):
+        va, vb = m(a), m(b)
+        return va / vb if va and vb else None
+
+    add("cold sequential: warp / raw GET (MB/s)", ratio(("seq-dd", "cold", "warp"), ("seq-dd", "cold", "rawget")), 6, ">=")
+    add(f"cold sequential: warp / {PGET_STREAMS} ranged GETs (MB/s)",
+        ratio(("seq-dd", "cold", "warp"), ("seq-dd", "cold", "pget")), 0.7, ">=")
+    for p in ("rclone", "s3fs"):
+        add(f"ImageFolder cold, folder order: warp / {p} (files/s)",
+            ratio(("img-seq", "cold", "warp"), ("img-seq", "cold", p)), 20, ">=")
+    add("ImageFolder cold, shuffled: warp / s3fs (files/s)",
+        ratio(("img-shuffle", "cold", "warp"), ("img-shuffle", "cold", "s3fs")), 5, ">=")
+    t = m(("ttfb-new", "cold", "warp"))
+    add("time to first byte, version never opened, running daemon: warp ms / RTT",
+        t / meta["network"]["rtt_ms"] if t else None, 3, "<=")
+    for w in ("duck-count", "duck-filter", "duck-groupby"):
+        peers = [x for x in (m((w, "cold", "s3fs")), m((w, "cold", "rclone"))) if x]
+        mw = m((w, "cold", "warp"))
+        add(f"{w} cold: warp time / the faster of s3fs and rclone", mw / min(peers) if mw and peers else None, 1.0, "<=")
+    rss = peak_rss.get("warp")
+    add("warpd peak RSS over the bench, MiB", rss / 1024 if rss else None, 512, "<=")
+    return out
+
+
+def request_table(res, workloads, images):
+    """GET/HEAD/LIST counted at the shaper per measurement (median over runs), and what one
+    ImageNet-1k epoch (1.28 M images) would cost in requests on S3 at each system's rate per image
+    in the cold ImageFolder passes (Warp: tar shards; the peers: one object per image)."""
+    rows = []
+    for w in workloads:
+        _label, _unit, _better, wsystems, phases = WORKLOADS[w]
+        for ph in phases:
+            for sn in wsystems:
+                ex = [e["requests"] for e in res.extra.get((w, ph, sn), []) if e.get("requests") is not None]
+                if ex:
+                    rows.append((w, ph, sn, {k: statistics.median([e.get(k, 0) for e in ex])
+                                             for k in ("GET", "HEAD", "LIST")}))
+    if not rows:
+        return []
+    lines = ["", "Requests reaching the store per measurement (counted at the shaper; median of the runs):", "",
+             "| workload | phase | system | GET | HEAD | LIST |", "|---|---|---|---|---|---|"]
+    for w, ph, sn, med in rows:
+        lines.append(f"| {w} | {ph} | {SYSTEM_LABEL[sn]} | {med['GET']:.0f} | {med['HEAD']:.0f} | {med['LIST']:.0f} |")
+    epoch = [(w, sn, med) for w, ph, sn, med in rows if w in ("img-seq", "img-shuffle") and ph == "cold"]
+    if epoch and images:
+        lines += ["", f"One ImageNet-1k epoch ({IMAGENET_IMAGES:,} images) at each cold pass's requests per image, "
+                      f"S3 Standard prices (${S3_GET_USD_PER_1000} per 1,000 GET/HEAD, ${S3_LIST_USD_PER_1000} per 1,000 LIST):",
+                  "", "| pass | system | requests per image | requests per epoch | USD per epoch |", "|---|---|---|---|---|"]
+        for w, sn, med in epoch:
+            per = (med["GET"] + med["HEAD"] + med["LIST"]) / images
+            usd = IMAGENET_IMAGES / images * ((med["GET"] + med["HEAD"]) * S3_GET_USD_PER_1000
+                                             + med["LIST"] * S3_LIST_USD_PER_1000) / 1000
+            lines.append(f"| {w} | {SYSTEM_LABEL[sn]} | {per:.4f} | {per * IMAGENET_IMAGES:,.0f} | {usd:.2f} |")
+    return lines
+
+
 def report(meta, res, peak_rss, warp_stats, workloads, systems, args):
-    cols = ["warp", "s3fs", "rclone", "local", "rawget", "getsha"]
-    peers = ["s3fs", "rclone", "local", "rawget", "getsha"]
+    cols = ["warp", "s3fs", "rclone", "local", "rawget", "getsha", "pget"]
+    peers = ["s3fs", "rclone", "local", "rawget", "getsha", "pget"]
     lines = []
     d = meta["data"]
     lines.append(f"Warp bench, {meta['date']}, commit {meta['commit']}, scale {meta['scale']}, "
                  f"median of {meta['runs']} run(s) (min–max in brackets)  ")
+    net = meta.get("network")
+    where = ("S3Proxy on loopback" if not net else
+             f"S3Proxy on loopback behind shaper.py: RTT {net['rtt_ms']:g} ms added to every request, "
+             f"{net['rate_mbps']:g} MB/s per connection (measured: first byte of a small GET {net.get('ttfb_ms')} ms; "
+             f"the shaper used {net.get('shaper_cpu_s')} CPU s for {(net.get('shaper_bytes_down') or 0) / 1e9:.1f} GB)")
     lines.append(f"Machine: {meta['cpus']} cores, {meta['mem_gib']} GiB RAM, Linux {meta['kernel']}, "
-                 f"S3Proxy on loopback; load average {meta['load_start'][0]} at start, "
+                 f"{where}; load average {meta['load_start'][0]} at start, "
                  f"{meta['load_end'][0]} at end; {meta['elapsed_s']} s in all  ")
     lines.append(f"Data: big file {d['big_bytes'] / MIB:.0f} MiB; table {d['table_shards']} shards, "
                  f"{d['table_rows']} rows; {d['images']} images ({d['image_bytes'] / MIB:.0f} MiB); "
@@ -1642,7 +1850,7 @@ def report(meta, res, peak_rss, warp_stats, workloads, systems, args):
             cells = []
             for c in cols:
                 key = (w, ph, c)
-                if c not in wsystems or (c in ("rawget", "getsha") and ph == "warm"):
+                if c not in wsystems or (c in ("rawget", "getsha", "pget") and ph == "warm"):
                     cells.append("")
                     continue
                 if systems[c].missing:
@@ -1670,6 +1878,8 @@ def report(meta, res, peak_rss, warp_stats, workloads, systems, args):
             for p in peers:
                 mp = res.median((w, ph, p))
                 ratios.append(f"{mw / mp:.2f}" if mw and mp else "")
+            if w == "ttfb-new" and net and mw:
+                ratios[0] = f"{mw / net['rtt_ms']:.1f} RTT"
             arrow = "↑" if better == "hi" else "↓"
             lines.append("| " + " | ".join([label, ph, f"{unit} {arrow}"] + cells + ratios) + " |")
         if w == "seq-dd" and ("seq-dd", "warm", "cachecat") in res.vals or res.errors.get(("seq-dd", "warm", "cachecat")):
@@ -1679,8 +1889,9 @@ def report(meta, res, peak_rss, warp_stats, workloads, systems, args):
                 mw = res.median(("seq-dd", "warm", "warp"))
                 mc = res.median(key)
                 lines.append("| " + " | ".join(
-                    ["cat of warpd's own cache block files (reference for warm warp)", "warm", "MB/s ↑",
-                     cell, "", "", "", "", "", "", "", f"warp/cache files: {mw / mc:.2f}" if mw and mc else ""]) + " |")
+                    ["cat of warpd's own cache block files (reference for warm warp)", "warm", "MB/s ↑", cell]
+                    + [""] * (len(cols) - 1 + len(peers) - 1)
+                    + [f"warp/cache files: {mw / mc:.2f}" if mw and mc else ""]) + " |")
                 rows_json.append({"workload": "seq-dd", "phase": "warm", "system": "warp-cache-files",
                                   "unit": "MB/s", "values": res.vals.get(key, []),
                                   "median": mc, "errors": res.errors.get(key, []),
@@ -1728,10 +1939,12 @@ def report(meta, res, peak_rss, warp_stats, workloads, systems, args):
                 str(c.get("hit_blocks", "")), str(c.get("miss_blocks", "")),
                 str(c.get("prefetch_hit_blocks", "")), f"{c.get('prefetch_wasted_bytes', 0) / MIB:.1f}",
                 str(c.get("retries", "")), str(c.get("verification_failures", ""))]) + " |")
+    lines += request_table(res, workloads, d.get("images"))
     # targets
-    tg = targets(res)
+    tg = targets(res) if not net else s3like_targets(res, meta, peak_rss)
     lines.append("")
-    lines.append("Targets (issue 4, DESIGN §11), from the medians above:")
+    lines.append("Targets (issue 4, DESIGN §11), from the medians above:" if not net else
+                 "Targets under this network (issue 16), from the medians above:")
     lines.append("")
     lines.append("| target | measured | goal | met |")
     lines.append("|---|---|---|---|")
@@ -1781,8 +1994,23 @@ def main():
     ap.add_argument("--warp-via-jar", action="store_true", help="run java -jar warp.jar warpd, not scripts/warpd")
     ap.add_argument("--warp-cold-restart", action="store_true",
                     help="make Warp cold by restarting warpd on an empty cache (default: empty the running daemon's cache)")
+    ap.add_argument("--network", choices=list(NETWORKS), default="loopback",
+                    help="loopback (default): S3Proxy as it is; s3like: every system reaches it through "
+                         "shaper.py (RTT 20 ms, 25 MB/s per connection) and requests are counted")
+    ap.add_argument("--rtt", type=float, help="milliseconds added to every request (implies a shaped network)")
+    ap.add_argument("--conn-rate", type=float, help="MB/s per connection (implies a shaped network)")
     ap.add_argument("--cleanup", action="store_true", help="only tear down what a dead run left behind")
     args = ap.parse_args()
+    args.shape = dict(NETWORKS[args.network] or {}) if args.network != "loopback" or args.rtt is not None \
+        or args.conn_rate is not None else None
+    if args.shape is not None:
+        args.shape = dict(NETWORKS["s3like"], **args.shape)
+        if args.rtt is not None:
+            args.shape["rtt_ms"] = args.rtt
+        if args.conn_rate is not None:
+            args.shape["rate_mbps"] = args.conn_rate
+        if args.shape["rtt_ms"] < 0 or args.shape["rate_mbps"] <= 0:
+            ap.error("--rtt must be 0 or more and --conn-rate more than 0")
     args.scale = "quick" if args.quick else "full"
     state = os.path.join(os.path.abspath(args.workdir), "run", "state.json")
     if args.cleanup:

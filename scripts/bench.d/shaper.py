@@ -15,18 +15,33 @@ Every connection to --listen is relayed to --upstream, with two effects:
 
 `tc netem` is not in every kernel (tbf/htb are not enough for per-connection pacing), hence a
 small userspace proxy. It uses one thread (asyncio); --stats FILE gets a JSON line with
-connections, bytes each way and this process's CPU seconds when it exits (SIGTERM/SIGINT) and
-every 5 s.
+connections, bytes each way, the S3 requests seen (GET, HEAD, LIST, PUT, POST, DELETE: read from
+the request lines the clients send) and this process's CPU seconds when it exits (SIGTERM/SIGINT)
+and every 0.2 s while anything changed.
 """
 import argparse
 import asyncio
 import json
 import os
+import re
 import signal
 import time
 
 CHUNK = 256 * 1024
 BURST = 256 * 1024
+# An HTTP/1.1 request line at the start of the stream or of a line: "GET /bucket/key?x HTTP/1.1".
+REQUEST_LINE = re.compile(rb"(?:^|\r\n)(GET|HEAD|PUT|POST|DELETE) (\S+) HTTP/1\.[01]\r\n")
+KINDS = ("GET", "HEAD", "LIST", "PUT", "POST", "DELETE")
+
+
+def request_kind(method, target):
+    """LIST for a GET of a bucket (path-style: /bucket or /bucket/?list-type=2...), else the method."""
+    if method != b"GET":
+        return method.decode()
+    path, _, query = target.partition(b"?")
+    if path.rstrip(b"/").count(b"/") <= 1 or b"list-type=" in query or b"prefix=" in query:
+        return "LIST"
+    return "GET"
 
 
 class Stats:
@@ -36,13 +51,20 @@ class Stats:
         self.open = 0
         self.bytes_up = 0
         self.bytes_down = 0
+        self.requests = dict.fromkeys(KINDS, 0)
+        self.written = None
 
     def write(self):
         if not self.path:
             return
         t = os.times()
         data = {"connections": self.connections, "open": self.open, "bytes_up": self.bytes_up,
-                "bytes_down": self.bytes_down, "cpu_seconds": round(t.user + t.system, 3), "pid": os.getpid()}
+                "bytes_down": self.bytes_down, "requests": dict(self.requests),
+                "cpu_seconds": round(t.user + t.system, 3), "pid": os.getpid()}
+        moved = {k: v for k, v in data.items() if k != "cpu_seconds"}
+        if moved == self.written:
+            return
+        self.written = moved
         tmp = self.path + ".tmp"
         with open(tmp, "w") as f:
             f.write(json.dumps(data) + "\n")
@@ -50,13 +72,21 @@ class Stats:
 
 
 async def delay_line(reader, writer, rtt, stats):
-    """Client -> server: each chunk leaves rtt seconds after it arrived."""
+    """Client -> server: each chunk leaves rtt seconds after it arrived. Request lines are
+    counted as they arrive (with the end of the previous chunk, so a line split across two
+    chunks is seen once)."""
     queue = asyncio.Queue()
 
     async def pump_in():
+        tail = b""
         try:
             while True:
                 data = await reader.read(CHUNK)
+                seen = tail + data
+                for m in REQUEST_LINE.finditer(seen):
+                    if m.end() > len(tail):
+                        stats.requests[request_kind(m.group(1), m.group(2))] += 1
+                tail = seen[-2048:]
                 queue.put_nowait((time.monotonic() + rtt, data))
                 if not data:
                     return
@@ -146,7 +176,7 @@ async def main_async(args):
     async def report():
         while True:
             stats.write()
-            await asyncio.sleep(5)
+            await asyncio.sleep(0.2)
 
     reporter = asyncio.ensure_future(report())
     print("shaper: %s -> %s, rtt %g ms, %g MB/s per connection" % (args.listen, args.upstream, args.rtt_ms,
@@ -154,6 +184,7 @@ async def main_async(args):
     async with server:
         await stop.wait()
     reporter.cancel()
+    stats.written = None  # the last word, with this process's CPU seconds up to now
     stats.write()
 
 
