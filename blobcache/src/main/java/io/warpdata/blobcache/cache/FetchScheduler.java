@@ -45,8 +45,14 @@ final class FetchScheduler {
      * streamed in and been verified, not for the whole run.
      */
     static final int MAX_RUN_BYTES = 32 << 20;
-    /** Runs all hybrid whole-blob fetches together keep in flight (enough to fill the pipe, few enough to leave room for reads). */
+    /**
+     * Runs all hybrid whole-blob fetches together keep in flight at the largest run size (enough
+     * to fill the pipe, few enough to leave room for reads); smaller runs (a slower connection,
+     * {@link ConnectionRate}) get more, up to the same {@link #HYBRID_BYTES_IN_FLIGHT}.
+     */
     static final int HYBRID_RUNS_IN_FLIGHT = 4;
+    /** Bytes of hybrid runs in flight: 4 runs of 32 MiB, or 32 of 4 MiB (bounded by the read-ahead workers). */
+    static final long HYBRID_BYTES_IN_FLIGHT = (long) HYBRID_RUNS_IN_FLIGHT * MAX_RUN_BYTES;
     /** How long close() lets fetched blocks finish being written: a restart then refetches nothing. */
     static final Duration CLOSE_GRACE = Duration.ofSeconds(2);
     /**
@@ -89,7 +95,8 @@ final class FetchScheduler {
     private final int prefetchPermits;
     private final Semaphore prefetchBudget;
     private final Queue<HybridCursor> hybridQueue = new ConcurrentLinkedQueue<>();
-    private final Semaphore hybridRuns = new Semaphore(HYBRID_RUNS_IN_FLIGHT);
+    private final AtomicInteger hybridRuns = new AtomicInteger();
+    private final ConnectionRate rate = new ConnectionRate(MAX_RUN_BYTES);
     private volatile ReadAhead readAhead;
     private volatile boolean closed;
 
@@ -101,7 +108,7 @@ final class FetchScheduler {
         this.executor = executor;
         this.maxPrefetchWorkers = Math.max(1, config.maxConcurrentFetches() * 3 / 4);
         this.runs = new RunFetcher(fetcher, storage, config.maxInFlightBytes(),
-                Math.min(POOLED_BUFFER_BYTES, config.maxInFlightBytes()), () -> readAhead, () -> closed,
+                Math.min(POOLED_BUFFER_BYTES, config.maxInFlightBytes()), rate, () -> readAhead, () -> closed,
                 f -> inflight.remove(f.key, f));
         this.prefetchPermits = kib(config.maxPrefetchBytes());
         this.prefetchBudget = new Semaphore(prefetchPermits);
@@ -235,8 +242,8 @@ final class FetchScheduler {
             return to; // read-ahead is off: nothing to schedule, now or later
         }
         int bs = list.blockSize();
-        // A run never needs more budget than there is in all.
-        int maxRun = (int) Math.max(1, Math.min(MAX_RUN_BYTES / bs, (long) prefetchPermits * 1024 / bs));
+        // Runs sized to the connection (ConnectionRate); a run never needs more budget than there is in all.
+        int maxRun = (int) Math.max(1, Math.min(rate.runBytes() / bs, (long) prefetchPermits * 1024 / bs));
         int b = nextMissing(blob, bs, from, to);
         while (b < to) {
             int runEnd = missingRunEnd(blob, list, b, to, maxRun, Long.MAX_VALUE);
@@ -274,7 +281,7 @@ final class FetchScheduler {
     private void pumpHybrid() {
         while (!closed) {
             HybridCursor c = hybridQueue.peek();
-            if (c == null || !hybridRuns.tryAcquire()) {
+            if (c == null || !startHybridRun()) {
                 return;
             }
             List<Fetch> run = null;
@@ -283,28 +290,48 @@ final class FetchScheduler {
                 int count = c.list.blockCount();
                 c.next = nextMissing(c.blob, bs, c.next, count);
                 if (c.next < count) {
-                    int end = missingRunEnd(c.blob, c.list, c.next, count, maxRunBlocks(bs), Long.MAX_VALUE);
+                    int end = missingRunEnd(c.blob, c.list, c.next, count, Math.max(1, rate.runBytes() / bs),
+                            Long.MAX_VALUE);
                     run = register(c.blob, c.list, c.next, end, true);
                     c.next += Math.max(1, run.size());
                 }
             }
             if (run == null) {
                 hybridQueue.remove(c);
-                hybridRuns.release();
+                hybridRuns.decrementAndGet();
                 continue;
             }
             if (run.isEmpty()) {
-                hybridRuns.release();
+                hybridRuns.decrementAndGet();
                 continue;
             }
             metrics.prefetchedBlocks.add(run.size());
             CompletableFuture.allOf(run.stream().map(f -> f.done).toArray(CompletableFuture[]::new))
                     .whenComplete((v, e) -> {
-                        hybridRuns.release();
+                        hybridRuns.decrementAndGet();
                         pumpHybrid();
                     });
             enqueue(prefetchQueue, new Task(run, 0));
         }
+    }
+
+    /** Takes a hybrid run slot: {@link #HYBRID_BYTES_IN_FLIGHT} at the current run size, 4 or more, at most the read-ahead workers. */
+    private boolean startHybridRun() {
+        int limit = (int) Math.max(HYBRID_RUNS_IN_FLIGHT, Math.min(maxPrefetchWorkers, HYBRID_BYTES_IN_FLIGHT / rate.runBytes()));
+        while (true) {
+            int n = hybridRuns.get();
+            if (n >= limit) {
+                return false;
+            }
+            if (hybridRuns.compareAndSet(n, n + 1)) {
+                return true;
+            }
+        }
+    }
+
+    /** What one GET delivers per second as measured so far, and the run size that follows (for stats). */
+    ConnectionRate connectionRate() {
+        return rate;
     }
 
     // ---------------------------------------------------------------- workers

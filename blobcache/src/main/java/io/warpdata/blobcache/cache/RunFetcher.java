@@ -30,6 +30,7 @@ final class RunFetcher {
     private final RunBuffers buffers;
     private final Semaphore memory;
     private final int memoryPermits;
+    private final ConnectionRate rate;
     private final Supplier<ReadAhead> readAhead;
     private final BooleanSupplier closed;
     /** Takes a fetch out of the in-flight map (only if it is still the one there). */
@@ -37,13 +38,15 @@ final class RunFetcher {
 
     /**
      * @param maxInFlightBytes bound on the bytes of all runs being fetched or written at once
+     * @param rate             told how long each GET took, for the size of later runs
      * @param readAhead        told of clean runs and verification failures (may give null)
      * @param closed           whether the cache is closing (then nothing new is fetched)
      * @param retire           takes a settled fetch out of the in-flight map
      */
     RunFetcher(BlockFetcher fetcher, BlockStorage storage, long maxInFlightBytes, long pooledBufferBytes,
-               Supplier<ReadAhead> readAhead, BooleanSupplier closed, Consumer<Fetch> retire) {
+               ConnectionRate rate, Supplier<ReadAhead> readAhead, BooleanSupplier closed, Consumer<Fetch> retire) {
         this.fetcher = fetcher;
+        this.rate = rate;
         this.storage = storage;
         this.memoryPermits = FetchScheduler.kib(maxInFlightBytes);
         this.memory = new Semaphore(memoryPermits);
@@ -78,9 +81,11 @@ final class RunFetcher {
             // Each block goes to its readers as soon as its bytes are in and verified, while the
             // rest of the run still streams in: a reader never waits for a whole run.
             HandOff handOff = new HandOff(group, run, deadline);
+            long started = System.nanoTime();
             fetcher.readStreaming(StoreLayout.blob(blob.id()), (long) b0 * list.blockSize(), buf, len,
                     handOff::arrived, handOff::handedBytes, deadline);
             handOff.arrived(len);
+            rate.record(len, System.nanoTime() - started);
             ReadAhead ra = readAhead.get();
             if (handOff.clean && ra != null) {
                 ra.onVerifiedRun(blob.id());

@@ -1,0 +1,158 @@
+package io.warpdata.blobcache.cache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.ForwardingBlobStore;
+import io.warpdata.blobcache.InMemoryBlobStore;
+import io.warpdata.manifest.BlobRef;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntConsumer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Read-ahead runs are sized to what one connection delivers, so a slow link gets many GETs at once. */
+class ConnectionRateTest {
+    private static final int MIB = 1 << 20;
+
+    @Test
+    void runsAreTheCapUntilSomethingIsKnown() {
+        assertThat(new ConnectionRate(32 * MIB).runBytes()).isEqualTo(32 * MIB);
+    }
+
+    @Test
+    void aFastConnectionKeepsTheLargestRuns() {
+        ConnectionRate r = new ConnectionRate(32 * MIB);
+        r.record(32L * MIB, TimeUnit.MILLISECONDS.toNanos(40)); // ~840 MB/s: loopback
+        assertThat(r.runBytes()).isEqualTo(32 * MIB);
+    }
+
+    @Test
+    void aConnectionOf25MBpsGetsRunsOfAQuarterSecondRoundedDown() {
+        ConnectionRate r = new ConnectionRate(32 * MIB);
+        r.record(8L * MIB, (long) (8.0 * MIB / 25e6 * 1e9)); // 25 MB/s -> 6.25 MB in 0.25 s
+        assertThat(r.runBytes()).isEqualTo(4 * MIB);
+        r = new ConnectionRate(32 * MIB);
+        r.record(8L * MIB, (long) (8.0 * MIB / 85e6 * 1e9)); // S3's ~85 MB/s -> 21 MB
+        assertThat(r.runBytes()).isEqualTo(16 * MIB);
+    }
+
+    @Test
+    void aVerySlowConnectionStopsAtTheSmallestRun() {
+        ConnectionRate r = new ConnectionRate(32 * MIB);
+        r.record(2L * MIB, TimeUnit.SECONDS.toNanos(2)); // 1 MB/s
+        assertThat(r.runBytes()).isEqualTo(ConnectionRate.MIN_RUN_BYTES);
+    }
+
+    @Test
+    void smallGetsSayNothingAboutTheLink() {
+        ConnectionRate r = new ConnectionRate(32 * MIB);
+        r.record(64 << 10, TimeUnit.MILLISECONDS.toNanos(50));
+        assertThat(r.bytesPerSecond()).isZero();
+        assertThat(r.runBytes()).isEqualTo(32 * MIB);
+    }
+
+    @Test
+    void theAverageFollowsTheLinkWhenItChanges() {
+        ConnectionRate r = new ConnectionRate(32 * MIB);
+        r.record(32L * MIB, TimeUnit.MILLISECONDS.toNanos(40));
+        for (int i = 0; i < 20; i++) {
+            r.record(4L * MIB, (long) (4.0 * MIB / 25e6 * 1e9));
+        }
+        assertThat(r.runBytes()).isEqualTo(4 * MIB);
+    }
+
+    // ------------------------------------------------------------- through the cache
+
+    @TempDir
+    Path dir;
+
+    private final ExecutorService pool = Executors.newCachedThreadPool();
+    private BlockCache cache;
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        if (cache != null) {
+            cache.close();
+        }
+        pool.shutdownNow();
+        pool.awaitTermination(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aSequentialReadOverAPacedStoreKeepsManyGetsInFlight() {
+        InMemoryBlobStore memory = new InMemoryBlobStore();
+        byte[] data = TestBlobs.bytes(96 * MIB, 3);
+        BlobRef ref = TestBlobs.put(memory, data, MIB);
+        // 50 MB/s per connection, no limit on connections: 12.5 MB a quarter second -> 8 MiB runs.
+        PacedStore store = new PacedStore(memory, 50e6);
+        cache = new BlockCache(store, CacheConfig.defaults(dir).withMinFreeBytes(0).withMaxBytes(256L * MIB), pool,
+                null, null);
+        byte[] buf = new byte[4 * MIB];
+        for (long off = 0; off < data.length; off += buf.length) {
+            int n = cache.read(ref, off, buf, 0, buf.length);
+            assertThat(n).isEqualTo(buf.length);
+            assertThat(Arrays.equals(buf, 0, n, data, (int) off, (int) off + n)).as("bytes at " + off).isTrue();
+        }
+        List<Integer> lengths = store.lengths;
+        // After the first GETs have measured the link, read-ahead goes out in runs of 8 MiB...
+        assertThat(lengths.subList(lengths.size() / 2, lengths.size())).allSatisfy(l -> assertThat(l).isLessThanOrEqualTo(8 * MIB));
+        // ...several at once: a 32 MiB run at a time would keep at most two in flight.
+        assertThat(store.maxConcurrent.get()).isGreaterThanOrEqualTo(4);
+    }
+
+    /** Delivers each GET at {@code rate} bytes per second, streaming it in 64 KiB pieces; counts GETs in flight. */
+    private static final class PacedStore extends ForwardingBlobStore {
+        final List<Integer> lengths = new CopyOnWriteArrayList<>();
+        final AtomicInteger inFlight = new AtomicInteger();
+        final AtomicInteger maxConcurrent = new AtomicInteger();
+        private final double rate;
+
+        PacedStore(BlobStore inner, double rate) {
+            super(inner);
+            this.rate = rate;
+        }
+
+        @Override
+        public void read(String key, long offset, byte[] dst, int dstOff, int len) {
+            read(key, offset, dst, dstOff, len, n -> { });
+        }
+
+        @Override
+        public void read(String key, long offset, byte[] dst, int dstOff, int len, IntConsumer arrived) {
+            if (!key.contains("blobs/")) {
+                inner.read(key, offset, dst, dstOff, len);
+                arrived.accept(len);
+                return;
+            }
+            lengths.add(len);
+            int now = inFlight.incrementAndGet();
+            maxConcurrent.accumulateAndGet(now, Math::max);
+            long start = System.nanoTime();
+            try {
+                for (int pos = 0; pos < len; ) {
+                    int n = Math.min(64 << 10, len - pos);
+                    inner.read(key, offset + pos, dst, dstOff + pos, n);
+                    pos += n;
+                    long due = start + (long) (pos / rate * 1e9);
+                    long wait = due - System.nanoTime();
+                    if (wait > 0) {
+                        LockSupport.parkNanos(wait);
+                    }
+                    arrived.accept(pos);
+                }
+            } finally {
+                inFlight.decrementAndGet();
+            }
+        }
+    }
+}
