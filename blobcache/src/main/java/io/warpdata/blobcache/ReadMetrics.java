@@ -18,6 +18,8 @@ public final class ReadMetrics {
     public final LongAdder prefetchedBlocks = new LongAdder();
     public final LongAdder prefetchHitBlocks = new LongAdder();
     public final LongAdder prefetchWastedBytes = new LongAdder();
+    /** Blobs auto mode fetched whole because they were being read densely at random (a shuffled pass over a shard). */
+    public final LongAdder denseRandomBlobs = new LongAdder();
     public final LongAdder verificationFailures = new LongAdder();
     public final LongAdder retries = new LongAdder();
     public final LongAdder evictions = new LongAdder();
@@ -69,6 +71,7 @@ public final class ReadMetrics {
         m.put("prefetched_blocks", prefetchedBlocks.sum());
         m.put("prefetch_hit_blocks", prefetchHitBlocks.sum());
         m.put("prefetch_wasted_bytes", prefetchWastedBytes.sum());
+        m.put("dense_random_blobs", denseRandomBlobs.sum());
         m.put("verification_failures", verificationFailures.sum());
         m.put("retries", retries.sum());
         m.put("evictions", evictions.sum());

@@ -159,8 +159,16 @@ public final class BlockCache implements BlobReader {
                     pending.add(scheduler.demand(blob, list, key));
                 }
             }
-            if (readAhead != null && readAhead.onRead(blob, list, offset, n) && config.mode() == CacheMode.HYBRID) {
-                scheduler.fetchWhole(blob, list);
+            if (readAhead != null) {
+                int seen = readAhead.onRead(blob, list, offset, n, !pending.isEmpty());
+                // Hybrid fetches every blob whole at its first read; auto only one read densely at random.
+                if (config.mode() == CacheMode.HYBRID ? (seen & ReadAhead.FIRST) != 0
+                        : config.mode() == CacheMode.AUTO && (seen & ReadAhead.DENSE_RANDOM) != 0) {
+                    if (config.mode() == CacheMode.AUTO) {
+                        metrics.denseRandomBlobs.increment();
+                    }
+                    scheduler.fetchWhole(blob, list);
+                }
             }
             for (Fetch f : pending) {
                 long blockStart = (long) f.key.index() * bs;

@@ -30,6 +30,25 @@ final class ReadAhead {
     static final int STREAMS_PER_BLOB = 4;
     /** Blobs whose access is tracked (about 300 bytes each). */
     static final int TRACKED_BLOBS = 8192;
+    /**
+     * Auto mode fetches a whole blob once it is being read densely at random: at least this many
+     * seeks that missed the cache...
+     */
+    static final int DENSE_MIN_SEEKS = 8;
+    /** ...and at least one for every this many of its blocks (an eighth of the blob touched at random). */
+    static final int DENSE_BLOCKS_PER_SEEK = 8;
+    /** Largest blob auto mode fetches whole when read densely at random: 1 GiB (tar shards are far smaller). */
+    static final long DENSE_MAX_BLOB_BYTES = 1L << 30;
+
+    /** {@link #onRead} result: the first read of the blob this tracker has seen. */
+    static final int FIRST = 1;
+    /**
+     * {@link #onRead} result: the blob just became densely read at random (once per tracked blob):
+     * a shuffled pass over a tar shard, whose remaining members will be read soon, in no order
+     * that read-ahead can follow. Fetching it whole in large runs costs one shard's bytes in a
+     * few GETs, where member by member each read waits a round trip for its own block.
+     */
+    static final int DENSE_RANDOM = 2;
 
     /** Schedules read-ahead; called under the blob's small lock, so it must not block. */
     interface Scheduler {
@@ -51,6 +70,9 @@ final class ReadAhead {
     private static final class Access {
         final Stream[] streams = new Stream[STREAMS_PER_BLOB];
         long clock;
+        /** Seeks (reads continuing no stream) that missed the cache. */
+        int missedSeeks;
+        boolean dense;
         /** A block of this blob failed verification: no read-ahead until one GET of it is all right. */
         volatile boolean suspect;
 
@@ -78,6 +100,16 @@ final class ReadAhead {
      * @return true on the first read of the blob this tracker has seen
      */
     boolean onRead(BlobRef blob, BlockHashList list, long offset, int len) {
+        return (onRead(blob, list, offset, len, false) & FIRST) != 0;
+    }
+
+    /**
+     * As {@link #onRead(BlobRef, BlockHashList, long, int)}; {@code missed} says whether a block
+     * of the read was not cached.
+     *
+     * @return {@link #FIRST} and/or {@link #DENSE_RANDOM}, or 0
+     */
+    int onRead(BlobRef blob, BlockHashList list, long offset, int len, boolean missed) {
         boolean first = false;
         Access a = blobs.getIfPresent(blob.id());
         if (a == null) {
@@ -111,7 +143,14 @@ final class ReadAhead {
                 oldest.window = 0;
                 oldest.scheduledUntil = (int) ((end - 1) / bs) + 1;
                 oldest.lastUse = a.clock;
-                return first;
+                int result = first ? FIRST : 0;
+                if (missed && !a.dense && !a.suspect && ++a.missedSeeks >= DENSE_MIN_SEEKS
+                        && (long) a.missedSeeks * DENSE_BLOCKS_PER_SEEK >= list.blockCount()
+                        && blob.size() <= DENSE_MAX_BLOB_BYTES) {
+                    a.dense = true;
+                    result |= DENSE_RANDOM;
+                }
+                return result;
             }
             s.lastUse = a.clock;
             int prevLast = (int) ((s.end - 1) / bs);
@@ -123,7 +162,7 @@ final class ReadAhead {
                 // read-ahead does) would otherwise cost whole windows of wrong bytes.
                 s.window = 0;
                 s.scheduledUntil = last + 1;
-                return first;
+                return first ? FIRST : 0;
             }
             int maxWindow = (int) Math.max(1, MAX_WINDOW_BYTES / bs);
             if (s.window == 0) {
@@ -141,7 +180,7 @@ final class ReadAhead {
                 s.scheduledUntil = scheduler.schedule(blob, list, from, to);
             }
         }
-        return first;
+        return first ? FIRST : 0;
     }
 
     /**

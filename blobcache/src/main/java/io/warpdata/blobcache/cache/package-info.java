@@ -43,8 +43,12 @@
  *     stream, enough to keep {@code maxConcurrentFetches} GETs busy for a fast reader.</li>
  * <li>Read-ahead is topped up only when at most half a window is left ahead of the reader, so it
  *     goes out in runs of at least half a window (at the full window exactly 32 MiB); consecutive missing blocks of a run are fetched
- *     with one ranged GET of up to {@code FetchScheduler.MAX_RUN_BYTES} = 32 MiB (fewer requests: S3
- *     bills per request, and each costs the SDK's request pipeline in CPU). The GET is
+ *     with ranged GETs sized to the connection ({@code ConnectionRate}): what one GET delivers in
+ *     0.25 s as measured on the cache's own GETs, a power of two between 4 MiB and
+ *     {@code FetchScheduler.MAX_RUN_BYTES} = 32 MiB. On loopback that is 32 MiB (few requests: S3
+ *     bills per request, and each costs the SDK's request pipeline in CPU); over a link that gives
+ *     one connection 25 MB/s it is 4 MiB, so a half window goes out as 8 GETs at once instead of
+ *     one (S3's own guidance: 8-16 MB ranges, a connection per ~85 MB/s). The GET is
  *     read straight into the run's buffer and each block is verified and handed to its readers
  *     as soon as it has arrived, so a reader never waits for the rest of a run; a GET that fails
  *     part way is retried for the blocks not yet handed over only.</li>
@@ -56,6 +60,14 @@
  *     high-priority queue, which fetch workers always drain first. Read-ahead (and warm and
  *     hybrid fetches) may occupy at most 3/4 of the {@code maxConcurrentFetches} workers, so a
  *     read's own GET starts at once even while slow read-ahead GETs are in flight.</li>
+ * <li>A shuffled pass over a tar shard is random access that read-ahead cannot follow, and
+ *     every member would wait a round trip for its own block. In auto mode a blob becomes
+ *     <em>dense</em> once at least 8 seeks, and one per 8 of its blocks, have missed the cache
+ *     (an eighth of it touched at random, reads that hit the cache do not count); it is then
+ *     fetched whole in the background as hybrid mode does at first touch (runs sized as above,
+ *     128 MiB of them in flight), once per tracked blob, for blobs up to 1 GiB
+ *     ({@code dense_random_blobs} counts them). A query reading a few column chunks of a large
+ *     Parquet file stays far below an eighth and keeps costing only what it reads.</li>
  * <li>A read-ahead block evicted before anyone read it counts as {@code prefetch_wasted_bytes};
  *     a read served by a read-ahead block counts as {@code prefetch_hit_blocks}.</li>
  * <li>A block that fails SHA-256 verification (even once, with a good refetch) marks its blob

@@ -717,6 +717,31 @@ class BlockCacheTest {
     }
 
     @Test
+    void autoFetchesABlobWholeOnceItIsReadDenselyAtRandom() throws InterruptedException {
+        byte[] data = TestBlobs.bytes(64 * BS, 91);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        BlockCache c = open(config());
+        // A shuffled pass: small members of distinct blocks, in random order. 64 blocks / 8 = 8 seeks.
+        List<Integer> order = new ArrayList<>(java.util.stream.IntStream.range(0, 64).boxed().toList());
+        java.util.Collections.shuffle(order, new java.util.Random(3));
+        for (int i = 0; i < 7; i++) {
+            long off = (long) order.get(i) * BS + 100;
+            assertThat(read(c, ref, off, 2000)).isEqualTo(range(data, off, 2000));
+        }
+        settle(c);
+        assertThat(c.metrics().denseRandomBlobs.sum()).isZero();
+        assertThat(c.stats().blocks()).as("seven random reads: seven blocks").isEqualTo(7);
+        long off = (long) order.get(7) * BS + 100;
+        assertThat(read(c, ref, off, 2000)).isEqualTo(range(data, off, 2000));
+        settle(c);
+        assertThat(c.metrics().denseRandomBlobs.sum()).isEqualTo(1);
+        assertThat(c.stats().blocks()).as("the eighth made it dense: the rest came in the background").isEqualTo(64);
+        long reads = store.reads.get();
+        assertThat(c.readAll(ref)).isEqualTo(data);
+        assertThat(store.reads.get()).isEqualTo(reads);
+    }
+
+    @Test
     void warmCoversPrefixSkippingCachedBlocks() {
         byte[] data = TestBlobs.bytes(10 * BS, 100);
         BlobRef ref = TestBlobs.put(memory, data, BS);

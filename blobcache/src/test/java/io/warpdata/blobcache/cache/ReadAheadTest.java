@@ -177,4 +177,43 @@ class ReadAheadTest {
         assertThat(asked).hasSize(2);
         assertThat(asked.get(1)[0]).isEqualTo(1);
     }
+
+    @Test
+    void aBlobReadDenselyAtRandomIsSignalledOnceAfterAnEighthOfItsBlocksMissedAtRandom() {
+        BlockHashList list = list(96, MIB);
+        BlobRef blob = ref(list, 21);
+        List<Integer> blocks = new ArrayList<>(java.util.stream.IntStream.range(0, 96).boxed().toList());
+        java.util.Collections.shuffle(blocks, new java.util.Random(5));
+        int signalledAt = -1;
+        int signals = 0;
+        for (int i = 1; i <= 40; i++) {
+            // A member of 40 KB in a block not read yet: a seek that missed.
+            long off = (long) blocks.get(i - 1) * MIB + 300_000;
+            if ((readAhead.onRead(blob, list, off, 40_000, true) & ReadAhead.DENSE_RANDOM) != 0) {
+                signals++;
+                signalledAt = signalledAt < 0 ? i : signalledAt;
+            }
+        }
+        // 96 blocks / 8 = 12 seeks.
+        assertThat(signalledAt).isEqualTo(12);
+        assertThat(signals).isEqualTo(1);
+        assertThat(scheduled).as("random reads schedule no read-ahead").isEmpty();
+    }
+
+    @Test
+    void seeksThatHitTheCacheOrFewSeeksOnABigBlobAreNotDense() {
+        BlockHashList list = list(96, MIB);
+        BlobRef blob = ref(list, 22);
+        for (int i = 0; i < 40; i++) {
+            assertThat(readAhead.onRead(blob, list, (long) (i * 37 % 96) * MIB + 5000, 4096, false) & ReadAhead.DENSE_RANDOM)
+                    .as("cached seeks").isZero();
+        }
+        BlockHashList big = list(1024, MIB);
+        BlobRef parquet = ref(big, 23);
+        for (int i = 0; i < 100; i++) {
+            // A query reading 100 column chunks of a 1 GiB file: under an eighth of its blocks.
+            assertThat(readAhead.onRead(parquet, big, (long) (i * 10) * MIB + 5000, 4096, true) & ReadAhead.DENSE_RANDOM)
+                    .as("sparse seeks").isZero();
+        }
+    }
 }
