@@ -19,6 +19,9 @@ interface BlockStorage extends AutoCloseable {
 
     boolean contains(BlockKey key);
 
+    /** The data length of a cached block, or -1 if it is not cached. */
+    int length(BlockKey key);
+
     /**
      * Keeps a verified block. Failing to keep it (disk full, I/O error) is logged, not thrown:
      * the cache is an optimisation.
@@ -28,6 +31,10 @@ interface BlockStorage extends AutoCloseable {
      *        if nobody did (wasted). Shared with the fetch, so that a reader taking the block
      *        from the fetch while it is being written claims the same credit and a block
      *        is never counted twice or not at all. Null for blocks not read ahead.
+     * @param listId the id of the block hash list that verified the block; for a whole small blob
+     *        verified against its own id (an archive member cached under its SHA-256, see
+     *        {@link MemberReads}) it is the blob id itself, {@code key.blob()}: such entries are
+     *        re-verified by that id, and their number is bounded ({@link DiskBlocks#MAX_MEMBERS})
      */
     void put(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit);
 

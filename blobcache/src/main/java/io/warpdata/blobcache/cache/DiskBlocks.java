@@ -15,9 +15,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
@@ -52,11 +55,27 @@ import static io.warpdata.blobcache.cache.CacheDirectory.deleteFile;
  * and is fetched again: never an error, never wrong bytes.
  *
  * <p>Writes keep a free-space floor on the file system ({@link FreeSpaceFloor}).
+ *
+ * <p>Archive members cached under their own SHA-256 ({@link MemberReads}) are block 0 of the
+ * blob whose id is that hash, in the same files, index and eviction: they count against the
+ * same size limit and go by the same policy. Their entries are marked by a list id equal to the
+ * blob id (verified by it), and at most {@link #MAX_MEMBERS} are kept: each costs heap for its
+ * index entry, which the byte limit does not bound when members are small.
  */
 final class DiskBlocks implements BlockStorage {
     private static final Logger LOG = LoggerFactory.getLogger(DiskBlocks.class);
     /** Rate limit for repeated write-failure warnings (a full disk would otherwise log per block). */
     private static final long WARN_EVERY_NANOS = 10_000_000_000L;
+    /**
+     * Members cached under their own hash kept at most: 65,536. An index entry costs about 450
+     * bytes of heap (key, entry, file path, Caffeine's nodes, this bound's own node), so the
+     * members cost at most ~30 MiB of heap however small they are, while the byte limit alone
+     * would let a 100 GiB cache of 30 KB members hold 3.5 million entries (1.5 GiB). 65,536
+     * members are 2 GB of 30 KB images and up to 16 GiB of 256 KiB ones: plenty for the random
+     * reads that fetch members on their own (shuffled passes fetch whole shards instead). Beyond
+     * it the least valuable members go first (W-TinyLFU by count), blocks are not touched.
+     */
+    static final int MAX_MEMBERS = 65_536;
 
     private static final class Entry {
         final Path path;
@@ -64,13 +83,17 @@ final class DiskBlocks implements BlockStorage {
         final int length;
         final int[] crcs;
         final BlobId listId;
+        /** A whole small blob verified by its own id (a member cached under its hash): its list id is its blob id. */
+        final boolean member;
         /** The read-ahead credit shared with the fetch (see {@link BlockStorage#put}); null if not read ahead. */
         final AtomicBoolean prefetchCredit;
         /** Reads in progress: while positive, eviction leaves the block's open channel alone. */
         final AtomicInteger readers = new AtomicInteger();
         volatile boolean evicted;
 
-        Entry(Path path, int headerLength, int length, int[] crcs, BlobId listId, AtomicBoolean prefetchCredit) {
+        Entry(BlockKey key, Path path, int headerLength, int length, int[] crcs, BlobId listId,
+              AtomicBoolean prefetchCredit) {
+            this.member = listId.equals(key.blob());
             this.path = path;
             this.headerLength = headerLength;
             this.length = length;
@@ -118,6 +141,10 @@ final class DiskBlocks implements BlockStorage {
     private final FreeSpaceFloor floor;
     private final Cache<BlockKey, Entry> index;
     private final Cache<BlockKey, FileChannel> channels;
+    /** The member entries of {@link #index}, bounded by count ({@link #MAX_MEMBERS}). */
+    private final Cache<BlockKey, Boolean> members;
+    /** Members {@link #members} let go of, to be removed from the index outside any cache callback. */
+    private final Queue<BlockKey> membersOut = new ConcurrentLinkedQueue<>();
     private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
     private final ThreadLocal<WriteScratch> writeScratch = ThreadLocal.withInitial(WriteScratch::new);
     private final AtomicLong lastWriteWarn = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
@@ -132,6 +159,12 @@ final class DiskBlocks implements BlockStorage {
      * @throws CacheDirectoryException if the directory is unusable or in use by another process
      */
     DiskBlocks(Path dir, long limitBytes, long minFreeBytes, int maxOpenFiles, ReadMetrics metrics, DiskSpace space) {
+        this(dir, limitBytes, minFreeBytes, maxOpenFiles, metrics, space, MAX_MEMBERS);
+    }
+
+    /** As above, keeping at most {@code maxMembers} members cached under their own hash. */
+    DiskBlocks(Path dir, long limitBytes, long minFreeBytes, int maxOpenFiles, ReadMetrics metrics, DiskSpace space,
+               int maxMembers) {
         this.dir = new CacheDirectory(dir);
         this.metrics = metrics;
         this.limit = limitBytes;
@@ -147,6 +180,11 @@ final class DiskBlocks implements BlockStorage {
                 .weigher((BlockKey k, Entry e) -> e.weight())
                 .executor(Runnable::run)
                 .evictionListener(this::onEvicted)
+                .build();
+        this.members = Caffeine.newBuilder()
+                .maximumSize(maxMembers)
+                .executor(Runnable::run)
+                .evictionListener((BlockKey k, Boolean v, RemovalCause c) -> membersOut.add(k))
                 .build();
         rebuild();
     }
@@ -170,6 +208,9 @@ final class DiskBlocks implements BlockStorage {
         if (e.readers.get() == 0) {
             channels.invalidate(key);
         }
+        if (e.member) {
+            members.invalidate(key);
+        }
         metrics.evictions.increment();
         metrics.evictedBytes.add(e.weight());
         if (e.prefetchCredit != null && e.prefetchCredit.compareAndSet(false, true)) {
@@ -181,16 +222,25 @@ final class DiskBlocks implements BlockStorage {
     private void rebuild() {
         for (CacheDirectory.Found f : dir.recover()) {
             BlockFile.Header h = f.header();
-            index.put(f.key(), new Entry(f.path(), h.headerLength(), h.dataLength(), h.crcs(), h.listId(), null));
+            Entry e = new Entry(f.key(), f.path(), h.headerLength(), h.dataLength(), h.crcs(), h.listId(), null);
+            index.put(f.key(), e);
+            if (e.member) {
+                members.put(f.key(), Boolean.TRUE);
+            }
         }
         index.cleanUp();
+        members.cleanUp();
+        dropMembersOut();
     }
 
     @Override
     public boolean read(BlockKey key, int offInBlock, ByteBuffer dst, int dstIndex, int len) {
         Entry e = index.getIfPresent(key);
-        if (e == null) {
+        if (e == null || offInBlock + len > e.length) {
             return false;
+        }
+        if (e.member) {
+            members.getIfPresent(key); // its use, for the members' own eviction
         }
         int c0 = offInBlock / BlockFile.CHUNK;
         int c1 = (offInBlock + len - 1) / BlockFile.CHUNK;
@@ -284,13 +334,42 @@ final class DiskBlocks implements BlockStorage {
             v.evicted = true;
             deleteFile(v.path);
             channels.invalidate(k);
+            if (v.member) {
+                members.invalidate(k);
+            }
             return null;
         });
+    }
+
+    /** Evicts the members {@link #members} let go of (their byte weight leaves the index too). */
+    private void dropMembersOut() {
+        BlockKey k;
+        while ((k = membersOut.poll()) != null) {
+            index.asMap().computeIfPresent(k, (key, e) -> {
+                if (!e.member) {
+                    return e;
+                }
+                e.evicted = true;
+                deleteFile(e.path);
+                if (e.readers.get() == 0) {
+                    channels.invalidate(key);
+                }
+                metrics.evictions.increment();
+                metrics.evictedBytes.add(e.weight());
+                return null;
+            });
+        }
     }
 
     @Override
     public boolean contains(BlockKey key) {
         return index.asMap().containsKey(key);
+    }
+
+    @Override
+    public int length(BlockKey key) {
+        Entry e = index.asMap().get(key);
+        return e == null ? -1 : e.length;
     }
 
     @Override
@@ -353,8 +432,8 @@ final class DiskBlocks implements BlockStorage {
             deleteFile(tmp);
             return;
         }
-        Entry fresh = new Entry(target, headerLength, len, crcs, listId, prefetchCredit);
-        index.asMap().compute(key, (k, old) -> {
+        Entry fresh = new Entry(key, target, headerLength, len, crcs, listId, prefetchCredit);
+        Entry placed = index.asMap().compute(key, (k, old) -> {
             if (old != null) {
                 deleteFile(tmp);
                 return old;
@@ -368,6 +447,10 @@ final class DiskBlocks implements BlockStorage {
             }
             return fresh;
         });
+        if (placed == fresh && fresh.member) {
+            members.put(key, Boolean.TRUE);
+            dropMembersOut();
+        }
     }
 
     /** Evicts cached blocks worth {@code shortBy} bytes; false if the cache is empty and nothing went. */
@@ -462,7 +545,12 @@ final class DiskBlocks implements BlockStorage {
             if (ok) {
                 ok = java.util.Arrays.equals(BlockFile.chunkCrcs(buf, 0, e.length), e.crcs);
             }
-            if (ok) {
+            if (ok && e.member) {
+                // A member cached under its hash: the whole blob, verified by its own id.
+                MessageDigest md = BlobId.sha256();
+                md.update(buf, 0, e.length);
+                ok = key.index() == 0 && BlobId.fromDigest(md.digest()).equals(key.blob());
+            } else if (ok) {
                 BlockHashList list = listCache.computeIfAbsent(e.listId, lists::readFromDisk);
                 if (list == null || list.blockSize() != key.blockSize() || key.index() >= list.blockCount()) {
                     withoutList++;

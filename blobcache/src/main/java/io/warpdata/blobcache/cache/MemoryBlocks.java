@@ -13,9 +13,14 @@ import java.util.function.LongConsumer;
 
 /**
  * Blocks in a bounded memory cache, for {@link CacheMode#REMOTE}: nothing touches the disk.
- * Caffeine's W-TinyLFU with a byte weigher; memory is trusted, so no checksums.
+ * Caffeine's W-TinyLFU with a byte weigher; memory is trusted, so no checksums. Each entry
+ * weighs its bytes plus {@link #ENTRY_HEAP_BYTES}, so that the bound holds for the heap the
+ * entries take however small they are (members cached under their hash, {@link MemberReads}).
  */
 final class MemoryBlocks implements BlockStorage {
+    /** Heap an entry takes besides its bytes: key, entry, array header, Caffeine's node (about 250 bytes). */
+    static final int ENTRY_HEAP_BYTES = 256;
+
     private static final class Entry {
         final byte[] data;
         /** The read-ahead credit shared with the fetch (see {@link BlockStorage#put}); null if not read ahead. */
@@ -36,7 +41,7 @@ final class MemoryBlocks implements BlockStorage {
         this.limit = limitBytes;
         this.blocks = Caffeine.newBuilder()
                 .maximumWeight(limitBytes)
-                .weigher((BlockKey k, Entry e) -> e.data.length)
+                .weigher((BlockKey k, Entry e) -> e.data.length + ENTRY_HEAP_BYTES)
                 .executor(Runnable::run)
                 .evictionListener((BlockKey k, Entry e, RemovalCause cause) -> {
                     if (e != null) {
@@ -53,7 +58,7 @@ final class MemoryBlocks implements BlockStorage {
     @Override
     public boolean read(BlockKey key, int offInBlock, ByteBuffer dst, int dstIndex, int len) {
         Entry e = blocks.getIfPresent(key);
-        if (e == null) {
+        if (e == null || offInBlock + len > e.data.length) {
             return false;
         }
         dst.put(dstIndex, e.data, offInBlock, len);
@@ -66,6 +71,12 @@ final class MemoryBlocks implements BlockStorage {
     @Override
     public boolean contains(BlockKey key) {
         return blocks.asMap().containsKey(key);
+    }
+
+    @Override
+    public int length(BlockKey key) {
+        Entry e = blocks.asMap().get(key);
+        return e == null ? -1 : e.data.length;
     }
 
     @Override
