@@ -44,6 +44,33 @@ public interface BlobReader extends AutoCloseable {
     }
 
     /**
+     * Reads up to {@code dst.remaining()} bytes of an archive member at {@code offset} (from the
+     * member's start) into {@code dst} at its position, and advances the position by the bytes
+     * read. The bytes are those of {@code read(member.blob(), member.offset() + offset, dst)}; an
+     * implementation may serve them by the member's SHA-256 instead (from a copy cached under it,
+     * or from another blob holding the same bytes) and may fetch a small member on its own, as
+     * long as every byte it serves was checked against a recorded hash. This default reads the
+     * member's blob.
+     *
+     * @return bytes read: {@code min(dst.remaining(), member.length() - offset)}, or 0 at or past the end
+     * @throws MemberVerificationException if a member fetched on its own failed verification twice
+     * @throws BlockVerificationException if a block failed verification twice
+     * @throws StoreException if the bytes could not be fetched within the retry bound
+     */
+    default int readMember(BlobMember member, long offset, ByteBuffer dst) {
+        if (offset < 0) {
+            throw new IllegalArgumentException("negative offset " + offset + " in member " + member.hash());
+        }
+        if (offset >= member.length()) {
+            return 0;
+        }
+        int n = (int) Math.min(dst.remaining(), member.length() - offset);
+        int got = read(member.blob(), member.offset() + offset, dst.slice(dst.position(), n));
+        dst.position(dst.position() + got);
+        return got;
+    }
+
+    /**
      * Reads a whole (small) blob, verified: member indexes, block hash lists.
      *
      * @throws ObjectTooLargeException if the blob is larger than a byte array holds

@@ -20,6 +20,14 @@ public final class ReadMetrics {
     public final LongAdder prefetchWastedBytes = new LongAdder();
     /** Blobs auto mode fetched whole because they were being read densely at random (a shuffled pass over a shard). */
     public final LongAdder denseRandomBlobs = new LongAdder();
+    /** Member reads served from a copy of the member cached under its SHA-256 (it was fetched on its own). */
+    public final LongAdder memberHits = new LongAdder();
+    /** Members fetched on their own (one ranged GET of exactly their bytes, checked against their SHA-256). */
+    public final LongAdder memberFetches = new LongAdder();
+    /** Bytes those member GETs brought (refetches after a mismatch included). */
+    public final LongAdder memberFetchedBytes = new LongAdder();
+    /** Member reads served from the cached blocks of another blob that holds the same bytes (another dataset's shard). */
+    public final LongAdder dedupHits = new LongAdder();
     public final LongAdder verificationFailures = new LongAdder();
     public final LongAdder retries = new LongAdder();
     public final LongAdder evictions = new LongAdder();
@@ -72,6 +80,10 @@ public final class ReadMetrics {
         m.put("prefetch_hit_blocks", prefetchHitBlocks.sum());
         m.put("prefetch_wasted_bytes", prefetchWastedBytes.sum());
         m.put("dense_random_blobs", denseRandomBlobs.sum());
+        m.put("member_hits", memberHits.sum());
+        m.put("member_fetches", memberFetches.sum());
+        m.put("member_fetched_bytes", memberFetchedBytes.sum());
+        m.put("dedup_hits", dedupHits.sum());
         m.put("verification_failures", verificationFailures.sum());
         m.put("retries", retries.sum());
         m.put("evictions", evictions.sum());

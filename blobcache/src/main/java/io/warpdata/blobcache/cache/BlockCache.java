@@ -1,5 +1,6 @@
 package io.warpdata.blobcache.cache;
 
+import io.warpdata.blobcache.BlobMember;
 import io.warpdata.blobcache.BlobReader;
 import io.warpdata.blobcache.BlobStore;
 import io.warpdata.blobcache.ObjectTooLargeException;
@@ -31,8 +32,9 @@ import org.slf4j.LoggerFactory;
  * {@link FetchScheduler} (one fetch per block however many readers want it, demand ahead of
  * read-ahead, runs of blocks in one ranged GET, each block verified as it streams in); the
  * reader then records the access for read-ahead ({@link ReadAhead}) and waits only for its own
- * blocks, at most until its deadline. {@code warm} is the {@link Warmer}'s; verify and gc are the
- * storage's. No lock is held across a store call; the hit path allocates nothing but a small
+ * blocks, at most until its deadline. An archive member ({@link #readMember}) is looked up by its
+ * own SHA-256 first and small ones read at random are fetched on their own ({@link MemberReads}).
+ * {@code warm} is the {@link Warmer}'s; verify and gc are the storage's. No lock is held across a store call; the hit path allocates nothing but a small
  * key and logs nothing.
  */
 public final class BlockCache implements BlobReader {
@@ -51,6 +53,7 @@ public final class BlockCache implements BlobReader {
     private final FetchScheduler scheduler;
     private final ReadAhead readAhead;
     private final Warmer warmer;
+    private final MemberReads members;
     private final ExecutorService owned;
     private final long deadlineNanos;
     private final AtomicLong lastNotCachedLog = new AtomicLong(System.nanoTime() - NOT_CACHED_LOG_EVERY.toNanos());
@@ -110,6 +113,8 @@ public final class BlockCache implements BlobReader {
         this.readAhead = config.mode().fetches() ? new ReadAhead(scheduler::schedulePrefetch) : null;
         scheduler.readAhead(readAhead);
         this.warmer = new Warmer(scheduler);
+        this.members = new MemberReads(config, metrics, storage, fetcher, lists, scheduler, readAhead,
+                (m, list) -> track(m.blob(), list, m.offset(), (int) m.length(), true), executor);
     }
 
     // ---------------------------------------------------------------- reads
@@ -137,11 +142,73 @@ public final class BlockCache implements BlobReader {
         }
         ensureOpen();
         int n = (int) Math.min(len, blob.size() - offset);
-        long end = offset + n;
         long deadline = System.nanoTime() + deadlineNanos;
+        try {
+            readBlocks(blob, lists.get(blob, deadline, config.mode().fetches()), offset, dst, dstOff, n, deadline);
+            return n;
+        } catch (RuntimeException e) {
+            metrics.readErrors.increment();
+            throw e;
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here, in this order (the package documentation says why): the member cached under its
+     * hash; another blob's cached blocks holding the same bytes; the member's own blocks when
+     * cached; a small member read at random fetched on its own ({@link MemberReads}); else its
+     * blob's blocks, with read-ahead, as {@link #read} reads them.
+     */
+    @Override
+    public int readMember(BlobMember member, long offset, ByteBuffer dst) {
+        if (offset < 0) {
+            throw new IllegalArgumentException("negative offset " + offset + " in member " + member.hash());
+        }
+        if (offset >= member.length() || !dst.hasRemaining()) {
+            return 0;
+        }
+        ensureOpen();
+        int n = (int) Math.min(dst.remaining(), member.length() - offset);
+        int at = dst.position();
+        long deadline = System.nanoTime() + deadlineNanos;
+        try {
+            if (!members.readByHash(member, offset, dst, at, n)) {
+                BlobRef blob = member.blob();
+                BlockHashList list = lists.get(blob, deadline, config.mode().fetches());
+                long from = member.offset() + offset;
+                if (blocksCached(blob, list, from, n) || !members.fetch(member, list, offset, dst, at, n, deadline)) {
+                    readBlocks(blob, list, from, dst, at, n, deadline);
+                    if (offset == 0) {
+                        members.remember(member);
+                    }
+                }
+            }
+            dst.position(at + n);
+            return n;
+        } catch (RuntimeException e) {
+            metrics.readErrors.increment();
+            throw e;
+        }
+    }
+
+    /** Whether every block of {@code [from, from + n)} is cached. */
+    private boolean blocksCached(BlobRef blob, BlockHashList list, long from, int n) {
+        int bs = list.blockSize();
+        for (int b = (int) (from / bs); b <= (int) ((from + n - 1) / bs); b++) {
+            if (!storage.contains(new BlockKey(blob.id(), bs, b))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Reads {@code n} bytes at {@code offset} (inside the blob) through the blocks into {@code dst[dstOff, ...)}. */
+    private void readBlocks(BlobRef blob, BlockHashList list, long offset, ByteBuffer dst, int dstOff, int n,
+            long deadline) {
+        long end = offset + n;
         ArrayList<Fetch> pending = pendingScratch.get();
         try {
-            BlockHashList list = lists.get(blob, deadline, config.mode().fetches());
             int bs = list.blockSize();
             int first = (int) (offset / bs);
             int last = (int) ((end - 1) / bs);
@@ -159,29 +226,31 @@ public final class BlockCache implements BlobReader {
                     pending.add(scheduler.demand(blob, list, key));
                 }
             }
-            if (readAhead != null) {
-                int seen = readAhead.onRead(blob, list, offset, n, !pending.isEmpty());
-                // Hybrid fetches every blob whole at its first read; auto only one read densely at random.
-                if (config.mode() == CacheMode.HYBRID ? (seen & ReadAhead.FIRST) != 0
-                        : config.mode() == CacheMode.AUTO && (seen & ReadAhead.DENSE_RANDOM) != 0) {
-                    if (config.mode() == CacheMode.AUTO) {
-                        metrics.denseRandomBlobs.increment();
-                    }
-                    scheduler.fetchWhole(blob, list);
-                }
-            }
+            track(blob, list, offset, n, !pending.isEmpty());
             for (Fetch f : pending) {
                 long blockStart = (long) f.key.index() * bs;
                 long from = Math.max(offset, blockStart);
                 int take = (int) (Math.min(end, blockStart + list.blockLength(f.key.index())) - from);
                 copyFromFetch(f, (int) (from - blockStart), dst, dstOff + (int) (from - offset), take, deadline);
             }
-            return n;
-        } catch (RuntimeException e) {
-            metrics.readErrors.increment();
-            throw e;
         } finally {
             pending.clear();
+        }
+    }
+
+    /** Tells read-ahead of a read of the blob ({@code missed}: not all of it was cached), and fetches the blob whole if that says so. */
+    private void track(BlobRef blob, BlockHashList list, long offset, int n, boolean missed) {
+        if (readAhead == null) {
+            return;
+        }
+        int seen = readAhead.onRead(blob, list, offset, n, missed);
+        // Hybrid fetches every blob whole at its first read; auto only one read densely at random.
+        if (config.mode() == CacheMode.HYBRID ? (seen & ReadAhead.FIRST) != 0
+                : config.mode() == CacheMode.AUTO && (seen & ReadAhead.DENSE_RANDOM) != 0) {
+            if (config.mode() == CacheMode.AUTO) {
+                metrics.denseRandomBlobs.increment();
+            }
+            scheduler.fetchWhole(blob, list);
         }
     }
 
@@ -329,7 +398,7 @@ public final class BlockCache implements BlobReader {
      */
     boolean awaitIdle(Duration timeout) throws InterruptedException {
         long until = System.nanoTime() + timeout.toNanos();
-        while (!scheduler.idle()) {
+        while (!scheduler.idle() || !members.idle()) {
             if (System.nanoTime() > until) {
                 return false;
             }

@@ -184,6 +184,35 @@ final class ReadAhead {
     }
 
     /**
+     * Whether a read at {@code offset} of the archive member ending at {@code memberEnd} is better
+     * served by the blob's blocks than by fetching the member on its own ({@link MemberReads}):
+     * it continues one of the blob's sequential streams (read-ahead brings those blocks), or the
+     * blob is being fetched whole (dense). A stream that ends exactly at the member's end last
+     * read this very member (fetched on its own, then evicted or damaged): reading it again is no
+     * continuation. Records nothing: the read is recorded by {@link #onRead} once it is decided.
+     */
+    boolean followsBlocks(BlobRef blob, BlockHashList list, long offset, long memberEnd) {
+        Access a = blobs.getIfPresent(blob.id());
+        if (a == null) {
+            return false;
+        }
+        int bs = list.blockSize();
+        long gap = Math.min(FORWARD_GAP_BYTES, bs);
+        long slack = Math.min(BACKWARD_SLACK_BYTES, bs);
+        synchronized (a) {
+            if (a.dense) {
+                return true;
+            }
+            for (Stream t : a.streams) {
+                if (t.end > 0 && t.end != memberEnd && offset >= t.end - slack && offset <= t.end + gap) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
      * A block of {@code blob} failed verification: close every window of the blob and schedule
      * no read-ahead for it until {@link #onVerifiedRun} (read-ahead is queued before the reads
      * that need it, so each verification failure would otherwise repeat a window's worth).

@@ -1,0 +1,697 @@
+package io.warpdata.blobcache.cache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.warpdata.blobcache.BlobMember;
+import io.warpdata.blobcache.InMemoryBlobStore;
+import io.warpdata.blobcache.MemberVerificationException;
+import io.warpdata.blobcache.ReadMetrics;
+import io.warpdata.manifest.BlobId;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.BlockHashList;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Archive members read by their own SHA-256 ({@link MemberReads} through
+ * {@link BlockCache#readMember}): fetched on their own when small and read at random, cached
+ * under their hash, found in another shard's cached blocks, and the lookup order between those
+ * and the block path. Shards here are random bytes with members at known places, as in a tar
+ * shard; the store counts every ranged read.
+ */
+class MemberReadsTest {
+    private static final int MIB = BlockHashList.DEFAULT_BLOCK_SIZE;
+    private static final RetryPolicy FAST =
+            new RetryPolicy(Duration.ofMillis(1), Duration.ofMillis(10), Duration.ofSeconds(10));
+
+    @TempDir
+    Path dir;
+
+    private final InMemoryBlobStore memory = new InMemoryBlobStore();
+    private final FaultyStore store = new FaultyStore(memory);
+    private final ExecutorService pool = Executors.newCachedThreadPool();
+    private final List<BlockCache> caches = new ArrayList<>();
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        CountDownLatch h = store.hang;
+        if (h != null) {
+            h.countDown();
+        }
+        caches.forEach(BlockCache::close);
+        pool.shutdownNow();
+        pool.awaitTermination(10, TimeUnit.SECONDS);
+    }
+
+    /** A shard: random bytes with members laid in at given offsets. */
+    private static final class Shard {
+        final byte[] bytes;
+        final List<long[]> members = new ArrayList<>(); // {offset, length}
+        BlobRef ref;
+
+        Shard(int size, long seed) {
+            bytes = TestBlobs.bytes(size, seed);
+        }
+
+        /** Lays {@code data} in at {@code offset}; returns its member number. */
+        int add(long offset, byte[] data) {
+            System.arraycopy(data, 0, bytes, (int) offset, data.length);
+            members.add(new long[] {offset, data.length});
+            return members.size() - 1;
+        }
+
+        Shard publish(InMemoryBlobStore store) {
+            return publish(store, MIB);
+        }
+
+        Shard publish(InMemoryBlobStore store, int blockSize) {
+            ref = TestBlobs.put(store, bytes, blockSize);
+            return this;
+        }
+
+        BlobMember member(int i) {
+            long[] m = members.get(i);
+            return new BlobMember(ref, m[0], m[1], BlobId.of(content(i)));
+        }
+
+        byte[] content(int i) {
+            long[] m = members.get(i);
+            return Arrays.copyOfRange(bytes, (int) m[0], (int) (m[0] + m[1]));
+        }
+    }
+
+    /** {@code count} members of 2-30 KB packed one after another from {@code start}, 512 bytes apart (tar headers). */
+    private static Shard packed(int size, long seed, long start, List<byte[]> contents) {
+        Shard s = new Shard(size, seed);
+        long at = start;
+        for (byte[] c : contents) {
+            if (at + c.length > size) {
+                break;
+            }
+            s.add(at, c);
+            at += c.length + 512;
+        }
+        return s;
+    }
+
+    private static List<byte[]> images(int count, long seed) {
+        Random r = new Random(seed);
+        List<byte[]> out = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            byte[] b = new byte[2_000 + r.nextInt(28_000)];
+            r.nextBytes(b);
+            out.add(b);
+        }
+        return out;
+    }
+
+    private CacheConfig config() {
+        return CacheConfig.defaults(dir).withMinFreeBytes(0).withMaxBytes(256L << 20).withRetry(FAST);
+    }
+
+    private BlockCache open(CacheConfig cfg) {
+        BlockCache c = new BlockCache(store, cfg, pool, null, null);
+        caches.add(c);
+        return c;
+    }
+
+    private void close(BlockCache c) {
+        c.close();
+        caches.remove(c);
+    }
+
+    /** Reads a whole member as the kernel would: pieces of {@code chunk} bytes from offset 0. */
+    private static byte[] readMember(BlockCache c, BlobMember m, int chunk) {
+        byte[] out = new byte[(int) m.length()];
+        ByteBuffer dst = ByteBuffer.wrap(out);
+        long off = 0;
+        while (off < m.length()) {
+            ByteBuffer piece = dst.slice((int) off, (int) Math.min(chunk, m.length() - off));
+            int n = c.readMember(m, off, piece);
+            assertThat(n).isEqualTo(piece.capacity());
+            assertThat(piece.position()).isEqualTo(n);
+            off += n;
+        }
+        return out;
+    }
+
+    private static byte[] readMember(BlockCache c, BlobMember m) {
+        return readMember(c, m, 128 << 10);
+    }
+
+    private static void settle(BlockCache c) {
+        try {
+            assertThat(c.awaitIdle(Duration.ofSeconds(10))).isTrue();
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private Path memberFile(BlobId hash) {
+        return dir.resolve("v1/blocks").resolve(hash.hex().substring(0, 2)).resolve(MemberReads.key(hash).fileName());
+    }
+
+    private static ReadMetrics m(BlockCache c) {
+        return c.metrics();
+    }
+
+    // ---------------------------------------------------------------- fetched on its own
+
+    @Test
+    void coldRandomReadOfASmallMemberFetchesExactlyItsBytes() {
+        Shard s = new Shard(8 * MIB, 1);
+        int i = s.add(3L * MIB + 1234, TestBlobs.bytes(30_000, 2));
+        s.publish(memory);
+        BlockCache c = open(config());
+
+        assertThat(readMember(c, s.member(i))).isEqualTo(s.content(i));
+        assertThat(store.reads.get()).as("one ranged GET").isEqualTo(1);
+        assertThat(store.bytesRead.get()).as("of exactly the member's bytes, not a 1 MiB block").isEqualTo(30_000);
+        assertThat(m(c).memberFetches.sum()).isEqualTo(1);
+        assertThat(m(c).memberFetchedBytes.sum()).isEqualTo(30_000);
+        assertThat(m(c).missBytes.sum()).isEqualTo(30_000);
+        settle(c);
+        assertThat(Files.exists(memberFile(s.member(i).hash()))).as("cached under its hash").isTrue();
+        assertThat(c.stats().blocks()).as("no block of the shard").isEqualTo(1);
+    }
+
+    @Test
+    void aMemberLargerThanOneFuseReadIsFetchedOnceForAllItsPieces() {
+        Shard s = new Shard(8 * MIB, 3);
+        int i = s.add(5L * MIB + 77, TestBlobs.bytes(250_000, 4));
+        s.publish(memory);
+        BlockCache c = open(config());
+
+        assertThat(readMember(c, s.member(i), 128 << 10)).isEqualTo(s.content(i));
+        settle(c);
+        assertThat(store.bytesRead.get()).isEqualTo(250_000);
+        assertThat(m(c).memberFetches.sum()).isEqualTo(1);
+        assertThat(readMember(c, s.member(i), 128 << 10)).isEqualTo(s.content(i));
+        assertThat(m(c).memberHits.sum()).as("both pieces, from the member cached").isGreaterThanOrEqualTo(2);
+        assertThat(store.bytesRead.get()).isEqualTo(250_000);
+    }
+
+    @Test
+    void aMemberOverTheFetchLimitIsReadThroughItsBlocks() {
+        Shard s = new Shard(8 * MIB, 5);
+        int i = s.add(2L * MIB + 10, TestBlobs.bytes(MemberReads.MAX_FETCH_BYTES + 1, 6));
+        s.publish(memory);
+        BlockCache c = open(config());
+
+        assertThat(readMember(c, s.member(i), MIB)).isEqualTo(s.content(i));
+        assertThat(m(c).memberFetches.sum()).isZero();
+        assertThat(store.bytesRead.get()).as("its block").isEqualTo(MIB);
+    }
+
+    @Test
+    void concurrentReadersOfOneMemberIssueOneGet() throws Exception {
+        Shard s = new Shard(4 * MIB, 7);
+        int i = s.add(MIB + 5, TestBlobs.bytes(20_000, 8));
+        s.publish(memory);
+        BlockCache c = open(config());
+        store.delayMillis = 100;
+        ExecutorService readers = Executors.newFixedThreadPool(8);
+        try {
+            List<Future<byte[]>> got = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                got.add(readers.submit(() -> readMember(c, s.member(i))));
+            }
+            for (Future<byte[]> f : got) {
+                assertThat(f.get(10, TimeUnit.SECONDS)).isEqualTo(s.content(i));
+            }
+        } finally {
+            readers.shutdownNow();
+        }
+        assertThat(store.reads.get()).isEqualTo(1);
+    }
+
+    @Test
+    void wrongBytesFromTheStoreAreFetchedOnceMoreThenFail() {
+        Shard s = new Shard(4 * MIB, 9);
+        int good = s.add(MIB + 100, TestBlobs.bytes(10_000, 10));
+        int bad = s.add(3L * MIB, TestBlobs.bytes(10_000, 11));
+        s.publish(memory);
+        BlockCache c = open(config());
+
+        store.corruptionsLeft.set(1);
+        assertThat(readMember(c, s.member(good))).as("a good refetch is served").isEqualTo(s.content(good));
+        assertThat(m(c).verificationFailures.sum()).isEqualTo(1);
+
+        store.corruptForever = true;
+        long reads = store.reads.get();
+        assertThatThrownBy(() -> readMember(c, s.member(bad))).isInstanceOf(MemberVerificationException.class)
+                .hasMessageContaining(s.member(bad).hash().hex());
+        assertThat(store.reads.get() - reads).as("fetched, then once more").isEqualTo(2);
+        assertThat(m(c).verificationFailures.sum()).isEqualTo(3);
+        assertThat(m(c).readErrors.sum()).isEqualTo(1);
+        settle(c);
+        assertThat(Files.exists(memberFile(s.member(bad).hash()))).as("nothing cached").isFalse();
+
+        store.corruptForever = false;
+        assertThat(readMember(c, s.member(bad))).as("the next read tries afresh").isEqualTo(s.content(bad));
+    }
+
+    @Test
+    void aMemberIndexHashThatTheBytesDoNotHaveFailsTheRead() {
+        Shard s = new Shard(4 * MIB, 12);
+        int i = s.add(MIB + 100, TestBlobs.bytes(10_000, 13));
+        s.publish(memory);
+        BlockCache c = open(config());
+        BlobMember lying = new BlobMember(s.ref, MIB + 100, 10_000, BlobId.of(new byte[] {1}));
+
+        assertThatThrownBy(() -> readMember(c, lying)).isInstanceOf(MemberVerificationException.class);
+        assertThat(readMember(c, s.member(i))).isEqualTo(s.content(i));
+    }
+
+    @Test
+    void aHangingStoreFailsTheMemberReadWithinTheDeadline() {
+        Shard s = new Shard(4 * MIB, 14);
+        int i = s.add(MIB + 100, TestBlobs.bytes(10_000, 15));
+        s.publish(memory);
+        BlockCache c = open(config().withRetry(new RetryPolicy(Duration.ofMillis(1), Duration.ofMillis(10),
+                Duration.ofMillis(300))));
+        c.readAll(s.ref); // the hash list, so that only the member GET hangs
+        settle(c);
+        c.gc(0);
+        store.hang = new CountDownLatch(1);
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> readMember(c, s.member(i))).isInstanceOf(io.warpdata.blobcache.StoreUnavailableException.class);
+        assertThat(System.nanoTime() - start).isLessThan(TimeUnit.SECONDS.toNanos(5));
+        store.hang.countDown();
+    }
+
+    // ---------------------------------------------------------------- cached under its hash
+
+    @Test
+    void aMemberCachedUnderItsHashIsServedWithoutTheStoreAfterARestartToo() {
+        Shard s = new Shard(4 * MIB, 16);
+        int i = s.add(2L * MIB + 3, TestBlobs.bytes(25_000, 17));
+        s.publish(memory);
+        BlockCache c = open(config());
+        assertThat(readMember(c, s.member(i))).isEqualTo(s.content(i));
+        settle(c);
+        long reads = store.reads.get();
+
+        assertThat(readMember(c, s.member(i))).isEqualTo(s.content(i));
+        assertThat(m(c).memberHits.sum()).isEqualTo(1);
+        close(c);
+
+        BlockCache again = open(config());
+        assertThat(readMember(again, s.member(i))).isEqualTo(s.content(i));
+        assertThat(m(again).memberHits.sum()).isEqualTo(1);
+        assertThat(m(again).getsIssued.sum()).isZero();
+        assertThat(store.reads.get()).isEqualTo(reads);
+    }
+
+    @Test
+    void aMemberCachedUnderItsHashServesEveryShardHoldingTheSameBytes() {
+        byte[] image = TestBlobs.bytes(12_000, 18);
+        Shard a = new Shard(4 * MIB, 19);
+        int ia = a.add(MIB + 700, image);
+        a.publish(memory);
+        Shard b = new Shard(6 * MIB, 20);
+        int ib = b.add(4L * MIB + 3_000, image);
+        b.publish(memory);
+        BlockCache c = open(config());
+        assertThat(readMember(c, a.member(ia))).isEqualTo(image);
+        settle(c);
+        long reads = store.reads.get();
+
+        assertThat(readMember(c, b.member(ib))).isEqualTo(image);
+        assertThat(store.reads.get()).as("no ranged GET for the other shard").isEqualTo(reads);
+        assertThat(m(c).memberHits.sum()).isEqualTo(1);
+    }
+
+    @Test
+    void aDamagedMemberFileIsAMissNeverServed() throws IOException {
+        Shard s = new Shard(4 * MIB, 21);
+        int i = s.add(2L * MIB + 3, TestBlobs.bytes(25_000, 22));
+        s.publish(memory);
+        BlockCache c = open(config());
+        assertThat(readMember(c, s.member(i))).isEqualTo(s.content(i));
+        settle(c);
+        Path file = memberFile(s.member(i).hash());
+        flipByte(file, BlockFile.headerLength(25_000) + 1000);
+
+        assertThat(readMember(c, s.member(i))).isEqualTo(s.content(i));
+        assertThat(m(c).memberFetches.sum()).as("fetched again").isEqualTo(2);
+        settle(c);
+        assertThat(readMember(c, s.member(i))).isEqualTo(s.content(i));
+        assertThat(m(c).memberHits.sum()).isEqualTo(1);
+    }
+
+    @Test
+    void aTornMemberFileFromACrashIsNotServedAfterARestart() throws IOException {
+        Shard s = new Shard(4 * MIB, 23);
+        int i = s.add(2L * MIB + 3, TestBlobs.bytes(25_000, 24));
+        s.publish(memory);
+        BlockCache c = open(config());
+        assertThat(readMember(c, s.member(i))).isEqualTo(s.content(i));
+        settle(c);
+        close(c);
+        Path file = memberFile(s.member(i).hash());
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            ch.truncate(Files.size(file) - 100);
+        }
+
+        BlockCache again = open(config());
+        assertThat(readMember(again, s.member(i))).isEqualTo(s.content(i));
+        assertThat(m(again).memberHits.sum()).isZero();
+        assertThat(m(again).memberFetches.sum()).isEqualTo(1);
+    }
+
+    @Test
+    void verifyRehashesMembersByTheirOwnHash() throws IOException {
+        Shard s = new Shard(4 * MIB, 25);
+        int i = s.add(2L * MIB + 3, TestBlobs.bytes(25_000, 26));
+        int j = s.add(3L * MIB + 3, TestBlobs.bytes(5_000, 27));
+        s.publish(memory);
+        BlockCache c = open(config());
+        readMember(c, s.member(i));
+        readMember(c, s.member(j));
+        settle(c);
+        // Damage one in a way only a re-hash can tell: new data with matching chunk checksums.
+        rewriteData(memberFile(s.member(j).hash()), TestBlobs.bytes(5_000, 28));
+
+        VerifyResult r = c.verify();
+        assertThat(r.blocksChecked()).isEqualTo(2);
+        assertThat(r.blocksRemoved()).isEqualTo(1);
+        assertThat(r.blocksWithoutList()).isZero();
+        assertThat(Files.exists(memberFile(s.member(i).hash()))).isTrue();
+        assertThat(Files.exists(memberFile(s.member(j).hash()))).isFalse();
+    }
+
+    @Test
+    void membersCountAgainstTheSizeLimitAndAreEvictedWithBlocks() {
+        // 64 KiB blocks, members 512 KiB apart: 20 random reads are neither sequential nor dense.
+        List<byte[]> contents = images(60, 29);
+        Shard s = new Shard(32 * MIB, 30);
+        for (int k = 0; k < contents.size(); k++) {
+            s.add((long) k * 512 * 1024 + 1000, contents.get(k));
+        }
+        s.publish(memory, 64 * 1024);
+        long limit = 256L << 10;
+        BlockCache c = open(config().withMaxBytes(limit));
+        List<Integer> order = new ArrayList<>();
+        for (int k = 0; k < contents.size(); k++) {
+            order.add(k);
+        }
+        Collections.shuffle(order, new Random(31));
+        for (int k : order.subList(0, 20)) {
+            assertThat(readMember(c, s.member(k))).isEqualTo(contents.get(k));
+            settle(c);
+            assertThat(c.stats().sizeBytes()).isLessThanOrEqualTo(limit);
+            assertThat(bytesOnDisk()).isLessThanOrEqualTo(limit);
+        }
+        assertThat(m(c).memberFetches.sum()).isEqualTo(20);
+        assertThat(m(c).evictions.sum()).isPositive();
+        for (int k : order.subList(0, 20)) {
+            assertThat(readMember(c, s.member(k))).as("member %d", k).isEqualTo(contents.get(k));
+        }
+    }
+
+    @Test
+    void theNumberOfMembersKeptIsBoundedWithoutTouchingBlocks() {
+        ReadMetrics metrics = new ReadMetrics();
+        DiskBlocks disk = new DiskBlocks(dir, 1L << 30, 0, 16, metrics, null, 8);
+        try {
+            byte[] block = TestBlobs.bytes(64 * 1024, 32);
+            BlobId blob = BlobId.of(block);
+            BlobId list = BlobId.of(new byte[] {2});
+            for (int b = 0; b < 4; b++) {
+                disk.put(new BlockKey(blob, 64 * 1024, b), list, block, 0, block.length, null);
+            }
+            for (int k = 0; k < 30; k++) {
+                byte[] member = TestBlobs.bytes(1_000 + k, 100 + k);
+                BlobId hash = BlobId.of(member);
+                disk.put(MemberReads.key(hash), hash, member, 0, member.length, null);
+            }
+            assertThat(disk.blockCount()).isEqualTo(4 + 8);
+            for (int b = 0; b < 4; b++) {
+                assertThat(disk.contains(new BlockKey(blob, 64 * 1024, b))).isTrue();
+            }
+            assertThat(metrics.evictions.sum()).isEqualTo(22);
+        } finally {
+            disk.close();
+        }
+        assertThat(filesUnder(dir.resolve("v1/blocks"))).isEqualTo(4 + 8);
+        DiskBlocks reopened = new DiskBlocks(dir, 1L << 30, 0, 16, new ReadMetrics(), null, 4);
+        try {
+            assertThat(reopened.blockCount()).as("the bound holds after a restart too").isEqualTo(4 + 4);
+        } finally {
+            reopened.close();
+        }
+    }
+
+    // ---------------------------------------------------------------- another shard's blocks
+
+    @Test
+    void sameBytesInAnotherShardAreServedFromTheFirstShardsCachedBlocks() {
+        List<byte[]> contents = images(60, 33);
+        Shard a = packed(2 * MIB, 34, 600, contents);
+        a.publish(memory);
+        Shard b = packed(3 * MIB, 35, 50_000, contents); // same images, shifted, in another shard
+        b.publish(memory);
+        BlockCache c = open(config());
+        for (int k = 0; k < a.members.size(); k++) {
+            assertThat(readMember(c, a.member(k))).isEqualTo(contents.get(k));
+        }
+        settle(c);
+        long reads = store.reads.get();
+        long bytes = store.bytesRead.get();
+
+        for (int k = b.members.size() - 1; k >= 0; k--) {
+            assertThat(readMember(c, b.member(k))).as("member %d", k).isEqualTo(contents.get(k));
+        }
+        assertThat(store.reads.get() - reads).as("no GET for the second shard").isZero();
+        assertThat(store.bytesRead.get()).isEqualTo(bytes);
+        assertThat(m(c).dedupHits.sum() + m(c).memberHits.sum()).isEqualTo(b.members.size());
+        assertThat(m(c).dedupHits.sum()).isPositive();
+    }
+
+    @Test
+    void locatedBytesThatDoNotHashToTheMemberAreNeverServed() {
+        byte[] image = TestBlobs.bytes(12_000, 36);
+        Shard a = new Shard(2 * MIB, 37);
+        a.add(MIB + 10, TestBlobs.bytes(12_000, 38)); // other bytes where a lying index puts the image
+        a.publish(memory);
+        Shard b = new Shard(2 * MIB, 39);
+        int ib = b.add(300, image);
+        b.publish(memory);
+        BlockCache c = open(config());
+        c.readAll(a.ref); // a's blocks cached
+        settle(c);
+        BlobMember lie = new BlobMember(a.ref, MIB + 10, 12_000, BlobId.of(image));
+        ByteBuffer sink = ByteBuffer.allocate(12_000);
+        c.readMember(lie, 0, sink); // served from a's own blocks (they are cached), and remembered
+
+        assertThat(readMember(c, b.member(ib))).isEqualTo(image);
+        assertThat(m(c).dedupHits.sum()).isZero();
+        assertThat(m(c).memberFetches.sum()).as("fetched from its own shard instead").isEqualTo(1);
+    }
+
+    @Test
+    void aLocationWhoseBlocksWereEvictedIsForgottenAndTheMemberFetched() {
+        byte[] image = TestBlobs.bytes(12_000, 40);
+        Shard a = new Shard(2 * MIB, 41);
+        int ia = a.add(MIB + 10, image);
+        a.publish(memory);
+        Shard b = new Shard(2 * MIB, 42);
+        int ib = b.add(300, image);
+        b.publish(memory);
+        BlockCache c = open(config());
+        c.readAll(a.ref);
+        settle(c);
+        readMember(c, a.member(ia)); // from a's cached blocks: remembered
+        c.gc(0);
+
+        assertThat(readMember(c, b.member(ib))).isEqualTo(image);
+        assertThat(m(c).dedupHits.sum()).isZero();
+        assertThat(m(c).memberFetches.sum()).isEqualTo(1);
+    }
+
+    // ---------------------------------------------------------------- lookup order and the block path
+
+    @Test
+    void aMemberWhoseOwnBlocksAreCachedIsServedFromThemWithoutAGet() {
+        Shard s = new Shard(4 * MIB, 43);
+        int i = s.add(2L * MIB + 3, TestBlobs.bytes(25_000, 44));
+        s.publish(memory);
+        BlockCache c = open(config());
+        c.readAll(s.ref);
+        settle(c);
+        long reads = store.reads.get();
+        long hitBlocks = m(c).hitBlocks.sum();
+
+        assertThat(readMember(c, s.member(i))).isEqualTo(s.content(i));
+        assertThat(store.reads.get()).isEqualTo(reads);
+        assertThat(m(c).hitBlocks.sum() - hitBlocks).isEqualTo(1);
+        assertThat(m(c).memberFetches.sum() + m(c).memberHits.sum()).isZero();
+    }
+
+    @Test
+    void aSequentialScanOfAShardReadsItsBlocksWithReadAhead() {
+        List<byte[]> contents = images(400, 45);
+        Shard s = packed(8 * MIB, 46, 512, contents);
+        s.publish(memory);
+        BlockCache c = open(config());
+        for (int k = 0; k < s.members.size(); k++) {
+            assertThat(readMember(c, s.member(k))).isEqualTo(contents.get(k));
+        }
+        settle(c);
+        assertThat(m(c).memberFetches.sum()).as("only the first member, a seek").isEqualTo(1);
+        assertThat(m(c).prefetchedBlocks.sum()).isPositive();
+        assertThat(store.bytesRead.get()).as("the shard about once").isLessThanOrEqualTo(8L * MIB + 30_000);
+    }
+
+    @Test
+    void aShuffledPassStillHasTheShardFetchedWhole() {
+        // 64 blocks of 64 KiB; members 100 KiB apart, so that no two reads look sequential.
+        List<byte[]> contents = images(40, 47);
+        Shard s = new Shard(64 * 64 * 1024, 48);
+        for (int k = 0; k < contents.size(); k++) {
+            s.add((long) k * 100 * 1024 + 4096, contents.get(k));
+        }
+        s.publish(memory, 64 * 1024);
+        BlockCache c = open(config());
+        List<Integer> order = new ArrayList<>();
+        for (int k = 0; k < contents.size(); k++) {
+            order.add(k);
+        }
+        Collections.shuffle(order, new Random(49));
+        for (int k : order.subList(0, 7)) {
+            assertThat(readMember(c, s.member(k))).isEqualTo(contents.get(k));
+        }
+        settle(c);
+        assertThat(m(c).denseRandomBlobs.sum()).isZero();
+        assertThat(store.bytesRead.get()).as("seven random reads: seven members' bytes")
+                .isEqualTo(order.subList(0, 7).stream().mapToLong(k -> contents.get(k).length).sum());
+
+        // The eighth seek that missed (one per 8 of its 64 blocks) makes the shard dense.
+        assertThat(readMember(c, s.member(order.get(7)))).isEqualTo(contents.get(order.get(7)));
+        settle(c);
+        assertThat(m(c).denseRandomBlobs.sum()).isEqualTo(1);
+        assertThat(m(c).memberFetches.sum()).isEqualTo(8);
+        long reads = store.reads.get();
+        for (int k : order.subList(8, order.size())) {
+            assertThat(readMember(c, s.member(k))).isEqualTo(contents.get(k));
+        }
+        assertThat(store.reads.get()).as("the rest of the pass from the shard fetched whole").isEqualTo(reads);
+        assertThat(m(c).memberFetches.sum()).isEqualTo(8);
+    }
+
+    @Test
+    void localModeServesMembersByHashAndFailsAMissFast() {
+        byte[] image = TestBlobs.bytes(12_000, 50);
+        Shard a = new Shard(2 * MIB, 51);
+        int ia = a.add(MIB + 10, image);
+        int other = a.add(300, TestBlobs.bytes(5_000, 52));
+        a.publish(memory);
+        Shard b = new Shard(2 * MIB, 53);
+        int ib = b.add(300, image);
+        b.publish(memory);
+        BlockCache auto = open(config());
+        readMember(auto, a.member(ia));
+        settle(auto);
+        close(auto);
+
+        BlockCache local = open(config().withMode(CacheMode.LOCAL));
+        assertThat(readMember(local, b.member(ib))).isEqualTo(image);
+        assertThatThrownBy(() -> readMember(local, a.member(other))).isInstanceOf(BlockNotCachedException.class);
+    }
+
+    @Test
+    void hybridModeFetchesTheShardWholeInsteadOfTheMember() throws InterruptedException {
+        Shard s = new Shard(4 * MIB, 54);
+        int i = s.add(2L * MIB + 3, TestBlobs.bytes(25_000, 55));
+        s.publish(memory);
+        BlockCache c = open(config().withMode(CacheMode.HYBRID));
+        assertThat(readMember(c, s.member(i))).isEqualTo(s.content(i));
+        settle(c);
+        assertThat(m(c).memberFetches.sum()).isZero();
+        assertThat(c.stats().blocks()).isEqualTo(4);
+    }
+
+    @Test
+    void remoteModeKeepsMembersInItsBoundedMemory() throws IOException {
+        Shard s = new Shard(4 * MIB, 56);
+        int i = s.add(2L * MIB + 3, TestBlobs.bytes(25_000, 57));
+        s.publish(memory);
+        BlockCache c = open(config().withMode(CacheMode.REMOTE).withMemoryBytes(16L << 20));
+        assertThat(readMember(c, s.member(i))).isEqualTo(s.content(i));
+        settle(c);
+        assertThat(readMember(c, s.member(i))).isEqualTo(s.content(i));
+        assertThat(store.bytesRead.get()).isEqualTo(25_000);
+        assertThat(m(c).memberHits.sum()).isEqualTo(1);
+        try (Stream<Path> files = Files.walk(dir)) {
+            assertThat(files.filter(p -> !p.equals(dir)).toList()).isEmpty();
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private long bytesOnDisk() {
+        try (Stream<Path> files = Files.walk(dir.resolve("v1/blocks"))) {
+            return files.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private static long filesUnder(Path root) {
+        try (Stream<Path> files = Files.walk(root)) {
+            return files.filter(Files::isRegularFile).count();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private static void flipByte(Path file, long pos) throws IOException {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer b = ByteBuffer.allocate(1);
+            ch.read(b, pos);
+            b.put(0, (byte) (b.get(0) ^ 0x01)).position(0);
+            ch.write(b, pos);
+        }
+    }
+
+    /** Replaces a block file's data with {@code data} (same length) and a header whose checksums match it. */
+    private static void rewriteData(Path file, byte[] data) throws IOException {
+        BlockFile.Header h;
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            h = BlockFile.readHeader(ch);
+        }
+        assertThat(h).isNotNull();
+        assertThat(h.dataLength()).isEqualTo(data.length);
+        ByteBuffer header = BlockFile.encodeHeader(h.key(), h.listId(), data.length, BlockFile.chunkCrcs(data, 0, data.length));
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+            while (header.hasRemaining()) {
+                ch.write(header);
+            }
+            ByteBuffer d = ByteBuffer.wrap(data);
+            while (d.hasRemaining()) {
+                ch.write(d);
+            }
+        }
+    }
+}
