@@ -1,16 +1,19 @@
 package io.warpdata.vfs;
 
+import io.warpdata.blobcache.BlobMember;
 import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.MemberIndex;
 
 import java.util.List;
 import java.util.Objects;
 
 /**
  * The bytes of a {@link Node.File}: a list of pieces, each either a range of a blob (read
- * through the verified block cache) or bytes held in memory. A table shard or an archive member
- * is one {@link BlobSlice}; a synthesized header followed by a blob range (a tensor as an
- * {@code .npy} file) is {@link Pieces} of an {@link Inline} and a {@link BlobSlice}, and is read,
- * verified and cached like any member.
+ * through the verified block cache) or bytes held in memory. A table shard is one
+ * {@link BlobSlice}; an archive member is one {@link Member} (a range of its tar shard whose own
+ * SHA-256 is known, so the cache may serve it by that hash); a synthesized header followed by a
+ * blob range (a tensor as an {@code .npy} file) is {@link Pieces} of an {@link Inline} and a
+ * {@link BlobSlice}, and is read, verified and cached like any member.
  */
 public sealed interface FileContent {
 
@@ -35,6 +38,28 @@ public sealed interface FileContent {
         @Override
         public long size() {
             return length;
+        }
+    }
+
+    /**
+     * Member {@code member} of an artifact's member index: its bytes in {@code shard}, found
+     * through the index (which stays in memory while the member's directory is in use) rather
+     * than copied here, so that the node the kernel holds stays small.
+     */
+    record Member(BlobRef shard, MemberIndex index, int member) implements FileContent {
+        public Member {
+            Objects.requireNonNull(shard, "shard");
+            Objects.checkIndex(member, index.size());
+        }
+
+        @Override
+        public long size() {
+            return index.length(member);
+        }
+
+        /** What the read path needs to serve it: the range of the shard and the member's SHA-256. */
+        public BlobMember blobMember() {
+            return new BlobMember(shard, index.offset(member), index.length(member), index.hash(member));
         }
     }
 

@@ -134,10 +134,10 @@ public sealed interface Node {
             return new MemberDir(version, artifactName, artifact, index, path);
         }
 
-        /** Member {@code i} of the index as a file: a slice of its tar shard. */
+        /** Member {@code i} of the index as a file: a slice of its tar shard, known by its SHA-256. */
         File member(int i) {
-            return new File(version, new FileContent.BlobSlice(artifact.shards().get(index.shard(i)),
-                    index.offset(i), index.length(i)), (index.mode(i) & 0111) != 0);
+            return new File(version, new FileContent.Member(artifact.shards().get(index.shard(i)), index, i),
+                    (index.mode(i) & 0111) != 0);
         }
     }
 

@@ -441,6 +441,14 @@ public final class WarpTree {
                             + ": " + got + " of " + n + " bytes", "This is a bug in the blob reader; report it.", null);
                 }
             }
+            case FileContent.Member m -> {
+                int got = reader.readMember(m.blobMember(), offset, dst.slice(at, n));
+                if (got != n) {
+                    throw new StoreException("Short read of member " + m.member() + " of blob " + m.shard().id()
+                            + " at offset " + offset + ": " + got + " of " + n + " bytes",
+                            "This is a bug in the blob reader; report it.", null);
+                }
+            }
             case FileContent.Inline i -> dst.put(at, i.bytes(), (int) offset, n);
             case FileContent.Pieces p -> {
                 long pieceStart = 0;

@@ -4,6 +4,8 @@ import io.warpdata.blobcache.BlockVerificationException;
 import io.warpdata.blobcache.Catalog;
 import io.warpdata.blobcache.InMemoryBlobStore;
 import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.blobcache.cache.BlockCache;
+import io.warpdata.blobcache.cache.CacheConfig;
 import io.warpdata.blobcache.cache.DirectBlobReader;
 import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.BlobRef;
@@ -13,8 +15,11 @@ import io.warpdata.manifest.VersionHash;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -468,12 +473,49 @@ class WarpTreeTest {
     }
 
     @Test
+    void membersRepackedIntoOtherShardsAreReadFromTheCacheOfTheFirstVersion(@TempDir Path cacheDir) {
+        // The same files packed two members a shard (v1) and three a shard (another dataset):
+        // every shard differs, every member's bytes are the same.
+        DatasetId copy = new DatasetId("vision", "mnist-copy");
+        VersionHash repacked = versions.publish(copy, Map.of(), Map.of("images", versions.artifact(members,
+                Map.of("bin/run.sh", 0755), 3)), CREATED, true);
+        try (BlockCache cache = BlockCache.open(store, CacheConfig.defaults(cacheDir).withMinFreeBytes(0))) {
+            WarpTree cached = new WarpTree(catalog, cache, 1_000_000, loader);
+            String first = version(v1) + "/images/";
+            String second = "/vision/mnist-copy@" + repacked.hex() + "/images/";
+            for (String member : members.keySet()) {
+                assertThat(readAll(cached, first + member, 4096)).as(member).isEqualTo(members.get(member));
+            }
+            cached.list(cached.lookup(second + "train/cat"), 0, (name, type, next, node) -> false);
+            long reads = store.reads.get();
+
+            for (String member : members.keySet()) {
+                assertThat(readAll(cached, second + member, 4096)).as(member).isEqualTo(members.get(member));
+            }
+            assertThat(store.reads.get()).as("no ranged read for the second dataset's members").isEqualTo(reads);
+            assertThat(cache.metrics().memberHits.sum() + cache.metrics().dedupHits.sum()).isPositive();
+        }
+    }
+
+    private static byte[] readAll(WarpTree t, String path, int chunk) {
+        Node n = t.lookup(path);
+        byte[] out = new byte[(int) t.attributes(n).size()];
+        long off = 0;
+        while (off < out.length) {
+            int got = t.read(n, off, ByteBuffer.wrap(out, (int) off, Math.min(chunk, out.length - (int) off)).slice());
+            assertThat(got).isPositive();
+            off += got;
+        }
+        return out;
+    }
+
+    @Test
     void aFileOfInlineBytesAndABlobSliceReadsAsOneAcrossThePieces() {
         String v = version(v1);
         Node.File member = (Node.File) tree.lookup(v + "/images/train/dog/1.png");
-        FileContent.BlobSlice slice = (FileContent.BlobSlice) member.content();
+        FileContent.Member slice = (FileContent.Member) member.content();
         byte[] header = "HEADER:".getBytes(StandardCharsets.UTF_8);
-        FileContent.BlobSlice middle = new FileContent.BlobSlice(slice.blob(), slice.offset() + 100, 5000);
+        FileContent.BlobSlice middle = new FileContent.BlobSlice(slice.shard(), slice.blobMember().offset() + 100, 5000);
         Node.File synthesized = new Node.File(member.version(),
                 FileContent.Pieces.of(new FileContent.Inline(header), middle, new FileContent.Inline(header)), false);
         byte[] dog = members.get("train/dog/1.png");
