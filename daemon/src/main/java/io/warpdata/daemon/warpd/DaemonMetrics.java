@@ -152,6 +152,13 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
         counter("warp_prefetch_hit_blocks_total", "Prefetched blocks that a reader then read.", read.prefetchHitBlocks::sum);
         counter("warp_dense_random_blobs_total", "Blobs fetched whole because they were read densely at random"
                 + " (auto mode: a shuffled pass over a shard).", read.denseRandomBlobs::sum);
+        counter("warp_member_hits_total", "Member reads served from a copy cached under the member's SHA-256.",
+                read.memberHits::sum);
+        counter("warp_member_fetches_total", "Members fetched on their own (one ranged GET of their bytes, read at"
+                + " random).", read.memberFetches::sum);
+        counter("warp_member_fetched_bytes_total", "Bytes fetched by member GETs.", read.memberFetchedBytes::sum);
+        counter("warp_member_dedup_hits_total", "Member reads served from another blob's cached blocks holding the"
+                + " same bytes (another dataset's or version's shard).", read.dedupHits::sum);
         counter("warp_prefetch_wasted_bytes_total", "Prefetched bytes evicted before anyone read them.",
                 read.prefetchWastedBytes::sum);
         counter("warp_verification_failures_total", "Fetched blocks that failed SHA-256 verification.",
