@@ -345,6 +345,8 @@ final class MemberReads {
                 return;
             }
             metrics.verificationFailures.increment();
+            // As a block that fails: the shard's read-ahead holds back until a GET of it verifies.
+            readAhead.onVerificationFailure(m.blob().id());
             if (attempt > 0) {
                 LOG.warn("Member {} ({} bytes at offset {} of blob {}) from {} failed SHA-256 verification twice;"
                         + " failing the read", m.hash(), m.length(), m.offset(), m.blob().id(), fetcher.store().describe());

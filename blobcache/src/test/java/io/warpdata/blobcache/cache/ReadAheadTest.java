@@ -38,6 +38,30 @@ class ReadAheadTest {
     }
 
     @Test
+    void aMemberThatContinuesAStreamFollowsTheBlocksButARereadOfTheLastMemberDoesNot() {
+        BlockHashList list = list(100, MIB);
+        BlobRef blob = ref(list, 12);
+        long member = 10L * MIB + 512;
+        assertThat(readAhead.followsBlocks(blob, list, member, member + 30_000)).as("never read").isFalse();
+        readAhead.onRead(blob, list, member, 30_000, true);
+        long next = member + 30_000 + 512;
+        assertThat(readAhead.followsBlocks(blob, list, next, next + 20_000)).as("the next member of a scan").isTrue();
+        assertThat(readAhead.followsBlocks(blob, list, member, member + 30_000)).as("the same member again").isFalse();
+        assertThat(readAhead.followsBlocks(blob, list, 40L * MIB, 40L * MIB + 1000)).as("far away").isFalse();
+        assertThat(scheduled).as("asking records nothing").isEmpty();
+    }
+
+    @Test
+    void aDenseBlobFollowsTheBlocksEverywhere() {
+        BlockHashList list = list(64, MIB);
+        BlobRef blob = ref(list, 13);
+        for (int i = 0; i < ReadAhead.DENSE_MIN_SEEKS; i++) {
+            readAhead.onRead(blob, list, (long) i * 8 * MIB, 1000, true);
+        }
+        assertThat(readAhead.followsBlocks(blob, list, 63L * MIB, 63L * MIB + 1000)).isTrue();
+    }
+
+    @Test
     void firstReadOfABlobSchedulesNothingAndIsReportedAsFirstTouch() {
         BlockHashList list = list(100, MIB);
         BlobRef blob = ref(list, 1);
