@@ -132,7 +132,7 @@
  *
  * <p>Bounds: members cached under their hash count against the cache's size limit (a 4 KiB
  * header per file as blocks have), and on disk at most {@code DiskBlocks.MAX_MEMBERS} = 65,536
- * are kept (their index entries cost heap the byte limit does not bound; ~30 MiB at most); in
+ * are kept (their index entries cost heap the byte limit does not bound; ~37 MiB at most); in
  * remote mode each entry weighs {@code MemoryBlocks.ENTRY_HEAP_BYTES} = 256 bytes more than its
  * data. The locator holds at most {@code MemberLocator.SLOTS} = 131,072 locations (~10 MiB) of
  * members up to {@code MemberLocator.MAX_LOCATED_BYTES} = 16 MiB, 4 ways per set, losing a
