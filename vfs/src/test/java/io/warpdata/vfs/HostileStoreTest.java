@@ -276,6 +276,22 @@ class HostileStoreTest {
         assertCleanDatasetReadsByteExact();
     }
 
+    @Test
+    void anIndexOfMoreMembersThanTheHeapMayHoldIsRefusedNotReloadedAtEveryLookup() {
+        // The clean artifact has 6 members; a tree that may hold 5 (a small heap) refuses it with
+        // what to do, rather than evicting it as soon as it is loaded.
+        WarpTree small = new WarpTree(catalog, cache, 5, loader);
+        String dataset = "/ok/clean";
+        String path = dataset.substring(0, dataset.lastIndexOf('/') + 1) + small.readlink(small.lookup(dataset))
+                + "/images/train/0.bin";
+        tree = small;
+        int e = failureOf(() -> small.lookup(path), IndexTooLargeException.class);
+        assertThat(e).isEqualTo(Errno.EIO);
+        assertThatThrownBy(() -> small.lookup(path)).hasMessageContaining("6 members").hasMessageContaining("at most 4");
+        WarpTree enough = new WarpTree(catalog, cache, 7, loader);
+        assertThat(enough.attributes(enough.lookup(path)).size()).isEqualTo(3000);
+    }
+
     /** A hash list whose block count does not match the blob size it states, or that the manifest states. */
     @Test
     void blockHashListLongerOrShorterThanItsBlobImpliesIsCorrupt() {
