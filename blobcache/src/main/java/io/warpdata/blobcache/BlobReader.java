@@ -51,6 +51,21 @@ public interface BlobReader extends AutoCloseable {
      */
     byte[] readAll(BlobRef blob);
 
+    /**
+     * Reads a whole index blob (a member index: small, and only ever read whole), verified, as
+     * {@link #readAll} does. Its id is the SHA-256 of all of it, so an implementation may fetch
+     * it in one request and verify it against that id, rather than first fetch its block hash
+     * list and then its blocks: one round trip instead of two when nothing of it is cached. The
+     * default is {@link #readAll}.
+     *
+     * @throws ObjectTooLargeException if the blob is larger than a byte array holds
+     * @throws BlockVerificationException if its bytes failed verification twice
+     * @throws StoreException as {@link #read}
+     */
+    default byte[] readIndex(BlobRef blob) {
+        return readAll(blob);
+    }
+
     /** Counters for observability and tests. */
     ReadMetrics metrics();
 

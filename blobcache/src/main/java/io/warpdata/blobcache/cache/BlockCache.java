@@ -51,6 +51,7 @@ public final class BlockCache implements BlobReader {
     private final FetchScheduler scheduler;
     private final ReadAhead readAhead;
     private final Warmer warmer;
+    private final WholeBlobReads wholeReads;
     private final ExecutorService owned;
     private final long deadlineNanos;
     private final AtomicLong lastNotCachedLog = new AtomicLong(System.nanoTime() - NOT_CACHED_LOG_EVERY.toNanos());
@@ -110,6 +111,7 @@ public final class BlockCache implements BlobReader {
         this.readAhead = config.mode().fetches() ? new ReadAhead(scheduler::schedulePrefetch) : null;
         scheduler.readAhead(readAhead);
         this.warmer = new Warmer(scheduler);
+        this.wholeReads = new WholeBlobReads(fetcher, lists, storage, metrics, executor, () -> closed);
     }
 
     // ---------------------------------------------------------------- reads
@@ -188,6 +190,29 @@ public final class BlockCache implements BlobReader {
         byte[] out = new byte[(int) blob.size()];
         read(blob, 0, out, 0, out.length);
         return out;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: an index of at most {@link WholeBlobReads#MAX_BYTES} whose block hash list is
+     * neither in memory nor on disk (first touch) is fetched whole with one GET and verified
+     * against its id, while its list loads alongside to cache its blocks ({@link WholeBlobReads});
+     * any other, and every index in local mode, is read as {@link #readAll} reads.
+     */
+    @Override
+    public byte[] readIndex(BlobRef blob) {
+        if (blob.size() == 0 || blob.size() > WholeBlobReads.MAX_BYTES || !config.mode().fetches()
+                || lists.knownHere(blob.blocks())) {
+            return readAll(blob);
+        }
+        ensureOpen();
+        try {
+            return wholeReads.read(blob, fetcher.deadlineFromNow());
+        } catch (RuntimeException e) {
+            metrics.readErrors.increment();
+            throw e;
+        }
     }
 
     /** The local-mode miss, logged at most every {@link #NOT_CACHED_LOG_EVERY} (never per read). */
