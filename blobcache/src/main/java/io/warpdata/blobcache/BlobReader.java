@@ -2,6 +2,7 @@ package io.warpdata.blobcache;
 
 import io.warpdata.manifest.BlobRef;
 import java.nio.ByteBuffer;
+import java.util.List;
 
 /**
  * The read path: verified bytes of a blob at any offset. Implementations fetch blocks from the
@@ -64,6 +65,16 @@ public interface BlobReader extends AutoCloseable {
      */
     default byte[] readIndex(BlobRef blob) {
         return readAll(blob);
+    }
+
+    /**
+     * A hint that {@code blobs} are about to be read (the folder of their artifact or table was
+     * just entered): an implementation may start loading, in the background, what the first read
+     * of each would otherwise wait for before it can fetch a block (its block hash list), so that
+     * it is in by the time the reader knows which bytes it wants. Returns at once, never fails,
+     * and bounds what it does (it may load some of the lists, or none). The default does nothing.
+     */
+    default void prefetchHashLists(List<BlobRef> blobs) {
     }
 
     /** Counters for observability and tests. */

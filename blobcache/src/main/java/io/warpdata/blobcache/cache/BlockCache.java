@@ -10,6 +10,7 @@ import io.warpdata.manifest.BlockHashList;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -52,6 +53,7 @@ public final class BlockCache implements BlobReader {
     private final ReadAhead readAhead;
     private final Warmer warmer;
     private final WholeBlobReads wholeReads;
+    private final HashListPrefetcher prefetcher;
     private final ExecutorService owned;
     private final long deadlineNanos;
     private final AtomicLong lastNotCachedLog = new AtomicLong(System.nanoTime() - NOT_CACHED_LOG_EVERY.toNanos());
@@ -112,6 +114,7 @@ public final class BlockCache implements BlobReader {
         scheduler.readAhead(readAhead);
         this.warmer = new Warmer(scheduler);
         this.wholeReads = new WholeBlobReads(fetcher, lists, storage, metrics, executor, () -> closed);
+        this.prefetcher = new HashListPrefetcher(lists, fetcher);
     }
 
     // ---------------------------------------------------------------- reads
@@ -190,6 +193,19 @@ public final class BlockCache implements BlobReader {
         byte[] out = new byte[(int) blob.size()];
         read(blob, 0, out, 0, out.length);
         return out;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: the lists not yet in memory are loaded (from disk, else the store) by the
+     * {@link HashListPrefetcher}, within its bounds; in local mode, which never fetches, nothing.
+     */
+    @Override
+    public void prefetchHashLists(List<BlobRef> blobs) {
+        if (!closed && config.mode().fetches()) {
+            prefetcher.prefetch(blobs);
+        }
     }
 
     /**
@@ -366,6 +382,7 @@ public final class BlockCache implements BlobReader {
             return;
         }
         closed = true;
+        prefetcher.close();
         scheduler.close();
         storage.close();
         if (owned != null) {

@@ -3,6 +3,7 @@ package io.warpdata.blobcache.cache;
 import io.warpdata.blobcache.BlobStore;
 import io.warpdata.blobcache.ForwardingBlobStore;
 import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.blobcache.StoreUnreachableException;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,6 +21,8 @@ final class GatedStore extends ForwardingBlobStore {
     final Map<String, AtomicLong> reads = new ConcurrentHashMap<>();
     final Set<String> gated = ConcurrentHashMap.newKeySet();
     volatile boolean gateAll;
+    /** Every GET fails as a store that cannot be reached does. */
+    volatile boolean unreachable;
     final CountDownLatch open = new CountDownLatch(1);
     final AtomicInteger getsInFlight = new AtomicInteger();
     final AtomicInteger maxGetsInFlight = new AtomicInteger();
@@ -51,6 +54,9 @@ final class GatedStore extends ForwardingBlobStore {
         gets.computeIfAbsent(key, k -> new AtomicLong()).incrementAndGet();
         maxGetsInFlight.accumulateAndGet(getsInFlight.incrementAndGet(), Math::max);
         try {
+            if (unreachable) {
+                throw new StoreUnreachableException("connection refused (injected) for " + key, null);
+            }
             if (gateAll || gated.contains(key)) {
                 try {
                     open.await();
