@@ -3,6 +3,7 @@ package io.warpdata.blobcache;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.OptionalLong;
@@ -62,7 +63,17 @@ public final class RoundTripStore extends ForwardingBlobStore {
 
     /** One longest chain counted by {@link #serialRoundTrips}, first request first. */
     public List<Request> chain(long untilNanos) {
-        List<Request> done = requests().stream().filter(r -> r.endNanos() <= untilNanos).toList();
+        return chain(requests, untilNanos);
+    }
+
+    /**
+     * One longest chain of {@code requests} that had all ended by {@code untilNanos}, each
+     * started after the one before it ended, first request first: the round trips that waited
+     * for one another (for requests recorded elsewhere, e.g. at an S3 server's side).
+     */
+    public static List<Request> chain(Collection<Request> requests, long untilNanos) {
+        List<Request> done = requests.stream().filter(r -> r.endNanos() <= untilNanos)
+                .sorted(Comparator.comparingLong(Request::startNanos)).toList();
         int[] depth = new int[done.size()];
         int[] before = new int[done.size()];
         int deepest = -1;
