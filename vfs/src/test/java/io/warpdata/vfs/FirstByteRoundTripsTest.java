@@ -49,7 +49,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class FirstByteRoundTripsTest {
-    /** Far longer than any local work between two requests, so that the depth is the machine's speed's no matter. */
+    /** Far longer than any local work between two requests, so that the count does not depend on the machine's speed. */
     private static final Duration RTT = Duration.ofMillis(200);
     private static final String WORKSPACE = "lab";
     private static final String MEMBER = "cat/0001.jpg";
