@@ -67,7 +67,7 @@ final class MemberIndexCache {
         if (kept != null) {
             return MemberIndex.parse(kept, "member index " + ref.id());
         }
-        byte[] bytes = reader.readAll(ref);
+        byte[] bytes = reader.readIndex(ref);
         MemberIndex index = MemberIndex.parse(bytes, "member index " + ref.id());
         known.keepBlob(ref.id(), bytes);
         return index;

@@ -10,6 +10,7 @@ import io.warpdata.manifest.BlockHashList;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -51,6 +52,8 @@ public final class BlockCache implements BlobReader {
     private final FetchScheduler scheduler;
     private final ReadAhead readAhead;
     private final Warmer warmer;
+    private final WholeBlobReads wholeReads;
+    private final HashListPrefetcher prefetcher;
     private final ExecutorService owned;
     private final long deadlineNanos;
     private final AtomicLong lastNotCachedLog = new AtomicLong(System.nanoTime() - NOT_CACHED_LOG_EVERY.toNanos());
@@ -110,6 +113,8 @@ public final class BlockCache implements BlobReader {
         this.readAhead = config.mode().fetches() ? new ReadAhead(scheduler::schedulePrefetch) : null;
         scheduler.readAhead(readAhead);
         this.warmer = new Warmer(scheduler);
+        this.wholeReads = new WholeBlobReads(fetcher, lists, storage, metrics, executor, () -> closed);
+        this.prefetcher = new HashListPrefetcher(lists, fetcher);
     }
 
     // ---------------------------------------------------------------- reads
@@ -196,6 +201,42 @@ public final class BlockCache implements BlobReader {
         byte[] out = new byte[(int) blob.size()];
         read(blob, 0, out, 0, out.length);
         return out;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: the lists not yet in memory are loaded (from disk, else the store) by the
+     * {@link HashListPrefetcher}, within its bounds; in local mode, which never fetches, nothing.
+     */
+    @Override
+    public void prefetchHashLists(List<BlobRef> blobs) {
+        if (!closed && config.mode().fetches()) {
+            prefetcher.prefetch(blobs);
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: an index of at most {@link WholeBlobReads#MAX_BYTES} whose block hash list is
+     * neither in memory nor on disk (first touch) is fetched whole with one GET and verified
+     * against its id, while its list loads alongside to cache its blocks ({@link WholeBlobReads});
+     * any other, and every index in local mode, is read as {@link #readAll} reads.
+     */
+    @Override
+    public byte[] readIndex(BlobRef blob) {
+        if (blob.size() == 0 || blob.size() > WholeBlobReads.MAX_BYTES || !config.mode().fetches()
+                || lists.knownHere(blob.blocks())) {
+            return readAll(blob);
+        }
+        ensureOpen();
+        try {
+            return wholeReads.read(blob, fetcher.deadlineFromNow());
+        } catch (RuntimeException e) {
+            metrics.readErrors.increment();
+            throw e;
+        }
     }
 
     /** The local-mode miss, logged at most every {@link #NOT_CACHED_LOG_EVERY} (never per read). */
@@ -349,6 +390,7 @@ public final class BlockCache implements BlobReader {
             return;
         }
         closed = true;
+        prefetcher.close();
         scheduler.close();
         storage.close();
         if (owned != null) {
