@@ -29,6 +29,7 @@ import time
 
 CHUNK = 256 * 1024
 BURST = 256 * 1024
+QUANTUM = 64 * 1024  # smallest paced write: 2.6 ms at 25 MB/s
 # An HTTP/1.1 request line at the start of the stream or of a line: "GET /bucket/key?x HTTP/1.1".
 REQUEST_LINE = re.compile(rb"(?:^|\r\n)(GET|HEAD|PUT|POST|DELETE) (\S+) HTTP/1\.[01]\r\n")
 KINDS = ("GET", "HEAD", "LIST", "PUT", "POST", "DELETE")
@@ -129,8 +130,11 @@ async def paced(reader, writer, rate, stats):
                 now = time.monotonic()
                 tokens = min(float(BURST), tokens + (now - last) * rate)
                 last = now
-                if tokens < 1:
-                    await asyncio.sleep((1 - tokens) / rate + 0.001)
+                # Write in quanta of QUANTUM bytes (or what is left): waking up for every few
+                # tokens cost the shaper a core at 16 connections; the pace is the same.
+                want = min(len(view), QUANTUM)
+                if tokens < want:
+                    await asyncio.sleep((want - tokens) / rate)
                     continue
                 n = min(len(view), int(tokens))
                 writer.write(view[:n])

@@ -156,18 +156,21 @@ warp_jvm_flags() {
   [ "${JAVA_MAJOR:-0}" -ge 24 ] && echo "--sun-misc-unsafe-memory-access=allow"
   case "$1" in
     warpd)
-      # Heap: WARP_HEAP (default 1g). The JVM's default, a quarter of RAM, let warpd's resident
-      # memory grow to 3 GiB in scripts/bench on a 24 GiB machine: garbage (fetched runs of up
-      # to 8 MiB, per-request buffers) is only collected once the young generation is large.
-      # What must stay live is small: the member indexes (~86 bytes per indexed member
-      # measured; warpd keeps at most heap/4 at a 200-byte budget, i.e. ~1.3M members a GiB),
-      # manifests and the cache's block index. Raise it for datasets with many millions of
-      # members open at once (WARP_HEAP=4g); WARP_JAVA_OPTS="-Xmx..." also wins.
-      echo "-Xmx${WARP_HEAP:-1g}"
+      # Heap: WARP_HEAP (default 384m). The JVM's default, a quarter of RAM, let warpd's resident
+      # memory grow to 3 GiB in scripts/bench on a 24 GiB machine, and 1g to 908 MiB: G1 fills
+      # whatever heap it has with garbage (fetched runs, per-request buffers) before it
+      # collects. What must stay live is bounded: fetch buffers (128 MiB in flight + 64 MiB
+      # pooled), the member indexes (~86 bytes per indexed member measured; warpd keeps at most
+      # heap/4 at a 200-byte budget, i.e. ~500k members at 384m, more are evicted and reloaded),
+      # ~290 bytes per inode the kernel holds, manifests and the cache's block index. 384m keeps
+      # resident memory under 512 MiB (docs/bench.md). Raise it for artifacts of more than a
+      # million members read at once (WARP_HEAP=1g or more); WARP_JAVA_OPTS="-Xmx..." also wins.
+      echo "-Xmx${WARP_HEAP:-384m}"
       # Direct buffers (the cache's 1 MiB read buffer, NIO's temporary buffers for cache writes)
       # are freed only when their owner is collected; without a bound they may grow to the heap
       # size. At the bound the JVM runs a full collection (System.gc) to free them.
-      echo "-XX:MaxDirectMemorySize=${WARP_DIRECT_MEMORY:-256m}"
+      # Measured in use: ~84 MiB (32 FUSE reply buffers, per-thread cache read buffers).
+      echo "-XX:MaxDirectMemorySize=${WARP_DIRECT_MEMORY:-128m}"
       # A long-running server with many reader threads: G1 keeps pauses short under FUSE load.
       echo "-XX:+UseG1GC"
       # An idle daemon gives heap back to the OS: a collection after 60 s without one lets G1

@@ -2,6 +2,7 @@ package io.warpdata.blobcache;
 
 import io.warpdata.manifest.BlobRef;
 import java.nio.ByteBuffer;
+import java.util.List;
 
 /**
  * The read path: verified bytes of a blob at any offset. Implementations fetch blocks from the
@@ -77,6 +78,31 @@ public interface BlobReader extends AutoCloseable {
      * @throws StoreException as {@link #read}
      */
     byte[] readAll(BlobRef blob);
+
+    /**
+     * Reads a whole index blob (a member index: small, and only ever read whole), verified, as
+     * {@link #readAll} does. Its id is the SHA-256 of all of it, so an implementation may fetch
+     * it in one request and verify it against that id, rather than first fetch its block hash
+     * list and then its blocks: one round trip instead of two when nothing of it is cached. The
+     * default is {@link #readAll}.
+     *
+     * @throws ObjectTooLargeException if the blob is larger than a byte array holds
+     * @throws BlockVerificationException if its bytes failed verification twice
+     * @throws StoreException as {@link #read}
+     */
+    default byte[] readIndex(BlobRef blob) {
+        return readAll(blob);
+    }
+
+    /**
+     * A hint that {@code blobs} are about to be read (the folder of their artifact or table was
+     * just entered): an implementation may start loading, in the background, what the first read
+     * of each would otherwise wait for before it can fetch a block (its block hash list), so that
+     * it is in by the time the reader knows which bytes it wants. Returns at once, never fails,
+     * and bounds what it does (it may load some of the lists, or none). The default does nothing.
+     */
+    default void prefetchHashLists(List<BlobRef> blobs) {
+    }
 
     /** Counters for observability and tests. */
     ReadMetrics metrics();

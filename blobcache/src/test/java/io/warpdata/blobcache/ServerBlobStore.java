@@ -113,9 +113,14 @@ final class ServerBlobStore extends ForwardingBlobStore {
 
     @Override
     public BlobMetadata blobMetadata(String container, String name) {
+        long start = System.nanoTime();
         counters.heads.increment();
         counters.metadata("HEAD " + name);
-        return super.blobMetadata(container, name);
+        try {
+            return super.blobMetadata(container, name);
+        } finally {
+            counters.answered("HEAD " + name, start);
+        }
     }
 
     @Override
@@ -125,6 +130,15 @@ final class ServerBlobStore extends ForwardingBlobStore {
 
     @Override
     public Blob getBlob(String container, String name, GetOptions options) {
+        long start = System.nanoTime();
+        try {
+            return countedGet(container, name, options);
+        } finally {
+            counters.answered((options != null && !options.getRanges().isEmpty() ? "GET (range) " : "GET ") + name, start);
+        }
+    }
+
+    private Blob countedGet(String container, String name, GetOptions options) {
         counters.gets.increment();
         boolean ranged = options != null && !options.getRanges().isEmpty();
         boolean pointerOrManifest = name.contains("datasets/");
@@ -198,9 +212,14 @@ final class ServerBlobStore extends ForwardingBlobStore {
 
     @Override
     public PageSet<? extends StorageMetadata> list(String container, ListContainerOptions options) {
+        long start = System.nanoTime();
         counters.lists.increment();
         counters.metadata("LIST " + (options == null ? "" : options.getPrefix()));
-        return super.list(container, options);
+        try {
+            return super.list(container, options);
+        } finally {
+            counters.answered("LIST " + (options == null ? "" : options.getPrefix()), start);
+        }
     }
 
     /** Counts bytes as S3Proxy streams them out; optionally flips the first byte. */

@@ -42,6 +42,21 @@ public final class ServerCounters {
         }
     }
 
+    /**
+     * Every GET, HEAD and LIST with the times the server got it and answered it (after any
+     * injected delay; a GET's body streams after), for {@link RoundTripStore#chain}: which
+     * requests waited for one another. At most 10,000, the oldest dropped.
+     */
+    public final java.util.concurrent.ConcurrentLinkedDeque<RoundTripStore.Request> timeline =
+            new java.util.concurrent.ConcurrentLinkedDeque<>();
+
+    void answered(String request, long startNanos) {
+        timeline.addLast(new RoundTripStore.Request(request, startNanos, System.nanoTime()));
+        while (timeline.size() > 10_000) {
+            timeline.pollFirst();
+        }
+    }
+
     /** GETs with If-None-Match (pointer re-checks). */
     public final LongAdder conditionalGets = new LongAdder();
     /** Requests answered with an injected fault. */
@@ -81,6 +96,7 @@ public final class ServerCounters {
             a.reset();
         }
         metadataRequests.clear();
+        timeline.clear();
     }
 
     public Map<String, Long> snapshot() {

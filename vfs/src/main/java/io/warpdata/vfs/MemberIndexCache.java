@@ -43,7 +43,18 @@ final class MemberIndexCache {
                 .maximumWeight(maxMembers)
                 .weigher((BlobRef ref, MemberIndex index) -> index.size() + 1)
                 .executor(executor)
-                .buildAsync(ref -> load(reader, known, ref, maxIndexBytes));
+                .buildAsync(ref -> fitting(load(reader, known, ref, maxIndexBytes), ref, maxMembers));
+    }
+
+    /**
+     * An index of more members than the whole cache may hold would be evicted as soon as it is
+     * loaded, and parsed again at every lookup: refused instead, saying what to do.
+     */
+    private static MemberIndex fitting(MemberIndex index, BlobRef ref, long maxMembers) {
+        if (index.size() + 1L > maxMembers) {
+            throw new IndexTooLargeException("member index " + ref.id(), index.size(), maxMembers - 1);
+        }
+        return index;
     }
 
     private static MemberIndex load(BlobReader reader, LastKnownGood known, BlobRef ref, long maxIndexBytes) {
@@ -56,7 +67,7 @@ final class MemberIndexCache {
         if (kept != null) {
             return MemberIndex.parse(kept, "member index " + ref.id());
         }
-        byte[] bytes = reader.readAll(ref);
+        byte[] bytes = reader.readIndex(ref);
         MemberIndex index = MemberIndex.parse(bytes, "member index " + ref.id());
         known.keepBlob(ref.id(), bytes);
         return index;

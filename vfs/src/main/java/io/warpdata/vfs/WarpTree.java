@@ -8,6 +8,7 @@ import io.warpdata.blobcache.DatasetNotFoundException;
 import io.warpdata.blobcache.StoreException;
 import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.ArtifactKind;
+import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.DatasetRef;
 import io.warpdata.manifest.ManifestValidationException;
@@ -16,6 +17,8 @@ import io.warpdata.manifest.VersionHash;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executor;
 
@@ -58,6 +61,15 @@ public final class WarpTree {
      * over its life; this many stay parsed, the rest are re-read from the catalog's own cache.
      */
     private static final int VERSION_TREES_HELD = 1024;
+    /**
+     * Shards of an artifact or table whose block hash lists are prefetched when its folder is
+     * looked up: 64. An artifact or table of up to 64 shards (the tar shards of an image folder,
+     * a table's Parquet files) has every list in by its first read; a list is small (32 bytes a
+     * block: 32 KiB for a 1 GiB shard), so this costs at most 64 small GETs, once (lists are
+     * kept). One of more shards (a table of thousands of files, of which a query may read three)
+     * gets the lists of its first 64; the others load on their first read.
+     */
+    static final int HASH_LISTS_PREFETCHED = 64;
     /** As long as the catalog trusts a negative answer: a version published elsewhere appears fast. */
     private static final Duration MISSING_VERSION_TTL = Duration.ofSeconds(1);
 
@@ -211,17 +223,28 @@ public final class WarpTree {
         return tree;
     }
 
+    /**
+     * An entry of a version's folder. Entering an artifact or a table starts loading the block
+     * hash lists of its shards ({@link #HASH_LISTS_PREFETCHED}): in an artifact they load while
+     * its member index does (which says which shard and offset a member is at), so that a
+     * member's first read waits for its data block alone; in a table they are in for the reads
+     * of its files after the first.
+     */
     private Node versionEntry(VersionTree version, String name) {
         if (name.equals(META_DIR)) {
             return new Node.MetaDir(version);
         }
-        if (version.shards(name) != null) {
+        Map<String, TableShard> shards = version.shards(name);
+        if (shards != null) {
+            reader.prefetchHashLists(shards.values().stream().limit(HASH_LISTS_PREFETCHED).map(TableShard::blob).toList());
             return new Node.TableDir(version, name);
         }
         Artifact artifact = version.manifest().artifacts().get(name);
         if (artifact == null) {
             throw new NoSuchEntryException(version.describe() + "/" + name);
         }
+        List<BlobRef> artifactShards = artifact.shards();
+        reader.prefetchHashLists(artifactShards.subList(0, Math.min(artifactShards.size(), HASH_LISTS_PREFETCHED)));
         return new Node.MemberDir(version, name, artifact, indexes.get(artifact.index()), "");
     }
 

@@ -11,6 +11,7 @@ import io.warpdata.manifest.BlockHashList;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -34,8 +35,8 @@ import org.slf4j.LoggerFactory;
  * reader then records the access for read-ahead ({@link ReadAhead}) and waits only for its own
  * blocks, at most until its deadline. An archive member ({@link #readMember}) is looked up by its
  * own SHA-256 first and small ones read at random are fetched on their own ({@link MemberReads}).
- * {@code warm} is the {@link Warmer}'s; verify and gc are the storage's. No lock is held across a store call; the hit path allocates nothing but a small
- * key and logs nothing.
+ * {@code warm} is the {@link Warmer}'s; verify and gc are the storage's. No lock is held across a
+ * store call; the hit path allocates nothing but a small key and logs nothing.
  */
 public final class BlockCache implements BlobReader {
     private static final Logger LOG = LoggerFactory.getLogger(BlockCache.class);
@@ -54,6 +55,8 @@ public final class BlockCache implements BlobReader {
     private final ReadAhead readAhead;
     private final Warmer warmer;
     private final MemberReads members;
+    private final WholeBlobReads wholeReads;
+    private final HashListPrefetcher prefetcher;
     private final ExecutorService owned;
     private final long deadlineNanos;
     private final AtomicLong lastNotCachedLog = new AtomicLong(System.nanoTime() - NOT_CACHED_LOG_EVERY.toNanos());
@@ -115,6 +118,8 @@ public final class BlockCache implements BlobReader {
         this.warmer = new Warmer(scheduler);
         this.members = new MemberReads(config, metrics, storage, fetcher, lists, scheduler, readAhead,
                 (m, list) -> track(m.blob(), list, m.offset(), (int) m.length(), true), executor);
+        this.wholeReads = new WholeBlobReads(fetcher, lists, storage, metrics, executor, () -> closed);
+        this.prefetcher = new HashListPrefetcher(lists, fetcher);
     }
 
     // ---------------------------------------------------------------- reads
@@ -265,6 +270,42 @@ public final class BlockCache implements BlobReader {
         byte[] out = new byte[(int) blob.size()];
         read(blob, 0, out, 0, out.length);
         return out;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: the lists not yet in memory are loaded (from disk, else the store) by the
+     * {@link HashListPrefetcher}, within its bounds; in local mode, which never fetches, nothing.
+     */
+    @Override
+    public void prefetchHashLists(List<BlobRef> blobs) {
+        if (!closed && config.mode().fetches()) {
+            prefetcher.prefetch(blobs);
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: an index of at most {@link WholeBlobReads#MAX_BYTES} whose block hash list is
+     * neither in memory nor on disk (first touch) is fetched whole with one GET and verified
+     * against its id, while its list loads alongside to cache its blocks ({@link WholeBlobReads});
+     * any other, and every index in local mode, is read as {@link #readAll} reads.
+     */
+    @Override
+    public byte[] readIndex(BlobRef blob) {
+        if (blob.size() == 0 || blob.size() > WholeBlobReads.MAX_BYTES || !config.mode().fetches()
+                || lists.knownHere(blob.blocks())) {
+            return readAll(blob);
+        }
+        ensureOpen();
+        try {
+            return wholeReads.read(blob, fetcher.deadlineFromNow());
+        } catch (RuntimeException e) {
+            metrics.readErrors.increment();
+            throw e;
+        }
     }
 
     /** The local-mode miss, logged at most every {@link #NOT_CACHED_LOG_EVERY} (never per read). */
@@ -418,6 +459,7 @@ public final class BlockCache implements BlobReader {
             return;
         }
         closed = true;
+        prefetcher.close();
         scheduler.close();
         storage.close();
         if (owned != null) {

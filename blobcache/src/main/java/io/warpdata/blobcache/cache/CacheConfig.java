@@ -46,15 +46,18 @@ public record CacheConfig(CacheMode mode, Path dir, long maxBytes, long minFreeB
     }
 
     /**
-     * Mode auto; 100 GiB (DESIGN.md's WARP_CACHE_SIZE_GB default); free floor auto; 256 MiB of
-     * block memory in remote mode (bounded, and enough for 4 readers' 64 MiB windows); 256 MiB in
-     * flight; 128 MiB of read-ahead (two full 64 MiB windows); 16 concurrent GETs (S3 serves
+     * Mode auto; 100 GiB (DESIGN.md's WARP_CACHE_SIZE_GB default); free floor auto; 128 MiB of
+     * block memory in remote mode (bounded, two readers' full 64 MiB windows); 128 MiB in flight
+     * (16 GETs of 8 MiB, or 4 of the largest 32 MiB runs: at 25-90 MB/s per connection and 10-50
+     * ms to the first byte, far more than the link holds in flight; with the heap of
+     * scripts/warpd, 384 MiB, it keeps warpd's resident memory under 512 MiB); 128 MiB of
+     * read-ahead (two full 64 MiB windows); 16 concurrent GETs (S3 serves
      * about 100 MB/s per connection, so 16 saturate a 10 Gbit link at 1 MiB blocks with
      * latency to spare); 1024 open block files (far below the usual 65536 fd limit).
      */
     public static CacheConfig defaults(Path dir) {
-        return new CacheConfig(CacheMode.AUTO, dir, 100L << 30, AUTO_FREE_FLOOR, 256L << 20,
-                256L << 20, 128L << 20, 16, 1024, RetryPolicy.DEFAULT);
+        return new CacheConfig(CacheMode.AUTO, dir, 100L << 30, AUTO_FREE_FLOOR, 128L << 20,
+                128L << 20, 128L << 20, 16, 1024, RetryPolicy.DEFAULT);
     }
 
     public CacheConfig withMode(CacheMode m) {

@@ -38,11 +38,14 @@ final class Deadlines {
         throw new StoreUnavailableException("Timed out " + what.get() + " (read deadline passed)", null);
     }
 
+    /** A future's failure as its task threw it: without the CompletionException wrapping it (null stays null). */
+    static Throwable unwrap(Throwable t) {
+        return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+    }
+
     /** Unwraps a failure from another thread into an exception fit to throw here. */
     static RuntimeException rethrow(Throwable t) {
-        if (t instanceof CompletionException && t.getCause() != null) {
-            t = t.getCause();
-        }
+        t = unwrap(t);
         if (t instanceof RuntimeException r) {
             return r;
         }

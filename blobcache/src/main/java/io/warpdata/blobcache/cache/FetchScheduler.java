@@ -56,13 +56,14 @@ final class FetchScheduler {
     /** How long close() lets fetched blocks finish being written: a restart then refetches nothing. */
     static final Duration CLOSE_GRACE = Duration.ofSeconds(2);
     /**
-     * Idle fetch buffers kept for reuse ({@link RunBuffers}): 128 MiB (capped at
-     * maxInFlightBytes). A sequential reader at the full window keeps up to the default read-ahead
-     * budget, 128 MiB, of runs fetched or waiting for their disk writes (measured: with 64 MiB, a
-     * quarter of the runs still allocated a fresh 8 MiB buffer). G1 keeps the heap that held
-     * them committed after a burst anyway, so keeping them costs no extra memory in practice.
+     * Idle fetch buffers kept for reuse ({@link RunBuffers}): 64 MiB (capped at
+     * maxInFlightBytes). A sequential reader at the full window keeps up to the read-ahead
+     * budget of runs fetched or waiting for their disk writes; with 128 MiB pooled none of a
+     * loopback read's 32 MiB runs allocated (with 64 MiB a quarter did, measured with a 1 GiB
+     * heap). Pooled and in-flight buffers are both heap: with the default 128 MiB in flight and
+     * warpd's 384 MiB heap, 64 MiB is what leaves room for the member indexes and the tree.
      */
-    static final long POOLED_BUFFER_BYTES = 128L << 20;
+    static final long POOLED_BUFFER_BYTES = 64L << 20;
 
     /** Consecutive fetches of one blob; {@code budgetKiB} of read-ahead budget is returned after. */
     private record Task(List<Fetch> fetches, int budgetKiB) {

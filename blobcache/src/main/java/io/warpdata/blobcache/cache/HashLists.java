@@ -92,6 +92,30 @@ final class HashLists {
         return memory.getIfPresent(blocks);
     }
 
+    /** Whether the list is here without asking the store: in memory, or kept on disk. */
+    boolean knownHere(BlobId blocks) {
+        return memory.getIfPresent(blocks) != null || (dir != null && Files.exists(dir.resolve(blocks.hex())));
+    }
+
+    /**
+     * The list's load, without waiting for it: done at once if the list is in memory, else the
+     * load in flight, else one started on the loader (which must be set) with {@code deadlineNanos}.
+     * A failed load completes the future exceptionally; nothing is logged.
+     */
+    CompletableFuture<BlockHashList> loading(BlobRef blob, long deadlineNanos) {
+        BlockHashList list = memory.getIfPresent(blob.blocks());
+        if (list != null) {
+            return CompletableFuture.completedFuture(list);
+        }
+        CompletableFuture<BlockHashList> mine = new CompletableFuture<>();
+        CompletableFuture<BlockHashList> theirs = inflight.putIfAbsent(blob.blocks(), mine);
+        if (theirs != null) {
+            return theirs;
+        }
+        startLoad(blob, deadlineNanos, true, mine);
+        return mine;
+    }
+
     /** The list stored on disk under its id, verified, or null. */
     BlockHashList readFromDisk(BlobId blocks) {
         if (dir == null) {
@@ -120,21 +144,26 @@ final class HashLists {
             return awaitList(theirs, blob, deadlineNanos);
         }
         if (loader != null) {
-            try {
-                loader.execute(() -> {
-                    try {
-                        load(blob, deadlineNanos, mayFetch, mine);
-                    } catch (RuntimeException | Error e) {
-                        // Delivered to the readers through the future.
-                    }
-                });
-            } catch (RuntimeException e) {
-                inflight.remove(blob.blocks(), mine);
-                mine.completeExceptionally(e);
-            }
+            startLoad(blob, deadlineNanos, mayFetch, mine);
             return awaitList(mine, blob, deadlineNanos);
         }
         return load(blob, deadlineNanos, mayFetch, mine);
+    }
+
+    /** Runs the load registered as {@code mine} on the loader; its outcome goes through the future. */
+    private void startLoad(BlobRef blob, long deadlineNanos, boolean mayFetch, CompletableFuture<BlockHashList> mine) {
+        try {
+            loader.execute(() -> {
+                try {
+                    load(blob, deadlineNanos, mayFetch, mine);
+                } catch (RuntimeException | Error e) {
+                    // Delivered to the readers through the future.
+                }
+            });
+        } catch (RuntimeException e) {
+            inflight.remove(blob.blocks(), mine);
+            mine.completeExceptionally(e);
+        }
     }
 
     private BlockHashList awaitList(CompletableFuture<BlockHashList> f, BlobRef blob, long deadlineNanos) {

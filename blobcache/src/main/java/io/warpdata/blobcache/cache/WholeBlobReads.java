@@ -1,0 +1,133 @@
+package io.warpdata.blobcache.cache;
+
+import io.warpdata.blobcache.BlockVerificationException;
+import io.warpdata.blobcache.ReadMetrics;
+import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.manifest.BlobId;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.BlockHashList;
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Small blobs read whole (member indexes) whose block hash list is not here yet: one GET of the
+ * whole blob, verified against the blob's own id (the SHA-256 of its content, which the verified
+ * manifest names), where reading block by block would wait for the list first and for the blocks
+ * after it: one round trip instead of two. The list is loaded alongside; once it is in, each
+ * block of the blob is verified against it and kept in the cache, as if the blob had been read
+ * block by block (so {@code warm}, {@code verify} and local mode find it as before). No byte is
+ * returned that did not hash to the blob's id; a mismatch is fetched once more, then the read
+ * fails with {@link BlockVerificationException} and one log line naming the blob.
+ */
+final class WholeBlobReads {
+    private static final Logger LOG = LoggerFactory.getLogger(WholeBlobReads.class);
+    /**
+     * Largest blob read this way: 32 MiB, the longest GET the cache makes
+     * ({@link FetchScheduler#MAX_RUN_BYTES}). A member index of 32 MiB holds some 300,000 members;
+     * beyond that the transfer, not the list's round trip, is what the reader waits for, and the
+     * blob is read block by block.
+     */
+    static final int MAX_BYTES = FetchScheduler.MAX_RUN_BYTES;
+
+    private final BlockFetcher fetcher;
+    private final HashLists lists;
+    private final BlockStorage storage;
+    private final ReadMetrics metrics;
+    private final Executor executor;
+    private final BooleanSupplier closed;
+
+    /**
+     * @param executor runs the GET (so that the reader waits at most until its deadline) and the
+     *                 cache writes after the list arrives
+     * @param closed   whether the cache is closing (then nothing is written)
+     */
+    WholeBlobReads(BlockFetcher fetcher, HashLists lists, BlockStorage storage, ReadMetrics metrics,
+            Executor executor, BooleanSupplier closed) {
+        this.fetcher = fetcher;
+        this.lists = lists;
+        this.storage = storage;
+        this.metrics = metrics;
+        this.executor = executor;
+        this.closed = closed;
+    }
+
+    /**
+     * Blob {@code blob} (of at most {@link #MAX_BYTES}, not empty), fetched with one GET and
+     * verified against its id, its list loaded alongside to cache its blocks.
+     *
+     * @throws BlockVerificationException if the bytes fetched do not hash to the id, twice
+     * @throws io.warpdata.blobcache.ObjectTooLargeException if the store holds a larger object there
+     * @throws io.warpdata.blobcache.StoreException if it cannot be fetched by the deadline
+     */
+    byte[] read(BlobRef blob, long deadlineNanos) {
+        CompletableFuture<byte[]> whole = new CompletableFuture<>();
+        try {
+            executor.execute(() -> {
+                try {
+                    whole.complete(fetchVerified(blob, deadlineNanos));
+                } catch (RuntimeException | Error e) {
+                    whole.completeExceptionally(e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            throw new StoreUnavailableException("The fetch executor refused work (shutting down?)", e);
+        }
+        CompletableFuture<BlockHashList> list = lists.loading(blob, deadlineNanos);
+        byte[] data = Deadlines.await(whole, deadlineNanos, () -> "reading blob " + blob.id() + " whole from "
+                + fetcher.store().describe());
+        metrics.missBytes.add(data.length);
+        // The blocks are written from the caller's array: each is verified against the list
+        // first, so even a caller that changed the array could not put a wrong block in the cache.
+        list.whenCompleteAsync((l, failed) -> {
+            if (l != null) {
+                keep(blob, l, data);
+            }
+            // A list that failed to load only means the blocks are not cached: a later block
+            // read loads it again and reports its error.
+        }, executor);
+        return data;
+    }
+
+    private byte[] fetchVerified(BlobRef blob, long deadlineNanos) {
+        String key = StoreLayout.blob(blob.id());
+        int size = (int) blob.size();
+        byte[] data = fetcher.getWithRetry(key, size, deadlineNanos);
+        if (matches(data, blob)) {
+            return data;
+        }
+        metrics.verificationFailures.increment();
+        data = fetcher.getWithRetry(key, size, deadlineNanos);
+        if (matches(data, blob)) {
+            return data;
+        }
+        metrics.verificationFailures.increment();
+        LOG.warn("Blob {} read whole from {} failed SHA-256 verification twice; failing the read",
+                blob.id(), fetcher.store().describe());
+        throw new BlockVerificationException(blob.id());
+    }
+
+    private static boolean matches(byte[] data, BlobRef blob) {
+        return data.length == blob.size() && Arrays.equals(BlobId.sha256().digest(data), blob.id().digest());
+    }
+
+    /** Keeps each block of {@code data} that verifies against {@code list} (all do, unless the manifest lies). */
+    private void keep(BlobRef blob, BlockHashList list, byte[] data) {
+        if (list.blobSize() != data.length) {
+            return;
+        }
+        int bs = list.blockSize();
+        for (int b = 0; b < list.blockCount() && !closed.getAsBoolean(); b++) {
+            int off = (int) list.blockOffset(b);
+            int len = list.blockLength(b);
+            if (list.verify(b, data, off, len)) {
+                storage.put(new BlockKey(blob.id(), bs, b), blob.blocks(), data, off, len, null);
+            }
+        }
+    }
+}

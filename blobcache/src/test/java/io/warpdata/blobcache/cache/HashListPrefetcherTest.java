@@ -1,0 +1,168 @@
+package io.warpdata.blobcache.cache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.warpdata.blobcache.InMemoryBlobStore;
+import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.manifest.BlobRef;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@link BlockCache#prefetchHashLists}: lists loaded before reads ask, within bounds. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class HashListPrefetcherTest {
+    private static final int BS = 4096;
+
+    @TempDir
+    Path dir;
+
+    private final InMemoryBlobStore memory = new InMemoryBlobStore();
+    private final GatedStore store = new GatedStore(memory);
+    private final ExecutorService pool = Executors.newCachedThreadPool();
+    private final List<BlockCache> caches = new ArrayList<>();
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        store.open.countDown();
+        caches.forEach(BlockCache::close);
+        pool.shutdownNow();
+        pool.awaitTermination(10, TimeUnit.SECONDS);
+    }
+
+    private BlockCache open(CacheMode mode) {
+        BlockCache c = new BlockCache(store, CacheConfig.defaults(dir).withMode(mode).withMinFreeBytes(0)
+                .withMaxBytes(64L << 20).withRetry(new RetryPolicy(Duration.ofMillis(1), Duration.ofMillis(10),
+                        Duration.ofSeconds(10))), pool);
+        caches.add(c);
+        return c;
+    }
+
+    private List<BlobRef> blobs(int n, int seed) {
+        List<BlobRef> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            out.add(TestBlobs.put(memory, TestBlobs.bytes(3 * BS + i, seed + i), BS));
+        }
+        return out;
+    }
+
+    private static void await(BooleanSupplier condition) throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("waited 10 s").isLessThan(until);
+            Thread.sleep(5);
+        }
+    }
+
+    @Test
+    void aPrefetchedListServesTheFirstReadWhichFetchesOnlyItsBlock() throws InterruptedException {
+        BlobRef shard = blobs(1, 1).get(0);
+        BlockCache c = open(CacheMode.AUTO);
+
+        c.prefetchHashLists(List.of(shard));
+        await(() -> c.metrics().getsIssued.sum() == 1 && store.getsInFlight.get() == 0);
+        byte[] one = new byte[1];
+        c.read(shard, 2 * BS + 5, one, 0, 1);
+
+        assertThat(store.gets(StoreLayout.blob(shard.blocks()))).as("GETs of the list").isEqualTo(1);
+        assertThat(store.reads(StoreLayout.blob(shard.id()))).as("ranged reads of the shard").isEqualTo(1);
+    }
+
+    @Test
+    void aReadWaitsForTheListBeingPrefetchedInsteadOfFetchingItAgain() throws Exception {
+        BlobRef shard = blobs(1, 2).get(0);
+        store.gated.add(StoreLayout.blob(shard.blocks()));
+        BlockCache c = open(CacheMode.AUTO);
+        c.prefetchHashLists(List.of(shard));
+        await(() -> store.getsInFlight.get() == 1);
+
+        var read = pool.submit(() -> c.read(shard, 0, new byte[10], 0, 10));
+        Thread.sleep(100);
+        store.open.countDown();
+
+        assertThat(read.get(10, TimeUnit.SECONDS)).isEqualTo(10);
+        assertThat(store.gets(StoreLayout.blob(shard.blocks()))).isEqualTo(1);
+    }
+
+    @Test
+    void atMostSixteenListsLoadAtOnceAndTheRestFollow() throws InterruptedException {
+        List<BlobRef> shards = blobs(40, 3);
+        store.gateAll = true;
+        BlockCache c = open(CacheMode.AUTO);
+
+        c.prefetchHashLists(shards);
+        await(() -> store.getsInFlight.get() == HashListPrefetcher.IN_FLIGHT);
+        Thread.sleep(100);
+        assertThat(store.maxGetsInFlight.get()).isEqualTo(HashListPrefetcher.IN_FLIGHT);
+        store.open.countDown();
+
+        await(() -> store.allGets() == 40 && store.getsInFlight.get() == 0);
+        assertThat(store.maxGetsInFlight.get()).isEqualTo(HashListPrefetcher.IN_FLIGHT);
+        for (BlobRef s : shards) {
+            assertThat(store.gets(StoreLayout.blob(s.blocks()))).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aReadNeedingAListStillQueuedLoadsItWithoutWaitingForTheQueue() throws Exception {
+        List<BlobRef> shards = blobs(20, 4);
+        for (BlobRef s : shards.subList(0, HashListPrefetcher.IN_FLIGHT)) {
+            store.gated.add(StoreLayout.blob(s.blocks()));
+        }
+        BlockCache c = open(CacheMode.AUTO);
+        c.prefetchHashLists(shards);
+        await(() -> store.getsInFlight.get() == HashListPrefetcher.IN_FLIGHT);
+
+        BlobRef last = shards.get(19);
+        assertThat(c.read(last, 0, new byte[10], 0, 10)).isEqualTo(10);
+        assertThat(store.gets(StoreLayout.blob(last.blocks()))).isEqualTo(1);
+    }
+
+    @Test
+    void blobsWhoseListCouldTakeMoreThanTheBoundAreNotPrefetched() throws InterruptedException {
+        BlobRef small = blobs(1, 5).get(0);
+        // 9 GiB claimed: at the smallest block size its list could take 72 MiB.
+        BlobRef huge = new BlobRef(small.id(), 9L << 30, small.blocks());
+        BlockCache c = open(CacheMode.AUTO);
+
+        c.prefetchHashLists(List.of(huge));
+        Thread.sleep(100);
+
+        assertThat(store.allGets()).isZero();
+    }
+
+    @Test
+    void aStoreThatCannotBeReachedPausesPrefetching() throws InterruptedException {
+        store.unreachable = true;
+        BlockCache c = open(CacheMode.AUTO);
+
+        c.prefetchHashLists(blobs(40, 7));
+        await(() -> store.allGets() > 0 && store.getsInFlight.get() == 0);
+        Thread.sleep(100);
+        long tried = store.allGets();
+        c.prefetchHashLists(blobs(40, 50));
+        Thread.sleep(100);
+
+        assertThat(tried).as("lists tried before the pause").isLessThanOrEqualTo(HashListPrefetcher.IN_FLIGHT);
+        assertThat(store.allGets()).as("lists tried in all").isEqualTo(tried);
+    }
+
+    @Test
+    void localModePrefetchesNothing() throws InterruptedException {
+        BlockCache c = open(CacheMode.LOCAL);
+
+        c.prefetchHashLists(blobs(3, 6));
+        Thread.sleep(100);
+
+        assertThat(store.allGets()).isZero();
+    }
+}

@@ -1,0 +1,150 @@
+package io.warpdata.blobcache.cache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.warpdata.blobcache.BlockVerificationException;
+import io.warpdata.blobcache.InMemoryBlobStore;
+import io.warpdata.blobcache.ObjectTooLargeException;
+import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.manifest.BlobRef;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@link BlockCache#readIndex}: a member index on first touch comes whole in one GET, checked against its id. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class ReadIndexTest {
+    private static final int BS = 64 * 1024;
+
+    @TempDir
+    Path dir;
+
+    private final InMemoryBlobStore memory = new InMemoryBlobStore();
+    private final GatedStore store = new GatedStore(memory);
+    private final ExecutorService pool = Executors.newCachedThreadPool();
+    private final List<BlockCache> caches = new ArrayList<>();
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        store.open.countDown();
+        caches.forEach(BlockCache::close);
+        pool.shutdownNow();
+        pool.awaitTermination(10, TimeUnit.SECONDS);
+    }
+
+    private BlockCache open(CacheMode mode, Duration deadline) {
+        BlockCache c = new BlockCache(store, CacheConfig.defaults(dir).withMode(mode).withMinFreeBytes(0)
+                .withMaxBytes(64L << 20).withRetry(new RetryPolicy(Duration.ofMillis(1), Duration.ofMillis(10), deadline)),
+                pool);
+        caches.add(c);
+        return c;
+    }
+
+    private BlockCache open() {
+        return open(CacheMode.AUTO, Duration.ofSeconds(10));
+    }
+
+    private static void await(BooleanSupplier condition) throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("waited 10 s").isLessThan(until);
+            Thread.sleep(5);
+        }
+    }
+
+    @Test
+    void indexNeverReadComesWholeInOneGetAndItsBlocksAreCachedOnceItsListIsIn() throws InterruptedException {
+        byte[] index = TestBlobs.bytes(3 * BS - 100, 1);
+        BlobRef ref = TestBlobs.put(memory, index, BS);
+        BlockCache c = open();
+
+        assertThat(c.readIndex(ref)).isEqualTo(index);
+
+        assertThat(store.gets(StoreLayout.blob(ref.id()))).as("whole GETs of the index").isEqualTo(1);
+        assertThat(store.reads(StoreLayout.blob(ref.id()))).as("ranged reads of the index").isZero();
+        await(() -> c.stats().blocks() == 3);
+        assertThat(store.gets(StoreLayout.blob(ref.blocks()))).as("its block hash list, loaded alongside").isEqualTo(1);
+        long requests = store.allGets() + store.allReads();
+        byte[] again = new byte[index.length];
+        assertThat(c.read(ref, 0, again, 0, again.length)).isEqualTo(index.length);
+        assertThat(again).isEqualTo(index);
+        assertThat(c.readIndex(ref)).isEqualTo(index);
+        assertThat(store.allGets() + store.allReads()).as("store requests once it is cached").isEqualTo(requests);
+    }
+
+    @Test
+    void indexWhoseListIsKeptOnDiskIsReadFromTheCache() throws InterruptedException {
+        byte[] index = TestBlobs.bytes(2 * BS + 7, 2);
+        BlobRef ref = TestBlobs.put(memory, index, BS);
+        BlockCache first = open();
+        first.readIndex(ref);
+        await(() -> first.stats().blocks() == 3);
+        first.close();
+        caches.remove(first);
+        long requests = store.allGets() + store.allReads();
+
+        BlockCache second = open();
+        assertThat(second.readIndex(ref)).isEqualTo(index);
+        assertThat(store.allGets() + store.allReads()).as("store requests after a restart").isEqualTo(requests);
+    }
+
+    @Test
+    void wrongBytesAtTheIndexKeyAreFetchedTwiceThenRefused() {
+        byte[] index = TestBlobs.bytes(5000, 3);
+        BlobRef ref = TestBlobs.put(memory, index, BS);
+        byte[] wrong = index.clone();
+        wrong[4000] ^= 1;
+        memory.put(StoreLayout.blob(ref.id()), wrong);
+        BlockCache c = open();
+
+        assertThatThrownBy(() -> c.readIndex(ref)).isInstanceOf(BlockVerificationException.class)
+                .hasMessageContaining(ref.id().toString());
+        assertThat(store.gets(StoreLayout.blob(ref.id()))).isEqualTo(2);
+        assertThat(c.metrics().verificationFailures.sum()).isEqualTo(2);
+        assertThat(c.stats().blocks()).isZero();
+    }
+
+    @Test
+    void largerObjectAtTheIndexKeyIsRefused() {
+        byte[] index = TestBlobs.bytes(5000, 4);
+        BlobRef ref = TestBlobs.put(memory, index, BS);
+        memory.put(StoreLayout.blob(ref.id()), Arrays.copyOf(index, 9000));
+        BlockCache c = open();
+
+        assertThatThrownBy(() -> c.readIndex(ref)).isInstanceOf(ObjectTooLargeException.class);
+    }
+
+    @Test
+    void indexGetThatNeverAnswersFailsAtTheReadDeadline() {
+        byte[] index = TestBlobs.bytes(5000, 5);
+        BlobRef ref = TestBlobs.put(memory, index, BS);
+        store.gated.add(StoreLayout.blob(ref.id()));
+        BlockCache c = open(CacheMode.AUTO, Duration.ofMillis(500));
+
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> c.readIndex(ref)).isInstanceOf(StoreUnavailableException.class);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+    }
+
+    @Test
+    void localModeReadsTheIndexOnlyFromTheCache() {
+        byte[] index = TestBlobs.bytes(5000, 6);
+        BlobRef ref = TestBlobs.put(memory, index, BS);
+        BlockCache c = open(CacheMode.LOCAL, Duration.ofSeconds(10));
+
+        assertThatThrownBy(() -> c.readIndex(ref)).isInstanceOf(BlockNotCachedException.class);
+        assertThat(store.allGets() + store.allReads()).isZero();
+    }
+}
