@@ -134,7 +134,7 @@ final class CacheDirectory implements AutoCloseable {
                                 h = null;
                             }
                         }
-                        if (h == null || !h.key().equals(key)
+                        if (h == null || !h.key().equals(key) || !p.getFileName().toString().equals(key.fileName())
                                 || !shard.getFileName().toString().equals(key.blob().hex().substring(0, 2))) {
                             deleteFile(p);
                             invalid++;

@@ -67,19 +67,23 @@ final class DiskBlocks implements BlockStorage {
     /** Rate limit for repeated write-failure warnings (a full disk would otherwise log per block). */
     private static final long WARN_EVERY_NANOS = 10_000_000_000L;
     /**
-     * Members cached under their own hash kept at most: 65,536. An index entry costs about 570
-     * bytes of heap (key, entry, file path, Caffeine's nodes, this bound's own node; measured over
-     * 20,000 members), so the members cost at most ~37 MiB of heap however small they are, while
-     * the byte limit alone would let a 100 GiB cache of 30 KB members hold 3.1 million entries
-     * (1.7 GiB of heap). 65,536
-     * members are 2 GB of 30 KB images and up to 16 GiB of 256 KiB ones: plenty for the random
-     * reads that fetch members on their own (shuffled passes fetch whole shards instead). Beyond
-     * it the least valuable members go first (W-TinyLFU by count), blocks are not touched.
+     * Members cached under their own hash kept at most: 32,768. An index entry costs about 400
+     * bytes of heap (key, entry, Caffeine's nodes, this bound's own node; measured over 20,000
+     * members), so the members cost at most ~13 MiB of the heap (384 MiB by default) however
+     * small they are, while the byte limit alone would let a 100 GiB cache of 30 KB members hold
+     * 3.1 million entries (1.2 GiB of heap). 32,768 members are 1 GB of 30 KB images and up to
+     * 8 GiB of 256 KiB ones, for the random reads that fetch members on their own (shuffled passes
+     * fetch whole shards instead). Beyond it the least valuable members go first (W-TinyLFU by
+     * count); blocks are not touched.
      */
-    static final int MAX_MEMBERS = 65_536;
+    static final int MAX_MEMBERS = 32_768;
 
+    /**
+     * One cached block. Its file's path is not kept ({@link CacheDirectory#path} makes it when the
+     * file is opened or deleted): a Path with its bytes is about 170 bytes of heap a block, more
+     * than the rest of the entry, and the file is opened only when its channel is not cached.
+     */
     private static final class Entry {
-        final Path path;
         final int headerLength;
         final int length;
         final int[] crcs;
@@ -92,10 +96,8 @@ final class DiskBlocks implements BlockStorage {
         final AtomicInteger readers = new AtomicInteger();
         volatile boolean evicted;
 
-        Entry(BlockKey key, Path path, int headerLength, int length, int[] crcs, BlobId listId,
-              AtomicBoolean prefetchCredit) {
+        Entry(BlockKey key, int headerLength, int length, int[] crcs, BlobId listId, AtomicBoolean prefetchCredit) {
             this.member = listId.equals(key.blob());
-            this.path = path;
             this.headerLength = headerLength;
             this.length = length;
             this.crcs = crcs;
@@ -205,7 +207,7 @@ final class DiskBlocks implements BlockStorage {
         // Unlinking is safe under a reader (an open file stays readable on Linux); closing its
         // channel is not, so a block being read keeps its channel until the last reader leaves.
         e.evicted = true;
-        deleteFile(e.path);
+        deleteFile(dir.path(key));
         if (e.readers.get() == 0) {
             channels.invalidate(key);
         }
@@ -223,7 +225,7 @@ final class DiskBlocks implements BlockStorage {
     private void rebuild() {
         for (CacheDirectory.Found f : dir.recover()) {
             BlockFile.Header h = f.header();
-            Entry e = new Entry(f.key(), f.path(), h.headerLength(), h.dataLength(), h.crcs(), h.listId(), null);
+            Entry e = new Entry(f.key(), h.headerLength(), h.dataLength(), h.crcs(), h.listId(), null);
             index.put(f.key(), e);
             if (e.member) {
                 members.put(f.key(), Boolean.TRUE);
@@ -272,7 +274,7 @@ final class DiskBlocks implements BlockStorage {
             FileChannel ch = channels.getIfPresent(key);
             if (ch == null) {
                 try {
-                    FileChannel opened = FileChannel.open(e.path, StandardOpenOption.READ);
+                    FileChannel opened = FileChannel.open(dir.path(key), StandardOpenOption.READ);
                     ch = channels.asMap().putIfAbsent(key, opened);
                     if (ch == null) {
                         ch = opened;
@@ -333,7 +335,7 @@ final class DiskBlocks implements BlockStorage {
             // Logged only when the block really was bad, not when eviction won a race.
             LOG.warn("Cached {} {}; deleting it, it will be fetched again", key, why);
             v.evicted = true;
-            deleteFile(v.path);
+            deleteFile(dir.path(k));
             channels.invalidate(k);
             if (v.member) {
                 members.invalidate(k);
@@ -351,7 +353,7 @@ final class DiskBlocks implements BlockStorage {
                     return e;
                 }
                 e.evicted = true;
-                deleteFile(e.path);
+                deleteFile(dir.path(key));
                 if (e.readers.get() == 0) {
                     channels.invalidate(key);
                 }
@@ -433,7 +435,7 @@ final class DiskBlocks implements BlockStorage {
             deleteFile(tmp);
             return;
         }
-        Entry fresh = new Entry(key, target, headerLength, len, crcs, listId, prefetchCredit);
+        Entry fresh = new Entry(key, headerLength, len, crcs, listId, prefetchCredit);
         Entry placed = index.asMap().compute(key, (k, old) -> {
             if (old != null) {
                 deleteFile(tmp);
@@ -537,7 +539,7 @@ final class DiskBlocks implements BlockStorage {
                 buf = new byte[e.length];
             }
             boolean ok;
-            try (FileChannel ch = FileChannel.open(e.path, StandardOpenOption.READ)) {
+            try (FileChannel ch = FileChannel.open(dir.path(key), StandardOpenOption.READ)) {
                 ok = BlockFile.readFully(ch, ByteBuffer.wrap(buf, 0, e.length), e.headerLength)
                         && ch.size() == (long) e.headerLength + e.length;
             } catch (IOException ex) {

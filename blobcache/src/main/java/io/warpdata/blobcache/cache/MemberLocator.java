@@ -12,22 +12,22 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * ({@link MemberReads}) instead of fetching its own.
  *
  * <p>A fixed table of {@link #SLOTS} entries in sets of {@link #WAYS}, by the hash's first bits,
- * like a CPU cache: a full set replaces one of its entries at random. Bounded (at most ~10 MiB of
- * heap: 131,072 entries of ~72 bytes, plus the table), no lock, and a lookup allocates nothing.
+ * like a CPU cache: a full set replaces one of its entries at random. Bounded (at most ~5 MiB of
+ * heap: 65,536 entries of ~72 bytes, plus the table), no lock, and a lookup allocates nothing.
  * An entry is only a hint: its blocks may have been evicted since (the reader then checks and
  * forgets it), and it is trusted only once the bytes it points at have been hashed to the
  * member's SHA-256 ({@link Location#verified}).
  */
 final class MemberLocator {
     /**
-     * Entries: 131,072. A location is remembered per member read from blocks, so this is how many
-     * members a second dataset can find in the first one's cached blocks (1 MiB blocks of 30 KB
-     * images: 4 GB of them); beyond it dedup is partial, never wrong.
+     * Entries: 65,536 (~5 MiB of the heap, 384 MiB by default). A location is remembered per
+     * member read from blocks, so this is how many members a second dataset can find in the
+     * first one's cached blocks (2 GB of 30 KB images); beyond it dedup is partial, never wrong.
      */
-    static final int SLOTS = 1 << 17;
+    static final int SLOTS = 1 << 16;
     /**
      * Entries per set: 4. With 1,000 members remembered, one entry per set (direct mapped) would
-     * lose about 4 of them to collisions; with 4 ways, next to none (about 10^-5 expected).
+     * lose about 8 of them to collisions; with 4 ways, next to none (about 10^-4 expected).
      */
     static final int WAYS = 4;
     /**
