@@ -156,9 +156,10 @@ class MemberDedupIT {
         Shell.Result r = Shell.run("sha256sum", dir.resolve(name).toString()).requireSuccess();
         assertThat(r.out()).startsWith(expected);
         report("one cold " + size + "-byte member");
-        // One ranged GET of exactly the member; besides it only its shard's block hash list
-        // (32 bytes a block: a few hundred bytes for a 4 MiB shard), itself a ranged GET of a blob.
-        assertThat(m.s3.counters().rangedGets()).as("%s", m.s3.counters()).isEqualTo(2);
+        // One ranged GET of exactly the member; besides it at most its shard's block hash list
+        // (32 bytes a block: a few hundred bytes for a 4 MiB shard), itself a ranged GET of a blob,
+        // unless it was loaded while the folder was listed (HashListPrefetcher).
+        assertThat(m.s3.counters().rangedGets()).as("%s", m.s3.counters()).isBetween(1L, 2L);
         assertThat(m.s3.counters().bytesServed()).as("%s", m.s3.counters())
                 .isBetween(size, size + 4096).isLessThan(1L << 20);
         assertThat(counters().path("member_fetches").asLong()).isEqualTo(1);
