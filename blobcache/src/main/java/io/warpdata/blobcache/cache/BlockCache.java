@@ -113,7 +113,7 @@ public final class BlockCache implements BlobReader {
             this.lists = new HashLists(fetcher, null, null, HASH_LIST_MEMORY, executor);
         }
         this.scheduler = new FetchScheduler(config, metrics, storage, fetcher, executor);
-        this.readAhead = config.mode().fetches() ? new ReadAhead(scheduler::schedulePrefetch) : null;
+        this.readAhead = config.mode().fetches() ? new ReadAhead(scheduler) : null;
         scheduler.readAhead(readAhead);
         this.warmer = new Warmer(scheduler);
         this.members = new MemberReads(config, metrics, storage, fetcher, lists, scheduler, readAhead,

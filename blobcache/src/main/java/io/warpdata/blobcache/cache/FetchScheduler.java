@@ -35,7 +35,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link #missingRunEnd}, after {@link #nextMissing} skipped what is cached or in flight; how a
  * run is then fetched, verified, handed over and stored is the {@link RunFetcher}'s.
  */
-final class FetchScheduler {
+final class FetchScheduler implements ReadAhead.Scheduler {
     /**
      * Longest coalesced GET: 32 MiB. Every GET costs the SDK's request pipeline (signing,
      * interceptors, metrics) and, for the first thousands of requests of a daemon's life, the
@@ -236,6 +236,16 @@ final class FetchScheduler {
     }
 
     // ---------------------------------------------------------------- read-ahead, warm, hybrid
+
+    @Override
+    public int schedule(BlobRef blob, BlockHashList list, int from, int to) {
+        return schedulePrefetch(blob, list, from, to);
+    }
+
+    @Override
+    public int runBlocks(int blockSize) {
+        return Math.max(1, rate.runBytes() / blockSize);
+    }
 
     /** {@link ReadAhead.Scheduler}: queue runs of missing blocks in [from, to) within the budget. */
     int schedulePrefetch(BlobRef blob, BlockHashList list, int from, int to) {

@@ -45,7 +45,7 @@ final class MemberReads {
      * Largest member fetched on its own: 256 KiB. Below it a ranged GET of the member is cheaper
      * than its 1 MiB block in bytes (4x or more), while a GET's cost is mostly its round trip; a
      * larger member read at random is most of a block anyway. Also bounds the memory of member
-     * fetches in flight: {@code maxConcurrentFetches} x 256 KiB (4 MiB by default).
+     * fetches in flight: {@code maxConcurrentFetches} x 256 KiB (8 MiB at the default 32).
      */
     static final int MAX_FETCH_BYTES = 256 << 10;
     /**

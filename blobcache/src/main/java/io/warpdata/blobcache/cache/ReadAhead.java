@@ -58,6 +58,11 @@ final class ReadAhead {
          * @return the first block not scheduled (because the read-ahead budget is used up), or to
          */
         int schedule(BlobRef blob, BlockHashList list, int from, int to);
+
+        /** Blocks of one read-ahead GET at this block size (read-ahead tops up once a whole run fits). */
+        default int runBlocks(int blockSize) {
+            return Integer.MAX_VALUE;
+        }
     }
 
     private static final class Stream {
@@ -172,11 +177,14 @@ final class ReadAhead {
             }
             int from = Math.max(s.scheduledUntil, last + 1);
             int to = Math.min(list.blockCount(), last + 1 + s.window);
-            // Top up only when at most half a window is left ahead, so that read-ahead goes out
-            // in runs of at least half a window (few, large GETs) rather than block by block. At
-            // the full window that is exactly half of it (32 MiB: one whole GET of FetchScheduler.MAX_RUN_BYTES, where
-            // "less than half" asked for 33 blocks and so one extra 1-block GET per top-up).
-            if (from < to && from - (last + 1) <= s.window / 2) {
+            // Top up once half a window, or one whole GET's run if that is less, is free ahead:
+            // read-ahead goes out in large GETs rather than block by block. At the full window and
+            // 32 MiB runs (a fast link) that is exactly half of it, one whole GET of
+            // FetchScheduler.MAX_RUN_BYTES ("less than half" asked for 33 blocks and so one extra
+            // 1-block GET per top-up); with 4 MiB runs (a 25 MB/s link, ConnectionRate) it is
+            // every 4 blocks, so the window stays nearly full: 15 GETs in flight, not 8 to 16.
+            // The blob's end may come first: then the rest goes out at once.
+            if (from < to && (to - from >= Math.min(s.window / 2, scheduler.runBlocks(bs)) || to == list.blockCount())) {
                 s.scheduledUntil = scheduler.schedule(blob, list, from, to);
             }
         }

@@ -163,7 +163,7 @@
  * data. The locator holds at most {@code MemberLocator.SLOTS} = 65,536 locations (~5 MiB) of
  * members up to {@code MemberLocator.MAX_LOCATED_BYTES} = 16 MiB, 4 ways per set, losing a
  * location to a newer one when its set is full. Member GETs run on the fetch executor, at most
- * {@code maxConcurrentFetches} at once (4 MiB of buffers by default); readers wait for them
+ * {@code maxConcurrentFetches} at once (8 MiB of buffers at the default 32); readers wait for them
  * until their deadline, single flight by hash.
  *
  * <h2>Cold-read CPU (what a miss costs, and why)</h2>

@@ -25,8 +25,8 @@ class ConnectionRateTest {
     private static final int MIB = 1 << 20;
 
     @Test
-    void runsAreTheCapUntilSomethingIsKnown() {
-        assertThat(new ConnectionRate(32 * MIB).runBytes()).isEqualTo(32 * MIB);
+    void runsAreTheSmallestUntilSomethingIsKnown() {
+        assertThat(new ConnectionRate(32 * MIB).runBytes()).isEqualTo(ConnectionRate.MIN_RUN_BYTES);
     }
 
     @Test
@@ -58,7 +58,7 @@ class ConnectionRateTest {
         ConnectionRate r = new ConnectionRate(32 * MIB);
         r.record(64 << 10, TimeUnit.MILLISECONDS.toNanos(50));
         assertThat(r.bytesPerSecond()).isZero();
-        assertThat(r.runBytes()).isEqualTo(32 * MIB);
+        assertThat(r.runBytes()).isEqualTo(ConnectionRate.MIN_RUN_BYTES);
     }
 
     @Test

@@ -1,0 +1,155 @@
+package io.warpdata.blobcache.cache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.ForwardingBlobStore;
+import io.warpdata.blobcache.InMemoryBlobStore;
+import io.warpdata.manifest.BlobRef;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntConsumer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * 64 readers at once over a slow store, half sequential and half random: the bytes of all GETs
+ * under way never exceed the in-flight bound, fetch workers never exceed theirs, and every byte
+ * is right.
+ */
+class ManyReadersMemoryTest {
+    private static final int MIB = 1 << 20;
+    private static final int BS = 256 << 10;
+    private static final int READERS = 64;
+    private static final long IN_FLIGHT = 8L * MIB;
+
+    @TempDir
+    Path dir;
+
+    private final ExecutorService fetchers = Executors.newCachedThreadPool();
+    private final ExecutorService readers = Executors.newFixedThreadPool(READERS);
+    private BlockCache cache;
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        if (cache != null) {
+            cache.close();
+        }
+        readers.shutdownNow();
+        fetchers.shutdownNow();
+        readers.awaitTermination(10, TimeUnit.SECONDS);
+        fetchers.awaitTermination(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void sixtyFourReadersStayWithinTheInFlightBoundAndReadEveryByteRight() throws Exception {
+        InMemoryBlobStore memory = new InMemoryBlobStore();
+        List<byte[]> data = new ArrayList<>();
+        List<BlobRef> refs = new ArrayList<>();
+        for (int i = 0; i < 16; i++) {
+            byte[] d = TestBlobs.bytes(4 * MIB, 1000 + i);
+            data.add(d);
+            refs.add(TestBlobs.put(memory, d, BS));
+        }
+        MeteredStore store = new MeteredStore(memory, 40e6);
+        cache = new BlockCache(store, CacheConfig.defaults(dir).withMinFreeBytes(0).withMaxBytes(32L * MIB)
+                .withMaxInFlightBytes(IN_FLIGHT).withMaxPrefetchBytes(4L * MIB).withMaxConcurrentFetches(16), fetchers,
+                null, null);
+        List<Future<Long>> done = new ArrayList<>();
+        for (int r = 0; r < READERS; r++) {
+            int reader = r;
+            done.add(readers.submit(() -> {
+                Random rnd = new Random(reader);
+                byte[] buf = new byte[64 << 10];
+                long checked = 0;
+                int blob = reader % refs.size();
+                byte[] expected = data.get(blob);
+                if (reader % 2 == 0) {
+                    // Sequential: the whole blob in 64 KiB reads.
+                    for (int off = 0; off < expected.length; off += buf.length) {
+                        checked += readAndCheck(refs.get(blob), expected, off, buf);
+                    }
+                } else {
+                    // Random 64 KiB reads anywhere in the blob.
+                    for (int i = 0; i < 48; i++) {
+                        int off = rnd.nextInt(expected.length - buf.length);
+                        checked += readAndCheck(refs.get(blob), expected, off, buf);
+                    }
+                }
+                return checked;
+            }));
+        }
+        long checked = 0;
+        for (Future<Long> f : done) {
+            checked += f.get(120, TimeUnit.SECONDS);
+        }
+        assertThat(checked).isEqualTo(32L * 4 * MIB + 32L * 48 * (64 << 10));
+        assertThat(store.peakBytes.get()).as("bytes of GETs under way at once").isPositive()
+                .isLessThanOrEqualTo(IN_FLIGHT);
+        assertThat(store.peakGets.get()).as("GETs under way at once").isLessThanOrEqualTo(16);
+    }
+
+    private int readAndCheck(BlobRef ref, byte[] expected, int off, byte[] buf) {
+        int n = cache.read(ref, off, buf, 0, buf.length);
+        assertThat(n).isEqualTo(buf.length);
+        assertThat(Arrays.equals(buf, 0, n, expected, off, off + n)).as("bytes at " + off).isTrue();
+        return n;
+    }
+
+    /** Paces each GET at {@code rate} bytes per second and records the most bytes and GETs under way at once. */
+    private static final class MeteredStore extends ForwardingBlobStore {
+        final AtomicLong bytes = new AtomicLong();
+        final AtomicLong peakBytes = new AtomicLong();
+        final AtomicInteger gets = new AtomicInteger();
+        final AtomicInteger peakGets = new AtomicInteger();
+        private final double rate;
+
+        MeteredStore(BlobStore inner, double rate) {
+            super(inner);
+            this.rate = rate;
+        }
+
+        @Override
+        public void read(String key, long offset, byte[] dst, int dstOff, int len) {
+            read(key, offset, dst, dstOff, len, n -> { });
+        }
+
+        @Override
+        public void read(String key, long offset, byte[] dst, int dstOff, int len, IntConsumer arrived) {
+            if (!key.contains("blobs/")) {
+                inner.read(key, offset, dst, dstOff, len);
+                arrived.accept(len);
+                return;
+            }
+            peakBytes.accumulateAndGet(bytes.addAndGet(len), Math::max);
+            peakGets.accumulateAndGet(gets.incrementAndGet(), Math::max);
+            long start = System.nanoTime();
+            try {
+                for (int pos = 0; pos < len; ) {
+                    int n = Math.min(64 << 10, len - pos);
+                    inner.read(key, offset + pos, dst, dstOff + pos, n);
+                    pos += n;
+                    long wait = start + (long) (pos / rate * 1e9) - System.nanoTime();
+                    if (wait > 0) {
+                        LockSupport.parkNanos(wait);
+                    }
+                    arrived.accept(pos);
+                }
+            } finally {
+                bytes.addAndGet(-len);
+                gets.decrementAndGet();
+            }
+        }
+    }
+}
