@@ -209,6 +209,15 @@ class OrderPrefetchIT {
         JsonNode plans = call("stats").path("order_plans");
         assertThat(plans.toString()).contains("\"name\":\"it epoch 0\"", "\"members\":" + FILES);
 
+        // Through the latest link: as a root, and inside absolute paths.
+        Files.write(orderFile, order.subList(0, 3), StandardCharsets.UTF_8);
+        assertThat(json(store.warpctl("prefetch", "--order", orderFile.toString(), "--root", "zoo/order/images",
+                "--plan", "it link", "--json")).get("members").asInt()).isEqualTo(3);
+        Files.write(orderFile, order.subList(0, 3).stream().map(f -> store.mount.resolve("zoo/order/images").resolve(f)
+                .toString()).toList(), StandardCharsets.UTF_8);
+        assertThat(json(store.warpctl("prefetch", "--order", orderFile.toString(), "--plan", "it link", "--json"))
+                .get("replaced").asBoolean()).isTrue();
+
         // A wrong path plans nothing and says which.
         Files.writeString(orderFile, images.resolve("c0/img000.jpg") + "\n" + images.resolve("c9/nope.jpg") + "\n");
         Shell.Result bad = store.warpctl("prefetch", "--order", orderFile.toString(), "--plan", "it epoch 1");

@@ -208,14 +208,17 @@ public final class PrefetchOrderOperation implements Operation {
         return rel;
     }
 
-    /** The directory {@code root} names; a link (ws/name, ws/name@tag) is followed to its version. */
+    /**
+     * The directory {@code root} names, one component at a time as the kernel walks it: a link
+     * (ws/name, ws/name@tag) on the way is followed to the version it names now (as are links
+     * in the paths, when the root is above them).
+     */
     private Node root(Args args, String root) {
         String rel = relative(args, root);
-        Node node;
+        Node node = tree.root();
         try {
-            node = tree.lookup("/" + rel);
-            if (node instanceof Node.Link l) {
-                node = tree.lookup("/" + l.dataset().workspace() + "/" + l.text());
+            for (String name : rel.isEmpty() ? new String[0] : rel.split("/")) {
+                node = step(node, name);
             }
         } catch (NoSuchEntryException | WrongNodeTypeException e) {
             throw new ControlException("NotFound", "prefetch.order: root '" + root + "' is not a directory of the mount "
@@ -273,12 +276,21 @@ public final class PrefetchOrderOperation implements Operation {
         }
         int slash = rel.lastIndexOf('/');
         Node parent = slash < 0 ? p.rootNode : directory(p, rel.substring(0, slash));
-        d = tree.lookup(parent, slash < 0 ? rel : rel.substring(slash + 1));
+        d = step(parent, slash < 0 ? rel : rel.substring(slash + 1));
         if (p.directories.size() >= DIRECTORIES_REMEMBERED) {
             p.directories.clear();
         }
         p.directories.put(rel, d);
         return d;
+    }
+
+    /** The child {@code name} of {@code parent}; a link (ws/name, ws/name@tag) is followed to the version it names now. */
+    private Node step(Node parent, String name) {
+        Node node = tree.lookup(parent, name);
+        if (node instanceof Node.Link l) {
+            node = tree.lookup(new Node.Workspace(l.dataset().workspace()), l.text());
+        }
+        return node;
     }
 
     private ControlException notAFile(Pending p, String path, int position) {
