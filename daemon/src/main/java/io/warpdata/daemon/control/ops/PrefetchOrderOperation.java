@@ -2,6 +2,7 @@ package io.warpdata.daemon.control.ops;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.warpdata.blobcache.DatasetNotFoundException;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.OrderPlan;
 import io.warpdata.blobcache.cache.PlanStatus;
@@ -220,7 +221,7 @@ public final class PrefetchOrderOperation implements Operation {
             for (String name : rel.isEmpty() ? new String[0] : rel.split("/")) {
                 node = step(node, name);
             }
-        } catch (NoSuchEntryException | WrongNodeTypeException e) {
+        } catch (NoSuchEntryException | DatasetNotFoundException | WrongNodeTypeException e) {
             throw new ControlException("NotFound", "prefetch.order: root '" + root + "' is not a directory of the mount "
                     + mount, "name a directory under the mount, e.g. ws/name@<version> (warpctl info ws/name shows it)");
         }
@@ -240,7 +241,7 @@ public final class PrefetchOrderOperation implements Operation {
             int slash = path.lastIndexOf('/');
             Node dir = slash < 0 ? p.rootNode : directory(p, path.substring(0, slash));
             file = tree.lookup(dir, slash < 0 ? path : path.substring(slash + 1));
-        } catch (NoSuchEntryException | WrongNodeTypeException e) {
+        } catch (NoSuchEntryException | DatasetNotFoundException | WrongNodeTypeException e) {
             throw notAFile(p, path, position);
         }
         if (!(file instanceof Node.File f)) {
