@@ -117,7 +117,7 @@ final class OrderPrefetcher {
         final AtomicBoolean cancelled = new AtomicBoolean();
         volatile boolean waitingForReader;
         /** While waiting for the reader: how far the horizon must have moved before the walk goes on. */
-        int resumeAt;
+        volatile int resumeAt;
         volatile long lastActiveNanos = System.nanoTime();
         volatile int next;
 
@@ -350,7 +350,8 @@ final class OrderPrefetcher {
             while (pos > r) {
                 if (p.reached.compareAndSet(r, pos)) {
                     p.lastActiveNanos = System.nanoTime();
-                    if (p.waitingForReader) {
+                    // Wake the walk only once the reader has made the room it waits for.
+                    if (p.waitingForReader && horizon(p) >= p.resumeAt) {
                         pump();
                     }
                     break;
