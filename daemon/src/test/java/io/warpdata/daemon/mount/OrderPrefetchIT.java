@@ -173,13 +173,15 @@ class OrderPrefetchIT {
         assertThat(d.get("planned_blocks")).as("blocks fetched for the plan; %s", d).isBetween(grains * 9 / 10, grains);
         assertThat(d.get("prefetch_hit_blocks")).as("reads served by blocks the plan fetched; %s", d)
                 .isGreaterThanOrEqualTo(d.get("planned_blocks") * 9 / 10);
+        // Most reads found their block cached; the first ones may wait for it to stream in.
         assertThat(d.get("miss_blocks")).as("block reads that waited; %s", d)
-                .isLessThanOrEqualTo((d.get("hit_blocks") + d.get("miss_blocks")) / 10);
+                .isLessThanOrEqualTo((d.get("hit_blocks") + d.get("miss_blocks")) / 4);
         assertThat(d.get("prefetch_wasted_bytes")).as("%s", d).isZero();
         assertThat(d.get("read_errors")).as("%s", d).isZero();
-        // Coalesced: a few GETs per shard (data, its block hash list, the member index), never one per file.
+        // Coalesced: a few GETs per shard (its data in runs of 4-32 MiB, its block hash list; and the
+        // member index), never one per file.
         assertThat(d.get("gets_issued")).as("GETs for %d files in %d shards; %s", FILES, shards, d)
-                .isLessThanOrEqualTo(3L * shards + 4);
+                .isLessThanOrEqualTo(4L * shards + 4);
         assertThat(d.get("bytes_fetched")).as("every block fetched once; %s", d)
                 .isLessThanOrEqualTo((grains + 1) * (1 << 20) + 64 * 1024);
     }
