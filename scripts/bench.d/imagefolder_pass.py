@@ -5,13 +5,20 @@ Run by scripts/bench with Debian's /usr/bin/python3. The loader returns the file
 files, bytes, seconds (dataset scan + full pass, imports excluded) and an order-independent
 checksum of every file's bytes, so a wrong byte through a mount is caught.
 
-usage: imagefolder_pass.py ROOT [--shuffle] [--workers N] [--batch N]
-       imagefolder_pass.py --serve    reads "ROOT<TAB>0|1" lines (1 = shuffled), answers one
-                                      JSON line each; torch is imported once for the whole bench
+usage: imagefolder_pass.py ROOT [--shuffle] [--plan SOCKET] [--workers N] [--batch N]
+       imagefolder_pass.py --serve    reads "ROOT<TAB>0|1[<TAB>SOCKET]" lines (1 = shuffled; with
+                                      SOCKET, warpd is told the order first), answers one JSON
+                                      line each; torch is imported once for the whole bench
+
+--plan SOCKET: the shuffled order (the same as --shuffle's) is handed to warpd on its control
+socket (prefetch.order, docs/control.md) before the first read, as the loader `warpctl init`
+writes does; the time this takes is part of the pass.
 """
 import sys
 import argparse
 import json
+import os
+import socket
 import time
 import zlib
 
@@ -35,13 +42,44 @@ def collate(batch):
     return len(batch), n, crc
 
 
-def one_pass(root, shuffle, workers, batch):
+def tell_warpd(sock_path, root, paths):
+    """prefetch.order in parts of at most 512 KiB of paths, each sent after the previous answer."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(120)
+        s.connect(sock_path)
+        f = s.makefile("rwb")
+        part, i = 0, 0
+        while True:
+            batch, size = [], 0
+            while i < len(paths) and (not batch or size + len(paths[i]) + 8 <= 512 * 1024):
+                batch.append(paths[i])
+                size += len(paths[i]) + 8
+                i += 1
+            more = i < len(paths)
+            f.write((json.dumps({"id": part, "op": "prefetch.order", "args": {
+                "plan": "bench", "root": root, "paths": batch, "part": part, "more": more}}) + "\n").encode())
+            f.flush()
+            answer = json.loads(f.readline())
+            if not answer.get("ok"):
+                raise RuntimeError("prefetch.order: %s" % answer.get("error"))
+            if not more:
+                return answer["result"]
+            part += 1
+
+
+def one_pass(root, shuffle, workers, batch, plan_socket=None):
     t0 = time.perf_counter()
     ds = ImageFolder(root, loader=raw_loader)
     gen = torch.Generator()
     gen.manual_seed(1234)
-    dl = DataLoader(ds, batch_size=batch, shuffle=shuffle, generator=gen,
-                    num_workers=workers, collate_fn=collate)
+    if plan_socket:
+        # The order DataLoader(shuffle=True, generator=gen) would read in, handed to warpd first.
+        order = list(torch.utils.data.RandomSampler(ds, generator=gen))
+        tell_warpd(plan_socket, root, [os.path.relpath(ds.samples[i][0], root) for i in order])
+        dl = DataLoader(ds, batch_size=batch, sampler=order, num_workers=workers, collate_fn=collate)
+    else:
+        dl = DataLoader(ds, batch_size=batch, shuffle=shuffle, generator=gen,
+                        num_workers=workers, collate_fn=collate)
     files = total = crc = 0
     for n, b, c in dl:
         files += n
@@ -55,21 +93,22 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("root", nargs="?")
     ap.add_argument("--shuffle", action="store_true")
+    ap.add_argument("--plan", metavar="SOCKET")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--serve", action="store_true")
     args = ap.parse_args()
     if not args.serve:
-        print(json.dumps(one_pass(args.root, args.shuffle, args.workers, args.batch)))
+        print(json.dumps(one_pass(args.root, args.shuffle or bool(args.plan), args.workers, args.batch, args.plan)))
         return
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         line = line.rstrip("\n")
         if not line:
             continue
-        root, shuffle = line.split("\t")
+        root, shuffle, *plan = line.split("\t")
         try:
-            out = one_pass(root, shuffle == "1", args.workers, args.batch)
+            out = one_pass(root, shuffle == "1", args.workers, args.batch, plan[0] if plan else None)
         except Exception as e:  # reported to the harness as this measurement's failure
             out = {"error": f"{type(e).__name__}: {e}"[:300]}
         print(json.dumps(out), flush=True)

@@ -16,6 +16,8 @@ public final class ReadMetrics {
     public final LongAdder missBlocks = new LongAdder();
     public final LongAdder missBytes = new LongAdder();
     public final LongAdder prefetchedBlocks = new LongAdder();
+    /** Of the prefetched blocks, those fetched for an order plan (a reader's announced order). */
+    public final LongAdder plannedBlocks = new LongAdder();
     public final LongAdder prefetchHitBlocks = new LongAdder();
     public final LongAdder prefetchWastedBytes = new LongAdder();
     /** Blobs auto mode fetched whole because they were being read densely at random (a shuffled pass over a shard). */
@@ -77,6 +79,7 @@ public final class ReadMetrics {
         m.put("miss_blocks", missBlocks.sum());
         m.put("miss_bytes", missBytes.sum());
         m.put("prefetched_blocks", prefetchedBlocks.sum());
+        m.put("planned_blocks", plannedBlocks.sum());
         m.put("prefetch_hit_blocks", prefetchHitBlocks.sum());
         m.put("prefetch_wasted_bytes", prefetchWastedBytes.sum());
         m.put("dense_random_blobs", denseRandomBlobs.sum());

@@ -57,6 +57,8 @@ public final class BlockCache implements BlobReader {
     private final MemberReads members;
     private final WholeBlobReads wholeReads;
     private final HashListPrefetcher prefetcher;
+    /** Order plans (null in local mode, which fetches nothing). */
+    private final OrderPrefetcher orders;
     private final ExecutorService owned;
     private final long deadlineNanos;
     private final AtomicLong lastNotCachedLog = new AtomicLong(System.nanoTime() - NOT_CACHED_LOG_EVERY.toNanos());
@@ -97,6 +99,12 @@ public final class BlockCache implements BlobReader {
     }
 
     BlockCache(BlobStore store, CacheConfig config, Executor executor, ExecutorService owned, DiskSpace space) {
+        this(store, config, executor, owned, space, OrderPrefetcher.MAX_PLAN_BYTES);
+    }
+
+    /** As above, with the memory all order plans may hold (tests make it small). */
+    BlockCache(BlobStore store, CacheConfig config, Executor executor, ExecutorService owned, DiskSpace space,
+               long maxPlanBytes) {
         this.config = Objects.requireNonNull(config, "config");
         this.store = Objects.requireNonNull(store, "store");
         Objects.requireNonNull(executor, "executor");
@@ -120,6 +128,9 @@ public final class BlockCache implements BlobReader {
                 (m, list) -> track(m.blob(), list, m.offset(), (int) m.length(), true), executor);
         this.wholeReads = new WholeBlobReads(fetcher, lists, storage, metrics, executor, () -> closed);
         this.prefetcher = new HashListPrefetcher(lists, fetcher);
+        this.orders = config.mode().fetches() && scheduler.prefetchEnabled()
+                ? new OrderPrefetcher(scheduler, lists, executor, OrderPrefetcher.aheadBytes(config), maxPlanBytes)
+                : null;
     }
 
     // ---------------------------------------------------------------- reads
@@ -183,17 +194,28 @@ public final class BlockCache implements BlobReader {
                 BlockHashList list = lists.get(blob, deadline, config.mode().fetches());
                 long from = member.offset() + offset;
                 if (blocksCached(blob, list, from, n) || !members.fetch(member, list, offset, dst, at, n, deadline)) {
-                    readBlocks(blob, list, from, dst, at, n, deadline);
+                    readBlocks(blob, list, from, dst, at, n, deadline); // follows the plan itself
                     if (offset == 0) {
                         members.remember(member);
                     }
+                } else {
+                    followPlan(blob, from);
                 }
+            } else {
+                followPlan(member.blob(), member.offset() + offset);
             }
             dst.position(at + n);
             return n;
         } catch (RuntimeException e) {
             metrics.readErrors.increment();
             throw e;
+        }
+    }
+
+    /** Order plans follow every read of a planned file, whichever way it was served. */
+    private void followPlan(BlobRef blob, long offset) {
+        if (orders != null) {
+            orders.onRead(blob, offset);
         }
     }
 
@@ -232,6 +254,7 @@ public final class BlockCache implements BlobReader {
                 }
             }
             track(blob, list, offset, n, !pending.isEmpty());
+            followPlan(blob, offset);
             for (Fetch f : pending) {
                 long blockStart = (long) f.key.index() * bs;
                 long from = Math.max(offset, blockStart);
@@ -350,6 +373,58 @@ public final class BlockCache implements BlobReader {
         }
     }
 
+    // ---------------------------------------------------------------- order plans
+
+    /**
+     * A builder for an order plan: the members a reader will read, in order. Its memory counts
+     * against the bound of all plans as it grows ({@link OrderPrefetcher#MAX_PLAN_BYTES}); hand
+     * it to {@link #startPlan} or {@link OrderPlan.Builder#discard()} it.
+     *
+     * @param description what the plan is for, for logs and status
+     * @throws StoreException if this cache cannot fetch ahead (local mode, or read-ahead off)
+     */
+    public OrderPlan.Builder orderPlan(String description) {
+        ensureOpen();
+        return requireOrders().builder(description);
+    }
+
+    /**
+     * Fetches ahead of the reader in the plan's order, as plan {@code name}, replacing the plan
+     * of that name (the reader's previous epoch); see {@link OrderPrefetcher}.
+     *
+     * @return the new plan's status
+     * @throws StoreException if this cache cannot fetch ahead
+     */
+    public PlanStatus startPlan(String name, OrderPlan.Builder plan) {
+        ensureOpen();
+        return requireOrders().start(name, plan);
+    }
+
+    /** Stops plan {@code name}; false if there is none. */
+    public boolean stopPlan(String name) {
+        return orders != null && orders.stop(name);
+    }
+
+    /** The order plans followed now, then the last few finished or replaced. */
+    public java.util.List<PlanStatus> plans() {
+        return orders == null ? java.util.List.of() : orders.status();
+    }
+
+    /** How far past its reader a plan is fetched in this cache (0 if plans are not possible). */
+    public long planAheadBytes() {
+        return orders == null ? 0 : orders.aheadBytes();
+    }
+
+    private OrderPrefetcher requireOrders() {
+        if (orders == null) {
+            throw new StoreException("This warpd never fetches ahead (" + (config.mode().fetches()
+                    ? "read-ahead is off" : "--mode local: only cached blocks are read") + "), so an order plan has"
+                    + " nothing to do", "Fill the cache with 'warpctl warm DATASET' before reading, or restart warpd"
+                    + " with --mode auto.", null);
+        }
+        return orders;
+    }
+
     // ---------------------------------------------------------------- operations
 
     /**
@@ -439,7 +514,7 @@ public final class BlockCache implements BlobReader {
      */
     boolean awaitIdle(Duration timeout) throws InterruptedException {
         long until = System.nanoTime() + timeout.toNanos();
-        while (!scheduler.idle() || !members.idle()) {
+        while ((orders != null && !orders.idle()) || !scheduler.idle() || !members.idle()) {
             if (System.nanoTime() > until) {
                 return false;
             }
@@ -460,6 +535,9 @@ public final class BlockCache implements BlobReader {
         }
         closed = true;
         prefetcher.close();
+        if (orders != null) {
+            orders.close();
+        }
         scheduler.close();
         storage.close();
         if (owned != null) {

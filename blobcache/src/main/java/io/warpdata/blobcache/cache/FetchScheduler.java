@@ -19,6 +19,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 
 /**
  * Decides what is fetched from the store, when, and by whom: every block being fetched has one
@@ -30,8 +31,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * in flight ({@code maxInFlightBytes}), queued read-ahead ({@code maxPrefetchBytes}) and whole
  * shards being fetched in hybrid mode ({@link #HYBRID_RUNS_IN_FLIGHT}).
  *
- * <p>New fetch strategies (member-level fetch, order hints) belong here: they are all a choice
- * of which runs to register and at what priority. Every run is collected by one helper,
+ * <p>New fetch strategies (member-level fetch, order hints) are a choice of which runs to
+ * register and at what priority: they choose runs and hand them over here, as
+ * {@link OrderPrefetcher} does through {@link #planRun}. Every run is collected by one helper,
  * {@link #missingRunEnd}, after {@link #nextMissing} skipped what is cached or in flight; how a
  * run is then fetched, verified, handed over and stored is the {@link RunFetcher}'s.
  */
@@ -65,8 +67,16 @@ final class FetchScheduler implements ReadAhead.Scheduler {
      */
     static final long POOLED_BUFFER_BYTES = 64L << 20;
 
-    /** Consecutive fetches of one blob; {@code budgetKiB} of read-ahead budget is returned after. */
-    private record Task(List<Fetch> fetches, int budgetKiB) {
+    /**
+     * Consecutive fetches of one blob; {@code budgetKiB} of read-ahead budget is returned after.
+     * When {@code dropped} says so by the time a worker takes the task (an order plan that was
+     * replaced), its fetches that no reader has asked for yet are dropped, like read-ahead of a
+     * suspect blob.
+     */
+    private record Task(List<Fetch> fetches, int budgetKiB, BooleanSupplier dropped) {
+        Task(List<Fetch> fetches, int budgetKiB) {
+            this(fetches, budgetKiB, null);
+        }
     }
 
     /** Progress of a hybrid-mode whole-blob fetch. */
@@ -99,6 +109,8 @@ final class FetchScheduler implements ReadAhead.Scheduler {
     private final AtomicInteger hybridRuns = new AtomicInteger();
     private final ConnectionRate rate = new ConnectionRate(MAX_RUN_BYTES);
     private volatile ReadAhead readAhead;
+    /** Told whenever read-ahead budget is returned (the order prefetcher waits for it); null: nobody. */
+    private volatile Runnable budgetReturned;
     private volatile boolean closed;
 
     FetchScheduler(CacheConfig config, ReadMetrics metrics, BlockStorage storage, BlockFetcher fetcher, Executor executor) {
@@ -278,6 +290,52 @@ final class FetchScheduler implements ReadAhead.Scheduler {
         return to;
     }
 
+    /**
+     * An order plan's run ({@link OrderPrefetcher}): registers blocks [from, to) (up to the first
+     * one cached or in flight) and queues them at read-ahead priority within the read-ahead
+     * budget, like {@link #schedulePrefetch}.
+     *
+     * @param dropped polled when a worker takes the run: if true, what no reader asked for yet is dropped
+     * @return the fetches registered (empty if the first block is cached or in flight), or null
+     *         if the read-ahead budget has no room for the run now ({@link #onBudgetReturned})
+     */
+    List<Fetch> planRun(BlobRef blob, BlockHashList list, int from, int to, BooleanSupplier dropped) {
+        if (closed) {
+            return List.of();
+        }
+        int kib = kib(BlockFetcher.runLength(list, from, to - from));
+        if (!prefetchBudget.tryAcquire(Math.min(kib, prefetchPermits))) {
+            return null;
+        }
+        kib = Math.min(kib, prefetchPermits);
+        List<Fetch> run = register(blob, list, from, to, true);
+        int used = run.isEmpty() ? 0 : Math.min(kib, kib(BlockFetcher.runLength(list, from, run.size())));
+        if (kib > used) {
+            prefetchBudget.release(kib - used);
+        }
+        if (!run.isEmpty()) {
+            metrics.prefetchedBlocks.add(run.size());
+            metrics.plannedBlocks.add(run.size());
+            enqueue(prefetchQueue, new Task(run, used, dropped));
+        }
+        return run;
+    }
+
+    /** Whether read-ahead is on at all (a budget above zero): order plans use the same budget. */
+    boolean prefetchEnabled() {
+        return prefetchPermits > 0;
+    }
+
+    /** Runs {@code listener} whenever read-ahead budget is returned (cheap, must not block). */
+    void onBudgetReturned(Runnable listener) {
+        this.budgetReturned = listener;
+    }
+
+    /** Bytes one read-ahead run should have now ({@link ConnectionRate}). */
+    int runBytes() {
+        return rate.runBytes();
+    }
+
     /** Queues a run registered by {@link #register} at read-ahead priority, outside the read-ahead budget (warm). */
     void enqueueBackground(List<Fetch> run) {
         enqueue(prefetchQueue, new Task(run, 0));
@@ -406,9 +464,11 @@ final class FetchScheduler implements ReadAhead.Scheduler {
         try {
             Fetch head = t.fetches().get(0);
             ReadAhead ra = readAhead;
-            // Read-ahead queued before a block of its blob failed verification: drop what no
-            // reader has asked for yet (a reader that comes later fetches its block on demand).
-            boolean dropReadAhead = head.prefetch && ra != null && ra.suspect(head.blob.id());
+            // Read-ahead queued before a block of its blob failed verification, or for an order
+            // plan replaced since: drop what no reader has asked for yet (a reader that comes
+            // later fetches its block on demand).
+            boolean dropReadAhead = head.prefetch && ((ra != null && ra.suspect(head.blob.id()))
+                    || (t.dropped() != null && t.dropped().getAsBoolean()));
             List<Fetch> group = new ArrayList<>(t.fetches().size());
             for (Fetch f : t.fetches()) {
                 if (dropReadAhead && f.state.compareAndSet(Fetch.QUEUED, Fetch.RUNNING)) {
@@ -431,6 +491,10 @@ final class FetchScheduler implements ReadAhead.Scheduler {
         } finally {
             if (t.budgetKiB() > 0) {
                 prefetchBudget.release(t.budgetKiB());
+                Runnable l = budgetReturned;
+                if (l != null) {
+                    l.run();
+                }
             }
         }
     }

@@ -8,7 +8,8 @@
  * {@code Fetch} per block in flight, demand before read-ahead, runs of missing blocks, hybrid
  * whole-blob fetches, worker and budget bounds); {@code RunFetcher} fetches one run (one ranged
  * GET, verification and hand-over as bytes stream in, then the cache writes); {@code Warmer} is
- * {@code warpctl warm}; {@code ReadAhead} tracks access per blob; {@code HashLists} holds block
+ * {@code warpctl warm}; {@code ReadAhead} tracks access per blob; {@code OrderPrefetcher} fetches
+ * ahead in an order a reader announced ({@code OrderPlan}); {@code HashLists} holds block
  * hash lists; {@code DiskBlocks} / {@code MemoryBlocks} store blocks; {@code MemberReads} serves
  * archive members by their own SHA-256 and fetches small ones on their own, with
  * {@code MemberLocator} remembering where members' bytes were served from. For a first read:
@@ -165,6 +166,25 @@
  * location to a newer one when its set is full. Member GETs run on the fetch executor, at most
  * {@code maxConcurrentFetches} at once (8 MiB of buffers at the default 32); readers wait for them
  * until their deadline, single flight by hash.
+ * <h2>Order plans (prefetch in an announced order)</h2>
+ * A reader that knows its order (the loader {@code warpctl init} writes knows each shuffled epoch
+ * before its first read) hands it over as an {@code OrderPlan}; {@code OrderPrefetcher} fetches
+ * the 1 MiB grains in order of first need, each with its neighbours in the shard that are needed
+ * within the horizon, as one run of up to the connection's run size, queued exactly like
+ * read-ahead (same queue, budget, workers; demand first). Its constants:
+ * <ul>
+ * <li>Horizon {@code max(MIN_AHEAD_BYTES = 256 MiB, cache limit / 8)}, at most
+ *     {@code MAX_AHEAD_BYTES} = 4 GiB and half the cache (remote mode: half the memory cache):
+ *     the grains needed by the next that many bytes past the reader are fetched, nothing
+ *     further. 256 MiB is a second of a fast link and well past the few batches a DataLoader's
+ *     workers read at once; a larger horizon coalesces more (a dataset within it is fetched in
+ *     whole runs, whatever the order) but keeps blocks waiting in the cache longer. After
+ *     reaching the horizon the walk waits until the reader has made room for a quarter of it, so
+ *     runs go out in batches whose neighbours coalesce.</li>
+ * <li>{@code MAX_PLAN_BYTES} = 64 MiB for all plans together (8 bytes per member, 12 per MiB
+ *     read: an ImageNet epoch of 1.28 M members is about 12 MiB), {@code MAX_PLANS} = 16 at once
+ *     (one per rank of a couple of 8-GPU jobs); the least recently followed make room.</li>
+ * </ul>
  *
  * <h2>Cold-read CPU (what a miss costs, and why)</h2>
  * On a cold sequential read the machine's CPU, not the network, is the limit on a small host,

@@ -89,7 +89,8 @@ public final class InitCommand implements Callable<Integer> {
         }
         try {
             Files.createDirectories(out.getParent());
-            Files.writeString(out, LoaderGenerator.generate(target), StandardCharsets.UTF_8);
+            Files.writeString(out, LoaderGenerator.generate(target, Optional.of(DaemonCalls.socket(spec).toAbsolutePath())),
+                    StandardCharsets.UTF_8);
             Files.setPosixFilePermissions(out, PosixFilePermissions.fromString("rwxr-xr-x"));
         } catch (IOException e) {
             throw new ControlException("WriteFailed", "cannot write " + out + ": " + e.getMessage(), "pass -o to a writable place");

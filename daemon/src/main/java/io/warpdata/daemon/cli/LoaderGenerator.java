@@ -98,8 +98,16 @@ public final class LoaderGenerator {
                 rows, bindings, rowsFile);
     }
 
-    /** The loader's source. */
+    /** The loader's source; it finds warpd's socket as warpctl does ($WARP_SOCKET, else the default for its user). */
     public static String generate(Target t) {
+        return generate(t, Optional.empty());
+    }
+
+    /**
+     * The loader's source, telling warpd each epoch's order over {@code socket} (the one
+     * {@code warpctl init} talked to) unless $WARP_SOCKET names another.
+     */
+    public static String generate(Target t, Optional<Path> socket) {
         String[] ws = t.dataset().split("/", 2);
         StringBuilder b = new StringBuilder("{");
         t.bindings().forEach((col, v) -> b.append(b.length() > 1 ? ", " : "").append(py(col)).append(": (")
@@ -117,7 +125,8 @@ public final class LoaderGenerator {
                 .replace("%COLUMNS%", py(t.columns()))
                 .replace("%TOTAL_ROWS%", Long.toString(t.totalRows()))
                 .replace("%BINDINGS%", b.toString())
-                .replace("%ROWS_FILE%", t.rowsFile().map(LoaderGenerator::py).orElse("None"));
+                .replace("%ROWS_FILE%", t.rowsFile().map(LoaderGenerator::py).orElse("None"))
+                .replace("%SOCKET%", socket.map(p -> py(p.toString())).orElse("None"));
     }
 
     /** A Python literal: JSON strings and lists of strings are valid Python. */
@@ -143,21 +152,36 @@ public final class LoaderGenerator {
             bound artifact) from listing that artifact in the mount. Bound columns are turned into
             paths under the mount.
 
-            Sharding: RANK / WORLD_SIZE from the environment (defaults 0 / 1); rank r takes rows
-            r, r+W, r+2W, ... -- no duplicates, full coverage. DataLoader workers split a rank's
-            rows further as usual.
+            Sharding: RANK / WORLD_SIZE from the environment (defaults 0 / 1); each rank reads one
+            contiguous run of the rows (whole Parquet files when they split evenly) -- no duplicates,
+            full coverage (see split_rows). DataLoader workers split a rank's rows further as usual.
+
+            Order-aware prefetch: at the start of every epoch, make_loader's sampler (EpochOrder)
+            computes the epoch's order (shuffled with a seed and the epoch number, or as stored) and
+            tells warpd the files in that order over its control socket, before the first read;
+            warpd then fetches ahead in exactly that order, coalescing neighbours in a shard into
+            large reads. If warpd cannot be reached, a warning says so and training goes on.
 
                 from this_module import WarpDataset, make_loader
-                loader = make_loader(batch_size=64, num_workers=4)
+                loader = make_loader(batch_size=64, num_workers=4, shuffle=True)
+                for epoch in range(10):
+                    loader.sampler.set_epoch(epoch)   # optional: epochs are counted anyway
+                    for batch in loader:
+                        ...
             \"""
             import gzip
             import json
             import os
+            import random
+            import socket
+            import warnings
 
             DATASET = %DATASET%
             VERSION = %VERSION%
             MOUNT = os.environ.get("WARP_MOUNT", %MOUNT%)
-            ROOT = os.path.join(MOUNT, %WS%, %NAME% + "@" + VERSION)
+            VERSION_DIR = %WS% + "/" + %NAME% + "@" + VERSION  # the version, relative to the mount
+            ROOT = os.path.join(MOUNT, VERSION_DIR)
+            SOCKET = %SOCKET%  # warpd's control socket when this file was written; $WARP_SOCKET wins
             TABLE = %TABLE%
             SHARD_FILES = %SHARDS%
             COLUMNS = %COLUMNS%
@@ -168,11 +192,11 @@ public final class LoaderGenerator {
 
             try:
                 import torch
-                from torch.utils.data import DataLoader, Dataset as _Base
+                from torch.utils.data import DataLoader, Dataset as _Base, Sampler as _SamplerBase
             except ImportError:  # torch is optional: WarpDataset and batches() work without it
                 torch = None
                 DataLoader = None
-                _Base = object
+                _Base = _SamplerBase = object
 
 
             def rank_and_world():
@@ -286,6 +310,67 @@ public final class LoaderGenerator {
                     % (DATASET, "; ".join(tried), ROOT, DATASET))
 
 
+            def _socket_path():
+                \"""warpd's control socket: $WARP_SOCKET, else the one warpctl init used, else warpctl's default.\"""
+                if os.environ.get("WARP_SOCKET"):
+                    return os.environ["WARP_SOCKET"]
+                if SOCKET:
+                    return SOCKET
+                if os.geteuid() == 0:
+                    return "/run/warp/warpd.sock"
+                if os.environ.get("XDG_RUNTIME_DIR"):
+                    return os.path.join(os.environ["XDG_RUNTIME_DIR"], "warp", "warpd.sock")
+                return "/tmp/warp-%d/warpd.sock" % os.geteuid()
+
+
+            _PART_BYTES = 512 * 1024  # paths per request, well under the socket's 1 MiB line limit
+
+
+            def tell_warpd(paths, plan="default", timeout=60):
+                \"""Tells warpd the order in which `paths` (relative to this version's folder in the mount)
+                will be read, so that it fetches ahead in exactly that order. A new order under the same
+                plan name replaces the previous one. Returns warpd's answer (a dict), or None with a
+                warning when warpd cannot take it: reading then works as without it.
+                \"""
+                try:
+                    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                        s.settimeout(timeout)
+                        s.connect(_socket_path())
+                        f = s.makefile("rwb")
+                        part, i = 0, 0
+                        while True:
+                            batch, size = [], 0
+                            while i < len(paths):
+                                n = len(paths[i].encode("utf-8")) + 8
+                                if batch and size + n > _PART_BYTES:
+                                    break
+                                batch.append(paths[i])
+                                size += n
+                                i += 1
+                            more = i < len(paths)
+                            request = {"id": part, "op": "prefetch.order", "args": {
+                                "plan": plan, "root": VERSION_DIR, "paths": batch, "part": part, "more": more}}
+                            f.write(json.dumps(request).encode("utf-8") + b"\\n")
+                            f.flush()
+                            while True:  # one answer per part (progress events aside)
+                                line = f.readline()
+                                if not line:
+                                    raise OSError("warpd closed the connection")
+                                answer = json.loads(line)
+                                if answer.get("id") == part and "ok" in answer:
+                                    break
+                            if not answer["ok"]:
+                                e = answer.get("error", {})
+                                raise RuntimeError("%s: %s (%s)" % (e.get("type"), e.get("message"), e.get("next_step")))
+                            if not more:
+                                return answer["result"]
+                            part += 1
+                except (OSError, ValueError, KeyError, RuntimeError) as e:
+                    warnings.warn("warpd did not take the read order (%s); reading on without order-aware prefetch" % e,
+                                  stacklevel=2)
+                    return None
+
+
             def _decode(path, ref_type):
                 if ref_type == "image":
                     try:
@@ -322,6 +407,12 @@ public final class LoaderGenerator {
                 def __len__(self):
                     return len(self.rows)
 
+                def member_paths(self, index):
+                    \"""The files row `index` reads, relative to the version's folder (bound columns only).\"""
+                    row = self.rows[index]
+                    return ["%s/%s" % (artifact, str(row[column]).lstrip("/"))
+                            for column, (artifact, _) in BINDINGS.items() if row.get(column) is not None]
+
                 def __getitem__(self, index):
                     row = dict(self.rows[index])
                     for column, (artifact, ref_type) in BINDINGS.items():
@@ -346,20 +437,65 @@ public final class LoaderGenerator {
                 return out
 
 
-            def make_loader(batch_size=32, num_workers=0, shuffle=False, **dataset_args):
-                \"""A torch DataLoader over this rank's rows.\"""
+            class EpochOrder(_SamplerBase):
+                \"""The rows of one epoch in order: shuffled by `seed` and the epoch number, or as stored.
+
+                Each iteration is one epoch. Before handing out the first index it tells warpd which
+                files the epoch reads, in order (tell_warpd), so that warpd fetches them ahead in
+                that order. set_epoch(n) picks the epoch as torch's DistributedSampler does; without
+                it, epochs are counted from 0.
+                \"""
+
+                def __init__(self, dataset, shuffle=False, seed=0, prefetch_order=True):
+                    self.dataset = dataset
+                    self.shuffle = shuffle
+                    self.seed = seed
+                    self.prefetch_order = prefetch_order
+                    self.epoch = 0
+                    self.last_answer = None  # warpd's answer for the last epoch told, or None
+
+                def set_epoch(self, epoch):
+                    self.epoch = epoch
+
+                def order(self, epoch):
+                    \"""The row indices of `epoch`, in reading order.\"""
+                    indices = list(range(len(self.dataset)))
+                    if self.shuffle:
+                        random.Random(self.seed * 1000003 + epoch).shuffle(indices)
+                    return indices
+
+                def __len__(self):
+                    return len(self.dataset)
+
+                def __iter__(self):
+                    indices = self.order(self.epoch)
+                    if self.prefetch_order and BINDINGS and indices:
+                        ds = self.dataset
+                        paths = [p for i in indices for p in ds.member_paths(i)]
+                        plan = "%s@%s rank %d/%d pid %d" % (DATASET, VERSION[:12], ds.rank, ds.world_size, os.getpid())
+                        self.last_answer = tell_warpd(paths, plan)
+                    self.epoch += 1
+                    return iter(indices)
+
+
+            def make_loader(batch_size=32, num_workers=0, shuffle=False, seed=0, prefetch_order=True, **dataset_args):
+                \"""A torch DataLoader over this rank's rows that tells warpd each epoch's order (EpochOrder).\"""
                 if DataLoader is None:
                     raise RuntimeError("torch is not importable (apt-get install python3-torch, or pip install torch);"
                                        " use batches() instead")
-                return DataLoader(WarpDataset(**dataset_args), batch_size=batch_size, num_workers=num_workers,
-                                  shuffle=shuffle, collate_fn=collate_rows)
-
-
-            def batches(batch_size=32, **dataset_args):
-                \"""Batches of this rank's rows without torch.\"""
                 ds = WarpDataset(**dataset_args)
-                for start in range(0, len(ds), batch_size):
-                    yield collate_rows([ds[i] for i in range(start, min(start + batch_size, len(ds)))])
+                return DataLoader(ds, batch_size=batch_size, num_workers=num_workers, collate_fn=collate_rows,
+                                  sampler=EpochOrder(ds, shuffle=shuffle, seed=seed, prefetch_order=prefetch_order))
+
+
+            def batches(batch_size=32, shuffle=False, seed=0, epoch=0, prefetch_order=True, **dataset_args):
+                \"""Batches of this rank's rows for one epoch, without torch (warpd is told the order too).\"""
+                ds = WarpDataset(**dataset_args)
+                sampler = EpochOrder(ds, shuffle=shuffle, seed=seed, prefetch_order=prefetch_order)
+                sampler.set_epoch(epoch)
+                indices = list(sampler)
+                for start in range(0, len(indices), batch_size):
+                    yield collate_rows([ds[i] for i in indices[start:start + batch_size]])
 
 
             if __name__ == "__main__":
@@ -369,7 +505,9 @@ public final class LoaderGenerator {
                 print("split by %s" % ds.split)
                 if TABLE is not None and ds.total_rows != TOTAL_ROWS and not ds.row_source.startswith("listing"):
                     raise SystemExit("expected %d rows, read %d" % (TOTAL_ROWS, ds.total_rows))
-                loader = make_loader(batch_size=4) if DataLoader is not None else batches(batch_size=4)
+                # The smoke test reads three batches: no use telling warpd a whole epoch.
+                loader = (make_loader(batch_size=4, prefetch_order=False) if DataLoader is not None
+                          else batches(batch_size=4, prefetch_order=False))
                 for i, batch in enumerate(loader):
                     print("Batch %d: %d rows" % (i, len(next(iter(batch.values())))))
                     if i >= 2:
@@ -379,6 +517,9 @@ public final class LoaderGenerator {
                     path = ds[0][column]
                     with open(path, "rb") as f:
                         print("read %d bytes of %s" % (len(f.read()), path))
+                    answer = tell_warpd(ds.member_paths(0), "%s@%s smoke test" % (DATASET, VERSION[:12]))
+                    if answer is not None:
+                        print("warpd takes read orders (order-aware prefetch): %d file(s) planned" % answer["members"])
                 print("Smoke test passed!")
             """;
 }

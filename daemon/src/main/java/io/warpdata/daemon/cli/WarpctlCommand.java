@@ -77,6 +77,7 @@ public final class WarpctlCommand implements Runnable {
                 new StatusCommand(),
                 new MetricsCommand(),
                 new WarmCommand(),
+                new PrefetchCommand(),
                 new CacheCommand(),
                 new RefreshCommand(),
                 new DoctorCommand(),

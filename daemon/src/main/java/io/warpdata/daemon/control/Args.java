@@ -50,6 +50,18 @@ public final class Args {
         return v.booleanValue();
     }
 
+    /** A non-negative whole number that fits an int. */
+    public java.util.OptionalInt optInt(String name) {
+        JsonNode v = node.get(name);
+        if (v == null || v.isNull()) {
+            return java.util.OptionalInt.empty();
+        }
+        if (!v.isIntegralNumber() || !v.canConvertToInt() || v.intValue() < 0) {
+            throw bad(name, "must be a whole number from 0");
+        }
+        return java.util.OptionalInt.of(v.intValue());
+    }
+
     /** A size: a non-negative integer of bytes or a string such as {@code 200GB}. */
     public OptionalLong optSize(String name) {
         JsonNode v = node.get(name);

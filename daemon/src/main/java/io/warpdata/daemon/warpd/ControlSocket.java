@@ -10,7 +10,8 @@ import java.util.Optional;
 
 /**
  * The control socket of a running {@link WarpDaemon}: the standard operations over its own
- * block cache, catalog and store ({@code warpctl status}, warm, cache, refresh, publish).
+ * block cache, catalog and store ({@code warpctl status}, warm, cache, refresh, publish), and
+ * {@code prefetch.order} over its mount's tree.
  */
 public final class ControlSocket {
     private ControlSocket() {
@@ -36,7 +37,7 @@ public final class ControlSocket {
         var publishing = new ControlOperations.Publishing(daemon.store(),
                 daemon.config().cacheDir().resolve("publish-staging"), daemon::retryStoreNow);
         var ops = ControlOperations.standard(daemon, daemon.reader(), daemon.catalog(), daemon::checkLinks,
-                Optional.of(publishing), policy, clock);
+                Optional.of(publishing), Optional.ofNullable(daemon.tree()), policy, clock);
         return settings.start(ops);
     }
 }

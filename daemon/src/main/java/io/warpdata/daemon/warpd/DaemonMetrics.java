@@ -149,6 +149,8 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
         counter("warp_cache_miss_blocks_total", "Block reads that had to wait for a fetch.", read.missBlocks::sum);
         counter("warp_cache_miss_bytes_total", "Bytes that had to wait for a fetch.", read.missBytes::sum);
         counter("warp_prefetch_blocks_total", "Blocks fetched ahead of readers.", read.prefetchedBlocks::sum);
+        counter("warp_prefetch_planned_blocks_total", "Of the prefetched blocks, those fetched for an order plan.",
+                read.plannedBlocks::sum);
         counter("warp_prefetch_hit_blocks_total", "Prefetched blocks that a reader then read.", read.prefetchHitBlocks::sum);
         counter("warp_dense_random_blobs_total", "Blobs fetched whole because they were read densely at random"
                 + " (auto mode: a shuffled pass over a shard).", read.denseRandomBlobs::sum);

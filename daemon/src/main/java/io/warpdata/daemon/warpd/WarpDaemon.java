@@ -14,6 +14,7 @@ import io.warpdata.blobcache.StoreHealth;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.CacheConfig;
 import io.warpdata.blobcache.cache.CacheMode;
+import io.warpdata.blobcache.cache.PlanStatus;
 import io.warpdata.daemon.control.ops.DaemonInfo;
 import io.warpdata.vfs.Errno;
 import io.warpdata.vfs.WarpTree;
@@ -297,6 +298,7 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         s.put("uptime_seconds", uptimeSeconds());
         s.put("read", reader == null ? Map.of() : reader.metrics().snapshot());
         s.put("read_bytes_by_dataset", metrics.bytesReadByDataset());
+        s.put("order_plans", reader == null ? List.of() : reader.plans().stream().map(WarpDaemon::plan).toList());
         s.put("store", storeStatus());
         Map<String, Object> errors = new LinkedHashMap<>();
         errors.put("not_found", errno == null ? 0 : errno.notFoundCount());
@@ -320,6 +322,23 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         gauges.put("heap_max_bytes", rt.maxMemory());
         s.put("gauges", gauges);
         return s;
+    }
+
+    /** An order plan's status as stats.json shows it. */
+    private static Map<String, Object> plan(PlanStatus p) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("name", p.name());
+        m.put("for", p.description());
+        m.put("state", p.state());
+        m.put("members", p.members());
+        m.put("reached", p.reached());
+        m.put("blobs", p.blobs());
+        m.put("planned_bytes", p.plannedBytes());
+        m.put("grains", p.grains());
+        m.put("grains_scheduled", p.grainsScheduled());
+        m.put("fetched_blocks", p.fetchedBlocks());
+        m.put("held_bytes", p.heldBytes());
+        return m;
     }
 
     /** Whether the store answers, since when it does not, and what the catalog served meanwhile. */

@@ -7,6 +7,7 @@ import io.warpdata.daemon.control.AccessPolicy;
 import io.warpdata.daemon.control.Operation;
 import io.warpdata.daemon.control.OperationRegistry;
 import io.warpdata.daemon.control.SourceAccess;
+import io.warpdata.vfs.WarpTree;
 
 import java.nio.file.Path;
 import java.time.Clock;
@@ -31,7 +32,7 @@ public final class ControlOperations {
 
     /**
      * status, stats, metrics, info, cache.stats, cache.gc, cache.verify, warm, refresh, and publish when
-     * {@code publishing} is given.
+     * {@code publishing} is given (no {@code prefetch.order}: that needs the mount's tree).
      *
      * @param afterCatalogChange run after a refresh or a publish (warpd: the mount re-checks the
      *                           links the kernel caches, so a moved pointer shows at once)
@@ -39,6 +40,16 @@ public final class ControlOperations {
     public static OperationRegistry standard(DaemonInfo daemon, BlockCache cache, Catalog catalog,
                                              Runnable afterCatalogChange, Optional<Publishing> publishing,
                                              AccessPolicy policy, Clock clock) {
+        return standard(daemon, cache, catalog, afterCatalogChange, publishing, Optional.empty(), policy, clock);
+    }
+
+    /**
+     * As above, plus {@code prefetch.order} when the mount's {@code tree} is given (paths in an
+     * order are resolved through it).
+     */
+    public static OperationRegistry standard(DaemonInfo daemon, BlockCache cache, Catalog catalog,
+                                             Runnable afterCatalogChange, Optional<Publishing> publishing,
+                                             Optional<WarpTree> tree, AccessPolicy policy, Clock clock) {
         List<Operation> ops = new ArrayList<>(List.of(
                 new StatusOperation(daemon, policy, clock),
                 new StatsOperation(daemon),
@@ -49,6 +60,7 @@ public final class ControlOperations {
                 new CacheVerifyOperation(cache, clock),
                 new WarmOperation(catalog, cache, clock),
                 new RefreshOperation(catalog, afterCatalogChange)));
+        tree.ifPresent(t -> ops.add(new PrefetchOrderOperation(t, cache, daemon.mountPoint(), clock)));
         publishing.ifPresent(p -> ops.add(new PublishOperation(catalog, p.store(), p.staging(), clock, p.beforePublish(),
                 afterCatalogChange, new SourceAccess())));
         return new OperationRegistry(ops);

@@ -1,0 +1,534 @@
+package io.warpdata.blobcache.cache;
+
+import io.warpdata.blobcache.StoreException;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.BlockHashList;
+import io.warpdata.manifest.WarpException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Fetches ahead of a reader in the order it announced ({@link OrderPlan}): the generated loader
+ * knows a shuffled epoch's order before its first read, which per-blob read-ahead can never
+ * guess. A scheduler of its own next to {@link ReadAhead}: it only chooses runs, and hands them to
+ * the {@link FetchScheduler} like read-ahead does (same queue, same budget, same workers, same
+ * single flight), so demand reads go first and a block the plan fetches is a read-ahead block
+ * for the hit and waste counters.
+ *
+ * <h2>What it fetches, and when</h2>
+ * A plan's grains (1 MiB of a blob) are taken in order of need (the position of the first member
+ * that reads them). For the next grain that is neither cached nor in flight, one run is queued:
+ * its block, then forward and then backward its neighbours in the blob that are missing and
+ * needed within the fetch horizon, up to the run size one connection delivers in a quarter of a
+ * second ({@link ConnectionRate}: 4-32 MiB). In a shuffled epoch the members a reader needs next
+ * are scattered over the shards, but the blocks around each one are needed soon enough, so a
+ * shard is still fetched in few large GETs instead of one small GET per member.
+ *
+ * <h2>Bounds</h2>
+ * <ul>
+ * <li><b>Ahead of the reader:</b> only grains needed by the next {@link #aheadBytes} of grains
+ *     past the reader's position are fetched (neighbours included): {@code max(256 MiB,
+ *     cache limit / 8)}, at most 4 GiB and half the cache; in remote mode half the memory cache.
+ *     What a plan fetched and nobody read yet therefore never exceeds that, and a plan the reader
+ *     does not follow costs no more than that once.</li>
+ * <li><b>In flight:</b> runs are queued within the read-ahead budget ({@code maxPrefetchBytes},
+ *     128 MiB by default, shared with read-ahead) and fetched by the read-ahead workers (3/4 of
+ *     the GETs at most); their buffers are within {@code maxInFlightBytes}.</li>
+ * <li><b>Memory of the plans:</b> {@link #MAX_PLAN_BYTES} = 64 MiB for all plans and plans being
+ *     received together (a plan costs 8 bytes per member and 12 per MiB it reads: an ImageNet
+ *     epoch, 1.28 M members over 140 GB, is about 12 MiB). A plan that would not fit even alone
+ *     is refused with {@link PlanTooLargeException}; otherwise the plans least recently followed
+ *     are pushed out to make room, as they are beyond {@link #MAX_PLANS}.</li>
+ * </ul>
+ *
+ * <h2>Following the reader</h2>
+ * Every read of the cache is offered to {@link #onRead}: a read that starts exactly where a
+ * planned member starts moves that plan's position forward (to the furthest such member: the
+ * DataLoader's workers read a few batches at once, out of order). Cheap: a map lookup and a binary
+ * search per plan that reads the blob. A new plan of the same name (the next epoch) replaces the
+ * old one, whose queued runs are dropped unless a reader already waits for them. A plan whose
+ * every grain was fetched or found cached is done and let go.
+ *
+ * <p>The walk runs on the fetch executor, one walk at a time, woken by a new plan, by the reader
+ * moving on when the plan waited for it, and by returned read-ahead budget when it waited for
+ * that. It may wait for a block hash list (one small GET per blob), never for data.
+ */
+final class OrderPrefetcher {
+    private static final Logger LOG = LoggerFactory.getLogger(OrderPrefetcher.class);
+    /** Memory of all plans together (and plans still being received). */
+    static final long MAX_PLAN_BYTES = 64L << 20;
+    /** Plans held at once: one per rank of a few jobs on one machine. */
+    static final int MAX_PLANS = 16;
+    /** Smallest horizon: about a second of a fast link, and past the handful of batches DataLoader workers read at once. */
+    static final long MIN_AHEAD_BYTES = 256L << 20;
+    /** Largest horizon: more only makes blocks wait longer in the cache for their reader. */
+    static final long MAX_AHEAD_BYTES = 4L << 30;
+    /** Finished plans whose status is still shown. */
+    static final int FINISHED_SHOWN = 8;
+    /** A block hash list that cannot be had is logged at most this often. */
+    static final Duration FAILURE_LOG_EVERY = Duration.ofSeconds(10);
+
+    private final FetchScheduler scheduler;
+    private final HashLists lists;
+    private final Executor executor;
+    private final long aheadBytes;
+    private final long maxPlanBytes;
+    private final Object lock = new Object();
+    /** Guarded by lock. */
+    private final Map<String, Plan> plans = new LinkedHashMap<>();
+    /** Guarded by lock. */
+    private final ArrayDeque<PlanStatus> finished = new ArrayDeque<>();
+    /** Guarded by lock: the cancel flags of plans that are done, by name (their runs may still be queued). */
+    private final Map<String, AtomicBoolean> doneFlags = new LinkedHashMap<>();
+    /** Guarded by lock: bytes held by plans and by builders. */
+    private long held;
+    /** The plans, for the read path (copy on write). */
+    private volatile Plan[] active = new Plan[0];
+    private final AtomicInteger wip = new AtomicInteger();
+    private volatile boolean waitingForBudget;
+    private final AtomicLong lastFailureLog = new AtomicLong(System.nanoTime() - FAILURE_LOG_EVERY.toNanos());
+    private volatile boolean closed;
+
+    /** One plan being followed. The walk's fields are touched by the one running walk only. */
+    private final class Plan {
+        final String name;
+        final OrderPlan plan;
+        final int aheadGrains;
+        final AtomicInteger reached = new AtomicInteger(-1);
+        final LongAdder fetchedBlocks = new LongAdder();
+        /**
+         * Replaced, stopped or pushed out: walk no more, drop queued runs. Its own small object,
+         * kept by name once the plan is done, so that the next epoch's plan still drops the
+         * runs this one queued without keeping the plan's arrays.
+         */
+        final AtomicBoolean cancelled = new AtomicBoolean();
+        volatile boolean waitingForReader;
+        /** While waiting for the reader: how far the horizon must have moved before the walk goes on. */
+        volatile int resumeAt;
+        volatile long lastActiveNanos = System.nanoTime();
+        volatile int next;
+
+        Plan(String name, OrderPlan plan) {
+            this.name = name;
+            this.plan = plan;
+            this.aheadGrains = (int) Math.max(1, Math.min(Integer.MAX_VALUE, aheadBytes / OrderPlan.GRAIN_BYTES));
+        }
+
+        PlanStatus status(String state) {
+            return new PlanStatus(name, plan.description(), plan.members(), plan.blobCount(), plan.plannedBytes(),
+                    reached.get(), next, plan.grains(), fetchedBlocks.sum(), plan.heldBytes(), state);
+        }
+    }
+
+    /**
+     * @param aheadBytes   how far past the reader a plan is fetched ({@link #aheadBytes(CacheConfig)})
+     * @param maxPlanBytes memory all plans may hold ({@link #MAX_PLAN_BYTES})
+     */
+    OrderPrefetcher(FetchScheduler scheduler, HashLists lists, Executor executor, long aheadBytes, long maxPlanBytes) {
+        this.scheduler = scheduler;
+        this.lists = lists;
+        this.executor = executor;
+        this.aheadBytes = aheadBytes;
+        this.maxPlanBytes = maxPlanBytes;
+        scheduler.onBudgetReturned(this::budgetReturned);
+    }
+
+    /** The horizon for a cache: see the class documentation. */
+    static long aheadBytes(CacheConfig config) {
+        if (!config.mode().usesDisk()) {
+            return Math.max(OrderPlan.GRAIN_BYTES, config.memoryBytes() / 2);
+        }
+        long byLimit = Math.max(MIN_AHEAD_BYTES, config.maxBytes() / 8);
+        return Math.max(OrderPlan.GRAIN_BYTES, Math.min(Math.min(byLimit, MAX_AHEAD_BYTES), config.maxBytes() / 2));
+    }
+
+    long aheadBytes() {
+        return aheadBytes;
+    }
+
+    // ---------------------------------------------------------------- plans
+
+    /** A builder whose memory counts against {@link #MAX_PLAN_BYTES} as it grows. */
+    OrderPlan.Builder builder(String description) {
+        return OrderPlan.builder(description, new OrderPlan.Reservation() {
+            @Override
+            public void reserve(long bytes) {
+                OrderPrefetcher.this.reserve(bytes, description);
+            }
+
+            @Override
+            public void release(long bytes) {
+                OrderPrefetcher.this.release(bytes);
+            }
+        });
+    }
+
+    private void reserve(long bytes, String description) {
+        List<Plan> pushedOut = new ArrayList<>();
+        synchronized (lock) {
+            while (held + bytes > maxPlanBytes) {
+                Plan oldest = leastRecentlyActive(null);
+                if (oldest == null) {
+                    throw new PlanTooLargeException("The order plan " + description + " would need more than the "
+                            + (maxPlanBytes >> 20) + " MiB warpd keeps for order plans (" + mib(held + bytes)
+                            + " MiB with the parts received so far)");
+                }
+                remove(oldest, "pushed out");
+                pushedOut.add(oldest);
+            }
+            held += bytes;
+        }
+        pushedOut.forEach(p -> LOG.info("order plan '{}' ({}) pushed out to make room for {}", p.name,
+                p.plan.description(), description));
+    }
+
+    private void release(long bytes) {
+        synchronized (lock) {
+            held = Math.max(0, held - bytes);
+        }
+    }
+
+    /**
+     * Starts following {@code builder}'s plan as {@code name}, replacing a plan of that name (its
+     * queued runs are dropped); pushes out the least recently followed plans beyond
+     * {@link #MAX_PLANS}.
+     *
+     * @return the new plan's status
+     */
+    PlanStatus start(String name, OrderPlan.Builder builder) {
+        OrderPlan plan = builder.build();
+        Plan p = new Plan(name, plan);
+        Plan replaced;
+        List<Plan> pushedOut = new ArrayList<>();
+        synchronized (lock) {
+            held = Math.max(0, held - Math.max(0, builder.reservedBytes() - plan.heldBytes()));
+            replaced = plans.get(name);
+            if (replaced != null) {
+                remove(replaced, "replaced");
+            }
+            AtomicBoolean done = doneFlags.remove(name);
+            if (done != null) {
+                done.set(true);
+                relabel(name, "replaced");
+            }
+            while (plans.size() >= MAX_PLANS) {
+                Plan oldest = leastRecentlyActive(null);
+                remove(oldest, "pushed out");
+                pushedOut.add(oldest);
+            }
+            plans.put(name, p);
+            active = plans.values().toArray(Plan[]::new);
+        }
+        pushedOut.forEach(o -> LOG.info("order plan '{}' ({}) pushed out: more than {} plans", o.name,
+                o.plan.description(), MAX_PLANS));
+        LOG.info("order plan '{}' ({}): {} members over {} blobs, {} MiB; fetching up to {} MiB ahead of the reader{}",
+                name, plan.description(), plan.members(), plan.blobCount(), mib(plan.plannedBytes()), mib(aheadBytes),
+                replaced == null ? "" : " (replaces the previous one)");
+        pump();
+        return p.status("active");
+    }
+
+    /** Stops the plan called {@code name}: nothing more is fetched for it, its queued runs are dropped. */
+    boolean stop(String name) {
+        synchronized (lock) {
+            AtomicBoolean done = doneFlags.remove(name);
+            if (done != null) {
+                done.set(true);
+                relabel(name, "stopped");
+            }
+            Plan p = plans.get(name);
+            if (p == null) {
+                return done != null;
+            }
+            remove(p, "stopped");
+            return true;
+        }
+    }
+
+    /** The plans being followed, then the last few that finished or were replaced. */
+    List<PlanStatus> status() {
+        List<PlanStatus> out = new ArrayList<>();
+        synchronized (lock) {
+            for (Plan p : plans.values()) {
+                out.add(p.status(p.waitingForReader ? "waiting for the reader" : "active"));
+            }
+            out.addAll(finished);
+        }
+        return out;
+    }
+
+    /** Memory held by plans and builders now. */
+    long heldBytes() {
+        synchronized (lock) {
+            return held;
+        }
+    }
+
+    /** Guarded by lock. */
+    private Plan leastRecentlyActive(Plan except) {
+        Plan oldest = null;
+        for (Plan p : plans.values()) {
+            if (p != except && (oldest == null || p.lastActiveNanos < oldest.lastActiveNanos)) {
+                oldest = p;
+            }
+        }
+        return oldest;
+    }
+
+    /** Guarded by lock: a done plan's status, once it is replaced or stopped (its queued runs are dropped). */
+    private void relabel(String name, String state) {
+        List<PlanStatus> copy = new ArrayList<>(finished);
+        for (int i = 0; i < copy.size(); i++) {
+            PlanStatus s = copy.get(i);
+            if (s.name().equals(name) && s.state().equals("done")) {
+                copy.set(i, new PlanStatus(s.name(), s.description(), s.members(), s.blobs(), s.plannedBytes(),
+                        s.reached(), s.grainsScheduled(), s.grains(), s.fetchedBlocks(), s.heldBytes(),
+                        "done, then " + state));
+                finished.clear();
+                finished.addAll(copy);
+                return;
+            }
+        }
+    }
+
+    /** Guarded by lock. */
+    private void remove(Plan p, String state) {
+        if (plans.get(p.name) != p) {
+            return;
+        }
+        if (state.equals("done")) {
+            doneFlags.put(p.name, p.cancelled);
+            if (doneFlags.size() > MAX_PLANS * 4) {
+                doneFlags.remove(doneFlags.keySet().iterator().next());
+            }
+        } else {
+            p.cancelled.set(true);
+        }
+        plans.remove(p.name);
+        active = plans.values().toArray(Plan[]::new);
+        held = Math.max(0, held - p.plan.heldBytes());
+        finished.addFirst(p.status(state));
+        while (finished.size() > FINISHED_SHOWN) {
+            finished.removeLast();
+        }
+    }
+
+    // ---------------------------------------------------------------- the reader
+
+    /**
+     * A read of {@code blob} at {@code offset}: moves forward every plan with a member starting
+     * exactly there. Called on every read; allocates nothing.
+     */
+    void onRead(BlobRef blob, long offset) {
+        Plan[] a = active;
+        if (a.length == 0) {
+            return;
+        }
+        for (Plan p : a) {
+            int b = p.plan.indexOf(blob.id());
+            if (b < 0) {
+                continue;
+            }
+            int pos = p.plan.positionStartingAt(b, offset);
+            if (pos < 0) {
+                continue;
+            }
+            int r = p.reached.get();
+            while (pos > r) {
+                if (p.reached.compareAndSet(r, pos)) {
+                    p.lastActiveNanos = System.nanoTime();
+                    // Wake the walk only once the reader has made the room it waits for.
+                    if (p.waitingForReader && horizon(p) >= p.resumeAt) {
+                        pump();
+                    }
+                    break;
+                }
+                r = p.reached.get();
+            }
+        }
+    }
+
+    private void budgetReturned() {
+        if (waitingForBudget) {
+            waitingForBudget = false;
+            pump();
+        }
+    }
+
+    // ---------------------------------------------------------------- the walk
+
+    /** Makes sure a walk runs (now, or again after the one running). */
+    private void pump() {
+        if (closed || wip.getAndIncrement() != 0) {
+            return;
+        }
+        try {
+            executor.execute(this::drain);
+        } catch (RejectedExecutionException e) {
+            wip.set(0);
+        }
+    }
+
+    private void drain() {
+        int missed = wip.get();
+        while (true) {
+            try {
+                walk();
+            } catch (RuntimeException e) {
+                LOG.warn("order prefetch failed: {}", e.toString());
+            }
+            missed = wip.addAndGet(-missed);
+            if (missed == 0) {
+                return;
+            }
+        }
+    }
+
+    /** Queues runs for every plan, one run per plan in turn, until each waits for its reader, budget or the store. */
+    private void walk() {
+        boolean progress = true;
+        while (progress && !closed) {
+            progress = false;
+            for (Plan p : active) {
+                if (!p.cancelled.get() && step(p)) {
+                    progress = true;
+                }
+            }
+        }
+    }
+
+    /** Queues the plan's next run (or skips grains already cached); false when it has to wait. */
+    private boolean step(Plan p) {
+        OrderPlan plan = p.plan;
+        int n = plan.grains();
+        int next = p.next;
+        if (next >= n) {
+            synchronized (lock) {
+                remove(p, "done");
+            }
+            return false;
+        }
+        int limit = horizon(p);
+        if (next >= limit || (p.waitingForReader && limit < p.resumeAt)) {
+            if (!p.waitingForReader) {
+                // Go on only once the reader has made room for a quarter of the horizon: runs then
+                // go out in batches, whose neighbours coalesce, not one grain per member read.
+                p.resumeAt = Math.min(n, next + Math.max(1, p.aheadGrains / 4));
+                // Set first, then look again: a read that moves the plan on meanwhile sees the flag.
+                p.waitingForReader = true;
+                limit = horizon(p);
+            }
+            if (limit < p.resumeAt) {
+                return false;
+            }
+        }
+        p.waitingForReader = false;
+        long g = plan.grain(next);
+        int bi = (int) (g >>> 32);
+        BlobRef blob = plan.blob(bi);
+        BlockHashList list;
+        try {
+            list = lists.get(blob, scheduler.deadlineFromNow(), true);
+        } catch (WarpException e) {
+            logFailure(p, blob, e);
+            // Try again when the reader moves on.
+            p.resumeAt = next + 1;
+            p.waitingForReader = true;
+            return false;
+        }
+        int bs = list.blockSize();
+        int block = (int) ((g & 0xFFFFFFFFL) * OrderPlan.GRAIN_BYTES / bs);
+        if (missing(blob, bs, block)) {
+            int limitNeed = plan.needAt(limit - 1);
+            int maxBlocks = Math.max(1, scheduler.runBytes() / bs);
+            int end = block + 1;
+            while (end < list.blockCount() && end - block < maxBlocks && wanted(plan, bi, list, end, limitNeed)
+                    && missing(blob, bs, end)) {
+                end++;
+            }
+            int start = block;
+            while (start > 0 && end - start < maxBlocks && wanted(plan, bi, list, start - 1, limitNeed)
+                    && missing(blob, bs, start - 1)) {
+                start--;
+            }
+            List<Fetch> run = scheduler.planRun(blob, list, start, end, p.cancelled::get);
+            if (run == null) {
+                // Set first, then try again: budget returned meanwhile sees the flag.
+                waitingForBudget = true;
+                run = scheduler.planRun(blob, list, start, end, p.cancelled::get);
+                if (run == null) {
+                    return false;
+                }
+                waitingForBudget = false;
+            }
+            p.fetchedBlocks.add(run.size());
+        }
+        p.next = next + 1;
+        return true;
+    }
+
+    /** Grains in order the plan may fetch now: those needed up to the reader's position, plus the horizon. */
+    private int horizon(Plan p) {
+        long h = (long) p.plan.grainsNeededBy(p.reached.get()) + p.aheadGrains;
+        return (int) Math.min(p.plan.grains(), h);
+    }
+
+    private boolean missing(BlobRef blob, int blockSize, int block) {
+        return !scheduler.cachedOrInFlight(new BlockKey(blob.id(), blockSize, block));
+    }
+
+    /** Whether some grain of {@code block} is needed, by a position up to {@code limitNeed}. */
+    private static boolean wanted(OrderPlan plan, int blob, BlockHashList list, int block, int limitNeed) {
+        long from = (long) block * list.blockSize();
+        long to = from + list.blockLength(block);
+        for (int g = (int) (from / OrderPlan.GRAIN_BYTES); (long) g * OrderPlan.GRAIN_BYTES < to; g++) {
+            int need = plan.need(blob, g);
+            if (need >= 0 && need <= limitNeed) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void logFailure(Plan p, BlobRef blob, WarpException e) {
+        long now = System.nanoTime();
+        long last = lastFailureLog.get();
+        if (now - last >= FAILURE_LOG_EVERY.toNanos() && lastFailureLog.compareAndSet(last, now)) {
+            LOG.warn("order plan '{}': cannot fetch ahead in blob {} ({}); reads fetch their own blocks meanwhile",
+                    p.name, blob.id(), e instanceof StoreException ? e.getMessage() : e.toString());
+        }
+    }
+
+    /** Whether no walk is running or due (for tests). */
+    boolean idle() {
+        return wip.get() == 0;
+    }
+
+    void close() {
+        closed = true;
+        synchronized (lock) {
+            for (Plan p : List.copyOf(plans.values())) {
+                remove(p, "stopped");
+            }
+            doneFlags.values().forEach(f -> f.set(true));
+            doneFlags.clear();
+        }
+    }
+
+    private static long mib(long bytes) {
+        return (bytes + (1 << 20) - 1) >> 20;
+    }
+}

@@ -1,0 +1,372 @@
+package io.warpdata.blobcache.cache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.ForwardingBlobStore;
+import io.warpdata.blobcache.InMemoryBlobStore;
+import io.warpdata.blobcache.StoreException;
+import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.manifest.BlobId;
+import io.warpdata.manifest.BlobRef;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongPredicate;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Order plans ({@link OrderPrefetcher}) over an in-memory store that records every ranged GET:
+ * fetched in the announced order, neighbours coalesced, no further ahead of the reader than the
+ * horizon, demand reads first, a replaced plan stopped, memory bounded.
+ */
+class OrderPrefetchTest {
+    private static final int MIB = 1 << 20;
+    private static final RetryPolicy FAST =
+            new RetryPolicy(Duration.ofMillis(1), Duration.ofMillis(10), Duration.ofSeconds(10));
+
+    @TempDir
+    Path dir;
+
+    private final RecordingStore store = new RecordingStore(new InMemoryBlobStore());
+    private final ExecutorService pool = Executors.newFixedThreadPool(8);
+    private final List<BlockCache> caches = new ArrayList<>();
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        store.open();
+        caches.forEach(BlockCache::close);
+        pool.shutdownNow();
+        pool.awaitTermination(10, TimeUnit.SECONDS);
+    }
+
+    /** Records the offset of every ranged GET of data (not hash lists), in order; may hold some back. */
+    static final class RecordingStore extends ForwardingBlobStore {
+        final List<long[]> gets = new CopyOnWriteArrayList<>();
+        volatile LongPredicate held = off -> false;
+        volatile CountDownLatch gate = new CountDownLatch(0);
+        final CountDownLatch heldOne = new CountDownLatch(1);
+
+        RecordingStore(BlobStore inner) {
+            super(inner);
+        }
+
+        @Override
+        public void read(String key, long offset, byte[] dst, int dstOff, int len) {
+            gets.add(new long[] {offset, len});
+            if (held.test(offset)) {
+                heldOne.countDown();
+                try {
+                    gate.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            inner.read(key, offset, dst, dstOff, len);
+        }
+
+        void hold(LongPredicate which) {
+            gate = new CountDownLatch(1);
+            held = which;
+        }
+
+        void open() {
+            gate.countDown();
+        }
+
+        /** First blocks of the GETs, in order. */
+        List<Integer> firstBlocks() {
+            return gets.stream().map(g -> (int) (g[0] / MIB)).toList();
+        }
+
+        long bytes() {
+            return gets.stream().mapToLong(g -> g[1]).sum();
+        }
+    }
+
+    private BlockCache open(long cacheBytes, int fetches) {
+        return open(cacheBytes, fetches, OrderPrefetcher.MAX_PLAN_BYTES);
+    }
+
+    private BlockCache open(long cacheBytes, int fetches, long planBytes) {
+        CacheConfig cfg = CacheConfig.defaults(dir).withMinFreeBytes(0).withMaxBytes(cacheBytes).withRetry(FAST)
+                .withMaxConcurrentFetches(fetches);
+        BlockCache c = new BlockCache(store, cfg, pool, null, null, planBytes);
+        caches.add(c);
+        return c;
+    }
+
+    /** A blob of {@code blocks} 1 MiB blocks in the store. */
+    private BlobRef blob(int blocks, long seed) {
+        return TestBlobs.put(store, TestBlobs.bytes(blocks * MIB, seed), MIB);
+    }
+
+    /** The member of block {@code b}: 100,000 bytes from 512 bytes into the block (after a tar header). */
+    private static long memberAt(int block) {
+        return (long) block * MIB + 512;
+    }
+
+    private static final int MEMBER = 100_000;
+
+    private static PlanStatus plan(BlockCache c, String name, BlobRef blob, List<Integer> blocks) {
+        OrderPlan.Builder b = c.orderPlan("test " + name);
+        for (int block : blocks) {
+            b.add(blob, memberAt(block), MEMBER);
+        }
+        return c.startPlan(name, b);
+    }
+
+    private static void settle(BlockCache c) {
+        try {
+            assertThat(c.awaitIdle(Duration.ofSeconds(10))).isTrue();
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static byte[] readMember(BlockCache c, BlobRef blob, int block) {
+        byte[] out = new byte[MEMBER];
+        assertThat(c.read(blob, memberAt(block), out, 0, MEMBER)).isEqualTo(MEMBER);
+        return out;
+    }
+
+    private static long counter(BlockCache c, String name) {
+        return c.stats().counters().get(name);
+    }
+
+    private static PlanStatus status(BlockCache c, String name) {
+        return c.plans().stream().filter(p -> p.name().equals(name)).findFirst().orElseThrow();
+    }
+
+    @Test
+    void blocksAreFetchedInTheOrderTheReaderAnnouncedBeforeItAsks() {
+        BlockCache c = open(256L * MIB, 1);
+        BlobRef blob = blob(64, 1);
+        // Every fourth block, shuffled: no two are neighbours, so each is a GET of its own.
+        List<Integer> order = new ArrayList<>();
+        for (int b = 0; b < 64; b += 4) {
+            order.add(b);
+        }
+        Collections.shuffle(order, new Random(7));
+        plan(c, "epoch", blob, order);
+        settle(c);
+
+        assertThat(store.firstBlocks()).as("one GET per planned block, in the plan's order").isEqualTo(order);
+        assertThat(store.bytes()).isEqualTo(16L * MIB);
+        assertThat(counter(c, "planned_blocks")).isEqualTo(16);
+        for (int b : order) {
+            readMember(c, blob, b);
+        }
+        assertThat(store.gets).as("every read was served by the plan").hasSize(16);
+        assertThat(counter(c, "prefetch_hit_blocks")).isEqualTo(16);
+        assertThat(counter(c, "miss_blocks")).isZero();
+        assertThat(status(c, "epoch").state()).isEqualTo("done");
+    }
+
+    @Test
+    void neighboursInAShardAreCoalescedIntoOneGet() {
+        BlockCache c = open(256L * MIB, 4);
+        BlobRef blob = blob(64, 2);
+        plan(c, "epoch", blob, List.of(12, 40, 9, 15, 8, 41, 10, 14, 11, 13));
+        settle(c);
+
+        List<long[]> gets = new ArrayList<>(store.gets);
+        gets.sort((a, b) -> Long.compare(a[0], b[0]));
+        assertThat(gets).as("blocks 8-15 in one GET, 40-41 in another").hasSize(2);
+        assertThat(gets.get(0)).containsExactly(8L * MIB, 8L * MIB);
+        assertThat(gets.get(1)).containsExactly(40L * MIB, 2L * MIB);
+    }
+
+    @Test
+    void fetchesNoFurtherAheadOfTheReaderThanTheHorizon() {
+        // A 64 MiB cache: plans reach 32 MiB (half the cache) past the reader.
+        BlockCache c = open(64L * MIB, 8);
+        long ahead = c.planAheadBytes();
+        assertThat(ahead).isEqualTo(32L * MIB);
+        BlobRef blob = blob(48, 3);
+        List<Integer> order = new ArrayList<>();
+        for (int b = 0; b < 48; b++) {
+            order.add(b);
+        }
+        Collections.shuffle(order, new Random(11));
+        plan(c, "epoch", blob, order);
+        settle(c);
+        assertThat(store.bytes()).as("before the first read").isEqualTo(ahead);
+
+        byte[] data = store.get(StoreLayout.blob(blob.id()));
+        for (int i = 0; i < order.size(); i++) {
+            int b = order.get(i);
+            assertThat(readMember(c, blob, b)).isEqualTo(Arrays.copyOfRange(data, (int) memberAt(b),
+                    (int) memberAt(b) + MEMBER));
+            settle(c);
+            assertThat(store.bytes()).as("after reading position %d", i)
+                    .isLessThanOrEqualTo((long) (i + 1) * MIB + ahead);
+        }
+        assertThat(store.bytes()).as("every block fetched once").isEqualTo(48L * MIB);
+        assertThat(counter(c, "prefetch_hit_blocks")).isEqualTo(48);
+        assertThat(counter(c, "miss_blocks")).isZero();
+    }
+
+    @Test
+    void demandReadsGoAheadOfThePlan() throws Exception {
+        // Two GETs at once, one of which read-ahead (and so a plan) may use.
+        BlockCache c = open(256L * MIB, 2);
+        BlobRef blob = blob(64, 4);
+        store.hold(off -> off == 0);
+        plan(c, "epoch", blob, List.of(0, 4, 8, 12));
+        assertThat(store.heldOne.await(10, TimeUnit.SECONDS)).as("the plan's first GET is under way").isTrue();
+
+        ExecutorService reader = Executors.newSingleThreadExecutor();
+        try {
+            // Not planned, and planned but still queued behind the held GET: both answered at once.
+            Future<byte[]> unplanned = reader.submit(() -> readMember(c, blob, 30));
+            assertThat(unplanned.get(10, TimeUnit.SECONDS)).hasSize(MEMBER);
+            Future<byte[]> queued = reader.submit(() -> readMember(c, blob, 12));
+            assertThat(queued.get(10, TimeUnit.SECONDS)).hasSize(MEMBER);
+            assertThat(counter(c, "prefetch_hit_blocks")).as("the read of block 12 took over the plan's fetch")
+                    .isEqualTo(1);
+        } finally {
+            store.open();
+            reader.shutdownNow();
+        }
+        settle(c);
+        assertThat(store.firstBlocks()).containsExactlyInAnyOrder(0, 30, 12, 4, 8);
+    }
+
+    @Test
+    void aReplacedPlanStopsAndItsQueuedRunsAreDropped() throws Exception {
+        BlockCache c = open(256L * MIB, 2);
+        BlobRef blob = blob(64, 5);
+        store.hold(off -> off == 0);
+        plan(c, "rank0", blob, List.of(0, 4, 8, 12, 16, 20));
+        assertThat(store.heldOne.await(10, TimeUnit.SECONDS)).isTrue();
+
+        plan(c, "rank0", blob, List.of(40, 44));
+        store.open();
+        settle(c);
+
+        assertThat(store.firstBlocks()).as("only the GET already under way is left of the old plan")
+                .containsExactlyInAnyOrder(0, 40, 44);
+        assertThat(c.plans()).extracting(PlanStatus::state).containsExactly("done", "done, then replaced");
+        readMember(c, blob, 8);
+        assertThat(store.firstBlocks()).as("a dropped block is fetched when read").contains(8);
+    }
+
+    @Test
+    void readsOfAnotherReadersMembersDoNotMoveAPlan() {
+        // Plans reach 32 MiB past their reader: neither is done before its reader comes.
+        BlockCache c = open(64L * MIB, 4);
+        BlobRef blob = blob(48, 6);
+        // 240 members of 200,000 bytes one after another: rank A reads the even ones (last first),
+        // rank B the odd ones; both read every block.
+        OrderPlan.Builder a = c.orderPlan("rank A");
+        OrderPlan.Builder b = c.orderPlan("rank B");
+        for (int m = 238; m >= 0; m -= 2) {
+            a.add(blob, m * 200_000L, 200_000);
+        }
+        for (int m = 1; m < 240; m += 2) {
+            b.add(blob, m * 200_000L, 200_000);
+        }
+        c.startPlan("a", a);
+        c.startPlan("b", b);
+        settle(c);
+        byte[] out = new byte[4096];
+        c.read(blob, 21 * 200_000L, out, 0, out.length);  // B's position 10
+        c.read(blob, 21 * 200_000L + 8192, out, 0, out.length);  // more of the same member: no news
+        assertThat(status(c, "b").reached()).isEqualTo(10);
+        assertThat(status(c, "a").reached()).as("A's members share blocks with B's, not starts").isEqualTo(-1);
+        c.read(blob, 236 * 200_000L, out, 0, out.length);  // A's position 1
+        assertThat(status(c, "a").reached()).isEqualTo(1);
+        assertThat(status(c, "b").reached()).isEqualTo(10);
+    }
+
+    @Test
+    void anEpochOfImageNetFitsInAFewMegabytes() {
+        // 1.28 M members of about 110 KB, shuffled over 550 tar shards of 256 MiB: 12 bytes a member at most.
+        List<long[]> reserved = new ArrayList<>();
+        OrderPlan.Builder b = OrderPlan.builder("imagenet", new OrderPlan.Reservation() {
+            @Override
+            public void reserve(long bytes) {
+                reserved.add(new long[] {bytes});
+            }
+
+            @Override
+            public void release(long bytes) {
+                reserved.add(new long[] {-bytes});
+            }
+        });
+        int shards = 550;
+        BlobRef[] blobs = new BlobRef[shards];
+        for (int s = 0; s < shards; s++) {
+            byte[] id = new byte[32];
+            id[0] = (byte) s;
+            id[1] = (byte) (s >> 8);
+            blobs[s] = new BlobRef(BlobId.fromDigest(id), 256L * MIB, BlobId.fromDigest(id));
+        }
+        Random rnd = new Random(16);
+        int members = 1_281_167;
+        for (int i = 0; i < members; i++) {
+            b.add(blobs[rnd.nextInt(shards)], (long) rnd.nextInt(256 * MIB - 120_000), 110_000);
+        }
+        OrderPlan plan = b.build();
+        long peak = reserved.stream().mapToLong(r -> r[0]).sum();
+        assertThat(plan.members()).isEqualTo(members);
+        assertThat(plan.heldBytes()).as("held").isLessThan(12L * members);
+        assertThat(peak).as("reserved while building").isLessThan(16L * members);
+        assertThat(peak).isLessThan(OrderPrefetcher.MAX_PLAN_BYTES / 3);
+    }
+
+    @Test
+    void aPlanLargerThanTheBoundIsRefusedSayingWhatToDoAndOthersMakeRoom() {
+        // Plans reach 32 MiB past their reader: the first is still followed when the second comes.
+        BlockCache c = open(64L * MIB, 4, 1 << 20);
+        BlobRef blob = blob(48, 8);
+        OrderPlan.Builder big = c.orderPlan("ws/name@0123456789ab");
+        assertThatThrownBy(() -> {
+            for (int i = 0; i < 1_000_000; i++) {
+                big.add(blob, (i % 80) * 100_000L, 1000);
+            }
+        }).isInstanceOf(PlanTooLargeException.class)
+                .hasMessageContaining("ws/name@0123456789ab")
+                .hasMessageContaining("1 MiB warpd keeps for order plans")
+                .satisfies(e -> assertThat(((PlanTooLargeException) e).nextStep()).contains("this rank's share"));
+        big.discard();
+
+        // Two plans of about 600 KB: the second pushes the first out.
+        OrderPlan.Builder first = c.orderPlan("first");
+        for (int i = 0; i < 70_000; i++) {
+            first.add(blob, (i % 480) * 100_000L, 1000);
+        }
+        c.startPlan("first", first);
+        OrderPlan.Builder second = c.orderPlan("second");
+        for (int i = 0; i < 70_000; i++) {
+            second.add(blob, (i % 480) * 100_000L, 1000);
+        }
+        c.startPlan("second", second);
+        assertThat(status(c, "first").state()).isEqualTo("pushed out");
+        assertThat(status(c, "second").members()).isEqualTo(70_000);
+    }
+
+    @Test
+    void aLocalCacheRefusesPlansSayingWhy() {
+        BlockCache c = new BlockCache(store, CacheConfig.defaults(dir).withMinFreeBytes(0).withMode(CacheMode.LOCAL)
+                .withRetry(FAST), pool, null, null);
+        caches.add(c);
+        assertThatThrownBy(() -> c.orderPlan("x")).isInstanceOf(StoreException.class)
+                .hasMessageContaining("--mode local")
+                .satisfies(e -> assertThat(((StoreException) e).nextStep()).contains("warpctl warm"));
+    }
+}

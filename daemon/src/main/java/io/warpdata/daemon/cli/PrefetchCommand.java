@@ -1,0 +1,147 @@
+package io.warpdata.daemon.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.warpdata.daemon.ByteSize;
+import io.warpdata.daemon.control.ControlClient;
+import io.warpdata.daemon.control.ControlProtocol;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code warpctl prefetch --order FILE [--root DIR] [--plan NAME]}: tells warpd the order in which
+ * files under the mount will be read (one path per line), so that it fetches ahead in exactly that
+ * order ({@code prefetch.order}); {@code --stop --plan NAME} stops a plan. The generated loader
+ * ({@code warpctl init}) does this itself for every epoch.
+ */
+@Command(name = "prefetch", mixinStandardHelpOptions = true,
+        description = "Tell warpd the order files will be read in (one path per line), so it fetches ahead in that order.")
+public final class PrefetchCommand implements Callable<Integer> {
+    /** JSON bytes of paths per request: well under the socket's 1 MiB line limit. */
+    static final int PART_BYTES = 512 * 1024;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--order", paramLabel = "FILE",
+            description = "the paths in read order, one per line ('-': stdin): absolute paths under the mount, or relative to --root")
+    String order;
+
+    @Option(names = "--root", paramLabel = "DIR",
+            description = "directory the relative paths start from: under the mount, absolute or relative to it (default: the mount)")
+    String root;
+
+    @Option(names = "--plan", paramLabel = "NAME", defaultValue = "default",
+            description = "the plan's name: a new order of the same name replaces the old one (default: ${DEFAULT-VALUE})")
+    String plan;
+
+    @Option(names = "--stop", description = "stop the plan named by --plan instead")
+    boolean stop;
+
+    @Override
+    public Integer call() {
+        if (stop == (order != null)) {
+            throw new UsageException(stop ? "--stop takes no --order" : "Missing --order FILE",
+                    "Run 'warpctl prefetch --order FILE' (one path per line), or 'warpctl prefetch --stop --plan NAME'.");
+        }
+        JsonNode result;
+        try (ControlClient c = DaemonCalls.connect(spec)) {
+            if (stop) {
+                result = c.call("prefetch.order", ControlProtocol.object().put("plan", plan).set("paths",
+                        ControlProtocol.json().createArrayNode()));
+            } else {
+                String mount = c.call("status", ControlProtocol.object()).path("mount").asText();
+                result = send(c, mount, readLines());
+            }
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        if (DaemonCalls.json(spec)) {
+            DaemonCalls.printJson(out, result);
+        } else if (stop) {
+            out.printf(result.path("stopped").asBoolean() ? "stopped plan '%s'%n" : "no plan '%s' to stop%n", plan);
+        } else {
+            out.printf("planned %d files (%s in %d shards) as plan '%s'; warpd fetches up to %s ahead of the reader%s%n",
+                    result.path("members").asLong(), ByteSize.format(result.path("planned_bytes").asLong()),
+                    result.path("blobs").asLong(), plan, ByteSize.format(result.path("ahead_bytes").asLong()),
+                    result.path("replaced").asBoolean() ? " (replaces the previous order)" : "");
+        }
+        out.flush();
+        return 0;
+    }
+
+    private List<String> readLines() {
+        try (BufferedReader r = order.equals("-")
+                ? new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))
+                : Files.newBufferedReader(DaemonCalls.root(spec).context.cwd().resolve(order), StandardCharsets.UTF_8)) {
+            List<String> lines = new ArrayList<>();
+            for (String line = r.readLine(); line != null; line = r.readLine()) {
+                if (!line.isBlank()) {
+                    lines.add(line.strip());
+                }
+            }
+            return lines;
+        } catch (IOException e) {
+            throw new UsageException("Cannot read " + order + ": " + e.getMessage(), "Pass a readable file of paths, one per line.");
+        }
+    }
+
+    /** Sends the order in parts of at most {@link #PART_BYTES}; returns the last part's answer. */
+    private JsonNode send(ControlClient c, String mount, List<String> lines) {
+        String rootArg = root == null ? "" : root;
+        String rootAbs = rootArg.startsWith("/") ? rootArg : (mount + (rootArg.isEmpty() ? "" : "/" + rootArg));
+        while (rootAbs.endsWith("/") && rootAbs.length() > 1) {
+            rootAbs = rootAbs.substring(0, rootAbs.length() - 1);
+        }
+        if (lines.isEmpty()) {
+            throw new UsageException("No paths in " + order, "List the files in the order they will be read, one per line"
+                    + " (to stop a plan: warpctl prefetch --stop --plan NAME).");
+        }
+        List<String> paths = new ArrayList<>(lines.size());
+        for (String line : lines) {
+            if (line.startsWith("/")) {
+                if (!line.startsWith(rootAbs + "/")) {
+                    throw new UsageException(line + " is not under " + rootAbs,
+                            "List files under the mount " + mount + " (or under --root), one per line.");
+                }
+                paths.add(line.substring(rootAbs.length() + 1));
+            } else {
+                paths.add(line);
+            }
+        }
+        JsonNode last = null;
+        int part = 0;
+        int i = 0;
+        do {
+            ObjectNode args = ControlProtocol.object().put("plan", plan).put("root", rootArg).put("part", part);
+            ArrayNode batch = args.putArray("paths");
+            long bytes = 0;
+            while (i < paths.size()) {
+                int size = paths.get(i).getBytes(StandardCharsets.UTF_8).length + 8;
+                if (bytes > 0 && bytes + size > PART_BYTES) {
+                    break;
+                }
+                batch.add(paths.get(i));
+                bytes += size;
+                i++;
+            }
+            args.put("more", i < paths.size());
+            last = c.call("prefetch.order", args);
+            part++;
+        } while (i < paths.size());
+        return last;
+    }
+}
