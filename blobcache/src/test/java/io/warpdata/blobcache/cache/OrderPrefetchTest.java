@@ -185,9 +185,12 @@ class OrderPrefetchTest {
 
         List<long[]> gets = new ArrayList<>(store.gets);
         gets.sort((a, b) -> Long.compare(a[0], b[0]));
-        assertThat(gets).as("blocks 8-15 in one GET, 40-41 in another").hasSize(2);
-        assertThat(gets.get(0)).containsExactly(8L * MIB, 8L * MIB);
-        assertThat(gets.get(1)).containsExactly(40L * MIB, 2L * MIB);
+        // Runs are as long as the connection's run size (ConnectionRate): 4 MiB until a GET of
+        // at least 1 MiB has been timed, so blocks 8-15 go out as two GETs of 4, 40-41 as one.
+        assertThat(gets).as("blocks 8-11 and 12-15 in one GET each, 40-41 in another").hasSize(3);
+        assertThat(gets.get(0)).containsExactly(8L * MIB, 4L * MIB);
+        assertThat(gets.get(1)).containsExactly(12L * MIB, 4L * MIB);
+        assertThat(gets.get(2)).containsExactly(40L * MIB, 2L * MIB);
     }
 
     @Test

@@ -249,6 +249,7 @@ public final class PrefetchOrderOperation implements Operation {
         }
         switch (f.content()) {
             case FileContent.BlobSlice s -> p.builder.add(s.blob(), s.offset(), s.length());
+            case FileContent.Member m -> p.builder.add(m.shard(), m.index().offset(m.member()), m.index().length(m.member()));
             case FileContent.Inline i -> p.builder.addEmpty();
             case FileContent.Pieces pieces -> {
                 boolean started = false;
