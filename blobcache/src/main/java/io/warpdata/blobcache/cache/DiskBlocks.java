@@ -149,7 +149,16 @@ final class DiskBlocks implements BlockStorage {
     /** Members {@link #members} let go of, to be removed from the index outside any cache callback. */
     private final Queue<BlockKey> membersOut = new ConcurrentLinkedQueue<>();
     private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
-    private final ThreadLocal<WriteScratch> writeScratch = ThreadLocal.withInitial(WriteScratch::new);
+    /**
+     * Write buffers (1 MiB + header each, direct), shared rather than one per thread: with 32
+     * fetch workers and member fetches, per-thread buffers held 32+ MiB of direct memory for
+     * writes that take a millisecond each; a few idle ones are kept, more are made when needed.
+     */
+    private final java.util.concurrent.ConcurrentLinkedQueue<WriteScratch> writeScratch =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final AtomicInteger idleWriteScratch = new AtomicInteger();
+    /** Idle write buffers kept. */
+    static final int IDLE_WRITE_BUFFERS = 4;
     private final AtomicLong lastWriteWarn = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
     private final Object gcLock = new Object();
     private volatile boolean closed;
@@ -409,7 +418,25 @@ final class DiskBlocks implements BlockStorage {
 
     private void write(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit,
             int headerLength) {
-        WriteScratch w = writeScratch.get();
+        WriteScratch w = writeScratch.poll();
+        if (w == null) {
+            w = new WriteScratch();
+        } else {
+            idleWriteScratch.decrementAndGet();
+        }
+        try {
+            write(key, listId, data, off, len, prefetchCredit, headerLength, w);
+        } finally {
+            if (idleWriteScratch.incrementAndGet() <= IDLE_WRITE_BUFFERS) {
+                writeScratch.offer(w);
+            } else {
+                idleWriteScratch.decrementAndGet();
+            }
+        }
+    }
+
+    private void write(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit,
+            int headerLength, WriteScratch w) {
         int[] crcs = BlockFile.chunkCrcs(data, off, len, w.crc);
         // The whole file in one direct buffer, written with one write(): a heap buffer would be
         // copied into a temporary direct one by the JDK anyway (two, header and data, for a
