@@ -163,7 +163,8 @@ warp_jvm_flags() {
       # pooled), the member indexes (~86 bytes per indexed member measured; warpd keeps at most
       # heap/4 at a 200-byte budget, i.e. ~500k members at 384m, more are evicted and reloaded),
       # ~290 bytes per inode the kernel holds, manifests and the cache's block index. 384m keeps
-      # resident memory under 512 MiB (docs/bench.md). Raise it for artifacts of more than a
+      # resident memory at 445-481 MiB under bench --network s3like (516-577 MiB on loopback, whose
+      # GETs are 32 MiB; docs/bench.md). Raise it for artifacts of more than a
       # million members read at once (WARP_HEAP=1g or more); WARP_JAVA_OPTS="-Xmx..." also wins.
       echo "-Xmx${WARP_HEAP:-384m}"
       # Direct buffers (the cache's 1 MiB read buffer, NIO's temporary buffers for cache writes)

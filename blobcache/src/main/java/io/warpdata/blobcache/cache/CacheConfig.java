@@ -50,7 +50,8 @@ public record CacheConfig(CacheMode mode, Path dir, long maxBytes, long minFreeB
      * block memory in remote mode (bounded, two readers' full 64 MiB windows); 128 MiB in flight
      * (16 GETs of 8 MiB, or 4 of the largest 32 MiB runs: at 25-90 MB/s per connection and 10-50
      * ms to the first byte, far more than the link holds in flight; with the heap of
-     * scripts/warpd, 384 MiB, it keeps warpd's resident memory under 512 MiB); 128 MiB of
+     * scripts/warpd, 384 MiB, warpd's resident memory peaked at 445-481 MiB under a 25 MB/s
+     * link, 516-577 MiB on loopback); 128 MiB of
      * read-ahead (two full 64 MiB windows); 32 fetch workers, of which read-ahead may use 24
      * (a worker also verifies its run and writes it to the cache after the GET: with 16, only 8
      * of a 64 MiB window's 16 runs of 4 MiB were on the network on average at 25 MB/s per
