@@ -161,7 +161,8 @@ warp_jvm_flags() {
       # whatever heap it has with garbage (fetched runs, per-request buffers) before it
       # collects. What must stay live is bounded: fetch buffers (128 MiB in flight + 64 MiB
       # pooled), the member indexes (~86 bytes per indexed member measured; warpd keeps at most
-      # heap/4 at a 200-byte budget, i.e. ~500k members at 384m, more are evicted and reloaded),
+      # heap/4 at a 200-byte budget, i.e. ~500k members at 384m; an artifact
+      # of more is refused with IndexTooLarge, saying to raise this),
       # ~290 bytes per inode the kernel holds, manifests and the cache's block index. 384m keeps
       # resident memory at 445-481 MiB under bench --network s3like (516-577 MiB on loopback, whose
       # GETs are 32 MiB; docs/bench.md). Raise it for artifacts of more than a
