@@ -78,11 +78,15 @@ final class SampleData {
     }
 
     static VersionHash publish(BlobStore store, Path staging, DatasetId id, Path src, boolean setLatest) {
+        return publish(store, staging, id, src, setLatest, PublishRequest.DEFAULT_SHARD_SIZE);
+    }
+
+    /** As {@link #publish(BlobStore, Path, DatasetId, Path, boolean)}, packing the images into shards of about {@code shardSize}. */
+    static VersionHash publish(BlobStore store, Path staging, DatasetId id, Path src, boolean setLatest, long shardSize) {
         Publisher publisher = new Publisher(store, new Catalog(store), Clock.systemUTC(), "mount-it", staging, 4, PublishProgress.NONE);
         TreeMap<String, List<String>> tables = new TreeMap<>(Map.of("main", List.of(src.resolve("main").toString() + "/*.parquet")));
         TreeMap<String, List<String>> artifacts = new TreeMap<>(Map.of("images", List.of(src.resolve("images").toString())));
-        PublishRequest request = new PublishRequest(id, tables, artifacts, List.of(), setLatest,
-                PublishRequest.DEFAULT_SHARD_SIZE, src);
+        PublishRequest request = new PublishRequest(id, tables, artifacts, List.of(), setLatest, shardSize, src);
         return publisher.publish(request).version();
     }
 

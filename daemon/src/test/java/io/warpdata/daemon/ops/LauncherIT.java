@@ -67,14 +67,14 @@ class LauncherIT {
 
         ScriptRun defaults = launch("warpd", env);
         ScriptRun raised = launch("warpd", Map.of("JAVA_HOME", System.getProperty("java.home"),
-                "WARP_HEAP", "3g", "WARP_DIRECT_MEMORY", "128m", "WARP_JAVA_OPTS", "-XX:+PrintCommandLineFlags"));
+                "WARP_HEAP", "3g", "WARP_DIRECT_MEMORY", "256m", "WARP_JAVA_OPTS", "-XX:+PrintCommandLineFlags"));
         ScriptRun overridden = launch("warpd", Map.of("JAVA_HOME", System.getProperty("java.home"),
                 "WARP_JAVA_OPTS", "-Xmx2g -XX:+PrintCommandLineFlags"));
 
         assertThat(defaults.stdout() + defaults.stderr()).as(defaults.toString())
-                .contains("-XX:MaxHeapSize=1073741824", "-XX:MaxDirectMemorySize=268435456");
+                .contains("-XX:MaxHeapSize=402653184", "-XX:MaxDirectMemorySize=134217728");
         assertThat(raised.stdout() + raised.stderr()).as(raised.toString())
-                .contains("-XX:MaxHeapSize=3221225472", "-XX:MaxDirectMemorySize=134217728");
+                .contains("-XX:MaxHeapSize=3221225472", "-XX:MaxDirectMemorySize=268435456");
         assertThat(overridden.stdout() + overridden.stderr()).as(overridden.toString())
                 .contains("-XX:MaxHeapSize=2147483648");
     }
