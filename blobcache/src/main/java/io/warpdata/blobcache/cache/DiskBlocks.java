@@ -159,6 +159,18 @@ final class DiskBlocks implements BlockStorage {
     private final AtomicInteger idleWriteScratch = new AtomicInteger();
     /** Idle write buffers kept. */
     static final int IDLE_WRITE_BUFFERS = 4;
+    /**
+     * Blocks that could not be written (no room above the floor, ENOSPC, EROFS, the directory
+     * gone) are kept in memory up to this many bytes, least recently used out: without them every
+     * small read of such a block (an ImageFolder pass reads ~30 members of each 1 MiB block)
+     * fetched the whole block again.
+     */
+    static final long UNWRITTEN_BYTES = 32L << 20;
+    private final Cache<BlockKey, byte[]> unwritten = Caffeine.newBuilder()
+            .maximumWeight(UNWRITTEN_BYTES)
+            .weigher((BlockKey k, byte[] b) -> b.length)
+            .executor(Runnable::run)
+            .build();
     private final AtomicLong lastWriteWarn = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
     private final Object gcLock = new Object();
     private volatile boolean closed;
@@ -248,7 +260,15 @@ final class DiskBlocks implements BlockStorage {
     @Override
     public boolean read(BlockKey key, int offInBlock, ByteBuffer dst, int dstIndex, int len) {
         Entry e = index.getIfPresent(key);
-        if (e == null || offInBlock + len > e.length) {
+        if (e == null) {
+            byte[] kept = unwritten.getIfPresent(key);
+            if (kept == null || offInBlock + len > kept.length) {
+                return false;
+            }
+            dst.put(dstIndex, kept, offInBlock, len);
+            return true;
+        }
+        if (offInBlock + len > e.length) {
             return false;
         }
         if (e.member) {
@@ -375,13 +395,17 @@ final class DiskBlocks implements BlockStorage {
 
     @Override
     public boolean contains(BlockKey key) {
-        return index.asMap().containsKey(key);
+        return index.asMap().containsKey(key) || unwritten.asMap().containsKey(key);
     }
 
     @Override
     public int length(BlockKey key) {
         Entry e = index.asMap().get(key);
-        return e == null ? -1 : e.length;
+        if (e == null) {
+            byte[] kept = unwritten.getIfPresent(key);
+            return kept == null ? -1 : kept.length;
+        }
+        return e.length;
     }
 
     @Override
@@ -389,6 +413,16 @@ final class DiskBlocks implements BlockStorage {
         if (closed || index.asMap().containsKey(key)) {
             return;
         }
+        putOnDisk(key, listId, data, off, len, prefetchCredit);
+        if (index.asMap().containsKey(key)) {
+            unwritten.invalidate(key);
+        } else if (!closed) {
+            // Not written (the reason was counted and logged): kept in memory for the next reads.
+            unwritten.put(key, java.util.Arrays.copyOfRange(data, off, off + len));
+        }
+    }
+
+    private void putOnDisk(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit) {
         int headerLength = BlockFile.headerLength(len);
         long bytes = (long) headerLength + len;
         boolean reserved;
@@ -528,6 +562,9 @@ final class DiskBlocks implements BlockStorage {
     @Override
     public long gc(long limitBytes) {
         synchronized (gcLock) {
+            if (limitBytes <= 0) {
+                unwritten.invalidateAll(); // emptied means emptied, memory included
+            }
             return evictTo(Math.max(0, limitBytes));
         }
     }
@@ -603,6 +640,7 @@ final class DiskBlocks implements BlockStorage {
     @Override
     public void close() {
         closed = true;
+        unwritten.invalidateAll();
         channels.invalidateAll();
         channels.cleanUp();
         dir.close();

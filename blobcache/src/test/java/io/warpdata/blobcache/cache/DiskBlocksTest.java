@@ -113,9 +113,17 @@ class DiskBlocksTest {
             try (Stream<Path> all = Files.walk(dir)) {
                 all.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
-            disk.put(new BlockKey(blob, BS, 0), blob, data, 0, BS, null);
+            BlockKey key = new BlockKey(blob, BS, 0);
+            disk.put(key, blob, data, 0, BS, null);
             assertThat(disk.blockCount()).isZero();
             assertThat(metrics.cacheWritesSkipped.sum()).isEqualTo(1);
+            // Kept in memory: the next reads of the block are served without a fetch.
+            assertThat(disk.contains(key)).isTrue();
+            java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(1000);
+            assertThat(disk.read(key, 5000, out, 0, 1000)).isTrue();
+            assertThat(out.array()).isEqualTo(java.util.Arrays.copyOfRange(data, 5000, 6000));
+            disk.gc(0);
+            assertThat(disk.contains(key)).as("gc to 0 empties memory too").isFalse();
         } finally {
             disk.close();
         }
