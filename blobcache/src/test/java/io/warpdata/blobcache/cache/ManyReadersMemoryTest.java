@@ -2,8 +2,6 @@ package io.warpdata.blobcache.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.ForwardingBlobStore;
 import io.warpdata.blobcache.InMemoryBlobStore;
 import io.warpdata.manifest.BlobRef;
 import java.nio.file.Path;
@@ -15,10 +13,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.IntConsumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -62,7 +56,7 @@ class ManyReadersMemoryTest {
             data.add(d);
             refs.add(TestBlobs.put(memory, d, BS));
         }
-        MeteredStore store = new MeteredStore(memory, 40e6);
+        PacedStore store = new PacedStore(memory, 40e6);
         cache = new BlockCache(store, CacheConfig.defaults(dir).withMinFreeBytes(0).withMaxBytes(32L * MIB)
                 .withMaxInFlightBytes(IN_FLIGHT).withMaxPrefetchBytes(4L * MIB).withMaxConcurrentFetches(16), fetchers,
                 null, null);
@@ -105,51 +99,5 @@ class ManyReadersMemoryTest {
         assertThat(n).isEqualTo(buf.length);
         assertThat(Arrays.equals(buf, 0, n, expected, off, off + n)).as("bytes at " + off).isTrue();
         return n;
-    }
-
-    /** Paces each GET at {@code rate} bytes per second and records the most bytes and GETs under way at once. */
-    private static final class MeteredStore extends ForwardingBlobStore {
-        final AtomicLong bytes = new AtomicLong();
-        final AtomicLong peakBytes = new AtomicLong();
-        final AtomicInteger gets = new AtomicInteger();
-        final AtomicInteger peakGets = new AtomicInteger();
-        private final double rate;
-
-        MeteredStore(BlobStore inner, double rate) {
-            super(inner);
-            this.rate = rate;
-        }
-
-        @Override
-        public void read(String key, long offset, byte[] dst, int dstOff, int len) {
-            read(key, offset, dst, dstOff, len, n -> { });
-        }
-
-        @Override
-        public void read(String key, long offset, byte[] dst, int dstOff, int len, IntConsumer arrived) {
-            if (!key.contains("blobs/")) {
-                inner.read(key, offset, dst, dstOff, len);
-                arrived.accept(len);
-                return;
-            }
-            peakBytes.accumulateAndGet(bytes.addAndGet(len), Math::max);
-            peakGets.accumulateAndGet(gets.incrementAndGet(), Math::max);
-            long start = System.nanoTime();
-            try {
-                for (int pos = 0; pos < len; ) {
-                    int n = Math.min(64 << 10, len - pos);
-                    inner.read(key, offset + pos, dst, dstOff + pos, n);
-                    pos += n;
-                    long wait = start + (long) (pos / rate * 1e9) - System.nanoTime();
-                    if (wait > 0) {
-                        LockSupport.parkNanos(wait);
-                    }
-                    arrived.accept(pos);
-                }
-            } finally {
-                bytes.addAndGet(-len);
-                gets.decrementAndGet();
-            }
-        }
     }
 }
