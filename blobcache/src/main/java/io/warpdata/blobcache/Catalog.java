@@ -61,22 +61,37 @@ public final class Catalog {
      *        seconds; warpd passes its {@code --pointer-ttl}, 30 s, to keep a fleet's requests low)
      * @param negativeTtl how long "no such pointer" / an empty listing is trusted (1 s)
      * @param maxManifests manifests kept in memory (each is small; versions are immutable)
+     * @param revalidateWait how long a lookup waits for a pointer or listing past its TTL to be
+     *        re-read before it takes the last known answer, the re-read going on in the background
+     *        (0.5 s: a store answers such a request in tens of milliseconds; one that takes longer
+     *        is in trouble, and a mount must not wait for it)
+     * @param answerWait how long a lookup waits for the store when nothing is known yet (10 s: the
+     *        store's own answer timeout, 5 s, ends a silent request first; this bounds a store
+     *        that answers only with errors to retry)
      */
-    public record Config(Duration pointerTtl, Duration negativeTtl, long maxManifests) {
+    public record Config(Duration pointerTtl, Duration negativeTtl, long maxManifests, Duration revalidateWait,
+                         Duration answerWait) {
         public Config {
-            if (pointerTtl.isNegative() || negativeTtl.isNegative() || maxManifests < 1) {
-                throw new IllegalArgumentException("TTLs must be >= 0 and maxManifests >= 1");
+            if (pointerTtl.isNegative() || negativeTtl.isNegative() || maxManifests < 1 || revalidateWait.isNegative()
+                    || answerWait.isNegative()) {
+                throw new IllegalArgumentException("TTLs and waits must be >= 0 and maxManifests >= 1");
             }
         }
 
-        /** Pointers trusted 2 s, negative answers 1 s, 1024 manifests. */
+        /** Pointers trusted 2 s, negative answers 1 s, 1024 manifests, 0.5 s to revalidate, 10 s for a first answer. */
         public static Config defaults() {
-            return new Config(Duration.ofSeconds(2), Duration.ofSeconds(1), 1024);
+            return new Config(Duration.ofSeconds(2), Duration.ofSeconds(1), 1024, Duration.ofMillis(500),
+                    Duration.ofSeconds(10));
         }
 
         /** The same settings with another pointer TTL. */
         public Config withPointerTtl(Duration ttl) {
-            return new Config(ttl, negativeTtl, maxManifests);
+            return new Config(ttl, negativeTtl, maxManifests, revalidateWait, answerWait);
+        }
+
+        /** The same settings with other waits for the store. */
+        public Config withWaits(Duration revalidate, Duration answer) {
+            return new Config(pointerTtl, negativeTtl, maxManifests, revalidate, answer);
         }
     }
 
@@ -151,6 +166,24 @@ public final class Catalog {
             }
         }
         return n;
+    }
+
+    /**
+     * Starts re-reading, side by side, what listing these datasets needs (their latest pointers,
+     * versions, tags and branches) where it is past its TTL: a workspace listing then waits for
+     * all of them at once, not for each in turn, and never longer than the revalidation wait
+     * when they are known (see {@link CatalogCache}).
+     */
+    public void prefetch(List<DatasetId> datasets) {
+        List<String> pointers = new ArrayList<>();
+        List<String> prefixes = new ArrayList<>();
+        for (DatasetId id : datasets) {
+            pointers.add(StoreLayout.latest(id));
+            prefixes.add(StoreLayout.versions(id));
+            prefixes.add(StoreLayout.tags(id));
+            prefixes.add(StoreLayout.branches(id));
+        }
+        cache.prefetch(pointers, prefixes);
     }
 
     /** Datasets of a workspace, sorted. */

@@ -7,9 +7,17 @@ import com.github.benmanes.caffeine.cache.Ticker;
 import io.warpdata.manifest.VersionHash;
 
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Function;
 
 /**
  * What the {@link Catalog} knows of the store's moving state: pointers (latest, branches, tags)
@@ -19,18 +27,34 @@ import java.util.concurrent.atomic.LongAdder;
  * store does not answer ({@link StoreUnavailableException}): stale-if-error, counted in
  * {@link #staleAnswers()}.
  *
- * <p>Thread-safe. Loads happen outside the caches' locks (two threads may both fetch the same
- * pointer; both get the same answer), so a slow store never blocks lookups of other keys.
+ * <p>Stale-while-revalidate: a pointer or listing past its TTL is re-read in the background
+ * (one load per key, however many ask). A caller waits for the fresh answer at most
+ * {@link Catalog.Config#revalidateWait()} from the moment the load started, and then takes the
+ * last known answer while the load goes on. So a store that answers keeps every answer fresh,
+ * and a store that hangs costs a lookup or a listing at most that wait, once, never a timeout
+ * per pointer. With nothing known, a caller waits for the store up to
+ * {@link Catalog.Config#answerWait()}; loads of many keys ({@link #prefetch}) run side by side.
+ *
+ * <p>Thread-safe. Loads happen outside the caches' locks, so a slow store never blocks lookups of
+ * other keys.
  */
 final class CatalogCache {
     private final BlobStore store;
     private final Catalog.Config config;
     private final LastKnownGood known;
     private final Clock clock;
+    /** Runs loads: one short-lived virtual thread each, most of it spent waiting on the store. */
+    private final Executor loader = task -> Thread.ofVirtual().name("warp-catalog-load").start(task);
     /** Pointers (latest, branches, tags) by their store key. */
     private final Cache<String, Optional<VersionHash>> pointers;
     private final Cache<String, List<String>> listings;
+    private final ConcurrentHashMap<String, Load<Optional<VersionHash>>> pointerLoads = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Load<List<String>>> listingLoads = new ConcurrentHashMap<>();
     private final LongAdder staleAnswers = new LongAdder();
+
+    /** A read of the store under way, and when it started (System.nanoTime based). */
+    private record Load<T>(CompletableFuture<T> answer, long startedNanos) {
+    }
 
     CatalogCache(BlobStore store, Catalog.Config config, Ticker ticker, LastKnownGood known, Clock clock) {
         this.store = store;
@@ -51,9 +75,100 @@ final class CatalogCache {
         if (fresh != null) {
             return fresh;
         }
-        Optional<VersionHash> v = readPointer(key);
-        pointers.put(key, v);
-        return v;
+        Load<Optional<VersionHash>> load = start(pointerLoads, pointers, key, this::readPointer);
+        Optional<Optional<VersionHash>> last = known.pointer(key)
+                .map(p -> Optional.ofNullable(p.version()).map(VersionHash::new));
+        return answer(load, last, "the pointer " + key);
+    }
+
+    /** The children of {@code prefix} in the store, sorted. */
+    List<String> list(String prefix) {
+        List<String> fresh = listings.getIfPresent(prefix);
+        if (fresh != null) {
+            return fresh;
+        }
+        Load<List<String>> load = start(listingLoads, listings, prefix, this::readListing);
+        return answer(load, known.listing(prefix).map(LastKnownGood.Listing::children), "the listing of " + prefix);
+    }
+
+    /**
+     * Starts re-reading, side by side, whichever of these pointers and listings are past their
+     * TTL, so that the lookups that follow wait for all of them at once (at most one
+     * {@link Catalog.Config#revalidateWait()}), not for each in turn.
+     */
+    void prefetch(List<String> pointerKeys, List<String> prefixes) {
+        for (String key : pointerKeys) {
+            if (pointers.getIfPresent(key) == null) {
+                start(pointerLoads, pointers, key, this::readPointer);
+            }
+        }
+        for (String prefix : prefixes) {
+            if (listings.getIfPresent(prefix) == null) {
+                start(listingLoads, listings, prefix, this::readListing);
+            }
+        }
+    }
+
+    /** The load of {@code key} under way, or a new one, which caches its answer when done. */
+    private <T> Load<T> start(ConcurrentHashMap<String, Load<T>> loads, Cache<String, T> into, String key,
+                              Function<String, T> read) {
+        Load<T> running = loads.get(key);
+        if (running != null) {
+            return running;
+        }
+        Load<T> mine = new Load<>(new CompletableFuture<>(), System.nanoTime());
+        running = loads.putIfAbsent(key, mine);
+        if (running != null) {
+            return running;
+        }
+        loader.execute(() -> {
+            try {
+                T value = read.apply(key);
+                // Only a load still current caches its answer: a pointer this process moved
+                // meanwhile (pointed) dropped it, and must not be undone by an older read.
+                if (loads.remove(key, mine)) {
+                    into.put(key, value);
+                }
+                mine.answer().complete(value);
+            } catch (Throwable t) {
+                loads.remove(key, mine);
+                mine.answer().completeExceptionally(t);
+            }
+        });
+        return mine;
+    }
+
+    /**
+     * The load's answer if it comes in time; else the last known answer, if there is one.
+     *
+     * @throws StoreNotAnsweringException if nothing is known and the store does not answer within
+     *         {@link Catalog.Config#answerWait()}
+     */
+    private <T> T answer(Load<T> load, Optional<T> last, String what) {
+        Duration wait = last.isPresent() ? config.revalidateWait() : config.answerWait();
+        long left = load.startedNanos() + wait.toNanos() - System.nanoTime();
+        try {
+            return load.answer().get(Math.max(left, 0), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException slow) {
+            if (last.isPresent()) {
+                staleAnswers.increment();
+                return last.get();
+            }
+            throw new StoreNotAnsweringException("No answer from " + store.describe() + " for " + what + " within "
+                    + wait.toMillis() + " ms, and nothing is known of it yet", null);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StoreUnavailableException("Interrupted while reading " + what + " from " + store.describe(), e);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException r) {
+                throw r;
+            }
+            if (cause instanceof Error err) {
+                throw err;
+            }
+            throw new StoreUnavailableException("Failed to read " + what + " from " + store.describe() + ": " + cause, cause);
+        }
     }
 
     /**
@@ -88,31 +203,27 @@ final class CatalogCache {
         }
     }
 
+    /** Lists {@code prefix}, or answers from the last known listing when the store does not answer. */
+    private List<String> readListing(String prefix) {
+        try {
+            List<String> children = List.copyOf(store.list(prefix));
+            known.listed(prefix, children, clock.instant());
+            return children;
+        } catch (StoreUnavailableException e) {
+            List<String> children = known.listing(prefix).map(LastKnownGood.Listing::children).orElseThrow(() -> e);
+            staleAnswers.increment();
+            return children;
+        }
+    }
+
     /**
      * Records a pointer this process wrote ({@code version}, the object's version {@code tag})
      * or deleted ({@code version} null), so that the next read sees it without asking the store.
      */
     void pointed(String key, VersionHash version, String tag) {
+        pointerLoads.remove(key);
         pointers.put(key, Optional.ofNullable(version));
         known.pointed(key, version == null ? null : version.hex(), tag, clock.instant());
-    }
-
-    /** The children of {@code prefix} in the store, sorted. */
-    List<String> list(String prefix) {
-        List<String> fresh = listings.getIfPresent(prefix);
-        if (fresh != null) {
-            return fresh;
-        }
-        List<String> children;
-        try {
-            children = List.copyOf(store.list(prefix));
-            known.listed(prefix, children, clock.instant());
-        } catch (StoreUnavailableException e) {
-            children = known.listing(prefix).map(LastKnownGood.Listing::children).orElseThrow(() -> e);
-            staleAnswers.increment();
-        }
-        listings.put(prefix, children);
-        return children;
     }
 
     /**
@@ -131,11 +242,14 @@ final class CatalogCache {
 
     /** Forgets the listing of {@code prefix}: something was written under it. */
     void invalidateListing(String prefix) {
+        listingLoads.remove(prefix);
         listings.invalidate(prefix);
     }
 
     /** Forgets every pointer and listing. */
     void refresh() {
+        pointerLoads.clear();
+        listingLoads.clear();
         pointers.invalidateAll();
         listings.invalidateAll();
     }

@@ -34,10 +34,11 @@ public final class HealthCheckedStore implements BlobStore {
 
     private <T> T tried(Supplier<T> op) {
         T result;
+        long started = health.now();
         try {
             result = op.get();
         } catch (StoreUnavailableException e) {
-            health.failed(e);
+            health.failed(e, started);
             throw e;
         } catch (StoreException answered) {
             // Not found, denied, a bad range: the store is there and said so.

@@ -33,8 +33,17 @@ public final class StoreHealth {
      */
     public static final Duration PROBE_INTERVAL = Duration.ofSeconds(5);
 
-    /** When and why the store went down. */
-    public record Outage(Instant since, String error, boolean unreachable) {
+    /**
+     * When and why the store went down.
+     *
+     * @param unreachable calls fail at once until a probe is answered (refused, or not answering)
+     * @param notAnswering the store takes connections but sends nothing (stopped, blackholed)
+     */
+    public record Outage(Instant since, String error, boolean unreachable, boolean notAnswering) {
+        /** "unreachable", "unreachable (not answering)" or "failing": what status says. */
+        public String state() {
+            return notAnswering ? "unreachable (not answering)" : unreachable ? "unreachable" : "failing";
+        }
     }
 
     /** What status and metrics show. */
@@ -51,6 +60,8 @@ public final class StoreHealth {
     private final LongSupplier nanos;
     private final AtomicReference<Outage> outage = new AtomicReference<>();
     private final AtomicLong nextProbe = new AtomicLong();
+    /** When a call last got an answer (System.nanoTime based); before any, just before this was made. */
+    private final AtomicLong lastAnswered;
     private final LongAdder failures = new LongAdder();
     private final LongAdder fastFailures = new LongAdder();
     private final LongAdder outages = new LongAdder();
@@ -60,6 +71,7 @@ public final class StoreHealth {
         this.offline = offline;
         this.clock = clock;
         this.nanos = nanos;
+        this.lastAnswered = new AtomicLong(nanos.getAsLong() - 1);
     }
 
     /** The health of {@code store} (its description, for log lines). */
@@ -94,8 +106,8 @@ public final class StoreHealth {
             return; // this call is the probe
         }
         fastFailures.increment();
-        throw new StoreUnreachableException("The store " + store + " is unreachable since " + o.since()
-                + " (" + o.error() + "); not tried again before its next probe", null);
+        throw new StoreUnreachableException("The store " + store + " is " + (o.notAnswering() ? "not answering" : "unreachable")
+                + " since " + o.since() + " (" + o.error() + "); not tried again before its next probe", null);
     }
 
     /**
@@ -107,8 +119,14 @@ public final class StoreHealth {
         nextProbe.set(nanos.getAsLong());
     }
 
+    /** When a call starts: what {@link #failed(StoreUnavailableException, long)} is told. */
+    long now() {
+        return nanos.getAsLong();
+    }
+
     /** The store answered a call. */
     void succeeded() {
+        lastAnswered.set(nanos.getAsLong());
         Outage o = outage.get();
         if (o != null && outage.compareAndSet(o, null)) {
             long seconds = Duration.between(o.since(), clock.instant()).toSeconds();
@@ -116,27 +134,43 @@ public final class StoreHealth {
         }
     }
 
-    /** A call failed after the store's own retries. */
+    /** A call failed after the store's own retries (a call started now: see {@link #failed(StoreUnavailableException, long)}). */
     void failed(StoreUnavailableException e) {
+        failed(e, nanos.getAsLong());
+    }
+
+    /**
+     * A call that started at {@code startedNanos} ({@link #now()}) failed after the store's own
+     * retries. A call that got nothing back ({@link StoreNotAnsweringException}) while no other
+     * call was answered either means the store is not answering anyone: it is then treated as
+     * unreachable (calls fail at once until a probe is answered), so that a stopped or blackholed
+     * store costs readers one answer timeout, not one per call. If other calls were answered
+     * meanwhile, it was one stuck connection: counted, and no outage.
+     */
+    void failed(StoreUnavailableException e, long startedNanos) {
         failures.increment();
-        boolean unreachable = e instanceof StoreUnreachableException;
-        Outage now = new Outage(clock.instant(), e.getMessage(), unreachable);
+        boolean notAnswering = e instanceof StoreNotAnsweringException;
+        if (notAnswering && lastAnswered.get() - startedNanos >= 0) {
+            return;
+        }
+        boolean unreachable = notAnswering || e instanceof StoreUnreachableException;
+        Outage now = new Outage(clock.instant(), e.getMessage(), unreachable, notAnswering);
         while (true) {
             Outage o = outage.get();
             if (o == null) {
                 if (outage.compareAndSet(null, now)) {
                     outages.increment();
                     nextProbe.set(nanos.getAsLong() + PROBE_INTERVAL.toNanos());
-                    LOG.warn("store {} is unreachable ({}); serving from the cache and the last known state"
-                            + " until it answers again", store, e.getMessage());
+                    LOG.warn("store {} is {} ({}); serving from the cache and the last known state"
+                            + " until it answers again", store, notAnswering ? "not answering" : "unreachable", e.getMessage());
                     return;
                 }
             } else {
                 // Still down: keep the start time, remember the latest reason.
-                if (o.unreachable() == unreachable && o.error().equals(e.getMessage())) {
+                if (o.unreachable() == unreachable && o.notAnswering() == notAnswering && o.error().equals(e.getMessage())) {
                     return;
                 }
-                if (outage.compareAndSet(o, new Outage(o.since(), e.getMessage(), unreachable))) {
+                if (outage.compareAndSet(o, new Outage(o.since(), e.getMessage(), unreachable, notAnswering))) {
                     if (unreachable) {
                         nextProbe.set(nanos.getAsLong() + PROBE_INTERVAL.toNanos());
                     }

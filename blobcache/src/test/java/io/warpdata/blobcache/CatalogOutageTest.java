@@ -13,11 +13,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /** The catalog through outages and restarts: stale-if-error, kept state, conditional re-reads. */
 class CatalogOutageTest {
@@ -193,5 +196,101 @@ class CatalogOutageTest {
         assertThat(tmp).doesNotExist();
         assertThat(List.of(dir.resolve("v1/known"), dir.resolve("v1/manifests"), dir.resolve("v1/blobs")))
                 .allMatch(Files::isDirectory);
+    }
+
+    private Catalog impatient(Duration revalidate, Duration answer) {
+        return new Catalog(store, Catalog.Config.defaults().withWaits(revalidate, answer), ticker,
+                LastKnownGood.inMemory(), Clock.systemUTC());
+    }
+
+    @Test
+    void pastItsTtlAPointerIsAnsweredFromTheLastKnownStateWhileTheStoreHangsAndRevalidatedBehind() {
+        VersionHash v1 = publishLatest(1);
+        Catalog catalog = impatient(Duration.ofMillis(50), Duration.ofSeconds(10));
+        assertThat(catalog.latest(MNIST)).contains(v1);
+        assertThat(catalog.workspaces()).containsExactly("vision");
+        VersionHash v2 = publishLatest(2);
+        ticker.advance(Duration.ofSeconds(3));
+        store.hang();
+        try {
+            // Answered without the store: assertTimeoutPreemptively only keeps a regression from hanging the suite.
+            Optional<VersionHash> stale = assertTimeoutPreemptively(Duration.ofSeconds(30), () -> catalog.latest(MNIST));
+            assertThat(stale).contains(v1);
+            assertThat(catalog.workspaces()).as("listings too").containsExactly("vision");
+            assertThat(catalog.staleAnswers()).isEqualTo(2);
+        } finally {
+            store.answer();
+        }
+        // The load that was held finishes in the background and the next lookup sees the move.
+        await(() -> catalog.latest(MNIST).equals(Optional.of(v2)));
+    }
+
+    @Test
+    void theChecksOfManyDatasetsRunSideBySideNotOneAfterAnother() {
+        List<DatasetId> ids = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            DatasetId id = DatasetId.parse("vision/set" + i);
+            publisher.setLatest(id, publisher.putVersion(CatalogTest.manifest(id, i + 1)));
+            ids.add(id);
+        }
+        Catalog catalog = impatient(Duration.ofSeconds(30), Duration.ofSeconds(30));
+        for (DatasetId id : ids) {
+            catalog.latest(id);
+            catalog.versions(id);
+        }
+        ticker.advance(Duration.ofSeconds(3));
+        long before = store.calls.sum();
+        store.hang();
+        try {
+            catalog.prefetch(ids);
+            // Every pointer and listing is asked for at once, before any answer came back.
+            await(() -> store.calls.sum() - before == 4L * ids.size());
+        } finally {
+            store.answer();
+        }
+        for (DatasetId id : ids) {
+            assertThat(catalog.latest(id)).isPresent();
+        }
+        assertThat(store.calls.sum() - before).as("no second round of requests").isEqualTo(4L * ids.size());
+    }
+
+    @Test
+    void withNothingKnownALookupWaitsForTheStoreNoLongerThanTheAnswerWait() {
+        publishLatest(1);
+        Catalog catalog = impatient(Duration.ofMillis(50), Duration.ofMillis(200));
+        store.hang();
+        try {
+            assertTimeoutPreemptively(Duration.ofSeconds(30), () ->
+                    assertThatThrownBy(() -> catalog.latest(MNIST)).isInstanceOf(StoreNotAnsweringException.class)
+                            .hasMessageContaining("latest").hasMessageContaining("200 ms"));
+        } finally {
+            store.answer();
+        }
+    }
+
+    @Test
+    void aStoreThatAnswersNobodyCostsOneAnswerTimeoutThenTheLastKnownState() {
+        VersionHash v = publishLatest(1);
+        Catalog catalog = impatient(Duration.ofMillis(50), Duration.ofSeconds(10));
+        assertThat(catalog.latest(MNIST)).contains(v);
+        assertThat(catalog.datasets("vision")).containsExactly(MNIST);
+        ticker.advance(Duration.ofSeconds(3));
+        store.silent();
+        assertThat(catalog.latest(MNIST)).contains(v);
+        assertThat(catalog.datasets("vision")).containsExactly(MNIST);
+    }
+
+    /** Waits (up to 30 s) until {@code condition} holds: for what finishes on another thread. */
+    private static void await(java.util.function.BooleanSupplier condition) {
+        long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("condition met within 30 s").isLessThan(end);
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
     }
 }

@@ -37,6 +37,38 @@ class HealthCheckedStoreTest {
     }
 
     @Test
+    void aStoreThatAnswersNobodyIsTreatedAsUnreachableAndSaidToBeNotAnswering() {
+        backing.put("k", new byte[] {1});
+        outage.silent();
+        assertThatThrownBy(() -> store.get("k")).isInstanceOf(StoreNotAnsweringException.class);
+        StoreHealth.Snapshot down = health.snapshot();
+        assertThat(down.reachable()).isFalse();
+        assertThat(down.outage().orElseThrow().notAnswering()).isTrue();
+        assertThat(down.outage().orElseThrow().state()).isEqualTo("unreachable (not answering)");
+        long reached = outage.calls.sum();
+        assertThatThrownBy(() -> store.get("k")).isInstanceOf(StoreUnreachableException.class)
+                .hasMessageContaining("not answering");
+        assertThat(outage.calls.sum()).as("not tried again before the probe").isEqualTo(reached);
+
+        nanos.addAndGet(StoreHealth.PROBE_INTERVAL.toNanos());
+        outage.up();
+        assertThat(store.get("k")).containsExactly(1);
+        assertThat(health.snapshot().reachable()).isTrue();
+    }
+
+    @Test
+    void oneSilentCallWhileOthersAreAnsweredIsAStuckConnectionNotAnOutage() {
+        backing.put("k", new byte[] {1});
+        long started = health.now();
+        nanos.addAndGet(1_000);
+        assertThat(store.get("k")).containsExactly(1); // another call is answered meanwhile
+        health.failed(new StoreNotAnsweringException("one stuck connection", null), started);
+        assertThat(health.snapshot().reachable()).isTrue();
+        assertThat(health.snapshot().failures()).isEqualTo(1);
+        assertThat(store.get("k")).containsExactly(1);
+    }
+
+    @Test
     void aServerErrorMarksTheStoreDownButNeverStopsCallsFromTrying() {
         backing.put("k", new byte[] {1});
         outage.failWith5xx();

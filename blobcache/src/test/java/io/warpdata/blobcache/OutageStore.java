@@ -15,6 +15,9 @@ import java.util.function.IntConsumer;
 public final class OutageStore extends ForwardingBlobStore {
     private volatile boolean down;
     private volatile boolean fiveXx;
+    private volatile boolean silent;
+    /** While set, every call waits on it (a store that takes requests and does not answer yet). */
+    private volatile java.util.concurrent.CountDownLatch hang;
     public final LongAdder calls = new LongAdder();
     public final LongAdder lists = new LongAdder();
     public final LongAdder gets = new LongAdder();
@@ -41,15 +44,55 @@ public final class OutageStore extends ForwardingBlobStore {
         return this;
     }
 
+    /**
+     * Every call fails until {@link #up()} as one does that waited out the answer timeout of a
+     * store that took the connection and sent nothing ({@link StoreNotAnsweringException}).
+     */
+    public OutageStore silent() {
+        fiveXx = false;
+        silent = true;
+        down = true;
+        return this;
+    }
+
+    /** Every call blocks until {@link #answer()}, then goes on as usual. */
+    public OutageStore hang() {
+        hang = new java.util.concurrent.CountDownLatch(1);
+        return this;
+    }
+
+    /** Lets the calls held by {@link #hang()} through. */
+    public OutageStore answer() {
+        java.util.concurrent.CountDownLatch h = hang;
+        hang = null;
+        if (h != null) {
+            h.countDown();
+        }
+        return this;
+    }
+
     public OutageStore up() {
         down = false;
+        silent = false;
         return this;
     }
 
     private void check(String key) {
         calls.increment();
+        java.util.concurrent.CountDownLatch h = hang;
+        if (h != null) {
+            try {
+                h.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new StoreUnavailableException("interrupted (injected hang) for " + key, e);
+            }
+        }
         if (down) {
             refused.increment();
+            if (silent) {
+                throw new StoreNotAnsweringException("not answering (injected) for " + key, null);
+            }
             if (fiveXx) {
                 throw new StoreUnavailableException("503 SlowDown (injected) for " + key, null);
             }

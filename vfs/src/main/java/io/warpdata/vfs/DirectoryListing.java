@@ -2,6 +2,7 @@ package io.warpdata.vfs;
 
 import io.warpdata.blobcache.Catalog;
 import io.warpdata.blobcache.DatasetNotFoundException;
+import io.warpdata.blobcache.StoreUnavailableException;
 import io.warpdata.blobcache.StoreException;
 import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.ArtifactKind;
@@ -136,6 +137,7 @@ final class DirectoryListing {
         } catch (DatasetNotFoundException e) {
             return out;
         }
+        catalog.prefetch(datasets);
         for (DatasetId id : datasets) {
             if (hasLatest(id)) {
                 out.add(new Entry(id.name(), null, Node.Type.SYMLINK));
@@ -250,7 +252,8 @@ final class DirectoryListing {
     private List<VersionHash> versionsOrEmpty(DatasetId id) {
         try {
             return catalog.versions(id);
-        } catch (DatasetNotFoundException e) {
+        } catch (DatasetNotFoundException | StoreUnavailableException notNow) {
+            // Unknown and the store not answering: the rest of the workspace still lists.
             return List.of();
         }
     }

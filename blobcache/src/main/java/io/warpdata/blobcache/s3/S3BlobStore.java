@@ -58,6 +58,10 @@ public final class S3BlobStore implements BlobStore {
      * Client settings. Timeouts bound every call so that nothing hangs for ever: one attempt may
      * take {@code attemptTimeout}, all attempts together {@code callTimeout}.
      *
+     * @param answerTimeout how long a connection may stay silent: to connect, and between any two
+     *        bytes of an answer (5 s: S3 answers a request in tens of milliseconds and streams a
+     *        body without pauses; a store silent for 5 s is stopped, blackholed or overloaded, and
+     *        a mount must not wait for it, see {@link io.warpdata.blobcache.StoreNotAnsweringException})
      * @param attemptTimeout one HTTP attempt, headers included (30 s: a healthy 64 MiB ranged GET
      *        finishes well inside it)
      * @param callTimeout all attempts and backoff of one call
@@ -70,7 +74,7 @@ public final class S3BlobStore implements BlobStore {
      * @param uploadParallelism parts in flight at once (each holds a connection, not memory)
      * @param credentials explicit credentials (tests); empty = the SDK's default chain
      */
-    public record Config(Duration attemptTimeout, Duration callTimeout, int maxAttempts, Duration backoffBase,
+    public record Config(Duration answerTimeout, Duration attemptTimeout, Duration callTimeout, int maxAttempts, Duration backoffBase,
                          Duration backoffMax, int maxConnections, long multipartThreshold, long partSize,
                          int uploadParallelism, Optional<Credentials> credentials) {
         public Config {
@@ -85,33 +89,39 @@ public final class S3BlobStore implements BlobStore {
             }
         }
 
-        /** 30 s per attempt, 2 min per call, 4 attempts, 64 connections, 16 MiB parts above 64 MiB. */
+        /** 5 s of silence at most, 30 s per attempt, 2 min per call, 4 attempts, 64 connections, 16 MiB parts above 64 MiB. */
         public static Config defaults() {
-            return new Config(Duration.ofSeconds(30), Duration.ofMinutes(2), 4, Duration.ofMillis(100),
+            return new Config(Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofMinutes(2), 4, Duration.ofMillis(100),
                     Duration.ofSeconds(5), 64, 64L << 20, 16L << 20, 4, Optional.empty());
         }
 
         /** The same settings with other timeouts. */
         public Config withTimeouts(Duration attempt, Duration call) {
-            return new Config(attempt, call, maxAttempts, backoffBase, backoffMax, maxConnections, multipartThreshold,
+            return new Config(answerTimeout, attempt, call, maxAttempts, backoffBase, backoffMax, maxConnections, multipartThreshold,
                     partSize, uploadParallelism, credentials);
+        }
+
+        /** The same settings with another answer timeout (connect, and silence within an answer). */
+        public Config withAnswerTimeout(Duration answer) {
+            return new Config(answer, attemptTimeout, callTimeout, maxAttempts, backoffBase, backoffMax, maxConnections,
+                    multipartThreshold, partSize, uploadParallelism, credentials);
         }
 
         /** The same settings with other retries. */
         public Config withRetries(int attempts, Duration base, Duration max) {
-            return new Config(attemptTimeout, callTimeout, attempts, base, max, maxConnections, multipartThreshold,
+            return new Config(answerTimeout, attemptTimeout, callTimeout, attempts, base, max, maxConnections, multipartThreshold,
                     partSize, uploadParallelism, credentials);
         }
 
         /** The same settings with other multipart upload sizes. */
         public Config withMultipart(long threshold, long part, int parallelism) {
-            return new Config(attemptTimeout, callTimeout, maxAttempts, backoffBase, backoffMax, maxConnections,
+            return new Config(answerTimeout, attemptTimeout, callTimeout, maxAttempts, backoffBase, backoffMax, maxConnections,
                     threshold, part, parallelism, credentials);
         }
 
         /** The same settings with explicit credentials instead of the SDK's default chain. */
         public Config withCredentials(String accessKeyId, String secretAccessKey) {
-            return new Config(attemptTimeout, callTimeout, maxAttempts, backoffBase, backoffMax, maxConnections,
+            return new Config(answerTimeout, attemptTimeout, callTimeout, maxAttempts, backoffBase, backoffMax, maxConnections,
                     multipartThreshold, partSize, uploadParallelism,
                     Optional.of(new Credentials(accessKeyId, secretAccessKey)));
         }
@@ -145,7 +155,7 @@ public final class S3BlobStore implements BlobStore {
         this.bucket = location.bucket();
         this.root = location.root();
         this.config = config;
-        this.errors = new S3Errors(location, config.maxAttempts());
+        this.errors = new S3Errors(location, config.maxAttempts(), config.answerTimeout());
         this.connection = new S3Connection(location.endpoint(), config);
         this.s3 = connection.client();
         this.multipart = new MultipartUploader(s3, location, errors, config.partSize(), config.uploadParallelism());
@@ -228,6 +238,9 @@ public final class S3BlobStore implements BlobStore {
         } catch (SdkException e) {
             throw errors.translate(e, "read", key);
         } catch (IOException e) {
+            if (S3Errors.notAnswering(e)) {
+                throw errors.notAnswering("Failed to read " + describe(key) + " at offset " + offset, e);
+            }
             throw new StoreUnavailableException("Failed to read " + describe(key) + " at offset " + offset + ": " + e, e);
         }
     }

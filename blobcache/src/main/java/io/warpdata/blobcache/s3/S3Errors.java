@@ -4,6 +4,7 @@ import io.warpdata.blobcache.AuthenticationException;
 import io.warpdata.blobcache.BlobNotFoundException;
 import io.warpdata.blobcache.PermissionDeniedException;
 import io.warpdata.blobcache.StoreException;
+import io.warpdata.blobcache.StoreNotAnsweringException;
 import io.warpdata.blobcache.StoreUnavailableException;
 import io.warpdata.blobcache.StoreUnreachableException;
 import software.amazon.awssdk.awscore.exception.AwsServiceException;
@@ -18,14 +19,17 @@ final class S3Errors {
 
     private final S3Location location;
     private final int maxAttempts;
+    private final java.time.Duration answerTimeout;
 
     /**
      * @param location the store, named in every message
      * @param maxAttempts the attempts the client makes per call, for "after N attempts"
+     * @param answerTimeout how long the client waits for a byte, for "sent nothing within"
      */
-    S3Errors(S3Location location, int maxAttempts) {
+    S3Errors(S3Location location, int maxAttempts, java.time.Duration answerTimeout) {
         this.location = location;
         this.maxAttempts = maxAttempts;
+        this.answerTimeout = answerTimeout;
     }
 
     /** The S3 error code ({@code NoSuchKey}, ...), or null when the answer carried none. */
@@ -101,22 +105,48 @@ final class S3Errors {
             return new AuthenticationException(what + ": no AWS credentials found; set " + AUTH_ENV
                     + " and AWS_REGION", e);
         }
+        if (notAnswering(e)) {
+            return notAnswering(what, e);
+        }
         if (cannotConnect(e)) {
             return new StoreUnreachableException(what + ": cannot connect to " + location.server() + ": " + msg, e);
         }
         return new StoreUnavailableException(what + ": " + msg, e);
     }
 
+    /** "not answering": what a call that timed out waiting for the store becomes. */
+    StoreNotAnsweringException notAnswering(String what, Throwable e) {
+        return new StoreNotAnsweringException(what + ": not answering: " + location.server() + " sent nothing within "
+                + answerTimeout.toMillis() + " ms (" + e.getMessage() + ")", e);
+    }
+
     /**
-     * Whether no connection could be made at all (refused, unknown host, no route, connect
-     * timeout), as opposed to a connection that failed part way or a server error: nothing is
+     * Whether the store took (or did not refuse) the connection but sent nothing within the
+     * answer timeout: a connect timeout (a blackholed address), a socket read timeout, or an
+     * attempt that ran out of time. These are not retried by the SDK ({@link NoRetryOnSilence}):
+     * the read path decides, knowing whether the store answers anything else.
+     */
+    static boolean notAnswering(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof java.net.SocketTimeoutException
+                    || t instanceof org.apache.http.conn.ConnectTimeoutException
+                    || t instanceof software.amazon.awssdk.core.exception.ApiCallAttemptTimeoutException
+                    || t instanceof software.amazon.awssdk.core.exception.ApiCallTimeoutException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Whether no connection could be made at all (refused, unknown host, no route; a connect
+     * timeout is {@link #notAnswering}), as opposed to a connection that failed part way or a server error: nothing is
      * listening, so the read path stops retrying at once.
      */
     static boolean cannotConnect(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof java.net.ConnectException || t instanceof java.net.UnknownHostException
                     || t instanceof java.net.NoRouteToHostException
-                    || t instanceof org.apache.http.conn.ConnectTimeoutException
                     || t instanceof org.apache.http.conn.HttpHostConnectException) {
                 return true;
             }

@@ -4,7 +4,9 @@ import io.warpdata.blobcache.AuthenticationException;
 import io.warpdata.blobcache.BlobNotFoundException;
 import io.warpdata.blobcache.PermissionDeniedException;
 import io.warpdata.blobcache.StoreException;
+import io.warpdata.blobcache.StoreNotAnsweringException;
 import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.blobcache.StoreUnreachableException;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.awscore.exception.AwsErrorDetails;
 import software.amazon.awssdk.core.exception.ApiCallTimeoutException;
@@ -19,7 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class S3ErrorTranslationTest {
     // No client: only the translation is exercised.
     private static final S3Errors ERRORS =
-            new S3Errors(S3Location.parse("s3://bucket/pre", Optional.of("http://127.0.0.1:9")), 4);
+            new S3Errors(S3Location.parse("s3://bucket/pre", Optional.of("http://127.0.0.1:9")), 4,
+                    java.time.Duration.ofSeconds(5));
 
     private static S3Exception s3(int status, String code) {
         return (S3Exception) S3Exception.builder().statusCode(status)
@@ -71,6 +74,25 @@ class S3ErrorTranslationTest {
         assertThat(translate(s3(500, "InternalError"))).isInstanceOf(StoreUnavailableException.class);
         assertThat(translate(s3(503, "SlowDown"))).isInstanceOf(StoreUnavailableException.class);
         assertThat(translate(ApiCallTimeoutException.create(120_000))).isInstanceOf(StoreUnavailableException.class);
-        assertThat(translate(SdkClientException.create("Connection reset"))).isInstanceOf(StoreUnavailableException.class);
+        assertThat(translate(SdkClientException.create("Connection reset"))).isInstanceOf(StoreUnavailableException.class)
+                .isNotInstanceOf(StoreNotAnsweringException.class);
+    }
+
+    @Test
+    void silenceIsNotAnsweringNamingTheServerAndTheTimeout() {
+        for (Exception silent : new Exception[] {
+            ApiCallTimeoutException.create(120_000),
+            SdkClientException.create("Unable to execute HTTP request: Read timed out",
+                    new java.net.SocketTimeoutException("Read timed out")),
+            SdkClientException.create("Connect timed out",
+                    new org.apache.http.conn.ConnectTimeoutException("Connect to 127.0.0.1:9 timed out"))}) {
+            StoreException e = translate(silent);
+            assertThat(e).as(silent.toString()).isInstanceOf(StoreNotAnsweringException.class)
+                    .hasMessageContaining("not answering").hasMessageContaining("127.0.0.1:9")
+                    .hasMessageContaining("5000 ms");
+            assertThat(e.nextStep()).contains("does not answer");
+        }
+        assertThat(translate(SdkClientException.create("refused", new java.net.ConnectException("Connection refused"))))
+                .isInstanceOf(StoreUnreachableException.class);
     }
 }

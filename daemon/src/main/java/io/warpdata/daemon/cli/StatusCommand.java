@@ -104,7 +104,10 @@ public final class StatusCommand implements Callable<Integer> {
         }
     }
 
-    /** "reachable", "offline (--mode local): ...", or "unreachable since T (error); serving from cache". */
+    /**
+     * "reachable", "offline (--mode local): ...", or "unreachable [(not answering)] since T (error);
+     * serving from cache".
+     */
     static String storeLine(JsonNode store) {
         if (store.isMissingNode() || store.isEmpty()) {
             return "n/a";
@@ -118,7 +121,8 @@ public final class StatusCommand implements Callable<Integer> {
             long outages = store.path("outages").asLong();
             return "reachable" + (outages > 0 ? " (" + outages + " outage(s) since start; " + counters + ")" : "");
         }
-        return "unreachable since " + store.path("unreachable_since").asText() + " (" + store.path("last_error").asText()
+        String state = store.path("not_answering").asBoolean() ? "unreachable (not answering)" : "unreachable";
+        return state + " since " + store.path("unreachable_since").asText() + " (" + store.path("last_error").asText()
                 + "); serving from cache; " + counters;
     }
 

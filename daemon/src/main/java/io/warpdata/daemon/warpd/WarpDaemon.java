@@ -351,6 +351,8 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         StoreHealth.Snapshot h = health.snapshot();
         m.put("reachable", h.reachable());
         m.put("offline", h.offline());
+        m.put("state", h.offline() ? "offline" : h.outage().map(StoreHealth.Outage::state).orElse("reachable"));
+        m.put("not_answering", h.outage().map(StoreHealth.Outage::notAnswering).orElse(false));
         m.put("unreachable_since", h.outage().map(o -> o.since().toString()).orElse(null));
         m.put("last_error", h.outage().map(StoreHealth.Outage::error).orElse(null));
         m.put("failures", h.failures());
