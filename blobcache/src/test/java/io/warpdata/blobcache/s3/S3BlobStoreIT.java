@@ -5,6 +5,7 @@ import io.warpdata.blobcache.BlobStore;
 import io.warpdata.blobcache.BlobStoreContract;
 import io.warpdata.blobcache.S3ProxyFixture;
 import io.warpdata.blobcache.StoreException;
+import io.warpdata.blobcache.StoreNotAnsweringException;
 import io.warpdata.blobcache.StoreUnavailableException;
 import io.warpdata.blobcache.StoreUnreachableException;
 import io.warpdata.blobcache.Versioned;
@@ -178,6 +179,23 @@ class S3BlobStoreIT extends BlobStoreContract {
                 .isInstanceOf(StoreUnavailableException.class)
                 .hasMessageContaining("k");
         assertThat(store.retries()).isEqualTo(3);
+    }
+
+    @Test
+    void aServerThatAnswersNothingFailsAfterOneAnswerTimeoutWithoutRetries() {
+        store.put("k", bytes(10, 8));
+        s3.faults().hangGets();
+        try (S3BlobStore silent = s3.openStore(store.describe().substring(("s3://" + s3.bucket() + "/").length()),
+                fastRetries().withAnswerTimeout(Duration.ofMillis(300)))) {
+            for (Runnable op : new Runnable[] {
+                () -> silent.read("k", 0, new byte[10], 0, 10),
+                () -> silent.get("k", 1 << 20),
+                () -> silent.getIfChanged("k", null, 1 << 10)}) {
+                assertThatThrownBy(op::run).isInstanceOf(StoreNotAnsweringException.class)
+                        .hasMessageContaining("not answering").hasMessageContaining("300 ms");
+            }
+            assertThat(silent.retries()).as("silence is not retried by the client: the read path decides").isZero();
+        }
     }
 
     @Test
