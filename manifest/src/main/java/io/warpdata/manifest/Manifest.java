@@ -68,6 +68,21 @@ public record Manifest(DatasetId datasetId,
                 new Stats(rows, bytes, members), new TreeMap<>(metadata));
     }
 
+    /**
+     * The bytes a reader of this version can read: its tables and its artifacts' members. For an
+     * ordinary version that is {@link Stats#totalBytes()} (tables and artifact shards). A view's
+     * artifacts share their parent's shards and select some of their members, so only those
+     * members count: the shards' totals (the recorded stats, which the version's hash covers)
+     * would report the parent's size.
+     */
+    public long readableBytes() {
+        if (derivedFrom.isEmpty()) {
+            return stats.totalBytes();
+        }
+        return tables.values().stream().mapToLong(Table::byteSize).sum()
+                + artifacts.values().stream().mapToLong(Artifact::memberBytes).sum();
+    }
+
     /** The same manifest as a version derived from another ({@link Derivation}: a view). */
     public Manifest derivedFrom(Derivation derivation) {
         return new Manifest(datasetId, tables, artifacts, bindings, stats, metadata, Optional.of(derivation));

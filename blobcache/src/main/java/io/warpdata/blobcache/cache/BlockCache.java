@@ -455,6 +455,80 @@ public final class BlockCache implements BlobReader {
         return warmer.warm(blob, list, count, listener, cancelled);
     }
 
+    /**
+     * As {@link #warm(BlobRef, long, WarmListener, BooleanSupplier)}, for the blocks that hold
+     * {@code ranges} of the blob ({@code [offset, end)} byte ranges, any order, may overlap): the
+     * members of a view, which live in its parent's shards among members the view does not
+     * select. At most {@code maxBytes} of blocks are covered, in blob order. The result is complete
+     * when every block of the ranges is cached.
+     *
+     * @throws StoreException if a fetch fails (after retries) or the cache is in remote mode
+     */
+    public WarmResult warm(BlobRef blob, List<long[]> ranges, long maxBytes, WarmListener listener,
+                           BooleanSupplier cancelled) {
+        ensureOpen();
+        if (!config.mode().usesDisk()) {
+            throw new StoreException("Cannot warm blob " + blob.id() + ": the cache is in remote mode and keeps"
+                    + " nothing on disk", "Restart warpd with --mode auto (or hybrid) to warm datasets.", null);
+        }
+        if (blob.size() == 0 || ranges.isEmpty()) {
+            return new WarmResult(0, 0, 0, 0, true, cancelled.getAsBoolean());
+        }
+        BlockHashList list = lists.get(blob, fetcher.deadlineFromNow(), true);
+        return warmer.warm(blob, list, blockSpans(list, ranges, maxBytes), listener, cancelled);
+    }
+
+    /** The bytes of the blocks that hold {@code ranges} of the blob: what {@link #warm(BlobRef, List, long, WarmListener, BooleanSupplier)} covers. */
+    public long blockBytes(BlobRef blob, List<long[]> ranges) {
+        if (blob.size() == 0 || ranges.isEmpty()) {
+            return 0;
+        }
+        BlockHashList list = lists.get(blob, fetcher.deadlineFromNow(), true);
+        long bytes = 0;
+        for (int[] span : blockSpans(list, ranges, Long.MAX_VALUE)) {
+            for (int b = span[0]; b < span[1]; b++) {
+                bytes += list.blockLength(b);
+            }
+        }
+        return bytes;
+    }
+
+    /** Byte ranges as ascending, disjoint {@code [first, end)} block spans, cut off at {@code maxBytes} of blocks. */
+    static List<int[]> blockSpans(BlockHashList list, List<long[]> ranges, long maxBytes) {
+        int bs = list.blockSize();
+        List<long[]> sorted = new java.util.ArrayList<>(ranges);
+        sorted.sort(java.util.Comparator.comparingLong(r -> r[0]));
+        List<int[]> spans = new java.util.ArrayList<>();
+        long budget = maxBytes;
+        for (long[] r : sorted) {
+            if (r[1] <= r[0]) {
+                continue;
+            }
+            int first = (int) Math.min(r[0] / bs, list.blockCount());
+            int end = (int) Math.min((r[1] + bs - 1) / bs, list.blockCount());
+            int[] last = spans.isEmpty() ? null : spans.get(spans.size() - 1);
+            if (last != null && first <= last[1]) {
+                first = last[1];
+            }
+            int b = first;
+            while (b < end && budget >= list.blockLength(b)) {
+                budget -= list.blockLength(b);
+                b++;
+            }
+            if (b > first) {
+                if (last != null && first == last[1]) {
+                    last[1] = b;
+                } else {
+                    spans.add(new int[] {first, b});
+                }
+            }
+            if (b < end) {
+                break;
+            }
+        }
+        return spans;
+    }
+
     /** Size, limit, hit rate and counters. */
     public CacheStats stats() {
         long hit = metrics.hitBytes.sum();

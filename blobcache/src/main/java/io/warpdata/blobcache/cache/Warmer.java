@@ -31,7 +31,28 @@ final class Warmer {
      * @throws StoreException if a fetch fails (after retries)
      */
     WarmResult warm(BlobRef blob, BlockHashList list, int count, WarmListener listener, BooleanSupplier cancelled) {
+        WarmResult r = warm(blob, list, List.of(new int[] {0, count}), listener, cancelled);
+        if (count >= list.blockCount()) {
+            return r;
+        }
+        // Complete means the whole blob: a warm of its first blocks is not.
+        return new WarmResult(r.blocksFetched(), r.bytesFetched(), r.blocksCached(), r.bytesCached(), false, r.cancelled());
+    }
+
+    /**
+     * As {@link #warm(BlobRef, BlockHashList, int, WarmListener, BooleanSupplier)}, for the blocks
+     * of {@code spans} ({@code [first, end)} block indexes, ascending, not overlapping): the
+     * blocks a view's members lie in, say. Runs never cross a span's end, and the window of runs
+     * in flight carries over from one span to the next. Complete when every span is covered.
+     */
+    WarmResult warm(BlobRef blob, BlockHashList list, List<int[]> spans, WarmListener listener, BooleanSupplier cancelled) {
         int bs = list.blockSize();
+        long spanBytes = 0;
+        for (int[] span : spans) {
+            for (int i = span[0]; i < span[1]; i++) {
+                spanBytes += list.blockLength(i);
+            }
+        }
         int maxRun = FetchScheduler.maxRunBlocks(bs);
         long fetchedBlocks = 0;
         long fetchedBytes = 0;
@@ -42,9 +63,18 @@ final class Warmer {
         boolean wasCancelled = false;
         RuntimeException failure = null;
         ArrayDeque<List<Fetch>> window = new ArrayDeque<>();
-        int b = 0;
+        int span = 0;
+        int b = spans.isEmpty() ? 0 : spans.get(0)[0];
         while (true) {
-            while (!stopped && window.size() < WARM_RUNS_IN_FLIGHT && b < count) {
+            while (!stopped && window.size() < WARM_RUNS_IN_FLIGHT && span < spans.size()) {
+                int count = spans.get(span)[1];
+                if (b >= count) {
+                    span++;
+                    if (span < spans.size()) {
+                        b = Math.max(b, spans.get(span)[0]);
+                    }
+                    continue;
+                }
                 if (cancelled.getAsBoolean() || scheduler.closed()) {
                     wasCancelled = true;
                     stopped = true;
@@ -90,12 +120,12 @@ final class Warmer {
                     stopped = true;
                 }
             }
-            listener.progress(cachedBytes + fetchedBytes, blob.size());
+            listener.progress(cachedBytes + fetchedBytes, spanBytes);
         }
         if (failure != null) {
             throw failure;
         }
         return new WarmResult(fetchedBlocks, fetchedBytes, cachedBlocks, cachedBytes,
-                !stopped && b >= list.blockCount(), wasCancelled);
+                !stopped && span >= spans.size(), wasCancelled);
     }
 }

@@ -58,7 +58,12 @@ public final class VersionReport {
         });
         sb.append("totals:   ").append(manifest.stats().totalRows()).append(" rows, ")
                 .append(manifest.stats().totalMembers()).append(" members, ")
-                .append(ByteSize.format(manifest.stats().totalBytes())).append('\n');
+                .append(ByteSize.format(manifest.readableBytes()));
+        if (manifest.derivedFrom().isPresent() && manifest.stats().totalBytes() != manifest.readableBytes()) {
+            sb.append(" (its rows and members; the parent's shards they lie in hold ")
+                    .append(ByteSize.format(manifest.stats().totalBytes())).append(')');
+        }
+        sb.append('\n');
         if (!manifest.tables().isEmpty()) {
             TextTable t = new TextTable(List.of("TABLE", "ROWS", "BYTES", "SHARDS", "COLUMNS"));
             manifest.tables().forEach((name, table) -> t.add(List.of(name, Long.toString(table.rowCount()),
@@ -188,7 +193,11 @@ public final class VersionReport {
         Map<String, Object> stats = new LinkedHashMap<>();
         stats.put("total_rows", manifest.stats().totalRows());
         stats.put("total_members", manifest.stats().totalMembers());
-        stats.put("total_bytes", manifest.stats().totalBytes());
+        stats.put("total_bytes", manifest.readableBytes());
+        if (manifest.derivedFrom().isPresent()) {
+            // A view's own bytes above; the parent's shards it reads them from hold this much.
+            stats.put("shard_bytes", manifest.stats().totalBytes());
+        }
         m.put("stats", stats);
         Map<String, Object> tables = new LinkedHashMap<>();
         manifest.tables().forEach((name, t) -> {

@@ -80,7 +80,7 @@ public final class InfoOperation implements Operation {
                     .put("artifact", b.artifact()).put("ref_type", b.refType().json());
         }
         r.put("total_rows", m.stats().totalRows());
-        r.put("total_bytes", m.stats().totalBytes());
+        r.put("total_bytes", m.readableBytes());
         return r;
     }
 }

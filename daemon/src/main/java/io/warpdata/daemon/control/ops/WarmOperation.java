@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.blobcache.Catalog;
 import io.warpdata.blobcache.cache.BlockCache;
+import io.warpdata.blobcache.cache.WarmListener;
 import io.warpdata.blobcache.cache.WarmResult;
 import io.warpdata.daemon.control.AccessPolicy;
 import io.warpdata.daemon.control.Args;
@@ -14,6 +15,7 @@ import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.Manifest;
+import io.warpdata.manifest.MemberIndex;
 import io.warpdata.manifest.Table;
 import io.warpdata.manifest.TableShard;
 
@@ -22,13 +24,15 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * {@code warm {dataset, tables?, artifacts?, shards?, max_bytes?}}: fills the cache with the
  * selected shards of one version, so that training reads never wait on the network. With
  * neither tables nor artifacts named, everything is warmed; {@code shards} selects shard
  * positions in every selected table and artifact; an artifact's member index is always warmed
- * with it. Streams {@code bytes_done}, {@code bytes_total}, {@code bytes_fetched} and
+ * with it; of a view, only the blocks its members lie in (not its parent's shards whole). Streams {@code bytes_done}, {@code bytes_total}, {@code bytes_fetched} and
  * {@code rate_bps} (fetch rate); cancelled when the client goes away.
  */
 public final class WarmOperation implements Operation {
@@ -52,10 +56,26 @@ public final class WarmOperation implements Operation {
         return AccessPolicy.Access.OPEN;
     }
 
-    /** The blobs to warm, in order, without duplicates. */
-    static List<BlobRef> plan(Manifest m, List<String> tables, List<String> artifacts, ShardRange shards, Args args) {
+    /**
+     * One blob to warm: whole, or only the byte ranges a view's members occupy in a shard it
+     * shares with its parent.
+     */
+    record Item(BlobRef blob, Optional<List<long[]>> ranges) {
+        static Item whole(BlobRef blob) {
+            return new Item(blob, Optional.empty());
+        }
+    }
+
+    /**
+     * What to warm, in order, without duplicates. An artifact of a view ({@link Manifest#derivedFrom})
+     * shares its parent's shards and selects some of their members: only the blocks those members
+     * lie in are warmed (its member index, read through {@code indexes}, says where), not the
+     * parent's shards whole.
+     */
+    static List<Item> plan(Manifest m, List<String> tables, List<String> artifacts, ShardRange shards, Args args,
+                           Function<BlobRef, MemberIndex> indexes) {
         boolean everything = tables.isEmpty() && artifacts.isEmpty();
-        Map<BlobId, BlobRef> out = new LinkedHashMap<>();
+        Map<BlobId, Item> out = new LinkedHashMap<>();
         for (String t : everything ? List.copyOf(m.tables().keySet()) : tables) {
             Table table = m.tables().get(t);
             if (table == null) {
@@ -63,7 +83,7 @@ public final class WarmOperation implements Operation {
                         + " (tables: " + String.join(", ", m.tables().keySet()) + ")");
             }
             for (TableShard s : shards.select(table.shards())) {
-                out.putIfAbsent(s.blob().id(), s.blob());
+                out.putIfAbsent(s.blob().id(), Item.whole(s.blob()));
             }
         }
         for (String a : everything ? List.copyOf(m.artifacts().keySet()) : artifacts) {
@@ -72,12 +92,36 @@ public final class WarmOperation implements Operation {
                 throw args.bad("artifacts", "names '" + a + "', which is not an artifact of " + m.datasetId()
                         + " (artifacts: " + String.join(", ", m.artifacts().keySet()) + ")");
             }
-            out.putIfAbsent(artifact.index().id(), artifact.index());
-            for (BlobRef s : shards.select(artifact.shards())) {
-                out.putIfAbsent(s.id(), s);
+            out.putIfAbsent(artifact.index().id(), Item.whole(artifact.index()));
+            List<BlobRef> selected = shards.select(artifact.shards());
+            if (m.derivedFrom().isEmpty()) {
+                selected.forEach(s -> out.putIfAbsent(s.id(), Item.whole(s)));
+                continue;
+            }
+            Map<Integer, List<long[]>> ranges = memberRanges(indexes.apply(artifact.index()));
+            for (BlobRef s : selected) {
+                List<long[]> r = ranges.getOrDefault(artifact.shards().indexOf(s), List.of());
+                Item previous = out.get(s.id());
+                if (previous == null) {
+                    out.put(s.id(), new Item(s, Optional.of(r)));
+                } else if (previous.ranges().isPresent()) {
+                    List<long[]> both = new ArrayList<>(previous.ranges().get());
+                    both.addAll(r);
+                    out.put(s.id(), new Item(s, Optional.of(both)));
+                }
             }
         }
         return new ArrayList<>(out.values());
+    }
+
+    /** The byte range each member occupies, by shard position. */
+    static Map<Integer, List<long[]>> memberRanges(MemberIndex index) {
+        Map<Integer, List<long[]>> out = new java.util.HashMap<>();
+        for (int i = 0; i < index.size(); i++) {
+            long offset = index.offset(i);
+            out.computeIfAbsent(index.shard(i), k -> new ArrayList<>()).add(new long[] {offset, offset + index.length(i)});
+        }
+        return out;
     }
 
     @Override
@@ -90,9 +134,14 @@ public final class WarmOperation implements Operation {
         } catch (IllegalArgumentException e) {
             throw args.bad("shards", e.getMessage());
         }
-        List<BlobRef> blobs = plan(version.manifest(), args.stringList("tables"), args.stringList("artifacts"), shards, args);
+        BlockCache disk = DiskCache.require(cache, "warm");
+        List<Item> items = plan(version.manifest(), args.stringList("tables"), args.stringList("artifacts"), shards, args,
+                index -> MemberIndex.parse(disk.readIndex(index), "member index " + index.id()));
         long maxBytes = args.optSize("max_bytes").orElse(Long.MAX_VALUE);
-        long planned = blobs.stream().mapToLong(BlobRef::size).sum();
+        long planned = 0;
+        for (Item item : items) {
+            planned += item.ranges().map(r -> disk.blockBytes(item.blob(), r)).orElse(item.blob().size());
+        }
         long total = Math.min(planned, maxBytes);
 
         long start = clock.millis();
@@ -100,26 +149,30 @@ public final class WarmOperation implements Operation {
         long done = 0;
         long fetched = 0;
         int blobsDone = 0;
-        for (BlobRef blob : blobs) {
+        for (Item item : items) {
             if (done >= total) {
                 break;
             }
             ctx.cancellation().throwIfCancelled("warm of " + version.id());
+            BlobRef blob = item.blob();
             long base = done;
             long fetchedBase = fetched;
-            long budget = Math.min(blob.size(), total - done);
+            long budget = total - done;
             int index = blobsDone;
-            WarmResult w = DiskCache.require(cache, "warm").warm(blob, budget, (covered, size) -> {
+            WarmListener listener = (covered, size) -> {
                 if (throttle.due()) {
-                    ctx.progress(progress(base + covered, total, fetchedBase, index, blobs.size(), start));
+                    ctx.progress(progress(base + covered, total, fetchedBase, index, items.size(), start));
                 }
-            }, ctx.cancellation());
+            };
+            WarmResult w = item.ranges().isPresent()
+                    ? disk.warm(blob, item.ranges().get(), budget, listener, ctx.cancellation())
+                    : disk.warm(blob, Math.min(blob.size(), budget), listener, ctx.cancellation());
             done += Math.min(w.bytesCovered(), budget);
             fetched += w.bytesFetched();
             blobsDone++;
         }
         ctx.cancellation().throwIfCancelled("warm of " + version.id());
-        ObjectNode last = progress(done, total, fetched, blobsDone, blobs.size(), start);
+        ObjectNode last = progress(done, total, fetched, blobsDone, items.size(), start);
         ctx.progress(last.deepCopy());
 
         ObjectNode r = last;
