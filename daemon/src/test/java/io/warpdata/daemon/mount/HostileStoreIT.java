@@ -11,11 +11,9 @@ import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -77,21 +75,7 @@ class HostileStoreIT {
 
     @AfterAll
     static void stopEverything() throws IOException {
-        try {
-            if (warpd != null) {
-                warpd.close();
-            }
-        } finally {
-            WarpdProcess.unmount(mount);
-            if (s3 != null) {
-                s3.close();
-            }
-            if (work != null && !WarpdProcess.isMounted(mount)) {
-                try (Stream<Path> all = Files.walk(work)) {
-                    all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-                }
-            }
-        }
+        WarpdProcess.stopAll(warpd, mount, work, s3);
     }
 
     private static Map<String, String> cleanSource() {

@@ -19,12 +19,10 @@ import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -87,22 +85,7 @@ class HungStoreIT {
 
     @AfterAll
     static void stopEverything() throws IOException {
-        try {
-            if (warpd != null) {
-                warpd.close();
-            }
-        } finally {
-            WarpdProcess.unmount(mount);
-            if (s3 != null) {
-                s3.close();
-            }
-            closeSilentListener();
-            if (work != null && !WarpdProcess.isMounted(mount)) {
-                try (Stream<Path> all = Files.walk(work)) {
-                    all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-                }
-            }
-        }
+        WarpdProcess.stopAll(warpd, mount, work, s3, HungStoreIT::closeSilentListener);
     }
 
     /** A command's result and how long it took. */
@@ -141,11 +124,7 @@ class HungStoreIT {
     }
 
     private static Shell.Result warpctl(String... args) {
-        String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = new ArrayList<>(List.of(java, "-jar", WarpdProcess.JAR.toString(), "warpctl"));
-        cmd.addAll(List.of(args));
-        cmd.addAll(List.of("--socket", cache.resolve("warpd.sock").toString()));
-        return Shell.run(null, Map.of(), 120, cmd);
+        return WarpdProcess.warpctl(cache.resolve("warpd.sock"), Map.of(), args);
     }
 
     /**
@@ -245,6 +224,9 @@ class HungStoreIT {
     }
 
     private static void closeSilentListener() throws IOException {
+        if (silent == null) {
+            return;
+        }
         if (silent != null) {
             silent.close();
         }

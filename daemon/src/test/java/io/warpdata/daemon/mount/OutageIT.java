@@ -15,12 +15,9 @@ import org.junit.jupiter.api.TestMethodOrder;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -85,21 +82,7 @@ class OutageIT {
 
     @AfterAll
     static void stopEverything() throws IOException {
-        try {
-            if (warpd != null) {
-                warpd.close();
-            }
-        } finally {
-            WarpdProcess.unmount(mount);
-            if (s3 != null) {
-                s3.close();
-            }
-            if (work != null && !WarpdProcess.isMounted(mount)) {
-                try (Stream<Path> all = Files.walk(work)) {
-                    all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-                }
-            }
-        }
+        WarpdProcess.stopAll(warpd, mount, work, s3);
     }
 
     /** Every source file of the warm dataset by its path in a version directory. */
@@ -219,10 +202,6 @@ class OutageIT {
     }
 
     private static Shell.Result warpctl(String... args) {
-        String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = new ArrayList<>(List.of(java, "-jar", WarpdProcess.JAR.toString(), "warpctl"));
-        cmd.addAll(List.of(args));
-        cmd.addAll(List.of("--socket", cache.resolve("warpd.sock").toString()));
-        return Shell.run(null, env, 120, cmd);
+        return WarpdProcess.warpctl(cache.resolve("warpd.sock"), env, args);
     }
 }

@@ -14,10 +14,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -69,21 +67,7 @@ class RequestBudgetIT {
 
     @AfterAll
     static void stop() throws IOException {
-        try {
-            if (warpd != null) {
-                warpd.close();
-            }
-        } finally {
-            WarpdProcess.unmount(mount);
-            if (s3 != null) {
-                s3.close();
-            }
-            if (work != null && !WarpdProcess.isMounted(mount)) {
-                try (Stream<Path> all = Files.walk(work)) {
-                    all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-                }
-            }
-        }
+        WarpdProcess.stopAll(warpd, mount, work, s3);
     }
 
     /** At most one re-check of the one link in use per TTL (plus one for the window's edges). */

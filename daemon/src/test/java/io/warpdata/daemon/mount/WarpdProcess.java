@@ -134,6 +134,49 @@ final class WarpdProcess implements AutoCloseable {
         }
     }
 
+    /**
+     * What an IT's {@code @AfterAll} does: stops warpd (if started), unmounts, closes the servers
+     * it started (nulls skipped), and deletes the work directory unless something is still
+     * mounted under it. Each step runs even if one before it failed.
+     */
+    static void stopAll(WarpdProcess warpd, Path mount, Path work, AutoCloseable... servers) throws IOException {
+        try {
+            if (warpd != null) {
+                warpd.close();
+            }
+        } finally {
+            try {
+                if (mount != null) {
+                    unmount(mount);
+                }
+            } finally {
+                for (AutoCloseable server : servers) {
+                    if (server != null) {
+                        try {
+                            server.close();
+                        } catch (Exception e) {
+                            throw new IOException("could not stop " + server, e);
+                        }
+                    }
+                }
+                if (work != null && (mount == null || !isMounted(mount))) {
+                    try (java.util.stream.Stream<Path> all = Files.walk(work)) {
+                        all.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                    }
+                }
+            }
+        }
+    }
+
+    /** warpctl from the shaded jar, talking to the warpd whose socket is {@code socket}. */
+    static Shell.Result warpctl(Path socket, Map<String, String> env, String... args) {
+        String java = ProcessHandle.current().info().command().orElse("java");
+        List<String> cmd = new ArrayList<>(List.of(java, "-jar", JAR.toString(), "warpctl"));
+        cmd.addAll(List.of(args));
+        cmd.addAll(List.of("--socket", socket.toString()));
+        return Shell.run(null, env, 120, cmd);
+    }
+
     /** Unmounts if anything is still mounted there: fusermount -u, then -u -z. */
     static void unmount(Path mountPoint) {
         if (!isMounted(mountPoint)) {
