@@ -19,7 +19,8 @@ import java.util.function.LongSupplier;
  * line when it goes down, one when it is back; never one per request.
  *
  * <p>While the last failure was a connection that could not be made
- * ({@link StoreUnreachableException}), calls are not even tried: they fail at once, except one
+ * ({@link StoreUnreachableException}), or a call that got nothing back while no other call was
+ * answered either ({@link StoreNotAnsweringException}: a hung store), calls are not even tried: they fail at once, except one
  * probe every {@link #PROBE_INTERVAL}, so that an outage costs readers no time (a read of an
  * uncached block fails with EIO at once instead of retrying until its deadline), and the store
  * coming back is noticed within one interval. A 5xx or a throttling answer never does that: the
