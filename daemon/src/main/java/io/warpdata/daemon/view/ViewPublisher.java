@@ -7,6 +7,7 @@ import io.warpdata.blobcache.StoreLayout;
 import io.warpdata.daemon.publish.BlobUploader;
 import io.warpdata.daemon.publish.PointerMoves;
 import io.warpdata.daemon.publish.PublishProgress;
+import io.warpdata.daemon.publish.Publisher;
 import io.warpdata.daemon.publish.StagedBlob;
 import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.BlobId;
@@ -55,6 +56,7 @@ import java.util.stream.Stream;
  * members are the parent's blobs, so reading them shares the parent's cache.
  */
 public final class ViewPublisher {
+    private static final String MISSING_MEMBERS_FACT = Publisher.MISSING_MEMBERS_FACT;
     /** Table files are read from the store in pieces of this size (memory stays small). */
     private static final int READ_CHUNK = 8 << 20;
     /** A member index larger than this is not read into memory (a hostile or broken store). */
@@ -177,7 +179,7 @@ public final class ViewPublisher {
                 List<ViewSelector.BoundValue> refs = new ArrayList<>();
                 bound.stream().filter(b -> b.artifact().equals(name))
                         .forEach(b -> refs.addAll(selection.bound().get(b.column())));
-                Subset subset = subset(name, pm.artifacts().get(name), refs, files, query.table());
+                Subset subset = subset(name, pm.artifacts().get(name), refs, table, query.table(), parent);
                 uploads.add(subset.index());
                 artifacts.put(name, subset.artifact());
                 members.put(name, subset.artifact().memberCount());
@@ -229,22 +231,39 @@ public final class ViewPublisher {
      * The members of {@code artifact} that {@code refs} name, as a new index into the parent's
      * shards (only the shards they sit in are kept, renumbered in order).
      */
-    private Subset subset(String name, Artifact artifact, List<ViewSelector.BoundValue> refs, List<Path> files,
-                          String table) {
+    private Subset subset(String name, Artifact artifact, List<ViewSelector.BoundValue> refs, Table source,
+                          String table, Catalog.Resolved parent) {
         MemberIndex index = readIndex(name, artifact);
         BitSet selected = new BitSet(index.size());
+        // A parent published with --allow-missing-members says so in its facts: its rows that
+        // name no member are skipped, and counted in the view's facts too.
+        boolean allowed = artifact.facts().containsKey(MISSING_MEMBERS_FACT);
+        long missing = 0;
+        ViewSelector.BoundValue first = null;
         for (ViewSelector.BoundValue ref : refs) {
             if (ref.value() == null) {
                 continue;
             }
             int i = index.find(ref.value());
             if (i < 0) {
-                throw new ViewException("Row " + ref.row() + " of " + files.get(ref.file()).getFileName() + " (table "
-                        + table + ") names '" + ref.value() + "', which is not a member of artifact " + name,
-                        "Fix the row in the source table, or exclude it with --where; member paths are relative to"
-                                + " the artifact, as 'ls' shows them under " + name + "/.");
+                missing++;
+                first = first == null ? ref : first;
+                continue;
             }
             selected.set(i);
+        }
+        TreeMap<String, String> facts = new TreeMap<>();
+        if (missing > 0 && !allowed) {
+            TableShard file = source.shards().get(first.file());
+            throw new ViewException(missing + " selected row(s) of table " + table + " of " + parent.id() + "@"
+                    + parent.version().shortHex(12) + " name no member of artifact " + name + ", e.g. row "
+                    + first.row() + " of " + (file.dir().isEmpty() ? "" : file.dir() + "/") + file.name() + " names '"
+                    + first.value() + "'",
+                    "Exclude those rows with --where; member paths are relative to the artifact, as 'ls' shows them"
+                            + " under " + parent.id() + "/" + name + "/ in the mount.");
+        }
+        if (missing > 0) {
+            facts.put(MISSING_MEMBERS_FACT, missing + " selected value(s) naming no member");
         }
         int[] shardMap = new int[artifact.shards().size()];
         Arrays.fill(shardMap, -1);
@@ -268,7 +287,8 @@ public final class ViewPublisher {
             bytes += index.length(i);
         }
         StagedBlob staged = StagedBlob.ofBytes(b.build().serialize());
-        return new Subset(new Artifact(artifact.kind(), shards, staged.ref(), selected.cardinality(), bytes), staged);
+        return new Subset(new Artifact(artifact.kind(), shards, staged.ref(), selected.cardinality(), bytes, facts),
+                staged);
     }
 
     private MemberIndex readIndex(String name, Artifact artifact) {
