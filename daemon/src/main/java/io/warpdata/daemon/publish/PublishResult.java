@@ -32,6 +32,9 @@ public record PublishResult(DatasetId dataset,
                 + blobsUploaded + " blob(s) (" + ByteSize.format(bytesUploaded) + "), skipped " + blobsSkipped
                 + " already stored (" + ByteSize.format(bytesSkipped) + ")"
                 + (manifestWritten ? "" : "; version already existed")
-                + (pointersMoved.isEmpty() ? "" : "; " + String.join(", ", pointersMoved));
+                + (pointersMoved.isEmpty() ? "" : "; " + String.join(", ", pointersMoved))
+                + (latestSet ? "" : "\nlatest of " + dataset + " not moved: read this version as " + dataset + "@"
+                + version.shortHex(16) + ", or point latest at it with: warpctl latest " + dataset + " "
+                + version.shortHex(16) + " (or publish with --set-latest)");
     }
 }

@@ -114,11 +114,24 @@ public final class ViewPublisher {
      * @param members      members of its bound artifacts, per artifact
      * @param bytesUploaded bytes sent to the store (its table, indexes and hash lists)
      * @param moved        pointers moved ({@code latest -> ...}, {@code branch b -> ...}, {@code tag t -> ...})
+     * @param latestKept   when latest was not asked to move: where it stays (a short hash, or "(none)")
      */
     public record Result(DatasetId dataset, VersionHash version, DatasetId parentId, VersionHash parent, long rows,
-                         Map<String, Long> members, boolean manifestWritten, long bytesUploaded, List<String> moved) {
-        /** The one-line summary printed at the end. */
+                         Map<String, Long> members, boolean manifestWritten, long bytesUploaded, List<String> moved,
+                         Optional<String> latestKept) {
+        /** How to read this version, and how to point latest at it, when latest did not move. */
+        public Optional<String> latestHint() {
+            return latestKept.map(kept -> "latest of " + dataset + " not moved (still " + kept + "): read the view as "
+                    + dataset + "@" + version.shortHex(16) + ", or point latest at it with: warpctl latest " + dataset
+                    + " " + version.shortHex(16) + " (or pass --set-latest)");
+        }
+
+        /** The one-line summary printed at the end (and the hint when latest did not move). */
         public String summary() {
+            return line() + latestHint().map(h -> "\n" + h).orElse("");
+        }
+
+        private String line() {
             return "published view " + dataset + "@" + version.hex() + " of " + parentId + "@" + parent.shortHex(12)
                     + ": " + rows + " row(s)" + members.entrySet().stream()
                     .map(e -> ", " + e.getValue() + " member(s) of " + e.getKey()).reduce("", String::concat)
@@ -146,11 +159,15 @@ public final class ViewPublisher {
                     : "Pass --table with one of: " + String.join(", ", pm.tables().keySet()) + ".");
         }
         if (target.as().equals(parent.id()) && target.namesNothingExplicitly()) {
-            throw new ViewException("--as " + target.as() + " is the source dataset itself: its latest would be replaced"
-                    + " by a subset", "Pass --set-latest to replace latest on purpose, or --branch B / --tag T to name"
+            throw new ViewException("--as " + target.as() + " is the source dataset itself, and nothing would name the"
+                    + " view (its latest moves only with --set-latest)", "Pass --set-latest to replace latest on purpose, or --branch B / --tag T to name"
                     + " the view without moving latest, or choose another --as WS/NAME.");
         }
-        boolean moveLatest = target.setLatest() || (target.namesNothingExplicitly());
+        // latest moves by default only for a new dataset: an existing one's latest moves with
+        // --set-latest alone, so that a view never takes over a dataset by accident (issue 23).
+        boolean moveLatest = target.setLatest()
+                || (target.namesNothingExplicitly() && catalog.versions(target.as()).isEmpty());
+        Optional<VersionHash> latestBefore = moveLatest ? Optional.empty() : catalog.head(target.as(), null).version();
         PointerMoves pointers = PointerMoves.begin(catalog, target.as(), moveLatest, target.branch());
         List<Binding> bound = pm.bindings().stream().filter(b -> b.table().equals(query.table())).toList();
         Set<String> boundColumns = new LinkedHashSet<>();
@@ -202,7 +219,8 @@ public final class ViewPublisher {
                 moved.add("tag " + target.tag().get() + " -> " + version.shortHex(12));
             }
             return new Result(target.as(), version, parent.id(), parent.version(), selection.rows(), members,
-                    manifestWritten, upload.bytesUploaded(), moved);
+                    manifestWritten, upload.bytesUploaded(), moved, moveLatest ? Optional.empty()
+                    : Optional.of(latestBefore.map(v -> v.shortHex(12)).orElse("(none)")));
         } finally {
             deleteRecursively(staging);
         }
