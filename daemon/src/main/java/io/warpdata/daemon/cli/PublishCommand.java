@@ -131,6 +131,9 @@ final class PublishCommand implements Callable<Integer> {
         try (Remote remote = root.openRemote()) {
             result = new Publisher(remote.store, remote.catalog(), ctx.clock(), creator, staging, threads, bars).publish(request);
         }
+        // Published in this process (--no-daemon, or warpd serves another store): a warpd on the
+        // socket still shows the version when this returns.
+        DaemonCalls.refreshDaemon(root, "the version");
         if (root.json) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("dataset", result.dataset().toString());

@@ -105,6 +105,8 @@ final class ViewCommand implements Callable<Integer> {
             result = new ViewPublisher(remote.store, remote.catalog(), ctx.clock(), creator, staging, bars)
                     .publish(ref, query, new ViewPublisher.Target(target, setLatest, b, t));
         }
+        // A running warpd shows the view (and a new workspace) when this returns, as after a publish.
+        DaemonCalls.refreshDaemon(root, "the view");
         if (root.json) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("dataset", result.dataset().toString());
