@@ -114,7 +114,8 @@ public final class ViewPublisher {
      * @param members      members of its bound artifacts, per artifact
      * @param bytesUploaded bytes sent to the store (its table, indexes and hash lists)
      * @param moved        pointers moved ({@code latest -> ...}, {@code branch b -> ...}, {@code tag t -> ...})
-     * @param latestKept   when latest was not asked to move: where it stays (a short hash, or "(none)")
+     * @param latestKept   when nothing names the view (no latest move, branch or tag): where latest
+     *                     stays (a short hash, or "(none)")
      */
     public record Result(DatasetId dataset, VersionHash version, DatasetId parentId, VersionHash parent, long rows,
                          Map<String, Long> members, boolean manifestWritten, long bytesUploaded, List<String> moved,
@@ -167,7 +168,8 @@ public final class ViewPublisher {
         // --set-latest alone, so that a view never takes over a dataset by accident (issue 23).
         boolean moveLatest = target.setLatest()
                 || (target.namesNothingExplicitly() && catalog.versions(target.as()).isEmpty());
-        Optional<VersionHash> latestBefore = moveLatest ? Optional.empty() : catalog.head(target.as(), null).version();
+        Optional<VersionHash> latestBefore = moveLatest || !target.namesNothingExplicitly() ? Optional.empty()
+                : catalog.head(target.as(), null).version();
         PointerMoves pointers = PointerMoves.begin(catalog, target.as(), moveLatest, target.branch());
         List<Binding> bound = pm.bindings().stream().filter(b -> b.table().equals(query.table())).toList();
         Set<String> boundColumns = new LinkedHashSet<>();
@@ -219,8 +221,8 @@ public final class ViewPublisher {
                 moved.add("tag " + target.tag().get() + " -> " + version.shortHex(12));
             }
             return new Result(target.as(), version, parent.id(), parent.version(), selection.rows(), members,
-                    manifestWritten, upload.bytesUploaded(), moved, moveLatest ? Optional.empty()
-                    : Optional.of(latestBefore.map(v -> v.shortHex(12)).orElse("(none)")));
+                    manifestWritten, upload.bytesUploaded(), moved, moveLatest || !target.namesNothingExplicitly()
+                    ? Optional.empty() : Optional.of(latestBefore.map(v -> v.shortHex(12)).orElse("(none)")));
         } finally {
             deleteRecursively(staging);
         }
