@@ -438,6 +438,19 @@ public final class Catalog {
         refs.deleteTag(id, tag);
     }
 
+    /**
+     * Deletes a branch (not latest: that is moved, never deleted), compare-and-swap on the
+     * pointer as read now. The versions it named stay published.
+     *
+     * @return the version the branch named
+     * @throws DatasetNotFoundException if there is no such branch
+     * @throws RefExistsException if the name is a tag
+     * @throws PointerMovedException if it moved meanwhile
+     */
+    public VersionHash deleteBranch(DatasetId id, String branch) {
+        return refs.deleteBranch(id, branch);
+    }
+
     /** A pointer as the store held it when read (no cache): its version and the object's version tag. */
     public record Head(Optional<VersionHash> version, String tag) {
     }

@@ -82,11 +82,33 @@ final class RefWriter {
         String key = StoreLayout.tag(id, tag);
         Catalog.Head now = head(key);
         if (now.version().isEmpty()) {
+            if (head(StoreLayout.branch(id, tag)).version().isPresent()) {
+                throw new RefExistsException(id + "@" + tag + " is a branch, not a tag; nothing was deleted",
+                        "Delete the branch with: warpctl branch --delete " + id + " " + tag);
+            }
             throw catalog.refNotFound(id, tag);
         }
         store.deleteIfUnchanged(key, now.tag());
         cache.pointed(key, null, null);
         cache.invalidateListing(StoreLayout.tags(id));
+    }
+
+    /** See {@link Catalog#deleteBranch}. */
+    VersionHash deleteBranch(DatasetId id, String branch) {
+        DatasetRef.requireRefName("branch", branch);
+        String key = StoreLayout.branch(id, branch);
+        Catalog.Head now = head(key);
+        if (now.version().isEmpty()) {
+            if (head(StoreLayout.tag(id, branch)).version().isPresent()) {
+                throw new RefExistsException(id + "@" + branch + " is a tag, not a branch; nothing was deleted",
+                        "Delete the tag with: warpctl tag --delete " + id + " " + branch);
+            }
+            throw catalog.refNotFound(id, branch);
+        }
+        store.deleteIfUnchanged(key, now.tag());
+        cache.pointed(key, null, null);
+        cache.invalidateListing(StoreLayout.branches(id));
+        return now.version().get();
     }
 
     /** The pointer at {@code key} as the store holds it now (no cache). */

@@ -159,6 +159,8 @@ public abstract class BlobStoreContract {
                 .isInstanceOf(PointerMovedException.class);
         store().deleteIfUnchanged(key, tag);
         assertThat(store().length(key)).isEmpty();
+        // A reader that knew the deleted pointer's tag learns that it is gone, not "unchanged".
+        assertThatThrownBy(() -> store().getIfChanged(key, tag, 1024)).isInstanceOf(BlobNotFoundException.class);
         assertThatThrownBy(() -> store().deleteIfUnchanged(key, tag)).isInstanceOf(PointerMovedException.class)
                 .hasMessageContaining("gone");
     }

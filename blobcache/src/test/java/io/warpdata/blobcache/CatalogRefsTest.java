@@ -99,4 +99,30 @@ class CatalogRefsTest {
         assertThat(new Catalog(store).tag(MNIST, "old")).isEmpty();
         assertThatThrownBy(() -> catalog.deleteTag(MNIST, "old")).isInstanceOf(DatasetNotFoundException.class);
     }
+
+    @Test
+    void aDeletedBranchIsGoneForEveryoneAndItsVersionStays() {
+        catalog.moveBranch(MNIST, "dev", v2, "alice", null);
+        assertThat(catalog.deleteBranch(MNIST, "dev")).isEqualTo(v2);
+        assertThat(catalog.branches(MNIST)).isEmpty();
+        assertThat(new Catalog(store).branch(MNIST, "dev")).isEmpty();
+        assertThat(new Catalog(store).manifest(MNIST, v2)).isNotNull();
+        assertThatThrownBy(() -> catalog.deleteBranch(MNIST, "dev")).isInstanceOf(DatasetNotFoundException.class);
+    }
+
+    @Test
+    void deletingATagThatIsABranchOrABranchThatIsATagSaysWhichCommandDeletesIt() {
+        catalog.moveBranch(MNIST, "dev", v1, null, null);
+        catalog.tag(MNIST, "v1.0", v1, null, false);
+        assertThatThrownBy(() -> catalog.deleteTag(MNIST, "dev")).isInstanceOf(RefExistsException.class)
+                .hasMessageContaining("vision/mnist@dev is a branch, not a tag")
+                .satisfies(e -> assertThat(((RefExistsException) e).nextStep())
+                        .contains("warpctl branch --delete vision/mnist dev"));
+        assertThatThrownBy(() -> catalog.deleteBranch(MNIST, "v1.0")).isInstanceOf(RefExistsException.class)
+                .hasMessageContaining("is a tag, not a branch")
+                .satisfies(e -> assertThat(((RefExistsException) e).nextStep())
+                        .contains("warpctl tag --delete vision/mnist v1.0"));
+        assertThat(catalog.branch(MNIST, "dev")).hasValue(v1);
+        assertThat(catalog.tag(MNIST, "v1.0")).hasValue(v1);
+    }
 }

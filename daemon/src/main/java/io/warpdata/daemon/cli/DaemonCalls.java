@@ -49,4 +49,25 @@ final class DaemonCalls {
             throw new IllegalStateException("cannot render JSON", e);
         }
     }
+
+    /**
+     * After this process changed the store's catalog (a tag, a branch, latest, a view's version),
+     * asks a warpd on the socket to re-read its pointers and listings now rather than after its
+     * TTL, so that its mount shows the change when the command returns. No warpd running is fine.
+     *
+     * @param what what was written, for the warning when warpd cannot be asked ("the tag")
+     */
+    static void refreshDaemon(WarpctlCommand root, String what) {
+        Path socket = root.socket != null ? root.socket : SocketPaths.defaultSocket(root.context.env(), ProcessIdentity.uid());
+        if (!ControlClient.reachable(socket)) {
+            return;
+        }
+        try (ControlClient c = ControlClient.connect(socket)) {
+            c.call("refresh", ControlProtocol.object());
+        } catch (RuntimeException e) {
+            root.context.err().println("warpctl: " + what + " is written, but warpd at " + socket + " could not be asked"
+                    + " to refresh (" + e.getMessage() + "); its mount shows it within its pointer TTL, or after"
+                    + " 'warpctl refresh'");
+        }
+    }
 }

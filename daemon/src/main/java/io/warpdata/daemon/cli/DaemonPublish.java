@@ -37,20 +37,25 @@ public final class DaemonPublish {
     public static JsonNode publish(ControlClient client, DatasetId dataset, Map<String, List<String>> tables,
                                    Map<String, List<String>> artifacts, List<String> bindings, boolean setLatest,
                                    Optional<String> branch, long shardSize, Path cwd, Consumer<String> progress) {
-        return publish(client, dataset, tables, artifacts, bindings, setLatest, branch, shardSize, cwd, false, progress);
+        return publish(client, dataset, tables, artifacts, bindings, setLatest, branch, shardSize, cwd, false, false,
+                progress);
     }
 
     /**
      * As above; {@code allowThresholdViolations} publishes a tensor warehouse whose summary
-     * violates its thresholds ({@code --allow-threshold-violations}).
+     * violates its thresholds ({@code --allow-threshold-violations}); {@code allowMissingMembers}
+     * publishes rows whose bound value names no member ({@code --allow-missing-members}).
      */
     public static JsonNode publish(ControlClient client, DatasetId dataset, Map<String, List<String>> tables,
                                    Map<String, List<String>> artifacts, List<String> bindings, boolean setLatest,
                                    Optional<String> branch, long shardSize, Path cwd, boolean allowThresholdViolations,
-                                   Consumer<String> progress) {
+                                   boolean allowMissingMembers, Consumer<String> progress) {
         ObjectNode args = ControlProtocol.object().put("dataset", dataset.toString()).put("set_latest", setLatest);
         if (allowThresholdViolations) {
             args.put("allow_threshold_violations", true);
+        }
+        if (allowMissingMembers) {
+            args.put("allow_missing_members", true);
         }
         branch.ifPresent(b -> args.put("branch", b));
         if (shardSize > 0) {

@@ -75,6 +75,11 @@ final class PublishCommand implements Callable<Integer> {
             + " summary violates the thresholds in its manifest.json (refused by default, as training refuses it).")
     boolean allowThresholdViolations;
 
+    @Option(names = "--allow-missing-members", description = "Publish even if some rows' bound values name no member"
+            + " of the artifact (refused by default); the count is recorded in the artifact's facts"
+            + " (missing_members) and views skip those values.")
+    boolean allowMissingMembers;
+
     @Option(names = "--no-daemon", description = "Publish in this process even when a warpd serving the same"
             + " store is reachable (by default the daemon publishes, so the version shows in its mount at once).")
     boolean noDaemon;
@@ -116,7 +121,7 @@ final class PublishCommand implements Callable<Integer> {
         }
         PublishRequest request = new PublishRequest(id, new TreeMap<>(PublishRequest.parseNamed(tables, "--table")),
                 new TreeMap<>(PublishRequest.parseNamed(artifacts, "--artifact")), parsedBindings, setLatest,
-                shardBytes, ctx.cwd(), Optional.ofNullable(branch), allowThresholdViolations);
+                shardBytes, ctx.cwd(), Optional.ofNullable(branch), allowThresholdViolations, allowMissingMembers);
         Path staging = stagingDir != null ? ctx.cwd().resolve(stagingDir)
                 : Path.of(System.getProperty("java.io.tmpdir"));
         PublishProgress bars = progress || (ctx.stderrIsTerminal() && !root.json)
@@ -126,6 +131,9 @@ final class PublishCommand implements Callable<Integer> {
         try (Remote remote = root.openRemote()) {
             result = new Publisher(remote.store, remote.catalog(), ctx.clock(), creator, staging, threads, bars).publish(request);
         }
+        // Published in this process (--no-daemon, or warpd serves another store): a warpd on the
+        // socket still shows the version when this returns.
+        DaemonCalls.refreshDaemon(root, "the version");
         if (root.json) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("dataset", result.dataset().toString());
@@ -169,7 +177,7 @@ final class PublishCommand implements Callable<Integer> {
             ctx.err().println("warpctl: publishing through warpd at " + sock + " (" + served + ")");
             return Optional.of(DaemonPublish.publish(client, id, PublishRequest.parseNamed(tables, "--table"),
                     PublishRequest.parseNamed(artifacts, "--artifact"), bindingSpecs, setLatest, Optional.ofNullable(branch), shardBytes, ctx.cwd(),
-                    allowThresholdViolations, ctx.err()::println));
+                    allowThresholdViolations, allowMissingMembers, ctx.err()::println));
         }
     }
 

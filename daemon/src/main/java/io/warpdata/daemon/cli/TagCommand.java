@@ -1,8 +1,6 @@
 package io.warpdata.daemon.cli;
 
 import io.warpdata.blobcache.Catalog;
-import io.warpdata.daemon.control.ControlClient;
-import io.warpdata.daemon.control.ControlProtocol;
 import io.warpdata.manifest.DatasetRef;
 import io.warpdata.manifest.ManifestValidationException;
 import picocli.CommandLine.Command;
@@ -10,7 +8,6 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -68,7 +65,7 @@ final class TagCommand implements Callable<Integer> {
                         : ref.id() + "@" + name + " already names " + target.version().hex() + "; nothing written";
             }
         }
-        refreshDaemon();
+        DaemonCalls.refreshDaemon(root, delete ? "the deletion" : "the tag");
         if (root.json) {
             root.printJson(out);
         } else {
@@ -85,22 +82,6 @@ final class TagCommand implements Callable<Integer> {
             return DatasetRef.requireRefName("tag", tag);
         } catch (ManifestValidationException e) {
             throw new UsageException(e.getMessage(), "Name tags like 'v1', 'paper-2026' or 'rc.3'.");
-        }
-    }
-
-    /** A running warpd re-reads its pointers now rather than after its TTL; none running is fine. */
-    private void refreshDaemon() {
-        Path socket = root.socket != null ? root.socket
-                : io.warpdata.daemon.control.SocketPaths.defaultSocket(root.context.env(),
-                io.warpdata.daemon.control.ProcessIdentity.uid());
-        if (!ControlClient.reachable(socket)) {
-            return;
-        }
-        try (ControlClient c = ControlClient.connect(socket)) {
-            c.call("refresh", ControlProtocol.object());
-        } catch (RuntimeException e) {
-            root.context.err().println("warpctl: the tag is written, but warpd at " + socket + " could not be asked to"
-                    + " refresh (" + e.getMessage() + "); its mount shows the tag within its pointer TTL");
         }
     }
 }

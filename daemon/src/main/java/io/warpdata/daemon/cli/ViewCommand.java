@@ -64,8 +64,9 @@ final class ViewCommand implements Callable<Integer> {
     @Option(names = "--seed", paramLabel = "S", defaultValue = "0", description = "Sample seed (default: ${DEFAULT-VALUE}).")
     long seed;
 
-    @Option(names = "--set-latest", description = "Move WS/NAME's latest to the view (the default unless --branch or"
-            + " --tag is given; required when --as is the source itself).")
+    @Option(names = "--set-latest", description = "Move WS/NAME's latest to the view. Without it latest moves only"
+            + " when WS/NAME is new and no --branch or --tag is given: an existing dataset's latest is never taken over"
+            + " by accident (the command says how to read or point at the view).")
     boolean setLatest;
 
     @Option(names = "--branch", paramLabel = "B", description = "Move branch B of WS/NAME to the view.")
@@ -104,6 +105,8 @@ final class ViewCommand implements Callable<Integer> {
             result = new ViewPublisher(remote.store, remote.catalog(), ctx.clock(), creator, staging, bars)
                     .publish(ref, query, new ViewPublisher.Target(target, setLatest, b, t));
         }
+        // A running warpd shows the view (and a new workspace) when this returns, as after a publish.
+        DaemonCalls.refreshDaemon(root, "the view");
         if (root.json) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("dataset", result.dataset().toString());
@@ -114,6 +117,8 @@ final class ViewCommand implements Callable<Integer> {
             m.put("manifest_written", result.manifestWritten());
             m.put("bytes_uploaded", result.bytesUploaded());
             m.put("pointers_moved", result.moved());
+            m.put("ref", result.dataset() + "@" + result.version().shortHex(16));
+            result.latestHint().ifPresent(h -> m.put("latest_not_moved", h));
             root.printJson(m);
         } else {
             ctx.out().println(result.summary());

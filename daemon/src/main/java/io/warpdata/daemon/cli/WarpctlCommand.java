@@ -66,6 +66,8 @@ public final class WarpctlCommand implements Runnable {
         return List.of(
                 new PublishCommand(),
                 new TagCommand(),
+                new BranchCommand(),
+                new LatestCommand(),
                 new ViewCommand(),
                 new InfoCommand(),
                 new InspectCommand(),

@@ -26,6 +26,13 @@ public record PackedArtifact(ArtifactKind kind, List<StagedBlob> shards, MemberI
         this(kind, shards, members, index, memberCount, memberBytes, new TreeMap<>());
     }
 
+    /** The same packing with one more fact. */
+    public PackedArtifact withFact(String name, String value) {
+        TreeMap<String, String> more = new TreeMap<>(facts);
+        more.put(name, value);
+        return new PackedArtifact(kind, shards, members, index, memberCount, memberBytes, more);
+    }
+
     /** The same packing, published as a checked format with what the check learned. */
     public PackedArtifact asFormat(ArtifactKind other, Map<String, String> formatFacts) {
         return new PackedArtifact(other, shards, members, index, memberCount, memberBytes, new TreeMap<>(formatFacts));

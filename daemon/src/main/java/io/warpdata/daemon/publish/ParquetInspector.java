@@ -66,6 +66,35 @@ public final class ParquetInspector implements AutoCloseable {
         }
     }
 
+    /** Receives a column's values, row by row. */
+    @FunctionalInterface
+    public interface ValueSink {
+        /**
+         * @param row   the row's number in its file, from 0
+         * @param value the value as text, or null
+         */
+        void accept(long row, String value);
+    }
+
+    /**
+     * Every value of {@code column} in {@code file}, as text, in row order.
+     *
+     * @throws InvalidInputException if the file cannot be read
+     */
+    public void forEachValue(Path file, String column, ValueSink sink) {
+        String literal = sqlString(file.toAbsolutePath().toString());
+        String sql = "SELECT file_row_number, CAST(\"" + column.replace("\"", "\"\"") + "\" AS VARCHAR) FROM read_parquet("
+                + literal + ", file_row_number = true) ORDER BY file_row_number";
+        try (Statement st = connection.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+            while (rs.next()) {
+                sink.accept(rs.getLong(1), rs.getString(2));
+            }
+        } catch (SQLException e) {
+            throw new InvalidInputException("Column " + column + " of table file " + file + " cannot be read ("
+                    + firstLine(e.getMessage()) + ")", "Check that the file is a readable Parquet file.", e);
+        }
+    }
+
     static String sqlString(String s) {
         return "'" + s.replace("'", "''") + "'";
     }

@@ -24,8 +24,9 @@ import java.util.TreeMap;
  * paths or globs), bindings, whether to move {@code latest} and which branch to move (both by
  * compare-and-swap from where they were when the publish began), the target shard size for
  * packed directories, and whether a tensor warehouse whose summary violates its thresholds may
- * be published ({@code --allow-threshold-violations}). Paths are resolved against
- * {@link #workDir()}.
+ * be published ({@code --allow-threshold-violations}), and whether rows whose bound value names
+ * no member of the artifact may be published ({@code --allow-missing-members}; the count is
+ * recorded in the artifact's facts). Paths are resolved against {@link #workDir()}.
  */
 public record PublishRequest(DatasetId dataset,
                              SortedMap<String, List<String>> tables,
@@ -35,7 +36,8 @@ public record PublishRequest(DatasetId dataset,
                              long shardSize,
                              Path workDir,
                              Optional<String> branch,
-                             boolean allowThresholdViolations) {
+                             boolean allowThresholdViolations,
+                             boolean allowMissingMembers) {
     /** 256 MiB: large enough that S3 request costs vanish, small enough to re-upload cheaply. */
     public static final long DEFAULT_SHARD_SIZE = 256L << 20;
 
@@ -53,16 +55,23 @@ public record PublishRequest(DatasetId dataset,
         }
     }
 
+    /** A request that refuses bound values naming no member. */
+    public PublishRequest(DatasetId dataset, SortedMap<String, List<String>> tables, SortedMap<String, List<String>> artifacts,
+                          List<Binding> bindings, boolean setLatest, long shardSize, Path workDir, Optional<String> branch,
+                          boolean allowThresholdViolations) {
+        this(dataset, tables, artifacts, bindings, setLatest, shardSize, workDir, branch, allowThresholdViolations, false);
+    }
+
     /** A request that refuses a tensor warehouse beyond its thresholds. */
     public PublishRequest(DatasetId dataset, SortedMap<String, List<String>> tables, SortedMap<String, List<String>> artifacts,
                           List<Binding> bindings, boolean setLatest, long shardSize, Path workDir, Optional<String> branch) {
-        this(dataset, tables, artifacts, bindings, setLatest, shardSize, workDir, branch, false);
+        this(dataset, tables, artifacts, bindings, setLatest, shardSize, workDir, branch, false, false);
     }
 
     /** A request that moves no branch but (maybe) latest. */
     public PublishRequest(DatasetId dataset, SortedMap<String, List<String>> tables, SortedMap<String, List<String>> artifacts,
                           List<Binding> bindings, boolean setLatest, long shardSize, Path workDir) {
-        this(dataset, tables, artifacts, bindings, setLatest, shardSize, workDir, Optional.empty(), false);
+        this(dataset, tables, artifacts, bindings, setLatest, shardSize, workDir, Optional.empty(), false, false);
     }
 
     /**

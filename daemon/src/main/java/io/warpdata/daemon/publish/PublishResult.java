@@ -25,13 +25,20 @@ public record PublishResult(DatasetId dataset,
         pointersMoved = List.copyOf(pointersMoved);
     }
 
-    /** The one-line summary printed at the end of a publish. */
+    /**
+     * The summary printed at the end of a publish: one line, and a second saying how to read or
+     * point latest at the version when neither latest nor a branch was moved to it.
+     */
     public String summary() {
         return "published " + dataset + "@" + version.hex() + ": " + tables + " table(s), " + tableFiles
                 + " file(s), " + rows + " row(s), " + artifacts + " artifact(s), " + members + " member(s); uploaded "
                 + blobsUploaded + " blob(s) (" + ByteSize.format(bytesUploaded) + "), skipped " + blobsSkipped
                 + " already stored (" + ByteSize.format(bytesSkipped) + ")"
                 + (manifestWritten ? "" : "; version already existed")
-                + (pointersMoved.isEmpty() ? "" : "; " + String.join(", ", pointersMoved));
+                + (pointersMoved.isEmpty() ? "" : "; " + String.join(", ", pointersMoved))
+                + (latestSet || pointersMoved.stream().anyMatch(m -> m.startsWith("branch ")) ? ""
+                : "\nlatest of " + dataset + " not moved: read this version as " + dataset + "@"
+                + version.shortHex(16) + ", or point latest at it with: warpctl latest " + dataset + " "
+                + version.shortHex(16) + " (or publish with --set-latest)");
     }
 }

@@ -11,6 +11,7 @@ import io.warpdata.manifest.Column;
 import io.warpdata.manifest.Manifest;
 import io.warpdata.manifest.ManifestCodec;
 import io.warpdata.manifest.ManifestValidationException;
+import io.warpdata.manifest.MemberIndex;
 import io.warpdata.manifest.Names;
 import io.warpdata.manifest.Table;
 import io.warpdata.manifest.TableShard;
@@ -76,7 +77,7 @@ public final class Publisher {
 
     /** A table ready to publish. */
     private record StagedTable(List<String> names, List<String> dirs, List<StagedBlob> files, List<Long> rows,
-                               List<Column> schema) {
+                               List<Column> schema, List<Path> sources) {
     }
 
     /**
@@ -110,6 +111,7 @@ public final class Publisher {
             artifactInputs.forEach((name, inputs) -> artifacts.put(name,
                     packArtifact(name, inputs, staging.resolve(name), request.shardSize(),
                             request.allowThresholdViolations())));
+            checkBoundMembers(request, tables, artifacts);
 
             Manifest manifest = manifest(request, tables, artifacts);
             VersionHash version = ManifestCodec.version(manifest);
@@ -268,7 +270,8 @@ public final class Publisher {
                     + input.rowCount().getAsLong() + " but the parts' Parquet footers hold " + total + " rows",
                     "The parts were changed after the dataset was committed; write the dataset again.");
         }
-        return new StagedTable(names, dirs, blobs, rows, schema);
+        return new StagedTable(names, dirs, blobs, rows, schema,
+                input.parts().stream().map(CommittedDataset.Part::file).toList());
     }
 
     private static long safeSize(Path file) {
@@ -297,6 +300,83 @@ public final class Publisher {
                         + b.artifact() + "', which is not published", "Artifacts given: " + artifacts + ".");
             }
         }
+    }
+
+    /** The fact a publish with {@code --allow-missing-members} records on an artifact. */
+    public static final String MISSING_MEMBERS_FACT = "missing_members";
+    /** Rows a refusal shows as examples. */
+    private static final int EXAMPLES = 3;
+
+    /**
+     * Every non-null value of a bound column must be the path of a member of its artifact (a
+     * folder is not one). Refused naming the user's file, the row and the value, and how many
+     * rows are affected, unless {@code --allow-missing-members}: then the artifact's facts record
+     * how many rows of which column name no member ({@link #MISSING_MEMBERS_FACT}).
+     */
+    private static void checkBoundMembers(PublishRequest request, Map<String, StagedTable> tables,
+                                          Map<String, PackedArtifact> artifacts) {
+        if (request.bindings().isEmpty()) {
+            return;
+        }
+        Map<String, List<String>> recorded = new TreeMap<>();
+        try (ParquetInspector inspector = new ParquetInspector()) {
+            for (Binding b : request.bindings()) {
+                StagedTable t = tables.get(b.table());
+                PackedArtifact a = artifacts.get(b.artifact());
+                MemberIndex index = a.members();
+                long[] missing = {0};
+                long[] rows = {0};
+                List<String> examples = new ArrayList<>();
+                List<String> exampleValues = new ArrayList<>();
+                for (Path source : t.sources()) {
+                    inspector.forEachValue(source, b.column(), (row, value) -> {
+                        rows[0]++;
+                        if (value == null || index.find(value) >= 0) {
+                            return;
+                        }
+                        missing[0]++;
+                        if (examples.size() < EXAMPLES) {
+                            examples.add("row " + row + " of " + source + " names '" + value + "'");
+                            exampleValues.add(value);
+                        }
+                    });
+                }
+                if (missing[0] == 0) {
+                    continue;
+                }
+                String binding = b.table() + "." + b.column();
+                if (request.allowMissingMembers()) {
+                    recorded.computeIfAbsent(b.artifact(), k -> new ArrayList<>())
+                            .add(missing[0] + " of " + rows[0] + " row(s) of " + binding);
+                    continue;
+                }
+                List<String> folders = exampleValues.stream().filter(v -> isFolder(index, v)).distinct().toList();
+                throw new InvalidInputException("Binding " + binding + "=" + b.artifact() + ": " + missing[0] + " of "
+                        + rows[0] + " row(s) name no member of artifact '" + b.artifact() + "' (" + index.size()
+                        + " member(s)" + (index.size() > 0 ? ", e.g. '" + index.path(0) + "'" : "") + "): "
+                        + String.join("; ", examples) + (missing[0] > examples.size() ? "; ..." : "")
+                        + (folders.isEmpty() ? "" : ". " + String.join(", ", folders.stream().map(v -> "'" + v + "'")
+                        .toList()) + (folders.size() == 1 ? " is a folder" : " are folders") + " of the artifact, not"
+                        + " a member: a bound value names one file"),
+                        "Member paths are relative to the artifact (for --artifact " + b.artifact() + "=DIR, the"
+                                + " file DIR/cat/1.jpg is 'cat/1.jpg'). Fix the column's values or the artifact, or"
+                                + " publish anyway with --allow-missing-members (the count is recorded in the"
+                                + " artifact's facts; views skip those values).");
+            }
+        }
+        recorded.forEach((name, what) -> artifacts.put(name,
+                artifacts.get(name).withFact(MISSING_MEMBERS_FACT, String.join("; ", what))));
+    }
+
+    /** Whether some member lies below {@code value} (the index is sorted, but not by plain prefix: scan). */
+    private static boolean isFolder(MemberIndex index, String value) {
+        String prefix = value.endsWith("/") ? value : value + "/";
+        for (int i = 0; i < index.size(); i++) {
+            if (index.path(i).startsWith(prefix)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private PackedArtifact packArtifact(String name, List<Path> inputs, Path staging, long shardSize,

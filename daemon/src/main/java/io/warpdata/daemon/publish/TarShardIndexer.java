@@ -6,10 +6,15 @@ import io.warpdata.manifest.ManifestValidationException;
 import io.warpdata.manifest.MemberIndex;
 import io.warpdata.manifest.Names;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.apache.commons.compress.archivers.tar.TarFile;
+import org.apache.commons.compress.archivers.tar.TarUtils;
 
+import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -23,6 +28,13 @@ import java.util.Map;
  * a member index records where each regular file's data lies. Directory entries are skipped;
  * links, devices, fifos, sparse entries and hostile names (absolute, '..', empty components)
  * are refused naming the tar and the entry; a member path appearing in two shards is refused.
+ *
+ * <p>A file is refused unless it is a whole tar: at least one 512-byte header with a valid
+ * checksum at byte 0, at least one member, every member's data (padded to 512 bytes) inside the
+ * file, and after the last member only zeros, at least one 512-byte end-of-archive record. A
+ * tar reader stops quietly at the first header it cannot read, so without these checks a small
+ * non-tar file (text, a PNG, zeros) published as an empty artifact and a tar cut inside its
+ * second header published its first member only.
  */
 public final class TarShardIndexer {
 
@@ -58,7 +70,9 @@ public final class TarShardIndexer {
             byte[] buf = new byte[64 * 1024];
             for (int s = 0; s < tars.size(); s++) {
                 Path tar = tars.get(s);
+                long length = checkHeaderAtStart(artifact, tar);
                 try (TarFile tf = new TarFile(tar)) {
+                    checkWhole(artifact, tar, length, tf.getEntries());
                     for (TarArchiveEntry e : tf.getEntries()) {
                         if (e.isDirectory()) {
                             continue;
@@ -83,8 +97,9 @@ public final class TarShardIndexer {
                         memberBytes += e.getSize();
                     }
                 } catch (IOException e) {
-                    throw new InvalidInputException("Artifact '" + artifact + "' tar " + tar + " cannot be read as a tar file: "
-                            + e.getMessage(), "Check that the file is an uncompressed tar (WebDataset shards are).", e);
+                    String where = whereItBreaks(tar, length);
+                    throw where != null ? truncated(artifact, tar, where)
+                            : notATar(artifact, tar, "it cannot be read as a tar file (" + e.getMessage() + ")", e);
                 }
                 shards.add(StagedBlob.ofFile(tar));
                 try {
@@ -99,6 +114,140 @@ public final class TarShardIndexer {
         } finally {
             progress.finish();
         }
+    }
+
+    /** A tar record: headers, data padding and the end-of-archive marker come in these. */
+    private static final int RECORD = 512;
+
+    /**
+     * Refuses a file that does not begin with a tar header: shorter than one record, a first
+     * record of zeros (no members), or a first record whose checksum does not match.
+     *
+     * @return the file's length
+     */
+    private static long checkHeaderAtStart(String artifact, Path tar) {
+        byte[] header = new byte[RECORD];
+        long length;
+        try (FileChannel ch = FileChannel.open(tar)) {
+            length = ch.size();
+            if (length < RECORD) {
+                throw notATar(artifact, tar, "it has " + length + " byte(s), fewer than one tar header (512 bytes)", null);
+            }
+            ByteBuffer b = ByteBuffer.wrap(header);
+            while (b.hasRemaining() && ch.read(b, b.position()) > 0) {
+                // fill the first record
+            }
+        } catch (IOException e) {
+            throw unreadable(artifact, tar, e);
+        }
+        if (allZero(header, 0, RECORD)) {
+            throw notATar(artifact, tar, "its first 512 bytes are zeros, so it holds no member (an empty tar, or"
+                    + " not a tar)", null);
+        }
+        if (!checksumMatches(header)) {
+            throw notATar(artifact, tar, "there is no tar header at byte 0 (the header checksum does not match)", null);
+        }
+        return length;
+    }
+
+    /**
+     * Refuses a tar with no member, one whose members end past its length, or one whose last
+     * member is followed by anything but zeros ending in a whole end-of-archive record: a tar
+     * cut short, or damaged inside a header the reader stopped at.
+     */
+    private static void checkWhole(String artifact, Path tar, long length, List<TarArchiveEntry> entries)
+            throws IOException {
+        if (entries.isEmpty()) {
+            throw notATar(artifact, tar, "it holds no member", null);
+        }
+        long end = 0;
+        String last = null;
+        for (TarArchiveEntry e : entries) {
+            long dataEnd = e.getDataOffset() + (e.isFile() ? e.getSize() : 0);
+            if (dataEnd > length) {
+                throw truncated(artifact, tar, "member '" + e.getName() + "' ends at byte " + dataEnd
+                        + ", past the end of the file (" + length + " bytes)");
+            }
+            long padded = e.getDataOffset() + (e.isFile() ? (e.getSize() + RECORD - 1) / RECORD * RECORD : 0);
+            if (padded >= end) {
+                end = padded;
+                last = e.getName();
+            }
+        }
+        if (end > length) {
+            throw truncated(artifact, tar, "the padding of member '" + last + "' ends at byte " + end
+                    + ", past the end of the file (" + length + " bytes)");
+        }
+        try (FileChannel ch = FileChannel.open(tar)) {
+            ByteBuffer b = ByteBuffer.allocate(64 * 1024);
+            for (long at = end; at < length; ) {
+                b.clear();
+                int n = ch.read(b, at);
+                if (n <= 0) {
+                    break;
+                }
+                for (int i = 0; i < n; i++) {
+                    if (b.get(i) != 0) {
+                        throw truncated(artifact, tar, "byte " + (at + i) + ", after the last member '" + last
+                                + "', is neither a header the tar reader accepts nor part of the end-of-archive"
+                                + " marker (zeros)");
+                    }
+                }
+                at += n;
+            }
+        }
+        if (length - end < RECORD) {
+            throw truncated(artifact, tar, "it ends " + (length - end) + " byte(s) after its last member '" + last
+                    + "', without the end-of-archive marker (512-byte records of zeros)");
+        }
+    }
+
+    /**
+     * Where a tar the indexing reader refused breaks, read again entry by entry: the member whose
+     * data runs past the end of the file, or null when the damage is something else.
+     */
+    private static String whereItBreaks(Path tar, long length) {
+        try (TarArchiveInputStream in = new TarArchiveInputStream(new BufferedInputStream(Files.newInputStream(tar)))) {
+            for (TarArchiveEntry e; (e = in.getNextEntry()) != null; ) {
+                long at = in.getBytesRead();
+                if (at + e.getSize() > length) {
+                    return "member '" + e.getName() + "' (" + e.getSize() + " bytes from byte " + at + ") ends at byte "
+                            + (at + e.getSize()) + ", past the end of the file (" + length + " bytes)";
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+        return null;
+    }
+
+    private static boolean checksumMatches(byte[] header) {
+        try {
+            return TarUtils.verifyCheckSum(header);
+        } catch (IllegalArgumentException e) {
+            return false; // the checksum field is not octal
+        }
+    }
+
+    private static boolean allZero(byte[] b, int from, int to) {
+        for (int i = from; i < to; i++) {
+            if (b[i] != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static InvalidInputException notATar(String artifact, Path tar, String why, IOException cause) {
+        return new InvalidInputException("Artifact '" + artifact + "' file " + tar + " is not a tar file: " + why,
+                "--artifact " + artifact + "=FILE takes tar / WebDataset shards (uncompressed tar). To publish a file"
+                        + " as content, put it in a folder and give the folder: --artifact " + artifact + "=DIR.",
+                cause);
+    }
+
+    private static InvalidInputException truncated(String artifact, Path tar, String why) {
+        return new InvalidInputException("Artifact '" + artifact + "' tar " + tar + " is cut short or damaged: " + why,
+                "Copy or write the tar again in full (compare its size with the original's); nothing was published.");
     }
 
     private static void checkEntry(String artifact, Path tar, TarArchiveEntry e, String name) {

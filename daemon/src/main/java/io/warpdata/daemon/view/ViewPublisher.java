@@ -7,6 +7,7 @@ import io.warpdata.blobcache.StoreLayout;
 import io.warpdata.daemon.publish.BlobUploader;
 import io.warpdata.daemon.publish.PointerMoves;
 import io.warpdata.daemon.publish.PublishProgress;
+import io.warpdata.daemon.publish.Publisher;
 import io.warpdata.daemon.publish.StagedBlob;
 import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.BlobId;
@@ -55,6 +56,7 @@ import java.util.stream.Stream;
  * members are the parent's blobs, so reading them shares the parent's cache.
  */
 public final class ViewPublisher {
+    private static final String MISSING_MEMBERS_FACT = Publisher.MISSING_MEMBERS_FACT;
     /** Table files are read from the store in pieces of this size (memory stays small). */
     private static final int READ_CHUNK = 8 << 20;
     /** A member index larger than this is not read into memory (a hostile or broken store). */
@@ -112,11 +114,25 @@ public final class ViewPublisher {
      * @param members      members of its bound artifacts, per artifact
      * @param bytesUploaded bytes sent to the store (its table, indexes and hash lists)
      * @param moved        pointers moved ({@code latest -> ...}, {@code branch b -> ...}, {@code tag t -> ...})
+     * @param latestKept   when nothing names the view (no latest move, branch or tag): where latest
+     *                     stays (a short hash, or "(none)")
      */
     public record Result(DatasetId dataset, VersionHash version, DatasetId parentId, VersionHash parent, long rows,
-                         Map<String, Long> members, boolean manifestWritten, long bytesUploaded, List<String> moved) {
-        /** The one-line summary printed at the end. */
+                         Map<String, Long> members, boolean manifestWritten, long bytesUploaded, List<String> moved,
+                         Optional<String> latestKept) {
+        /** How to read this version, and how to point latest at it, when latest did not move. */
+        public Optional<String> latestHint() {
+            return latestKept.map(kept -> "latest of " + dataset + " not moved (still " + kept + "): read the view as "
+                    + dataset + "@" + version.shortHex(16) + ", or point latest at it with: warpctl latest " + dataset
+                    + " " + version.shortHex(16) + " (or pass --set-latest)");
+        }
+
+        /** The one-line summary printed at the end (and the hint when latest did not move). */
         public String summary() {
+            return line() + latestHint().map(h -> "\n" + h).orElse("");
+        }
+
+        private String line() {
             return "published view " + dataset + "@" + version.hex() + " of " + parentId + "@" + parent.shortHex(12)
                     + ": " + rows + " row(s)" + members.entrySet().stream()
                     .map(e -> ", " + e.getValue() + " member(s) of " + e.getKey()).reduce("", String::concat)
@@ -144,11 +160,16 @@ public final class ViewPublisher {
                     : "Pass --table with one of: " + String.join(", ", pm.tables().keySet()) + ".");
         }
         if (target.as().equals(parent.id()) && target.namesNothingExplicitly()) {
-            throw new ViewException("--as " + target.as() + " is the source dataset itself: its latest would be replaced"
-                    + " by a subset", "Pass --set-latest to replace latest on purpose, or --branch B / --tag T to name"
+            throw new ViewException("--as " + target.as() + " is the source dataset itself, and nothing would name the"
+                    + " view (its latest moves only with --set-latest)", "Pass --set-latest to replace latest on purpose, or --branch B / --tag T to name"
                     + " the view without moving latest, or choose another --as WS/NAME.");
         }
-        boolean moveLatest = target.setLatest() || (target.namesNothingExplicitly());
+        // latest moves by default only for a new dataset: an existing one's latest moves with
+        // --set-latest alone, so that a view never takes over a dataset by accident (issue 23).
+        boolean moveLatest = target.setLatest()
+                || (target.namesNothingExplicitly() && catalog.versions(target.as()).isEmpty());
+        Optional<VersionHash> latestBefore = moveLatest || !target.namesNothingExplicitly() ? Optional.empty()
+                : catalog.head(target.as(), null).version();
         PointerMoves pointers = PointerMoves.begin(catalog, target.as(), moveLatest, target.branch());
         List<Binding> bound = pm.bindings().stream().filter(b -> b.table().equals(query.table())).toList();
         Set<String> boundColumns = new LinkedHashSet<>();
@@ -177,7 +198,7 @@ public final class ViewPublisher {
                 List<ViewSelector.BoundValue> refs = new ArrayList<>();
                 bound.stream().filter(b -> b.artifact().equals(name))
                         .forEach(b -> refs.addAll(selection.bound().get(b.column())));
-                Subset subset = subset(name, pm.artifacts().get(name), refs, files, query.table());
+                Subset subset = subset(name, pm.artifacts().get(name), refs, table, query.table(), parent);
                 uploads.add(subset.index());
                 artifacts.put(name, subset.artifact());
                 members.put(name, subset.artifact().memberCount());
@@ -200,7 +221,8 @@ public final class ViewPublisher {
                 moved.add("tag " + target.tag().get() + " -> " + version.shortHex(12));
             }
             return new Result(target.as(), version, parent.id(), parent.version(), selection.rows(), members,
-                    manifestWritten, upload.bytesUploaded(), moved);
+                    manifestWritten, upload.bytesUploaded(), moved, moveLatest || !target.namesNothingExplicitly()
+                    ? Optional.empty() : Optional.of(latestBefore.map(v -> v.shortHex(12)).orElse("(none)")));
         } finally {
             deleteRecursively(staging);
         }
@@ -229,22 +251,39 @@ public final class ViewPublisher {
      * The members of {@code artifact} that {@code refs} name, as a new index into the parent's
      * shards (only the shards they sit in are kept, renumbered in order).
      */
-    private Subset subset(String name, Artifact artifact, List<ViewSelector.BoundValue> refs, List<Path> files,
-                          String table) {
+    private Subset subset(String name, Artifact artifact, List<ViewSelector.BoundValue> refs, Table source,
+                          String table, Catalog.Resolved parent) {
         MemberIndex index = readIndex(name, artifact);
         BitSet selected = new BitSet(index.size());
+        // A parent published with --allow-missing-members says so in its facts: its rows that
+        // name no member are skipped, and counted in the view's facts too.
+        boolean allowed = artifact.facts().containsKey(MISSING_MEMBERS_FACT);
+        long missing = 0;
+        ViewSelector.BoundValue first = null;
         for (ViewSelector.BoundValue ref : refs) {
             if (ref.value() == null) {
                 continue;
             }
             int i = index.find(ref.value());
             if (i < 0) {
-                throw new ViewException("Row " + ref.row() + " of " + files.get(ref.file()).getFileName() + " (table "
-                        + table + ") names '" + ref.value() + "', which is not a member of artifact " + name,
-                        "Fix the row in the source table, or exclude it with --where; member paths are relative to"
-                                + " the artifact, as 'ls' shows them under " + name + "/.");
+                missing++;
+                first = first == null ? ref : first;
+                continue;
             }
             selected.set(i);
+        }
+        TreeMap<String, String> facts = new TreeMap<>();
+        if (missing > 0 && !allowed) {
+            TableShard file = source.shards().get(first.file());
+            throw new ViewException(missing + " selected row(s) of table " + table + " of " + parent.id() + "@"
+                    + parent.version().shortHex(12) + " name no member of artifact " + name + ", e.g. row "
+                    + first.row() + " of " + (file.dir().isEmpty() ? "" : file.dir() + "/") + file.name() + " names '"
+                    + first.value() + "'",
+                    "Exclude those rows with --where; member paths are relative to the artifact, as 'ls' shows them"
+                            + " under " + parent.id() + "/" + name + "/ in the mount.");
+        }
+        if (missing > 0) {
+            facts.put(MISSING_MEMBERS_FACT, missing + " selected value(s) naming no member");
         }
         int[] shardMap = new int[artifact.shards().size()];
         Arrays.fill(shardMap, -1);
@@ -268,7 +307,8 @@ public final class ViewPublisher {
             bytes += index.length(i);
         }
         StagedBlob staged = StagedBlob.ofBytes(b.build().serialize());
-        return new Subset(new Artifact(artifact.kind(), shards, staged.ref(), selected.cardinality(), bytes), staged);
+        return new Subset(new Artifact(artifact.kind(), shards, staged.ref(), selected.cardinality(), bytes, facts),
+                staged);
     }
 
     private MemberIndex readIndex(String name, Artifact artifact) {

@@ -75,20 +75,23 @@ class WarpctlCommandTest {
         TestData.parquet(tmp.resolve("data/part-0.parquet"), 20_000, 2_000);
         TestData.tree(tmp.resolve("images"), 50, 100, 2000, 1);
         Run pub = warpctl("publish", "vision/pets", "--table", "main=data/*.parquet", "--artifact", "images=images",
-                "--bind", "main.path=images:image", "--set-latest", "--json");
+                "--bind", "main.path=images:image", "--set-latest", "--allow-missing-members", "--json");
         assertThat(pub.code()).as(pub.err()).isZero();
         JsonNode result = new ObjectMapper().readTree(pub.out());
         String version = result.get("version").asText();
         assertThat(result.get("rows").asLong()).isEqualTo(20_000);
 
         Run again = warpctl("publish", "vision/pets", "--table", "main=data/*.parquet", "--artifact", "images=images",
-                "--bind", "main.path=images:image");
+                "--bind", "main.path=images:image", "--allow-missing-members");
         assertThat(again.out()).contains(version).contains("uploaded 0 blob(s)");
 
         Run info = warpctl("info", "vision/pets");
         assertThat(info.code()).as(info.err()).isZero();
         assertThat(info.out()).contains(version).contains("main").contains("20000").contains("images")
                 .contains("main.path").contains("alice");
+        // Published with --allow-missing-members: no row names one of the 50 members, and the facts say so.
+        assertThat(warpctl("inspect", "vision/pets").out())
+                .contains("missing_members: 20000 of 20000 row(s) of main.path");
 
         Run schema = warpctl("schema", "vision/pets@" + version.substring(0, 12));
         assertThat(schema.out()).containsPattern("id\\s+BIGINT").containsPattern("path\\s+VARCHAR");

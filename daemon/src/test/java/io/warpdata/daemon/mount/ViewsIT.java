@@ -294,12 +294,22 @@ class ViewsIT {
 
         Path broken = Files.createDirectories(store.work.resolve("broken"));
         writeLabels(broken, " UNION ALL SELECT 'c00/missing.png', 'c00', 999999");
+        // A row naming no member is refused at publish (issue 23), naming the user's file, row and value.
+        Shell.Result refused = store.warpctl("publish", "zoo/broken", "--table", "main=" + broken + "/*.parquet",
+                "--artifact", "images=" + src.resolve("images"), "--bind", "main.path=images:image", "--set-latest");
+        assertThat(refused.exit()).isEqualTo(1);
+        assertThat(refused.err()).contains("1 of 5001 row(s) name no member of artifact 'images'",
+                "row 5000 of " + broken.resolve("labels.parquet") + " names 'c00/missing.png'", "--allow-missing-members");
+        // Published anyway, a view skips the missing member and its facts say how many values named none.
         json(store.warpctl("publish", "zoo/broken", "--table", "main=" + broken + "/*.parquet",
                 "--artifact", "images=" + src.resolve("images"), "--bind", "main.path=images:image", "--set-latest",
+                "--allow-missing-members", "--json"));
+        JsonNode skipped = json(store.warpctl("view", "zoo/broken", "--as", "zoo/skipped", "--where", "label = 'c00'",
                 "--json"));
-        Shell.Result missing = store.warpctl("view", "zoo/broken", "--as", "zoo/bad", "--where", "label = 'c00'");
-        assertThat(missing.exit()).isEqualTo(1);
-        assertThat(missing.err()).contains("names 'c00/missing.png', which is not a member of artifact images");
+        assertThat(skipped.get("rows").asLong()).isEqualTo(PER_CLASS + 1);
+        assertThat(skipped.get("members").get("images").asLong()).isEqualTo(PER_CLASS);
+        assertThat(store.warpctl("inspect", "zoo/skipped").requireSuccess().out())
+                .contains("missing_members: 1 selected value(s) naming no member");
 
         JsonNode ws = json(store.warpctl("list-remote", "zoo/", "--json"));
         assertThat(ws.get("datasets").findValuesAsText("dataset")).doesNotContain("zoo/bad");

@@ -49,7 +49,8 @@ class PublisherTest {
     private PublishRequest goodRequest() throws Exception {
         TestData.parquet(tmp.resolve("data/part-0.parquet"), 500, 100);
         TestData.parquet(tmp.resolve("data/part-1.parquet"), 300, 100);
-        TestData.tree(tmp.resolve("images"), 200, 100, 3000, 7);
+        // part-0 names img/00000-00499.png, part-1 img/00000-00299.png: 500 members
+        TestData.boundFiles(tmp.resolve("images"), 500, 100, 3000, 7);
         return request(Map.of("main", List.of("data/*.parquet")), Map.of("images", List.of("images")),
                 List.of(new Binding("main", "path", "images", RefType.IMAGE)));
     }
@@ -58,7 +59,7 @@ class PublisherTest {
     void publishWritesBlobsThenManifestThenLatestInTheDesignLayout() throws Exception {
         PublishResult r = publisher(store).publish(goodRequest());
         assertThat(r.rows()).isEqualTo(800);
-        assertThat(r.members()).isEqualTo(200);
+        assertThat(r.members()).isEqualTo(500);
         assertThat(r.tableFiles()).isEqualTo(2);
         assertThat(store.objects().keySet()).allMatch(k -> k.matches("blobs/sha256/[0-9a-f]{2}/[0-9a-f]{64}")
                 || k.equals(StoreLayout.version(ID, r.version())) || k.equals(StoreLayout.latest(ID)));
@@ -123,7 +124,7 @@ class PublisherTest {
     void hostileArtifactEntryStopsPublishBeforeAnyUpload() throws Exception {
         PublishRequest good = goodRequest();
         Files.writeString(tmp.resolve("outside.txt"), "secret");
-        Files.createSymbolicLink(tmp.resolve("images/d00/escape.bin"), tmp.resolve("outside.txt"));
+        Files.createSymbolicLink(tmp.resolve("images/img/escape.bin"), tmp.resolve("outside.txt"));
         assertThatThrownBy(() -> publisher(store).publish(good))
                 .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("escape.bin");
@@ -171,6 +172,44 @@ class PublisherTest {
                 .hasMessageContaining("no column 'image_path'")
                 .satisfies(e -> assertThat(((InvalidInputException) e).nextStep()).contains("path"));
         assertThat(store.objects()).isEmpty();
+    }
+
+    /** {@code a.parquet} by DuckDB naming two members, one missing file, one folder and a null; the folder cat/. */
+    private PublishRequest boundRequest(boolean allowMissing) throws Exception {
+        Files.createDirectories(tmp.resolve("images/cat"));
+        Files.writeString(tmp.resolve("images/cat/1.jpg"), "one");
+        Files.writeString(tmp.resolve("images/cat/2.jpg"), "two");
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:duckdb:");
+             java.sql.Statement st = c.createStatement()) {
+            st.execute("COPY (SELECT * FROM (VALUES (0, 'cat/1.jpg'), (1, 'cat/2.jpg'), (2, 'dog/9.jpg'), (3, 'cat'),"
+                    + " (4, NULL)) v(id, path) ORDER BY id) TO '" + tmp.resolve("a.parquet") + "' (FORMAT PARQUET)");
+        }
+        return new PublishRequest(ID, new TreeMap<>(Map.of("main", List.of("a.parquet"))),
+                new TreeMap<>(Map.of("images", List.of("images"))),
+                List.of(new Binding("main", "path", "images", RefType.IMAGE)), true, 64 * 1024, tmp, java.util.Optional.empty(),
+                false, allowMissing);
+    }
+
+    @Test
+    void boundValuesNamingNoMemberOrAFolderAreRefusedNamingTheFileRowValueAndCount() throws Exception {
+        PublishRequest req = boundRequest(false);
+        assertThatThrownBy(() -> publisher(store).publish(req))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("2 of 5 row(s) name no member of artifact 'images'")
+                .hasMessageContaining("row 2 of " + tmp.resolve("a.parquet") + " names 'dog/9.jpg'")
+                .hasMessageContaining("row 3 of " + tmp.resolve("a.parquet") + " names 'cat'")
+                .hasMessageContaining("'cat' is a folder of the artifact, not a member")
+                .satisfies(e -> assertThat(((InvalidInputException) e).nextStep()).contains("--allow-missing-members"));
+        assertThat(store.objects()).isEmpty();
+    }
+
+    @Test
+    void allowMissingMembersPublishesAndRecordsTheCountInTheArtifactsFacts() throws Exception {
+        PublishResult r = publisher(store).publish(boundRequest(true));
+        Manifest m = ManifestCodec.fromJson(store.objects().get(StoreLayout.version(ID, r.version())), "test");
+        assertThat(m.artifacts().get("images").facts())
+                .containsEntry(Publisher.MISSING_MEMBERS_FACT, "2 of 5 row(s) of main.path");
+        assertThat(r.members()).isEqualTo(2);
     }
 
     @Test

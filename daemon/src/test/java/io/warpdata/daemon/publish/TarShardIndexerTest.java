@@ -116,4 +116,106 @@ class TarShardIndexerTest {
                 .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining(t.toString());
     }
+
+    /** A tar written by Python's tarfile (not by Warp's writer): {@code n} members of {@code size} bytes each. */
+    private Path pythonTar(String name, int n, int size) throws Exception {
+        Path out = tmp.resolve(name);
+        run("/usr/bin/python3", "-c", """
+                import io, sys, tarfile
+                with tarfile.open(sys.argv[1], 'w', format=tarfile.GNU_FORMAT) as t:
+                    for i in range(int(sys.argv[2])):
+                        data = bytes([65 + i % 26]) * int(sys.argv[3])
+                        info = tarfile.TarInfo('s/%03d.jpg' % i)
+                        info.size = len(data)
+                        t.addfile(info, io.BytesIO(data))
+                """, out.toString(), Integer.toString(n), Integer.toString(size));
+        return out;
+    }
+
+    /** The first {@code bytes} bytes of {@code in}, cut by coreutils' head -c. */
+    private Path headC(Path in, long bytes, String name) throws Exception {
+        Path out = tmp.resolve(name);
+        run("/bin/sh", "-c", "head -c " + bytes + " \"$0\" > \"$1\"", in.toString(), out.toString());
+        return out;
+    }
+
+    private static void run(String... cmd) throws Exception {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor()).as("%s: %s", List.of(cmd), out).isZero();
+    }
+
+    @Test
+    void aWholeTarFromPythonsTarfileIsIndexed() throws Exception {
+        Path t = pythonTar("whole.tar", 3, 700);
+        PackedArtifact p = index(t);
+        assertThat(p.memberCount()).isEqualTo(3);
+        assertThat(p.members().length(p.members().find("s/002.jpg"))).isEqualTo(700);
+    }
+
+    @Test
+    void smallFilesThatAreNotTarsAreRefusedNamingTheFileAndTheWayToPublishContent() throws Exception {
+        Path text = Files.writeString(tmp.resolve("note.txt"), "hi");
+        Path png = tmp.resolve("dot.png");
+        javax.imageio.ImageIO.write(new java.awt.image.BufferedImage(4, 4, java.awt.image.BufferedImage.TYPE_INT_RGB),
+                "png", png.toFile());
+        Path zeros = headC(Path.of("/dev/zero"), 10240, "zeros.bin");
+        Path bigPng = tmp.resolve("noise.png");
+        java.awt.image.BufferedImage noise = new java.awt.image.BufferedImage(32, 32,
+                java.awt.image.BufferedImage.TYPE_INT_RGB);
+        java.util.Random random = new java.util.Random(1);
+        for (int i = 0; i < 32 * 32; i++) {
+            noise.setRGB(i % 32, i / 32, random.nextInt());
+        }
+        javax.imageio.ImageIO.write(noise, "png", bigPng.toFile());
+        assertThat(Files.size(png)).isLessThan(512);
+        assertThat(Files.size(bigPng)).isGreaterThan(512);
+        for (Path f : List.of(text, png, zeros, bigPng)) {
+            assertThatThrownBy(() -> index(f))
+                    .as(f.toString())
+                    .isInstanceOf(InvalidInputException.class)
+                    .hasMessageContaining(f.toString())
+                    .hasMessageContaining("is not a tar file")
+                    .satisfies(e -> assertThat(((InvalidInputException) e).nextStep())
+                            .contains("put it in a folder and give the folder"));
+        }
+    }
+
+    @Test
+    void aTarCutInsideItsSecondHeaderIsRefused() throws Exception {
+        Path whole = pythonTar("two.tar", 2, 600);
+        // member 0: header 0-512, data 512-1112, padded to 1536; member 1's header at 1536-2048
+        Path cut = headC(whole, 1536 + 200, "cut-header.tar");
+        assertThatThrownBy(() -> index(cut))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining(cut.toString())
+                .hasMessageContaining("cut short");
+    }
+
+    @Test
+    void aTarCutAtARecordBoundaryOrInsideMemberDataIsRefused() throws Exception {
+        Path whole = pythonTar("three.tar", 3, 600);
+        Path atBoundary = headC(whole, 1536, "cut-boundary.tar");
+        Path inData = headC(whole, 1536 + 512 + 100, "cut-data.tar");
+        Path inMarker = headC(whole, 3 * 1536 + 100, "cut-marker.tar");
+        for (Path cut : List.of(atBoundary, inData, inMarker)) {
+            assertThatThrownBy(() -> index(cut))
+                    .as(cut.toString())
+                    .isInstanceOf(InvalidInputException.class)
+                    .hasMessageContaining(cut.toString());
+        }
+        // A cut after the first whole zero record of the end marker loses nothing: accepted.
+        assertThat(index(headC(whole, 3 * 1536 + 512, "cut-after-marker.tar")).memberCount()).isEqualTo(3);
+    }
+
+    @Test
+    void aTarWhoseMemberEndsPastItsLengthIsRefused() throws Exception {
+        // One member of 5000 bytes, cut to 2000: the header says more than the file holds.
+        Path whole = pythonTar("one.tar", 1, 5000);
+        Path cut = headC(whole, 2000, "short.tar");
+        assertThatThrownBy(() -> index(cut))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining(cut.toString())
+                .hasMessageContaining("s/000.jpg");
+    }
 }

@@ -41,4 +41,20 @@ public final class TestData {
         }
         return dir;
     }
+
+    /**
+     * {@code count} files of seeded random bytes named as {@link #parquet}'s {@code path} column
+     * names rows 0 to count - 1 ({@code img/00000.png} ...), so that a binding of that column holds.
+     */
+    public static Path boundFiles(Path dir, int count, int minSize, int maxSize, long seed) throws IOException {
+        Random r = new Random(seed);
+        for (int i = 0; i < count; i++) {
+            Path f = dir.resolve(String.format("img/%05d.png", i));
+            Files.createDirectories(f.getParent());
+            byte[] b = new byte[minSize + r.nextInt(maxSize - minSize)];
+            r.nextBytes(b);
+            Files.write(f, b);
+        }
+        return dir;
+    }
 }

@@ -63,6 +63,7 @@ final class FuseAbi {
 
     /** Notification codes (in the error field of a reply with unique 0). */
     static final int NOTIFY_INVAL_INODE = 2;
+    static final int NOTIFY_INVAL_ENTRY = 3;
 
     // ---- INIT flags ----
     static final int ASYNC_READ = 1;
@@ -171,6 +172,8 @@ final class FuseAbi {
 
     // ---- struct fuse_notify_inval_inode_out: ino, off, len ----
     static final int NOTIFY_INVAL_INODE_SIZE = 24;
+    // ---- struct fuse_notify_inval_entry_out: parent, namelen, flags; then the name and a NUL ----
+    static final int NOTIFY_INVAL_ENTRY_SIZE = 16;
 
     /** A request's name for counters and logs ({@code lookup}, {@code read}, ...; "other" for the rest). */
     static String opName(int opcode) {

@@ -183,6 +183,22 @@ final class FuseReplies {
         return b;
     }
 
+    /** A notice that drops the kernel's entry {@code name} of directory {@code parent} (its dentry). */
+    static ByteBuffer invalidateEntry(long parent, String name) {
+        byte[] n = name.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        ByteBuffer b = ByteBuffer.allocateDirect(OUT_HEADER + NOTIFY_INVAL_ENTRY_SIZE + n.length + 1)
+                .order(ByteOrder.nativeOrder());
+        b.putInt(OUT_LEN, b.capacity());
+        b.putInt(OUT_ERROR, NOTIFY_INVAL_ENTRY);
+        b.putLong(OUT_UNIQUE, 0);
+        b.putLong(OUT_HEADER, parent);
+        b.putInt(OUT_HEADER + 8, n.length);
+        b.putInt(OUT_HEADER + 12, 0); // flags
+        b.put(OUT_HEADER + NOTIFY_INVAL_ENTRY_SIZE, n);
+        b.put(OUT_HEADER + NOTIFY_INVAL_ENTRY_SIZE + n.length, (byte) 0);
+        return b;
+    }
+
     /** Zeroes {@code out[at, at + n)}. */
     static void clear(ByteBuffer out, int at, int n) {
         int i = 0;

@@ -381,14 +381,29 @@ public final class WarpFuse {
         }
     }
 
-    /** Drops what the kernel caches of a node (attributes, pages, a symlink's target): 0 or minus errno. */
+    /**
+     * Drops what the kernel caches of a link node (attributes, pages, a symlink's target) and its
+     * entry in its directory: 0 or minus errno. The entry goes too so that a link whose pointer
+     * was deleted ({@code warpctl branch --delete}, {@code tag --delete}) disappears instead of
+     * lingering as a dangling link for the entry's validity (a day); a moved one costs the next
+     * walk one LOOKUP, which finds the same node. Called by {@link LinkWatch} from the control or
+     * timer thread, never from a FUSE worker, so the kernel's directory lock it waits for is
+     * never held by a request this thread should answer.
+     */
     private int invalidate(long node) {
         FuseChannel ch = notifications;
         if (ch == null) {
             return 0;
         }
         ByteBuffer b = FuseReplies.invalidateInode(node);
-        return ch.send(b, b.capacity());
+        int res = ch.send(b, b.capacity());
+        NodeTable.Entry e = nodes.get(node);
+        if (e != null && e.parent != null) {
+            ByteBuffer entry = FuseReplies.invalidateEntry(e.parent.id, e.name);
+            int r = ch.send(entry, entry.capacity());
+            res = res != 0 ? res : r;
+        }
+        return res;
     }
 
     // ---- files ----

@@ -28,7 +28,7 @@ import java.util.TreeMap;
 
 /**
  * {@code publish {dataset, tables:{name:[abs paths]}, artifacts:{name:[abs paths]}, bindings:[...],
- * set_latest, shard_size, allow_threshold_violations}}: publishes with the daemon's credentials ({@link Publisher} on the
+ * set_latest, shard_size, allow_threshold_violations, allow_missing_members}}: publishes with the daemon's credentials ({@link Publisher} on the
  * daemon's store and catalog), after checking that the peer could read every source itself,
  * then refreshes the catalog so the new version is in the mount when the reply arrives. Not
  * interruptible: a client that goes away does not stop it (it is idempotent; running it again
@@ -93,7 +93,7 @@ public final class PublishOperation implements Operation {
                 ? Optional.of(PublishRequest.requireBranchName(args.string("branch"))) : Optional.empty();
         return new PublishRequest(ref.id(), tables, artifacts, bindings, args.bool("set_latest", false),
                 shardSize > 0 ? shardSize : PublishRequest.DEFAULT_SHARD_SIZE, Path.of("/"), branch,
-                args.bool("allow_threshold_violations", false));
+                args.bool("allow_threshold_violations", false), args.bool("allow_missing_members", false));
     }
 
     private static TreeMap<String, List<String>> pathMap(Args args, String field) {

@@ -1,0 +1,80 @@
+package io.warpdata.daemon.cli;
+
+import io.warpdata.blobcache.Catalog;
+import io.warpdata.daemon.publish.PublishRequest;
+import io.warpdata.manifest.DatasetRef;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code warpctl branch DATASET[@REF] BRANCH} creates or moves a branch to the version REF names
+ * (default latest); {@code warpctl branch --delete DATASET BRANCH} deletes it. Both are
+ * compare-and-swap on the pointer as read now. The versions a branch named stay published.
+ */
+@Command(name = "branch", description = "Point branch BRANCH of a dataset at the version DATASET[@REF] names (default:"
+        + " latest), creating it if new; or delete it with --delete. Versions stay published.")
+final class BranchCommand implements Callable<Integer> {
+    @ParentCommand
+    WarpctlCommand root;
+
+    @Parameters(index = "0", paramLabel = "DATASET[@REF]", description = "The version to point at (default ref: latest).")
+    String dataset;
+
+    @Parameters(index = "1", paramLabel = "BRANCH", description = "[a-z0-9][a-z0-9._-]*, not all hex digits, not latest.")
+    String branch;
+
+    @Option(names = "--delete", description = "Delete the branch (DATASET without @REF); its versions stay published.")
+    boolean delete;
+
+    @Override
+    public Integer call() {
+        DatasetRef ref = WarpctlCommand.datasetRef(dataset);
+        String name;
+        try {
+            name = PublishRequest.requireBranchName(branch);
+        } catch (io.warpdata.daemon.publish.InvalidInputException e) {
+            throw new UsageException(e.getMessage(), e.nextStep());
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("dataset", ref.id().toString());
+        out.put("branch", name);
+        String text;
+        try (Remote remote = root.openRemote()) {
+            Catalog catalog = remote.catalog();
+            if (delete) {
+                if (!(ref.ref() instanceof DatasetRef.Latest)) {
+                    throw new UsageException("--delete takes the dataset without @" + ref.ref(),
+                            "Write: warpctl branch --delete " + ref.id() + " " + name);
+                }
+                String was = catalog.deleteBranch(ref.id(), name).hex();
+                out.put("deleted", true);
+                out.put("version", was);
+                text = "deleted branch " + ref.id() + "@" + name + " (it named " + was + ", which stays published as "
+                        + ref.id() + "@" + was.substring(0, 16) + ")";
+            } else {
+                Catalog.Head head = catalog.head(ref.id(), name);
+                Catalog.Located target = catalog.locate(ref);
+                String by = root.context.env().getOrDefault("USER", System.getProperty("user.name", "unknown"));
+                boolean moved = catalog.moveBranch(ref.id(), name, target.version(), by, head);
+                out.put("version", target.version().hex());
+                out.put("moved", moved);
+                text = moved ? "branch " + ref.id() + "@" + name + ": " + head.version().map(v -> v.shortHex(12))
+                        .orElse("(new)") + " -> " + target.version().hex()
+                        : ref.id() + "@" + name + " already names " + target.version().hex() + "; nothing written";
+            }
+        }
+        DaemonCalls.refreshDaemon(root, delete ? "the deletion" : "the branch");
+        if (root.json) {
+            root.printJson(out);
+        } else {
+            root.context.out().println(text);
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,67 @@
+package io.warpdata.daemon.cli;
+
+import io.warpdata.blobcache.Catalog;
+import io.warpdata.manifest.DatasetRef;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code warpctl latest WS/NAME REF}: points latest (the default branch) at the version REF
+ * names, e.g. back to where it was before a publish or view moved it. Compare-and-swap like
+ * every pointer move: the head is read past every cache, and the write fails with
+ * {@code PointerMoved} if someone moved latest in between. Versions are never changed or deleted
+ * by this: only the pointer moves.
+ */
+@Command(name = "latest", description = "Point WS/NAME's latest at the version REF names (a version prefix, a tag or a"
+        + " branch), e.g. back to an earlier version. Compare-and-swap: fails if latest moves meanwhile.")
+final class LatestCommand implements Callable<Integer> {
+    @ParentCommand
+    WarpctlCommand root;
+
+    @Parameters(index = "0", paramLabel = "WS/NAME", description = "The dataset whose latest moves.")
+    String dataset;
+
+    @Parameters(index = "1", paramLabel = "REF", description = "A version prefix (8+ hex digits), a tag or a branch of"
+            + " WS/NAME.")
+    String ref;
+
+    @Override
+    public Integer call() {
+        DatasetRef id = WarpctlCommand.datasetRef(dataset);
+        if (!(id.ref() instanceof DatasetRef.Latest)) {
+            throw new UsageException("latest takes the dataset without @" + id.ref() + ", then the version",
+                    "Write: warpctl latest " + id.id() + " " + id.ref());
+        }
+        DatasetRef target = WarpctlCommand.datasetRef(id.id() + "@" + ref);
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("dataset", id.id().toString());
+        String text;
+        try (Remote remote = root.openRemote()) {
+            Catalog catalog = remote.catalog();
+            Catalog.Head head = catalog.head(id.id(), null);
+            Catalog.Located to = catalog.locate(target);
+            String by = root.context.env().getOrDefault("USER", System.getProperty("user.name", "unknown"));
+            boolean moved = catalog.moveBranch(id.id(), null, to.version(), by, head);
+            Optional<String> from = head.version().map(v -> v.hex());
+            out.put("from", from.orElse(null));
+            out.put("version", to.version().hex());
+            out.put("moved", moved);
+            text = moved ? "latest of " + id.id() + ": " + from.map(h -> h.substring(0, 12)).orElse("(none)") + " -> "
+                    + to.version().hex() : "latest of " + id.id() + " already names " + to.version().hex()
+                    + "; nothing written";
+        }
+        DaemonCalls.refreshDaemon(root, "latest");
+        if (root.json) {
+            root.printJson(out);
+        } else {
+            root.context.out().println(text);
+        }
+        return 0;
+    }
+}

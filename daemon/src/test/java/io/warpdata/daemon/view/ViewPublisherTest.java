@@ -1,0 +1,114 @@
+package io.warpdata.daemon.view;
+
+import io.warpdata.blobcache.Catalog;
+import io.warpdata.blobcache.InMemoryBlobStore;
+import io.warpdata.daemon.publish.PublishProgress;
+import io.warpdata.daemon.publish.PublishRequest;
+import io.warpdata.daemon.publish.Publisher;
+import io.warpdata.manifest.Artifact;
+import io.warpdata.manifest.Binding;
+import io.warpdata.manifest.DatasetId;
+import io.warpdata.manifest.DatasetRef;
+import io.warpdata.manifest.Manifest;
+import io.warpdata.manifest.RefType;
+import io.warpdata.manifest.VersionHash;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Views of a parent whose rows name members it lacks, and where a view's latest goes. */
+class ViewPublisherTest {
+    private static final DatasetId PETS = DatasetId.parse("t/pets");
+    private static final Clock CLOCK = Clock.fixed(Instant.parse("2026-11-25T16:00:00Z"), ZoneOffset.UTC);
+
+    @TempDir
+    Path tmp;
+
+    private final InMemoryBlobStore store = new InMemoryBlobStore();
+    private final Catalog catalog = new Catalog(store);
+
+    /** t/pets: a.parquet (DuckDB) naming cat/1.jpg, cat/2.jpg and the missing dog/9.jpg, published with --allow-missing-members. */
+    private VersionHash publishWithAMissingMember() throws Exception {
+        Files.createDirectories(tmp.resolve("images/cat"));
+        Files.writeString(tmp.resolve("images/cat/1.jpg"), "one");
+        Files.writeString(tmp.resolve("images/cat/2.jpg"), "two");
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement st = c.createStatement()) {
+            st.execute("COPY (SELECT * FROM (VALUES (0, 'cat/1.jpg', 'cat'), (1, 'cat/2.jpg', 'cat'), (2, 'dog/9.jpg', 'dog'))"
+                    + " v(id, path, label) ORDER BY id) TO '" + tmp.resolve("a.parquet") + "' (FORMAT PARQUET)");
+        }
+        PublishRequest req = new PublishRequest(PETS, new TreeMap<>(Map.of("main", List.of("a.parquet"))),
+                new TreeMap<>(Map.of("images", List.of("images"))),
+                List.of(new Binding("main", "path", "images", RefType.IMAGE)), true, 64 * 1024, tmp, Optional.empty(),
+                false, true);
+        return new Publisher(store, catalog, CLOCK, "alice", tmp.resolve("staging"), 2, PublishProgress.NONE)
+                .publish(req).version();
+    }
+
+    private ViewPublisher.Result view(String source, String as, String where, boolean setLatest) {
+        return new ViewPublisher(store, catalog, CLOCK, "bob", tmp.resolve("staging"), PublishProgress.NONE)
+                .publish(DatasetRef.parse(source), new ViewQuery("main", Optional.of(where), Optional.empty(),
+                        OptionalLong.empty(), OptionalLong.empty(), Optional.empty(), Optional.empty(), 0),
+                        new ViewPublisher.Target(DatasetId.parse(as), setLatest, Optional.empty(), Optional.empty()));
+    }
+
+    @Test
+    void aParentPublishedWithAllowMissingMembersGivesViewsThatSkipThemAndSaySo() throws Exception {
+        publishWithAMissingMember();
+        ViewPublisher.Result r = view("t/pets", "t/all", "true", false);
+        assertThat(r.rows()).isEqualTo(3);
+        assertThat(r.members()).containsEntry("images", 2L);
+        Manifest m = catalog.manifest(r.dataset(), r.version());
+        assertThat(m.artifacts().get("images").facts())
+                .containsEntry(Publisher.MISSING_MEMBERS_FACT, "1 selected value(s) naming no member");
+    }
+
+    @Test
+    void aParentWhoseRowsNameMissingMembersWithoutSayingSoIsRefusedNamingItsTableFile() throws Exception {
+        VersionHash v = publishWithAMissingMember();
+        // A version written before publish checked bindings: the same, without the fact.
+        Manifest m = catalog.manifest(PETS, v);
+        Artifact a = m.artifacts().get("images");
+        TreeMap<String, Artifact> artifacts = new TreeMap<>(Map.of("images",
+                new Artifact(a.kind(), a.shards(), a.index(), a.memberCount(), a.memberBytes())));
+        VersionHash old = catalog.putVersion(Manifest.of(PETS, m.tables(), artifacts, m.bindings(), m.metadata()));
+        assertThatThrownBy(() -> view("t/pets@" + old.hex(), "t/dogs", "label = 'dog'", false))
+                .isInstanceOf(ViewException.class)
+                .hasMessageContaining("1 selected row(s) of table main of t/pets@" + old.shortHex(12))
+                .hasMessageContaining("row 2 of a.parquet names 'dog/9.jpg'")
+                .hasMessageNotContaining("parent-0");
+    }
+
+    @Test
+    void aViewMovesLatestOfANewDatasetButOfAnExistingOneOnlyWithSetLatest() throws Exception {
+        VersionHash pets = publishWithAMissingMember();
+        ViewPublisher.Result fresh = view("t/pets", "t/cats", "label = 'cat'", false);
+        assertThat(catalog.head(DatasetId.parse("t/cats"), null).version()).hasValue(fresh.version());
+        assertThat(fresh.latestHint()).isEmpty();
+
+        ViewPublisher.Result onto = view("t/pets", "t/cats", "id = 0", false);
+        assertThat(catalog.head(DatasetId.parse("t/cats"), null).version()).hasValue(fresh.version());
+        assertThat(onto.latestHint()).hasValueSatisfying(h -> assertThat(h)
+                .contains("latest of t/cats not moved (still " + fresh.version().shortHex(12) + ")")
+                .contains("warpctl latest t/cats " + onto.version().shortHex(16)));
+
+        ViewPublisher.Result moved = view("t/pets", "t/cats", "id = 1", true);
+        assertThat(catalog.head(DatasetId.parse("t/cats"), null).version()).hasValue(moved.version());
+        assertThat(catalog.head(PETS, null).version()).hasValue(pets);
+    }
+}
