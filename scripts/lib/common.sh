@@ -37,6 +37,22 @@ is_root() {
   [ "$(id -u)" = 0 ]
 }
 
+# as_root WHY SCRIPT ARGS...: returns at once when root. Otherwise runs SCRIPT ARGS again
+# through sudo, keeping the environment and PATH (JAVA_HOME, WARP_*, the Maven on PATH), when
+# sudo is installed; else dies saying how to become root. The documented commands are typed
+# without sudo, so they work as root on a machine that has no sudo (containers, CI, cloud
+# images) and for a user with sudo alike.
+as_root() {
+  local why="$1"
+  shift
+  is_root && return 0
+  if command -v sudo >/dev/null 2>&1; then
+    warp_say "$why; running it as root through sudo: sudo $*"
+    exec sudo -E env "PATH=$PATH" "$@"
+  fi
+  warp_die "$why, and you are $(id -un), without sudo. Run it as root: su -c '$*' (or install sudo)."
+}
+
 # java_major BIN -> prints the major version of the java binary (8, 17, 21, 25...), or nothing.
 java_major() {
   # "1.8.0_392" -> 8, "21.0.2" -> 21, "25" -> 25, "26-ea" -> 26
