@@ -134,6 +134,7 @@ final class PublishCommand implements Callable<Integer> {
             m.put("manifest_written", result.manifestWritten());
             m.put("latest_set", result.latestSet());
             m.put("pointers_moved", result.pointersMoved());
+            m.put("notes", result.notes());
             root.printJson(m);
         } else {
             ctx.out().println(result.summary());

@@ -20,18 +20,24 @@ public record PublishResult(DatasetId dataset,
                             long bytesSkipped,
                             boolean manifestWritten,
                             boolean latestSet,
-                            List<String> pointersMoved) {
+                            List<String> pointersMoved,
+                            List<String> notes) {
     public PublishResult {
         pointersMoved = List.copyOf(pointersMoved);
+        notes = List.copyOf(notes);
     }
 
-    /** The one-line summary printed at the end of a publish. */
+    /**
+     * The summary printed at the end of a publish: one line, then a {@code note:} line for each
+     * note (a tensor warehouse's thresholds not checked, or violated and published as allowed).
+     */
     public String summary() {
         return "published " + dataset + "@" + version.hex() + ": " + tables + " table(s), " + tableFiles
                 + " file(s), " + rows + " row(s), " + artifacts + " artifact(s), " + members + " member(s); uploaded "
                 + blobsUploaded + " blob(s) (" + ByteSize.format(bytesUploaded) + "), skipped " + blobsSkipped
                 + " already stored (" + ByteSize.format(bytesSkipped) + ")"
                 + (manifestWritten ? "" : "; version already existed")
-                + (pointersMoved.isEmpty() ? "" : "; " + String.join(", ", pointersMoved));
+                + (pointersMoved.isEmpty() ? "" : "; " + String.join(", ", pointersMoved))
+                + notes.stream().map(n -> "\nnote: " + n).collect(java.util.stream.Collectors.joining());
     }
 }
