@@ -87,6 +87,11 @@ final class PublishCommand implements Callable<Integer> {
             throw new UsageException("'" + dataset + "' is not a dataset id: " + e.getMessage(),
                     "Name the dataset as workspace/name (lowercase letters, digits, '_', '-').");
         }
+        if (tables.isEmpty() && artifacts.isEmpty()) {
+            throw new UsageException("Nothing to publish: no --table and no --artifact given",
+                    "Give the version's contents, e.g. warpctl publish " + dataset + " --table 'main=./data/*.parquet'"
+                            + " --artifact images=./images/ (each repeatable).");
+        }
         List<Binding> parsedBindings = bindings.stream().map(PublishRequest::parseBinding).toList();
         if (threads < 1 || threads > 256) {
             throw new UsageException("--threads " + threads + " is out of range", "Pass --threads between 1 and 256.");

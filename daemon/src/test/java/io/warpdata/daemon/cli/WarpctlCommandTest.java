@@ -52,6 +52,32 @@ class WarpctlCommandTest {
     }
 
     @Test
+    void publishWithoutInputsSaysWhatToGiveInTheCommandsWords() {
+        Run r = warpctl("publish", "vision/pets");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("error: Nothing to publish: no --table and no --artifact given",
+                "warpctl publish vision/pets --table").doesNotContain("argument", "docs/control.md");
+    }
+
+    @Test
+    void aDatasetWithoutLatestOrWithoutTheNameAskedForSaysWhatItHas() throws Exception {
+        TestData.parquet(tmp.resolve("data/part-0.parquet"), 100, 100);
+        Run pub = warpctl("publish", "vision/pets", "--table", "main=data/*.parquet", "--json");
+        assertThat(pub.code()).as(pub.err()).isZero();
+        String version = new ObjectMapper().readTree(pub.out()).path("version").asText();
+
+        Run latest = warpctl("info", "vision/pets");
+        Run named = warpctl("info", "vision/pets@v9");
+
+        assertThat(latest.code()).isEqualTo(1);
+        assertThat(latest.err()).contains("vision/pets has 1 version(s)", "no latest", "--set-latest",
+                "vision/pets@" + version.substring(0, 12)).doesNotContain("is not published");
+        assertThat(named.code()).isEqualTo(1);
+        assertThat(named.err()).contains("vision/pets has no tag or branch 'v9'", "It has no tags or branches")
+                .doesNotContain("is not published", "Nothing is published");
+    }
+
+    @Test
     void missingRemoteIsAUsageErrorSayingWhatToSet() {
         Run r = warpctl(Map.of(), "info", "vision/pets");
         assertThat(r.code()).isEqualTo(2);
