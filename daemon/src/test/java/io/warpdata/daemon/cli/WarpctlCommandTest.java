@@ -78,6 +78,42 @@ class WarpctlCommandTest {
     }
 
     @Test
+    void listRemoteOfNameAtRefListsTheOneVersionItNames() throws Exception {
+        TestData.parquet(tmp.resolve("a/part-0.parquet"), 100, 100);
+        TestData.parquet(tmp.resolve("b/part-0.parquet"), 200, 100);
+        String first = new ObjectMapper().readTree(warpctl("publish", "vision/pets", "--table", "main=a/*.parquet",
+                "--set-latest", "--json").out()).path("version").asText();
+        assertThat(warpctl("tag", "vision/pets", "v1").code()).isZero();
+        String second = new ObjectMapper().readTree(warpctl("publish", "vision/pets", "--table", "main=b/*.parquet",
+                "--set-latest", "--json").out()).path("version").asText();
+
+        JsonNode all = new ObjectMapper().readTree(warpctl("list-remote", "vision/pets", "--json").out());
+        JsonNode v1 = new ObjectMapper().readTree(warpctl("list-remote", "vision/pets@v1", "--json").out());
+        Run text = warpctl("list-remote", "vision/pets@v1");
+        Run nope = warpctl("list-remote", "vision/pets@nope");
+
+        assertThat(all.path("versions")).hasSize(2);
+        assertThat(v1.path("versions")).hasSize(1);
+        assertThat(v1.path("versions").get(0).path("version").asText()).isEqualTo(first);
+        assertThat(text.out()).contains(first.substring(0, 12), "v1").doesNotContain(second.substring(0, 12));
+        assertThat(nope.code()).isEqualTo(1);
+        assertThat(nope.err()).contains("vision/pets has no tag or branch 'nope'", "vision/pets@v1 (tag)");
+    }
+
+    @Test
+    void schemaOfAVersionWithoutTablesIsAnErrorAsHeadAndStreamSay() throws Exception {
+        TestData.tree(tmp.resolve("images"), 3, 100, 200, 1);
+        assertThat(warpctl("publish", "vision/raw", "--artifact", "images=images", "--set-latest").code()).isZero();
+
+        Run schema = warpctl("schema", "vision/raw");
+        Run head = warpctl("head", "vision/raw");
+
+        assertThat(schema.code()).isEqualTo(head.code()).isEqualTo(2);
+        assertThat(schema.err()).contains("has no tables", "warpctl inspect vision/raw");
+        assertThat(schema.out()).isEmpty();
+    }
+
+    @Test
     void missingRemoteIsAUsageErrorSayingWhatToSet() {
         Run r = warpctl(Map.of(), "info", "vision/pets");
         assertThat(r.code()).isEqualTo(2);

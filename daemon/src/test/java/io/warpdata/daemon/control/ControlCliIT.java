@@ -145,6 +145,10 @@ class ControlCliIT {
         assertThat(warpctl("refresh", "ws/name").out()).contains("refreshed ws/name");
         assertThat(warpctl("refresh").out()).contains("refreshed all");
         assertThat(world.refreshes.get()).isEqualTo(2);
+        ControlWorld.Result nope = warpctl("refresh", "ws/nope");
+        assertThat(nope.exit()).isEqualTo(1);
+        assertThat(nope.err()).contains("error: ws/nope is not published", "Existing: ws/name", "what to do:");
+        assertThat(nope.out()).doesNotContain("refreshed");
     }
 
     @Test
