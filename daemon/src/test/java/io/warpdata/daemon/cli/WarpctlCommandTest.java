@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -111,6 +112,27 @@ class WarpctlCommandTest {
         assertThat(schema.code()).isEqualTo(head.code()).isEqualTo(2);
         assertThat(schema.err()).contains("has no tables", "warpctl inspect vision/raw");
         assertThat(schema.out()).isEmpty();
+    }
+
+    @Test
+    void viewRefusesBadOptionsWithoutOpeningTheStore() {
+        for (String[] bad : List.of(new String[] {"--sample", "0"}, new String[] {"--limit", "0"},
+                new String[] {"--sample", "5", "--fraction", "0.5"}, new String[] {"--stratify-by", "label"})) {
+            List<String> args = new java.util.ArrayList<>(List.of("view", "vision/pets", "--as", "vision/some"));
+            args.addAll(List.of(bad));
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            CliContext ctx = new CliContext(Map.of("WARP_REMOTE", "memory://test"), new PrintStream(new ByteArrayOutputStream()),
+                    new PrintStream(err, true, StandardCharsets.UTF_8), tmp, Clock.systemUTC(),
+                    (remote, endpoint) -> {
+                        throw new AssertionError("the store was opened to refuse " + args);
+                    }, StoreBlobReader::new, false);
+
+            int code = WarpctlCommand.run(args.toArray(String[]::new), ctx);
+
+            assertThat(code).as(String.join(" ", args)).isEqualTo(1);
+            assertThat(err.toString(StandardCharsets.UTF_8)).as(String.join(" ", args)).startsWith("error: --")
+                    .doesNotContain("AssertionError", "unexpected failure");
+        }
     }
 
     @Test
