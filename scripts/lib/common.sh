@@ -18,6 +18,11 @@ fi
 # Where JDKs are searched when neither JAVA_HOME nor PATH has a new enough one.
 WARP_JVM_ROOT="${WARP_JVM_ROOT:-/usr/lib/jvm}"
 WARP_MIN_JAVA=21
+# warpd's JVM memory when WARP_HEAP / WARP_DIRECT_MEMORY are not set: the one place these
+# defaults are written (why these values: warp_jvm_flags below). scripts/warpd, scripts/install's
+# warpd.env, systemd/warpd.service and the README refer here.
+WARP_DEFAULT_HEAP=384m
+WARP_DEFAULT_DIRECT_MEMORY=128m
 
 warp_die() {
   echo "error: $*" >&2
@@ -30,6 +35,22 @@ warp_say() {
 
 is_root() {
   [ "$(id -u)" = 0 ]
+}
+
+# as_root WHY SCRIPT ARGS...: returns at once when root. Otherwise runs SCRIPT ARGS again
+# through sudo, keeping the environment and PATH (JAVA_HOME, WARP_*, the Maven on PATH), when
+# sudo is installed; else dies saying how to become root. The documented commands are typed
+# without sudo, so they work as root on a machine that has no sudo (containers, CI, cloud
+# images) and for a user with sudo alike.
+as_root() {
+  local why="$1"
+  shift
+  is_root && return 0
+  if command -v sudo >/dev/null 2>&1; then
+    warp_say "$why; running it as root through sudo: sudo $*"
+    exec sudo -E env "PATH=$PATH" "$@"
+  fi
+  warp_die "$why, and you are $(id -un), without sudo. Run it as root: su -c '$*' (or install sudo)."
 }
 
 # java_major BIN -> prints the major version of the java binary (8, 17, 21, 25...), or nothing.
@@ -156,7 +177,7 @@ warp_jvm_flags() {
   [ "${JAVA_MAJOR:-0}" -ge 24 ] && echo "--sun-misc-unsafe-memory-access=allow"
   case "$1" in
     warpd)
-      # Heap: WARP_HEAP (default 384m). The JVM's default, a quarter of RAM, let warpd's resident
+      # Heap: WARP_HEAP (default WARP_DEFAULT_HEAP, 384m). The JVM's default, a quarter of RAM, let warpd's resident
       # memory grow to 3 GiB in scripts/bench on a 24 GiB machine, and 1g to 908 MiB: G1 fills
       # whatever heap it has with garbage (fetched runs, per-request buffers) before it
       # collects. What must stay live is bounded: fetch buffers (128 MiB in flight + 64 MiB
@@ -167,12 +188,12 @@ warp_jvm_flags() {
       # resident memory at 445-481 MiB under bench --network s3like (516-577 MiB on loopback, whose
       # GETs are 32 MiB; docs/bench.md). Raise it for artifacts of more than a
       # million members read at once (WARP_HEAP=1g or more); WARP_JAVA_OPTS="-Xmx..." also wins.
-      echo "-Xmx${WARP_HEAP:-384m}"
+      echo "-Xmx${WARP_HEAP:-$WARP_DEFAULT_HEAP}"
       # Direct buffers (the cache's 1 MiB read buffer, NIO's temporary buffers for cache writes)
       # are freed only when their owner is collected; without a bound they may grow to the heap
       # size. At the bound the JVM runs a full collection (System.gc) to free them.
       # Measured in use: ~84 MiB (32 FUSE reply buffers, per-thread cache read buffers).
-      echo "-XX:MaxDirectMemorySize=${WARP_DIRECT_MEMORY:-128m}"
+      echo "-XX:MaxDirectMemorySize=${WARP_DIRECT_MEMORY:-$WARP_DEFAULT_DIRECT_MEMORY}"
       # A long-running server with many reader threads: G1 keeps pauses short under FUSE load.
       echo "-XX:+UseG1GC"
       # An idle daemon gives heap back to the OS: a collection after 60 s without one lets G1

@@ -36,8 +36,15 @@ public final class BlobStores {
             throw new InvalidRemoteException(remote, "a local directory must be written as a URI: file://" + remote);
         }
         int colon = remote.indexOf(':');
+        String scheme = colon > 0 ? remote.substring(0, colon) : "";
+        if (scheme.equalsIgnoreCase("s3")) {
+            // s3:/bucket, s3:bucket, S3://bucket: the scheme is right, the form is not.
+            String rest = remote.substring(colon + 1).replaceFirst("^/+", "");
+            throw new InvalidRemoteException(remote, "an S3 store is written s3://BUCKET[/PREFIX], with two slashes"
+                    + " and a lowercase scheme" + (rest.isEmpty() ? "" : ": s3://" + rest));
+        }
         throw new InvalidRemoteException(remote, colon > 0
-                ? "unsupported scheme '" + remote.substring(0, colon) + "' (supported: s3, file)"
+                ? "unsupported scheme '" + scheme + "' (supported: s3://, file://)"
                 : "no scheme (supported: s3://, file://)");
     }
 }

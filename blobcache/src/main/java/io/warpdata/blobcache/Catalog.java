@@ -15,6 +15,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Collectors;
 import java.util.Optional;
 import java.util.regex.Pattern;
 
@@ -265,7 +266,7 @@ public final class Catalog {
         DatasetId id = ref.id();
         return switch (ref.ref()) {
             case DatasetRef.Latest l -> new Located(id, RefKind.LATEST,
-                    latest(id).orElseThrow(() -> notFound(id, "A latest version of " + id)));
+                    latest(id).orElseThrow(() -> noLatest(id)));
             case DatasetRef.Named n -> {
                 Optional<VersionHash> tagged = tag(id, n.name());
                 if (tagged.isPresent()) {
@@ -275,7 +276,7 @@ public final class Catalog {
                 if (branch.isPresent()) {
                     yield new Located(id, RefKind.BRANCH, branch.get());
                 }
-                throw refNotFound(id, n.name());
+                throw noSuchName(id, n.name());
             }
             case DatasetRef.Version v -> new Located(id, RefKind.VERSION, versionByPrefix(ref, v));
         };
@@ -492,6 +493,43 @@ public final class Catalog {
                     : datasets.stream().limit(MAX_LISTED).map(DatasetId::toString).toList();
         }
         return new DatasetNotFoundException(what, store.describe(), existing);
+    }
+
+    /**
+     * A dataset with versions but no latest pointer (published without {@code --set-latest}):
+     * says so, with its versions and the two ways to read one; without versions, "not published".
+     */
+    private DatasetNotFoundException noLatest(DatasetId id) {
+        List<VersionHash> versions = versions(id);
+        if (versions.isEmpty()) {
+            return notFound(id, "A latest version of " + id);
+        }
+        String example = id + "@" + versions.get(0).shortHex(12);
+        return new DatasetNotFoundException(id + " has " + versions.size() + " version(s) in " + store.describe()
+                + " but no latest: none was published with --set-latest. Versions: "
+                + versions.stream().limit(MAX_LISTED).map(v -> id + "@" + v.shortHex(12)).collect(Collectors.joining(", "))
+                + (versions.size() > MAX_LISTED ? ", ..." : "") + ".",
+                "Name a version by its hash (e.g. " + example + "), or make one the latest: publish it again with"
+                        + " --set-latest (the same input uploads nothing).");
+    }
+
+    /**
+     * A name that is neither a tag nor a branch of a dataset that exists: says what the dataset
+     * does have (its tags and branches), never that the dataset "is not published".
+     */
+    private DatasetNotFoundException noSuchName(DatasetId id, String name) {
+        if (versions(id).isEmpty()) {
+            return notFound(id, id + "@" + name);
+        }
+        List<String> refs = new ArrayList<>();
+        tags(id).stream().limit(MAX_LISTED).forEach(t -> refs.add(id + "@" + t + " (tag)"));
+        branches(id).stream().limit(MAX_LISTED).forEach(b -> refs.add(id + "@" + b + " (branch)"));
+        String hint = name.length() < 8 && name.chars().allMatch(c -> Character.digit(c, 16) >= 0)
+                ? " (a version prefix needs at least 8 hex digits)" : "";
+        return new DatasetNotFoundException(id + " has no tag or branch '" + name + "' in " + store.describe() + hint + "."
+                + (refs.isEmpty() ? " It has no tags or branches." : " Its tags and branches: " + String.join(", ", refs) + "."),
+                "Name a version by one of its tags or branches, or by its hash (8 or more hex digits);"
+                        + " 'warpctl list-remote " + id + "' lists its versions, tags and branches.");
     }
 
     /** "No tag or branch X", listing the dataset's tags and branches (or what else exists). */

@@ -12,6 +12,14 @@ public final class DatasetNotFoundException extends StoreException {
                         + " 'warpctl list-remote' lists what is there.", null);
     }
 
+    /**
+     * A message of its own, for a dataset that exists but lacks what was asked for (a tag or
+     * branch, a latest version): saying "is not published" of it would mislead.
+     */
+    public DatasetNotFoundException(String message, String nextStep) {
+        super(message, nextStep, null);
+    }
+
     @Override
     public String type() {
         return "DatasetNotFoundError";

@@ -38,6 +38,17 @@ class BlobStoresTest {
     }
 
     @Test
+    void anS3UriWithOneSlashIsShownInTheRightForm() {
+        for (String typo : java.util.List.of("s3:/warp-demo", "s3:warp-demo", "S3://warp-demo")) {
+            assertThatThrownBy(() -> BlobStores.open(typo, Optional.empty())).as(typo)
+                    .isInstanceOf(InvalidRemoteException.class)
+                    .hasMessageContaining("s3://BUCKET[/PREFIX], with two slashes")
+                    .hasMessageContaining(": s3://warp-demo")
+                    .hasMessageNotContaining("unsupported scheme");
+        }
+    }
+
+    @Test
     void bareAbsolutePathIsRejectedSuggestingTheFileUri() {
         assertThatThrownBy(() -> BlobStores.open("/srv/store", Optional.empty()))
                 .isInstanceOf(InvalidRemoteException.class)

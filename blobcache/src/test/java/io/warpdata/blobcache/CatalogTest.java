@@ -133,8 +133,12 @@ class CatalogTest {
 
         assertThatThrownBy(() -> catalog.resolve(DatasetRef.parse("vision/mnist")))
                 .isInstanceOf(DatasetNotFoundException.class)
-                .hasMessageContaining("latest")
-                .hasMessageContaining(v.shortHex(12));
+                .hasMessageContaining("vision/mnist has 1 version(s)")
+                .hasMessageContaining("but no latest: none was published with --set-latest")
+                .hasMessageContaining(v.shortHex(12))
+                .hasMessageNotContaining("is not published")
+                .satisfies(e -> assertThat(((DatasetNotFoundException) e).nextStep())
+                        .contains("--set-latest", "vision/mnist@" + v.shortHex(12)));
     }
 
     @Test
@@ -327,9 +331,16 @@ class CatalogTest {
 
         assertThatThrownBy(() -> catalog.locate(DatasetRef.parse("vision/mnist@v2")))
                 .isInstanceOf(DatasetNotFoundException.class)
-                .hasMessageContaining("No tag or branch 'v2' of vision/mnist")
-                .hasMessageContaining("vision/mnist@v1 (tag)")
-                .hasMessageContaining("vision/mnist@dev (branch)");
+                .hasMessageContaining("vision/mnist has no tag or branch 'v2'")
+                .hasMessageContaining("Its tags and branches: vision/mnist@v1 (tag), vision/mnist@dev (branch).")
+                .hasMessageNotContaining("is not published")
+                .hasMessageNotContaining("Nothing is published");
+        VersionHash v2 = publisher.putVersion(manifest(DatasetId.parse("vision/bare"), 1));
+        assertThatThrownBy(() -> catalog.locate(DatasetRef.parse("vision/bare@v9")))
+                .as("a dataset without names says so, not that nothing is published").isInstanceOf(DatasetNotFoundException.class)
+                .hasMessageContaining("vision/bare has no tag or branch 'v9'").hasMessageContaining("It has no tags or branches.")
+                .hasMessageNotContaining("Nothing is published");
+        assertThat(v2).isNotNull();
         assertThatThrownBy(() -> catalog.locate(DatasetRef.parse("vision/mnist@abc")))
                 .isInstanceOf(DatasetNotFoundException.class)
                 .hasMessageContaining("a version prefix needs at least 8 hex digits");

@@ -86,6 +86,8 @@ public final class WarpTree {
      * appears fast.
      */
     private final Cache<VersionKey, Boolean> missingVersions;
+    /** When the tree was made (the mount's start): the time of the root and workspace folders. */
+    private final long startedSeconds;
 
     /**
      * @param catalog where versions and pointers come from (its TTLs decide how fast
@@ -95,6 +97,15 @@ public final class WarpTree {
      * @param indexLoader runs member index loads
      */
     public WarpTree(Catalog catalog, BlobReader reader, long maxIndexedMembers, Executor indexLoader) {
+        this(catalog, reader, maxIndexedMembers, indexLoader, java.time.Clock.systemUTC());
+    }
+
+    /**
+     * As above, with the clock whose time at construction (the mount's start) dates the root and
+     * the workspace folders.
+     */
+    public WarpTree(Catalog catalog, BlobReader reader, long maxIndexedMembers, Executor indexLoader, java.time.Clock clock) {
+        this.startedSeconds = clock.instant().getEpochSecond();
         this.catalog = catalog;
         this.reader = reader;
         this.indexes = new MemberIndexCache(reader, catalog.known(), maxIndexedMembers, indexLoader);
@@ -308,9 +319,12 @@ public final class WarpTree {
      */
     public NodeAttributes attributes(Node node) {
         return switch (node) {
-            case Node.Root r -> dir(2 + listing.workspaceCount(), 0);
-            case Node.Workspace w -> dir(2 + listing.versionDirCount(w.name()), 0);
-            case Node.Link l -> new NodeAttributes(Node.Type.SYMLINK, 0777, l.text().length(), 1, 0);
+            // Not 1970: the root and workspaces date from the mount's start (their contents change
+            // without a time of their own), a name/tag/branch link from the version it points at,
+            // so 'find -newer' spots a dataset published since.
+            case Node.Root r -> dir(2 + listing.workspaceCount(), startedSeconds);
+            case Node.Workspace w -> dir(2 + listing.versionDirCount(w.name()), startedSeconds);
+            case Node.Link l -> new NodeAttributes(Node.Type.SYMLINK, 0777, l.text().length(), 1, linkTime(l));
             case Node.VersionDir v -> dir(3 + v.version().manifest().tables().size()
                     + v.version().manifest().artifacts().size(), v.version().mtimeSeconds());
             case Node.TableDir t -> dir(2 + t.version().tableFolder(t.table(), t.dir()).stream()
@@ -322,6 +336,16 @@ public final class WarpTree {
             case Node.File f -> new NodeAttributes(Node.Type.FILE, f.executable() ? 0555 : 0444, f.content().size(), 1,
                     f.version().mtimeSeconds());
         };
+    }
+
+    /** The creation time of the version a link points at; the mount's start if it cannot be read now. */
+    private long linkTime(Node.Link l) {
+        try {
+            long t = versionTree(l.dataset(), l.target(), l.entry()).mtimeSeconds();
+            return t > 0 ? t : startedSeconds;
+        } catch (RuntimeException e) {
+            return startedSeconds;
+        }
     }
 
     private static NodeAttributes dir(long nlink, long mtime) {

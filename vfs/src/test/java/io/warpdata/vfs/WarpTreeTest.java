@@ -255,6 +255,18 @@ class WarpTreeTest {
     }
 
     @Test
+    void workspacesAndNameLinksAreNotDated1970() {
+        long started = Instant.parse("2026-11-25T10:00:00Z").getEpochSecond();
+        WarpTree dated = new WarpTree(catalog, reader, 1_000_000, loader,
+                java.time.Clock.fixed(Instant.parse("2026-11-25T10:00:00Z"), java.time.ZoneOffset.UTC));
+
+        assertThat(dated.attributes(dated.lookup("/")).mtimeSeconds()).as("the root: the mount's start").isEqualTo(started);
+        assertThat(dated.attributes(dated.lookup("/" + MNIST.workspace())).mtimeSeconds()).as("a workspace").isEqualTo(started);
+        assertThat(dated.attributes(dated.lookup("/" + MNIST)).mtimeSeconds())
+                .as("the name link: the version it points at").isEqualTo(Instant.parse(CREATED).getEpochSecond());
+    }
+
+    @Test
     void versionWithoutCreatedAtHasMtimeZero() {
         VersionHash v2 = versions.publish(MNIST, Map.of("main", versions.table(Map.of("x.parquet", shard1))),
                 Map.of(), null, false);

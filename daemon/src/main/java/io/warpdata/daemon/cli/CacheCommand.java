@@ -73,14 +73,15 @@ public final class CacheCommand implements Runnable {
         @Spec
         CommandSpec spec;
 
-        @Option(names = "--limit", paramLabel = "SIZE", description = "evict down to this size, e.g. 500GB")
-        String limit;
+        @Option(names = "--limit", paramLabel = "SIZE", converter = SizeConverter.class,
+                description = "evict down to this size, e.g. 500GB")
+        Long limit;
 
         @Override
         public Integer call() {
             ObjectNode args = ControlProtocol.object();
             if (limit != null) {
-                args.put("limit", ByteSize.parse(limit));
+                args.put("limit", limit);
             }
             JsonNode r = CacheCommand.call(spec, "cache.gc", args);
             PrintWriter out = spec.commandLine().getOut();

@@ -54,19 +54,109 @@ public final class Doctor {
         this.host = host;
     }
 
+    /**
+     * Runs every check. When a warpd answers on the socket, the remote and the cache directory
+     * checked are that warpd's (its store as it sees it, its cache directory and free space, from
+     * the daemon itself): a client with no remote configured, or a default cache directory that
+     * is not warpd's, is then not a failure. A remote given to this command is checked as well.
+     */
     public List<Check> run() {
         List<Check> checks = new ArrayList<>();
         checks.add(devFuse());
         checks.add(fusermount());
         checks.add(libfuse());
         checks.add(allowOther());
-        Check remote = remote();
-        settings.remote().filter(r -> r.startsWith("s3://")).ifPresent(r -> checks.add(credentials(remote.status() == Status.PASS)));
-        checks.add(remote);
-        checks.add(cacheDir());
-        checks.add(socket());
+        Optional<Daemon> daemon = daemon();
+        if (daemon.isEmpty() || settings.remote().isPresent()) {
+            Check remote = remote();
+            settings.remote().filter(r -> r.startsWith("s3://"))
+                    .ifPresent(r -> checks.add(credentials(remote.status() == Status.PASS)));
+            checks.add(remote);
+        }
+        daemon.ifPresent(d -> checks.add(daemonRemote(d)));
+        checks.add(daemon.map(this::daemonCacheDir).orElseGet(this::cacheDir));
+        checks.add(daemon.map(Daemon::socketCheck).orElseGet(this::socket));
         checks.add(duckdb());
         return checks;
+    }
+
+    /** What a running warpd said about itself: {@code status} and {@code cache.stats}. */
+    record Daemon(JsonNode status, JsonNode cache, Check socketCheck) {
+        String serves() {
+            return "warpd " + status.path("version").asText() + " serving " + status.path("mount").asText() + " from "
+                    + status.path("remote").asText();
+        }
+    }
+
+    private Optional<Daemon> daemon() {
+        Check socket = socket();
+        if (socket.status() == Status.FAIL) {
+            return Optional.empty();
+        }
+        try (ControlClient c = ControlClient.connect(settings.socket())) {
+            return Optional.of(new Daemon(c.call("status", ControlProtocol.object()),
+                    c.call("cache.stats", ControlProtocol.object()), socket));
+        } catch (WarpException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** warpd's store, as warpd reaches it (its own credentials and endpoint). */
+    Check daemonRemote(Daemon d) {
+        String name = "warpd's remote";
+        String remote = d.status().path("remote").asText();
+        JsonNode store = d.status().path("store");
+        String at = "warpd at " + settings.socket() + " serves " + remote;
+        if (store.has("reachable") && !store.path("reachable").asBoolean() && !store.path("offline").asBoolean()) {
+            return new Check(name, Status.FAIL, at + "; store " + StatusCommand.storeLine(store),
+                    "check the network and the store as warpd sees them (its --endpoint, its credentials); warpd retries every 5 s");
+        }
+        String mismatch = settings.remote().filter(r -> !strip(r).equals(strip(remote)))
+                .map(r -> "; this command's remote " + r + " is another store (publish then runs in this process, not through warpd)")
+                .orElse("");
+        return new Check(name, mismatch.isEmpty() ? Status.PASS : Status.WARN,
+                at + (store.has("reachable") ? (store.path("offline").asBoolean() ? "; offline (local mode)" : "; store reachable") : "")
+                        + mismatch,
+                mismatch.isEmpty() ? "" : "pass --remote " + remote + " (or unset WARP_REMOTE) to use warpd's store");
+    }
+
+    private static String strip(String uri) {
+        String u = uri.trim();
+        while (u.endsWith("/")) {
+            u = u.substring(0, u.length() - 1);
+        }
+        return u;
+    }
+
+    /** warpd's cache directory, its use and the free space on its disk, as warpd reports them. */
+    Check daemonCacheDir(Daemon d) {
+        String name = "warpd's cache";
+        JsonNode c = d.cache();
+        String dir = c.path("dir").asText("");
+        if (dir.isBlank() || c.path("mode").asText("").equals("remote")) {
+            return pass(name, "warpd keeps its cache in memory (mode " + c.path("mode").asText("?") + ", "
+                    + ByteSize.format(c.path("limit_bytes").asLong()) + ")");
+        }
+        long used = c.path("size_bytes").asLong();
+        long limit = c.path("limit_bytes").asLong();
+        String detail = dir + ": " + ByteSize.format(used) + " used of its " + ByteSize.format(limit) + " limit";
+        JsonNode freeNode = c.path("free_bytes");
+        if (!freeNode.isNumber()) {
+            return pass(name, detail + " (warpd did not report the free space)");
+        }
+        long free = freeNode.asLong();
+        long floor = c.path("free_floor_bytes").asLong();
+        detail += ", " + ByteSize.format(free) + " free on its disk";
+        if (free < floor) {
+            return new Check(name, Status.WARN, detail + ", under the free-space floor of " + ByteSize.format(floor)
+                    + ": warpd is not caching new blocks", "free space on that disk, or lower warpd's --cache-size");
+        }
+        if (used + free < limit) {
+            return new Check(name, Status.WARN, detail + ": the disk fills before the cache limit is reached",
+                    "free space on that disk, or lower the limit: warpd --cache-size "
+                            + ByteSize.format((used + free) * 8 / 10).replace(" ", ""));
+        }
+        return pass(name, detail);
     }
 
     private static Check pass(String name, String detail) {

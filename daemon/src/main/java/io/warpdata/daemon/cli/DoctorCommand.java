@@ -32,8 +32,9 @@ public final class DoctorCommand implements Callable<Integer> {
     @Option(names = "--cache-dir", paramLabel = "DIR", description = "cache directory (default: $WARP_CACHE_DIR or ~/.cache/warpdata)")
     Path cacheDir;
 
-    @Option(names = "--cache-size", paramLabel = "SIZE", description = "cache limit (default: $WARP_CACHE_SIZE_GB GB, else 100GB)")
-    String cacheSize;
+    @Option(names = "--cache-size", paramLabel = "SIZE", converter = SizeConverter.class,
+            description = "cache limit (default: $WARP_CACHE_SIZE_GB GB, else 100GB)")
+    Long cacheSize;
 
     @Option(names = "--allow-other", description = "warpd is configured with --allow-other (then user_allow_other is required)")
     boolean allowOther;
@@ -52,8 +53,7 @@ public final class DoctorCommand implements Callable<Integer> {
         Path cache = cacheDir != null ? cacheDir
                 : Optional.ofNullable(env.get("WARP_CACHE_DIR")).filter(s -> !s.isBlank()).map(Path::of)
                 .orElse(home.resolve(".cache/warpdata"));
-        long size = cacheSize != null ? ByteSize.parse(cacheSize)
-                : ByteSize.parse(env.getOrDefault("WARP_CACHE_SIZE_GB", "100") + "GB");
+        long size = cacheSize != null ? cacheSize : cacheSizeFromEnvironment(env);
         Doctor doctor = new Doctor(new Doctor.Settings(remote, endpoint, cache, size, DaemonCalls.socket(spec), allowOther),
                 new Doctor.Host(env, Path.of("/dev/fuse"), Path.of("/etc/fuse.conf"), home, DoctorCommand::ldconfig, stores));
         List<Doctor.Check> checks = doctor.run();
@@ -78,6 +78,17 @@ public final class DoctorCommand implements Callable<Integer> {
             out.flush();
         }
         return failed ? 1 : 0;
+    }
+
+    /** {@code $WARP_CACHE_SIZE_GB} GB, else 100GB; a value that is not a number is a usage error. */
+    private static long cacheSizeFromEnvironment(Map<String, String> env) {
+        String gb = env.getOrDefault("WARP_CACHE_SIZE_GB", "100");
+        try {
+            return ByteSize.parse(gb.strip() + "GB");
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("WARP_CACHE_SIZE_GB=" + gb + " is not a number of gigabytes",
+                    "Set WARP_CACHE_SIZE_GB to a number such as 200, or pass --cache-size 200GB.");
+        }
     }
 
     static String ldconfig() {

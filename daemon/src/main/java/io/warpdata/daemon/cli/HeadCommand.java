@@ -49,15 +49,16 @@ final class HeadCommand implements Callable<Integer> {
                 Map<String, Object> m = new LinkedHashMap<>();
                 m.put("table", name);
                 m.put("columns", result.columns());
+                // Each row as DuckDB's to_json renders it, as 'stream' writes it: lists and structs
+                // as JSON arrays and objects, BLOBs as escaped strings.
                 List<Object> out = new ArrayList<>();
-                for (List<Object> row : result.rows()) {
-                    Map<String, Object> rm = new LinkedHashMap<>();
-                    for (int i = 0; i < result.columns().size(); i++) {
-                        Object v = row.get(i);
-                        rm.put(result.columns().get(i), v == null || v instanceof Number || v instanceof Boolean
-                                ? v : v.toString());
+                com.fasterxml.jackson.databind.ObjectMapper mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+                for (ParquetHead.Row row : result.rows()) {
+                    try {
+                        out.add(mapper.readTree(row.json()));
+                    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                        throw new IllegalStateException("DuckDB rendered a row that is not JSON: " + row.json(), e);
                     }
-                    out.add(rm);
                 }
                 m.put("rows", out);
                 m.put("bytes_read", result.bytesRead());
@@ -66,8 +67,8 @@ final class HeadCommand implements Callable<Integer> {
                 root.printJson(m);
             } else {
                 TextTable text = new TextTable(result.columns());
-                for (List<Object> row : result.rows()) {
-                    text.add(row.stream().map(v -> v == null ? "NULL" : v.toString()).toList());
+                for (ParquetHead.Row row : result.rows()) {
+                    text.add(row.text().stream().map(v -> v == null ? "NULL" : v).toList());
                 }
                 root.context.out().print(text.render(true));
                 root.context.err().println("table " + name + ": read " + ByteSize.format(result.bytesRead()) + " of "

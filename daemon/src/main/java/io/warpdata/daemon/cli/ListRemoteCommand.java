@@ -19,17 +19,18 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 
 /**
- * {@code warpctl list-remote [WS/ | WS/NAME]}: workspaces, the datasets of one workspace, or the
- * versions of one dataset with their dates and names (latest, tags, branches).
+ * {@code warpctl list-remote [WS/ | WS/NAME[@REF]]}: workspaces, the datasets of one workspace, the
+ * versions of one dataset with their dates and names (latest, tags, branches), or the one version
+ * REF names.
  */
 @Command(name = "list-remote", description = "Workspaces in the store, datasets of WS/ with their latest version,"
-        + " or the versions, tags and branches of WS/NAME.")
+        + " the versions, tags and branches of WS/NAME, or the version WS/NAME@REF names.")
 final class ListRemoteCommand implements Callable<Integer> {
     @ParentCommand
     WarpctlCommand root;
 
-    @Parameters(index = "0", arity = "0..1", paramLabel = "WS/[NAME]",
-            description = "A workspace, or a dataset (default: list workspaces).")
+    @Parameters(index = "0", arity = "0..1", paramLabel = "WS/[NAME[@REF]]",
+            description = "A workspace, a dataset, or one version of it (default: list workspaces).")
     String workspace;
 
     @Override
@@ -46,7 +47,10 @@ final class ListRemoteCommand implements Callable<Integer> {
             }
             int slash = workspace.indexOf('/');
             if (slash > 0 && slash < workspace.length() - 1) {
-                versions(remote, WarpctlCommand.datasetRef(workspace).id());
+                io.warpdata.manifest.DatasetRef ref = WarpctlCommand.datasetRef(workspace);
+                // WS/NAME@REF lists the one version REF names (a tag, a branch, latest, a prefix).
+                versions(remote, ref.id(), workspace.contains("@")
+                        ? Optional.of(remote.catalog().locate(ref).version()) : Optional.empty());
                 return 0;
             }
             String ws = workspace.endsWith("/") ? workspace.substring(0, workspace.length() - 1) : workspace;
@@ -75,10 +79,10 @@ final class ListRemoteCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** Every version of {@code id}, newest first, with its date and the names it goes by. */
-    private void versions(Remote remote, DatasetId id) {
+    /** Every version of {@code id} (or {@code only} that one), newest first, with its date and the names it goes by. */
+    private void versions(Remote remote, DatasetId id, Optional<VersionHash> only) {
         Catalog catalog = remote.catalog();
-        List<VersionHash> versions = catalog.versions(id);
+        List<VersionHash> versions = only.map(List::of).orElseGet(() -> catalog.versions(id));
         if (versions.isEmpty()) {
             throw new DatasetNotFoundException("A version of " + id, remote.store.describe(),
                     catalog.datasets(id.workspace()).stream().map(DatasetId::toString).limit(20).toList());

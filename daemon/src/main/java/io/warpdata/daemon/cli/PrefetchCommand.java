@@ -99,6 +99,15 @@ public final class PrefetchCommand implements Callable<Integer> {
         }
     }
 
+    /** A relative path without its leading "./" (and "a//b", "a/./b" folded), as the daemon names members. */
+    static String relative(String line) {
+        String p = line;
+        while (p.startsWith("./")) {
+            p = p.substring(2);
+        }
+        return p.replace("/./", "/").replaceAll("/{2,}", "/");
+    }
+
     /** Sends the order in parts of at most {@link #PART_BYTES}; returns the last part's answer. */
     private JsonNode send(ControlClient c, String mount, List<String> lines) {
         String rootArg = root == null ? "" : root;
@@ -119,7 +128,8 @@ public final class PrefetchCommand implements Callable<Integer> {
                 }
                 paths.add(line.substring(rootAbs.length() + 1));
             } else {
-                paths.add(line);
+                // Relative to --root as 'find .' prints them: ./cat/cat_000.png is cat/cat_000.png.
+                paths.add(relative(line));
             }
         }
         JsonNode last = null;

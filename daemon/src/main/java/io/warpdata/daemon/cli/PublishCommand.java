@@ -1,7 +1,5 @@
 package io.warpdata.daemon.cli;
 
-import io.warpdata.daemon.ByteSize;
-import io.warpdata.daemon.publish.InvalidInputException;
 import io.warpdata.daemon.publish.PublishProgress;
 import io.warpdata.daemon.publish.PublishRequest;
 import io.warpdata.daemon.publish.PublishResult;
@@ -57,9 +55,9 @@ final class PublishCommand implements Callable<Integer> {
     @Option(names = "--set-latest", description = "Point latest (the default branch) at the new version.")
     boolean setLatest;
 
-    @Option(names = "--shard-size", paramLabel = "SIZE", defaultValue = "256MiB",
+    @Option(names = "--shard-size", paramLabel = "SIZE", defaultValue = "256MiB", converter = SizeConverter.class,
             description = "Target tar shard size for packed directories (default: ${DEFAULT-VALUE}).")
-    String shardSize;
+    long shardBytes;
 
     @Option(names = "--staging-dir", paramLabel = "DIR",
             description = "Where packed shards are staged (default: the system temp directory).")
@@ -94,18 +92,17 @@ final class PublishCommand implements Callable<Integer> {
             throw new UsageException("'" + dataset + "' is not a dataset id: " + e.getMessage(),
                     "Name the dataset as workspace/name (lowercase letters, digits, '_', '-').");
         }
+        if (tables.isEmpty() && artifacts.isEmpty()) {
+            throw new UsageException("Nothing to publish: no --table and no --artifact given",
+                    "Give the version's contents, e.g. warpctl publish " + dataset + " --table 'main=./data/*.parquet'"
+                            + " --artifact images=./images/ (each repeatable).");
+        }
         List<Binding> parsedBindings = bindings.stream().map(PublishRequest::parseBinding).toList();
         if (threads < 1 || threads > 256) {
             throw new UsageException("--threads " + threads + " is out of range", "Pass --threads between 1 and 256.");
         }
-        long shardBytes;
-        try {
-            shardBytes = ByteSize.parse(shardSize);
-        } catch (IllegalArgumentException e) {
-            throw new UsageException("--shard-size: " + e.getMessage(), "Write sizes like 64MiB, 500MB, 200GB or 1TiB.");
-        }
         if (shardBytes < 4096) {
-            throw new InvalidInputException("--shard-size " + shardSize + " is too small", "Use at least 4KiB.");
+            throw new UsageException("--shard-size " + shardBytes + " bytes is too small", "Pass --shard-size of at least 4KiB.");
         }
         if (branch != null) {
             PublishRequest.requireBranchName(branch);
@@ -150,6 +147,7 @@ final class PublishCommand implements Callable<Integer> {
             m.put("manifest_written", result.manifestWritten());
             m.put("latest_set", result.latestSet());
             m.put("pointers_moved", result.pointersMoved());
+            m.put("notes", result.notes());
             root.printJson(m);
         } else {
             ctx.out().println(result.summary());

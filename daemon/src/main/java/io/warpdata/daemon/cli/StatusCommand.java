@@ -44,7 +44,9 @@ public final class StatusCommand implements Callable<Integer> {
         out.printf("  mount:      %s%n", s.path("mount").asText());
         out.printf("  remote:     %s%n", s.path("remote").asText());
         out.printf("  mode:       %s%n", s.path("mode").asText());
-        out.printf("  open files: %s%n", s.path("open_files").isNull() ? "n/a" : s.path("open_files").asText());
+        out.printf("  open files: %s%s%n", s.path("open_files").isNull() || s.path("open_files").isMissingNode()
+                        ? "n/a" : s.path("open_files").asText(),
+                s.path("open_directories").isNumber() ? " (and " + s.path("open_directories").asText() + " directories)" : "");
         out.printf("  store:      %s%n", storeLine(s.path("store")));
         JsonNode errors = s.path("recent_errors");
         if (errors.isEmpty()) {

@@ -95,13 +95,13 @@ final class ViewCommand implements Callable<Integer> {
         String creator = ctx.env().getOrDefault("USER", System.getProperty("user.name", "unknown"));
         Path staging = stagingDir != null ? ctx.cwd().resolve(stagingDir) : Path.of(System.getProperty("java.io.tmpdir"));
         PublishProgress bars = ctx.stderrIsTerminal() && !root.json ? new TerminalProgress(ctx.err()) : PublishProgress.NONE;
+        // The options are checked before the store is opened: a command that only has to say no
+        // answers without a store client, a round trip or DuckDB (docs/views.md, "How long").
+        query(table != null ? table : "main");
         ViewPublisher.Result result;
         try (Remote remote = root.openRemote()) {
             String tableName = table != null ? table : defaultTable(remote.catalog().resolve(ref).manifest(), ref);
-            ViewQuery query = new ViewQuery(tableName, Optional.ofNullable(where), Optional.ofNullable(orderBy),
-                    limit == null ? OptionalLong.empty() : OptionalLong.of(limit),
-                    sample == null ? OptionalLong.empty() : OptionalLong.of(sample), Optional.ofNullable(fraction),
-                    Optional.ofNullable(stratifyBy), seed);
+            ViewQuery query = query(tableName);
             result = new ViewPublisher(remote.store, remote.catalog(), ctx.clock(), creator, staging, bars)
                     .publish(ref, query, new ViewPublisher.Target(target, setLatest, b, t));
         }
@@ -124,6 +124,14 @@ final class ViewCommand implements Callable<Integer> {
             ctx.out().println(result.summary());
         }
         return 0;
+    }
+
+    /** The query the options describe, of {@code tableName}; checks them (ViewException). */
+    private ViewQuery query(String tableName) {
+        return new ViewQuery(tableName, Optional.ofNullable(where), Optional.ofNullable(orderBy),
+                limit == null ? OptionalLong.empty() : OptionalLong.of(limit),
+                sample == null ? OptionalLong.empty() : OptionalLong.of(sample), Optional.ofNullable(fraction),
+                Optional.ofNullable(stratifyBy), seed);
     }
 
     /** {@code main} if the source has it, else its only table. */

@@ -45,8 +45,9 @@ public final class WarmCommand implements Callable<Integer> {
     @Option(names = "--shards", paramLabel = "FROM:TO", description = "only these shard positions, e.g. 0:50 (to exclusive)")
     String shards;
 
-    @Option(names = "--max-bytes", paramLabel = "SIZE", description = "stop after this many bytes, e.g. 200GB")
-    String maxBytes;
+    @Option(names = "--max-bytes", paramLabel = "SIZE", converter = SizeConverter.class,
+            description = "stop after this many bytes, e.g. 200GB")
+    Long maxBytes;
 
     @Option(names = "--progress", description = "show the progress bar even when stderr is not a terminal")
     boolean progress;
@@ -61,7 +62,7 @@ public final class WarmCommand implements Callable<Integer> {
             args.put("shards", shards);
         }
         if (maxBytes != null) {
-            args.put("max_bytes", ByteSize.parse(maxBytes));
+            args.put("max_bytes", maxBytes);
         }
         boolean json = DaemonCalls.json(spec);
         boolean showBar = !json && (progress || stderrIsTerminal());

@@ -106,10 +106,62 @@ public final class WarpctlCommand implements Runnable {
         for (Object sub : subcommands()) {
             cl.addSubcommand(sub);
         }
+        cl.addSubcommand(new HelpCommand());
+        withHelpOptions(cl, cl.getCommandSpec().version());
         cl.setOut(new PrintWriter(context.out(), true));
         cl.setErr(new PrintWriter(context.err(), true));
+        cl.setParameterExceptionHandler((ex, args) -> usageError(context, ex, args));
         cl.setExecutionExceptionHandler((ex, cmd, parseResult) -> report(root, ex));
         return cl;
+    }
+
+    /**
+     * {@code -h}/{@code --help} (and {@code -V}/{@code --version}) on every command at every depth,
+     * given here once rather than on each annotation: a command that has a required parameter
+     * then prints its help instead of "Missing required parameter".
+     */
+    private static void withHelpOptions(CommandLine cl, String[] version) {
+        for (CommandLine sub : cl.getSubcommands().values()) {
+            CommandLine.Model.CommandSpec spec = sub.getCommandSpec();
+            if (spec.userObject() instanceof HelpCommand) {
+                continue;
+            }
+            spec.mixinStandardHelpOptions(true);
+            if (spec.version().length == 0) {
+                spec.version(version);
+            }
+            withHelpOptions(sub, version);
+        }
+    }
+
+    /**
+     * A command line that does not parse (unknown option, missing parameter, a value of the wrong
+     * form): exit 2, as {@code error:} and {@code what to do:} lines, or under {@code --json} as
+     * the same JSON object as every other error.
+     */
+    private static int usageError(CliContext context, CommandLine.ParameterException ex, String[] args) {
+        CommandLine bad = ex.getCommandLine();
+        String name = bad.getCommandSpec().qualifiedName();
+        java.io.StringWriter suggestions = new java.io.StringWriter();
+        CommandLine.UnmatchedArgumentException.printSuggestions(ex, new PrintWriter(suggestions, true));
+        String hint = suggestions.toString().strip().replaceAll("\\s+", " ");
+        String next = (hint.isEmpty() ? "" : hint + " ") + "See '" + name + " --help' for its usage.";
+        String message = ex.getMessage();
+        if (java.util.Arrays.asList(args).contains("--json")) {
+            Map<String, Object> e = new LinkedHashMap<>();
+            e.put("type", "Usage");
+            e.put("message", message);
+            e.put("next_step", next);
+            try {
+                context.err().println(new ObjectMapper().writeValueAsString(Map.of("error", e)));
+                return 2;
+            } catch (Exception jsonFailure) {
+                // fall through to the plain form
+            }
+        }
+        context.err().println("error: " + message);
+        context.err().println("  what to do: " + next);
+        return 2;
     }
 
     /** {@link #commandLine(CliContext)} in this process's environment. */

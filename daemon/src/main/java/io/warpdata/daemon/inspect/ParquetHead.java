@@ -9,7 +9,6 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
-import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -37,12 +36,20 @@ public final class ParquetHead {
     }
 
     /**
-     * Rows (values as JDBC returns them) and what reading them cost: {@code bytesRead} is what
-     * DuckDB needed, {@code bytesFetched} what the reader fetched from the store for it (whole
-     * verification blocks, plus the block hash lists), {@code shardBytes} the shards' full size.
+     * Rows (rendered as {@link RowRendering} says, as {@code stream} renders them) and what reading
+     * them cost: {@code bytesRead} is what DuckDB needed, {@code bytesFetched} what the reader
+     * fetched from the store for it (whole verification blocks, plus the block hash lists),
+     * {@code shardBytes} the shards' full size.
      */
-    public record Result(List<String> columns, List<List<Object>> rows, long bytesRead, long bytesFetched,
+    public record Result(List<String> columns, List<Row> rows, long bytesRead, long bytesFetched,
                          long shardBytes, int shardsRead) {
+    }
+
+    /**
+     * One row: {@code json} the whole row as a JSON object, {@code text} each value as text (null
+     * for NULL), in column order.
+     */
+    public record Row(String json, List<String> text) {
     }
 
     /**
@@ -53,7 +60,7 @@ public final class ParquetHead {
      */
     public Result head(String tableName, Table table, int n) {
         List<String> columns = table.schema().stream().map(io.warpdata.manifest.Column::name).toList();
-        List<List<Object>> rows = new ArrayList<>();
+        List<Row> rows = new ArrayList<>();
         long fetchedBefore = reader.metrics().bytesFetched.sum();
         long bytesRead = 0;
         long shardBytes = 0;
@@ -76,7 +83,7 @@ public final class ParquetHead {
                 shardBytes, shardsRead);
     }
 
-    private record ShardRows(List<String> columns, List<List<Object>> rows, long bytesRead) {
+    private record ShardRows(List<String> columns, List<Row> rows, long bytesRead) {
     }
 
     private ShardRows headOfShard(String tableName, TableShard shard, int n) {
@@ -90,25 +97,23 @@ public final class ParquetHead {
             String lit = mirror.sqlLiteral();
             // DuckDB reads one row group past a LIMIT; a filter on file_row_number instead
             // prunes every row group beyond the rows asked for, so none of their bytes is needed.
-            boolean prune = shardColumns(st, lit).stream().noneMatch("file_row_number"::equals);
+            List<String> columns = shardColumns(st, lit);
+            boolean prune = columns.stream().noneMatch("file_row_number"::equals);
             mirror.fetch(firstRowGroupRanges(st, lit, n, prune ? 0 : 1));
-            String query = prune
+            String inner = prune
                     ? "SELECT * EXCLUDE (file_row_number) FROM read_parquet(" + lit + ", file_row_number = true)"
                             + " WHERE file_row_number < " + n + " ORDER BY file_row_number"
                     : "SELECT * FROM read_parquet(" + lit + ") LIMIT " + n;
-            List<String> columns = new ArrayList<>();
-            List<List<Object>> rows = new ArrayList<>();
+            String query = "SELECT " + RowRendering.json() + (columns.isEmpty() ? "" : ", " + RowRendering.text(columns))
+                    + RowRendering.over(inner);
+            List<Row> rows = new ArrayList<>();
             try (ResultSet rs = st.executeQuery(query)) {
-                ResultSetMetaData md = rs.getMetaData();
-                for (int i = 1; i <= md.getColumnCount(); i++) {
-                    columns.add(md.getColumnName(i));
-                }
                 while (rs.next()) {
-                    List<Object> row = new ArrayList<>();
-                    for (int i = 1; i <= md.getColumnCount(); i++) {
-                        row.add(rs.getObject(i));
+                    List<String> text = new ArrayList<>();
+                    for (int i = 0; i < columns.size(); i++) {
+                        text.add(rs.getString(i + 2));
                     }
-                    rows.add(row);
+                    rows.add(new Row(rs.getString(1), text));
                 }
             }
             return new ShardRows(columns, rows, mirror.bytesRead());

@@ -31,9 +31,10 @@ import java.util.stream.Collectors;
  * table's shards in manifest order and file order, and rank {@code r} of {@code w} takes rows
  * {@code r, r + w, r + 2w, ...}: no row twice, none left out.
  *
- * <p>Values are rendered by DuckDB: JSON lines by {@code to_json} (nested values as JSON
- * objects and arrays), CSV fields as DuckDB casts them to text, quoted as DuckDB's own CSV
- * writer quotes them (NULL is an empty field, an empty string {@code ""}).
+ * <p>Values are rendered as {@link RowRendering} says (the same as {@code head}): JSON lines by
+ * DuckDB's {@code to_json} (nested values as JSON objects and arrays), CSV fields as DuckDB casts
+ * them to text, quoted as DuckDB's own CSV writer quotes them (NULL is an empty field, an empty
+ * string {@code ""}).
  */
 public final class RowStream {
     /** Output formats. */
@@ -140,10 +141,8 @@ public final class RowStream {
             String inner = "SELECT " + projection + " FROM read_parquet(" + lit
                     + (shard.world() > 1 ? ", file_row_number = true) WHERE (file_row_number + " + firstRow + ") % "
                     + shard.world() + " = " + shard.rank() : ")");
-            String query = format == Format.JSONL
-                    ? "SELECT to_json(t)::VARCHAR FROM (" + inner + ") t"
-                    : "SELECT " + columns.stream().map(col -> "CAST(" + ident(col) + " AS VARCHAR)")
-                            .collect(Collectors.joining(", ")) + " FROM (" + inner + ") t";
+            String query = "SELECT " + (format == Format.JSONL ? RowRendering.json() : RowRendering.text(columns))
+                    + RowRendering.over(inner);
             st.setFetchSize(batchSize);
             long rows = 0;
             StringBuilder batch = new StringBuilder();
@@ -208,7 +207,7 @@ public final class RowStream {
     }
 
     private static String ident(String name) {
-        return "\"" + name.replace("\"", "\"\"") + "\"";
+        return RowRendering.ident(name);
     }
 
     private static String literal(String text) {

@@ -20,14 +20,18 @@ public record PublishResult(DatasetId dataset,
                             long bytesSkipped,
                             boolean manifestWritten,
                             boolean latestSet,
-                            List<String> pointersMoved) {
+                            List<String> pointersMoved,
+                            List<String> notes) {
     public PublishResult {
         pointersMoved = List.copyOf(pointersMoved);
+        notes = List.copyOf(notes);
     }
 
     /**
-     * The summary printed at the end of a publish: one line, and a second saying how to read or
-     * point latest at the version when neither latest nor a branch was moved to it.
+     * The summary printed at the end of a publish: one line; a second saying how to read or
+     * point latest at the version when neither latest nor a branch was moved to it; then a
+     * {@code note:} line for each note (a tensor warehouse's thresholds not checked, or violated
+     * and published as allowed).
      */
     public String summary() {
         return "published " + dataset + "@" + version.hex() + ": " + tables + " table(s), " + tableFiles
@@ -39,6 +43,7 @@ public record PublishResult(DatasetId dataset,
                 + (latestSet || pointersMoved.stream().anyMatch(m -> m.startsWith("branch ")) ? ""
                 : "\nlatest of " + dataset + " not moved: read this version as " + dataset + "@"
                 + version.shortHex(16) + ", or point latest at it with: warpctl latest " + dataset + " "
-                + version.shortHex(16) + " (or publish with --set-latest)");
+                + version.shortHex(16) + " (or publish with --set-latest)")
+                + notes.stream().map(n -> "\nnote: " + n).collect(java.util.stream.Collectors.joining());
     }
 }

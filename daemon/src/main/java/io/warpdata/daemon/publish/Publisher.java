@@ -129,10 +129,29 @@ public final class Publisher {
                     tables.values().stream().mapToInt(t -> t.files().size()).sum(),
                     manifest.stats().totalRows(), artifacts.size(), manifest.stats().totalMembers(),
                     upload.uploaded(), upload.skipped(), upload.bytesUploaded(), upload.bytesSkipped(),
-                    manifestWritten, request.setLatest(), moved);
+                    manifestWritten, request.setLatest(), moved, notes(manifest));
         } finally {
             deleteRecursively(staging);
         }
+    }
+
+    /** What the publish output says beside the summary: thresholds of tensor warehouses not checked or violated. */
+    private static List<String> notes(Manifest manifest) {
+        List<String> notes = new ArrayList<>();
+        manifest.artifacts().forEach((name, a) -> {
+            String unchecked = a.facts().get(TensorWarehouse.UNCHECKED_FACT);
+            if (unchecked != null) {
+                for (String u : unchecked.split("; ")) {
+                    notes.add("artifact " + name + ": " + u);
+                }
+            }
+            String violated = a.facts().get(TensorWarehouse.VIOLATIONS_FACT);
+            if (violated != null) {
+                notes.add("artifact " + name + ": published although its summary violates its thresholds"
+                        + " (--allow-threshold-violations): " + violated);
+            }
+        });
+        return notes;
     }
 
     private static void checkNames(PublishRequest request) {

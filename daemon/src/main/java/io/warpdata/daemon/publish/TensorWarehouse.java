@@ -19,7 +19,6 @@ import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -41,10 +40,8 @@ import java.util.stream.Stream;
  * warehouse is refused rather than published as a plain folder. Other folders holding a
  * {@code manifest.json} are plain folders.
  *
- * <p>Thresholds: each {@code max_NAME} / {@code min_NAME} field bounds the summary's count
- * {@code NAME}, each {@code max_NAME_ratio} / {@code min_NAME_ratio} its share of {@code total};
- * counts are read from {@code summary.totals} when it is an object, else from {@code summary}.
- * A null threshold is unset; fields of other names are not thresholds Warp knows and are ignored.
+ * <p>Thresholds: judged by {@link Thresholds} (the spellings of a share of the total it reads;
+ * a threshold it cannot read is reported as not checked, never a refusal).
  */
 final class TensorWarehouse {
     private static final WriterManifest FIELDS = new WriterManifest(
@@ -52,6 +49,9 @@ final class TensorWarehouse {
                     + " width, height, channels, max_boxes, dtype, endianness, checksum_sha256], summary, thresholds)"
                     + " or run the ETL job again.");
     static final String MANIFEST = "manifest.json";
+    /** The artifact facts naming thresholds violated (published as allowed) and thresholds not checked. */
+    static final String VIOLATIONS_FACT = "threshold_violations";
+    static final String UNCHECKED_FACT = "thresholds_not_checked";
     /** A warehouse manifest lists shards of 128-256 MB: thousands of entries at most, well below this. */
     private static final long MAX_MANIFEST_BYTES = 64L << 20;
     /**
@@ -71,10 +71,13 @@ final class TensorWarehouse {
      * What a checked warehouse holds.
      *
      * @param violations the thresholds its summary violates (published only when allowed)
+     * @param unchecked  the thresholds that could not be checked, with the reason (published)
      */
-    record Summary(int shards, long samples, long bytes, List<String> violations, java.util.SortedMap<String, Long> dims) {
+    record Summary(int shards, long samples, long bytes, List<String> violations, List<String> unchecked,
+                   java.util.SortedMap<String, Long> dims) {
         Summary {
             violations = List.copyOf(violations);
+            unchecked = List.copyOf(unchecked);
             dims = new java.util.TreeMap<>(dims);
         }
 
@@ -88,7 +91,10 @@ final class TensorWarehouse {
             dims.forEach((k, v) -> d.append(d.length() == 0 ? "" : " ").append(k).append(':').append(v));
             f.put("dims", d.toString());
             if (!violations.isEmpty()) {
-                f.put("threshold_violations", String.join("; ", violations));
+                f.put(VIOLATIONS_FACT, String.join("; ", violations));
+            }
+            if (!unchecked.isEmpty()) {
+                f.put(UNCHECKED_FACT, String.join("; ", unchecked));
             }
             return f;
         }
@@ -200,12 +206,13 @@ final class TensorWarehouse {
                     Long::sum);
         }
         unlistedShards(artifact, dir, listed);
-        List<String> violations = violations(where, summary, thresholds);
-        if (!violations.isEmpty() && !allowViolations) {
+        Thresholds.Judgement judged = Thresholds.judge(summary, thresholds);
+        if (!judged.violations().isEmpty() && !allowViolations) {
             throw new ThresholdViolationException(where + ": its summary violates its thresholds: "
-                    + String.join("; ", violations));
+                    + String.join("; ", judged.violations())
+                    + (judged.unchecked().isEmpty() ? "" : " (and " + String.join("; ", judged.unchecked()) + ")"));
         }
-        return new Summary(shards.size(), samples, bytes, violations, dims);
+        return new Summary(shards.size(), samples, bytes, judged.violations(), judged.unchecked(), dims);
     }
 
     /** A shard's manifest entry, its fields checked for type. */
@@ -287,49 +294,6 @@ final class TensorWarehouse {
         } catch (IOException e) {
             throw new InvalidInputException("Cannot list " + dir + ": " + e.getMessage(), "Make it readable.", e);
         }
-    }
-
-    /** The thresholds the summary violates, each said in words. */
-    static List<String> violations(String where, JsonNode summary, JsonNode thresholds) {
-        JsonNode counts = summary.path("totals").isObject() ? summary.get("totals") : summary;
-        String countsAt = summary.path("totals").isObject() ? "summary.totals" : "summary";
-        List<String> out = new ArrayList<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = thresholds.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> t = it.next();
-            String key = t.getKey();
-            JsonNode limit = t.getValue();
-            boolean max = key.startsWith("max_");
-            if ((!max && !key.startsWith("min_")) || limit.isNull()) {
-                continue;
-            }
-            if (!limit.isNumber() || limit.asDouble() < 0 || !Double.isFinite(limit.asDouble())) {
-                throw FIELDS.corrupted(where, "has thresholds." + key + " " + limit + ", not a number of 0 or more");
-            }
-            boolean ratio = key.endsWith("_ratio");
-            String name = key.substring(4, ratio ? key.length() - "_ratio".length() : key.length());
-            long count = summaryCount(counts, name, where, countsAt, key);
-            double value = count;
-            String said = name + " " + count;
-            if (ratio) {
-                long total = summaryCount(counts, "total", where, countsAt, key);
-                value = total == 0 ? 0 : (double) count / total;
-                said = name + " " + count + " of " + total + " (" + String.format(Locale.ROOT, "%.4g", value) + ")";
-            }
-            double bound = limit.asDouble();
-            if (max ? value > bound : value < bound) {
-                out.add(said + (max ? " > " : " < ") + key + " " + limit.asText());
-            }
-        }
-        return out;
-    }
-
-    private static long summaryCount(JsonNode counts, String name, String where, String countsAt, String threshold) {
-        JsonNode v = counts.get(name);
-        if (v == null || !v.isIntegralNumber() || !v.canConvertToLong() || v.asLong() < 0) {
-            throw FIELDS.corrupted(where, "has thresholds." + threshold + " but " + countsAt + "." + name
-                    + (v == null ? " is missing" : " is not a count") + ", so the threshold cannot be checked");
-        }
-        return v.asLong();
     }
 
     private static TwhHeader header(Path p, String name, long size) {

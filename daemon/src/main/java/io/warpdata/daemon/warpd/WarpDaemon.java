@@ -416,9 +416,27 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         return startedAt;
     }
 
-    /** Directories open in the mount right now (files need no open on Linux 4.19+). */
+    /**
+     * Files open in the mount right now, counted from /proc ({@link OpenFiles}): the kernel opens
+     * the mount's files without telling warpd.
+     */
     @Override
     public java.util.OptionalLong openFiles() {
+        if (fuse == null) {
+            return java.util.OptionalLong.empty();
+        }
+        Path mount;
+        try {
+            mount = config.mountPoint().toRealPath();
+        } catch (IOException e) {
+            mount = config.mountPoint();
+        }
+        return java.util.OptionalLong.of(OpenFiles.count(Path.of("/proc"), mount, fuse::isDirectory).files());
+    }
+
+    /** Directories open in the mount right now (each opendir reaches warpd). */
+    @Override
+    public java.util.OptionalLong openDirectories() {
         return fuse == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(fuse.openHandles());
     }
 

@@ -41,7 +41,7 @@ public final class WarpdCommand implements Callable<Integer> {
     @Option(names = "--cache-dir", paramLabel = "DIR", description = "Disk cache and stats.json (WARP_CACHE_DIR, default ~/.cache/warpdata).")
     String cacheDir;
 
-    @Option(names = "--cache-size", paramLabel = "SIZE", description = "Disk cache limit, e.g. 500MB, 200GB, 1TiB (WARP_CACHE_SIZE_GB, default 100GB).")
+    @Option(names = "--cache-size", paramLabel = "SIZE", converter = SizeText.class, description = "Disk cache limit, e.g. 500MB, 200GB, 1TiB (WARP_CACHE_SIZE_GB, default 100GB).")
     String cacheSize;
 
     @Option(names = "--socket", paramLabel = "PATH", description = "Control socket (WARP_SOCKET; default /run/warp/warpd.sock as root, else $XDG_RUNTIME_DIR/warp/warpd.sock).")
@@ -58,7 +58,7 @@ public final class WarpdCommand implements Callable<Integer> {
     @Option(names = "--mode", paramLabel = "MODE", description = "auto | remote | hybrid | local (WARP_MODE, default auto).")
     String mode;
 
-    @Option(names = "--pointer-ttl", paramLabel = "DURATION",
+    @Option(names = "--pointer-ttl", paramLabel = "DURATION", converter = DurationText.class,
             description = "How long latest and branch pointers are trusted before a (conditional) re-read, e.g. 30s, 2m (WARP_POINTER_TTL, default 30s).")
     String pointerTtl;
 
@@ -131,6 +131,41 @@ public final class WarpdCommand implements Callable<Integer> {
         System.out.flush();
         daemon.awaitClosed();
         return 0;
+    }
+
+    /**
+     * A {@code --cache-size} checked while the command line is parsed: a value that is not a size
+     * is a usage error (exit 2) naming the option, not a failure to start.
+     */
+    static final class SizeText implements CommandLine.ITypeConverter<String> {
+        @Override
+        public String convert(String value) {
+            try {
+                if (io.warpdata.daemon.ByteSize.parse(value) <= 0) {
+                    throw new CommandLine.TypeConversionException("a cache of 0 bytes holds nothing; pass e.g. 200GB");
+                }
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.TypeConversionException(e.getMessage());
+            }
+            return value;
+        }
+    }
+
+    /** A {@code --pointer-ttl} checked while the command line is parsed, like {@link SizeText}. */
+    static final class DurationText implements CommandLine.ITypeConverter<String> {
+        @Override
+        public String convert(String value) {
+            java.time.Duration d;
+            try {
+                d = DaemonConfig.duration(value);
+            } catch (WarpException e) {
+                throw new CommandLine.TypeConversionException(e.getMessage() + "; " + e.nextStep());
+            }
+            if (d.isNegative() || d.isZero()) {
+                throw new CommandLine.TypeConversionException("'" + value + "' is not a positive duration; give one like 500ms, 30s, 2m or 1h.");
+            }
+            return value;
+        }
     }
 
     private Map<String, String> cliOptions() {

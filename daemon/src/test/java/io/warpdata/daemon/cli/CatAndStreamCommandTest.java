@@ -93,6 +93,34 @@ class CatAndStreamCommandTest {
     }
 
     @Test
+    void headRendersBlobsListsAndStructsAsStreamDoes() throws Exception {
+        Path file = tmp.resolve("odd/part-0.parquet");
+        Files.createDirectories(file.getParent());
+        duck("COPY (SELECT i AS id, ('\\x89PNG' || i::VARCHAR)::BLOB AS bytes, [i, i + 1] AS pair, {'x': i + 0.5} AS point,"
+                + " CASE WHEN i = 1 THEN NULL ELSE 'n' || i END AS note FROM range(3) t(i)) TO '" + file + "' (FORMAT PARQUET)");
+        assertThat(warpctl("publish", "vision/odd", "--table", "main=odd/*.parquet", "--set-latest").code()).isZero();
+
+        Run json = warpctl("head", "vision/odd", "--json");
+        Run text = warpctl("head", "vision/odd");
+        Run stream = warpctl("stream", "vision/odd");
+
+        assertThat(json.code()).as(json.err()).isZero();
+        com.fasterxml.jackson.databind.ObjectMapper mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+        List<com.fasterxml.jackson.databind.JsonNode> streamed = new ArrayList<>();
+        for (String line : stream.lines()) {
+            streamed.add(mapper.readTree(line));
+        }
+        com.fasterxml.jackson.databind.JsonNode rows = mapper.readTree(json.text()).path("rows");
+        assertThat(rows).as("head --json renders each row as stream does").containsExactlyElementsOf(streamed);
+        assertThat(rows.get(0).path("pair").isArray()).isTrue();
+        assertThat(rows.get(0).path("point").path("x").asDouble()).isEqualTo(0.5);
+        assertThat(rows.get(0).path("bytes").asText()).isEqualTo("\\x89PNG0");
+        assertThat(rows.get(1).path("note").isNull()).isTrue();
+        assertThat(text.code()).as(text.err()).isZero();
+        assertThat(text.text()).contains("\\x89PNG0", "[0, 1]", "{'x': 0.5}", "NULL").doesNotContain("DuckDBBlobResult", "HeapByteBuffer");
+    }
+
+    @Test
     void streamJsonlIsEveryRowOfTheSourceInOrder() throws Exception {
         Run r = warpctl("stream", "vision/pets");
         assertThat(r.code()).as(r.err()).isZero();

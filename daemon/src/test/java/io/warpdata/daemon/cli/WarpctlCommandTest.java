@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -49,6 +50,89 @@ class WarpctlCommandTest {
         Run r = warpctl("info", "--frobnicate", "a/b");
         assertThat(r.code()).isEqualTo(2);
         assertThat(r.err()).contains("--frobnicate");
+    }
+
+    @Test
+    void publishWithoutInputsSaysWhatToGiveInTheCommandsWords() {
+        Run r = warpctl("publish", "vision/pets");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("error: Nothing to publish: no --table and no --artifact given",
+                "warpctl publish vision/pets --table").doesNotContain("argument", "docs/control.md");
+    }
+
+    @Test
+    void aDatasetWithoutLatestOrWithoutTheNameAskedForSaysWhatItHas() throws Exception {
+        TestData.parquet(tmp.resolve("data/part-0.parquet"), 100, 100);
+        Run pub = warpctl("publish", "vision/pets", "--table", "main=data/*.parquet", "--json");
+        assertThat(pub.code()).as(pub.err()).isZero();
+        String version = new ObjectMapper().readTree(pub.out()).path("version").asText();
+
+        Run latest = warpctl("info", "vision/pets");
+        Run named = warpctl("info", "vision/pets@v9");
+
+        assertThat(latest.code()).isEqualTo(1);
+        assertThat(latest.err()).contains("vision/pets has 1 version(s)", "no latest", "--set-latest",
+                "vision/pets@" + version.substring(0, 12)).doesNotContain("is not published");
+        assertThat(named.code()).isEqualTo(1);
+        assertThat(named.err()).contains("vision/pets has no tag or branch 'v9'", "It has no tags or branches")
+                .doesNotContain("is not published", "Nothing is published");
+    }
+
+    @Test
+    void listRemoteOfNameAtRefListsTheOneVersionItNames() throws Exception {
+        TestData.parquet(tmp.resolve("a/part-0.parquet"), 100, 100);
+        TestData.parquet(tmp.resolve("b/part-0.parquet"), 200, 100);
+        String first = new ObjectMapper().readTree(warpctl("publish", "vision/pets", "--table", "main=a/*.parquet",
+                "--set-latest", "--json").out()).path("version").asText();
+        assertThat(warpctl("tag", "vision/pets", "v1").code()).isZero();
+        String second = new ObjectMapper().readTree(warpctl("publish", "vision/pets", "--table", "main=b/*.parquet",
+                "--set-latest", "--json").out()).path("version").asText();
+
+        JsonNode all = new ObjectMapper().readTree(warpctl("list-remote", "vision/pets", "--json").out());
+        JsonNode v1 = new ObjectMapper().readTree(warpctl("list-remote", "vision/pets@v1", "--json").out());
+        Run text = warpctl("list-remote", "vision/pets@v1");
+        Run nope = warpctl("list-remote", "vision/pets@nope");
+
+        assertThat(all.path("versions")).hasSize(2);
+        assertThat(v1.path("versions")).hasSize(1);
+        assertThat(v1.path("versions").get(0).path("version").asText()).isEqualTo(first);
+        assertThat(text.out()).contains(first.substring(0, 12), "v1").doesNotContain(second.substring(0, 12));
+        assertThat(nope.code()).isEqualTo(1);
+        assertThat(nope.err()).contains("vision/pets has no tag or branch 'nope'", "vision/pets@v1 (tag)");
+    }
+
+    @Test
+    void schemaOfAVersionWithoutTablesIsAnErrorAsHeadAndStreamSay() throws Exception {
+        TestData.tree(tmp.resolve("images"), 3, 100, 200, 1);
+        assertThat(warpctl("publish", "vision/raw", "--artifact", "images=images", "--set-latest").code()).isZero();
+
+        Run schema = warpctl("schema", "vision/raw");
+        Run head = warpctl("head", "vision/raw");
+
+        assertThat(schema.code()).isEqualTo(head.code()).isEqualTo(2);
+        assertThat(schema.err()).contains("has no tables", "warpctl inspect vision/raw");
+        assertThat(schema.out()).isEmpty();
+    }
+
+    @Test
+    void viewRefusesBadOptionsWithoutOpeningTheStore() {
+        for (String[] bad : List.of(new String[] {"--sample", "0"}, new String[] {"--limit", "0"},
+                new String[] {"--sample", "5", "--fraction", "0.5"}, new String[] {"--stratify-by", "label"})) {
+            List<String> args = new java.util.ArrayList<>(List.of("view", "vision/pets", "--as", "vision/some"));
+            args.addAll(List.of(bad));
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            CliContext ctx = new CliContext(Map.of("WARP_REMOTE", "memory://test"), new PrintStream(new ByteArrayOutputStream()),
+                    new PrintStream(err, true, StandardCharsets.UTF_8), tmp, Clock.systemUTC(),
+                    (remote, endpoint) -> {
+                        throw new AssertionError("the store was opened to refuse " + args);
+                    }, StoreBlobReader::new, false);
+
+            int code = WarpctlCommand.run(args.toArray(String[]::new), ctx);
+
+            assertThat(code).as(String.join(" ", args)).isEqualTo(1);
+            assertThat(err.toString(StandardCharsets.UTF_8)).as(String.join(" ", args)).startsWith("error: --")
+                    .doesNotContain("AssertionError", "unexpected failure");
+        }
     }
 
     @Test

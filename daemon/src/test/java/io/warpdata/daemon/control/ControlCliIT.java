@@ -90,6 +90,34 @@ class ControlCliIT {
     }
 
     @Test
+    void doctorBesideARunningWarpdChecksItsRemoteAndCacheInsteadOfTheClientDefaults() throws Exception {
+        // No remote in this shell, and a HOME whose default cache directory is not warpd's.
+        Map<String, String> shell = Map.of("WARP_SOCKET", server.socketPath().toString(), "PATH", System.getenv("PATH"),
+                "HOME", tmp.resolve("home").toString());
+
+        ControlWorld.Result r = ControlWorld.warpctl(shell, tmp, "doctor", "--json");
+
+        JsonNode checks = ControlProtocol.json().readTree(r.out()).path("checks");
+        Map<String, JsonNode> byName = new java.util.HashMap<>();
+        checks.forEach(c -> byName.put(c.path("name").asText(), c));
+        assertThat(byName).doesNotContainKeys("remote", "cache dir");
+        assertThat(byName.get("warpd's remote").path("status").asText()).isEqualTo("PASS");
+        assertThat(byName.get("warpd's remote").path("detail").asText())
+                .contains("warpd at " + server.socketPath() + " serves s3://bucket/prefix");
+        JsonNode cache = byName.get("warpd's cache");
+        assertThat(cache.path("status").asText()).as(cache.toString()).isIn("PASS", "WARN");
+        assertThat(cache.path("detail").asText()).contains(tmp.resolve("cache").toString(), "used of its", "free on its disk");
+        assertThat(r.out()).doesNotContain(tmp.resolve("home").toString(), "no remote configured");
+        assertThat(byName.get("control socket").path("status").asText()).isEqualTo("PASS");
+
+        // A remote given to doctor that is not warpd's is checked too, and the difference said.
+        ControlWorld.Result other = ControlWorld.warpctl(shell, tmp, "doctor", "--json", "--remote", tmp.resolve("store").toUri().toString());
+        JsonNode otherChecks = ControlProtocol.json().readTree(other.out()).path("checks");
+        assertThat(otherChecks.findValuesAsText("name")).contains("remote", "warpd's remote");
+        assertThat(other.out()).contains("is another store");
+    }
+
+    @Test
     void warmShowsProgressAndSummary() {
         ControlWorld.Result r = warpctl("warm", "ws/name", "--tables", "main", "--shards", "0:2", "--progress");
         assertThat(r.exit()).as(r.err()).isZero();
@@ -117,6 +145,10 @@ class ControlCliIT {
         assertThat(warpctl("refresh", "ws/name").out()).contains("refreshed ws/name");
         assertThat(warpctl("refresh").out()).contains("refreshed all");
         assertThat(world.refreshes.get()).isEqualTo(2);
+        ControlWorld.Result nope = warpctl("refresh", "ws/nope");
+        assertThat(nope.exit()).isEqualTo(1);
+        assertThat(nope.err()).contains("error: ws/nope is not published", "Existing: ws/name", "what to do:");
+        assertThat(nope.out()).doesNotContain("refreshed");
     }
 
     @Test

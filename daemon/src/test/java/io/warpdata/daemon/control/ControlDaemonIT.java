@@ -84,6 +84,17 @@ class ControlDaemonIT {
         assertThat(Files.readSymbolicLink(mnt.resolve("ws/fresh")).toString()).isEqualTo("fresh@" + version);
         assertThat(Files.readAllBytes(mnt.resolve("ws/fresh/main/part-0.parquet")))
                 .isEqualTo(Files.readAllBytes(src.resolve("part-0.parquet")));
+        // status counts the files open in the mount (the kernel opens them without asking warpd),
+        // and directories apart.
+        try (java.nio.channels.FileChannel open = java.nio.channels.FileChannel.open(mnt.resolve("ws/fresh/main/part-0.parquet"));
+             java.nio.file.DirectoryStream<Path> listing = Files.newDirectoryStream(mnt.resolve("ws/fresh/main"))) {
+            JsonNode s = call("status", ControlProtocol.object());
+            assertThat(s.get("open_files").asLong()).as(s.toString()).isEqualTo(1);
+            assertThat(s.get("open_directories").asLong()).as(s.toString()).isPositive();
+            assertThat(open.size()).isPositive();
+            assertThat(listing.iterator().hasNext()).isTrue();
+        }
+        assertThat(call("status", ControlProtocol.object()).get("open_files").asLong()).isZero();
         JsonNode info = call("info", ControlProtocol.object().put("dataset", "ws/fresh"));
         assertThat(info.get("tables").get("main").get("rows").asLong()).isEqualTo(100);
 

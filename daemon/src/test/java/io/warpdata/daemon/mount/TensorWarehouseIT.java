@@ -28,7 +28,7 @@ class TensorWarehouseIT {
      * little-endian, f32 big-endian) of CHW images, boxes padded to max_boxes and the box mask,
      * and manifest.json with a checksum per shard, a summary and thresholds. Deterministic: the
      * reader regenerates every section. {@code --violate} writes a summary with 9% invalid
-     * samples against a 5% limit.
+     * samples against a 5% limit; {@code --thresholds JSON} replaces the thresholds.
      */
     static final String WRITER = """
             import hashlib, json, os, struct, sys
@@ -69,6 +69,9 @@ class TensorWarehouseIT {
             if __name__ == "__main__":
                 root = sys.argv[1]
                 violate = "--violate" in sys.argv
+                thresholds = {"max_invalid_ratio": 0.05, "max_missing_ratio": 0.1, "max_empty_ratio": None}
+                if "--thresholds" in sys.argv:
+                    thresholds = json.loads(sys.argv[sys.argv.index("--thresholds") + 1])
                 os.makedirs(root, exist_ok=True)
                 transform = {"target_size": [8, 6], "resize_mode": "Letterbox", "max_boxes": 3, "skip_empty": False}
                 version = hashlib.sha256(("/data/captures" + json.dumps(transform, sort_keys=True) + "etl-0.3").encode()).hexdigest()
@@ -85,7 +88,7 @@ class TensorWarehouseIT {
                 manifest = {"dataset_root": "/data/captures", "transform": transform, "version": version,
                             "version_recipe": "sha256(root + transform + code_version)", "code_version": "etl-0.3",
                             "default_dtype": "F32", "default_shard_version": 1, "created_at_ms": 1764000000000,
-                            "thresholds": {"max_invalid_ratio": 0.05, "max_missing_ratio": 0.1, "max_empty_ratio": None},
+                            "thresholds": thresholds,
                             "summary": {"runs": [{"run": "run_1", **totals}], "totals": totals},
                             "shards": shards}
                 with open(os.path.join(root, "manifest.json"), "w") as m:
@@ -252,6 +255,27 @@ class TensorWarehouseIT {
         Shell.Result p = store.warpctl("publish", "tw/violating", "--artifact", "wh=" + src, "--set-latest",
                 "--allow-threshold-violations");
         assertThat(p.exit()).as(p.err()).isZero();
+        assertThat(p.out()).contains("note: artifact wh: published although its summary violates its thresholds"
+                + " (--allow-threshold-violations): invalid 9 of 100 (0.09000) > max_invalid_ratio 0.05");
         readsBackThroughTheMount(src, "tw/violating");
+    }
+
+    @Test
+    void thresholdsOfOtherSpellingsAreCheckedAndOnesThatCannotBeReadAreSaidInPublishAndInspect() throws Exception {
+        // The spelling of issue 28 (a fraction), a percentage, and one no count in the summary explains.
+        Path src = warehouse("spelled", "--thresholds",
+                "{\"max_invalid_fraction\": 0.05, \"max_missing_pct\": 5, \"max_foo\": 3}");
+
+        Shell.Result viaDaemon = store.warpctl("publish", "tw/spelled", "--artifact", "wh=" + src, "--set-latest");
+        Shell.Result inProcess = store.warpctl("publish", "tw/spelled", "--artifact", "wh=" + src, "--no-daemon", "--json");
+
+        assertThat(viaDaemon.exit()).as(viaDaemon.err()).isZero();
+        assertThat(viaDaemon.out()).contains("note: artifact wh: threshold max_foo not checked: no count foo in summary.totals")
+                .doesNotContain("max_invalid_fraction", "max_missing_pct");
+        assertThat(inProcess.exit()).as(inProcess.err()).isZero();
+        assertThat(inProcess.out()).contains("\"notes\" : [ \"artifact wh: threshold max_foo not checked: no count foo in summary.totals\" ]");
+        assertThat(store.warpctl("inspect", "tw/spelled").requireSuccess().out())
+                .contains("thresholds_not_checked: threshold max_foo not checked: no count foo in summary.totals");
+        readsBackThroughTheMount(src, "tw/spelled");
     }
 }

@@ -79,6 +79,27 @@ class LauncherIT {
                 .contains("-XX:MaxHeapSize=2147483648");
     }
 
+    @Test
+    void memoryDefaultsAreWrittenOnceAndTheDocsStateThem() throws Exception {
+        Path repo = ScriptRun.repoRoot();
+        String common = Files.readString(repo.resolve("scripts/lib/common.sh"));
+        java.util.regex.Matcher heap = java.util.regex.Pattern.compile("(?m)^WARP_DEFAULT_HEAP=(\\d+)m$").matcher(common);
+        java.util.regex.Matcher direct = java.util.regex.Pattern.compile("(?m)^WARP_DEFAULT_DIRECT_MEMORY=(\\d+)m$").matcher(common);
+        assertThat(heap.find()).as("WARP_DEFAULT_HEAP in common.sh").isTrue();
+        assertThat(direct.find()).as("WARP_DEFAULT_DIRECT_MEMORY in common.sh").isTrue();
+
+        // The launcher, the installer and the unit name no default of their own.
+        for (String file : List.of("scripts/warpd", "scripts/install", "systemd/warpd.service")) {
+            assertThat(Files.readString(repo.resolve(file))).as(file)
+                    .doesNotContainPattern("(?i)default\\s+\\d+\\s*[mg]")
+                    .doesNotContainPattern("Environment=.*WARP_(HEAP|DIRECT_MEMORY)");
+        }
+        String readme = Files.readString(repo.resolve("README.md")).replaceAll("\\s+", " ");
+        assertThat(readme).contains("a " + heap.group(1) + " MiB heap", direct.group(1) + " MiB of direct memory");
+        assertThat(Files.readString(repo.resolve("systemd/warpd.conf")))
+                .contains("WARP_HEAP, default " + heap.group(1) + "m", "WARP_DIRECT_MEMORY, default " + direct.group(1) + "m");
+    }
+
     private ScriptRun launch(String program, Map<String, String> extraEnv) throws Exception {
         Map<String, String> env = new java.util.HashMap<>(extraEnv);
         env.put("PATH", oldJavaBin + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");

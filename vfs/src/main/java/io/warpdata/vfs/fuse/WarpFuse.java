@@ -193,6 +193,15 @@ public final class WarpFuse {
         return handles.size();
     }
 
+    /**
+     * Whether inode {@code ino} (as {@code stat} and {@code /proc/PID/fdinfo} show it: the node id)
+     * is a directory the kernel holds; false for files and unknown inodes.
+     */
+    public boolean isDirectory(long ino) {
+        NodeTable.Entry e = nodes.get(ino);
+        return e != null && e.node.type() == Node.Type.DIRECTORY;
+    }
+
     /** Inodes the kernel holds of this mount. */
     public int kernelInodes() {
         return nodes.size();

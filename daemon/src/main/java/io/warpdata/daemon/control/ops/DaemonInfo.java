@@ -22,8 +22,13 @@ public interface DaemonInfo {
 
     Instant startedAt();
 
-    /** Files open in the mount right now, if the mount counts them. */
+    /** Files (not directories) open in the mount right now, if the daemon can count them. */
     OptionalLong openFiles();
+
+    /** Directories open in the mount right now, if the daemon counts them. */
+    default OptionalLong openDirectories() {
+        return OptionalLong.empty();
+    }
 
     /** The last few errors the daemon logged (newest last), one line each. */
     List<String> recentErrors();

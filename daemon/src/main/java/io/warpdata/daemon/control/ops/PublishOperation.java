@@ -175,6 +175,7 @@ public final class PublishOperation implements Operation {
         r.put("manifest_written", res.manifestWritten());
         r.put("latest_set", res.latestSet());
         res.pointersMoved().forEach(r.putArray("pointers_moved")::add);
+        res.notes().forEach(r.putArray("notes")::add);
         r.put("summary", res.summary());
         return r;
     }

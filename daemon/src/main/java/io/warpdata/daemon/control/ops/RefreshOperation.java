@@ -3,6 +3,7 @@ package io.warpdata.daemon.control.ops;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.blobcache.Catalog;
+import io.warpdata.blobcache.DatasetNotFoundException;
 import io.warpdata.daemon.control.AccessPolicy;
 import io.warpdata.daemon.control.ControlException;
 import io.warpdata.daemon.control.ControlProtocol;
@@ -11,6 +12,7 @@ import io.warpdata.daemon.control.OperationContext;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.ManifestValidationException;
 
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -48,6 +50,12 @@ public final class RefreshOperation implements Operation {
         }
         catalog.refresh();
         afterRefresh.run();
+        // A dataset the store does not hold: say so rather than "refreshed" (every pointer was
+        // re-read all the same, so one published meanwhile would have been found).
+        if (id.isPresent() && catalog.versions(id.get()).isEmpty()) {
+            List<String> existing = catalog.datasets(id.get().workspace()).stream().map(DatasetId::toString).limit(20).toList();
+            throw new DatasetNotFoundException(id.get().toString(), catalog.store().describe(), existing);
+        }
         ObjectNode r = ControlProtocol.object();
         r.put("refreshed", id.map(DatasetId::toString).orElse("all"));
         return r;

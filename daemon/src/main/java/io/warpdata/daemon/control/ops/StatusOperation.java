@@ -42,6 +42,7 @@ public final class StatusOperation implements Operation {
         r.put("started_at", daemon.startedAt().toString());
         r.put("uptime_seconds", Math.max(0, Duration.between(daemon.startedAt(), clock.instant()).toSeconds()));
         daemon.openFiles().ifPresentOrElse(n -> r.put("open_files", n), () -> r.putNull("open_files"));
+        daemon.openDirectories().ifPresentOrElse(n -> r.put("open_directories", n), () -> r.putNull("open_directories"));
         daemon.recentErrors().forEach(r.putArray("recent_errors")::add);
         r.set("store", ControlProtocol.json().valueToTree(daemon.storeStatus()));
         ObjectNode you = r.putObject("peer");
