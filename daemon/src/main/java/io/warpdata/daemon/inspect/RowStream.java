@@ -186,7 +186,7 @@ public final class RowStream {
      * Byte ranges of the column chunks of {@code columns} (every column when empty) in every row
      * group: all the data a full scan of those columns reads.
      */
-    private static List<long[]> columnChunks(Statement st, String lit, List<String> columns) throws SQLException {
+    static List<long[]> columnChunks(Statement st, String lit, List<String> columns) throws SQLException {
         String start = "CASE WHEN dictionary_page_offset IS NOT NULL AND dictionary_page_offset > 0"
                 + " THEN least(dictionary_page_offset, data_page_offset) ELSE data_page_offset END";
         String where = columns.isEmpty() ? "" : " WHERE " + columns.stream()
@@ -211,11 +211,11 @@ public final class RowStream {
         return quote ? "\"" + v.replace("\"", "\"\"") + "\"" : v;
     }
 
-    private static String ident(String name) {
+    static String ident(String name) {
         return "\"" + name.replace("\"", "\"\"") + "\"";
     }
 
-    private static String literal(String text) {
+    static String literal(String text) {
         return "'" + text.replace("'", "''") + "'";
     }
 
