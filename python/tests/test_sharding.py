@@ -69,3 +69,25 @@ def test_torch_dataloader_workers_read_every_row_once(ds):
                 assert isinstance(batch["id"], torch.Tensor)
                 seen.extend(int(i) for i in batch["id"])
         assert sorted(seen) == list(range(TOTAL)), world
+
+
+def test_init_stub_splits_as_the_api(warp, ds, tmp_path, monkeypatch):
+    """The stub `warpctl init` writes (seed 000, 9.3) imports warpdata and splits by RANK/WORLD_SIZE alike."""
+    import importlib.util
+    stub = tmp_path / "pets_loader.py"
+    warp.warpctl("init", DATASET, "-o", str(stub), "--mount", warp.mount)
+    text = stub.read_text()
+    assert "import warpdata as wd" in text and '"%s@%s"' % (DATASET, ds.version) in text
+    spec = importlib.util.spec_from_file_location("pets_loader", str(stub))
+    loader = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loader)
+    table = ds.table("main")
+    for world in range(1, 17):
+        seen = []
+        for rank in range(world):
+            monkeypatch.setenv("RANK", str(rank))
+            monkeypatch.setenv("WORLD_SIZE", str(world))
+            got = [int(i) for b in loader.train_stream(batch_size=32) for i in b["id"]]
+            assert got == ids(table, (rank, world)), (rank, world)
+            seen.extend(got)
+        assert sorted(seen) == list(range(TOTAL))

@@ -12,14 +12,15 @@ from .refs import ref_class
 MODES = ("auto", "remote", "hybrid")
 
 
-def dataset(name, mode=None, socket=None):
+def dataset(name, mode=None, socket=None, mount=None):
     """The dataset ``ws/name`` (its latest version), ``ws/name@<hash prefix>``, ``ws/name@<tag>`` or
     ``ws/name@<branch>``, pinned to one version: every table, batch and ref of it reads that version.
 
     mode: ``auto`` (default, or $WARP_MODE): remote-first, warpd caches what is read;
     ``remote``: the same (warpd holds what is cached, the process stores nothing);
     ``hybrid``: a table's shards are warmed into warpd's cache before its first batch.
-    warpd is found through ``socket``, else $WARP_SOCKET, else the default socket.
+    warpd is found through ``socket``, else $WARP_SOCKET, else the default socket; the mount (for
+    refs) through ``mount``, else $WARP_MOUNT, else warpd's status.
     """
     mode = mode or os.environ.get("WARP_MODE") or "auto"
     if mode not in MODES:
@@ -30,7 +31,9 @@ def dataset(name, mode=None, socket=None):
         raise BadRequestError("%r is not a dataset name" % (name,), "name it as workspace/name[@version|@tag]")
     client = Client(socket)
     info = client.call("info", {"dataset": name})
-    return Dataset(client, info, name, mode)
+    ds = Dataset(client, info, name, mode)
+    ds._mount = mount or os.environ.get("WARP_MOUNT") or None
+    return ds
 
 
 class Dataset:

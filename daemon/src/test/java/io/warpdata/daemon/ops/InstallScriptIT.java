@@ -33,6 +33,9 @@ class InstallScriptIT {
             assertThat(link).isExecutable();
         }
         assertThat(lib.resolve("bin/lib/common.sh")).isRegularFile();
+        assertThat(lib.resolve("python/warpdata/__init__.py")).isRegularFile();
+        assertThat(lib.resolve("python/warpdata/dataset.py")).hasSameTextualContentAs(
+                ScriptRun.repoRoot().resolve("python/warpdata/dataset.py"));
         assertThat(root.resolve("etc/systemd/system/warpd.service")).content()
                 .contains("ExecStart=/usr/local/bin/warpd --config /etc/warp/warpd.conf");
         assertThat(root.resolve("etc/warp/warpd.conf")).content().contains("mount = /warp");
