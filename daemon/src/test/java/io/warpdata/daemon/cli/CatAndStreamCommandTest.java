@@ -180,6 +180,59 @@ class CatAndStreamCommandTest {
         assertThat(artifact.err()).contains("no artifact 'videos'").contains("[images]");
     }
 
+    @Test
+    void tableBatchesAreColumnarAndHoldTheSourcesValues() throws Exception {
+        io.warpdata.manifest.Table main = new io.warpdata.blobcache.Catalog(store)
+                .resolve(io.warpdata.manifest.DatasetRef.parse("vision/pets")).manifest().tables().get("main");
+        io.warpdata.daemon.inspect.TableBatches tb = new io.warpdata.daemon.inspect.TableBatches(
+                new StoreBlobReader(store), tmp.resolve("mirrors"));
+        List<String> got = new ArrayList<>();
+        List<Integer> sizes = new ArrayList<>();
+        var result = tb.read("main", main, new io.warpdata.daemon.inspect.TableBatches.Query(
+                List.of("id", "note", "pair", "meta", "at"), java.util.Optional.empty(), -1, 1000, 0, 1, 0, 1), b -> {
+                    sizes.add(b.rows());
+                    try {
+                        var cols = com.fasterxml.jackson.databind.json.JsonMapper.builder().build().readTree(b.columnsJson());
+                        assertThat(cols.fieldNames()).toIterable().containsExactly("id", "note", "pair", "meta", "at");
+                        for (int i = 0; i < b.rows(); i++) {
+                            got.add(cols.get("id").get(i) + "|" + cols.get("note").get(i) + "|" + cols.get("pair").get(i)
+                                    + "|" + cols.get("meta").get(i) + "|" + cols.get("at").get(i).asText());
+                        }
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }, () -> false);
+        assertThat(result.rows()).isEqualTo(ROWS_0 + ROWS_1);
+        // Batches run across the files: all full but the last.
+        assertThat(sizes.subList(0, sizes.size() - 1)).containsOnly(1000);
+        // Expected from DuckDB reading the source itself, rendered the same way (JSON for nested, text for timestamps).
+        List<String> expected = duckLines("SELECT id::VARCHAR || '|' || coalesce(to_json(note)::VARCHAR, 'null') || '|'"
+                + " || to_json(pair)::VARCHAR || '|' || to_json(meta)::VARCHAR || '|' || CAST(\"at\" AS VARCHAR) FROM "
+                + source());
+        assertThat(got).containsExactlyElementsOf(expected);
+
+        // Filter and limit run in DuckDB; the (rank, worker) split is RowSplit's.
+        List<Long> ids = new ArrayList<>();
+        tb.read("main", main, new io.warpdata.daemon.inspect.TableBatches.Query(List.of("id"),
+                java.util.Optional.of("id % 1000 = 7"), 5, 2, 1, 3, 1, 2), b -> {
+                    var m = java.util.regex.Pattern.compile("-?\\d+").matcher(b.columnsJson());
+                    while (m.find()) {
+                        ids.add(Long.parseLong(m.group()));
+                    }
+                }, () -> false);
+        var range = io.warpdata.daemon.inspect.RowSplit.of(new long[]{ROWS_0, ROWS_1}, 1, 3, 1, 2);
+        assertThat(ids).containsExactlyElementsOf(java.util.stream.LongStream.range(range.start(), range.end())
+                .filter(i -> i % 1000 == 7).limit(5).boxed().toList());
+
+        // The filter is the client's SQL: it cannot read files.
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> tb.read("main", main,
+                new io.warpdata.daemon.inspect.TableBatches.Query(List.of("id"),
+                        java.util.Optional.of("(SELECT count(*) FROM read_text('" + sources.get(0) + "')) > 0"), -1, 10,
+                        0, 1, 0, 1), b -> { }, () -> false))
+                .isInstanceOf(io.warpdata.daemon.inspect.TableBatches.BadFilterException.class)
+                .hasMessageContaining("cannot be run");
+    }
+
     /** {read, shard} bytes from stream's summary line ("... (READ / SHARD bytes)"). */
     private static long[] bytesRead(Run r) {
         assertThat(r.code()).as(r.err()).isZero();
