@@ -95,7 +95,7 @@ WORKLOADS = {
     # read by Python's csv module (a JVM started per pass, as a user would run it).
     "py-dicts": ("Table rows into Python: warpdata batch_dicts (1024-row batches)", "rows/s", "hi",
                  ["warp"], ["cold", "warm"]),
-    "py-csv": ("Table rows into Python: warpctl stream --format csv | csv.reader", "rows/s", "hi",
+    "py-csv": ("Table rows into Python: warpctl stream --format csv, read by csv.reader", "rows/s", "hi",
                ["warp"], ["cold"]),
     # The same 1,000 random tensors two ways (tensor_pass.py); the peers have no such files.
     "tensor-npy": ("1,000 random tensors, numpy.load(KEY.npy, mmap_mode=r) each", "tensors/s", "hi",
