@@ -90,6 +90,13 @@ WORKLOADS = {
     # that it has never opened: every piece of metadata comes from the store.
     "ttfb-new": ("Time to first byte, one image of a version the running daemon never opened", "ms", "lo",
                  ["warp"], ["cold"]),
+    # Warp only: every row of the table into Python, two ways in the same run: the Python package
+    # (batch_dicts: columnar batches from warpd over its socket) and `warpctl stream --format csv`
+    # read by Python's csv module (a JVM started per pass, as a user would run it).
+    "py-dicts": ("Table rows into Python: warpdata batch_dicts (1024-row batches)", "rows/s", "hi",
+                 ["warp"], ["cold", "warm"]),
+    "py-csv": ("Table rows into Python: warpctl stream --format csv, read by csv.reader", "rows/s", "hi",
+               ["warp"], ["cold"]),
     # The same 1,000 random tensors two ways (tensor_pass.py); the peers have no such files.
     "tensor-npy": ("1,000 random tensors, numpy.load(KEY.npy, mmap_mode=r) each", "tensors/s", "hi",
                    ["warp", "local"], ["cold", "warm"]),
@@ -1382,6 +1389,48 @@ class Runner:
 
     def w_duck_groupby(self, s):
         return self._duck(s, "groupby")
+
+    # rows into Python (py-dicts / py-csv)
+    PY_ROWS = (
+        "import csv, json, os, subprocess, sys, time\n"
+        "how, ds = sys.argv[1], sys.argv[2]\n"
+        "t0 = time.perf_counter(); rows = 0\n"
+        "if how == 'dicts':\n"
+        "    import warpdata as wd\n"
+        "    for b in wd.dataset(ds).table('main').batch_dicts(1024):\n"
+        "        rows += len(b['id']) if 'id' in b else len(next(iter(b.values())))\n"
+        "else:\n"
+        "    p = subprocess.Popen(sys.argv[3:], stdout=subprocess.PIPE)\n"
+        "    r = csv.reader(open(p.stdout.fileno(), newline='', encoding='utf-8'))\n"
+        "    next(r)\n"
+        "    for _ in r:\n"
+        "        rows += 1\n"
+        "    if p.wait() != 0:\n"
+        "        sys.exit('warpctl stream failed')\n"
+        "print(json.dumps({'rows': rows, 'seconds': time.perf_counter() - t0}))\n")
+
+    def _py_rows(self, s, how):
+        env = dict(self.env.aws_env(), WARP_SOCKET=s.socket(), PYTHONPATH=os.path.join(REPO, "python"))
+        argv = ["/usr/bin/python3", "-c", self.PY_ROWS, how, DATASET]
+        if how == "csv":
+            argv += [self.env.java, "-jar", self.env.warp_jar, "warpctl", "stream", DATASET, "--table", "main",
+                     "--format", "csv", "--remote", f"s3://{WARP_BUCKET}/{WARP_PREFIX}",
+                     "--endpoint", self.env.endpoint]  # what warpd reads through (the shaper, if any)
+        r = subprocess.run(argv, env=env, capture_output=True, timeout=self.timeout * 4)
+        if r.returncode != 0:
+            raise BenchError(f"py-{how} failed (exit {r.returncode}): {r.stderr.decode(errors='replace')[-300:]}")
+        j = json.loads(r.stdout.decode().strip().splitlines()[-1])
+        cfg = SCALES[self.env.args.scale]
+        expected = cfg["table_shards"] * cfg["table_rows"]
+        if j["rows"] != expected:
+            raise BenchError(f"WRONG DATA: py-{how} read {j['rows']} rows, expected {expected}")
+        return j["rows"] / j["seconds"], {"rows": j["rows"], "seconds": j["seconds"]}
+
+    def w_py_dicts(self, s):
+        return self._py_rows(s, "dicts")
+
+    def w_py_csv(self, s):
+        return self._py_rows(s, "csv")
 
     # single tensors: Warp's mount shows <stem>.tensors/<key>.npy beside each file; the local
     # disk has the same .npy files (numpy.save) in a tree of their own beside the dataset's.

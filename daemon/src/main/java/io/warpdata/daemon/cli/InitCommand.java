@@ -22,19 +22,12 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 
 /**
- * {@code warpctl init DATASET [-o FILE] [--mount DIR] [--table T] [--rows auto|file|none]}: writes
- * a Python loader that reads the dataset through the mount (see {@link LoaderGenerator}). Asks
- * the running warpd for the version and its structure; with {@code --rows file} (or {@code auto}
- * and a table of at most {@value #AUTO_ROWS_LIMIT} rows) also writes the table's rows as a gzipped
- * JSON-lines file next to the loader, for Pythons without a Parquet reader.
+ * {@code warpctl init DATASET [-o FILE] [--mount DIR] [--table T]}: writes the seed's short Python
+ * stub (section 9.3) that imports the package {@code warpdata} and reads the dataset pinned to its
+ * version (see {@link LoaderGenerator}). Asks the running warpd for the version and its structure.
  */
-@Command(name = "init", mixinStandardHelpOptions = true, description = "Write a Python (PyTorch-style) loader for a dataset that reads it through the mount.")
+@Command(name = "init", mixinStandardHelpOptions = true, description = "Write a Python loader stub (importing warpdata) pinned to a dataset's version.")
 public final class InitCommand implements Callable<Integer> {
-    static final long AUTO_ROWS_LIMIT = 1_000_000;
-
-    enum Rows { auto, file, none }
-
-
     @Spec
     CommandSpec spec;
 
@@ -47,13 +40,8 @@ public final class InitCommand implements Callable<Integer> {
     @Option(names = "--mount", paramLabel = "DIR", description = "the Warp mount the loader reads (default: the running warpd's)")
     Path mount;
 
-    @Option(names = "--table", paramLabel = "NAME", description = "table whose rows the dataset yields (default: main, else the bound one)")
+    @Option(names = "--table", paramLabel = "NAME", description = "table whose rows the loader yields (default: main, else the bound one)")
     String table;
-
-    @Option(names = "--rows", paramLabel = "auto|file|none", defaultValue = "auto",
-            description = "also write the rows as <loader>_rows.jsonl.gz for Pythons without duckdb/pyarrow (auto: when <= 1M rows)")
-    Rows rows;
-
 
     @Override
     public Integer call() {
@@ -67,30 +55,13 @@ public final class InitCommand implements Callable<Integer> {
         }
         String stem = info.path("dataset").asText().replace('/', '_').replace('-', '_') + "_loader";
         Path out = DaemonCalls.root(spec).context.cwd().resolve(output != null ? output : Path.of(stem + ".py")).toAbsolutePath().normalize();
-        String outStem = out.getFileName().toString().replaceFirst("\\.py$", "");
-        Path rowsPath = out.resolveSibling(outStem + "_rows.jsonl.gz");
-
-        LoaderGenerator.Target found = LoaderGenerator.target(info, mountDir, Optional.ofNullable(table), Optional.empty());
-        LoaderGenerator.Target target = found;
-        Path root = mountDir.resolve(found.dataset().split("/")[0]).resolve(found.dataset().split("/")[1] + "@" + found.version());
-        boolean writeRows = target.table().isPresent()
-                && (rows == Rows.file || (rows == Rows.auto && target.totalRows() <= AUTO_ROWS_LIMIT));
-        long written = -1;
-        if (writeRows) {
-            if (!Files.isDirectory(root)) {
-                throw new ControlException("MountUnavailable", root + " is not visible, so the rows cannot be read",
-                        "check the mount (ls " + mountDir + "; warpctl status), or pass --mount DIR, or --rows none");
-            }
-            written = RowsFile.write(found.shardFiles().stream()
-                    .map(f -> root.resolve(found.table().get()).resolve(f)).toList(), rowsPath);
-            target = new LoaderGenerator.Target(target.dataset(), target.version(), target.mount(), target.table(),
-                    target.shardFiles(), target.columns(), target.totalRows(), target.bindings(),
-                    Optional.of(rowsPath.getFileName().toString()));
-        }
+        LoaderGenerator.Target target = LoaderGenerator.target(info, mountDir, Optional.ofNullable(table));
+        Path root = mountDir.resolve(target.dataset().split("/")[0]).resolve(target.dataset().split("/")[1] + "@" + target.version());
+        Optional<Path> warpdata = packageBesideWarpctl();
         try {
             Files.createDirectories(out.getParent());
-            Files.writeString(out, LoaderGenerator.generate(target, Optional.of(DaemonCalls.socket(spec).toAbsolutePath())),
-                    StandardCharsets.UTF_8);
+            Files.writeString(out, LoaderGenerator.generate(target, Optional.of(DaemonCalls.socket(spec).toAbsolutePath()),
+                    warpdata), StandardCharsets.UTF_8);
             Files.setPosixFilePermissions(out, PosixFilePermissions.fromString("rwxr-xr-x"));
         } catch (IOException e) {
             throw new ControlException("WriteFailed", "cannot write " + out + ": " + e.getMessage(), "pass -o to a writable place");
@@ -103,22 +74,36 @@ public final class InitCommand implements Callable<Integer> {
             r.put("version", target.version());
             r.put("root", root.toString());
             target.table().ifPresentOrElse(t -> r.put("table", t), () -> r.putNull("table"));
-            if (writeRows) {
-                r.put("rows_file", rowsPath.toString());
-                r.put("rows", written);
-            } else {
-                r.putNull("rows_file");
-            }
+            r.put("rows", target.totalRows());
+            warpdata.ifPresentOrElse(p -> r.put("warpdata", p.toString()), () -> r.putNull("warpdata"));
             DaemonCalls.printJson(pw, r);
         } else {
             pw.printf("wrote %s (%s@%s, table %s, %d rows)%n", out, target.dataset(), target.version().substring(0, 12),
                     target.table().orElse("(none: artifact members)"), target.totalRows());
-            if (writeRows) {
-                pw.printf("wrote %s (%d rows, for Pythons without duckdb/pyarrow)%n", rowsPath, written);
+            if (warpdata.isEmpty()) {
+                pw.printf("it imports warpdata: install it with pip install PATH/TO/warp/python (or scripts/install)%n");
             }
             pw.printf("try it: python3 %s    (RANK=0 WORLD_SIZE=2 python3 %s for one of two ranks)%n", out, out);
             pw.flush();
         }
         return 0;
+    }
+
+    /**
+     * The folder holding the package {@code warpdata} that came with this warpctl: {@code python/}
+     * of the source tree, or {@code lib/warp/python} when installed (beside warp.jar).
+     */
+    static Optional<Path> packageBesideWarpctl() {
+        try {
+            Path here = Path.of(InitCommand.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            for (Path p = here; p != null; p = p.getParent()) {
+                if (Files.isRegularFile(p.resolve("python/warpdata/__init__.py"))) {
+                    return Optional.of(p.resolve("python").toAbsolutePath().normalize());
+                }
+            }
+        } catch (java.net.URISyntaxException | SecurityException | IllegalArgumentException | NullPointerException e) {
+            // No code source to look beside.
+        }
+        return Optional.empty();
     }
 }

@@ -40,7 +40,8 @@ final class StreamCommand implements Callable<Integer> {
     int batchSize;
 
     @Option(names = "--shard", paramLabel = "auto|R/W", defaultValue = "0/1",
-            description = "Rank R of W takes rows R, R+W, R+2W, ... across the table, as the generated loader does;"
+            description = "Rank R of W takes one contiguous run of the table's rows (whole files when they split evenly),"
+                    + " as the Python package warpdata and the 'warpctl init' stub do;"
                     + " auto: RANK/WORLD_SIZE from the environment (as torchrun sets them). Default: all rows.")
     String shard;
 

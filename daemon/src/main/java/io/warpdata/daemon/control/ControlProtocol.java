@@ -115,6 +115,7 @@ public final class ControlProtocol {
         return n;
     }
 
+    /** A progress event, or another event when {@code fields} names one in {@code "event"} (e.g. {@code batch}). */
     public static ObjectNode progress(JsonNode id, ObjectNode fields) {
         ObjectNode n = object();
         n.set(ID, id);

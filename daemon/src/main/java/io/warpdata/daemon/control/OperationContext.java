@@ -15,6 +15,17 @@ public record OperationContext(Args args, Peer peer, Consumer<ObjectNode> progre
         progressSink.accept(fields);
     }
 
+    /**
+     * Sends one event of another kind than progress, e.g. {@code batch}: {@code fields} plus
+     * {@code id} and {@code "event":name}, as many as the operation needs (not throttled).
+     */
+    public void event(String name, ObjectNode fields) {
+        ObjectNode f = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+        f.put(ControlProtocol.EVENT, name);
+        f.setAll(fields);
+        progressSink.accept(f);
+    }
+
     public boolean cancelled() {
         return cancellation.isCancelled();
     }

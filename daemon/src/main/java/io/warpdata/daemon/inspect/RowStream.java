@@ -27,9 +27,10 @@ import java.util.stream.Collectors;
  * holds only the footer and the column chunks of the columns asked for, fetched by ranged reads
  * through the {@link BlobReader} (verified). Rows keep their order within the table.
  *
- * <p>Sharding is the generated loader's ({@code warpctl init}): rows are numbered across the
- * table's shards in manifest order and file order, and rank {@code r} of {@code w} takes rows
- * {@code r, r + w, r + 2w, ...}: no row twice, none left out.
+ * <p>Sharding is {@link RowSplit}'s, the one rule the Python package and the {@code warpctl init}
+ * stub use too: rows are numbered across the table's shards in manifest order and file order, and
+ * a rank takes one contiguous run of them (whole files when they split evenly): no row twice, none
+ * left out.
  *
  * <p>Values are rendered as {@link RowRendering} says (the same as {@code head}): JSON lines by
  * DuckDB's {@code to_json} (nested values as JSON objects and arrays), CSV fields as DuckDB casts
@@ -105,11 +106,15 @@ public final class RowStream {
             long bytesRead = 0;
             long shardBytes = 0;
             long firstRow = 0;
+            RowSplit.Range range = range(table, shard);
             for (TableShard s : table.shards()) {
-                if (s.rowCount() > 0 && rowsOf(firstRow, s.rowCount(), shard) > 0) {
+                long from = Math.max(range.start(), firstRow) - firstRow;
+                long to = Math.min(range.end(), firstRow + s.rowCount()) - firstRow;
+                if (to > from) {
                     String what = "table '" + tableName + "' shard " + s.name();
                     try (ShardMirror mirror = ShardMirror.open(reader, s, what, tempDir)) {
-                        rows += streamShard(mirror, what, chosen, columns.isEmpty(), firstRow, batchSize, shard,
+                        rows += streamShard(mirror, what, chosen, columns.isEmpty(),
+                                from == 0 && to == s.rowCount() ? null : new long[]{from, to}, batchSize,
                                 format, out);
                         bytesRead += mirror.bytesRead();
                     }
@@ -124,27 +129,26 @@ public final class RowStream {
         }
     }
 
-    /** How many of the rows {@code [first, first + count)} the shard selects. */
-    static long rowsOf(long first, long count, Shard shard) {
-        long w = shard.world();
-        long firstMine = first + Math.floorMod(shard.rank() - first, w);
-        return firstMine >= first + count ? 0 : (first + count - 1 - firstMine) / w + 1;
+    /** The rows of {@code table} that {@code shard} selects ({@link RowSplit} over its files' row counts). */
+    public static RowSplit.Range range(Table table, Shard shard) {
+        return RowSplit.of(table.shards().stream().mapToLong(TableShard::rowCount).toArray(), shard.rank(), shard.world());
     }
 
-    private long streamShard(ShardMirror mirror, String what, List<String> columns, boolean all, long firstRow,
-                             int batchSize, Shard shard, Format format, OutputStream out) throws IOException {
+    /** @param rows the file's rows {@code [from, to)} to write, or null for all of them */
+    private long streamShard(ShardMirror mirror, String what, List<String> columns, boolean all, long[] rows,
+                             int batchSize, Format format, OutputStream out) throws IOException {
         try (Connection c = DriverManager.getConnection("jdbc:duckdb:");
              Statement st = c.createStatement()) {
             String lit = mirror.sqlLiteral();
             mirror.fetch(columnChunks(st, lit, all ? List.of() : columns));
             String projection = columns.stream().map(RowStream::ident).collect(Collectors.joining(", "));
             String inner = "SELECT " + projection + " FROM read_parquet(" + lit
-                    + (shard.world() > 1 ? ", file_row_number = true) WHERE (file_row_number + " + firstRow + ") % "
-                    + shard.world() + " = " + shard.rank() : ")");
+                    + (rows != null ? ", file_row_number = true) WHERE file_row_number >= " + rows[0]
+                    + " AND file_row_number < " + rows[1] : ")");
             String query = "SELECT " + (format == Format.JSONL ? RowRendering.json() : RowRendering.text(columns))
                     + RowRendering.over(inner);
             st.setFetchSize(batchSize);
-            long rows = 0;
+            long written = 0;
             StringBuilder batch = new StringBuilder();
             try (ResultSet rs = st.executeQuery(query)) {
                 int n = rs.getMetaData().getColumnCount();
@@ -163,7 +167,7 @@ public final class RowStream {
                         }
                     }
                     batch.append('\n');
-                    if (++rows % batchSize == 0) {
+                    if (++written % batchSize == 0) {
                         out.write(batch.toString().getBytes(StandardCharsets.UTF_8));
                         out.flush();
                         batch.setLength(0);
@@ -171,7 +175,7 @@ public final class RowStream {
                 }
             }
             out.write(batch.toString().getBytes(StandardCharsets.UTF_8));
-            return rows;
+            return written;
         } catch (SQLException e) {
             throw new ParquetHead.CorruptShardException(what + " cannot be read as Parquet: " + e.getMessage());
         }
@@ -181,7 +185,7 @@ public final class RowStream {
      * Byte ranges of the column chunks of {@code columns} (every column when empty) in every row
      * group: all the data a full scan of those columns reads.
      */
-    private static List<long[]> columnChunks(Statement st, String lit, List<String> columns) throws SQLException {
+    static List<long[]> columnChunks(Statement st, String lit, List<String> columns) throws SQLException {
         String start = "CASE WHEN dictionary_page_offset IS NOT NULL AND dictionary_page_offset > 0"
                 + " THEN least(dictionary_page_offset, data_page_offset) ELSE data_page_offset END";
         String where = columns.isEmpty() ? "" : " WHERE " + columns.stream()
@@ -206,11 +210,11 @@ public final class RowStream {
         return quote ? "\"" + v.replace("\"", "\"\"") + "\"" : v;
     }
 
-    private static String ident(String name) {
+    static String ident(String name) {
         return RowRendering.ident(name);
     }
 
-    private static String literal(String text) {
+    static String literal(String text) {
         return "'" + text.replace("'", "''") + "'";
     }
 

@@ -23,7 +23,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -161,26 +160,29 @@ class CatAndStreamCommandTest {
     }
 
     @Test
-    void streamShardsSplitRowsAsTheLoaderDoes() throws Exception {
+    void streamShardsSplitRowsByRowSplitNeverRoundRobin() throws Exception {
         List<String> all = warpctl("stream", "vision/pets", "--columns", "id").lines();
+        assertThat(all).hasSize(ROWS_0 + ROWS_1);
+        // Three ranks, two files: one contiguous run of rows each, total*r/3 to total*(r+1)/3.
         List<String> union = new ArrayList<>();
         for (int rank = 0; rank < 3; rank++) {
-            int r = rank;
             Run part = warpctl("stream", "vision/pets", "--columns", "id", "--shard", rank + "/3");
             assertThat(part.code()).as(part.err()).isZero();
-            assertThat(part.lines()).as("rank %d of 3 takes rows %d, %d + 3, ...", rank, rank)
-                    .containsExactlyElementsOf(IntStream.range(0, all.size()).filter(i -> i % 3 == r)
-                            .mapToObj(all::get).toList());
+            int third = (ROWS_0 + ROWS_1) / 3;
+            assertThat(part.lines()).as("rank %d of 3 takes one run of rows", rank)
+                    .containsExactlyElementsOf(all.subList(rank * third, (rank + 1) * third));
             union.addAll(part.lines());
         }
-        assertThat(union).containsExactlyInAnyOrderElementsOf(all);
+        assertThat(union).containsExactlyElementsOf(all);
+        // Two ranks, two files of 25000 and 17000 rows: whole files (25000 is within 25% of the 21000 share).
+        assertThat(warpctl("stream", "vision/pets", "--columns", "id", "--shard", "0/2").lines())
+                .containsExactlyElementsOf(all.subList(0, ROWS_0));
+        assertThat(warpctl("stream", "vision/pets", "--columns", "id", "--shard", "1/2").lines())
+                .containsExactlyElementsOf(all.subList(ROWS_0, ROWS_0 + ROWS_1));
         Run auto = warpctl(Map.of("RANK", "2", "WORLD_SIZE", "3"), "stream", "vision/pets", "--columns", "id",
                 "--shard", "auto");
         assertThat(auto.lines()).containsExactlyElementsOf(warpctl("stream", "vision/pets", "--columns", "id",
                 "--shard", "2/3").lines());
-        // Rows 25000.. are in the second shard: rank 1 of 3 takes its first row, global row 25000 (25000 % 3 == 1).
-        assertThat(warpctl("stream", "vision/pets", "--columns", "id", "--shard", "1/3").lines())
-                .contains("{\"id\":24997}", "{\"id\":25000}").doesNotContain("{\"id\":24999}");
 
         Run bad = warpctl("stream", "vision/pets", "--shard", "3/3");
         assertThat(bad.code()).isEqualTo(2);
@@ -204,6 +206,59 @@ class CatAndStreamCommandTest {
         assertThat(dir.err()).contains("is a directory");
         Run artifact = warpctl("cat", "vision/pets", "--artifact", "videos", "--ref", "x");
         assertThat(artifact.err()).contains("no artifact 'videos'").contains("[images]");
+    }
+
+    @Test
+    void tableBatchesAreColumnarAndHoldTheSourcesValues() throws Exception {
+        io.warpdata.manifest.Table main = new io.warpdata.blobcache.Catalog(store)
+                .resolve(io.warpdata.manifest.DatasetRef.parse("vision/pets")).manifest().tables().get("main");
+        io.warpdata.daemon.inspect.TableBatches tb = new io.warpdata.daemon.inspect.TableBatches(
+                new StoreBlobReader(store), tmp.resolve("mirrors"));
+        List<String> got = new ArrayList<>();
+        List<Integer> sizes = new ArrayList<>();
+        var result = tb.read("main", main, new io.warpdata.daemon.inspect.TableBatches.Query(
+                List.of("id", "note", "pair", "meta", "at"), java.util.Optional.empty(), -1, 1000, 0, 1, 0, 1), b -> {
+                    sizes.add(b.rows());
+                    try {
+                        var cols = com.fasterxml.jackson.databind.json.JsonMapper.builder().build().readTree(b.columnsJson());
+                        assertThat(cols.fieldNames()).toIterable().containsExactly("id", "note", "pair", "meta", "at");
+                        for (int i = 0; i < b.rows(); i++) {
+                            got.add(cols.get("id").get(i) + "|" + cols.get("note").get(i) + "|" + cols.get("pair").get(i)
+                                    + "|" + cols.get("meta").get(i) + "|" + cols.get("at").get(i).asText());
+                        }
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }, () -> false);
+        assertThat(result.rows()).isEqualTo(ROWS_0 + ROWS_1);
+        // Batches run across the files: all full but the last.
+        assertThat(sizes.subList(0, sizes.size() - 1)).containsOnly(1000);
+        // Expected from DuckDB reading the source itself, rendered the same way (JSON for nested, text for timestamps).
+        List<String> expected = duckLines("SELECT id::VARCHAR || '|' || coalesce(to_json(note)::VARCHAR, 'null') || '|'"
+                + " || to_json(pair)::VARCHAR || '|' || to_json(meta)::VARCHAR || '|' || CAST(\"at\" AS VARCHAR) FROM "
+                + source());
+        assertThat(got).containsExactlyElementsOf(expected);
+
+        // Filter and limit run in DuckDB; the (rank, worker) split is RowSplit's.
+        List<Long> ids = new ArrayList<>();
+        tb.read("main", main, new io.warpdata.daemon.inspect.TableBatches.Query(List.of("id"),
+                java.util.Optional.of("id % 1000 = 7"), 5, 2, 1, 3, 1, 2), b -> {
+                    var m = java.util.regex.Pattern.compile("-?\\d+").matcher(b.columnsJson());
+                    while (m.find()) {
+                        ids.add(Long.parseLong(m.group()));
+                    }
+                }, () -> false);
+        var range = io.warpdata.daemon.inspect.RowSplit.of(new long[]{ROWS_0, ROWS_1}, 1, 3, 1, 2);
+        assertThat(ids).containsExactlyElementsOf(java.util.stream.LongStream.range(range.start(), range.end())
+                .filter(i -> i % 1000 == 7).limit(5).boxed().toList());
+
+        // The filter is the client's SQL: it cannot read files.
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> tb.read("main", main,
+                new io.warpdata.daemon.inspect.TableBatches.Query(List.of("id"),
+                        java.util.Optional.of("(SELECT count(*) FROM read_text('" + sources.get(0) + "')) > 0"), -1, 10,
+                        0, 1, 0, 1), b -> { }, () -> false))
+                .isInstanceOf(io.warpdata.daemon.inspect.TableBatches.BadFilterException.class)
+                .hasMessageContaining("cannot be run");
     }
 
     /** {read, shard} bytes from stream's summary line ("... (READ / SHARD bytes)"). */

@@ -33,6 +33,19 @@ class InstallScriptIT {
             assertThat(link).isExecutable();
         }
         assertThat(lib.resolve("bin/lib/common.sh")).isRegularFile();
+        assertThat(lib.resolve("python/warpdata/__init__.py")).isRegularFile();
+        assertThat(lib.resolve("python/warpdata/dataset.py")).hasSameTextualContentAs(
+                ScriptRun.repoRoot().resolve("python/warpdata/dataset.py"));
+        // And where Debian's python3 imports from: import warpdata works with the staged tree on its path.
+        try (var dirs = Files.list(root.resolve("usr/local/lib"))) {
+            Path site = dirs.filter(d -> d.getFileName().toString().startsWith("python3.")).findFirst().orElseThrow()
+                    .resolve("dist-packages");
+            var p = new ProcessBuilder("python3", "-c", "import sys; sys.path.insert(0, sys.argv[1]); import warpdata;"
+                    + " print(warpdata.__file__)", site.toString()).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            assertThat(p.waitFor()).as(out).isZero();
+            assertThat(out.trim()).isEqualTo(site.resolve("warpdata/__init__.py").toString());
+        }
         assertThat(root.resolve("etc/systemd/system/warpd.service")).content()
                 .contains("ExecStart=/usr/local/bin/warpd --config /etc/warp/warpd.conf");
         assertThat(root.resolve("etc/warp/warpd.conf")).content().contains("mount = /warp");

@@ -31,7 +31,7 @@ public final class ControlOperations {
     }
 
     /**
-     * status, stats, metrics, info, cache.stats, cache.gc, cache.verify, warm, refresh, and publish when
+     * status, stats, metrics, info, cache.stats, cache.gc, cache.verify, warm, table.batches, refresh, and publish when
      * {@code publishing} is given (no {@code prefetch.order}: that needs the mount's tree).
      *
      * @param afterCatalogChange run after a refresh or a publish (warpd: the mount re-checks the
@@ -59,6 +59,7 @@ public final class ControlOperations {
                 new CacheGcOperation(cache),
                 new CacheVerifyOperation(cache, clock),
                 new WarmOperation(catalog, cache, clock),
+                new TableBatchesOperation(catalog, cache, Path.of(System.getProperty("java.io.tmpdir"))),
                 new RefreshOperation(catalog, afterCatalogChange)));
         tree.ifPresent(t -> ops.add(new PrefetchOrderOperation(t, cache, daemon.mountPoint(), clock)));
         publishing.ifPresent(p -> ops.add(new PublishOperation(catalog, p.store(), p.staging(), clock, p.beforePublish(),

@@ -1,0 +1,83 @@
+"""Typed refs against the source bytes: FileRef, ImageRef (PIL, numpy), AudioRef (samples, rate)."""
+
+import os
+
+import pytest
+
+import warpdata as wd
+from conftest import expected_row, pixels, samples
+
+
+def first_rows(ds, n=6):
+    return next(ds.table("main").batch_dicts(batch_size=n, columns=["id", "path", "sound"]))
+
+
+def test_file_ref_paths_and_bytes(warp, ds):
+    b = first_rows(ds)
+    for i, ref in zip(b["id"], b["path"]):
+        assert ref.path == expected_row(i)["path"]
+        assert ref.artifact == "images"
+        local = ref.local_path()
+        assert str(local) == str(ref) == os.fspath(ref)
+        assert str(local).startswith(os.path.join(warp.mount, "pytest", "pets@" + ds.version))
+        with open(ref, "rb") as f:
+            assert f.read() == ref.read_bytes()
+        assert ref.read_bytes() == open(os.path.join(warp.source, "images", ref.path), "rb").read()
+
+
+def test_image_ref_decodes_the_source_pixels(ds):
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("PIL")
+    b = first_rows(ds)
+    for i, ref in zip(b["id"], b["path"]):
+        a = ref.as_numpy()
+        assert a.dtype == np.uint8 and a.shape == (4, 6, 3)
+        assert a.tobytes() == pixels(i)
+        assert ref.as_pil().size == (6, 4)
+
+
+def test_audio_ref_samples_and_rate(ds):
+    np = pytest.importorskip("numpy")
+    b = first_rows(ds)
+    for i, ref in zip(b["id"], b["sound"]):
+        assert ref.sample_rate == 8000 + i
+        a = ref.as_array()
+        assert a.dtype == np.float32 and a.shape == (200,)
+        assert np.array_equal(a, np.array(samples(i), dtype=np.float32) / 32768.0)
+
+
+def test_refs_false_gives_the_stored_strings(ds):
+    b = next(ds.table("main").batch_dicts(batch_size=3, columns=["path"], refs=False))
+    assert b["path"] == [expected_row(i)["path"] for i in range(3)]
+
+
+def test_projection_filter_and_limit_run_in_warpd(ds):
+    table = ds.table("main")
+    got = []
+    for b in table.batch_dicts(batch_size=7, columns=["id", "label"], where="label = 'dog' AND id < 100"):
+        assert list(b) == ["id", "label"]
+        got.extend(zip(b["id"], b["label"]))
+    assert got == [(i, "dog") for i in range(100) if i % 3 == 1]
+    limited = [i for b in table.batch_dicts(batch_size=4, columns=["id"], limit=10) for i in b["id"]]
+    assert limited == list(range(10))
+
+
+def test_batches_are_arrow_when_pyarrow_is_importable(ds):
+    table = ds.table("main")
+    try:
+        import pyarrow as pa
+    except ImportError:
+        b = next(table.batches(batch_size=4, columns=["id"]))
+        assert b == {"id": [0, 1, 2, 3]}
+        return
+    b = next(table.batches(batch_size=4, columns=["id", "label"]))
+    assert isinstance(b, pa.RecordBatch)
+    assert b.column("id").to_pylist() == [0, 1, 2, 3]
+
+
+def test_pinned_version_by_tag_and_hash(ds):
+    assert wd.dataset("pytest/pets@v1").version == ds.version
+    assert wd.dataset("pytest/pets@" + ds.version[:12]).version == ds.version
+    assert ds.tables == ["main"]
+    assert set(ds.artifacts) == {"images", "sounds"}
+    assert ds.info()["tables"]["main"]["rows"] == 160

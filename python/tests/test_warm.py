@@ -1,0 +1,33 @@
+"""ds.warm() fills warpd's cache (with progress); reads after it fetch nothing; modes."""
+
+import pytest
+
+import warpdata as wd
+from conftest import DATASET
+
+
+def test_warm_then_reads_fetch_nothing(warp):
+    ds = wd.dataset("pytest/untouched")
+    events = []
+    result = ds.warm(tables=["main"], progress=events.append)
+    assert result["bytes_total"] > 0 and result["bytes_done"] == result["bytes_total"]
+    assert all("bytes_done" in e for e in events)
+    before = warp.counters()
+    n = sum(len(b["id"]) for b in ds.table("main").batch_dicts(64))
+    after = warp.counters()
+    assert n == 160
+    assert after["bytes_fetched"] == before["bytes_fetched"] and after["gets_issued"] == before["gets_issued"]
+
+
+def test_warm_stops_at_max_bytes(warp, ds):
+    result = ds.warm(artifacts=["sounds"], max_bytes=1)
+    assert result["truncated"] is True
+
+
+def test_hybrid_mode_warms_before_the_first_batch_and_bad_modes_are_refused(warp):
+    ds = wd.dataset(DATASET, mode="hybrid")
+    assert sum(len(b["id"]) for b in ds.table("main").batch_dicts(100, columns=["id"])) == 160
+    assert "main" in ds._warmed
+    with pytest.raises(wd.BadRequestError) as e:
+        wd.dataset(DATASET, mode="local")
+    assert "auto" in e.value.next_step

@@ -1,0 +1,30 @@
+"""warpdata: Warp datasets from Python.
+
+    import warpdata as wd
+    ds = wd.dataset("workspace/name")            # pinned to one version (also @hash, @tag, @branch)
+    table = ds.table("main")
+    for batch in table.batch_dicts(1024, shard="auto"):
+        ...                                       # {column: [values]}; bound columns are refs
+
+Rows are read by warpd (DuckDB over the version's Parquet shards, through its cache), found via
+$WARP_SOCKET or the default socket; artifact members through the Warp mount. Standard library only;
+numpy, PIL, soundfile, torch and pyarrow are used when importable.
+"""
+
+from .client import Client, default_socket
+from .dataset import Dataset, Table, dataset, publish, resolve_shard
+from .errors import (AccessDeniedError, ArtifactNotFoundError, AuthenticationError, BadRequestError,
+                     ColumnNotFoundError, DaemonUnavailableError, DatasetNotFoundError, InvalidFilterError,
+                     MemberNotFoundError, MissingDependencyError, MountUnavailableError, NotCachedError, StoreError,
+                     StoreUnreachableError, TableNotFoundError, VerificationFailedError, WarpError)
+from .refs import AudioRef, FileRef, ImageRef
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "dataset", "publish", "Dataset", "Table", "FileRef", "ImageRef", "AudioRef", "Client", "default_socket",
+    "resolve_shard", "WarpError", "DaemonUnavailableError", "DatasetNotFoundError", "TableNotFoundError",
+    "ArtifactNotFoundError", "ColumnNotFoundError", "InvalidFilterError", "MemberNotFoundError", "BadRequestError",
+    "AccessDeniedError", "AuthenticationError", "StoreError", "StoreUnreachableError", "NotCachedError",
+    "MountUnavailableError", "VerificationFailedError", "MissingDependencyError",
+]

@@ -1,0 +1,76 @@
+"""warpd's control socket: newline-delimited JSON over a Unix socket (docs/control.md)."""
+
+import json
+import os
+import socket
+
+from .errors import DaemonUnavailableError, WarpError, from_warpd
+
+DEFAULT_TIMEOUT = 600.0
+
+
+def default_socket():
+    """warpd's socket as warpctl finds it: $WARP_SOCKET, else the default for this user."""
+    if os.environ.get("WARP_SOCKET"):
+        return os.environ["WARP_SOCKET"]
+    if os.geteuid() == 0:
+        return "/run/warp/warpd.sock"
+    if os.environ.get("XDG_RUNTIME_DIR"):
+        return os.path.join(os.environ["XDG_RUNTIME_DIR"], "warp", "warpd.sock")
+    return "/tmp/warp-%d/warpd.sock" % os.geteuid()
+
+
+class Client:
+    """Talks to one warpd. Each call opens its own connection (closing it cancels the call)."""
+
+    def __init__(self, socket_path=None, timeout=DEFAULT_TIMEOUT):
+        self.socket_path = socket_path or default_socket()
+        self.timeout = timeout
+
+    def _connect(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(self.timeout)
+        try:
+            s.connect(self.socket_path)
+        except OSError as e:
+            s.close()
+            raise DaemonUnavailableError(
+                "no warpd answers on %s (%s)" % (self.socket_path, e.strerror or e),
+                "start one (sudo systemctl start warpd, or scripts/warpd --mount /warp --remote s3://BUCKET;"
+                " scripts/demo starts a local one), or point WARP_SOCKET at its socket") from None
+        return s
+
+    def call(self, op, args=None, on_event=None):
+        """Runs ``op``; events (progress, ...) go to ``on_event(dict)``; returns the result dict."""
+        for kind, body in self.stream(op, args):
+            if kind == "result":
+                return body
+            if on_event is not None:
+                on_event(body)
+        raise WarpError("warpd sent no result for %s" % op, "check warpd's log (journalctl -u warpd)")
+
+    def stream(self, op, args=None):
+        """Yields ("event", dict) for each event, then ("result", dict); raises WarpError on an error."""
+        s = self._connect()
+        try:
+            f = s.makefile("rb", buffering=1 << 20)
+            s.sendall(json.dumps({"id": 1, "op": op, "args": args or {}}).encode("utf-8") + b"\n")
+            while True:
+                try:
+                    line = f.readline()
+                except socket.timeout:
+                    raise WarpError("warpd did not answer %s within %.0f s" % (op, self.timeout),
+                                    "check warpd (warpctl status); a hung store makes reads of uncached data wait")
+                if not line:
+                    raise DaemonUnavailableError("warpd closed the connection during %s" % op,
+                                                 "check that warpd is still running (warpctl status) and its log")
+                msg = json.loads(line)
+                if "event" in msg:
+                    yield "event", msg
+                    continue
+                if msg.get("ok"):
+                    yield "result", msg.get("result", {})
+                    return
+                raise from_warpd(msg.get("error") or {})
+        finally:
+            s.close()

@@ -1,0 +1,281 @@
+"""Datasets and tables: ``wd.dataset("ws/name[@ref]")`` and ``ds.table("main")``."""
+
+import base64
+import os
+import sys
+import time
+
+from .client import Client
+from .errors import BadRequestError, MountUnavailableError, TableNotFoundError, WarpError, missing
+from .refs import ref_class
+
+MODES = ("auto", "remote", "hybrid")
+
+
+def dataset(name, mode=None, socket=None, mount=None):
+    """The dataset ``ws/name`` (its latest version), ``ws/name@<hash prefix>``, ``ws/name@<tag>`` or
+    ``ws/name@<branch>``, pinned to one version: every table, batch and ref of it reads that version.
+
+    mode: ``auto`` (default, or $WARP_MODE): remote-first, warpd caches what is read;
+    ``remote``: the same (warpd holds what is cached, the process stores nothing);
+    ``hybrid``: a table's shards are warmed into warpd's cache before its first batch.
+    warpd is found through ``socket``, else $WARP_SOCKET, else the default socket; the mount (for
+    refs) through ``mount``, else $WARP_MOUNT, else warpd's status.
+    """
+    mode = mode or os.environ.get("WARP_MODE") or "auto"
+    if mode not in MODES:
+        raise BadRequestError("mode %r is not a mode of this warpdata" % (mode,),
+                              "pass mode= one of %s (offline reading: warpd serves cached data when the"
+                              " store is down)" % ", ".join(MODES), code="BadRequest")
+    if not isinstance(name, str) or "/" not in name:
+        raise BadRequestError("%r is not a dataset name" % (name,), "name it as workspace/name[@version|@tag]")
+    client = Client(socket)
+    info = client.call("info", {"dataset": name})
+    ds = Dataset(client, info, name, mode)
+    ds._mount = mount or os.environ.get("WARP_MOUNT") or None
+    return ds
+
+
+class Dataset:
+    """One version of a dataset: ``version``, ``tables``, ``artifacts``, ``info()``, ``table()``,
+    ``warm()``, ``to_torch()``."""
+
+    def __init__(self, client, info, asked, mode="auto"):
+        self._client = client
+        self._info = info
+        self.asked = asked
+        self.mode = mode
+        self.name = info["dataset"]
+        self.version = info["version"]
+        self.pinned = "%s@%s" % (self.name, self.version)
+        self._mount = None
+        self._warmed = set()
+
+    @property
+    def tables(self):
+        """The table names, in manifest order."""
+        return list(self._info.get("tables", {}))
+
+    @property
+    def artifacts(self):
+        """{artifact name: {kind, shards, members, member_bytes}}."""
+        return dict(self._info.get("artifacts", {}))
+
+    @property
+    def bindings(self):
+        """[{table, column, artifact, ref_type}]: which columns name artifact members."""
+        return list(self._info.get("bindings", []))
+
+    def info(self):
+        """warpd's ``info`` of this version (tables, shards, schema, artifacts, bindings, totals)."""
+        return dict(self._info)
+
+    @property
+    def mount(self):
+        """The Warp mount warpd serves (from its status)."""
+        if self._mount is None:
+            m = self._client.call("status").get("mount")
+            if not m:
+                raise MountUnavailableError("warpd at %s serves no mount" % self._client.socket_path,
+                                            "start warpd with --mount DIR to read artifact members")
+            self._mount = m
+        return self._mount
+
+    @property
+    def root(self):
+        """This version's folder in the mount: MOUNT/ws/name@version."""
+        ws, name = self.name.split("/", 1)
+        return os.path.join(self.mount, ws, "%s@%s" % (name, self.version))
+
+    def table(self, name="main"):
+        tables = self._info.get("tables", {})
+        if name not in tables:
+            raise TableNotFoundError("%s has no table '%s'" % (self.pinned[:len(self.name) + 13], name),
+                                     "pick one of its tables: %s" % (", ".join(tables) or "(none: it has only artifacts)"))
+        return Table(self, name, tables[name])
+
+    def warm(self, tables=None, max_bytes=None, artifacts=None, progress=None):
+        """Fills warpd's cache with this version (or the tables/artifacts named) up to max_bytes
+        (bytes, or "200GB"). progress: None (a line on stderr when it is a terminal), False, or a
+        callable taking warpd's progress dicts. Returns warpd's result (bytes_done, bytes_fetched, ...)."""
+        args = {"dataset": self.pinned}
+        if tables is not None:
+            args["tables"] = [tables] if isinstance(tables, str) else list(tables)
+        if artifacts is not None:
+            args["artifacts"] = [artifacts] if isinstance(artifacts, str) else list(artifacts)
+        if max_bytes is not None:
+            args["max_bytes"] = max_bytes
+        if progress is None:
+            progress = _stderr_progress if sys.stderr.isatty() else False
+        result = self._client.call("warm", args, on_event=progress or None)
+        if progress is _stderr_progress:
+            sys.stderr.write("\n")
+        return result
+
+    def to_torch(self, batch_size=1024, shard="auto", table="main", columns=None, where=None, num_workers=0,
+                 tensors=True, **loader_args):
+        """A torch DataLoader over this rank's batches (dict-of-lists; numeric columns as tensors).
+        DataLoader workers split the rank's rows between them (every row exactly once)."""
+        from .torch_data import to_torch
+        return to_torch(self.table(table), batch_size=batch_size, shard=shard, columns=columns, where=where,
+                        num_workers=num_workers, tensors=tensors, **loader_args)
+
+    def __repr__(self):
+        return "Dataset(%r, version=%r)" % (self.name, self.version[:12])
+
+
+def _stderr_progress(event):
+    done, total = event.get("bytes_done", 0), event.get("bytes_total", 0) or 1
+    sys.stderr.write("\rwarm: %5.1f%% of %.1f MB, %.1f MB/s   " % (
+        100.0 * done / total, total / 1e6, event.get("rate_bps", 0) / 1e6))
+    sys.stderr.flush()
+
+
+def resolve_shard(shard):
+    """(rank, world, worker, workers) for shard=None, "auto", (rank, world) or (rank, world, worker, workers).
+
+    "auto" reads RANK and WORLD_SIZE (as torchrun sets them); inside a torch DataLoader worker, the
+    worker and the number of workers come from torch, for "auto" and (rank, world) alike.
+    """
+    if shard is None:
+        return 0, 1, 0, 1
+    if isinstance(shard, str):
+        if shard != "auto":
+            raise BadRequestError("shard=%r is not a shard" % shard, 'pass shard="auto" or shard=(rank, world_size)')
+        try:
+            rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
+        except ValueError:
+            raise BadRequestError("RANK=%s WORLD_SIZE=%s are not numbers" % (
+                os.environ.get("RANK"), os.environ.get("WORLD_SIZE")), "set them as torchrun does, or pass shard=(rank, world)")
+        worker, workers = _torch_worker()
+    else:
+        parts = tuple(int(x) for x in shard)
+        if len(parts) == 2:
+            (rank, world), (worker, workers) = parts, _torch_worker()
+        elif len(parts) == 4:
+            rank, world, worker, workers = parts
+        else:
+            raise BadRequestError("shard=%r is not a shard" % (shard,), "pass shard=(rank, world_size)")
+    if world < 1 or not 0 <= rank < world:
+        raise BadRequestError("shard rank %d of %d: need 0 <= rank < world" % (rank, world),
+                              "pass shard=(rank, world_size) with 0 <= rank < world_size, or set RANK/WORLD_SIZE")
+    if workers < 1 or not 0 <= worker < workers:
+        raise BadRequestError("worker %d of %d: need 0 <= worker < workers" % (worker, workers),
+                              "pass shard=(rank, world, worker, workers) with 0 <= worker < workers")
+    return rank, world, worker, workers
+
+
+def _torch_worker():
+    torch_data = sys.modules.get("torch.utils.data")
+    if torch_data is None:
+        return 0, 1
+    info = torch_data.get_worker_info()
+    return (0, 1) if info is None else (info.id, info.num_workers)
+
+
+class Table:
+    """One table of a pinned version: ``schema()``, ``batches()``, ``batch_dicts()``, ``num_rows``."""
+
+    def __init__(self, ds, name, info):
+        self.dataset = ds
+        self.name = name
+        self._info = info
+        self.num_rows = info.get("rows", 0)
+        self.shards = [s["name"] for s in info.get("shards", [])]
+        self.refs = {b["column"]: (b["artifact"], b["ref_type"]) for b in ds.bindings if b["table"] == name}
+
+    def schema(self):
+        """{column: type} in order (DuckDB type names); from the manifest, no data is read.
+        """
+        return {c["name"]: c["type"] for c in self._info.get("schema", [])}
+
+    def _stream(self, batch_size, columns, shard, limit, where):
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise BadRequestError("batch_size=%r is not a positive whole number" % (batch_size,),
+                                  "pass batch_size=1024 or so")
+        rank, world, worker, workers = resolve_shard(shard)
+        if self.dataset.mode == "hybrid" and self.name not in self.dataset._warmed:
+            self.dataset.warm(tables=[self.name], artifacts=sorted({a for a, _ in self.refs.values()}), progress=False)
+            self.dataset._warmed.add(self.name)
+        args = {"dataset": self.dataset.pinned, "table": self.name, "batch_size": batch_size,
+                "rank": rank, "world": world, "worker": worker, "workers": workers}
+        if columns is not None:
+            args["columns"] = [columns] if isinstance(columns, str) else list(columns)
+        if limit is not None:
+            args["limit"] = int(limit)
+        if where:
+            args["where"] = where
+        self.last_result = None
+        for kind, msg in self.dataset._client.stream("table.batches", args):
+            if kind == "result":
+                self.last_result = msg
+                return
+            if msg.get("event") != "batch":
+                continue
+            cols = msg["columns"]
+            for name in msg.get("base64", ()):
+                cols[name] = [None if v is None else base64.b64decode(v) for v in cols[name]]
+            yield cols, msg["rows"]
+
+    def batch_dicts(self, batch_size=1024, columns=None, shard=None, limit=None, where=None, refs=True):
+        """This shard's rows as dict-of-lists batches ({column: [values]}), read by warpd's DuckDB with
+        only the columns asked for and the ``where`` filter (a SQL expression) applied there.
+        Values of bound columns are FileRef/ImageRef/AudioRef (``refs=False``: the stored strings)."""
+        bound = {}
+        if refs:
+            for col, (artifact, ref_type) in self.refs.items():
+                bound[col] = (artifact, ref_class(ref_type))
+        root = None
+        for cols, _ in self._stream(batch_size, columns, shard, limit, where):
+            if bound:
+                if root is None:
+                    ds = self.dataset
+                    root = lambda: ds.root  # noqa: E731 (the mount is asked for only when a ref is read)
+                for col, (artifact, cls) in bound.items():
+                    values = cols.get(col)
+                    if values is not None:
+                        cols[col] = [None if v is None else cls(root, artifact, v) for v in values]
+            yield cols
+
+    def batches(self, batch_size=1024, columns=None, shard=None, limit=None, where=None):
+        """Arrow RecordBatches when pyarrow can be imported (bound columns as their stored strings),
+        else the same batches as ``batch_dicts``."""
+        try:
+            import pyarrow as pa
+        except ImportError:
+            yield from self.batch_dicts(batch_size, columns, shard, limit, where)
+            return
+        for cols, _ in self._stream(batch_size, columns, shard, limit, where):
+            yield pa.RecordBatch.from_pydict(cols)
+
+    def rows(self, columns=None, shard=None, limit=None, where=None, batch_size=4096):
+        """This shard's rows one dict at a time (convenient, slower than batches)."""
+        for b in self.batch_dicts(batch_size, columns, shard, limit, where):
+            names = list(b)
+            for values in zip(*(b[n] for n in names)):
+                yield dict(zip(names, values))
+
+    def __len__(self):
+        return self.num_rows
+
+    def __repr__(self):
+        return "Table(%r of %r, %d rows)" % (self.name, self.dataset.name, self.num_rows)
+
+
+def publish(name, tables=None, artifacts=None, bindings=None, set_latest=True, shard_size=None, socket=None,
+            progress=None):
+    """Publishes files through warpd (its ``publish`` operation): tables {name: [parquet paths]},
+    artifacts {name: [folders or tars]}, bindings ["main.path=images:image"]. Idempotent: the same
+    inputs give the same version and upload nothing again. Returns warpd's result (dataset, version,
+    blobs_uploaded, bytes_uploaded, ...)."""
+    def paths(d):
+        return {k: [os.path.abspath(p) for p in ([v] if isinstance(v, (str, os.PathLike)) else v)]
+                for k, v in (d or {}).items()}
+    args = {"dataset": name, "tables": paths(tables), "artifacts": paths(artifacts),
+            "bindings": list(bindings or []), "set_latest": bool(set_latest)}
+    if shard_size is not None:
+        args["shard_size"] = shard_size
+    return Client(socket).call("publish", args, on_event=progress)
+
+
+__all__ = ["dataset", "Dataset", "Table", "publish", "resolve_shard", "WarpError"]

@@ -1,0 +1,109 @@
+"""Typed errors: every failure says what went wrong and what to do next.
+
+``WarpError`` is the base. Errors that come from warpd carry its typed error code (``code``,
+e.g. ``DatasetNotFoundError``) and its "what to do" text (``next_step``); each known code has its
+own subclass, so ``except wd.DatasetNotFoundError`` works.
+"""
+
+
+class WarpError(Exception):
+    """A Warp failure: ``code`` (warpd's error type), ``message`` and ``next_step`` (what to do)."""
+
+    code = "WarpError"
+
+    def __init__(self, message, next_step="", code=None):
+        self.message = message
+        self.next_step = next_step or ""
+        if code is not None:
+            self.code = code
+        super().__init__(message if not self.next_step else "%s\n  what to do: %s" % (message, self.next_step))
+
+
+class DaemonUnavailableError(WarpError):
+    """No warpd answers on the control socket."""
+    code = "DaemonUnavailable"
+
+
+class DatasetNotFoundError(WarpError):
+    """The dataset, or the tag, branch or version named, does not exist."""
+    code = "DatasetNotFoundError"
+
+
+class TableNotFoundError(WarpError):
+    code = "TableNotFound"
+
+
+class ArtifactNotFoundError(WarpError):
+    code = "ArtifactNotFound"
+
+
+class ColumnNotFoundError(WarpError):
+    code = "ColumnNotFound"
+
+
+class InvalidFilterError(WarpError):
+    code = "InvalidFilter"
+
+
+class MemberNotFoundError(WarpError):
+    code = "MemberNotFound"
+
+
+class BadRequestError(WarpError):
+    code = "BadRequest"
+
+
+class AccessDeniedError(WarpError):
+    code = "AccessDenied"
+
+
+class AuthenticationError(WarpError):
+    code = "AuthenticationError"
+
+
+class StoreError(WarpError):
+    code = "StoreError"
+
+
+class StoreUnreachableError(StoreError):
+    code = "StoreUnreachable"
+
+
+class NotCachedError(WarpError):
+    """mode="local": the data is not in warpd's cache."""
+    code = "NotCached"
+
+
+class MountUnavailableError(WarpError):
+    code = "MountUnavailable"
+
+
+class VerificationFailedError(WarpError):
+    code = "VerificationFailed"
+
+
+class MissingDependencyError(WarpError, ImportError):
+    """An optional module (numpy, PIL, torch, pyarrow, ...) is needed and not importable."""
+    code = "MissingDependency"
+
+
+_BY_CODE = {c.code: c for c in (
+    DaemonUnavailableError, DatasetNotFoundError, TableNotFoundError, ArtifactNotFoundError, ColumnNotFoundError,
+    InvalidFilterError, MemberNotFoundError, BadRequestError, AccessDeniedError, AuthenticationError, StoreError,
+    StoreUnreachableError, NotCachedError, MountUnavailableError, VerificationFailedError)}
+_BY_CODE["StoreUnavailable"] = StoreUnreachableError
+_BY_CODE["AmbiguousVersion"] = DatasetNotFoundError
+
+
+def from_warpd(error):
+    """The WarpError for warpd's ``{"type", "message", "next_step"}``."""
+    code = error.get("type") or "WarpError"
+    cls = _BY_CODE.get(code, WarpError)
+    return cls(error.get("message") or code, error.get("next_step") or "", code=code)
+
+
+def missing(module, what, package):
+    """A MissingDependencyError for ``module``, needed for ``what``."""
+    return MissingDependencyError(
+        "%s needs %s, which cannot be imported" % (what, module),
+        "install it (apt-get install %s, or pip install %s)" % (package, module if module != "PIL" else "pillow"))

@@ -1,0 +1,177 @@
+"""A PyTorch-style map dataset over one table, reading artifact members through the Warp mount,
+with order-aware prefetch: what the ``warpctl init`` stub's ``make_loader`` returns.
+
+The rows of this rank come from warpd (``Table.rows(shard=(rank, world))``: the one row split,
+see README "Python"); bound columns become paths under the mount. At the start of every epoch the
+sampler (``EpochOrder``) computes the epoch's order (shuffled by a seed and the epoch number, or
+as stored) and tells warpd the files in that order over its control socket (``prefetch.order``)
+before the first read, so that warpd fetches ahead in exactly that order. If warpd cannot take
+it, a warning says so and training goes on.
+"""
+
+import os
+import random
+import warnings
+
+from .client import Client
+from .dataset import resolve_shard
+from .errors import missing
+
+try:
+    import torch
+    from torch.utils.data import DataLoader, Dataset as _Base, Sampler as _SamplerBase
+except ImportError:  # torch is optional: WarpDataset and batches() work without it
+    torch = None
+    DataLoader = None
+    _Base = _SamplerBase = object
+
+_PART_BYTES = 512 * 1024  # paths per request, well under the socket's 1 MiB line limit
+
+
+def tell_warpd(ds, paths, plan="default", timeout=60):
+    """Tells warpd the order in which ``paths`` (relative to the version's folder in the mount) will
+    be read, so that it fetches ahead in exactly that order. A new order under the same plan name
+    replaces the previous one. Returns warpd's answer (a dict), or None with a warning when warpd
+    cannot take it: reading then works as without it."""
+    ws, name = ds.name.split("/", 1)
+    root = "%s/%s@%s" % (ws, name, ds.version)
+    client = Client(ds._client.socket_path, timeout)
+    try:
+        part, i, answer = 0, 0, None
+        while True:
+            batch, size = [], 0
+            while i < len(paths):
+                n = len(paths[i].encode("utf-8")) + 8
+                if batch and size + n > _PART_BYTES:
+                    break
+                batch.append(paths[i])
+                size += n
+                i += 1
+            more = i < len(paths)
+            answer = client.call("prefetch.order", {"plan": plan, "root": root, "paths": batch, "part": part,
+                                                     "more": more})
+            if not more:
+                return answer
+            part += 1
+    except Exception as e:  # noqa: BLE001 (prefetch is an optimisation: never fail training for it)
+        warnings.warn("warpd did not take the read order (%s); reading on without order-aware prefetch" % e,
+                      stacklevel=2)
+        return None
+
+
+def _decode(path, ref_type):
+    if ref_type == "image":
+        try:
+            from PIL import Image
+        except ImportError:
+            pass
+        else:
+            with Image.open(path) as im:
+                return im.convert("RGB")
+    with open(path, "rb") as f:
+        return f.read()
+
+
+class WarpDataset(_Base):
+    """Map-style dataset over this rank's rows of one table; bound columns become mount paths.
+
+    decode=True adds COLUMN_data: a PIL image for image columns (when PIL is installed), else the
+    file's bytes. rank/world_size default to RANK/WORLD_SIZE (shard="auto").
+    """
+
+    def __init__(self, ds, table="main", rank=None, world_size=None, transform=None, decode=False, columns=None,
+                 where=None):
+        env_rank, env_world, _, _ = resolve_shard("auto") if rank is None or world_size is None else (0, 1, 0, 1)
+        self.dataset = ds
+        self.rank = env_rank if rank is None else rank
+        self.world_size = env_world if world_size is None else world_size
+        self.table = ds.table(table)
+        self.root = ds.root
+        self.bindings = self.table.refs
+        self.rows = list(self.table.rows(columns=columns, shard=(self.rank, self.world_size, 0, 1), where=where))
+        self.total_rows = self.table.num_rows
+        self.transform = transform
+        self.decode = decode
+
+    def __len__(self):
+        return len(self.rows)
+
+    def member_paths(self, index):
+        """The files row ``index`` reads, relative to the version's folder (bound columns only)."""
+        row = self.rows[index]
+        return ["%s/%s" % (artifact, str(row[column].path if hasattr(row[column], "path") else row[column]).lstrip("/"))
+                for column, (artifact, _) in self.bindings.items() if row.get(column) is not None]
+
+    def __getitem__(self, index):
+        row = dict(self.rows[index])
+        for column, (artifact, ref_type) in self.bindings.items():
+            value = row.get(column)
+            if value is None:
+                continue
+            path = str(value)
+            row[column] = path
+            if self.decode:
+                row[column + "_data"] = _decode(path, ref_type)
+        return self.transform(row) if self.transform else row
+
+
+def collate_rows(batch):
+    """A list of row dicts -> a dict of lists (numbers become tensors when torch is there)."""
+    out = {}
+    for key in batch[0]:
+        values = [row[key] for row in batch]
+        if torch is not None and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            values = torch.tensor(values)
+        out[key] = values
+    return out
+
+
+class EpochOrder(_SamplerBase):
+    """The rows of one epoch in order: shuffled by ``seed`` and the epoch number, or as stored.
+
+    Each iteration is one epoch. Before handing out the first index it tells warpd which files the
+    epoch reads, in order (tell_warpd). set_epoch(n) picks the epoch as torch's DistributedSampler
+    does; without it, epochs are counted from 0.
+    """
+
+    def __init__(self, dataset, shuffle=False, seed=0, prefetch_order=True):
+        self.dataset = dataset
+        self.shuffle = shuffle
+        self.seed = seed
+        self.prefetch_order = prefetch_order
+        self.epoch = 0
+        self.last_answer = None  # warpd's answer for the last epoch told, or None
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+
+    def order(self, epoch):
+        """The row indices of ``epoch``, in reading order."""
+        indices = list(range(len(self.dataset)))
+        if self.shuffle:
+            random.Random(self.seed * 1000003 + epoch).shuffle(indices)
+        return indices
+
+    def __len__(self):
+        return len(self.dataset)
+
+    def __iter__(self):
+        indices = self.order(self.epoch)
+        ds = self.dataset
+        if self.prefetch_order and ds.bindings and indices:
+            paths = [p for i in indices for p in ds.member_paths(i)]
+            plan = "%s@%s rank %d/%d pid %d" % (ds.dataset.name, ds.dataset.version[:12], ds.rank, ds.world_size,
+                                                os.getpid())
+            self.last_answer = tell_warpd(ds.dataset, paths, plan)
+        self.epoch += 1
+        return iter(indices)
+
+
+def make_loader(ds, table="main", batch_size=32, num_workers=0, shuffle=False, seed=0, prefetch_order=True,
+                **dataset_args):
+    """A torch DataLoader over this rank's rows that tells warpd each epoch's order (EpochOrder)."""
+    if DataLoader is None:
+        raise missing("torch", "make_loader()", "python3-torch")
+    wds = WarpDataset(ds, table, **dataset_args)
+    return DataLoader(wds, batch_size=batch_size, num_workers=num_workers, collate_fn=collate_rows,
+                      sampler=EpochOrder(wds, shuffle=shuffle, seed=seed, prefetch_order=prefetch_order))
