@@ -586,7 +586,7 @@ public final class BlockCache implements BlobReader {
      *
      * @return whether it became idle within {@code timeout}
      */
-    boolean awaitIdle(Duration timeout) throws InterruptedException {
+    public boolean awaitIdle(Duration timeout) throws InterruptedException {
         long until = System.nanoTime() + timeout.toNanos();
         while ((orders != null && !orders.idle()) || !scheduler.idle() || !members.idle()) {
             if (System.nanoTime() > until) {
