@@ -23,8 +23,9 @@ import java.util.Optional;
  * {@code If-None-Match: *} of a key that exists answers 412 (decided atomically as the object is
  * linked into place), and so does a PUT with {@code If-Match} of a version tag the object no
  * longer has (checked by S3Proxy just before the write: another PUT landing between that check
- * and the write is not caught; see docs/views.md). S3Proxy 2.x ignored both headers. Requests are counted at the server and faults can be injected
- * ({@link #faults()}), so tests can assert what a client really sent over the wire.
+ * and the write is not caught; see docs/views.md). S3Proxy 2.x ignored both headers. Requests
+ * are counted at the server and faults can be injected ({@link #faults()}), so tests can assert
+ * what a client really sent over the wire.
  *
  * <pre>
  * try (S3ProxyFixture s3 = S3ProxyFixture.start(); BlobStore store = s3.openStore("ds")) { ... }
