@@ -3,8 +3,9 @@ package io.warpdata.blobcache;
 import io.warpdata.blobcache.s3.S3BlobStore;
 import org.gaul.s3proxy.AuthenticationType;
 import org.gaul.s3proxy.S3Proxy;
-import org.jclouds.ContextBuilder;
-import org.jclouds.blobstore.BlobStoreContext;
+import org.gaul.s3proxy.blobstore.options.CreateContainerOptions;
+import org.gaul.s3proxy.nio2blob.FilesystemNio2BlobStore;
+import org.gaul.s3proxy.nio2blob.TransientNio2BlobStore;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -14,13 +15,17 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
 
 /**
- * A real S3 server for integration tests: S3Proxy in-process on 127.0.0.1 (ephemeral port),
- * backed by jclouds' in-memory "transient" provider or its "filesystem" provider, with AWS v4
- * authentication and one bucket. Requests are counted at the server and faults can be injected
- * ({@link #faults()}), so tests can assert what a client really sent over the wire.
+ * A real S3 server for integration tests: S3Proxy 4 in-process on 127.0.0.1 (ephemeral port),
+ * backed by its in-memory "transient-nio2" store or its "filesystem-nio2" store, with AWS v4
+ * authentication and one bucket. Conditional PUTs are enforced by the server: a PUT with
+ * {@code If-None-Match: *} of a key that exists answers 412 (decided atomically as the object is
+ * linked into place), and so does a PUT with {@code If-Match} of a version tag the object no
+ * longer has (checked by S3Proxy just before the write: another PUT landing between that check
+ * and the write is not caught; see docs/views.md). S3Proxy 2.x ignored both headers. Requests
+ * are counted at the server and faults can be injected ({@link #faults()}), so tests can assert
+ * what a client really sent over the wire.
  *
  * <pre>
  * try (S3ProxyFixture s3 = S3ProxyFixture.start(); BlobStore store = s3.openStore("ds")) { ... }
@@ -37,13 +42,11 @@ public final class S3ProxyFixture implements AutoCloseable {
     public static final String BUCKET = "warp-test";
 
     private final S3Proxy proxy;
-    private final BlobStoreContext context;
     private final ServerBlobStore server;
     private final URI endpoint;
 
-    private S3ProxyFixture(S3Proxy proxy, BlobStoreContext context, ServerBlobStore server, URI endpoint) {
+    private S3ProxyFixture(S3Proxy proxy, ServerBlobStore server, URI endpoint) {
         this.proxy = proxy;
-        this.context = context;
         this.server = server;
         this.endpoint = endpoint;
     }
@@ -71,23 +74,21 @@ public final class S3ProxyFixture implements AutoCloseable {
     }
 
     private static S3ProxyFixture start(Optional<Path> dataDir, int port) {
-        Properties props = new Properties();
-        String provider = "transient";
+        org.gaul.s3proxy.blobstore.BlobStore backend;
         if (dataDir.isPresent()) {
-            provider = "filesystem";
             try {
                 Files.createDirectories(dataDir.get());
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
-            props.setProperty("jclouds.filesystem.basedir", dataDir.get().toAbsolutePath().toString());
+            backend = new FilesystemNio2BlobStore(dataDir.get().toAbsolutePath().toString());
+        } else {
+            backend = new TransientNio2BlobStore();
         }
-        BlobStoreContext context = ContextBuilder.newBuilder(provider)
-                .credentials("identity", "credential")
-                .overrides(props)
-                .buildView(BlobStoreContext.class);
-        ServerBlobStore server = new ServerBlobStore(context.getBlobStore());
-        server.createContainerInLocation(null, BUCKET);
+        ServerBlobStore server = new ServerBlobStore(backend);
+        if (!server.containerExists(BUCKET)) {
+            server.createContainer(BUCKET, CreateContainerOptions.NONE);
+        }
         S3Proxy proxy = S3Proxy.builder()
                 .blobStore(server)
                 .endpoint(URI.create("http://127.0.0.1:" + port))
@@ -104,14 +105,14 @@ public final class S3ProxyFixture implements AutoCloseable {
             }
         } catch (Exception e) {
             server.releaseHangs();
-            context.close();
+            server.close();
             throw new IllegalStateException("Could not start S3Proxy", e);
         }
         URI endpoint = URI.create("http://127.0.0.1:" + proxy.getPort());
         System.setProperty("aws.accessKeyId", ACCESS_KEY);
         System.setProperty("aws.secretAccessKey", SECRET_KEY);
         System.setProperty("aws.region", REGION);
-        return new S3ProxyFixture(proxy, context, server, endpoint);
+        return new S3ProxyFixture(proxy, server, endpoint);
     }
 
     public URI endpoint() {
@@ -166,8 +167,8 @@ public final class S3ProxyFixture implements AutoCloseable {
         return server.faults();
     }
 
-    /** The server-side jclouds store, to inspect or corrupt objects behind the client's back. */
-    public org.jclouds.blobstore.BlobStore serverStore() {
+    /** The server-side store, to inspect or corrupt objects behind the client's back. */
+    public org.gaul.s3proxy.blobstore.BlobStore serverStore() {
         return server;
     }
 
@@ -179,7 +180,7 @@ public final class S3ProxyFixture implements AutoCloseable {
         } catch (Exception e) {
             throw new IllegalStateException("Could not stop S3Proxy", e);
         } finally {
-            context.close();
+            server.close();
         }
     }
 }

@@ -1,42 +1,42 @@
 package io.warpdata.blobcache;
 
-import org.jclouds.blobstore.domain.Blob;
-import org.jclouds.blobstore.domain.BlobMetadata;
-import org.jclouds.blobstore.domain.MultipartPart;
-import org.jclouds.blobstore.domain.MultipartUpload;
-import org.jclouds.blobstore.domain.PageSet;
-import org.jclouds.blobstore.domain.StorageMetadata;
-import org.jclouds.blobstore.domain.internal.BlobImpl;
-import org.jclouds.blobstore.options.GetOptions;
-import org.jclouds.blobstore.options.ListContainerOptions;
-import org.jclouds.blobstore.options.PutOptions;
-import org.jclouds.blobstore.util.ForwardingBlobStore;
-import org.jclouds.http.HttpResponse;
-import org.jclouds.http.HttpResponseException;
-import org.jclouds.io.MutableContentMetadata;
-import org.jclouds.io.Payload;
-import org.jclouds.io.Payloads;
+import com.google.common.hash.HashCode;
+import org.gaul.s3proxy.blobstore.ForwardingBlobStore;
+import org.gaul.s3proxy.blobstore.HttpResponse;
+import org.gaul.s3proxy.blobstore.HttpResponseException;
+import org.gaul.s3proxy.blobstore.domain.Blob;
+import org.gaul.s3proxy.blobstore.domain.BlobMetadata;
+import org.gaul.s3proxy.blobstore.domain.MultipartPart;
+import org.gaul.s3proxy.blobstore.domain.MultipartUpload;
+import org.gaul.s3proxy.blobstore.domain.PageSet;
+import org.gaul.s3proxy.blobstore.domain.StorageMetadata;
+import org.gaul.s3proxy.blobstore.options.GetOptions;
+import org.gaul.s3proxy.blobstore.options.ListContainerOptions;
+import org.gaul.s3proxy.blobstore.options.PutOptions;
 
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.time.Duration;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The fixture's server-side storage: the jclouds store S3Proxy serves from, wrapped to count
- * requests and inject faults. S3Proxy turns a jclouds {@link HttpResponseException} into an
- * HTTP error with the exception's status code, which is how 500 and 503 are injected.
+ * The fixture's server-side storage: the store S3Proxy serves from, wrapped to count requests
+ * and inject faults. S3Proxy turns an {@link HttpResponseException} into an HTTP error with the
+ * exception's status code, which is how 500 and 503 are injected.
+ *
+ * <p>S3Proxy recognises the backend through this wrapper ({@link ForwardingBlobStore}), so the
+ * nio2 stores keep their own handling of conditional writes: {@code If-None-Match: *} is decided
+ * by the store as it writes (a hard link that fails if the key exists), {@code If-Match} by
+ * S3Proxy reading the object's metadata before the write, which is counted here as a HEAD.
  */
 final class ServerBlobStore extends ForwardingBlobStore {
     private final ServerCounters counters = new ServerCounters();
     private final ServerFaults faults = new ServerFaults();
-    /** S3Proxy stores a stub blob named after the upload id for local providers: not a user put. */
-    private final Set<String> uploadIds = ConcurrentHashMap.newKeySet();
+    /** S3Proxy's own objects (the stub it writes when a multipart upload begins): not a user put. */
+    private static final String S3PROXY_INTERNAL = ".s3proxy-";
 
-    ServerBlobStore(org.jclouds.blobstore.BlobStore delegate) {
+    ServerBlobStore(org.gaul.s3proxy.blobstore.BlobStore delegate) {
         super(delegate);
     }
 
@@ -53,62 +53,40 @@ final class ServerBlobStore extends ForwardingBlobStore {
     }
 
     @Override
-    public String putBlob(String container, Blob blob) {
-        countPut(blob);
-        return super.putBlob(container, blob);
-    }
-
-    @Override
     public String putBlob(String container, Blob blob, PutOptions options) {
-        countPut(blob);
-        return super.putBlob(container, blob, options);
-    }
-
-    private void countPut(Blob blob) {
-        if (uploadIds.contains(blob.getMetadata().getName())) {
-            return;
+        // Counted once stored: a conditional PUT the store refuses (412) wrote nothing.
+        String etag = super.putBlob(container, blob, options);
+        if (!blob.getMetadata().name().startsWith(S3PROXY_INTERNAL)) {
+            counters.puts.increment();
+            Long len = blob.getMetadata().contentMetadata().contentLength();
+            if (len != null) {
+                counters.bytesReceived.add(len);
+            }
         }
-        counters.puts.increment();
-        Long len = blob.getMetadata().getContentMetadata().getContentLength();
-        if (len != null) {
-            counters.bytesReceived.add(len);
-        }
+        return etag;
     }
 
     @Override
-    public MultipartUpload initiateMultipartUpload(String container, BlobMetadata metadata, PutOptions options) {
-        MultipartUpload upload = super.initiateMultipartUpload(container, metadata, options);
-        uploadIds.add(upload.id());
-        return upload;
-    }
-
-    @Override
-    public MultipartPart uploadMultipartPart(MultipartUpload mpu, int partNumber, Payload payload) {
+    public MultipartPart uploadMultipartPart(MultipartUpload mpu, int partNumber, InputStream is, long contentLength,
+                                             HashCode contentMD5) {
         counters.parts.increment();
         if (ServerFaults.takeOne(faults.failParts)) {
             counters.faultsInjected.increment();
-            throw new HttpResponseException("injected InternalError on part " + partNumber, null,
-                    HttpResponse.builder().statusCode(500).message("Internal Error").build());
+            try {
+                is.close();
+            } catch (IOException ignored) {
+                // the injected failure is what the client sees
+            }
+            throw new HttpResponseException("injected InternalError on part " + partNumber, new HttpResponse(500));
         }
-        Long len = payload.getContentMetadata().getContentLength();
-        if (len != null) {
-            counters.bytesReceived.add(len);
-        }
-        return super.uploadMultipartPart(mpu, partNumber, payload);
+        counters.bytesReceived.add(contentLength);
+        return super.uploadMultipartPart(mpu, partNumber, is, contentLength, contentMD5);
     }
 
     @Override
     public String completeMultipartUpload(MultipartUpload mpu, List<MultipartPart> parts) {
         counters.puts.increment();
-        String etag = super.completeMultipartUpload(mpu, parts);
-        uploadIds.remove(mpu.id());
-        return etag;
-    }
-
-    @Override
-    public void abortMultipartUpload(MultipartUpload mpu) {
-        super.abortMultipartUpload(mpu);
-        uploadIds.remove(mpu.id());
+        return super.completeMultipartUpload(mpu, parts);
     }
 
     @Override
@@ -120,62 +98,47 @@ final class ServerBlobStore extends ForwardingBlobStore {
             return super.blobMetadata(container, name);
         } finally {
             counters.answered("HEAD " + name, start);
+            Runnable after = faults.takeAfterHead(name);
+            if (after != null) {
+                after.run();
+            }
         }
-    }
-
-    @Override
-    public Blob getBlob(String container, String name) {
-        return getBlob(container, name, GetOptions.NONE);
     }
 
     @Override
     public Blob getBlob(String container, String name, GetOptions options) {
         long start = System.nanoTime();
+        boolean ranged = options != null && !options.ranges().isEmpty();
         try {
-            return countedGet(container, name, options);
+            return countedGet(container, name, options, ranged);
         } finally {
-            counters.answered((options != null && !options.getRanges().isEmpty() ? "GET (range) " : "GET ") + name, start);
+            counters.answered((ranged ? "GET (range) " : "GET ") + name, start);
         }
     }
 
-    private Blob countedGet(String container, String name, GetOptions options) {
+    private Blob countedGet(String container, String name, GetOptions options, boolean ranged) {
         counters.gets.increment();
-        boolean ranged = options != null && !options.getRanges().isEmpty();
         boolean pointerOrManifest = name.contains("datasets/");
+        boolean conditional = options != null && options.ifNoneMatch() != null;
         if (ranged && !pointerOrManifest) {
             counters.rangedGets.increment();
         }
         if (!ranged || pointerOrManifest) {
-            counters.metadata((options != null && options.getIfNoneMatch() != null ? "GET (if-none-match) " : "GET ") + name);
+            counters.metadata((conditional ? "GET (if-none-match) " : "GET ") + name);
         }
-        if (options != null && options.getIfNoneMatch() != null) {
+        if (conditional) {
             counters.conditionalGets.increment();
         }
         injectFailures();
         Blob blob = super.getBlob(container, name, options);
-        if (blob == null) {
-            return null;
+        if (blob == null || blob.getPayload() == null) {
+            return blob;
         }
         boolean corrupt = ServerFaults.takeOne(faults.corrupt);
         if (corrupt) {
             counters.faultsInjected.increment();
         }
-        Payload original = blob.getPayload();
-        MutableContentMetadata metadata = original.getContentMetadata();
-        InputStream in;
-        try {
-            in = original.openStream();
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot open payload of " + name, e);
-        }
-        Payload counted = Payloads.newInputStreamPayload(new ServedStream(in, corrupt));
-        counted.setContentMetadata(metadata);
-        // A new blob: setPayload on the original would close its payload, and with it the
-        // stream we just opened.
-        Blob served = new BlobImpl(blob.getMetadata());
-        served.setPayload(counted);
-        served.setAllHeaders(blob.getAllHeaders());
-        return served;
+        return blob.toBuilder().payload(new ServedStream(blob.getPayload(), corrupt)).build();
     }
 
     private void injectFailures() {
@@ -193,32 +156,31 @@ final class ServerBlobStore extends ForwardingBlobStore {
         }
         if (ServerFaults.takeOne(faults.fail503)) {
             counters.faultsInjected.increment();
-            throw new HttpResponseException("injected SlowDown", null,
-                    HttpResponse.builder().statusCode(503).message("Slow Down").build());
+            throw new HttpResponseException("injected SlowDown", new HttpResponse(503));
         }
         if (ServerFaults.takeOne(faults.fail500)) {
             counters.faultsInjected.increment();
-            throw new HttpResponseException("injected InternalError", null,
-                    HttpResponse.builder().statusCode(500).message("Internal Error").build());
+            throw new HttpResponseException("injected InternalError", new HttpResponse(500));
         }
     }
 
     @Override
-    public PageSet<? extends StorageMetadata> list(String container) {
+    public PageSet<? extends StorageMetadata> list() {
         counters.lists.increment();
         counters.metadata("LIST");
-        return super.list(container);
+        return super.list();
     }
 
     @Override
     public PageSet<? extends StorageMetadata> list(String container, ListContainerOptions options) {
         long start = System.nanoTime();
+        String prefix = options == null || options.prefix() == null ? "" : options.prefix();
         counters.lists.increment();
-        counters.metadata("LIST " + (options == null ? "" : options.getPrefix()));
+        counters.metadata("LIST " + prefix);
         try {
             return super.list(container, options);
         } finally {
-            counters.answered("LIST " + (options == null ? "" : options.getPrefix()), start);
+            counters.answered("LIST " + prefix, start);
         }
     }
 

@@ -6,7 +6,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 /** What an {@link S3ProxyFixture} server saw, counted at the server's storage layer. */
 public final class ServerCounters {
-    /** Object writes: single PUTs plus completed multipart uploads. */
+    /** Objects written: single PUTs plus completed multipart uploads (a refused conditional PUT is not one). */
     public final LongAdder puts = new LongAdder();
     /** Multipart parts received. */
     public final LongAdder parts = new LongAdder();

@@ -1,6 +1,8 @@
 package io.warpdata.blobcache;
 
 import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -18,6 +20,7 @@ public final class ServerFaults {
     final AtomicReference<Duration> delay = new AtomicReference<>(Duration.ZERO);
     volatile boolean hang;
     final AtomicReference<Duration> trickle = new AtomicReference<>(Duration.ZERO);
+    private final Map<String, Runnable> afterHead = new ConcurrentHashMap<>();
 
     /** The next {@code n} GETs answer HTTP 500 InternalError. */
     public ServerFaults failNextGetsWith500(int n) {
@@ -70,7 +73,28 @@ public final class ServerFaults {
         return this;
     }
 
+    /**
+     * Runs {@code writer} once, right after the server has answered the next HEAD of an object
+     * whose key ends with {@code keySuffix}: another writer landing between a client's read of
+     * an object's version and its conditional write, at exactly that point.
+     */
+    public ServerFaults afterNextHead(String keySuffix, Runnable writer) {
+        afterHead.put(keySuffix, writer);
+        return this;
+    }
+
+    /** The writer to run after a HEAD of {@code key}, taken (so it runs once), or null. */
+    Runnable takeAfterHead(String key) {
+        for (String suffix : afterHead.keySet()) {
+            if (key.endsWith(suffix)) {
+                return afterHead.remove(suffix);
+            }
+        }
+        return null;
+    }
+
     public ServerFaults clear() {
+        afterHead.clear();
         fail500.set(0);
         fail503.set(0);
         corrupt.set(0);

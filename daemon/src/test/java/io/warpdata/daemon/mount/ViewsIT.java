@@ -267,7 +267,7 @@ class ViewsIT {
         // Only the mount's background re-checks of the links it watches (conditional GETs of a
         // pointer, on the 1 s pointer TTL) may happen meanwhile; no GET of any blob.
         assertThat(store.s3.counters().gets() - store.s3.counters().conditionalGets.sum())
-                .as("GETs reading the view's members, %s", store.s3.counters()).isZero();
+                .as("GETs reading the view's members, %s %s", store.s3.counters(), store.s3.counters().metadataRequests).isZero();
         assertThat(store.s3.counters().bytesServed()).as("bytes served, %s", store.s3.counters()).isZero();
         for (String line : sums.out().lines().toList()) {
             String rel = line.substring(66).replaceFirst("^\\./", "");
