@@ -581,14 +581,14 @@ public final class BlockCache implements BlobReader {
     }
 
     /**
-     * Waits until no fetch is queued or in flight and every fetched block is written, for tests
+     * Waits until no fetch (nor hash-list prefetch) is queued or in flight and every fetched block is written, for tests
      * and benchmarks that count what a read sequence left behind.
      *
      * @return whether it became idle within {@code timeout}
      */
     public boolean awaitIdle(Duration timeout) throws InterruptedException {
         long until = System.nanoTime() + timeout.toNanos();
-        while ((orders != null && !orders.idle()) || !scheduler.idle() || !members.idle()) {
+        while ((orders != null && !orders.idle()) || !scheduler.idle() || !members.idle() || !prefetcher.idle()) {
             if (System.nanoTime() > until) {
                 return false;
             }

@@ -134,6 +134,11 @@ final class HashListPrefetcher {
         return Math.max(BlockHashList.maxSerializedSize(blob.size()), MAX_BYTES_IN_FLIGHT / IN_FLIGHT);
     }
 
+    /** Whether nothing is queued or loading (tests count what a read sequence left behind). */
+    synchronized boolean idle() {
+        return queue.isEmpty() && budget == MAX_BYTES_IN_FLIGHT;
+    }
+
     /** Drops what is queued; loads in flight end on their own. */
     synchronized void close() {
         closed = true;
