@@ -65,7 +65,10 @@ class DiskBlocksTest {
             writerB.get().join(TimeUnit.SECONDS.toMillis(10));
             assertThat(writerB.get().isAlive()).isFalse();
             assertThat(bytesOnDisk()).isLessThanOrEqualTo(fsSize - floor);
-            assertThat(disk.blockCount()).isEqualTo(1);
+            // At most one fits. Not exactly one: B, short of room, may evict A's block as it lands
+            // and still find A's reservation pending (it is given back just after the rename),
+            // and then skip its own write; which happens depends on the scheduler.
+            assertThat(disk.blockCount()).isLessThanOrEqualTo(1);
         } finally {
             disk.close();
         }
