@@ -496,9 +496,9 @@ public final class BlockCache implements BlobReader {
     /** Byte ranges as ascending, disjoint {@code [first, end)} block spans, cut off at {@code maxBytes} of blocks. */
     static List<int[]> blockSpans(BlockHashList list, List<long[]> ranges, long maxBytes) {
         int bs = list.blockSize();
-        List<long[]> sorted = new java.util.ArrayList<>(ranges);
+        List<long[]> sorted = new ArrayList<>(ranges);
         sorted.sort(java.util.Comparator.comparingLong(r -> r[0]));
-        List<int[]> spans = new java.util.ArrayList<>();
+        List<int[]> spans = new ArrayList<>();
         long budget = maxBytes;
         for (long[] r : sorted) {
             if (r[1] <= r[0]) {

@@ -93,14 +93,16 @@ public final class WarmOperation implements Operation {
                         + " (artifacts: " + String.join(", ", m.artifacts().keySet()) + ")");
             }
             out.putIfAbsent(artifact.index().id(), Item.whole(artifact.index()));
-            List<BlobRef> selected = shards.select(artifact.shards());
             if (m.derivedFrom().isEmpty()) {
-                selected.forEach(s -> out.putIfAbsent(s.id(), Item.whole(s)));
+                shards.select(artifact.shards()).forEach(s -> out.putIfAbsent(s.id(), Item.whole(s)));
                 continue;
             }
             Map<Integer, List<long[]>> ranges = memberRanges(indexes.apply(artifact.index()));
-            for (BlobRef s : selected) {
-                List<long[]> r = ranges.getOrDefault(artifact.shards().indexOf(s), List.of());
+            // By position, as the member index names shards: no search per shard.
+            int end = Math.min(shards.toExclusive(), artifact.shards().size());
+            for (int pos = shards.from(); pos < end; pos++) {
+                BlobRef s = artifact.shards().get(pos);
+                List<long[]> r = ranges.getOrDefault(pos, List.of());
                 Item previous = out.get(s.id());
                 if (previous == null) {
                     out.put(s.id(), new Item(s, Optional.of(r)));
