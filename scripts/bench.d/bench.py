@@ -1174,8 +1174,8 @@ class Warp(MountSystem):
     # inputs, the same code and the version is still the store's latest.
     PUBLISH_CODE = ("io/warpdata/manifest/", "io/warpdata/daemon/publish/", "io/warpdata/daemon/cli/",
                     # where and how objects land in the store (not the read path's BlobReader)
-                    "io/warpdata/blobcache/BlobStore", "io/warpdata/blobcache/StoreLayout",
-                    "io/warpdata/blobcache/Catalog", "io/warpdata/blobcache/s3/")
+                    "io/warpdata/store/BlobStore", "io/warpdata/store/StoreLayout",
+                    "io/warpdata/catalog/Catalog", "io/warpdata/store/s3/")
 
     def _data_params(self):
         try:

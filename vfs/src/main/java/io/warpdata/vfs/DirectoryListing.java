@@ -1,9 +1,9 @@
 package io.warpdata.vfs;
 
-import io.warpdata.blobcache.Catalog;
-import io.warpdata.blobcache.DatasetNotFoundException;
-import io.warpdata.blobcache.StoreUnavailableException;
-import io.warpdata.blobcache.StoreException;
+import io.warpdata.catalog.Catalog;
+import io.warpdata.catalog.DatasetNotFoundException;
+import io.warpdata.store.StoreUnavailableException;
+import io.warpdata.store.StoreException;
 import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.ArtifactKind;
 import io.warpdata.manifest.DatasetId;

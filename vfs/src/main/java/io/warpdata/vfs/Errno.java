@@ -1,7 +1,7 @@
 package io.warpdata.vfs;
 
-import io.warpdata.blobcache.AmbiguousVersionException;
-import io.warpdata.blobcache.DatasetNotFoundException;
+import io.warpdata.catalog.AmbiguousVersionException;
+import io.warpdata.catalog.DatasetNotFoundException;
 import io.warpdata.manifest.WarpException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

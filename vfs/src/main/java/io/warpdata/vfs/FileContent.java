@@ -1,6 +1,6 @@
 package io.warpdata.vfs;
 
-import io.warpdata.blobcache.BlobMember;
+import io.warpdata.blobcache.cache.BlobMember;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.MemberIndex;
 

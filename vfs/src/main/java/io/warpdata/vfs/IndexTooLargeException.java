@@ -1,6 +1,6 @@
 package io.warpdata.vfs;
 
-import io.warpdata.blobcache.StoreException;
+import io.warpdata.store.StoreException;
 
 /**
  * An artifact's member index holds more members than warpd may keep indexed with its heap: it

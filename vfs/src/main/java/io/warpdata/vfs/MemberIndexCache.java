@@ -2,9 +2,9 @@ package io.warpdata.vfs;
 
 import com.github.benmanes.caffeine.cache.AsyncLoadingCache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import io.warpdata.blobcache.BlobReader;
-import io.warpdata.blobcache.LastKnownGood;
-import io.warpdata.blobcache.ObjectTooLargeException;
+import io.warpdata.blobcache.cache.BlobReader;
+import io.warpdata.catalog.LastKnownGood;
+import io.warpdata.store.ObjectTooLargeException;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.MemberIndex;
 

@@ -1,6 +1,6 @@
 package io.warpdata.vfs;
 
-import io.warpdata.blobcache.Catalog;
+import io.warpdata.catalog.Catalog;
 import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.MemberIndex;

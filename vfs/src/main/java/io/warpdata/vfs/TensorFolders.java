@@ -2,8 +2,8 @@ package io.warpdata.vfs;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import io.warpdata.blobcache.BlobReader;
-import io.warpdata.blobcache.StoreException;
+import io.warpdata.blobcache.cache.BlobReader;
+import io.warpdata.store.StoreException;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.formats.SafetensorsException;

@@ -2,10 +2,10 @@ package io.warpdata.vfs;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import io.warpdata.blobcache.BlobReader;
-import io.warpdata.blobcache.Catalog;
-import io.warpdata.blobcache.DatasetNotFoundException;
-import io.warpdata.blobcache.StoreException;
+import io.warpdata.blobcache.cache.BlobReader;
+import io.warpdata.catalog.Catalog;
+import io.warpdata.catalog.DatasetNotFoundException;
+import io.warpdata.store.StoreException;
 import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.ArtifactKind;
 import io.warpdata.manifest.BlobRef;

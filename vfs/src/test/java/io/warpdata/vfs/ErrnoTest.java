@@ -1,9 +1,9 @@
 package io.warpdata.vfs;
 
-import io.warpdata.blobcache.BlockVerificationException;
-import io.warpdata.blobcache.AmbiguousVersionException;
-import io.warpdata.blobcache.DatasetNotFoundException;
-import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.blobcache.cache.BlockVerificationException;
+import io.warpdata.catalog.AmbiguousVersionException;
+import io.warpdata.catalog.DatasetNotFoundException;
+import io.warpdata.store.StoreUnavailableException;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.ManifestCorruptedException;
 import org.junit.jupiter.api.Test;

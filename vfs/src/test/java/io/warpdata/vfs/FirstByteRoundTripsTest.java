@@ -3,10 +3,10 @@ package io.warpdata.vfs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.github.benmanes.caffeine.cache.Ticker;
-import io.warpdata.blobcache.Catalog;
-import io.warpdata.blobcache.InMemoryBlobStore;
-import io.warpdata.blobcache.LastKnownGood;
-import io.warpdata.blobcache.RoundTripStore;
+import io.warpdata.catalog.Catalog;
+import io.warpdata.store.InMemoryBlobStore;
+import io.warpdata.catalog.LastKnownGood;
+import io.warpdata.store.RoundTripStore;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.CacheConfig;
 import io.warpdata.manifest.DatasetId;

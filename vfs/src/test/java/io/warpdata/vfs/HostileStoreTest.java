@@ -3,14 +3,14 @@ package io.warpdata.vfs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.warpdata.blobcache.BlobNotFoundException;
-import io.warpdata.blobcache.Catalog;
-import io.warpdata.blobcache.ForwardingBlobStore;
-import io.warpdata.blobcache.InMemoryBlobStore;
-import io.warpdata.blobcache.ObjectTooLargeException;
-import io.warpdata.blobcache.StoreException;
-import io.warpdata.blobcache.StoreLayout;
-import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.store.BlobNotFoundException;
+import io.warpdata.catalog.Catalog;
+import io.warpdata.store.ForwardingBlobStore;
+import io.warpdata.store.InMemoryBlobStore;
+import io.warpdata.store.ObjectTooLargeException;
+import io.warpdata.store.StoreException;
+import io.warpdata.store.StoreLayout;
+import io.warpdata.store.StoreUnavailableException;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.CacheConfig;
 import io.warpdata.blobcache.cache.RetryPolicy;
@@ -132,7 +132,7 @@ class HostileStoreTest {
         }
 
         @Override
-        public io.warpdata.blobcache.Versioned getIfChanged(String key, String ifNoneMatch, int maxBytes) {
+        public io.warpdata.store.Versioned getIfChanged(String key, String ifNoneMatch, int maxBytes) {
             maybeHang(key);
             Long size = claimedSize.get(key);
             if (size != null && size > maxBytes) {

@@ -1,8 +1,8 @@
 package io.warpdata.vfs;
 
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.Catalog;
-import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.store.BlobStore;
+import io.warpdata.catalog.Catalog;
+import io.warpdata.store.StoreLayout;
 import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.ArtifactKind;
 import io.warpdata.manifest.BlobId;

@@ -1,9 +1,9 @@
 package io.warpdata.vfs;
 
-import io.warpdata.blobcache.BlockVerificationException;
-import io.warpdata.blobcache.Catalog;
-import io.warpdata.blobcache.InMemoryBlobStore;
-import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.blobcache.cache.BlockVerificationException;
+import io.warpdata.catalog.Catalog;
+import io.warpdata.store.InMemoryBlobStore;
+import io.warpdata.store.StoreLayout;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.CacheConfig;
 import io.warpdata.blobcache.cache.DirectBlobReader;
@@ -556,9 +556,9 @@ class WarpTreeTest {
 
     @Test
     void aVersionOpenedOnceIsListedAfterARestartWithTheStoreDown(@org.junit.jupiter.api.io.TempDir java.nio.file.Path state) {
-        io.warpdata.blobcache.OutageStore outage = new io.warpdata.blobcache.OutageStore(store);
+        io.warpdata.store.OutageStore outage = new io.warpdata.store.OutageStore(store);
         Catalog first = new Catalog(outage, Catalog.Config.defaults(), ticker::get,
-                io.warpdata.blobcache.LastKnownGood.onDisk(state), java.time.Clock.systemUTC());
+                io.warpdata.catalog.LastKnownGood.onDisk(state), java.time.Clock.systemUTC());
         WarpTree before = new WarpTree(first, new DirectBlobReader(outage), 1_000_000, loader);
         String v = version(v1);
         List<String> listed = new ArrayList<>();
@@ -567,7 +567,7 @@ class WarpTreeTest {
 
         outage.down();
         Catalog second = new Catalog(outage, Catalog.Config.defaults(), ticker::get,
-                io.warpdata.blobcache.LastKnownGood.onDisk(state), java.time.Clock.systemUTC());
+                io.warpdata.catalog.LastKnownGood.onDisk(state), java.time.Clock.systemUTC());
         WarpTree after = new WarpTree(second, new DirectBlobReader(outage), 1_000_000, loader);
         List<String> again = new ArrayList<>();
         after.list(after.lookup(v + "/images/train"), 0, (name, type, next, node) -> again.add(name) && false);
@@ -576,16 +576,16 @@ class WarpTreeTest {
         assertThat(after.attributes(after.lookup(v + "/images/train/cat/1.png")).size()).isEqualTo(5000);
         // Its bytes were never cached: reading them needs the store.
         assertThatThrownBy(() -> after.read(after.lookup(v + "/images/train/cat/1.png"), 0, new byte[10], 10))
-                .isInstanceOf(io.warpdata.blobcache.StoreUnreachableException.class);
-        assertThat(errno.of(new io.warpdata.blobcache.StoreUnreachableException("down", null), "read", v)).isEqualTo(Errno.EIO);
+                .isInstanceOf(io.warpdata.store.StoreUnreachableException.class);
+        assertThat(errno.of(new io.warpdata.store.StoreUnreachableException("down", null), "read", v)).isEqualTo(Errno.EIO);
     }
 
     @Test
     void statOfTheRootNeverFailsEvenWithNothingKnownAndTheStoreDown() {
-        io.warpdata.blobcache.OutageStore outage = new io.warpdata.blobcache.OutageStore(store).down();
+        io.warpdata.store.OutageStore outage = new io.warpdata.store.OutageStore(store).down();
         WarpTree cold = new WarpTree(new Catalog(outage), new DirectBlobReader(outage), 1_000, loader);
         assertThat(cold.attributes(cold.root()).type()).isEqualTo(Node.Type.DIRECTORY);
         assertThatThrownBy(() -> cold.list(cold.root(), 0, (n, t, o, c) -> false))
-                .isInstanceOf(io.warpdata.blobcache.StoreUnreachableException.class);
+                .isInstanceOf(io.warpdata.store.StoreUnreachableException.class);
     }
 }

@@ -1,11 +1,8 @@
 package io.warpdata.blobcache.cache;
 
-import io.warpdata.blobcache.BlobMember;
-import io.warpdata.blobcache.BlobReader;
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.ObjectTooLargeException;
-import io.warpdata.blobcache.ReadMetrics;
-import io.warpdata.blobcache.StoreException;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.ObjectTooLargeException;
+import io.warpdata.store.StoreException;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
 import java.nio.ByteBuffer;

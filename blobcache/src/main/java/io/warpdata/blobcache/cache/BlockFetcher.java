@@ -1,12 +1,10 @@
 package io.warpdata.blobcache.cache;
 
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.BlockVerificationException;
-import io.warpdata.blobcache.ReadMetrics;
-import io.warpdata.blobcache.StoreException;
-import io.warpdata.blobcache.StoreLayout;
-import io.warpdata.blobcache.StoreUnavailableException;
-import io.warpdata.blobcache.StoreUnreachableException;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.StoreException;
+import io.warpdata.store.StoreLayout;
+import io.warpdata.store.StoreUnavailableException;
+import io.warpdata.store.StoreUnreachableException;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
 import java.util.concurrent.ThreadLocalRandom;
@@ -178,7 +176,7 @@ final class BlockFetcher {
     /**
      * Sleeps before retry {@code attempt}, or throws if that would pass the deadline. A store
      * that cannot be reached at all is not retried: nothing will answer for a while, and the
-     * reader gets EIO at once rather than at the deadline ({@link io.warpdata.blobcache.StoreHealth}
+     * reader gets EIO at once rather than at the deadline ({@link io.warpdata.store.StoreHealth}
      * notices when it is back).
      */
     private void backOff(int attempt, long deadlineNanos, StoreUnavailableException cause, String what) {

@@ -1,6 +1,6 @@
 package io.warpdata.blobcache.cache;
 
-import io.warpdata.blobcache.StoreException;
+import io.warpdata.store.StoreException;
 
 /** In {@link CacheMode#LOCAL} a read needed bytes that are not in the disk cache. */
 public final class BlockNotCachedException extends StoreException {

@@ -1,6 +1,6 @@
 package io.warpdata.blobcache.cache;
 
-import io.warpdata.blobcache.StoreException;
+import io.warpdata.store.StoreException;
 import java.nio.file.Path;
 
 /** The cache directory cannot be used: not writable, or in use by another warpd. */

@@ -14,7 +14,7 @@ import java.util.Map;
  * @param freeFloorBytes free space always left on the cache filesystem
  * @param blocks         blocks held
  * @param hitRate        hit bytes / (hit + miss bytes) since start, 0 before any read
- * @param counters       {@link io.warpdata.blobcache.ReadMetrics#snapshot()}
+ * @param counters       {@link io.warpdata.blobcache.cache.ReadMetrics#snapshot()}
  */
 public record CacheStats(CacheMode mode, String dir, long sizeBytes, long limitBytes, long freeFloorBytes,
         long blocks, double hitRate, Map<String, Long> counters) {

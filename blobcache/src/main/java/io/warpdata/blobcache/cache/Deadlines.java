@@ -1,7 +1,7 @@
 package io.warpdata.blobcache.cache;
 
-import io.warpdata.blobcache.StoreException;
-import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.store.StoreException;
+import io.warpdata.store.StoreUnavailableException;
 import io.warpdata.manifest.WarpException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;

@@ -1,9 +1,7 @@
 package io.warpdata.blobcache.cache;
 
-import io.warpdata.blobcache.BlobReader;
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.ObjectTooLargeException;
-import io.warpdata.blobcache.ReadMetrics;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.ObjectTooLargeException;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;

@@ -3,7 +3,6 @@ package io.warpdata.blobcache.cache;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
-import io.warpdata.blobcache.ReadMetrics;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlockHashList;
 import java.io.IOException;

@@ -1,7 +1,6 @@
 package io.warpdata.blobcache.cache;
 
-import io.warpdata.blobcache.ReadMetrics;
-import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.store.StoreUnavailableException;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
 

@@ -1,6 +1,6 @@
 package io.warpdata.blobcache.cache;
 
-import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.store.StoreUnavailableException;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
 import java.time.Duration;
@@ -50,7 +50,7 @@ final class HashListPrefetcher {
     /**
      * After a load found the store not answering ({@link StoreUnavailableException}), nothing is
      * prefetched for 5 s and what was queued is dropped: as long as warpd leaves an unreachable
-     * store alone before probing it again ({@link io.warpdata.blobcache.StoreHealth#PROBE_INTERVAL}).
+     * store alone before probing it again ({@link io.warpdata.store.StoreHealth#PROBE_INTERVAL}).
      */
     static final Duration PAUSE = Duration.ofSeconds(5);
 

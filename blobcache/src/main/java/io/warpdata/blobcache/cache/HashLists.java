@@ -2,8 +2,8 @@ package io.warpdata.blobcache.cache;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import io.warpdata.blobcache.StoreLayout;
-import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.store.StoreLayout;
+import io.warpdata.store.StoreUnavailableException;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
@@ -65,7 +65,7 @@ final class HashLists {
      * The verified list of {@code blob}, fetched if needed.
      *
      * @throws ManifestCorruptedException if the stored list does not match its id (twice) or the blob
-     * @throws io.warpdata.blobcache.StoreException if it cannot be fetched by the deadline
+     * @throws io.warpdata.store.StoreException if it cannot be fetched by the deadline
      */
     BlockHashList get(BlobRef blob, long deadlineNanos) {
         return get(blob, deadlineNanos, true);

@@ -1,10 +1,7 @@
 package io.warpdata.blobcache.cache;
 
-import io.warpdata.blobcache.BlobMember;
-import io.warpdata.blobcache.MemberVerificationException;
-import io.warpdata.blobcache.ReadMetrics;
-import io.warpdata.blobcache.StoreLayout;
-import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.store.StoreLayout;
+import io.warpdata.store.StoreUnavailableException;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlockHashList;
 import java.nio.ByteBuffer;
@@ -230,7 +227,7 @@ final class MemberReads {
      *
      * @return whether it was served (false: the block path should read it)
      * @throws MemberVerificationException if the member's bytes failed verification twice
-     * @throws io.warpdata.blobcache.StoreException if it could not be fetched within the deadline
+     * @throws io.warpdata.store.StoreException if it could not be fetched within the deadline
      */
     boolean fetch(BlobMember m, BlockHashList list, long offset, ByteBuffer dst, int at, int n, long deadline) {
         if (m.length() > MAX_FETCH_BYTES || readAhead == null || config.mode() == CacheMode.HYBRID) {

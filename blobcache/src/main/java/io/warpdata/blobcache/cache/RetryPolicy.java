@@ -5,7 +5,7 @@ import java.util.Objects;
 
 /**
  * How long the read path keeps trying a store that is unavailable (5xx, throttling, resets,
- * timeouts, all arriving as {@link io.warpdata.blobcache.StoreUnavailableException}).
+ * timeouts, all arriving as {@link io.warpdata.store.StoreUnavailableException}).
  *
  * <p>Retries back off exponentially from {@code initialBackoff} up to {@code maxBackoff}, each
  * sleep drawn uniformly from [0, backoff] ("full jitter", so that many readers hitting the same

@@ -1,9 +1,7 @@
 package io.warpdata.blobcache.cache;
 
-import io.warpdata.blobcache.BlockVerificationException;
-import io.warpdata.blobcache.ReadMetrics;
-import io.warpdata.blobcache.StoreLayout;
-import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.store.StoreLayout;
+import io.warpdata.store.StoreUnavailableException;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
 import org.slf4j.Logger;

@@ -1,6 +1,6 @@
 package io.warpdata.blobcache.cache;
 
-import io.warpdata.blobcache.StoreException;
+import io.warpdata.store.StoreException;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
 

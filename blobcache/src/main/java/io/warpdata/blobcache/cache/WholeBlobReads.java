@@ -1,9 +1,7 @@
 package io.warpdata.blobcache.cache;
 
-import io.warpdata.blobcache.BlockVerificationException;
-import io.warpdata.blobcache.ReadMetrics;
-import io.warpdata.blobcache.StoreLayout;
-import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.store.StoreLayout;
+import io.warpdata.store.StoreUnavailableException;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
@@ -62,8 +60,8 @@ final class WholeBlobReads {
      * verified against its id, its list loaded alongside to cache its blocks.
      *
      * @throws BlockVerificationException if the bytes fetched do not hash to the id, twice
-     * @throws io.warpdata.blobcache.ObjectTooLargeException if the store holds a larger object there
-     * @throws io.warpdata.blobcache.StoreException if it cannot be fetched by the deadline
+     * @throws io.warpdata.store.ObjectTooLargeException if the store holds a larger object there
+     * @throws io.warpdata.store.StoreException if it cannot be fetched by the deadline
      */
     byte[] read(BlobRef blob, long deadlineNanos) {
         CompletableFuture<byte[]> whole = new CompletableFuture<>();

@@ -44,7 +44,7 @@
  * A blob is read in the fixed blocks of its {@link io.warpdata.manifest.BlockHashList} (1 MiB by
  * default). Every block fetched from the store is checked against its SHA-256 before any reader
  * sees it; a mismatch is fetched once more, then the read fails with
- * {@link io.warpdata.blobcache.BlockVerificationException} and one log line naming the blob.
+ * {@link io.warpdata.blobcache.cache.BlockVerificationException} and one log line naming the blob.
  * Blocks on disk carry a CRC32C per 64 KiB chunk, checked on every read for the chunks the read
  * touches, so a block damaged on disk is a miss, never served. Cached blocks are keyed by
  * (blob id, block size, index): two datasets sharing a blob share its cached bytes.
@@ -111,7 +111,7 @@
  * </ul>
  *
  * <h2>Members by their own hash (DESIGN section 6, issue 16)</h2>
- * A tar member's read ({@link io.warpdata.blobcache.BlobReader#readMember}) carries, besides its
+ * A tar member's read ({@link io.warpdata.blobcache.cache.BlobReader#readMember}) carries, besides its
  * shard and offset, the member's SHA-256 from the member index. {@code BlockCache.readMember}
  * looks in this order:
  * <ol>

@@ -3,11 +3,10 @@ package io.warpdata.blobcache.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.BlockVerificationException;
-import io.warpdata.blobcache.S3ProxyFixture;
-import io.warpdata.blobcache.StoreUnavailableException;
-import io.warpdata.blobcache.s3.S3BlobStore;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.S3ProxyFixture;
+import io.warpdata.store.StoreUnavailableException;
+import io.warpdata.store.s3.S3BlobStore;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
 import java.nio.file.Path;

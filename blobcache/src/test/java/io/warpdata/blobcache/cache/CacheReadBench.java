@@ -1,6 +1,6 @@
 package io.warpdata.blobcache.cache;
 
-import io.warpdata.blobcache.InMemoryBlobStore;
+import io.warpdata.store.InMemoryBlobStore;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
 import java.io.IOException;

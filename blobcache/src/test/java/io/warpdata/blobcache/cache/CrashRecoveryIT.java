@@ -2,7 +2,7 @@ package io.warpdata.blobcache.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.warpdata.blobcache.local.LocalBlobStore;
+import io.warpdata.store.local.LocalBlobStore;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlobId;
 import java.nio.file.Files;

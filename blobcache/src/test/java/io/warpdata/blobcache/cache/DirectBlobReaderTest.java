@@ -3,9 +3,8 @@ package io.warpdata.blobcache.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.warpdata.blobcache.BlockVerificationException;
-import io.warpdata.blobcache.InMemoryBlobStore;
-import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.store.InMemoryBlobStore;
+import io.warpdata.store.StoreUnavailableException;
 import io.warpdata.manifest.BlobRef;
 import java.time.Duration;
 import java.util.Arrays;

@@ -2,7 +2,6 @@ package io.warpdata.blobcache.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.warpdata.blobcache.ReadMetrics;
 import io.warpdata.manifest.BlobId;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,8 +1,8 @@
 package io.warpdata.blobcache.cache;
 
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.ForwardingBlobStore;
-import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.ForwardingBlobStore;
+import io.warpdata.store.StoreUnavailableException;
 import java.util.OptionalLong;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;

@@ -1,10 +1,10 @@
 package io.warpdata.blobcache.cache;
 
-import io.warpdata.blobcache.BenchS3Server;
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.S3ProxyFixture;
-import io.warpdata.blobcache.StoreLayout;
-import io.warpdata.blobcache.s3.S3BlobStore;
+import io.warpdata.store.BenchS3Server;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.S3ProxyFixture;
+import io.warpdata.store.StoreLayout;
+import io.warpdata.store.s3.S3BlobStore;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
 import java.io.BufferedReader;

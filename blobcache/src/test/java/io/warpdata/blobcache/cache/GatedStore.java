@@ -1,9 +1,9 @@
 package io.warpdata.blobcache.cache;
 
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.ForwardingBlobStore;
-import io.warpdata.blobcache.StoreUnavailableException;
-import io.warpdata.blobcache.StoreUnreachableException;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.ForwardingBlobStore;
+import io.warpdata.store.StoreUnavailableException;
+import io.warpdata.store.StoreUnreachableException;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;

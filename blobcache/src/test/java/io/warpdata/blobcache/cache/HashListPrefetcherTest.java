@@ -2,8 +2,8 @@ package io.warpdata.blobcache.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.warpdata.blobcache.InMemoryBlobStore;
-import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.store.InMemoryBlobStore;
+import io.warpdata.store.StoreLayout;
 import io.warpdata.manifest.BlobRef;
 import java.nio.file.Path;
 import java.time.Duration;

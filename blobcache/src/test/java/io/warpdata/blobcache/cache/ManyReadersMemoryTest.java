@@ -2,7 +2,7 @@ package io.warpdata.blobcache.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.warpdata.blobcache.InMemoryBlobStore;
+import io.warpdata.store.InMemoryBlobStore;
 import io.warpdata.manifest.BlobRef;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -3,10 +3,7 @@ package io.warpdata.blobcache.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.warpdata.blobcache.BlobMember;
-import io.warpdata.blobcache.InMemoryBlobStore;
-import io.warpdata.blobcache.MemberVerificationException;
-import io.warpdata.blobcache.ReadMetrics;
+import io.warpdata.store.InMemoryBlobStore;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
@@ -295,7 +292,7 @@ class MemberReadsTest {
         c.gc(0);
         store.hang = new CountDownLatch(1);
         long start = System.nanoTime();
-        assertThatThrownBy(() -> readMember(c, s.member(i))).isInstanceOf(io.warpdata.blobcache.StoreUnavailableException.class);
+        assertThatThrownBy(() -> readMember(c, s.member(i))).isInstanceOf(io.warpdata.store.StoreUnavailableException.class);
         assertThat(System.nanoTime() - start).isLessThan(TimeUnit.SECONDS.toNanos(5));
         store.hang.countDown();
     }

@@ -3,11 +3,11 @@ package io.warpdata.blobcache.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.ForwardingBlobStore;
-import io.warpdata.blobcache.InMemoryBlobStore;
-import io.warpdata.blobcache.StoreException;
-import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.ForwardingBlobStore;
+import io.warpdata.store.InMemoryBlobStore;
+import io.warpdata.store.StoreException;
+import io.warpdata.store.StoreLayout;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
 import java.nio.file.Path;

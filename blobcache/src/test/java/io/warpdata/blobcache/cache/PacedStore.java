@@ -1,7 +1,7 @@
 package io.warpdata.blobcache.cache;
 
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.ForwardingBlobStore;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.ForwardingBlobStore;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;

@@ -3,11 +3,10 @@ package io.warpdata.blobcache.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.warpdata.blobcache.BlockVerificationException;
-import io.warpdata.blobcache.InMemoryBlobStore;
-import io.warpdata.blobcache.ObjectTooLargeException;
-import io.warpdata.blobcache.StoreLayout;
-import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.store.InMemoryBlobStore;
+import io.warpdata.store.ObjectTooLargeException;
+import io.warpdata.store.StoreLayout;
+import io.warpdata.store.StoreUnavailableException;
 import io.warpdata.manifest.BlobRef;
 import java.nio.file.Path;
 import java.time.Duration;

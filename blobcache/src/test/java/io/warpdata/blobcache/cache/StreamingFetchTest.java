@@ -2,10 +2,10 @@ package io.warpdata.blobcache.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.ForwardingBlobStore;
-import io.warpdata.blobcache.InMemoryBlobStore;
-import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.ForwardingBlobStore;
+import io.warpdata.store.InMemoryBlobStore;
+import io.warpdata.store.StoreUnavailableException;
 import io.warpdata.manifest.BlobRef;
 import java.nio.file.Path;
 import java.time.Duration;

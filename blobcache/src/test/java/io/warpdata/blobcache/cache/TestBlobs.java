@@ -1,7 +1,7 @@
 package io.warpdata.blobcache.cache;
 
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.StoreLayout;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;

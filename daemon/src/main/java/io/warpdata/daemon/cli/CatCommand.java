@@ -1,7 +1,7 @@
 package io.warpdata.daemon.cli;
 
-import io.warpdata.blobcache.BlobReader;
-import io.warpdata.blobcache.Catalog;
+import io.warpdata.blobcache.cache.BlobReader;
+import io.warpdata.catalog.Catalog;
 import io.warpdata.daemon.inspect.MemberBytes;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

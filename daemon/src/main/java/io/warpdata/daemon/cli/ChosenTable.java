@@ -1,6 +1,6 @@
 package io.warpdata.daemon.cli;
 
-import io.warpdata.blobcache.Catalog;
+import io.warpdata.catalog.Catalog;
 import io.warpdata.daemon.inspect.VersionReport;
 import io.warpdata.manifest.Table;
 

@@ -1,7 +1,7 @@
 package io.warpdata.daemon.cli;
 
-import io.warpdata.blobcache.BlobReader;
-import io.warpdata.blobcache.BlobStore;
+import io.warpdata.blobcache.cache.BlobReader;
+import io.warpdata.store.BlobStore;
 
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -31,7 +31,7 @@ public record CliContext(Map<String, String> env, PrintStream out, PrintStream e
         /**
          * @param remote {@code s3://bucket/prefix} or {@code file:///dir}
          * @param endpoint S3 endpoint override, or null for AWS
-         * @throws io.warpdata.blobcache.StoreException if the store cannot be opened
+         * @throws io.warpdata.store.StoreException if the store cannot be opened
          */
         BlobStore open(String remote, String endpoint);
     }

@@ -1,8 +1,8 @@
 package io.warpdata.daemon.cli;
 
-import io.warpdata.blobcache.BlobReader;
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.BlobStores;
+import io.warpdata.blobcache.cache.BlobReader;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.BlobStores;
 import io.warpdata.blobcache.cache.DirectBlobReader;
 
 import java.util.Optional;

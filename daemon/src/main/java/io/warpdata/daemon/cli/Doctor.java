@@ -2,7 +2,7 @@ package io.warpdata.daemon.cli;
 
 import io.warpdata.daemon.ByteSize;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.warpdata.blobcache.BlobStore;
+import io.warpdata.store.BlobStore;
 import io.warpdata.daemon.control.ControlClient;
 import io.warpdata.daemon.control.ControlProtocol;
 import io.warpdata.manifest.WarpException;

@@ -3,7 +3,7 @@ package io.warpdata.daemon.cli;
 import io.warpdata.daemon.ByteSize;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.warpdata.blobcache.BlobStore;
+import io.warpdata.store.BlobStore;
 import io.warpdata.daemon.control.ControlProtocol;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;

@@ -1,7 +1,7 @@
 package io.warpdata.daemon.cli;
 
 import io.warpdata.daemon.ByteSize;
-import io.warpdata.blobcache.BlobReader;
+import io.warpdata.blobcache.cache.BlobReader;
 import io.warpdata.daemon.inspect.ParquetHead;
 import io.warpdata.daemon.inspect.TextTable;
 import io.warpdata.manifest.Table;

@@ -1,7 +1,7 @@
 package io.warpdata.daemon.cli;
 
-import io.warpdata.blobcache.Catalog;
-import io.warpdata.blobcache.DatasetNotFoundException;
+import io.warpdata.catalog.Catalog;
+import io.warpdata.catalog.DatasetNotFoundException;
 import io.warpdata.daemon.inspect.TextTable;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.Manifest;

@@ -1,7 +1,7 @@
 package io.warpdata.daemon.cli;
 
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.Catalog;
+import io.warpdata.store.BlobStore;
+import io.warpdata.catalog.Catalog;
 
 /** An opened store and its catalog, closed after the command. */
 final class Remote implements AutoCloseable {

@@ -1,6 +1,6 @@
 package io.warpdata.daemon.cli;
 
-import io.warpdata.blobcache.BlobReader;
+import io.warpdata.blobcache.cache.BlobReader;
 import io.warpdata.daemon.ByteSize;
 import io.warpdata.daemon.inspect.RowStream;
 import io.warpdata.manifest.Table;

@@ -1,6 +1,6 @@
 package io.warpdata.daemon.cli;
 
-import io.warpdata.blobcache.Catalog;
+import io.warpdata.catalog.Catalog;
 import io.warpdata.manifest.DatasetRef;
 import io.warpdata.manifest.ManifestValidationException;
 import picocli.CommandLine.Command;

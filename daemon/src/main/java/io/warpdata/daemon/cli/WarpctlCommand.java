@@ -2,7 +2,7 @@ package io.warpdata.daemon.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import io.warpdata.blobcache.BlobStore;
+import io.warpdata.store.BlobStore;
 import io.warpdata.manifest.DatasetRef;
 import io.warpdata.manifest.ManifestValidationException;
 import io.warpdata.manifest.WarpException;

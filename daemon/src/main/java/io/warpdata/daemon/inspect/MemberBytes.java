@@ -1,6 +1,6 @@
 package io.warpdata.daemon.inspect;
 
-import io.warpdata.blobcache.BlobReader;
+import io.warpdata.blobcache.cache.BlobReader;
 import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.Manifest;
@@ -39,7 +39,7 @@ public final class MemberBytes {
      * @throws NoSuchArtifactException if the version has no such artifact
      * @throws NoSuchMemberException if the artifact has no such member (or it is a directory)
      * @throws MemberHashMismatchException if the bytes do not hash to the member's recorded SHA-256
-     * @throws io.warpdata.blobcache.StoreException if the bytes cannot be fetched or fail verification
+     * @throws io.warpdata.store.StoreException if the bytes cannot be fetched or fail verification
      * @throws UncheckedIOException if {@code out} fails
      */
     public long copy(Manifest manifest, String version, String artifactName, String path, OutputStream out) {

@@ -1,6 +1,6 @@
 package io.warpdata.daemon.inspect;
 
-import io.warpdata.blobcache.BlobReader;
+import io.warpdata.blobcache.cache.BlobReader;
 import io.warpdata.manifest.Table;
 import io.warpdata.manifest.TableShard;
 import io.warpdata.manifest.WarpException;
@@ -55,7 +55,7 @@ public final class ParquetHead {
     /**
      * Reads the first {@code n} rows of {@code table}.
      *
-     * @throws io.warpdata.blobcache.StoreException if the shard bytes cannot be fetched or verified
+     * @throws io.warpdata.store.StoreException if the shard bytes cannot be fetched or verified
      * @throws CorruptShardException if a shard is not valid Parquet
      */
     public Result head(String tableName, Table table, int n) {

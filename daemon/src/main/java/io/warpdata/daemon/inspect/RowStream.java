@@ -1,6 +1,6 @@
 package io.warpdata.daemon.inspect;
 
-import io.warpdata.blobcache.BlobReader;
+import io.warpdata.blobcache.cache.BlobReader;
 import io.warpdata.manifest.Column;
 import io.warpdata.manifest.Table;
 import io.warpdata.manifest.TableShard;
@@ -79,7 +79,7 @@ public final class RowStream {
      * @param batchSize rows fetched from DuckDB at a time, and written out (flushed) together
      * @throws NoSuchColumnException if a column is not in the table's schema
      * @throws ParquetHead.CorruptShardException if a shard is not valid Parquet
-     * @throws io.warpdata.blobcache.StoreException if shard bytes cannot be fetched or verified
+     * @throws io.warpdata.store.StoreException if shard bytes cannot be fetched or verified
      * @throws UncheckedIOException if {@code out} fails
      */
     public Result stream(String tableName, Table table, List<String> columns, int batchSize, Shard shard,

@@ -1,6 +1,6 @@
 package io.warpdata.daemon.inspect;
 
-import io.warpdata.blobcache.BlobReader;
+import io.warpdata.blobcache.cache.BlobReader;
 import io.warpdata.daemon.inspect.ParquetHead.CorruptShardException;
 import io.warpdata.manifest.BlockHashList;
 import io.warpdata.manifest.TableShard;
@@ -48,7 +48,7 @@ final class ShardMirror implements AutoCloseable {
      *
      * @param what the shard as errors name it, e.g. {@code table 'main' shard part-0.parquet}
      * @throws CorruptShardException if the shard does not end like Parquet
-     * @throws io.warpdata.blobcache.StoreException if the bytes cannot be fetched or verified
+     * @throws io.warpdata.store.StoreException if the bytes cannot be fetched or verified
      */
     static ShardMirror open(BlobReader reader, TableShard shard, String what, Path tempDir) {
         long size = shard.blob().size();
@@ -115,7 +115,7 @@ final class ShardMirror implements AutoCloseable {
      * Reads byte ranges {@code [start, end)} of the shard into the mirror, and the leading magic
      * bytes, each verification block once (touching or overlapping ranges are merged).
      *
-     * @throws io.warpdata.blobcache.StoreException if the bytes cannot be fetched or verified
+     * @throws io.warpdata.store.StoreException if the bytes cannot be fetched or verified
      */
     void fetch(List<long[]> ranges) {
         try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {

@@ -2,7 +2,7 @@ package io.warpdata.daemon.inspect;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
-import io.warpdata.blobcache.BlobReader;
+import io.warpdata.blobcache.cache.BlobReader;
 import io.warpdata.manifest.Column;
 import io.warpdata.manifest.Table;
 import io.warpdata.manifest.TableShard;
@@ -96,7 +96,7 @@ public final class TableBatches {
      * @throws RowStream.NoSuchColumnException if a column is not in the schema
      * @throws BadFilterException if DuckDB refuses the filter
      * @throws ParquetHead.CorruptShardException if a shard is not valid Parquet
-     * @throws io.warpdata.blobcache.StoreException if shard bytes cannot be fetched or verified
+     * @throws io.warpdata.store.StoreException if shard bytes cannot be fetched or verified
      */
     public Result read(String tableName, Table table, Query q, Sink sink, BooleanSupplier cancelled) {
         List<String> schema = table.schema().stream().map(Column::name).toList();

@@ -1,8 +1,8 @@
 package io.warpdata.daemon.publish;
 
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.StoreException;
-import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.StoreException;
+import io.warpdata.store.StoreLayout;
 import io.warpdata.manifest.BlobId;
 
 import java.util.ArrayList;

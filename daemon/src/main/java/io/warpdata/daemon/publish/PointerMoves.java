@@ -1,7 +1,7 @@
 package io.warpdata.daemon.publish;
 
-import io.warpdata.blobcache.Catalog;
-import io.warpdata.blobcache.PointerMovedException;
+import io.warpdata.catalog.Catalog;
+import io.warpdata.store.PointerMovedException;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.VersionHash;
 
@@ -38,7 +38,7 @@ public final class PointerMoves {
      *
      * @param moveLatest whether latest moves
      * @param branch     the branch that moves, if any (created when it does not exist)
-     * @throws io.warpdata.blobcache.StoreException if the store cannot be read
+     * @throws io.warpdata.store.StoreException if the store cannot be read
      */
     public static PointerMoves begin(Catalog catalog, DatasetId dataset, boolean moveLatest, Optional<String> branch) {
         Objects.requireNonNull(branch, "branch");

@@ -1,9 +1,9 @@
 package io.warpdata.daemon.view;
 
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.Catalog;
-import io.warpdata.blobcache.StoreException;
-import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.store.BlobStore;
+import io.warpdata.catalog.Catalog;
+import io.warpdata.store.StoreException;
+import io.warpdata.store.StoreLayout;
 import io.warpdata.daemon.publish.BlobUploader;
 import io.warpdata.daemon.publish.PointerMoves;
 import io.warpdata.daemon.publish.PublishProgress;

@@ -1,16 +1,16 @@
 package io.warpdata.daemon.warpd;
 
-import io.warpdata.blobcache.AuthenticationException;
-import io.warpdata.blobcache.BlobReader;
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.BlobStores;
-import io.warpdata.blobcache.Catalog;
-import io.warpdata.blobcache.HealthCheckedStore;
-import io.warpdata.blobcache.LastKnownGood;
-import io.warpdata.blobcache.OfflineStore;
-import io.warpdata.blobcache.PermissionDeniedException;
-import io.warpdata.blobcache.StoreException;
-import io.warpdata.blobcache.StoreHealth;
+import io.warpdata.store.AuthenticationException;
+import io.warpdata.blobcache.cache.BlobReader;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.BlobStores;
+import io.warpdata.catalog.Catalog;
+import io.warpdata.store.HealthCheckedStore;
+import io.warpdata.catalog.LastKnownGood;
+import io.warpdata.store.OfflineStore;
+import io.warpdata.store.PermissionDeniedException;
+import io.warpdata.store.StoreException;
+import io.warpdata.store.StoreHealth;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.CacheConfig;
 import io.warpdata.blobcache.cache.CacheMode;

@@ -1,6 +1,6 @@
 package io.warpdata.daemon.cli;
 
-import io.warpdata.blobcache.InMemoryBlobStore;
+import io.warpdata.store.InMemoryBlobStore;
 import io.warpdata.daemon.publish.TestData;
 import io.warpdata.daemon.testing.StoreBlobReader;
 import org.junit.jupiter.api.BeforeEach;
@@ -210,7 +210,7 @@ class CatAndStreamCommandTest {
 
     @Test
     void tableBatchesAreColumnarAndHoldTheSourcesValues() throws Exception {
-        io.warpdata.manifest.Table main = new io.warpdata.blobcache.Catalog(store)
+        io.warpdata.manifest.Table main = new io.warpdata.catalog.Catalog(store)
                 .resolve(io.warpdata.manifest.DatasetRef.parse("vision/pets")).manifest().tables().get("main");
         io.warpdata.daemon.inspect.TableBatches tb = new io.warpdata.daemon.inspect.TableBatches(
                 new StoreBlobReader(store), tmp.resolve("mirrors"));

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.warpdata.blobcache.InMemoryBlobStore;
+import io.warpdata.store.InMemoryBlobStore;
 import io.warpdata.daemon.testing.StoreBlobReader;
 import io.warpdata.daemon.warpd.WarpdCommand;
 import java.io.ByteArrayOutputStream;

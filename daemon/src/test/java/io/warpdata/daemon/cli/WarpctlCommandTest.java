@@ -3,7 +3,7 @@ package io.warpdata.daemon.cli;
 import io.warpdata.daemon.testing.StoreBlobReader;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.warpdata.blobcache.InMemoryBlobStore;
+import io.warpdata.store.InMemoryBlobStore;
 import io.warpdata.daemon.publish.TestData;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -2,10 +2,10 @@ package io.warpdata.daemon.control;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.BlobStores;
-import io.warpdata.blobcache.Catalog;
-import io.warpdata.blobcache.CountingBlobStore;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.BlobStores;
+import io.warpdata.catalog.Catalog;
+import io.warpdata.store.CountingBlobStore;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.CacheConfig;
 import io.warpdata.daemon.control.ops.ControlOperations;

@@ -1,10 +1,10 @@
 package io.warpdata.daemon.control;
 
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.Catalog;
-import io.warpdata.blobcache.ForwardingBlobStore;
-import io.warpdata.blobcache.InMemoryBlobStore;
-import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.store.BlobStore;
+import io.warpdata.catalog.Catalog;
+import io.warpdata.store.ForwardingBlobStore;
+import io.warpdata.store.InMemoryBlobStore;
+import io.warpdata.store.StoreUnavailableException;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.CacheConfig;
 import io.warpdata.daemon.cli.CliContext;
@@ -92,8 +92,8 @@ final class ControlWorld implements AutoCloseable {
         byte[] list = BlockHashList.of(data, BLOCK).serialize();
         BlobId id = BlobId.of(data);
         BlobId listId = BlobId.of(list);
-        memory.put(io.warpdata.blobcache.StoreLayout.blob(id), data);
-        memory.put(io.warpdata.blobcache.StoreLayout.blob(listId), list);
+        memory.put(io.warpdata.store.StoreLayout.blob(id), data);
+        memory.put(io.warpdata.store.StoreLayout.blob(listId), list);
         return new BlobRef(id, size, listId);
     }
 

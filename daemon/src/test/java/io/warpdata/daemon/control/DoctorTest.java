@@ -1,7 +1,7 @@
 package io.warpdata.daemon.control;
 
-import io.warpdata.blobcache.BlobStores;
-import io.warpdata.blobcache.StoreUnavailableException;
+import io.warpdata.store.BlobStores;
+import io.warpdata.store.StoreUnavailableException;
 import io.warpdata.daemon.cli.Doctor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

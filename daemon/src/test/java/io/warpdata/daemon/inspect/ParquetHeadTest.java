@@ -1,9 +1,9 @@
 package io.warpdata.daemon.inspect;
 
-import io.warpdata.blobcache.BlobReader;
+import io.warpdata.blobcache.cache.BlobReader;
 import io.warpdata.daemon.testing.StoreBlobReader;
-import io.warpdata.blobcache.InMemoryBlobStore;
-import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.store.InMemoryBlobStore;
+import io.warpdata.store.StoreLayout;
 import io.warpdata.daemon.publish.TestData;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;

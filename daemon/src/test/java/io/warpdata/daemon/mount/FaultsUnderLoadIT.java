@@ -2,8 +2,8 @@ package io.warpdata.daemon.mount;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.S3ProxyFixture;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.S3ProxyFixture;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.VersionHash;
 import org.junit.jupiter.api.AfterAll;

@@ -2,8 +2,8 @@ package io.warpdata.daemon.mount;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.RoundTripStore;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.RoundTripStore;
 import io.warpdata.manifest.DatasetId;
 import java.io.IOException;
 import java.nio.ByteBuffer;

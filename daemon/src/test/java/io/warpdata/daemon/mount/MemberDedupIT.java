@@ -2,8 +2,8 @@ package io.warpdata.daemon.mount;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.Catalog;
+import io.warpdata.store.BlobStore;
+import io.warpdata.catalog.Catalog;
 import io.warpdata.daemon.publish.PublishProgress;
 import io.warpdata.daemon.publish.PublishRequest;
 import io.warpdata.daemon.publish.Publisher;

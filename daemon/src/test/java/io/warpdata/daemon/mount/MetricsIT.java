@@ -1,8 +1,8 @@
 package io.warpdata.daemon.mount;
 
 import io.prometheus.metrics.expositionformats.generated.com_google_protobuf_4_36_2.Metrics;
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.S3ProxyFixture;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.S3ProxyFixture;
 import io.warpdata.manifest.DatasetId;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

@@ -1,8 +1,8 @@
 package io.warpdata.daemon.mount;
 
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.S3ProxyFixture;
-import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.S3ProxyFixture;
+import io.warpdata.store.StoreLayout;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.VersionHash;
 import org.junit.jupiter.api.AfterAll;

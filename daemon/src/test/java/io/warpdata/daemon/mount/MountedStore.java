@@ -1,6 +1,6 @@
 package io.warpdata.daemon.mount;
 
-import io.warpdata.blobcache.S3ProxyFixture;
+import io.warpdata.store.S3ProxyFixture;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

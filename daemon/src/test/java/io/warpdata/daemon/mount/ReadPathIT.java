@@ -1,8 +1,8 @@
 package io.warpdata.daemon.mount;
 
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.Catalog;
-import io.warpdata.blobcache.S3ProxyFixture;
+import io.warpdata.store.BlobStore;
+import io.warpdata.catalog.Catalog;
+import io.warpdata.store.S3ProxyFixture;
 import io.warpdata.daemon.publish.PublishProgress;
 import io.warpdata.daemon.publish.PublishRequest;
 import io.warpdata.daemon.publish.Publisher;

@@ -1,7 +1,7 @@
 package io.warpdata.daemon.mount;
 
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.S3ProxyFixture;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.S3ProxyFixture;
 import io.warpdata.daemon.ByteSize;
 import io.warpdata.manifest.DatasetId;
 import org.junit.jupiter.api.AfterAll;

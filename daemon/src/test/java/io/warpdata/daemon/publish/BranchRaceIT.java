@@ -1,11 +1,11 @@
 package io.warpdata.daemon.publish;
 
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.BlobStores;
-import io.warpdata.blobcache.Catalog;
-import io.warpdata.blobcache.PointerMovedException;
-import io.warpdata.blobcache.S3ProxyFixture;
-import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.BlobStores;
+import io.warpdata.catalog.Catalog;
+import io.warpdata.store.PointerMovedException;
+import io.warpdata.store.S3ProxyFixture;
+import io.warpdata.store.StoreLayout;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.Column;

@@ -1,10 +1,10 @@
 package io.warpdata.daemon.publish;
 
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.Catalog;
-import io.warpdata.blobcache.InMemoryBlobStore;
-import io.warpdata.blobcache.StoreException;
-import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.store.BlobStore;
+import io.warpdata.catalog.Catalog;
+import io.warpdata.store.InMemoryBlobStore;
+import io.warpdata.store.StoreException;
+import io.warpdata.store.StoreLayout;
 import io.warpdata.manifest.Binding;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.Manifest;

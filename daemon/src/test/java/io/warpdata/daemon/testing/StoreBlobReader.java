@@ -1,9 +1,9 @@
 package io.warpdata.daemon.testing;
 
-import io.warpdata.blobcache.BlobReader;
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.ReadMetrics;
-import io.warpdata.blobcache.StoreLayout;
+import io.warpdata.blobcache.cache.BlobReader;
+import io.warpdata.store.BlobStore;
+import io.warpdata.blobcache.cache.ReadMetrics;
+import io.warpdata.store.StoreLayout;
 import io.warpdata.manifest.BlobRef;
 
 /** Test reader: plain ranged reads from the store, counting bytes (no verification, no cache). */

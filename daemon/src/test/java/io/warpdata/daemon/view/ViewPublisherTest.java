@@ -1,7 +1,7 @@
 package io.warpdata.daemon.view;
 
-import io.warpdata.blobcache.Catalog;
-import io.warpdata.blobcache.InMemoryBlobStore;
+import io.warpdata.catalog.Catalog;
+import io.warpdata.store.InMemoryBlobStore;
 import io.warpdata.daemon.publish.PublishProgress;
 import io.warpdata.daemon.publish.PublishRequest;
 import io.warpdata.daemon.publish.Publisher;

@@ -1,6 +1,6 @@
 package io.warpdata.vfs.fuse;
 
-import io.warpdata.blobcache.DatasetNotFoundException;
+import io.warpdata.catalog.DatasetNotFoundException;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.vfs.Errno;
 import io.warpdata.vfs.Node;

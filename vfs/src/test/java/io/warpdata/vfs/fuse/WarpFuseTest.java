@@ -1,7 +1,7 @@
 package io.warpdata.vfs.fuse;
 
-import io.warpdata.blobcache.Catalog;
-import io.warpdata.blobcache.InMemoryBlobStore;
+import io.warpdata.catalog.Catalog;
+import io.warpdata.store.InMemoryBlobStore;
 import io.warpdata.blobcache.cache.DirectBlobReader;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.VersionHash;

@@ -1,7 +1,7 @@
 package io.warpdata.daemon.control.ops;
 
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.Catalog;
+import io.warpdata.store.BlobStore;
+import io.warpdata.catalog.Catalog;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.daemon.control.AccessPolicy;
 import io.warpdata.daemon.control.Operation;

@@ -3,7 +3,7 @@ package io.warpdata.daemon.control.ops;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.warpdata.blobcache.Catalog;
+import io.warpdata.catalog.Catalog;
 import io.warpdata.daemon.control.AccessPolicy;
 import io.warpdata.daemon.control.ControlProtocol;
 import io.warpdata.daemon.control.Operation;

@@ -2,7 +2,7 @@ package io.warpdata.daemon.control.ops;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.warpdata.blobcache.DatasetNotFoundException;
+import io.warpdata.catalog.DatasetNotFoundException;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.OrderPlan;
 import io.warpdata.blobcache.cache.PlanStatus;

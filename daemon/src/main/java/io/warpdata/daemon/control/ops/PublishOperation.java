@@ -2,8 +2,8 @@ package io.warpdata.daemon.control.ops;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.warpdata.blobcache.BlobStore;
-import io.warpdata.blobcache.Catalog;
+import io.warpdata.store.BlobStore;
+import io.warpdata.catalog.Catalog;
 import io.warpdata.daemon.control.AccessPolicy;
 import io.warpdata.daemon.control.Args;
 import io.warpdata.daemon.control.ControlProtocol;

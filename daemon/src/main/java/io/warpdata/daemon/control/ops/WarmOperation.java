@@ -2,7 +2,7 @@ package io.warpdata.daemon.control.ops;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.warpdata.blobcache.Catalog;
+import io.warpdata.catalog.Catalog;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.WarmListener;
 import io.warpdata.blobcache.cache.WarmResult;

@@ -1,0 +1,23 @@
+package io.warpdata.blobcache.cache;
+
+import io.warpdata.store.StoreException;
+
+import io.warpdata.manifest.BlobId;
+
+/**
+ * The bytes of an archive member fetched on its own did not match the SHA-256 its member index
+ * records, also after a refetch.
+ */
+public final class MemberVerificationException extends StoreException {
+    public MemberVerificationException(BlobId blob, long offset, long length, BlobId hash) {
+        super("Member " + hash + " (" + length + " bytes at offset " + offset + " of blob " + blob
+                        + ") failed SHA-256 verification twice",
+                "The store's copy of the shard or the member index is wrong: re-publish the version from its"
+                        + " source (or restore the object), then read again.", null);
+    }
+
+    @Override
+    public String type() {
+        return "VerificationFailed";
+    }
+}

@@ -1,0 +1,98 @@
+package io.warpdata.blobcache.cache;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Counters of the read path. Cheap to bump from many threads; read with {@link #snapshot()}. A
+ * {@link GetListener} (warpd's Prometheus histograms) may hear of every GET as it completes.
+ */
+public final class ReadMetrics {
+    public final LongAdder getsIssued = new LongAdder();
+    public final LongAdder bytesFetched = new LongAdder();
+    public final LongAdder hitBlocks = new LongAdder();
+    public final LongAdder hitBytes = new LongAdder();
+    public final LongAdder missBlocks = new LongAdder();
+    public final LongAdder missBytes = new LongAdder();
+    public final LongAdder prefetchedBlocks = new LongAdder();
+    /** Of the prefetched blocks, those fetched for an order plan (a reader's announced order). */
+    public final LongAdder plannedBlocks = new LongAdder();
+    public final LongAdder prefetchHitBlocks = new LongAdder();
+    public final LongAdder prefetchWastedBytes = new LongAdder();
+    /** Blobs auto mode fetched whole because they were being read densely at random (a shuffled pass over a shard). */
+    public final LongAdder denseRandomBlobs = new LongAdder();
+    /** Member reads served from a copy of the member cached under its SHA-256 (it was fetched on its own). */
+    public final LongAdder memberHits = new LongAdder();
+    /** Members fetched on their own (one ranged GET of exactly their bytes, checked against their SHA-256). */
+    public final LongAdder memberFetches = new LongAdder();
+    /** Bytes those member GETs brought (refetches after a mismatch included). */
+    public final LongAdder memberFetchedBytes = new LongAdder();
+    /** Member reads served from the cached blocks of another blob that holds the same bytes (another dataset's shard). */
+    public final LongAdder dedupHits = new LongAdder();
+    public final LongAdder verificationFailures = new LongAdder();
+    public final LongAdder retries = new LongAdder();
+    public final LongAdder evictions = new LongAdder();
+    public final LongAdder evictedBytes = new LongAdder();
+    public final LongAdder readErrors = new LongAdder();
+    /** Fetched blocks served but not cached: no room above the free-space floor, or the write failed (ENOSPC, EROFS, directory gone). */
+    public final LongAdder cacheWritesSkipped = new LongAdder();
+    /** GETs of data under way right now (a gauge: incremented when one starts, decremented when it ends). */
+    public final LongAdder getsInFlight = new LongAdder();
+
+    private volatile GetListener getListener = GetListener.NONE;
+
+    /**
+     * Hears of every GET of data that completed: how long it took and how many bytes it brought.
+     * Called on fetch threads right after the GET, so it must be cheap and must not block.
+     */
+    @FunctionalInterface
+    public interface GetListener {
+        /** Listens to nothing. */
+        GetListener NONE = (nanos, bytes) -> { };
+
+        /**
+         * @param nanos the GET's duration, from the request to its last byte
+         * @param bytes the bytes it brought
+         */
+        void onGet(long nanos, long bytes);
+    }
+
+    /** Sends every completed GET to {@code listener} from now on (one listener; the last one set wins). */
+    public void listen(GetListener listener) {
+        this.getListener = java.util.Objects.requireNonNull(listener, "listener");
+    }
+
+    /** Counts a completed GET of {@code bytes} that took {@code nanos}, and tells the listener. */
+    public void getCompleted(long nanos, long bytes) {
+        bytesFetched.add(bytes);
+        getListener.onGet(nanos, bytes);
+    }
+
+    /** All counters by name (snake_case), in a stable order. */
+    public Map<String, Long> snapshot() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put("gets_issued", getsIssued.sum());
+        m.put("bytes_fetched", bytesFetched.sum());
+        m.put("hit_blocks", hitBlocks.sum());
+        m.put("hit_bytes", hitBytes.sum());
+        m.put("miss_blocks", missBlocks.sum());
+        m.put("miss_bytes", missBytes.sum());
+        m.put("prefetched_blocks", prefetchedBlocks.sum());
+        m.put("planned_blocks", plannedBlocks.sum());
+        m.put("prefetch_hit_blocks", prefetchHitBlocks.sum());
+        m.put("prefetch_wasted_bytes", prefetchWastedBytes.sum());
+        m.put("dense_random_blobs", denseRandomBlobs.sum());
+        m.put("member_hits", memberHits.sum());
+        m.put("member_fetches", memberFetches.sum());
+        m.put("member_fetched_bytes", memberFetchedBytes.sum());
+        m.put("dedup_hits", dedupHits.sum());
+        m.put("verification_failures", verificationFailures.sum());
+        m.put("retries", retries.sum());
+        m.put("evictions", evictions.sum());
+        m.put("evicted_bytes", evictedBytes.sum());
+        m.put("read_errors", readErrors.sum());
+        m.put("cache_writes_skipped", cacheWritesSkipped.sum());
+        return m;
+    }
+}

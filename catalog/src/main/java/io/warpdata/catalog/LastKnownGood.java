@@ -1,0 +1,386 @@
+package io.warpdata.catalog;
+
+import io.warpdata.store.BlobStore;
+
+import com.fasterxml.jackson.core.JsonEncoding;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import io.warpdata.manifest.BlobId;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The catalog's last known good answers, kept so that the mount keeps answering while the store
+ * does not (stale-if-error) and after a restart without it: listings and pointers with the time
+ * each was last confirmed by the store (and a pointer's version tag, for conditional re-reads),
+ * manifests as stored, and small metadata blobs (member indexes) by their id.
+ *
+ * <p>On disk, under {@code <cache dir>/catalog/} (format version 1):
+ * <pre>
+ * v1/known/&lt;sha256 of the store key&gt;.json   one listing or pointer, naming its key
+ * v1/manifests/&lt;ws&gt;/&lt;name&gt;/&lt;hash&gt;.json    manifests as the store holds them
+ * v1/blobs/&lt;blob id&gt;                          member indexes, named by their own SHA-256
+ * v1/tmp/                                     files being written; emptied at start
+ * </pre>
+ * Every file is written to {@code tmp/} and renamed into place, so a crash leaves the old file
+ * or the new one, never half of one. Whatever cannot be read back, or does not verify (a blob
+ * against its id; the catalog checks a manifest against its version), is deleted and treated
+ * as unknown: a damaged entry is a miss, never an error that stops the mount.
+ *
+ * <p>Memory: what is read or written is also kept in maps (listings and pointers are small and
+ * few; manifests and blobs are read from disk when needed and cached by their users).
+ * {@link #inMemory()} keeps only the maps, for warpd without a disk ({@code --mode remote}) and
+ * one-shot commands. Thread-safe.
+ */
+public final class LastKnownGood {
+    private static final Logger LOG = LoggerFactory.getLogger(LastKnownGood.class);
+    private static final JsonFactory JSON = new JsonFactory();
+    /** The layout's version: a future change of format goes to v2/ and leaves v1/ alone. */
+    static final String FORMAT = "v1";
+    /**
+     * A confirmation that changes nothing is written to disk at most this often: the time a
+     * pointer was last confirmed is shown after a restart to within 5 minutes, while a pointer
+     * re-checked every 30 s does not cost a disk write each time.
+     */
+    static final Duration CONFIRMATION_WRITE_EVERY = Duration.ofMinutes(5);
+
+    /** A listing: the children of a prefix, as {@link BlobStore#list} gave them. */
+    public record Listing(List<String> children, Instant confirmed) {
+        public Listing {
+            children = List.copyOf(children);
+        }
+    }
+
+    /**
+     * A pointer: the version it named ({@code null} if there was no such object) and the
+     * object's version tag ({@code null} if absent).
+     */
+    public record Pointer(String version, String tag, Instant confirmed) {
+    }
+
+    private final Path dir;
+    private final Map<String, Listing> listings = new ConcurrentHashMap<>();
+    private final Map<String, Pointer> pointers = new ConcurrentHashMap<>();
+    /** When an entry was last written to disk, to throttle confirmations. */
+    private final Map<String, Instant> written = new ConcurrentHashMap<>();
+    private final AtomicLong tmpCounter = new AtomicLong();
+
+    private LastKnownGood(Path dir) {
+        this.dir = dir;
+    }
+
+    /**
+     * State kept under {@code catalogDir} (created if needed; leftover temp files removed).
+     *
+     * @throws UncheckedIOException if the directory cannot be created
+     */
+    public static LastKnownGood onDisk(Path catalogDir) {
+        Path root = catalogDir.resolve(FORMAT);
+        try {
+            Files.createDirectories(root.resolve("known"));
+            Files.createDirectories(root.resolve("manifests"));
+            Files.createDirectories(root.resolve("blobs"));
+            Files.createDirectories(root.resolve("tmp"));
+            try (DirectoryStream<Path> tmp = Files.newDirectoryStream(root.resolve("tmp"))) {
+                for (Path p : tmp) {
+                    Files.deleteIfExists(p);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot prepare the catalog state directory " + root, e);
+        }
+        return new LastKnownGood(root);
+    }
+
+    /** State kept in memory only. */
+    public static LastKnownGood inMemory() {
+        return new LastKnownGood(null);
+    }
+
+    /** Whether this state survives a restart. */
+    public boolean persistent() {
+        return dir != null;
+    }
+
+    // ---------------------------------------------------------------- listings and pointers
+
+    /** The last listing of {@code prefix} the store gave. */
+    public Optional<Listing> listing(String prefix) {
+        return known(listings, prefix, Listing.class);
+    }
+
+    /** What {@code memory} holds for {@code key}, else what its file holds (then kept in memory). */
+    private <T> Optional<T> known(Map<String, T> memory, String key, Class<T> type) {
+        T v = memory.get(key);
+        if (v == null && dir != null) {
+            v = readKnown(key, type);
+            if (v != null) {
+                memory.putIfAbsent(key, v);
+            }
+        }
+        return Optional.ofNullable(v);
+    }
+
+    /** The store just listed {@code prefix}. */
+    public void listed(String prefix, List<String> children, Instant now) {
+        Listing before = listings.put(prefix, new Listing(children, now));
+        boolean changed = before == null || !before.children().equals(children);
+        writeKnown(prefix, changed, now, g -> {
+            g.writeArrayFieldStart("children");
+            for (String c : children) {
+                g.writeString(c);
+            }
+            g.writeEndArray();
+        });
+    }
+
+    /** The last state of the pointer at {@code key}. */
+    public Optional<Pointer> pointer(String key) {
+        return known(pointers, key, Pointer.class);
+    }
+
+    /** The store just confirmed the pointer at {@code key}: {@code version} (null: absent) with {@code tag}. */
+    public void pointed(String key, String version, String tag, Instant now) {
+        Pointer before = pointers.put(key, new Pointer(version, tag, now));
+        boolean changed = before == null || !java.util.Objects.equals(before.version(), version)
+                || !java.util.Objects.equals(before.tag(), tag);
+        writeKnown(key, changed, now, g -> {
+            if (version == null) {
+                g.writeNullField("version");
+            } else {
+                g.writeStringField("version", version);
+            }
+            if (tag != null) {
+                g.writeStringField("tag", tag);
+            }
+        });
+    }
+
+    private interface Fields {
+        void write(JsonGenerator g) throws IOException;
+    }
+
+    private void writeKnown(String key, boolean changed, Instant now, Fields fields) {
+        if (dir == null) {
+            return;
+        }
+        Instant last = written.get(key);
+        if (!changed && last != null && Duration.between(last, now).compareTo(CONFIRMATION_WRITE_EVERY) < 0) {
+            return;
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream(256);
+        try (JsonGenerator g = JSON.createGenerator(out, JsonEncoding.UTF8)) {
+            g.writeStartObject();
+            g.writeStringField("key", key);
+            g.writeNumberField("confirmed_at", now.toEpochMilli());
+            fields.write(g);
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException("writing JSON to memory cannot fail", e);
+        }
+        if (writeAtomically(knownFile(key), out.toByteArray())) {
+            written.put(key, now);
+        }
+    }
+
+    private Path knownFile(String key) {
+        byte[] digest = BlobId.sha256().digest(key.getBytes(StandardCharsets.UTF_8));
+        return dir.resolve("known").resolve(HexFormat.of().formatHex(digest) + ".json");
+    }
+
+    /** A listing or pointer read back from disk, or null if absent or damaged (then deleted). */
+    private <T> T readKnown(String key, Class<T> type) {
+        Path file = knownFile(key);
+        byte[] bytes;
+        try {
+            bytes = Files.readAllBytes(file);
+        } catch (NoSuchFileException e) {
+            return null;
+        } catch (IOException e) {
+            LOG.warn("cannot read the catalog state {} ({}); treating it as unknown", file, e.toString());
+            return null;
+        }
+        try {
+            return parseKnown(key, bytes, type);
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("the catalog state {} is damaged ({}); deleting it", file, e.getMessage());
+            deleteQuietly(file);
+            return null;
+        }
+    }
+
+    /**
+     * A listing or pointer from its file's bytes.
+     *
+     * @throws IOException if the bytes are not one, or name another key
+     */
+    <T> T parseKnown(String key, byte[] bytes, Class<T> type) throws IOException {
+        try (JsonParser p = JSON.createParser(bytes)) {
+            String storedKey = null;
+            Long confirmed = null;
+            List<String> children = null;
+            String version = null;
+            boolean hasVersion = false;
+            String tag = null;
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                throw new IOException("not a JSON object");
+            }
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String field = p.currentName();
+                JsonToken t = p.nextToken();
+                switch (field) {
+                    case "key" -> storedKey = p.getValueAsString();
+                    case "confirmed_at" -> confirmed = t == JsonToken.VALUE_NUMBER_INT ? p.getLongValue() : null;
+                    case "children" -> {
+                        if (t != JsonToken.START_ARRAY) {
+                            throw new IOException("children is not an array");
+                        }
+                        children = new ArrayList<>();
+                        while (p.nextToken() == JsonToken.VALUE_STRING) {
+                            children.add(p.getText());
+                        }
+                        if (p.currentToken() != JsonToken.END_ARRAY) {
+                            throw new IOException("children holds a non-string");
+                        }
+                    }
+                    case "version" -> {
+                        hasVersion = true;
+                        version = t == JsonToken.VALUE_NULL ? null : p.getValueAsString();
+                    }
+                    case "tag" -> tag = p.getValueAsString();
+                    default -> p.skipChildren();
+                }
+            }
+            if (!key.equals(storedKey) || confirmed == null) {
+                throw new IOException("names key " + storedKey + ", not " + key);
+            }
+            Instant at = Instant.ofEpochMilli(confirmed);
+            written.put(key, at);
+            if (type == Listing.class && children != null) {
+                return type.cast(new Listing(children, at));
+            }
+            if (type == Pointer.class && hasVersion) {
+                return type.cast(new Pointer(version, tag, at));
+            }
+            throw new IOException("holds no " + type.getSimpleName().toLowerCase(java.util.Locale.ROOT));
+        }
+    }
+
+    // ---------------------------------------------------------------- manifests and blobs
+
+    /**
+     * A manifest as the store held it at {@code key} (its version key), or empty. The caller
+     * verifies it against its version and calls {@link #forgetManifest} if it does not.
+     */
+    public Optional<byte[]> manifest(String key) {
+        if (dir == null) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(Files.readAllBytes(manifestFile(key)));
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        } catch (IOException e) {
+            LOG.warn("cannot read the kept manifest {} ({}); treating it as unknown", key, e.toString());
+            return Optional.empty();
+        }
+    }
+
+    /** Keeps a verified manifest (once; a version never changes). */
+    public void keepManifest(String key, byte[] json) {
+        if (dir != null && !Files.exists(manifestFile(key))) {
+            writeAtomically(manifestFile(key), json);
+        }
+    }
+
+    /** Drops a kept manifest that failed verification. */
+    public void forgetManifest(String key) {
+        if (dir != null) {
+            LOG.warn("the kept manifest {} does not verify; deleting it", key);
+            deleteQuietly(manifestFile(key));
+        }
+    }
+
+    private Path manifestFile(String key) {
+        // Version keys are datasets/<ws>/<name>/versions/<hex>.json: names already validated, no '..'.
+        return dir.resolve("manifests").resolve(key.replace("/versions/", "/"));
+    }
+
+    /** A kept metadata blob, verified against its id, or empty (a damaged one is deleted). */
+    public Optional<byte[]> blob(BlobId id) {
+        if (dir == null) {
+            return Optional.empty();
+        }
+        Path file = dir.resolve("blobs").resolve(id.hex());
+        byte[] bytes;
+        try {
+            bytes = Files.readAllBytes(file);
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        } catch (IOException e) {
+            LOG.warn("cannot read the kept blob {} ({}); treating it as unknown", file, e.toString());
+            return Optional.empty();
+        }
+        if (!Arrays.equals(BlobId.sha256().digest(bytes), id.digest())) {
+            LOG.warn("the kept blob {} does not match its SHA-256; deleting it", file);
+            deleteQuietly(file);
+            return Optional.empty();
+        }
+        return Optional.of(bytes);
+    }
+
+    /** Keeps a verified metadata blob (a member index) so that it is known without the store. */
+    public void keepBlob(BlobId id, byte[] bytes) {
+        if (dir != null && !Files.exists(dir.resolve("blobs").resolve(id.hex()))) {
+            writeAtomically(dir.resolve("blobs").resolve(id.hex()), bytes);
+        }
+    }
+
+    // ---------------------------------------------------------------- files
+
+    /** Writes {@code file} through a temp file and a rename; false (logged) if the disk refused. */
+    private boolean writeAtomically(Path file, byte[] bytes) {
+        Path tmp = dir.resolve("tmp").resolve(file.getFileName() + "." + tmpCounter.incrementAndGet());
+        try {
+            Files.createDirectories(file.getParent());
+            Files.write(tmp, bytes);
+            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            return true;
+        } catch (IOException e) {
+            // Only the outage fallback loses: the answer itself was served.
+            LOG.warn("cannot keep {} in the catalog state ({}); it will not be known offline", file, e.toString());
+            deleteQuietly(tmp);
+            return false;
+        }
+    }
+
+    private static void deleteQuietly(Path p) {
+        try {
+            Files.deleteIfExists(p);
+        } catch (IOException e) {
+            LOG.warn("could not delete {}: {}", p, e.toString());
+        }
+    }
+}

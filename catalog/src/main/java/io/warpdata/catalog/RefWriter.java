@@ -1,0 +1,143 @@
+package io.warpdata.catalog;
+
+import io.warpdata.store.BlobNotFoundException;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.StoreLayout;
+import io.warpdata.store.Versioned;
+
+import io.warpdata.manifest.DatasetId;
+import io.warpdata.manifest.DatasetRef;
+import io.warpdata.manifest.ManifestValidationException;
+import io.warpdata.manifest.VersionHash;
+
+import java.time.Clock;
+import java.util.Optional;
+
+/**
+ * Writes the catalog's pointers: moves branches (latest, the default branch, included) and
+ * writes and deletes tags, each a compare-and-swap on the pointer object
+ * ({@link BlobStore#putIfUnchanged}) based on the pointer as the store holds it now, read past
+ * every cache. What it writes it records in the {@link CatalogCache}, so this process reads
+ * its own writes at once.
+ */
+final class RefWriter {
+    private final Catalog catalog;
+    private final BlobStore store;
+    private final CatalogCache cache;
+    private final Clock clock;
+
+    /**
+     * @param catalog checks that a version is published, and names what exists when a ref is not found
+     */
+    RefWriter(Catalog catalog, BlobStore store, CatalogCache cache, Clock clock) {
+        this.catalog = catalog;
+        this.store = store;
+        this.cache = cache;
+        this.clock = clock;
+    }
+
+    /** See {@link Catalog#moveBranch}. */
+    boolean moveBranch(DatasetId id, String branch, VersionHash version, String by, Catalog.Head from) {
+        catalog.requirePublished(id, version);
+        String key;
+        if (branch == null) {
+            key = StoreLayout.latest(id);
+        } else {
+            requireNewRefName(branch);
+            if (head(StoreLayout.tag(id, branch)).version().isPresent()) {
+                throw new RefExistsException(id + "@" + branch + " is a tag, so it cannot be a branch too"
+                        + " (tags and branches share one namespace)", "Pick another branch name.");
+            }
+            key = StoreLayout.branch(id, branch);
+        }
+        Catalog.Head now = from != null ? from : head(key);
+        if (now.version().equals(Optional.of(version))) {
+            return false;
+        }
+        write(key, version, by, now.tag());
+        return true;
+    }
+
+    /** See {@link Catalog#tag(DatasetId, String, VersionHash, String, boolean)}. */
+    boolean tag(DatasetId id, String tag, VersionHash version, String by, boolean force) {
+        requireNewRefName(tag);
+        catalog.requirePublished(id, version);
+        if (head(StoreLayout.branch(id, tag)).version().isPresent()) {
+            throw new RefExistsException(id + "@" + tag + " is a branch, so it cannot be a tag too"
+                    + " (tags and branches share one namespace)", "Pick another tag name.");
+        }
+        String key = StoreLayout.tag(id, tag);
+        Catalog.Head now = head(key);
+        if (now.version().equals(Optional.of(version))) {
+            return false;
+        }
+        if (now.version().isPresent() && !force) {
+            throw new RefExistsException("Tag " + id + "@" + tag + " already names version "
+                    + now.version().get().shortHex(16) + "; tags never move",
+                    "Use another tag name, or re-tag with --force (mounts keep the old target until"
+                            + " 'warpctl refresh' or a restart).");
+        }
+        write(key, version, by, now.tag());
+        return true;
+    }
+
+    /** See {@link Catalog#deleteTag}. */
+    void deleteTag(DatasetId id, String tag) {
+        DatasetRef.requireRefName("tag", tag);
+        String key = StoreLayout.tag(id, tag);
+        Catalog.Head now = head(key);
+        if (now.version().isEmpty()) {
+            if (head(StoreLayout.branch(id, tag)).version().isPresent()) {
+                throw new RefExistsException(id + "@" + tag + " is a branch, not a tag; nothing was deleted",
+                        "Delete the branch with: warpctl branch --delete " + id + " " + tag);
+            }
+            throw catalog.refNotFound(id, tag);
+        }
+        store.deleteIfUnchanged(key, now.tag());
+        cache.pointed(key, null, null);
+        cache.invalidateListing(StoreLayout.tags(id));
+    }
+
+    /** See {@link Catalog#deleteBranch}. */
+    VersionHash deleteBranch(DatasetId id, String branch) {
+        DatasetRef.requireRefName("branch", branch);
+        String key = StoreLayout.branch(id, branch);
+        Catalog.Head now = head(key);
+        if (now.version().isEmpty()) {
+            if (head(StoreLayout.tag(id, branch)).version().isPresent()) {
+                throw new RefExistsException(id + "@" + branch + " is a tag, not a branch; nothing was deleted",
+                        "Delete the tag with: warpctl tag --delete " + id + " " + branch);
+            }
+            throw catalog.refNotFound(id, branch);
+        }
+        store.deleteIfUnchanged(key, now.tag());
+        cache.pointed(key, null, null);
+        cache.invalidateListing(StoreLayout.branches(id));
+        return now.version().get();
+    }
+
+    /** The pointer at {@code key} as the store holds it now (no cache). */
+    Catalog.Head head(String key) {
+        Versioned v;
+        try {
+            v = store.getIfChanged(key, null, BlobStore.POINTER_MAX_BYTES);
+        } catch (BlobNotFoundException e) {
+            return new Catalog.Head(Optional.empty(), null);
+        }
+        return new Catalog.Head(Optional.of(PointerCodec.fromJson(v.data(), store.describe() + "/" + key)), v.tag());
+    }
+
+    private void write(String key, VersionHash version, String by, String expectedTag) {
+        String tag = store.putIfUnchanged(key, PointerCodec.toJson(version, by, clock.instant()), expectedTag);
+        cache.pointed(key, version, tag);
+        int slash = key.lastIndexOf('/');
+        cache.invalidateListing(key.substring(0, slash + 1));
+    }
+
+    private static void requireNewRefName(String name) {
+        DatasetRef.requireRefName("ref", name);
+        if (name.equals(DatasetRef.LATEST)) {
+            throw new ManifestValidationException("ref", "'latest' is the default branch's name; pick another");
+        }
+    }
+}

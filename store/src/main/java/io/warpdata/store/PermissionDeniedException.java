@@ -1,0 +1,16 @@
+package io.warpdata.store;
+
+/** The credentials are valid but not allowed to do this (HTTP 403, EACCES). */
+public final class PermissionDeniedException extends StoreException {
+    public PermissionDeniedException(String message, Throwable cause) {
+        super(message,
+                "Ask the bucket's administrator for s3:GetObject/s3:ListBucket (and s3:PutObject to publish)"
+                        + " on this prefix, or use credentials that have them.",
+                cause);
+    }
+
+    @Override
+    public String type() {
+        return "PermissionError";
+    }
+}

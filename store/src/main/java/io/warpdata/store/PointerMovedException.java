@@ -1,0 +1,19 @@
+package io.warpdata.store;
+
+/**
+ * A compare-and-swap write of a pointer (latest, a branch, a tag) lost: the object was changed
+ * or created by someone else since it was read, so nothing was written. Two publishers moving
+ * one branch at the same time: exactly one wins, the other gets this.
+ */
+public final class PointerMovedException extends StoreException {
+    public PointerMovedException(String pointer, String detail) {
+        super(pointer + " was moved by someone else meanwhile" + (detail.isEmpty() ? "" : " (" + detail + ")")
+                        + "; nothing was written",
+                "Retry: the command reads the pointer again and moves it from where it is now.", null);
+    }
+
+    @Override
+    public String type() {
+        return "PointerMoved";
+    }
+}

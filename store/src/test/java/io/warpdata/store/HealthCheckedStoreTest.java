@@ -1,0 +1,104 @@
+package io.warpdata.store;
+
+import org.junit.jupiter.api.Test;
+
+import java.time.Clock;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class HealthCheckedStoreTest {
+    private final InMemoryBlobStore backing = new InMemoryBlobStore();
+    private final OutageStore outage = new OutageStore(backing);
+    private final AtomicLong nanos = new AtomicLong();
+    private final StoreHealth health = StoreHealth.of("memory://test", Clock.systemUTC(), nanos::get);
+    private final HealthCheckedStore store = new HealthCheckedStore(outage, health);
+
+    @Test
+    void anUnreachableStoreIsTriedOncePerProbeIntervalAndFailsFastMeanwhile() {
+        backing.put("k", new byte[] {1});
+        outage.down();
+        assertThatThrownBy(() -> store.get("k")).isInstanceOf(StoreUnreachableException.class);
+        assertThat(health.snapshot().reachable()).isFalse();
+        long reached = outage.calls.sum();
+
+        for (int i = 0; i < 50; i++) {
+            assertThatThrownBy(() -> store.get("k")).isInstanceOf(StoreUnreachableException.class);
+        }
+        assertThat(outage.calls.sum()).as("not tried while known unreachable").isEqualTo(reached);
+        assertThat(health.snapshot().fastFailures()).isEqualTo(50);
+
+        nanos.addAndGet(StoreHealth.PROBE_INTERVAL.toNanos());
+        outage.up();
+        assertThat(store.get("k")).containsExactly(1);
+        assertThat(health.snapshot().reachable()).isTrue();
+        assertThat(health.snapshot().outages()).isEqualTo(1);
+    }
+
+    @Test
+    void aStoreThatAnswersNobodyIsTreatedAsUnreachableAndSaidToBeNotAnswering() {
+        backing.put("k", new byte[] {1});
+        outage.silent();
+        assertThatThrownBy(() -> store.get("k")).isInstanceOf(StoreNotAnsweringException.class);
+        StoreHealth.Snapshot down = health.snapshot();
+        assertThat(down.reachable()).isFalse();
+        assertThat(down.outage().orElseThrow().notAnswering()).isTrue();
+        assertThat(down.outage().orElseThrow().state()).isEqualTo("unreachable (not answering)");
+        long reached = outage.calls.sum();
+        assertThatThrownBy(() -> store.get("k")).isInstanceOf(StoreUnreachableException.class)
+                .hasMessageContaining("not answering");
+        assertThat(outage.calls.sum()).as("not tried again before the probe").isEqualTo(reached);
+
+        nanos.addAndGet(StoreHealth.PROBE_INTERVAL.toNanos());
+        outage.up();
+        assertThat(store.get("k")).containsExactly(1);
+        assertThat(health.snapshot().reachable()).isTrue();
+    }
+
+    @Test
+    void oneSilentCallWhileOthersAreAnsweredIsAStuckConnectionNotAnOutage() {
+        backing.put("k", new byte[] {1});
+        long started = health.now();
+        nanos.addAndGet(1_000);
+        assertThat(store.get("k")).containsExactly(1); // another call is answered meanwhile
+        health.failed(new StoreNotAnsweringException("one stuck connection", null), started);
+        assertThat(health.snapshot().reachable()).isTrue();
+        assertThat(health.snapshot().failures()).isEqualTo(1);
+        assertThat(store.get("k")).containsExactly(1);
+    }
+
+    @Test
+    void aServerErrorMarksTheStoreDownButNeverStopsCallsFromTrying() {
+        backing.put("k", new byte[] {1});
+        outage.failWith5xx();
+        assertThatThrownBy(() -> store.get("k")).isInstanceOf(StoreUnavailableException.class);
+        assertThat(health.snapshot().outage()).isPresent();
+        long reached = outage.calls.sum();
+        assertThatThrownBy(() -> store.get("k")).isInstanceOf(StoreUnavailableException.class)
+                .isNotInstanceOf(StoreUnreachableException.class);
+        assertThat(outage.calls.sum()).isEqualTo(reached + 1);
+        assertThat(health.snapshot().outages()).as("one outage, however many failures").isEqualTo(1);
+        assertThat(health.snapshot().failures()).isEqualTo(2);
+    }
+
+    @Test
+    void notFoundIsAnAnswerAndEndsAnOutage() {
+        outage.failWith5xx();
+        assertThatThrownBy(() -> store.get("missing")).isInstanceOf(StoreUnavailableException.class);
+        outage.up();
+        assertThatThrownBy(() -> store.get("missing")).isInstanceOf(BlobNotFoundException.class);
+        assertThat(health.snapshot().reachable()).isTrue();
+    }
+
+    @Test
+    void anOfflineStoreIsNeverReachableAndNeverAnOutage() {
+        StoreHealth offline = StoreHealth.offline("s3://b/p");
+        assertThat(offline.snapshot().reachable()).isFalse();
+        assertThat(offline.snapshot().offline()).isTrue();
+        assertThat(offline.snapshot().outage()).isEmpty();
+        OfflineStore store = new OfflineStore("s3://b/p");
+        assertThatThrownBy(() -> store.get("x")).isInstanceOf(StoreUnreachableException.class)
+                .hasMessageContaining("--mode local");
+    }
+}

@@ -1,0 +1,127 @@
+package io.warpdata.store.local;
+
+import io.warpdata.store.BlobNotFoundException;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.BlobStoreContract;
+import io.warpdata.store.InvalidRemoteException;
+import io.warpdata.store.PermissionDeniedException;
+import io.warpdata.store.StoreException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class LocalBlobStoreTest extends BlobStoreContract {
+    private Path root;
+    private LocalBlobStore store;
+
+    @BeforeEach
+    void open() throws Exception {
+        root = Files.createDirectories(tmp.resolve("store"));
+        store = LocalBlobStore.open(root.toUri().toString());
+    }
+
+    @AfterEach
+    void closeStore() {
+        store.close();
+    }
+
+    @Override
+    protected BlobStore store() {
+        return store;
+    }
+
+    @Test
+    void keysMapUnderTheRootDirectory() {
+        store.put("datasets/ws/a/latest.json", new byte[] {1, 2});
+        assertThat(root.resolve("datasets/ws/a/latest.json")).exists().hasBinaryContent(new byte[] {1, 2});
+    }
+
+    @Test
+    void writesLeaveNoTemporaryFilesBehind() throws Exception {
+        store.put("d/x", new byte[] {1});
+        store.putIfAbsent("d/y", new byte[] {2});
+        store.putIfAbsent("d/y", new byte[] {3});
+        try (Stream<Path> files = Files.list(root.resolve("d"))) {
+            assertThat(files.map(p -> p.getFileName().toString())).containsExactlyInAnyOrder("x", "y");
+        }
+    }
+
+    @Test
+    void concurrentPutIfAbsentWritesExactlyOnce() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        try {
+            List<Callable<Boolean>> tasks = new ArrayList<>();
+            for (int i = 0; i < 16; i++) {
+                byte[] data = {(byte) i};
+                tasks.add(() -> store.putIfAbsent("v/one", data));
+            }
+            int written = 0;
+            for (Future<Boolean> f : pool.invokeAll(tasks)) {
+                written += f.get() ? 1 : 0;
+            }
+            assertThat(written).isEqualTo(1);
+            assertThat(store.get("v/one")).hasSize(1);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void unreadableObjectIsPermissionDenied() throws Exception {
+        store.put("secret", new byte[] {1});
+        Path p = root.resolve("secret");
+        Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("---------"));
+        try {
+            // root reads anything regardless of permission bits: the check is meaningless there.
+            Assumptions.assumeFalse(Files.isReadable(p), "running as root");
+            assertThatThrownBy(() -> store.get("secret")).isInstanceOf(PermissionDeniedException.class)
+                    .hasMessageContaining("secret");
+        } finally {
+            Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rw-------"));
+        }
+    }
+
+    @Test
+    void otherIoFailuresAreStoreErrorsNamingTheKeyAndANextStep() {
+        store.put("dir/child", new byte[] {1});
+        assertThatThrownBy(() -> store.get("dir")).isInstanceOf(StoreException.class)
+                .isNotInstanceOf(BlobNotFoundException.class)
+                .hasMessageContaining("dir")
+                .satisfies(e -> assertThat(((StoreException) e).nextStep()).isNotBlank());
+        assertThat(store.length("dir")).isEmpty();
+    }
+
+    @Test
+    void missingRootListsNothingAndReadsAsNotFound() {
+        LocalBlobStore missing = new LocalBlobStore(tmp.resolve("nowhere"));
+        assertThat(missing.list("datasets/")).isEmpty();
+        assertThatThrownBy(() -> missing.get("datasets/ws/a/latest.json")).isInstanceOf(BlobNotFoundException.class);
+    }
+
+    @Test
+    void keysCannotEscapeTheRoot() {
+        assertThatThrownBy(() -> store.get("../outside")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void relativeOrHostFileUrisAreRejectedWithAnExample() {
+        assertThatThrownBy(() -> LocalBlobStore.open("file://host/dir")).isInstanceOf(InvalidRemoteException.class)
+                .hasMessageContaining("file:///");
+        assertThatThrownBy(() -> LocalBlobStore.open("file:relative")).isInstanceOf(InvalidRemoteException.class);
+    }
+}
