@@ -7,8 +7,6 @@ import io.warpdata.store.StoreException;
 import io.warpdata.store.StoreLayout;
 import io.warpdata.store.StoreUnavailableException;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.DatasetRef;
@@ -22,7 +20,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Collectors;
 import java.util.Optional;
 import java.util.regex.Pattern;
 
@@ -47,19 +44,13 @@ import java.util.regex.Pattern;
 public final class Catalog {
     private static final Pattern VERSION_FILE = Pattern.compile("^[0-9a-f]{64}\\.json$");
     private static final String POINTER_SUFFIX = ".json";
-    /**
-     * The largest manifest read: 64 MiB. Member lists and block hashes live in side blobs, so
-     * the manifest of a 1 TB dataset is well under 1 MB; anything near this is not a manifest.
-     */
-    static final int MANIFEST_MAX_BYTES = 64 << 20;
-    /** DatasetNotFoundException prints at most this many names, then "...". */
-    private static final int MAX_LISTED = 20;
 
     private final BlobStore store;
-    private final Cache<String, Manifest> manifests;
+    private final Manifests manifests;
     private final CatalogCache cache;
     private final RefWriter refs;
     private final LastKnownGood known;
+    private final NotFound notFound = new NotFound(this);
 
     /**
      * Cache settings.
@@ -120,7 +111,7 @@ public final class Catalog {
     public Catalog(BlobStore store, Config config, Ticker ticker, LastKnownGood known, Clock clock) {
         this.store = store;
         this.known = known;
-        this.manifests = Caffeine.newBuilder().maximumSize(config.maxManifests()).build();
+        this.manifests = new Manifests(store, known, config.maxManifests());
         this.cache = new CatalogCache(store, config, ticker, known, clock);
         // The writer asks this catalog only from its own methods, never while constructing.
         this.refs = new RefWriter(this, store, cache, clock);
@@ -273,7 +264,7 @@ public final class Catalog {
         DatasetId id = ref.id();
         return switch (ref.ref()) {
             case DatasetRef.Latest l -> new Located(id, RefKind.LATEST,
-                    latest(id).orElseThrow(() -> noLatest(id)));
+                    latest(id).orElseThrow(() -> notFound.noLatest(id)));
             case DatasetRef.Named n -> {
                 Optional<VersionHash> tagged = tag(id, n.name());
                 if (tagged.isPresent()) {
@@ -283,7 +274,7 @@ public final class Catalog {
                 if (branch.isPresent()) {
                     yield new Located(id, RefKind.BRANCH, branch.get());
                 }
-                throw noSuchName(id, n.name());
+                throw notFound.noSuchName(id, n.name());
             }
             case DatasetRef.Version v -> new Located(id, RefKind.VERSION, versionByPrefix(ref, v));
         };
@@ -296,7 +287,7 @@ public final class Catalog {
         DatasetId id = ref.id();
         List<VersionHash> matches = versions(id).stream().filter(h -> h.hex().startsWith(v.prefix())).toList();
         if (matches.isEmpty()) {
-            throw notFound(id, ref.toString());
+            throw notFound.version(id, ref.toString());
         }
         if (matches.size() > 1) {
             throw new AmbiguousVersionException(ref.toString(),
@@ -325,46 +316,11 @@ public final class Catalog {
      * @throws ManifestCorruptedException if it fails verification
      */
     public Manifest manifest(DatasetId id, VersionHash version) {
-        String key = StoreLayout.version(id, version);
-        Manifest m = manifests.getIfPresent(key);
-        if (m != null) {
-            return m;
-        }
-        Optional<byte[]> kept = known.manifest(key);
-        if (kept.isPresent()) {
-            try {
-                m = verified(kept.get(), "kept copy of " + store.describe() + "/" + key, id, version);
-                manifests.put(key, m);
-                return m;
-            } catch (ManifestCorruptedException | ManifestValidationException damaged) {
-                known.forgetManifest(key);
-            }
-        }
-        byte[] json;
         try {
-            json = store.get(key, MANIFEST_MAX_BYTES);
+            return manifests.read(id, version);
         } catch (BlobNotFoundException e) {
-            throw notFound(id, id + "@" + version.hex());
+            throw notFound.version(id, id + "@" + version.hex());
         }
-        m = verified(json, store.describe() + "/" + key, id, version);
-        known.keepManifest(key, json);
-        manifests.put(key, m);
-        return m;
-    }
-
-    /** Parses and checks a manifest: its content hashes to {@code version} and it names {@code id}. */
-    private static Manifest verified(byte[] json, String source, DatasetId id, VersionHash version) {
-        Manifest m = ManifestCodec.fromJson(json, source);
-        VersionHash actual = ManifestCodec.version(m);
-        if (!actual.equals(version)) {
-            throw new ManifestCorruptedException(source, "version_hash", "content hashes to " + actual.hex()
-                    + ", not to the version " + version.hex() + " it is stored under");
-        }
-        if (!m.datasetId().equals(id)) {
-            throw new ManifestCorruptedException(source, "dataset_id", "names dataset " + m.datasetId()
-                    + " but is stored under " + id);
-        }
-        return m;
     }
 
     /**
@@ -465,16 +421,21 @@ public final class Catalog {
 
     /** Fails unless {@code version} of {@code id} is published: a pointer to it would break every reader. */
     void requirePublished(DatasetId id, VersionHash version) {
-        if (manifests.getIfPresent(StoreLayout.version(id, version)) == null
+        if (!manifests.cached(id, version)
                 && store.length(StoreLayout.version(id, version)).isEmpty()) {
             // A pointer to a missing manifest would break every reader of it.
-            throw notFound(id, id + "@" + version.hex());
+            throw notFound.version(id, id + "@" + version.hex());
         }
     }
 
     /** Forgets latest pointers and listings (manifests are immutable and stay cached). */
     public void refresh() {
         cache.refresh();
+    }
+
+    /** "No tag or branch X", listing the dataset's tags and branches (or what else exists). */
+    DatasetNotFoundException refNotFound(DatasetId id, String name) {
+        return notFound.ref(id, name);
     }
 
     /** Answers served from the last known good state because the store did not answer. */
@@ -485,71 +446,6 @@ public final class Catalog {
     /** Where answers are kept for outages and restarts. */
     public LastKnownGood known() {
         return known;
-    }
-
-    /** "X is not published", listing the versions of the dataset, or else its workspace's datasets. */
-    private DatasetNotFoundException notFound(DatasetId id, String what) {
-        List<VersionHash> versions = versions(id);
-        List<String> existing;
-        if (!versions.isEmpty()) {
-            existing = versions.stream().limit(MAX_LISTED).map(v -> id + "@" + v.shortHex(12)).toList();
-        } else {
-            List<DatasetId> datasets = datasets(id.workspace());
-            existing = datasets.isEmpty()
-                    ? workspaces().stream().limit(MAX_LISTED).map(ws -> ws + "/").toList()
-                    : datasets.stream().limit(MAX_LISTED).map(DatasetId::toString).toList();
-        }
-        return new DatasetNotFoundException(what, store.describe(), existing);
-    }
-
-    /**
-     * A dataset with versions but no latest pointer (published without {@code --set-latest}):
-     * says so, with its versions and the two ways to read one; without versions, "not published".
-     */
-    private DatasetNotFoundException noLatest(DatasetId id) {
-        List<VersionHash> versions = versions(id);
-        if (versions.isEmpty()) {
-            return notFound(id, "A latest version of " + id);
-        }
-        String example = id + "@" + versions.get(0).shortHex(12);
-        return new DatasetNotFoundException(id + " has " + versions.size() + " version(s) in " + store.describe()
-                + " but no latest: none was published with --set-latest. Versions: "
-                + versions.stream().limit(MAX_LISTED).map(v -> id + "@" + v.shortHex(12)).collect(Collectors.joining(", "))
-                + (versions.size() > MAX_LISTED ? ", ..." : "") + ".",
-                "Name a version by its hash (e.g. " + example + "), or make one the latest: publish it again with"
-                        + " --set-latest (the same input uploads nothing).");
-    }
-
-    /**
-     * A name that is neither a tag nor a branch of a dataset that exists: says what the dataset
-     * does have (its tags and branches), never that the dataset "is not published".
-     */
-    private DatasetNotFoundException noSuchName(DatasetId id, String name) {
-        if (versions(id).isEmpty()) {
-            return notFound(id, id + "@" + name);
-        }
-        List<String> refs = new ArrayList<>();
-        tags(id).stream().limit(MAX_LISTED).forEach(t -> refs.add(id + "@" + t + " (tag)"));
-        branches(id).stream().limit(MAX_LISTED).forEach(b -> refs.add(id + "@" + b + " (branch)"));
-        String hint = name.length() < 8 && name.chars().allMatch(c -> Character.digit(c, 16) >= 0)
-                ? " (a version prefix needs at least 8 hex digits)" : "";
-        return new DatasetNotFoundException(id + " has no tag or branch '" + name + "' in " + store.describe() + hint + "."
-                + (refs.isEmpty() ? " It has no tags or branches." : " Its tags and branches: " + String.join(", ", refs) + "."),
-                "Name a version by one of its tags or branches, or by its hash (8 or more hex digits);"
-                        + " 'warpctl list-remote " + id + "' lists its versions, tags and branches.");
-    }
-
-    /** "No tag or branch X", listing the dataset's tags and branches (or what else exists). */
-    DatasetNotFoundException refNotFound(DatasetId id, String name) {
-        List<String> refs = new ArrayList<>();
-        if (versions(id).isEmpty()) {
-            return notFound(id, id + "@" + name);
-        }
-        tags(id).stream().limit(MAX_LISTED).forEach(t -> refs.add(id + "@" + t + " (tag)"));
-        branches(id).stream().limit(MAX_LISTED).forEach(b -> refs.add(id + "@" + b + " (branch)"));
-        String hint = name.length() < 8 && name.chars().allMatch(c -> Character.digit(c, 16) >= 0)
-                ? " (a version prefix needs at least 8 hex digits)" : "";
-        return new DatasetNotFoundException("No tag or branch '" + name + "' of " + id + hint, store.describe(), refs);
     }
 
     /** What kind of ref named a version. */

@@ -387,7 +387,7 @@ class CatalogTest {
         assertThatThrownBy(() -> catalog.latest(MNIST)).isInstanceOf(ObjectTooLargeException.class)
                 .hasMessageContaining("latest.json");
         String bogus = hex64('9', "");
-        store.put(StoreLayout.versions(MNIST) + bogus + ".json", new byte[Catalog.MANIFEST_MAX_BYTES + 1]);
+        store.put(StoreLayout.versions(MNIST) + bogus + ".json", new byte[Manifests.MANIFEST_MAX_BYTES + 1]);
         assertThatThrownBy(() -> catalog.manifest(MNIST, new VersionHash(bogus)))
                 .isInstanceOf(ObjectTooLargeException.class);
         // Everything else keeps answering.

@@ -1,0 +1,88 @@
+package io.warpdata.catalog;
+
+import io.warpdata.store.BlobNotFoundException;
+import io.warpdata.store.BlobStore;
+import io.warpdata.store.StoreLayout;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.warpdata.manifest.DatasetId;
+import io.warpdata.manifest.Manifest;
+import io.warpdata.manifest.ManifestCodec;
+import io.warpdata.manifest.ManifestCorruptedException;
+import io.warpdata.manifest.ManifestValidationException;
+import io.warpdata.manifest.VersionHash;
+
+import java.util.Optional;
+
+/**
+ * Verified manifests by version: from memory, else the last known good copy, else the store.
+ * A manifest is immutable and named by the hash of its content, so once verified it is kept for
+ * ever; a kept copy that fails verification is forgotten and read again from the store.
+ */
+final class Manifests {
+    /**
+     * The largest manifest read: 64 MiB. Member lists and block hashes live in side blobs, so
+     * the manifest of a 1 TB dataset is well under 1 MB; anything near this is not a manifest.
+     */
+    static final int MANIFEST_MAX_BYTES = 64 << 20;
+
+    private final BlobStore store;
+    private final LastKnownGood known;
+    private final Cache<String, Manifest> verified;
+
+    Manifests(BlobStore store, LastKnownGood known, long maxInMemory) {
+        this.store = store;
+        this.known = known;
+        this.verified = Caffeine.newBuilder().maximumSize(maxInMemory).build();
+    }
+
+    /** Whether the manifest of this version is held in memory (read and verified before). */
+    boolean cached(DatasetId id, VersionHash version) {
+        return verified.getIfPresent(StoreLayout.version(id, version)) != null;
+    }
+
+    /**
+     * The verified manifest of one version.
+     *
+     * @throws BlobNotFoundException if the store has no such version
+     * @throws ManifestCorruptedException if the store's copy fails verification
+     */
+    Manifest read(DatasetId id, VersionHash version) {
+        String key = StoreLayout.version(id, version);
+        Manifest m = verified.getIfPresent(key);
+        if (m != null) {
+            return m;
+        }
+        Optional<byte[]> kept = known.manifest(key);
+        if (kept.isPresent()) {
+            try {
+                m = verify(kept.get(), "kept copy of " + store.describe() + "/" + key, id, version);
+                verified.put(key, m);
+                return m;
+            } catch (ManifestCorruptedException | ManifestValidationException damaged) {
+                known.forgetManifest(key);
+            }
+        }
+        byte[] json = store.get(key, MANIFEST_MAX_BYTES);
+        m = verify(json, store.describe() + "/" + key, id, version);
+        known.keepManifest(key, json);
+        verified.put(key, m);
+        return m;
+    }
+
+    /** Parses and checks a manifest: its content hashes to {@code version} and it names {@code id}. */
+    private static Manifest verify(byte[] json, String source, DatasetId id, VersionHash version) {
+        Manifest m = ManifestCodec.fromJson(json, source);
+        VersionHash actual = ManifestCodec.version(m);
+        if (!actual.equals(version)) {
+            throw new ManifestCorruptedException(source, "version_hash", "content hashes to " + actual.hex()
+                    + ", not to the version " + version.hex() + " it is stored under");
+        }
+        if (!m.datasetId().equals(id)) {
+            throw new ManifestCorruptedException(source, "dataset_id", "names dataset " + m.datasetId()
+                    + " but is stored under " + id);
+        }
+        return m;
+    }
+}
