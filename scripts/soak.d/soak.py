@@ -27,119 +27,33 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+# Processes, mounts, S3Proxy and warpd are handled as the bench handles them: its module.
+sys.path.insert(0, os.path.join(REPO, "scripts", "bench.d"))
+from warpbench import procs  # noqa: E402
+
 MIB = 1 << 20
 ACCESS_KEY, SECRET_KEY, REGION = "soak", "soak-secret", "us-east-1"
+CREDS = procs.S3Creds(ACCESS_KEY, SECRET_KEY, REGION)
 BUCKET = "warp-soak"
 DATASET = "soak/mixed"
 CHURN = "soak/churn"
+DUCK_TIMEOUT = 600  # seconds one DuckDB query over the mount may take before it counts as failed
 
 
 def log(msg):
     print(f"[soak {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-class SoakFailure(Exception):
-    pass
+procs.set_log(log)
 
-
-# ----------------------------------------------------------------------------------------
-# Processes: each one started is recorded (pid and start time) so --cleanup stops exactly it.
-# ----------------------------------------------------------------------------------------
-
-def pid_start_time(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[19])
-    except OSError:
-        return None
-
-
-def is_mounted(path):
-    path = os.path.realpath(path)
-    with open("/proc/self/mountinfo") as f:
-        return any(line.split()[4] == path for line in f)
-
-
-def unmount(path):
-    for argv in (["fusermount", "-u", path], ["fusermount", "-u", "-z", path], ["umount", "-l", path]):
-        if not is_mounted(path):
-            return
-        if shutil.which(argv[0]):
-            subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
-            time.sleep(0.5)
-    if is_mounted(path):
-        log(f"warning: could not unmount {path}")
-
-
-def stop_pid(pid, start, grace=20.0):
-    """SIGTERM the process if it is still the one started (same start time), SIGKILL after grace."""
-    if pid_start_time(pid) != start:
-        return
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        if pid_start_time(pid) != start:
-            return
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    return
-        except OSError:
-            return
-        time.sleep(0.2)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
-class Registry:
-    def __init__(self, run):
-        self.state = os.path.join(run, "state.json")
-        self.procs = {}
-        self.mounts = []
-
-    def _save(self):
-        with open(self.state, "w") as f:
-            json.dump({"procs": {n: [p.pid, pid_start_time(p.pid)] for n, p in self.procs.items()},
-                       "mounts": self.mounts}, f)
-
-    def start(self, name, argv, logpath, env=None, stdin=None, stdout=None):
-        logf = open(logpath, "ab")
-        p = subprocess.Popen(argv, stdout=stdout if stdout is not None else logf, stderr=logf,
-                             stdin=stdin if stdin is not None else subprocess.DEVNULL, env=env)
-        self.procs[name] = p
-        self._save()
-        return p
-
-    def add_mount(self, path):
-        self.mounts.append(path)
-        self._save()
+# A failed step: the harness's error (procs raises it too).
+SoakFailure = procs.HarnessError
 
 
 def cleanup(run):
-    """Stops what the state file names: warpd first (it unmounts on SIGTERM), then the rest."""
-    try:
-        with open(os.path.join(run, "state.json")) as f:
-            st = json.load(f)
-    except (OSError, ValueError):
-        return
-    procs = st.get("procs", {})
-    order = sorted(procs, key=lambda n: 0 if n == "warpd" else 1)
-    for name in order:
-        pid, start = procs[name]
-        if name == "warpd":
-            stop_pid(pid, start)
-            for m in st.get("mounts", []):
-                unmount(m)
-        else:
-            stop_pid(pid, start, grace=5.0)
-    for m in st.get("mounts", []):
-        unmount(m)
-    os.unlink(os.path.join(run, "state.json"))
+    """Stops what the state file names, newest first (warpd, which unmounts on SIGTERM, then the
+    DuckDB helper and S3Proxy), each by its recorded pid and start time (warpbench/procs.py)."""
+    procs.cleanup_from_state(os.path.join(run, "state.json"))
 
 
 # ----------------------------------------------------------------------------------------
@@ -201,15 +115,6 @@ def du(path):
     return total
 
 
-def proc_status(pid):
-    out = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            k, _, v = line.partition(":")
-            out[k] = v.strip()
-    return out
-
-
 # ----------------------------------------------------------------------------------------
 # The run
 # ----------------------------------------------------------------------------------------
@@ -240,12 +145,7 @@ class Soak:
         self.gcs = 0
 
     def env(self):
-        e = dict(os.environ)
-        for k in ("AWS_CA_BUNDLE", "AWS_PROFILE", "AWS_SESSION_TOKEN"):
-            e.pop(k, None)
-        e.update(AWS_ACCESS_KEY_ID=ACCESS_KEY, AWS_SECRET_ACCESS_KEY=SECRET_KEY, AWS_REGION=REGION,
-                 AWS_DEFAULT_REGION=REGION, WARP_JAR=self.jar, JAVA_HOME=os.path.dirname(os.path.dirname(self.java)))
-        return e
+        return CREDS.env(WARP_JAR=self.jar, JAVA_HOME=os.path.dirname(os.path.dirname(self.java)))
 
     def warpctl(self, *argv, timeout=600):
         r = subprocess.run([os.path.join(REPO, "scripts", "warpctl")] + list(argv)
@@ -267,29 +167,11 @@ class Soak:
         s3dir = os.path.join(self.run, "s3")
         shutil.rmtree(s3dir, ignore_errors=True)
         os.makedirs(s3dir)
-        self.reg = Registry(self.run)
-        import socket
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        self.endpoint = f"http://127.0.0.1:{port}"
+        self.reg = procs.Registry(os.path.join(self.run, "state.json"))
         self.remote = f"s3://{BUCKET}/warp"
-        conf = os.path.join(self.run, "s3proxy.conf")
-        with open(conf, "w") as f:
-            f.write(f"s3proxy.endpoint={self.endpoint}\ns3proxy.authorization=aws-v2-or-v4\n"
-                    f"s3proxy.identity={ACCESS_KEY}\ns3proxy.credential={SECRET_KEY}\n"
-                    f"jclouds.identity={ACCESS_KEY}\njclouds.credential={SECRET_KEY}\n"
-                    f"jclouds.provider=filesystem\njclouds.filesystem.basedir={s3dir}\n")
-        self.reg.start("s3proxy", [self.java, "-Xmx512m", "-jar", self.s3proxy_jar, "--properties", conf],
-                       os.path.join(self.logs, "s3proxy.log"))
-        curl = ["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--aws-sigv4", f"aws:amz:{REGION}:s3",
-                "-u", f"{ACCESS_KEY}:{SECRET_KEY}", "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD",
-                "-X", "PUT", f"{self.endpoint}/{BUCKET}"]
-        deadline = time.monotonic() + 60
-        while subprocess.run(curl, capture_output=True, text=True).stdout.strip() not in ("200", "409"):
-            if time.monotonic() > deadline or self.reg.procs["s3proxy"].poll() is not None:
-                raise SoakFailure(f"S3Proxy did not start; see {self.logs}/s3proxy.log")
-            time.sleep(0.5)
+        self.endpoint = procs.start_s3proxy(self.reg, CREDS, java=self.java, jar=self.s3proxy_jar, basedir=s3dir,
+                                            port=procs.free_port(), run_dir=self.run, log_dir=self.logs,
+                                            buckets=[BUCKET], heap="512m")
         log(f"server: S3Proxy on {self.endpoint}")
 
         generate(self.data, self.args, self.sql_cmd)
@@ -301,23 +183,15 @@ class Soak:
                      "--staging-dir", os.path.join(self.run, "staging"))
         self.source_hashes()
 
-        self.reg.start("warpd", [os.path.join(REPO, "scripts", "warpd"), "--mount", self.mnt,
-                                 "--remote", self.remote, "--endpoint", self.endpoint,
-                                 "--cache-dir", self.cache, "--cache-size", self.args.cache_size,
-                                 "--socket", self.sock], os.path.join(self.logs, "warpd.log"), env=self.env())
-        self.reg.add_mount(self.mnt)
-        deadline = time.monotonic() + 120
-        while not (is_mounted(self.mnt) and os.path.exists(self.sock)):
-            if time.monotonic() > deadline or self.reg.procs["warpd"].poll() is not None:
-                raise SoakFailure(f"warpd did not mount; see {self.logs}/warpd.log")
-            time.sleep(0.5)
-        self.warpd_pid = self.java_pid(self.reg.procs["warpd"].pid)
+        argv = procs.warpd_argv([os.path.join(REPO, "scripts", "warpd")], mnt=self.mnt, remote=self.remote,
+                                endpoint=self.endpoint, cache_dir=self.cache, socket_path=self.sock,
+                                cache_size=self.args.cache_size)
+        procs.start_mount(self.reg, "warpd", argv, self.mnt, os.path.join(self.logs, "warpd.log"),
+                          lambda: procs.is_mounted(self.mnt) and os.path.exists(self.sock), env=self.env(),
+                          timeout=120)
+        self.warpd_pid = procs.java_descendant(self.reg.procs["warpd"].pid)  # the launcher execs it
         log(f"warpd: mounted at {self.mnt} (pid {self.warpd_pid}), cache limit {self.args.cache_size}, "
             f"data {du(self.data) / MIB:.0f} MiB")
-
-    def java_pid(self, pid):
-        """The JVM serving the mount: the launcher execs it, so normally the same pid."""
-        return pid
 
     def source_hashes(self):
         self.big_src = os.path.join(self.data, "blob", "big.bin")
@@ -327,21 +201,16 @@ class Soak:
         for cls in sorted(os.listdir(root)):
             for n in sorted(os.listdir(os.path.join(root, cls))):
                 self.images[f"{cls}/{n}"] = sha256_file(os.path.join(root, cls, n))
-        self.duck = subprocess.Popen(self.sql_cmd + ["serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=open(os.path.join(self.logs, "duckdb.log"), "ab"))
-        self.reg.procs["duckdb"] = self.duck
-        self.reg._save()
-        if b"ready" not in self.duck.stdout.readline():
-            raise SoakFailure("the DuckDB helper did not start; see duckdb.log")
-        self.duck_expected = self.query(os.path.join(self.data, "table", "*.parquet"))
+        self.duck = procs.LineServer(self.reg, self.logs, "duckdb", self.sql_cmd + ["serve"])
+        glob = os.path.join(self.data, "table", "*.parquet")
+        self.duck_expected = self.duck.ask(f"groupby {glob}", DUCK_TIMEOUT)["result"]
 
     def query(self, glob):
-        self.duck.stdin.write(f"groupby {glob}\n".encode())
-        self.duck.stdin.flush()
-        j = json.loads(self.duck.stdout.readline() or b'{"error":"the DuckDB helper died"}')
-        if "error" in j:
-            raise OSError(j["error"][:300])
-        return j["result"]
+        """The group-by over glob; a failure is a failed read (OSError), as the readers count it."""
+        try:
+            return self.duck.ask(f"groupby {glob}", DUCK_TIMEOUT)["result"]
+        except SoakFailure as e:
+            raise OSError(str(e)) from e
 
     def mpath(self, *parts):
         return os.path.join(self.mnt, DATASET, *parts)
@@ -498,7 +367,7 @@ class Soak:
 
     # -- main loop ---------------------------------------------------------------------
     def sample(self):
-        st = proc_status(self.warpd_pid)
+        st = procs.proc_status(self.warpd_pid)
         return {"rss_mib": int(st["VmRSS"].split()[0]) / 1024, "fds": len(os.listdir(f"/proc/{self.warpd_pid}/fd")),
                 "threads": int(st["Threads"]), "cache_mib": du(self.cache) / MIB}
 

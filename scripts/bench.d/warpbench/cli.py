@@ -1,0 +1,92 @@
+"""The command line of scripts/bench: flags, --cleanup, signals, exit status."""
+import argparse
+import os
+import signal
+import subprocess
+
+from . import procs
+from .common import REPO, BenchError, log
+from .run import main_bench
+from .systems import SYSTEMS
+from .workloads import WORKLOADS
+
+DESCRIPTION = "scripts/bench: Warp against s3fs, rclone mount, a raw GET (alone, and verified and written to a"
+# --network profiles: RTT added to every request (ms) and the pace of each connection (MB/s).
+# s3like: a real bucket answers after 10-50 ms and gives one connection ~85-90 MB/s; the rate is
+# scaled down to what this 2-core machine can shape and serve (docs/bench.md).
+NETWORKS = {"loopback": None, "s3like": {"rtt_ms": 20.0, "rate_mbps": 25.0}}
+
+
+def parser():
+    ap = argparse.ArgumentParser(prog="scripts/bench", description=DESCRIPTION)
+    ap.add_argument("--quick", action="store_true", help="small data, 1 run: under 5 minutes")
+    ap.add_argument("--runs", type=int, help="runs per measurement (default 3; 1 with --quick)")
+    ap.add_argument("--json", help="also write the results as JSON to this file")
+    ap.add_argument("--only", help="comma-separated workloads: " + ",".join(WORKLOADS))
+    ap.add_argument("--systems", help="comma-separated subset of " + ",".join(SYSTEMS))
+    ap.add_argument("--workdir", default=os.path.join(REPO, ".bench"))
+    ap.add_argument("--port", type=int, default=0, help="S3Proxy port (default: a free one)")
+    ap.add_argument("--timeout", type=int, default=0, help="seconds per measurement before it counts as failed")
+    ap.add_argument("--repeat-limit", type=float, default=30.0,
+                    help="a workload x peer whose first run took longer than this many seconds "
+                         "is not repeated (default 30; Warp's cells always get every run)")
+    ap.add_argument("--rclone-cache-mode", default="full", help="rclone --vfs-cache-mode (default full)")
+    ap.add_argument("--warp-cache-size", default="20GB", help="warpd --cache-size (default 20GB)")
+    ap.add_argument("--warp-via-jar", action="store_true", help="run java -jar warp.jar warpd, not scripts/warpd")
+    ap.add_argument("--warp-cold-restart", action="store_true",
+                    help="make Warp cold by restarting warpd on an empty cache (default: empty the running daemon's cache)")
+    ap.add_argument("--network", choices=list(NETWORKS), default="loopback",
+                    help="loopback (default): S3Proxy as it is; s3like: every system reaches it through "
+                         "shaper.py (RTT 20 ms, 25 MB/s per connection) and requests are counted")
+    ap.add_argument("--rtt", type=float, help="milliseconds added to every request (implies a shaped network)")
+    ap.add_argument("--conn-rate", type=float, help="MB/s per connection (implies a shaped network)")
+    ap.add_argument("--cleanup", action="store_true", help="only tear down what a dead run left behind")
+    return ap
+
+
+def parse_args(argv=None):
+    """The flags, with the derived ones: args.scale ("quick" or "full") and args.shape (the
+    shaped network's {"rtt_ms", "rate_mbps"}, or None on plain loopback)."""
+    ap = parser()
+    args = ap.parse_args(argv)
+    args.shape = dict(NETWORKS[args.network] or {}) if args.network != "loopback" or args.rtt is not None \
+        or args.conn_rate is not None else None
+    if args.shape is not None:
+        args.shape = dict(NETWORKS["s3like"], **args.shape)
+        if args.rtt is not None:
+            args.shape["rtt_ms"] = args.rtt
+        if args.conn_rate is not None:
+            args.shape["rate_mbps"] = args.conn_rate
+        if args.shape["rtt_ms"] < 0 or args.shape["rate_mbps"] <= 0:
+            ap.error("--rtt must be 0 or more and --conn-rate more than 0")
+    args.scale = "quick" if args.quick else "full"
+    if args.json:
+        args.json = os.path.abspath(args.json)
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    state = os.path.join(os.path.abspath(args.workdir), "run", "state.json")
+    if args.cleanup:
+        procs.cleanup_from_state(state)
+        return 0
+
+    def on_signal(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+    try:
+        main_bench(args)
+        return 0
+    except KeyboardInterrupt:
+        log("interrupted: cleaning up")
+        return 130
+    except (BenchError, subprocess.CalledProcessError) as e:
+        log(f"error: {e}")
+        return 1
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        procs.cleanup_from_state(state)
