@@ -40,6 +40,10 @@ def parser():
                          "shaper.py (RTT 20 ms, 25 MB/s per connection) and requests are counted")
     ap.add_argument("--rtt", type=float, help="milliseconds added to every request (implies a shaped network)")
     ap.add_argument("--conn-rate", type=float, help="MB/s per connection (implies a shaped network)")
+    ap.add_argument("--fleet", type=int, nargs="?", const=4, metavar="N",
+                    help="instead of the workloads: N warpd processes (default 4) read the same dataset at "
+                         "once, straight to the store and through one nginx mirror (docs/bench.md, Fleets); "
+                         "implies --network s3like unless a shaped network is given")
     ap.add_argument("--cleanup", action="store_true", help="only tear down what a dead run left behind")
     return ap
 
@@ -59,6 +63,13 @@ def parse_args(argv=None):
             args.shape["rate_mbps"] = args.conn_rate
         if args.shape["rtt_ms"] < 0 or args.shape["rate_mbps"] <= 0:
             ap.error("--rtt must be 0 or more and --conn-rate more than 0")
+    if args.fleet is not None:
+        if args.fleet < 1:
+            ap.error("--fleet N needs N >= 1")
+        if args.only or args.systems:
+            ap.error("--fleet runs the fleet passes only; leave out --only and --systems")
+        if args.shape is None:  # the store's bytes and requests are counted at the shaper
+            args.shape = dict(NETWORKS["s3like"])
     args.scale = "quick" if args.quick else "full"
     if args.json:
         args.json = os.path.abspath(args.json)

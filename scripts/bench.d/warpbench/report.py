@@ -343,6 +343,11 @@ def render(meta, res, peak_rss, warp_stats, workloads, systems):
 def report(meta, res, peak_rss, warp_stats, workloads, systems, args):
     """Prints the table; with --json also writes the JSON document."""
     text, doc = render(meta, res, peak_rss, warp_stats, workloads, systems)
+    report_doc(text, doc, args)
+
+
+def report_doc(text, doc, args):
+    """Prints a report's text; with --json also writes its JSON document."""
     print(text, flush=True)
     if args.json:
         with open(args.json, "w") as f:

@@ -25,6 +25,10 @@ def main_bench(args):
     procs.cleanup_from_state(env.reg.state_path)  # a previous run that died hard
     for name in DAEMONS:
         procs.unmount(os.path.join(env.run, "mnt", name))
+    if os.path.isdir(os.path.join(env.run, "mnt")):
+        for name in os.listdir(os.path.join(env.run, "mnt")):
+            if name.startswith("fleet-"):  # the fleet's nodes (fleet.py)
+                procs.unmount(os.path.join(env.run, "mnt", name))
 
     workloads = workloads_mod.select(args.only, quick=args.scale == "quick")
     system_names = systems_mod.parse_systems(args.systems)
@@ -41,6 +45,13 @@ def main_bench(args):
 
     systems = systems_mod.build(env)
     warp, local = systems["warp"], systems["local"]
+    if args.fleet is not None:
+        from .fleet import main_fleet
+        if os.environ.get("BENCH_WARP_MISSING"):
+            warp.missing = "MISSING (" + os.environ["BENCH_WARP_MISSING"] + ")"
+        elif not os.path.isfile(env.warp_jar):
+            warp.missing = f"MISSING (no {env.warp_jar})"
+        return main_fleet(args, env, cfg, facts, warp, started, load_start)
     rawget, getsha, pget = systems["rawget"], systems["getsha"], systems["pget"]
     for name, tool in (("s3fs", "s3fs"), ("rclone", "rclone")):
         if shutil.which(tool) is None:

@@ -17,11 +17,14 @@ from .systems import MountSystem
 class Warp(MountSystem):
     name = "warp"
 
-    def argv(self):
+    def launcher(self):
+        """How warpd is started: scripts/warpd, or java -jar warp.jar warpd (--warp-via-jar)."""
         launcher = os.path.join(REPO, "scripts", "warpd")
-        base = ([self.env.java, "-jar", self.env.warp_jar, "warpd"]
+        return ([self.env.java, "-jar", self.env.warp_jar, "warpd"]
                 if self.env.args.warp_via_jar or not os.access(launcher, os.X_OK) else [launcher])
-        return procs.warpd_argv(base, mnt=self.mnt, remote=f"s3://{WARP_BUCKET}/{WARP_PREFIX}",
+
+    def argv(self):
+        return procs.warpd_argv(self.launcher(), mnt=self.mnt, remote=f"s3://{WARP_BUCKET}/{WARP_PREFIX}",
                                 endpoint=self.env.endpoint, cache_dir=self.cache, socket_path=self.socket(),
                                 extra=["--mode", "auto"], cache_size=self.env.args.warp_cache_size)
 
