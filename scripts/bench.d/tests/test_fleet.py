@@ -251,6 +251,14 @@ def test_n_nodes_wall_time_runs_from_the_first_start_to_the_last_end():
     assert f["hit_ratio"] == 0.75 and f["errors"] == ["x: EIO"] and f["complete"]
 
 
+def test_hit_ratio_comes_from_warpd_when_there_is_no_access_log():
+    f = F.pass_figures(a_pass("dead", [node(0.0, 10.0, 2.0)], 100, warpd_mirrors={"hits": 3, "misses": 1}), DATASET)
+    assert f["hit_ratio"] == 0.75
+    f = F.pass_figures(a_pass("mirror", [node(0.0, 10.0, 2.0)], 100, log=F.parse_access_log([line(206, 1, "MISS")]),
+                              warpd_mirrors={"hits": 3, "misses": 1}), DATASET)
+    assert f["hit_ratio"] == 0.0  # nginx's log wins: it is what the cache itself saw
+
+
 def test_a_failed_node_is_kept_out_of_the_figures_and_named():
     f = F.pass_figures(a_pass("store", [node(0.0, 10.0, 2.0), {"error": "timeout after 600s"}], 200), DATASET)
     assert f["seconds"] == 10.0 and not f["complete"] and f["errors"] == ["timeout after 600s"]

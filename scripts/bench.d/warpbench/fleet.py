@@ -250,7 +250,10 @@ def pass_figures(p, dataset_bytes, one=None):
     f["requests_x"] = reads / one["store_reads"] if one and one.get("store_reads") else None
     f["mirror_log"] = p.get("mirror_log")
     f["hit_ratio"] = hit_ratio(p.get("mirror_log"))
-    f["warpd_mirrors"] = p.get("warpd_mirrors")
+    f["warpd_mirrors"] = w = p.get("warpd_mirrors")
+    if f["hit_ratio"] is None and w and w.get("hits", 0) + w.get("misses", 0):
+        # No access log to read (a mirror that is not our nginx): warpd's own view of its mirrors.
+        f["hit_ratio"] = w["hits"] / (w["hits"] + w["misses"])
     return f
 
 
