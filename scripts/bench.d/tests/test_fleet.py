@@ -383,3 +383,61 @@ def test_hanging_port_accepts_and_never_answers():
     finally:
         h.close()
     assert h.url() == f"http://127.0.0.1:{h.port}/warp"
+
+
+# -- the mirror passes' order, on a fake fleet and a fake nginx -------------------------------------
+
+class FakeMirror:
+    def __init__(self, env, shipped, store_addr):
+        self.calls = env.calls
+        self.calls.append(("nginx", shipped.endswith(F.SHIPPED_MIRROR), store_addr))
+
+    def start(self):
+        self.calls.append("start")
+
+    def url(self):
+        return "http://127.0.0.1:1111/warp"
+
+    def poison(self):
+        self.calls.append("poison")
+        return 3, 768
+
+    def stop(self):
+        self.calls.append("stop")
+
+
+class FakeFleet:
+    def __init__(self, calls, mirror_requests):
+        self.calls, self.mirror_requests = calls, mirror_requests
+
+    def run_pass(self, name, k, mirror=None, url=None):
+        self.calls.append((name, k, mirror is not None, url))
+        log = F.parse_access_log([line(206, 1, "HIT")] * self.mirror_requests) if mirror else None
+        return a_pass(name, [node(0.0, 10.0, 2.0)] * k, 100, log=log)
+
+
+def run_mirror_passes(monkeypatch, mirror_requests):
+    import types
+    calls = []
+    monkeypatch.setattr(F, "NginxMirror", FakeMirror)
+    env = types.SimpleNamespace(calls=calls, endpoint="http://127.0.0.1:5555")
+    figs = F.mirror_passes(env, FakeFleet(calls, mirror_requests), 4, DATASET, None)
+    return calls, figs
+
+
+def test_mirror_passes_fill_poison_stop_and_hang_in_that_order(monkeypatch):
+    calls, figs = run_mirror_passes(monkeypatch, mirror_requests=5)
+    assert calls[0] == ("nginx", True, "127.0.0.1:5555")  # the shipped files, in front of the shaper
+    assert calls[1:] == ["start", ("mirror", 4, True, "http://127.0.0.1:1111/warp"), "poison",
+                         ("poisoned", 4, True, "http://127.0.0.1:1111/warp"), "stop",
+                         ("dead", 4, False, "http://127.0.0.1:1111/warp"), calls[-1]]
+    assert calls[-1][:3] == ("hanging", 4, False) and calls[-1][3] != "http://127.0.0.1:1111/warp"
+    assert list(figs) == ["mirror", "poisoned", "dead", "hanging"]
+    assert figs["poisoned"]["poisoned_files"] == 3 and not any(f.get("missing") for f in figs.values())
+
+
+def test_a_warpd_that_never_asks_the_mirror_makes_every_mirror_pass_missing(monkeypatch):
+    calls, figs = run_mirror_passes(monkeypatch, mirror_requests=0)
+    assert calls[1:] == ["start", ("mirror", 4, True, "http://127.0.0.1:1111/warp"), "stop"]
+    assert {f["missing"] for f in figs.values()} == \
+        {"MISSING (warpd accepted --mirror but sent the mirror no request: its read path does not use it)"}
