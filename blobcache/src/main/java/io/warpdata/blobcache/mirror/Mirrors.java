@@ -128,9 +128,17 @@ public final class Mirrors implements AutoCloseable {
                 e.misses.increment();
             } catch (MirrorException failure) {
                 failed(e, failure);
+            } catch (RuntimeException bug) {
+                failed(e, unexpected(e, range.toString(), bug));
             }
         }
         return Optional.empty();
+    }
+
+    /** A mirror client's own bug must not reach a reader either: it is a failure of that mirror. */
+    private static MirrorException unexpected(Entry e, String what, RuntimeException bug) {
+        LOG.debug("mirror {} failed unexpectedly on {}", e.mirror.name(), what, bug);
+        return new MirrorException(MirrorException.Kind.CONNECTION, e.mirror.name() + ": " + bug + " reading " + what, bug);
     }
 
     /** {@link #read(MirrorRange, byte[], int, java.util.Set)} asking every mirror. */
@@ -156,6 +164,8 @@ public final class Mirrors implements AutoCloseable {
                 e.misses.increment();
             } catch (MirrorException failure) {
                 failed(e, failure);
+            } catch (RuntimeException bug) {
+                failed(e, unexpected(e, key, bug));
             }
         }
         return Optional.empty();
