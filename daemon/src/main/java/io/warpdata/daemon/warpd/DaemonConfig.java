@@ -1,13 +1,17 @@
 package io.warpdata.daemon.warpd;
 
 import io.warpdata.blobcache.cache.CacheMode;
+import io.warpdata.blobcache.mirror.MirrorSpec;
+import io.warpdata.blobcache.mirror.Mirrors;
 import io.warpdata.daemon.ByteSize;
 import io.warpdata.daemon.control.SocketPaths;
 
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -29,10 +33,14 @@ import java.util.Properties;
  * @param pointerTtl how long a latest or branch pointer is trusted before it is re-read (with a
  *        conditional GET), which is also how often the links the kernel caches are re-checked
  * @param metricsListen where to serve Prometheus metrics over HTTP ({@code /metrics}), or empty: not at all
+ * @param mirrors caches in front of the store, in the order they are tried ({@code --mirror}, repeatable;
+ *        {@code WARP_MIRRORS}; config key {@code mirror}, a list separated by commas or spaces). Parsed and
+ *        checked here; the read path does not use them yet (issue 25: they join the read plan as a tier)
+ * @param mirrorTimeout the longest one read from a mirror may take ({@code --mirror-timeout}, 2 s)
  */
 public record DaemonConfig(Path mountPoint, String remote, Optional<String> endpoint, Path cacheDir,
                            long cacheSizeBytes, Path socket, CacheMode mode, boolean allowOther, Duration pointerTtl,
-                           Optional<InetSocketAddress> metricsListen) {
+                           Optional<InetSocketAddress> metricsListen, List<MirrorSpec> mirrors, Duration mirrorTimeout) {
     /** Option names, which are also the config file's keys. */
     public static final String MOUNT = "mount";
     public static final String REMOTE = "remote";
@@ -44,6 +52,8 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
     public static final String ALLOW_OTHER = "allow-other";
     public static final String POINTER_TTL = "pointer-ttl";
     public static final String METRICS_LISTEN = "metrics-listen";
+    public static final String MIRROR = "mirror";
+    public static final String MIRROR_TIMEOUT = "mirror-timeout";
 
     public static final long DEFAULT_CACHE_SIZE_GB = 100;
     /**
@@ -70,6 +80,19 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
             throw new ConfigException("pointer TTL must be positive, was " + pointerTtl, "Pass --pointer-ttl like 30s.");
         }
         Objects.requireNonNull(metricsListen, "metricsListen");
+        mirrors = List.copyOf(mirrors);
+        Objects.requireNonNull(mirrorTimeout, "mirrorTimeout");
+        if (mirrorTimeout.isNegative() || mirrorTimeout.isZero()) {
+            throw new ConfigException("mirror timeout must be positive, was " + mirrorTimeout, "Pass --mirror-timeout like 2s or 500ms.");
+        }
+    }
+
+    /** Settings without mirrors. */
+    public DaemonConfig(Path mountPoint, String remote, Optional<String> endpoint, Path cacheDir, long cacheSizeBytes,
+                        Path socket, CacheMode mode, boolean allowOther, Duration pointerTtl,
+                        Optional<InetSocketAddress> metricsListen) {
+        this(mountPoint, remote, endpoint, cacheDir, cacheSizeBytes, socket, mode, allowOther, pointerTtl, metricsListen,
+                List.of(), Mirrors.DEFAULT_TIMEOUT);
     }
 
     /** Settings without a metrics endpoint. */
@@ -109,6 +132,8 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
         putIfSet(fromEnv, SOCKET, env.get("WARP_SOCKET"));
         putIfSet(fromEnv, POINTER_TTL, env.get("WARP_POINTER_TTL"));
         putIfSet(fromEnv, METRICS_LISTEN, env.get("WARP_METRICS_LISTEN"));
+        putIfSet(fromEnv, MIRROR, env.get("WARP_MIRRORS"));
+        putIfSet(fromEnv, MIRROR_TIMEOUT, env.get("WARP_MIRROR_TIMEOUT"));
 
         Map<String, String> merged = new LinkedHashMap<>(fromEnv);
         for (String key : file.stringPropertyNames()) {
@@ -147,9 +172,48 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
         boolean allowOther = Boolean.parseBoolean(merged.getOrDefault(ALLOW_OTHER, "false"));
         Duration pointerTtl = merged.containsKey(POINTER_TTL) ? duration(merged.get(POINTER_TTL)) : DEFAULT_POINTER_TTL;
         Optional<InetSocketAddress> metrics = Optional.ofNullable(merged.get(METRICS_LISTEN)).map(DaemonConfig::listenAddress);
+        List<MirrorSpec> mirrors = merged.containsKey(MIRROR) ? mirrors(merged.get(MIRROR), remote, env) : List.of();
+        Duration mirrorTimeout = merged.containsKey(MIRROR_TIMEOUT) ? duration(merged.get(MIRROR_TIMEOUT)) : Mirrors.DEFAULT_TIMEOUT;
         return new DaemonConfig(Path.of(mount).toAbsolutePath().normalize(), remote,
                 Optional.ofNullable(merged.get(ENDPOINT)), cacheDir.toAbsolutePath().normalize(), cacheSize,
-                socket.toAbsolutePath().normalize(), mode, allowOther, pointerTtl, metrics);
+                socket.toAbsolutePath().normalize(), mode, allowOther, pointerTtl, metrics, mirrors, mirrorTimeout);
+    }
+
+    /**
+     * Parses a list of mirrors separated by commas or white space ({@code --mirror} given several
+     * times arrives joined by spaces), in order.
+     *
+     * @throws ConfigException naming the bad entry and the forms warpd takes
+     */
+    static List<MirrorSpec> mirrors(String text, String remote, Map<String, String> env) {
+        List<MirrorSpec> out = new ArrayList<>();
+        for (String entry : text.trim().split("[,\\s]+")) {
+            if (entry.isEmpty()) {
+                continue;
+            }
+            MirrorSpec spec;
+            try {
+                spec = MirrorSpec.parse(entry, env);
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException("bad mirror '" + redact(entry) + "': " + e.getMessage(),
+                        "Pass --mirror http(s)://HOST[:PORT]/BASE (an HTTP cache serving the store's keys under BASE) or"
+                                + " s3://BUCKET/PREFIX[?endpoint=URL] (an S3-compatible tier); see docs/fleet.md.");
+            }
+            if (spec instanceof MirrorSpec.S3 s3 && s3.uri().equals(remote.replaceAll("/+$", ""))) {
+                throw new ConfigException("the mirror " + s3.uri() + " is the store itself",
+                        "Give the S3 tier its own bucket or prefix, e.g. --mirror s3://BUCKET/warp-tier.");
+            }
+            if (out.stream().anyMatch(m -> m.describe().equals(spec.describe()))) {
+                throw new ConfigException("the mirror " + spec.describe() + " is given twice", "Give each mirror once, in the order to try them.");
+            }
+            out.add(spec);
+        }
+        return out;
+    }
+
+    /** A mirror entry for an error message: without user info or query, which may hold a secret. */
+    private static String redact(String entry) {
+        return entry.replaceAll("//[^/@?#]*@", "//***@").replaceAll("[?#].*$", "?***");
     }
 
     /**
@@ -217,7 +281,8 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
 
     private static boolean knownKey(String key) {
         return switch (key) {
-            case MOUNT, REMOTE, ENDPOINT, CACHE_DIR, CACHE_SIZE, SOCKET, MODE, ALLOW_OTHER, POINTER_TTL, METRICS_LISTEN -> true;
+            case MOUNT, REMOTE, ENDPOINT, CACHE_DIR, CACHE_SIZE, SOCKET, MODE, ALLOW_OTHER, POINTER_TTL, METRICS_LISTEN, MIRROR,
+                 MIRROR_TIMEOUT -> true;
             default -> false;
         };
     }

@@ -67,6 +67,18 @@ public final class WarpdCommand implements Callable<Integer> {
                     + " (WARP_METRICS_LISTEN; default: off, 'warpctl metrics' still works).")
     String metricsListen;
 
+    // Mirrors (issue 25) are parsed and checked, but reads do not go through them until the read
+    // plan takes them as a tier; until then the options stay out of --help, the man page and
+    // completion, and warpd says at start that they are not used.
+    @Option(names = "--mirror", paramLabel = "URL", hidden = true,
+            description = "A cache in front of the store, tried in order (repeatable): http(s)://HOST[:PORT]/BASE or"
+                    + " s3://BUCKET/PREFIX[?endpoint=URL] (WARP_MIRRORS).")
+    java.util.List<String> mirrors;
+
+    @Option(names = "--mirror-timeout", paramLabel = "DURATION", converter = DurationText.class, hidden = true,
+            description = "The longest one read from a mirror may take, e.g. 2s, 500ms (WARP_MIRROR_TIMEOUT, default 2s).")
+    String mirrorTimeout;
+
     @Option(names = "--allow-other", description = "Let other users read the mount (needs user_allow_other in /etc/fuse.conf unless root).")
     boolean allowOther;
 
@@ -125,6 +137,11 @@ public final class WarpdCommand implements Callable<Integer> {
                 stop.start();
             });
         }
+        if (!config.mirrors().isEmpty()) {
+            System.err.println("warpd: note: " + config.mirrors().size() + " mirror(s) configured ("
+                    + String.join(", ", config.mirrors().stream().map(io.warpdata.blobcache.mirror.MirrorSpec::describe).toList())
+                    + "), but this warpd does not read through mirrors yet: every read goes to the store.");
+        }
         // Before "mounted": whoever waits for that line (a script, a test) has this one too.
         daemon.metricsUrl().ifPresent(url -> System.out.println("warpd: metrics at " + url));
         System.out.println("warpd: mounted " + config.remote() + " at " + config.mountPoint() + " (mode " + config.mode().text() + ")");
@@ -168,7 +185,7 @@ public final class WarpdCommand implements Callable<Integer> {
         }
     }
 
-    private Map<String, String> cliOptions() {
+    Map<String, String> cliOptions() {
         Map<String, String> m = new LinkedHashMap<>();
         put(m, DaemonConfig.MOUNT, mount);
         put(m, DaemonConfig.REMOTE, remote);
@@ -179,6 +196,10 @@ public final class WarpdCommand implements Callable<Integer> {
         put(m, DaemonConfig.MODE, mode);
         put(m, DaemonConfig.POINTER_TTL, pointerTtl);
         put(m, DaemonConfig.METRICS_LISTEN, metricsListen);
+        if (mirrors != null && !mirrors.isEmpty()) {
+            m.put(DaemonConfig.MIRROR, String.join(" ", mirrors));
+        }
+        put(m, DaemonConfig.MIRROR_TIMEOUT, mirrorTimeout);
         if (allowOther) {
             m.put(DaemonConfig.ALLOW_OTHER, "true");
         }

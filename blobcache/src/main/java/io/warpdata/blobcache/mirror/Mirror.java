@@ -1,0 +1,72 @@
+package io.warpdata.blobcache.mirror;
+
+import java.util.Optional;
+
+/**
+ * One mirror of the store: a cache that serves the store's own keys. Its answers are
+ * <b>unverified</b>: the caller checks them against the publisher's hashes. Implementations never
+ * send a credential of the store, and bound every call by a short timeout.
+ */
+public interface Mirror extends AutoCloseable {
+
+    /** The mirror as the user configured it, without secrets: for logs, counters and metrics. */
+    String name();
+
+    /**
+     * Reads a range of a store key.
+     *
+     * @param dst receives exactly {@code range.length()} bytes at {@code dstOff} when this answers true
+     * @return true if {@code dst} holds the range, false if the mirror does not hold the key (a
+     *         404: a miss, not a failure)
+     * @throws MirrorException if the mirror failed (status, connection, timeout, a wrong-sized answer)
+     */
+    boolean read(MirrorRange range, byte[] dst, int dstOff) throws MirrorException;
+
+    /**
+     * Reads a whole small object (a version manifest, a hash list, a member index).
+     *
+     * @param maxBytes a larger object is a failure, not a read of its first bytes
+     * @return the bytes, or empty if the mirror does not hold the key
+     * @throws MirrorException if the mirror failed or the object is larger than {@code maxBytes}
+     */
+    Optional<byte[]> get(String key, int maxBytes) throws MirrorException;
+
+    /** Whether this mirror takes {@link #fill} calls (an S3 tier does; an HTTP cache fills itself). */
+    default boolean fillable() {
+        return false;
+    }
+
+    /**
+     * Offers verified bytes of a range to be written to the mirror in the background. Never blocks,
+     * never throws: a full queue drops the offer and a failed write is counted.
+     *
+     * @param verified the range's bytes, already checked against the publisher's hashes (copied)
+     */
+    default void fill(MirrorRange range, byte[] verified, int off) {
+    }
+
+    /** Offers a verified whole object (a manifest, a hash list, a member index), like {@link #fill}. */
+    default void fillObject(String key, byte[] verified) {
+    }
+
+    /** Fill counters: written, failed, dropped (zeros for a mirror that is not fillable). */
+    default FillCounts fillCounts() {
+        return FillCounts.NONE;
+    }
+
+    /** Stops background work and releases connections. */
+    @Override
+    void close();
+
+    /**
+     * What the background filling of a mirror did.
+     *
+     * @param written objects written (or found already there: fills are idempotent)
+     * @param failed writes that failed (counted, never thrown)
+     * @param dropped offers refused because the queue was full (a read is never delayed by a fill)
+     * @param queuedBytes bytes waiting in the queue now
+     */
+    record FillCounts(long written, long failed, long dropped, long queuedBytes) {
+        public static final FillCounts NONE = new FillCounts(0, 0, 0, 0);
+    }
+}

@@ -1,0 +1,126 @@
+package io.warpdata.blobcache.mirror;
+
+import io.warpdata.store.ForwardingBlobStore;
+import io.warpdata.store.InMemoryBlobStore;
+import io.warpdata.store.StoreUnavailableException;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class S3MirrorTest {
+    static final String KEY = HttpMirrorTest.KEY;
+    static final int BLOCK = 1024;
+
+    private static byte[] blob(int size) {
+        byte[] b = new byte[size];
+        new Random(size).nextBytes(b);
+        return b;
+    }
+
+    @Test
+    void blocksFilledOneByOneAreReadBackAsARange() throws Exception {
+        InMemoryBlobStore bucket = new InMemoryBlobStore();
+        byte[] blob = blob(3 * BLOCK + 10);
+        try (S3Mirror tier = new S3Mirror("s3://tier/warp", bucket, 1 << 20)) {
+            MirrorRange tail = new MirrorRange(KEY, BLOCK, 2 * BLOCK + 10, BLOCK);
+            assertFalse(tier.read(tail, new byte[tail.length()], 0), "nothing filled yet: a miss");
+            tier.fill(tail, blob, BLOCK);
+            assertTrue(tier.awaitFilled(Duration.ofSeconds(30)));
+            assertEquals(3, tier.fillCounts().written());
+            assertTrue(bucket.length(S3Mirror.blockKey(KEY, BLOCK, 3)).isPresent(), "the short last block is its own object");
+
+            byte[] dst = new byte[tail.length()];
+            assertTrue(tier.read(tail, dst, 0));
+            assertArrayEquals(Arrays.copyOfRange(blob, BLOCK, blob.length), dst);
+            assertFalse(tier.read(new MirrorRange(KEY, 0, 2 * BLOCK, BLOCK), new byte[2 * BLOCK], 0),
+                    "block 0 was never filled: the range is a miss");
+        }
+    }
+
+    @Test
+    void wholeObjectsLiveUnderTheirStoreKey() throws Exception {
+        InMemoryBlobStore bucket = new InMemoryBlobStore();
+        String manifest = "datasets/ws/name/versions/" + "a".repeat(64) + ".json";
+        try (S3Mirror tier = new S3Mirror("s3://tier/warp", bucket, 1 << 20)) {
+            assertEquals(Optional.empty(), tier.get(manifest, 1000));
+            tier.fillObject(manifest, "{}".getBytes());
+            tier.fillObject(manifest, "{}".getBytes());
+            assertTrue(tier.awaitFilled(Duration.ofSeconds(30)));
+            assertArrayEquals("{}".getBytes(), bucket.get(manifest));
+            assertArrayEquals("{}".getBytes(), tier.get(manifest, 1000).orElseThrow());
+            assertEquals(2, tier.fillCounts().written(), "a second fill of the same key is harmless (put-if-absent)");
+        }
+    }
+
+    @Test
+    void aFullQueueDropsOffersInsteadOfWaiting() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        ForwardingBlobStore slow = new ForwardingBlobStore(new InMemoryBlobStore()) {
+            @Override
+            public boolean putIfAbsent(String key, byte[] data) {
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return inner.putIfAbsent(key, data);
+            }
+        };
+        byte[] blob = blob(8 * BLOCK);
+        try (S3Mirror tier = new S3Mirror("s3://tier/warp", slow, 3 * BLOCK)) {
+            tier.fill(new MirrorRange(KEY, 0, 8 * BLOCK, BLOCK), blob, 0);
+            Mirror.FillCounts counts = tier.fillCounts();
+            // One block may already be taken by the writer; at most 3 blocks' bytes wait.
+            assertTrue(counts.queuedBytes() <= 3 * BLOCK, counts.toString());
+            assertTrue(counts.dropped() >= 4, counts.toString());
+            release.countDown();
+            assertTrue(tier.awaitFilled(Duration.ofSeconds(30)));
+            assertEquals(8, tier.fillCounts().written() + tier.fillCounts().dropped());
+        }
+    }
+
+    @Test
+    void failedWritesAreCountedNotThrown() throws Exception {
+        ForwardingBlobStore failing = new ForwardingBlobStore(new InMemoryBlobStore()) {
+            @Override
+            public boolean putIfAbsent(String key, byte[] data) {
+                throw new StoreUnavailableException("tier down", null);
+            }
+        };
+        try (S3Mirror tier = new S3Mirror("s3://tier/warp", failing, 1 << 20)) {
+            tier.fill(new MirrorRange(KEY, 0, 2 * BLOCK, BLOCK), blob(2 * BLOCK), 0);
+            assertTrue(tier.awaitFilled(Duration.ofSeconds(30)));
+            assertEquals(2, tier.fillCounts().failed());
+            assertEquals(0, tier.fillCounts().written());
+        }
+    }
+
+    @Test
+    void readErrorsOfTheBucketAreMirrorFailures() {
+        ForwardingBlobStore failing = new ForwardingBlobStore(new InMemoryBlobStore()) {
+            @Override
+            public byte[] get(String key) {
+                throw new StoreUnavailableException("tier down", null);
+            }
+
+            @Override
+            public byte[] get(String key, int maxBytes) {
+                throw new StoreUnavailableException("tier down", null);
+            }
+        };
+        try (S3Mirror tier = new S3Mirror("s3://tier/warp", failing, 1 << 20)) {
+            assertEquals(MirrorException.Kind.STATUS, assertThrows(MirrorException.class,
+                    () -> tier.read(new MirrorRange(KEY, 0, BLOCK, BLOCK), new byte[BLOCK], 0)).kind());
+        }
+    }
+}

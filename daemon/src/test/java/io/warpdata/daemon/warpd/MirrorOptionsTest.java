@@ -1,0 +1,117 @@
+package io.warpdata.daemon.warpd;
+
+import io.warpdata.blobcache.mirror.MirrorSpec;
+import io.warpdata.blobcache.mirror.Mirrors;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** {@code --mirror}, {@code WARP_MIRRORS}, the {@code mirror} key and {@code --mirror-timeout}: parsed and checked. */
+class MirrorOptionsTest {
+    private static final Path HOME = Path.of("/home/ada");
+    private static final Map<String, String> BASE = Map.of("mount", "/warp", "remote", "s3://datasets/warp");
+
+    private static DaemonConfig resolve(Map<String, String> cli, Properties file, Map<String, String> env) {
+        Map<String, String> all = new java.util.HashMap<>(BASE);
+        all.putAll(cli);
+        return DaemonConfig.resolve(all, file, env, HOME, 1000);
+    }
+
+    @Test
+    void noMirrorsByDefaultAndATwoSecondTimeout() {
+        DaemonConfig c = resolve(Map.of(), new Properties(), Map.of());
+        assertThat(c.mirrors()).isEmpty();
+        assertThat(c.mirrorTimeout()).isEqualTo(Duration.ofSeconds(2)).isEqualTo(Mirrors.DEFAULT_TIMEOUT);
+    }
+
+    @Test
+    void repeatedMirrorOptionsKeepTheirOrder() {
+        CommandLine cl = WarpdCommand.commandLine();
+        cl.parseArgs("--mount", "/warp", "--remote", "s3://datasets/warp", "--mirror", "http://rack7-cache:8080/warp",
+                "--mirror", "s3://tier/warp?endpoint=http://minio.rack7:9000", "--mirror", "https://cdn.example.org/warp/",
+                "--mirror-timeout", "750ms");
+        WarpdCommand command = cl.getCommand();
+        DaemonConfig c = DaemonConfig.resolve(command.cliOptions(), new Properties(), Map.of(), HOME, 1000);
+        assertThat(c.mirrors()).containsExactly(
+                new MirrorSpec.Http(URI.create("http://rack7-cache:8080/warp")),
+                new MirrorSpec.S3("tier", "warp", Optional.of(URI.create("http://minio.rack7:9000")), Optional.empty()),
+                new MirrorSpec.Http(URI.create("https://cdn.example.org/warp")));
+        assertThat(c.mirrorTimeout()).isEqualTo(Duration.ofMillis(750));
+    }
+
+    @Test
+    void environmentListIsReplacedByTheConfigFileWhichIsReplacedByTheCommandLine() {
+        Map<String, String> env = Map.of("WARP_MIRRORS", "http://env-a/warp, http://env-b/warp", "WARP_MIRROR_TIMEOUT", "5s");
+        assertThat(resolve(Map.of(), new Properties(), env).mirrors()).extracting(MirrorSpec::describe)
+                .containsExactly("http://env-a/warp", "http://env-b/warp");
+        assertThat(resolve(Map.of(), new Properties(), env).mirrorTimeout()).isEqualTo(Duration.ofSeconds(5));
+        Properties file = new Properties();
+        file.setProperty("mirror", "http://file/warp");
+        file.setProperty("mirror-timeout", "1s");
+        assertThat(resolve(Map.of(), file, env).mirrors()).extracting(MirrorSpec::describe).containsExactly("http://file/warp");
+        assertThat(resolve(Map.of(), file, env).mirrorTimeout()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(resolve(Map.of("mirror", "http://cli/warp"), file, env).mirrors()).extracting(MirrorSpec::describe)
+                .containsExactly("http://cli/warp");
+    }
+
+    @Test
+    void theTiersOwnKeyPairComesFromItsOwnVariablesAndIsNeverShown() {
+        DaemonConfig c = resolve(Map.of("mirror", "s3://tier/warp"), new Properties(),
+                Map.of("WARP_MIRROR_AWS_ACCESS_KEY_ID", "AKIATIER", "WARP_MIRROR_AWS_SECRET_ACCESS_KEY", "tier-secret"));
+        MirrorSpec.S3 tier = (MirrorSpec.S3) c.mirrors().getFirst();
+        assertThat(tier.credentials()).isPresent();
+        assertThat(tier.credentials().get().accessKeyId()).isEqualTo("AKIATIER");
+        assertThat(tier.toString()).doesNotContain("tier-secret");
+        assertThat(tier.describe()).doesNotContain("AKIATIER");
+        assertThatThrownBy(() -> resolve(Map.of("mirror", "s3://tier/warp"), new Properties(),
+                Map.of("WARP_MIRROR_AWS_ACCESS_KEY_ID", "AKIATIER")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("WARP_MIRROR_AWS_SECRET_ACCESS_KEY");
+    }
+
+    @Test
+    void badMirrorsAreRefusedWithTheFormsThatWork() {
+        for (String bad : new String[] {"ftp://cache/warp", "cache:8080/warp", "http://user:pw@cache/warp",
+                "http://cache/warp?X-Amz-Signature=abc", "s3://tier/warp?profile=x", "s3://Bad_Bucket/warp"}) {
+            assertThatThrownBy(() -> resolve(Map.of("mirror", bad), new Properties(), Map.of()))
+                    .as(bad)
+                    .isInstanceOf(ConfigException.class)
+                    .hasMessageNotContaining("pw@")
+                    .hasMessageNotContaining("X-Amz-Signature=abc")
+                    .satisfies(e -> assertThat(((ConfigException) e).nextStep()).contains("--mirror http(s)://HOST[:PORT]/BASE")
+                            .contains("s3://BUCKET/PREFIX"));
+        }
+    }
+
+    @Test
+    void theStoreItselfOrTheSameMirrorTwiceIsRefused() {
+        assertThatThrownBy(() -> resolve(Map.of("mirror", "s3://datasets/warp/"), new Properties(), Map.of()))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("is the store itself");
+        assertThatThrownBy(() -> resolve(Map.of("mirror", "http://c/warp http://c/warp/"), new Properties(), Map.of()))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("given twice");
+    }
+
+    @Test
+    void aMirrorTimeoutMustBeAPositiveDuration() {
+        assertThatThrownBy(() -> resolve(Map.of("mirror-timeout", "soon"), new Properties(), Map.of()))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("bad duration");
+        assertThatThrownBy(() -> resolve(Map.of("mirror-timeout", "0s"), new Properties(), Map.of()))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("mirror timeout must be positive");
+        assertThatThrownBy(() -> WarpdCommand.commandLine().parseArgs("--mirror-timeout", "0s"))
+                .isInstanceOf(CommandLine.ParameterException.class);
+    }
+
+    @Test
+    void mirrorOptionsStayOutOfTheHelpUntilReadsUseThem() {
+        String usage = WarpdCommand.commandLine().getUsageMessage();
+        assertThat(usage).doesNotContain("--mirror");
+    }
+}
