@@ -18,12 +18,14 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * are held on the heap at once, whatever the number and size of the indexes: warpd's memory does
  * not grow with the member count. Direct-mapped (a page goes to one slot, chosen by its file and
  * number; a newcomer replaces the slot's page): no lock, no per-read allocation, and the bound is
- * exact. Files are opened for each page read and closed at once, so open indexes hold no file
- * descriptors. Thread-safe; racing readers of one slot at worst read a page twice.
+ * exact. At most {@link #OPEN_FILES} index files are held open (the least recently read are
+ * closed), so many open indexes do not exhaust file descriptors. Thread-safe; racing readers of
+ * one slot at worst read a page twice.
  */
 final class IndexPages {
     static final int PAGE_SHIFT = 14;
     static final int PAGE = 1 << PAGE_SHIFT;
+    static final int OPEN_FILES = 128;
 
     private record Page(long file, long number, byte[] bytes) {
     }
@@ -32,6 +34,22 @@ final class IndexPages {
     private final int mask;
     private final AtomicLong nextFile = new AtomicLong();
     private final AtomicLong reads = new AtomicLong();
+    private final com.github.benmanes.caffeine.cache.Cache<Long, FileChannel> channels =
+            com.github.benmanes.caffeine.cache.Caffeine.newBuilder()
+                    .maximumSize(OPEN_FILES)
+                    .executor(Runnable::run)
+                    .<Long, FileChannel>removalListener((id, ch, cause) -> closeQuietly(ch))
+                    .build();
+
+    private static void closeQuietly(FileChannel ch) {
+        try {
+            if (ch != null) {
+                ch.close();
+            }
+        } catch (IOException e) {
+            // nothing was written through it
+        }
+    }
 
     /** A cache of at most {@code capacityBytes} (rounded down to a power of two of pages, at least 16). */
     IndexPages(long capacityBytes) {
@@ -92,17 +110,40 @@ final class IndexPages {
             int n = (int) Math.min(PAGE, length - at);
             byte[] bytes = new byte[n];
             ByteBuffer buf = ByteBuffer.wrap(bytes);
-            try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
-                while (buf.hasRemaining()) {
-                    if (ch.read(buf, at + buf.position()) < 0) {
-                        throw new IOException("the file ends at " + (at + buf.position()) + " of " + length + " bytes");
+            try {
+                for (int attempt = 0; ; attempt++) {
+                    FileChannel ch = channels.get(id, k -> open());
+                    try {
+                        while (buf.hasRemaining()) {
+                            if (ch.read(buf, at + buf.position()) < 0) {
+                                throw new IOException("the file ends at " + (at + buf.position()) + " of " + length + " bytes");
+                            }
+                        }
+                        break;
+                    } catch (java.nio.channels.ClosedChannelException e) {
+                        // closed by eviction, or by an interrupt of another reader: reopen once
+                        channels.asMap().remove(id, ch);
+                        if (attempt > 0) {
+                            throw e;
+                        }
                     }
                 }
+            } catch (UncheckedIOException e) {
+                throw e;
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot read the member index file " + path + " (" + e.getMessage()
                         + "); check the cache directory's disk, or remove the file so that warpd fetches it again", e);
             }
             return bytes;
+        }
+
+        private FileChannel open() {
+            try {
+                return FileChannel.open(path, StandardOpenOption.READ);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot open the member index file " + path + " (" + e.getMessage()
+                        + "); check the cache directory's disk, or remove the file so that warpd fetches it again", e);
+            }
         }
 
         @Override
