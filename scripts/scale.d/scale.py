@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tarfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -196,9 +197,12 @@ class Run:
                     continue
                 return j.get("result") if j.get("ok") else None
 
-    def gets(self):
+    def counters(self):
         st = self.control("cache.stats") or {}
-        return (st.get("counters") or {}).get("gets_issued")
+        return st.get("counters") or {}
+
+    def gets(self):
+        return self.counters().get("gets_issued")
 
     def index_bytes_kept(self):
         d = os.path.join(self.cache, "catalog", "v1", "blobs")
@@ -297,20 +301,28 @@ class Run:
         picks = sorted(rng.sample(range(a.members), a.sample))
         rng.shuffle(picks)
         rel = [name(k * a.classes // a.members, k) for k in picks]
+        def read(path):
+            with open(path, "rb") as f:
+                return len(f.read())
+
         for label, base in (("warp", root), ("local", self.local)):
             drop_caches()
+            before = self.counters() if label == "warp" else {}
             t0 = time.monotonic()
-            total = 0
-            for r in rel:
-                with open(os.path.join(base, r), "rb") as f:
-                    total += len(f.read())
+            with ThreadPoolExecutor(a.readers) as pool:
+                total = sum(pool.map(read, [os.path.join(base, r) for r in rel]))
             dt = time.monotonic() - t0
             res[f"{label}_shuffled_files_per_s"] = round(len(rel) / dt)
             res[f"{label}_shuffled_bytes"] = total
+            if label == "warp":
+                after = self.counters()
+                res["warp_shuffled_gets"] = after.get("gets_issued", 0) - before.get("gets_issued", 0)
+                res["warp_shuffled_fetched_bytes"] = after.get("bytes_fetched", 0) - before.get("bytes_fetched", 0)
         assert res["warp_shuffled_bytes"] == res["local_shuffled_bytes"], res
         log(f"shuffled read of {a.sample}: warp {res['warp_shuffled_files_per_s']} files/s, "
             f"local {res['local_shuffled_files_per_s']} files/s")
 
+        res["readers"] = a.readers
         res["warpd_peak_rss_mib"] = round((hwm_kib(self.procs["warpd"].pid) or 0) / 1024)
         res["warpd_heap"] = os.environ.get("SCALE_WARP_HEAP", "?")
         print(json.dumps(res, indent=1))
@@ -333,7 +345,8 @@ Scale: {r['members']:,} members in {r['classes']} folders, {r['shards']} tar sha
 | first ls: index bytes fetched / whole index | {r['first_ls_index_bytes']:,} / {r['index_bytes']:,} ({100 * r.get('first_ls_index_fraction', 0):.2f}%) | | |
 | find -type f, cold (s) | {r['warp_find_cold_s']} | {r['local_find_cold_s']} | {x(r['warp_find_cold_s'], r['local_find_cold_s'])} |
 | find -type f, warm (s) | {r['warp_find_warm_s']} | {r['local_find_warm_s']} | {x(r['warp_find_warm_s'], r['local_find_warm_s'])} |
-| shuffled cold read (files/s) | {r['warp_shuffled_files_per_s']} | {r['local_shuffled_files_per_s']} | {x(r['warp_shuffled_files_per_s'], r['local_shuffled_files_per_s'])} |
+| shuffled cold read (files/s), {r.get('readers', 1)} reader(s) | {r['warp_shuffled_files_per_s']} | {r['local_shuffled_files_per_s']} | {x(r['warp_shuffled_files_per_s'], r['local_shuffled_files_per_s'])} |
+| shuffled cold read: GETs, bytes fetched / bytes read | {r.get('warp_shuffled_gets')}, {r.get('warp_shuffled_fetched_bytes', 0):,} / {r['warp_shuffled_bytes']:,} | | |
 | warpd peak RSS (MiB), heap {r['warpd_heap']} | {r['warpd_peak_rss_mib']} | | |
 """)
 
@@ -344,6 +357,7 @@ def main():
     p.add_argument("--classes", type=int, default=1000)
     p.add_argument("--shards", type=int, default=10)
     p.add_argument("--sample", type=int, default=2000, help="members read in the shuffled cold read")
+    p.add_argument("--readers", type=int, default=1, help="threads reading in the shuffled cold read")
     p.add_argument("--workdir", default=os.path.join(REPO, ".scale"))
     p.add_argument("--json", help="also write the figures to this file")
     p.add_argument("--keep-local", action="store_true", help="keep the extracted local tree after the run")
