@@ -54,7 +54,12 @@ final class PartedMemberIndex extends MemberIndex {
     private final long dirEndsBase;
     private final long dirPathsBase;
     private final long dirRangesBase;
-    private final AtomicReferenceArray<FlatMemberIndex> parts;
+    /**
+     * Parts loaded so far, held softly: a part read from a file is a few fields, but one held on
+     * the heap (no cache directory) is its bytes, and a walk of a huge index must not pile them
+     * all up; a part dropped under memory pressure is loaded again when next needed.
+     */
+    private final AtomicReferenceArray<java.lang.ref.SoftReference<FlatMemberIndex>> parts;
     private final Object[] partLocks;
 
     private PartedMemberIndex(IndexBytes b, String source, PartLoader loader, int members, int[] partBase,
@@ -257,22 +262,27 @@ final class PartedMemberIndex extends MemberIndex {
     int loadedParts() {
         int n = 0;
         for (int k = 0; k < partCount; k++) {
-            n += parts.get(k) == null ? 0 : 1;
+            n += held(k) == null ? 0 : 1;
         }
         return n;
     }
 
+    private FlatMemberIndex held(int k) {
+        java.lang.ref.SoftReference<FlatMemberIndex> ref = parts.get(k);
+        return ref == null ? null : ref.get();
+    }
+
     /** Part {@code k}, loaded and checked on first use. */
     private FlatMemberIndex part(int k) {
-        FlatMemberIndex part = parts.get(k);
+        FlatMemberIndex part = held(k);
         if (part != null) {
             return part;
         }
         synchronized (partLocks[k]) {
-            part = parts.get(k);
+            part = held(k);
             if (part == null) {
                 part = load(k);
-                parts.set(k, part);
+                parts.set(k, new java.lang.ref.SoftReference<>(part));
             }
             return part;
         }
@@ -513,7 +523,7 @@ final class PartedMemberIndex extends MemberIndex {
     public long retainedBytes() {
         long loaded = 0;
         for (int k = 0; k < partCount; k++) {
-            FlatMemberIndex part = parts.get(k);
+            FlatMemberIndex part = held(k);
             loaded += part == null ? 0 : part.retainedBytes();
         }
         return 128 + 4L * partBase.length + 120L * partCount + 24L * partCount + b.retainedBytes() + loaded;
