@@ -181,13 +181,13 @@ warp_jvm_flags() {
       # memory grow to 3 GiB in scripts/bench on a 24 GiB machine, and 1g to 908 MiB: G1 fills
       # whatever heap it has with garbage (fetched runs, per-request buffers) before it
       # collects. What must stay live is bounded: fetch buffers (128 MiB in flight + 64 MiB
-      # pooled), the member indexes (~86 bytes per indexed member measured; warpd keeps at most
-      # heap/4 at a 200-byte budget, i.e. ~500k members at 384m; an artifact
-      # of more is refused with IndexTooLarge, saying to raise this),
+      # pooled), the page cache of member index files (heap/16, 4-64 MiB, whatever the member
+      # count: indexes are read in place from files in the cache directory),
       # ~290 bytes per inode the kernel holds, manifests and the cache's block index. 384m keeps
       # resident memory at 445-481 MiB under bench --network s3like (516-577 MiB on loopback, whose
-      # GETs are 32 MiB; docs/bench.md). Raise it for artifacts of more than a
-      # million members read at once (WARP_HEAP=1g or more); WARP_JAVA_OPTS="-Xmx..." also wins.
+      # GETs are 32 MiB; docs/bench.md). Artifacts of millions of members need no more (with
+      # --mode remote, no cache directory, indexes are on the heap: raise it there);
+      # WARP_JAVA_OPTS="-Xmx..." also wins.
       echo "-Xmx${WARP_HEAP:-$WARP_DEFAULT_HEAP}"
       # Direct buffers (the cache's 1 MiB read buffer, NIO's temporary buffers for cache writes)
       # are freed only when their owner is collected; without a bound they may grow to the heap

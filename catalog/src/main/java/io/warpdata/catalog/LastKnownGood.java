@@ -86,6 +86,8 @@ public final class LastKnownGood {
     /** When an entry was last written to disk, to throttle confirmations. */
     private final Map<String, Instant> written = new ConcurrentHashMap<>();
     private final AtomicLong tmpCounter = new AtomicLong();
+    /** Kept blob files verified against their ids by this process (each is hashed once). */
+    private final java.util.Set<BlobId> verifiedFiles = ConcurrentHashMap.newKeySet();
 
     private LastKnownGood(Path dir) {
         this.dir = dir;
@@ -354,7 +356,85 @@ public final class LastKnownGood {
     /** Keeps a verified metadata blob (a member index) so that it is known without the store. */
     public void keepBlob(BlobId id, byte[] bytes) {
         if (dir != null && !Files.exists(dir.resolve("blobs").resolve(id.hex()))) {
-            writeAtomically(dir.resolve("blobs").resolve(id.hex()), bytes);
+            if (writeAtomically(dir.resolve("blobs").resolve(id.hex()), bytes)) {
+                verifiedFiles.add(id);
+            }
+        }
+    }
+
+    /**
+     * The file of a kept metadata blob, to be read in place (a member index of any size), or
+     * empty if none is kept (or this state is in memory). Verified against its id, streaming, the
+     * first time this process asks (a damaged file is deleted and reported missing).
+     */
+    public Optional<Path> blobFile(BlobId id) {
+        if (dir == null) {
+            return Optional.empty();
+        }
+        Path file = dir.resolve("blobs").resolve(id.hex());
+        if (verifiedFiles.contains(id)) {
+            if (Files.exists(file)) {
+                return Optional.of(file);
+            }
+            verifiedFiles.remove(id);
+        }
+        java.security.MessageDigest sha = BlobId.sha256();
+        try (java.io.InputStream in = Files.newInputStream(file)) {
+            byte[] buf = new byte[1 << 16];
+            for (int n; (n = in.read(buf)) > 0; ) {
+                sha.update(buf, 0, n);
+            }
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        } catch (IOException e) {
+            LOG.warn("cannot read the kept blob {} ({}); treating it as unknown", file, e.toString());
+            return Optional.empty();
+        }
+        if (!Arrays.equals(sha.digest(), id.digest())) {
+            LOG.warn("the kept blob {} does not match its SHA-256; deleting it", file);
+            deleteQuietly(file);
+            return Optional.empty();
+        }
+        verifiedFiles.add(id);
+        return Optional.of(file);
+    }
+
+    /** Writes a blob's bytes to a stream (see {@link #keepBlob(BlobId, BlobWriter)}). */
+    @FunctionalInterface
+    public interface BlobWriter {
+        void writeTo(java.io.OutputStream out) throws IOException;
+    }
+
+    /**
+     * Keeps a metadata blob too large to pass as an array: {@code writer} streams its (verified)
+     * bytes, which are checked against {@code id} as they are written and renamed into place.
+     *
+     * @return the kept file, or empty if this state is in memory or the disk refused (logged)
+     * @throws IllegalStateException if the written bytes do not match {@code id}
+     */
+    public Optional<Path> keepBlob(BlobId id, BlobWriter writer) {
+        if (dir == null) {
+            return Optional.empty();
+        }
+        Path file = dir.resolve("blobs").resolve(id.hex());
+        Path tmp = dir.resolve("tmp").resolve(id.hex() + "." + tmpCounter.incrementAndGet());
+        java.security.MessageDigest sha = BlobId.sha256();
+        try {
+            try (java.io.OutputStream out = new java.security.DigestOutputStream(
+                    new java.io.BufferedOutputStream(Files.newOutputStream(tmp), 1 << 16), sha)) {
+                writer.writeTo(out);
+            }
+            if (!Arrays.equals(sha.digest(), id.digest())) {
+                throw new IllegalStateException("the bytes written for blob " + id + " do not match its SHA-256");
+            }
+            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            verifiedFiles.add(id);
+            return Optional.of(file);
+        } catch (IOException e) {
+            LOG.warn("cannot keep {} in the catalog state ({}); it will not be known offline", file, e.toString());
+            return Optional.empty();
+        } finally {
+            deleteQuietly(tmp);
         }
     }
 

@@ -3,13 +3,14 @@ package io.warpdata.manifest;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Objects;
 
 /**
  * An artifact's member index: member path -> (shard, data offset, length, mode, content hash),
- * for up to tens of millions of members. Compact on disk and in memory (target: under 200 bytes
- * of heap per member; loads 1,000,000 members in under 2 s): parallel primitive arrays and one
- * UTF-8 byte array of paths, no object per member.
+ * for up to hundreds of millions of members. Read by position from its stored bytes
+ * ({@link IndexBytes}: a heap array, or a file in the cache read through a bounded page cache),
+ * never materialised as objects per member, so the heap does not bound its size.
  *
  * <p>Members are sorted by path in <em>component order</em>: paths compare as if '/' sorted
  * before every other byte, so that all members under a directory form one contiguous run,
@@ -18,51 +19,111 @@ import java.util.Objects;
  *
  * <p>No path is both a member and a directory of other members ({@code a} and {@code a/b}).
  *
- * <p>Binary form, big-endian: magic {@code "WMIX"}, u32 format version (1), u32 count {@code n},
- * then {@code n} u32 cumulative path end offsets, the concatenated UTF-8 paths, {@code n} i32
- * shard indexes, {@code n} i64 data offsets, {@code n} i64 lengths, {@code n} u32 modes and
- * {@code n} 32-byte SHA-256 hashes.
+ * <p>Two stored forms (docs/manifest.md):
+ * <ul>
+ * <li><b>flat</b> ({@code "WMIX"}), one blob, big-endian: magic, u32 format version (1), u32
+ *     count {@code n}, then {@code n} u32 cumulative path end offsets, the concatenated UTF-8
+ *     paths, {@code n} i32 shard indexes, {@code n} i64 data offsets, {@code n} i64 lengths,
+ *     {@code n} u32 modes and {@code n} 32-byte SHA-256 hashes. Every field is at a computable
+ *     position, so it is read in place.</li>
+ * <li><b>parted</b> ({@code "WMIP"}, {@link PartedMemberIndex}): a small top blob naming, by
+ *     hash, flat parts of at most a bounded number of consecutive members, with the first path
+ *     of each part and the table of directories (path, member range); a lookup or a listing
+ *     loads only the parts it touches.</li>
+ * </ul>
  *
  * <p>Instances are immutable and safe to share between threads.
  */
-public final class MemberIndex {
+public abstract class MemberIndex {
     public static final int FORMAT_VERSION = 1;
     /** Permission bits a member may carry (including setuid/setgid/sticky, which vfs masks). */
     public static final int MAX_MODE = 07777;
 
-    private static final int MAGIC = 0x574D4958; // "WMIX"
-    private static final int HEADER = 12;
+    static final int MAGIC = 0x574D4958; // "WMIX"
+    static final int HEADER = 12;
     /** Fixed bytes per member on disk: end offset, shard, offset, length, mode, hash. */
-    private static final int PER_MEMBER = 4 + 4 + 8 + 8 + 4 + 32;
-    private static final int HASH = 32;
+    static final int PER_MEMBER = 4 + 4 + 8 + 8 + 4 + 32;
+    static final int HASH = 32;
 
-    private final int count;
-    /** All paths, UTF-8, concatenated in order. */
-    private final byte[] paths;
-    /** Path i is {@code paths[starts[i], starts[i + 1])}; {@code count + 1} entries. */
-    private final int[] starts;
-    private final int[] shards;
-    private final long[] offsets;
-    private final long[] lengths;
-    private final int[] modes;
-    /** 32 bytes per member. */
-    private final byte[] hashes;
-
-    private MemberIndex(int count, byte[] paths, int[] starts, int[] shards, long[] offsets, long[] lengths,
-                        int[] modes, byte[] hashes) {
-        this.count = count;
-        this.paths = paths;
-        this.starts = starts;
-        this.shards = shards;
-        this.offsets = offsets;
-        this.lengths = lengths;
-        this.modes = modes;
-        this.hashes = hashes;
+    MemberIndex() {
     }
 
+    /** Loads a part of a parted index: its verified bytes (from the cache or the store). */
+    @FunctionalInterface
+    public interface PartLoader {
+        /**
+         * @throws RuntimeException whatever fetching it threw (store errors, verification)
+         */
+        IndexBytes load(BlobRef part);
+    }
+
+    /** A loader for indexes known to be flat: a parted one fails, naming the problem. */
+    public static final PartLoader NO_PARTS = part -> {
+        throw new ManifestCorruptedException("member index", "parts", "a parted index was read where a flat one was"
+                + " expected (part " + part.id() + ")");
+    };
+
     /** Number of members. */
-    public int size() {
-        return count;
+    public abstract int size();
+
+    /** Length of member {@code i}'s path in UTF-8 bytes. */
+    public abstract int pathLength(int i);
+
+    /** Member {@code i}'s UTF-8 path, in a new array. */
+    public abstract byte[] pathBytes(int i);
+
+    /** Index into {@link Artifact#shards()}. */
+    public abstract int shard(int i);
+
+    /** Offset of the member's first data byte within its shard. */
+    public abstract long offset(int i);
+
+    public abstract long length(int i);
+
+    /** Permission bits (e.g. 0644, 0755). */
+    public abstract int mode(int i);
+
+    /** SHA-256 of the member's bytes. */
+    public abstract BlobId hash(int i);
+
+    /** Whether member {@code i}'s hash is {@code digest[off, off + 32)}; allocates nothing. */
+    public abstract boolean hashEquals(int i, byte[] digest, int off);
+
+    /**
+     * Heap retained by this index (for cache accounting and the footprint test): the bytes it
+     * holds on the heap, not those it reads from a file.
+     */
+    public abstract long retainedBytes();
+
+    /**
+     * Whether the stored bytes are a parted index's top ({@code "WMIP"}) rather than a flat index.
+     */
+    public static boolean isParted(IndexBytes bytes) {
+        return bytes.length() >= 4 && bytes.getInt(0) == PartedMemberIndex.MAGIC;
+    }
+
+    /**
+     * Opens a stored index, flat or parted, after checking all of it that is at hand (a flat
+     * index whole; a parted one's top, and each part when it is first loaded).
+     *
+     * @param parts loads a parted index's parts when they are first needed
+     * @throws ManifestCorruptedException if the bytes are not a valid index (bad magic, version,
+     *         truncation, unsorted or duplicate paths, invalid member paths)
+     */
+    public static MemberIndex open(IndexBytes bytes, String source, PartLoader parts) {
+        if (isParted(bytes)) {
+            return PartedMemberIndex.openTop(bytes, source, parts);
+        }
+        return FlatMemberIndex.openFlat(bytes, source);
+    }
+
+    /**
+     * A flat index from its bytes, checked whole.
+     *
+     * @throws ManifestCorruptedException if the bytes are not a valid flat index
+     */
+    public static MemberIndex parse(byte[] bytes, String source) {
+        return open(IndexBytes.of(bytes), source, NO_PARTS);
     }
 
     /** Position of {@code path} in the index, or -1. */
@@ -72,11 +133,15 @@ public final class MemberIndex {
 
     /** Position of the member whose UTF-8 path is {@code utf8}, or -1. */
     public int find(byte[] utf8) {
-        int lo = 0;
-        int hi = count - 1;
+        return find(utf8, 0, size());
+    }
+
+    /** Position in {@code [lo, hi)} of the member whose UTF-8 path is {@code utf8}, or -1. */
+    int find(byte[] utf8, int lo, int hiExclusive) {
+        int hi = hiExclusive - 1;
         while (lo <= hi) {
             int mid = (lo + hi) >>> 1;
-            int c = compare(paths, starts[mid], starts[mid + 1], utf8, 0, utf8.length);
+            int c = comparePath(mid, utf8);
             if (c < 0) {
                 lo = mid + 1;
             } else if (c > 0) {
@@ -89,36 +154,31 @@ public final class MemberIndex {
     }
 
     public String path(int i) {
-        Objects.checkIndex(i, count);
-        return new String(paths, starts[i], starts[i + 1] - starts[i], StandardCharsets.UTF_8);
-    }
-
-    /** Length of member {@code i}'s path in UTF-8 bytes. */
-    public int pathLength(int i) {
-        Objects.checkIndex(i, count);
-        return starts[i + 1] - starts[i];
+        return new String(pathBytes(i), StandardCharsets.UTF_8);
     }
 
     /** Byte {@code k} of member {@code i}'s UTF-8 path. */
     public byte pathByte(int i, int k) {
-        Objects.checkIndex(k, pathLength(i));
-        return paths[starts[i] + k];
+        byte[] p = pathBytes(i);
+        return p[Objects.checkIndex(k, p.length)];
     }
 
     /** Decodes bytes {@code [from, to)} of member {@code i}'s UTF-8 path, e.g. one component. */
     public String pathSlice(int i, int from, int to) {
-        Objects.checkFromToIndex(from, to, pathLength(i));
-        return new String(paths, starts[i] + from, to - from, StandardCharsets.UTF_8);
+        byte[] p = pathBytes(i);
+        Objects.checkFromToIndex(from, to, p.length);
+        return new String(p, from, to - from, StandardCharsets.UTF_8);
     }
 
     /** Position of the first '/' at or after byte {@code from} of member {@code i}'s path, or -1. */
     public int slashAfter(int i, int from) {
-        Objects.checkIndex(i, count);
-        int start = starts[i];
-        int end = starts[i + 1];
-        for (int k = start + Math.max(0, from); k < end; k++) {
-            if (paths[k] == '/') {
-                return k - start;
+        return slashAfter(pathBytes(i), from);
+    }
+
+    static int slashAfter(byte[] p, int from) {
+        for (int k = Math.max(0, from); k < p.length; k++) {
+            if (p[k] == '/') {
+                return k;
             }
         }
         return -1;
@@ -126,40 +186,8 @@ public final class MemberIndex {
 
     /** Compares member {@code i}'s path with UTF-8 {@code other} in component order. */
     public int comparePath(int i, byte[] other) {
-        Objects.checkIndex(i, count);
-        return compare(paths, starts[i], starts[i + 1], other, 0, other.length);
-    }
-
-    /** Index into {@link Artifact#shards()}. */
-    public int shard(int i) {
-        return shards[Objects.checkIndex(i, count)];
-    }
-
-    /** Offset of the member's first data byte within its shard. */
-    public long offset(int i) {
-        return offsets[Objects.checkIndex(i, count)];
-    }
-
-    public long length(int i) {
-        return lengths[Objects.checkIndex(i, count)];
-    }
-
-    /** Permission bits (e.g. 0644, 0755). */
-    public int mode(int i) {
-        return modes[Objects.checkIndex(i, count)];
-    }
-
-    /** SHA-256 of the member's bytes. */
-    public BlobId hash(int i) {
-        Objects.checkIndex(i, count);
-        return BlobId.fromDigest(Arrays.copyOfRange(hashes, i * HASH, i * HASH + HASH));
-    }
-
-    /** Whether member {@code i}'s hash is {@code digest[off, off + 32)}; allocates nothing. */
-    public boolean hashEquals(int i, byte[] digest, int off) {
-        Objects.checkIndex(i, count);
-        Objects.checkFromIndexSize(off, HASH, digest.length);
-        return Arrays.equals(hashes, i * HASH, i * HASH + HASH, digest, off, off + HASH);
+        byte[] p = pathBytes(i);
+        return compare(p, 0, p.length, other, 0, other.length);
     }
 
     /**
@@ -172,12 +200,16 @@ public final class MemberIndex {
      */
     public int[] range(String dir) {
         if (dir.isEmpty()) {
-            return new int[] {0, count};
+            return new int[] {0, size()};
         }
+        return rangeOfPrefix(dirPrefix(dir), 0, size());
+    }
+
+    static byte[] dirPrefix(String dir) {
         byte[] d = dir.getBytes(StandardCharsets.UTF_8);
         byte[] prefix = Arrays.copyOf(d, d.length + 1);
         prefix[d.length] = '/';
-        return rangeOfPrefix(prefix, 0, count);
+        return prefix;
     }
 
     /** Whether {@code dir} is a directory: some member lies under it ({@code ""} is the root). */
@@ -233,15 +265,16 @@ public final class MemberIndex {
         int p = dir.isEmpty() ? 0 : dir.getBytes(StandardCharsets.UTF_8).length + 1;
         int i = Math.max(r[0], start);
         while (i < r[1]) {
-            int slash = slashAfter(i, p);
+            byte[] path = pathBytes(i);
+            int slash = slashAfter(path, p);
             if (slash < 0) {
-                if (sink.child(pathSlice(i, p, pathLength(i)), false, i, i + 1)) {
+                if (sink.child(new String(path, p, path.length - p, StandardCharsets.UTF_8), false, i, i + 1)) {
                     return;
                 }
                 i++;
             } else {
-                int end = rangeOfPrefix(paths, starts[i], starts[i] + slash + 1, i, r[1])[1];
-                if (sink.child(pathSlice(i, p, slash), true, i, end)) {
+                int end = rangeOfPrefix(path, 0, slash + 1, i, r[1])[1];
+                if (sink.child(new String(path, p, slash - p, StandardCharsets.UTF_8), true, i, end)) {
                     return;
                 }
                 i = end;
@@ -260,28 +293,29 @@ public final class MemberIndex {
         int n = 0;
         int i = r[0];
         while (i < r[1]) {
-            int slash = slashAfter(i, p);
+            byte[] path = pathBytes(i);
+            int slash = slashAfter(path, p);
             if (slash < 0) {
                 i++;
             } else {
-                i = rangeOfPrefix(paths, starts[i], starts[i] + slash + 1, i, r[1])[1];
+                i = rangeOfPrefix(path, 0, slash + 1, i, r[1])[1];
                 n++;
             }
         }
         return n;
     }
 
-    private int[] rangeOfPrefix(byte[] prefix, int lo, int hi) {
+    int[] rangeOfPrefix(byte[] prefix, int lo, int hi) {
         return rangeOfPrefix(prefix, 0, prefix.length, lo, hi);
     }
 
     /** Members in {@code [lo, hi)} whose path starts with {@code p[pFrom, pTo)}. */
-    private int[] rangeOfPrefix(byte[] p, int pFrom, int pTo, int lo, int hi) {
+    int[] rangeOfPrefix(byte[] p, int pFrom, int pTo, int lo, int hi) {
         int a = lo;
         int b = hi;
         while (a < b) { // first with comparePrefix >= 0
             int mid = (a + b) >>> 1;
-            if (comparePrefix(mid, p, pFrom, pTo) < 0) {
+            if (comparePrefix(pathBytes(mid), p, pFrom, pTo) < 0) {
                 a = mid + 1;
             } else {
                 b = mid;
@@ -291,7 +325,7 @@ public final class MemberIndex {
         b = hi;
         while (a < b) { // first with comparePrefix > 0
             int mid = (a + b) >>> 1;
-            if (comparePrefix(mid, p, pFrom, pTo) <= 0) {
+            if (comparePrefix(pathBytes(mid), p, pFrom, pTo) <= 0) {
                 a = mid + 1;
             } else {
                 b = mid;
@@ -300,17 +334,16 @@ public final class MemberIndex {
         return new int[] {from, a};
     }
 
-    /** 0 if path i starts with the prefix, else the sign of (path i) - (prefix) in component order. */
-    private int comparePrefix(int i, byte[] p, int pFrom, int pTo) {
-        int s = starts[i];
-        int len = starts[i + 1] - s;
+    /** 0 if {@code path} starts with the prefix, else the sign of (path) - (prefix) in component order. */
+    static int comparePrefix(byte[] path, byte[] p, int pFrom, int pTo) {
+        int len = path.length;
         int plen = pTo - pFrom;
         int n = Math.min(len, plen);
-        int m = Arrays.mismatch(paths, s, s + n, p, pFrom, pFrom + n);
+        int m = Arrays.mismatch(path, 0, n, p, pFrom, pFrom + n);
         if (m < 0) {
             return len >= plen ? 0 : -1;
         }
-        return key(paths[s + m]) - key(p[pFrom + m]);
+        return key(path[m]) - key(p[pFrom + m]);
     }
 
     /** Component order: unsigned bytes, except that '/' sorts before every other byte. */
@@ -335,164 +368,81 @@ public final class MemberIndex {
     }
 
     /** Whether {@code b} starts with {@code a + "/"}: a is then a directory of b. */
-    private static boolean isDirectoryOf(byte[] pa, int aFrom, int aTo, byte[] pb, int bFrom, int bTo) {
+    static boolean isDirectoryOf(byte[] pa, int aFrom, int aTo, byte[] pb, int bFrom, int bTo) {
         int la = aTo - aFrom;
         return bTo - bFrom > la && pb[bFrom + la] == '/' && Arrays.equals(pa, aFrom, aTo, pb, bFrom, bFrom + la);
     }
 
     /**
-     * Heap retained by this index, from its array lengths (compressed-oops object layout: 16-byte
-     * array headers, 8-byte alignment). For cache accounting and the footprint test.
+     * This index in the flat form, one blob (the bytes it is read from, when it is flat).
+     *
+     * @throws ManifestValidationException if it does not fit one array (use {@link #writeParts})
      */
-    public long retainedBytes() {
-        return align(12 + 4 + 7 * 4) + array(paths.length, 1) + array(starts.length, 4) + array(shards.length, 4)
-                + array(offsets.length, 8) + array(lengths.length, 8) + array(modes.length, 4)
-                + array(hashes.length, 1);
-    }
+    public abstract byte[] serialize();
 
-    private static long array(long n, int size) {
-        return align(16 + n * size);
-    }
-
-    private static long align(long n) {
-        return (n + 7) & ~7L;
-    }
-
-    public byte[] serialize() {
-        int pathBytes = starts[count];
-        ByteBuffer b = ByteBuffer.allocate(Math.toIntExact(HEADER + (long) PER_MEMBER * count + pathBytes));
-        b.putInt(MAGIC).putInt(FORMAT_VERSION).putInt(count);
-        b.asIntBuffer().put(starts, 1, count);
-        b.position(b.position() + 4 * count);
-        b.put(paths, 0, pathBytes);
-        b.asIntBuffer().put(shards, 0, count);
-        b.position(b.position() + 4 * count);
-        b.asLongBuffer().put(offsets, 0, count);
-        b.position(b.position() + 8 * count);
-        b.asLongBuffer().put(lengths, 0, count);
-        b.position(b.position() + 8 * count);
-        b.asIntBuffer().put(modes, 0, count);
-        b.position(b.position() + 4 * count);
-        b.put(hashes, 0, HASH * count);
-        return b.array();
+    /** A parted form: the top blob and its parts, in order. */
+    public record Parts(byte[] top, List<byte[]> parts) {
     }
 
     /**
-     * @throws ManifestCorruptedException if the bytes are not a valid index (bad magic, version,
-     *         truncation, unsorted or duplicate paths, invalid member paths)
+     * This index in the parted form, parts of at most {@code partMembers} consecutive members
+     * (see {@link PartedMemberIndex}).
      */
-    public static MemberIndex parse(byte[] bytes, String source) {
-        if (bytes.length < HEADER) {
-            throw new ManifestCorruptedException(source, "header", "truncated: " + bytes.length
-                    + " bytes, a member index has at least " + HEADER);
-        }
-        ByteBuffer b = ByteBuffer.wrap(bytes);
-        int magic = b.getInt();
-        if (magic != MAGIC) {
-            throw new ManifestCorruptedException(source, "magic", String.format("not a member index (magic 0x%08x)", magic));
-        }
-        int version = b.getInt();
-        if (version != FORMAT_VERSION) {
-            throw new ManifestCorruptedException(source, "version", "unknown member index version "
-                    + Integer.toUnsignedString(version) + " (this Warp reads version " + FORMAT_VERSION + ")");
-        }
-        int count = b.getInt();
-        // checked before allocating anything sized by count
-        if (count < 0 || HEADER + (long) PER_MEMBER * count > bytes.length) {
-            throw new ManifestCorruptedException(source, "count", Integer.toUnsignedString(count)
-                    + " members need more than the " + bytes.length + " bytes present");
-        }
-        int[] starts = new int[count + 1];
-        b.asIntBuffer().get(starts, 1, count);
-        b.position(b.position() + 4 * count);
-        for (int i = 0; i < count; i++) {
-            if (starts[i + 1] <= starts[i]) { // also catches offsets past 2^31 (negative)
-                throw new ManifestCorruptedException(source, "members[" + i + "].path",
-                        "path end offset " + Integer.toUnsignedString(starts[i + 1]) + " is not after " + starts[i]);
-            }
-        }
-        int pathBytes = starts[count];
-        long expected = HEADER + (long) PER_MEMBER * count + pathBytes;
-        if (expected != bytes.length) {
-            throw new ManifestCorruptedException(source, "length", count + " members with " + pathBytes
-                    + " bytes of paths take " + expected + " bytes, found " + bytes.length);
-        }
-        byte[] paths = new byte[pathBytes];
-        b.get(paths);
-        int[] shards = new int[count];
-        b.asIntBuffer().get(shards);
-        b.position(b.position() + 4 * count);
-        long[] offsets = new long[count];
-        b.asLongBuffer().get(offsets);
-        b.position(b.position() + 8 * count);
-        long[] lengths = new long[count];
-        b.asLongBuffer().get(lengths);
-        b.position(b.position() + 8 * count);
-        int[] modes = new int[count];
-        b.asIntBuffer().get(modes);
-        b.position(b.position() + 4 * count);
-        byte[] hashes = new byte[HASH * count];
-        b.get(hashes);
-
-        for (int i = 0; i < count; i++) {
-            String problem = Names.memberPathProblem(paths, starts[i], starts[i + 1]);
-            if (problem != null) {
-                throw new ManifestCorruptedException(source, member(i, "path"), problem + " '"
-                        + new String(paths, starts[i], starts[i + 1] - starts[i], StandardCharsets.UTF_8) + "'");
-            }
-            if (i > 0) {
-                int c = compare(paths, starts[i - 1], starts[i], paths, starts[i], starts[i + 1]);
-                if (c >= 0) {
-                    throw new ManifestCorruptedException(source, member(i, "path"), (c == 0 ? "duplicate path '" : "path '")
-                            + str(paths, starts, i) + (c == 0 ? "'" : "' is out of order after '" + str(paths, starts, i - 1) + "'"));
-                }
-                if (isDirectoryOf(paths, starts[i - 1], starts[i], paths, starts[i], starts[i + 1])) {
-                    throw new ManifestCorruptedException(source, member(i, "path"), "'" + str(paths, starts, i - 1)
-                            + "' is both a member and a directory of '" + str(paths, starts, i) + "'");
-                }
-            }
-            if (shards[i] < 0) {
-                throw new ManifestCorruptedException(source, member(i, "shard"), "negative shard index " + shards[i]);
-            }
-            if (offsets[i] < 0) {
-                throw new ManifestCorruptedException(source, member(i, "offset"), "negative offset " + offsets[i]);
-            }
-            if (lengths[i] < 0) {
-                throw new ManifestCorruptedException(source, member(i, "length"), "negative length " + lengths[i]);
-            }
-            if (modes[i] < 0 || modes[i] > MAX_MODE) {
-                throw new ManifestCorruptedException(source, member(i, "mode"), "mode 0" + Integer.toOctalString(modes[i])
-                        + " is not permission bits (at most 07777)");
-            }
-        }
-        return new MemberIndex(count, paths, starts, shards, offsets, lengths, modes, hashes);
+    public Parts writeParts(int partMembers) {
+        return PartedMemberIndex.write(this, partMembers);
     }
 
-    /** Field name for errors; only built when one is reported. */
-    private static String member(int i, String field) {
-        return "members[" + i + "]." + field;
+    /**
+     * As {@link #writeParts(int)}, handing each part's bytes to {@code sink} as soon as it is
+     * written (so that they need not all be held), and returning the top.
+     */
+    public byte[] writeParts(int partMembers, java.util.function.Consumer<byte[]> sink) {
+        return PartedMemberIndex.write(this, partMembers, sink);
     }
 
-    private static String str(byte[] paths, int[] starts, int i) {
-        return new String(paths, starts[i], starts[i + 1] - starts[i], StandardCharsets.UTF_8);
-    }
-
-    @Override
-    public boolean equals(Object o) {
-        return o instanceof MemberIndex m && count == m.count && Arrays.equals(paths, m.paths)
-                && Arrays.equals(starts, m.starts) && Arrays.equals(shards, m.shards)
-                && Arrays.equals(offsets, m.offsets) && Arrays.equals(lengths, m.lengths)
-                && Arrays.equals(modes, m.modes) && Arrays.equals(hashes, m.hashes);
-    }
-
-    @Override
-    public int hashCode() {
-        return 31 * count + Arrays.hashCode(paths) + 17 * Arrays.hashCode(hashes);
+    /** The flat form of members {@code [from, to)} of {@code src}: one part. */
+    static byte[] serializeRange(MemberIndex src, int from, int to) {
+        int n = to - from;
+        long pathBytes = 0;
+        for (int i = from; i < to; i++) {
+            pathBytes += src.pathLength(i);
+        }
+        long total = HEADER + (long) PER_MEMBER * n + pathBytes;
+        if (total > Integer.MAX_VALUE - 64) {
+            throw new ManifestValidationException("members", n + " members with " + pathBytes
+                    + " bytes of paths do not fit one flat index blob; publish it parted");
+        }
+        ByteBuffer b = ByteBuffer.allocate((int) total);
+        b.putInt(MAGIC).putInt(FORMAT_VERSION).putInt(n);
+        int end = 0;
+        for (int i = from; i < to; i++) {
+            end += src.pathLength(i);
+            b.putInt(end);
+        }
+        for (int i = from; i < to; i++) {
+            b.put(src.pathBytes(i));
+        }
+        for (int i = from; i < to; i++) {
+            b.putInt(src.shard(i));
+        }
+        for (int i = from; i < to; i++) {
+            b.putLong(src.offset(i));
+        }
+        for (int i = from; i < to; i++) {
+            b.putLong(src.length(i));
+        }
+        for (int i = from; i < to; i++) {
+            b.putInt(src.mode(i));
+        }
+        for (int i = from; i < to; i++) {
+            b.put(src.hash(i).digest());
+        }
+        return b.array();
     }
 
     @Override
     public String toString() {
-        return "MemberIndex[" + count + " members, " + starts[count] + " path bytes]";
+        return getClass().getSimpleName() + "[" + size() + " members]";
     }
 
     /** Collects members in any order; {@link #build()} sorts and validates. Not thread-safe. */
@@ -564,39 +514,50 @@ public final class MemberIndex {
             if (!sorted()) {
                 mergeSort(order, new int[count], 0, count);
             }
-            byte[] p = new byte[pathBytes];
-            int[] st = new int[count + 1];
-            int[] sh = new int[count];
-            long[] off = new long[count];
-            long[] len = new long[count];
-            int[] md = new int[count];
-            byte[] h = new byte[count * HASH];
+            for (int k = 1; k < count; k++) {
+                int prev = order[k - 1];
+                int i = order[k];
+                if (cmp(prev, i) == 0) {
+                    throw new ManifestValidationException("path", "duplicate member path '" + str(paths, start(prev), ends[prev]) + "'");
+                }
+                if (isDirectoryOf(paths, start(prev), ends[prev], paths, start(i), ends[i])) {
+                    throw new ManifestValidationException("path", "'" + str(paths, start(prev), ends[prev])
+                            + "' is both a member and a directory of '" + str(paths, start(i), ends[i]) + "'");
+                }
+            }
+            long total = HEADER + (long) PER_MEMBER * count + pathBytes;
+            if (total > Integer.MAX_VALUE - 64) {
+                throw new ManifestValidationException("members", count + " members with " + pathBytes
+                        + " bytes of paths exceed 2 GiB of index; publish them as more than one artifact");
+            }
+            ByteBuffer b = ByteBuffer.allocate((int) total);
+            b.putInt(MAGIC).putInt(FORMAT_VERSION).putInt(count);
             int at = 0;
             for (int k = 0; k < count; k++) {
                 int i = order[k];
-                int s = start(i);
-                int l = ends[i] - s;
-                System.arraycopy(paths, s, p, at, l);
-                st[k] = at;
-                at += l;
-                sh[k] = shards[i];
-                off[k] = offsets[i];
-                len[k] = lengths[i];
-                md[k] = modes[i];
-                System.arraycopy(hashes, i * HASH, h, k * HASH, HASH);
-                if (k > 0) {
-                    int prev = st[k - 1];
-                    if (compare(p, prev, st[k], p, st[k], at) == 0) {
-                        throw new ManifestValidationException("path", "duplicate member path '" + str(p, prev, st[k]) + "'");
-                    }
-                    if (isDirectoryOf(p, prev, st[k], p, st[k], at)) {
-                        throw new ManifestValidationException("path", "'" + str(p, prev, st[k])
-                                + "' is both a member and a directory of '" + str(p, st[k], at) + "'");
-                    }
-                }
+                at += ends[i] - start(i);
+                b.putInt(at);
             }
-            st[count] = at;
-            return new MemberIndex(count, p, st, sh, off, len, md, h);
+            for (int k = 0; k < count; k++) {
+                int i = order[k];
+                b.put(paths, start(i), ends[i] - start(i));
+            }
+            for (int k = 0; k < count; k++) {
+                b.putInt(shards[order[k]]);
+            }
+            for (int k = 0; k < count; k++) {
+                b.putLong(offsets[order[k]]);
+            }
+            for (int k = 0; k < count; k++) {
+                b.putLong(lengths[order[k]]);
+            }
+            for (int k = 0; k < count; k++) {
+                b.putInt(modes[order[k]]);
+            }
+            for (int k = 0; k < count; k++) {
+                b.put(hashes, order[k] * HASH, HASH);
+            }
+            return new FlatMemberIndex(IndexBytes.of(b.array()), count, pathBytes);
         }
 
         private int start(int i) {

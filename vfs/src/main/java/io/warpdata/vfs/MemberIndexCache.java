@@ -6,71 +6,120 @@ import io.warpdata.blobcache.cache.BlobReader;
 import io.warpdata.catalog.LastKnownGood;
 import io.warpdata.store.ObjectTooLargeException;
 import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.IndexBytes;
 import io.warpdata.manifest.MemberIndex;
 
+import java.nio.file.Path;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 
 /**
- * Member indexes of artifacts, loaded on first touch of an artifact directory and held in a
- * cache bounded by the total number of members (memory is proportional to members, not to
- * index bytes). Each index loads behind its own future, so a slow or failing load of one
- * artifact never blocks lookups in another; a failed load is not cached and the next touch
- * retries.
+ * Member indexes of artifacts, opened on first touch of an artifact directory. Each index loads
+ * behind its own future, so a slow or failing load of one artifact never blocks lookups in
+ * another; a failed load is not cached and the next touch retries.
  *
- * <p>An index read from the store (verified by the blob reader) is also kept whole in the
- * catalog's {@link LastKnownGood}, outside the block cache: eviction never drops it, and a
- * version that was opened once can be listed after a restart while the store is down.
+ * <p>With a cache directory, an index blob read from the store (verified by the blob reader) is
+ * kept as a file in the catalog's {@link LastKnownGood}, outside the block cache (eviction never
+ * drops it, and a version opened once can be listed after a restart while the store is down),
+ * and is read in place from that file through {@link IndexPages}, a page cache of fixed size:
+ * the heap holds neither the index nor anything per member, so an index of any member count
+ * opens, and warpd's memory stays flat. A parted index ({@link MemberIndex}) fetches its top
+ * when opened and each part when a lookup or listing first needs it. Without a cache directory
+ * ({@code --mode remote}) indexes are held on the heap, bounded by {@code maxMembers}.
  */
 final class MemberIndexCache {
-    private final AsyncLoadingCache<BlobRef, MemberIndex> indexes;
-
-    /**
-     * Index bytes allowed per member the cache may hold. warpd sizes the cache at a quarter of
-     * the heap at 200 bytes a member, so 400 a member is half the heap: parsing holds the index's
-     * bytes and its parsed arrays (about as large) at once, so a larger index could not be parsed
-     * anyway and would only end warpd on OutOfMemoryError. Checked before reading, so a manifest
-     * that claims a huge index allocates nothing.
-     */
+    /** Index blobs up to this size are fetched whole in one request; larger ones are streamed to their file. */
+    static final long WHOLE_FETCH_MAX = 32L << 20;
+    /** Heap bytes per member a held (heap) index is counted at, for the bound in members. */
+    static final long BYTES_PER_MEMBER = 100;
+    /** Index bytes allowed per member of the bound when indexes are held on the heap. */
     static final long INDEX_BYTES_PER_MEMBER = 400;
+    /** Opened indexes held when they are read from files (each holds a few fields, not its members). */
+    static final int FILE_INDEXES_HELD = 4096;
 
-    MemberIndexCache(BlobReader reader, LastKnownGood known, long maxMembers, Executor executor) {
-        long arrayMax = Integer.MAX_VALUE - 16L;
-        long maxIndexBytes = maxMembers > arrayMax / INDEX_BYTES_PER_MEMBER ? arrayMax : maxMembers * INDEX_BYTES_PER_MEMBER;
-        this.indexes = Caffeine.newBuilder()
-                .maximumWeight(maxMembers)
-                .weigher((BlobRef ref, MemberIndex index) -> index.size() + 1)
-                .executor(executor)
-                .buildAsync(ref -> fitting(load(reader, known, ref, maxIndexBytes), ref, maxMembers));
-    }
+    private final AsyncLoadingCache<BlobRef, MemberIndex> indexes;
+    private final BlobReader reader;
+    private final LastKnownGood known;
+    private final IndexPages pages;
+    private final long maxIndexBytes;
 
     /**
-     * An index of more members than the whole cache may hold would be evicted as soon as it is
-     * loaded, and parsed again at every lookup: refused instead, saying what to do.
+     * @param maxMembers bound of indexes held on the heap (without a cache directory), in members
+     * @param pageCacheBytes heap for pages of index files
      */
-    private static MemberIndex fitting(MemberIndex index, BlobRef ref, long maxMembers) {
-        if (index.size() + 1L > maxMembers) {
-            throw new IndexTooLargeException("member index " + ref.id(), index.size(), maxMembers - 1);
+    MemberIndexCache(BlobReader reader, LastKnownGood known, long maxMembers, long pageCacheBytes, Executor executor) {
+        this.reader = reader;
+        this.known = known;
+        this.pages = new IndexPages(pageCacheBytes);
+        long arrayMax = Integer.MAX_VALUE - 16L;
+        this.maxIndexBytes = maxMembers > arrayMax / INDEX_BYTES_PER_MEMBER ? arrayMax : maxMembers * INDEX_BYTES_PER_MEMBER;
+        Caffeine<Object, Object> b = Caffeine.newBuilder().executor(executor);
+        if (known.persistent()) {
+            b.maximumSize(FILE_INDEXES_HELD);
+        } else {
+            // Weighed in members; one index is held even if heavier than half the bound (else it
+            // would be evicted as soon as it loaded, and read again at every lookup).
+            long max = Math.max(2, maxMembers);
+            b.maximumWeight(max).weigher((BlobRef ref, MemberIndex index) ->
+                    (int) Math.min(max / 2, 1 + index.retainedBytes() / BYTES_PER_MEMBER));
         }
-        return index;
+        this.indexes = b.buildAsync((BlobRef ref) -> load(ref));
     }
 
-    private static MemberIndex load(BlobReader reader, LastKnownGood known, BlobRef ref, long maxIndexBytes) {
+    private MemberIndex load(BlobRef ref) {
+        return MemberIndex.open(bytes(ref), "member index " + ref.id(), this::bytes);
+    }
+
+    /** The verified bytes of an index blob (or part): its kept file if there is a disk, else an array. */
+    private IndexBytes bytes(BlobRef ref) {
+        if (known.persistent()) {
+            Optional<Path> file = known.blobFile(ref.id());
+            if (file.isEmpty()) {
+                if (ref.size() <= WHOLE_FETCH_MAX) {
+                    byte[] bytes = reader.readIndex(ref);
+                    known.keepBlob(ref.id(), bytes);
+                    file = known.blobFile(ref.id());
+                    if (file.isEmpty()) { // the disk refused (logged): read it from the heap this time
+                        return IndexBytes.of(bytes);
+                    }
+                } else {
+                    file = known.keepBlob(ref.id(), out -> stream(ref, out));
+                }
+            }
+            if (file.isPresent()) {
+                return pages.open(file.get(), ref.size());
+            }
+        }
         if (ref.size() > maxIndexBytes) {
             throw new ObjectTooLargeException("member index " + ref.id(), ref.size(), maxIndexBytes,
-                    "An index this large needs more memory than warpd has for member indexes: start warpd with a"
-                            + " larger heap (WARP_HEAP=4g), or check the manifest that names it (warpctl info).");
+                    "Without a cache directory (--mode remote) warpd holds member indexes on its heap: give it a cache"
+                            + " directory (--mode cache), or a larger heap (WARP_HEAP=4g), or check the manifest that"
+                            + " names it (warpctl info).");
         }
         byte[] kept = known.blob(ref.id()).orElse(null);
         if (kept != null) {
-            return MemberIndex.parse(kept, "member index " + ref.id());
+            return IndexBytes.of(kept);
         }
         byte[] bytes = reader.readIndex(ref);
-        MemberIndex index = MemberIndex.parse(bytes, "member index " + ref.id());
         known.keepBlob(ref.id(), bytes);
-        return index;
+        return IndexBytes.of(bytes);
+    }
+
+    /** Copies a large index blob through the verified read path, a block at a time. */
+    private void stream(BlobRef ref, java.io.OutputStream out) throws java.io.IOException {
+        byte[] buf = new byte[1 << 20];
+        long at = 0;
+        while (at < ref.size()) {
+            int n = reader.read(ref, at, buf, 0, (int) Math.min(buf.length, ref.size() - at));
+            if (n <= 0) {
+                throw new java.io.IOException("the index blob " + ref.id() + " ended at " + at + " of " + ref.size() + " bytes");
+            }
+            out.write(buf, 0, n);
+            at += n;
+        }
     }
 
     /**
@@ -100,9 +149,19 @@ final class MemberIndexCache {
         }
     }
 
-    /** Members currently held (for gauges). */
+    /** Members of the indexes currently open (for gauges). */
     long heldMembers() {
-        return indexes.synchronous().policy().eviction()
-                .map(e -> e.weightedSize().orElse(0L)).orElse(0L);
+        long n = 0;
+        for (CompletableFuture<MemberIndex> f : indexes.asMap().values()) {
+            if (f.isDone() && !f.isCompletedExceptionally()) {
+                n += f.join().size();
+            }
+        }
+        return n;
+    }
+
+    /** The page cache of index files (for tests and gauges). */
+    IndexPages pages() {
+        return pages;
     }
 }

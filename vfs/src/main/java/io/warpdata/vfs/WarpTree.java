@@ -108,12 +108,20 @@ public final class WarpTree {
         this.startedSeconds = clock.instant().getEpochSecond();
         this.catalog = catalog;
         this.reader = reader;
-        this.indexes = new MemberIndexCache(reader, catalog.known(), maxIndexedMembers, indexLoader);
+        this.indexes = new MemberIndexCache(reader, catalog.known(), maxIndexedMembers, indexPageCacheBytes(), indexLoader);
         this.tensors = new TensorFolders(reader);
         this.listing = new DirectoryListing(catalog, indexes);
         this.versionTrees = Caffeine.newBuilder().maximumSize(VERSION_TREES_HELD).build();
         this.missingVersions = Caffeine.newBuilder().maximumSize(10_000)
                 .expireAfterWrite(MISSING_VERSION_TTL).build();
+    }
+
+    /**
+     * Heap for pages of member index files: a sixteenth of the heap, between 4 and 64 MiB (at
+     * warpd's default 384 MiB heap, 24 MiB), whatever the number of members.
+     */
+    static long indexPageCacheBytes() {
+        return Math.max(4L << 20, Math.min(64L << 20, Runtime.getRuntime().maxMemory() / 16));
     }
 
     /** Members held by the member index cache (a gauge). */

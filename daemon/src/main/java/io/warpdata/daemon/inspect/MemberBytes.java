@@ -4,6 +4,7 @@ import io.warpdata.blobcache.cache.BlobReader;
 import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.Manifest;
+import io.warpdata.manifest.IndexBytes;
 import io.warpdata.manifest.MemberIndex;
 import io.warpdata.manifest.WarpException;
 
@@ -48,7 +49,8 @@ public final class MemberBytes {
             throw new NoSuchArtifactException(version, artifactName, manifest.artifacts().keySet());
         }
         String member = normalise(path);
-        MemberIndex index = MemberIndex.parse(reader.readAll(artifact.index()), "member index of " + artifactName);
+        MemberIndex index = MemberIndex.open(IndexBytes.of(reader.readAll(artifact.index())), "member index of " + artifactName,
+                part -> IndexBytes.of(reader.readAll(part)));
         int i = index.find(member);
         if (i < 0) {
             throw new NoSuchMemberException(version, artifactName, member, index.isDirectory(member));

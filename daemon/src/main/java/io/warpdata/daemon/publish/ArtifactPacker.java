@@ -26,6 +26,7 @@ import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 import java.util.Objects;
 
@@ -195,7 +196,8 @@ public final class ArtifactPacker {
             List<StagedBlob> shards = writeShards(artifact, files, index, progress);
             MemberIndex members = index.build();
             return new PackedArtifact(ArtifactKind.TAR_SHARDS, shards, members,
-                    StagedBlob.ofBytes(members.serialize()), files.size(), total);
+                    StagedIndex.of(members, StagedIndex.PART_MEMBERS, Optional.of(stagingDir.resolve("index"))),
+                    files.size(), total);
         } catch (IOException e) {
             throw new UncheckedIOException("packing artifact '" + artifact + "' into " + stagingDir, e);
         } finally {

@@ -10,31 +10,36 @@ import java.util.TreeMap;
 import java.util.Objects;
 
 /** An artifact ready to upload: its tar shards (in order), its member index, and totals. */
-public record PackedArtifact(ArtifactKind kind, List<StagedBlob> shards, MemberIndex members, StagedBlob index,
+public record PackedArtifact(ArtifactKind kind, List<StagedBlob> shards, MemberIndex members, StagedIndex stagedIndex,
                              long memberCount, long memberBytes, SortedMap<String, String> facts) {
     public PackedArtifact {
         Objects.requireNonNull(kind, "kind");
         shards = List.copyOf(shards);
         Objects.requireNonNull(members, "members");
-        Objects.requireNonNull(index, "index");
+        Objects.requireNonNull(stagedIndex, "stagedIndex");
         facts = java.util.Collections.unmodifiableSortedMap(new TreeMap<>(facts));
     }
 
     /** A packing without format facts. */
-    public PackedArtifact(ArtifactKind kind, List<StagedBlob> shards, MemberIndex members, StagedBlob index,
+    public PackedArtifact(ArtifactKind kind, List<StagedBlob> shards, MemberIndex members, StagedIndex index,
                           long memberCount, long memberBytes) {
         this(kind, shards, members, index, memberCount, memberBytes, new TreeMap<>());
+    }
+
+    /** The blob the manifest names as the artifact's index (flat, or a parted index's top). */
+    public StagedBlob index() {
+        return stagedIndex.top();
     }
 
     /** The same packing with one more fact. */
     public PackedArtifact withFact(String name, String value) {
         TreeMap<String, String> more = new TreeMap<>(facts);
         more.put(name, value);
-        return new PackedArtifact(kind, shards, members, index, memberCount, memberBytes, more);
+        return new PackedArtifact(kind, shards, members, stagedIndex, memberCount, memberBytes, more);
     }
 
     /** The same packing, published as a checked format with what the check learned. */
     public PackedArtifact asFormat(ArtifactKind other, Map<String, String> formatFacts) {
-        return new PackedArtifact(other, shards, members, index, memberCount, memberBytes, new TreeMap<>(formatFacts));
+        return new PackedArtifact(other, shards, members, stagedIndex, memberCount, memberBytes, new TreeMap<>(formatFacts));
     }
 }

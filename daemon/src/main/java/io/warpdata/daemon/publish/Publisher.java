@@ -418,7 +418,7 @@ public final class Publisher {
                         "Give one directory, or tar files only.");
             }
         }
-        return new TarShardIndexer().index(name, inputs, progress);
+        return new TarShardIndexer().index(name, inputs, progress, java.util.Optional.of(staging.resolve("index")));
     }
 
     private Manifest manifest(PublishRequest request, Map<String, StagedTable> tables,
@@ -447,7 +447,7 @@ public final class Publisher {
         tables.values().forEach(t -> main.addAll(t.files()));
         artifacts.values().forEach(a -> {
             main.addAll(a.shards());
-            main.add(a.index());
+            main.addAll(a.stagedIndex().blobs());
         });
         return main;
     }

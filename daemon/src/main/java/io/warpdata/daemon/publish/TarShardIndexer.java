@@ -44,6 +44,12 @@ public final class TarShardIndexer {
      * @throws InvalidInputException naming the tar and entry that cannot be published
      */
     public PackedArtifact index(String artifact, List<Path> tars, PublishProgress progress) {
+        return index(artifact, tars, progress, java.util.Optional.empty());
+    }
+
+    /** As above, staging the parts of a parted member index as files under {@code partsDir}. */
+    public PackedArtifact index(String artifact, List<Path> tars, PublishProgress progress,
+                                java.util.Optional<Path> partsDir) {
         if (tars.isEmpty()) {
             throw new InvalidInputException("Artifact '" + artifact + "' has no tar files",
                     "Check the glob given to --artifact " + artifact + "=...");
@@ -109,8 +115,9 @@ public final class TarShardIndexer {
                 }
             }
             MemberIndex built = index.build();
+            index = null; // its arrays go before the parts are written
             return new PackedArtifact(ArtifactKind.WEBDATASET_SHARDS, shards, built,
-                    StagedBlob.ofBytes(built.serialize()), members, memberBytes);
+                    StagedIndex.of(built, StagedIndex.PART_MEMBERS, partsDir), members, memberBytes);
         } finally {
             progress.finish();
         }

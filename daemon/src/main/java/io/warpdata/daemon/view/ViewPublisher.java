@@ -9,6 +9,8 @@ import io.warpdata.daemon.publish.PointerMoves;
 import io.warpdata.daemon.publish.PublishProgress;
 import io.warpdata.daemon.publish.Publisher;
 import io.warpdata.daemon.publish.StagedBlob;
+import io.warpdata.daemon.publish.StagedIndex;
+import io.warpdata.manifest.IndexBytes;
 import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
@@ -199,7 +201,7 @@ public final class ViewPublisher {
                 bound.stream().filter(b -> b.artifact().equals(name))
                         .forEach(b -> refs.addAll(selection.bound().get(b.column())));
                 Subset subset = subset(name, pm.artifacts().get(name), refs, table, query.table(), parent);
-                uploads.add(subset.index());
+                uploads.addAll(subset.index().blobs());
                 artifacts.put(name, subset.artifact());
                 members.put(name, subset.artifact().memberCount());
             }
@@ -244,7 +246,7 @@ public final class ViewPublisher {
     }
 
     /** A bound artifact narrowed to the members the view's rows name. */
-    private record Subset(Artifact artifact, StagedBlob index) {
+    private record Subset(Artifact artifact, StagedIndex index) {
     }
 
     /**
@@ -306,13 +308,19 @@ public final class ViewPublisher {
             b.add(index.path(i), shardMap[index.shard(i)], index.offset(i), index.length(i), index.mode(i), index.hash(i));
             bytes += index.length(i);
         }
-        StagedBlob staged = StagedBlob.ofBytes(b.build().serialize());
-        return new Subset(new Artifact(artifact.kind(), shards, staged.ref(), selected.cardinality(), bytes, facts),
+        StagedIndex staged = StagedIndex.of(b.build());
+        return new Subset(new Artifact(artifact.kind(), shards, staged.top().ref(), selected.cardinality(), bytes, facts),
                 staged);
     }
 
     private MemberIndex readIndex(String name, Artifact artifact) {
         BlobRef ref = artifact.index();
+        return MemberIndex.open(IndexBytes.of(indexBlob(name, ref)), StoreLayout.blob(ref.id()),
+                part -> IndexBytes.of(indexBlob(name, part)));
+    }
+
+    /** An index blob (a flat index, a parted one's top or one of its parts), checked against its hash. */
+    private byte[] indexBlob(String name, BlobRef ref) {
         if (ref.size() > MAX_INDEX_BYTES) {
             throw new ViewException("The member index of artifact " + name + " has " + ref.size() + " bytes, more than a"
                     + " view reads into memory (" + MAX_INDEX_BYTES + ")", "Make views of a smaller dataset.");
@@ -323,7 +331,7 @@ public final class ViewPublisher {
             throw new StoreException("The member index " + ref.id() + " of artifact " + name + " in " + store.describe()
                     + " does not match its hash", "The store holds a damaged blob; publish the parent again.", null);
         }
-        return MemberIndex.parse(data, StoreLayout.blob(ref.id()));
+        return data;
     }
 
     /** The parent table's files, fetched and checked against their hashes. */

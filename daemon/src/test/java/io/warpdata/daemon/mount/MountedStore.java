@@ -26,7 +26,7 @@ final class MountedStore implements AutoCloseable {
     private final String prefix;
     private final WarpdProcess warpd;
 
-    private MountedStore(Path work, S3ProxyFixture s3, String prefix, String... warpdArgs) {
+    private MountedStore(Path work, S3ProxyFixture s3, String prefix, String heap, String... warpdArgs) {
         this.work = work;
         this.s3 = s3;
         this.prefix = prefix;
@@ -37,7 +37,7 @@ final class MountedStore implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        this.warpd = WarpdProcess.start(mount, remote(), cache, s3.env(), warpdArgs);
+        this.warpd = WarpdProcess.startWithHeap(heap, mount, remote(), cache, s3.env(), warpdArgs);
     }
 
     /**
@@ -46,6 +46,11 @@ final class MountedStore implements AutoCloseable {
      * @param warpdArgs extra warpd options, e.g. {@code --pointer-ttl 1s}
      */
     static MountedStore start(String prefix, String... warpdArgs) {
+        return startWithHeap("512m", prefix, warpdArgs);
+    }
+
+    /** As {@link #start}, warpd with heap {@code heap} ({@code -Xmx}). */
+    static MountedStore startWithHeap(String heap, String prefix, String... warpdArgs) {
         Path work;
         try {
             work = Files.createTempDirectory("warp-" + prefix + "-");
@@ -54,11 +59,16 @@ final class MountedStore implements AutoCloseable {
         }
         S3ProxyFixture s3 = S3ProxyFixture.start();
         try {
-            return new MountedStore(work, s3, prefix, warpdArgs);
+            return new MountedStore(work, s3, prefix, heap, warpdArgs);
         } catch (RuntimeException | Error e) {
             s3.close();
             throw e;
         }
+    }
+
+    /** warpd's process id. */
+    long warpdPid() {
+        return warpd.pid();
     }
 
     /** The store warpd and warpctl use. */

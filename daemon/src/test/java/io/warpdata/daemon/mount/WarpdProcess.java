@@ -36,11 +36,17 @@ final class WarpdProcess implements AutoCloseable {
 
     /** Starts warpd and waits for its "mounted" line. */
     static WarpdProcess start(Path mountPoint, String remote, Path cacheDir, Map<String, String> env, String... extra) {
+        return startWithHeap("512m", mountPoint, remote, cacheDir, env, extra);
+    }
+
+    /** As {@link #start}, with the heap given ({@code -Xmx}), e.g. warpd's default from scripts/lib/common.sh. */
+    static WarpdProcess startWithHeap(String heap, Path mountPoint, String remote, Path cacheDir, Map<String, String> env,
+                                      String... extra) {
         if (!Files.isRegularFile(JAR)) {
             throw new IllegalStateException(JAR + " is missing: run the ITs with 'mvn verify' (package builds it)");
         }
         String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx512m",
+        List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx" + heap,
                 "-jar", JAR.toString(), "warpd",
                 "--mount", mountPoint.toString(), "--remote", remote, "--cache-dir", cacheDir.toString(),
                 // Never the shared default socket: other warpds may run on this machine.

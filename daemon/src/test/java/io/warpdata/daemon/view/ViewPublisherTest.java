@@ -111,4 +111,46 @@ class ViewPublisherTest {
         assertThat(catalog.head(DatasetId.parse("t/cats"), null).version()).hasValue(moved.version());
         assertThat(catalog.head(PETS, null).version()).hasValue(pets);
     }
+
+    /** A blob of the store, as a view or a reader reads it. */
+    private byte[] blob(io.warpdata.manifest.BlobRef ref) {
+        return store.get(io.warpdata.store.StoreLayout.blob(ref.id()), (int) ref.size());
+    }
+
+    @Test
+    void aViewOfAParentWithAPartedIndexSelectsFromItsPartsAndIsPartedItselfWhenLarge() throws Exception {
+        int n = 20_000;
+        for (int i = 0; i < n; i++) {
+            Path f = tmp.resolve("files/c" + (i % 20) + "/" + i + ".txt");
+            Files.createDirectories(f.getParent());
+            Files.writeString(f, "member " + i);
+        }
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement st = c.createStatement()) {
+            st.execute("COPY (SELECT i AS id, 'c' || (i % 20) || '/' || i || '.txt' AS path FROM range(" + n + ") t(i)"
+                    + " ORDER BY id) TO '" + tmp.resolve("big.parquet") + "' (FORMAT PARQUET)");
+        }
+        PublishRequest req = new PublishRequest(DatasetId.parse("t/big"), new TreeMap<>(Map.of("main", List.of("big.parquet"))),
+                new TreeMap<>(Map.of("files", List.of("files"))),
+                List.of(new Binding("main", "path", "files", RefType.FILE)), true, 1 << 20, tmp, Optional.empty(),
+                false, false);
+        VersionHash parent = new Publisher(store, catalog, CLOCK, "alice", tmp.resolve("staging"), 2, PublishProgress.NONE)
+                .publish(req).version();
+        Artifact pa = catalog.manifest(DatasetId.parse("t/big"), parent).artifacts().get("files");
+        assertThat(io.warpdata.manifest.MemberIndex.isParted(io.warpdata.manifest.IndexBytes.of(blob(pa.index()))))
+                .as("the parent's index is parted").isTrue();
+
+        ViewPublisher.Result r = view("t/big", "t/even", "id % 2 = 0", false);
+        assertThat(r.members()).containsEntry("files", (long) n / 2);
+        Artifact va = catalog.manifest(r.dataset(), r.version()).artifacts().get("files");
+        io.warpdata.manifest.MemberIndex index = io.warpdata.manifest.MemberIndex.open(
+                io.warpdata.manifest.IndexBytes.of(blob(va.index())), "view index",
+                part -> io.warpdata.manifest.IndexBytes.of(blob(part)));
+        assertThat(io.warpdata.manifest.MemberIndex.isParted(io.warpdata.manifest.IndexBytes.of(blob(va.index()))))
+                .as("10,000 members: the view's index is parted too").isTrue();
+        assertThat(index.size()).isEqualTo(n / 2);
+        assertThat(index.find("c4/19984.txt")).isNotNegative();
+        assertThat(index.find("c3/19983.txt")).isNegative();
+        int[] run = index.range("c0");
+        assertThat(run[1] - run[0]).isEqualTo(n / 20);
+    }
 }

@@ -15,6 +15,7 @@ import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.Manifest;
+import io.warpdata.manifest.IndexBytes;
 import io.warpdata.manifest.MemberIndex;
 import io.warpdata.manifest.Table;
 import io.warpdata.manifest.TableShard;
@@ -138,7 +139,8 @@ public final class WarmOperation implements Operation {
         }
         BlockCache disk = DiskCache.require(cache, "warm");
         List<Item> items = plan(version.manifest(), args.stringList("tables"), args.stringList("artifacts"), shards, args,
-                index -> MemberIndex.parse(disk.readIndex(index), "member index " + index.id()));
+                index -> MemberIndex.open(IndexBytes.of(disk.readIndex(index)), "member index " + index.id(),
+                        part -> IndexBytes.of(disk.readIndex(part))));
         long maxBytes = args.optSize("max_bytes").orElse(Long.MAX_VALUE);
         long planned = 0;
         for (Item item : items) {

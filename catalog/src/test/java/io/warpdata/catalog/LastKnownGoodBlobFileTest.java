@@ -1,0 +1,77 @@
+package io.warpdata.catalog;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.warpdata.manifest.BlobId;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Member index blobs kept as files to be read in place: streamed in, verified, found again. */
+class LastKnownGoodBlobFileTest {
+    @TempDir
+    Path dir;
+
+    private static byte[] bytes(int n, long seed) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    @Test
+    void aStreamedBlobIsKeptAsAFileAndFoundAfterARestart() throws IOException {
+        byte[] data = bytes(3 << 20, 1);
+        BlobId id = BlobId.of(data);
+        LastKnownGood known = LastKnownGood.onDisk(dir);
+        Optional<Path> kept = known.keepBlob(id, out -> {
+            for (int at = 0; at < data.length; at += 100_000) {
+                out.write(data, at, Math.min(100_000, data.length - at));
+            }
+        });
+        assertThat(kept).isPresent();
+        assertThat(Files.readAllBytes(kept.get())).isEqualTo(data);
+        assertThat(known.blobFile(id)).contains(kept.get());
+        // After a restart the file is hashed once more before it is trusted.
+        LastKnownGood again = LastKnownGood.onDisk(dir);
+        assertThat(again.blobFile(id)).contains(kept.get());
+        assertThat(again.blob(id)).hasValueSatisfying(b -> assertThat(b).isEqualTo(data));
+    }
+
+    @Test
+    void bytesThatDoNotMatchTheIdAreNotKept() {
+        byte[] data = bytes(1000, 2);
+        BlobId other = BlobId.of(bytes(1000, 3));
+        LastKnownGood known = LastKnownGood.onDisk(dir);
+        assertThatThrownBy(() -> known.keepBlob(other, out -> out.write(data)))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining(other.toString());
+        assertThat(known.blobFile(other)).isEmpty();
+    }
+
+    @Test
+    void aDamagedFileIsDeletedAndReportedMissingAfterARestart() throws IOException {
+        byte[] data = bytes(5000, 4);
+        BlobId id = BlobId.of(data);
+        LastKnownGood.onDisk(dir).keepBlob(id, data);
+        Path file = dir.resolve("v1/blobs").resolve(id.hex());
+        assertThat(file).exists();
+        byte[] damaged = data.clone();
+        damaged[4000] ^= 1;
+        Files.write(file, damaged);
+        LastKnownGood again = LastKnownGood.onDisk(dir);
+        assertThat(again.blobFile(id)).isEmpty();
+        assertThat(file).doesNotExist();
+    }
+
+    @Test
+    void inMemoryStateKeepsNoFiles() {
+        byte[] data = bytes(100, 5);
+        LastKnownGood known = LastKnownGood.inMemory();
+        assertThat(known.keepBlob(BlobId.of(data), out -> out.write(data))).isEmpty();
+        assertThat(known.blobFile(BlobId.of(data))).isEmpty();
+    }
+}

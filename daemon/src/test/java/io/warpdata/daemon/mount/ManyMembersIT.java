@@ -1,0 +1,144 @@
+package io.warpdata.daemon.mount;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Random;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Issue 26 at a size CI affords: 200,000 members in 4 WebDataset-style tar shards written by
+ * Python's tarfile (200 class folders of 1,000), published through a real S3Proxy, and mounted by
+ * warpd with its default heap (scripts/lib/common.sh). The member index is published in parts;
+ * the first listing of one class folder fetches the top and only the parts holding that folder
+ * (they are kept in the catalog state, one file each, so their count is what was fetched); every
+ * member is listed by a full walk; sampled members read back byte-exact.
+ */
+class ManyMembersIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final int CLASSES = 200;
+    private static final int PER_CLASS = 1000;
+    private static final int SHARDS = 4;
+    private static final int MEMBERS = CLASSES * PER_CLASS;
+
+    private static MountedStore store;
+    private static String version;
+
+    /** warpd's default heap, as scripts/warpd gives it. */
+    static String defaultHeap() throws IOException {
+        Path common = Path.of("").toAbsolutePath().getParent().resolve("scripts/lib/common.sh");
+        Matcher m = Pattern.compile("(?m)^WARP_DEFAULT_HEAP=(\\S+)").matcher(Files.readString(common));
+        assertThat(m.find()).as("WARP_DEFAULT_HEAP in " + common).isTrue();
+        return m.group(1);
+    }
+
+    /** Member (c, i)'s bytes, as the generator writes them. */
+    static byte[] payload(int c, int i) {
+        String unit = c + ":" + i + ";";
+        return unit.repeat(1 + (i % 7)).getBytes(StandardCharsets.US_ASCII);
+    }
+
+    static String name(int c, int i) {
+        return String.format("train/n%05d/%07d.cls", c, c * PER_CLASS + i);
+    }
+
+    @BeforeAll
+    static void publishAndMount() throws Exception {
+        store = MountedStore.startWithHeap(defaultHeap(), "it-many");
+        Files.writeString(store.work.resolve("gen.py"), """
+                import io, sys, tarfile
+                out, classes, per, shards = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+                tars = [tarfile.open('%s/shard-%d.tar' % (out, s), 'w', format=tarfile.USTAR_FORMAT) for s in range(shards)]
+                for c in range(classes):
+                    t = tars[c * shards // classes]
+                    for i in range(per):
+                        data = (('%d:%d;' % (c, i)) * (1 + i % 7)).encode('ascii')
+                        info = tarfile.TarInfo('train/n%05d/%07d.cls' % (c, c * per + i))
+                        info.size = len(data)
+                        t.addfile(info, io.BytesIO(data))
+                for t in tars:
+                    t.close()
+                """);
+        Path shards = Files.createDirectories(store.work.resolve("shards"));
+        store.python("gen.py", shards.toString(), "" + CLASSES, "" + PER_CLASS, "" + SHARDS).requireSuccess();
+        Shell.Result r = store.warpctl("publish", "big/imagenetish", "--artifact", "train=" + shards.resolve("shard-*.tar"),
+                "--set-latest", "--json");
+        r.requireSuccess();
+        JsonNode out = JSON.readTree(r.out());
+        assertThat(out.get("members").asLong()).isEqualTo(MEMBERS);
+        version = out.get("version").asText();
+    }
+
+    @AfterAll
+    static void stop() throws IOException {
+        if (store != null) {
+            store.close();
+        }
+    }
+
+    private static long keptIndexBlobs() throws IOException {
+        Path blobs = store.cache.resolve("catalog/v1/blobs");
+        if (!Files.isDirectory(blobs)) {
+            return 0;
+        }
+        try (Stream<Path> s = Files.list(blobs)) {
+            return s.count();
+        }
+    }
+
+    private static List<String> ls(Path dir) throws IOException {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.map(p -> p.getFileName().toString()).sorted().toList();
+        }
+    }
+
+    @Test
+    void listsEveryMemberAndReadsThemBackWithTheDefaultHeapFetchingOnlyThePartsItTouches() throws Exception {
+        Path artifact = store.mount.resolve("big/imagenetish@" + version + "/train");
+        assertThat(keptIndexBlobs()).as("index blobs before the first listing").isZero();
+        assertThat(ls(artifact)).containsExactly("train");
+        List<String> classes = ls(artifact.resolve("train"));
+        assertThat(classes).hasSize(CLASSES).startsWith("n00000", "n00001").endsWith("n00199");
+        // The top alone answers for the root and the class folders.
+        assertThat(keptIndexBlobs()).as("index blobs after listing the class folders").isEqualTo(1);
+
+        List<String> one = ls(artifact.resolve("train/n00123"));
+        assertThat(one).hasSize(PER_CLASS).first().isEqualTo("0123000.cls");
+        // 1,000 members span at most two parts of 8,192: the top and one or two parts, of 25.
+        long afterOne = keptIndexBlobs();
+        assertThat(afterOne).as("index blobs after listing one class folder").isBetween(2L, 3L);
+
+        Random r = new Random(26);
+        for (int k = 0; k < 200; k++) {
+            int c = r.nextInt(CLASSES);
+            int i = r.nextInt(PER_CLASS);
+            assertThat(Files.readAllBytes(store.mount.resolve("big/imagenetish@" + version + "/train/" + name(c, i))))
+                    .as(name(c, i)).isEqualTo(payload(c, i));
+        }
+
+        long files;
+        try (Stream<Path> all = Files.walk(artifact)) {
+            files = all.filter(Files::isRegularFile).count();
+        }
+        assertThat(files).isEqualTo(MEMBERS);
+        assertThat(keptIndexBlobs()).as("the top and all parts").isEqualTo(1 + (MEMBERS + 8191) / 8192);
+        String status = Files.readString(Path.of("/proc/" + store.warpdPid() + "/status"));
+        Matcher hwm = Pattern.compile("VmHWM:\\s+(\\d+) kB").matcher(status);
+        if (hwm.find()) {
+            System.out.printf("ManyMembersIT: warpd -Xmx%s peak RSS %d MiB after a walk of %d members%n",
+                    defaultHeap(), Long.parseLong(hwm.group(1)) / 1024, MEMBERS);
+        }
+    }
+}
