@@ -454,12 +454,6 @@ public final class FaultStore implements BlobStore {
         try {
             call(a, rs -> {
                 streamRead(a, rs, dst, dstOff, arrived);
-                for (Rule r : rs) {
-                    if (r.corrupt && len > 0) {
-                        int at = r.corruptAt < 0 ? len / 2 : Math.min(r.corruptAt, len - 1);
-                        dst[dstOff + at] ^= (byte) 0x5a;
-                    }
-                }
                 return null;
             }, v -> len);
         } finally {
@@ -467,21 +461,34 @@ public final class FaultStore implements BlobStore {
         }
     }
 
-    /** Reads the range in pieces when a rule paces it or strikes part way; else in one call to the inner store. */
+    /**
+     * Reads the range in pieces when a rule paces it or strikes part way, else in one call to the
+     * inner store; corrupts what a rule says before the caller is told the bytes arrived.
+     */
     private void streamRead(Asked a, List<Rule> rs, byte[] dst, int dstOff, IntConsumer arrived) {
         double rate = 0;
         int piece = 0;
         Rule midway = null;
+        List<Integer> flips = new ArrayList<>();
+        int len = a.len();
         for (Rule r : rs) {
             rate = r.rate > 0 ? r.rate : rate;
             piece = r.piece > 0 ? r.piece : piece;
             if (r.afterBytes >= 0 && midway == null) {
                 midway = r;
             }
+            if (r.corrupt && len > 0) {
+                flips.add(r.corruptAt < 0 ? len / 2 : Math.min(r.corruptAt, len - 1));
+            }
         }
-        int len = a.len();
         if (rate <= 0 && midway == null && piece <= 0) {
-            inner.read(a.key(), a.offset(), dst, dstOff, len, arrived);
+            if (flips.isEmpty()) {
+                inner.read(a.key(), a.offset(), dst, dstOff, len, arrived);
+            } else {
+                inner.read(a.key(), a.offset(), dst, dstOff, len);
+                flips.forEach(at -> dst[dstOff + at] ^= (byte) 0x5a);
+                arrived.accept(len);
+            }
             return;
         }
         int step = piece > 0 ? piece : 64 << 10;
@@ -501,6 +508,11 @@ public final class FaultStore implements BlobStore {
                 n = Math.min(n, midway.afterBytes - pos);
             }
             inner.read(a.key(), a.offset() + pos, dst, dstOff + pos, n);
+            for (int at : flips) {
+                if (at >= pos && at < pos + n) {
+                    dst[dstOff + at] ^= (byte) 0x5a;
+                }
+            }
             pos += n;
             if (rate > 0) {
                 long wait = start + (long) (pos / rate * 1e9) - System.nanoTime();

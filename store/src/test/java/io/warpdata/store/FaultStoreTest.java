@@ -143,6 +143,21 @@ class FaultStoreTest {
         assertThat(store.objects().get("blobs/a")).isEqualTo(data);
     }
 
+    @Test
+    void corruptBytesAreInPlaceBeforeTheCallerIsToldTheyArrived() {
+        store.on(Call.READ).once().pieces(4).corruptAt(6);
+        byte[] dst = new byte[10];
+        List<String> told = new ArrayList<>();
+        store.read("blobs/a", 0, dst, 0, 10, n -> told.add(n + (dst[6] == (byte) (data[6] ^ 0x5a) ? " corrupt" : " clean")));
+        assertThat(told).containsExactly("4 clean", "8 corrupt", "10 corrupt");
+
+        store.on(Call.READ).once().corrupt();
+        byte[] whole = new byte[10];
+        told.clear();
+        store.read("blobs/a", 0, whole, 0, 10, n -> told.add(n + (whole[5] == (byte) (data[5] ^ 0x5a) ? " corrupt" : " clean")));
+        assertThat(told).containsExactly("10 corrupt");
+    }
+
     private static List<Integer> diff(byte[] a, byte[] b) {
         List<Integer> out = new ArrayList<>();
         for (int i = 0; i < a.length; i++) {
