@@ -1,7 +1,7 @@
 package io.warpdata.catalog;
 
 import io.warpdata.store.InMemoryBlobStore;
-import io.warpdata.store.OutageStore;
+import io.warpdata.store.FaultStore;
 import io.warpdata.store.StoreLayout;
 import io.warpdata.store.StoreNotAnsweringException;
 import io.warpdata.store.StoreUnreachableException;
@@ -36,7 +36,7 @@ class CatalogOutageTest {
     Path dir;
 
     private final InMemoryBlobStore backing = new InMemoryBlobStore();
-    private final OutageStore store = new OutageStore(backing);
+    private final FaultStore store = new FaultStore(backing);
     private final CatalogTest.FakeTicker ticker = new CatalogTest.FakeTicker();
     private final Catalog publisher = new Catalog(backing);
 
@@ -78,11 +78,11 @@ class CatalogOutageTest {
         catalog.workspaces();
         store.down();
         ticker.advance(Duration.ofSeconds(3));
-        long before = store.calls.sum();
+        long before = store.calls();
         for (int i = 0; i < 100; i++) {
             catalog.workspaces();
         }
-        assertThat(store.calls.sum() - before).isEqualTo(1);
+        assertThat(store.calls() - before).isEqualTo(1);
     }
 
     @Test
@@ -131,10 +131,10 @@ class CatalogOutageTest {
         String json = Files.readString(kept);
         Files.writeString(kept, json.replace("\"row_count\":1", "\"row_count\":7"));
 
-        long gets = store.gets.sum();
+        long gets = store.calls(FaultStore.Call.GET);
         Catalog restarted = catalog(LastKnownGood.onDisk(dir));
         assertThat(restarted.manifest(MNIST, v).stats().totalRows()).isEqualTo(1);
-        assertThat(store.gets.sum()).isEqualTo(gets + 1);
+        assertThat(store.calls(FaultStore.Call.GET)).isEqualTo(gets + 1);
         assertThat(Files.readString(kept)).isEqualTo(new String(ManifestCodec.toJson(restarted.manifest(MNIST, v)),
                 StandardCharsets.UTF_8));
     }
@@ -170,14 +170,14 @@ class CatalogOutageTest {
             ticker.advance(Duration.ofSeconds(3));
             assertThat(catalog.latest(MNIST)).hasValue(v1);
         }
-        assertThat(store.conditionalGets.sum()).isEqualTo(5);
-        assertThat(store.notModified.sum()).isEqualTo(5);
-        assertThat(store.lists.sum()).as("re-checking a pointer never lists").isZero();
+        assertThat(store.calls(FaultStore.Call.GET_IF_CHANGED)).isEqualTo(5);
+        assertThat(store.notModified()).isEqualTo(5);
+        assertThat(store.calls(FaultStore.Call.LIST)).as("re-checking a pointer never lists").isZero();
 
         VersionHash v2 = publishLatest(2);
         ticker.advance(Duration.ofSeconds(3));
         assertThat(catalog.latest(MNIST)).hasValue(v2);
-        assertThat(store.notModified.sum()).isEqualTo(5);
+        assertThat(store.notModified()).isEqualTo(5);
     }
 
     @Test
@@ -217,7 +217,7 @@ class CatalogOutageTest {
         assertThat(catalog.workspaces()).containsExactly("vision");
         VersionHash v2 = publishLatest(2);
         ticker.advance(Duration.ofSeconds(3));
-        store.hang();
+        store.hangAll();
         try {
             // Answered without the store: assertTimeoutPreemptively only keeps a regression from hanging the suite.
             Optional<VersionHash> stale = assertTimeoutPreemptively(Duration.ofSeconds(30), () -> catalog.latest(MNIST));
@@ -245,26 +245,26 @@ class CatalogOutageTest {
             catalog.versions(id);
         }
         ticker.advance(Duration.ofSeconds(3));
-        long before = store.calls.sum();
-        store.hang();
+        long before = store.calls();
+        store.hangAll();
         try {
             catalog.prefetch(ids);
             // Every pointer and listing is asked for at once, before any answer came back.
-            await(() -> store.calls.sum() - before == 4L * ids.size());
+            await(() -> store.calls() - before == 4L * ids.size());
         } finally {
             store.answer();
         }
         for (DatasetId id : ids) {
             assertThat(catalog.latest(id)).isPresent();
         }
-        assertThat(store.calls.sum() - before).as("no second round of requests").isEqualTo(4L * ids.size());
+        assertThat(store.calls() - before).as("no second round of requests").isEqualTo(4L * ids.size());
     }
 
     @Test
     void withNothingKnownALookupWaitsForTheStoreNoLongerThanTheAnswerWait() {
         publishLatest(1);
         Catalog catalog = impatient(Duration.ofMillis(50), Duration.ofMillis(200));
-        store.hang();
+        store.hangAll();
         try {
             assertTimeoutPreemptively(Duration.ofSeconds(30), () ->
                     assertThatThrownBy(() -> catalog.latest(MNIST)).isInstanceOf(StoreNotAnsweringException.class)

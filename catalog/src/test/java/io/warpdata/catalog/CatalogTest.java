@@ -1,7 +1,7 @@
 package io.warpdata.catalog;
 
 import io.warpdata.store.BlobStore;
-import io.warpdata.store.CountingBlobStore;
+import io.warpdata.store.FaultStore;
 import io.warpdata.store.InMemoryBlobStore;
 import io.warpdata.store.ObjectTooLargeException;
 import io.warpdata.store.StoreLayout;
@@ -217,38 +217,38 @@ class CatalogTest {
     @Test
     void listingsAreCachedWithinTheTtl() {
         publisher.putVersion(manifest(MNIST, 1));
-        CountingBlobStore counting = new CountingBlobStore(store);
+        FaultStore counting = new FaultStore(store);
         Catalog c = new Catalog(counting, Catalog.Config.defaults(), ticker);
         c.versions(MNIST);
         c.versions(MNIST);
         c.workspaces();
         c.workspaces();
-        assertThat(counting.lists.sum()).isEqualTo(2);
+        assertThat(counting.calls(FaultStore.Call.LIST)).isEqualTo(2);
         ticker.advance(Duration.ofSeconds(3));
         c.versions(MNIST);
-        assertThat(counting.lists.sum()).isEqualTo(3);
+        assertThat(counting.calls(FaultStore.Call.LIST)).isEqualTo(3);
     }
 
     @Test
     void linkCountsAndLookupsByNameAnswerFromTheLastKnownListingPastItsTtl() {
         publisher.putVersion(manifest(MNIST, 1));
         publisher.putVersion(manifest(MNIST, 2));
-        CountingBlobStore counting = new CountingBlobStore(store);
+        FaultStore counting = new FaultStore(store);
         Catalog c = new Catalog(counting, Catalog.Config.defaults(), ticker);
         assertThat(c.hasWorkspace("vision")).isTrue();
         assertThat(c.knownWorkspaceCount()).isEqualTo(1);
         assertThat(c.knownVersionCount("vision")).isEqualTo(2);
-        long listed = counting.lists.sum();
+        long listed = counting.calls(FaultStore.Call.LIST);
         ticker.advance(Duration.ofDays(1));
         // The kernel re-validating /vision (lookup, getattr) costs no LIST: only a listing does.
         assertThat(c.hasWorkspace("vision")).isTrue();
         assertThat(c.knownWorkspaceCount()).isEqualTo(1);
         assertThat(c.knownVersionCount("vision")).isEqualTo(2);
-        assertThat(counting.lists.sum()).isEqualTo(listed);
+        assertThat(counting.calls(FaultStore.Call.LIST)).isEqualTo(listed);
         // A workspace the known listing lacks is looked for in a fresh one (it may be new).
         publisher.putVersion(manifest(DatasetId.parse("audio/clips"), 1));
         assertThat(c.hasWorkspace("audio")).isTrue();
-        assertThat(counting.lists.sum()).isEqualTo(listed + 1);
+        assertThat(counting.calls(FaultStore.Call.LIST)).isEqualTo(listed + 1);
         assertThat(c.hasWorkspace("nope")).isFalse();
     }
 

@@ -4,7 +4,12 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.OptionalLong;
 
-/** A test wrapper that passes every call to another store; subclasses override what they change. */
+/**
+ * A test wrapper that passes every call to another store; subclasses override what they change.
+ * New tests use {@link FaultStore}, which does what the subclasses here do with rules; this stays
+ * only for blobcache's cache tests (FaultyStore, GatedStore, PacedStore and two private stores)
+ * until they move to it.
+ */
 public abstract class ForwardingBlobStore implements BlobStore {
     protected final BlobStore inner;
 

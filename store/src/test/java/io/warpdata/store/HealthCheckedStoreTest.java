@@ -10,7 +10,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class HealthCheckedStoreTest {
     private final InMemoryBlobStore backing = new InMemoryBlobStore();
-    private final OutageStore outage = new OutageStore(backing);
+    private final FaultStore outage = new FaultStore(backing);
     private final AtomicLong nanos = new AtomicLong();
     private final StoreHealth health = StoreHealth.of("memory://test", Clock.systemUTC(), nanos::get);
     private final HealthCheckedStore store = new HealthCheckedStore(outage, health);
@@ -21,12 +21,12 @@ class HealthCheckedStoreTest {
         outage.down();
         assertThatThrownBy(() -> store.get("k")).isInstanceOf(StoreUnreachableException.class);
         assertThat(health.snapshot().reachable()).isFalse();
-        long reached = outage.calls.sum();
+        long reached = outage.calls();
 
         for (int i = 0; i < 50; i++) {
             assertThatThrownBy(() -> store.get("k")).isInstanceOf(StoreUnreachableException.class);
         }
-        assertThat(outage.calls.sum()).as("not tried while known unreachable").isEqualTo(reached);
+        assertThat(outage.calls()).as("not tried while known unreachable").isEqualTo(reached);
         assertThat(health.snapshot().fastFailures()).isEqualTo(50);
 
         nanos.addAndGet(StoreHealth.PROBE_INTERVAL.toNanos());
@@ -45,10 +45,10 @@ class HealthCheckedStoreTest {
         assertThat(down.reachable()).isFalse();
         assertThat(down.outage().orElseThrow().notAnswering()).isTrue();
         assertThat(down.outage().orElseThrow().state()).isEqualTo("unreachable (not answering)");
-        long reached = outage.calls.sum();
+        long reached = outage.calls();
         assertThatThrownBy(() -> store.get("k")).isInstanceOf(StoreUnreachableException.class)
                 .hasMessageContaining("not answering");
-        assertThat(outage.calls.sum()).as("not tried again before the probe").isEqualTo(reached);
+        assertThat(outage.calls()).as("not tried again before the probe").isEqualTo(reached);
 
         nanos.addAndGet(StoreHealth.PROBE_INTERVAL.toNanos());
         outage.up();
@@ -74,10 +74,10 @@ class HealthCheckedStoreTest {
         outage.failWith5xx();
         assertThatThrownBy(() -> store.get("k")).isInstanceOf(StoreUnavailableException.class);
         assertThat(health.snapshot().outage()).isPresent();
-        long reached = outage.calls.sum();
+        long reached = outage.calls();
         assertThatThrownBy(() -> store.get("k")).isInstanceOf(StoreUnavailableException.class)
                 .isNotInstanceOf(StoreUnreachableException.class);
-        assertThat(outage.calls.sum()).isEqualTo(reached + 1);
+        assertThat(outage.calls()).isEqualTo(reached + 1);
         assertThat(health.snapshot().outages()).as("one outage, however many failures").isEqualTo(1);
         assertThat(health.snapshot().failures()).isEqualTo(2);
     }

@@ -44,14 +44,18 @@ public final class ServerCounters {
 
     /**
      * Every GET, HEAD and LIST with the times the server got it and answered it (after any
-     * injected delay; a GET's body streams after), for {@link RoundTripStore#chain}: which
+     * injected delay; a GET's body streams after), for {@link FaultStore#chain}: which
      * requests waited for one another. At most 10,000, the oldest dropped.
      */
-    public final java.util.concurrent.ConcurrentLinkedDeque<RoundTripStore.Request> timeline =
+    public final java.util.concurrent.ConcurrentLinkedDeque<FaultStore.Request> timeline =
             new java.util.concurrent.ConcurrentLinkedDeque<>();
 
     void answered(String request, long startNanos) {
-        timeline.addLast(new RoundTripStore.Request(request, startNanos, System.nanoTime()));
+        FaultStore.Call kind = request.startsWith("HEAD ") ? FaultStore.Call.LENGTH
+                : request.startsWith("LIST ") ? FaultStore.Call.LIST
+                : request.startsWith("GET (range) ") ? FaultStore.Call.READ : FaultStore.Call.GET;
+        String key = request.substring(request.lastIndexOf(' ') + 1);
+        timeline.addLast(new FaultStore.Request(kind, request, key, 0, -1, startNanos, System.nanoTime()));
         while (timeline.size() > 10_000) {
             timeline.pollFirst();
         }

@@ -6,7 +6,7 @@ import com.github.benmanes.caffeine.cache.Ticker;
 import io.warpdata.catalog.Catalog;
 import io.warpdata.store.InMemoryBlobStore;
 import io.warpdata.catalog.LastKnownGood;
-import io.warpdata.store.RoundTripStore;
+import io.warpdata.store.FaultStore;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.CacheConfig;
 import io.warpdata.manifest.DatasetId;
@@ -33,7 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * late, and the calls the kernel makes to open {@code /lab/NAME/images/cat/0001.jpg} and read its
  * first byte: a lookup and a stat of each path component (following the latest link as the
  * kernel does, with a readlink), then a read. Counted is the depth of the chain of requests that
- * waited for one another before the byte was there, not the time: see {@link RoundTripStore}.
+ * waited for one another before the byte was there, not the time: see {@link FaultStore#serialRoundTrips}.
  *
  * <p>The daemon is running: it listed the store's workspaces when it started and served another
  * dataset of the workspace before, so the code is warm and the workspace known. The dataset read
@@ -58,7 +58,7 @@ class FirstByteRoundTripsTest {
     Path dir;
 
     private final InMemoryBlobStore memory = new InMemoryBlobStore();
-    private final RoundTripStore store = new RoundTripStore(memory);
+    private final FaultStore store = new FaultStore(memory);
     /** Another machine publishing into the same store. */
     private final TestVersions publisher = new TestVersions(memory, new Catalog(memory));
     private final ExecutorService indexLoader = Executors.newVirtualThreadPerTaskExecutor();
@@ -95,8 +95,8 @@ class FirstByteRoundTripsTest {
     @Test
     void firstByteOfANewDatasetThroughItsLatestLinkWaitsForFourRoundTrips() {
         publish("fresh", 2);
-        store.clear();
-        store.rtt(RTT);
+        store.reset();
+        store.latency(RTT);
 
         long start = System.nanoTime();
         byte first = firstByte(WORKSPACE + "/fresh", true);
@@ -110,8 +110,8 @@ class FirstByteRoundTripsTest {
     @Test
     void firstByteOfANewVersionNamedByItsHashWaitsForThreeRoundTrips() {
         VersionHash v = publish("fresh", 3);
-        store.clear();
-        store.rtt(RTT);
+        store.reset();
+        store.latency(RTT);
 
         long start = System.nanoTime();
         byte first = firstByte(WORKSPACE + "/fresh@" + v.hex(), false);
@@ -131,7 +131,7 @@ class FirstByteRoundTripsTest {
         }
         VersionHash v = publisher.publish(new DatasetId(WORKSPACE, "many"), Map.of(),
                 Map.of("images", publisher.artifact(members, Map.of(), 1)), null, true);
-        store.clear();
+        store.reset();
 
         Node version = kernelLookup(kernelLookup(tree.root(), WORKSPACE), "many@" + v.hex());
         Thread.sleep(300);
@@ -187,7 +187,7 @@ class FirstByteRoundTripsTest {
         System.out.printf("first byte through %s: %d serial round trips of %d ms (%.1f RTT elapsed), %d requests:%n",
                 path, store.serialRoundTrips(end), RTT.toMillis(), (end - start) / (double) RTT.toNanos(),
                 store.requests().size());
-        for (RoundTripStore.Request r : store.requests()) {
+        for (FaultStore.Request r : store.requests()) {
             System.out.printf("  %6.1f .. %6.1f RTT  %s%n", (r.startNanos() - start) / (double) RTT.toNanos(),
                     (r.endNanos() - start) / (double) RTT.toNanos(), r.what());
         }

@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.warpdata.store.BlobNotFoundException;
 import io.warpdata.catalog.Catalog;
-import io.warpdata.store.ForwardingBlobStore;
+import io.warpdata.store.FaultStore;
+import io.warpdata.store.FaultStore.Call;
 import io.warpdata.store.InMemoryBlobStore;
 import io.warpdata.store.ObjectTooLargeException;
 import io.warpdata.store.StoreException;
 import io.warpdata.store.StoreLayout;
-import io.warpdata.store.StoreUnavailableException;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.CacheConfig;
 import io.warpdata.blobcache.cache.RetryPolicy;
@@ -30,10 +30,6 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalLong;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -62,7 +58,8 @@ class HostileStoreTest {
     Path dir;
 
     private final InMemoryBlobStore memory = new InMemoryBlobStore();
-    private final LyingStore store = new LyingStore(memory);
+    /** Lies on chosen keys: a length or size it does not have, or a read that never ends. */
+    private final FaultStore store = new FaultStore(memory);
     private final Catalog catalog = new Catalog(store, Catalog.Config.defaults(), new AtomicLong()::get);
     private final TestVersions versions = new TestVersions(memory, catalog);
     private final ExecutorService fetchers = Executors.newFixedThreadPool(4);
@@ -72,74 +69,19 @@ class HostileStoreTest {
     private WarpTree tree;
     private Map<String, byte[]> cleanMembers;
 
-    /** Lies on chosen keys: a length or size it does not have, or a read that never ends. */
-    static final class LyingStore extends ForwardingBlobStore {
-        final Map<String, Long> claimedSize = new ConcurrentHashMap<>();
-        final Set<String> hanging = ConcurrentHashMap.newKeySet();
-        final CountDownLatch release = new CountDownLatch(1);
-        final Set<String> readWhole = ConcurrentHashMap.newKeySet();
-        /** Every key read, whole or in part. */
-        final Set<String> requested = ConcurrentHashMap.newKeySet();
+    /** A length or size {@code key} does not have. */
+    private void claim(String key, long size) {
+        store.on().keys(key).claimLength(size);
+    }
 
-        LyingStore(InMemoryBlobStore inner) {
-            super(inner);
-        }
+    /** Reads of {@code key}, whole or in part, that never end (until the test closes the store). */
+    private void hang(String key) {
+        store.on(Call.READ, Call.GET, Call.GET_IF_CHANGED).keys(key).hang();
+    }
 
-        private void maybeHang(String key) {
-            requested.add(key);
-            if (hanging.contains(key)) {
-                try {
-                    release.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new StoreUnavailableException("interrupted", e);
-                }
-            }
-        }
-
-        @Override
-        public OptionalLong length(String key) {
-            Long size = claimedSize.get(key);
-            return size != null ? OptionalLong.of(size) : super.length(key);
-        }
-
-        @Override
-        public void read(String key, long offset, byte[] dst, int dstOff, int len) {
-            maybeHang(key);
-            super.read(key, offset, dst, dstOff, len);
-        }
-
-        /** An object of {@link #claimedSize} would not fit a byte[]: reading it whole is the bug. */
-        @Override
-        public byte[] get(String key) {
-            maybeHang(key);
-            if (claimedSize.containsKey(key)) {
-                readWhole.add(key);
-                throw new AssertionError("read " + key + " (" + claimedSize.get(key) + " bytes) whole, without a limit");
-            }
-            return super.get(key);
-        }
-
-        /** As S3BlobStore: a larger object is refused after one ranged GET of at most the limit. */
-        @Override
-        public byte[] get(String key, int maxBytes) {
-            maybeHang(key);
-            Long size = claimedSize.get(key);
-            if (size != null && size > maxBytes) {
-                throw new ObjectTooLargeException(describe() + "/" + key, size, maxBytes);
-            }
-            return super.get(key, maxBytes);
-        }
-
-        @Override
-        public io.warpdata.store.Versioned getIfChanged(String key, String ifNoneMatch, int maxBytes) {
-            maybeHang(key);
-            Long size = claimedSize.get(key);
-            if (size != null && size > maxBytes) {
-                throw new ObjectTooLargeException(describe() + "/" + key, size, maxBytes);
-            }
-            return super.getIfChanged(key, ifNoneMatch, maxBytes);
-        }
+    /** Every key read, whole or in part. */
+    private List<String> requested() {
+        return store.requests(Call.READ, Call.GET, Call.GET_IF_CHANGED).stream().map(FaultStore.Request::key).toList();
     }
 
     @BeforeEach
@@ -157,7 +99,7 @@ class HostileStoreTest {
 
     @AfterEach
     void close() throws InterruptedException {
-        store.release.countDown();
+        store.clear();
         loader.shutdownNow();
         cache.close();
         fetchers.shutdownNow();
@@ -262,7 +204,7 @@ class HostileStoreTest {
 
         assertThat(e).isEqualTo(Errno.EIO);
         // (The shard's block hash list is read: entering the artifact's folder prefetches it.)
-        assertThat(store.requested).as("store requests for the index")
+        assertThat(requested()).as("store requests for the index")
                 .doesNotContain(StoreLayout.blob(tenGb.id()), StoreLayout.blob(tenGb.blocks()));
         assertCleanDatasetReadsByteExact();
     }
@@ -291,9 +233,9 @@ class HostileStoreTest {
                 + "/images/train/0.bin";
         tree = small;
         assertThat(small.attributes(small.lookup(path)).size()).isEqualTo(3000);
-        store.requested.clear();
+        store.reset();
         assertThat(small.attributes(small.lookup(path.replace("/0.bin", "/1.bin"))).size()).isEqualTo(5000);
-        assertThat(store.requested).as("store requests of the second lookup").isEmpty();
+        assertThat(requested()).as("store requests of the second lookup").isEmpty();
     }
 
     /** A hash list whose block count does not match the blob size it states, or that the manifest states. */
@@ -360,14 +302,14 @@ class HostileStoreTest {
                 new io.warpdata.manifest.MemberIndex.Builder().build().serialize()), 0));
         DatasetId other = new DatasetId("evil", "bigmanifest");
         versions.pointer(StoreLayout.latest(other), v);
-        store.claimedSize.put(StoreLayout.latest(BAD), FIVE_GB);
-        store.claimedSize.put(StoreLayout.version(other, v), FIVE_GB);
+        claim(StoreLayout.latest(BAD), FIVE_GB);
+        claim(StoreLayout.version(other, v), FIVE_GB);
         catalog.refresh();
 
         assertThat(failureOf(() -> tree.lookup(at("/evil/lying", "/files")), ObjectTooLargeException.class)).isEqualTo(Errno.EIO);
         assertThat(failureOf(() -> tree.lookup(at("/evil/bigmanifest", "/files")), ObjectTooLargeException.class))
                 .isEqualTo(Errno.EIO);
-        assertThat(store.readWhole).isEmpty();
+        assertThat(store.oversizedWholeReads()).isEmpty();
         assertCleanDatasetReadsByteExact();
     }
 
@@ -378,7 +320,7 @@ class HostileStoreTest {
         memory.putIfAbsent(StoreLayout.blob(dataId), data);
         BlobId listId = BlobId.of(BlockHashList.of(data, TestVersions.BLOCK_SIZE).serialize());
         memory.putIfAbsent(StoreLayout.blob(listId), new byte[0]);
-        store.claimedSize.put(StoreLayout.blob(listId), FIVE_GB);
+        claim(StoreLayout.blob(listId), FIVE_GB);
         Artifact a = new Artifact(ArtifactKind.TAR_SHARDS, List.of(new BlobRef(dataId, data.length, listId)),
                 versions.putBlob(new io.warpdata.manifest.MemberIndex.Builder()
                         .add("m.bin", 0, 0, data.length, 0644, dataId).build().serialize()), 1, data.length);
@@ -387,7 +329,7 @@ class HostileStoreTest {
         int e = failureOf(() -> readAll(at("/evil/lying", "/files/m.bin")), ObjectTooLargeException.class);
 
         assertThat(e).isEqualTo(Errno.EIO);
-        assertThat(store.readWhole).isEmpty();
+        assertThat(store.oversizedWholeReads()).isEmpty();
         assertCleanDatasetReadsByteExact();
     }
 
@@ -397,7 +339,7 @@ class HostileStoreTest {
         Map<String, byte[]> members = Map.of("slow.bin", data);
         Artifact a = versions.artifact(members, Map.of(), 1);
         publishBad(a);
-        store.hanging.add(StoreLayout.blob(a.shards().get(0).id()));
+        hang(StoreLayout.blob(a.shards().get(0).id()));
         Node slow = tree.lookup(at("/evil/lying", "/files/slow.bin"));
 
         // Two readers stuck on the endless object, and the clean dataset read beside them.
@@ -422,7 +364,7 @@ class HostileStoreTest {
         Artifact a = versions.artifact(Map.of("slow.bin", data), Map.of(), 1);
         publishBad(a);
         // Before the artifact's folder is entered: entering it starts loading the shard's list.
-        store.hanging.add(StoreLayout.blob(a.shards().get(0).blocks()));
+        hang(StoreLayout.blob(a.shards().get(0).blocks()));
         Node slow = tree.lookup(at("/evil/lying", "/files/slow.bin"));
 
         int e = failureOf(() -> tree.read(slow, 0, ByteBuffer.allocate(4096)), StoreException.class);

@@ -556,7 +556,7 @@ class WarpTreeTest {
 
     @Test
     void aVersionOpenedOnceIsListedAfterARestartWithTheStoreDown(@org.junit.jupiter.api.io.TempDir java.nio.file.Path state) {
-        io.warpdata.store.OutageStore outage = new io.warpdata.store.OutageStore(store);
+        io.warpdata.store.FaultStore outage = new io.warpdata.store.FaultStore(store);
         Catalog first = new Catalog(outage, Catalog.Config.defaults(), ticker::get,
                 io.warpdata.catalog.LastKnownGood.onDisk(state), java.time.Clock.systemUTC());
         WarpTree before = new WarpTree(first, new DirectBlobReader(outage), 1_000_000, loader);
@@ -582,7 +582,7 @@ class WarpTreeTest {
 
     @Test
     void statOfTheRootNeverFailsEvenWithNothingKnownAndTheStoreDown() {
-        io.warpdata.store.OutageStore outage = new io.warpdata.store.OutageStore(store).down();
+        io.warpdata.store.FaultStore outage = new io.warpdata.store.FaultStore(store).down();
         WarpTree cold = new WarpTree(new Catalog(outage), new DirectBlobReader(outage), 1_000, loader);
         assertThat(cold.attributes(cold.root()).type()).isEqualTo(Node.Type.DIRECTORY);
         assertThatThrownBy(() -> cold.list(cold.root(), 0, (n, t, o, c) -> false))

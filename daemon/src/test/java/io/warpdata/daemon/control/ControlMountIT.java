@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.store.BlobStore;
 import io.warpdata.store.BlobStores;
 import io.warpdata.catalog.Catalog;
-import io.warpdata.store.CountingBlobStore;
+import io.warpdata.store.FaultStore;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.CacheConfig;
 import io.warpdata.daemon.control.ops.ControlOperations;
@@ -59,7 +59,7 @@ class ControlMountIT {
 
     private Path dir;
     private Path mnt;
-    private CountingBlobStore store;
+    private FaultStore store;
     private BlockCache cache;
     private Catalog catalog;
     private WarpFuse fuse;
@@ -74,7 +74,7 @@ class ControlMountIT {
         writeData(src, 0);
         Path storeDir = Files.createDirectories(dir.resolve("store"));
         BlobStore local = BlobStores.open(storeDir.toUri().toString(), Optional.empty());
-        store = new CountingBlobStore(local);
+        store = new FaultStore(local);
         catalog = new Catalog(store);
         version = publish(src, DatasetId.parse("ws/name"));
 
@@ -161,12 +161,12 @@ class ControlMountIT {
     void warmThenReadIssuesZeroGets() throws IOException {
         JsonNode warm = call("warm", ControlProtocol.object().put("dataset", "ws/name@" + version));
         assertThat(warm.get("bytes_done").asLong()).isEqualTo(warm.get("bytes_total").asLong()).isPositive();
-        long reads = store.reads.sum();
-        long gets = store.gets.sum();
+        long reads = store.calls(FaultStore.Call.READ);
+        long gets = store.calls(FaultStore.Call.GET, FaultStore.Call.GET_IF_CHANGED);
         long bytes = readAll(mnt.resolve("ws/name@" + version));
         assertThat(bytes).isGreaterThan(IMAGES * 20_000L);
-        assertThat(store.reads.sum() - reads).as("ranged GETs after warm").isZero();
-        assertThat(store.gets.sum() - gets).as("whole-object GETs after warm").isZero();
+        assertThat(store.calls(FaultStore.Call.READ) - reads).as("ranged GETs after warm").isZero();
+        assertThat(store.calls(FaultStore.Call.GET, FaultStore.Call.GET_IF_CHANGED) - gets).as("whole-object GETs after warm").isZero();
 
         JsonNode again = call("warm", ControlProtocol.object().put("dataset", "ws/name@" + version));
         assertThat(again.get("bytes_fetched").asLong()).as("a second warm fetches nothing").isZero();

@@ -281,7 +281,7 @@ class ControlServerIT {
         assertThat(status().get("mode").asText()).isEqualTo("auto");
         world.releaseReads();
         Thread.sleep(500);
-        assertThat(world.store.reads.get()).as("warm saw the cancellation: the blob in flight, none after")
+        assertThat(world.store.calls(io.warpdata.store.FaultStore.Call.READ)).as("warm saw the cancellation: the blob in flight, none after")
                 .isEqualTo(1);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (server.clientCount() > 0 && System.nanoTime() < deadline) {

@@ -2,9 +2,8 @@ package io.warpdata.daemon.control;
 
 import io.warpdata.store.BlobStore;
 import io.warpdata.catalog.Catalog;
-import io.warpdata.store.ForwardingBlobStore;
+import io.warpdata.store.FaultStore;
 import io.warpdata.store.InMemoryBlobStore;
-import io.warpdata.store.StoreUnavailableException;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.CacheConfig;
 import io.warpdata.daemon.cli.CliContext;
@@ -39,9 +38,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The daemon's real parts for control tests, small: an in-memory store holding one published
@@ -56,7 +53,9 @@ final class ControlWorld implements AutoCloseable {
     static final int BLOCK = BlockHashList.MIN_BLOCK_SIZE;
 
     final InMemoryBlobStore memory = new InMemoryBlobStore();
-    final HoldingStore store = new HoldingStore(memory);
+    /** Counts the calls; holds reads on {@link #holdReads()}. */
+    final FaultStore store = new FaultStore(memory);
+    private volatile FaultStore.Rule held;
     final Catalog catalog = new Catalog(store);
     final BlockCache cache;
     final Manifest manifest;
@@ -117,16 +116,20 @@ final class ControlWorld implements AutoCloseable {
 
     /** Store reads are held until {@link #releaseReads()}; returns a latch that opens at the first held read. */
     CountDownLatch holdReads() {
-        return store.hold();
+        held = store.on(FaultStore.Call.READ).gate();
+        return held.arrived();
     }
 
     void releaseReads() {
-        store.release();
+        FaultStore.Rule h = held;
+        if (h != null) {
+            h.remove();
+        }
     }
 
     @Override
     public void close() {
-        store.release();
+        store.clear();
         cache.close();
     }
 
@@ -142,48 +145,6 @@ final class ControlWorld implements AutoCloseable {
     }
 
     record Result(int exit, String out, String err) {
-    }
-
-    /** A store whose reads can be held (a slow or stuck server), counting the reads that got through. */
-    static final class HoldingStore extends ForwardingBlobStore {
-        final AtomicLong reads = new AtomicLong();
-        private volatile CountDownLatch gate;
-        private volatile CountDownLatch held;
-
-        HoldingStore(BlobStore inner) {
-            super(inner);
-        }
-
-        CountDownLatch hold() {
-            held = new CountDownLatch(1);
-            gate = new CountDownLatch(1);
-            return held;
-        }
-
-        void release() {
-            CountDownLatch g = gate;
-            if (g != null) {
-                g.countDown();
-            }
-        }
-
-        @Override
-        public void read(String key, long offset, byte[] dst, int dstOff, int len) {
-            CountDownLatch g = gate;
-            if (g != null) {
-                held.countDown();
-                try {
-                    if (!g.await(60, TimeUnit.SECONDS)) {
-                        throw new StoreUnavailableException("held read of " + key + " was never released", null);
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new StoreUnavailableException("interrupted", e);
-                }
-            }
-            reads.incrementAndGet();
-            super.read(key, offset, dst, dstOff, len);
-        }
     }
 
     /** The daemon's identity for status (the only part made up: it would be a mounted warpd). */

@@ -71,11 +71,11 @@ class WarmOperationTest {
     @Test
     void alreadyCachedBlobsAreNotFetchedAgain() throws Exception {
         run("{\"dataset\":\"ws/name\",\"tables\":\"main\"}");
-        long reads = world.store.reads.get();
+        long reads = world.store.calls(io.warpdata.store.FaultStore.Call.READ);
         JsonNode second = run("{\"dataset\":\"ws/name\",\"tables\":\"main\"}");
         assertThat(second.get("bytes_fetched").asLong()).isZero();
         assertThat(second.get("bytes_done").asLong()).isEqualTo(300);
-        assertThat(world.store.reads.get()).isEqualTo(reads);
+        assertThat(world.store.calls(io.warpdata.store.FaultStore.Call.READ)).isEqualTo(reads);
     }
 
     @Test
@@ -102,7 +102,7 @@ class WarmOperationTest {
         assertThatThrownBy(() -> run("{\"dataset\":\"ws/name\"}"))
                 .isInstanceOfSatisfying(ControlException.class, e -> assertThat(e.type()).isEqualTo("Cancelled"));
         assertThat(world.cachedBlocks()).isZero();
-        assertThat(world.store.reads.get()).isZero();
+        assertThat(world.store.calls(io.warpdata.store.FaultStore.Call.READ)).isZero();
     }
 
     @Test

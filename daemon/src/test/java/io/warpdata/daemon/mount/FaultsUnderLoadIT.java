@@ -2,8 +2,6 @@ package io.warpdata.daemon.mount;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.warpdata.store.BlobStore;
-import io.warpdata.store.S3ProxyFixture;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.VersionHash;
 import org.junit.jupiter.api.AfterAll;
@@ -21,7 +19,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -51,12 +48,9 @@ class FaultsUnderLoadIT {
     private static final long EIO_BOUND_MS = 15_000;
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /** The server on disk (stopped and started again on the same port and data by the outage test). */
+    private static MountedStore fixture;
     private static Path work;
-    private static Path s3data;
-    private static int port;
-    /** The server's settings for subprocesses, kept while it is down (same port when it returns). */
-    private static Map<String, String> env;
-    private static S3ProxyFixture s3;
     private static Path src;
     private static VersionHash version;
     private static Map<String, String> expected;
@@ -77,22 +71,17 @@ class FaultsUnderLoadIT {
 
     @BeforeAll
     static void publishImages() throws IOException {
-        work = Files.createTempDirectory("warp-faults-it");
-        s3data = work.resolve("s3");
-        s3 = S3ProxyFixture.start(s3data);
-        port = s3.port();
-        env = Map.copyOf(s3.env());
+        fixture = MountedStore.serveOnDisk("it-faults");
+        work = fixture.work;
         src = Files.createDirectories(work.resolve("src"));
         SampleData.writeParquet(src, 100, 3);
         writeNoiseImages(src.resolve("images"));
         expected = SampleData.hashes(src.resolve("images"));
         assertThat(expected).hasSize(TOTAL);
-        try (BlobStore store = s3.openStore("it-faults")) {
-            // Shards of ~2 MiB: a shuffled pass makes a shard dense (auto mode fetches it whole)
-            // only after 8 reads of it missed, so when a fault comes early most of the data is
-            // still unfetched. One 69 MB shard was whole in the cache by the 16th sample.
-            version = SampleData.publish(store, work, DATASET, src, true, 2L << 20);
-        }
+        // Shards of ~2 MiB: a shuffled pass makes a shard dense (auto mode fetches it whole)
+        // only after 8 reads of it missed, so when a fault comes early most of the data is
+        // still unfetched. One 69 MB shard was whole in the cache by the 16th sample.
+        version = SampleData.publish(fixture.store(), work, DATASET, src, true, 2L << 20);
         byHash = "faults/images@" + version.hex();
         byPrefix = "faults/images@" + version.hex().substring(0, 12);
         script = work.resolve("pass.py");
@@ -101,26 +90,16 @@ class FaultsUnderLoadIT {
 
     @AfterAll
     static void stopServer() throws IOException {
-        if (s3 != null) {
-            s3.close();
-        }
-        if (work != null) {
-            try (Stream<Path> all = Files.walk(work)) {
-                all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
+        if (fixture != null) {
+            fixture.close();
         }
     }
 
     @AfterEach
     void stopWarpd() {
         try {
-            if (warpd != null) {
-                warpd.close();
-            }
+            fixture.stopWarpds();
         } finally {
-            if (mount != null) {
-                WarpdProcess.unmount(mount);
-            }
             for (int i = extraMounts.size() - 1; i >= 0; i--) {
                 Shell.run("umount", "-l", extraMounts.get(i).toString());
             }
@@ -148,15 +127,12 @@ class FaultsUnderLoadIT {
     private void mountWarpd(Path cacheDir) throws IOException {
         mount = Files.createDirectories(Files.createTempDirectory(work, "mnt"));
         cache = cacheDir;
-        warpd = WarpdProcess.start(mount, remote(), cache, s3env());
+        warpd = fixture.startWarpd(mount, cache);
     }
 
-    private static String remote() {
-        return "s3://" + S3ProxyFixture.BUCKET + "/it-faults";
-    }
-
+    /** The server's settings for subprocesses, kept while it is down (same port when it returns). */
     private static Map<String, String> s3env() {
-        return env;
+        return fixture.env();
     }
 
     /**
@@ -348,12 +324,11 @@ class FaultsUnderLoadIT {
         mountWarpd(work.resolve("cache-outage"));
         Pass pass = new Pass(0.004);
         pass.awaitProgress(EARLY);
-        s3.close();
-        s3 = null;
+        fixture.stopServer();
         int atKill = pass.progress();
         Thread.sleep(20_000);
         int duringOutage = pass.progress() - atKill;
-        s3 = S3ProxyFixture.start(s3data, port);
+        fixture.restartServer();
         Outcome outcome = pass.finish();
         JsonNode stats = cacheStats();
         report("store outage: killed at %d/%d for 20 s, %d samples went through during it, %d reads had failed attempts"
@@ -477,7 +452,7 @@ class FaultsUnderLoadIT {
         int atKill = pass.progress();
         assertThat(WarpdProcess.isMounted(mount)).as("SIGKILL leaves the mount behind").isTrue();
         Thread.sleep(1_000);
-        warpd = WarpdProcess.start(mount, remote(), cache, s3env());
+        warpd = fixture.startWarpd(mount, cache);
         Outcome outcome = pass.finish();
         Shell.Result verify = warpctl("cache", "verify").requireSuccess();
         report("warpd killed at %d/%d: %d reads had failed attempts (%d attempts, errnos %s); %s; restart output:%n%s",

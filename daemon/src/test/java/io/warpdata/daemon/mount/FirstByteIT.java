@@ -3,7 +3,7 @@ package io.warpdata.daemon.mount;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.warpdata.store.BlobStore;
-import io.warpdata.store.RoundTripStore;
+import io.warpdata.store.FaultStore;
 import io.warpdata.manifest.DatasetId;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
  * {@code delayGets}. The daemon has run a while (it served another dataset of the workspace, so
  * the workspace is known and its code warm); the dataset read is then published by another
  * machine and nothing of it is cached. Counted at the server: the round trips that waited for
- * one another before the byte was there ({@link RoundTripStore#chain}), which the delay makes
+ * one another before the byte was there ({@link FaultStore#chain}), which the delay makes
  * independent of the machine's speed; the elapsed time is printed beside them.
  */
 class FirstByteIT {
@@ -43,7 +43,7 @@ class FirstByteIT {
 
             byte[] expected = Files.readAllBytes(m.work.resolve("src-fresh/images/cat/img1.jpg"));
             assertThat((byte) first).isEqualTo(expected[0]);
-            List<RoundTripStore.Request> chain = RoundTripStore.chain(m.s3.counters().timeline, end);
+            List<FaultStore.Request> chain = FaultStore.chain(m.s3.counters().timeline, end);
             System.out.printf("first byte through the mount: %d serial round trips of %d ms (%.1f RTT elapsed), %d requests:%n",
                     chain.size(), RTT.toMillis(), (end - start) / (double) RTT.toNanos(), m.s3.counters().timeline.size());
             m.s3.counters().timeline.forEach(r -> System.out.printf("  %6.1f .. %6.1f RTT  %s%n",

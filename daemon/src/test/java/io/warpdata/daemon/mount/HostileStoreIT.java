@@ -2,8 +2,6 @@ package io.warpdata.daemon.mount;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.warpdata.store.BlobStore;
-import io.warpdata.store.S3ProxyFixture;
 import io.warpdata.store.StoreLayout;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.VersionHash;
@@ -32,29 +30,17 @@ class HostileStoreIT {
     private static final DatasetId WRONG_ID = new DatasetId("evil", "wrongid");
     private static final DatasetId HUGE_POINTER = new DatasetId("evil", "hugepointer");
 
-    private static Path work;
-    private static Path s3data;
-    private static S3ProxyFixture s3;
-    private static Path mount;
+    private static MountedStore m;
     private static Path cleanSrc;
-    private static WarpdProcess warpd;
 
     @BeforeAll
     static void publishCleanAndLyingDatasetsAndMount() throws IOException {
-        work = Files.createTempDirectory("warp-hostile-it");
-        s3data = work.resolve("s3");
-        s3 = S3ProxyFixture.start(s3data);
-        cleanSrc = Files.createDirectories(work.resolve("clean-src"));
-        SampleData.writeParquet(cleanSrc, 5_000, 3);
-        SampleData.writeImages(cleanSrc.resolve("images"), 1);
-        VersionHash clean;
-        VersionHash wrong;
-        try (BlobStore store = s3.openStore(PREFIX)) {
-            clean = SampleData.publish(store, work, CLEAN, cleanSrc, true);
-            SampleData.publish(store, work, NO_VERSION, cleanSrc, true);
-            wrong = SampleData.publish(store, work, WRONG_ID, cleanSrc, true);
-            SampleData.publish(store, work, HUGE_POINTER, cleanSrc, true);
-        }
+        m = MountedStore.serveOnDisk(PREFIX);
+        cleanSrc = m.writeSample("clean-src", 5_000, 3, 1);
+        VersionHash clean = m.publish(CLEAN, cleanSrc);
+        m.publish(NO_VERSION, cleanSrc);
+        VersionHash wrong = m.publish(WRONG_ID, cleanSrc);
+        m.publish(HUGE_POINTER, cleanSrc);
         // The lies, written into the server's files as another program (or an attacker) would.
         Files.writeString(onDisk(StoreLayout.latest(NO_VERSION)), "{\"version\":\"" + "ab".repeat(32) + "\"}");
         Files.copy(onDisk(StoreLayout.version(CLEAN, clean)), onDisk(StoreLayout.version(WRONG_ID, wrong)),
@@ -62,20 +48,21 @@ class HostileStoreIT {
         try (RandomAccessFile f = new RandomAccessFile(onDisk(StoreLayout.latest(HUGE_POINTER)).toFile(), "rw")) {
             f.setLength(5L << 30); // sparse: 5 GB to the server, nothing on this disk
         }
-        mount = Files.createDirectories(work.resolve("mnt"));
-        warpd = WarpdProcess.start(mount, "s3://" + S3ProxyFixture.BUCKET + "/" + PREFIX, work.resolve("cache"), s3.env());
+        m.mount();
     }
 
     /** The file S3Proxy's filesystem backend serves for {@code key} under the test prefix. */
     private static Path onDisk(String key) {
-        Path p = s3data.resolve(S3ProxyFixture.BUCKET).resolve(PREFIX).resolve(key);
+        Path p = m.onDisk(key);
         assertThat(p).as("S3Proxy keeps objects as plain files").isRegularFile();
         return p;
     }
 
     @AfterAll
     static void stopEverything() throws IOException {
-        WarpdProcess.stopAll(warpd, mount, work, s3);
+        if (m != null) {
+            m.close();
+        }
     }
 
     private static Map<String, String> cleanSource() {
@@ -86,7 +73,7 @@ class HostileStoreIT {
     }
 
     private static Map<String, String> cleanOnMount() {
-        Shell.Result r = Shell.run(mount, Map.of(), 120, List.of("bash", "-c",
+        Shell.Result r = Shell.run(m.mount, Map.of(), 120, List.of("bash", "-c",
                 "cd ok/clean/ && find . -type f -not -path './.warp/*' -print0 | sort -z | xargs -0 sha256sum"))
                 .requireSuccess();
         Map<String, String> out = new TreeMap<>();
@@ -101,13 +88,13 @@ class HostileStoreIT {
     /** {@code ls} of a lying dataset: its exit status and message, within a bound. */
     private static Shell.Result ls(DatasetId id) {
         long t0 = System.nanoTime();
-        Shell.Result r = Shell.run(mount, Map.of(), 60, List.of("ls", id + "/"));
+        Shell.Result r = Shell.run(m.mount, Map.of(), 60, List.of("ls", id + "/"));
         assertThat((System.nanoTime() - t0) / 1_000_000).as("ls " + id + " took ms").isLessThan(30_000);
         return r;
     }
 
     private static long logLinesNaming(String what) {
-        return warpd.output().lines().filter(l -> l.contains(what)).count();
+        return m.warpd().output().lines().filter(l -> l.contains(what)).count();
     }
 
     @Test
@@ -126,10 +113,10 @@ class HostileStoreIT {
         assertThat(wrongId.err()).contains("Input/output error");
         assertThat(huge.exit()).isNotZero();
         assertThat(huge.err()).contains("Input/output error");
-        assertThat(logLinesNaming("ManifestCorrupted")).as(warpd.output()).isEqualTo(1);
-        assertThat(logLinesNaming("ObjectTooLarge")).as(warpd.output()).isEqualTo(1);
-        assertThat(warpd.output()).doesNotContain("unexpected error").doesNotContain("Exception in thread");
-        assertThat(warpd.isAlive()).isTrue();
+        assertThat(logLinesNaming("ManifestCorrupted")).as(m.warpd().output()).isEqualTo(1);
+        assertThat(logLinesNaming("ObjectTooLarge")).as(m.warpd().output()).isEqualTo(1);
+        assertThat(m.warpd().output()).doesNotContain("unexpected error").doesNotContain("Exception in thread");
+        assertThat(m.warpd().isAlive()).isTrue();
         assertThat(cleanOnMount()).isEqualTo(expected);
     }
 }

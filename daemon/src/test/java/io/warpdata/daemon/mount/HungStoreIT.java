@@ -1,8 +1,5 @@
 package io.warpdata.daemon.mount;
 
-import io.warpdata.store.BlobStore;
-import io.warpdata.store.S3ProxyFixture;
-import io.warpdata.store.s3.S3BlobStore;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.VersionHash;
 import org.junit.jupiter.api.AfterAll;
@@ -16,12 +13,10 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.TreeMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -45,47 +40,36 @@ class HungStoreIT {
     private static final DatasetId COLD = new DatasetId("hung", "cold");
     private static final int EXTRAS = 6;
 
-    private static Path work;
+    private static MountedStore m;
     private static Path mount;
-    private static Path cache;
     private static Path warmSrc;
     private static VersionHash warm;
     private static VersionHash cold;
-    private static S3ProxyProcess s3;
-    private static WarpdProcess warpd;
     private static ServerSocket silent;
     private static final List<Socket> held = new ArrayList<>();
 
     @BeforeAll
     static void publishAndMount() throws IOException {
-        work = Files.createTempDirectory("warp-hung-it");
-        s3 = S3ProxyProcess.start(work.resolve("s3"));
-        warmSrc = Files.createDirectories(work.resolve("warm-src"));
-        SampleData.writeParquet(warmSrc, 2_000, 3);
-        SampleData.writeImages(warmSrc.resolve("images"), 1);
-        Path coldSrc = Files.createDirectories(work.resolve("cold-src"));
-        SampleData.writeParquet(coldSrc, 2_000, 11);
-        SampleData.writeImages(coldSrc.resolve("images"), 2);
-        try (BlobStore store = S3BlobStore.open(remote(), Optional.of(s3.endpoint()),
-                S3BlobStore.Config.defaults().withCredentials(S3ProxyFixture.ACCESS_KEY, S3ProxyFixture.SECRET_KEY))) {
-            warm = SampleData.publish(store, work, WARM, warmSrc, true);
-            cold = SampleData.publish(store, work, COLD, coldSrc, true);
-            for (int i = 0; i < EXTRAS; i++) {
-                SampleData.publish(store, work, new DatasetId("hung", "extra" + i), warmSrc, true);
-            }
+        m = MountedStore.serveFromOwnProcess("it-hung");
+        mount = m.mount;
+        warmSrc = m.writeSample("warm-src", 2_000, 3, 1);
+        warm = m.publish(WARM, warmSrc);
+        cold = m.publish(COLD, m.writeSample("cold-src", 2_000, 11, 2));
+        for (int i = 0; i < EXTRAS; i++) {
+            m.publish(new DatasetId("hung", "extra" + i), warmSrc);
         }
-        mount = Files.createDirectories(work.resolve("mnt"));
-        cache = work.resolve("cache");
-        warpd = WarpdProcess.start(mount, remote(), cache, s3.env(), "--pointer-ttl", "1s");
-    }
-
-    private static String remote() {
-        return "s3://" + S3ProxyFixture.BUCKET + "/it-hung";
+        m.mount("--pointer-ttl", "1s");
     }
 
     @AfterAll
     static void stopEverything() throws IOException {
-        WarpdProcess.stopAll(warpd, mount, work, s3, HungStoreIT::closeSilentListener);
+        try {
+            if (m != null) {
+                m.close();
+            }
+        } finally {
+            closeSilentListener();
+        }
     }
 
     /** A command's result and how long it took. */
@@ -124,7 +108,7 @@ class HungStoreIT {
     }
 
     private static Shell.Result warpctl(String... args) {
-        return WarpdProcess.warpctl(cache.resolve("warpd.sock"), Map.of(), args);
+        return WarpdProcess.warpctl(m.socket(), Map.of(), args);
     }
 
     /**
@@ -165,7 +149,7 @@ class HungStoreIT {
     @Test
     @Order(2)
     void withTheServerStoppedBySigstopEveryFuseOperationAnswersWithinTheBound() throws InterruptedException {
-        s3.stop();
+        m.serverProcess().stop();
         Thread.sleep(1_500); // past the pointer TTL: listings and links must be re-checked
         everyOperationAnswersWithinTheBound();
         Thread.sleep(1_500); // and again, once the store is known not to answer
@@ -177,7 +161,7 @@ class HungStoreIT {
     @Test
     @Order(3)
     void whenTheServerAnswersAgainUncachedDataReads() throws InterruptedException {
-        s3.resume();
+        m.serverProcess().resume();
         // The cold table, not the cold images: those must stay uncached for the next stage.
         String table = "hung/cold@" + cold.hex() + "/main/";
         String shard = table + Shell.run(mount, Map.of(), 120, List.of("ls", table)).requireSuccess().out().split("\n")[0];
@@ -194,15 +178,14 @@ class HungStoreIT {
     @Test
     @Order(4)
     void againstAListenerThatAcceptsAndNeverAnswersWarpdStartsAndServesWhatItKnows() throws Exception {
-        assertThat(warpd.terminate(30)).isZero();
+        assertThat(m.warpd().terminate(30)).isZero();
         silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         Thread acceptor = new Thread(HungStoreIT::acceptAndHold, "silent-listener");
         acceptor.setDaemon(true);
         acceptor.start();
-        Map<String, String> env = new java.util.LinkedHashMap<>(s3.env());
-        env.put("WARP_S3_ENDPOINT", "http://127.0.0.1:" + silent.getLocalPort());
+        Map<String, String> endpoint = Map.of("WARP_S3_ENDPOINT", "http://127.0.0.1:" + silent.getLocalPort());
         long start = System.nanoTime();
-        warpd = WarpdProcess.start(mount, remote(), cache, env, "--pointer-ttl", "1s");
+        m.mount(endpoint, "--pointer-ttl", "1s");
         assertThat((System.nanoTime() - start) / 1_000_000).as("mounted without waiting on the store for long")
                 .isLessThan(40_000);
         everyOperationAnswersWithinTheBound();

@@ -134,7 +134,7 @@ class ManyMembersIT {
         }
         assertThat(files).isEqualTo(MEMBERS);
         assertThat(keptIndexBlobs()).as("the top and all parts").isEqualTo(1 + (MEMBERS + 8191) / 8192);
-        String status = Files.readString(Path.of("/proc/" + store.warpdPid() + "/status"));
+        String status = Files.readString(Path.of("/proc/" + store.warpd().pid() + "/status"));
         Matcher hwm = Pattern.compile("VmHWM:\\s+(\\d+) kB").matcher(status);
         if (hwm.find()) {
             System.out.printf("ManyMembersIT: warpd -Xmx%s peak RSS %d MiB after a walk of %d members%n",

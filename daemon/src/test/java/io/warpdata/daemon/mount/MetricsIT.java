@@ -1,8 +1,6 @@
 package io.warpdata.daemon.mount;
 
 import io.prometheus.metrics.expositionformats.generated.com_google_protobuf_4_36_2.Metrics;
-import io.warpdata.store.BlobStore;
-import io.warpdata.store.S3ProxyFixture;
 import io.warpdata.manifest.DatasetId;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -20,13 +18,11 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -42,44 +38,30 @@ class MetricsIT {
     private static final String PROTOBUF = "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily;"
             + " encoding=delimited";
 
-    private static S3ProxyFixture s3;
-    private static BlobStore store;
-    private static Path work;
+    private static MountedStore m;
     private static Path src;
 
     @BeforeAll
     static void publish() throws IOException {
-        s3 = S3ProxyFixture.start();
-        store = s3.openStore("it-metrics");
-        work = Files.createTempDirectory("warp-metrics-it");
-        src = Files.createDirectories(work.resolve("src"));
-        SampleData.writeParquet(src, 20_000, 3);
-        SampleData.writeImages(src.resolve("images"), 0);
-        SampleData.publish(store, work, DATASET, src, true);
+        m = MountedStore.serve("it-metrics");
+        src = m.writeSample("src", 20_000, 3, 0);
+        m.publish(DATASET, src);
     }
 
     @AfterAll
     static void cleanUp() throws IOException {
-        if (store != null) {
-            store.close();
-        }
-        if (s3 != null) {
-            s3.close();
-        }
-        if (work != null) {
-            try (Stream<Path> all = Files.walk(work)) {
-                all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
+        if (m != null) {
+            m.close();
         }
     }
 
     @Test
     void scrapeCountsTheBytesReadThroughTheMount() throws Exception {
         int port = freeLoopbackPort();
-        Path mount = Files.createDirectories(work.resolve("mnt"));
-        Path cache = work.resolve("cache");
-        try (WarpdProcess warpd = WarpdProcess.start(mount, s3.remote("it-metrics"), cache, s3.env(),
-                "--metrics-listen", Integer.toString(port))) {
+        Path mount = m.mount;
+        Path cache = m.cache;
+        try {
+            WarpdProcess warpd = m.mount("--metrics-listen", Integer.toString(port)).warpd();
             assertThat(warpd.output()).contains("warpd: metrics at http://127.0.0.1:" + port + "/metrics");
             HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
             URI uri = URI.create("http://127.0.0.1:" + port + "/metrics");
@@ -133,6 +115,8 @@ class MetricsIT {
             warpctl.requireSuccess();
             assertThat(families(warpctl.out())).as("warpctl metrics prints what /metrics serves")
                     .isEqualTo(families(text.body())).contains("warp_dataset_read_bytes_total", "warp_store_get_seconds");
+        } finally {
+            m.stopWarpds();
         }
     }
 

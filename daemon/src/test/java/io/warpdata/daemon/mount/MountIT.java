@@ -18,14 +18,12 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -38,48 +36,32 @@ class MountIT {
     private static final DatasetId DATASET = new DatasetId("vision", "pets");
     private static final DatasetId MOVING = new DatasetId("vision", "moving");
 
+    private static MountedStore m;
     private static S3ProxyFixture s3;
     private static BlobStore store;
     private static Path work;
     private static Path mount;
     private static Path src;
     private static VersionHash version;
-    private static WarpdProcess warpd;
 
     @BeforeAll
     static void publishAndMount() throws IOException {
-        s3 = S3ProxyFixture.start();
-        store = s3.openStore("it-mount");
-        work = Files.createTempDirectory("warp-mount-it");
-        src = Files.createDirectories(work.resolve("src"));
-        SampleData.writeParquet(src, 12_000, 7);
-        SampleData.writeImages(src.resolve("images"), 0);
-        version = SampleData.publish(store, work, DATASET, src, true);
-        mount = Files.createDirectories(work.resolve("mnt"));
+        m = MountedStore.serve("it-mount");
+        s3 = m.s3;
+        store = m.store();
+        work = m.work;
+        mount = m.mount;
+        src = m.writeSample("src", 12_000, 7, 0);
+        version = m.publish(DATASET, src);
         // A 2 s pointer TTL (30 s by default): the latest test publishes "from another machine"
         // and waits for the link to follow within the TTL.
-        warpd = WarpdProcess.start(mount, s3.remote("it-mount"), work.resolve("cache"), s3.env(), "--pointer-ttl", "2s");
+        m.mount("--pointer-ttl", "2s");
     }
 
     @AfterAll
     static void unmountAndStop() throws IOException {
-        try {
-            if (warpd != null) {
-                warpd.close();
-            }
-        } finally {
-            WarpdProcess.unmount(mount);
-            if (store != null) {
-                store.close();
-            }
-            if (s3 != null) {
-                s3.close();
-            }
-            if (work != null && !WarpdProcess.isMounted(mount)) {
-                try (Stream<Path> all = Files.walk(work)) {
-                    all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-                }
-            }
+        if (m != null) {
+            m.close();
         }
     }
 

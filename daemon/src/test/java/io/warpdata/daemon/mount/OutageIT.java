@@ -1,7 +1,5 @@
 package io.warpdata.daemon.mount;
 
-import io.warpdata.store.BlobStore;
-import io.warpdata.store.S3ProxyFixture;
 import io.warpdata.store.StoreLayout;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.VersionHash;
@@ -37,52 +35,27 @@ class OutageIT {
     /** The issue's bound for a read of uncached data while the store is down. */
     private static final long EIO_BOUND_MS = 15_000;
 
-    private static Path work;
-    private static Path s3data;
-    private static int port;
-    private static S3ProxyFixture s3;
-    private static Path mount;
-    private static Path cache;
+    private static MountedStore m;
     private static Path warmSrc;
     private static Path coldSrc;
     private static VersionHash warm;
     private static VersionHash cold;
-    private static Map<String, String> env;
-    private static WarpdProcess warpd;
 
     @BeforeAll
     static void publishTwoDatasetsAndMount() throws IOException {
-        work = Files.createTempDirectory("warp-outage-it");
-        s3data = work.resolve("s3");
-        s3 = S3ProxyFixture.start(s3data);
-        port = s3.port();
-        env = s3.env();
-        warmSrc = Files.createDirectories(work.resolve("warm-src"));
-        SampleData.writeParquet(warmSrc, 5_000, 3);
-        SampleData.writeImages(warmSrc.resolve("images"), 1);
-        coldSrc = Files.createDirectories(work.resolve("cold-src"));
-        SampleData.writeParquet(coldSrc, 5_000, 11);
-        SampleData.writeImages(coldSrc.resolve("images"), 2);
-        try (BlobStore store = s3.openStore("it-outage")) {
-            warm = SampleData.publish(store, work, WARM, warmSrc, true);
-            cold = SampleData.publish(store, work, COLD, coldSrc, true);
-        }
-        mount = Files.createDirectories(work.resolve("mnt"));
-        cache = work.resolve("cache");
-        warpd = start();
-    }
-
-    private static WarpdProcess start(String... extra) {
-        return WarpdProcess.start(mount, s3Remote(), cache, env, extra);
-    }
-
-    private static String s3Remote() {
-        return "s3://" + S3ProxyFixture.BUCKET + "/it-outage";
+        m = MountedStore.serveOnDisk("it-outage");
+        warmSrc = m.writeSample("warm-src", 5_000, 3, 1);
+        coldSrc = m.writeSample("cold-src", 5_000, 11, 2);
+        warm = m.publish(WARM, warmSrc);
+        cold = m.publish(COLD, coldSrc);
+        m.mount();
     }
 
     @AfterAll
     static void stopEverything() throws IOException {
-        WarpdProcess.stopAll(warpd, mount, work, s3);
+        if (m != null) {
+            m.close();
+        }
     }
 
     /** Every source file of the warm dataset by its path in a version directory. */
@@ -95,7 +68,7 @@ class OutageIT {
 
     /** sha256sum of every file found under {@code dir} (following a link given with a trailing slash). */
     private static Map<String, String> sha256OfEveryFile(String dir) {
-        Shell.Result r = Shell.run(mount.toFile().toPath(), Map.of(), 120, List.of("bash", "-c",
+        Shell.Result r = Shell.run(m.mount, Map.of(), 120, List.of("bash", "-c",
                 "cd " + dir + " && find . -type f -not -path './.warp/*' -print0 | sort -z | xargs -0 sha256sum"))
                 .requireSuccess();
         Map<String, String> out = new TreeMap<>();
@@ -113,15 +86,15 @@ class OutageIT {
         assertThat(sha256OfEveryFile("outage/warm/")).isEqualTo(expected);
         assertThat(sha256OfEveryFile("outage/warm@" + warm.hex() + "/")).isEqualTo(expected);
         assertThat(sha256OfEveryFile("outage/warm@" + warm.hex().substring(0, 12) + "/")).isEqualTo(expected);
-        Shell.Result ls = Shell.run("ls", mount.resolve("outage").toString()).requireSuccess();
+        Shell.Result ls = Shell.run("ls", m.mount.resolve("outage").toString()).requireSuccess();
         assertThat(ls.out().split("\n")).contains("warm", "warm@" + warm.hex(), "cold", "cold@" + cold.hex());
-        Shell.Result lsImages = Shell.run("ls", mount.resolve("outage/warm/images").toString()).requireSuccess();
+        Shell.Result lsImages = Shell.run("ls", m.mount.resolve("outage/warm/images").toString()).requireSuccess();
         assertThat(lsImages.out().split("\n")).containsExactlyElementsOf(SampleData.CLASSES);
     }
 
     /** A read of the cold dataset's data fails with EIO, and fast. */
     private static void coldReadFailsWithEioWithinTheBound() {
-        Path member = mount.resolve("outage/cold@" + cold.hex() + "/images/cat/img0.png");
+        Path member = m.mount.resolve("outage/cold@" + cold.hex() + "/images/cat/img0.png");
         long start = System.nanoTime();
         Shell.Result r = Shell.run("cat", member.toString());
         long ms = (System.nanoTime() - start) / 1_000_000;
@@ -134,20 +107,19 @@ class OutageIT {
     @Order(1)
     void beforeTheOutageTheWarmDatasetIsReadWholeAndTheColdOneOnlyListed() {
         warmDatasetServesEveryFile();
-        Shell.run("ls", "-R", mount.resolve("outage/cold/").toString()).requireSuccess();
-        assertThat(mount.resolve("outage/cold@" + cold.hex() + "/images/cat/img0.png")).isRegularFile();
+        Shell.run("ls", "-R", m.mount.resolve("outage/cold/").toString()).requireSuccess();
+        assertThat(m.mount.resolve("outage/cold@" + cold.hex() + "/images/cat/img0.png")).isRegularFile();
     }
 
     @Test
     @Order(2)
     void withTheStoreStoppedCachedDataAndKnownNamesKeepServing() {
-        s3.close();
-        s3 = null;
+        m.stopServer();
         warmDatasetServesEveryFile();
         coldReadFailsWithEioWithinTheBound();
         Shell.Result status = warpctl("status");
         assertThat(status.out()).contains("unreachable since");
-        Shell.Result doctor = warpctl("doctor", "--remote", s3Remote());
+        Shell.Result doctor = warpctl("doctor", "--remote", m.remote());
         assertThat(doctor.out()).as(doctor.err()).containsPattern("WARN +control socket .*store unreachable since .*serving from cache")
                 .contains("cached data keeps serving");
     }
@@ -155,9 +127,9 @@ class OutageIT {
     @Test
     @Order(3)
     void warpdRestartsInAutoModeWithTheStoreStillDown() throws Exception {
-        assertThat(warpd.terminate(30)).isZero();
+        assertThat(m.warpd().terminate(30)).isZero();
         long start = System.nanoTime();
-        warpd = start();
+        m.mount();
         assertThat((System.nanoTime() - start) / 1_000_000_000).as("mounted within the bounded wait").isLessThan(40);
         warmDatasetServesEveryFile();
         coldReadFailsWithEioWithinTheBound();
@@ -166,8 +138,8 @@ class OutageIT {
     @Test
     @Order(4)
     void warpdRestartsInLocalModeAndNeverContactsTheStore() throws Exception {
-        assertThat(warpd.terminate(30)).isZero();
-        warpd = start("--mode", "local");
+        assertThat(m.warpd().terminate(30)).isZero();
+        m.mount("--mode", "local");
         warmDatasetServesEveryFile();
         coldReadFailsWithEioWithinTheBound();
         assertThat(warpctl("status").out()).contains("offline");
@@ -176,32 +148,28 @@ class OutageIT {
     @Test
     @Order(5)
     void whenTheStoreIsBackANewPublishShowsUpInTheMount() throws Exception {
-        assertThat(warpd.terminate(30)).isZero();
-        warpd = start();
-        s3 = S3ProxyFixture.start(s3data, port);
+        assertThat(m.warpd().terminate(30)).isZero();
+        m.mount();
+        m.restartServer();
 
-        Path v2 = Files.createDirectories(work.resolve("warm-v2"));
-        SampleData.writeParquet(v2, 700, 5);
-        SampleData.writeImages(v2.resolve("images"), 3);
-        Shell.Result published = warpctl("publish", WARM.toString(), "--remote", s3Remote(),
+        Path v2 = m.writeSample("warm-v2", 700, 5, 3);
+        Shell.Result published = warpctl("publish", WARM.toString(), "--remote", m.remote(),
                 "--table", "main=" + v2.resolve("main") + "/*.parquet", "--artifact", "images=" + v2.resolve("images"),
                 "--set-latest").requireSuccess();
-        String hash;
-        try (BlobStore store = s3.openStore("it-outage")) {
-            hash = new String(store.get(StoreLayout.latest(WARM))).replaceAll(".*\"version\":\"([0-9a-f]{64})\".*", "$1");
-        }
+        String hash = new String(m.store().get(StoreLayout.latest(WARM)))
+                .replaceAll(".*\"version\":\"([0-9a-f]{64})\".*", "$1");
         assertThat(hash).isNotEqualTo(warm.hex());
         assertThat(published.out()).contains(hash.substring(0, 12));
-        MountIT.waitFor(() -> Files.readSymbolicLink(mount.resolve("outage/warm")).toString().equals("warm@" + hash));
-        assertThat(SampleData.sha256(Files.readAllBytes(mount.resolve("outage/warm/main/part-0.parquet"))))
+        MountIT.waitFor(() -> Files.readSymbolicLink(m.mount.resolve("outage/warm")).toString().equals("warm@" + hash));
+        assertThat(SampleData.sha256(Files.readAllBytes(m.mount.resolve("outage/warm/main/part-0.parquet"))))
                 .isEqualTo(SampleData.sha256(Files.readAllBytes(v2.resolve("main/part-0.parquet"))));
         // The cold dataset reads again now that its blocks can be fetched.
-        assertThat(Files.readAllBytes(mount.resolve("outage/cold@" + cold.hex() + "/images/cat/img0.png")))
+        assertThat(Files.readAllBytes(m.mount.resolve("outage/cold@" + cold.hex() + "/images/cat/img0.png")))
                 .isEqualTo(Files.readAllBytes(coldSrc.resolve("images/cat/img0.png")));
         MountIT.waitFor(() -> !warpctl("status").out().contains("unreachable since"));
     }
 
     private static Shell.Result warpctl(String... args) {
-        return WarpdProcess.warpctl(cache.resolve("warpd.sock"), env, args);
+        return m.control(args);
     }
 }

@@ -22,8 +22,6 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Clock;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -54,6 +52,7 @@ class ReadPathIT {
     private static final int MEMBERS = 300;
     private static final int MEMBER_SIZE = 30_000;
 
+    private static MountedStore fixture;
     private static S3ProxyFixture s3;
     private static BlobStore store;
     private static Path work;
@@ -65,14 +64,12 @@ class ReadPathIT {
     private static VersionHash packedVersion;
     private static VersionHash otherVersion;
 
-    private final List<WarpdProcess> started = new ArrayList<>();
-    private final List<Path> mounts = new ArrayList<>();
-
     @BeforeAll
     static void publish() throws IOException, SQLException {
-        s3 = S3ProxyFixture.start();
-        store = s3.openStore("it-read");
-        work = Files.createTempDirectory("warp-read-it");
+        fixture = MountedStore.serve("it-read");
+        s3 = fixture.s3;
+        store = fixture.store();
+        work = fixture.work;
 
         Path tableSrc = Files.createDirectories(work.resolve("table-src/main"));
         parquet = tableSrc.resolve("data.parquet");
@@ -112,31 +109,17 @@ class ReadPathIT {
 
     @AfterEach
     void stopEverything() {
-        s3.faults().clear();
-        for (WarpdProcess w : started) {
-            w.close();
-        }
-        for (Path m : mounts) {
-            WarpdProcess.unmount(m);
+        try {
+            s3.faults().clear();
+        } finally {
+            fixture.stopWarpds();
         }
     }
 
     @AfterAll
     static void cleanUp() throws IOException {
-        try {
-            if (store != null) {
-                store.close();
-            }
-        } finally {
-            if (s3 != null) {
-                s3.close();
-            }
-            if (work != null) {
-                try (Stream<Path> all = Files.walk(work)) {
-                    // Never recurse into a mount that somehow survived: delete only plain files and empty dirs.
-                    all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-                }
-            }
+        if (fixture != null) {
+            fixture.close();
         }
     }
 
@@ -147,14 +130,11 @@ class ReadPathIT {
     /** A fresh mount point and cache directory named {@code name}, with warpd serving it. */
     private Mounted start(String name) throws IOException {
         Path m = Files.createDirectories(work.resolve("mnt-" + name));
-        mounts.add(m);
         return new Mounted(startOn(m, work.resolve("cache-" + name)), m);
     }
 
     private WarpdProcess startOn(Path mount, Path cacheDir) {
-        WarpdProcess w = WarpdProcess.start(mount, s3.remote("it-read"), cacheDir, s3.env());
-        started.add(w);
-        return w;
+        return fixture.startWarpd(mount, cacheDir);
     }
 
     private static Path tableFile(Path mount, DatasetId id, VersionHash v) {

@@ -1,6 +1,5 @@
 package io.warpdata.daemon.mount;
 
-import io.warpdata.store.BlobStore;
 import io.warpdata.store.S3ProxyFixture;
 import io.warpdata.manifest.DatasetId;
 import org.junit.jupiter.api.AfterAll;
@@ -11,8 +10,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -36,10 +33,8 @@ class RequestBudgetIT {
     private static final Duration WINDOW = parse(System.getProperty("warp.budget.window", "12s"));
     private static final Duration TTL = parse(System.getProperty("warp.budget.ttl", "2s"));
 
-    private static Path work;
-    private static Path mount;
+    private static MountedStore m;
     private static S3ProxyFixture s3;
-    private static WarpdProcess warpd;
 
     private static Duration parse(String text) {
         return Duration.parse("PT" + text.toUpperCase(java.util.Locale.ROOT));
@@ -47,27 +42,22 @@ class RequestBudgetIT {
 
     @BeforeAll
     static void publishMountAndWarm() throws IOException {
-        s3 = S3ProxyFixture.start();
-        work = Files.createTempDirectory("warp-budget-it");
-        Path src = Files.createDirectories(work.resolve("src"));
-        SampleData.writeParquet(src, 2_000, 5);
-        SampleData.writeImages(src.resolve("images"), 4);
-        try (BlobStore store = s3.openStore("it-budget")) {
-            SampleData.publish(store, work, DATASET, src, true);
-        }
-        mount = Files.createDirectories(work.resolve("mnt"));
-        warpd = WarpdProcess.start(mount, s3.remote("it-budget"), work.resolve("cache"), s3.env(),
-                "--pointer-ttl", TTL.toMillis() + "ms");
+        m = MountedStore.serve("it-budget");
+        s3 = m.s3;
+        m.publish(DATASET, m.writeSample("src", 2_000, 5, 4));
+        m.mount("--pointer-ttl", TTL.toMillis() + "ms");
         // A job starts: every file read once through the latest link (the cache fills).
         // (The trailing slash makes find follow the link; without it find would list nothing.)
-        Shell.Result read = Shell.bash("find " + mount.resolve("budget/images") + "/ -type f -print0 | xargs -0 cat | wc -c")
+        Shell.Result read = Shell.bash("find " + m.mount.resolve("budget/images") + "/ -type f -print0 | xargs -0 cat | wc -c")
                 .requireSuccess();
         assertThat(Long.parseLong(read.out().trim())).isPositive();
     }
 
     @AfterAll
     static void stop() throws IOException {
-        WarpdProcess.stopAll(warpd, mount, work, s3);
+        if (m != null) {
+            m.close();
+        }
     }
 
     /** At most one re-check of the one link in use per TTL (plus one for the window's edges). */
@@ -113,7 +103,7 @@ class RequestBudgetIT {
                 + "    epochs += 1\n"
                 + "print(epochs)\n";
         Shell.Result r = Shell.run(null, Map.of(), (int) WINDOW.toSeconds() + 120, List.of("python3", "-c", script,
-                mount.resolve("budget/images").toString(), String.valueOf(WINDOW.toSeconds()))).requireSuccess();
+                m.mount.resolve("budget/images").toString(), String.valueOf(WINDOW.toSeconds()))).requireSuccess();
         report("training (" + r.out().trim() + " epochs)");
         assertThat(Integer.parseInt(r.out().trim())).isPositive();
         assertThat(s3.counters().lists()).isZero();

@@ -1,7 +1,5 @@
 package io.warpdata.daemon.mount;
 
-import io.warpdata.store.BlobStore;
-import io.warpdata.store.S3ProxyFixture;
 import io.warpdata.daemon.ByteSize;
 import io.warpdata.manifest.DatasetId;
 import org.junit.jupiter.api.AfterAll;
@@ -11,7 +9,6 @@ import org.junit.jupiter.api.Test;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -28,42 +25,28 @@ import static org.assertj.core.api.Assertions.assertThat;
 class StatusWatchIT {
     private static final DatasetId DATASET = new DatasetId("ops", "watched");
 
-    private static S3ProxyFixture s3;
-    private static BlobStore store;
-    private static Path work;
+    private static MountedStore m;
 
     @BeforeAll
     static void publish() throws IOException {
-        s3 = S3ProxyFixture.start();
-        store = s3.openStore("it-watch");
-        work = Files.createTempDirectory("warp-watch-it");
-        Path src = Files.createDirectories(work.resolve("src"));
-        SampleData.writeParquet(src, 200_000, 5);
-        SampleData.writeImages(src.resolve("images"), 1);
-        SampleData.publish(store, work, DATASET, src, true);
+        m = MountedStore.serve("it-watch");
+        m.publish(DATASET, m.writeSample("src", 200_000, 5, 1));
     }
 
     @AfterAll
     static void cleanUp() throws IOException {
-        if (store != null) {
-            store.close();
-        }
-        if (s3 != null) {
-            s3.close();
-        }
-        if (work != null) {
-            try (Stream<Path> all = Files.walk(work)) {
-                all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
+        if (m != null) {
+            m.close();
         }
     }
 
     @Test
     void watchShowsLiveThroughputAndTheBusiestDatasetInATerminal() throws Exception {
-        Path mount = Files.createDirectories(work.resolve("mnt"));
-        Path cache = work.resolve("cache");
+        Path mount = m.mount;
+        Path cache = m.cache;
         String tmux = "warp-watch-it-" + ProcessHandle.current().pid();
-        try (WarpdProcess warpd = WarpdProcess.start(mount, s3.remote("it-watch"), cache, s3.env())) {
+        try {
+            m.mount();
             String java = ProcessHandle.current().info().command().orElse("java");
             String command = "'" + java + "' --enable-native-access=ALL-UNNAMED -jar '" + WarpdProcess.JAR
                     + "' warpctl --socket '" + cache.resolve("warpd.sock") + "' status --watch";
@@ -121,6 +104,8 @@ class StatusWatchIT {
             } finally {
                 Shell.run("tmux", "-L", tmux, "kill-server");
             }
+        } finally {
+            m.stopWarpds();
         }
     }
 

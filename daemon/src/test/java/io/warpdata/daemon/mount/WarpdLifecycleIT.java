@@ -1,7 +1,5 @@
 package io.warpdata.daemon.mount;
 
-import io.warpdata.store.BlobStore;
-import io.warpdata.store.S3ProxyFixture;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.VersionHash;
 import org.junit.jupiter.api.AfterAll;
@@ -12,11 +10,6 @@ import org.junit.jupiter.api.Test;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.List;
-import java.util.Map;
-import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -24,60 +17,37 @@ import static org.assertj.core.api.Assertions.assertThat;
 class WarpdLifecycleIT {
     private static final DatasetId DATASET = new DatasetId("ops", "tiny");
 
-    private static S3ProxyFixture s3;
-    private static BlobStore store;
+    private static MountedStore m;
     private static Path work;
     private static Path src;
     private static VersionHash version;
-    private final List<WarpdProcess> started = new ArrayList<>();
-    private final List<Path> mounts = new ArrayList<>();
 
     @BeforeAll
     static void publish() throws IOException {
-        s3 = S3ProxyFixture.start();
-        store = s3.openStore("it-life");
-        work = Files.createTempDirectory("warp-life-it");
-        src = Files.createDirectories(work.resolve("src"));
-        SampleData.writeParquet(src, 1000, 1);
-        SampleData.writeImages(src.resolve("images"), 0);
-        version = SampleData.publish(store, work, DATASET, src, true);
+        m = MountedStore.serve("it-life");
+        work = m.work;
+        src = m.writeSample("src", 1000, 1, 0);
+        version = m.publish(DATASET, src);
     }
 
     @AfterEach
     void stopEverything() {
-        for (WarpdProcess w : started) {
-            w.close();
-        }
-        for (Path m : mounts) {
-            WarpdProcess.unmount(m);
-        }
+        m.stopWarpds();
     }
 
     @AfterAll
     static void cleanUp() throws IOException {
-        if (store != null) {
-            store.close();
-        }
-        if (s3 != null) {
-            s3.close();
-        }
-        if (work != null) {
-            try (Stream<Path> all = Files.walk(work)) {
-                all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
+        if (m != null) {
+            m.close();
         }
     }
 
     private Path newMountPoint(String name) throws IOException {
-        Path m = Files.createDirectories(work.resolve(name));
-        mounts.add(m);
-        return m;
+        return Files.createDirectories(work.resolve(name));
     }
 
     private WarpdProcess start(Path mount) {
-        WarpdProcess w = WarpdProcess.start(mount, s3.remote("it-life"), work.resolve("cache-" + mount.getFileName()), s3.env());
-        started.add(w);
-        return w;
+        return m.startWarpd(mount, work.resolve("cache-" + mount.getFileName()));
     }
 
     private static void assertServes(Path mount) throws IOException {
@@ -90,7 +60,7 @@ class WarpdLifecycleIT {
     void sigtermUnmountsCleanlyAndExits() throws Exception {
         Path mount = newMountPoint("term");
         WarpdProcess w = start(mount);
-        assertThat(w.output()).contains("warpd: mounted " + s3.remote("it-life") + " at " + mount + " (mode auto)");
+        assertThat(w.output()).contains("warpd: mounted " + m.remote() + " at " + mount + " (mode auto)");
         assertThat(MountStatus.of(mount)).isEqualTo("fuse.warp");
         assertServes(mount);
 
@@ -132,7 +102,7 @@ class WarpdLifecycleIT {
     void refusesABusyMountPointSayingWhatToDo() throws Exception {
         Path mount = newMountPoint("busy");
         start(mount);
-        Shell.Result second = WarpdProcess.runToFailure(mount, s3.remote("it-life"), work.resolve("cache-busy2"), s3.env());
+        Shell.Result second = m.runWarpdToFailure(mount, work.resolve("cache-busy2"));
         assertThat(second.exit()).isEqualTo(1);
         assertThat(second.err()).contains("busy").contains("fusermount -u");
         assertServes(mount);
@@ -142,7 +112,7 @@ class WarpdLifecycleIT {
     void refusesANonEmptyMountPointSayingWhatToDo() throws Exception {
         Path mount = newMountPoint("full");
         Files.writeString(mount.resolve("keep.txt"), "mine");
-        Shell.Result r = WarpdProcess.runToFailure(mount, s3.remote("it-life"), work.resolve("cache-full"), s3.env());
+        Shell.Result r = m.runWarpdToFailure(mount, work.resolve("cache-full"));
         assertThat(r.exit()).isEqualTo(1);
         assertThat(r.err()).contains("not empty").contains("keep.txt").contains("empty directory");
         assertThat(Files.readString(mount.resolve("keep.txt"))).isEqualTo("mine");
@@ -155,12 +125,12 @@ class WarpdLifecycleIT {
         Path shard = mount.resolve("ops/tiny@" + version.hex() + "/main/part-0.parquet");
         long size = Files.size(shard); // metadata (manifest) is loaded; the bytes are not
         assertThat(size).isEqualTo(Files.size(src.resolve("main/part-0.parquet")));
-        s3.faults().corruptNextGets(1000);
+        m.s3.faults().corruptNextGets(1000);
         Shell.Result bad;
         try {
             bad = Shell.run("cat", shard.toString());
         } finally {
-            s3.faults().clear();
+            m.s3.faults().clear();
         }
         assertThat(bad.exit()).isNotZero();
         assertThat(bad.err()).contains("Input/output error");

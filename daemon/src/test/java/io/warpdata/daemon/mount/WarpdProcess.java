@@ -142,8 +142,9 @@ final class WarpdProcess implements AutoCloseable {
 
     /**
      * What an IT's {@code @AfterAll} does: stops warpd (if started), unmounts, closes the servers
-     * it started (nulls skipped), and deletes the work directory unless something is still
-     * mounted under it. Each step runs even if one before it failed.
+     * it started (nulls skipped; all of them, even after one failed to stop), and deletes the
+     * work directory unless something is still mounted under it. Each step runs even if one
+     * before it failed.
      */
     static void stopAll(WarpdProcess warpd, Path mount, Path work, AutoCloseable... servers) throws IOException {
         try {
@@ -156,12 +157,17 @@ final class WarpdProcess implements AutoCloseable {
                     unmount(mount);
                 }
             } finally {
+                IOException failed = null;
                 for (AutoCloseable server : servers) {
                     if (server != null) {
                         try {
                             server.close();
                         } catch (Exception e) {
-                            throw new IOException("could not stop " + server, e);
+                            if (failed == null) {
+                                failed = new IOException("could not stop " + server, e);
+                            } else {
+                                failed.addSuppressed(e);
+                            }
                         }
                     }
                 }
@@ -169,6 +175,9 @@ final class WarpdProcess implements AutoCloseable {
                     try (java.util.stream.Stream<Path> all = Files.walk(work)) {
                         all.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
                     }
+                }
+                if (failed != null) {
+                    throw failed;
                 }
             }
         }

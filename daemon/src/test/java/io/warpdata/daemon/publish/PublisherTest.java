@@ -2,6 +2,7 @@ package io.warpdata.daemon.publish;
 
 import io.warpdata.store.BlobStore;
 import io.warpdata.catalog.Catalog;
+import io.warpdata.store.FaultStore;
 import io.warpdata.store.InMemoryBlobStore;
 import io.warpdata.store.StoreException;
 import io.warpdata.store.StoreLayout;
@@ -21,9 +22,7 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalLong;
 import java.util.TreeMap;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -225,76 +224,14 @@ class PublisherTest {
     @Test
     void failedUploadLeavesNoManifestAndNoLatest() throws Exception {
         PublishRequest req = goodRequest();
-        BlobStore failing = new FailingStore(store, 3);
+        // Lets 3 uploads through, then fails every upload.
+        FaultStore failing = new FaultStore(store);
+        failing.on(FaultStore.Call.PUT).skip(3).fail(FaultStore.Fault.OTHER);
         assertThatThrownBy(() -> publisher(failing).publish(req)).isInstanceOf(StoreException.class);
         assertThat(store.objects().keySet()).allMatch(k -> k.startsWith("blobs/"));
         // The next publish reuses what got through and completes.
         PublishResult r = publisher(store).publish(req);
         assertThat(r.blobsSkipped()).isGreaterThan(0);
         assertThat(store.objects()).containsKey(StoreLayout.latest(ID));
-    }
-
-    /** Lets {@code okPuts} uploads through, then fails every upload. */
-    private static final class FailingStore implements BlobStore {
-        private final BlobStore delegate;
-        private final AtomicInteger left;
-
-        FailingStore(BlobStore delegate, int okPuts) {
-            this.delegate = delegate;
-            this.left = new AtomicInteger(okPuts);
-        }
-
-        private void maybeFail(String key) {
-            if (left.decrementAndGet() < 0) {
-                throw new StoreException("injected failure writing " + key, "retry", null);
-            }
-        }
-
-        @Override
-        public OptionalLong length(String key) {
-            return delegate.length(key);
-        }
-
-        @Override
-        public void read(String key, long offset, byte[] dst, int dstOff, int len) {
-            delegate.read(key, offset, dst, dstOff, len);
-        }
-
-        @Override
-        public byte[] get(String key) {
-            return delegate.get(key);
-        }
-
-        @Override
-        public void put(String key, byte[] data) {
-            maybeFail(key);
-            delegate.put(key, data);
-        }
-
-        @Override
-        public boolean putIfAbsent(String key, byte[] data) {
-            maybeFail(key);
-            return delegate.putIfAbsent(key, data);
-        }
-
-        @Override
-        public boolean putIfAbsent(String key, Path source) {
-            maybeFail(key);
-            return delegate.putIfAbsent(key, source);
-        }
-
-        @Override
-        public List<String> list(String prefix) {
-            return delegate.list(prefix);
-        }
-
-        @Override
-        public String describe() {
-            return "failing";
-        }
-
-        @Override
-        public void close() {
-        }
     }
 }
