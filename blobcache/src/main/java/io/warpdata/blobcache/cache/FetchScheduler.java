@@ -36,7 +36,7 @@ import java.util.function.BooleanSupplier;
  * {@link #missingRunEnd}, after {@link #nextMissing} skipped what is cached or in flight; how a
  * run is then fetched, verified, handed over and stored is the {@link RunFetcher}'s.
  */
-final class FetchScheduler implements ReadAhead.Scheduler {
+final class FetchScheduler {
     /**
      * Longest coalesced GET: 32 MiB. Every GET costs the SDK's request pipeline (signing,
      * interceptors, metrics) and, for the first thousands of requests of a daemon's life, the
@@ -107,12 +107,15 @@ final class FetchScheduler implements ReadAhead.Scheduler {
     private final Queue<HybridCursor> hybridQueue = new ConcurrentLinkedQueue<>();
     private final AtomicInteger hybridRuns = new AtomicInteger();
     private final ConnectionRate rate = new ConnectionRate(MAX_RUN_BYTES);
-    private volatile ReadAhead readAhead;
+    private final Suspects suspects;
     /** Told whenever read-ahead budget is returned (the order prefetcher waits for it); null: nobody. */
     private volatile Runnable budgetReturned;
     private volatile boolean closed;
 
-    FetchScheduler(CacheConfig config, ReadMetrics metrics, BlockStorage storage, BlockFetcher fetcher, Executor executor) {
+    /** @param suspects blobs whose read-ahead is held back after a verification failure (queued read-ahead of them is dropped) */
+    FetchScheduler(CacheConfig config, ReadMetrics metrics, BlockStorage storage, BlockFetcher fetcher, Executor executor,
+                   Suspects suspects) {
+        this.suspects = suspects;
         this.config = config;
         this.metrics = metrics;
         this.storage = storage;
@@ -120,15 +123,10 @@ final class FetchScheduler implements ReadAhead.Scheduler {
         this.executor = executor;
         this.maxPrefetchWorkers = Math.max(1, config.maxConcurrentFetches() * 3 / 4);
         this.runs = new RunFetcher(fetcher, storage, config.maxInFlightBytes(),
-                Math.min(POOLED_BUFFER_BYTES, config.maxInFlightBytes()), rate, () -> readAhead, () -> closed,
+                Math.min(POOLED_BUFFER_BYTES, config.maxInFlightBytes()), rate, suspects, () -> closed,
                 f -> inflight.remove(f.key, f));
         this.prefetchPermits = kib(config.maxPrefetchBytes());
         this.prefetchBudget = new Semaphore(prefetchPermits);
-    }
-
-    /** The read-ahead tracker told of verified runs and verification failures (null: none). */
-    void readAhead(ReadAhead readAhead) {
-        this.readAhead = readAhead;
     }
 
     // ---------------------------------------------------------------- runs of missing blocks
@@ -248,17 +246,16 @@ final class FetchScheduler implements ReadAhead.Scheduler {
 
     // ---------------------------------------------------------------- read-ahead, warm, hybrid
 
-    @Override
-    public int schedule(BlobRef blob, BlockHashList list, int from, int to) {
-        return schedulePrefetch(blob, list, from, to);
-    }
-
-    @Override
-    public int runBlocks(int blockSize) {
+    /** Blocks of one read-ahead GET at this block size (sized to the connection). */
+    int runBlocks(int blockSize) {
         return Math.max(1, rate.runBytes() / blockSize);
     }
 
-    /** {@link ReadAhead.Scheduler}: queue runs of missing blocks in [from, to) within the budget. */
+    /**
+     * Queues runs of the missing blocks in [from, to) at read-ahead priority, within the budget.
+     *
+     * @return the first block not scheduled because the read-ahead budget is used up, or {@code to}
+     */
     int schedulePrefetch(BlobRef blob, BlockHashList list, int from, int to) {
         if (closed || prefetchPermits == 0) {
             return to; // read-ahead is off: nothing to schedule, now or later
@@ -462,11 +459,10 @@ final class FetchScheduler implements ReadAhead.Scheduler {
     private void run(Task t) {
         try {
             Fetch head = t.fetches().get(0);
-            ReadAhead ra = readAhead;
             // Read-ahead queued before a block of its blob failed verification, or for an order
             // plan replaced since: drop what no reader has asked for yet (a reader that comes
             // later fetches its block on demand).
-            boolean dropReadAhead = head.prefetch && ((ra != null && ra.suspect(head.blob.id()))
+            boolean dropReadAhead = head.prefetch && (suspects.suspect(head.blob.id())
                     || (t.dropped() != null && t.dropped().getAsBoolean()));
             List<Fetch> group = new ArrayList<>(t.fetches().size());
             for (Fetch f : t.fetches()) {

@@ -21,8 +21,7 @@ import org.slf4j.LoggerFactory;
  * Archive members read by their own SHA-256 (from the member index), next to the block path: a
  * member cached under its hash serves every dataset and version that holds the same bytes, and
  * a small member read at random is fetched on its own, costing about its size rather than a
- * block. See the package documentation for the lookup order and why; {@link BlockCache#readMember}
- * runs it.
+ * block. {@link ReadPlan} decides when each is used; {@link ReadExecutor} runs the plan.
  *
  * <p>A member cached under its hash is what it is: block 0 of the blob whose id is that hash,
  * with {@link #MEMBER_BLOCK_SIZE}-byte blocks ({@link #key}). It lives in the block storage
@@ -54,15 +53,15 @@ final class MemberReads {
     /** A member whose bytes in another blob do not hash to it is logged at most this often. */
     private static final long WARN_EVERY_NANOS = 10_000_000_000L;
 
-    /** Tells read-ahead of a member fetched on its own: a read of its blob that missed the cache. */
-    @FunctionalInterface
-    interface Seeks {
-        void fetched(BlobMember member, BlockHashList list);
-    }
-
     /** One member's fetch, shared by every reader of it until it is cached. */
-    private static final class MemberFetch {
+    static final class MemberFetch {
         final CompletableFuture<byte[]> done = new CompletableFuture<>();
+        private final java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
+
+        /** Whether the caller is the one (of all who claimed it) that must {@link #start} it. */
+        boolean toStart() {
+            return !started.get() && started.compareAndSet(false, true);
+        }
     }
 
     /** Per-thread hashing state: no allocation per check. */
@@ -82,14 +81,11 @@ final class MemberReads {
         }
     }
 
-    private final CacheConfig config;
     private final ReadMetrics metrics;
     private final BlockStorage storage;
     private final BlockFetcher fetcher;
     private final HashLists lists;
-    private final FetchScheduler scheduler;
-    private final ReadAhead readAhead;
-    private final Seeks seeks;
+    private final Suspects suspects;
     private final Executor executor;
     private final MemberLocator locator = new MemberLocator();
     private final ConcurrentHashMap<BlobId, MemberFetch> inflight = new ConcurrentHashMap<>();
@@ -98,20 +94,16 @@ final class MemberReads {
     private final AtomicLong lastWarn = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
 
     /**
-     * @param readAhead tracks access per blob (null: the cache does not fetch)
-     * @param seeks     told of each member fetched on its own, before its GET
-     * @param executor  writes fetched members to the cache
+     * @param suspects told of a member whose bytes failed verification (its shard's read-ahead holds back)
+     * @param executor runs member GETs and writes fetched members to the cache
      */
     MemberReads(CacheConfig config, ReadMetrics metrics, BlockStorage storage, BlockFetcher fetcher, HashLists lists,
-                FetchScheduler scheduler, ReadAhead readAhead, Seeks seeks, Executor executor) {
-        this.config = config;
+                Suspects suspects, Executor executor) {
         this.metrics = metrics;
         this.storage = storage;
         this.fetcher = fetcher;
         this.lists = lists;
-        this.scheduler = scheduler;
-        this.readAhead = readAhead;
-        this.seeks = seeks;
+        this.suspects = suspects;
         this.executor = executor;
         this.gets = new Semaphore(config.maxConcurrentFetches());
     }
@@ -121,40 +113,33 @@ final class MemberReads {
         return new BlockKey(hash, MEMBER_BLOCK_SIZE, 0);
     }
 
-    // ---------------------------------------------------------------- by hash: steps 1 and 2
+    // ---------------------------------------------------------------- by hash: Source.MemberCached, Source.Located
 
-    /**
-     * Serves {@code [offset, offset + n)} of the member into {@code dst[at, at + n)} by its hash,
-     * without touching its own blob: from the member cached under its hash, else from the cached
-     * blocks of another blob that holds the same bytes.
-     *
-     * @return whether it was served (false: neither is cached; {@code dst} may have been written)
-     */
-    boolean readByHash(BlobMember m, long offset, ByteBuffer dst, int at, int n) {
-        if (m.length() <= MEMBER_BLOCK_SIZE) {
-            BlockKey key = key(m.hash());
-            if (storage.length(key) == m.length() && storage.read(key, (int) offset, dst, at, n)) {
-                metrics.memberHits.increment();
-                metrics.hitBytes.add(n);
-                return true;
-            }
-        }
-        MemberLocator.Location l = locator.find(m.hash());
-        if (l == null || l.length != m.length() || (l.offset == m.offset() && l.blob.id().equals(m.blob().id()))) {
-            // Unknown, or known only where this very read would look next (its own blocks).
-            return false;
-        }
-        if (readLocated(l, offset, dst, at, n)) {
-            metrics.dedupHits.increment();
-            metrics.hitBytes.add(n);
-            return true;
-        }
-        locator.forget(l);
-        return false;
+    /** Whether the member is cached under its hash, with its exact length. */
+    boolean cached(BlobMember m) {
+        return storage.length(key(m.hash())) == m.length();
     }
 
-    /** Reads from another blob's cached blocks, once they are known to hash to the member. */
-    private boolean readLocated(MemberLocator.Location l, long offset, ByteBuffer dst, int at, int n) {
+    /**
+     * Copies {@code [offset, offset + n)} of the member cached under its hash into
+     * {@code dst[at, at + n)}; false if it is not there after all (evicted, damaged).
+     */
+    boolean readCached(BlobMember m, long offset, ByteBuffer dst, int at, int n) {
+        return storage.read(key(m.hash()), (int) offset, dst, at, n);
+    }
+
+    /** Where the member's bytes were last served from blocks, or null. */
+    MemberLocator.Location located(BlobMember m) {
+        return locator.find(m.hash());
+    }
+
+    /** Forgets a location that could not serve (blocks gone, or bytes that do not hash to the member). */
+    void forget(MemberLocator.Location l) {
+        locator.forget(l);
+    }
+
+    /** Reads from another blob's cached blocks, once they are known to hash to the member; false if they cannot serve. */
+    boolean readLocated(MemberLocator.Location l, long offset, ByteBuffer dst, int at, int n) {
         BlockHashList list = lists.getIfPresent(l.blob.blocks());
         if (list == null) {
             list = lists.readFromDisk(l.blob.blocks());
@@ -217,83 +202,53 @@ final class MemberReads {
         locator.remember(m.hash(), m.blob(), m.offset(), m.length());
     }
 
-    // ---------------------------------------------------------------- fetched on its own: step 4
+    // ---------------------------------------------------------------- fetched on its own: Source.MemberGet
+
+    /** Whether a fetch of the member is under way. */
+    boolean inFlight(BlobMember m) {
+        return inflight.containsKey(m.hash());
+    }
 
     /**
-     * Serves the read by fetching the member on its own (or waiting for that fetch, already
-     * under way), if it is small and read at random: not continuing a sequential stream of its
-     * blob, none of its blocks already in flight, the blob not being fetched whole, and the mode
-     * fetches members (auto, remote; hybrid fetches whole blobs at first touch instead).
+     * The member's fetch: the one under way, or a new one, which exactly one of its callers
+     * ({@link MemberFetch#toStart}) must {@link #start} (single flight by hash).
+     */
+    MemberFetch claim(BlobMember m) {
+        MemberFetch f = inflight.get(m.hash());
+        if (f != null) {
+            return f;
+        }
+        MemberFetch mine = new MemberFetch();
+        f = inflight.putIfAbsent(m.hash(), mine);
+        return f == null ? mine : f;
+    }
+
+    /** Runs a fetch {@link #claim} made on the executor. */
+    void start(MemberFetch mine, BlobMember m, long deadline) {
+        try {
+            executor.execute(() -> run(mine, m, deadline));
+        } catch (RejectedExecutionException e) {
+            fail(mine, m, new StoreUnavailableException("The fetch executor refused work (shutting down?)", e));
+        } catch (RuntimeException | Error e) {
+            fail(mine, m, e);
+        }
+    }
+
+    /**
+     * The member's verified bytes, waiting for its fetch until {@code deadline}.
      *
-     * @return whether it was served (false: the block path should read it)
      * @throws MemberVerificationException if the member's bytes failed verification twice
      * @throws io.warpdata.store.StoreException if it could not be fetched within the deadline
      */
-    boolean fetch(BlobMember m, BlockHashList list, long offset, ByteBuffer dst, int at, int n, long deadline) {
-        if (m.length() > MAX_FETCH_BYTES || readAhead == null || config.mode() == CacheMode.HYBRID) {
-            return false;
-        }
-        MemberFetch f = inflight.get(m.hash());
-        if (f == null) {
-            if (blocksInFlight(m, list)) {
-                return false;
-            }
-            if (readAhead.followsBlocks(m.blob(), list, m.offset() + offset, m.offset() + m.length())) {
-                // Sequential: its blocks will serve it. Unless a read of another piece of this very
-                // member has just started fetching it (and so made this read look sequential).
-                f = inflight.get(m.hash());
-                if (f == null) {
-                    return readByHash(m, offset, dst, at, n);
-                }
-            } else {
-                MemberFetch mine = new MemberFetch();
-                f = inflight.putIfAbsent(m.hash(), mine);
-                if (f == null) {
-                    start(mine, m, list, deadline);
-                    f = mine;
-                }
-            }
-        }
-        byte[] bytes;
+    byte[] await(MemberFetch f, BlobMember m, long deadline) {
         try {
-            bytes = Deadlines.await(f.done, deadline, () -> "fetching member " + m.hash() + " of blob "
+            return Deadlines.await(f.done, deadline, () -> "fetching member " + m.hash() + " of blob "
                     + m.blob().id() + " from " + fetcher.store().describe());
         } catch (StoreUnavailableException e) {
             if (!f.done.isDone()) {
                 inflight.remove(m.hash(), f); // hung: the next read starts a fresh fetch
             }
             throw e;
-        }
-        dst.put(at, bytes, (int) offset, n);
-        metrics.missBytes.add(n);
-        return true;
-    }
-
-    /** Whether a block the member lies in is being fetched (not cached yet): the block path then waits for it. */
-    private boolean blocksInFlight(BlobMember m, BlockHashList list) {
-        int bs = list.blockSize();
-        int first = (int) (m.offset() / bs);
-        int last = (int) ((m.offset() + Math.max(1, m.length()) - 1) / bs);
-        for (int b = first; b <= last; b++) {
-            BlockKey k = new BlockKey(m.blob().id(), bs, b);
-            if (scheduler.cachedOrInFlight(k) && !storage.contains(k)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** Tells read-ahead of the fetch, then runs it on the executor. */
-    private void start(MemberFetch mine, BlobMember m, BlockHashList list, long deadline) {
-        try {
-            // Before the GET, so that a shuffled pass over a shard still counts as one (and may
-            // have the blob fetched whole while this member's GET is under way).
-            seeks.fetched(m, list);
-            executor.execute(() -> run(mine, m, deadline));
-        } catch (RejectedExecutionException e) {
-            fail(mine, m, new StoreUnavailableException("The fetch executor refused work (shutting down?)", e));
-        } catch (RuntimeException | Error e) {
-            fail(mine, m, e);
         }
     }
 
@@ -332,24 +287,31 @@ final class MemberReads {
     /** One ranged GET of the member, checked against its hash; a mismatch is fetched once more. */
     private void fetchVerified(BlobMember m, byte[] bytes, long deadline) {
         String key = StoreLayout.blob(m.blob().id());
+        if (fetcher.fromRemotes(key, m.offset(), bytes, 0, bytes.length, (d, o, l) -> hashes(m, d, o, l))) {
+            return;
+        }
         for (int attempt = 0; ; attempt++) {
             fetcher.readWithRetry(key, m.offset(), bytes, 0, bytes.length, deadline);
             metrics.memberFetchedBytes.add(bytes.length);
-            Hashing h = hashing.get();
-            h.md.reset();
-            h.md.update(bytes);
-            if (MemberLocator.hashes(m.hash(), h.digest())) {
+            if (hashes(m, bytes, 0, bytes.length)) {
                 return;
             }
             metrics.verificationFailures.increment();
             // As a block that fails: the shard's read-ahead holds back until a GET of it verifies.
-            readAhead.onVerificationFailure(m.blob().id());
+            suspects.failed(m.blob().id());
             if (attempt > 0) {
                 LOG.warn("Member {} ({} bytes at offset {} of blob {}) from {} failed SHA-256 verification twice;"
                         + " failing the read", m.hash(), m.length(), m.offset(), m.blob().id(), fetcher.store().describe());
                 throw new MemberVerificationException(m.blob().id(), m.offset(), m.length(), m.hash());
             }
         }
+    }
+
+    private boolean hashes(BlobMember m, byte[] data, int off, int len) {
+        Hashing h = hashing.get();
+        h.md.reset();
+        h.md.update(data, off, len);
+        return MemberLocator.hashes(m.hash(), h.digest());
     }
 
     /** Writes a fetched (and already handed over) member to the cache; it leaves the in-flight map once cached. */

@@ -7,8 +7,9 @@ import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
 
 /**
- * Detects sequential access per blob and asks for read-ahead; see the package documentation
- * for the algorithm and why each constant has its value.
+ * Detects sequential access per blob and says what to read ahead: {@link #onRead} returns the
+ * blocks to fetch ({@link Advice}) and calls nobody; the {@link ReadExecutor} hands them to the
+ * {@link FetchScheduler}. docs/cache.md gives the algorithm and why each constant has its value.
  */
 final class ReadAhead {
     /** Window of a stream's first sequential continuation: 2 blocks (2 MiB at the default size). */
@@ -50,18 +51,21 @@ final class ReadAhead {
      */
     static final int DENSE_RANDOM = 2;
 
-    /** Schedules read-ahead; called under the blob's small lock, so it must not block. */
-    interface Scheduler {
-        /**
-         * Starts fetching the blocks of {@code [from, to)} that are neither cached nor in flight.
-         *
-         * @return the first block not scheduled (because the read-ahead budget is used up), or to
-         */
-        int schedule(BlobRef blob, BlockHashList list, int from, int to);
+    /**
+     * What a read tells its caller: {@link #FIRST} and/or {@link #DENSE_RANDOM}, and the blocks
+     * {@code [from, to)} to fetch ahead (none when {@code from == to}). Fetching them is the
+     * caller's; if it could fetch only up to some block, it says so with {@link #scheduled}.
+     */
+    record Advice(int flags, int from, int to) {
+        static final Advice NONE = new Advice(0, 0, 0);
+        static final Advice FIRST_ONLY = new Advice(FIRST, 0, 0);
 
-        /** Blocks of one read-ahead GET at this block size (read-ahead tops up once a whole run fits). */
-        default int runBlocks(int blockSize) {
-            return Integer.MAX_VALUE;
+        static Advice of(int flags) {
+            return flags == 0 ? NONE : flags == FIRST ? FIRST_ONLY : new Advice(flags, 0, 0);
+        }
+
+        boolean fetchAhead() {
+            return from < to;
         }
     }
 
@@ -78,8 +82,8 @@ final class ReadAhead {
         /** Seeks (reads continuing no stream) that missed the cache. */
         int missedSeeks;
         boolean dense;
-        /** A block of this blob failed verification: no read-ahead until one GET of it is all right. */
-        volatile boolean suspect;
+        /** Verification failures of this blob seen so far ({@link Suspects}): a new one closes every window. */
+        int failuresSeen;
 
         Access() {
             for (int i = 0; i < streams.length; i++) {
@@ -88,33 +92,23 @@ final class ReadAhead {
         }
     }
 
-    private final Scheduler scheduler;
+    private final Suspects suspects;
     private final Cache<BlobId, Access> blobs = Caffeine.newBuilder()
             .maximumSize(TRACKED_BLOBS)
             .executor(Runnable::run)
             .build();
 
-    ReadAhead(Scheduler scheduler) {
-        this.scheduler = scheduler;
+    ReadAhead(Suspects suspects) {
+        this.suspects = suspects;
     }
 
     /**
-     * Records a read of {@code [offset, offset+len)} and schedules read-ahead if it continues a
-     * sequential stream.
+     * Records a read of {@code [offset, offset+len)} ({@code missed}: a block of it was not
+     * cached) and says what to read ahead if it continues a sequential stream.
      *
-     * @return true on the first read of the blob this tracker has seen
+     * @param runBlocks blocks of one read-ahead GET at this block size: read-ahead tops up once a whole run fits
      */
-    boolean onRead(BlobRef blob, BlockHashList list, long offset, int len) {
-        return (onRead(blob, list, offset, len, false) & FIRST) != 0;
-    }
-
-    /**
-     * As {@link #onRead(BlobRef, BlockHashList, long, int)}; {@code missed} says whether a block
-     * of the read was not cached.
-     *
-     * @return {@link #FIRST} and/or {@link #DENSE_RANDOM}, or 0
-     */
-    int onRead(BlobRef blob, BlockHashList list, long offset, int len, boolean missed) {
+    Advice onRead(BlobRef blob, BlockHashList list, long offset, int len, boolean missed, int runBlocks) {
         boolean first = false;
         Access a = blobs.getIfPresent(blob.id());
         if (a == null) {
@@ -129,7 +123,16 @@ final class ReadAhead {
         int bs = list.blockSize();
         long gap = Math.min(FORWARD_GAP_BYTES, bs);
         long slack = Math.min(BACKWARD_SLACK_BYTES, bs);
+        int failures = suspects.failures(blob.id());
+        boolean suspect = failures > 0 && suspects.suspect(blob.id());
         synchronized (a) {
+            if (failures != a.failuresSeen) {
+                // A block failed verification since: every window closes.
+                a.failuresSeen = failures;
+                for (Stream t : a.streams) {
+                    t.window = 0;
+                }
+            }
             a.clock++;
             Stream s = null;
             Stream oldest = a.streams[0];
@@ -149,25 +152,25 @@ final class ReadAhead {
                 oldest.scheduledUntil = (int) ((end - 1) / bs) + 1;
                 oldest.lastUse = a.clock;
                 int result = first ? FIRST : 0;
-                if (missed && !a.dense && !a.suspect && ++a.missedSeeks >= DENSE_MIN_SEEKS
+                if (missed && !a.dense && !suspect && ++a.missedSeeks >= DENSE_MIN_SEEKS
                         && (long) a.missedSeeks * DENSE_BLOCKS_PER_SEEK >= list.blockCount()
                         && blob.size() <= DENSE_MAX_BLOB_BYTES) {
                     a.dense = true;
                     result |= DENSE_RANDOM;
                 }
-                return result;
+                return Advice.of(result);
             }
             s.lastUse = a.clock;
             int prevLast = (int) ((s.end - 1) / bs);
             s.end = Math.max(s.end, end);
             int last = (int) ((s.end - 1) / bs);
-            if (a.suspect) {
+            if (suspect) {
                 // Follow the stream, but fetch nothing ahead of it: those blocks would most likely
                 // fail verification too, and a reader that goes on after an EIO (the kernel's own
                 // read-ahead does) would otherwise cost whole windows of wrong bytes.
                 s.window = 0;
                 s.scheduledUntil = last + 1;
-                return first ? FIRST : 0;
+                return first ? Advice.FIRST_ONLY : Advice.NONE;
             }
             int maxWindow = (int) Math.max(1, MAX_WINDOW_BYTES / bs);
             if (s.window == 0) {
@@ -184,11 +187,35 @@ final class ReadAhead {
             // 1-block GET per top-up); with 4 MiB runs (a 25 MB/s link, ConnectionRate) it is
             // every 4 blocks, so the window stays nearly full: 15 GETs in flight, not 8 to 16.
             // The blob's end may come first: then the rest goes out at once.
-            if (from < to && (to - from >= Math.min(s.window / 2, scheduler.runBlocks(bs)) || to == list.blockCount())) {
-                s.scheduledUntil = scheduler.schedule(blob, list, from, to);
+            if (from < to && (to - from >= Math.min(s.window / 2, runBlocks) || to == list.blockCount())) {
+                s.scheduledUntil = to;
+                return new Advice(first ? FIRST : 0, from, to);
             }
         }
-        return first ? FIRST : 0;
+        return first ? Advice.FIRST_ONLY : Advice.NONE;
+    }
+
+    /**
+     * The caller of {@link #onRead} could fetch the blocks it was advised only up to
+     * {@code upTo} (the read-ahead budget was used up): a later read of the stream asks again
+     * from there.
+     */
+    void scheduled(BlobId blob, int to, int upTo) {
+        if (upTo >= to) {
+            return;
+        }
+        Access a = blobs.getIfPresent(blob);
+        if (a == null) {
+            return;
+        }
+        synchronized (a) {
+            for (Stream t : a.streams) {
+                if (t.scheduledUntil == to) {
+                    t.scheduledUntil = upTo;
+                    return;
+                }
+            }
+        }
     }
 
     /**
@@ -218,36 +245,5 @@ final class ReadAhead {
             }
         }
         return false;
-    }
-
-    /**
-     * A block of {@code blob} failed verification: close every window of the blob and schedule
-     * no read-ahead for it until {@link #onVerifiedRun} (read-ahead is queued before the reads
-     * that need it, so each verification failure would otherwise repeat a window's worth).
-     */
-    void onVerificationFailure(BlobId blob) {
-        Access a = blobs.get(blob, k -> new Access());
-        synchronized (a) {
-            a.suspect = true;
-            for (Stream s : a.streams) {
-                s.window = 0;
-            }
-        }
-    }
-
-    /** One GET of {@code blob} verified without a single mismatch: read-ahead may resume (from a window of 0). */
-    void onVerifiedRun(BlobId blob) {
-        Access a = blobs.getIfPresent(blob);
-        if (a != null && a.suspect) {
-            synchronized (a) {
-                a.suspect = false;
-            }
-        }
-    }
-
-    /** Whether read-ahead of {@code blob} is held back after a verification failure. */
-    boolean suspect(BlobId blob) {
-        Access a = blobs.getIfPresent(blob);
-        return a != null && a.suspect;
     }
 }

@@ -12,7 +12,6 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
 
 /**
  * How one run of consecutive blocks is fetched, once the {@link FetchScheduler} has decided to:
@@ -29,7 +28,7 @@ final class RunFetcher {
     private final Semaphore memory;
     private final int memoryPermits;
     private final ConnectionRate rate;
-    private final Supplier<ReadAhead> readAhead;
+    private final Suspects suspects;
     private final BooleanSupplier closed;
     /** Takes a fetch out of the in-flight map (only if it is still the one there). */
     private final Consumer<Fetch> retire;
@@ -37,19 +36,19 @@ final class RunFetcher {
     /**
      * @param maxInFlightBytes bound on the bytes of all runs being fetched or written at once
      * @param rate             told how long each GET took, for the size of later runs
-     * @param readAhead        told of clean runs and verification failures (may give null)
+     * @param suspects         told of clean runs and verification failures
      * @param closed           whether the cache is closing (then nothing new is fetched)
      * @param retire           takes a settled fetch out of the in-flight map
      */
     RunFetcher(BlockFetcher fetcher, BlockStorage storage, long maxInFlightBytes, long pooledBufferBytes,
-               ConnectionRate rate, Supplier<ReadAhead> readAhead, BooleanSupplier closed, Consumer<Fetch> retire) {
+               ConnectionRate rate, Suspects suspects, BooleanSupplier closed, Consumer<Fetch> retire) {
         this.fetcher = fetcher;
         this.rate = rate;
         this.storage = storage;
         this.memoryPermits = FetchScheduler.kib(maxInFlightBytes);
         this.memory = new Semaphore(memoryPermits);
         this.buffers = new RunBuffers(FetchScheduler.MAX_RUN_BYTES, pooledBufferBytes);
-        this.readAhead = readAhead;
+        this.suspects = suspects;
         this.closed = closed;
         this.retire = retire;
     }
@@ -79,14 +78,18 @@ final class RunFetcher {
             // Each block goes to its readers as soon as its bytes are in and verified, while the
             // rest of the run still streams in: a reader never waits for a whole run.
             HandOff handOff = new HandOff(group, run, deadline);
-            long started = System.nanoTime();
-            fetcher.readStreaming(StoreLayout.blob(blob.id()), (long) b0 * list.blockSize(), buf, len,
-                    handOff::arrived, handOff::handedBytes, deadline);
-            handOff.arrived(len);
-            rate.record(len, System.nanoTime() - started);
-            ReadAhead ra = readAhead.get();
-            if (handOff.clean && ra != null) {
-                ra.onVerifiedRun(blob.id());
+            String key = StoreLayout.blob(blob.id());
+            long offset = (long) b0 * list.blockSize();
+            if (fetcher.fromRemotes(key, offset, buf, 0, len, (d, o, l) -> verifies(list, b0, d, o, l))) {
+                handOff.verifiedAll();
+            } else {
+                long started = System.nanoTime();
+                fetcher.readStreaming(key, offset, buf, len, handOff::arrived, handOff::handedBytes, deadline);
+                handOff.arrived(len);
+                rate.record(len, System.nanoTime() - started);
+            }
+            if (handOff.clean) {
+                suspects.verified(blob.id());
             }
             // Only then write them to the cache, so that the GET's stream is never held up by disk
             // writes and a reader of the run's last block does not wait for the others' writes.
@@ -158,18 +161,39 @@ final class RunFetcher {
             }
         }
 
+        /** All the run's bytes are in place and already verified (a remote tier's, {@link Remotes}). */
+        void verifiedAll() {
+            while (next < group.size()) {
+                Fetch f = group.get(next);
+                int bl = f.list.blockLength(f.key.index());
+                f.done.complete(new Fetch.BlockBytes(run, nextStart, bl));
+                next++;
+                nextStart += bl;
+            }
+        }
+
         private void suspect(BlobRef blob) {
             clean = false;
-            ReadAhead ra = readAhead.get();
-            if (ra != null) {
-                ra.onVerificationFailure(blob.id());
-            }
+            suspects.failed(blob.id());
         }
 
         /** Bytes of the run already handed over (a retried GET starts there). */
         int handedBytes() {
             return nextStart;
         }
+    }
+
+    /** Whether every block of the run starting at block {@code b0}, held at {@code data[off, off + len)}, hashes right. */
+    private static boolean verifies(BlockHashList list, int b0, byte[] data, int off, int len) {
+        int pos = off;
+        for (int b = b0; pos < off + len; b++) {
+            int bl = list.blockLength(b);
+            if (!list.verify(b, data, pos, bl)) {
+                return false;
+            }
+            pos += bl;
+        }
+        return true;
     }
 
     /** Writes a fetched block to the cache, then retires its fetch. */

@@ -79,7 +79,6 @@ final class WholeBlobReads {
         CompletableFuture<BlockHashList> list = lists.loading(blob, deadlineNanos);
         byte[] data = Deadlines.await(whole, deadlineNanos, () -> "reading blob " + blob.id() + " whole from "
                 + fetcher.store().describe());
-        metrics.missBytes.add(data.length);
         // The blocks are written from the caller's array: each is verified against the list
         // first, so even a caller that changed the array could not put a wrong block in the cache.
         list.whenCompleteAsync((l, failed) -> {
@@ -95,6 +94,12 @@ final class WholeBlobReads {
     private byte[] fetchVerified(BlobRef blob, long deadlineNanos) {
         String key = StoreLayout.blob(blob.id());
         int size = (int) blob.size();
+        if (!fetcher.remotes().isEmpty()) {
+            byte[] mirrored = new byte[size];
+            if (fetcher.fromRemotes(key, 0, mirrored, 0, size, (d, o, l) -> matches(d, blob))) {
+                return mirrored;
+            }
+        }
         byte[] data = fetcher.getWithRetry(key, size, deadlineNanos);
         if (matches(data, blob)) {
             return data;
