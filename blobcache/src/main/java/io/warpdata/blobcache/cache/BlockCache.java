@@ -14,7 +14,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
 import org.slf4j.Logger;
@@ -124,7 +123,7 @@ public final class BlockCache implements BlobReader {
         if (config.mode().usesDisk()) {
             DiskBlocks disk = new DiskBlocks(config.dir(), config.maxBytes(), config.minFreeBytes(),
                     config.maxOpenFiles(), metrics, space);
-            this.storage = disk;
+            this.storage = new Tiers(disk);
             this.lists = new HashLists(fetcher, disk.listsDir(), disk.tmpDir(), HASH_LIST_MEMORY, executor);
         } else {
             this.storage = new MemoryBlocks(config.memoryBytes(), metrics);

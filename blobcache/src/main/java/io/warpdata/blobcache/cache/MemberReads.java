@@ -125,7 +125,7 @@ final class MemberReads {
      * {@code dst[at, at + n)}; false if it is not there after all (evicted, damaged).
      */
     boolean readCached(BlobMember m, long offset, ByteBuffer dst, int at, int n) {
-        return storage.read(key(m.hash()), (int) offset, dst, at, n);
+        return storage.get(key(m.hash()), (int) offset, dst, at, n);
     }
 
     /** Where the member's bytes were last served from blocks, or null. */
@@ -154,7 +154,7 @@ final class MemberReads {
             long blockStart = (long) b * bs;
             long pos = Math.max(from, blockStart);
             int take = (int) (Math.min(end, blockStart + list.blockLength(b)) - pos);
-            if (!storage.read(new BlockKey(l.blob.id(), bs, b), (int) (pos - blockStart), dst, at + (int) (pos - from),
+            if (!storage.get(new BlockKey(l.blob.id(), bs, b), (int) (pos - blockStart), dst, at + (int) (pos - from),
                     take)) {
                 return false;
             }
@@ -181,7 +181,7 @@ final class MemberReads {
                 int b = (int) (pos / bs);
                 long blockStart = (long) b * bs;
                 int take = (int) Math.min(Math.min(end, blockStart + list.blockLength(b)) - pos, h.scratch.capacity());
-                if (!storage.read(new BlockKey(l.blob.id(), bs, b), (int) (pos - blockStart), h.scratch, 0, take)) {
+                if (!storage.get(new BlockKey(l.blob.id(), bs, b), (int) (pos - blockStart), h.scratch, 0, take)) {
                     return false;
                 }
                 h.md.update(h.scratch.array(), 0, take);

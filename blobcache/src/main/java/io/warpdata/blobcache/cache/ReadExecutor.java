@@ -210,7 +210,7 @@ final class ReadExecutor implements ReadPlan.Holdings {
                 long from = Math.max(offset, blockStart);
                 int take = (int) (Math.min(end, blockStart + list.blockLength(b)) - from);
                 BlockKey key = new BlockKey(blob.id(), bs, b);
-                if (tiers.read(key, (int) (from - blockStart), dst, dstOff + (int) (from - offset), take)) {
+                if (tiers.get(key, (int) (from - blockStart), dst, dstOff + (int) (from - offset), take)) {
                     blockHit(take);
                 } else if (!config.mode().fetches()) {
                     throw notCached(blob, b);
@@ -270,7 +270,7 @@ final class ReadExecutor implements ReadPlan.Holdings {
             }
             // Cached meanwhile, or fetched for us and cached, its buffer already reused: read it
             // from the tiers (or, if it could not be kept, fetch it again).
-            if (tiers.read(f.key, inBlock, dst, out, take)) {
+            if (tiers.get(f.key, inBlock, dst, out, take)) {
                 if (fetched) {
                     blockMiss(take);
                 } else {
