@@ -34,6 +34,63 @@ import org.slf4j.LoggerFactory;
  * a mismatch is fetched once more, then the read fails with {@link MemberVerificationException}.
  * The readers are handed the bytes as soon as they are checked; the cache write follows on the
  * fetch thread. No lock is held across the GET; a hit allocates only its small key.
+ *
+ * <h2>Members by their own hash (DESIGN section 6, issue 16)</h2>
+ * A tar member's read ({@link io.warpdata.blobcache.cache.BlobReader#readMember}) carries, besides its
+ * shard and offset, the member's SHA-256 from the member index. {@link ReadPlan} tries, in
+ * this order:
+ * <ol>
+ * <li>the member cached under its hash: block 0 of the blob whose id is the hash
+ *     ({@code MemberReads.MEMBER_BLOCK_SIZE} = 1 MiB blocks, so a member of up to 1 MiB is that
+ *     whole block), kept by {@code DiskBlocks} / {@code MemoryBlocks} beside the blocks, in the
+ *     same files, under the same size limit and eviction; its list id is its own blob id, which
+ *     is how {@code cache verify} re-hashes it; a torn or damaged file is a miss, as for blocks
+ *     ({@code member_hits});</li>
+ * <li>another blob's cached blocks holding the same bytes, found in {@code MemberLocator}
+ *     (hash -> blob, offset, length, remembered whenever a member is served from its own
+ *     blocks): another dataset, or another version, whose shards pack the same files
+ *     differently is served from the first one's cache. The blocks were verified against their
+ *     own hash list, but only a member index says those bytes are this member, so a location is
+ *     hashed whole once before it serves anything, and forgotten when its blocks are gone or its
+ *     bytes do not match ({@code dedup_hits});</li>
+ * <li>the member's own blocks when they are all cached (the block path's hits, as before);</li>
+ * <li>a member of at most {@code MemberReads.MAX_FETCH_BYTES} = 256 KiB read at random (its
+ *     read continues no sequential stream of its shard, none of its blocks is in flight, the
+ *     shard is not being fetched whole; auto and remote modes): one ranged GET of exactly its
+ *     bytes, checked against its SHA-256 (a mismatch is fetched once more, then the read fails
+ *     with {@code MemberVerificationException}), handed to its readers, then cached under its
+ *     hash ({@code member_fetches}, {@code member_fetched_bytes}). A cold random read of a
+ *     30 KB image costs 30 KB, not a 1 MiB block;</li>
+ * <li>else the block path: its shard's blocks with read-ahead.</li>
+ * </ol>
+ * Steps 1 and 2 need nothing of the member's own shard, not even its block hash list, so a
+ * deduplicated read costs no request at all; they come first because either is a disk hit like
+ * step 3, and step 3 (with step 4's decision) needs the shard's hash list.
+ *
+ * <p>How this coexists with block caching: sequential scans stay on blocks. A member fetched on
+ * its own is recorded in {@code ReadAhead} as a seek that missed the cache, so the next member
+ * of a scan (a tar header further on) continues its stream, opens the window and goes to the
+ * blocks, and read-ahead brings large GETs as before: a scan costs one member GET at each
+ * stream's start. A shuffled pass is still random access that read-ahead cannot follow; its
+ * member fetches count as the missed seeks that make a shard dense (8 of them, and one per 8
+ * blocks), and from then on the shard is fetched whole and its members read from blocks, so a
+ * shuffled epoch costs each shard once plus the few members fetched before (32 of them in a
+ * 256 MiB shard, about 1 MB of 30 KB images), in a few large GETs rather than a GET per member. Hybrid mode fetches shards
+ * whole at first touch and fetches no member on its own. Reads served by hash (steps 1-2) are
+ * not recorded for the shard: they cost nothing, and a shard read only through another
+ * dataset's cache should not be read ahead. A stream that ends exactly at a member's end last
+ * read that very member, so reading it again (after its cached copy was evicted) is a seek,
+ * not a continuation.
+ *
+ * <p>Bounds: members cached under their hash count against the cache's size limit (a 4 KiB
+ * header per file as blocks have), and on disk at most {@code DiskBlocks.MAX_MEMBERS} = 32,768
+ * are kept (their index entries cost heap the byte limit does not bound; ~13 MiB at most); in
+ * remote mode each entry weighs {@code MemoryBlocks.ENTRY_HEAP_BYTES} = 256 bytes more than its
+ * data. The locator holds at most {@code MemberLocator.SLOTS} = 65,536 locations (~5 MiB) of
+ * members up to {@code MemberLocator.MAX_LOCATED_BYTES} = 16 MiB, 4 ways per set, losing a
+ * location to a newer one when its set is full. Member GETs run on the fetch executor, at most
+ * {@code maxConcurrentFetches} at once (8 MiB of buffers at the default 32); readers wait for them
+ * until their deadline, single flight by hash.
  */
 final class MemberReads {
     private static final Logger LOG = LoggerFactory.getLogger(MemberReads.class);

@@ -9,7 +9,69 @@ import io.warpdata.manifest.BlockHashList;
 /**
  * Detects sequential access per blob and says what to read ahead: {@link #onRead} returns the
  * blocks to fetch ({@link Advice}) and calls nobody; the {@link ReadExecutor} hands them to the
- * {@link FetchScheduler}. docs/cache.md gives the algorithm and why each constant has its value.
+ * {@link FetchScheduler}.
+ *
+ * <h2>The algorithm, and why each constant has its value</h2>
+ * Access is tracked <em>per blob</em>, not per file handle ({@code ReadAhead}). PyTorch's
+ * {@code ImageFolder} opens, reads and closes thousands of small members lying one after another
+ * in a tar shard; per handle each is a short read, per blob it is a sequential scan, and it gets
+ * read-ahead like one.
+ * <ul>
+ * <li>Each blob keeps up to {@code STREAMS_PER_BLOB} = 4 streams (end offset, window). A read
+ *     continues a stream when it starts at most {@code FORWARD_GAP_BYTES} = 256 KiB after the
+ *     stream's end or at most {@code BACKWARD_SLACK_BYTES} = 256 KiB before it (both capped at one
+ *     block). 256 KiB covers tar headers (0.5-1.5 KiB) and skipped small members, and DataLoader
+ *     workers finishing neighbouring members out of order; a longer jump is a seek. Four streams
+ *     let a few readers scan one shard at different places (as ZFS's zfetch does) without
+ *     each one's reads looking like seeks to the others.</li>
+ * <li>A read that continues no stream is a <em>seek</em>: it replaces the least recently used
+ *     stream with a new one whose window is 0. Random access therefore costs no extra bytes: the
+ *     window only opens once a stream is continued.</li>
+ * <li>The first continuation opens the window at {@code INITIAL_WINDOW_BLOCKS} = 2 blocks (2 MiB):
+ *     small enough that a short sequential run (a Parquet page, two members) wastes little, large
+ *     enough to hide one GET's latency behind the reader. Each time the stream reaches a new block
+ *     the window doubles, up to {@code MAX_WINDOW_BYTES} = 64 MiB: about half a second of one S3
+ *     stream, enough to keep {@code maxConcurrentFetches} GETs busy for a fast reader.</li>
+ * <li>Read-ahead is topped up only when at most half a window is left ahead of the reader, so it
+ *     goes out in runs of at least half a window (at the full window exactly 32 MiB); consecutive missing blocks of a run are fetched
+ *     with ranged GETs sized to the connection ({@code ConnectionRate}): what one GET delivers in
+ *     0.25 s as measured on the cache's own GETs, a power of two between 4 MiB and
+ *     {@code FetchScheduler.MAX_RUN_BYTES} = 32 MiB. On loopback that is 32 MiB (few requests: S3
+ *     bills per request, and each costs the SDK's request pipeline in CPU); over a link that gives
+ *     one connection 25 MB/s it is 4 MiB, so a half window goes out as 8 GETs at once instead of
+ *     one (S3's own guidance: 8-16 MB ranges, a connection per ~85 MB/s). The GET is
+ *     read straight into the run's buffer and each block is verified and handed to its readers
+ *     as soon as it has arrived, so a reader never waits for the rest of a run; a GET that fails
+ *     part way is retried for the blocks not yet handed over only.</li>
+ * <li>Read-ahead bytes queued or in flight are bounded by {@code maxPrefetchBytes} (128 MiB by
+ *     default); when the budget is used up, read-ahead is skipped and picked up by a later read.
+ *     All fetches together are bounded by {@code maxInFlightBytes} (256 MiB) of memory.</li>
+ * <li>Reads never wait for read-ahead that is not theirs: a read needing block b waits only for
+ *     b's fetch; if b is queued as read-ahead and not yet started, the read moves it to the
+ *     high-priority queue, which fetch workers always drain first. Read-ahead (and warm and
+ *     hybrid fetches) may occupy at most 3/4 of the {@code maxConcurrentFetches} workers, so a
+ *     read's own GET starts at once even while slow read-ahead GETs are in flight.</li>
+ * <li>A shuffled pass over a tar shard is random access that read-ahead cannot follow, and
+ *     every member would wait a round trip for its own block. In auto mode a blob becomes
+ *     <em>dense</em> once at least 8 seeks, and one per 8 of its blocks, have missed the cache
+ *     (an eighth of it touched at random, reads that hit the cache do not count); it is then
+ *     fetched whole in the background as hybrid mode does at first touch (runs sized as above,
+ *     128 MiB of them in flight), once per tracked blob, for blobs up to 1 GiB
+ *     ({@code dense_random_blobs} counts them). A query reading a few column chunks of a large
+ *     Parquet file stays far below an eighth and keeps costing only what it reads.</li>
+ * <li>A read-ahead block evicted before anyone read it counts as {@code prefetch_wasted_bytes};
+ *     a read served by a read-ahead block counts as {@code prefetch_hit_blocks}.</li>
+ * <li>A block that fails SHA-256 verification (even once, with a good refetch) marks its blob
+ *     <em>suspect</em>: every window of the blob closes, no read-ahead is scheduled for it, and
+ *     read-ahead of it already queued but not yet demanded by a reader is dropped, until one GET
+ *     of the blob verifies without a single mismatch (then windows start over from 0). A store
+ *     serving wrong bytes thus costs about the demanded blocks (each fetched and refetched
+ *     once), not whole windows: the kernel's own read-ahead keeps reading on after an EIO, and
+ *     each such read used to grow the window and fetch up to 64 MiB more of failing blocks.</li>
+ * <li>{@code TRACKED_BLOBS} = 8192 blobs are tracked (about 300 bytes each); a forgotten blob
+ *     simply starts over with a window of 0.</li>
+ * </ul>
+ *
  */
 final class ReadAhead {
     /** Window of a stream's first sequential continuation: 2 blocks (2 MiB at the default size). */

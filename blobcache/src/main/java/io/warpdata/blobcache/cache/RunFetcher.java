@@ -18,6 +18,38 @@ import java.util.function.Consumer;
  * a buffer within the in-flight memory bound, one ranged GET, each block verified against its
  * SHA-256 (refetched once if it fails) and handed to its waiters as soon as its bytes have
  * streamed in, then every block written to the cache, and the fetch retired.
+ *
+ * <h2>Cold-read CPU (what a miss costs, and why)</h2>
+ * On a cold sequential read the machine's CPU, not the network, is the limit on a small host,
+ * so every fetched byte's path is kept short. Measured with {@code FetchBench} (test scope) and
+ * async-profiler on the fetch threads, a miss costs, per byte: the socket read (the kernel's copy
+ * into the JDK's temporary direct buffer, then one copy into the run buffer: Java's socket API
+ * and the SDK's InputStream allow no fewer), SHA-256 (the SHA-NI intrinsic: near the hardware
+ * cost), CRC32C of the 64 KiB chunks, and the block file's write (one copy into a direct buffer,
+ * the kernel's copy into the page cache, ext4's per-page delayed allocation), plus per GET the
+ * SDK's request handling and per block a file create and rename.
+ * <ul>
+ * <li>Fetch buffers are pooled ({@code RunBuffers}, {@code FetchScheduler.POOLED_BUFFER_BYTES} =
+ *     128 MiB of idle buffers at most): a fresh 8 MiB array per GET was zeroed by the JVM,
+ *     page-faulted in by the kernel 4 KiB at a time (zeroed again) and, being a G1 humongous
+ *     object, collected by collections of its own: about 16% of the fetch threads' CPU and
+ *     1 GiB of allocation per GiB read. A buffer returns to the pool only when the fetch and
+ *     every reader copying out of it have let go (a count per run); a reader that comes later
+ *     reads the block from the cache instead.</li>
+ * <li>A block file is assembled (header encoded in place, then the data) in one per-thread
+ *     direct buffer and written with one {@code write}: from a heap array the JDK copies into a
+ *     temporary direct buffer anyway (two of them, and a 4 KiB header allocation, for the old
+ *     gathering write), so this is the only copy on the JVM side. Temp file + rename is kept
+ *     (crash safety); no fsync (see {@code DiskBlocks}).</li>
+ * <li>Measured but left as they are: the kernel's side of the block write (page-cache copy and
+ *     ext4's per-4-KiB-page delayed allocation, about a fifth of the fetch threads' CPU) could
+ *     only go with O_DIRECT, which would make every write wait for the device and send the
+ *     reads that follow a cold read to disk instead of the page cache; runs of 16 MiB would halve
+ *     the SDK's per-GET cost (about 3 ms of CPU per GET before its code is fully compiled) but
+ *     also halve the GETs one sequential reader keeps in flight on real S3; writing blocks on
+ *     other threads than the GET's would not lower the CPU per byte, which is the limit here.</li>
+ * </ul>
+ *
  */
 final class RunFetcher {
     private static final Logger LOG = LoggerFactory.getLogger(RunFetcher.class);
