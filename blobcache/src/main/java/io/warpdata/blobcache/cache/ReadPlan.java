@@ -47,7 +47,7 @@ final class ReadPlan {
      * the member is not to be served by its hash: a deduplicated read costs no request at all.
      */
     static Source member(BlobMember m, long offset, int n, Holdings h, Source after) {
-        int from = after == null ? 0 : after.rank();
+        int from = after == null ? 0 : Source.rank(after);
         if (from < 1 && m.length() <= MemberReads.MEMBER_BLOCK_SIZE && h.memberCached(m)) {
             return Source.MemberCached.INSTANCE;
         }

@@ -4,7 +4,8 @@ import io.warpdata.manifest.BlockHashList;
 
 /**
  * Where the bytes of one read come from: what {@link ReadPlan} decides and {@link ReadExecutor}
- * runs and counts. Listed in the order they are tried (docs/cache.md has the same list):
+ * runs and counts. Listed in the order they are tried ({@link #rank}; docs/cache.md has the same
+ * list):
  *
  * <ol>
  * <li>{@link MemberCached}: the member cached under its own SHA-256 (a local tier);</li>
@@ -21,66 +22,46 @@ import io.warpdata.manifest.BlockHashList;
  * plan is asked again from the next one ({@link ReadPlan#member}'s {@code after}).
  */
 sealed interface Source {
-    /** Position in the order of trial (see the list above). */
-    int rank();
-
     /** The member cached under its hash. */
     record MemberCached() implements Source {
         static final MemberCached INSTANCE = new MemberCached();
-
-        @Override
-        public int rank() {
-            return 1;
-        }
     }
 
     /** Another blob's cached blocks that hold the member's bytes. */
     record Located(MemberLocator.Location location) implements Source {
-        @Override
-        public int rank() {
-            return 2;
-        }
     }
 
     /** The member's own blocks, all cached. */
     record OwnBlocks(BlockHashList list) implements Source {
-        @Override
-        public int rank() {
-            return 3;
-        }
     }
 
     /** A fetch of this very member is under way: wait for it. */
     record AwaitMember(BlockHashList list) implements Source {
-        @Override
-        public int rank() {
-            return 4;
-        }
     }
 
     /** Fetch the member on its own: one ranged GET of its bytes, checked against its hash. */
     record MemberGet(BlockHashList list) implements Source {
-        @Override
-        public int rank() {
-            return 5;
-        }
     }
 
     /** The blob's blocks: the local tiers, else a block or run fetch (or the one in flight). */
     record Blocks(BlockHashList list) implements Source {
-        @Override
-        public int rank() {
-            return 6;
-        }
     }
 
     /** A member index read whole in one GET, verified against its id. */
     record WholeBlob() implements Source {
         static final WholeBlob INSTANCE = new WholeBlob();
+    }
 
-        @Override
-        public int rank() {
-            return 7;
-        }
+    /** Position in the order of trial (see the list above), from 1. */
+    static int rank(Source s) {
+        return switch (s) {
+            case MemberCached c -> 1;
+            case Located l -> 2;
+            case OwnBlocks o -> 3;
+            case AwaitMember a -> 4;
+            case MemberGet g -> 5;
+            case Blocks b -> 6;
+            case WholeBlob w -> 7;
+        };
     }
 }

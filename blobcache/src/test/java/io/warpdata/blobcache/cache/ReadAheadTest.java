@@ -2,7 +2,6 @@ package io.warpdata.blobcache.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
 import java.util.ArrayList;
@@ -38,28 +37,14 @@ class ReadAheadTest {
         return (onRead(blob, list, off, len, false) & ReadAhead.FIRST) != 0;
     }
 
-    /** A list in its binary form with dummy hashes: read-ahead only looks at sizes. */
-    private static BlockHashList list(int blocks, int blockSize) {
-        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(20 + 32 * blocks);
-        b.put("WBHL".getBytes(java.nio.charset.StandardCharsets.US_ASCII)).putInt(1).putInt(blockSize)
-                .putLong((long) blocks * blockSize);
-        return BlockHashList.parse(b.array(), "test");
-    }
-
-    private static BlobRef ref(BlockHashList list, int seed) {
-        byte[] id = new byte[32];
-        id[0] = (byte) seed;
-        return new BlobRef(BlobId.fromDigest(id), list.blobSize(), list.id());
-    }
-
     private int scheduledBlocks() {
         return scheduled.stream().mapToInt(r -> r[1] - r[0]).sum();
     }
 
     @Test
     void aMemberThatContinuesAStreamFollowsTheBlocksButARereadOfTheLastMemberDoesNot() {
-        BlockHashList list = list(100, MIB);
-        BlobRef blob = ref(list, 12);
+        BlockHashList list = TestBlobs.sizesOnly(100, MIB);
+        BlobRef blob = TestBlobs.ref(list, 12);
         long member = 10L * MIB + 512;
         assertThat(readAhead.followsBlocks(blob, list, member, member + 30_000)).as("never read").isFalse();
         onRead(blob, list, member, 30_000, true);
@@ -72,8 +57,8 @@ class ReadAheadTest {
 
     @Test
     void aDenseBlobFollowsTheBlocksEverywhere() {
-        BlockHashList list = list(64, MIB);
-        BlobRef blob = ref(list, 13);
+        BlockHashList list = TestBlobs.sizesOnly(64, MIB);
+        BlobRef blob = TestBlobs.ref(list, 13);
         for (int i = 0; i < ReadAhead.DENSE_MIN_SEEKS; i++) {
             onRead(blob, list, (long) i * 8 * MIB, 1000, true);
         }
@@ -82,8 +67,8 @@ class ReadAheadTest {
 
     @Test
     void firstReadOfABlobSchedulesNothingAndIsReportedAsFirstTouch() {
-        BlockHashList list = list(100, MIB);
-        BlobRef blob = ref(list, 1);
+        BlockHashList list = TestBlobs.sizesOnly(100, MIB);
+        BlobRef blob = TestBlobs.ref(list, 1);
         assertThat(onRead(blob, list, 0, 128 * 1024)).isTrue();
         assertThat(onRead(blob, list, 50L * MIB, 4096)).isFalse();
         assertThat(scheduled).isEmpty();
@@ -91,8 +76,8 @@ class ReadAheadTest {
 
     @Test
     void verificationFailureHoldsBackReadAheadUntilAGetVerifiesThenRestartsSmall() {
-        BlockHashList list = list(400, MIB);
-        BlobRef blob = ref(list, 11);
+        BlockHashList list = TestBlobs.sizesOnly(400, MIB);
+        BlobRef blob = TestBlobs.ref(list, 11);
         for (long off = 0; off < 20L * MIB; off += 128 * 1024) {
             onRead(blob, list, off, 128 * 1024);
         }
@@ -114,8 +99,8 @@ class ReadAheadTest {
 
     @Test
     void atTheFullWindowTopUpsAreExactlyHalfAWindowSoGetsStayWhole() {
-        BlockHashList list = list(400, MIB);
-        BlobRef blob = ref(list, 9);
+        BlockHashList list = TestBlobs.sizesOnly(400, MIB);
+        BlobRef blob = TestBlobs.ref(list, 9);
         for (long off = 0; off < 300L * MIB; off += 128 * 1024) {
             onRead(blob, list, off, 128 * 1024);
         }
@@ -127,8 +112,8 @@ class ReadAheadTest {
 
     @Test
     void sequentialReadsOpenTheWindowAtTwoBlocksAndDoubleItPerBlockUpTo64MiB() {
-        BlockHashList list = list(400, MIB);
-        BlobRef blob = ref(list, 2);
+        BlockHashList list = TestBlobs.sizesOnly(400, MIB);
+        BlobRef blob = TestBlobs.ref(list, 2);
         onRead(blob, list, 0, 128 * 1024);
         onRead(blob, list, 128 * 1024, 128 * 1024);
         assertThat(scheduled).hasSize(1);
@@ -153,8 +138,8 @@ class ReadAheadTest {
 
     @Test
     void smallMembersWithTarHeadersBetweenThemCountAsSequential() {
-        BlockHashList list = list(64, MIB);
-        BlobRef blob = ref(list, 3);
+        BlockHashList list = TestBlobs.sizesOnly(64, MIB);
+        BlobRef blob = TestBlobs.ref(list, 3);
         long off = 512;
         for (int i = 0; i < 200; i++) {
             onRead(blob, list, off, 90_000);
@@ -165,8 +150,8 @@ class ReadAheadTest {
 
     @Test
     void randomReadsScheduleNothing() {
-        BlockHashList list = list(1000, MIB);
-        BlobRef blob = ref(list, 4);
+        BlockHashList list = TestBlobs.sizesOnly(1000, MIB);
+        BlobRef blob = TestBlobs.ref(list, 4);
         java.util.Random rnd = new java.util.Random(3);
         for (int i = 0; i < 200; i++) {
             onRead(blob, list, (long) rnd.nextInt(1000) * MIB + rnd.nextInt(MIB - 4096), 4096);
@@ -176,8 +161,8 @@ class ReadAheadTest {
 
     @Test
     void aSeekStartsOverWithNoReadAhead() {
-        BlockHashList list = list(400, MIB);
-        BlobRef blob = ref(list, 5);
+        BlockHashList list = TestBlobs.sizesOnly(400, MIB);
+        BlobRef blob = TestBlobs.ref(list, 5);
         for (long off = 0; off < 20L * MIB; off += 128 * 1024) {
             onRead(blob, list, off, 128 * 1024);
         }
@@ -190,8 +175,8 @@ class ReadAheadTest {
 
     @Test
     void interleavedScansOfOneBlobKeepTheirOwnWindows() {
-        BlockHashList list = list(400, MIB);
-        BlobRef blob = ref(list, 6);
+        BlockHashList list = TestBlobs.sizesOnly(400, MIB);
+        BlobRef blob = TestBlobs.ref(list, 6);
         long a = 0;
         long b = 200L * MIB;
         for (int i = 0; i < 80; i++) {
@@ -213,8 +198,8 @@ class ReadAheadTest {
             asked.add(new int[] {from, to});
             return from; // nothing scheduled: budget used up
         };
-        BlockHashList list = list(100, MIB);
-        BlobRef blob = ref(list, 7);
+        BlockHashList list = TestBlobs.sizesOnly(100, MIB);
+        BlobRef blob = TestBlobs.ref(list, 7);
         read(stingy, none, blob, list, 0, 4096, false);
         read(stingy, none, blob, list, 4096, 4096, false);
         read(stingy, none, blob, list, 8192, 4096, false);
@@ -224,8 +209,8 @@ class ReadAheadTest {
 
     @Test
     void aBlobReadDenselyAtRandomIsSignalledOnceAfterAnEighthOfItsBlocksMissedAtRandom() {
-        BlockHashList list = list(96, MIB);
-        BlobRef blob = ref(list, 21);
+        BlockHashList list = TestBlobs.sizesOnly(96, MIB);
+        BlobRef blob = TestBlobs.ref(list, 21);
         List<Integer> blocks = new ArrayList<>(java.util.stream.IntStream.range(0, 96).boxed().toList());
         java.util.Collections.shuffle(blocks, new java.util.Random(5));
         int signalledAt = -1;
@@ -246,14 +231,14 @@ class ReadAheadTest {
 
     @Test
     void seeksThatHitTheCacheOrFewSeeksOnABigBlobAreNotDense() {
-        BlockHashList list = list(96, MIB);
-        BlobRef blob = ref(list, 22);
+        BlockHashList list = TestBlobs.sizesOnly(96, MIB);
+        BlobRef blob = TestBlobs.ref(list, 22);
         for (int i = 0; i < 40; i++) {
             assertThat(onRead(blob, list, (long) (i * 37 % 96) * MIB + 5000, 4096, false) & ReadAhead.DENSE_RANDOM)
                     .as("cached seeks").isZero();
         }
-        BlockHashList big = list(1024, MIB);
-        BlobRef parquet = ref(big, 23);
+        BlockHashList big = TestBlobs.sizesOnly(1024, MIB);
+        BlobRef parquet = TestBlobs.ref(big, 23);
         for (int i = 0; i < 100; i++) {
             // A query reading 100 column chunks of a 1 GiB file: under an eighth of its blocks.
             assertThat(onRead(parquet, big, (long) (i * 10) * MIB + 5000, 4096, true) & ReadAhead.DENSE_RANDOM)

@@ -71,22 +71,9 @@ class ReadPlanTest {
         }
     }
 
-    private static final BlockHashList LIST = list(16, MIB);
-    private static final BlobRef SHARD = ref(LIST, 1);
-    private static final BlobRef OTHER = ref(LIST, 2);
-
-    private static BlockHashList list(int blocks, int blockSize) {
-        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(20 + 32 * blocks);
-        b.put("WBHL".getBytes(java.nio.charset.StandardCharsets.US_ASCII)).putInt(1).putInt(blockSize)
-                .putLong((long) blocks * blockSize);
-        return BlockHashList.parse(b.array(), "test");
-    }
-
-    private static BlobRef ref(BlockHashList list, int seed) {
-        byte[] id = new byte[32];
-        id[0] = (byte) seed;
-        return new BlobRef(BlobId.fromDigest(id), list.blobSize(), list.id());
-    }
+    private static final BlockHashList LIST = TestBlobs.sizesOnly(16, MIB);
+    private static final BlobRef SHARD = TestBlobs.ref(LIST, 1);
+    private static final BlobRef OTHER = TestBlobs.ref(LIST, 2);
 
     private static BlobMember member(long length) {
         return new BlobMember(SHARD, 3L * MIB + 100, length, BlobId.of(new byte[] {(byte) length, 7}));
