@@ -2,7 +2,6 @@ package io.warpdata.blobcache.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
 import java.util.ArrayList;
@@ -14,23 +13,28 @@ class ReadAheadTest {
 
     /** Records what read-ahead asks for and grants all of it. */
     private final List<int[]> scheduled = new ArrayList<>();
-    private final ReadAhead readAhead = new ReadAhead((blob, list, from, to) -> {
-        scheduled.add(new int[] {from, to});
-        return to;
-    });
+    private final Suspects suspects = new Suspects();
+    private final ReadAhead readAhead = new ReadAhead(suspects);
 
-    /** A list in its binary form with dummy hashes: read-ahead only looks at sizes. */
-    private static BlockHashList list(int blocks, int blockSize) {
-        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(20 + 32 * blocks);
-        b.put("WBHL".getBytes(java.nio.charset.StandardCharsets.US_ASCII)).putInt(1).putInt(blockSize)
-                .putLong((long) blocks * blockSize);
-        return BlockHashList.parse(b.array(), "test");
+    /** What the read executor does with a read's advice: fetches [from, to) up to what {@code grant} allows, and says so. */
+    private static int read(ReadAhead ra, java.util.function.IntBinaryOperator grant, BlobRef blob, BlockHashList list,
+                            long off, int len, boolean missed) {
+        ReadAhead.Advice a = ra.onRead(blob, list, off, len, missed, Integer.MAX_VALUE);
+        if (a.fetchAhead()) {
+            ra.scheduled(blob.id(), a.to(), grant.applyAsInt(a.from(), a.to()));
+        }
+        return a.flags();
     }
 
-    private static BlobRef ref(BlockHashList list, int seed) {
-        byte[] id = new byte[32];
-        id[0] = (byte) seed;
-        return new BlobRef(BlobId.fromDigest(id), list.blobSize(), list.id());
+    private int onRead(BlobRef blob, BlockHashList list, long off, int len, boolean missed) {
+        return read(readAhead, (from, to) -> {
+            scheduled.add(new int[] {from, to});
+            return to;
+        }, blob, list, off, len, missed);
+    }
+
+    private boolean onRead(BlobRef blob, BlockHashList list, long off, int len) {
+        return (onRead(blob, list, off, len, false) & ReadAhead.FIRST) != 0;
     }
 
     private int scheduledBlocks() {
@@ -39,11 +43,11 @@ class ReadAheadTest {
 
     @Test
     void aMemberThatContinuesAStreamFollowsTheBlocksButARereadOfTheLastMemberDoesNot() {
-        BlockHashList list = list(100, MIB);
-        BlobRef blob = ref(list, 12);
+        BlockHashList list = TestBlobs.sizesOnly(100, MIB);
+        BlobRef blob = TestBlobs.ref(list, 12);
         long member = 10L * MIB + 512;
         assertThat(readAhead.followsBlocks(blob, list, member, member + 30_000)).as("never read").isFalse();
-        readAhead.onRead(blob, list, member, 30_000, true);
+        onRead(blob, list, member, 30_000, true);
         long next = member + 30_000 + 512;
         assertThat(readAhead.followsBlocks(blob, list, next, next + 20_000)).as("the next member of a scan").isTrue();
         assertThat(readAhead.followsBlocks(blob, list, member, member + 30_000)).as("the same member again").isFalse();
@@ -53,52 +57,52 @@ class ReadAheadTest {
 
     @Test
     void aDenseBlobFollowsTheBlocksEverywhere() {
-        BlockHashList list = list(64, MIB);
-        BlobRef blob = ref(list, 13);
+        BlockHashList list = TestBlobs.sizesOnly(64, MIB);
+        BlobRef blob = TestBlobs.ref(list, 13);
         for (int i = 0; i < ReadAhead.DENSE_MIN_SEEKS; i++) {
-            readAhead.onRead(blob, list, (long) i * 8 * MIB, 1000, true);
+            onRead(blob, list, (long) i * 8 * MIB, 1000, true);
         }
         assertThat(readAhead.followsBlocks(blob, list, 63L * MIB, 63L * MIB + 1000)).isTrue();
     }
 
     @Test
     void firstReadOfABlobSchedulesNothingAndIsReportedAsFirstTouch() {
-        BlockHashList list = list(100, MIB);
-        BlobRef blob = ref(list, 1);
-        assertThat(readAhead.onRead(blob, list, 0, 128 * 1024)).isTrue();
-        assertThat(readAhead.onRead(blob, list, 50L * MIB, 4096)).isFalse();
+        BlockHashList list = TestBlobs.sizesOnly(100, MIB);
+        BlobRef blob = TestBlobs.ref(list, 1);
+        assertThat(onRead(blob, list, 0, 128 * 1024)).isTrue();
+        assertThat(onRead(blob, list, 50L * MIB, 4096)).isFalse();
         assertThat(scheduled).isEmpty();
     }
 
     @Test
     void verificationFailureHoldsBackReadAheadUntilAGetVerifiesThenRestartsSmall() {
-        BlockHashList list = list(400, MIB);
-        BlobRef blob = ref(list, 11);
+        BlockHashList list = TestBlobs.sizesOnly(400, MIB);
+        BlobRef blob = TestBlobs.ref(list, 11);
         for (long off = 0; off < 20L * MIB; off += 128 * 1024) {
-            readAhead.onRead(blob, list, off, 128 * 1024);
+            onRead(blob, list, off, 128 * 1024);
         }
         assertThat(scheduled).isNotEmpty();
-        readAhead.onVerificationFailure(blob.id());
-        assertThat(readAhead.suspect(blob.id())).isTrue();
+        suspects.failed(blob.id());
+        assertThat(suspects.suspect(blob.id())).isTrue();
         scheduled.clear();
         for (long off = 20L * MIB; off < 60L * MIB; off += 128 * 1024) {
-            readAhead.onRead(blob, list, off, 128 * 1024);
+            onRead(blob, list, off, 128 * 1024);
         }
         assertThat(scheduled).as("nothing read ahead of a blob that fails verification").isEmpty();
 
-        readAhead.onVerifiedRun(blob.id());
-        assertThat(readAhead.suspect(blob.id())).isFalse();
-        readAhead.onRead(blob, list, 60L * MIB, 128 * 1024);
+        suspects.verified(blob.id());
+        assertThat(suspects.suspect(blob.id())).isFalse();
+        onRead(blob, list, 60L * MIB, 128 * 1024);
         assertThat(scheduled).hasSize(1);
         assertThat(scheduled.get(0)).as("the window starts over at two blocks").containsExactly(61, 63);
     }
 
     @Test
     void atTheFullWindowTopUpsAreExactlyHalfAWindowSoGetsStayWhole() {
-        BlockHashList list = list(400, MIB);
-        BlobRef blob = ref(list, 9);
+        BlockHashList list = TestBlobs.sizesOnly(400, MIB);
+        BlobRef blob = TestBlobs.ref(list, 9);
         for (long off = 0; off < 300L * MIB; off += 128 * 1024) {
-            readAhead.onRead(blob, list, off, 128 * 1024);
+            onRead(blob, list, off, 128 * 1024);
         }
         // Past the ramp (windows 2, 4, ..., 64), every top-up is 32 blocks: four 8-block runs.
         List<int[]> steady = scheduled.stream().filter(r -> r[0] >= 100).toList();
@@ -108,14 +112,14 @@ class ReadAheadTest {
 
     @Test
     void sequentialReadsOpenTheWindowAtTwoBlocksAndDoubleItPerBlockUpTo64MiB() {
-        BlockHashList list = list(400, MIB);
-        BlobRef blob = ref(list, 2);
-        readAhead.onRead(blob, list, 0, 128 * 1024);
-        readAhead.onRead(blob, list, 128 * 1024, 128 * 1024);
+        BlockHashList list = TestBlobs.sizesOnly(400, MIB);
+        BlobRef blob = TestBlobs.ref(list, 2);
+        onRead(blob, list, 0, 128 * 1024);
+        onRead(blob, list, 128 * 1024, 128 * 1024);
         assertThat(scheduled).hasSize(1);
         assertThat(scheduled.get(0)).containsExactly(1, 3);
         for (long off = 256 * 1024; off < 200L * MIB; off += 128 * 1024) {
-            readAhead.onRead(blob, list, off, 128 * 1024);
+            onRead(blob, list, off, 128 * 1024);
         }
         int maxAhead = 0;
         int maxRun = 0;
@@ -134,11 +138,11 @@ class ReadAheadTest {
 
     @Test
     void smallMembersWithTarHeadersBetweenThemCountAsSequential() {
-        BlockHashList list = list(64, MIB);
-        BlobRef blob = ref(list, 3);
+        BlockHashList list = TestBlobs.sizesOnly(64, MIB);
+        BlobRef blob = TestBlobs.ref(list, 3);
         long off = 512;
         for (int i = 0; i < 200; i++) {
-            readAhead.onRead(blob, list, off, 90_000);
+            onRead(blob, list, off, 90_000);
             off += 90_000 + 1024; // next member's data after its 512-byte header and padding
         }
         assertThat(scheduledBlocks()).isGreaterThanOrEqualTo(16);
@@ -146,38 +150,38 @@ class ReadAheadTest {
 
     @Test
     void randomReadsScheduleNothing() {
-        BlockHashList list = list(1000, MIB);
-        BlobRef blob = ref(list, 4);
+        BlockHashList list = TestBlobs.sizesOnly(1000, MIB);
+        BlobRef blob = TestBlobs.ref(list, 4);
         java.util.Random rnd = new java.util.Random(3);
         for (int i = 0; i < 200; i++) {
-            readAhead.onRead(blob, list, (long) rnd.nextInt(1000) * MIB + rnd.nextInt(MIB - 4096), 4096);
+            onRead(blob, list, (long) rnd.nextInt(1000) * MIB + rnd.nextInt(MIB - 4096), 4096);
         }
         assertThat(scheduledBlocks()).isLessThanOrEqualTo(4);
     }
 
     @Test
     void aSeekStartsOverWithNoReadAhead() {
-        BlockHashList list = list(400, MIB);
-        BlobRef blob = ref(list, 5);
+        BlockHashList list = TestBlobs.sizesOnly(400, MIB);
+        BlobRef blob = TestBlobs.ref(list, 5);
         for (long off = 0; off < 20L * MIB; off += 128 * 1024) {
-            readAhead.onRead(blob, list, off, 128 * 1024);
+            onRead(blob, list, off, 128 * 1024);
         }
         int before = scheduled.size();
-        readAhead.onRead(blob, list, 300L * MIB, 128 * 1024);
+        onRead(blob, list, 300L * MIB, 128 * 1024);
         assertThat(scheduled).hasSize(before);
-        readAhead.onRead(blob, list, 300L * MIB + 128 * 1024, 128 * 1024);
+        onRead(blob, list, 300L * MIB + 128 * 1024, 128 * 1024);
         assertThat(scheduled.get(scheduled.size() - 1)).containsExactly(301, 303);
     }
 
     @Test
     void interleavedScansOfOneBlobKeepTheirOwnWindows() {
-        BlockHashList list = list(400, MIB);
-        BlobRef blob = ref(list, 6);
+        BlockHashList list = TestBlobs.sizesOnly(400, MIB);
+        BlobRef blob = TestBlobs.ref(list, 6);
         long a = 0;
         long b = 200L * MIB;
         for (int i = 0; i < 80; i++) {
-            readAhead.onRead(blob, list, a, 128 * 1024);
-            readAhead.onRead(blob, list, b, 128 * 1024);
+            onRead(blob, list, a, 128 * 1024);
+            onRead(blob, list, b, 128 * 1024);
             a += 128 * 1024;
             b += 128 * 1024;
         }
@@ -189,23 +193,24 @@ class ReadAheadTest {
     @Test
     void budgetRefusalIsRetriedByALaterRead() {
         List<int[]> asked = new ArrayList<>();
-        ReadAhead stingy = new ReadAhead((blob, list, from, to) -> {
+        ReadAhead stingy = new ReadAhead(new Suspects());
+        java.util.function.IntBinaryOperator none = (from, to) -> {
             asked.add(new int[] {from, to});
             return from; // nothing scheduled: budget used up
-        });
-        BlockHashList list = list(100, MIB);
-        BlobRef blob = ref(list, 7);
-        stingy.onRead(blob, list, 0, 4096);
-        stingy.onRead(blob, list, 4096, 4096);
-        stingy.onRead(blob, list, 8192, 4096);
+        };
+        BlockHashList list = TestBlobs.sizesOnly(100, MIB);
+        BlobRef blob = TestBlobs.ref(list, 7);
+        read(stingy, none, blob, list, 0, 4096, false);
+        read(stingy, none, blob, list, 4096, 4096, false);
+        read(stingy, none, blob, list, 8192, 4096, false);
         assertThat(asked).hasSize(2);
         assertThat(asked.get(1)[0]).isEqualTo(1);
     }
 
     @Test
     void aBlobReadDenselyAtRandomIsSignalledOnceAfterAnEighthOfItsBlocksMissedAtRandom() {
-        BlockHashList list = list(96, MIB);
-        BlobRef blob = ref(list, 21);
+        BlockHashList list = TestBlobs.sizesOnly(96, MIB);
+        BlobRef blob = TestBlobs.ref(list, 21);
         List<Integer> blocks = new ArrayList<>(java.util.stream.IntStream.range(0, 96).boxed().toList());
         java.util.Collections.shuffle(blocks, new java.util.Random(5));
         int signalledAt = -1;
@@ -213,7 +218,7 @@ class ReadAheadTest {
         for (int i = 1; i <= 40; i++) {
             // A member of 40 KB in a block not read yet: a seek that missed.
             long off = (long) blocks.get(i - 1) * MIB + 300_000;
-            if ((readAhead.onRead(blob, list, off, 40_000, true) & ReadAhead.DENSE_RANDOM) != 0) {
+            if ((onRead(blob, list, off, 40_000, true) & ReadAhead.DENSE_RANDOM) != 0) {
                 signals++;
                 signalledAt = signalledAt < 0 ? i : signalledAt;
             }
@@ -226,17 +231,17 @@ class ReadAheadTest {
 
     @Test
     void seeksThatHitTheCacheOrFewSeeksOnABigBlobAreNotDense() {
-        BlockHashList list = list(96, MIB);
-        BlobRef blob = ref(list, 22);
+        BlockHashList list = TestBlobs.sizesOnly(96, MIB);
+        BlobRef blob = TestBlobs.ref(list, 22);
         for (int i = 0; i < 40; i++) {
-            assertThat(readAhead.onRead(blob, list, (long) (i * 37 % 96) * MIB + 5000, 4096, false) & ReadAhead.DENSE_RANDOM)
+            assertThat(onRead(blob, list, (long) (i * 37 % 96) * MIB + 5000, 4096, false) & ReadAhead.DENSE_RANDOM)
                     .as("cached seeks").isZero();
         }
-        BlockHashList big = list(1024, MIB);
-        BlobRef parquet = ref(big, 23);
+        BlockHashList big = TestBlobs.sizesOnly(1024, MIB);
+        BlobRef parquet = TestBlobs.ref(big, 23);
         for (int i = 0; i < 100; i++) {
             // A query reading 100 column chunks of a 1 GiB file: under an eighth of its blocks.
-            assertThat(readAhead.onRead(parquet, big, (long) (i * 10) * MIB + 5000, 4096, true) & ReadAhead.DENSE_RANDOM)
+            assertThat(onRead(parquet, big, (long) (i * 10) * MIB + 5000, 4096, true) & ReadAhead.DENSE_RANDOM)
                     .as("sparse seeks").isZero();
         }
     }

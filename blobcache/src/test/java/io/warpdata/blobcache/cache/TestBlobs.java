@@ -36,4 +36,19 @@ final class TestBlobs {
             throw new UncheckedIOException(e);
         }
     }
+
+    /** A block hash list of {@code blocks} blocks in its binary form with dummy hashes: for code that only looks at sizes. */
+    static BlockHashList sizesOnly(int blocks, int blockSize) {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(20 + 32 * blocks);
+        b.put("WBHL".getBytes(java.nio.charset.StandardCharsets.US_ASCII)).putInt(1).putInt(blockSize)
+                .putLong((long) blocks * blockSize);
+        return BlockHashList.parse(b.array(), "test");
+    }
+
+    /** A reference to a blob of {@code list}'s size whose id's first byte is {@code seed} (its bytes are nowhere). */
+    static BlobRef ref(BlockHashList list, int seed) {
+        byte[] id = new byte[32];
+        id[0] = (byte) seed;
+        return new BlobRef(BlobId.fromDigest(id), list.blobSize(), list.id());
+    }
 }
