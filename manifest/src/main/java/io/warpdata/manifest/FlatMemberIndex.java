@@ -85,12 +85,12 @@ final class FlatMemberIndex extends MemberIndex {
                         + new String(p, StandardCharsets.UTF_8) + "'");
             }
             if (prev != null) {
-                int c = compare(prev, 0, prev.length, p, 0, p.length);
+                int c = ComponentOrder.compare(prev, 0, prev.length, p, 0, p.length);
                 if (c >= 0) {
                     throw new ManifestCorruptedException(source, field(i, "path"), (c == 0 ? "duplicate path '" : "path '")
                             + str(p) + (c == 0 ? "'" : "' is out of order after '" + str(prev) + "'"));
                 }
-                if (isDirectoryOf(prev, 0, prev.length, p, 0, p.length)) {
+                if (ComponentOrder.isDirectoryOf(prev, 0, prev.length, p, 0, p.length)) {
                     throw new ManifestCorruptedException(source, field(i, "path"), "'" + str(prev)
                             + "' is both a member and a directory of '" + str(p) + "'");
                 }
@@ -201,7 +201,7 @@ final class FlatMemberIndex extends MemberIndex {
         if (b instanceof IndexBytes.Heap h) {
             return h.array().clone();
         }
-        return serializeRange(this, 0, count);
+        return MemberIndexWriter.flat(this, 0, count);
     }
 
     @Override

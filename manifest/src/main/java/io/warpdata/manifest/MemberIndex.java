@@ -187,7 +187,7 @@ public abstract class MemberIndex {
     /** Compares member {@code i}'s path with UTF-8 {@code other} in component order. */
     public int comparePath(int i, byte[] other) {
         byte[] p = pathBytes(i);
-        return compare(p, 0, p.length, other, 0, other.length);
+        return ComponentOrder.compare(p, 0, p.length, other, 0, other.length);
     }
 
     /**
@@ -315,7 +315,7 @@ public abstract class MemberIndex {
         int b = hi;
         while (a < b) { // first with comparePrefix >= 0
             int mid = (a + b) >>> 1;
-            if (comparePrefix(pathBytes(mid), p, pFrom, pTo) < 0) {
+            if (ComponentOrder.comparePrefix(pathBytes(mid), p, pFrom, pTo) < 0) {
                 a = mid + 1;
             } else {
                 b = mid;
@@ -325,7 +325,7 @@ public abstract class MemberIndex {
         b = hi;
         while (a < b) { // first with comparePrefix > 0
             int mid = (a + b) >>> 1;
-            if (comparePrefix(pathBytes(mid), p, pFrom, pTo) <= 0) {
+            if (ComponentOrder.comparePrefix(pathBytes(mid), p, pFrom, pTo) <= 0) {
                 a = mid + 1;
             } else {
                 b = mid;
@@ -334,43 +334,9 @@ public abstract class MemberIndex {
         return new int[] {from, a};
     }
 
-    /** 0 if {@code path} starts with the prefix, else the sign of (path) - (prefix) in component order. */
-    static int comparePrefix(byte[] path, byte[] p, int pFrom, int pTo) {
-        int len = path.length;
-        int plen = pTo - pFrom;
-        int n = Math.min(len, plen);
-        int m = Arrays.mismatch(path, 0, n, p, pFrom, pFrom + n);
-        if (m < 0) {
-            return len >= plen ? 0 : -1;
-        }
-        return key(path[m]) - key(p[pFrom + m]);
-    }
-
-    /** Component order: unsigned bytes, except that '/' sorts before every other byte. */
-    static int compare(byte[] a, int aFrom, int aTo, byte[] b, int bFrom, int bTo) {
-        int la = aTo - aFrom;
-        int lb = bTo - bFrom;
-        int n = Math.min(la, lb);
-        int m = Arrays.mismatch(a, aFrom, aFrom + n, b, bFrom, bFrom + n);
-        if (m < 0) {
-            return Integer.compare(la, lb);
-        }
-        return key(a[aFrom + m]) - key(b[bFrom + m]);
-    }
-
-    /** Component order of two UTF-8 paths. */
+    /** Component order of two UTF-8 paths ('/' before every other byte). */
     public static int compare(byte[] a, byte[] b) {
-        return compare(a, 0, a.length, b, 0, b.length);
-    }
-
-    private static int key(byte b) {
-        return b == '/' ? -1 : b & 0xFF;
-    }
-
-    /** Whether {@code b} starts with {@code a + "/"}: a is then a directory of b. */
-    static boolean isDirectoryOf(byte[] pa, int aFrom, int aTo, byte[] pb, int bFrom, int bTo) {
-        int la = aTo - aFrom;
-        return bTo - bFrom > la && pb[bFrom + la] == '/' && Arrays.equals(pa, aFrom, aTo, pb, bFrom, bFrom + la);
+        return ComponentOrder.compare(a, b);
     }
 
     /**
@@ -389,7 +355,7 @@ public abstract class MemberIndex {
      * (see {@link PartedMemberIndex}).
      */
     public Parts writeParts(int partMembers) {
-        return PartedMemberIndex.write(this, partMembers);
+        return MemberIndexWriter.parts(this, partMembers);
     }
 
     /**
@@ -397,47 +363,7 @@ public abstract class MemberIndex {
      * written (so that they need not all be held), and returning the top.
      */
     public byte[] writeParts(int partMembers, java.util.function.Consumer<byte[]> sink) {
-        return PartedMemberIndex.write(this, partMembers, sink);
-    }
-
-    /** The flat form of members {@code [from, to)} of {@code src}: one part. */
-    static byte[] serializeRange(MemberIndex src, int from, int to) {
-        int n = to - from;
-        long pathBytes = 0;
-        for (int i = from; i < to; i++) {
-            pathBytes += src.pathLength(i);
-        }
-        long total = HEADER + (long) PER_MEMBER * n + pathBytes;
-        if (total > Integer.MAX_VALUE - 64) {
-            throw new ManifestValidationException("members", n + " members with " + pathBytes
-                    + " bytes of paths do not fit one flat index blob; publish it parted");
-        }
-        ByteBuffer b = ByteBuffer.allocate((int) total);
-        b.putInt(MAGIC).putInt(FORMAT_VERSION).putInt(n);
-        int end = 0;
-        for (int i = from; i < to; i++) {
-            end += src.pathLength(i);
-            b.putInt(end);
-        }
-        for (int i = from; i < to; i++) {
-            b.put(src.pathBytes(i));
-        }
-        for (int i = from; i < to; i++) {
-            b.putInt(src.shard(i));
-        }
-        for (int i = from; i < to; i++) {
-            b.putLong(src.offset(i));
-        }
-        for (int i = from; i < to; i++) {
-            b.putLong(src.length(i));
-        }
-        for (int i = from; i < to; i++) {
-            b.putInt(src.mode(i));
-        }
-        for (int i = from; i < to; i++) {
-            b.put(src.hash(i).digest());
-        }
-        return b.array();
+        return MemberIndexWriter.parts(this, partMembers, sink);
     }
 
     @Override
@@ -520,7 +446,7 @@ public abstract class MemberIndex {
                 if (cmp(prev, i) == 0) {
                     throw new ManifestValidationException("path", "duplicate member path '" + str(paths, start(prev), ends[prev]) + "'");
                 }
-                if (isDirectoryOf(paths, start(prev), ends[prev], paths, start(i), ends[i])) {
+                if (ComponentOrder.isDirectoryOf(paths, start(prev), ends[prev], paths, start(i), ends[i])) {
                     throw new ManifestValidationException("path", "'" + str(paths, start(prev), ends[prev])
                             + "' is both a member and a directory of '" + str(paths, start(i), ends[i]) + "'");
                 }
@@ -565,7 +491,7 @@ public abstract class MemberIndex {
         }
 
         private int cmp(int i, int j) {
-            return compare(paths, start(i), ends[i], paths, start(j), ends[j]);
+            return ComponentOrder.compare(paths, start(i), ends[i], paths, start(j), ends[j]);
         }
 
         private boolean sorted() {

@@ -1,14 +1,7 @@
 package io.warpdata.manifest;
 
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
@@ -177,7 +170,7 @@ final class PartedMemberIndex extends MemberIndex {
             if (problem != null) {
                 throw new ManifestCorruptedException(source, "parts[" + k + "].first", problem);
             }
-            if (prev != null && compare(prev, 0, prev.length, first, 0, first.length) >= 0) {
+            if (prev != null && ComponentOrder.compare(prev, 0, prev.length, first, 0, first.length) >= 0) {
                 throw new ManifestCorruptedException(source, "parts[" + k + "].first", "first path '" + str(first)
                         + "' is not after the previous part's '" + str(prev) + "'");
             }
@@ -194,14 +187,14 @@ final class PartedMemberIndex extends MemberIndex {
             if (problem != null) {
                 throw new ManifestCorruptedException(source, "directories[" + j + "].path", problem);
             }
-            if (prev != null && compare(prev, 0, prev.length, path, 0, path.length) >= 0) {
+            if (prev != null && ComponentOrder.compare(prev, 0, prev.length, path, 0, path.length) >= 0) {
                 throw new ManifestCorruptedException(source, "directories[" + j + "].path", "'" + str(path)
                         + "' is not after '" + str(prev) + "'");
             }
             prev = path;
             while (depth > 0) {
                 byte[] top = dirPath(stack[depth - 1]);
-                if (isDirectoryOf(top, 0, top.length, path, 0, path.length)) {
+                if (ComponentOrder.isDirectoryOf(top, 0, top.length, path, 0, path.length)) {
                     break;
                 }
                 floor = Math.max(floor, dirTo(stack[--depth]));
@@ -306,7 +299,7 @@ final class PartedMemberIndex extends MemberIndex {
         if (k + 1 < partCount) {
             byte[] last = part.pathBytes(count - 1);
             byte[] next = firstPath(k + 1);
-            if (compare(last, 0, last.length, next, 0, next.length) >= 0 || isDirectoryOf(last, 0, last.length, next, 0, next.length)) {
+            if (ComponentOrder.compare(last, 0, last.length, next, 0, next.length) >= 0 || ComponentOrder.isDirectoryOf(last, 0, last.length, next, 0, next.length)) {
                 throw new ManifestCorruptedException(where, "members[" + (count - 1) + "].path", "last path '"
                         + str(last) + "' does not come before the next part's first, '" + str(next) + "'");
             }
@@ -382,7 +375,7 @@ final class PartedMemberIndex extends MemberIndex {
         while (lo <= hi) { // last part whose first path <= utf8
             int mid = (lo + hi) >>> 1;
             byte[] first = firstPath(mid);
-            if (compare(first, 0, first.length, utf8, 0, utf8.length) <= 0) {
+            if (ComponentOrder.compare(first, 0, first.length, utf8, 0, utf8.length) <= 0) {
                 k = mid;
                 lo = mid + 1;
             } else {
@@ -403,7 +396,7 @@ final class PartedMemberIndex extends MemberIndex {
         while (lo <= hi) {
             int mid = (lo + hi) >>> 1;
             byte[] p = dirPath(mid);
-            int c = compare(p, 0, p.length, d, 0, d.length);
+            int c = ComponentOrder.compare(p, 0, p.length, d, 0, d.length);
             if (c < 0) {
                 lo = mid + 1;
             } else if (c > 0) {
@@ -438,7 +431,7 @@ final class PartedMemberIndex extends MemberIndex {
         int e = dirCount;
         while (a < e) {
             int mid = (a + e) >>> 1;
-            if (comparePrefix(dirPath(mid), prefix, 0, prefix.length) <= 0) {
+            if (ComponentOrder.comparePrefix(dirPath(mid), prefix, 0, prefix.length) <= 0) {
                 a = mid + 1;
             } else {
                 e = mid;
@@ -452,7 +445,7 @@ final class PartedMemberIndex extends MemberIndex {
         if (j >= dirCount) {
             return -1;
         }
-        return comparePrefix(dirPath(j), prefix, 0, prefix.length) == 0 ? j : -1;
+        return ComponentOrder.comparePrefix(dirPath(j), prefix, 0, prefix.length) == 0 ? j : -1;
     }
 
     /** First child directory of {@code dir} in the table, or -1; {@code null} if {@code dir} is no directory. */
@@ -493,7 +486,7 @@ final class PartedMemberIndex extends MemberIndex {
                 k = childAt(subtreeEnd(k), prefix);
             } else {
                 byte[] path = pathBytes(i);
-                if (comparePrefix(path, prefix, 0, p) != 0 || slashAfter(path, p) >= 0) {
+                if (ComponentOrder.comparePrefix(path, prefix, 0, p) != 0 || slashAfter(path, p) >= 0) {
                     throw new ManifestCorruptedException(source, "directories", "member " + i + " '" + str(path)
                             + "' is not directly in '" + dir + "' as the directory table says");
                 }
@@ -531,98 +524,6 @@ final class PartedMemberIndex extends MemberIndex {
 
     @Override
     public byte[] serialize() {
-        return serializeRange(this, 0, members);
-    }
-
-    // ---------------------------------------------------------------- writing
-
-    static Parts write(MemberIndex src, int partMembers) {
-        List<byte[]> parts = new ArrayList<>();
-        byte[] top = write(src, partMembers, parts::add);
-        return new Parts(top, List.copyOf(parts));
-    }
-
-    /** Writes the parts, in order, to {@code sink} (one at a time) and returns the top. */
-    static byte[] write(MemberIndex src, int partMembers, java.util.function.Consumer<byte[]> sink) {
-        if (partMembers <= 0) {
-            throw new IllegalArgumentException("partMembers must be positive: " + partMembers);
-        }
-        int n = src.size();
-        ByteArrayOutputStream table = new ByteArrayOutputStream();
-        int partCount = 0;
-        ByteArrayOutputStream firsts = new ByteArrayOutputStream();
-        List<Integer> firstEnds = new ArrayList<>();
-        for (int from = 0; from < n; from += partMembers) {
-            int to = (int) Math.min(n, (long) from + partMembers);
-            byte[] part = serializeRange(src, from, to);
-            try (DataOutputStream o = new DataOutputStream(table)) {
-                o.writeInt(to - from);
-                o.write(BlobId.of(part).digest());
-                o.writeLong(part.length);
-                o.write(BlobId.of(BlockHashList.compute(new ByteArrayInputStream(part),
-                        BlockHashList.DEFAULT_BLOCK_SIZE).serialize()).digest());
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-            sink.accept(part);
-            partCount++;
-            firsts.writeBytes(src.pathBytes(from));
-            firstEnds.add(firsts.size());
-        }
-        // Directories in component order = order of first appearance in the sorted members.
-        List<byte[]> dirs = new ArrayList<>();
-        List<int[]> runs = new ArrayList<>();
-        int[] open = new int[16];
-        int depth = 0;
-        for (int i = 0; i < n; i++) {
-            byte[] path = src.pathBytes(i);
-            while (depth > 0) {
-                byte[] top = dirs.get(open[depth - 1]);
-                if (isDirectoryOf(top, 0, top.length, path, 0, path.length)) {
-                    break;
-                }
-                runs.get(open[--depth])[1] = i;
-            }
-            int from = depth == 0 ? 0 : dirs.get(open[depth - 1]).length + 1;
-            for (int s = slashAfter(path, from); s >= 0; s = slashAfter(path, s + 1)) {
-                dirs.add(Arrays.copyOf(path, s));
-                runs.add(new int[] {i, n});
-                if (depth == open.length) {
-                    open = Arrays.copyOf(open, depth * 2);
-                }
-                open[depth++] = dirs.size() - 1;
-            }
-        }
-        while (depth > 0) {
-            runs.get(open[--depth])[1] = n;
-        }
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try (DataOutputStream o = new DataOutputStream(out)) {
-            o.writeInt(MAGIC);
-            o.writeInt(VERSION);
-            o.writeInt(partCount);
-            o.writeInt(dirs.size());
-            o.writeInt(n);
-            table.writeTo(o);
-            for (int end : firstEnds) {
-                o.writeInt(end);
-            }
-            firsts.writeTo(o);
-            int end = 0;
-            for (byte[] d : dirs) {
-                end += d.length;
-                o.writeInt(end);
-            }
-            for (byte[] d : dirs) {
-                o.write(d);
-            }
-            for (int[] r : runs) {
-                o.writeInt(r[0]);
-                o.writeInt(r[1]);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return out.toByteArray();
+        return MemberIndexWriter.flat(this, 0, members);
     }
 }

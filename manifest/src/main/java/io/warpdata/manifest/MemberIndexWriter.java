@@ -1,0 +1,152 @@
+package io.warpdata.manifest;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * Writes member indexes: the flat form ({@link FlatMemberIndex}, one blob) and the parted form
+ * ({@link PartedMemberIndex}: flat parts of consecutive members and a top naming them). Reading
+ * lives in those classes; the layouts are in {@code docs/manifest.md}.
+ */
+final class MemberIndexWriter {
+    private MemberIndexWriter() {
+    }
+
+    /** The flat form of members {@code [from, to)} of {@code src}: one part. */
+    static byte[] flat(MemberIndex src, int from, int to) {
+        int n = to - from;
+        long pathBytes = 0;
+        for (int i = from; i < to; i++) {
+            pathBytes += src.pathLength(i);
+        }
+        long total = MemberIndex.HEADER + (long) MemberIndex.PER_MEMBER * n + pathBytes;
+        if (total > Integer.MAX_VALUE - 64) {
+            throw new ManifestValidationException("members", n + " members with " + pathBytes
+                    + " bytes of paths do not fit one flat index blob; publish it parted");
+        }
+        ByteBuffer b = ByteBuffer.allocate((int) total);
+        b.putInt(MemberIndex.MAGIC).putInt(MemberIndex.FORMAT_VERSION).putInt(n);
+        int end = 0;
+        for (int i = from; i < to; i++) {
+            end += src.pathLength(i);
+            b.putInt(end);
+        }
+        for (int i = from; i < to; i++) {
+            b.put(src.pathBytes(i));
+        }
+        for (int i = from; i < to; i++) {
+            b.putInt(src.shard(i));
+        }
+        for (int i = from; i < to; i++) {
+            b.putLong(src.offset(i));
+        }
+        for (int i = from; i < to; i++) {
+            b.putLong(src.length(i));
+        }
+        for (int i = from; i < to; i++) {
+            b.putInt(src.mode(i));
+        }
+        for (int i = from; i < to; i++) {
+            b.put(src.hash(i).digest());
+        }
+        return b.array();
+    }
+
+    static MemberIndex.Parts parts(MemberIndex src, int partMembers) {
+        List<byte[]> parts = new ArrayList<>();
+        byte[] top = parts(src, partMembers, parts::add);
+        return new MemberIndex.Parts(top, List.copyOf(parts));
+    }
+
+    /** Writes the parts, in order, to {@code sink} (one at a time) and returns the top. */
+    static byte[] parts(MemberIndex src, int partMembers, Consumer<byte[]> sink) {
+        if (partMembers <= 0) {
+            throw new IllegalArgumentException("partMembers must be positive: " + partMembers);
+        }
+        int n = src.size();
+        ByteArrayOutputStream table = new ByteArrayOutputStream();
+        int partCount = 0;
+        ByteArrayOutputStream firsts = new ByteArrayOutputStream();
+        List<Integer> firstEnds = new ArrayList<>();
+        for (int from = 0; from < n; from += partMembers) {
+            int to = (int) Math.min(n, (long) from + partMembers);
+            byte[] part = flat(src, from, to);
+            try (DataOutputStream o = new DataOutputStream(table)) {
+                o.writeInt(to - from);
+                o.write(BlobId.of(part).digest());
+                o.writeLong(part.length);
+                o.write(BlobId.of(BlockHashList.compute(new ByteArrayInputStream(part),
+                        BlockHashList.DEFAULT_BLOCK_SIZE).serialize()).digest());
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            sink.accept(part);
+            partCount++;
+            firsts.writeBytes(src.pathBytes(from));
+            firstEnds.add(firsts.size());
+        }
+        // Directories in component order = order of first appearance in the sorted members.
+        List<byte[]> dirs = new ArrayList<>();
+        List<int[]> runs = new ArrayList<>();
+        int[] open = new int[16];
+        int depth = 0;
+        for (int i = 0; i < n; i++) {
+            byte[] path = src.pathBytes(i);
+            while (depth > 0) {
+                byte[] top = dirs.get(open[depth - 1]);
+                if (ComponentOrder.isDirectoryOf(top, 0, top.length, path, 0, path.length)) {
+                    break;
+                }
+                runs.get(open[--depth])[1] = i;
+            }
+            int from = depth == 0 ? 0 : dirs.get(open[depth - 1]).length + 1;
+            for (int s = MemberIndex.slashAfter(path, from); s >= 0; s = MemberIndex.slashAfter(path, s + 1)) {
+                dirs.add(Arrays.copyOf(path, s));
+                runs.add(new int[] {i, n});
+                if (depth == open.length) {
+                    open = Arrays.copyOf(open, depth * 2);
+                }
+                open[depth++] = dirs.size() - 1;
+            }
+        }
+        while (depth > 0) {
+            runs.get(open[--depth])[1] = n;
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (DataOutputStream o = new DataOutputStream(out)) {
+            o.writeInt(PartedMemberIndex.MAGIC);
+            o.writeInt(PartedMemberIndex.VERSION);
+            o.writeInt(partCount);
+            o.writeInt(dirs.size());
+            o.writeInt(n);
+            table.writeTo(o);
+            for (int end : firstEnds) {
+                o.writeInt(end);
+            }
+            firsts.writeTo(o);
+            int end = 0;
+            for (byte[] d : dirs) {
+                end += d.length;
+                o.writeInt(end);
+            }
+            for (byte[] d : dirs) {
+                o.write(d);
+            }
+            for (int[] r : runs) {
+                o.writeInt(r[0]);
+                o.writeInt(r[1]);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out.toByteArray();
+    }
+}
