@@ -1,5 +1,6 @@
 package io.warpdata.daemon.cli;
 
+import io.warpdata.daemon.control.protocol.Wire;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.warpdata.store.BlobStore;
@@ -251,7 +252,7 @@ public final class WarpctlCommand implements Runnable {
 
     void printJson(Object value) {
         try {
-            ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+            ObjectMapper mapper = Wire.json().copy().enable(SerializationFeature.INDENT_OUTPUT);
             context.out().println(mapper.writeValueAsString(value));
         } catch (Exception e) {
             throw new IllegalStateException("cannot render JSON", e);
