@@ -8,7 +8,6 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code warpctl refresh [DATASET]}: re-read latest pointers now. */

@@ -12,7 +12,6 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
-import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code warpctl status}: what the running warpd is doing. */
