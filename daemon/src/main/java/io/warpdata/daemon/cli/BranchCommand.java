@@ -1,5 +1,6 @@
 package io.warpdata.daemon.cli;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import io.warpdata.catalog.Catalog;
 import io.warpdata.daemon.publish.PublishRequest;
 import io.warpdata.manifest.DatasetRef;
@@ -8,8 +9,6 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
@@ -41,9 +40,7 @@ final class BranchCommand implements Callable<Integer> {
         } catch (io.warpdata.daemon.publish.InvalidInputException e) {
             throw new UsageException(e.getMessage(), e.nextStep());
         }
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("dataset", ref.id().toString());
-        out.put("branch", name);
+        BranchOutput out;
         String text;
         try (Remote remote = root.openRemote()) {
             Catalog catalog = remote.catalog();
@@ -53,8 +50,7 @@ final class BranchCommand implements Callable<Integer> {
                             "Write: warpctl branch --delete " + ref.id() + " " + name);
                 }
                 String was = catalog.deleteBranch(ref.id(), name).hex();
-                out.put("deleted", true);
-                out.put("version", was);
+                out = new BranchOutput(ref.id().toString(), name, true, was, null);
                 text = "deleted branch " + ref.id() + "@" + name + " (it named " + was + ", which stays published as "
                         + ref.id() + "@" + was.substring(0, 16) + ")";
             } else {
@@ -62,8 +58,7 @@ final class BranchCommand implements Callable<Integer> {
                 Catalog.Located target = catalog.locate(ref);
                 String by = root.context.env().getOrDefault("USER", System.getProperty("user.name", "unknown"));
                 boolean moved = catalog.moveBranch(ref.id(), name, target.version(), by, head);
-                out.put("version", target.version().hex());
-                out.put("moved", moved);
+                out = new BranchOutput(ref.id().toString(), name, null, target.version().hex(), moved);
                 text = moved ? "branch " + ref.id() + "@" + name + ": " + head.version().map(v -> v.shortHex(12))
                         .orElse("(new)") + " -> " + target.version().hex()
                         : ref.id() + "@" + name + " already names " + target.version().hex() + "; nothing written";
@@ -76,5 +71,10 @@ final class BranchCommand implements Callable<Integer> {
             root.context.out().println(text);
         }
         return 0;
+    }
+
+    /** What {@code warpctl branch --json} prints: {@code deleted} and the version it named, or {@code version} and {@code moved}. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record BranchOutput(String dataset, String branch, Boolean deleted, String version, Boolean moved) {
     }
 }

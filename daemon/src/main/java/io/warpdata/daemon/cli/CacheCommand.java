@@ -1,10 +1,14 @@
 package io.warpdata.daemon.cli;
 
+import io.warpdata.daemon.control.protocol.ByteCount;
+import io.warpdata.daemon.control.protocol.CacheCalls;
+import io.warpdata.daemon.control.protocol.Call;
+import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.Empty;
+import io.warpdata.daemon.control.protocol.Wire;
 import io.warpdata.daemon.ByteSize;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.daemon.control.ControlClient;
-import io.warpdata.daemon.control.ControlProtocol;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -26,9 +30,9 @@ public final class CacheCommand implements Runnable {
         throw new CommandLine.ParameterException(spec.commandLine(), "missing command: stats, gc or verify");
     }
 
-    private static JsonNode call(CommandSpec spec, String op, ObjectNode args) {
+    private static <Q, R, E> R call(CommandSpec spec, Call<Q, R, E> call, Q request) {
         try (ControlClient c = DaemonCalls.connect(spec)) {
-            return c.call(op, args);
+            return c.call(call, request);
         }
     }
 
@@ -39,12 +43,14 @@ public final class CacheCommand implements Runnable {
 
         @Override
         public Integer call() {
-            JsonNode s = CacheCommand.call(spec, "cache.stats", ControlProtocol.object());
+            CacheCalls.Stats stats = CacheCommand.call(spec, Calls.CACHE_STATS, Empty.INSTANCE);
             PrintWriter out = spec.commandLine().getOut();
             if (DaemonCalls.json(spec)) {
-                DaemonCalls.printJson(out, s);
+                DaemonCalls.printJson(out, stats);
                 return 0;
             }
+            // Every field, as named on the wire: the record's own order.
+            JsonNode s = Wire.tree(stats);
             s.fields().forEachRemaining(f -> {
                 if (f.getValue().isObject()) {
                     out.printf("%s:%n", f.getKey());
@@ -79,17 +85,14 @@ public final class CacheCommand implements Runnable {
 
         @Override
         public Integer call() {
-            ObjectNode args = ControlProtocol.object();
-            if (limit != null) {
-                args.put("limit", limit);
-            }
-            JsonNode r = CacheCommand.call(spec, "cache.gc", args);
+            CacheCalls.GcReply r = CacheCommand.call(spec, Calls.CACHE_GC,
+                    new CacheCalls.GcRequest(limit == null ? null : new ByteCount(limit)));
             PrintWriter out = spec.commandLine().getOut();
             if (DaemonCalls.json(spec)) {
                 DaemonCalls.printJson(out, r);
             } else {
-                out.printf("cache gc: %s -> %s (%s evicted)%n", ByteSize.format(r.path("bytes_before").asLong()),
-                        ByteSize.format(r.path("bytes_after").asLong()), ByteSize.format(r.path("bytes_evicted").asLong()));
+                out.printf("cache gc: %s -> %s (%s evicted)%n", ByteSize.format(r.bytesBefore()),
+                        ByteSize.format(r.bytesAfter()), ByteSize.format(r.bytesEvicted()));
                 out.flush();
             }
             return 0;
@@ -103,13 +106,13 @@ public final class CacheCommand implements Runnable {
 
         @Override
         public Integer call() {
-            JsonNode r = CacheCommand.call(spec, "cache.verify", ControlProtocol.object());
+            CacheCalls.VerifyReply r = CacheCommand.call(spec, Calls.CACHE_VERIFY, Empty.INSTANCE);
             PrintWriter out = spec.commandLine().getOut();
             if (DaemonCalls.json(spec)) {
                 DaemonCalls.printJson(out, r);
             } else {
-                out.printf("cache verify: %d blocks (%s) checked, %d bad removed%n", r.path("blocks_checked").asLong(),
-                        ByteSize.format(r.path("bytes_checked").asLong()), r.path("blocks_removed").asLong());
+                out.printf("cache verify: %d blocks (%s) checked, %d bad removed%n", r.blocksChecked(),
+                        ByteSize.format(r.bytesChecked()), r.blocksRemoved());
                 out.flush();
             }
             return 0;

@@ -1,9 +1,10 @@
 package io.warpdata.daemon.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.RefreshCall;
+import io.warpdata.daemon.control.protocol.Wire;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.warpdata.daemon.control.ControlClient;
-import io.warpdata.daemon.control.ControlProtocol;
 import io.warpdata.daemon.control.ProcessIdentity;
 import io.warpdata.daemon.control.SocketPaths;
 import picocli.CommandLine.Model.CommandSpec;
@@ -41,9 +42,10 @@ final class DaemonCalls {
         return root(spec).json;
     }
 
-    static void printJson(PrintWriter out, JsonNode node) {
+    /** Prints {@code value} (a record of the protocol, or a tree) as indented JSON, fields in snake_case. */
+    static void printJson(PrintWriter out, Object value) {
         try {
-            out.println(ControlProtocol.json().copy().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(node));
+            out.println(Wire.json().copy().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(value));
             out.flush();
         } catch (Exception e) {
             throw new IllegalStateException("cannot render JSON", e);
@@ -63,7 +65,7 @@ final class DaemonCalls {
             return;
         }
         try (ControlClient c = ControlClient.connect(socket)) {
-            c.call("refresh", ControlProtocol.object());
+            c.call(Calls.REFRESH, RefreshCall.Request.ALL);
         } catch (RuntimeException e) {
             root.context.err().println("warpctl: " + what + " is written, but warpd at " + socket + " could not be asked"
                     + " to refresh (" + e.getMessage() + "); its mount shows it within its pointer TTL, or after"

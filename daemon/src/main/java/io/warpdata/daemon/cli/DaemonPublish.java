@@ -1,10 +1,13 @@
 package io.warpdata.daemon.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.warpdata.daemon.control.protocol.ByteCount;
+import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.Names;
+import io.warpdata.daemon.control.protocol.PathList;
+import io.warpdata.daemon.control.protocol.PublishCall;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import io.warpdata.daemon.control.ControlClient;
-import io.warpdata.daemon.control.ControlProtocol;
 import io.warpdata.daemon.publish.InputPaths;
 import io.warpdata.manifest.DatasetId;
 
@@ -34,7 +37,7 @@ public final class DaemonPublish {
      * @throws io.warpdata.manifest.WarpException an input that does not exist (before anything is
      *         sent), or the daemon's typed error (AccessDenied, InvalidInput, ...)
      */
-    public static JsonNode publish(ControlClient client, DatasetId dataset, Map<String, List<String>> tables,
+    public static PublishCall.Reply publish(ControlClient client, DatasetId dataset, Map<String, List<String>> tables,
                                    Map<String, List<String>> artifacts, List<String> bindings, boolean setLatest,
                                    Optional<String> branch, long shardSize, Path cwd, Consumer<String> progress) {
         return publish(client, dataset, tables, artifacts, bindings, setLatest, branch, shardSize, cwd, false, false,
@@ -46,38 +49,31 @@ public final class DaemonPublish {
      * violates its thresholds ({@code --allow-threshold-violations}); {@code allowMissingMembers}
      * publishes rows whose bound value names no member ({@code --allow-missing-members}).
      */
-    public static JsonNode publish(ControlClient client, DatasetId dataset, Map<String, List<String>> tables,
+    public static PublishCall.Reply publish(ControlClient client, DatasetId dataset, Map<String, List<String>> tables,
                                    Map<String, List<String>> artifacts, List<String> bindings, boolean setLatest,
                                    Optional<String> branch, long shardSize, Path cwd, boolean allowThresholdViolations,
                                    boolean allowMissingMembers, Consumer<String> progress) {
-        ObjectNode args = ControlProtocol.object().put("dataset", dataset.toString()).put("set_latest", setLatest);
-        if (allowThresholdViolations) {
-            args.put("allow_threshold_violations", true);
-        }
-        if (allowMissingMembers) {
-            args.put("allow_missing_members", true);
-        }
-        branch.ifPresent(b -> args.put("branch", b));
-        if (shardSize > 0) {
-            args.put("shard_size", shardSize);
-        }
-        ObjectNode t = args.putObject("tables");
-        tables.forEach((name, specs) -> expand(t.putArray(name), specs, cwd, "--table " + name));
-        ObjectNode a = args.putObject("artifacts");
-        artifacts.forEach((name, specs) -> expand(a.putArray(name), specs, cwd, "--artifact " + name));
-        bindings.forEach(args.putArray("bindings")::add);
-        return client.call("publish", args, e -> {
-            if (e.has("message")) {
-                progress.accept(e.get("message").asText());
+        Map<String, PathList> t = new LinkedHashMap<>();
+        tables.forEach((name, specs) -> t.put(name, expand(specs, cwd, "--table " + name)));
+        Map<String, PathList> a = new LinkedHashMap<>();
+        artifacts.forEach((name, specs) -> a.put(name, expand(specs, cwd, "--artifact " + name)));
+        PublishCall.Request request = new PublishCall.Request(dataset.toString(), t, a, Names.of(bindings), setLatest,
+                shardSize > 0 ? new ByteCount(shardSize) : null, branch.orElse(null), allowThresholdViolations,
+                allowMissingMembers);
+        return client.call(Calls.PUBLISH, request, e -> {
+            if (e.message() != null) {
+                progress.accept(e.message());
             }
         });
     }
 
-    private static void expand(ArrayNode out, List<String> specs, Path cwd, String what) {
+    private static PathList expand(List<String> specs, Path cwd, String what) {
+        List<String> out = new ArrayList<>();
         for (String spec : specs) {
             for (Path p : InputPaths.expand(spec, cwd, what)) {
                 out.add(p.toAbsolutePath().normalize().toString());
             }
         }
+        return new PathList(out);
     }
 }

@@ -1,10 +1,12 @@
 package io.warpdata.daemon.cli;
 
+import io.warpdata.daemon.control.protocol.CacheCalls;
+import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.StatusCall;
+import io.warpdata.daemon.control.protocol.StoreStatus;
 import io.warpdata.daemon.ByteSize;
-import com.fasterxml.jackson.databind.JsonNode;
 import io.warpdata.store.BlobStore;
 import io.warpdata.daemon.control.ControlClient;
-import io.warpdata.daemon.control.ControlProtocol;
 import io.warpdata.manifest.WarpException;
 
 import java.io.IOException;
@@ -81,11 +83,15 @@ public final class Doctor {
     }
 
     /** What a running warpd said about itself: {@code status} and {@code cache.stats}. */
-    record Daemon(JsonNode status, JsonNode cache, Check socketCheck) {
+    record Daemon(StatusCall.Reply status, CacheCalls.Stats cache, Check socketCheck) {
         String serves() {
-            return "warpd " + status.path("version").asText() + " serving " + status.path("mount").asText() + " from "
-                    + status.path("remote").asText();
+            return "warpd " + status.version() + " serving " + status.mount() + " from " + status.remote();
         }
+    }
+
+    /** Whether warpd says its store is down (and not deliberately offline). */
+    private static boolean storeDown(StoreStatus store) {
+        return store != null && !store.reachable() && !store.offline();
     }
 
     private Optional<Daemon> daemon() {
@@ -94,8 +100,7 @@ public final class Doctor {
             return Optional.empty();
         }
         try (ControlClient c = ControlClient.connect(settings.socket())) {
-            return Optional.of(new Daemon(c.call("status", ControlProtocol.object()),
-                    c.call("cache.stats", ControlProtocol.object()), socket));
+            return Optional.of(new Daemon(c.call(Calls.STATUS), c.call(Calls.CACHE_STATS), socket));
         } catch (WarpException e) {
             return Optional.empty();
         }
@@ -104,10 +109,10 @@ public final class Doctor {
     /** warpd's store, as warpd reaches it (its own credentials and endpoint). */
     Check daemonRemote(Daemon d) {
         String name = "warpd's remote";
-        String remote = d.status().path("remote").asText();
-        JsonNode store = d.status().path("store");
+        String remote = d.status().remote();
+        StoreStatus store = d.status().store();
         String at = "warpd at " + settings.socket() + " serves " + remote;
-        if (store.has("reachable") && !store.path("reachable").asBoolean() && !store.path("offline").asBoolean()) {
+        if (storeDown(store)) {
             return new Check(name, Status.FAIL, at + "; store " + StatusCommand.storeLine(store),
                     "check the network and the store as warpd sees them (its --endpoint, its credentials); warpd retries every 5 s");
         }
@@ -115,7 +120,7 @@ public final class Doctor {
                 .map(r -> "; this command's remote " + r + " is another store (publish then runs in this process, not through warpd)")
                 .orElse("");
         return new Check(name, mismatch.isEmpty() ? Status.PASS : Status.WARN,
-                at + (store.has("reachable") ? (store.path("offline").asBoolean() ? "; offline (local mode)" : "; store reachable") : "")
+                at + (store != null ? (store.offline() ? "; offline (local mode)" : "; store reachable") : "")
                         + mismatch,
                 mismatch.isEmpty() ? "" : "pass --remote " + remote + " (or unset WARP_REMOTE) to use warpd's store");
     }
@@ -131,21 +136,20 @@ public final class Doctor {
     /** warpd's cache directory, its use and the free space on its disk, as warpd reports them. */
     Check daemonCacheDir(Daemon d) {
         String name = "warpd's cache";
-        JsonNode c = d.cache();
-        String dir = c.path("dir").asText("");
-        if (dir.isBlank() || c.path("mode").asText("").equals("remote")) {
-            return pass(name, "warpd keeps its cache in memory (mode " + c.path("mode").asText("?") + ", "
-                    + ByteSize.format(c.path("limit_bytes").asLong()) + ")");
+        CacheCalls.Stats c = d.cache();
+        String dir = c.dir() == null ? "" : c.dir();
+        if (dir.isBlank() || "remote".equals(c.mode())) {
+            return pass(name, "warpd keeps its cache in memory (mode " + (c.mode() == null ? "?" : c.mode()) + ", "
+                    + ByteSize.format(c.limitBytes()) + ")");
         }
-        long used = c.path("size_bytes").asLong();
-        long limit = c.path("limit_bytes").asLong();
+        long used = c.sizeBytes();
+        long limit = c.limitBytes();
         String detail = dir + ": " + ByteSize.format(used) + " used of its " + ByteSize.format(limit) + " limit";
-        JsonNode freeNode = c.path("free_bytes");
-        if (!freeNode.isNumber()) {
+        if (c.freeBytes() == null) {
             return pass(name, detail + " (warpd did not report the free space)");
         }
-        long free = freeNode.asLong();
-        long floor = c.path("free_floor_bytes").asLong();
+        long free = c.freeBytes();
+        long floor = c.freeFloorBytes();
         detail += ", " + ByteSize.format(free) + " free on its disk";
         if (free < floor) {
             return new Check(name, Status.WARN, detail + ", under the free-space floor of " + ByteSize.format(floor)
@@ -335,12 +339,10 @@ public final class Doctor {
 
     Check socket() {
         try (ControlClient c = ControlClient.connect(settings.socket())) {
-            JsonNode s = c.call("status", ControlProtocol.object());
-            String serving = settings.socket() + ": warpd " + s.path("version").asText() + " serving "
-                    + s.path("mount").asText() + " from " + s.path("remote").asText();
-            JsonNode store = s.path("store");
-            if (store.has("reachable") && !store.path("reachable").asBoolean() && !store.path("offline").asBoolean()) {
-                return new Check("control socket", Status.WARN, serving + "; store " + StatusCommand.storeLine(store),
+            StatusCall.Reply s = c.call(Calls.STATUS);
+            String serving = settings.socket() + ": warpd " + s.version() + " serving " + s.mount() + " from " + s.remote();
+            if (storeDown(s.store())) {
+                return new Check("control socket", Status.WARN, serving + "; store " + StatusCommand.storeLine(s.store()),
                         "check the network and the store (--endpoint, credentials); cached data keeps serving, reads"
                                 + " of uncached data fail with EIO until the store is back (warpd retries every 5 s)");
             }

@@ -1,10 +1,7 @@
 package io.warpdata.daemon.cli;
 
 import io.warpdata.daemon.ByteSize;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.store.BlobStore;
-import io.warpdata.daemon.control.ControlProtocol;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -60,13 +57,7 @@ public final class DoctorCommand implements Callable<Integer> {
         boolean failed = checks.stream().anyMatch(c -> c.status() == Doctor.Status.FAIL);
         PrintWriter out = spec.commandLine().getOut();
         if (DaemonCalls.json(spec)) {
-            ObjectNode r = ControlProtocol.object();
-            r.put("ok", !failed);
-            ArrayNode arr = r.putArray("checks");
-            for (Doctor.Check c : checks) {
-                arr.addObject().put("name", c.name()).put("status", c.status().name()).put("detail", c.detail()).put("fix", c.fix());
-            }
-            DaemonCalls.printJson(out, r);
+            DaemonCalls.printJson(out, new Report(!failed, checks));
         } else {
             for (Doctor.Check c : checks) {
                 out.printf("%-4s  %-17s %s%n", c.status(), c.name(), c.detail());
@@ -107,5 +98,9 @@ public final class DoctorCommand implements Callable<Integer> {
             }
         }
         return "";
+    }
+
+    /** What {@code warpctl doctor --json} prints: whether all passed, and each check. */
+    record Report(boolean ok, List<Doctor.Check> checks) {
     }
 }

@@ -1,5 +1,6 @@
 package io.warpdata.daemon.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.warpdata.daemon.ByteSize;
 import io.warpdata.blobcache.cache.BlobReader;
 import io.warpdata.daemon.inspect.ParquetHead;
@@ -12,9 +13,7 @@ import picocli.CommandLine.ParentCommand;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code warpctl head DATASET [-n N] [--table T]}: the first rows, read by ranged reads. */
@@ -46,12 +45,9 @@ final class HeadCommand implements Callable<Integer> {
                 result = new ParquetHead(reader, Path.of(System.getProperty("java.io.tmpdir"))).head(name, t, rows);
             }
             if (root.json) {
-                Map<String, Object> m = new LinkedHashMap<>();
-                m.put("table", name);
-                m.put("columns", result.columns());
                 // Each row as DuckDB's to_json renders it, as 'stream' writes it: lists and structs
                 // as JSON arrays and objects, BLOBs as escaped strings.
-                List<Object> out = new ArrayList<>();
+                List<JsonNode> out = new ArrayList<>();
                 com.fasterxml.jackson.databind.ObjectMapper mapper = new com.fasterxml.jackson.databind.ObjectMapper();
                 for (ParquetHead.Row row : result.rows()) {
                     try {
@@ -60,11 +56,8 @@ final class HeadCommand implements Callable<Integer> {
                         throw new IllegalStateException("DuckDB rendered a row that is not JSON: " + row.json(), e);
                     }
                 }
-                m.put("rows", out);
-                m.put("bytes_read", result.bytesRead());
-                m.put("bytes_fetched", result.bytesFetched());
-                m.put("shard_bytes", result.shardBytes());
-                root.printJson(m);
+                root.printJson(new HeadOutput(name, result.columns(), out, result.bytesRead(), result.bytesFetched(),
+                        result.shardBytes()));
             } else {
                 TextTable text = new TextTable(result.columns());
                 for (ParquetHead.Row row : result.rows()) {
@@ -78,5 +71,10 @@ final class HeadCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    /** What {@code warpctl head --json} prints. */
+    record HeadOutput(String table, List<String> columns, List<JsonNode> rows, long bytesRead, long bytesFetched,
+                      long shardBytes) {
     }
 }

@@ -1,10 +1,10 @@
 package io.warpdata.daemon.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.DatasetArg;
+import io.warpdata.daemon.control.protocol.InfoCall;
 import io.warpdata.daemon.control.ControlClient;
 import io.warpdata.daemon.control.ControlException;
-import io.warpdata.daemon.control.ControlProtocol;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -17,7 +17,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
@@ -45,15 +44,15 @@ public final class InitCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        JsonNode info;
+        InfoCall.Reply info;
         Path mountDir = mount;
         try (ControlClient c = DaemonCalls.connect(spec)) {
-            info = c.call("info", ControlProtocol.object().put("dataset", dataset));
+            info = c.call(Calls.INFO, new DatasetArg(dataset));
             if (mountDir == null) {
-                mountDir = Path.of(c.call("status", ControlProtocol.object()).path("mount").asText());
+                mountDir = Path.of(c.call(Calls.STATUS).mount());
             }
         }
-        String stem = info.path("dataset").asText().replace('/', '_').replace('-', '_') + "_loader";
+        String stem = info.dataset().replace('/', '_').replace('-', '_') + "_loader";
         Path out = DaemonCalls.root(spec).context.cwd().resolve(output != null ? output : Path.of(stem + ".py")).toAbsolutePath().normalize();
         LoaderGenerator.Target target = LoaderGenerator.target(info, mountDir, Optional.ofNullable(table));
         Path root = mountDir.resolve(target.dataset().split("/")[0]).resolve(target.dataset().split("/")[1] + "@" + target.version());
@@ -68,15 +67,8 @@ public final class InitCommand implements Callable<Integer> {
         }
         PrintWriter pw = spec.commandLine().getOut();
         if (DaemonCalls.json(spec)) {
-            ObjectNode r = ControlProtocol.object();
-            r.put("loader", out.toString());
-            r.put("dataset", target.dataset());
-            r.put("version", target.version());
-            r.put("root", root.toString());
-            target.table().ifPresentOrElse(t -> r.put("table", t), () -> r.putNull("table"));
-            r.put("rows", target.totalRows());
-            warpdata.ifPresentOrElse(p -> r.put("warpdata", p.toString()), () -> r.putNull("warpdata"));
-            DaemonCalls.printJson(pw, r);
+            DaemonCalls.printJson(pw, new Written(out.toString(), target.dataset(), target.version(), root.toString(),
+                    target.table().orElse(null), target.totalRows(), warpdata.map(Path::toString).orElse(null)));
         } else {
             pw.printf("wrote %s (%s@%s, table %s, %d rows)%n", out, target.dataset(), target.version().substring(0, 12),
                     target.table().orElse("(none: artifact members)"), target.totalRows());
@@ -87,6 +79,10 @@ public final class InitCommand implements Callable<Integer> {
             pw.flush();
         }
         return 0;
+    }
+
+    /** What {@code warpctl init --json} prints: the loader written, and what it reads. */
+    record Written(String loader, String dataset, String version, String root, String table, long rows, String warpdata) {
     }
 
     /**

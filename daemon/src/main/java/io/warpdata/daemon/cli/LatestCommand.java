@@ -6,8 +6,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
@@ -39,8 +37,7 @@ final class LatestCommand implements Callable<Integer> {
                     "Write: warpctl latest " + id.id() + " " + id.ref());
         }
         DatasetRef target = WarpctlCommand.datasetRef(id.id() + "@" + ref);
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("dataset", id.id().toString());
+        LatestOutput out;
         String text;
         try (Remote remote = root.openRemote()) {
             Catalog catalog = remote.catalog();
@@ -49,9 +46,7 @@ final class LatestCommand implements Callable<Integer> {
             String by = root.context.env().getOrDefault("USER", System.getProperty("user.name", "unknown"));
             boolean moved = catalog.moveBranch(id.id(), null, to.version(), by, head);
             Optional<String> from = head.version().map(v -> v.hex());
-            out.put("from", from.orElse(null));
-            out.put("version", to.version().hex());
-            out.put("moved", moved);
+            out = new LatestOutput(id.id().toString(), from.orElse(null), to.version().hex(), moved);
             text = moved ? "latest of " + id.id() + ": " + from.map(h -> h.substring(0, 12)).orElse("(none)") + " -> "
                     + to.version().hex() : "latest of " + id.id() + " already names " + to.version().hex()
                     + "; nothing written";
@@ -63,5 +58,9 @@ final class LatestCommand implements Callable<Integer> {
             root.context.out().println(text);
         }
         return 0;
+    }
+
+    /** What {@code warpctl latest --json} prints; {@code from} is null when there was no latest. */
+    record LatestOutput(String dataset, String from, String version, boolean moved) {
     }
 }

@@ -1,5 +1,6 @@
 package io.warpdata.daemon.cli;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import io.warpdata.catalog.Catalog;
 import io.warpdata.catalog.DatasetNotFoundException;
 import io.warpdata.daemon.inspect.TextTable;
@@ -12,7 +13,6 @@ import picocli.CommandLine.ParentCommand;
 
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -58,20 +58,16 @@ final class ListRemoteCommand implements Callable<Integer> {
                 throw new UsageException("'" + workspace + "' is not a workspace",
                         "Name a workspace like 'vision/' (lowercase letters, digits, '_', '-').");
             }
-            List<Object> json = new ArrayList<>();
+            List<DatasetSummary> json = new ArrayList<>();
             TextTable text = new TextTable(List.of("DATASET", "LATEST", "VERSIONS"));
             for (DatasetId id : remote.catalog().datasets(ws)) {
                 Optional<VersionHash> latest = remote.catalog().latest(id);
                 int versions = remote.catalog().versions(id).size();
-                Map<String, Object> m = new LinkedHashMap<>();
-                m.put("dataset", id.toString());
-                m.put("latest", latest.map(VersionHash::hex).orElse(null));
-                m.put("versions", versions);
-                json.add(m);
+                json.add(new DatasetSummary(id.toString(), latest.map(VersionHash::hex).orElse(null), versions));
                 text.add(List.of(id.toString(), latest.map(v -> v.shortHex(12)).orElse("-"), Integer.toString(versions)));
             }
             if (root.json) {
-                root.printJson(Map.of("workspace", ws, "datasets", json));
+                root.printJson(new WorkspaceListing(ws, json));
             } else {
                 root.context.out().print(text.render(true));
             }
@@ -88,33 +84,44 @@ final class ListRemoteCommand implements Callable<Integer> {
                     catalog.datasets(id.workspace()).stream().map(DatasetId::toString).limit(20).toList());
         }
         RefNames names = RefNames.of(catalog, id);
-        List<Map<String, Object>> rows = new ArrayList<>();
+        List<VersionRow> rows = new ArrayList<>();
         for (VersionHash v : versions) {
             Manifest m = catalog.manifest(id, v);
-            Map<String, Object> row = new LinkedHashMap<>();
-            row.put("version", v.hex());
-            row.put("created_at", m.metadata().get("created_at"));
-            row.put("names", names.of(v));
-            m.derivedFrom().ifPresent(d -> row.put("derived_from", d.parent() + "@" + d.parentVersion().hex()));
-            rows.add(row);
+            rows.add(new VersionRow(v.hex(), m.metadata().get(CREATED_AT), names.of(v),
+                    m.derivedFrom().map(d -> d.parent() + "@" + d.parentVersion().hex()).orElse(null)));
         }
-        rows.sort(Comparator.comparing((Map<String, Object> r) -> String.valueOf(r.get("created_at"))).reversed());
+        rows.sort(Comparator.comparing((VersionRow r) -> String.valueOf(r.createdAt())).reversed());
         if (root.json) {
-            Map<String, Object> out = new LinkedHashMap<>();
-            out.put("dataset", id.toString());
-            out.putAll(names.json());
-            out.put("versions", rows);
-            root.printJson(out);
+            RefNames.Json refs = names.json();
+            root.printJson(new VersionListing(id.toString(), refs.latest(), refs.tags(), refs.branches(), rows));
             return;
         }
         TextTable text = new TextTable(List.of("VERSION", "CREATED", "NAMES", "DERIVED FROM"));
-        for (Map<String, Object> r : rows) {
-            @SuppressWarnings("unchecked")
-            List<String> n = (List<String>) r.get("names");
-            String derived = (String) r.get("derived_from");
-            text.add(List.of(((String) r.get("version")).substring(0, 12), String.valueOf(r.getOrDefault("created_at", "?")),
-                    n.isEmpty() ? "-" : String.join(", ", n), derived == null ? "-" : derived.substring(0, derived.indexOf('@') + 13)));
+        for (VersionRow r : rows) {
+            String derived = r.derivedFrom();
+            text.add(List.of(r.version().substring(0, 12), r.createdAt() == null ? "?" : String.valueOf(r.createdAt()),
+                    r.names().isEmpty() ? "-" : String.join(", ", r.names()),
+                    derived == null ? "-" : derived.substring(0, derived.indexOf('@') + 13)));
         }
         root.context.out().print(text.render(true));
+    }
+
+    /** The manifest metadata key a version's creation time is under (ManifestCodec, the writers). */
+    private static final String CREATED_AT = "created_at";
+    /** {@code warpctl list-remote WORKSPACE/ --json}. */
+    record WorkspaceListing(String workspace, List<DatasetSummary> datasets) {
+    }
+
+    record DatasetSummary(String dataset, String latest, int versions) {
+    }
+
+    /** {@code warpctl list-remote DATASET --json}: the names, then every version, newest first. */
+    record VersionListing(String dataset, String latest, Map<String, String> tags, Map<String, String> branches,
+                          List<VersionRow> versions) {
+    }
+
+    /** @param derivedFrom {@code parent@version} of a view; absent for a published version */
+    record VersionRow(String version, Object createdAt, List<String> names,
+                      @JsonInclude(JsonInclude.Include.NON_NULL) String derivedFrom) {
     }
 }

@@ -1,7 +1,7 @@
 package io.warpdata.daemon.cli;
 
+import io.warpdata.daemon.control.protocol.InfoCall;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
 import io.warpdata.daemon.control.ControlException;
 import io.warpdata.daemon.control.ControlProtocol;
 
@@ -24,6 +24,9 @@ public final class LoaderGenerator {
     private LoaderGenerator() {
     }
 
+    /** The column of a loader over an artifact's members (no table): each row is one member's path. */
+    static final String MEMBER_COLUMN = "path";
+
     /** What the loader is for. */
     public record Target(String dataset, String version, Path mount, Optional<String> table,
                          List<String> shardFiles, List<String> columns, long totalRows,
@@ -36,54 +39,47 @@ public final class LoaderGenerator {
      *
      * @throws ControlException naming the tables if {@code wanted} is not one of them
      */
-    public static Target target(JsonNode info, Path mount, Optional<String> wanted) {
-        JsonNode tables = info.path("tables");
-        List<String> names = new ArrayList<>();
-        tables.fieldNames().forEachRemaining(names::add);
+    public static Target target(InfoCall.Reply info, Path mount, Optional<String> wanted) {
+        List<String> names = new ArrayList<>(info.tables().keySet());
         Optional<String> table;
         if (wanted.isPresent()) {
-            if (!tables.has(wanted.get())) {
-                throw new ControlException(ControlException.BAD_REQUEST, info.path("dataset").asText() + " has no table '"
+            if (!info.tables().containsKey(wanted.get())) {
+                throw new ControlException(ControlException.BAD_REQUEST, info.dataset() + " has no table '"
                         + wanted.get() + "'", "pick one of: " + (names.isEmpty() ? "(none)" : String.join(", ", names)));
             }
             table = wanted;
         } else if (names.contains("main")) {
             table = Optional.of("main");
         } else {
-            Optional<String> bound = Optional.empty();
-            for (JsonNode b : info.path("bindings")) {
-                bound = bound.or(() -> Optional.of(b.path("table").asText()));
-            }
-            table = bound.or(() -> names.stream().findFirst());
+            table = info.bindings().stream().map(InfoCall.BindingInfo::table).findFirst().or(() -> names.stream().findFirst());
         }
         List<String> shards = new ArrayList<>();
         List<String> columns = new ArrayList<>();
-        long rows = 0;
+        long rows;
         Map<String, List<String>> bindings = new LinkedHashMap<>();
         if (table.isPresent()) {
-            JsonNode t = tables.path(table.get());
-            t.path("shards").forEach(s -> shards.add(s.path("name").asText()));
-            t.path("schema").forEach(c -> columns.add(c.path("name").asText()));
-            rows = t.path("rows").asLong();
-            for (JsonNode b : info.path("bindings")) {
-                if (b.path("table").asText().equals(table.get())) {
-                    bindings.put(b.path("column").asText(), List.of(b.path("artifact").asText(), b.path("ref_type").asText()));
+            InfoCall.TableInfo t = info.tables().get(table.get());
+            t.shards().forEach(s -> shards.add(s.name()));
+            t.schema().forEach(c -> columns.add(c.name()));
+            rows = t.rows();
+            for (InfoCall.BindingInfo b : info.bindings()) {
+                if (b.table().equals(table.get())) {
+                    bindings.put(b.column(), List.of(b.artifact(), b.refType()));
                 }
             }
         } else {
-            // No table: the rows are the members of the first artifact.
-            Iterator<String> artifacts = info.path("artifacts").fieldNames();
+            // No table: the rows are the members of the first artifact, in a column named path.
+            Iterator<Map.Entry<String, InfoCall.ArtifactInfo>> artifacts = info.artifacts().entrySet().iterator();
             if (!artifacts.hasNext()) {
-                throw new ControlException(ControlException.BAD_REQUEST, info.path("dataset").asText() + " has no tables and no artifacts",
+                throw new ControlException(ControlException.BAD_REQUEST, info.dataset() + " has no tables and no artifacts",
                         "publish something first: warpctl publish ...");
             }
-            String a = artifacts.next();
-            bindings.put("path", List.of(a, "file"));
-            columns.add("path");
-            rows = info.path("artifacts").path(a).path("members").asLong();
+            Map.Entry<String, InfoCall.ArtifactInfo> a = artifacts.next();
+            bindings.put(MEMBER_COLUMN, List.of(a.getKey(), "file"));
+            columns.add(MEMBER_COLUMN);
+            rows = a.getValue().members();
         }
-        return new Target(info.path("dataset").asText(), info.path("version").asText(), mount, table, shards, columns,
-                rows, bindings);
+        return new Target(info.dataset(), info.version(), mount, table, shards, columns, rows, bindings);
     }
 
     /** The stub's source; warpdata finds warpd's socket as warpctl does ($WARP_SOCKET, else the default). */

@@ -1,8 +1,8 @@
 package io.warpdata.daemon.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.MetricsCall;
 import io.warpdata.daemon.control.ControlClient;
-import io.warpdata.daemon.control.ControlProtocol;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
@@ -24,15 +24,15 @@ public final class MetricsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        JsonNode r;
+        MetricsCall.Reply r;
         try (ControlClient c = DaemonCalls.connect(spec)) {
-            r = c.call("metrics", ControlProtocol.object());
+            r = c.call(Calls.METRICS);
         }
         PrintWriter out = spec.commandLine().getOut();
         if (DaemonCalls.json(spec)) {
             DaemonCalls.printJson(out, r);
         } else {
-            out.print(r.path("text").asText());
+            out.print(r.text());
             out.flush();
         }
         return 0;

@@ -1,11 +1,9 @@
 package io.warpdata.daemon.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.PrefetchOrderCall;
 import io.warpdata.daemon.ByteSize;
 import io.warpdata.daemon.control.ControlClient;
-import io.warpdata.daemon.control.ControlProtocol;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -17,7 +15,6 @@ import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -58,13 +55,12 @@ public final class PrefetchCommand implements Callable<Integer> {
             throw new UsageException(stop ? "--stop takes no --order" : "Missing --order FILE",
                     "Run 'warpctl prefetch --order FILE' (one path per line), or 'warpctl prefetch --stop --plan NAME'.");
         }
-        JsonNode result;
+        PrefetchOrderCall.Reply result;
         try (ControlClient c = DaemonCalls.connect(spec)) {
             if (stop) {
-                result = c.call("prefetch.order", ControlProtocol.object().put("plan", plan).set("paths",
-                        ControlProtocol.json().createArrayNode()));
+                result = c.call(Calls.PREFETCH_ORDER, new PrefetchOrderCall.Request(plan, null, List.of(), null, false));
             } else {
-                String mount = c.call("status", ControlProtocol.object()).path("mount").asText();
+                String mount = c.call(Calls.STATUS).mount();
                 result = send(c, mount, readLines());
             }
         }
@@ -72,15 +68,19 @@ public final class PrefetchCommand implements Callable<Integer> {
         if (DaemonCalls.json(spec)) {
             DaemonCalls.printJson(out, result);
         } else if (stop) {
-            out.printf(result.path("stopped").asBoolean() ? "stopped plan '%s'%n" : "no plan '%s' to stop%n", plan);
+            out.printf(Boolean.TRUE.equals(result.stopped()) ? "stopped plan '%s'%n" : "no plan '%s' to stop%n", plan);
         } else {
             out.printf("planned %d files (%s in %d shards) as plan '%s'; warpd fetches up to %s ahead of the reader%s%n",
-                    result.path("members").asLong(), ByteSize.format(result.path("planned_bytes").asLong()),
-                    result.path("blobs").asLong(), plan, ByteSize.format(result.path("ahead_bytes").asLong()),
-                    result.path("replaced").asBoolean() ? " (replaces the previous order)" : "");
+                    orZero(result.members()), ByteSize.format(orZero(result.plannedBytes())),
+                    orZero(result.blobs()), plan, ByteSize.format(orZero(result.aheadBytes())),
+                    Boolean.TRUE.equals(result.replaced()) ? " (replaces the previous order)" : "");
         }
         out.flush();
         return 0;
+    }
+
+    private static long orZero(Long n) {
+        return n == null ? 0 : n;
     }
 
     private List<String> readLines() {
@@ -109,7 +109,7 @@ public final class PrefetchCommand implements Callable<Integer> {
     }
 
     /** Sends the order in parts of at most {@link #PART_BYTES}; returns the last part's answer. */
-    private JsonNode send(ControlClient c, String mount, List<String> lines) {
+    private PrefetchOrderCall.Reply send(ControlClient c, String mount, List<String> lines) {
         String rootArg = root == null ? "" : root;
         String rootAbs = rootArg.startsWith("/") ? rootArg : (mount + (rootArg.isEmpty() ? "" : "/" + rootArg));
         while (rootAbs.endsWith("/") && rootAbs.length() > 1) {
@@ -132,12 +132,11 @@ public final class PrefetchCommand implements Callable<Integer> {
                 paths.add(relative(line));
             }
         }
-        JsonNode last = null;
+        PrefetchOrderCall.Reply last = null;
         int part = 0;
         int i = 0;
         do {
-            ObjectNode args = ControlProtocol.object().put("plan", plan).put("root", rootArg).put("part", part);
-            ArrayNode batch = args.putArray("paths");
+            List<String> batch = new ArrayList<>();
             long bytes = 0;
             while (i < paths.size()) {
                 int size = paths.get(i).getBytes(StandardCharsets.UTF_8).length + 8;
@@ -148,8 +147,7 @@ public final class PrefetchCommand implements Callable<Integer> {
                 bytes += size;
                 i++;
             }
-            args.put("more", i < paths.size());
-            last = c.call("prefetch.order", args);
+            last = c.call(Calls.PREFETCH_ORDER, new PrefetchOrderCall.Request(plan, rootArg, batch, part, i < paths.size()));
             part++;
         } while (i < paths.size());
         return last;

@@ -1,14 +1,16 @@
 package io.warpdata.daemon.cli;
 
+import io.warpdata.daemon.control.ops.PublishOperation;
+import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.PublishCall;
+import java.util.Objects;
 import io.warpdata.daemon.publish.PublishProgress;
 import io.warpdata.daemon.publish.PublishRequest;
 import io.warpdata.daemon.publish.PublishResult;
 import io.warpdata.daemon.publish.Publisher;
 import io.warpdata.daemon.control.ControlClient;
-import io.warpdata.daemon.control.ControlProtocol;
 import io.warpdata.daemon.control.ProcessIdentity;
 import io.warpdata.daemon.control.SocketPaths;
-import com.fasterxml.jackson.databind.JsonNode;
 import io.warpdata.manifest.Binding;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.ManifestValidationException;
@@ -19,10 +21,8 @@ import picocli.CommandLine.ParentCommand;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Optional;
-import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 
@@ -107,12 +107,12 @@ final class PublishCommand implements Callable<Integer> {
         if (branch != null) {
             PublishRequest.requireBranchName(branch);
         }
-        Optional<JsonNode> viaDaemon = noDaemon ? Optional.empty() : publishThroughDaemon(ctx, id, bindings, shardBytes);
+        Optional<PublishCall.Reply> viaDaemon = noDaemon ? Optional.empty() : publishThroughDaemon(ctx, id, bindings, shardBytes);
         if (viaDaemon.isPresent()) {
             if (root.json) {
                 root.printJson(viaDaemon.get());
             } else {
-                ctx.out().println(viaDaemon.get().path("summary").asText());
+                ctx.out().println(viaDaemon.get().summary());
             }
             return 0;
         }
@@ -132,23 +132,7 @@ final class PublishCommand implements Callable<Integer> {
         // socket still shows the version when this returns.
         DaemonCalls.refreshDaemon(root, "the version");
         if (root.json) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("dataset", result.dataset().toString());
-            m.put("version", result.version().hex());
-            m.put("tables", result.tables());
-            m.put("table_files", result.tableFiles());
-            m.put("rows", result.rows());
-            m.put("artifacts", result.artifacts());
-            m.put("members", result.members());
-            m.put("blobs_uploaded", result.blobsUploaded());
-            m.put("blobs_skipped", result.blobsSkipped());
-            m.put("bytes_uploaded", result.bytesUploaded());
-            m.put("bytes_skipped", result.bytesSkipped());
-            m.put("manifest_written", result.manifestWritten());
-            m.put("latest_set", result.latestSet());
-            m.put("pointers_moved", result.pointersMoved());
-            m.put("notes", result.notes());
-            root.printJson(m);
+            root.printJson(PublishOperation.reply(result));
         } else {
             ctx.out().println(result.summary());
         }
@@ -161,14 +145,14 @@ final class PublishCommand implements Callable<Integer> {
      * this returns. Sources are expanded here, as the calling user, and read by the daemon only
      * where this user may read them.
      */
-    private Optional<JsonNode> publishThroughDaemon(CliContext ctx, DatasetId id, List<String> bindingSpecs, long shardBytes) {
+    private Optional<PublishCall.Reply> publishThroughDaemon(CliContext ctx, DatasetId id, List<String> bindingSpecs, long shardBytes) {
         Path sock = root.socket != null ? root.socket : SocketPaths.defaultSocket(ctx.env(), ProcessIdentity.uid());
         if (!ControlClient.reachable(sock)) {
             return Optional.empty();
         }
         try (ControlClient client = ControlClient.connect(sock)) {
             String wanted = root.remote != null ? root.remote : ctx.env().get("WARP_REMOTE");
-            String served = client.call("status", ControlProtocol.object()).path("remote").asText("");
+            String served = Objects.requireNonNullElse(client.call(Calls.STATUS).remote(), "");
             if (wanted != null && !wanted.isBlank() && !sameRemote(wanted, served)) {
                 return Optional.empty();
             }

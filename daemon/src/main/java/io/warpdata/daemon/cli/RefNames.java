@@ -52,15 +52,15 @@ record RefNames(VersionHash latest, SortedMap<String, VersionHash> tags, SortedM
     }
 
     /** As JSON: {@code {latest, tags: {name: hash}, branches: {name: hash}}}. */
-    Map<String, Object> json() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("latest", latest == null ? null : latest.hex());
+    Json json() {
         Map<String, String> t = new LinkedHashMap<>();
         tags.forEach((k, v) -> t.put(k, v.hex()));
-        m.put("tags", t);
         Map<String, String> b = new LinkedHashMap<>();
         branches.forEach((k, v) -> b.put(k, v.hex()));
-        m.put("branches", b);
-        return m;
+        return new Json(latest == null ? null : latest.hex(), t, b);
+    }
+
+    /** The names of a dataset's versions as {@code list-remote --json} prints them. */
+    record Json(String latest, Map<String, String> tags, Map<String, String> branches) {
     }
 }

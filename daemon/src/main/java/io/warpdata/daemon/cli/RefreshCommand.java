@@ -1,15 +1,13 @@
 package io.warpdata.daemon.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.RefreshCall;
 import io.warpdata.daemon.control.ControlClient;
-import io.warpdata.daemon.control.ControlProtocol;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code warpctl refresh [DATASET]}: re-read latest pointers now. */
@@ -25,18 +23,14 @@ public final class RefreshCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        ObjectNode args = ControlProtocol.object();
-        if (dataset != null) {
-            args.put("dataset", dataset);
-        }
-        JsonNode r;
+        RefreshCall.Reply r;
         try (ControlClient c = DaemonCalls.connect(spec)) {
-            r = c.call("refresh", args);
+            r = c.call(Calls.REFRESH, new RefreshCall.Request(dataset));
         }
         if (DaemonCalls.json(spec)) {
             DaemonCalls.printJson(spec.commandLine().getOut(), r);
         } else {
-            spec.commandLine().getOut().println("refreshed " + r.path("refreshed").asText());
+            spec.commandLine().getOut().println("refreshed " + r.refreshed());
             spec.commandLine().getOut().flush();
         }
         return 0;

@@ -1,15 +1,17 @@
 package io.warpdata.daemon.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.StatsCall;
+import io.warpdata.daemon.control.protocol.StatusCall;
+import io.warpdata.daemon.control.protocol.StoreStatus;
+import io.warpdata.daemon.control.protocol.Wire;
 import io.warpdata.daemon.control.ControlClient;
-import io.warpdata.daemon.control.ControlProtocol;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
-import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code warpctl status}: what the running warpd is doing. */
@@ -31,33 +33,31 @@ public final class StatusCommand implements Callable<Integer> {
         if (watch) {
             return watch();
         }
-        JsonNode s;
+        StatusCall.Reply s;
         try (ControlClient c = DaemonCalls.connect(spec)) {
-            s = c.call("status", ControlProtocol.object());
+            s = c.call(Calls.STATUS);
         }
         PrintWriter out = spec.commandLine().getOut();
         if (DaemonCalls.json(spec)) {
             DaemonCalls.printJson(out, s);
             return 0;
         }
-        out.printf("warpd %s, up %s%n", s.path("version").asText(), uptime(s.path("uptime_seconds").asLong()));
-        out.printf("  mount:      %s%n", s.path("mount").asText());
-        out.printf("  remote:     %s%n", s.path("remote").asText());
-        out.printf("  mode:       %s%n", s.path("mode").asText());
-        out.printf("  open files: %s%s%n", s.path("open_files").isNull() || s.path("open_files").isMissingNode()
-                        ? "n/a" : s.path("open_files").asText(),
-                s.path("open_directories").isNumber() ? " (and " + s.path("open_directories").asText() + " directories)" : "");
-        out.printf("  store:      %s%n", storeLine(s.path("store")));
-        JsonNode errors = s.path("recent_errors");
-        if (errors.isEmpty()) {
+        out.printf("warpd %s, up %s%n", s.version(), uptime(s.uptimeSeconds()));
+        out.printf("  mount:      %s%n", s.mount());
+        out.printf("  remote:     %s%n", s.remote());
+        out.printf("  mode:       %s%n", s.mode());
+        out.printf("  open files: %s%s%n", s.openFiles() == null ? "n/a" : s.openFiles(),
+                s.openDirectories() != null ? " (and " + s.openDirectories() + " directories)" : "");
+        out.printf("  store:      %s%n", storeLine(s.store()));
+        if (s.recentErrors().isEmpty()) {
             out.println("  recent errors: none");
         } else {
             out.println("  recent errors:");
-            errors.forEach(e -> out.println("    " + e.asText()));
+            s.recentErrors().forEach(e -> out.println("    " + e));
         }
-        JsonNode peer = s.path("peer");
-        out.printf("  you:        %s (uid %d)%s%n", peer.path("user").asText(), peer.path("uid").asInt(),
-                peer.path("privileged").asBoolean() ? ", may gc/verify/publish" : ", read-only operations");
+        StatusCall.Asker peer = s.peer() == null ? new StatusCall.Asker(-1, "?", false) : s.peer();
+        out.printf("  you:        %s (uid %d)%s%n", peer.user(), peer.uid(),
+                peer.privileged() ? ", may gc/verify/publish" : ", read-only operations");
         out.flush();
         return 0;
     }
@@ -73,16 +73,16 @@ public final class StatusCommand implements Callable<Integer> {
         java.time.Clock clock = DaemonCalls.root(spec).context.clock();
         java.time.format.DateTimeFormatter hms = java.time.format.DateTimeFormatter.ofPattern("HH:mm:ss")
                 .withZone(java.time.ZoneId.systemDefault());
-        JsonNode previous = null;
+        StatsCall.Reply previous = null;
         long previousNanos = 0;
         while (true) {
-            JsonNode sample;
+            StatsCall.Reply sample;
             try (ControlClient c = DaemonCalls.connect(spec)) {
-                sample = c.call("stats", ControlProtocol.object());
+                sample = c.call(Calls.STATS);
             }
             long nanos = System.nanoTime();
             if (json) {
-                out.println(sample.toString());
+                out.println(Wire.tree(sample).toString());
             } else {
                 String frame = StatusWatch.frame(previous, sample, (nanos - previousNanos) / 1e9,
                         hms.format(clock.instant()));
@@ -110,21 +110,21 @@ public final class StatusCommand implements Callable<Integer> {
      * "reachable", "offline (--mode local): ...", or "unreachable [(not answering)] since T (error);
      * serving from cache".
      */
-    static String storeLine(JsonNode store) {
-        if (store.isMissingNode() || store.isEmpty()) {
+    static String storeLine(StoreStatus store) {
+        if (store == null) {
             return "n/a";
         }
-        String counters = store.path("stale_answers").asLong() + " answers from the last known state, "
-                + store.path("fast_failures").asLong() + " reads failed fast";
-        if (store.path("offline").asBoolean()) {
+        String counters = store.staleAnswers() + " answers from the last known state, "
+                + store.fastFailures() + " reads failed fast";
+        if (store.offline()) {
             return "offline (--mode local): never contacted; serving cached data and known datasets";
         }
-        if (store.path("reachable").asBoolean()) {
-            long outages = store.path("outages").asLong();
+        if (store.reachable()) {
+            long outages = store.outages();
             return "reachable" + (outages > 0 ? " (" + outages + " outage(s) since start; " + counters + ")" : "");
         }
-        String state = store.path("not_answering").asBoolean() ? "unreachable (not answering)" : "unreachable";
-        return state + " since " + store.path("unreachable_since").asText() + " (" + store.path("last_error").asText()
+        String state = store.notAnswering() ? "unreachable (not answering)" : "unreachable";
+        return state + " since " + store.unreachableSince() + " (" + store.lastError()
                 + "); serving from cache; " + counters;
     }
 

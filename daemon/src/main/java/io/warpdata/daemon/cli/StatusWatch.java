@@ -1,6 +1,7 @@
 package io.warpdata.daemon.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import io.warpdata.daemon.control.protocol.StatsCall;
+import java.util.TreeMap;
 import io.warpdata.daemon.ByteSize;
 
 import java.util.ArrayList;
@@ -25,41 +26,40 @@ final class StatusWatch {
      * The frame for sample {@code now} after {@code previous}, {@code seconds} apart; the first
      * frame ({@code previous} null) shows totals since start, not rates.
      */
-    static String frame(JsonNode previous, JsonNode now, double seconds, String when) {
-        JsonNode read = now.path("read");
-        JsonNode prevRead = previous == null ? null : previous.path("read");
+    static String frame(StatsCall.Reply previous, StatsCall.Reply now, double seconds, String when) {
+        StatsCall.Counters read = now.read();
+        StatsCall.Counters prevRead = previous == null ? null : previous.read();
         StringBuilder sb = new StringBuilder();
-        sb.append(String.format(Locale.ROOT, "warpd %s  mode %s  up %s  %s%n", now.path("mount").asText(),
-                now.path("mode").asText(), StatusCommand.uptime(now.path("uptime_seconds").asLong()), when));
-        sb.append(String.format(Locale.ROOT, "store: %s%n", StatusCommand.storeLine(now.path("store"))));
+        sb.append(String.format(Locale.ROOT, "warpd %s  mode %s  up %s  %s%n", now.mount(),
+                now.mode(), StatusCommand.uptime(now.uptimeSeconds()), when));
+        sb.append(String.format(Locale.ROOT, "store: %s%n", StatusCommand.storeLine(now.store())));
         sb.append('\n');
         if (previous == null) {
             sb.append("(rates from the next sample on; totals since start below)\n");
         }
         double dt = previous == null ? 0 : Math.max(seconds, 1e-3);
-        Map<String, Long> byDataset = longs(now.path("read_bytes_by_dataset"));
-        Map<String, Long> prevByDataset = previous == null ? Map.of() : longs(previous.path("read_bytes_by_dataset"));
+        Map<String, Long> byDataset = new TreeMap<>(now.readBytesByDataset());
+        Map<String, Long> prevByDataset = previous == null ? Map.of() : previous.readBytesByDataset();
         long readBytes = byDataset.values().stream().mapToLong(Long::longValue).sum();
         long prevReadBytes = prevByDataset.values().stream().mapToLong(Long::longValue).sum();
-        long hit = read.path("hit_bytes").asLong();
-        long miss = read.path("miss_bytes").asLong();
-        long dHit = hit - (prevRead == null ? 0 : prevRead.path("hit_bytes").asLong());
-        long dMiss = miss - (prevRead == null ? 0 : prevRead.path("miss_bytes").asLong());
+        long hit = read.hitBytes();
+        long miss = read.missBytes();
+        long dHit = hit - (prevRead == null ? 0 : prevRead.hitBytes());
+        long dMiss = miss - (prevRead == null ? 0 : prevRead.missBytes());
         sb.append(String.format(Locale.ROOT, "  read through the mount  %s%n",
                 rateOrTotal(readBytes - prevReadBytes, dt, readBytes)));
         sb.append(String.format(Locale.ROOT, "  fetched from the store  %s%n", rateOrTotal(
-                read.path("bytes_fetched").asLong() - (prevRead == null ? 0 : prevRead.path("bytes_fetched").asLong()),
-                dt, read.path("bytes_fetched").asLong())));
+                read.bytesFetched() - (prevRead == null ? 0 : prevRead.bytesFetched()), dt, read.bytesFetched())));
         sb.append(String.format(Locale.ROOT, "  cache hit rate          %s (since start %s)%n",
                 previous == null || dHit + dMiss == 0 ? "-" : percent(dHit, dHit + dMiss), hit + miss == 0 ? "-" : percent(hit, hit + miss)));
-        long gets = read.path("gets_issued").asLong();
-        long dGets = gets - (prevRead == null ? 0 : prevRead.path("gets_issued").asLong());
+        long gets = read.getsIssued();
+        long dGets = gets - (prevRead == null ? 0 : prevRead.getsIssued());
         sb.append(String.format(Locale.ROOT, "  GETs in flight          %d   (%s)%n",
-                now.path("gauges").path("gets_in_flight").asLong(),
+                now.gauges().getsInFlight(),
                 previous == null ? gets + " GETs since start" : String.format(Locale.ROOT, "%.1f GETs/s", dGets / dt)));
-        long errors = read.path("read_errors").asLong();
+        long errors = read.readErrors();
         sb.append(String.format(Locale.ROOT, "  read errors             %d%s%n", errors,
-                prevRead != null && errors > prevRead.path("read_errors").asLong() ? "  (new: see warpctl status)" : ""));
+                prevRead != null && errors > prevRead.readErrors() ? "  (new: see warpctl status)" : ""));
         sb.append('\n');
         sb.append(String.format(Locale.ROOT, "  %-40s %14s %12s%n", "BUSIEST DATASETS", previous == null ? "" : "READ/S",
                 "READ TOTAL"));
@@ -91,11 +91,5 @@ final class StatusWatch {
 
     private static String percent(long part, long whole) {
         return String.format(Locale.ROOT, "%.1f%%", 100.0 * part / whole);
-    }
-
-    private static Map<String, Long> longs(JsonNode object) {
-        Map<String, Long> m = new java.util.TreeMap<>();
-        object.fields().forEachRemaining(f -> m.put(f.getKey(), f.getValue().asLong()));
-        return m;
     }
 }

@@ -1,5 +1,6 @@
 package io.warpdata.daemon.cli;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import io.warpdata.catalog.Catalog;
 import io.warpdata.manifest.DatasetRef;
 import io.warpdata.manifest.ManifestValidationException;
@@ -8,8 +9,6 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
@@ -41,9 +40,7 @@ final class TagCommand implements Callable<Integer> {
     public Integer call() {
         DatasetRef ref = WarpctlCommand.datasetRef(dataset);
         String name = tagName(tag);
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("dataset", ref.id().toString());
-        out.put("tag", name);
+        TagOutput out;
         String text;
         try (Remote remote = root.openRemote()) {
             Catalog catalog = remote.catalog();
@@ -53,14 +50,13 @@ final class TagCommand implements Callable<Integer> {
                             "Write: warpctl tag --delete " + ref.id() + " " + name);
                 }
                 catalog.deleteTag(ref.id(), name);
-                out.put("deleted", true);
+                out = new TagOutput(ref.id().toString(), name, true, null, null);
                 text = "deleted tag " + ref.id() + "@" + name;
             } else {
                 Catalog.Located target = catalog.locate(ref);
                 boolean written = catalog.tag(ref.id(), name, target.version(), root.context.env().getOrDefault("USER",
                         System.getProperty("user.name", "unknown")), force);
-                out.put("version", target.version().hex());
-                out.put("written", written);
+                out = new TagOutput(ref.id().toString(), name, null, target.version().hex(), written);
                 text = written ? "tagged " + ref.id() + "@" + name + " -> " + target.version().hex()
                         : ref.id() + "@" + name + " already names " + target.version().hex() + "; nothing written";
             }
@@ -83,5 +79,10 @@ final class TagCommand implements Callable<Integer> {
         } catch (ManifestValidationException e) {
             throw new UsageException(e.getMessage(), "Name tags like 'v1', 'paper-2026' or 'rc.3'.");
         }
+    }
+
+    /** What {@code warpctl tag --json} prints: {@code deleted}, or {@code version} and {@code written}. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record TagOutput(String dataset, String tag, Boolean deleted, String version, Boolean written) {
     }
 }

@@ -1,5 +1,6 @@
 package io.warpdata.daemon.cli;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import io.warpdata.daemon.publish.PublishProgress;
 import io.warpdata.daemon.publish.PublishRequest;
 import io.warpdata.daemon.view.ViewPublisher;
@@ -15,7 +16,7 @@ import picocli.CommandLine.ParentCommand;
 
 import java.math.BigDecimal;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -108,18 +109,10 @@ final class ViewCommand implements Callable<Integer> {
         // A running warpd shows the view (and a new workspace) when this returns, as after a publish.
         DaemonCalls.refreshDaemon(root, "the view");
         if (root.json) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("dataset", result.dataset().toString());
-            m.put("version", result.version().hex());
-            m.put("parent", result.parentId() + "@" + result.parent().hex());
-            m.put("rows", result.rows());
-            m.put("members", result.members());
-            m.put("manifest_written", result.manifestWritten());
-            m.put("bytes_uploaded", result.bytesUploaded());
-            m.put("pointers_moved", result.moved());
-            m.put("ref", result.dataset() + "@" + result.version().shortHex(16));
-            result.latestHint().ifPresent(h -> m.put("latest_not_moved", h));
-            root.printJson(m);
+            root.printJson(new ViewOutput(result.dataset().toString(), result.version().hex(),
+                    result.parentId() + "@" + result.parent().hex(), result.rows(), result.members(),
+                    result.manifestWritten(), result.bytesUploaded(), result.moved(),
+                    result.dataset() + "@" + result.version().shortHex(16), result.latestHint().orElse(null)));
         } else {
             ctx.out().println(result.summary());
         }
@@ -144,5 +137,12 @@ final class ViewCommand implements Callable<Integer> {
             return "main";
         }
         return m.tables().firstKey();
+    }
+
+    /** What {@code warpctl view --json} prints; {@code latest_not_moved} only when latest was not moved to it. */
+    record ViewOutput(String dataset, String version, String parent, long rows, Map<String, Long> members,
+                      boolean manifestWritten,
+                      long bytesUploaded, List<String> pointersMoved, String ref,
+                      @JsonInclude(JsonInclude.Include.NON_NULL) String latestNotMoved) {
     }
 }

@@ -1,10 +1,11 @@
 package io.warpdata.daemon.cli;
 
+import io.warpdata.daemon.control.protocol.ByteCount;
+import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.Names;
+import io.warpdata.daemon.control.protocol.WarmCall;
 import io.warpdata.daemon.ByteSize;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.daemon.control.ControlClient;
-import io.warpdata.daemon.control.ControlProtocol;
 import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
@@ -15,10 +16,8 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -55,19 +54,12 @@ public final class WarmCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        ObjectNode args = ControlProtocol.object().put("dataset", dataset);
-        tables.forEach(args.putArray("tables")::add);
-        artifacts.forEach(args.putArray("artifacts")::add);
-        if (shards != null) {
-            args.put("shards", shards);
-        }
-        if (maxBytes != null) {
-            args.put("max_bytes", maxBytes);
-        }
+        WarmCall.Request request = new WarmCall.Request(dataset, Names.of(tables), Names.of(artifacts), shards,
+                maxBytes == null ? null : new ByteCount(maxBytes));
         boolean json = DaemonCalls.json(spec);
         boolean showBar = !json && (progress || stderrIsTerminal());
         AtomicReference<ProgressBar> bar = new AtomicReference<>();
-        JsonNode result;
+        WarmCall.Reply result;
         try (ControlClient c = DaemonCalls.connect(spec)) {
             // Ctrl-C: the JVM exits, the socket closes, the daemon cancels; just end the bar's line cleanly.
             Thread hook = new Thread(() -> {
@@ -79,14 +71,14 @@ public final class WarmCommand implements Callable<Integer> {
             });
             Runtime.getRuntime().addShutdownHook(hook);
             try {
-                result = c.call("warm", args, event -> {
+                result = c.call(Calls.WARM, request, event -> {
                     if (!showBar) {
                         return;
                     }
                     if (bar.get() == null) {
-                        bar.set(newBar(event.path("bytes_total").asLong()));
+                        bar.set(newBar(event.bytesTotal()));
                     }
-                    bar.get().stepTo(event.path("bytes_done").asLong());
+                    bar.get().stepTo(event.bytesDone());
                 });
             } finally {
                 ProgressBar b = bar.getAndSet(null);
@@ -101,9 +93,9 @@ public final class WarmCommand implements Callable<Integer> {
             DaemonCalls.printJson(out, result);
         } else {
             out.printf("warmed %s@%s: %s in cache (%s fetched now) in %.1f s%s%n",
-                    result.path("dataset").asText(), result.path("version").asText().substring(0, 12),
-                    ByteSize.format(result.path("bytes_done").asLong()), ByteSize.format(result.path("bytes_fetched").asLong()),
-                    result.path("seconds").asDouble(), result.path("truncated").asBoolean() ? " (stopped at --max-bytes)" : "");
+                    result.dataset(), result.version().substring(0, Math.min(12, result.version().length())),
+                    ByteSize.format(result.bytesDone()), ByteSize.format(result.bytesFetched()),
+                    result.seconds(), result.truncated() ? " (stopped at --max-bytes)" : "");
             out.flush();
         }
         return 0;

@@ -1,5 +1,7 @@
 package io.warpdata.daemon.cli;
 
+import io.warpdata.daemon.control.ControlProtocol;
+import io.warpdata.daemon.control.protocol.Wire;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.warpdata.store.BlobStore;
@@ -15,10 +17,7 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.util.LinkedHashMap;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -148,12 +147,9 @@ public final class WarpctlCommand implements Runnable {
         String next = (hint.isEmpty() ? "" : hint + " ") + "See '" + name + " --help' for its usage.";
         String message = ex.getMessage();
         if (java.util.Arrays.asList(args).contains("--json")) {
-            Map<String, Object> e = new LinkedHashMap<>();
-            e.put("type", "Usage");
-            e.put("message", message);
-            e.put("next_step", next);
             try {
-                context.err().println(new ObjectMapper().writeValueAsString(Map.of("error", e)));
+                context.err().println(Wire.json().writeValueAsString(
+                        new ErrorOutput(new ControlProtocol.ErrorBody("Usage", message, next))));
                 return 2;
             } catch (Exception jsonFailure) {
                 // fall through to the plain form
@@ -180,12 +176,9 @@ public final class WarpctlCommand implements Runnable {
     private static int report(WarpctlCommand root, Exception ex) {
         var err = root.context.err();
         if (root.json && ex instanceof WarpException w) {
-            Map<String, Object> e = new LinkedHashMap<>();
-            e.put("type", w.type());
-            e.put("message", w.getMessage());
-            e.put("next_step", w.nextStep());
             try {
-                err.println(new ObjectMapper().writeValueAsString(Map.of("error", e)));
+                err.println(Wire.json().writeValueAsString(
+                        new ErrorOutput(new ControlProtocol.ErrorBody(w.type(), w.getMessage(), w.nextStep()))));
             } catch (Exception jsonFailure) {
                 err.println("error: " + w.getMessage());
             }
@@ -251,10 +244,14 @@ public final class WarpctlCommand implements Runnable {
 
     void printJson(Object value) {
         try {
-            ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+            ObjectMapper mapper = Wire.json().copy().enable(SerializationFeature.INDENT_OUTPUT);
             context.out().println(mapper.writeValueAsString(value));
         } catch (Exception e) {
             throw new IllegalStateException("cannot render JSON", e);
         }
+    }
+
+    /** An error with --json, on stderr: {@code {"error":{"type","message","next_step"}}}, as warpd sends one. */
+    record ErrorOutput(ControlProtocol.ErrorBody error) {
     }
 }

@@ -8,7 +8,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -23,12 +22,12 @@ public final class StatsWriter implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StatsWriter.class);
 
     private final Path file;
-    private final Supplier<Map<String, Object>> snapshot;
-    private final ObjectMapper json = new ObjectMapper();
+    private final Supplier<?> snapshot;
+    private final ObjectMapper json = io.warpdata.daemon.control.protocol.Wire.json();
     private final ScheduledExecutorService timer;
     private volatile boolean warned;
 
-    public StatsWriter(Path file, Supplier<Map<String, Object>> snapshot) {
+    public StatsWriter(Path file, Supplier<?> snapshot) {
         this.file = file;
         this.snapshot = snapshot;
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {

@@ -16,6 +16,8 @@ import io.warpdata.blobcache.cache.CacheConfig;
 import io.warpdata.blobcache.cache.CacheMode;
 import io.warpdata.blobcache.cache.PlanStatus;
 import io.warpdata.daemon.control.ops.DaemonInfo;
+import io.warpdata.daemon.control.protocol.StatsCall;
+import io.warpdata.daemon.control.protocol.StoreStatus;
 import io.warpdata.vfs.Errno;
 import io.warpdata.vfs.WarpTree;
 import io.warpdata.vfs.fuse.KernelReadAhead;
@@ -35,7 +37,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.Deque;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -288,79 +289,45 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
 
     /** Counters and gauges, as written to stats.json and served on the control socket. */
     @Override
-    public Map<String, Object> stats() {
-        Map<String, Object> s = new LinkedHashMap<>();
-        s.put("pid", ProcessHandle.current().pid());
-        s.put("mount", config.mountPoint().toString());
-        s.put("remote", config.remote());
-        s.put("mode", config.mode().text());
-        s.put("mounted", mounted);
-        s.put("uptime_seconds", uptimeSeconds());
-        s.put("read", reader == null ? Map.of() : reader.metrics().snapshot());
-        s.put("read_bytes_by_dataset", metrics.bytesReadByDataset());
-        s.put("order_plans", reader == null ? List.of() : reader.plans().stream().map(WarpDaemon::plan).toList());
-        s.put("store", storeStatus());
-        Map<String, Object> errors = new LinkedHashMap<>();
-        errors.put("not_found", errno == null ? 0 : errno.notFoundCount());
-        errors.put("io_errors", errno == null ? 0 : errno.ioErrorCount());
-        errors.put("io_errors_by_type", errno == null ? Map.of() : errno.ioErrorsByType());
-        s.put("mount_errors", errors);
-        Map<String, Object> links = new LinkedHashMap<>();
-        links.put("kernel_cached", fuse != null && fuse.kernelCachesLinks());
-        links.put("reads", fuse == null ? 0 : fuse.linkReads());
-        links.put("invalidations", fuse == null ? 0 : fuse.linkInvalidations());
-        s.put("latest_links", links);
-        s.put("fuse_requests", fuse == null ? Map.of() : fuse.requests());
-        Map<String, Object> gauges = new LinkedHashMap<>();
-        gauges.put("gets_in_flight", reader == null ? 0 : reader.metrics().getsInFlight.sum());
-        gauges.put("open_handles", fuse == null ? 0 : fuse.openHandles());
-        gauges.put("max_read_bytes", fuse == null ? 0 : fuse.maxReadBytes());
-        gauges.put("kernel_inodes", fuse == null ? 0 : fuse.kernelInodes());
-        gauges.put("indexed_members", tree == null ? 0 : tree.indexedMembers());
+    public StatsCall.Reply stats() {
         Runtime rt = Runtime.getRuntime();
-        gauges.put("heap_used_bytes", rt.totalMemory() - rt.freeMemory());
-        gauges.put("heap_max_bytes", rt.maxMemory());
-        s.put("gauges", gauges);
-        return s;
+        return new StatsCall.Reply(ProcessHandle.current().pid(), config.mountPoint().toString(), config.remote(),
+                config.mode().text(), mounted, uptimeSeconds(),
+                new StatsCall.Counters(reader == null ? Map.of() : reader.metrics().snapshot()),
+                metrics.bytesReadByDataset(),
+                reader == null ? List.of() : reader.plans().stream().map(WarpDaemon::plan).toList(),
+                storeStatus().orElse(null),
+                new StatsCall.MountErrors(errno == null ? 0 : errno.notFoundCount(), errno == null ? 0 : errno.ioErrorCount(),
+                        errno == null ? Map.of() : errno.ioErrorsByType()),
+                new StatsCall.LatestLinks(fuse != null && fuse.kernelCachesLinks(), fuse == null ? 0 : fuse.linkReads(),
+                        fuse == null ? 0 : fuse.linkInvalidations()),
+                fuse == null ? Map.of() : fuse.requests(),
+                new StatsCall.Gauges(reader == null ? 0 : reader.metrics().getsInFlight.sum(),
+                        fuse == null ? 0 : fuse.openHandles(), fuse == null ? 0 : fuse.maxReadBytes(),
+                        fuse == null ? 0 : fuse.kernelInodes(), tree == null ? 0 : tree.indexedMembers(),
+                        rt.totalMemory() - rt.freeMemory(), rt.maxMemory()));
     }
 
     /** An order plan's status as stats.json shows it. */
-    private static Map<String, Object> plan(PlanStatus p) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("name", p.name());
-        m.put("for", p.description());
-        m.put("state", p.state());
-        m.put("members", p.members());
-        m.put("reached", p.reached());
-        m.put("blobs", p.blobs());
-        m.put("planned_bytes", p.plannedBytes());
-        m.put("grains", p.grains());
-        m.put("grains_scheduled", p.grainsScheduled());
-        m.put("fetched_blocks", p.fetchedBlocks());
-        m.put("held_bytes", p.heldBytes());
-        return m;
+    private static StatsCall.OrderPlanState plan(PlanStatus p) {
+        return new StatsCall.OrderPlanState(p.name(), p.description(), p.state(), p.members(), p.reached(), p.blobs(),
+                p.plannedBytes(), p.grains(), p.grainsScheduled(), p.fetchedBlocks(), p.heldBytes());
     }
 
     /** Whether the store answers, since when it does not, and what the catalog served meanwhile. */
     @Override
-    public Map<String, Object> storeStatus() {
-        Map<String, Object> m = new LinkedHashMap<>();
+    public Optional<StoreStatus> storeStatus() {
         if (health == null) {
-            return m;
+            return Optional.empty();
         }
         StoreHealth.Snapshot h = health.snapshot();
-        m.put("reachable", h.reachable());
-        m.put("offline", h.offline());
-        m.put("state", h.offline() ? "offline" : h.outage().map(StoreHealth.Outage::state).orElse("reachable"));
-        m.put("not_answering", h.outage().map(StoreHealth.Outage::notAnswering).orElse(false));
-        m.put("unreachable_since", h.outage().map(o -> o.since().toString()).orElse(null));
-        m.put("last_error", h.outage().map(StoreHealth.Outage::error).orElse(null));
-        m.put("failures", h.failures());
-        m.put("fast_failures", h.fastFailures());
-        m.put("outages", h.outages());
-        m.put("stale_answers", catalog == null ? 0 : catalog.staleAnswers());
-        m.put("pointer_ttl_seconds", config.pointerTtl().toSeconds());
-        return m;
+        Optional<StoreHealth.Outage> outage = h.outage();
+        return Optional.of(new StoreStatus(h.reachable(), h.offline(),
+                h.offline() ? "offline" : outage.map(StoreHealth.Outage::state).orElse("reachable"),
+                outage.map(StoreHealth.Outage::notAnswering).orElse(false),
+                outage.map(o -> o.since().toString()).orElse(null), outage.map(StoreHealth.Outage::error).orElse(null),
+                h.failures(), h.fastFailures(), h.outages(), catalog == null ? 0 : catalog.staleAnswers(),
+                config.pointerTtl().toSeconds()));
     }
 
     /**

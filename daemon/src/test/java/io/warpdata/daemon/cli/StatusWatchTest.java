@@ -1,21 +1,23 @@
 package io.warpdata.daemon.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.warpdata.daemon.control.protocol.StatsCall;
+import io.warpdata.daemon.control.protocol.Wire;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 class StatusWatchTest {
-    private static JsonNode sample(long hit, long miss, long fetched, long gets, long inFlight, String byDataset)
+    /** A stats answer as warpd writes it; partial (no pid, plans, errors), as from an older warpd. */
+    private static StatsCall.Reply sample(long hit, long miss, long fetched, long gets, long inFlight, String byDataset)
             throws Exception {
-        return new ObjectMapper().readTree("""
+        return Wire.reply("stats", new ObjectMapper().readTree("""
                 {"mount": "/warp", "mode": "auto", "uptime_seconds": 75,
                  "store": {"reachable": true, "offline": false, "outages": 0},
                  "read": {"hit_bytes": %d, "miss_bytes": %d, "bytes_fetched": %d, "gets_issued": %d, "read_errors": 0},
                  "read_bytes_by_dataset": %s,
                  "gauges": {"gets_in_flight": %d}}
-                """.formatted(hit, miss, fetched, gets, byDataset, inFlight));
+                """.formatted(hit, miss, fetched, gets, byDataset, inFlight)), StatsCall.Reply.class);
     }
 
     @Test
@@ -29,9 +31,9 @@ class StatusWatchTest {
 
     @Test
     void laterFramesShowRatesOverTheIntervalAndTheBusiestDatasetsFirst() throws Exception {
-        JsonNode before = sample(3_000_000, 1_000_000, 1_200_000, 12, 2,
+        StatsCall.Reply before = sample(3_000_000, 1_000_000, 1_200_000, 12, 2,
                 "{\"a/quiet\": 9000000, \"vision/pets\": 4000000}");
-        JsonNode after = sample(3_000_000 + 1_800_000, 1_000_000 + 200_000, 1_200_000 + 400_000, 16, 3,
+        StatsCall.Reply after = sample(3_000_000 + 1_800_000, 1_000_000 + 200_000, 1_200_000 + 400_000, 16, 3,
                 "{\"a/quiet\": 9000000, \"vision/pets\": 6000000, \"new/one\": 10}");
         String frame = StatusWatch.frame(before, after, 2.0, "12:00:02");
         assertThat(frame).contains("read through the mount  1.0 MB/s   (15.0 MB since start)",

@@ -1,24 +1,19 @@
 package io.warpdata.daemon.control.ops;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.daemon.control.AccessPolicy;
-import io.warpdata.daemon.control.ControlProtocol;
-import io.warpdata.daemon.control.Operation;
-import io.warpdata.daemon.control.OperationContext;
+import io.warpdata.daemon.control.TypedOperation;
+import io.warpdata.daemon.control.protocol.CacheCalls;
+import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.Empty;
 
 /** {@code cache.gc {limit?}}: evicts down to {@code limit} (bytes or "500GB"; the configured limit when absent). */
-public final class CacheGcOperation implements Operation {
+public final class CacheGcOperation extends TypedOperation<CacheCalls.GcRequest, CacheCalls.GcReply, Empty> {
     private final BlockCache cache;
 
     public CacheGcOperation(BlockCache cache) {
+        super(Calls.CACHE_GC);
         this.cache = cache;
-    }
-
-    @Override
-    public String name() {
-        return "cache.gc";
     }
 
     @Override
@@ -27,16 +22,11 @@ public final class CacheGcOperation implements Operation {
     }
 
     @Override
-    public JsonNode run(OperationContext ctx) {
+    protected CacheCalls.GcReply run(CacheCalls.GcRequest request, Events<Empty> events) {
         BlockCache c = DiskCache.require(cache, "gc");
         long before = c.stats().sizeBytes();
         long evictionsBefore = c.metrics().evictions.sum();
-        long freed = c.gc(ctx.args().optSize("limit").orElse(c.stats().limitBytes()));
-        ObjectNode r = ControlProtocol.object();
-        r.put("bytes_before", before);
-        r.put("bytes_after", c.stats().sizeBytes());
-        r.put("blocks_evicted", c.metrics().evictions.sum() - evictionsBefore);
-        r.put("bytes_evicted", freed);
-        return r;
+        long freed = c.gc(request.limit() == null ? c.stats().limitBytes() : request.limit().bytes());
+        return new CacheCalls.GcReply(before, c.stats().sizeBytes(), c.metrics().evictions.sum() - evictionsBefore, freed);
     }
 }

@@ -1,31 +1,25 @@
 package io.warpdata.daemon.control.ops;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.CacheStats;
 import io.warpdata.daemon.control.AccessPolicy;
-import io.warpdata.daemon.control.ControlProtocol;
-import io.warpdata.daemon.control.Operation;
-import io.warpdata.daemon.control.OperationContext;
+import io.warpdata.daemon.control.TypedOperation;
+import io.warpdata.daemon.control.protocol.CacheCalls;
+import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.Empty;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
-import java.util.OptionalLong;
 
 /** {@code cache.stats}: the cache's sizes and counters, and the read-ahead's efficiency. */
-public final class CacheStatsOperation implements Operation {
+public final class CacheStatsOperation extends TypedOperation<Empty, CacheCalls.Stats, Empty> {
     private final BlockCache cache;
 
     public CacheStatsOperation(BlockCache cache) {
+        super(Calls.CACHE_STATS);
         this.cache = cache;
-    }
-
-    @Override
-    public String name() {
-        return "cache.stats";
     }
 
     @Override
@@ -34,33 +28,24 @@ public final class CacheStatsOperation implements Operation {
     }
 
     @Override
-    public JsonNode run(OperationContext ctx) {
+    protected CacheCalls.Stats run(Empty request, Events<Empty> events) {
         CacheStats s = cache.stats();
-        ObjectNode m = ControlProtocol.object();
-        m.put("mode", s.mode().toString().toLowerCase(Locale.ROOT));
-        m.put("dir", s.dir());
-        m.put("size_bytes", s.sizeBytes());
-        m.put("limit_bytes", s.limitBytes());
-        m.put("free_floor_bytes", s.freeFloorBytes());
-        freeBytes(s.dir()).ifPresentOrElse(free -> m.put("free_bytes", free), () -> m.putNull("free_bytes"));
-        m.put("blocks", s.blocks());
-        m.put("hit_rate", s.hitRate());
         long prefetched = s.counters().getOrDefault("prefetched_blocks", 0L);
         long prefetchHits = s.counters().getOrDefault("prefetch_hit_blocks", 0L);
-        m.put("prefetch_efficiency", prefetched == 0 ? 0.0 : (double) prefetchHits / prefetched);
-        m.set("counters", ControlProtocol.json().valueToTree(s.counters()));
-        return m;
+        return new CacheCalls.Stats(s.mode().toString().toLowerCase(Locale.ROOT), s.dir(), s.sizeBytes(), s.limitBytes(),
+                s.freeFloorBytes(), freeBytes(s.dir()), s.blocks(), s.hitRate(),
+                prefetched == 0 ? 0.0 : (double) prefetchHits / prefetched, s.counters());
     }
 
-    /** Free space (usable by warpd) on the cache directory's file system; empty without a disk cache. */
-    private static OptionalLong freeBytes(String dir) {
+    /** Free space (usable by warpd) on the cache directory's file system; null without a disk cache. */
+    private static Long freeBytes(String dir) {
         if (dir == null || dir.isBlank()) {
-            return OptionalLong.empty();
+            return null;
         }
         try {
-            return OptionalLong.of(Files.getFileStore(Path.of(dir)).getUsableSpace());
+            return Files.getFileStore(Path.of(dir)).getUsableSpace();
         } catch (IOException | RuntimeException e) {
-            return OptionalLong.empty();
+            return null;
         }
     }
 }

@@ -1,13 +1,12 @@
 package io.warpdata.daemon.control.ops;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.VerifyResult;
 import io.warpdata.daemon.control.AccessPolicy;
-import io.warpdata.daemon.control.ControlProtocol;
-import io.warpdata.daemon.control.Operation;
-import io.warpdata.daemon.control.OperationContext;
+import io.warpdata.daemon.control.TypedOperation;
+import io.warpdata.daemon.control.protocol.CacheCalls;
+import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.Empty;
 
 import java.time.Clock;
 
@@ -16,18 +15,14 @@ import java.time.Clock;
  * data bytes checked so far ({@code bytes_done}, of {@code bytes_total}, the cache's size);
  * cancelled when the client goes away (Ctrl-C).
  */
-public final class CacheVerifyOperation implements Operation {
+public final class CacheVerifyOperation extends TypedOperation<Empty, CacheCalls.VerifyReply, CacheCalls.VerifyProgress> {
     private final BlockCache cache;
     private final Clock clock;
 
     public CacheVerifyOperation(BlockCache cache, Clock clock) {
+        super(Calls.CACHE_VERIFY);
         this.cache = cache;
         this.clock = clock;
-    }
-
-    @Override
-    public String name() {
-        return "cache.verify";
     }
 
     @Override
@@ -36,25 +31,18 @@ public final class CacheVerifyOperation implements Operation {
     }
 
     @Override
-    public JsonNode run(OperationContext ctx) {
+    protected CacheCalls.VerifyReply run(Empty request, Events<CacheCalls.VerifyProgress> events) {
         BlockCache c = DiskCache.require(cache, "verify");
         ProgressThrottle throttle = new ProgressThrottle(clock);
         long total = c.stats().sizeBytes();
+        var cancellation = events.context().cancellation();
         VerifyResult v = c.verify(bytes -> {
             if (throttle.due()) {
-                ObjectNode p = ControlProtocol.object();
-                p.put("bytes_done", bytes);
-                p.put("bytes_total", total);
-                ctx.progress(p);
+                events.send(new CacheCalls.VerifyProgress(bytes, total));
             }
-        }, ctx.cancellation());
-        ctx.cancellation().throwIfCancelled("cache verify");
-        ObjectNode r = ControlProtocol.object();
-        r.put("blocks_checked", v.blocksChecked());
-        r.put("bytes_checked", v.bytesChecked());
-        r.put("blocks_removed", v.blocksRemoved());
-        r.put("bytes_removed", v.bytesRemoved());
-        r.put("blocks_without_list", v.blocksWithoutList());
-        return r;
+        }, cancellation);
+        cancellation.throwIfCancelled("cache verify");
+        return new CacheCalls.VerifyReply(v.blocksChecked(), v.bytesChecked(), v.blocksRemoved(), v.bytesRemoved(),
+                v.blocksWithoutList());
     }
 }

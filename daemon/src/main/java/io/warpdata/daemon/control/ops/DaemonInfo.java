@@ -1,8 +1,10 @@
 package io.warpdata.daemon.control.ops;
 
+import io.warpdata.daemon.control.protocol.StatsCall;
+import io.warpdata.daemon.control.protocol.StoreStatus;
+
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import java.util.OptionalLong;
 
 /** What {@code status} reports about the running daemon; warpd implements it over WarpDaemon. */
@@ -37,8 +39,8 @@ public interface DaemonInfo {
      * Whether the store answers: {@code reachable}, {@code offline}, {@code unreachable_since},
      * {@code last_error} and counters (see WarpDaemon's stats); empty if not known.
      */
-    default Map<String, Object> storeStatus() {
-        return Map.of();
+    default java.util.Optional<StoreStatus> storeStatus() {
+        return java.util.Optional.empty();
     }
 
     /**
@@ -46,8 +48,8 @@ public interface DaemonInfo {
      * counters), {@code read_bytes_by_dataset}, {@code gauges} ({@code gets_in_flight}, ...) and
      * the rest; empty if the daemon keeps none.
      */
-    default Map<String, Object> stats() {
-        return Map.of();
+    default StatsCall.Reply stats() {
+        return StatsCall.Reply.NONE;
     }
 
     /** Every metric in the Prometheus text format, as {@code /metrics} serves it; empty if the daemon keeps none. */

@@ -1,6 +1,5 @@
 package io.warpdata.daemon.control.ops;
 
-import io.warpdata.daemon.control.Args;
 import io.warpdata.daemon.control.ControlException;
 import io.warpdata.manifest.DatasetRef;
 import io.warpdata.manifest.ManifestValidationException;
@@ -10,8 +9,7 @@ final class Datasets {
     private Datasets() {
     }
 
-    static DatasetRef ref(Args args) {
-        String text = args.string("dataset");
+    static DatasetRef ref(String text) {
         try {
             return DatasetRef.parse(text);
         } catch (ManifestValidationException e) {

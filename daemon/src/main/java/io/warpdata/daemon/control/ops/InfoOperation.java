@@ -1,13 +1,12 @@
 package io.warpdata.daemon.control.ops;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.catalog.Catalog;
 import io.warpdata.daemon.control.AccessPolicy;
-import io.warpdata.daemon.control.ControlProtocol;
-import io.warpdata.daemon.control.Operation;
-import io.warpdata.daemon.control.OperationContext;
+import io.warpdata.daemon.control.TypedOperation;
+import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.DatasetArg;
+import io.warpdata.daemon.control.protocol.Empty;
+import io.warpdata.daemon.control.protocol.InfoCall;
 import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.Binding;
 import io.warpdata.manifest.Column;
@@ -15,22 +14,21 @@ import io.warpdata.manifest.Manifest;
 import io.warpdata.manifest.Table;
 import io.warpdata.manifest.TableShard;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
  * {@code info {dataset}}: one version as the daemon sees it: tables (shard files, rows, bytes,
  * schema), artifacts (shards, members), bindings. {@code warpctl init} builds its loader from this.
  */
-public final class InfoOperation implements Operation {
+public final class InfoOperation extends TypedOperation<DatasetArg, InfoCall.Reply, Empty> {
     private final Catalog catalog;
 
     public InfoOperation(Catalog catalog) {
+        super(Calls.INFO);
         this.catalog = catalog;
-    }
-
-    @Override
-    public String name() {
-        return "info";
     }
 
     @Override
@@ -39,48 +37,36 @@ public final class InfoOperation implements Operation {
     }
 
     @Override
-    public JsonNode run(OperationContext ctx) {
-        return describe(catalog.resolve(Datasets.ref(ctx.args())));
+    protected InfoCall.Reply run(DatasetArg request, Events<Empty> events) {
+        return describe(catalog.resolve(Datasets.ref(request.dataset())));
     }
 
     /** The {@code info} result for one resolved version. */
-    public static ObjectNode describe(Catalog.Resolved v) {
+    public static InfoCall.Reply describe(Catalog.Resolved v) {
         Manifest m = v.manifest();
-        ObjectNode r = ControlProtocol.object();
-        r.put("dataset", v.id().toString());
-        r.put("version", v.version().hex());
-        ObjectNode tables = r.putObject("tables");
+        Map<String, InfoCall.TableInfo> tables = new LinkedHashMap<>();
         for (Map.Entry<String, Table> t : m.tables().entrySet()) {
-            ObjectNode tn = tables.putObject(t.getKey());
-            tn.put("rows", t.getValue().rowCount());
-            tn.put("bytes", t.getValue().byteSize());
-            ArrayNode shards = tn.putArray("shards");
+            List<InfoCall.ShardInfo> shards = new ArrayList<>();
             for (TableShard s : t.getValue().shards()) {
-                ObjectNode sn = shards.addObject();
-                sn.put("name", s.name());
-                sn.put("rows", s.rowCount());
-                sn.put("bytes", s.blob().size());
+                shards.add(new InfoCall.ShardInfo(s.name(), s.rowCount(), s.blob().size()));
             }
-            ArrayNode schema = tn.putArray("schema");
+            List<InfoCall.ColumnInfo> schema = new ArrayList<>();
             for (Column c : t.getValue().schema()) {
-                schema.addObject().put("name", c.name()).put("type", c.type());
+                schema.add(new InfoCall.ColumnInfo(c.name(), c.type()));
             }
+            tables.put(t.getKey(), new InfoCall.TableInfo(t.getValue().rowCount(), t.getValue().byteSize(), shards, schema));
         }
-        ObjectNode artifacts = r.putObject("artifacts");
+        Map<String, InfoCall.ArtifactInfo> artifacts = new LinkedHashMap<>();
         for (Map.Entry<String, Artifact> a : m.artifacts().entrySet()) {
-            ObjectNode an = artifacts.putObject(a.getKey());
-            an.put("kind", a.getValue().kind().json());
-            an.put("shards", a.getValue().shards().size());
-            an.put("members", a.getValue().memberCount());
-            an.put("member_bytes", a.getValue().memberBytes());
+            Artifact art = a.getValue();
+            artifacts.put(a.getKey(), new InfoCall.ArtifactInfo(art.kind().json(), art.shards().size(), art.memberCount(),
+                    art.memberBytes()));
         }
-        ArrayNode bindings = r.putArray("bindings");
+        List<InfoCall.BindingInfo> bindings = new ArrayList<>();
         for (Binding b : m.bindings()) {
-            bindings.addObject().put("table", b.table()).put("column", b.column())
-                    .put("artifact", b.artifact()).put("ref_type", b.refType().json());
+            bindings.add(new InfoCall.BindingInfo(b.table(), b.column(), b.artifact(), b.refType().json()));
         }
-        r.put("total_rows", m.stats().totalRows());
-        r.put("total_bytes", m.readableBytes());
-        return r;
+        return new InfoCall.Reply(v.id().toString(), v.version().hex(), tables, artifacts, bindings,
+                m.stats().totalRows(), m.readableBytes());
     }
 }

@@ -1,17 +1,15 @@
 package io.warpdata.daemon.control.ops;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.catalog.DatasetNotFoundException;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.OrderPlan;
 import io.warpdata.blobcache.cache.PlanStatus;
 import io.warpdata.daemon.control.AccessPolicy;
-import io.warpdata.daemon.control.Args;
 import io.warpdata.daemon.control.ControlException;
-import io.warpdata.daemon.control.ControlProtocol;
-import io.warpdata.daemon.control.Operation;
-import io.warpdata.daemon.control.OperationContext;
+import io.warpdata.daemon.control.TypedOperation;
+import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.Empty;
+import io.warpdata.daemon.control.protocol.PrefetchOrderCall;
 import io.warpdata.vfs.FileContent;
 import io.warpdata.vfs.Node;
 import io.warpdata.vfs.NoSuchEntryException;
@@ -39,7 +37,7 @@ import java.util.Map;
  * Parts not continued within {@link #PART_TIMEOUT} are dropped. An empty final order stops the
  * plan of that name.
  */
-public final class PrefetchOrderOperation implements Operation {
+public final class PrefetchOrderOperation extends TypedOperation<PrefetchOrderCall.Request, PrefetchOrderCall.Reply, Empty> {
     /** A plan whose next part does not come within this is dropped (its memory given back). */
     static final Duration PART_TIMEOUT = Duration.ofSeconds(60);
     /** Plan names: anything printable, kept short for logs. */
@@ -74,15 +72,11 @@ public final class PrefetchOrderOperation implements Operation {
      * @param mount the mount point (absolute roots are taken relative to it)
      */
     public PrefetchOrderOperation(WarpTree tree, BlockCache cache, String mount, Clock clock) {
+        super(Calls.PREFETCH_ORDER);
         this.tree = tree;
         this.cache = cache;
         this.mount = mount.endsWith("/") && mount.length() > 1 ? mount.substring(0, mount.length() - 1) : mount;
         this.clock = clock;
-    }
-
-    @Override
-    public String name() {
-        return "prefetch.order";
     }
 
     @Override
@@ -91,67 +85,49 @@ public final class PrefetchOrderOperation implements Operation {
     }
 
     @Override
-    public JsonNode run(OperationContext ctx) {
-        Args args = ctx.args();
-        String name = args.optString("plan").orElse("default");
+    protected PrefetchOrderCall.Reply run(PrefetchOrderCall.Request q, Events<Empty> events) {
+        String name = q.plan() == null ? "default" : q.plan();
         if (name.isEmpty() || name.length() > MAX_NAME_CHARS || name.chars().anyMatch(Character::isISOControl)) {
-            throw args.bad("plan", "must be 1 to " + MAX_NAME_CHARS + " printable characters");
+            throw bad("plan", "must be 1 to " + MAX_NAME_CHARS + " printable characters");
         }
-        int part = args.optInt("part").orElse(0);
-        boolean more = args.bool("more", false);
-        JsonNode paths = args.node().get("paths");
-        if (paths == null || !paths.isArray()) {
-            throw args.bad("paths", "must be a list of file paths relative to root, in the order they will be read");
+        int part = q.part() == null ? 0 : q.part();
+        if (part < 0) {
+            throw bad("part", "must be a whole number from 0");
         }
-        Pending p = partFor(args, name, part);
+        Pending p = partFor(q, name, part);
         try {
             int position = p.builder.members();
-            for (JsonNode path : paths) {
-                if (!path.isTextual()) {
-                    throw args.bad("paths", "must be a list of strings");
-                }
-                add(p, path.asText(), position++);
+            for (String path : q.paths()) {
+                add(p, path, position++);
             }
         } catch (RuntimeException e) {
             drop(name, p);
             throw e;
         }
-        ObjectNode r = ControlProtocol.object();
-        r.put("plan", name);
-        if (more) {
+        if (q.more()) {
             synchronized (pending) {
                 p.nextPart = part + 1;
                 p.touchedMillis = clock.millis();
                 pending.put(name, p);
             }
-            r.put("part", part);
-            r.put("members", p.builder.members());
-            return r;
+            return PrefetchOrderCall.Reply.partTaken(name, part, p.builder.members());
         }
         synchronized (pending) {
             pending.remove(name, p);
         }
         if (p.builder.members() == 0) {
             p.builder.discard();
-            r.put("stopped", cache.stopPlan(name));
-            return r;
+            return PrefetchOrderCall.Reply.stopped(name, cache.stopPlan(name));
         }
         boolean replaces = cache.plans().stream().anyMatch(s -> s.name().equals(name)
                 && (s.state().equals("active") || s.state().startsWith("waiting") || s.state().equals("done")));
         PlanStatus s = cache.startPlan(name, p.builder);
-        r.put("root", p.root);
-        r.put("members", s.members());
-        r.put("blobs", s.blobs());
-        r.put("planned_bytes", s.plannedBytes());
-        r.put("grains", s.grains());
-        r.put("ahead_bytes", cache.planAheadBytes());
-        r.put("held_bytes", s.heldBytes());
-        r.put("replaced", replaces);
-        return r;
+        return PrefetchOrderCall.Reply.started(name, p.root, s.members(), s.blobs(), s.plannedBytes(), s.grains(),
+                cache.planAheadBytes(), s.heldBytes(), replaces);
     }
 
     /** The plan this part belongs to: a new one for part 0, else the one whose previous part came last. */
-    private Pending partFor(Args args, String name, int part) {
+    private Pending partFor(PrefetchOrderCall.Request q, String name, int part) {
         synchronized (pending) {
             long now = clock.millis();
             for (Iterator<Pending> it = pending.values().iterator(); it.hasNext(); ) {
@@ -169,7 +145,7 @@ public final class PrefetchOrderOperation implements Operation {
                 }
             } else {
                 if (p == null || p.nextPart != part) {
-                    throw args.bad("part", "is " + part + " but plan '" + name + "' expects "
+                    throw bad("part", "is " + part + " but plan '" + name + "' expects "
                             + (p == null ? "part 0 (no earlier part within " + PART_TIMEOUT.toSeconds() + " s)"
                             : "part " + p.nextPart) + ": send the parts in order, each after the previous one's answer");
                 }
@@ -177,10 +153,10 @@ public final class PrefetchOrderOperation implements Operation {
                 return p;
             }
         }
-        String root = args.optString("root").orElse("");
-        Node rootNode = root(args, root);
+        String root = q.root() == null ? "" : q.root();
+        Node rootNode = root(root);
         String description = rootNode instanceof Node.VersionDir v ? v.version().describe()
-                : "/" + relative(args, root);
+                : "/" + relative(root);
         return new Pending(cache.orderPlan(description), root, rootNode);
     }
 
@@ -192,7 +168,7 @@ public final class PrefetchOrderOperation implements Operation {
     }
 
     /** The mount-relative form of {@code root}: no leading or trailing slash. */
-    private String relative(Args args, String root) {
+    private String relative(String root) {
         String rel = root;
         if (rel.startsWith("/")) {
             if (rel.equals(mount) || rel.equals(mount + "/")) {
@@ -200,7 +176,7 @@ public final class PrefetchOrderOperation implements Operation {
             } else if (rel.startsWith(mount + "/")) {
                 rel = rel.substring(mount.length() + 1);
             } else {
-                throw args.bad("root", "is " + root + ", which is not under the mount " + mount);
+                throw bad("root", "is " + root + ", which is not under the mount " + mount);
             }
         }
         while (rel.endsWith("/")) {
@@ -214,8 +190,8 @@ public final class PrefetchOrderOperation implements Operation {
      * (ws/name, ws/name@tag) on the way is followed to the version it names now (as are links
      * in the paths, when the root is above them).
      */
-    private Node root(Args args, String root) {
-        String rel = relative(args, root);
+    private Node root(String root) {
+        String rel = relative(root);
         Node node = tree.root();
         try {
             for (String name : rel.isEmpty() ? new String[0] : rel.split("/")) {
@@ -226,7 +202,7 @@ public final class PrefetchOrderOperation implements Operation {
                     + mount, "name a directory under the mount, e.g. ws/name@<version> (warpctl info ws/name shows it)");
         }
         if (node.type() != Node.Type.DIRECTORY) {
-            throw args.bad("root", "is " + root + ", which is not a directory");
+            throw bad("root", "is " + root + ", which is not a directory");
         }
         return node;
     }

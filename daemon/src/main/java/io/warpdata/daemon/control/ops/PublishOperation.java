@@ -1,14 +1,16 @@
 package io.warpdata.daemon.control.ops;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.store.BlobStore;
 import io.warpdata.catalog.Catalog;
 import io.warpdata.daemon.control.AccessPolicy;
-import io.warpdata.daemon.control.Args;
-import io.warpdata.daemon.control.ControlProtocol;
-import io.warpdata.daemon.control.Operation;
+import io.warpdata.daemon.control.ControlException;
 import io.warpdata.daemon.control.OperationContext;
+import io.warpdata.daemon.control.TypedOperation;
+import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.Names;
+import io.warpdata.daemon.control.protocol.PathList;
+import io.warpdata.daemon.control.protocol.PublishCall;
+import io.warpdata.daemon.control.protocol.Wire;
 import io.warpdata.daemon.control.SourceAccess;
 import io.warpdata.daemon.publish.PublishProgress;
 import io.warpdata.daemon.publish.PublishRequest;
@@ -20,7 +22,6 @@ import io.warpdata.manifest.DatasetRef;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -34,7 +35,7 @@ import java.util.TreeMap;
  * interruptible: a client that goes away does not stop it (it is idempotent; running it again
  * uploads nothing twice).
  */
-public final class PublishOperation implements Operation {
+public final class PublishOperation extends TypedOperation<PublishCall.Request, PublishCall.Reply, PublishCall.Progress> {
     /** Parallel uploads: S3 likes several streams; 8 keep one host busy. */
     private static final int UPLOAD_THREADS = 8;
 
@@ -54,6 +55,7 @@ public final class PublishOperation implements Operation {
      */
     public PublishOperation(Catalog catalog, BlobStore store, Path staging, Clock clock, Runnable beforePublish,
                             Runnable afterPublish, SourceAccess access) {
+        super(Calls.PUBLISH);
         this.catalog = catalog;
         this.store = store;
         this.staging = staging;
@@ -64,65 +66,48 @@ public final class PublishOperation implements Operation {
     }
 
     @Override
-    public String name() {
-        return "publish";
-    }
-
-    @Override
     public AccessPolicy.Access access() {
         return AccessPolicy.Access.PRIVILEGED;
     }
 
-    /** Reads the request from the arguments: absolute paths, already expanded by the client. */
-    static PublishRequest request(Args args) {
-        DatasetRef ref = Datasets.ref(args);
+    /** The writer's request from the wire's: absolute paths, already expanded by the client. */
+    static PublishRequest request(PublishCall.Request q) {
+        DatasetRef ref = Datasets.ref(q.dataset());
         if (!(ref.ref() instanceof DatasetRef.Latest)) {
-            throw args.bad("dataset", "must be workspace/name without @version (publish makes the version)");
+            throw badArg("dataset", "must be workspace/name without @version (publish makes the version)");
         }
-        TreeMap<String, List<String>> tables = pathMap(args, "tables");
-        TreeMap<String, List<String>> artifacts = pathMap(args, "artifacts");
+        TreeMap<String, List<String>> tables = pathMap("tables", q.tables());
+        TreeMap<String, List<String>> artifacts = pathMap("artifacts", q.artifacts());
         if (tables.isEmpty() && artifacts.isEmpty()) {
-            throw args.bad("tables", "and 'artifacts' are both empty: nothing to publish");
+            throw badArg("tables", "and 'artifacts' are both empty: nothing to publish");
         }
         List<Binding> bindings = new ArrayList<>();
-        for (String b : args.stringList("bindings")) {
+        for (String b : Names.list(q.bindings())) {
             bindings.add(PublishRequest.parseBinding(b));
         }
-        long shardSize = args.optSize("shard_size").orElse(0);
-        Optional<String> branch = args.node().hasNonNull("branch")
-                ? Optional.of(PublishRequest.requireBranchName(args.string("branch"))) : Optional.empty();
-        return new PublishRequest(ref.id(), tables, artifacts, bindings, args.bool("set_latest", false),
+        long shardSize = q.shardSize() == null ? 0 : q.shardSize().bytes();
+        Optional<String> branch = Optional.ofNullable(q.branch()).map(PublishRequest::requireBranchName);
+        return new PublishRequest(ref.id(), tables, artifacts, bindings, q.setLatest(),
                 shardSize > 0 ? shardSize : PublishRequest.DEFAULT_SHARD_SIZE, Path.of("/"), branch,
-                args.bool("allow_threshold_violations", false), args.bool("allow_missing_members", false));
+                q.allowThresholdViolations(), q.allowMissingMembers());
     }
 
-    private static TreeMap<String, List<String>> pathMap(Args args, String field) {
-        JsonNode node = args.node().get(field);
+    private static ControlException badArg(String field, String problem) {
+        return Wire.badArgument(Calls.PUBLISH.op(), field, problem);
+    }
+
+    private static TreeMap<String, List<String>> pathMap(String field, Map<String, PathList> in) {
         TreeMap<String, List<String>> out = new TreeMap<>();
-        if (node == null || node.isNull()) {
-            return out;
-        }
-        if (!node.isObject()) {
-            throw args.bad(field, "must be an object: name -> list of absolute paths");
-        }
-        Iterator<Map.Entry<String, JsonNode>> it = node.fields();
-        while (it.hasNext()) {
-            Map.Entry<String, JsonNode> e = it.next();
+        for (Map.Entry<String, PathList> e : in.entrySet()) {
             List<String> paths = new ArrayList<>();
-            List<JsonNode> values = new ArrayList<>();
-            if (e.getValue().isArray()) {
-                e.getValue().forEach(values::add);
-            } else {
-                values.add(e.getValue());
-            }
-            for (JsonNode v : values) {
-                if (!v.isTextual() || !Path.of(v.asText()).isAbsolute()) {
-                    throw args.bad(field, "." + e.getKey() + " must hold absolute paths, got " + v);
+            for (String v : e.getValue() == null ? List.<String>of() : e.getValue().paths()) {
+                if (!Path.of(v).isAbsolute()) {
+                    throw badArg(field, "." + e.getKey() + " must hold absolute paths, got \"" + v + "\"");
                 }
-                paths.add(Path.of(v.asText()).normalize().toString());
+                paths.add(Path.of(v).normalize().toString());
             }
             if (paths.isEmpty()) {
-                throw args.bad(field, "." + e.getKey() + " names no files");
+                throw badArg(field, "." + e.getKey() + " names no files");
             }
             out.put(e.getKey(), paths);
         }
@@ -130,8 +115,9 @@ public final class PublishOperation implements Operation {
     }
 
     @Override
-    public JsonNode run(OperationContext ctx) {
-        PublishRequest req = request(ctx.args());
+    protected PublishCall.Reply run(PublishCall.Request request, Events<PublishCall.Progress> events) {
+        OperationContext ctx = events.context();
+        PublishRequest req = request(request);
         for (List<String> specs : List.of(flat(req.tables()), flat(req.artifacts()))) {
             for (String source : specs) {
                 access.checkReadable(ctx.peer(), Path.of(source));
@@ -142,9 +128,7 @@ public final class PublishOperation implements Operation {
         PublishProgress progress = new PublishProgress() {
             @Override
             public void start(String task, long totalBytes) {
-                ObjectNode p = ControlProtocol.object();
-                p.put("message", task + " (" + totalBytes + " bytes)");
-                ctx.progress(p);
+                events.send(new PublishCall.Progress(task + " (" + totalBytes + " bytes)"));
             }
 
             @Override
@@ -160,24 +144,14 @@ public final class PublishOperation implements Operation {
         // The mount re-reads pointers on a TTL; refresh now so the version is visible on return.
         catalog.refresh();
         afterPublish.run();
-        ObjectNode r = ControlProtocol.object();
-        r.put("dataset", res.dataset().toString());
-        r.put("version", res.version().hex());
-        r.put("tables", res.tables());
-        r.put("table_files", res.tableFiles());
-        r.put("rows", res.rows());
-        r.put("artifacts", res.artifacts());
-        r.put("members", res.members());
-        r.put("blobs_uploaded", res.blobsUploaded());
-        r.put("blobs_skipped", res.blobsSkipped());
-        r.put("bytes_uploaded", res.bytesUploaded());
-        r.put("bytes_skipped", res.bytesSkipped());
-        r.put("manifest_written", res.manifestWritten());
-        r.put("latest_set", res.latestSet());
-        res.pointersMoved().forEach(r.putArray("pointers_moved")::add);
-        res.notes().forEach(r.putArray("notes")::add);
-        r.put("summary", res.summary());
-        return r;
+        return reply(res);
+    }
+
+    /** The wire's form of a publish's result (warpctl prints the same with --json when it publishes itself). */
+    public static PublishCall.Reply reply(PublishResult res) {
+        return new PublishCall.Reply(res.dataset().toString(), res.version().hex(), res.tables(), res.tableFiles(),
+                res.rows(), res.artifacts(), res.members(), res.blobsUploaded(), res.blobsSkipped(), res.bytesUploaded(),
+                res.bytesSkipped(), res.manifestWritten(), res.latestSet(), res.pointersMoved(), res.notes(), res.summary());
     }
 
     private static List<String> flat(Map<String, List<String>> m) {

@@ -1,14 +1,13 @@
 package io.warpdata.daemon.control.ops;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.catalog.Catalog;
 import io.warpdata.catalog.DatasetNotFoundException;
 import io.warpdata.daemon.control.AccessPolicy;
 import io.warpdata.daemon.control.ControlException;
-import io.warpdata.daemon.control.ControlProtocol;
-import io.warpdata.daemon.control.Operation;
-import io.warpdata.daemon.control.OperationContext;
+import io.warpdata.daemon.control.TypedOperation;
+import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.Empty;
+import io.warpdata.daemon.control.protocol.RefreshCall;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.ManifestValidationException;
 
@@ -20,19 +19,15 @@ import java.util.Optional;
  * catalog forgets all of them at once (re-reading a few small pointers is cheap); then the mount
  * re-checks the links the kernel caches.
  */
-public final class RefreshOperation implements Operation {
+public final class RefreshOperation extends TypedOperation<RefreshCall.Request, RefreshCall.Reply, Empty> {
     private final Catalog catalog;
     private final Runnable afterRefresh;
 
     /** @param afterRefresh run once the catalog has forgotten (warpd: the mount re-checks its links) */
     public RefreshOperation(Catalog catalog, Runnable afterRefresh) {
+        super(Calls.REFRESH);
         this.catalog = catalog;
         this.afterRefresh = afterRefresh;
-    }
-
-    @Override
-    public String name() {
-        return "refresh";
     }
 
     @Override
@@ -41,10 +36,10 @@ public final class RefreshOperation implements Operation {
     }
 
     @Override
-    public JsonNode run(OperationContext ctx) {
+    protected RefreshCall.Reply run(RefreshCall.Request request, Events<Empty> events) {
         Optional<DatasetId> id;
         try {
-            id = ctx.args().optString("dataset").map(DatasetId::parse);
+            id = Optional.ofNullable(request.dataset()).map(DatasetId::parse);
         } catch (ManifestValidationException e) {
             throw new ControlException(ControlException.BAD_REQUEST, e.getMessage(), e.nextStep());
         }
@@ -56,8 +51,6 @@ public final class RefreshOperation implements Operation {
             List<String> existing = catalog.datasets(id.get().workspace()).stream().map(DatasetId::toString).limit(20).toList();
             throw new DatasetNotFoundException(id.get().toString(), catalog.store().describe(), existing);
         }
-        ObjectNode r = ControlProtocol.object();
-        r.put("refreshed", id.map(DatasetId::toString).orElse("all"));
-        return r;
+        return new RefreshCall.Reply(id.map(DatasetId::toString).orElse("all"));
     }
 }

@@ -1,25 +1,21 @@
 package io.warpdata.daemon.control.ops;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.warpdata.daemon.control.AccessPolicy;
-import io.warpdata.daemon.control.ControlProtocol;
-import io.warpdata.daemon.control.Operation;
-import io.warpdata.daemon.control.OperationContext;
+import io.warpdata.daemon.control.TypedOperation;
+import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.Empty;
+import io.warpdata.daemon.control.protocol.StatsCall;
 
 /**
  * {@code stats}: the daemon's counters and gauges as written to {@code stats.json} (what
  * {@code warpctl status --watch} turns into rates each second).
  */
-public final class StatsOperation implements Operation {
+public final class StatsOperation extends TypedOperation<Empty, StatsCall.Reply, Empty> {
     private final DaemonInfo daemon;
 
     public StatsOperation(DaemonInfo daemon) {
+        super(Calls.STATS);
         this.daemon = daemon;
-    }
-
-    @Override
-    public String name() {
-        return "stats";
     }
 
     @Override
@@ -28,7 +24,7 @@ public final class StatsOperation implements Operation {
     }
 
     @Override
-    public JsonNode run(OperationContext ctx) {
-        return ControlProtocol.json().valueToTree(daemon.stats());
+    protected StatsCall.Reply run(Empty request, Events<Empty> events) {
+        return daemon.stats();
     }
 }

@@ -1,16 +1,15 @@
 package io.warpdata.daemon.control.ops;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.catalog.Catalog;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.WarmListener;
 import io.warpdata.blobcache.cache.WarmResult;
 import io.warpdata.daemon.control.AccessPolicy;
-import io.warpdata.daemon.control.Args;
-import io.warpdata.daemon.control.ControlProtocol;
-import io.warpdata.daemon.control.Operation;
-import io.warpdata.daemon.control.OperationContext;
+import io.warpdata.daemon.control.TypedOperation;
+import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.Names;
+import io.warpdata.daemon.control.protocol.WarmCall;
+import io.warpdata.daemon.control.protocol.Wire;
 import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
@@ -36,20 +35,16 @@ import java.util.function.Function;
  * with it; of a view, only the blocks its members lie in (not its parent's shards whole). Streams {@code bytes_done}, {@code bytes_total}, {@code bytes_fetched} and
  * {@code rate_bps} (fetch rate); cancelled when the client goes away.
  */
-public final class WarmOperation implements Operation {
+public final class WarmOperation extends TypedOperation<WarmCall.Request, WarmCall.Reply, WarmCall.Progress> {
     private final Catalog catalog;
     private final BlockCache cache;
     private final Clock clock;
 
     public WarmOperation(Catalog catalog, BlockCache cache, Clock clock) {
+        super(Calls.WARM);
         this.catalog = catalog;
         this.cache = cache;
         this.clock = clock;
-    }
-
-    @Override
-    public String name() {
-        return "warm";
     }
 
     @Override
@@ -73,14 +68,14 @@ public final class WarmOperation implements Operation {
      * lie in are warmed (its member index, read through {@code indexes}, says where), not the
      * parent's shards whole.
      */
-    static List<Item> plan(Manifest m, List<String> tables, List<String> artifacts, ShardRange shards, Args args,
+    static List<Item> plan(Manifest m, List<String> tables, List<String> artifacts, ShardRange shards,
                            Function<BlobRef, MemberIndex> indexes) {
         boolean everything = tables.isEmpty() && artifacts.isEmpty();
         Map<BlobId, Item> out = new LinkedHashMap<>();
         for (String t : everything ? List.copyOf(m.tables().keySet()) : tables) {
             Table table = m.tables().get(t);
             if (table == null) {
-                throw args.bad("tables", "names '" + t + "', which is not a table of " + m.datasetId()
+                throw Wire.badArgument(Calls.WARM.op(), "tables", "names '" + t + "', which is not a table of " + m.datasetId()
                         + " (tables: " + String.join(", ", m.tables().keySet()) + ")");
             }
             for (TableShard s : shards.select(table.shards())) {
@@ -90,7 +85,7 @@ public final class WarmOperation implements Operation {
         for (String a : everything ? List.copyOf(m.artifacts().keySet()) : artifacts) {
             Artifact artifact = m.artifacts().get(a);
             if (artifact == null) {
-                throw args.bad("artifacts", "names '" + a + "', which is not an artifact of " + m.datasetId()
+                throw Wire.badArgument(Calls.WARM.op(), "artifacts", "names '" + a + "', which is not an artifact of " + m.datasetId()
                         + " (artifacts: " + String.join(", ", m.artifacts().keySet()) + ")");
             }
             out.putIfAbsent(artifact.index().id(), Item.whole(artifact.index()));
@@ -128,26 +123,26 @@ public final class WarmOperation implements Operation {
     }
 
     @Override
-    public JsonNode run(OperationContext ctx) {
-        Args args = ctx.args();
-        Catalog.Resolved version = catalog.resolve(Datasets.ref(args));
+    protected WarmCall.Reply run(WarmCall.Request request, Events<WarmCall.Progress> events) {
+        Catalog.Resolved version = catalog.resolve(Datasets.ref(request.dataset()));
         ShardRange shards;
         try {
-            shards = args.optString("shards").map(ShardRange::parse).orElse(ShardRange.ALL);
+            shards = request.shards() == null ? ShardRange.ALL : ShardRange.parse(request.shards());
         } catch (IllegalArgumentException e) {
-            throw args.bad("shards", e.getMessage());
+            throw bad("shards", e.getMessage());
         }
         BlockCache disk = DiskCache.require(cache, "warm");
-        List<Item> items = plan(version.manifest(), args.stringList("tables"), args.stringList("artifacts"), shards, args,
+        List<Item> items = plan(version.manifest(), Names.list(request.tables()), Names.list(request.artifacts()), shards,
                 index -> MemberIndex.open(IndexBytes.of(disk.readIndex(index)), "member index " + index.id(),
                         part -> IndexBytes.of(disk.readIndex(part))));
-        long maxBytes = args.optSize("max_bytes").orElse(Long.MAX_VALUE);
+        long maxBytes = request.maxBytes() == null ? Long.MAX_VALUE : request.maxBytes().bytes();
         long planned = 0;
         for (Item item : items) {
             planned += item.ranges().map(r -> disk.blockBytes(item.blob(), r)).orElse(item.blob().size());
         }
         long total = Math.min(planned, maxBytes);
 
+        var cancellation = events.context().cancellation();
         long start = clock.millis();
         ProgressThrottle throttle = new ProgressThrottle(clock);
         long done = 0;
@@ -157,7 +152,7 @@ public final class WarmOperation implements Operation {
             if (done >= total) {
                 break;
             }
-            ctx.cancellation().throwIfCancelled("warm of " + version.id());
+            cancellation.throwIfCancelled("warm of " + version.id());
             BlobRef blob = item.blob();
             long base = done;
             long fetchedBase = fetched;
@@ -165,37 +160,25 @@ public final class WarmOperation implements Operation {
             int index = blobsDone;
             WarmListener listener = (covered, size) -> {
                 if (throttle.due()) {
-                    ctx.progress(progress(base + covered, total, fetchedBase, index, items.size(), start));
+                    events.send(progress(base + covered, total, fetchedBase, index, items.size(), start));
                 }
             };
             WarmResult w = item.ranges().isPresent()
-                    ? disk.warm(blob, item.ranges().get(), budget, listener, ctx.cancellation())
-                    : disk.warm(blob, Math.min(blob.size(), budget), listener, ctx.cancellation());
+                    ? disk.warm(blob, item.ranges().get(), budget, listener, cancellation)
+                    : disk.warm(blob, Math.min(blob.size(), budget), listener, cancellation);
             done += Math.min(w.bytesCovered(), budget);
             fetched += w.bytesFetched();
             blobsDone++;
         }
-        ctx.cancellation().throwIfCancelled("warm of " + version.id());
-        ObjectNode last = progress(done, total, fetched, blobsDone, items.size(), start);
-        ctx.progress(last.deepCopy());
-
-        ObjectNode r = last;
-        r.put("dataset", version.id().toString());
-        r.put("version", version.version().hex());
-        r.put("truncated", planned > maxBytes);
-        r.put("seconds", (clock.millis() - start) / 1000.0);
-        return r;
+        cancellation.throwIfCancelled("warm of " + version.id());
+        WarmCall.Progress last = progress(done, total, fetched, blobsDone, items.size(), start);
+        events.send(last);
+        return new WarmCall.Reply(last, version.id().toString(), version.version().hex(), planned > maxBytes,
+                (clock.millis() - start) / 1000.0);
     }
 
-    private ObjectNode progress(long done, long total, long fetched, int blobsDone, int blobsTotal, long start) {
-        ObjectNode p = ControlProtocol.object();
-        p.put("bytes_done", done);
-        p.put("bytes_total", total);
-        p.put("bytes_fetched", fetched);
-        p.put("blobs_done", blobsDone);
-        p.put("blobs_total", blobsTotal);
+    private WarmCall.Progress progress(long done, long total, long fetched, int blobsDone, int blobsTotal, long start) {
         long millis = Math.max(1, clock.millis() - start);
-        p.put("rate_bps", done * 1000 / millis);
-        return p;
+        return new WarmCall.Progress(done, total, fetched, blobsDone, blobsTotal, done * 1000 / millis);
     }
 }

@@ -45,6 +45,36 @@ public final class ControlProtocol {
     public record Request(JsonNode id, String op, ObjectNode args) {
     }
 
+    /**
+     * A line from warpd as a client reads it: an event (its own fields aside), a result, or an
+     * error; what is absent is null.
+     */
+    public record Incoming(JsonNode id, String event, boolean ok, JsonNode result, ErrorBody error) {
+    }
+
+    /** An error's fields. */
+    public record ErrorBody(String type, String message, String nextStep) {
+        static final ErrorBody NONE = new ErrorBody(null, null, null);
+    }
+
+    /** Reads a line from warpd; fields of other types than expected are treated as absent. */
+    static Incoming incoming(JsonNode msg) {
+        JsonNode id = msg.get(ID);
+        JsonNode event = msg.get(EVENT);
+        JsonNode error = msg.get(ERROR);
+        ErrorBody body = null;
+        if (error != null && error.isObject()) {
+            body = new ErrorBody(text(error.get(TYPE)), text(error.get(MESSAGE)), text(error.get(NEXT_STEP)));
+        }
+        JsonNode ok = msg.get(OK);
+        return new Incoming(id, event == null ? null : event.asText(), ok != null && ok.asBoolean(false),
+                msg.get(RESULT), body);
+    }
+
+    private static String text(JsonNode n) {
+        return n == null || n.isNull() ? null : n.asText();
+    }
+
     public static ObjectMapper json() {
         return JSON;
     }

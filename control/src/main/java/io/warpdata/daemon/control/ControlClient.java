@@ -2,6 +2,9 @@ package io.warpdata.daemon.control;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.warpdata.daemon.control.protocol.Call;
+import io.warpdata.daemon.control.protocol.Empty;
+import io.warpdata.daemon.control.protocol.Wire;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -66,7 +69,34 @@ public final class ControlClient implements AutoCloseable {
         return SocketFile.answers(socket);
     }
 
-    /** Sends one request and waits for its result; no progress. */
+    /** Sends {@code call}'s request and waits for its result, ignoring its events. */
+    public <Q, R, E> R call(Call<Q, R, E> call, Q request) {
+        return call(call, request, e -> { });
+    }
+
+    /** Sends an operation that takes no arguments and waits for its result. */
+    public <R, E> R call(Call<Empty, R, E> call) {
+        return call(call, Empty.INSTANCE);
+    }
+
+    /**
+     * Sends {@code call}'s request, passes each of its events to {@code events}, and returns the
+     * result as {@code call}'s reply record.
+     *
+     * @throws ControlException the daemon's typed error; of type {@link Wire#INCOMPATIBLE_PEER}
+     *         when the answer lacks a field the record requires (warpd of another version)
+     */
+    public <Q, R, E> R call(Call<Q, R, E> call, Q request, Consumer<? super E> events) {
+        ObjectNode args = Wire.tree(request);
+        JsonNode result = call(call.op(), args, msg -> {
+            if (call.event().equals(msg.path(ControlProtocol.EVENT).asText())) {
+                events.accept(Wire.reply(call.op(), msg, call.events()));
+            }
+        });
+        return Wire.reply(call.op(), result, call.reply());
+    }
+
+    /** Sends one request of any shape and waits for its result; no progress (tests speak raw JSON with it). */
     public JsonNode call(String op, ObjectNode args) {
         return call(op, args, p -> { });
     }
@@ -93,23 +123,24 @@ public final class ControlClient implements AutoCloseable {
                             "check warpd's log (journalctl -u warpd); it may have stopped");
                 }
                 JsonNode msg = ControlProtocol.json().readTree(line);
-                JsonNode msgId = msg.get(ControlProtocol.ID);
+                ControlProtocol.Incoming in = ControlProtocol.incoming(msg);
+                JsonNode msgId = in.id();
                 boolean ours = msgId != null && msgId.canConvertToLong() && msgId.asLong() == id;
                 boolean unaddressed = msgId == null || msgId.isNull();
                 if (!ours && !unaddressed) {
                     continue;
                 }
-                if (msg.has(ControlProtocol.EVENT)) {
+                if (in.event() != null) {
                     progress.accept(msg);
                     continue;
                 }
-                if (msg.path(ControlProtocol.OK).asBoolean(false)) {
-                    return msg.path(ControlProtocol.RESULT);
+                if (in.ok()) {
+                    return in.result() == null ? ControlProtocol.object() : in.result();
                 }
-                JsonNode err = msg.path(ControlProtocol.ERROR);
-                throw new ControlException(err.path(ControlProtocol.TYPE).asText(ControlException.INTERNAL),
-                        err.path(ControlProtocol.MESSAGE).asText("warpd reported an error"),
-                        err.path(ControlProtocol.NEXT_STEP).asText(""));
+                ControlProtocol.ErrorBody err = in.error() == null ? ControlProtocol.ErrorBody.NONE : in.error();
+                throw new ControlException(err.type() == null ? ControlException.INTERNAL : err.type(),
+                        err.message() == null ? "warpd reported an error" : err.message(),
+                        err.nextStep() == null ? "" : err.nextStep());
             }
         } catch (IOException e) {
             throw new ControlException(ControlException.DAEMON_UNAVAILABLE,

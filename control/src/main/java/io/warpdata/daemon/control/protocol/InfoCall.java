@@ -1,0 +1,51 @@
+package io.warpdata.daemon.control.protocol;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code info {dataset}}: one version as the daemon sees it: tables (shard files, rows, bytes,
+ * schema), artifacts (shards, members), bindings. {@code warpctl init} builds its loader from
+ * this; the Python package reads it as {@code Dataset}.
+ */
+public final class InfoCall {
+    private InfoCall() {
+    }
+
+    public record Reply(@JsonProperty(required = true) String dataset,
+                        @JsonProperty(required = true) String version,
+                        Map<String, TableInfo> tables,
+                        Map<String, ArtifactInfo> artifacts,
+                        List<BindingInfo> bindings,
+                        long totalRows,
+                        long totalBytes) {
+        public Reply {
+            tables = tables == null ? Map.of() : tables;
+            artifacts = artifacts == null ? Map.of() : artifacts;
+            bindings = bindings == null ? List.of() : bindings;
+        }
+    }
+
+    public record TableInfo(long rows, long bytes, List<ShardInfo> shards, List<ColumnInfo> schema) {
+        public TableInfo {
+            shards = shards == null ? List.of() : shards;
+            schema = schema == null ? List.of() : schema;
+        }
+    }
+
+    public record ShardInfo(String name, long rows, long bytes) {
+    }
+
+    public record ColumnInfo(String name, String type) {
+    }
+
+    /** @param kind files, tar, ... as in the manifest */
+    public record ArtifactInfo(String kind, long shards, long members, long memberBytes) {
+    }
+
+    /** @param refType as in the manifest's binding, e.g. {@code file} */
+    public record BindingInfo(String table, String column, String artifact, String refType) {
+    }
+}

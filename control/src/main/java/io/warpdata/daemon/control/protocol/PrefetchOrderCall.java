@@ -1,0 +1,50 @@
+package io.warpdata.daemon.control.protocol;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+
+import java.util.List;
+
+/**
+ * {@code prefetch.order {plan?, root?, paths, part?, more?}}: the files an epoch will read, in
+ * order, sent in parts of bounded size; the cache fetches ahead in that order.
+ */
+public final class PrefetchOrderCall {
+    private PrefetchOrderCall() {
+    }
+
+    /**
+     * @param plan  the plan's name ({@code default} when absent); a new part 0 replaces it
+     * @param root  the directory the paths are relative to (absolute under the mount, or mount-relative)
+     * @param paths files relative to root, in the order they will be read
+     * @param part  this part's number, from 0
+     * @param more  whether more parts follow
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Request(String plan, String root, @JsonProperty(required = true) List<String> paths, Integer part,
+                          boolean more) {
+    }
+
+    /**
+     * One of three answers: a part taken ({@code part}, {@code members} so far), a plan
+     * stopped (no paths at all: {@code stopped}), or a plan started (the rest). Fields of the
+     * other answers are absent.
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Reply(@JsonProperty(required = true) String plan, Integer part, Long members, Boolean stopped,
+                        String root, Long blobs, Long plannedBytes, Long grains, Long aheadBytes, Long heldBytes,
+                        Boolean replaced) {
+        public static Reply partTaken(String plan, int part, long members) {
+            return new Reply(plan, part, members, null, null, null, null, null, null, null, null);
+        }
+
+        public static Reply stopped(String plan, boolean stopped) {
+            return new Reply(plan, null, null, stopped, null, null, null, null, null, null, null);
+        }
+
+        public static Reply started(String plan, String root, long members, long blobs, long plannedBytes, long grains,
+                                    long aheadBytes, long heldBytes, boolean replaced) {
+            return new Reply(plan, null, members, null, root, blobs, plannedBytes, grains, aheadBytes, heldBytes, replaced);
+        }
+    }
+}

@@ -1,0 +1,66 @@
+package io.warpdata.daemon.control.protocol;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code publish}: publish with the daemon's credentials, from files the peer could read itself.
+ */
+public final class PublishCall {
+    private PublishCall() {
+    }
+
+    /**
+     * @param dataset   workspace/name, without @version (publish makes the version)
+     * @param tables    table name to absolute paths (already expanded by the client)
+     * @param artifacts artifact name to absolute paths
+     * @param bindings  {@code table.column=artifact:ref_type} each
+     * @param shardSize target shard size; the default when absent or 0
+     * @param branch    move this branch to the new version
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Request(@JsonProperty(required = true) String dataset,
+                          Map<String, PathList> tables,
+                          Map<String, PathList> artifacts,
+                          Names bindings,
+                          boolean setLatest,
+                          ByteCount shardSize,
+                          String branch,
+                          boolean allowThresholdViolations,
+                          boolean allowMissingMembers) {
+        public Request {
+            tables = tables == null ? Map.of() : tables;
+            artifacts = artifacts == null ? Map.of() : artifacts;
+        }
+    }
+
+    /** A progress event: what the publish is doing now. */
+    public record Progress(String message) {
+    }
+
+    /** @param summary the line(s) warpctl prints at the end */
+    public record Reply(@JsonProperty(required = true) String dataset,
+                        @JsonProperty(required = true) String version,
+                        int tables,
+                        int tableFiles,
+                        long rows,
+                        int artifacts,
+                        long members,
+                        int blobsUploaded,
+                        int blobsSkipped,
+                        long bytesUploaded,
+                        long bytesSkipped,
+                        boolean manifestWritten,
+                        boolean latestSet,
+                        List<String> pointersMoved,
+                        List<String> notes,
+                        String summary) {
+        public Reply {
+            pointersMoved = pointersMoved == null ? List.of() : List.copyOf(pointersMoved);
+            notes = notes == null ? List.of() : List.copyOf(notes);
+        }
+    }
+}
