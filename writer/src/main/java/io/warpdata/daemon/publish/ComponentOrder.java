@@ -1,5 +1,7 @@
 package io.warpdata.daemon.publish;
 
+import io.warpdata.manifest.MemberIndex;
+
 import java.nio.charset.StandardCharsets;
 import java.util.Comparator;
 
@@ -17,19 +19,6 @@ public final class ComponentOrder implements Comparator<String> {
 
     @Override
     public int compare(String a, String b) {
-        byte[] x = a.getBytes(StandardCharsets.UTF_8);
-        byte[] y = b.getBytes(StandardCharsets.UTF_8);
-        int n = Math.min(x.length, y.length);
-        for (int i = 0; i < n; i++) {
-            int c = Integer.compare(rank(x[i]), rank(y[i]));
-            if (c != 0) {
-                return c;
-            }
-        }
-        return Integer.compare(x.length, y.length);
-    }
-
-    private static int rank(byte b) {
-        return b == '/' ? -1 : b & 0xff;
+        return MemberIndex.compare(a.getBytes(StandardCharsets.UTF_8), b.getBytes(StandardCharsets.UTF_8));
     }
 }
