@@ -14,7 +14,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
 import org.slf4j.Logger;
@@ -39,8 +38,6 @@ public final class BlockCache implements BlobReader {
     private static final Logger LOG = LoggerFactory.getLogger(BlockCache.class);
     /** Memory for block hash lists (32 B per block: 64 MiB covers 2 TiB of blobs). */
     static final long HASH_LIST_MEMORY = 64L << 20;
-    /** Local-mode misses are logged at most this often: one line tells the user what to do. */
-    static final Duration NOT_CACHED_LOG_EVERY = Duration.ofSeconds(10);
 
     private final CacheConfig config;
     private final BlobStore store;
@@ -49,17 +46,13 @@ public final class BlockCache implements BlobReader {
     private final HashLists lists;
     private final BlockStorage storage;
     private final FetchScheduler scheduler;
-    private final ReadAhead readAhead;
     private final Warmer warmer;
     private final MemberReads members;
-    private final WholeBlobReads wholeReads;
+    private final ReadExecutor reads;
     private final HashListPrefetcher prefetcher;
     /** Order plans (null in local mode, which fetches nothing). */
     private final OrderPrefetcher orders;
     private final ExecutorService owned;
-    private final long deadlineNanos;
-    private final AtomicLong lastNotCachedLog = new AtomicLong(System.nanoTime() - NOT_CACHED_LOG_EVERY.toNanos());
-    private final ThreadLocal<ArrayList<Fetch>> pendingScratch = ThreadLocal.withInitial(ArrayList::new);
     private volatile boolean closed;
 
     /**
@@ -81,6 +74,16 @@ public final class BlockCache implements BlobReader {
      * @throws CacheDirectoryException if the cache directory is unusable or in use
      */
     public static BlockCache open(BlobStore store, CacheConfig config) {
+        return open(store, config, List.of());
+    }
+
+    /**
+     * As {@link #open(BlobStore, CacheConfig)}, with remote tiers tried in order, each verified,
+     * between the local tiers and the store ({@link RemoteTier}: issue 25's mirrors plug in here).
+     *
+     * @throws CacheDirectoryException if the cache directory is unusable or in use
+     */
+    public static BlockCache open(BlobStore store, CacheConfig config, List<RemoteTier> remotes) {
         AtomicInteger n = new AtomicInteger();
         ExecutorService pool = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "warp-fetch-" + n.incrementAndGet());
@@ -88,7 +91,7 @@ public final class BlockCache implements BlobReader {
             return t;
         });
         try {
-            return new BlockCache(store, config, pool, pool, null);
+            return new BlockCache(store, config, pool, pool, null, OrderPrefetcher.MAX_PLAN_BYTES, remotes);
         } catch (RuntimeException e) {
             pool.shutdownNow();
             throw e;
@@ -102,32 +105,41 @@ public final class BlockCache implements BlobReader {
     /** As above, with the memory all order plans may hold (tests make it small). */
     BlockCache(BlobStore store, CacheConfig config, Executor executor, ExecutorService owned, DiskSpace space,
                long maxPlanBytes) {
+        this(store, config, executor, owned, space, maxPlanBytes, List.of());
+    }
+
+    /**
+     * Builds the read path bottom up: the store and the remote tiers behind it ({@link Remotes}),
+     * the local tiers, the scheduler, the planners (read-ahead, order plans), then the executor
+     * that runs read plans over all of them. Nothing below calls anything above.
+     */
+    BlockCache(BlobStore store, CacheConfig config, Executor executor, ExecutorService owned, DiskSpace space,
+               long maxPlanBytes, List<RemoteTier> remotes) {
         this.config = Objects.requireNonNull(config, "config");
         this.store = Objects.requireNonNull(store, "store");
         Objects.requireNonNull(executor, "executor");
         this.owned = owned;
-        this.deadlineNanos = config.retry().readDeadline().toNanos();
-        this.fetcher = new BlockFetcher(store, metrics, config.retry());
+        this.fetcher = new BlockFetcher(store, metrics, config.retry(), new Remotes(remotes, metrics));
         if (config.mode().usesDisk()) {
             DiskBlocks disk = new DiskBlocks(config.dir(), config.maxBytes(), config.minFreeBytes(),
                     config.maxOpenFiles(), metrics, space);
-            this.storage = disk;
+            this.storage = new Tiers(disk);
             this.lists = new HashLists(fetcher, disk.listsDir(), disk.tmpDir(), HASH_LIST_MEMORY, executor);
         } else {
             this.storage = new MemoryBlocks(config.memoryBytes(), metrics);
             this.lists = new HashLists(fetcher, null, null, HASH_LIST_MEMORY, executor);
         }
-        this.scheduler = new FetchScheduler(config, metrics, storage, fetcher, executor);
-        this.readAhead = config.mode().fetches() ? new ReadAhead(scheduler) : null;
-        scheduler.readAhead(readAhead);
+        Suspects suspects = new Suspects();
+        this.scheduler = new FetchScheduler(config, metrics, storage, fetcher, executor, suspects);
         this.warmer = new Warmer(scheduler);
-        this.members = new MemberReads(config, metrics, storage, fetcher, lists, scheduler, readAhead,
-                (m, list) -> track(m.blob(), list, m.offset(), (int) m.length(), true), executor);
-        this.wholeReads = new WholeBlobReads(fetcher, lists, storage, metrics, executor, () -> closed);
+        this.members = new MemberReads(config, metrics, storage, fetcher, lists, suspects, executor);
         this.prefetcher = new HashListPrefetcher(lists, fetcher);
         this.orders = config.mode().fetches() && scheduler.prefetchEnabled()
                 ? new OrderPrefetcher(scheduler, lists, executor, OrderPrefetcher.aheadBytes(config), maxPlanBytes)
                 : null;
+        this.reads = new ReadExecutor(config, metrics, lists, storage, scheduler,
+                config.mode().fetches() ? new ReadAhead(suspects) : null, orders, members,
+                new WholeBlobReads(fetcher, lists, storage, metrics, executor, () -> closed));
     }
 
     // ---------------------------------------------------------------- reads
@@ -155,23 +167,17 @@ public final class BlockCache implements BlobReader {
         }
         ensureOpen();
         int n = (int) Math.min(len, blob.size() - offset);
-        long deadline = System.nanoTime() + deadlineNanos;
-        try {
-            readBlocks(blob, lists.get(blob, deadline, config.mode().fetches()), offset, dst, dstOff, n, deadline);
-            return n;
-        } catch (RuntimeException e) {
-            metrics.readErrors.increment();
-            throw e;
-        }
+        reads.read(blob, offset, dst, dstOff, n);
+        return n;
     }
 
     /**
      * {@inheritDoc}
      *
-     * <p>Here, in this order (the package documentation says why): the member cached under its
-     * hash; another blob's cached blocks holding the same bytes; the member's own blocks when
-     * cached; a small member read at random fetched on its own ({@link MemberReads}); else its
-     * blob's blocks, with read-ahead, as {@link #read} reads them.
+     * <p>Here: from where {@link ReadPlan} says, in the order of {@link Source}: the member
+     * cached under its hash, another blob's cached blocks holding the same bytes, its own blocks
+     * when cached, a small member read at random fetched on its own, else its blob's blocks
+     * with read-ahead, as {@link #read} reads them.
      */
     @Override
     public int readMember(BlobMember member, long offset, ByteBuffer dst) {
@@ -184,99 +190,9 @@ public final class BlockCache implements BlobReader {
         ensureOpen();
         int n = (int) Math.min(dst.remaining(), member.length() - offset);
         int at = dst.position();
-        long deadline = System.nanoTime() + deadlineNanos;
-        try {
-            if (!members.readByHash(member, offset, dst, at, n)) {
-                BlobRef blob = member.blob();
-                BlockHashList list = lists.get(blob, deadline, config.mode().fetches());
-                long from = member.offset() + offset;
-                if (blocksCached(blob, list, from, n) || !members.fetch(member, list, offset, dst, at, n, deadline)) {
-                    readBlocks(blob, list, from, dst, at, n, deadline); // follows the plan itself
-                    if (offset == 0) {
-                        members.remember(member);
-                    }
-                } else {
-                    followPlan(blob, from);
-                }
-            } else {
-                followPlan(member.blob(), member.offset() + offset);
-            }
-            dst.position(at + n);
-            return n;
-        } catch (RuntimeException e) {
-            metrics.readErrors.increment();
-            throw e;
-        }
-    }
-
-    /** Order plans follow every read of a planned file, whichever way it was served. */
-    private void followPlan(BlobRef blob, long offset) {
-        if (orders != null) {
-            orders.onRead(blob, offset);
-        }
-    }
-
-    /** Whether every block of {@code [from, from + n)} is cached. */
-    private boolean blocksCached(BlobRef blob, BlockHashList list, long from, int n) {
-        int bs = list.blockSize();
-        for (int b = (int) (from / bs); b <= (int) ((from + n - 1) / bs); b++) {
-            if (!storage.contains(new BlockKey(blob.id(), bs, b))) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** Reads {@code n} bytes at {@code offset} (inside the blob) through the blocks into {@code dst[dstOff, ...)}. */
-    private void readBlocks(BlobRef blob, BlockHashList list, long offset, ByteBuffer dst, int dstOff, int n,
-            long deadline) {
-        long end = offset + n;
-        ArrayList<Fetch> pending = pendingScratch.get();
-        try {
-            int bs = list.blockSize();
-            int first = (int) (offset / bs);
-            int last = (int) ((end - 1) / bs);
-            for (int b = first; b <= last; b++) {
-                long blockStart = (long) b * bs;
-                long from = Math.max(offset, blockStart);
-                int take = (int) (Math.min(end, blockStart + list.blockLength(b)) - from);
-                BlockKey key = new BlockKey(blob.id(), bs, b);
-                if (storage.read(key, (int) (from - blockStart), dst, dstOff + (int) (from - offset), take)) {
-                    metrics.hitBlocks.increment();
-                    metrics.hitBytes.add(take);
-                } else if (!config.mode().fetches()) {
-                    throw notCached(blob, b);
-                } else {
-                    pending.add(scheduler.demand(blob, list, key));
-                }
-            }
-            track(blob, list, offset, n, !pending.isEmpty());
-            followPlan(blob, offset);
-            for (Fetch f : pending) {
-                long blockStart = (long) f.key.index() * bs;
-                long from = Math.max(offset, blockStart);
-                int take = (int) (Math.min(end, blockStart + list.blockLength(f.key.index())) - from);
-                copyFromFetch(f, (int) (from - blockStart), dst, dstOff + (int) (from - offset), take, deadline);
-            }
-        } finally {
-            pending.clear();
-        }
-    }
-
-    /** Tells read-ahead of a read of the blob ({@code missed}: not all of it was cached), and fetches the blob whole if that says so. */
-    private void track(BlobRef blob, BlockHashList list, long offset, int n, boolean missed) {
-        if (readAhead == null) {
-            return;
-        }
-        int seen = readAhead.onRead(blob, list, offset, n, missed);
-        // Hybrid fetches every blob whole at its first read; auto only one read densely at random.
-        if (config.mode() == CacheMode.HYBRID ? (seen & ReadAhead.FIRST) != 0
-                : config.mode() == CacheMode.AUTO && (seen & ReadAhead.DENSE_RANDOM) != 0) {
-            if (config.mode() == CacheMode.AUTO) {
-                metrics.denseRandomBlobs.increment();
-            }
-            scheduler.fetchWhole(blob, list);
-        }
+        reads.readMember(member, offset, dst, at, n);
+        dst.position(at + n);
+        return n;
     }
 
     @Override
@@ -315,59 +231,9 @@ public final class BlockCache implements BlobReader {
      */
     @Override
     public byte[] readIndex(BlobRef blob) {
-        if (blob.size() == 0 || blob.size() > WholeBlobReads.MAX_BYTES || !config.mode().fetches()
-                || lists.knownHere(blob.blocks())) {
-            return readAll(blob);
-        }
         ensureOpen();
-        try {
-            return wholeReads.read(blob, fetcher.deadlineFromNow());
-        } catch (RuntimeException e) {
-            metrics.readErrors.increment();
-            throw e;
-        }
-    }
-
-    /** The local-mode miss, logged at most every {@link #NOT_CACHED_LOG_EVERY} (never per read). */
-    private BlockNotCachedException notCached(BlobRef blob, int block) {
-        BlockNotCachedException e = new BlockNotCachedException("Block " + block + " of blob " + blob.id());
-        long now = System.nanoTime();
-        long last = lastNotCachedLog.get();
-        if (now - last >= NOT_CACHED_LOG_EVERY.toNanos() && lastNotCachedLog.compareAndSet(last, now)) {
-            LOG.warn("{}. {}", e.getMessage(), e.nextStep());
-        }
-        return e;
-    }
-
-    /** Waits for a block's fetch and copies the wanted part out; retries via the cache if told to. */
-    private void copyFromFetch(Fetch f, int inBlock, ByteBuffer dst, int out, int take, long deadline) {
-        while (true) {
-            Fetch.BlockBytes bb = scheduler.await(f, deadline);
-            boolean fetched = bb != Fetch.RETRY;
-            if (fetched && bb.run().retain()) {
-                try {
-                    dst.put(out, bb.run().array, bb.offset() + inBlock, take);
-                } finally {
-                    bb.run().release();
-                }
-                metrics.missBlocks.increment();
-                metrics.missBytes.add(take);
-                return;
-            }
-            // Cached meanwhile, or fetched for us and cached, its buffer already reused: read it
-            // from the cache (or, if it could not be cached, fetch it again).
-            if (storage.read(f.key, inBlock, dst, out, take)) {
-                if (fetched) {
-                    metrics.missBlocks.increment();
-                    metrics.missBytes.add(take);
-                } else {
-                    metrics.hitBlocks.increment();
-                    metrics.hitBytes.add(take);
-                }
-                return;
-            }
-            f = scheduler.demand(f.blob, f.list, f.key);
-        }
+        byte[] whole = reads.readIndexWhole(blob);
+        return whole != null ? whole : readAll(blob);
     }
 
     // ---------------------------------------------------------------- order plans
@@ -560,6 +426,11 @@ public final class BlockCache implements BlobReader {
     public long gc(long limitBytes) {
         ensureOpen();
         return storage.gc(limitBytes);
+    }
+
+    /** Counters of each remote tier ({@link RemoteTier}), in the order they are tried; empty without any. */
+    public java.util.Map<String, java.util.Map<String, Long>> remoteTiers() {
+        return fetcher.remotes().snapshot();
     }
 
     @Override

@@ -24,11 +24,31 @@ final class BlockFetcher {
     private final BlobStore store;
     private final ReadMetrics metrics;
     private final RetryPolicy policy;
+    private final Remotes remotes;
 
     BlockFetcher(BlobStore store, ReadMetrics metrics, RetryPolicy policy) {
+        this(store, metrics, policy, Remotes.NONE);
+    }
+
+    /** @param remotes the remote tiers tried, verified, before the store ({@link Remotes}) */
+    BlockFetcher(BlobStore store, ReadMetrics metrics, RetryPolicy policy, Remotes remotes) {
         this.store = store;
         this.metrics = metrics;
         this.policy = policy;
+        this.remotes = remotes;
+    }
+
+    /**
+     * Fills {@code dst[off, off + len)} with {@code [offset, offset + len)} of {@code key} from
+     * the first remote tier whose bytes pass {@code check}; false if there is none (or none
+     * served): the caller reads the store.
+     */
+    boolean fromRemotes(String key, long offset, byte[] dst, int off, int len, Remotes.Check check) {
+        return !remotes.isEmpty() && remotes.read(key, offset, dst, off, len, check);
+    }
+
+    Remotes remotes() {
+        return remotes;
     }
 
     BlobStore store() {

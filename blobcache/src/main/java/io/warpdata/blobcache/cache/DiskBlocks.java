@@ -4,7 +4,6 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.warpdata.manifest.BlobId;
-import io.warpdata.manifest.BlockHashList;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -14,10 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.security.MessageDigest;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -77,99 +73,27 @@ final class DiskBlocks implements BlockStorage {
      */
     static final int MAX_MEMBERS = 32_768;
 
-    /**
-     * One cached block. Its file's path is not kept ({@link CacheDirectory#path} makes it when the
-     * file is opened or deleted): a Path with its bytes is about 170 bytes of heap a block, more
-     * than the rest of the entry, and the file is opened only when its channel is not cached.
-     */
-    private static final class Entry {
-        final int headerLength;
-        final int length;
-        final int[] crcs;
-        final BlobId listId;
-        /** A whole small blob verified by its own id (a member cached under its hash): its list id is its blob id. */
-        final boolean member;
-        /** The read-ahead credit shared with the fetch (see {@link BlockStorage#put}); null if not read ahead. */
-        final AtomicBoolean prefetchCredit;
-        /** Reads in progress: while positive, eviction leaves the block's open channel alone. */
-        final AtomicInteger readers = new AtomicInteger();
-        volatile boolean evicted;
-
-        Entry(BlockKey key, int headerLength, int length, int[] crcs, BlobId listId, AtomicBoolean prefetchCredit) {
-            this.member = listId.equals(key.blob());
-            this.headerLength = headerLength;
-            this.length = length;
-            this.crcs = crcs;
-            this.listId = listId;
-            this.prefetchCredit = prefetchCredit;
-        }
-
-        int weight() {
-            return headerLength + length;
-        }
-    }
-
-    /** Per-thread read state: no allocation on the hit path. */
-    private static final class Scratch {
-        ByteBuffer buffer = ByteBuffer.allocateDirect(BlockHashList.DEFAULT_BLOCK_SIZE);
-        final CRC32C crc = new CRC32C();
-
-        ByteBuffer buffer(int len) {
-            if (buffer.capacity() < len) {
-                buffer = ByteBuffer.allocateDirect(len);
-            }
-            buffer.clear().limit(len);
-            return buffer;
-        }
-    }
-
-    /** Per-thread write state: a block file is assembled in one reused direct buffer. */
-    private static final class WriteScratch {
-        ByteBuffer buffer = ByteBuffer.allocateDirect(BlockFile.headerLength(BlockHashList.DEFAULT_BLOCK_SIZE)
-                + BlockHashList.DEFAULT_BLOCK_SIZE);
-        final CRC32C crc = new CRC32C();
-
-        ByteBuffer buffer(int len) {
-            if (buffer.capacity() < len) {
-                buffer = ByteBuffer.allocateDirect(len);
-            }
-            return buffer.clear().limit(len);
-        }
-    }
-
     private final CacheDirectory dir;
     private final ReadMetrics metrics;
     private final long limit;
     private final FreeSpaceFloor floor;
-    private final Cache<BlockKey, Entry> index;
+    private final Cache<BlockKey, DiskEntry> index;
     private final Cache<BlockKey, FileChannel> channels;
     /** The member entries of {@link #index}, bounded by count ({@link #MAX_MEMBERS}). */
     private final Cache<BlockKey, Boolean> members;
     /** Members {@link #members} let go of, to be removed from the index outside any cache callback. */
     private final Queue<BlockKey> membersOut = new ConcurrentLinkedQueue<>();
-    private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
+    private final ThreadLocal<DiskScratch.Read> scratch = ThreadLocal.withInitial(DiskScratch.Read::new);
     /**
      * Write buffers (1 MiB + header each, direct), shared rather than one per thread: with 32
      * fetch workers and member fetches, per-thread buffers held 32+ MiB of direct memory for
      * writes that take a millisecond each; a few idle ones are kept, more are made when needed.
      */
-    private final java.util.concurrent.ConcurrentLinkedQueue<WriteScratch> writeScratch =
+    private final java.util.concurrent.ConcurrentLinkedQueue<DiskScratch.Write> writeScratch =
             new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final AtomicInteger idleWriteScratch = new AtomicInteger();
     /** Idle write buffers kept. */
     static final int IDLE_WRITE_BUFFERS = 4;
-    /**
-     * Blocks that could not be written (no room above the floor, ENOSPC, EROFS, the directory
-     * gone) are kept in memory up to this many bytes, least recently used out: without them every
-     * small read of such a block (an ImageFolder pass reads ~30 members of each 1 MiB block)
-     * fetched the whole block again.
-     */
-    static final long UNWRITTEN_BYTES = 32L << 20;
-    private final Cache<BlockKey, byte[]> unwritten = Caffeine.newBuilder()
-            .maximumWeight(UNWRITTEN_BYTES)
-            .weigher((BlockKey k, byte[] b) -> b.length)
-            .executor(Runnable::run)
-            .build();
     private final AtomicLong lastWriteWarn = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
     private final Object gcLock = new Object();
     private volatile boolean closed;
@@ -200,7 +124,7 @@ final class DiskBlocks implements BlockStorage {
                 .build();
         this.index = Caffeine.newBuilder()
                 .maximumWeight(limitBytes)
-                .weigher((BlockKey k, Entry e) -> e.weight())
+                .weigher((BlockKey k, DiskEntry e) -> e.weight())
                 .executor(Runnable::run)
                 .evictionListener(this::onEvicted)
                 .build();
@@ -220,7 +144,7 @@ final class DiskBlocks implements BlockStorage {
         return dir.tmpDir();
     }
 
-    private void onEvicted(BlockKey key, Entry e, RemovalCause cause) {
+    private void onEvicted(BlockKey key, DiskEntry e, RemovalCause cause) {
         if (e == null) {
             return;
         }
@@ -245,7 +169,7 @@ final class DiskBlocks implements BlockStorage {
     private void rebuild() {
         for (CacheDirectory.Found f : dir.recover()) {
             BlockFile.Header h = f.header();
-            Entry e = new Entry(f.key(), h.headerLength(), h.dataLength(), h.crcs(), h.listId(), null);
+            DiskEntry e = new DiskEntry(f.key(), h.headerLength(), h.dataLength(), h.crcs(), h.listId(), null);
             index.put(f.key(), e);
             if (e.member) {
                 members.put(f.key(), Boolean.TRUE);
@@ -257,17 +181,9 @@ final class DiskBlocks implements BlockStorage {
     }
 
     @Override
-    public boolean read(BlockKey key, int offInBlock, ByteBuffer dst, int dstIndex, int len) {
-        Entry e = index.getIfPresent(key);
-        if (e == null) {
-            byte[] kept = unwritten.getIfPresent(key);
-            if (kept == null || offInBlock + len > kept.length) {
-                return false;
-            }
-            dst.put(dstIndex, kept, offInBlock, len);
-            return true;
-        }
-        if (offInBlock + len > e.length) {
+    public boolean get(BlockKey key, int offInBlock, ByteBuffer dst, int dstIndex, int len) {
+        DiskEntry e = index.getIfPresent(key);
+        if (e == null || offInBlock + len > e.length) {
             return false;
         }
         if (e.member) {
@@ -293,9 +209,9 @@ final class DiskBlocks implements BlockStorage {
      * 128 KiB-aligned pieces) is read straight into the caller's buffer and checked there; any
      * other range goes through the thread's scratch buffer and is copied out once.
      */
-    private boolean read(BlockKey key, Entry e, int offInBlock, ByteBuffer dst, int dstIndex, int len, int c0, int c1,
+    private boolean read(BlockKey key, DiskEntry e, int offInBlock, ByteBuffer dst, int dstIndex, int len, int c0, int c1,
             int start, int span) {
-        Scratch s = scratch.get();
+        DiskScratch.Read s = scratch.get();
         boolean direct = dst.isDirect() && offInBlock == start && len == span;
         ByteBuffer buf = direct ? dst.slice(dstIndex, len) : s.buffer(span);
         for (int attempt = 0; ; attempt++) {
@@ -355,7 +271,7 @@ final class DiskBlocks implements BlockStorage {
     }
 
     /** Removes a damaged block (if still the indexed one): it becomes a miss and is refetched. */
-    private void drop(BlockKey key, Entry e, String why) {
+    private void drop(BlockKey key, DiskEntry e, String why) {
         index.asMap().computeIfPresent(key, (k, v) -> {
             if (v != e || v.evicted) {
                 return v;
@@ -394,31 +310,23 @@ final class DiskBlocks implements BlockStorage {
 
     @Override
     public boolean contains(BlockKey key) {
-        return index.asMap().containsKey(key) || unwritten.asMap().containsKey(key);
+        return index.asMap().containsKey(key);
     }
 
     @Override
     public int length(BlockKey key) {
-        Entry e = index.asMap().get(key);
-        if (e == null) {
-            byte[] kept = unwritten.getIfPresent(key);
-            return kept == null ? -1 : kept.length;
-        }
-        return e.length;
+        DiskEntry e = index.asMap().get(key);
+        return e == null ? -1 : e.length;
     }
 
     @Override
-    public void put(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit) {
+    public boolean put(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit) {
         if (closed || index.asMap().containsKey(key)) {
-            return;
+            return true;
         }
         putOnDisk(key, listId, data, off, len, prefetchCredit);
-        if (index.asMap().containsKey(key)) {
-            unwritten.invalidate(key);
-        } else if (!closed) {
-            // Not written (the reason was counted and logged): kept in memory for the next reads.
-            unwritten.put(key, java.util.Arrays.copyOfRange(data, off, off + len));
-        }
+        // Not written (the reason was counted and logged): the memory tier may keep it (Tiers).
+        return closed || index.asMap().containsKey(key);
     }
 
     private void putOnDisk(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit) {
@@ -451,9 +359,9 @@ final class DiskBlocks implements BlockStorage {
 
     private void write(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit,
             int headerLength) {
-        WriteScratch w = writeScratch.poll();
+        DiskScratch.Write w = writeScratch.poll();
         if (w == null) {
-            w = new WriteScratch();
+            w = new DiskScratch.Write();
         } else {
             idleWriteScratch.decrementAndGet();
         }
@@ -469,7 +377,7 @@ final class DiskBlocks implements BlockStorage {
     }
 
     private void write(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit,
-            int headerLength, WriteScratch w) {
+            int headerLength, DiskScratch.Write w) {
         int[] crcs = BlockFile.chunkCrcs(data, off, len, w.crc);
         // The whole file in one direct buffer, written with one write(): a heap buffer would be
         // copied into a temporary direct one by the JDK anyway (two, header and data, for a
@@ -495,8 +403,8 @@ final class DiskBlocks implements BlockStorage {
             deleteFile(tmp);
             return;
         }
-        Entry fresh = new Entry(key, headerLength, len, crcs, listId, prefetchCredit);
-        Entry placed = index.asMap().compute(key, (k, old) -> {
+        DiskEntry fresh = new DiskEntry(key, headerLength, len, crcs, listId, prefetchCredit);
+        DiskEntry placed = index.asMap().compute(key, (k, old) -> {
             if (old != null) {
                 deleteFile(tmp);
                 return old;
@@ -561,9 +469,6 @@ final class DiskBlocks implements BlockStorage {
     @Override
     public long gc(long limitBytes) {
         synchronized (gcLock) {
-            if (limitBytes <= 0) {
-                unwritten.invalidateAll(); // emptied means emptied, memory included
-            }
             return evictTo(Math.max(0, limitBytes));
         }
     }
@@ -583,63 +488,13 @@ final class DiskBlocks implements BlockStorage {
 
     @Override
     public VerifyResult verify(HashLists lists, LongConsumer progress, BooleanSupplier cancelled) {
-        long checked = 0;
-        long checkedBytes = 0;
-        boolean stopped = false;
-        long removed = 0;
-        long removedBytes = 0;
-        long withoutList = 0;
-        Map<BlobId, BlockHashList> listCache = new HashMap<>();
-        byte[] buf = new byte[0];
-        for (Map.Entry<BlockKey, Entry> me : List.copyOf(index.asMap().entrySet())) {
-            if (cancelled.getAsBoolean() || closed) {
-                stopped = true;
-                break;
-            }
-            BlockKey key = me.getKey();
-            Entry e = me.getValue();
-            if (buf.length < e.length) {
-                buf = new byte[e.length];
-            }
-            boolean ok;
-            try (FileChannel ch = FileChannel.open(dir.path(key), StandardOpenOption.READ)) {
-                ok = BlockFile.readFully(ch, ByteBuffer.wrap(buf, 0, e.length), e.headerLength)
-                        && ch.size() == (long) e.headerLength + e.length;
-            } catch (IOException ex) {
-                ok = false;
-            }
-            if (ok) {
-                ok = java.util.Arrays.equals(BlockFile.chunkCrcs(buf, 0, e.length), e.crcs);
-            }
-            if (ok && e.member) {
-                // A member cached under its hash: the whole blob, verified by its own id.
-                MessageDigest md = BlobId.sha256();
-                md.update(buf, 0, e.length);
-                ok = key.index() == 0 && BlobId.fromDigest(md.digest()).equals(key.blob());
-            } else if (ok) {
-                BlockHashList list = listCache.computeIfAbsent(e.listId, lists::readFromDisk);
-                if (list == null || list.blockSize() != key.blockSize() || key.index() >= list.blockCount()) {
-                    withoutList++;
-                } else {
-                    ok = list.blockLength(key.index()) == e.length && list.verify(key.index(), buf, 0, e.length);
-                }
-            }
-            checked++;
-            checkedBytes += e.length;
-            if (!ok) {
-                removed++;
-                removedBytes += e.weight();
-                drop(key, e, "fails verification");
-            }
-            progress.accept(checkedBytes);
-        }
-        return new VerifyResult(checked, checkedBytes, removed, removedBytes, withoutList, stopped);
+        return DiskVerify.run(List.copyOf(index.asMap().entrySet()), dir, lists, progress,
+                () -> cancelled.getAsBoolean() || closed, (key, e) -> drop(key, e, "fails verification"));
     }
 
     @Override
     public void close() {
         closed = true;
-        unwritten.invalidateAll();
         channels.invalidateAll();
         channels.cleanUp();
         dir.close();

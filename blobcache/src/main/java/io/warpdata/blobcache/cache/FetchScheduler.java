@@ -8,7 +8,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
@@ -28,7 +27,7 @@ import java.util.function.BooleanSupplier;
  * GET of up to {@link #MAX_RUN_BYTES}, each block verified against its SHA-256 and handed to its
  * waiters as soon as its bytes have streamed in, then all written to the cache. Bounded: bytes
  * in flight ({@code maxInFlightBytes}), queued read-ahead ({@code maxPrefetchBytes}) and whole
- * shards being fetched in hybrid mode ({@link #HYBRID_RUNS_IN_FLIGHT}).
+ * shards being fetched whole ({@link WholeBlobFetches#HYBRID_RUNS_IN_FLIGHT}).
  *
  * <p>New fetch strategies (member-level fetch, order hints) are a choice of which runs to
  * register and at what priority: they choose runs and hand them over here, as
@@ -36,7 +35,7 @@ import java.util.function.BooleanSupplier;
  * {@link #missingRunEnd}, after {@link #nextMissing} skipped what is cached or in flight; how a
  * run is then fetched, verified, handed over and stored is the {@link RunFetcher}'s.
  */
-final class FetchScheduler implements ReadAhead.Scheduler {
+final class FetchScheduler {
     /**
      * Longest coalesced GET: 32 MiB. Every GET costs the SDK's request pipeline (signing,
      * interceptors, metrics) and, for the first thousands of requests of a daemon's life, the
@@ -46,14 +45,6 @@ final class FetchScheduler implements ReadAhead.Scheduler {
      * streamed in and been verified, not for the whole run.
      */
     static final int MAX_RUN_BYTES = 32 << 20;
-    /**
-     * Runs all hybrid whole-blob fetches together keep in flight at the largest run size (enough
-     * to fill the pipe, few enough to leave room for reads); smaller runs (a slower connection,
-     * {@link ConnectionRate}) get more, up to the same {@link #HYBRID_BYTES_IN_FLIGHT}.
-     */
-    static final int HYBRID_RUNS_IN_FLIGHT = 4;
-    /** Bytes of hybrid runs in flight: 4 runs of 32 MiB, or 32 of 4 MiB (bounded by the read-ahead workers). */
-    static final long HYBRID_BYTES_IN_FLIGHT = (long) HYBRID_RUNS_IN_FLIGHT * MAX_RUN_BYTES;
     /** How long close() lets fetched blocks finish being written: a restart then refetches nothing. */
     static final Duration CLOSE_GRACE = Duration.ofSeconds(2);
     /**
@@ -78,18 +69,6 @@ final class FetchScheduler implements ReadAhead.Scheduler {
         }
     }
 
-    /** Progress of a hybrid-mode whole-blob fetch. */
-    private static final class HybridCursor {
-        final BlobRef blob;
-        final BlockHashList list;
-        int next;
-
-        HybridCursor(BlobRef blob, BlockHashList list) {
-            this.blob = blob;
-            this.list = list;
-        }
-    }
-
     private final CacheConfig config;
     private final ReadMetrics metrics;
     private final BlockStorage storage;
@@ -104,15 +83,17 @@ final class FetchScheduler implements ReadAhead.Scheduler {
     private final RunFetcher runs;
     private final int prefetchPermits;
     private final Semaphore prefetchBudget;
-    private final Queue<HybridCursor> hybridQueue = new ConcurrentLinkedQueue<>();
-    private final AtomicInteger hybridRuns = new AtomicInteger();
+    private final WholeBlobFetches wholeBlobs;
     private final ConnectionRate rate = new ConnectionRate(MAX_RUN_BYTES);
-    private volatile ReadAhead readAhead;
+    private final Suspects suspects;
     /** Told whenever read-ahead budget is returned (the order prefetcher waits for it); null: nobody. */
     private volatile Runnable budgetReturned;
     private volatile boolean closed;
 
-    FetchScheduler(CacheConfig config, ReadMetrics metrics, BlockStorage storage, BlockFetcher fetcher, Executor executor) {
+    /** @param suspects blobs whose read-ahead is held back after a verification failure (queued read-ahead of them is dropped) */
+    FetchScheduler(CacheConfig config, ReadMetrics metrics, BlockStorage storage, BlockFetcher fetcher, Executor executor,
+                   Suspects suspects) {
+        this.suspects = suspects;
         this.config = config;
         this.metrics = metrics;
         this.storage = storage;
@@ -120,15 +101,11 @@ final class FetchScheduler implements ReadAhead.Scheduler {
         this.executor = executor;
         this.maxPrefetchWorkers = Math.max(1, config.maxConcurrentFetches() * 3 / 4);
         this.runs = new RunFetcher(fetcher, storage, config.maxInFlightBytes(),
-                Math.min(POOLED_BUFFER_BYTES, config.maxInFlightBytes()), rate, () -> readAhead, () -> closed,
+                Math.min(POOLED_BUFFER_BYTES, config.maxInFlightBytes()), rate, suspects, () -> closed,
                 f -> inflight.remove(f.key, f));
         this.prefetchPermits = kib(config.maxPrefetchBytes());
         this.prefetchBudget = new Semaphore(prefetchPermits);
-    }
-
-    /** The read-ahead tracker told of verified runs and verification failures (null: none). */
-    void readAhead(ReadAhead readAhead) {
-        this.readAhead = readAhead;
+        this.wholeBlobs = new WholeBlobFetches(this, metrics, rate, maxPrefetchWorkers);
     }
 
     // ---------------------------------------------------------------- runs of missing blocks
@@ -248,17 +225,16 @@ final class FetchScheduler implements ReadAhead.Scheduler {
 
     // ---------------------------------------------------------------- read-ahead, warm, hybrid
 
-    @Override
-    public int schedule(BlobRef blob, BlockHashList list, int from, int to) {
-        return schedulePrefetch(blob, list, from, to);
-    }
-
-    @Override
-    public int runBlocks(int blockSize) {
+    /** Blocks of one read-ahead GET at this block size (sized to the connection). */
+    int runBlocks(int blockSize) {
         return Math.max(1, rate.runBytes() / blockSize);
     }
 
-    /** {@link ReadAhead.Scheduler}: queue runs of missing blocks in [from, to) within the budget. */
+    /**
+     * Queues runs of the missing blocks in [from, to) at read-ahead priority, within the budget.
+     *
+     * @return the first block not scheduled because the read-ahead budget is used up, or {@code to}
+     */
     int schedulePrefetch(BlobRef blob, BlockHashList list, int from, int to) {
         if (closed || prefetchPermits == 0) {
             return to; // read-ahead is off: nothing to schedule, now or later
@@ -340,61 +316,9 @@ final class FetchScheduler implements ReadAhead.Scheduler {
         enqueue(prefetchQueue, new Task(run, 0));
     }
 
-    /** Hybrid mode: fetch all of {@code blob} in the background, {@link #HYBRID_RUNS_IN_FLIGHT} runs at a time with other blobs. */
+    /** Fetches all of {@code blob} in the background ({@link WholeBlobFetches}: hybrid mode's first touch, auto mode's dense blobs). */
     void fetchWhole(BlobRef blob, BlockHashList list) {
-        hybridQueue.add(new HybridCursor(blob, list));
-        pumpHybrid();
-    }
-
-    private void pumpHybrid() {
-        while (!closed) {
-            HybridCursor c = hybridQueue.peek();
-            if (c == null || !startHybridRun()) {
-                return;
-            }
-            List<Fetch> run = null;
-            synchronized (c) {
-                int bs = c.list.blockSize();
-                int count = c.list.blockCount();
-                c.next = nextMissing(c.blob, bs, c.next, count);
-                if (c.next < count) {
-                    int end = missingRunEnd(c.blob, c.list, c.next, count, Math.max(1, rate.runBytes() / bs),
-                            Long.MAX_VALUE);
-                    run = register(c.blob, c.list, c.next, end, true);
-                    c.next += Math.max(1, run.size());
-                }
-            }
-            if (run == null) {
-                hybridQueue.remove(c);
-                hybridRuns.decrementAndGet();
-                continue;
-            }
-            if (run.isEmpty()) {
-                hybridRuns.decrementAndGet();
-                continue;
-            }
-            metrics.prefetchedBlocks.add(run.size());
-            CompletableFuture.allOf(run.stream().map(f -> f.done).toArray(CompletableFuture[]::new))
-                    .whenComplete((v, e) -> {
-                        hybridRuns.decrementAndGet();
-                        pumpHybrid();
-                    });
-            enqueue(prefetchQueue, new Task(run, 0));
-        }
-    }
-
-    /** Takes a hybrid run slot: {@link #HYBRID_BYTES_IN_FLIGHT} at the current run size, 4 or more, at most the read-ahead workers. */
-    private boolean startHybridRun() {
-        int limit = (int) Math.max(HYBRID_RUNS_IN_FLIGHT, Math.min(maxPrefetchWorkers, HYBRID_BYTES_IN_FLIGHT / rate.runBytes()));
-        while (true) {
-            int n = hybridRuns.get();
-            if (n >= limit) {
-                return false;
-            }
-            if (hybridRuns.compareAndSet(n, n + 1)) {
-                return true;
-            }
-        }
+        wholeBlobs.fetch(blob, list);
     }
 
     /** What one GET delivers per second as measured so far, and the run size that follows (for stats). */
@@ -462,11 +386,10 @@ final class FetchScheduler implements ReadAhead.Scheduler {
     private void run(Task t) {
         try {
             Fetch head = t.fetches().get(0);
-            ReadAhead ra = readAhead;
             // Read-ahead queued before a block of its blob failed verification, or for an order
             // plan replaced since: drop what no reader has asked for yet (a reader that comes
             // later fetches its block on demand).
-            boolean dropReadAhead = head.prefetch && ((ra != null && ra.suspect(head.blob.id()))
+            boolean dropReadAhead = head.prefetch && (suspects.suspect(head.blob.id())
                     || (t.dropped() != null && t.dropped().getAsBoolean()));
             List<Fetch> group = new ArrayList<>(t.fetches().size());
             for (Fetch f : t.fetches()) {
@@ -518,7 +441,7 @@ final class FetchScheduler implements ReadAhead.Scheduler {
 
     /** Whether nothing is queued or in flight. */
     boolean idle() {
-        return inflight.isEmpty() && demandQueue.isEmpty() && prefetchQueue.isEmpty() && hybridQueue.isEmpty();
+        return inflight.isEmpty() && demandQueue.isEmpty() && prefetchQueue.isEmpty() && wholeBlobs.idle();
     }
 
     /**

@@ -21,8 +21,7 @@ import org.slf4j.LoggerFactory;
  * Archive members read by their own SHA-256 (from the member index), next to the block path: a
  * member cached under its hash serves every dataset and version that holds the same bytes, and
  * a small member read at random is fetched on its own, costing about its size rather than a
- * block. See the package documentation for the lookup order and why; {@link BlockCache#readMember}
- * runs it.
+ * block. {@link ReadPlan} decides when each is used; {@link ReadExecutor} runs the plan.
  *
  * <p>A member cached under its hash is what it is: block 0 of the blob whose id is that hash,
  * with {@link #MEMBER_BLOCK_SIZE}-byte blocks ({@link #key}). It lives in the block storage
@@ -35,6 +34,63 @@ import org.slf4j.LoggerFactory;
  * a mismatch is fetched once more, then the read fails with {@link MemberVerificationException}.
  * The readers are handed the bytes as soon as they are checked; the cache write follows on the
  * fetch thread. No lock is held across the GET; a hit allocates only its small key.
+ *
+ * <h2>Members by their own hash (DESIGN section 6, issue 16)</h2>
+ * A tar member's read ({@link io.warpdata.blobcache.cache.BlobReader#readMember}) carries, besides its
+ * shard and offset, the member's SHA-256 from the member index. {@link ReadPlan} tries, in
+ * this order:
+ * <ol>
+ * <li>the member cached under its hash: block 0 of the blob whose id is the hash
+ *     ({@code MemberReads.MEMBER_BLOCK_SIZE} = 1 MiB blocks, so a member of up to 1 MiB is that
+ *     whole block), kept by {@code DiskBlocks} / {@code MemoryBlocks} beside the blocks, in the
+ *     same files, under the same size limit and eviction; its list id is its own blob id, which
+ *     is how {@code cache verify} re-hashes it; a torn or damaged file is a miss, as for blocks
+ *     ({@code member_hits});</li>
+ * <li>another blob's cached blocks holding the same bytes, found in {@code MemberLocator}
+ *     (hash -> blob, offset, length, remembered whenever a member is served from its own
+ *     blocks): another dataset, or another version, whose shards pack the same files
+ *     differently is served from the first one's cache. The blocks were verified against their
+ *     own hash list, but only a member index says those bytes are this member, so a location is
+ *     hashed whole once before it serves anything, and forgotten when its blocks are gone or its
+ *     bytes do not match ({@code dedup_hits});</li>
+ * <li>the member's own blocks when they are all cached (the block path's hits, as before);</li>
+ * <li>a member of at most {@code MemberReads.MAX_FETCH_BYTES} = 256 KiB read at random (its
+ *     read continues no sequential stream of its shard, none of its blocks is in flight, the
+ *     shard is not being fetched whole; auto and remote modes): one ranged GET of exactly its
+ *     bytes, checked against its SHA-256 (a mismatch is fetched once more, then the read fails
+ *     with {@code MemberVerificationException}), handed to its readers, then cached under its
+ *     hash ({@code member_fetches}, {@code member_fetched_bytes}). A cold random read of a
+ *     30 KB image costs 30 KB, not a 1 MiB block;</li>
+ * <li>else the block path: its shard's blocks with read-ahead.</li>
+ * </ol>
+ * Steps 1 and 2 need nothing of the member's own shard, not even its block hash list, so a
+ * deduplicated read costs no request at all; they come first because either is a disk hit like
+ * step 3, and step 3 (with step 4's decision) needs the shard's hash list.
+ *
+ * <p>How this coexists with block caching: sequential scans stay on blocks. A member fetched on
+ * its own is recorded in {@code ReadAhead} as a seek that missed the cache, so the next member
+ * of a scan (a tar header further on) continues its stream, opens the window and goes to the
+ * blocks, and read-ahead brings large GETs as before: a scan costs one member GET at each
+ * stream's start. A shuffled pass is still random access that read-ahead cannot follow; its
+ * member fetches count as the missed seeks that make a shard dense (8 of them, and one per 8
+ * blocks), and from then on the shard is fetched whole and its members read from blocks, so a
+ * shuffled epoch costs each shard once plus the few members fetched before (32 of them in a
+ * 256 MiB shard, about 1 MB of 30 KB images), in a few large GETs rather than a GET per member. Hybrid mode fetches shards
+ * whole at first touch and fetches no member on its own. Reads served by hash (steps 1-2) are
+ * not recorded for the shard: they cost nothing, and a shard read only through another
+ * dataset's cache should not be read ahead. A stream that ends exactly at a member's end last
+ * read that very member, so reading it again (after its cached copy was evicted) is a seek,
+ * not a continuation.
+ *
+ * <p>Bounds: members cached under their hash count against the cache's size limit (a 4 KiB
+ * header per file as blocks have), and on disk at most {@code DiskBlocks.MAX_MEMBERS} = 32,768
+ * are kept (their index entries cost heap the byte limit does not bound; ~13 MiB at most); in
+ * remote mode each entry weighs {@code MemoryBlocks.ENTRY_HEAP_BYTES} = 256 bytes more than its
+ * data. The locator holds at most {@code MemberLocator.SLOTS} = 65,536 locations (~5 MiB) of
+ * members up to {@code MemberLocator.MAX_LOCATED_BYTES} = 16 MiB, 4 ways per set, losing a
+ * location to a newer one when its set is full. Member GETs run on the fetch executor, at most
+ * {@code maxConcurrentFetches} at once (8 MiB of buffers at the default 32); readers wait for them
+ * until their deadline, single flight by hash.
  */
 final class MemberReads {
     private static final Logger LOG = LoggerFactory.getLogger(MemberReads.class);
@@ -54,15 +110,15 @@ final class MemberReads {
     /** A member whose bytes in another blob do not hash to it is logged at most this often. */
     private static final long WARN_EVERY_NANOS = 10_000_000_000L;
 
-    /** Tells read-ahead of a member fetched on its own: a read of its blob that missed the cache. */
-    @FunctionalInterface
-    interface Seeks {
-        void fetched(BlobMember member, BlockHashList list);
-    }
-
     /** One member's fetch, shared by every reader of it until it is cached. */
-    private static final class MemberFetch {
+    static final class MemberFetch {
         final CompletableFuture<byte[]> done = new CompletableFuture<>();
+        private final java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
+
+        /** Whether the caller is the one (of all who claimed it) that must {@link #start} it. */
+        boolean toStart() {
+            return !started.get() && started.compareAndSet(false, true);
+        }
     }
 
     /** Per-thread hashing state: no allocation per check. */
@@ -82,14 +138,11 @@ final class MemberReads {
         }
     }
 
-    private final CacheConfig config;
     private final ReadMetrics metrics;
     private final BlockStorage storage;
     private final BlockFetcher fetcher;
     private final HashLists lists;
-    private final FetchScheduler scheduler;
-    private final ReadAhead readAhead;
-    private final Seeks seeks;
+    private final Suspects suspects;
     private final Executor executor;
     private final MemberLocator locator = new MemberLocator();
     private final ConcurrentHashMap<BlobId, MemberFetch> inflight = new ConcurrentHashMap<>();
@@ -98,20 +151,16 @@ final class MemberReads {
     private final AtomicLong lastWarn = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
 
     /**
-     * @param readAhead tracks access per blob (null: the cache does not fetch)
-     * @param seeks     told of each member fetched on its own, before its GET
-     * @param executor  writes fetched members to the cache
+     * @param suspects told of a member whose bytes failed verification (its shard's read-ahead holds back)
+     * @param executor runs member GETs and writes fetched members to the cache
      */
     MemberReads(CacheConfig config, ReadMetrics metrics, BlockStorage storage, BlockFetcher fetcher, HashLists lists,
-                FetchScheduler scheduler, ReadAhead readAhead, Seeks seeks, Executor executor) {
-        this.config = config;
+                Suspects suspects, Executor executor) {
         this.metrics = metrics;
         this.storage = storage;
         this.fetcher = fetcher;
         this.lists = lists;
-        this.scheduler = scheduler;
-        this.readAhead = readAhead;
-        this.seeks = seeks;
+        this.suspects = suspects;
         this.executor = executor;
         this.gets = new Semaphore(config.maxConcurrentFetches());
     }
@@ -121,40 +170,33 @@ final class MemberReads {
         return new BlockKey(hash, MEMBER_BLOCK_SIZE, 0);
     }
 
-    // ---------------------------------------------------------------- by hash: steps 1 and 2
+    // ---------------------------------------------------------------- by hash: Source.MemberCached, Source.Located
 
-    /**
-     * Serves {@code [offset, offset + n)} of the member into {@code dst[at, at + n)} by its hash,
-     * without touching its own blob: from the member cached under its hash, else from the cached
-     * blocks of another blob that holds the same bytes.
-     *
-     * @return whether it was served (false: neither is cached; {@code dst} may have been written)
-     */
-    boolean readByHash(BlobMember m, long offset, ByteBuffer dst, int at, int n) {
-        if (m.length() <= MEMBER_BLOCK_SIZE) {
-            BlockKey key = key(m.hash());
-            if (storage.length(key) == m.length() && storage.read(key, (int) offset, dst, at, n)) {
-                metrics.memberHits.increment();
-                metrics.hitBytes.add(n);
-                return true;
-            }
-        }
-        MemberLocator.Location l = locator.find(m.hash());
-        if (l == null || l.length != m.length() || (l.offset == m.offset() && l.blob.id().equals(m.blob().id()))) {
-            // Unknown, or known only where this very read would look next (its own blocks).
-            return false;
-        }
-        if (readLocated(l, offset, dst, at, n)) {
-            metrics.dedupHits.increment();
-            metrics.hitBytes.add(n);
-            return true;
-        }
-        locator.forget(l);
-        return false;
+    /** Whether the member is cached under its hash, with its exact length. */
+    boolean cached(BlobMember m) {
+        return storage.length(key(m.hash())) == m.length();
     }
 
-    /** Reads from another blob's cached blocks, once they are known to hash to the member. */
-    private boolean readLocated(MemberLocator.Location l, long offset, ByteBuffer dst, int at, int n) {
+    /**
+     * Copies {@code [offset, offset + n)} of the member cached under its hash into
+     * {@code dst[at, at + n)}; false if it is not there after all (evicted, damaged).
+     */
+    boolean readCached(BlobMember m, long offset, ByteBuffer dst, int at, int n) {
+        return storage.get(key(m.hash()), (int) offset, dst, at, n);
+    }
+
+    /** Where the member's bytes were last served from blocks, or null. */
+    MemberLocator.Location located(BlobMember m) {
+        return locator.find(m.hash());
+    }
+
+    /** Forgets a location that could not serve (blocks gone, or bytes that do not hash to the member). */
+    void forget(MemberLocator.Location l) {
+        locator.forget(l);
+    }
+
+    /** Reads from another blob's cached blocks, once they are known to hash to the member; false if they cannot serve. */
+    boolean readLocated(MemberLocator.Location l, long offset, ByteBuffer dst, int at, int n) {
         BlockHashList list = lists.getIfPresent(l.blob.blocks());
         if (list == null) {
             list = lists.readFromDisk(l.blob.blocks());
@@ -169,7 +211,7 @@ final class MemberReads {
             long blockStart = (long) b * bs;
             long pos = Math.max(from, blockStart);
             int take = (int) (Math.min(end, blockStart + list.blockLength(b)) - pos);
-            if (!storage.read(new BlockKey(l.blob.id(), bs, b), (int) (pos - blockStart), dst, at + (int) (pos - from),
+            if (!storage.get(new BlockKey(l.blob.id(), bs, b), (int) (pos - blockStart), dst, at + (int) (pos - from),
                     take)) {
                 return false;
             }
@@ -196,7 +238,7 @@ final class MemberReads {
                 int b = (int) (pos / bs);
                 long blockStart = (long) b * bs;
                 int take = (int) Math.min(Math.min(end, blockStart + list.blockLength(b)) - pos, h.scratch.capacity());
-                if (!storage.read(new BlockKey(l.blob.id(), bs, b), (int) (pos - blockStart), h.scratch, 0, take)) {
+                if (!storage.get(new BlockKey(l.blob.id(), bs, b), (int) (pos - blockStart), h.scratch, 0, take)) {
                     return false;
                 }
                 h.md.update(h.scratch.array(), 0, take);
@@ -217,83 +259,53 @@ final class MemberReads {
         locator.remember(m.hash(), m.blob(), m.offset(), m.length());
     }
 
-    // ---------------------------------------------------------------- fetched on its own: step 4
+    // ---------------------------------------------------------------- fetched on its own: Source.MemberGet
+
+    /** Whether a fetch of the member is under way. */
+    boolean inFlight(BlobMember m) {
+        return inflight.containsKey(m.hash());
+    }
 
     /**
-     * Serves the read by fetching the member on its own (or waiting for that fetch, already
-     * under way), if it is small and read at random: not continuing a sequential stream of its
-     * blob, none of its blocks already in flight, the blob not being fetched whole, and the mode
-     * fetches members (auto, remote; hybrid fetches whole blobs at first touch instead).
+     * The member's fetch: the one under way, or a new one, which exactly one of its callers
+     * ({@link MemberFetch#toStart}) must {@link #start} (single flight by hash).
+     */
+    MemberFetch claim(BlobMember m) {
+        MemberFetch f = inflight.get(m.hash());
+        if (f != null) {
+            return f;
+        }
+        MemberFetch mine = new MemberFetch();
+        f = inflight.putIfAbsent(m.hash(), mine);
+        return f == null ? mine : f;
+    }
+
+    /** Runs a fetch {@link #claim} made on the executor. */
+    void start(MemberFetch mine, BlobMember m, long deadline) {
+        try {
+            executor.execute(() -> run(mine, m, deadline));
+        } catch (RejectedExecutionException e) {
+            fail(mine, m, new StoreUnavailableException("The fetch executor refused work (shutting down?)", e));
+        } catch (RuntimeException | Error e) {
+            fail(mine, m, e);
+        }
+    }
+
+    /**
+     * The member's verified bytes, waiting for its fetch until {@code deadline}.
      *
-     * @return whether it was served (false: the block path should read it)
      * @throws MemberVerificationException if the member's bytes failed verification twice
      * @throws io.warpdata.store.StoreException if it could not be fetched within the deadline
      */
-    boolean fetch(BlobMember m, BlockHashList list, long offset, ByteBuffer dst, int at, int n, long deadline) {
-        if (m.length() > MAX_FETCH_BYTES || readAhead == null || config.mode() == CacheMode.HYBRID) {
-            return false;
-        }
-        MemberFetch f = inflight.get(m.hash());
-        if (f == null) {
-            if (blocksInFlight(m, list)) {
-                return false;
-            }
-            if (readAhead.followsBlocks(m.blob(), list, m.offset() + offset, m.offset() + m.length())) {
-                // Sequential: its blocks will serve it. Unless a read of another piece of this very
-                // member has just started fetching it (and so made this read look sequential).
-                f = inflight.get(m.hash());
-                if (f == null) {
-                    return readByHash(m, offset, dst, at, n);
-                }
-            } else {
-                MemberFetch mine = new MemberFetch();
-                f = inflight.putIfAbsent(m.hash(), mine);
-                if (f == null) {
-                    start(mine, m, list, deadline);
-                    f = mine;
-                }
-            }
-        }
-        byte[] bytes;
+    byte[] await(MemberFetch f, BlobMember m, long deadline) {
         try {
-            bytes = Deadlines.await(f.done, deadline, () -> "fetching member " + m.hash() + " of blob "
+            return Deadlines.await(f.done, deadline, () -> "fetching member " + m.hash() + " of blob "
                     + m.blob().id() + " from " + fetcher.store().describe());
         } catch (StoreUnavailableException e) {
             if (!f.done.isDone()) {
                 inflight.remove(m.hash(), f); // hung: the next read starts a fresh fetch
             }
             throw e;
-        }
-        dst.put(at, bytes, (int) offset, n);
-        metrics.missBytes.add(n);
-        return true;
-    }
-
-    /** Whether a block the member lies in is being fetched (not cached yet): the block path then waits for it. */
-    private boolean blocksInFlight(BlobMember m, BlockHashList list) {
-        int bs = list.blockSize();
-        int first = (int) (m.offset() / bs);
-        int last = (int) ((m.offset() + Math.max(1, m.length()) - 1) / bs);
-        for (int b = first; b <= last; b++) {
-            BlockKey k = new BlockKey(m.blob().id(), bs, b);
-            if (scheduler.cachedOrInFlight(k) && !storage.contains(k)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** Tells read-ahead of the fetch, then runs it on the executor. */
-    private void start(MemberFetch mine, BlobMember m, BlockHashList list, long deadline) {
-        try {
-            // Before the GET, so that a shuffled pass over a shard still counts as one (and may
-            // have the blob fetched whole while this member's GET is under way).
-            seeks.fetched(m, list);
-            executor.execute(() -> run(mine, m, deadline));
-        } catch (RejectedExecutionException e) {
-            fail(mine, m, new StoreUnavailableException("The fetch executor refused work (shutting down?)", e));
-        } catch (RuntimeException | Error e) {
-            fail(mine, m, e);
         }
     }
 
@@ -332,24 +344,31 @@ final class MemberReads {
     /** One ranged GET of the member, checked against its hash; a mismatch is fetched once more. */
     private void fetchVerified(BlobMember m, byte[] bytes, long deadline) {
         String key = StoreLayout.blob(m.blob().id());
+        if (fetcher.fromRemotes(key, m.offset(), bytes, 0, bytes.length, (d, o, l) -> hashes(m, d, o, l))) {
+            return;
+        }
         for (int attempt = 0; ; attempt++) {
             fetcher.readWithRetry(key, m.offset(), bytes, 0, bytes.length, deadline);
             metrics.memberFetchedBytes.add(bytes.length);
-            Hashing h = hashing.get();
-            h.md.reset();
-            h.md.update(bytes);
-            if (MemberLocator.hashes(m.hash(), h.digest())) {
+            if (hashes(m, bytes, 0, bytes.length)) {
                 return;
             }
             metrics.verificationFailures.increment();
             // As a block that fails: the shard's read-ahead holds back until a GET of it verifies.
-            readAhead.onVerificationFailure(m.blob().id());
+            suspects.failed(m.blob().id());
             if (attempt > 0) {
                 LOG.warn("Member {} ({} bytes at offset {} of blob {}) from {} failed SHA-256 verification twice;"
                         + " failing the read", m.hash(), m.length(), m.offset(), m.blob().id(), fetcher.store().describe());
                 throw new MemberVerificationException(m.blob().id(), m.offset(), m.length(), m.hash());
             }
         }
+    }
+
+    private boolean hashes(BlobMember m, byte[] data, int off, int len) {
+        Hashing h = hashing.get();
+        h.md.reset();
+        h.md.update(data, off, len);
+        return MemberLocator.hashes(m.hash(), h.digest());
     }
 
     /** Writes a fetched (and already handed over) member to the cache; it leaves the in-flight map once cached. */

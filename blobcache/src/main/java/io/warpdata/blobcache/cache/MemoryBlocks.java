@@ -11,7 +11,8 @@ import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
 
 /**
- * Blocks in a bounded memory cache, for {@link CacheMode#REMOTE}: nothing touches the disk.
+ * Blocks in a bounded memory cache: the only tier in {@link CacheMode#REMOTE} (nothing touches the
+ * disk), and the disk's fallback in front of it otherwise ({@link Tiers}).
  * Caffeine's W-TinyLFU with a byte weigher; memory is trusted, so no checksums. Each entry
  * weighs its bytes plus {@link #ENTRY_HEAP_BYTES}, so that the bound holds for the heap the
  * entries take however small they are (members cached under their hash, {@link MemberReads}).
@@ -55,7 +56,7 @@ final class MemoryBlocks implements BlockStorage {
     }
 
     @Override
-    public boolean read(BlockKey key, int offInBlock, ByteBuffer dst, int dstIndex, int len) {
+    public boolean get(BlockKey key, int offInBlock, ByteBuffer dst, int dstIndex, int len) {
         Entry e = blocks.getIfPresent(key);
         if (e == null || offInBlock + len > e.data.length) {
             return false;
@@ -79,8 +80,14 @@ final class MemoryBlocks implements BlockStorage {
     }
 
     @Override
-    public void put(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit) {
+    public boolean put(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit) {
         blocks.asMap().putIfAbsent(key, new Entry(Arrays.copyOfRange(data, off, off + len), prefetchCredit));
+        return true;
+    }
+
+    /** Lets go of a block (another tier holds it now). */
+    void drop(BlockKey key) {
+        blocks.invalidate(key);
     }
 
     @Override

@@ -18,7 +18,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Fetches ahead of a reader in the order it announced ({@link OrderPlan}): the generated loader
@@ -88,7 +87,7 @@ final class OrderPrefetcher {
     private final long maxPlanBytes;
     private final Object lock = new Object();
     /** Guarded by lock. */
-    private final Map<String, Plan> plans = new LinkedHashMap<>();
+    private final Map<String, FollowedPlan> plans = new LinkedHashMap<>();
     /** Guarded by lock. */
     private final ArrayDeque<PlanStatus> finished = new ArrayDeque<>();
     /** Guarded by lock: the cancel flags of plans that are done, by name (their runs may still be queued). */
@@ -96,42 +95,11 @@ final class OrderPrefetcher {
     /** Guarded by lock: bytes held by plans and by builders. */
     private long held;
     /** The plans, for the read path (copy on write). */
-    private volatile Plan[] active = new Plan[0];
+    private volatile FollowedPlan[] active = new FollowedPlan[0];
     private final AtomicInteger wip = new AtomicInteger();
     private volatile boolean waitingForBudget;
     private final AtomicLong lastFailureLog = new AtomicLong(System.nanoTime() - FAILURE_LOG_EVERY.toNanos());
     private volatile boolean closed;
-
-    /** One plan being followed. The walk's fields are touched by the one running walk only. */
-    private final class Plan {
-        final String name;
-        final OrderPlan plan;
-        final int aheadGrains;
-        final AtomicInteger reached = new AtomicInteger(-1);
-        final LongAdder fetchedBlocks = new LongAdder();
-        /**
-         * Replaced, stopped or pushed out: walk no more, drop queued runs. Its own small object,
-         * kept by name once the plan is done, so that the next epoch's plan still drops the
-         * runs this one queued without keeping the plan's arrays.
-         */
-        final AtomicBoolean cancelled = new AtomicBoolean();
-        volatile boolean waitingForReader;
-        /** While waiting for the reader: how far the horizon must have moved before the walk goes on. */
-        volatile int resumeAt;
-        volatile long lastActiveNanos = System.nanoTime();
-        volatile int next;
-
-        Plan(String name, OrderPlan plan) {
-            this.name = name;
-            this.plan = plan;
-            this.aheadGrains = (int) Math.max(1, Math.min(Integer.MAX_VALUE, aheadBytes / OrderPlan.GRAIN_BYTES));
-        }
-
-        PlanStatus status(String state) {
-            return new PlanStatus(name, plan.description(), plan.members(), plan.blobCount(), plan.plannedBytes(),
-                    reached.get(), next, plan.grains(), fetchedBlocks.sum(), plan.heldBytes(), state);
-        }
-    }
 
     /**
      * @param aheadBytes   how far past the reader a plan is fetched ({@link #aheadBytes(CacheConfig)})
@@ -177,10 +145,10 @@ final class OrderPrefetcher {
     }
 
     private void reserve(long bytes, String description) {
-        List<Plan> pushedOut = new ArrayList<>();
+        List<FollowedPlan> pushedOut = new ArrayList<>();
         synchronized (lock) {
             while (held + bytes > maxPlanBytes) {
-                Plan oldest = leastRecentlyActive(null);
+                FollowedPlan oldest = leastRecentlyActive(null);
                 if (oldest == null) {
                     throw new PlanTooLargeException("The order plan " + description + " would need more than the "
                             + (maxPlanBytes >> 20) + " MiB warpd keeps for order plans (" + mib(held + bytes)
@@ -210,9 +178,9 @@ final class OrderPrefetcher {
      */
     PlanStatus start(String name, OrderPlan.Builder builder) {
         OrderPlan plan = builder.build();
-        Plan p = new Plan(name, plan);
-        Plan replaced;
-        List<Plan> pushedOut = new ArrayList<>();
+        FollowedPlan p = new FollowedPlan(name, plan, aheadBytes);
+        FollowedPlan replaced;
+        List<FollowedPlan> pushedOut = new ArrayList<>();
         synchronized (lock) {
             held = Math.max(0, held - Math.max(0, builder.reservedBytes() - plan.heldBytes()));
             replaced = plans.get(name);
@@ -225,12 +193,12 @@ final class OrderPrefetcher {
                 relabel(name, "replaced");
             }
             while (plans.size() >= MAX_PLANS) {
-                Plan oldest = leastRecentlyActive(null);
+                FollowedPlan oldest = leastRecentlyActive(null);
                 remove(oldest, "pushed out");
                 pushedOut.add(oldest);
             }
             plans.put(name, p);
-            active = plans.values().toArray(Plan[]::new);
+            active = plans.values().toArray(FollowedPlan[]::new);
         }
         pushedOut.forEach(o -> LOG.info("order plan '{}' ({}) pushed out: more than {} plans", o.name,
                 o.plan.description(), MAX_PLANS));
@@ -249,7 +217,7 @@ final class OrderPrefetcher {
                 done.set(true);
                 relabel(name, "stopped");
             }
-            Plan p = plans.get(name);
+            FollowedPlan p = plans.get(name);
             if (p == null) {
                 return done != null;
             }
@@ -262,7 +230,7 @@ final class OrderPrefetcher {
     List<PlanStatus> status() {
         List<PlanStatus> out = new ArrayList<>();
         synchronized (lock) {
-            for (Plan p : plans.values()) {
+            for (FollowedPlan p : plans.values()) {
                 out.add(p.status(p.waitingForReader ? "waiting for the reader" : "active"));
             }
             out.addAll(finished);
@@ -278,9 +246,9 @@ final class OrderPrefetcher {
     }
 
     /** Guarded by lock. */
-    private Plan leastRecentlyActive(Plan except) {
-        Plan oldest = null;
-        for (Plan p : plans.values()) {
+    private FollowedPlan leastRecentlyActive(FollowedPlan except) {
+        FollowedPlan oldest = null;
+        for (FollowedPlan p : plans.values()) {
             if (p != except && (oldest == null || p.lastActiveNanos < oldest.lastActiveNanos)) {
                 oldest = p;
             }
@@ -305,7 +273,7 @@ final class OrderPrefetcher {
     }
 
     /** Guarded by lock. */
-    private void remove(Plan p, String state) {
+    private void remove(FollowedPlan p, String state) {
         if (plans.get(p.name) != p) {
             return;
         }
@@ -318,7 +286,7 @@ final class OrderPrefetcher {
             p.cancelled.set(true);
         }
         plans.remove(p.name);
-        active = plans.values().toArray(Plan[]::new);
+        active = plans.values().toArray(FollowedPlan[]::new);
         held = Math.max(0, held - p.plan.heldBytes());
         finished.addFirst(p.status(state));
         while (finished.size() > FINISHED_SHOWN) {
@@ -333,11 +301,11 @@ final class OrderPrefetcher {
      * exactly there. Called on every read; allocates nothing.
      */
     void onRead(BlobRef blob, long offset) {
-        Plan[] a = active;
+        FollowedPlan[] a = active;
         if (a.length == 0) {
             return;
         }
-        for (Plan p : a) {
+        for (FollowedPlan p : a) {
             int b = p.plan.indexOf(blob.id());
             if (b < 0) {
                 continue;
@@ -351,7 +319,7 @@ final class OrderPrefetcher {
                 if (p.reached.compareAndSet(r, pos)) {
                     p.lastActiveNanos = System.nanoTime();
                     // Wake the walk only once the reader has made the room it waits for.
-                    if (p.waitingForReader && horizon(p) >= p.resumeAt) {
+                    if (p.waitingForReader && p.horizon() >= p.resumeAt) {
                         pump();
                     }
                     break;
@@ -402,7 +370,7 @@ final class OrderPrefetcher {
         boolean progress = true;
         while (progress && !closed) {
             progress = false;
-            for (Plan p : active) {
+            for (FollowedPlan p : active) {
                 if (!p.cancelled.get() && step(p)) {
                     progress = true;
                 }
@@ -411,7 +379,7 @@ final class OrderPrefetcher {
     }
 
     /** Queues the plan's next run (or skips grains already cached); false when it has to wait. */
-    private boolean step(Plan p) {
+    private boolean step(FollowedPlan p) {
         OrderPlan plan = p.plan;
         int n = plan.grains();
         int next = p.next;
@@ -421,7 +389,7 @@ final class OrderPrefetcher {
             }
             return false;
         }
-        int limit = horizon(p);
+        int limit = p.horizon();
         if (next >= limit || (p.waitingForReader && limit < p.resumeAt)) {
             if (!p.waitingForReader) {
                 // Go on only once the reader has made room for a quarter of the horizon: runs then
@@ -429,7 +397,7 @@ final class OrderPrefetcher {
                 p.resumeAt = Math.min(n, next + Math.max(1, p.aheadGrains / 4));
                 // Set first, then look again: a read that moves the plan on meanwhile sees the flag.
                 p.waitingForReader = true;
-                limit = horizon(p);
+                limit = p.horizon();
             }
             if (limit < p.resumeAt) {
                 return false;
@@ -452,18 +420,9 @@ final class OrderPrefetcher {
         int bs = list.blockSize();
         int block = (int) ((g & 0xFFFFFFFFL) * OrderPlan.GRAIN_BYTES / bs);
         if (missing(blob, bs, block)) {
-            int limitNeed = plan.needAt(limit - 1);
-            int maxBlocks = Math.max(1, scheduler.runBytes() / bs);
-            int end = block + 1;
-            while (end < list.blockCount() && end - block < maxBlocks && wanted(plan, bi, list, end, limitNeed)
-                    && missing(blob, bs, end)) {
-                end++;
-            }
-            int start = block;
-            while (start > 0 && end - start < maxBlocks && wanted(plan, bi, list, start - 1, limitNeed)
-                    && missing(blob, bs, start - 1)) {
-                start--;
-            }
+            int[] range = p.run(bi, list, block, limit, Math.max(1, scheduler.runBytes() / bs), b -> missing(blob, bs, b));
+            int start = range[0];
+            int end = range[1];
             List<Fetch> run = scheduler.planRun(blob, list, start, end, p.cancelled::get);
             if (run == null) {
                 // Set first, then try again: budget returned meanwhile sees the flag.
@@ -480,30 +439,11 @@ final class OrderPrefetcher {
         return true;
     }
 
-    /** Grains in order the plan may fetch now: those needed up to the reader's position, plus the horizon. */
-    private int horizon(Plan p) {
-        long h = (long) p.plan.grainsNeededBy(p.reached.get()) + p.aheadGrains;
-        return (int) Math.min(p.plan.grains(), h);
-    }
-
     private boolean missing(BlobRef blob, int blockSize, int block) {
         return !scheduler.cachedOrInFlight(new BlockKey(blob.id(), blockSize, block));
     }
 
-    /** Whether some grain of {@code block} is needed, by a position up to {@code limitNeed}. */
-    private static boolean wanted(OrderPlan plan, int blob, BlockHashList list, int block, int limitNeed) {
-        long from = (long) block * list.blockSize();
-        long to = from + list.blockLength(block);
-        for (int g = (int) (from / OrderPlan.GRAIN_BYTES); (long) g * OrderPlan.GRAIN_BYTES < to; g++) {
-            int need = plan.need(blob, g);
-            if (need >= 0 && need <= limitNeed) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private void logFailure(Plan p, BlobRef blob, WarpException e) {
+    private void logFailure(FollowedPlan p, BlobRef blob, WarpException e) {
         long now = System.nanoTime();
         long last = lastFailureLog.get();
         if (now - last >= FAILURE_LOG_EVERY.toNanos() && lastFailureLog.compareAndSet(last, now)) {
@@ -520,7 +460,7 @@ final class OrderPrefetcher {
     void close() {
         closed = true;
         synchronized (lock) {
-            for (Plan p : List.copyOf(plans.values())) {
+            for (FollowedPlan p : List.copyOf(plans.values())) {
                 remove(p, "stopped");
             }
             doneFlags.values().forEach(f -> f.set(true));

@@ -7,8 +7,71 @@ import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
 
 /**
- * Detects sequential access per blob and asks for read-ahead; see the package documentation
- * for the algorithm and why each constant has its value.
+ * Detects sequential access per blob and says what to read ahead: {@link #onRead} returns the
+ * blocks to fetch ({@link Advice}) and calls nobody; the {@link ReadExecutor} hands them to the
+ * {@link FetchScheduler}.
+ *
+ * <h2>The algorithm, and why each constant has its value</h2>
+ * Access is tracked <em>per blob</em>, not per file handle ({@code ReadAhead}). PyTorch's
+ * {@code ImageFolder} opens, reads and closes thousands of small members lying one after another
+ * in a tar shard; per handle each is a short read, per blob it is a sequential scan, and it gets
+ * read-ahead like one.
+ * <ul>
+ * <li>Each blob keeps up to {@code STREAMS_PER_BLOB} = 4 streams (end offset, window). A read
+ *     continues a stream when it starts at most {@code FORWARD_GAP_BYTES} = 256 KiB after the
+ *     stream's end or at most {@code BACKWARD_SLACK_BYTES} = 256 KiB before it (both capped at one
+ *     block). 256 KiB covers tar headers (0.5-1.5 KiB) and skipped small members, and DataLoader
+ *     workers finishing neighbouring members out of order; a longer jump is a seek. Four streams
+ *     let a few readers scan one shard at different places (as ZFS's zfetch does) without
+ *     each one's reads looking like seeks to the others.</li>
+ * <li>A read that continues no stream is a <em>seek</em>: it replaces the least recently used
+ *     stream with a new one whose window is 0. Random access therefore costs no extra bytes: the
+ *     window only opens once a stream is continued.</li>
+ * <li>The first continuation opens the window at {@code INITIAL_WINDOW_BLOCKS} = 2 blocks (2 MiB):
+ *     small enough that a short sequential run (a Parquet page, two members) wastes little, large
+ *     enough to hide one GET's latency behind the reader. Each time the stream reaches a new block
+ *     the window doubles, up to {@code MAX_WINDOW_BYTES} = 64 MiB: about half a second of one S3
+ *     stream, enough to keep {@code maxConcurrentFetches} GETs busy for a fast reader.</li>
+ * <li>Read-ahead is topped up only when at most half a window is left ahead of the reader, so it
+ *     goes out in runs of at least half a window (at the full window exactly 32 MiB); consecutive missing blocks of a run are fetched
+ *     with ranged GETs sized to the connection ({@code ConnectionRate}): what one GET delivers in
+ *     0.25 s as measured on the cache's own GETs, a power of two between 4 MiB and
+ *     {@code FetchScheduler.MAX_RUN_BYTES} = 32 MiB. On loopback that is 32 MiB (few requests: S3
+ *     bills per request, and each costs the SDK's request pipeline in CPU); over a link that gives
+ *     one connection 25 MB/s it is 4 MiB, so a half window goes out as 8 GETs at once instead of
+ *     one (S3's own guidance: 8-16 MB ranges, a connection per ~85 MB/s). The GET is
+ *     read straight into the run's buffer and each block is verified and handed to its readers
+ *     as soon as it has arrived, so a reader never waits for the rest of a run; a GET that fails
+ *     part way is retried for the blocks not yet handed over only.</li>
+ * <li>Read-ahead bytes queued or in flight are bounded by {@code maxPrefetchBytes} (128 MiB by
+ *     default); when the budget is used up, read-ahead is skipped and picked up by a later read.
+ *     All fetches together are bounded by {@code maxInFlightBytes} (256 MiB) of memory.</li>
+ * <li>Reads never wait for read-ahead that is not theirs: a read needing block b waits only for
+ *     b's fetch; if b is queued as read-ahead and not yet started, the read moves it to the
+ *     high-priority queue, which fetch workers always drain first. Read-ahead (and warm and
+ *     hybrid fetches) may occupy at most 3/4 of the {@code maxConcurrentFetches} workers, so a
+ *     read's own GET starts at once even while slow read-ahead GETs are in flight.</li>
+ * <li>A shuffled pass over a tar shard is random access that read-ahead cannot follow, and
+ *     every member would wait a round trip for its own block. In auto mode a blob becomes
+ *     <em>dense</em> once at least 8 seeks, and one per 8 of its blocks, have missed the cache
+ *     (an eighth of it touched at random, reads that hit the cache do not count); it is then
+ *     fetched whole in the background as hybrid mode does at first touch (runs sized as above,
+ *     128 MiB of them in flight), once per tracked blob, for blobs up to 1 GiB
+ *     ({@code dense_random_blobs} counts them). A query reading a few column chunks of a large
+ *     Parquet file stays far below an eighth and keeps costing only what it reads.</li>
+ * <li>A read-ahead block evicted before anyone read it counts as {@code prefetch_wasted_bytes};
+ *     a read served by a read-ahead block counts as {@code prefetch_hit_blocks}.</li>
+ * <li>A block that fails SHA-256 verification (even once, with a good refetch) marks its blob
+ *     <em>suspect</em>: every window of the blob closes, no read-ahead is scheduled for it, and
+ *     read-ahead of it already queued but not yet demanded by a reader is dropped, until one GET
+ *     of the blob verifies without a single mismatch (then windows start over from 0). A store
+ *     serving wrong bytes thus costs about the demanded blocks (each fetched and refetched
+ *     once), not whole windows: the kernel's own read-ahead keeps reading on after an EIO, and
+ *     each such read used to grow the window and fetch up to 64 MiB more of failing blocks.</li>
+ * <li>{@code TRACKED_BLOBS} = 8192 blobs are tracked (about 300 bytes each); a forgotten blob
+ *     simply starts over with a window of 0.</li>
+ * </ul>
+ *
  */
 final class ReadAhead {
     /** Window of a stream's first sequential continuation: 2 blocks (2 MiB at the default size). */
@@ -50,18 +113,21 @@ final class ReadAhead {
      */
     static final int DENSE_RANDOM = 2;
 
-    /** Schedules read-ahead; called under the blob's small lock, so it must not block. */
-    interface Scheduler {
-        /**
-         * Starts fetching the blocks of {@code [from, to)} that are neither cached nor in flight.
-         *
-         * @return the first block not scheduled (because the read-ahead budget is used up), or to
-         */
-        int schedule(BlobRef blob, BlockHashList list, int from, int to);
+    /**
+     * What a read tells its caller: {@link #FIRST} and/or {@link #DENSE_RANDOM}, and the blocks
+     * {@code [from, to)} to fetch ahead (none when {@code from == to}). Fetching them is the
+     * caller's; if it could fetch only up to some block, it says so with {@link #scheduled}.
+     */
+    record Advice(int flags, int from, int to) {
+        static final Advice NONE = new Advice(0, 0, 0);
+        static final Advice FIRST_ONLY = new Advice(FIRST, 0, 0);
 
-        /** Blocks of one read-ahead GET at this block size (read-ahead tops up once a whole run fits). */
-        default int runBlocks(int blockSize) {
-            return Integer.MAX_VALUE;
+        static Advice of(int flags) {
+            return flags == 0 ? NONE : flags == FIRST ? FIRST_ONLY : new Advice(flags, 0, 0);
+        }
+
+        boolean fetchAhead() {
+            return from < to;
         }
     }
 
@@ -78,8 +144,8 @@ final class ReadAhead {
         /** Seeks (reads continuing no stream) that missed the cache. */
         int missedSeeks;
         boolean dense;
-        /** A block of this blob failed verification: no read-ahead until one GET of it is all right. */
-        volatile boolean suspect;
+        /** Verification failures of this blob seen so far ({@link Suspects}): a new one closes every window. */
+        int failuresSeen;
 
         Access() {
             for (int i = 0; i < streams.length; i++) {
@@ -88,33 +154,23 @@ final class ReadAhead {
         }
     }
 
-    private final Scheduler scheduler;
+    private final Suspects suspects;
     private final Cache<BlobId, Access> blobs = Caffeine.newBuilder()
             .maximumSize(TRACKED_BLOBS)
             .executor(Runnable::run)
             .build();
 
-    ReadAhead(Scheduler scheduler) {
-        this.scheduler = scheduler;
+    ReadAhead(Suspects suspects) {
+        this.suspects = suspects;
     }
 
     /**
-     * Records a read of {@code [offset, offset+len)} and schedules read-ahead if it continues a
-     * sequential stream.
+     * Records a read of {@code [offset, offset+len)} ({@code missed}: a block of it was not
+     * cached) and says what to read ahead if it continues a sequential stream.
      *
-     * @return true on the first read of the blob this tracker has seen
+     * @param runBlocks blocks of one read-ahead GET at this block size: read-ahead tops up once a whole run fits
      */
-    boolean onRead(BlobRef blob, BlockHashList list, long offset, int len) {
-        return (onRead(blob, list, offset, len, false) & FIRST) != 0;
-    }
-
-    /**
-     * As {@link #onRead(BlobRef, BlockHashList, long, int)}; {@code missed} says whether a block
-     * of the read was not cached.
-     *
-     * @return {@link #FIRST} and/or {@link #DENSE_RANDOM}, or 0
-     */
-    int onRead(BlobRef blob, BlockHashList list, long offset, int len, boolean missed) {
+    Advice onRead(BlobRef blob, BlockHashList list, long offset, int len, boolean missed, int runBlocks) {
         boolean first = false;
         Access a = blobs.getIfPresent(blob.id());
         if (a == null) {
@@ -129,7 +185,16 @@ final class ReadAhead {
         int bs = list.blockSize();
         long gap = Math.min(FORWARD_GAP_BYTES, bs);
         long slack = Math.min(BACKWARD_SLACK_BYTES, bs);
+        int failures = suspects.failures(blob.id());
+        boolean suspect = failures > 0 && suspects.suspect(blob.id());
         synchronized (a) {
+            if (failures != a.failuresSeen) {
+                // A block failed verification since: every window closes.
+                a.failuresSeen = failures;
+                for (Stream t : a.streams) {
+                    t.window = 0;
+                }
+            }
             a.clock++;
             Stream s = null;
             Stream oldest = a.streams[0];
@@ -149,25 +214,25 @@ final class ReadAhead {
                 oldest.scheduledUntil = (int) ((end - 1) / bs) + 1;
                 oldest.lastUse = a.clock;
                 int result = first ? FIRST : 0;
-                if (missed && !a.dense && !a.suspect && ++a.missedSeeks >= DENSE_MIN_SEEKS
+                if (missed && !a.dense && !suspect && ++a.missedSeeks >= DENSE_MIN_SEEKS
                         && (long) a.missedSeeks * DENSE_BLOCKS_PER_SEEK >= list.blockCount()
                         && blob.size() <= DENSE_MAX_BLOB_BYTES) {
                     a.dense = true;
                     result |= DENSE_RANDOM;
                 }
-                return result;
+                return Advice.of(result);
             }
             s.lastUse = a.clock;
             int prevLast = (int) ((s.end - 1) / bs);
             s.end = Math.max(s.end, end);
             int last = (int) ((s.end - 1) / bs);
-            if (a.suspect) {
+            if (suspect) {
                 // Follow the stream, but fetch nothing ahead of it: those blocks would most likely
                 // fail verification too, and a reader that goes on after an EIO (the kernel's own
                 // read-ahead does) would otherwise cost whole windows of wrong bytes.
                 s.window = 0;
                 s.scheduledUntil = last + 1;
-                return first ? FIRST : 0;
+                return first ? Advice.FIRST_ONLY : Advice.NONE;
             }
             int maxWindow = (int) Math.max(1, MAX_WINDOW_BYTES / bs);
             if (s.window == 0) {
@@ -184,11 +249,35 @@ final class ReadAhead {
             // 1-block GET per top-up); with 4 MiB runs (a 25 MB/s link, ConnectionRate) it is
             // every 4 blocks, so the window stays nearly full: 15 GETs in flight, not 8 to 16.
             // The blob's end may come first: then the rest goes out at once.
-            if (from < to && (to - from >= Math.min(s.window / 2, scheduler.runBlocks(bs)) || to == list.blockCount())) {
-                s.scheduledUntil = scheduler.schedule(blob, list, from, to);
+            if (from < to && (to - from >= Math.min(s.window / 2, runBlocks) || to == list.blockCount())) {
+                s.scheduledUntil = to;
+                return new Advice(first ? FIRST : 0, from, to);
             }
         }
-        return first ? FIRST : 0;
+        return first ? Advice.FIRST_ONLY : Advice.NONE;
+    }
+
+    /**
+     * The caller of {@link #onRead} could fetch the blocks it was advised only up to
+     * {@code upTo} (the read-ahead budget was used up): a later read of the stream asks again
+     * from there.
+     */
+    void scheduled(BlobId blob, int to, int upTo) {
+        if (upTo >= to) {
+            return;
+        }
+        Access a = blobs.getIfPresent(blob);
+        if (a == null) {
+            return;
+        }
+        synchronized (a) {
+            for (Stream t : a.streams) {
+                if (t.scheduledUntil == to) {
+                    t.scheduledUntil = upTo;
+                    return;
+                }
+            }
+        }
     }
 
     /**
@@ -218,36 +307,5 @@ final class ReadAhead {
             }
         }
         return false;
-    }
-
-    /**
-     * A block of {@code blob} failed verification: close every window of the blob and schedule
-     * no read-ahead for it until {@link #onVerifiedRun} (read-ahead is queued before the reads
-     * that need it, so each verification failure would otherwise repeat a window's worth).
-     */
-    void onVerificationFailure(BlobId blob) {
-        Access a = blobs.get(blob, k -> new Access());
-        synchronized (a) {
-            a.suspect = true;
-            for (Stream s : a.streams) {
-                s.window = 0;
-            }
-        }
-    }
-
-    /** One GET of {@code blob} verified without a single mismatch: read-ahead may resume (from a window of 0). */
-    void onVerifiedRun(BlobId blob) {
-        Access a = blobs.getIfPresent(blob);
-        if (a != null && a.suspect) {
-            synchronized (a) {
-                a.suspect = false;
-            }
-        }
-    }
-
-    /** Whether read-ahead of {@code blob} is held back after a verification failure. */
-    boolean suspect(BlobId blob) {
-        Access a = blobs.getIfPresent(blob);
-        return a != null && a.suspect;
     }
 }

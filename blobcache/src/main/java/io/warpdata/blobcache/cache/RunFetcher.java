@@ -12,13 +12,44 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
 
 /**
  * How one run of consecutive blocks is fetched, once the {@link FetchScheduler} has decided to:
  * a buffer within the in-flight memory bound, one ranged GET, each block verified against its
  * SHA-256 (refetched once if it fails) and handed to its waiters as soon as its bytes have
  * streamed in, then every block written to the cache, and the fetch retired.
+ *
+ * <h2>Cold-read CPU (what a miss costs, and why)</h2>
+ * On a cold sequential read the machine's CPU, not the network, is the limit on a small host,
+ * so every fetched byte's path is kept short. Measured with {@code FetchBench} (test scope) and
+ * async-profiler on the fetch threads, a miss costs, per byte: the socket read (the kernel's copy
+ * into the JDK's temporary direct buffer, then one copy into the run buffer: Java's socket API
+ * and the SDK's InputStream allow no fewer), SHA-256 (the SHA-NI intrinsic: near the hardware
+ * cost), CRC32C of the 64 KiB chunks, and the block file's write (one copy into a direct buffer,
+ * the kernel's copy into the page cache, ext4's per-page delayed allocation), plus per GET the
+ * SDK's request handling and per block a file create and rename.
+ * <ul>
+ * <li>Fetch buffers are pooled ({@code RunBuffers}, {@code FetchScheduler.POOLED_BUFFER_BYTES} =
+ *     128 MiB of idle buffers at most): a fresh 8 MiB array per GET was zeroed by the JVM,
+ *     page-faulted in by the kernel 4 KiB at a time (zeroed again) and, being a G1 humongous
+ *     object, collected by collections of its own: about 16% of the fetch threads' CPU and
+ *     1 GiB of allocation per GiB read. A buffer returns to the pool only when the fetch and
+ *     every reader copying out of it have let go (a count per run); a reader that comes later
+ *     reads the block from the cache instead.</li>
+ * <li>A block file is assembled (header encoded in place, then the data) in one per-thread
+ *     direct buffer and written with one {@code write}: from a heap array the JDK copies into a
+ *     temporary direct buffer anyway (two of them, and a 4 KiB header allocation, for the old
+ *     gathering write), so this is the only copy on the JVM side. Temp file + rename is kept
+ *     (crash safety); no fsync (see {@code DiskBlocks}).</li>
+ * <li>Measured but left as they are: the kernel's side of the block write (page-cache copy and
+ *     ext4's per-4-KiB-page delayed allocation, about a fifth of the fetch threads' CPU) could
+ *     only go with O_DIRECT, which would make every write wait for the device and send the
+ *     reads that follow a cold read to disk instead of the page cache; runs of 16 MiB would halve
+ *     the SDK's per-GET cost (about 3 ms of CPU per GET before its code is fully compiled) but
+ *     also halve the GETs one sequential reader keeps in flight on real S3; writing blocks on
+ *     other threads than the GET's would not lower the CPU per byte, which is the limit here.</li>
+ * </ul>
+ *
  */
 final class RunFetcher {
     private static final Logger LOG = LoggerFactory.getLogger(RunFetcher.class);
@@ -29,7 +60,7 @@ final class RunFetcher {
     private final Semaphore memory;
     private final int memoryPermits;
     private final ConnectionRate rate;
-    private final Supplier<ReadAhead> readAhead;
+    private final Suspects suspects;
     private final BooleanSupplier closed;
     /** Takes a fetch out of the in-flight map (only if it is still the one there). */
     private final Consumer<Fetch> retire;
@@ -37,19 +68,19 @@ final class RunFetcher {
     /**
      * @param maxInFlightBytes bound on the bytes of all runs being fetched or written at once
      * @param rate             told how long each GET took, for the size of later runs
-     * @param readAhead        told of clean runs and verification failures (may give null)
+     * @param suspects         told of clean runs and verification failures
      * @param closed           whether the cache is closing (then nothing new is fetched)
      * @param retire           takes a settled fetch out of the in-flight map
      */
     RunFetcher(BlockFetcher fetcher, BlockStorage storage, long maxInFlightBytes, long pooledBufferBytes,
-               ConnectionRate rate, Supplier<ReadAhead> readAhead, BooleanSupplier closed, Consumer<Fetch> retire) {
+               ConnectionRate rate, Suspects suspects, BooleanSupplier closed, Consumer<Fetch> retire) {
         this.fetcher = fetcher;
         this.rate = rate;
         this.storage = storage;
         this.memoryPermits = FetchScheduler.kib(maxInFlightBytes);
         this.memory = new Semaphore(memoryPermits);
         this.buffers = new RunBuffers(FetchScheduler.MAX_RUN_BYTES, pooledBufferBytes);
-        this.readAhead = readAhead;
+        this.suspects = suspects;
         this.closed = closed;
         this.retire = retire;
     }
@@ -79,14 +110,18 @@ final class RunFetcher {
             // Each block goes to its readers as soon as its bytes are in and verified, while the
             // rest of the run still streams in: a reader never waits for a whole run.
             HandOff handOff = new HandOff(group, run, deadline);
-            long started = System.nanoTime();
-            fetcher.readStreaming(StoreLayout.blob(blob.id()), (long) b0 * list.blockSize(), buf, len,
-                    handOff::arrived, handOff::handedBytes, deadline);
-            handOff.arrived(len);
-            rate.record(len, System.nanoTime() - started);
-            ReadAhead ra = readAhead.get();
-            if (handOff.clean && ra != null) {
-                ra.onVerifiedRun(blob.id());
+            String key = StoreLayout.blob(blob.id());
+            long offset = (long) b0 * list.blockSize();
+            if (fetcher.fromRemotes(key, offset, buf, 0, len, (d, o, l) -> verifies(list, b0, d, o, l))) {
+                handOff.verifiedAll();
+            } else {
+                long started = System.nanoTime();
+                fetcher.readStreaming(key, offset, buf, len, handOff::arrived, handOff::handedBytes, deadline);
+                handOff.arrived(len);
+                rate.record(len, System.nanoTime() - started);
+            }
+            if (handOff.clean) {
+                suspects.verified(blob.id());
             }
             // Only then write them to the cache, so that the GET's stream is never held up by disk
             // writes and a reader of the run's last block does not wait for the others' writes.
@@ -158,18 +193,39 @@ final class RunFetcher {
             }
         }
 
+        /** All the run's bytes are in place and already verified (a remote tier's, {@link Remotes}). */
+        void verifiedAll() {
+            while (next < group.size()) {
+                Fetch f = group.get(next);
+                int bl = f.list.blockLength(f.key.index());
+                f.done.complete(new Fetch.BlockBytes(run, nextStart, bl));
+                next++;
+                nextStart += bl;
+            }
+        }
+
         private void suspect(BlobRef blob) {
             clean = false;
-            ReadAhead ra = readAhead.get();
-            if (ra != null) {
-                ra.onVerificationFailure(blob.id());
-            }
+            suspects.failed(blob.id());
         }
 
         /** Bytes of the run already handed over (a retried GET starts there). */
         int handedBytes() {
             return nextStart;
         }
+    }
+
+    /** Whether every block of the run starting at block {@code b0}, held at {@code data[off, off + len)}, hashes right. */
+    private static boolean verifies(BlockHashList list, int b0, byte[] data, int off, int len) {
+        int pos = off;
+        for (int b = b0; pos < off + len; b++) {
+            int bl = list.blockLength(b);
+            if (!list.verify(b, data, pos, bl)) {
+                return false;
+            }
+            pos += bl;
+        }
+        return true;
     }
 
     /** Writes a fetched block to the cache, then retires its fetch. */

@@ -22,6 +22,31 @@ import org.slf4j.LoggerFactory;
  * block by block (so {@code warm}, {@code verify} and local mode find it as before). No byte is
  * returned that did not hash to the blob's id; a mismatch is fetched once more, then the read
  * fails with {@link BlockVerificationException} and one log line naming the blob.
+ *
+ * <h2>First touch: what a first read waits for</h2>
+ * A block can be fetched only once its blob's block hash list is in (the list gives the block
+ * size and each block's SHA-256), so a cold blob costs the list's round trip and then the
+ * block's. Two things take the list off the path of a version's first read (docs/cache.md
+ * counts the round trips):
+ * <ul>
+ * <li>{@link io.warpdata.blobcache.cache.BlockCache#readIndex} (member indexes): an index whose
+ *     list is neither in memory nor on disk comes whole in one GET, checked against its id, the
+ *     SHA-256 of all of it; its list loads alongside and its blocks are cached once it is in.
+ *     Up to {@code WholeBlobReads.MAX_BYTES} = 32 MiB, the longest GET the cache makes: beyond
+ *     it the transfer, not a round trip, is what the reader waits for.</li>
+ * <li>{@link io.warpdata.blobcache.cache.BlockCache#prefetchHashLists}: the vfs asks for the
+ *     lists of an artifact's or a table's shards (at most 64, {@code WarpTree.HASH_LISTS_PREFETCHED})
+ *     when its folder is entered, so that in an artifact they load while its member index does. {@code HashListPrefetcher}
+ *     runs at most {@code IN_FLIGHT} = 16 loads at once (the lists of 16 shards in one round
+ *     trip; a quarter of the S3 client's 64 connections), within {@code MAX_BYTES_IN_FLIGHT} =
+ *     64 MiB of what their lists could take (the bound each is fetched with; a blob whose list
+ *     could take more is never prefetched), keeps {@code QUEUED} = 1024 waiting (the oldest
+ *     dropped), and stops for {@code PAUSE} = 5 s when a load finds the store not answering.
+ *     Loads go through {@code HashLists}, so a read that needs a list being prefetched waits for
+ *     that load, and one whose list is still queued loads it itself: a read never waits for the
+ *     queue.</li>
+ * </ul>
+ *
  */
 final class WholeBlobReads {
     private static final Logger LOG = LoggerFactory.getLogger(WholeBlobReads.class);
@@ -79,7 +104,6 @@ final class WholeBlobReads {
         CompletableFuture<BlockHashList> list = lists.loading(blob, deadlineNanos);
         byte[] data = Deadlines.await(whole, deadlineNanos, () -> "reading blob " + blob.id() + " whole from "
                 + fetcher.store().describe());
-        metrics.missBytes.add(data.length);
         // The blocks are written from the caller's array: each is verified against the list
         // first, so even a caller that changed the array could not put a wrong block in the cache.
         list.whenCompleteAsync((l, failed) -> {
@@ -95,6 +119,12 @@ final class WholeBlobReads {
     private byte[] fetchVerified(BlobRef blob, long deadlineNanos) {
         String key = StoreLayout.blob(blob.id());
         int size = (int) blob.size();
+        if (!fetcher.remotes().isEmpty()) {
+            byte[] mirrored = new byte[size];
+            if (fetcher.fromRemotes(key, 0, mirrored, 0, size, (d, o, l) -> matches(d, blob))) {
+                return mirrored;
+            }
+        }
         byte[] data = fetcher.getWithRetry(key, size, deadlineNanos);
         if (matches(data, blob)) {
             return data;

@@ -1,0 +1,38 @@
+package io.warpdata.blobcache.cache;
+
+import io.warpdata.manifest.BlobId;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One cached block. Its file's path is not kept ({@link CacheDirectory#path} makes it when the
+ * file is opened or deleted): a Path with its bytes is about 170 bytes of heap a block, more
+ * than the rest of the entry, and the file is opened only when its channel is not cached.
+ */
+final class DiskEntry {
+    final int headerLength;
+    final int length;
+    final int[] crcs;
+    final BlobId listId;
+    /** A whole small blob verified by its own id (a member cached under its hash): its list id is its blob id. */
+    final boolean member;
+    /** The read-ahead credit shared with the fetch (see {@link Tier#put}); null if not read ahead. */
+    final AtomicBoolean prefetchCredit;
+    /** Reads in progress: while positive, eviction leaves the block's open channel alone. */
+    final AtomicInteger readers = new AtomicInteger();
+    volatile boolean evicted;
+
+    DiskEntry(BlockKey key, int headerLength, int length, int[] crcs, BlobId listId, AtomicBoolean prefetchCredit) {
+        this.member = listId.equals(key.blob());
+        this.headerLength = headerLength;
+        this.length = length;
+        this.crcs = crcs;
+        this.listId = listId;
+        this.prefetchCredit = prefetchCredit;
+    }
+
+    int weight() {
+        return headerLength + length;
+    }
+}
+

@@ -1,0 +1,352 @@
+package io.warpdata.blobcache.cache;
+
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.BlockHashList;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs read plans: asks {@link ReadPlan} where a read's bytes come from, takes them from there,
+ * tells read-ahead and order plans of the read, and hands the blocks they advise to the
+ * {@link FetchScheduler}. The one place that counts reads by source ({@link #served}: hits,
+ * misses, member and dedup hits, read errors). Calls go down only: plan, tiers, member reads,
+ * scheduler, read-ahead; none of them calls back.
+ */
+final class ReadExecutor implements ReadPlan.Holdings {
+    private static final Logger LOG = LoggerFactory.getLogger(ReadExecutor.class);
+    /** Local-mode misses are logged at most this often: one line tells the user what to do. */
+    static final Duration NOT_CACHED_LOG_EVERY = Duration.ofSeconds(10);
+
+    private final CacheConfig config;
+    private final ReadMetrics metrics;
+    private final HashLists lists;
+    private final BlockStorage tiers;
+    private final FetchScheduler scheduler;
+    /** Null when the cache never fetches (local mode). */
+    private final ReadAhead readAhead;
+    /** Null when order plans are not possible. */
+    private final OrderPrefetcher orders;
+    private final MemberReads members;
+    private final WholeBlobReads wholeReads;
+    private final long deadlineNanos;
+    private final AtomicLong lastNotCachedLog = new AtomicLong(System.nanoTime() - NOT_CACHED_LOG_EVERY.toNanos());
+    private final ThreadLocal<ArrayList<Fetch>> pendingScratch = ThreadLocal.withInitial(ArrayList::new);
+
+    ReadExecutor(CacheConfig config, ReadMetrics metrics, HashLists lists, BlockStorage tiers, FetchScheduler scheduler,
+                 ReadAhead readAhead, OrderPrefetcher orders, MemberReads members, WholeBlobReads wholeReads) {
+        this.config = config;
+        this.metrics = metrics;
+        this.lists = lists;
+        this.tiers = tiers;
+        this.scheduler = scheduler;
+        this.readAhead = readAhead;
+        this.orders = orders;
+        this.members = members;
+        this.wholeReads = wholeReads;
+        this.deadlineNanos = config.retry().readDeadline().toNanos();
+    }
+
+    // ---------------------------------------------------------------- counting, in one place
+
+    /** Counts {@code bytes} of a member read served by {@code source}. */
+    private void served(Source source, int bytes) {
+        switch (source) {
+            case Source.MemberCached c -> {
+                metrics.memberHits.increment();
+                metrics.hitBytes.add(bytes);
+            }
+            case Source.Located l -> {
+                metrics.dedupHits.increment();
+                metrics.hitBytes.add(bytes);
+            }
+            case Source.MemberGet g -> metrics.missBytes.add(bytes);
+            case Source.AwaitMember a -> metrics.missBytes.add(bytes);
+            case Source.WholeBlob w -> metrics.missBytes.add(bytes);
+            // Counted block by block, as a local tier's hit or a fetch's miss:
+            case Source.OwnBlocks o -> { }
+            case Source.Blocks b -> { }
+        }
+    }
+
+    /** A block's bytes served by a local tier. */
+    private void blockHit(int bytes) {
+        metrics.hitBlocks.increment();
+        metrics.hitBytes.add(bytes);
+    }
+
+    /** A block's bytes served by its fetch (a remote tier or the store). */
+    private void blockMiss(int bytes) {
+        metrics.missBlocks.increment();
+        metrics.missBytes.add(bytes);
+    }
+
+    // ---------------------------------------------------------------- reads
+
+    /** Reads {@code n} bytes of the blob at {@code offset} into {@code dst[dstOff, ...)} through its blocks. */
+    void read(BlobRef blob, long offset, ByteBuffer dst, int dstOff, int n) {
+        long deadline = System.nanoTime() + deadlineNanos;
+        try {
+            readBlocks(blob, lists.get(blob, deadline, config.mode().fetches()), offset, dst, dstOff, n, deadline);
+        } catch (RuntimeException e) {
+            metrics.readErrors.increment();
+            throw e;
+        }
+    }
+
+    /** Reads {@code n} bytes at {@code offset} of the member into {@code dst[at, ...)}, from where its plan says. */
+    void readMember(BlobMember m, long offset, ByteBuffer dst, int at, int n) {
+        long deadline = System.nanoTime() + deadlineNanos;
+        try {
+            Source s = ReadPlan.member(m, offset, n, this, null);
+            while (!run(s, m, offset, dst, at, n, deadline)) {
+                s = ReadPlan.member(m, offset, n, this, s); // it did not hold the bytes after all: the next
+            }
+        } catch (RuntimeException e) {
+            metrics.readErrors.increment();
+            throw e;
+        }
+    }
+
+    /** Serves the read from {@code s}; false if {@code s} turned out not to hold the bytes. */
+    private boolean run(Source s, BlobMember m, long offset, ByteBuffer dst, int at, int n, long deadline) {
+        long from = m.offset() + offset;
+        switch (s) {
+            case Source.MemberCached c -> {
+                if (!members.readCached(m, offset, dst, at, n)) {
+                    return false;
+                }
+            }
+            case Source.Located l -> {
+                if (!members.readLocated(l.location(), offset, dst, at, n)) {
+                    members.forget(l.location());
+                    return false;
+                }
+            }
+            case Source.AwaitMember a -> copyMember(members.claim(m), m, a.list(), offset, dst, at, n, deadline);
+            case Source.MemberGet g -> copyMember(members.claim(m), m, g.list(), offset, dst, at, n, deadline);
+            case Source.OwnBlocks o -> {
+                readBlocks(m.blob(), o.list(), from, dst, at, n, deadline); // follows the order plan itself
+                remember(m, offset);
+                return true;
+            }
+            case Source.Blocks b -> {
+                readBlocks(m.blob(), b.list(), from, dst, at, n, deadline);
+                remember(m, offset);
+                return true;
+            }
+            case Source.WholeBlob w -> throw new IllegalStateException("a member is never read whole");
+        }
+        served(s, n);
+        // Reads served by hash are not told to read-ahead (they cost nothing, and a shard read
+        // only through another dataset's cache should not be read ahead); order plans follow
+        // every read of a planned file.
+        followPlan(m.blob(), from);
+        return true;
+    }
+
+    /** Remembers where a member read from its start was served from blocks, for other blobs with the same bytes. */
+    private void remember(BlobMember m, long offset) {
+        if (offset == 0) {
+            members.remember(m);
+        }
+    }
+
+    /** Waits for the member's fetch (starting it if this read claimed it) and copies the bytes out. */
+    private void copyMember(MemberReads.MemberFetch f, BlobMember m, BlockHashList list, long offset, ByteBuffer dst,
+                            int at, int n, long deadline) {
+        if (f.toStart()) {
+            // Before the GET, so that a shuffled pass over a shard still counts as one (and may
+            // have the blob fetched whole while this member's GET is under way).
+            track(m.blob(), list, m.offset(), (int) m.length(), true);
+            members.start(f, m, deadline);
+        }
+        dst.put(at, members.await(f, m, deadline), (int) offset, n);
+    }
+
+    /**
+     * An index read: whole in one GET at first touch ({@link ReadPlan#indexWhole}), else null
+     * (the caller reads it through its blocks).
+     */
+    byte[] readIndexWhole(BlobRef blob) {
+        if (!ReadPlan.indexWhole(blob, lists.knownHere(blob.blocks()), config.mode())) {
+            return null;
+        }
+        try {
+            byte[] data = wholeReads.read(blob, System.nanoTime() + deadlineNanos);
+            served(Source.WholeBlob.INSTANCE, data.length);
+            return data;
+        } catch (RuntimeException e) {
+            metrics.readErrors.increment();
+            throw e;
+        }
+    }
+
+    /** Order plans follow every read of a planned file, whichever way it was served. */
+    private void followPlan(BlobRef blob, long offset) {
+        if (orders != null) {
+            orders.onRead(blob, offset);
+        }
+    }
+
+    /**
+     * Reads {@code n} bytes at {@code offset} (inside the blob) through its blocks into
+     * {@code dst[dstOff, ...)}: each block from the first local tier holding it, else from its
+     * fetch (the one in flight, or a new one queued on demand).
+     */
+    private void readBlocks(BlobRef blob, BlockHashList list, long offset, ByteBuffer dst, int dstOff, int n,
+                            long deadline) {
+        long end = offset + n;
+        ArrayList<Fetch> pending = pendingScratch.get();
+        try {
+            int bs = list.blockSize();
+            int first = (int) (offset / bs);
+            int last = (int) ((end - 1) / bs);
+            for (int b = first; b <= last; b++) {
+                long blockStart = (long) b * bs;
+                long from = Math.max(offset, blockStart);
+                int take = (int) (Math.min(end, blockStart + list.blockLength(b)) - from);
+                BlockKey key = new BlockKey(blob.id(), bs, b);
+                if (tiers.get(key, (int) (from - blockStart), dst, dstOff + (int) (from - offset), take)) {
+                    blockHit(take);
+                } else if (!config.mode().fetches()) {
+                    throw notCached(blob, b);
+                } else {
+                    pending.add(scheduler.demand(blob, list, key));
+                }
+            }
+            track(blob, list, offset, n, !pending.isEmpty());
+            followPlan(blob, offset);
+            for (Fetch f : pending) {
+                long blockStart = (long) f.key.index() * bs;
+                long from = Math.max(offset, blockStart);
+                int take = (int) (Math.min(end, blockStart + list.blockLength(f.key.index())) - from);
+                copyFromFetch(f, (int) (from - blockStart), dst, dstOff + (int) (from - offset), take, deadline);
+            }
+        } finally {
+            pending.clear();
+        }
+    }
+
+    /**
+     * Tells read-ahead of a read of the blob ({@code missed}: not all of it was cached), queues
+     * the blocks it advises, and has the blob fetched whole if it says so.
+     */
+    private void track(BlobRef blob, BlockHashList list, long offset, int n, boolean missed) {
+        if (readAhead == null) {
+            return;
+        }
+        ReadAhead.Advice advice = readAhead.onRead(blob, list, offset, n, missed, scheduler.runBlocks(list.blockSize()));
+        if (advice.fetchAhead()) {
+            readAhead.scheduled(blob.id(), advice.to(), scheduler.schedulePrefetch(blob, list, advice.from(), advice.to()));
+        }
+        // Hybrid fetches every blob whole at its first read; auto only one read densely at random.
+        CacheMode mode = config.mode();
+        if (mode == CacheMode.HYBRID ? (advice.flags() & ReadAhead.FIRST) != 0
+                : mode == CacheMode.AUTO && (advice.flags() & ReadAhead.DENSE_RANDOM) != 0) {
+            if (mode == CacheMode.AUTO) {
+                metrics.denseRandomBlobs.increment();
+            }
+            scheduler.fetchWhole(blob, list);
+        }
+    }
+
+    /** Waits for a block's fetch and copies the wanted part out; retries via the tiers if told to. */
+    private void copyFromFetch(Fetch f, int inBlock, ByteBuffer dst, int out, int take, long deadline) {
+        while (true) {
+            Fetch.BlockBytes bb = scheduler.await(f, deadline);
+            boolean fetched = bb != Fetch.RETRY;
+            if (fetched && bb.run().retain()) {
+                try {
+                    dst.put(out, bb.run().array, bb.offset() + inBlock, take);
+                } finally {
+                    bb.run().release();
+                }
+                blockMiss(take);
+                return;
+            }
+            // Cached meanwhile, or fetched for us and cached, its buffer already reused: read it
+            // from the tiers (or, if it could not be kept, fetch it again).
+            if (tiers.get(f.key, inBlock, dst, out, take)) {
+                if (fetched) {
+                    blockMiss(take);
+                } else {
+                    blockHit(take);
+                }
+                return;
+            }
+            f = scheduler.demand(f.blob, f.list, f.key);
+        }
+    }
+
+    /** The local-mode miss, logged at most every {@link #NOT_CACHED_LOG_EVERY} (never per read). */
+    private BlockNotCachedException notCached(BlobRef blob, int block) {
+        BlockNotCachedException e = new BlockNotCachedException("Block " + block + " of blob " + blob.id());
+        long now = System.nanoTime();
+        long last = lastNotCachedLog.get();
+        if (now - last >= NOT_CACHED_LOG_EVERY.toNanos() && lastNotCachedLog.compareAndSet(last, now)) {
+            LOG.warn("{}. {}", e.getMessage(), e.nextStep());
+        }
+        return e;
+    }
+
+    // ---------------------------------------------------------------- ReadPlan.Holdings
+
+    @Override
+    public boolean memberCached(BlobMember m) {
+        return members.cached(m);
+    }
+
+    @Override
+    public MemberLocator.Location located(BlobMember m) {
+        return members.located(m);
+    }
+
+    @Override
+    public BlockHashList list(BlobRef blob) {
+        return lists.get(blob, System.nanoTime() + deadlineNanos, config.mode().fetches());
+    }
+
+    @Override
+    public boolean blocksCached(BlobRef blob, BlockHashList list, long from, int n) {
+        int bs = list.blockSize();
+        for (int b = (int) (from / bs); b <= (int) ((from + n - 1) / bs); b++) {
+            if (!tiers.contains(new BlockKey(blob.id(), bs, b))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Override
+    public boolean memberInFlight(BlobMember m) {
+        return members.inFlight(m);
+    }
+
+    @Override
+    public boolean blocksInFlight(BlobMember m, BlockHashList list) {
+        int bs = list.blockSize();
+        int first = (int) (m.offset() / bs);
+        int last = (int) ((m.offset() + Math.max(1, m.length()) - 1) / bs);
+        for (int b = first; b <= last; b++) {
+            BlockKey k = new BlockKey(m.blob().id(), bs, b);
+            if (scheduler.cachedOrInFlight(k) && !tiers.contains(k)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public boolean followsBlocks(BlobMember m, BlockHashList list, long from) {
+        return readAhead != null && readAhead.followsBlocks(m.blob(), list, from, m.offset() + m.length());
+    }
+
+    @Override
+    public CacheMode mode() {
+        return config.mode();
+    }
+}

@@ -1,0 +1,93 @@
+package io.warpdata.blobcache.cache;
+
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.BlockHashList;
+
+/**
+ * Decides where the bytes of a read come from: a pure function of the read and of what the
+ * tiers hold ({@link Holdings}), returning a {@link Source}. Nothing here reads, fetches or
+ * counts; {@link ReadExecutor} runs the plan. This is the one place that knows the order.
+ */
+final class ReadPlan {
+    private ReadPlan() {
+    }
+
+    /** What the tiers hold, as far as a plan needs to know. Answers only; never reads bytes for the reader. */
+    interface Holdings {
+        /** Whether the member is cached under its hash with its exact length. */
+        boolean memberCached(BlobMember m);
+
+        /** Where else the member's bytes were served from blocks, or null. */
+        MemberLocator.Location located(BlobMember m);
+
+        /** The blob's block hash list (from memory, disk, or the store). */
+        BlockHashList list(BlobRef blob);
+
+        /** Whether every block of {@code [from, from + n)} of the blob is in a local tier. */
+        boolean blocksCached(BlobRef blob, BlockHashList list, long from, int n);
+
+        /** Whether a fetch of this member on its own is under way. */
+        boolean memberInFlight(BlobMember m);
+
+        /** Whether a block the member lies in is being fetched and not cached yet. */
+        boolean blocksInFlight(BlobMember m, BlockHashList list);
+
+        /**
+         * Whether the read at {@code from} (in the blob) continues a sequential stream of the
+         * blob or the blob is being fetched whole: its blocks then serve it better than a member GET.
+         */
+        boolean followsBlocks(BlobMember m, BlockHashList list, long from);
+
+        CacheMode mode();
+    }
+
+    /**
+     * The source of {@code n} bytes at {@code offset} in member {@code m}, trying only sources
+     * ranked after {@code after} (null: from the first). The blob's list is asked for only once
+     * the member is not to be served by its hash: a deduplicated read costs no request at all.
+     */
+    static Source member(BlobMember m, long offset, int n, Holdings h, Source after) {
+        int from = after == null ? 0 : after.rank();
+        if (from < 1 && m.length() <= MemberReads.MEMBER_BLOCK_SIZE && h.memberCached(m)) {
+            return Source.MemberCached.INSTANCE;
+        }
+        if (from < 2) {
+            MemberLocator.Location l = h.located(m);
+            // Known only where this very read would look next (its own blocks) is no other place.
+            if (l != null && l.length == m.length() && !(l.offset == m.offset() && l.blob.id().equals(m.blob().id()))) {
+                return new Source.Located(l);
+            }
+        }
+        BlockHashList list = h.list(m.blob());
+        long at = m.offset() + offset;
+        if (from < 3 && h.blocksCached(m.blob(), list, at, n)) {
+            return new Source.OwnBlocks(list);
+        }
+        if (from < 5 && memberGetAllowed(m, h.mode())) {
+            if (h.memberInFlight(m)) {
+                return new Source.AwaitMember(list);
+            }
+            if (!h.blocksInFlight(m, list) && !h.followsBlocks(m, list, at)) {
+                return new Source.MemberGet(list);
+            }
+        }
+        return new Source.Blocks(list);
+    }
+
+    /**
+     * Whether the mode fetches members on their own and the member is small enough: auto and
+     * remote do; hybrid fetches whole blobs at first touch, local fetches nothing.
+     */
+    static boolean memberGetAllowed(BlobMember m, CacheMode mode) {
+        return m.length() <= MemberReads.MAX_FETCH_BYTES && mode.fetches() && mode != CacheMode.HYBRID;
+    }
+
+    /**
+     * Whether a member index is read whole in one GET ({@link Source#WholeBlob}) rather than
+     * through its blocks: at most {@link WholeBlobReads#MAX_BYTES}, first touch (its list is
+     * neither in memory nor on disk), and a mode that fetches.
+     */
+    static boolean indexWhole(BlobRef blob, boolean listKnownHere, CacheMode mode) {
+        return blob.size() > 0 && blob.size() <= WholeBlobReads.MAX_BYTES && mode.fetches() && !listKnownHere;
+    }
+}

@@ -1,0 +1,145 @@
+package io.warpdata.blobcache.cache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.warpdata.manifest.BlobId;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.BlockHashList;
+import io.warpdata.store.InMemoryBlobStore;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@link ReadExecutor}'s counters: each source of a read is counted once, as what it is (a
+ * hit of a local tier, a member hit, a dedup hit, a fetch), in the counters {@code cache stats}
+ * and Prometheus show. Each step reads through the cache and compares every counter with the
+ * step before, so a read counted twice, or as the wrong source, fails.
+ */
+class ReadExecutorTest {
+    private static final int MIB = BlockHashList.DEFAULT_BLOCK_SIZE;
+    private static final RetryPolicy FAST =
+            new RetryPolicy(Duration.ofMillis(1), Duration.ofMillis(10), Duration.ofSeconds(10));
+    private static final String[] SOURCE_COUNTERS = {"hit_blocks", "hit_bytes", "miss_blocks", "miss_bytes",
+        "member_hits", "member_fetches", "dedup_hits", "read_errors"};
+
+    @TempDir
+    Path dir;
+
+    private final InMemoryBlobStore memory = new InMemoryBlobStore();
+    private final FaultyStore store = new FaultyStore(memory);
+    private final ExecutorService pool = Executors.newCachedThreadPool();
+    private BlockCache cache;
+    private Map<String, Long> before;
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        if (cache != null) {
+            cache.close();
+        }
+        pool.shutdownNow();
+        pool.awaitTermination(10, TimeUnit.SECONDS);
+    }
+
+    private BlockCache open() {
+        CacheConfig cfg = CacheConfig.defaults(dir).withMinFreeBytes(0).withMaxBytes(256L << 20).withRetry(FAST)
+                .withMaxPrefetchBytes(0);
+        cache = new BlockCache(store, cfg, pool, null, null);
+        before = counters();
+        return cache;
+    }
+
+    private Map<String, Long> counters() {
+        Map<String, Long> all = cache.metrics().snapshot();
+        Map<String, Long> m = new LinkedHashMap<>();
+        for (String k : SOURCE_COUNTERS) {
+            m.put(k, all.get(k));
+        }
+        return m;
+    }
+
+    /** Asserts the counters moved by exactly {@code deltas} (name, delta pairs) since the last step, and nothing else. */
+    private void counted(String step, Object... deltas) {
+        settle();
+        Map<String, Long> now = counters();
+        Map<String, Long> expected = new LinkedHashMap<>(before);
+        for (int i = 0; i < deltas.length; i += 2) {
+            String k = (String) deltas[i];
+            expected.put(k, expected.get(k) + ((Number) deltas[i + 1]).longValue());
+        }
+        assertThat(now).as(step).isEqualTo(expected);
+        before = now;
+    }
+
+    private void settle() {
+        try {
+            assertThat(cache.awaitIdle(Duration.ofSeconds(10))).isTrue();
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static byte[] readMember(BlockCache c, BlobMember m) {
+        byte[] out = new byte[(int) m.length()];
+        assertThat(c.readMember(m, 0, ByteBuffer.wrap(out))).isEqualTo(out.length);
+        return out;
+    }
+
+    private static BlobMember member(BlobRef shard, byte[] bytes, long at, int len) {
+        return new BlobMember(shard, at, len, BlobId.of(Arrays.copyOfRange(bytes, (int) at, (int) at + len)));
+    }
+
+    @Test
+    void everySourceIsCountedOnceAsWhatItIs() {
+        byte[] a = TestBlobs.bytes(4 * MIB, 1);
+        BlobRef shardA = TestBlobs.put(memory, a, MIB);
+        BlockCache c = open();
+
+        BlobMember small = member(shardA, a, 2L * MIB + 1000, 30_000);
+        assertThat(readMember(c, small)).isEqualTo(Arrays.copyOfRange(a, 2 * MIB + 1000, 2 * MIB + 31_000));
+        counted("a cold small member read at random: one member GET, a miss of its bytes",
+                "member_fetches", 1, "miss_bytes", 30_000);
+
+        readMember(c, small);
+        counted("again: the member cached under its hash", "member_hits", 1, "hit_bytes", 30_000);
+
+        byte[] block = new byte[MIB];
+        assertThat(c.read(shardA, 0, block, 0, MIB)).isEqualTo(MIB);
+        counted("a cold block: fetched", "miss_blocks", 1, "miss_bytes", MIB);
+        assertThat(c.read(shardA, 0, block, 0, MIB)).isEqualTo(MIB);
+        counted("again: the disk tier", "hit_blocks", 1, "hit_bytes", MIB);
+
+        BlobMember inBlock0 = member(shardA, a, 5000, 20_000);
+        readMember(c, inBlock0);
+        counted("a member whose own blocks are cached", "hit_blocks", 1, "hit_bytes", 20_000);
+
+        // Shard B holds the same bytes as that member, elsewhere: served from shard A's blocks.
+        byte[] b = TestBlobs.bytes(2 * MIB, 2);
+        System.arraycopy(a, 5000, b, 700_000, 20_000);
+        BlobRef shardB = TestBlobs.put(memory, b, MIB);
+        long reads = store.reads.get();
+        assertThat(readMember(c, member(shardB, b, 700_000, 20_000))).isEqualTo(Arrays.copyOfRange(a, 5000, 25_000));
+        counted("the same bytes in another shard: a dedup hit", "dedup_hits", 1, "hit_bytes", 20_000);
+        assertThat(store.reads.get()).as("no ranged GET for a dedup hit").isEqualTo(reads);
+
+        byte[] index = TestBlobs.bytes(100_000, 3);
+        BlobRef idx = TestBlobs.put(memory, index, MIB);
+        assertThat(c.readIndex(idx)).isEqualTo(index);
+        counted("an index read whole at first touch: a miss of all its bytes", "miss_bytes", 100_000);
+
+        store.corruptForever = true;
+        BlobRef cold = TestBlobs.put(memory, TestBlobs.bytes(MIB, 4), MIB);
+        assertThatThrownBy(() -> c.read(cold, 0, new byte[10], 0, 10)).isInstanceOf(BlockVerificationException.class);
+        counted("a read that fails: one read error, nothing served", "read_errors", 1);
+    }
+}
