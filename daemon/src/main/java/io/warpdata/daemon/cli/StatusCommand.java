@@ -48,6 +48,7 @@ public final class StatusCommand implements Callable<Integer> {
                         ? "n/a" : s.path("open_files").asText(),
                 s.path("open_directories").isNumber() ? " (and " + s.path("open_directories").asText() + " directories)" : "");
         out.printf("  store:      %s%n", storeLine(s.path("store")));
+        s.path("mirrors").forEach(m -> out.printf("  mirror:     %s%n", mirrorLine(m)));
         JsonNode errors = s.path("recent_errors");
         if (errors.isEmpty()) {
             out.println("  recent errors: none");
@@ -110,6 +111,15 @@ public final class StatusCommand implements Callable<Integer> {
      * "reachable", "offline (--mode local): ...", or "unreachable [(not answering)] since T (error);
      * serving from cache".
      */
+    /** One mirror: state, hit rate, bytes served, and what an operator must see (poisoned, dead). */
+    static String mirrorLine(JsonNode m) {
+        return String.format(java.util.Locale.ROOT, "%s %s, %.1f%% hits, %s served, %d verification failure(s), %d error(s)"
+                        + " (%d timeout(s))",
+                m.path("mirror").asText(), m.path("state").asText(), m.path("hit_rate").asDouble() * 100,
+                io.warpdata.daemon.ByteSize.format(m.path("served_bytes").asLong()), m.path("verification_failures").asLong(),
+                m.path("errors").asLong(), m.path("timeouts").asLong());
+    }
+
     static String storeLine(JsonNode store) {
         if (store.isMissingNode() || store.isEmpty()) {
             return "n/a";

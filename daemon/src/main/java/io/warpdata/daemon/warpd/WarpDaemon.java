@@ -12,6 +12,9 @@ import io.warpdata.store.PermissionDeniedException;
 import io.warpdata.store.StoreException;
 import io.warpdata.store.StoreHealth;
 import io.warpdata.blobcache.cache.BlockCache;
+import io.warpdata.blobcache.cache.RemoteTier;
+import io.warpdata.blobcache.cache.RemoteTierStats;
+import io.warpdata.blobcache.mirror.MirrorSpec;
 import io.warpdata.blobcache.cache.CacheConfig;
 import io.warpdata.blobcache.cache.CacheMode;
 import io.warpdata.blobcache.cache.PlanStatus;
@@ -247,7 +250,31 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         CacheConfig cache = CacheConfig.defaults(config.cacheDir())
                 .withMode(config.mode())
                 .withMaxBytes(config.cacheSizeBytes());
-        return BlockCache.open(store, cache);
+        List<RemoteTier> mirrors = openMirrors(config);
+        try {
+            return BlockCache.open(store, cache, mirrors);
+        } catch (RuntimeException e) {
+            mirrors.forEach(RemoteTier::close);
+            throw e;
+        }
+    }
+
+    /**
+     * The configured mirrors ({@code --mirror}), opened in order as the block cache's remote tiers
+     * (issue 25); the cache closes them.
+     */
+    static List<RemoteTier> openMirrors(DaemonConfig config) {
+        List<RemoteTier> tiers = new java.util.ArrayList<>();
+        for (MirrorSpec spec : config.mirrors()) {
+            try {
+                tiers.add(spec.openTier(config.mirrorTimeout()));
+            } catch (RuntimeException e) {
+                tiers.forEach(RemoteTier::close);
+                throw new ConfigException("cannot open mirror " + spec.describe() + ": " + e.getMessage(),
+                        "Check the --mirror URL (docs/fleet.md), or start warpd without it: reads then go to the store.");
+            }
+        }
+        return tiers;
     }
 
     /**
@@ -300,6 +327,7 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         s.put("read_bytes_by_dataset", metrics.bytesReadByDataset());
         s.put("order_plans", reader == null ? List.of() : reader.plans().stream().map(WarpDaemon::plan).toList());
         s.put("store", storeStatus());
+        s.put("mirrors", mirrors());
         Map<String, Object> errors = new LinkedHashMap<>();
         errors.put("not_found", errno == null ? 0 : errno.notFoundCount());
         errors.put("io_errors", errno == null ? 0 : errno.ioErrorCount());
@@ -339,6 +367,12 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         m.put("fetched_blocks", p.fetchedBlocks());
         m.put("held_bytes", p.heldBytes());
         return m;
+    }
+
+    /** Each mirror's state and counters, in the order they are tried. */
+    @Override
+    public List<Map<String, Object>> mirrors() {
+        return reader == null ? List.of() : reader.remoteTiers().stream().map(RemoteTierStats::asMap).toList();
     }
 
     /** Whether the store answers, since when it does not, and what the catalog served meanwhile. */

@@ -49,6 +49,8 @@ public final class CacheStatsOperation implements Operation {
         long prefetchHits = s.counters().getOrDefault("prefetch_hit_blocks", 0L);
         m.put("prefetch_efficiency", prefetched == 0 ? 0.0 : (double) prefetchHits / prefetched);
         m.set("counters", ControlProtocol.json().valueToTree(s.counters()));
+        m.set("mirrors", ControlProtocol.json().valueToTree(
+                cache.remoteTiers().stream().map(io.warpdata.blobcache.cache.RemoteTierStats::asMap).toList()));
         return m;
     }
 

@@ -41,6 +41,11 @@ public interface DaemonInfo {
         return Map.of();
     }
 
+    /** Each mirror's state and counters ({@code --mirror}, in the order tried); empty without any. */
+    default List<Map<String, Object>> mirrors() {
+        return List.of();
+    }
+
     /**
      * The daemon's counters and gauges as in {@code stats.json}: {@code read} (the read path's
      * counters), {@code read_bytes_by_dataset}, {@code gauges} ({@code gets_in_flight}, ...) and

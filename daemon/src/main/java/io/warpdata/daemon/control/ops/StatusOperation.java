@@ -45,6 +45,7 @@ public final class StatusOperation implements Operation {
         daemon.openDirectories().ifPresentOrElse(n -> r.put("open_directories", n), () -> r.putNull("open_directories"));
         daemon.recentErrors().forEach(r.putArray("recent_errors")::add);
         r.set("store", ControlProtocol.json().valueToTree(daemon.storeStatus()));
+        r.set("mirrors", ControlProtocol.json().valueToTree(daemon.mirrors()));
         ObjectNode you = r.putObject("peer");
         you.put("uid", ctx.peer().uid());
         you.put("user", ctx.peer().userName());
