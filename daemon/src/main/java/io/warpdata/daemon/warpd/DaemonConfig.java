@@ -34,7 +34,7 @@ import java.util.Properties;
  * @param metricsListen where to serve Prometheus metrics over HTTP ({@code /metrics}), or empty: not at all
  * @param mirrors caches in front of the store, in the order they are tried ({@code --mirror}, repeatable;
  *        {@code WARP_MIRRORS}; config key {@code mirror}, a list separated by commas or spaces). Parsed and
- *        checked here; the read path does not use them yet (issue 25: they join the read plan as a tier)
+ *        checked here; opened by WarpDaemon as the block cache's remote tiers (issue 25)
  * @param mirrorTimeout the longest one read from a mirror may take ({@code --mirror-timeout}, 2 s)
  */
 public record DaemonConfig(Path mountPoint, String remote, Optional<String> endpoint, Path cacheDir,
