@@ -429,7 +429,7 @@ public final class BlockCache implements BlobReader {
     }
 
     /** Counters of each remote tier ({@link RemoteTier}), in the order they are tried; empty without any. */
-    public java.util.Map<String, java.util.Map<String, Long>> remoteTiers() {
+    public List<RemoteTierStats> remoteTiers() {
         return fetcher.remotes().snapshot();
     }
 
@@ -482,6 +482,7 @@ public final class BlockCache implements BlobReader {
         }
         scheduler.close();
         storage.close();
+        fetcher.remotes().close();
         if (owned != null) {
             owned.shutdownNow();
         }

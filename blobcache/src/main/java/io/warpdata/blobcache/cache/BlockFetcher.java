@@ -43,8 +43,16 @@ final class BlockFetcher {
      * the first remote tier whose bytes pass {@code check}; false if there is none (or none
      * served): the caller reads the store.
      */
-    boolean fromRemotes(String key, long offset, byte[] dst, int off, int len, Remotes.Check check) {
-        return !remotes.isEmpty() && remotes.read(key, offset, dst, off, len, check);
+    boolean fromRemotes(String key, long offset, byte[] dst, int off, int len, int blockSize, long blobSize,
+                        Remotes.Check check) {
+        return !remotes.isEmpty() && remotes.read(key, offset, dst, off, len, blockSize, blobSize, check);
+    }
+
+    /** Offers a block-aligned range verified from the store to the tiers warpd fills; never blocks. */
+    void fillRemotes(String key, long offset, byte[] verified, int off, int len, int blockSize) {
+        if (!remotes.isEmpty()) {
+            remotes.fill(key, offset, verified, off, len, blockSize);
+        }
     }
 
     Remotes remotes() {

@@ -344,7 +344,8 @@ final class MemberReads {
     /** One ranged GET of the member, checked against its hash; a mismatch is fetched once more. */
     private void fetchVerified(BlobMember m, byte[] bytes, long deadline) {
         String key = StoreLayout.blob(m.blob().id());
-        if (fetcher.fromRemotes(key, m.offset(), bytes, 0, bytes.length, (d, o, l) -> hashes(m, d, o, l))) {
+        if (fetcher.fromRemotes(key, m.offset(), bytes, 0, bytes.length, BlockHashList.DEFAULT_BLOCK_SIZE,
+                m.blob().size(), (d, o, l) -> hashes(m, d, o, l))) {
             return;
         }
         for (int attempt = 0; ; attempt++) {

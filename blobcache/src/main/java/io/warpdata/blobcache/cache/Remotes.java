@@ -1,21 +1,36 @@
 package io.warpdata.blobcache.cache;
 
-import java.util.LinkedHashMap;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The remote tiers in the order they are tried, and the one place their bytes are verified:
- * a range a tier returns is handed on only if it passes the caller's {@link Check} (the SHA-256
- * of each block, of the member, or of the whole blob). A tier that fails or returns a wrong byte
- * is counted and the next one is asked; when none serves, the caller reads the store, as with no
- * remote tier at all. Never throws for a tier's sake.
+ * The remote tiers in the order they are tried, and the one place their bytes are verified,
+ * their counters kept and their backoff decided: a range a tier returns is handed on only if it
+ * passes the caller's {@link Check} (the SHA-256 of each block, of the member, or of the whole
+ * blob). A tier that fails (error, 4xx/5xx, timeout, wrong-sized answer) or returns a wrong byte
+ * is counted and skipped for a backoff, and the next one is asked; when none serves, the caller
+ * reads the store, as with no remote tier at all. Never throws for a tier's sake.
+ *
+ * <p>After a backoff exactly one read tries the tier again (the others keep skipping it
+ * meanwhile), so a hanging mirror costs at most one timeout per backoff period, not one per read.
+ * One line is logged when a tier goes and one when it comes back; nothing per read.
+ *
+ * <p>Ranges asked of a tier are aligned to the blob's block size (whole blocks, the last one
+ * possibly short), so that an HTTP cache slicing at the block size holds exactly what is asked.
  */
-final class Remotes {
+final class Remotes implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Remotes.class);
+    /**
+     * 30 s: long enough that a dead or hanging mirror costs one timeout (2 s by default) per 30 s
+     * of reading, short enough that a restarted cache is used again within half a minute.
+     */
+    static final Duration DEFAULT_BACKOFF = Duration.ofSeconds(30);
 
     /** What the bytes of a range must be; hashes them, never changes them. */
     @FunctionalInterface
@@ -23,79 +38,219 @@ final class Remotes {
         boolean ok(byte[] data, int off, int len);
     }
 
-    /** Counters of one remote tier. */
-    static final class Counters {
-        final LongAdder servedBytes = new LongAdder();
+    /** Where a tier stands: up, skipped until a time, or being tried by one read after a backoff. */
+    private sealed interface Health {
+        record Up() implements Health {
+        }
+
+        record Down(long untilNanos) implements Health {
+        }
+
+        record Probing() implements Health {
+        }
+    }
+
+    private static final Health UP = new Health.Up();
+    private static final Health PROBING = new Health.Probing();
+
+    /** One tier with its health and counters. */
+    private static final class Entry {
+        final RemoteTier tier;
+        final AtomicReference<Health> health = new AtomicReference<>(UP);
+        final LongAdder hits = new LongAdder();
         final LongAdder misses = new LongAdder();
+        final LongAdder servedBytes = new LongAdder();
         final LongAdder verificationFailures = new LongAdder();
         final LongAdder errors = new LongAdder();
+        final LongAdder timeouts = new LongAdder();
+        final LongAdder skipped = new LongAdder();
 
-        Map<String, Long> snapshot() {
-            Map<String, Long> m = new LinkedHashMap<>();
-            m.put("served_bytes", servedBytes.sum());
-            m.put("misses", misses.sum());
-            m.put("verification_failures", verificationFailures.sum());
-            m.put("errors", errors.sum());
-            return m;
+        Entry(RemoteTier tier) {
+            this.tier = tier;
         }
     }
 
     static final Remotes NONE = new Remotes(List.of(), new ReadMetrics());
 
-    private final List<RemoteTier> tiers;
-    private final Counters[] counters;
+    private final List<Entry> entries;
     private final ReadMetrics metrics;
+    private final long backoffNanos;
+    private final LongSupplier nanoTime;
+    private final boolean anyFillable;
 
     Remotes(List<RemoteTier> tiers, ReadMetrics metrics) {
-        this.tiers = List.copyOf(tiers);
+        this(tiers, metrics, DEFAULT_BACKOFF, System::nanoTime);
+    }
+
+    /**
+     * @param backoff how long a failing tier is skipped
+     * @param nanoTime the clock (tests move it)
+     */
+    Remotes(List<RemoteTier> tiers, ReadMetrics metrics, Duration backoff, LongSupplier nanoTime) {
+        this.entries = tiers.stream().map(Entry::new).toList();
         this.metrics = metrics;
-        this.counters = new Counters[this.tiers.size()];
-        for (int i = 0; i < counters.length; i++) {
-            counters[i] = new Counters();
+        this.backoffNanos = backoff.toNanos();
+        this.nanoTime = nanoTime;
+        if (backoffNanos <= 0) {
+            throw new IllegalArgumentException("remote tier backoff must be positive, was " + backoff);
         }
+        this.anyFillable = tiers.stream().anyMatch(RemoteTier::fillable);
     }
 
     boolean isEmpty() {
-        return tiers.isEmpty();
+        return entries.isEmpty();
     }
 
     /**
      * Fills {@code dst[off, off + len)} with bytes {@code [offset, offset + len)} of store key
-     * {@code key} from the first remote tier whose bytes pass {@code check}.
+     * {@code key} from the first remote tier whose bytes pass {@code check}. A range that is not
+     * aligned to {@code blockSize} is widened to whole blocks for the tier (the last block ending
+     * at {@code blobSize}); only the asked bytes are checked and copied.
      *
      * @return true if a tier served them (verified); false if none did: read the store
      */
-    boolean read(String key, long offset, byte[] dst, int off, int len, Check check) {
-        for (int i = 0; i < counters.length; i++) {
-            RemoteTier t = tiers.get(i);
-            Counters c = counters[i];
+    boolean read(String key, long offset, byte[] dst, int off, int len, int blockSize, long blobSize, Check check) {
+        if (entries.isEmpty() || len <= 0 || blockSize <= 0) {
+            return false;
+        }
+        long a0 = offset - offset % blockSize;
+        long end = offset + len;
+        long a1 = end % blockSize == 0 || end >= blobSize ? end : Math.min(blobSize, end - end % blockSize + blockSize);
+        if (a0 == offset && a1 == end) {
+            return readAligned(key, offset, dst, off, len, blockSize, check);
+        }
+        if (a1 - a0 > Integer.MAX_VALUE - 16) {
+            return false;
+        }
+        byte[] wide = new byte[(int) (a1 - a0)];
+        int at = (int) (offset - a0);
+        if (!readAligned(key, a0, wide, 0, wide.length, blockSize, (d, o, l) -> check.ok(d, o + at, len))) {
+            return false;
+        }
+        System.arraycopy(wide, at, dst, off, len);
+        return true;
+    }
+
+    private boolean readAligned(String key, long offset, byte[] dst, int off, int len, int blockSize, Check check) {
+        for (Entry e : entries) {
+            if (!admit(e)) {
+                continue;
+            }
+            boolean held;
             try {
-                t.read(key, offset, dst, off, len);
-            } catch (RuntimeException e) {
-                c.errors.increment();
-                c.misses.increment();
-                LOG.debug("Remote tier {} failed on {} at {}: {}", t.describe(), key, offset, e.toString());
+                held = e.tier.read(key, offset, dst, off, len, blockSize);
+            } catch (RuntimeException failure) {
+                e.errors.increment();
+                e.misses.increment();
+                if (failure instanceof RemoteTier.Failure f && f.timeout()) {
+                    e.timeouts.increment();
+                }
+                goDown(e, failure.getMessage() == null ? failure.toString() : failure.getMessage());
+                continue;
+            }
+            if (!held) {
+                e.misses.increment();
+                recovered(e);
                 continue;
             }
             if (check.ok(dst, off, len)) {
-                c.servedBytes.add(len);
+                e.hits.increment();
+                e.servedBytes.add(len);
+                recovered(e);
                 return true;
             }
-            c.verificationFailures.increment();
-            c.misses.increment();
+            e.verificationFailures.increment();
+            e.misses.increment();
             metrics.verificationFailures.increment();
-            LOG.warn("Remote tier {} served bytes [{}, +{}) of {} that fail SHA-256 verification; reading them from"
-                    + " the next tier (check or empty that cache)", t.describe(), offset, len, key);
+            // A poisoned cache keeps serving the same bytes: skip it for the backoff.
+            goDown(e, "served bytes [" + offset + ", +" + len + ") of " + key
+                    + " that fail SHA-256 verification (check or empty that cache)");
         }
         return false;
     }
 
-    /** Counters by tier, in the order the tiers are tried. */
-    Map<String, Map<String, Long>> snapshot() {
-        Map<String, Map<String, Long>> m = new LinkedHashMap<>();
-        for (int i = 0; i < counters.length; i++) {
-            m.put(tiers.get(i).describe(), counters[i].snapshot());
+    /**
+     * Offers bytes verified from the store to every tier warpd fills (S3 tiers). Never blocks,
+     * never throws. The range must be block-aligned (whole blocks, the last one possibly short).
+     */
+    void fill(String key, long offset, byte[] verified, int off, int len, int blockSize) {
+        if (!anyFillable || len <= 0 || blockSize <= 0 || offset % blockSize != 0) {
+            return;
         }
-        return m;
+        for (Entry e : entries) {
+            if (e.tier.fillable()) {
+                try {
+                    e.tier.fill(key, offset, verified, off, len, blockSize);
+                } catch (RuntimeException bug) {
+                    LOG.debug("remote tier {}: fill of {} refused: {}", e.tier.describe(), key, bug.toString());
+                }
+            }
+        }
+    }
+
+    /** Whether a read may ask this tier now; after a backoff only one read is let through. */
+    private boolean admit(Entry e) {
+        while (true) {
+            Health h = e.health.get();
+            switch (h) {
+                case Health.Up up -> {
+                    return true;
+                }
+                case Health.Probing probing -> {
+                    e.skipped.increment();
+                    return false;
+                }
+                case Health.Down down -> {
+                    if (nanoTime.getAsLong() - down.untilNanos() < 0) {
+                        e.skipped.increment();
+                        return false;
+                    }
+                    if (e.health.compareAndSet(h, PROBING)) {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+
+    private void recovered(Entry e) {
+        Health h = e.health.get();
+        if (!(h instanceof Health.Up) && e.health.compareAndSet(h, UP)) {
+            LOG.info("mirror {} is back: answering again", e.tier.describe());
+        }
+    }
+
+    private void goDown(Entry e, String reason) {
+        Health before = e.health.getAndSet(new Health.Down(nanoTime.getAsLong() + backoffNanos));
+        if (before instanceof Health.Up) {
+            LOG.warn("mirror {} skipped for {} s: {}; reads go to the next mirror or the store meanwhile."
+                            + " Check the cache (docs/fleet.md); 'warpctl cache stats' shows its counters",
+                    e.tier.describe(), backoffNanos / 1_000_000_000L, reason);
+        }
+    }
+
+    /** Counters by tier, in the order the tiers are tried. */
+    List<RemoteTierStats> snapshot() {
+        List<RemoteTierStats> out = new ArrayList<>(entries.size());
+        for (Entry e : entries) {
+            String state = e.health.get() instanceof Health.Up ? "up" : "down";
+            long[] fills = e.tier.fillCounts();
+            out.add(new RemoteTierStats(e.tier.describe(), state, e.hits.sum(), e.misses.sum(), e.servedBytes.sum(),
+                    e.verificationFailures.sum(), e.errors.sum(), e.timeouts.sum(), e.skipped.sum(),
+                    fills[0], fills[1], fills[2]));
+        }
+        return out;
+    }
+
+    /** Closes every tier (an S3 tier writes what is queued first, for a few seconds at most). */
+    @Override
+    public void close() {
+        for (Entry e : entries) {
+            try {
+                e.tier.close();
+            } catch (RuntimeException ex) {
+                LOG.debug("closing mirror {}: {}", e.tier.describe(), ex.toString());
+            }
+        }
     }
 }

@@ -112,13 +112,20 @@ final class RunFetcher {
             HandOff handOff = new HandOff(group, run, deadline);
             String key = StoreLayout.blob(blob.id());
             long offset = (long) b0 * list.blockSize();
-            if (fetcher.fromRemotes(key, offset, buf, 0, len, (d, o, l) -> verifies(list, b0, d, o, l))) {
+            boolean fromStore = false;
+            if (fetcher.fromRemotes(key, offset, buf, 0, len, list.blockSize(), blob.size(),
+                    (d, o, l) -> verifies(list, b0, d, o, l))) {
                 handOff.verifiedAll();
             } else {
                 long started = System.nanoTime();
                 fetcher.readStreaming(key, offset, buf, len, handOff::arrived, handOff::handedBytes, deadline);
                 handOff.arrived(len);
                 rate.record(len, System.nanoTime() - started);
+                fromStore = true;
+            }
+            if (fromStore && handOff.clean) {
+                // Every block of the run verified: share them with the tiers warpd fills (queued, copied).
+                fetcher.fillRemotes(key, offset, buf, 0, len, list.blockSize());
             }
             if (handOff.clean) {
                 suspects.verified(blob.id());

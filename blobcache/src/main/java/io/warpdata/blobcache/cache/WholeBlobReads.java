@@ -121,17 +121,20 @@ final class WholeBlobReads {
         int size = (int) blob.size();
         if (!fetcher.remotes().isEmpty()) {
             byte[] mirrored = new byte[size];
-            if (fetcher.fromRemotes(key, 0, mirrored, 0, size, (d, o, l) -> matches(d, blob))) {
+            if (fetcher.fromRemotes(key, 0, mirrored, 0, size, BlockHashList.DEFAULT_BLOCK_SIZE, size,
+                    (d, o, l) -> matches(d, blob))) {
                 return mirrored;
             }
         }
         byte[] data = fetcher.getWithRetry(key, size, deadlineNanos);
         if (matches(data, blob)) {
+            fetcher.fillRemotes(key, 0, data, 0, size, BlockHashList.DEFAULT_BLOCK_SIZE);
             return data;
         }
         metrics.verificationFailures.increment();
         data = fetcher.getWithRetry(key, size, deadlineNanos);
         if (matches(data, blob)) {
+            fetcher.fillRemotes(key, 0, data, 0, size, BlockHashList.DEFAULT_BLOCK_SIZE);
             return data;
         }
         metrics.verificationFailures.increment();

@@ -3,7 +3,7 @@ package io.warpdata.blobcache.mirror;
 /**
  * A mirror failed to answer a read: an HTTP error status, a reset or broken connection, an
  * answer that does not match the request, or no answer within the mirror's timeout. Never
- * reaches a reader: {@link Mirrors} counts it, skips the mirror for a backoff and the read goes
+ * reaches a reader: the read plan ({@code Remotes}) counts it, skips the mirror for a backoff and the read goes
  * on to the next source.
  */
 public final class MirrorException extends Exception {

@@ -33,6 +33,9 @@ public sealed interface MirrorSpec {
     String ACCESS_KEY_ENV = "WARP_MIRROR_AWS_ACCESS_KEY_ID";
     String SECRET_KEY_ENV = "WARP_MIRROR_AWS_SECRET_ACCESS_KEY";
 
+    /** 2 s: a cache on the local network answers a block in milliseconds ({@code --mirror-timeout}). */
+    Duration DEFAULT_TIMEOUT = Duration.ofSeconds(2);
+
     /** The mirror as shown in logs, counters and status (never a secret). */
     String describe();
 
@@ -42,6 +45,11 @@ public sealed interface MirrorSpec {
      * @param timeout the longest one read may take ({@code --mirror-timeout})
      */
     Mirror open(Duration timeout);
+
+    /** Opens the mirror as a remote tier of the block cache's read plan. */
+    default MirrorTier openTier(Duration timeout) {
+        return new MirrorTier(open(timeout));
+    }
 
     /** A read-through HTTP cache at {@code base}. */
     record Http(URI base) implements MirrorSpec {

@@ -13,11 +13,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -43,12 +43,13 @@ class RemoteTiersTest {
 
     /** A mirror over the store's keys: serves them right, flips a byte, or fails; counts its reads. */
     private static final class FakeMirror implements RemoteTier {
-        enum Kind { GOOD, CORRUPT, FAILING }
+        enum Kind { GOOD, CORRUPT, FAILING, MISSING }
 
         final String name;
         final Kind kind;
         final BlobStore origin;
         final AtomicInteger reads = new AtomicInteger();
+        final List<long[]> ranges = java.util.Collections.synchronizedList(new ArrayList<>());
 
         FakeMirror(String name, Kind kind, BlobStore origin) {
             this.name = name;
@@ -62,15 +63,22 @@ class RemoteTiersTest {
         }
 
         @Override
-        public void read(String key, long offset, byte[] dst, int dstOff, int len) {
+        public boolean read(String key, long offset, byte[] dst, int dstOff, int len, int blockSize) {
             reads.incrementAndGet();
+            ranges.add(new long[] {offset, len, blockSize});
             if (kind == Kind.FAILING) {
                 throw new IllegalStateException("HTTP 502 from " + name + " (injected)");
             }
-            origin.read(key, offset, dst, dstOff, len);
-            if (kind == Kind.CORRUPT && len > 0) {
-                dst[dstOff + len - 1] ^= 1;
+            if (kind == Kind.MISSING) {
+                return false;
             }
+            origin.read(key, offset, dst, dstOff, len);
+            if (kind == Kind.CORRUPT) {
+                for (int i = 0; i < len; i++) {
+                    dst[dstOff + i] ^= 1;
+                }
+            }
+            return true;
         }
     }
 
@@ -86,6 +94,10 @@ class RemoteTiersTest {
         BlockCache c = new BlockCache(store, cfg, pool, null, null, OrderPrefetcher.MAX_PLAN_BYTES, remotes);
         caches.add(c);
         return c;
+    }
+
+    private static RemoteTierStats tier(BlockCache c, String name) {
+        return c.remoteTiers().stream().filter(t -> t.name().equals(name)).findFirst().orElseThrow();
     }
 
     private static byte[] read(BlockCache c, BlobRef blob, long offset, int len) {
@@ -106,13 +118,14 @@ class RemoteTiersTest {
         assertThat(read(c, blob, 0, data.length)).as("and what was cached is right too").isEqualTo(data);
 
         assertThat(dead.reads.get()).isPositive();
-        assertThat(poisoned.reads.get()).as("tried after the dead one, every time").isEqualTo(dead.reads.get());
+        assertThat(poisoned.reads.get()).isPositive();
         assertThat(store.bytesRead.get()).as("the store served every block").isGreaterThanOrEqualTo(data.length);
-        Map<String, Map<String, Long>> tiers = c.remoteTiers();
-        assertThat(tiers.keySet()).containsExactly("http://dead/warp", "http://poisoned/warp");
-        assertThat(tiers.get("http://dead/warp").get("errors")).isEqualTo(dead.reads.get());
-        assertThat(tiers.get("http://poisoned/warp").get("verification_failures")).isEqualTo(poisoned.reads.get());
-        assertThat(tiers.get("http://poisoned/warp").get("served_bytes")).isZero();
+        assertThat(c.remoteTiers()).extracting(RemoteTierStats::name).containsExactly("http://dead/warp", "http://poisoned/warp");
+        assertThat(tier(c, "http://dead/warp").errors()).isEqualTo(dead.reads.get());
+        assertThat(tier(c, "http://dead/warp").state()).isEqualTo("down");
+        assertThat(tier(c, "http://dead/warp").skipped()).isPositive();
+        assertThat(tier(c, "http://poisoned/warp").verificationFailures()).isEqualTo(poisoned.reads.get());
+        assertThat(tier(c, "http://poisoned/warp").bytesServed()).isZero();
         assertThat(c.metrics().verificationFailures.sum()).as("a poisoned tier is visible").isPositive();
     }
 
@@ -127,8 +140,8 @@ class RemoteTiersTest {
         assertThat(read(c, blob, 0, data.length)).isEqualTo(data);
 
         assertThat(store.reads.get()).as("no ranged GET of the blob reached the store").isZero();
-        assertThat(c.remoteTiers().get("good").get("served_bytes")).isEqualTo(data.length);
-        assertThat(c.remoteTiers().get("poisoned").get("verification_failures")).isPositive();
+        assertThat(tier(c, "good").bytesServed()).isEqualTo(data.length);
+        assertThat(tier(c, "poisoned").verificationFailures()).isPositive();
         assertThat(c.metrics().missBytes.sum()).as("served by a fetch: a miss of the local tiers").isEqualTo(data.length);
     }
 
@@ -147,8 +160,10 @@ class RemoteTiersTest {
 
         assertThat(out).isEqualTo(content);
         assertThat(c.metrics().memberFetches.sum()).isEqualTo(1);
-        assertThat(c.remoteTiers().get("poisoned").get("verification_failures")).isEqualTo(1);
+        assertThat(tier(c, "poisoned").verificationFailures()).isEqualTo(1);
         assertThat(store.bytesRead.get()).as("the store served exactly the member").isEqualTo(content.length);
+        assertThat(poisoned.ranges.getFirst()).as("the tier was asked for the whole block holding it")
+                .containsExactly(5L * MIB, MIB, MIB);
     }
 
     @Test
@@ -162,9 +177,9 @@ class RemoteTiersTest {
 
         assertThat(c.readIndex(blob)).isEqualTo(index);
 
-        assertThat(c.remoteTiers().get("dead").get("errors")).isEqualTo(1);
-        assertThat(c.remoteTiers().get("poisoned").get("verification_failures")).isEqualTo(1);
-        assertThat(c.remoteTiers().get("good").get("served_bytes")).isEqualTo(index.length);
+        assertThat(tier(c, "dead").errors()).isEqualTo(1);
+        assertThat(tier(c, "poisoned").verificationFailures()).isEqualTo(1);
+        assertThat(tier(c, "good").bytesServed()).isEqualTo(index.length);
     }
 
     @Test
@@ -175,5 +190,129 @@ class RemoteTiersTest {
         assertThat(read(c, blob, 0, data.length)).isEqualTo(data);
         assertThat(c.remoteTiers()).isEmpty();
         assertThat(store.bytesRead.get()).isEqualTo(data.length);
+    }
+
+    @Test
+    void aMemberIsAskedOfATierAsTheWholeBlocksHoldingIt() {
+        byte[] shard = TestBlobs.bytes(8 * MIB + 123, 6);
+        BlobRef blob = TestBlobs.put(memory, shard, MIB);
+        long at = 8L * MIB + 10;
+        byte[] content = Arrays.copyOfRange(shard, (int) at, (int) at + 100);
+        BlobMember m = new BlobMember(blob, at, content.length, BlobId.of(content));
+        FakeMirror good = new FakeMirror("good", FakeMirror.Kind.GOOD, memory);
+        BlockCache c = open(List.of(good));
+
+        byte[] out = new byte[content.length];
+        assertThat(c.readMember(m, 0, ByteBuffer.wrap(out))).isEqualTo(content.length);
+
+        assertThat(out).isEqualTo(content);
+        assertThat(good.ranges).hasSize(1);
+        long[] r = good.ranges.getFirst();
+        assertThat(r[0]).as("starts on a block boundary").isEqualTo(8L * MIB);
+        assertThat(r[1]).as("ends at the end of the blob").isEqualTo(123);
+        assertThat(r[2]).isEqualTo(MIB);
+        assertThat(store.reads.get()).isZero();
+        assertThat(tier(c, "good").bytesServed()).as("counted as asked of the tier").isEqualTo(123);
+    }
+
+    @Test
+    void aMissIsNotAFailureAndLeavesTheTierUp() {
+        byte[] data = TestBlobs.bytes(2 * MIB, 7);
+        BlobRef blob = TestBlobs.put(memory, data, MIB);
+        FakeMirror empty = new FakeMirror("empty", FakeMirror.Kind.MISSING, memory);
+        BlockCache c = open(List.of(empty));
+
+        assertThat(read(c, blob, 0, MIB)).isEqualTo(Arrays.copyOf(data, MIB));
+        assertThat(read(c, blob, MIB, MIB)).isEqualTo(Arrays.copyOfRange(data, MIB, 2 * MIB));
+
+        assertThat(empty.reads.get()).as("asked on every fetch: a miss is no reason to back off").isEqualTo(2);
+        RemoteTierStats t = tier(c, "empty");
+        assertThat(t.state()).isEqualTo("up");
+        assertThat(t.misses()).isEqualTo(2);
+        assertThat(t.errors()).isZero();
+        assertThat(t.hitRatio()).isZero();
+    }
+
+    @Test
+    void aFailingTierIsSkippedForTheBackoffThenProbedOnceAndUsedAgain() {
+        AtomicLong now = new AtomicLong();
+        AtomicInteger failuresLeft = new AtomicInteger(1);
+        byte[] data = TestBlobs.bytes(MIB, 8);
+        BlobRef blob = TestBlobs.put(memory, data, MIB);
+        AtomicInteger asked = new AtomicInteger();
+        RemoteTier flaky = new RemoteTier() {
+            @Override
+            public String describe() {
+                return "flaky";
+            }
+
+            @Override
+            public boolean read(String key, long offset, byte[] dst, int dstOff, int len, int blockSize) {
+                asked.incrementAndGet();
+                if (failuresLeft.getAndDecrement() > 0) {
+                    throw new RemoteTier.Failure("flaky did not answer within 2000 ms", true, null);
+                }
+                memory.read(key, offset, dst, dstOff, len);
+                return true;
+            }
+        };
+        Remotes remotes = new Remotes(List.of(flaky), new ReadMetrics(), Duration.ofSeconds(30), now::get);
+        String key = io.warpdata.store.StoreLayout.blob(blob.id());
+        byte[] dst = new byte[MIB];
+        Remotes.Check right = (d, o, l) -> Arrays.equals(d, o, o + l, data, 0, l);
+
+        assertThat(remotes.read(key, 0, dst, 0, MIB, MIB, MIB, right)).as("timed out").isFalse();
+        assertThat(remotes.read(key, 0, dst, 0, MIB, MIB, MIB, right)).as("skipped").isFalse();
+        now.addAndGet(Duration.ofSeconds(29).toNanos());
+        assertThat(remotes.read(key, 0, dst, 0, MIB, MIB, MIB, right)).as("still skipped").isFalse();
+        assertThat(asked.get()).as("one timeout per backoff, not one per read").isEqualTo(1);
+        RemoteTierStats down = remotes.snapshot().getFirst();
+        assertThat(down.state()).isEqualTo("down");
+        assertThat(down.timeouts()).isEqualTo(1);
+        assertThat(down.skipped()).isEqualTo(2);
+
+        now.addAndGet(Duration.ofSeconds(2).toNanos());
+        assertThat(remotes.read(key, 0, dst, 0, MIB, MIB, MIB, right)).as("probed once after the backoff").isTrue();
+        assertThat(dst).isEqualTo(data);
+        assertThat(asked.get()).isEqualTo(2);
+        assertThat(remotes.snapshot().getFirst().state()).isEqualTo("up");
+        assertThat(remotes.snapshot().getFirst().bytesServed()).isEqualTo(MIB);
+    }
+
+    @Test
+    void bytesVerifiedFromTheStoreAreOfferedOnlyToTiersWarpdFills() {
+        byte[] data = TestBlobs.bytes(2 * MIB + 10, 9);
+        BlobRef blob = TestBlobs.put(memory, data, MIB);
+        List<long[]> offered = java.util.Collections.synchronizedList(new ArrayList<>());
+        FakeMirror http = new FakeMirror("http", FakeMirror.Kind.MISSING, memory);
+        RemoteTier s3 = new RemoteTier() {
+            @Override
+            public String describe() {
+                return "s3";
+            }
+
+            @Override
+            public boolean read(String key, long offset, byte[] dst, int dstOff, int len, int blockSize) {
+                return false;
+            }
+
+            @Override
+            public boolean fillable() {
+                return true;
+            }
+
+            @Override
+            public void fill(String key, long offset, byte[] verified, int off, int len, int blockSize) {
+                assertThat(Arrays.equals(verified, off, off + len, data, (int) offset, (int) offset + len)).isTrue();
+                offered.add(new long[] {offset, len});
+            }
+        };
+        BlockCache c = open(List.of(http, s3));
+
+        assertThat(read(c, blob, 0, data.length)).isEqualTo(data);
+
+        assertThat(offered.stream().mapToLong(r -> r[1]).sum()).as("every byte fetched from the store is offered")
+                .isEqualTo(data.length);
+        assertThat(offered).allSatisfy(r -> assertThat(r[0] % MIB).isZero());
     }
 }

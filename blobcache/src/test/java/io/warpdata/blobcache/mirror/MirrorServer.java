@@ -25,30 +25,30 @@ import java.util.regex.Pattern;
  * Range, records every request (method, URI, headers), and can be switched to answer a status,
  * a wrong range, or hang.
  */
-final class MirrorServer implements AutoCloseable {
-    enum Behaviour { SERVE, STATUS_500, STATUS_403, WRONG_RANGE, SHORT_BODY, IGNORE_RANGE, HANG }
+public final class MirrorServer implements AutoCloseable {
+    public enum Behaviour { SERVE, STATUS_500, STATUS_403, WRONG_RANGE, SHORT_BODY, IGNORE_RANGE, HANG }
 
     /** One request as the server saw it. */
-    record Seen(String method, URI uri, Headers headers) {
+    public record Seen(String method, URI uri, Headers headers) {
     }
 
     private static final Pattern RANGE = Pattern.compile("bytes=(\\d+)-(\\d+)");
 
     private final HttpServer server;
     private final ExecutorService executor = Executors.newCachedThreadPool();
-    final Map<String, byte[]> objects = new ConcurrentHashMap<>();
-    final List<Seen> seen = new CopyOnWriteArrayList<>();
-    final AtomicReference<Behaviour> behaviour = new AtomicReference<>(Behaviour.SERVE);
+    public final Map<String, byte[]> objects = new ConcurrentHashMap<>();
+    public final List<Seen> seen = new CopyOnWriteArrayList<>();
+    public final AtomicReference<Behaviour> behaviour = new AtomicReference<>(Behaviour.SERVE);
     private final CountDownLatch release = new CountDownLatch(1);
 
-    MirrorServer() throws IOException {
+    public MirrorServer() throws IOException {
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.setExecutor(executor);
         server.createContext("/", this::handle);
         server.start();
     }
 
-    URI base() {
+    public URI base() {
         return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/warp");
     }
 

@@ -17,7 +17,7 @@ import java.util.concurrent.TimeUnit;
  * matches fails here instead of testing something else. Started in the foreground
  * ({@code daemon off}) and stopped by its pid in {@link #close()}.
  */
-final class NginxMirror implements AutoCloseable {
+public final class NginxMirror implements AutoCloseable {
     static final Path NGINX = Path.of("/usr/sbin/nginx");
     static final Path JS_MODULE = Path.of("/usr/lib/nginx/modules/ngx_http_js_module.so");
 
@@ -35,7 +35,7 @@ final class NginxMirror implements AutoCloseable {
      * @param storePort the S3 server's port on 127.0.0.1
      * @param bucketPath {@code /bucket/prefix} as store.conf names it
      */
-    static NginxMirror start(Path dir, int storePort, String bucketPath, String accessKey, String secretKey)
+    public static NginxMirror start(Path dir, int storePort, String bucketPath, String accessKey, String secretKey)
             throws IOException, InterruptedException {
         if (!Files.isExecutable(NGINX) || !Files.isRegularFile(JS_MODULE)) {
             throw new IllegalStateException("Debian's nginx and its njs module are needed: apt-get install nginx libnginx-mod-http-js"
@@ -131,16 +131,16 @@ final class NginxMirror implements AutoCloseable {
     }
 
     /** {@code http://127.0.0.1:PORT/warp}: what {@code warpd --mirror} is given. */
-    URI base() {
+    public URI base() {
         return URI.create("http://127.0.0.1:" + port + "/warp");
     }
 
-    List<String> accessLog() throws IOException {
+    public List<String> accessLog() throws IOException {
         Path log = dir.resolve("access.log");
         return Files.exists(log) ? Files.readAllLines(log) : List.of();
     }
 
-    String errorLog() {
+    public String errorLog() {
         try {
             return Files.readString(dir.resolve("error.log"));
         } catch (IOException e) {

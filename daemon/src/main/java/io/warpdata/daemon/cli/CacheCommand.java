@@ -52,7 +52,16 @@ public final class CacheCommand implements Runnable {
             // Every field, as named on the wire: the record's own order.
             JsonNode s = Wire.tree(stats);
             s.fields().forEachRemaining(f -> {
-                if (f.getValue().isObject()) {
+                if (f.getKey().equals("mirrors") && f.getValue().isArray()) {
+                    f.getValue().forEach(m -> {
+                        out.printf("mirror %s:%n", m.path("mirror").asText());
+                        m.fields().forEachRemaining(g -> {
+                            if (!g.getKey().equals("mirror")) {
+                                out.printf("  %-24s %s%n", g.getKey(), show(g.getKey(), g.getValue()));
+                            }
+                        });
+                    });
+                } else if (f.getValue().isObject()) {
                     out.printf("%s:%n", f.getKey());
                     f.getValue().fields().forEachRemaining(g -> out.printf("  %-24s %s%n", g.getKey(), show(g.getKey(), g.getValue())));
                 } else {

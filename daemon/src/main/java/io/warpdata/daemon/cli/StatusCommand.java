@@ -1,5 +1,6 @@
 package io.warpdata.daemon.cli;
 
+import io.warpdata.daemon.control.protocol.MirrorStatus;
 import io.warpdata.daemon.control.protocol.Calls;
 import io.warpdata.daemon.control.protocol.StatsCall;
 import io.warpdata.daemon.control.protocol.StatusCall;
@@ -49,6 +50,7 @@ public final class StatusCommand implements Callable<Integer> {
         out.printf("  open files: %s%s%n", s.openFiles() == null ? "n/a" : s.openFiles(),
                 s.openDirectories() != null ? " (and " + s.openDirectories() + " directories)" : "");
         out.printf("  store:      %s%n", storeLine(s.store()));
+        s.mirrors().forEach(m -> out.printf("  mirror:     %s%n", mirrorLine(m)));
         if (s.recentErrors().isEmpty()) {
             out.println("  recent errors: none");
         } else {
@@ -110,6 +112,14 @@ public final class StatusCommand implements Callable<Integer> {
      * "reachable", "offline (--mode local): ...", or "unreachable [(not answering)] since T (error);
      * serving from cache".
      */
+    /** One mirror: state, hit rate, bytes served, and what an operator must see (poisoned, dead). */
+    static String mirrorLine(MirrorStatus m) {
+        return String.format(java.util.Locale.ROOT, "%s %s, %.1f%% hits, %s served, %d verification failure(s), %d error(s)"
+                        + " (%d timeout(s))",
+                m.mirror(), m.state(), m.hitRate() * 100, io.warpdata.daemon.ByteSize.format(m.servedBytes()),
+                m.verificationFailures(), m.errors(), m.timeouts());
+    }
+
     static String storeLine(StoreStatus store) {
         if (store == null) {
             return "n/a";

@@ -2,7 +2,6 @@ package io.warpdata.daemon.warpd;
 
 import io.warpdata.blobcache.cache.CacheMode;
 import io.warpdata.blobcache.mirror.MirrorSpec;
-import io.warpdata.blobcache.mirror.Mirrors;
 import io.warpdata.daemon.ByteSize;
 import io.warpdata.daemon.control.SocketPaths;
 
@@ -35,7 +34,7 @@ import java.util.Properties;
  * @param metricsListen where to serve Prometheus metrics over HTTP ({@code /metrics}), or empty: not at all
  * @param mirrors caches in front of the store, in the order they are tried ({@code --mirror}, repeatable;
  *        {@code WARP_MIRRORS}; config key {@code mirror}, a list separated by commas or spaces). Parsed and
- *        checked here; the read path does not use them yet (issue 25: they join the read plan as a tier)
+ *        checked here; opened by WarpDaemon as the block cache's remote tiers (issue 25)
  * @param mirrorTimeout the longest one read from a mirror may take ({@code --mirror-timeout}, 2 s)
  */
 public record DaemonConfig(Path mountPoint, String remote, Optional<String> endpoint, Path cacheDir,
@@ -92,7 +91,7 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
                         Path socket, CacheMode mode, boolean allowOther, Duration pointerTtl,
                         Optional<InetSocketAddress> metricsListen) {
         this(mountPoint, remote, endpoint, cacheDir, cacheSizeBytes, socket, mode, allowOther, pointerTtl, metricsListen,
-                List.of(), Mirrors.DEFAULT_TIMEOUT);
+                List.of(), MirrorSpec.DEFAULT_TIMEOUT);
     }
 
     /** Settings without a metrics endpoint. */
@@ -173,7 +172,7 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
         Duration pointerTtl = merged.containsKey(POINTER_TTL) ? duration(merged.get(POINTER_TTL)) : DEFAULT_POINTER_TTL;
         Optional<InetSocketAddress> metrics = Optional.ofNullable(merged.get(METRICS_LISTEN)).map(DaemonConfig::listenAddress);
         List<MirrorSpec> mirrors = merged.containsKey(MIRROR) ? mirrors(merged.get(MIRROR), remote, env) : List.of();
-        Duration mirrorTimeout = merged.containsKey(MIRROR_TIMEOUT) ? duration(merged.get(MIRROR_TIMEOUT)) : Mirrors.DEFAULT_TIMEOUT;
+        Duration mirrorTimeout = merged.containsKey(MIRROR_TIMEOUT) ? duration(merged.get(MIRROR_TIMEOUT)) : MirrorSpec.DEFAULT_TIMEOUT;
         return new DaemonConfig(Path.of(mount).toAbsolutePath().normalize(), remote,
                 Optional.ofNullable(merged.get(ENDPOINT)), cacheDir.toAbsolutePath().normalize(), cacheSize,
                 socket.toAbsolutePath().normalize(), mode, allowOther, pointerTtl, metrics, mirrors, mirrorTimeout);

@@ -13,6 +13,8 @@ import io.prometheus.metrics.model.snapshots.Unit;
 import io.warpdata.blobcache.cache.ReadMetrics;
 import io.warpdata.store.StoreHealth;
 import io.warpdata.blobcache.cache.CacheStats;
+import io.warpdata.blobcache.cache.RemoteTierStats;
+import java.util.function.ToLongFunction;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.vfs.fuse.WarpFuse;
 
@@ -171,6 +173,31 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
         counter("warp_cache_writes_skipped_total", "Fetched blocks served without being cached (no room, or the write failed).",
                 read.cacheWritesSkipped::sum);
 
+        mirrorCounter(daemon, "warp_mirror_served_bytes_total", "Verified bytes each mirror served.",
+                RemoteTierStats::bytesServed);
+        mirrorCounter(daemon, "warp_mirror_hits_total", "Reads each mirror served with bytes that verified.",
+                RemoteTierStats::hits);
+        mirrorCounter(daemon, "warp_mirror_misses_total", "Reads each mirror did not serve (not held, failed or wrong"
+                + " bytes): they went to the next mirror or the store.", RemoteTierStats::misses);
+        mirrorCounter(daemon, "warp_mirror_verification_failures_total", "Answers of each mirror that failed SHA-256"
+                + " verification (a poisoned or corrupt cache).", RemoteTierStats::verificationFailures);
+        mirrorCounter(daemon, "warp_mirror_errors_total", "Failed reads of each mirror: error status, reset, wrong-sized"
+                + " answer, timeout.", RemoteTierStats::errors);
+        mirrorCounter(daemon, "warp_mirror_timeouts_total", "Reads of each mirror that ran into --mirror-timeout.",
+                RemoteTierStats::timeouts);
+        mirrorCounter(daemon, "warp_mirror_fills_total", "Objects warpd wrote to each S3 tier in the background.",
+                RemoteTierStats::fillsWritten);
+        mirrorCounter(daemon, "warp_mirror_fill_failures_total", "Background writes to each S3 tier that failed.",
+                RemoteTierStats::fillsFailed);
+        GaugeWithCallback.builder().name("warp_mirror_up").help("1 if the mirror is used, 0 while it is skipped after"
+                        + " a failure (backoff).").labelNames("mirror")
+                .callback(cb -> daemon.reader().remoteTiers().forEach(m -> cb.call(m.state().equals("up") ? 1 : 0, m.name())))
+                .register(registry);
+        GaugeWithCallback.builder().name("warp_mirror_hit_ratio").help("Hits / (hits + misses) of each mirror, since start.")
+                .labelNames("mirror")
+                .callback(cb -> daemon.reader().remoteTiers().forEach(m -> cb.call(m.hitRatio(), m.name())))
+                .register(registry);
+
         gauge("warp_cache_size_bytes", "Bytes in the disk cache.", () -> daemon.reader().stats().sizeBytes());
         gauge("warp_cache_limit_bytes", "The disk cache's size limit.", () -> daemon.reader().stats().limitBytes());
         gauge("warp_cache_blocks", "Blocks in the disk cache.", () -> daemon.reader().stats().blocks());
@@ -213,6 +240,12 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
         GaugeWithCallback.builder().name("warp_info").help("Always 1; the labels say which warpd this is.")
                 .labelNames("version", "mode")
                 .callback(cb -> cb.call(1, daemon.version(), daemon.mode()))
+                .register(registry);
+    }
+
+    private void mirrorCounter(WarpDaemon daemon, String name, String help, ToLongFunction<RemoteTierStats> value) {
+        CounterWithCallback.builder().name(name).help(help).labelNames("mirror")
+                .callback(cb -> daemon.reader().remoteTiers().forEach(m -> cb.call(value.applyAsLong(m), m.name())))
                 .register(registry);
     }
 

@@ -1,5 +1,7 @@
 package io.warpdata.daemon.warpd;
 
+import io.warpdata.daemon.control.ops.MirrorStatuses;
+import io.warpdata.daemon.control.protocol.MirrorStatus;
 import io.warpdata.store.AuthenticationException;
 import io.warpdata.blobcache.cache.BlobReader;
 import io.warpdata.store.BlobStore;
@@ -12,6 +14,8 @@ import io.warpdata.store.PermissionDeniedException;
 import io.warpdata.store.StoreException;
 import io.warpdata.store.StoreHealth;
 import io.warpdata.blobcache.cache.BlockCache;
+import io.warpdata.blobcache.cache.RemoteTier;
+import io.warpdata.blobcache.mirror.MirrorSpec;
 import io.warpdata.blobcache.cache.CacheConfig;
 import io.warpdata.blobcache.cache.CacheMode;
 import io.warpdata.blobcache.cache.PlanStatus;
@@ -248,7 +252,31 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         CacheConfig cache = CacheConfig.defaults(config.cacheDir())
                 .withMode(config.mode())
                 .withMaxBytes(config.cacheSizeBytes());
-        return BlockCache.open(store, cache);
+        List<RemoteTier> mirrors = openMirrors(config);
+        try {
+            return BlockCache.open(store, cache, mirrors);
+        } catch (RuntimeException e) {
+            mirrors.forEach(RemoteTier::close);
+            throw e;
+        }
+    }
+
+    /**
+     * The configured mirrors ({@code --mirror}), opened in order as the block cache's remote tiers
+     * (issue 25); the cache closes them.
+     */
+    static List<RemoteTier> openMirrors(DaemonConfig config) {
+        List<RemoteTier> tiers = new java.util.ArrayList<>();
+        for (MirrorSpec spec : config.mirrors()) {
+            try {
+                tiers.add(spec.openTier(config.mirrorTimeout()));
+            } catch (RuntimeException e) {
+                tiers.forEach(RemoteTier::close);
+                throw new ConfigException("cannot open mirror " + spec.describe() + ": " + e.getMessage(),
+                        "Check the --mirror URL (docs/fleet.md), or start warpd without it: reads then go to the store.");
+            }
+        }
+        return tiers;
     }
 
     /**
@@ -296,7 +324,7 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
                 new StatsCall.Counters(reader == null ? Map.of() : reader.metrics().snapshot()),
                 metrics.bytesReadByDataset(),
                 reader == null ? List.of() : reader.plans().stream().map(WarpDaemon::plan).toList(),
-                storeStatus().orElse(null),
+                storeStatus().orElse(null), mirrors(),
                 new StatsCall.MountErrors(errno == null ? 0 : errno.notFoundCount(), errno == null ? 0 : errno.ioErrorCount(),
                         errno == null ? Map.of() : errno.ioErrorsByType()),
                 new StatsCall.LatestLinks(fuse != null && fuse.kernelCachesLinks(), fuse == null ? 0 : fuse.linkReads(),
@@ -312,6 +340,12 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
     private static StatsCall.OrderPlanState plan(PlanStatus p) {
         return new StatsCall.OrderPlanState(p.name(), p.description(), p.state(), p.members(), p.reached(), p.blobs(),
                 p.plannedBytes(), p.grains(), p.grainsScheduled(), p.fetchedBlocks(), p.heldBytes());
+    }
+
+    /** Each mirror's state and counters, in the order they are tried. */
+    @Override
+    public List<MirrorStatus> mirrors() {
+        return reader == null ? List.of() : MirrorStatuses.of(reader.remoteTiers());
     }
 
     /** Whether the store answers, since when it does not, and what the catalog served meanwhile. */

@@ -67,15 +67,14 @@ public final class WarpdCommand implements Callable<Integer> {
                     + " (WARP_METRICS_LISTEN; default: off, 'warpctl metrics' still works).")
     String metricsListen;
 
-    // Mirrors (issue 25) are parsed and checked, but reads do not go through them until the read
-    // plan takes them as a tier; until then the options stay out of --help, the man page and
-    // completion, and warpd says at start that they are not used.
-    @Option(names = "--mirror", paramLabel = "URL", hidden = true,
-            description = "A cache in front of the store, tried in order (repeatable): http(s)://HOST[:PORT]/BASE or"
-                    + " s3://BUCKET/PREFIX[?endpoint=URL] (WARP_MIRRORS).")
+    @Option(names = "--mirror", paramLabel = "URL",
+            description = "A cache in front of the store, tried in order (repeatable): http(s)://HOST[:PORT]/BASE"
+                    + " (nginx, Squid, any HTTP cache; set its slice to the block size, 1 MiB) or"
+                    + " s3://BUCKET/PREFIX[?endpoint=URL] (a tier warpd fills). Every byte is verified; a failing"
+                    + " mirror is skipped for 30 s (WARP_MIRRORS; docs/fleet.md).")
     java.util.List<String> mirrors;
 
-    @Option(names = "--mirror-timeout", paramLabel = "DURATION", converter = DurationText.class, hidden = true,
+    @Option(names = "--mirror-timeout", paramLabel = "DURATION", converter = DurationText.class,
             description = "The longest one read from a mirror may take, e.g. 2s, 500ms (WARP_MIRROR_TIMEOUT, default 2s).")
     String mirrorTimeout;
 
@@ -136,11 +135,6 @@ public final class WarpdCommand implements Callable<Integer> {
                 Thread stop = new Thread(daemon::close, "warpd-stop-" + s.getName());
                 stop.start();
             });
-        }
-        if (!config.mirrors().isEmpty()) {
-            System.err.println("warpd: note: " + config.mirrors().size() + " mirror(s) configured ("
-                    + String.join(", ", config.mirrors().stream().map(io.warpdata.blobcache.mirror.MirrorSpec::describe).toList())
-                    + "), but this warpd does not read through mirrors yet: every read goes to the store.");
         }
         // Before "mounted": whoever waits for that line (a script, a test) has this one too.
         daemon.metricsUrl().ifPresent(url -> System.out.println("warpd: metrics at " + url));

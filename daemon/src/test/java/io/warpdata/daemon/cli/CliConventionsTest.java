@@ -180,7 +180,8 @@ class CliConventionsTest {
     static Stream<List<String>> badWarpdValues() {
         return Stream.of(List.of("--cache-size", "lots"), List.of("--cache-size", "-5"), List.of("--cache-size", "10%"),
                 List.of("--cache-size", "0"), List.of("--pointer-ttl", "soon"), List.of("--pointer-ttl", "-5s"),
-                List.of("--pointer-ttl", "0s"), List.of("--pointer-ttl", "3 days"));
+                List.of("--pointer-ttl", "0s"), List.of("--pointer-ttl", "3 days"), List.of("--mirror-timeout", "soon"),
+                List.of("--mirror-timeout", "-5s"));
     }
 
     @ParameterizedTest(name = "warpd {0}")

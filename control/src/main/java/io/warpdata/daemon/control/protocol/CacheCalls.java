@@ -1,5 +1,6 @@
 package io.warpdata.daemon.control.protocol;
 
+import java.util.List;
 import java.util.Map;
 
 /** {@code cache.stats}, {@code cache.gc} and {@code cache.verify}. */
@@ -15,9 +16,11 @@ public final class CacheCalls {
      * @param freeBytes free space usable on the cache's file system, null without a disk cache
      */
     public record Stats(String mode, String dir, long sizeBytes, long limitBytes, long freeFloorBytes, Long freeBytes,
-                        long blocks, double hitRate, double prefetchEfficiency, Map<String, Long> counters) {
+                        long blocks, double hitRate, double prefetchEfficiency, Map<String, Long> counters,
+                        List<MirrorStatus> mirrors) {
         public Stats {
             counters = counters == null ? Map.of() : counters;
+            mirrors = mirrors == null ? List.of() : List.copyOf(mirrors);
         }
     }
 

@@ -31,18 +31,20 @@ public final class StatsCall {
                         Map<String, Long> readBytesByDataset,
                         List<OrderPlanState> orderPlans,
                         StoreStatus store,
+                        List<MirrorStatus> mirrors,
                         MountErrors mountErrors,
                         LatestLinks latestLinks,
                         Map<String, Long> fuseRequests,
                         Gauges gauges) {
         /** What a daemon that keeps no counters answers. */
         public static final Reply NONE = new Reply(0, null, null, null, false, 0, null, null, null, null, null, null,
-                null, null);
+                null, null, null);
 
         public Reply {
             read = read == null ? Counters.NONE : read;
             readBytesByDataset = readBytesByDataset == null ? Map.of() : readBytesByDataset;
             orderPlans = orderPlans == null ? List.of() : orderPlans;
+            mirrors = mirrors == null ? List.of() : List.copyOf(mirrors);
             fuseRequests = fuseRequests == null ? Map.of() : fuseRequests;
             gauges = gauges == null ? Gauges.NONE : gauges;
         }

@@ -25,9 +25,11 @@ public final class StatusCall {
                         Long openDirectories,
                         List<String> recentErrors,
                         StoreStatus store,
+                        List<MirrorStatus> mirrors,
                         Asker peer) {
         public Reply {
             recentErrors = recentErrors == null ? List.of() : List.copyOf(recentErrors);
+            mirrors = mirrors == null ? List.of() : List.copyOf(mirrors);
         }
     }
 

@@ -30,16 +30,20 @@ class ProtocolRecordsTest {
     private static final StoreStatus STORE = new StoreStatus(false, false, "not answering", true,
             "2026-11-24T01:00:00Z", "timeout", 3, 2, 1, 5, 30);
 
+    private static final List<MirrorStatus> MIRRORS = List.of(new MirrorStatus("http://cache:8080/warp", "down", 4096, 0.75,
+            3, 1, 1, 2, 1, 5, 0, 0, 0));
+
     /** One sample of each request, reply and event record, by call. */
     private static Map<Call<?, ?, ?>, List<Object>> samples() {
         Map<Call<?, ?, ?>, List<Object>> m = new LinkedHashMap<>();
         m.put(Calls.STATUS, List.of(Empty.INSTANCE, new StatusCall.Reply("0.1.0", "/warp", "s3://b/p", "auto",
-                "2026-01-01T00:00:00Z", 75, 3L, null, List.of("an error"), STORE, new StatusCall.Asker(1000, "alice", true))));
+                "2026-01-01T00:00:00Z", 75, 3L, null, List.of("an error"), STORE, MIRRORS,
+                new StatusCall.Asker(1000, "alice", true))));
         m.put(Calls.STATS, List.of(Empty.INSTANCE, new StatsCall.Reply(42, "/warp", "s3://b/p", "auto", true, 75,
                 new StatsCall.Counters(Map.of("hit_bytes", 3L, "miss_bytes", 1L, "some_new_counter", 9L)),
                 Map.of("ws/a", 100L),
                 List.of(new StatsCall.OrderPlanState("default", "ws/a@1234", "active", 10, 2, 3, 4096, 2, 1, 1, 0)),
-                STORE, new StatsCall.MountErrors(1, 2, Map.of("StoreUnavailable", 2L)),
+                STORE, MIRRORS, new StatsCall.MountErrors(1, 2, Map.of("StoreUnavailable", 2L)),
                 new StatsCall.LatestLinks(true, 5, 1), Map.of("read", 7L), new StatsCall.Gauges(1, 2, 3, 4, 5, 6, 7))));
         m.put(Calls.METRICS, List.of(Empty.INSTANCE, new MetricsCall.Reply("warp_reads_total 1\n")));
         m.put(Calls.INFO, List.of(new DatasetArg("ws/name@abcdef12"), new InfoCall.Reply("ws/name", "ab".repeat(32),
@@ -48,7 +52,7 @@ class ProtocolRecordsTest {
                 Map.of("images", new InfoCall.ArtifactInfo("files", 1, 10, 4096)),
                 List.of(new InfoCall.BindingInfo("main", "path", "images", "file")), 10, 6144)));
         m.put(Calls.CACHE_STATS, List.of(Empty.INSTANCE, new CacheCalls.Stats("disk", "/var/cache/warp", 10, 100, 5,
-                null, 2, 0.5, 0.25, Map.of("gets_issued", 4L))));
+                null, 2, 0.5, 0.25, Map.of("gets_issued", 4L), MIRRORS)));
         m.put(Calls.CACHE_GC, List.of(new CacheCalls.GcRequest(new ByteCount(1000)), new CacheCalls.GcReply(10, 5, 1, 5)));
         m.put(Calls.CACHE_VERIFY, List.of(Empty.INSTANCE, new CacheCalls.VerifyReply(4, 400, 1, 100, 0),
                 new CacheCalls.VerifyProgress(200, 400)));
@@ -113,7 +117,11 @@ class ProtocolRecordsTest {
                 "total_rows", "total_bytes");
         JsonNode status = Wire.tree(samples().get(Calls.STATUS).get(1));
         assertThat(fieldNames(status)).containsExactlyInAnyOrder("version", "mount", "remote", "mode", "started_at",
-                "uptime_seconds", "open_files", "open_directories", "recent_errors", "store", "peer");
+                "uptime_seconds", "open_files", "open_directories", "recent_errors", "store", "mirrors", "peer");
+        assertThat(fieldNames(status.path("mirrors").get(0))).as("what status, cache stats and stats.json show of a mirror")
+                .containsExactlyInAnyOrder("mirror", "state", "served_bytes", "hit_rate", "hits", "misses",
+                        "verification_failures", "errors", "timeouts", "skipped", "fills_written", "fills_failed",
+                        "fills_dropped");
         assertThat(status.path("open_directories").isNull()).as("unknown counts are explicit nulls").isTrue();
         assertThat(fieldNames(status.path("store"))).contains("reachable", "offline", "not_answering",
                 "unreachable_since", "last_error", "stale_answers", "fast_failures", "outages", "pointer_ttl_seconds");

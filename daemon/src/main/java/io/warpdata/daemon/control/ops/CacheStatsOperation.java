@@ -34,7 +34,8 @@ public final class CacheStatsOperation extends TypedOperation<Empty, CacheCalls.
         long prefetchHits = s.counters().getOrDefault("prefetch_hit_blocks", 0L);
         return new CacheCalls.Stats(s.mode().toString().toLowerCase(Locale.ROOT), s.dir(), s.sizeBytes(), s.limitBytes(),
                 s.freeFloorBytes(), freeBytes(s.dir()), s.blocks(), s.hitRate(),
-                prefetched == 0 ? 0.0 : (double) prefetchHits / prefetched, s.counters());
+                prefetched == 0 ? 0.0 : (double) prefetchHits / prefetched, s.counters(),
+                MirrorStatuses.of(cache.remoteTiers()));
     }
 
     /** Free space (usable by warpd) on the cache directory's file system; null without a disk cache. */

@@ -1,5 +1,6 @@
 package io.warpdata.daemon.control.ops;
 
+import io.warpdata.daemon.control.protocol.MirrorStatus;
 import io.warpdata.daemon.control.protocol.StatsCall;
 import io.warpdata.daemon.control.protocol.StoreStatus;
 
@@ -41,6 +42,11 @@ public interface DaemonInfo {
      */
     default java.util.Optional<StoreStatus> storeStatus() {
         return java.util.Optional.empty();
+    }
+
+    /** Each mirror's state and counters ({@code --mirror}, in the order tried); empty without any. */
+    default List<MirrorStatus> mirrors() {
+        return List.of();
     }
 
     /**

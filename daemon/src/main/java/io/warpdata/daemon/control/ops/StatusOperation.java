@@ -34,7 +34,7 @@ public final class StatusOperation extends TypedOperation<Empty, StatusCall.Repl
         return new StatusCall.Reply(daemon.version(), daemon.mountPoint(), daemon.remote(), daemon.mode(),
                 daemon.startedAt().toString(), Math.max(0, Duration.between(daemon.startedAt(), clock.instant()).toSeconds()),
                 boxed(daemon.openFiles()), boxed(daemon.openDirectories()), daemon.recentErrors(),
-                daemon.storeStatus().orElse(null),
+                daemon.storeStatus().orElse(null), daemon.mirrors(),
                 new StatusCall.Asker(peer.uid(), peer.userName(), policy.privileged(peer)));
     }
 
