@@ -311,6 +311,11 @@ class RemoteTiersTest {
 
         assertThat(read(c, blob, 0, data.length)).isEqualTo(data);
 
+        // The fetch thread offers a run after handing its blocks to the readers: wait for it.
+        long until = System.nanoTime() + java.time.Duration.ofSeconds(10).toNanos();
+        while (offered.stream().mapToLong(r -> r[1]).sum() < data.length && System.nanoTime() < until) {
+            java.util.concurrent.locks.LockSupport.parkNanos(2_000_000);
+        }
         assertThat(offered.stream().mapToLong(r -> r[1]).sum()).as("every byte fetched from the store is offered")
                 .isEqualTo(data.length);
         assertThat(offered).allSatisfy(r -> assertThat(r[0] % MIB).isZero());
