@@ -3,6 +3,7 @@ package io.warpdata.blobcache.cache;
 import io.warpdata.store.BlobStore;
 import io.warpdata.store.ObjectTooLargeException;
 import io.warpdata.store.StoreException;
+import io.warpdata.store.StoreHealth;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
 import java.nio.ByteBuffer;
@@ -84,6 +85,19 @@ public final class BlockCache implements BlobReader {
      * @throws CacheDirectoryException if the cache directory is unusable or in use
      */
     public static BlockCache open(BlobStore store, CacheConfig config, List<RemoteTier> remotes) {
+        return open(store, null, config, remotes);
+    }
+
+    /**
+     * As {@link #open(BlobStore, CacheConfig, List)}, reading the bare {@code store} and telling
+     * {@code health} of every attempt (warpd: the health the catalog's
+     * {@link io.warpdata.store.HealthCheckedStore} shares), so that fetches fail at once while the
+     * store is known unreachable.
+     *
+     * @param health the store's health, or null not to track it
+     * @throws CacheDirectoryException if the cache directory is unusable or in use
+     */
+    public static BlockCache open(BlobStore store, StoreHealth health, CacheConfig config, List<RemoteTier> remotes) {
         AtomicInteger n = new AtomicInteger();
         ExecutorService pool = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "warp-fetch-" + n.incrementAndGet());
@@ -91,7 +105,7 @@ public final class BlockCache implements BlobReader {
             return t;
         });
         try {
-            return new BlockCache(store, config, pool, pool, null, OrderPrefetcher.MAX_PLAN_BYTES, remotes);
+            return new BlockCache(store, health, config, pool, pool, null, OrderPrefetcher.MAX_PLAN_BYTES, remotes);
         } catch (RuntimeException e) {
             pool.shutdownNow();
             throw e;
@@ -115,11 +129,16 @@ public final class BlockCache implements BlobReader {
      */
     BlockCache(BlobStore store, CacheConfig config, Executor executor, ExecutorService owned, DiskSpace space,
                long maxPlanBytes, List<RemoteTier> remotes) {
+        this(store, null, config, executor, owned, space, maxPlanBytes, remotes);
+    }
+
+    private BlockCache(BlobStore store, StoreHealth health, CacheConfig config, Executor executor,
+                       ExecutorService owned, DiskSpace space, long maxPlanBytes, List<RemoteTier> remotes) {
         this.config = Objects.requireNonNull(config, "config");
         this.store = Objects.requireNonNull(store, "store");
         Objects.requireNonNull(executor, "executor");
         this.owned = owned;
-        this.fetcher = new BlockFetcher(store, metrics, config.retry(), new Remotes(remotes, metrics));
+        this.fetcher = new BlockFetcher(store, health, metrics, config.retry(), new Remotes(remotes, metrics));
         if (config.mode().usesDisk()) {
             DiskBlocks disk = new DiskBlocks(config.dir(), config.maxBytes(), config.minFreeBytes(),
                     config.maxOpenFiles(), metrics, space);
