@@ -42,7 +42,7 @@ public final class BlockCache implements BlobReader {
 
     private final CacheConfig config;
     private final BlobStore store;
-    private final ReadMetrics metrics = new ReadMetrics();
+    private final ReadMetrics metrics;
     private final BlockFetcher fetcher;
     private final HashLists lists;
     private final BlockStorage storage;
@@ -85,19 +85,21 @@ public final class BlockCache implements BlobReader {
      * @throws CacheDirectoryException if the cache directory is unusable or in use
      */
     public static BlockCache open(BlobStore store, CacheConfig config, List<RemoteTier> remotes) {
-        return open(store, null, config, remotes);
+        return open(store, null, config, remotes, ReadMetrics.GetListener.NONE);
     }
 
     /**
      * As {@link #open(BlobStore, CacheConfig, List)}, reading the bare {@code store} and telling
      * {@code health} of every attempt (warpd: the health the catalog's
      * {@link io.warpdata.store.HealthCheckedStore} shares), so that fetches fail at once while the
-     * store is known unreachable.
+     * store is known unreachable, and telling {@code gets} of every GET of data as it completes.
      *
      * @param health the store's health, or null not to track it
+     * @param gets   hears of every completed GET ({@link ReadMetrics.GetListener}: warpd's histograms)
      * @throws CacheDirectoryException if the cache directory is unusable or in use
      */
-    public static BlockCache open(BlobStore store, StoreHealth health, CacheConfig config, List<RemoteTier> remotes) {
+    public static BlockCache open(BlobStore store, StoreHealth health, CacheConfig config, List<RemoteTier> remotes,
+                                  ReadMetrics.GetListener gets) {
         AtomicInteger n = new AtomicInteger();
         ExecutorService pool = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "warp-fetch-" + n.incrementAndGet());
@@ -105,7 +107,8 @@ public final class BlockCache implements BlobReader {
             return t;
         });
         try {
-            return new BlockCache(store, health, config, pool, pool, null, OrderPrefetcher.MAX_PLAN_BYTES, remotes);
+            return new BlockCache(store, health, config, pool, pool, null, OrderPrefetcher.MAX_PLAN_BYTES, remotes,
+                    new ReadMetrics(gets));
         } catch (RuntimeException e) {
             pool.shutdownNow();
             throw e;
@@ -129,11 +132,13 @@ public final class BlockCache implements BlobReader {
      */
     BlockCache(BlobStore store, CacheConfig config, Executor executor, ExecutorService owned, DiskSpace space,
                long maxPlanBytes, List<RemoteTier> remotes) {
-        this(store, null, config, executor, owned, space, maxPlanBytes, remotes);
+        this(store, null, config, executor, owned, space, maxPlanBytes, remotes, new ReadMetrics());
     }
 
     private BlockCache(BlobStore store, StoreHealth health, CacheConfig config, Executor executor,
-                       ExecutorService owned, DiskSpace space, long maxPlanBytes, List<RemoteTier> remotes) {
+                       ExecutorService owned, DiskSpace space, long maxPlanBytes, List<RemoteTier> remotes,
+                       ReadMetrics metrics) {
+        this.metrics = metrics;
         this.config = Objects.requireNonNull(config, "config");
         this.store = Objects.requireNonNull(store, "store");
         Objects.requireNonNull(executor, "executor");
@@ -149,13 +154,15 @@ public final class BlockCache implements BlobReader {
             this.lists = new HashLists(fetcher, null, null, HASH_LIST_MEMORY, executor);
         }
         Suspects suspects = new Suspects();
-        this.scheduler = new FetchScheduler(config, metrics, storage, fetcher, executor, suspects);
+        // Order plans share read-ahead's budget: none without one (nor in local mode, which fetches nothing).
+        this.orders = config.mode().fetches() && config.maxPrefetchBytes() > 0
+                ? new OrderPrefetcher(lists, config.retry().readDeadline(), OrderPrefetcher.aheadBytes(config),
+                        maxPlanBytes)
+                : null;
+        this.scheduler = new FetchScheduler(config, metrics, storage, fetcher, executor, suspects, orders);
         this.warmer = new Warmer(scheduler);
         this.members = new MemberReads(config, metrics, storage, fetcher, lists, suspects, executor);
         this.prefetcher = new HashListPrefetcher(lists, fetcher);
-        this.orders = config.mode().fetches() && scheduler.prefetchEnabled()
-                ? new OrderPrefetcher(scheduler, lists, executor, OrderPrefetcher.aheadBytes(config), maxPlanBytes)
-                : null;
         this.reads = new ReadExecutor(config, metrics, lists, storage, scheduler,
                 config.mode().fetches() ? new ReadAhead(suspects) : null, orders, members,
                 new WholeBlobReads(fetcher, lists, storage, metrics, executor, () -> closed));
@@ -279,7 +286,9 @@ public final class BlockCache implements BlobReader {
      */
     public PlanStatus startPlan(String name, OrderPlan.Builder plan) {
         ensureOpen();
-        return requireOrders().start(name, plan);
+        PlanStatus started = requireOrders().start(name, plan);
+        scheduler.followPlans();
+        return started;
     }
 
     /** Stops plan {@code name}; false if there is none. */
@@ -475,7 +484,7 @@ public final class BlockCache implements BlobReader {
      */
     public boolean awaitIdle(Duration timeout) throws InterruptedException {
         long until = System.nanoTime() + timeout.toNanos();
-        while ((orders != null && !orders.idle()) || !scheduler.idle() || !members.idle() || !prefetcher.idle()) {
+        while (!scheduler.idle() || !members.idle() || !prefetcher.idle()) {
             if (System.nanoTime() > until) {
                 return false;
             }

@@ -219,10 +219,13 @@ final class ReadExecutor implements ReadPlan.Holdings {
         }
     }
 
-    /** Order plans follow every read of a planned file, whichever way it was served. */
+    /**
+     * Order plans follow every read of a planned file, whichever way it was served; a plan that
+     * waited for its reader and may go on now is followed again by the scheduler.
+     */
     private void followPlan(BlobRef blob, long offset) {
-        if (orders != null) {
-            orders.onRead(blob, offset);
+        if (orders != null && orders.onRead(blob, offset)) {
+            scheduler.followPlans();
         }
     }
 
@@ -378,7 +381,7 @@ final class ReadExecutor implements ReadPlan.Holdings {
         int last = (int) ((m.offset() + Math.max(1, m.length()) - 1) / bs);
         for (int b = first; b <= last; b++) {
             BlockKey k = new BlockKey(m.blob().id(), bs, b);
-            if (scheduler.cachedOrInFlight(k) && !tiers.contains(k)) {
+            if (scheduler.inFlight().cachedOrInFlight(k) && !tiers.contains(k)) {
                 return true;
             }
         }

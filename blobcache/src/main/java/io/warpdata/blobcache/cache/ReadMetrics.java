@@ -8,7 +8,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Counters of the read path. Cheap to bump from many threads; read with {@link #snapshot()}. A
- * {@link GetListener} (warpd's Prometheus histograms) may hear of every GET as it completes.
+ * {@link GetListener} given at construction (warpd's Prometheus histograms) hears of every GET as
+ * it completes.
  */
 public final class ReadMetrics {
     public final LongAdder getsIssued = new LongAdder();
@@ -46,7 +47,7 @@ public final class ReadMetrics {
     private final LongAdder[] sourceReads = adders(ReadSource.values().length);
     private final LongAdder[] sourceBytes = adders(ReadSource.values().length);
 
-    private volatile GetListener getListener = GetListener.NONE;
+    private final GetListener getListener;
 
     /**
      * Reads and bytes served by one source since start.
@@ -110,8 +111,13 @@ public final class ReadMetrics {
         void onGet(long nanos, long bytes);
     }
 
-    /** Sends every completed GET to {@code listener} from now on (one listener; the last one set wins). */
-    public void listen(GetListener listener) {
+    /** Counters whose GETs no one listens to. */
+    public ReadMetrics() {
+        this(GetListener.NONE);
+    }
+
+    /** Counters that tell {@code listener} of every completed GET ({@link #getCompleted}). */
+    public ReadMetrics(GetListener listener) {
         this.getListener = java.util.Objects.requireNonNull(listener, "listener");
     }
 

@@ -80,7 +80,7 @@ final class Warmer {
                     stopped = true;
                     break;
                 }
-                if (scheduler.cachedOrInFlight(new BlockKey(blob.id(), bs, b))) {
+                if (scheduler.inFlight().cachedOrInFlight(new BlockKey(blob.id(), bs, b))) {
                     cachedBlocks++;
                     cachedBytes += list.blockLength(b);
                     b++;
@@ -91,8 +91,8 @@ final class Warmer {
                     stopped = true;
                     break;
                 }
-                int end = scheduler.missingRunEnd(blob, list, b, count, maxRun, room);
-                List<Fetch> run = scheduler.register(blob, list, b, end, false);
+                int end = scheduler.inFlight().missingRunEnd(blob, list, b, count, maxRun, room);
+                List<Fetch> run = scheduler.inFlight().register(blob, list, b, end, false);
                 if (run.isEmpty()) {
                     continue;
                 }

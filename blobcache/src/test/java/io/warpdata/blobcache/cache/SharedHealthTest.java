@@ -47,7 +47,7 @@ class SharedHealthTest {
     private BlockCache open() {
         CacheConfig cfg = CacheConfig.defaults(dir).withMinFreeBytes(0).withMaxBytes(64L << 20).withMaxPrefetchBytes(0)
                 .withRetry(new RetryPolicy(Duration.ofMillis(1), Duration.ofMillis(5), Duration.ofSeconds(5)));
-        cache = BlockCache.open(store, health, cfg, List.of());
+        cache = BlockCache.open(store, health, cfg, List.of(), ReadMetrics.GetListener.NONE);
         return cache;
     }
 

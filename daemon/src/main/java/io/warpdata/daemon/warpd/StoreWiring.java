@@ -3,6 +3,7 @@ package io.warpdata.daemon.warpd;
 import io.warpdata.blobcache.cache.BlockCache;
 import io.warpdata.blobcache.cache.CacheConfig;
 import io.warpdata.blobcache.cache.CacheMode;
+import io.warpdata.blobcache.cache.ReadMetrics;
 import io.warpdata.blobcache.cache.RemoteTier;
 import io.warpdata.blobcache.mirror.MirrorSpec;
 import io.warpdata.store.BlobStore;
@@ -44,16 +45,16 @@ record StoreWiring(BlobStore bare, BlobStore checked, StoreHealth health) {
     /**
      * The read path for {@code config.mode()}: the block cache (disk cache under
      * {@code --cache-dir}, or memory only in remote mode) over the bare store and the mirrors, told
-     * of the store's health. The one place that picks the BlobReader implementation;
+     * of the store's health, {@code gets} told of every GET of data. The one place that picks the BlobReader implementation;
      * {@code new DirectBlobReader(store)} is the uncached baseline.
      */
-    BlockCache openCache(DaemonConfig config) {
+    BlockCache openCache(DaemonConfig config, ReadMetrics.GetListener gets) {
         CacheConfig cache = CacheConfig.defaults(config.cacheDir())
                 .withMode(config.mode())
                 .withMaxBytes(config.cacheSizeBytes());
         List<RemoteTier> mirrors = openMirrors(config);
         try {
-            return BlockCache.open(bare, health, cache, mirrors);
+            return BlockCache.open(bare, health, cache, mirrors, gets);
         } catch (RuntimeException e) {
             mirrors.forEach(RemoteTier::close);
             throw e;

@@ -129,8 +129,7 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         if (config.mode() != CacheMode.LOCAL) {
             checkStore();
         }
-        reader = wiring.openCache(config);
-        reader.metrics().listen(metrics);
+        reader = wiring.openCache(config, metrics);
         services.push(reader);
         ExecutorService indexLoader = Executors.newVirtualThreadPerTaskExecutor();
         services.push(indexLoader::shutdownNow);
