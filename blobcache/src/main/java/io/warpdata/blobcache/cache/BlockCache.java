@@ -8,7 +8,6 @@ import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
@@ -366,7 +365,7 @@ public final class BlockCache implements BlobReader {
             return new WarmResult(0, 0, 0, 0, true, cancelled.getAsBoolean());
         }
         BlockHashList list = lists.get(blob, fetcher.deadlineFromNow(), true);
-        return warmer.warm(blob, list, blockSpans(list, ranges, maxBytes), listener, cancelled);
+        return warmer.warm(blob, list, Warmer.blockSpans(list, ranges, maxBytes), listener, cancelled);
     }
 
     /** The bytes of the blocks that hold {@code ranges} of the blob: what {@link #warm(BlobRef, List, long, WarmListener, BooleanSupplier)} covers. */
@@ -376,48 +375,12 @@ public final class BlockCache implements BlobReader {
         }
         BlockHashList list = lists.get(blob, fetcher.deadlineFromNow(), true);
         long bytes = 0;
-        for (int[] span : blockSpans(list, ranges, Long.MAX_VALUE)) {
+        for (int[] span : Warmer.blockSpans(list, ranges, Long.MAX_VALUE)) {
             for (int b = span[0]; b < span[1]; b++) {
                 bytes += list.blockLength(b);
             }
         }
         return bytes;
-    }
-
-    /** Byte ranges as ascending, disjoint {@code [first, end)} block spans, cut off at {@code maxBytes} of blocks. */
-    static List<int[]> blockSpans(BlockHashList list, List<long[]> ranges, long maxBytes) {
-        int bs = list.blockSize();
-        List<long[]> sorted = new ArrayList<>(ranges);
-        sorted.sort(java.util.Comparator.comparingLong(r -> r[0]));
-        List<int[]> spans = new ArrayList<>();
-        long budget = maxBytes;
-        for (long[] r : sorted) {
-            if (r[1] <= r[0]) {
-                continue;
-            }
-            int first = (int) Math.min(r[0] / bs, list.blockCount());
-            int end = (int) Math.min((r[1] + bs - 1) / bs, list.blockCount());
-            int[] last = spans.isEmpty() ? null : spans.get(spans.size() - 1);
-            if (last != null && first <= last[1]) {
-                first = last[1];
-            }
-            int b = first;
-            while (b < end && budget >= list.blockLength(b)) {
-                budget -= list.blockLength(b);
-                b++;
-            }
-            if (b > first) {
-                if (last != null && first == last[1]) {
-                    last[1] = b;
-                } else {
-                    spans.add(new int[] {first, b});
-                }
-            }
-            if (b < end) {
-                break;
-            }
-        }
-        return spans;
     }
 
     /** Size, limit, hit rate and counters. */
