@@ -3,9 +3,11 @@ package io.warpdata.blobcache.cache;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -182,12 +184,7 @@ final class Remotes implements AutoCloseable {
             try {
                 held = e.tier.read(key, offset, dst, off, len, blockSize);
             } catch (RuntimeException failure) {
-                e.errors.increment();
-                e.misses.increment();
-                if (failure instanceof RemoteTier.Failure f && f.timeout()) {
-                    e.timeouts.increment();
-                }
-                failed(e, ticket, failure.getMessage() == null ? failure.toString() : failure.getMessage());
+                failure(e, ticket, failure);
                 continue;
             }
             if (!held) {
@@ -201,14 +198,80 @@ final class Remotes implements AutoCloseable {
                 answered(e, ticket);
                 return true;
             }
-            e.verificationFailures.increment();
-            e.misses.increment();
-            metrics.verificationFailures.increment();
-            // A poisoned cache keeps serving the same bytes: skip it for the backoff.
-            failed(e, ticket, "served bytes [" + offset + ", +" + len + ") of " + key
-                    + " that fail SHA-256 verification (check or empty that cache)");
+            poisoned(e, ticket, "bytes [" + offset + ", +" + len + ") of " + key);
         }
         return false;
+    }
+
+    /**
+     * A whole small object named by its hash (a block hash list, a version manifest) from the
+     * first remote tier whose bytes pass {@code check}, with the same backoff and counters as
+     * ranged reads.
+     *
+     * @param maxBytes a larger object is a failure of that tier
+     * @param check whether the bytes are the object (their SHA-256 against the id they are named by)
+     * @return the verified bytes, or null if no tier served them: read the store
+     */
+    byte[] get(String key, int maxBytes, Predicate<byte[]> check) {
+        for (Entry e : entries) {
+            Health ticket = admit(e);
+            if (ticket == null) {
+                continue;
+            }
+            Optional<byte[]> held;
+            try {
+                held = e.tier.get(key, maxBytes);
+            } catch (RuntimeException failure) {
+                failure(e, ticket, failure);
+                continue;
+            }
+            if (held.isEmpty()) {
+                e.misses.increment();
+                answered(e, ticket);
+                continue;
+            }
+            if (check.test(held.get())) {
+                e.hits.increment();
+                e.servedBytes.add(held.get().length);
+                answered(e, ticket);
+                return held.get();
+            }
+            poisoned(e, ticket, key);
+        }
+        return null;
+    }
+
+    /** Offers a whole object verified from the store to every tier warpd fills; never blocks or throws. */
+    void fillObject(String key, byte[] verified) {
+        if (!anyFillable) {
+            return;
+        }
+        for (Entry e : entries) {
+            if (e.tier.fillable()) {
+                try {
+                    e.tier.fillObject(key, verified);
+                } catch (RuntimeException bug) {
+                    LOG.debug("remote tier {}: fill of {} refused: {}", e.tier.describe(), key, bug.toString());
+                }
+            }
+        }
+    }
+
+    private void failure(Entry e, Health ticket, RuntimeException failure) {
+        e.errors.increment();
+        e.misses.increment();
+        if (failure instanceof RemoteTier.Failure f && f.timeout()) {
+            e.timeouts.increment();
+        }
+        failed(e, ticket, failure.getMessage() == null ? failure.toString() : failure.getMessage());
+    }
+
+    private void poisoned(Entry e, Health ticket, String what) {
+        e.verificationFailures.increment();
+        e.misses.increment();
+        metrics.verificationFailures.increment();
+        // A poisoned cache keeps serving the same bytes: skip it for the backoff.
+        failed(e, ticket, "served " + what + " that fail SHA-256 verification (check or empty that cache)");
     }
 
     /**
