@@ -428,6 +428,28 @@ public final class BlockCache implements BlobReader {
         return storage.gc(limitBytes);
     }
 
+    /**
+     * The remote tiers as a source of whole objects named by their hash (the catalog's version
+     * manifests), verified by the caller's check; {@link ObjectMirrors#NONE} without any tier.
+     */
+    public ObjectMirrors objectMirrors() {
+        Remotes remotes = fetcher.remotes();
+        if (remotes.isEmpty()) {
+            return ObjectMirrors.NONE;
+        }
+        return new ObjectMirrors() {
+            @Override
+            public java.util.Optional<byte[]> get(String key, int maxBytes, java.util.function.Predicate<byte[]> check) {
+                return java.util.Optional.ofNullable(remotes.get(key, maxBytes, check));
+            }
+
+            @Override
+            public void offer(String key, byte[] verified) {
+                remotes.fillObject(key, verified);
+            }
+        };
+    }
+
     /** Counters of each remote tier ({@link RemoteTier}), in the order they are tried; empty without any. */
     public List<RemoteTierStats> remoteTiers() {
         return fetcher.remotes().snapshot();

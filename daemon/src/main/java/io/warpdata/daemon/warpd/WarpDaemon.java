@@ -14,6 +14,7 @@ import io.warpdata.store.PermissionDeniedException;
 import io.warpdata.store.StoreException;
 import io.warpdata.store.StoreHealth;
 import io.warpdata.blobcache.cache.BlockCache;
+import io.warpdata.blobcache.cache.ObjectMirrors;
 import io.warpdata.blobcache.cache.RemoteTier;
 import io.warpdata.blobcache.mirror.MirrorSpec;
 import io.warpdata.blobcache.cache.CacheConfig;
@@ -137,14 +138,17 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
             store = new HealthCheckedStore(remote, health);
         }
         services.push(store);
-        catalog = new Catalog(store, Catalog.Config.defaults().withPointerTtl(config.pointerTtl()),
-                Ticker.systemTicker(), openKnownState(config), Clock.systemUTC());
-        if (config.mode() != CacheMode.LOCAL) {
-            checkStore();
-        }
         reader = openBlobReader(config, store);
         reader.metrics().listen(metrics);
         services.push(reader);
+        // Version manifests are read through the mirrors too (verified against their hash);
+        // offline by choice means no mirror either.
+        catalog = new Catalog(store, Catalog.Config.defaults().withPointerTtl(config.pointerTtl()),
+                Ticker.systemTicker(), openKnownState(config), Clock.systemUTC(),
+                config.mode() == CacheMode.LOCAL ? ObjectMirrors.NONE : reader.objectMirrors());
+        if (config.mode() != CacheMode.LOCAL) {
+            checkStore();
+        }
         ExecutorService indexLoader = Executors.newVirtualThreadPerTaskExecutor();
         services.push(indexLoader::shutdownNow);
         errno = new Errno(System::nanoTime);
