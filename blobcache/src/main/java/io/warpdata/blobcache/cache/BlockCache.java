@@ -434,20 +434,7 @@ public final class BlockCache implements BlobReader {
      */
     public ObjectMirrors objectMirrors() {
         Remotes remotes = fetcher.remotes();
-        if (remotes.isEmpty()) {
-            return ObjectMirrors.NONE;
-        }
-        return new ObjectMirrors() {
-            @Override
-            public java.util.Optional<byte[]> get(String key, int maxBytes, java.util.function.Predicate<byte[]> check) {
-                return java.util.Optional.ofNullable(remotes.get(key, maxBytes, check));
-            }
-
-            @Override
-            public void offer(String key, byte[] verified) {
-                remotes.fillObject(key, verified);
-            }
-        };
+        return remotes.isEmpty() ? ObjectMirrors.NONE : remotes;
     }
 
     /** Counters of each remote tier ({@link RemoteTier}), in the order they are tried; empty without any. */

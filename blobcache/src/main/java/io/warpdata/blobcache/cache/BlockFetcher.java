@@ -60,13 +60,13 @@ final class BlockFetcher {
      * {@code check}, or null (none, or none served): the caller reads the store.
      */
     byte[] objectFromRemotes(String key, int maxBytes, java.util.function.Predicate<byte[]> check) {
-        return remotes.isEmpty() ? null : remotes.get(key, maxBytes, check);
+        return remotes.isEmpty() ? null : remotes.get(key, maxBytes, check).orElse(null);
     }
 
     /** Offers a whole object verified from the store to the tiers warpd fills; never blocks. */
     void fillRemotesObject(String key, byte[] verified) {
         if (!remotes.isEmpty()) {
-            remotes.fillObject(key, verified);
+            remotes.offer(key, verified);
         }
     }
 

@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * <p>Ranges asked of a tier are aligned to the blob's block size (whole blocks, the last one
  * possibly short), so that an HTTP cache slicing at the block size holds exactly what is asked.
  */
-final class Remotes implements AutoCloseable {
+final class Remotes implements ObjectMirrors, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Remotes.class);
     /**
      * 30 s: long enough that a dead or hanging mirror costs one timeout (2 s by default) per 30 s
@@ -210,9 +210,10 @@ final class Remotes implements AutoCloseable {
      *
      * @param maxBytes a larger object is a failure of that tier
      * @param check whether the bytes are the object (their SHA-256 against the id they are named by)
-     * @return the verified bytes, or null if no tier served them: read the store
+     * @return the verified bytes, or empty if no tier served them: read the store
      */
-    byte[] get(String key, int maxBytes, Predicate<byte[]> check) {
+    @Override
+    public Optional<byte[]> get(String key, int maxBytes, Predicate<byte[]> check) {
         for (Entry e : entries) {
             Health ticket = admit(e);
             if (ticket == null) {
@@ -234,15 +235,16 @@ final class Remotes implements AutoCloseable {
                 e.hits.increment();
                 e.servedBytes.add(held.get().length);
                 answered(e, ticket);
-                return held.get();
+                return held;
             }
             poisoned(e, ticket, key);
         }
-        return null;
+        return Optional.empty();
     }
 
     /** Offers a whole object verified from the store to every tier warpd fills; never blocks or throws. */
-    void fillObject(String key, byte[] verified) {
+    @Override
+    public void offer(String key, byte[] verified) {
         if (!anyFillable) {
             return;
         }
