@@ -28,6 +28,9 @@ import org.slf4j.LoggerFactory;
  * when the tier went down, or came back, change nothing whatever they find: N reads failing at
  * once log one line, and a stale success does not bring back a tier that another read found dead.
  *
+ * <p>Whole objects named by their hash (block hash lists; version manifests, for the catalog as
+ * {@link ObjectMirrors}) are asked of the same tiers with {@link #get}, under the same rules.
+ *
  * <p>Ranges asked of a tier are aligned to the blob's block size (whole blocks, the last one
  * possibly short), so that an HTTP cache slicing at the block size holds exactly what is asked.
  */
