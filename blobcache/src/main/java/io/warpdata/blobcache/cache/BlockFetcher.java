@@ -66,6 +66,21 @@ final class BlockFetcher {
         }
     }
 
+    /**
+     * A whole small object named by its hash from the first remote tier whose bytes pass
+     * {@code check}, or null (none, or none served): the caller reads the store.
+     */
+    byte[] objectFromRemotes(String key, int maxBytes, java.util.function.Predicate<byte[]> check) {
+        return remotes.isEmpty() ? null : remotes.get(key, maxBytes, check).orElse(null);
+    }
+
+    /** Offers a whole object verified from the store to the tiers warpd fills; never blocks. */
+    void fillRemotesObject(String key, byte[] verified) {
+        if (!remotes.isEmpty()) {
+            remotes.offer(key, verified);
+        }
+    }
+
     Remotes remotes() {
         return remotes;
     }

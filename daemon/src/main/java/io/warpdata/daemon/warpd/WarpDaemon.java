@@ -10,6 +10,7 @@ import io.warpdata.store.PermissionDeniedException;
 import io.warpdata.store.StoreException;
 import io.warpdata.store.StoreHealth;
 import io.warpdata.blobcache.cache.BlockCache;
+import io.warpdata.blobcache.cache.ObjectMirrors;
 import io.warpdata.blobcache.cache.CacheMode;
 import io.warpdata.blobcache.cache.PlanStatus;
 import io.warpdata.daemon.control.ops.DaemonInfo;
@@ -124,13 +125,16 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         store = wiring.checked();
         health = wiring.health();
         services.push(wiring.bare());
+        reader = wiring.openCache(config, metrics);
+        services.push(reader);
+        // Version manifests are read through the mirrors too (verified against their hash);
+        // offline by choice means no mirror either.
         catalog = new Catalog(store, Catalog.Config.defaults().withPointerTtl(config.pointerTtl()),
-                Ticker.systemTicker(), openKnownState(config), Clock.systemUTC());
+                Ticker.systemTicker(), openKnownState(config), Clock.systemUTC(),
+                config.mode() == CacheMode.LOCAL ? ObjectMirrors.NONE : reader.objectMirrors());
         if (config.mode() != CacheMode.LOCAL) {
             checkStore();
         }
-        reader = wiring.openCache(config, metrics);
-        services.push(reader);
         ExecutorService indexLoader = Executors.newVirtualThreadPerTaskExecutor();
         services.push(indexLoader::shutdownNow);
         errno = new Errno(System::nanoTime);
