@@ -93,10 +93,12 @@ class FleetAtOnceIT {
                     return node.readAll();
                 }));
             }
+            long start = System.nanoTime();
             go.countDown();
             for (int i = 0; i < NODES; i++) {
                 assertThat(reads.get(i).get(300, TimeUnit.SECONDS)).as("node %d's files", i + 1).isEqualTo(world.expected());
             }
+            double seconds = (System.nanoTime() - start) / 1e9;
             long served = s3.counters().bytesServed();
             StringBuilder perNode = new StringBuilder();
             for (FleetWorld.Node node : nodes) {
@@ -108,8 +110,8 @@ class FleetAtOnceIT {
                 assertThat(m.path("verification_failures").asLong()).isZero();
             }
             System.out.printf("fleet at once: %d nodes, dataset %d bytes; store served %d bytes (%.3fx) in %d GETs;"
-                            + " per node:%s%n", NODES, world.datasetBytes(), served, (double) served / world.datasetBytes(),
-                    s3.counters().gets(), perNode);
+                            + " all read in %.1f s; per node:%s%n", NODES, world.datasetBytes(), served, (double) served / world.datasetBytes(),
+                    s3.counters().gets(), seconds, perNode);
             assertThat((double) served).as("store bytes for %d nodes at once over the dataset's bytes", NODES)
                     .isLessThanOrEqualTo(1.15 * world.datasetBytes());
             assertThat(world.nginx().accessLog()).isNotEmpty().allSatisfy(l -> assertThat(l).contains("client_auth=none"));
