@@ -76,16 +76,7 @@ class S3TierFleetIT {
     }
 
     private static Map<String, String> readAll(Path mount) {
-        Path dir = mount.resolve(DATASET.workspace()).resolve(DATASET.name() + "@" + version.hex());
-        Shell.Result r = Shell.run(dir, Map.of(), 300,
-                List.of("bash", "-c", "find . -type f -print0 | sort -z | xargs -0 sha256sum")).requireSuccess();
-        Map<String, String> mounted = new TreeMap<>();
-        for (String line : r.out().split("\n")) {
-            if (!line.isBlank()) {
-                mounted.put(line.substring(66).replaceFirst("^\\./", ""), line.substring(0, 64));
-            }
-        }
-        return mounted;
+        return FleetWorld.readAll(mount.resolve(DATASET.workspace()).resolve(DATASET.name() + "@" + version.hex()));
     }
 
     private static JsonNode tierStats(Path cache) throws IOException {
