@@ -183,7 +183,8 @@ warp_jvm_flags() {
       # collects. What must stay live is bounded: fetch buffers (128 MiB in flight + 64 MiB
       # pooled), the page cache of member index files (heap/16, 4-64 MiB, whatever the member
       # count: indexes are read in place from files in the cache directory),
-      # ~290 bytes per inode the kernel holds, manifests and the cache's block index. 384m keeps
+      # ~290 bytes per directory inode the kernel holds (member files' inodes are computed: nothing
+      # per file, so a find over 1.28M members left RSS at 395 MiB), manifests and the cache's block index. 384m keeps
       # resident memory at 445-481 MiB under bench --network s3like (516-577 MiB on loopback, whose
       # GETs are 32 MiB; docs/bench.md). Artifacts of millions of members need no more (with
       # --mode remote, no cache directory, indexes are on the heap: raise it there);
