@@ -28,7 +28,10 @@ public record ArtifactSlot(int number, VersionTree version, String name, Artifac
         return MemberInodes.inode(number, position);
     }
 
-    /** Member {@code i} of {@code index} (this artifact's index) as a file: a slice of its tar shard, known by its SHA-256. */
+    /**
+     * Member {@code i} of {@code index} (this artifact's index) as a file: a slice of its tar
+     * shard, known by its SHA-256.
+     */
     Node.File member(MemberIndex index, int i) {
         return new Node.File(version, new FileContent.Member(this, index, i), (index.mode(i) & 0111) != 0);
     }

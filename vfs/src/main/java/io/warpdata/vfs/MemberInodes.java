@@ -24,8 +24,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * <li>Bit 63 set: a computed member inode. The FUSE adapter's table hands out its ids from 2
  *     upward, one per kernel lookup, and never reaches 2^63, so the two kinds never collide.</li>
  * <li>Bit 62 clear: a number with it set was never handed out, and decodes as stale.</li>
- * <li>Slot: 0 to {@link #MAX_SLOT}, one per (version, artifact) the mount has reached, given in
- *     order and never reused while the tree lives; past the last, {@link TooManyArtifactsException}.</li>
+ * <li>Slot: 0 to {@link #MAX_SLOT} (about 2^31), one per (version, artifact) the mount has
+ *     reached, given in order and never reused while the tree lives; past the last,
+ *     {@link TooManyArtifactsException}.</li>
  * <li>Position: a member index position, a non-negative {@code int} (an index holds at most
  *     2^31 - 1 members), so every member of every index fits.</li>
  * </ul>
@@ -41,8 +42,11 @@ final class MemberInodes {
     static final long MEMBER_BIT = 1L << 63;
     private static final long UNUSED_BIT = 1L << 62;
     static final int POSITION_BITS = 31;
-    /** The last slot number: slots are 31 bits. */
-    static final int MAX_SLOT = Integer.MAX_VALUE;
+    /**
+     * The last slot number: slots have 31 bits, but are held in one array, whose length Java
+     * bounds a little below 2^31.
+     */
+    static final int MAX_SLOT = Integer.MAX_VALUE - 9;
     private static final long POSITION_MASK = (1L << POSITION_BITS) - 1;
 
     private final MemberIndexCache indexes;
@@ -90,7 +94,7 @@ final class MemberInodes {
 
     /** A new slot; called inside {@code computeIfAbsent}, so each artifact is numbered once. */
     private synchronized ArtifactSlot number(VersionTree version, String name, Artifact artifact) {
-        if (next > MAX_SLOT || next < 0) {
+        if (next > MAX_SLOT) {
             throw new TooManyArtifactsException((long) MAX_SLOT + 1);
         }
         ArtifactSlot slot = new ArtifactSlot(next, version, name, artifact);

@@ -9,7 +9,8 @@ import io.warpdata.manifest.WarpException;
  */
 public final class TooManyArtifactsException extends WarpException {
     public TooManyArtifactsException(long slots) {
-        super("this mount has numbered " + slots + " artifacts since it started, the most its member inodes can tell apart",
+        super("this mount has numbered " + slots + " artifacts since it started,"
+                        + " the most its member inodes can tell apart",
                 "Restart warpd (the numbering starts again with the mount).");
     }
 
