@@ -202,6 +202,12 @@ warp_jvm_flags() {
       echo "-XX:G1PeriodicGCInterval=60000"
       # A daemon that ran out of heap is half-dead (FUSE calls hang); exit so systemd restarts it.
       echo "-XX:+ExitOnOutOfMemoryError"
+      # Not set, measured (2026-11-27): MALLOC_ARENA_MAX=2 (glibc's native arenas, one per
+      # thread that mallocs, up to 8 per core). scripts/bench --quick --only seq-dd,seq-fio,
+      # --runs 3, three pairs interleaved in one session: seq-dd cold within noise (363/331,
+      # 206/193, 154/209 MB/s without/with), seq-fio cold lower in every pair (413/344, 298/211,
+      # 211/187) and warpd's peak RSS unchanged (563/572, 554/568, 580/569 MiB). Nothing to gain
+      # there and a cost on cold reads; the serial GC and -Xms64m cost cold reads before.
       ;;
     warpctl)
       # A short-lived client: the serial collector starts fastest and needs no extra threads.
