@@ -9,8 +9,8 @@ loopback (warpctl, straight to the store), starts warpd with its default setting
   publish           warpctl publish of the shards   | tar -x of the same shards to local disk
   first ls          ls of one class folder of the never-opened version (ms, store GETs, index
                     bytes fetched / whole index)    | ls of the folder, page cache dropped
-  find              find -type f | wc -l over the artifact, then again warm
-                                                    | the same on the extracted tree
+  find              find -type f | wc -l over the artifact, then again warm, then cold again
+                    (index parts kept)              | the same on the extracted tree
   shuffled read     S members in random order, cold (files/s) | the same, page cache dropped
   peak RSS          warpd's VmHWM at the end
 
@@ -306,6 +306,13 @@ class Run:
             res[f"{label}_find_warm_s"] = round(dt, 2)
             if label == "warp":
                 self.rss(res, "find_warm")
+                # Cold again: the page cache dropped, the index parts the first walk fetched kept
+                # in warpd's cache directory. What is left of cold without the store's GETs.
+                drop_caches()
+                g0 = self.gets()
+                dt, _ = timed(["bash", "-c", f"find '{path}' -type f | wc -l"])
+                res["warp_find_recold_s"] = round(dt, 2)
+                res["warp_find_recold_gets"] = (self.gets() or 0) - (g0 or 0) if g0 is not None else None
             log(f"find {label}: {res[f'{label}_find_files']} files, cold {res[f'{label}_find_cold_s']} s, "
                 f"warm {res[f'{label}_find_warm_s']} s")
         assert res["warp_find_files"] == a.members, res
@@ -363,6 +370,7 @@ Scale: {r['members']:,} members in {r['classes']} folders, {r['shards']} tar sha
 | first ls: index bytes fetched / whole index | {r['first_ls_index_bytes']:,} / {r['index_bytes']:,} ({100 * r.get('first_ls_index_fraction', 0):.2f}%) | | |
 | find -type f, cold (s) | {r['warp_find_cold_s']} | {r['local_find_cold_s']} | {x(r['warp_find_cold_s'], r['local_find_cold_s'])} |
 | find -type f, warm (s) | {r['warp_find_warm_s']} | {r['local_find_warm_s']} | {x(r['warp_find_warm_s'], r['local_find_warm_s'])} |
+| find -type f, cold again, index parts kept (s; store GETs) | {r.get('warp_find_recold_s')} ({r.get('warp_find_recold_gets')} GETs) | {r['local_find_cold_s']} | {x(r.get('warp_find_recold_s'), r['local_find_cold_s'])} |
 | shuffled cold read (files/s), {r.get('readers', 1)} reader(s) | {r['warp_shuffled_files_per_s']} | {r['local_shuffled_files_per_s']} | {x(r['warp_shuffled_files_per_s'], r['local_shuffled_files_per_s'])} |
 | shuffled cold read: GETs, bytes fetched / bytes read | {r.get('warp_shuffled_gets')}, {r.get('warp_shuffled_fetched_bytes', 0):,} / {r['warp_shuffled_bytes']:,} | | |
 | warpd RSS (MiB) after first ls / find cold / find warm / shuffled read | {r.get('warpd_rss_after_first_ls_mib')} / {r.get('warpd_rss_after_find_cold_mib')} / {r.get('warpd_rss_after_find_warm_mib')} / {r.get('warpd_rss_after_shuffled_read_mib')} | | |
