@@ -247,7 +247,7 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
                 () -> daemon.fuse().linkInvalidations());
 
         gauge("warp_open_handles", "Directories open in the mount (files need no open).", () -> daemon.fuse().openHandles());
-        gauge("warp_kernel_inodes", "Inodes the kernel holds of the mount.", () -> daemon.fuse().kernelInodes());
+        gauge("warp_kernel_inodes", "Inodes of the mount the kernel holds that take a table entry in warpd (folders, links, tables, tensors; member files have computed inode numbers and take none).", () -> daemon.fuse().kernelInodes());
         gauge("warp_indexed_members", "Archive members whose index entries are in memory.",
                 () -> daemon.tree().indexedMembers());
         gauge("warp_mounted", "1 while the tree is mounted.", () -> daemon.mounted() ? 1 : 0);

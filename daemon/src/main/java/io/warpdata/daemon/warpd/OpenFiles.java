@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.OptionalLong;
 import java.util.function.LongPredicate;
 
 /**
@@ -43,8 +44,8 @@ final class OpenFiles {
                             continue; // closed meanwhile
                         }
                         if (target.equals(root) || target.startsWith(under)) {
-                            long ino = inode(pid.resolve("fdinfo").resolve(fd.getFileName().toString()));
-                            if (ino >= 0 && isDirectory.test(ino)) {
+                            OptionalLong ino = inode(pid.resolve("fdinfo").resolve(fd.getFileName().toString()));
+                            if (ino.isPresent() && isDirectory.test(ino.getAsLong())) {
                                 dirs++;
                             } else {
                                 files++;
@@ -61,17 +62,20 @@ final class OpenFiles {
         return new Count(files, dirs);
     }
 
-    /** The {@code ino:} of a descriptor's fdinfo (Linux 5.14+), or -1. */
-    private static long inode(Path fdinfo) {
+    /**
+     * The {@code ino:} of a descriptor's fdinfo (Linux 5.14+), if it has one. Unsigned: a member
+     * file's inode number has bit 63 set (vfs's MemberInodes).
+     */
+    private static OptionalLong inode(Path fdinfo) {
         try {
             for (String line : Files.readAllLines(fdinfo)) {
                 if (line.startsWith("ino:")) {
-                    return Long.parseLong(line.substring("ino:".length()).trim());
+                    return OptionalLong.of(Long.parseUnsignedLong(line.substring("ino:".length()).trim()));
                 }
             }
         } catch (IOException | NumberFormatException e) {
-            return -1;
+            return OptionalLong.empty();
         }
-        return -1;
+        return OptionalLong.empty();
     }
 }

@@ -15,6 +15,10 @@ class OpenFilesTest {
     Path tmp;
 
     private void fd(Path proc, int pid, int fd, String target, long ino) throws Exception {
+        fd(proc, pid, fd, target, Long.toUnsignedString(ino));
+    }
+
+    private void fd(Path proc, int pid, int fd, String target, String ino) throws Exception {
         Path fds = Files.createDirectories(proc.resolve(pid + "/fd"));
         Path infos = Files.createDirectories(proc.resolve(pid + "/fdinfo"));
         Files.createSymbolicLink(fds.resolve(Integer.toString(fd)), Path.of(target));
@@ -38,6 +42,23 @@ class OpenFilesTest {
 
         assertThat(c.files()).isEqualTo(2);
         assertThat(c.directories()).isEqualTo(2);
+    }
+
+    @Test
+    void readsAMemberFilesComputedInodeAsUnsigned() throws Exception {
+        Path proc = tmp.resolve("proc");
+        // A member file's inode has bit 63 set: the kernel prints it as an unsigned number.
+        long member = (1L << 63) | (3L << 31) | 5;
+        fd(proc, 100, 3, "/warp/vision/pets@abc/images/cat/0.png", member);
+        fd(proc, 100, 4, "/warp/vision/pets@abc/images", 7);
+        fd(proc, 100, 5, "/warp/vision/pets@abc/images/cat/1.png", "not-a-number");
+        java.util.List<Long> asked = new java.util.ArrayList<>();
+
+        OpenFiles.Count c = OpenFiles.count(proc, Path.of("/warp"), ino -> asked.add(ino) && ino == 7);
+
+        assertThat(c.files()).isEqualTo(2);
+        assertThat(c.directories()).isEqualTo(1);
+        assertThat(asked).containsExactlyInAnyOrder(member, 7L);
     }
 
     @Test
