@@ -44,7 +44,8 @@ import java.util.function.Supplier;
  *   <li>{@link #calls()}, {@link #calls(Call...)}, {@link #calls(Call, String)}: calls that reached
  *       this store (failed or not), in all, by kind, by kind and key;</li>
  *   <li>{@link #bytes(Call...)}, {@link #bytes(Call, String)}: bytes delivered (READ, GET,
- *       GET_IF_CHANGED) or written (PUT, counting only writes that happened);</li>
+ *       GET_IF_CHANGED; a READ's as they arrive, before its caller is told, and those of a READ
+ *       that fails part way) or written (PUT, counting only writes that happened);</li>
  *   <li>{@link #notModified()}: conditional GETs answered "not modified"; {@link #injected()}:
  *       faults thrown; {@link #inFlight(Call...)} and {@link #peakInFlight(Call...)}: calls under
  *       way now and at most at once, {@link #peakBytesInFlight()}: READ bytes under way at most;</li>
@@ -86,26 +87,33 @@ import java.util.function.Supplier;
  * fails as a dead, throttling or mute server's would) and {@link #up()}; {@link #hangAll()} and
  * {@link #answer()}.
  *
- * <h2>What the cache tests' stores do, here</h2>
+ * <h2>Recipes, as the cache tests use them</h2>
  * <pre>{@code
- * // FaultyStore: 2 failures, 1 corrupt read, a hang, a delay, reads in flight at most
+ * // failures, corrupt bytes, a hang, a delay; ranged GETs and their bytes, the most at once
  * store.on(READ).times(2).fail(Fault.UNAVAILABLE);      store.on(READ).once().corrupt();
+ * Rule bad = store.on(READ).corrupt(); ... bad.remove();
  * Rule hang = store.on(READ, GET).hang(); ... hang.release();
- * store.on(READ).delay(Duration.ofMillis(5));           store.peakInFlight(READ);
- * // GatedStore: hold whole-object GETs of some keys; count per key; unreachable
- * Rule gate = store.on(GET).keys(k1, k2).gate(); gate.arrived().await(); gate.release();
- * store.calls(GET, key); store.calls(READ, key); store.peakInFlight(GET);
+ * store.on(READ).delay(Duration.ofMillis(100));         store.calls(READ); store.bytes(READ);
+ * store.peakInFlight(READ);
+ * // hold whole-object GETs of some keys (or all); count per key; unreachable
+ * Rule gate = store.on(GET).keys(k1, k2).gate(); gate.awaitArrived(timeout); gate.release();
+ * store.calls(GET, key); store.calls(READ, key); store.inFlight(GET); store.peakInFlight(GET);
  * store.on(GET).fail(Fault.UNREACHABLE);
- * // PacedStore: data GETs at a rate, their lengths, peaks of GETs and bytes under way
+ * // data GETs at a rate; their lengths; peaks of GETs and bytes under way
  * store.on(READ).under("blobs/").pace(rate);
  * store.requests(READ) (each with its len); store.peakInFlight(READ); store.peakBytesInFlight();
- * // StreamingStore: the first READ stalls after 2 blocks, or fails part way
- * store.on(READ).once().pieces(BS).afterBytes(2 * BS).gate();
- * store.on(READ).once().pieces(BS).afterBytes(n).fail(Fault.UNAVAILABLE);
- * // RecordingStore: offsets of data GETs in order; hold some
- * store.requests(READ) (each with its offset); store.on(READ).when(r -> r.offset() >= x).gate();
+ * // reads a block at a time; the first stalls after a block, or fails part way
+ * store.on(READ).pieces(BS);
+ * Rule stall = store.on(READ).once().afterBytes(BS).gate();
+ * store.on(READ).once().afterBytes(n).fail(Fault.UNAVAILABLE);
+ * // offsets of data GETs in the order they started; hold some
+ * store.requests(READ) (each with its offset); store.on(READ).when(r -> r.offset() == 0).gate();
  * }</pre>
- * Thread-safe.
+ * A caller served from a streaming READ may go on before that READ has returned and is in
+ * {@link #requests()}; wait for the caller to be idle (the block cache's {@code awaitIdle})
+ * before reading them. Its bytes are counted before the caller is told they arrived.
+ *
+ * <p>Thread-safe.
  */
 public final class FaultStore implements BlobStore {
     /** The kinds of call, one per {@link BlobStore} method family. */
@@ -451,11 +459,21 @@ public final class FaultStore implements BlobStore {
     public void read(String key, long offset, byte[] dst, int dstOff, int len, IntConsumer arrived) {
         Asked a = new Asked(Call.READ, key, offset, len, "RANGE " + key + " " + offset + "+" + len);
         peakBytesInFlight.accumulateAndGet(bytesInFlight.addAndGet(len), Math::max);
+        // Bytes count as delivered before the caller is told they arrived: a reader served from
+        // the stream may return before this call does, and must find them counted.
+        int[] counted = {0};
+        IntConsumer counting = n -> {
+            if (n > counted[0]) {
+                bytesByKey.get(Call.READ).computeIfAbsent(key, k -> new LongAdder()).add(n - counted[0]);
+                counted[0] = n;
+            }
+            arrived.accept(n);
+        };
         try {
             call(a, rs -> {
-                streamRead(a, rs, dst, dstOff, arrived);
+                streamRead(a, rs, dst, dstOff, counting);
                 return null;
-            }, v -> len);
+            }, v -> 0);
         } finally {
             bytesInFlight.addAndGet(-len);
         }

@@ -188,6 +188,7 @@ class FaultStoreTest {
                 .isInstanceOf(StoreUnavailableException.class);
         assertThat(arrived).containsExactly(3, 5);
         assertThat(dst).startsWith(0, 1, 2, 3, 4, 0);
+        assertThat(store.bytes(Call.READ)).as("the bytes delivered before the failure").isEqualTo(5);
         arrived.clear();
         store.read("blobs/a", 0, dst, 0, 10, arrived::add);
         assertThat(arrived).as("the next read is whole").containsExactly(10);
@@ -196,10 +197,10 @@ class FaultStoreTest {
     @Test
     void aPacedReadTellsEachPieceAsItArrives() {
         store.on(Call.READ).under("blobs/").pace(1e9).pieces(4);
-        List<Integer> arrived = new ArrayList<>();
+        List<String> arrived = new ArrayList<>();
         byte[] dst = new byte[10];
-        store.read("blobs/a", 0, dst, 0, 10, arrived::add);
-        assertThat(arrived).containsExactly(4, 8, 10);
+        store.read("blobs/a", 0, dst, 0, 10, n -> arrived.add(n + ":" + store.bytes(Call.READ)));
+        assertThat(arrived).as("each piece counted before it is told").containsExactly("4:4", "8:8", "10:10");
         assertThat(dst).isEqualTo(data);
         assertThat(store.peakBytesInFlight()).isEqualTo(10);
     }

@@ -3,6 +3,9 @@ package io.warpdata.blobcache.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.warpdata.store.FaultStore;
+import io.warpdata.store.FaultStore.Call;
+import io.warpdata.store.FaultStore.Fault;
 import io.warpdata.store.InMemoryBlobStore;
 import io.warpdata.store.StoreUnavailableException;
 import io.warpdata.manifest.BlobRef;
@@ -41,16 +44,13 @@ class BlockCacheTest {
     Path dir;
 
     private final InMemoryBlobStore memory = new InMemoryBlobStore();
-    private final FaultyStore store = new FaultyStore(memory);
+    private final FaultStore store = new FaultStore(memory);
     private final ExecutorService pool = Executors.newFixedThreadPool(8);
     private final List<BlockCache> caches = new ArrayList<>();
 
     @AfterEach
     void tearDown() throws InterruptedException {
-        CountDownLatch h = store.hang;
-        if (h != null) {
-            h.countDown();
-        }
+        store.clear();
         caches.forEach(BlockCache::close);
         pool.shutdownNow();
         pool.awaitTermination(10, TimeUnit.SECONDS);
@@ -172,12 +172,12 @@ class BlockCacheTest {
         BlobRef ref = TestBlobs.put(memory, data, BS);
         BlockCache c = open(config());
         assertThat(c.readAll(ref)).isEqualTo(data);
-        long reads = store.reads.get();
+        long reads = store.calls(Call.READ);
         assertThat(reads).isPositive();
 
         assertThat(c.readAll(ref)).isEqualTo(data);
         assertThat(read(c, ref, BS - 3, 7)).isEqualTo(range(data, BS - 3, 7));
-        assertThat(store.reads.get()).isEqualTo(reads);
+        assertThat(store.calls(Call.READ)).isEqualTo(reads);
         settle(c);
         assertThat(c.stats().blocks()).isEqualTo(11);
         long hits = c.metrics().hitBlocks.sum();
@@ -192,13 +192,13 @@ class BlockCacheTest {
         BlockCache first = open(config());
         assertThat(first.readAll(ref)).isEqualTo(data);
         close(first);
-        long reads = store.reads.get();
+        long reads = store.calls(Call.READ);
         long gets = memory.gets.get();
 
         BlockCache second = open(config());
         assertThat(second.stats().blocks()).isEqualTo(5);
         assertThat(second.readAll(ref)).isEqualTo(data);
-        assertThat(store.reads.get()).as("ranged reads").isEqualTo(reads);
+        assertThat(store.calls(Call.READ)).as("ranged reads").isEqualTo(reads);
         assertThat(memory.gets.get()).as("whole-object gets (hash lists)").isEqualTo(gets);
         assertThat(second.metrics().getsIssued.sum()).isZero();
     }
@@ -218,7 +218,7 @@ class BlockCacheTest {
         for (BlobRef r : datasetB) {
             c.readAll(r);
         }
-        assertThat(store.bytesRead.get()).isEqualTo(shared.length + onlyA.length + onlyB.length);
+        assertThat(store.bytes(Call.READ)).isEqualTo(shared.length + onlyA.length + onlyB.length);
     }
 
     @Test
@@ -230,7 +230,7 @@ class BlockCacheTest {
         long memberOffset = 5L * bs + 300_000;
         int memberLength = 180_000;
         assertThat(read(c, ref, memberOffset, memberLength)).isEqualTo(range(shard, memberOffset, memberLength));
-        assertThat(store.bytesRead.get()).as("bytes fetched for a 180 KB member of a 16 MiB shard")
+        assertThat(store.bytes(Call.READ)).as("bytes fetched for a 180 KB member of a 16 MiB shard")
                 .isLessThanOrEqualTo(2L * bs);
     }
 
@@ -242,7 +242,7 @@ class BlockCacheTest {
         BlockCache c = open(config());
         c.readAll(ref);
         settle(c);
-        long reads = store.reads.get();
+        long reads = store.calls(Call.READ);
         Path block1 = blockFiles().stream().filter(p -> p.getFileName().toString().endsWith(".1")).findFirst()
                 .orElseThrow();
         long posInBlock = 2 * 65536 + 1234;
@@ -250,12 +250,12 @@ class BlockCacheTest {
 
         // A read of another chunk of the same block is still served from the cache...
         assertThat(read(c, ref, bs + 10, 100)).isEqualTo(range(data, bs + 10, 100));
-        assertThat(store.reads.get()).isEqualTo(reads);
+        assertThat(store.calls(Call.READ)).isEqualTo(reads);
         // ...but the damaged chunk is never served: the block is dropped, refetched, served right.
         assertThat(read(c, ref, bs + posInBlock - 50, 100)).isEqualTo(range(data, bs + posInBlock - 50, 100));
-        assertThat(store.reads.get()).isEqualTo(reads + 1);
+        assertThat(store.calls(Call.READ)).isEqualTo(reads + 1);
         assertThat(c.readAll(ref)).isEqualTo(data);
-        assertThat(store.reads.get()).as("the refetched block is cached again").isEqualTo(reads + 1);
+        assertThat(store.calls(Call.READ)).as("the refetched block is cached again").isEqualTo(reads + 1);
     }
 
     @Test
@@ -266,7 +266,7 @@ class BlockCacheTest {
         BlockCache c = open(config());
         c.readAll(ref);
         settle(c);
-        long reads = store.reads.get();
+        long reads = store.calls(Call.READ);
         // What FUSE passes: a direct buffer, 128 KiB at a chunk-aligned offset (read in place).
         ByteBuffer direct = ByteBuffer.allocateDirect(128 * 1024);
         assertThat(c.read(ref, bs + 128 * 1024, direct)).isEqualTo(128 * 1024);
@@ -276,7 +276,7 @@ class BlockCacheTest {
         ByteBuffer unaligned = ByteBuffer.allocateDirect(100_000);
         assertThat(c.read(ref, bs + 777, unaligned)).isEqualTo(100_000);
         assertThat(bytesOf(unaligned.flip())).isEqualTo(range(data, bs + 777, 100_000));
-        assertThat(store.reads.get()).isEqualTo(reads);
+        assertThat(store.calls(Call.READ)).isEqualTo(reads);
 
         // A damaged chunk read in place is caught there: the block is refetched and served right.
         Path block1 = blockFiles().stream().filter(p -> p.getFileName().toString().endsWith(".1")).findFirst()
@@ -285,7 +285,7 @@ class BlockCacheTest {
         direct.clear();
         assertThat(c.read(ref, bs + 128 * 1024, direct)).isEqualTo(128 * 1024);
         assertThat(bytesOf(direct.flip())).isEqualTo(range(data, bs + 128 * 1024, 128 * 1024));
-        assertThat(store.reads.get()).isEqualTo(reads + 1);
+        assertThat(store.calls(Call.READ)).isEqualTo(reads + 1);
     }
 
     private static byte[] bytesOf(ByteBuffer b) {
@@ -302,10 +302,10 @@ class BlockCacheTest {
         c.readAll(ref);
         close(c);
         flipByte(blockFiles().get(0), BlockFile.ALIGN + 99);
-        long reads = store.reads.get();
+        long reads = store.calls(Call.READ);
         BlockCache again = open(config());
         assertThat(again.readAll(ref)).isEqualTo(data);
-        assertThat(store.reads.get()).isEqualTo(reads + 1);
+        assertThat(store.calls(Call.READ)).isEqualTo(reads + 1);
     }
 
     @Test
@@ -313,17 +313,17 @@ class BlockCacheTest {
         byte[] data = TestBlobs.bytes(4 * BS, 9);
         BlobRef ref = TestBlobs.put(memory, data, BS);
         BlockCache c = open(config().withMaxPrefetchBytes(0));
-        store.corruptionsLeft.set(1);
+        store.on(Call.READ).once().corrupt();
         assertThat(read(c, ref, 0, BS)).isEqualTo(range(data, 0, BS));
         assertThat(c.metrics().verificationFailures.sum()).isEqualTo(1);
 
-        store.corruptForever = true;
+        FaultStore.Rule corrupting = store.on(Call.READ).corrupt();
         assertThatThrownBy(() -> read(c, ref, 2 * BS, 10))
                 .isInstanceOf(BlockVerificationException.class)
                 .hasMessageContaining(ref.id().hex());
         assertThat(c.metrics().verificationFailures.sum()).isEqualTo(3);
 
-        store.corruptForever = false;
+        corrupting.remove();
         assertThat(read(c, ref, 2 * BS, 10)).as("nothing bad was cached").isEqualTo(range(data, 2 * BS, 10));
     }
 
@@ -338,8 +338,8 @@ class BlockCacheTest {
         BlobRef ref = TestBlobs.put(memory, data, BS);
         BlockCache c = open(config());
         c.read(ref, 0, new byte[0], 0, 0); // its hash list is now cached
-        store.corruptForever = true;
-        long before = store.bytesRead.get();
+        FaultStore.Rule corrupting = store.on(Call.READ).corrupt();
+        long before = store.bytes(Call.READ);
         int reads = 0;
         int failed = 0;
         for (long off = 0; off < 8L * BS; off += BS / 2) {
@@ -354,11 +354,11 @@ class BlockCacheTest {
         settle(c);
         assertThat(failed).isPositive();
         // Each failed read costs at most its block's GET and the one refetch; no read-ahead.
-        assertThat(store.bytesRead.get() - before).isLessThanOrEqualTo(2L * reads * BS);
+        assertThat(store.bytes(Call.READ) - before).isLessThanOrEqualTo(2L * reads * BS);
         assertThat(c.metrics().prefetchedBlocks.sum()).isZero();
 
         // Once the store serves right bytes again, a sequential reader gets read-ahead again.
-        store.corruptForever = false;
+        corrupting.remove();
         for (long off = 8L * BS; off < 24L * BS; off += BS / 2) {
             assertThat(read(c, ref, off, BS / 2)).isEqualTo(range(data, off, BS / 2));
         }
@@ -371,7 +371,7 @@ class BlockCacheTest {
         byte[] data = TestBlobs.bytes(3 * BS, 10);
         BlobRef ref = TestBlobs.put(memory, data, BS);
         BlockCache c = open(config());
-        store.failuresLeft.set(4);
+        store.on(Call.READ).times(4).fail(Fault.UNAVAILABLE);
         assertThat(c.readAll(ref)).isEqualTo(data);
         assertThat(c.metrics().retries.sum()).isGreaterThanOrEqualTo(4);
     }
@@ -385,7 +385,7 @@ class BlockCacheTest {
         BlockCache c = open(config().withRetry(FAST.withReadDeadline(Duration.ofMillis(300))));
         c.readAll(cachedRef);
         c.read(coldRef, 0, new byte[1], 0, 1); // its hash list is now cached
-        store.hang = new CountDownLatch(1);
+        FaultStore.Rule hang = store.on(Call.READ, Call.GET).hang();
 
         long t0 = System.nanoTime();
         assertThatThrownBy(() -> read(c, coldRef, BS, 10)).isInstanceOf(StoreUnavailableException.class)
@@ -398,8 +398,7 @@ class BlockCacheTest {
                 .isInstanceOf(StoreUnavailableException.class).hasMessageContaining(neverRead.id().hex());
         assertThat(Duration.ofNanos(System.nanoTime() - t1)).isLessThan(Duration.ofSeconds(3));
 
-        store.hang.countDown();
-        store.hang = null;
+        hang.remove();
         assertThat(read(c, coldRef, BS, 10)).isEqualTo(range(cold, BS, 10));
     }
 
@@ -409,7 +408,7 @@ class BlockCacheTest {
         BlobRef ref = TestBlobs.put(memory, data, BS);
         BlockCache c = open(config().withRetry(FAST.withReadDeadline(Duration.ofMillis(300))));
         c.read(ref, 0, new byte[0], 0, 0);
-        store.failuresLeft.set(Integer.MAX_VALUE);
+        store.on(Call.READ).fail(Fault.UNAVAILABLE);
         long t0 = System.nanoTime();
         assertThatThrownBy(() -> c.readAll(ref)).isInstanceOf(StoreUnavailableException.class);
         assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(3));
@@ -559,7 +558,7 @@ class BlockCacheTest {
         BlobRef ref = TestBlobs.put(memory, data, BS);
         // No read-ahead: the neighbouring reads below would rightly prefetch the next blocks.
         BlockCache c = open(config().withMaxPrefetchBytes(0));
-        store.delayMillis = 100;
+        store.on(Call.READ).delay(Duration.ofMillis(100));
         CountDownLatch go = new CountDownLatch(8);
         List<byte[]> results = inParallel(8, i -> () -> {
             go.countDown();
@@ -569,7 +568,7 @@ class BlockCacheTest {
         for (int i = 0; i < 8; i++) {
             assertThat(results.get(i)).isEqualTo(range(data, BS + i * 1000, 500));
         }
-        assertThat(store.reads.get()).isEqualTo(1);
+        assertThat(store.calls(Call.READ)).isEqualTo(1);
     }
 
     @Test
@@ -578,7 +577,7 @@ class BlockCacheTest {
         BlobRef ref = TestBlobs.put(memory, data, BS);
         BlockCache c = open(config().withMaxConcurrentFetches(4));
         c.read(ref, 0, new byte[0], 0, 0);
-        store.delayMillis = 100;
+        store.on(Call.READ).delay(Duration.ofMillis(100));
         List<byte[]> results;
         try {
             results = inParallel(4, i -> () -> read(c, ref, (long) (2 * i) * BS, 10), 10);
@@ -586,7 +585,7 @@ class BlockCacheTest {
             throw new AssertionError(e);
         }
         assertThat(results).allSatisfy(r -> assertThat(r).hasSize(10));
-        assertThat(store.maxInFlight.get()).isGreaterThan(1);
+        assertThat(store.peakInFlight(Call.READ)).isGreaterThan(1);
     }
 
     @Test
@@ -605,7 +604,7 @@ class BlockCacheTest {
         }
         Path bogus = files.get(0).resolveSibling(ref.id().hex() + "." + BS + ".3x");
         Files.write(bogus, new byte[100]);
-        long reads = store.reads.get();
+        long reads = store.calls(Call.READ);
 
         BlockCache again = open(config());
         try (Stream<Path> s = Files.list(tmp)) {
@@ -614,7 +613,7 @@ class BlockCacheTest {
         assertThat(Files.exists(bogus)).isFalse();
         assertThat(again.stats().blocks()).isEqualTo(3);
         assertThat(again.readAll(ref)).isEqualTo(data);
-        assertThat(store.reads.get()).isEqualTo(reads + 1);
+        assertThat(store.calls(Call.READ)).isEqualTo(reads + 1);
     }
 
     @Test
@@ -633,7 +632,7 @@ class BlockCacheTest {
         assertThat(members).isGreaterThan(150);
         assertThat(c.metrics().prefetchedBlocks.sum()).isGreaterThanOrEqualTo(60);
         assertThat(c.metrics().prefetchHitBlocks.sum()).isGreaterThanOrEqualTo(60);
-        assertThat(store.reads.get()).as("ranged GETs for 64 blocks").isLessThanOrEqualTo(16);
+        assertThat(store.calls(Call.READ)).as("ranged GETs for 64 blocks").isLessThanOrEqualTo(16);
         assertThat(c.metrics().prefetchHitBlocks.sum()).isLessThanOrEqualTo(c.metrics().prefetchedBlocks.sum());
     }
 
@@ -676,14 +675,14 @@ class BlockCacheTest {
                 .hasMessageContaining(ref.id().hex())
                 .satisfies(e -> assertThat(((BlockNotCachedException) e).nextStep()).contains("warpctl warm"));
         assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(1));
-        assertThat(store.reads.get()).isZero();
+        assertThat(store.calls(Call.READ)).isZero();
         assertThat(memory.gets.get()).isZero();
 
         // warm is how a local cache gets filled; then reads need no store at all.
         WarmResult w = local.warm(ref, Long.MAX_VALUE, WarmListener.NONE, () -> false);
         assertThat(w.complete()).isTrue();
         close(local);
-        store.failuresLeft.set(Integer.MAX_VALUE);
+        store.on(Call.READ).fail(Fault.UNAVAILABLE);
         BlockCache offline = open(config().withMode(CacheMode.LOCAL));
         assertThat(offline.readAll(ref)).isEqualTo(data);
     }
@@ -694,9 +693,9 @@ class BlockCacheTest {
         BlobRef ref = TestBlobs.put(memory, data, BS);
         BlockCache c = open(config().withMode(CacheMode.REMOTE).withMemoryBytes(16L << 20));
         assertThat(c.readAll(ref)).isEqualTo(data);
-        long reads = store.reads.get();
+        long reads = store.calls(Call.READ);
         assertThat(c.readAll(ref)).isEqualTo(data);
-        assertThat(store.reads.get()).as("served from memory").isEqualTo(reads);
+        assertThat(store.calls(Call.READ)).as("served from memory").isEqualTo(reads);
         try (Stream<Path> s = Files.walk(dir)) {
             assertThat(s.filter(p -> !p.equals(dir)).toList()).isEmpty();
         }
@@ -722,9 +721,9 @@ class BlockCacheTest {
             Thread.sleep(10);
         }
         assertThat(c.stats().blocks()).isEqualTo(40);
-        long reads = store.reads.get();
+        long reads = store.calls(Call.READ);
         assertThat(c.readAll(ref)).isEqualTo(data);
-        assertThat(store.reads.get()).isEqualTo(reads);
+        assertThat(store.calls(Call.READ)).isEqualTo(reads);
     }
 
     @Test
@@ -747,9 +746,9 @@ class BlockCacheTest {
         settle(c);
         assertThat(c.metrics().denseRandomBlobs.sum()).isEqualTo(1);
         assertThat(c.stats().blocks()).as("the eighth made it dense: the rest came in the background").isEqualTo(64);
-        long reads = store.reads.get();
+        long reads = store.calls(Call.READ);
         assertThat(c.readAll(ref)).isEqualTo(data);
-        assertThat(store.reads.get()).isEqualTo(reads);
+        assertThat(store.calls(Call.READ)).isEqualTo(reads);
     }
 
     @Test
@@ -758,7 +757,7 @@ class BlockCacheTest {
         BlobRef ref = TestBlobs.put(memory, data, BS);
         BlockCache c = open(config().withMaxPrefetchBytes(0));
         read(c, ref, 0, 2 * BS);
-        long reads = store.bytesRead.get();
+        long reads = store.bytes(Call.READ);
         AtomicLong lastProgress = new AtomicLong();
         WarmResult partial = c.warm(ref, 5L * BS - 100, (done, total) -> lastProgress.set(done), () -> false);
         assertThat(partial.blocksCached()).isEqualTo(2);
@@ -770,7 +769,7 @@ class BlockCacheTest {
         assertThat(rest.blocksCached()).isEqualTo(5);
         assertThat(rest.blocksFetched()).isEqualTo(5);
         assertThat(rest.complete()).isTrue();
-        assertThat(store.bytesRead.get() - reads).isEqualTo(8L * BS);
+        assertThat(store.bytes(Call.READ) - reads).isEqualTo(8L * BS);
         assertThat(c.warm(ref, Long.MAX_VALUE, WarmListener.NONE, () -> true).cancelled()).isTrue();
     }
 

@@ -2,9 +2,12 @@ package io.warpdata.blobcache.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.warpdata.store.FaultStore;
+import io.warpdata.store.FaultStore.Call;
 import io.warpdata.store.InMemoryBlobStore;
 import io.warpdata.manifest.BlobRef;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -83,12 +86,13 @@ class ConnectionRateTest {
     }
 
     @Test
-    void aSequentialReadOverAPacedStoreKeepsManyGetsInFlight() {
+    void aSequentialReadOverAPacedStoreKeepsManyGetsInFlight() throws InterruptedException {
         InMemoryBlobStore memory = new InMemoryBlobStore();
         byte[] data = TestBlobs.bytes(96 * MIB, 3);
         BlobRef ref = TestBlobs.put(memory, data, MIB);
         // 50 MB/s per connection, no limit on connections: 12.5 MB a quarter second -> 8 MiB runs.
-        PacedStore store = new PacedStore(memory, 50e6);
+        FaultStore store = new FaultStore(memory);
+        store.on(Call.READ).under("blobs/").pace(50e6);
         cache = new BlockCache(store, CacheConfig.defaults(dir).withMinFreeBytes(0).withMaxBytes(256L * MIB), pool,
                 null, null);
         byte[] buf = new byte[4 * MIB];
@@ -97,10 +101,11 @@ class ConnectionRateTest {
             assertThat(n).isEqualTo(buf.length);
             assertThat(Arrays.equals(buf, 0, n, data, (int) off, (int) off + n)).as("bytes at " + off).isTrue();
         }
-        List<Integer> lengths = store.lengths;
+        assertThat(cache.awaitIdle(Duration.ofSeconds(30))).as("every GET has returned").isTrue();
+        List<Integer> lengths = store.requests(Call.READ).stream().map(FaultStore.Request::len).toList();
         // After the first GETs have measured the link, read-ahead goes out in runs of 8 MiB...
         assertThat(lengths.subList(lengths.size() / 2, lengths.size())).allSatisfy(l -> assertThat(l).isLessThanOrEqualTo(8 * MIB));
         // ...several at once: a 32 MiB run at a time would keep at most two in flight.
-        assertThat(store.peakGets.get()).isGreaterThanOrEqualTo(4);
+        assertThat(store.peakInFlight(Call.READ)).isGreaterThanOrEqualTo(4);
     }
 }

@@ -3,6 +3,9 @@ package io.warpdata.blobcache.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.warpdata.store.FaultStore;
+import io.warpdata.store.FaultStore.Call;
+import io.warpdata.store.FaultStore.Fault;
 import io.warpdata.store.InMemoryBlobStore;
 import io.warpdata.store.StoreUnavailableException;
 import io.warpdata.manifest.BlobRef;
@@ -15,7 +18,7 @@ class DirectBlobReaderTest {
     private static final RetryPolicy FAST = new RetryPolicy(Duration.ofMillis(1), Duration.ofMillis(5), Duration.ofSeconds(5));
 
     private final InMemoryBlobStore memory = new InMemoryBlobStore();
-    private final FaultyStore store = new FaultyStore(memory);
+    private final FaultStore store = new FaultStore(memory);
 
     @Test
     void readsAnyRangeVerifiedAcrossBlockBoundaries() {
@@ -27,7 +30,7 @@ class DirectBlobReaderTest {
             assertThat(n).isEqualTo(dst.length);
             assertThat(dst).isEqualTo(Arrays.copyOfRange(data, BS - 10, BS - 10 + dst.length));
             assertThat(r.metrics().getsIssued.sum()).as("one list GET + one ranged GET").isEqualTo(2);
-            assertThat(store.bytesRead.get()).isEqualTo(4L * BS);
+            assertThat(store.bytes(Call.READ)).isEqualTo(4L * BS);
         }
     }
 
@@ -49,11 +52,11 @@ class DirectBlobReaderTest {
         byte[] data = TestBlobs.bytes(3 * BS, 3);
         BlobRef ref = TestBlobs.put(memory, data, BS);
         try (DirectBlobReader r = new DirectBlobReader(store, FAST)) {
-            store.corruptionsLeft.set(1);
+            store.on(Call.READ).once().corrupt();
             assertThat(r.readAll(ref)).isEqualTo(data);
             assertThat(r.metrics().verificationFailures.sum()).isEqualTo(1);
 
-            store.corruptForever = true;
+            store.on(Call.READ).corrupt();
             assertThatThrownBy(() -> r.read(ref, 0, new byte[10], 0, 10))
                     .isInstanceOf(BlockVerificationException.class)
                     .hasMessageContaining(ref.id().hex());
@@ -65,7 +68,7 @@ class DirectBlobReaderTest {
         byte[] data = TestBlobs.bytes(BS + 5, 4);
         BlobRef ref = TestBlobs.put(memory, data, BS);
         try (DirectBlobReader r = new DirectBlobReader(store, FAST)) {
-            store.failuresLeft.set(3);
+            store.on(Call.READ).times(3).fail(Fault.UNAVAILABLE);
             assertThat(r.readAll(ref)).isEqualTo(data);
             assertThat(r.metrics().retries.sum()).isEqualTo(3);
         }
@@ -77,7 +80,7 @@ class DirectBlobReaderTest {
         BlobRef ref = TestBlobs.put(memory, data, BS);
         RetryPolicy shortDeadline = FAST.withReadDeadline(Duration.ofMillis(300));
         try (DirectBlobReader r = new DirectBlobReader(store, shortDeadline)) {
-            store.failuresLeft.set(Integer.MAX_VALUE);
+            store.on(Call.READ).fail(Fault.UNAVAILABLE);
             long t0 = System.nanoTime();
             assertThatThrownBy(() -> r.readAll(ref)).isInstanceOf(StoreUnavailableException.class);
             assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(3));

@@ -2,6 +2,9 @@ package io.warpdata.blobcache.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.warpdata.store.FaultStore;
+import io.warpdata.store.FaultStore.Call;
+import io.warpdata.store.FaultStore.Fault;
 import io.warpdata.store.InMemoryBlobStore;
 import io.warpdata.store.StoreLayout;
 import io.warpdata.manifest.BlobRef;
@@ -27,13 +30,13 @@ class HashListPrefetcherTest {
     Path dir;
 
     private final InMemoryBlobStore memory = new InMemoryBlobStore();
-    private final GatedStore store = new GatedStore(memory);
+    private final FaultStore store = new FaultStore(memory);
     private final ExecutorService pool = Executors.newCachedThreadPool();
     private final List<BlockCache> caches = new ArrayList<>();
 
     @AfterEach
     void tearDown() throws InterruptedException {
-        store.open.countDown();
+        store.clear();
         caches.forEach(BlockCache::close);
         pool.shutdownNow();
         pool.awaitTermination(10, TimeUnit.SECONDS);
@@ -69,62 +72,61 @@ class HashListPrefetcherTest {
         BlockCache c = open(CacheMode.AUTO);
 
         c.prefetchHashLists(List.of(shard));
-        await(() -> c.metrics().getsIssued.sum() == 1 && store.getsInFlight.get() == 0);
+        await(() -> c.metrics().getsIssued.sum() == 1 && store.inFlight(Call.GET) == 0);
         byte[] one = new byte[1];
         c.read(shard, 2 * BS + 5, one, 0, 1);
 
-        assertThat(store.gets(StoreLayout.blob(shard.blocks()))).as("GETs of the list").isEqualTo(1);
-        assertThat(store.reads(StoreLayout.blob(shard.id()))).as("ranged reads of the shard").isEqualTo(1);
+        assertThat(store.calls(Call.GET, StoreLayout.blob(shard.blocks()))).as("GETs of the list").isEqualTo(1);
+        assertThat(store.calls(Call.READ, StoreLayout.blob(shard.id()))).as("ranged reads of the shard").isEqualTo(1);
     }
 
     @Test
     void aReadWaitsForTheListBeingPrefetchedInsteadOfFetchingItAgain() throws Exception {
         BlobRef shard = blobs(1, 2).get(0);
-        store.gated.add(StoreLayout.blob(shard.blocks()));
+        FaultStore.Rule gate = store.on(Call.GET).keys(StoreLayout.blob(shard.blocks())).gate();
         BlockCache c = open(CacheMode.AUTO);
         c.prefetchHashLists(List.of(shard));
-        await(() -> store.getsInFlight.get() == 1);
+        await(() -> store.inFlight(Call.GET) == 1);
 
         var read = pool.submit(() -> c.read(shard, 0, new byte[10], 0, 10));
         Thread.sleep(100);
-        store.open.countDown();
+        gate.release();
 
         assertThat(read.get(10, TimeUnit.SECONDS)).isEqualTo(10);
-        assertThat(store.gets(StoreLayout.blob(shard.blocks()))).isEqualTo(1);
+        assertThat(store.calls(Call.GET, StoreLayout.blob(shard.blocks()))).isEqualTo(1);
     }
 
     @Test
     void atMostSixteenListsLoadAtOnceAndTheRestFollow() throws InterruptedException {
         List<BlobRef> shards = blobs(40, 3);
-        store.gateAll = true;
+        FaultStore.Rule gate = store.on(Call.GET).gate();
         BlockCache c = open(CacheMode.AUTO);
 
         c.prefetchHashLists(shards);
-        await(() -> store.getsInFlight.get() == HashListPrefetcher.IN_FLIGHT);
+        await(() -> store.inFlight(Call.GET) == HashListPrefetcher.IN_FLIGHT);
         Thread.sleep(100);
-        assertThat(store.maxGetsInFlight.get()).isEqualTo(HashListPrefetcher.IN_FLIGHT);
-        store.open.countDown();
+        assertThat(store.peakInFlight(Call.GET)).isEqualTo(HashListPrefetcher.IN_FLIGHT);
+        gate.release();
 
-        await(() -> store.allGets() == 40 && store.getsInFlight.get() == 0);
-        assertThat(store.maxGetsInFlight.get()).isEqualTo(HashListPrefetcher.IN_FLIGHT);
+        await(() -> store.calls(Call.GET) == 40 && store.inFlight(Call.GET) == 0);
+        assertThat(store.peakInFlight(Call.GET)).isEqualTo(HashListPrefetcher.IN_FLIGHT);
         for (BlobRef s : shards) {
-            assertThat(store.gets(StoreLayout.blob(s.blocks()))).isEqualTo(1);
+            assertThat(store.calls(Call.GET, StoreLayout.blob(s.blocks()))).isEqualTo(1);
         }
     }
 
     @Test
     void aReadNeedingAListStillQueuedLoadsItWithoutWaitingForTheQueue() throws Exception {
         List<BlobRef> shards = blobs(20, 4);
-        for (BlobRef s : shards.subList(0, HashListPrefetcher.IN_FLIGHT)) {
-            store.gated.add(StoreLayout.blob(s.blocks()));
-        }
+        store.on(Call.GET).keys(shards.subList(0, HashListPrefetcher.IN_FLIGHT).stream()
+                .map(s -> StoreLayout.blob(s.blocks())).toArray(String[]::new)).gate();
         BlockCache c = open(CacheMode.AUTO);
         c.prefetchHashLists(shards);
-        await(() -> store.getsInFlight.get() == HashListPrefetcher.IN_FLIGHT);
+        await(() -> store.inFlight(Call.GET) == HashListPrefetcher.IN_FLIGHT);
 
         BlobRef last = shards.get(19);
         assertThat(c.read(last, 0, new byte[10], 0, 10)).isEqualTo(10);
-        assertThat(store.gets(StoreLayout.blob(last.blocks()))).isEqualTo(1);
+        assertThat(store.calls(Call.GET, StoreLayout.blob(last.blocks()))).isEqualTo(1);
     }
 
     @Test
@@ -137,23 +139,23 @@ class HashListPrefetcherTest {
         c.prefetchHashLists(List.of(huge));
         Thread.sleep(100);
 
-        assertThat(store.allGets()).isZero();
+        assertThat(store.calls(Call.GET)).isZero();
     }
 
     @Test
     void aStoreThatCannotBeReachedPausesPrefetching() throws InterruptedException {
-        store.unreachable = true;
+        store.on(Call.GET).fail(Fault.UNREACHABLE);
         BlockCache c = open(CacheMode.AUTO);
 
         c.prefetchHashLists(blobs(40, 7));
-        await(() -> store.allGets() > 0 && store.getsInFlight.get() == 0);
+        await(() -> store.calls(Call.GET) > 0 && store.inFlight(Call.GET) == 0);
         Thread.sleep(100);
-        long tried = store.allGets();
+        long tried = store.calls(Call.GET);
         c.prefetchHashLists(blobs(40, 50));
         Thread.sleep(100);
 
         assertThat(tried).as("lists tried before the pause").isLessThanOrEqualTo(HashListPrefetcher.IN_FLIGHT);
-        assertThat(store.allGets()).as("lists tried in all").isEqualTo(tried);
+        assertThat(store.calls(Call.GET)).as("lists tried in all").isEqualTo(tried);
     }
 
     @Test
@@ -163,6 +165,6 @@ class HashListPrefetcherTest {
         c.prefetchHashLists(blobs(3, 6));
         Thread.sleep(100);
 
-        assertThat(store.allGets()).isZero();
+        assertThat(store.calls(Call.GET)).isZero();
     }
 }

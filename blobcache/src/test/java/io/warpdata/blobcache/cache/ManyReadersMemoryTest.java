@@ -2,6 +2,8 @@ package io.warpdata.blobcache.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.warpdata.store.FaultStore;
+import io.warpdata.store.FaultStore.Call;
 import io.warpdata.store.InMemoryBlobStore;
 import io.warpdata.manifest.BlobRef;
 import java.nio.file.Path;
@@ -56,7 +58,8 @@ class ManyReadersMemoryTest {
             data.add(d);
             refs.add(TestBlobs.put(memory, d, BS));
         }
-        PacedStore store = new PacedStore(memory, 40e6);
+        FaultStore store = new FaultStore(memory);
+        store.on(Call.READ).under("blobs/").pace(40e6);
         cache = new BlockCache(store, CacheConfig.defaults(dir).withMinFreeBytes(0).withMaxBytes(32L * MIB)
                 .withMaxInFlightBytes(IN_FLIGHT).withMaxPrefetchBytes(4L * MIB).withMaxConcurrentFetches(16), fetchers,
                 null, null);
@@ -89,9 +92,9 @@ class ManyReadersMemoryTest {
             checked += f.get(120, TimeUnit.SECONDS);
         }
         assertThat(checked).isEqualTo(32L * 4 * MIB + 32L * 48 * (64 << 10));
-        assertThat(store.peakBytes.get()).as("bytes of GETs under way at once").isPositive()
+        assertThat(store.peakBytesInFlight()).as("bytes of GETs under way at once").isPositive()
                 .isLessThanOrEqualTo(IN_FLIGHT);
-        assertThat(store.peakGets.get()).as("GETs under way at once").isLessThanOrEqualTo(16);
+        assertThat(store.peakInFlight(Call.READ)).as("GETs under way at once").isLessThanOrEqualTo(16);
     }
 
     private int readAndCheck(BlobRef ref, byte[] expected, int off, byte[] buf) {

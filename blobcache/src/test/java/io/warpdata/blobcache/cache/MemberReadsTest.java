@@ -3,6 +3,8 @@ package io.warpdata.blobcache.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.warpdata.store.FaultStore;
+import io.warpdata.store.FaultStore.Call;
 import io.warpdata.store.InMemoryBlobStore;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
@@ -19,7 +21,6 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -45,16 +46,13 @@ class MemberReadsTest {
     Path dir;
 
     private final InMemoryBlobStore memory = new InMemoryBlobStore();
-    private final FaultyStore store = new FaultyStore(memory);
+    private final FaultStore store = new FaultStore(memory);
     private final ExecutorService pool = Executors.newCachedThreadPool();
     private final List<BlockCache> caches = new ArrayList<>();
 
     @AfterEach
     void tearDown() throws InterruptedException {
-        CountDownLatch h = store.hang;
-        if (h != null) {
-            h.countDown();
-        }
+        store.clear();
         caches.forEach(BlockCache::close);
         pool.shutdownNow();
         pool.awaitTermination(10, TimeUnit.SECONDS);
@@ -182,8 +180,8 @@ class MemberReadsTest {
         BlockCache c = open(config());
 
         assertThat(readMember(c, s.member(i))).isEqualTo(s.content(i));
-        assertThat(store.reads.get()).as("one ranged GET").isEqualTo(1);
-        assertThat(store.bytesRead.get()).as("of exactly the member's bytes, not a 1 MiB block").isEqualTo(30_000);
+        assertThat(store.calls(Call.READ)).as("one ranged GET").isEqualTo(1);
+        assertThat(store.bytes(Call.READ)).as("of exactly the member's bytes, not a 1 MiB block").isEqualTo(30_000);
         assertThat(m(c).memberFetches.sum()).isEqualTo(1);
         assertThat(m(c).memberFetchedBytes.sum()).isEqualTo(30_000);
         assertThat(m(c).missBytes.sum()).isEqualTo(30_000);
@@ -201,11 +199,11 @@ class MemberReadsTest {
 
         assertThat(readMember(c, s.member(i), 128 << 10)).isEqualTo(s.content(i));
         settle(c);
-        assertThat(store.bytesRead.get()).isEqualTo(250_000);
+        assertThat(store.bytes(Call.READ)).isEqualTo(250_000);
         assertThat(m(c).memberFetches.sum()).isEqualTo(1);
         assertThat(readMember(c, s.member(i), 128 << 10)).isEqualTo(s.content(i));
         assertThat(m(c).memberHits.sum()).as("both pieces, from the member cached").isGreaterThanOrEqualTo(2);
-        assertThat(store.bytesRead.get()).isEqualTo(250_000);
+        assertThat(store.bytes(Call.READ)).isEqualTo(250_000);
     }
 
     @Test
@@ -217,7 +215,7 @@ class MemberReadsTest {
 
         assertThat(readMember(c, s.member(i), MIB)).isEqualTo(s.content(i));
         assertThat(m(c).memberFetches.sum()).isZero();
-        assertThat(store.bytesRead.get()).as("its block").isEqualTo(MIB);
+        assertThat(store.bytes(Call.READ)).as("its block").isEqualTo(MIB);
     }
 
     @Test
@@ -226,7 +224,7 @@ class MemberReadsTest {
         int i = s.add(MIB + 5, TestBlobs.bytes(20_000, 8));
         s.publish(memory);
         BlockCache c = open(config());
-        store.delayMillis = 100;
+        store.on(Call.READ).delay(Duration.ofMillis(100));
         ExecutorService readers = Executors.newFixedThreadPool(8);
         try {
             List<Future<byte[]>> got = new ArrayList<>();
@@ -239,7 +237,7 @@ class MemberReadsTest {
         } finally {
             readers.shutdownNow();
         }
-        assertThat(store.reads.get()).isEqualTo(1);
+        assertThat(store.calls(Call.READ)).isEqualTo(1);
     }
 
     @Test
@@ -250,21 +248,21 @@ class MemberReadsTest {
         s.publish(memory);
         BlockCache c = open(config());
 
-        store.corruptionsLeft.set(1);
+        store.on(Call.READ).once().corrupt();
         assertThat(readMember(c, s.member(good))).as("a good refetch is served").isEqualTo(s.content(good));
         assertThat(m(c).verificationFailures.sum()).isEqualTo(1);
 
-        store.corruptForever = true;
-        long reads = store.reads.get();
+        FaultStore.Rule corrupting = store.on(Call.READ).corrupt();
+        long reads = store.calls(Call.READ);
         assertThatThrownBy(() -> readMember(c, s.member(bad))).isInstanceOf(MemberVerificationException.class)
                 .hasMessageContaining(s.member(bad).hash().hex());
-        assertThat(store.reads.get() - reads).as("fetched, then once more").isEqualTo(2);
+        assertThat(store.calls(Call.READ) - reads).as("fetched, then once more").isEqualTo(2);
         assertThat(m(c).verificationFailures.sum()).isEqualTo(3);
         assertThat(m(c).readErrors.sum()).isEqualTo(1);
         settle(c);
         assertThat(Files.exists(memberFile(s.member(bad).hash()))).as("nothing cached").isFalse();
 
-        store.corruptForever = false;
+        corrupting.remove();
         assertThat(readMember(c, s.member(bad))).as("the next read tries afresh").isEqualTo(s.content(bad));
     }
 
@@ -290,11 +288,11 @@ class MemberReadsTest {
         c.readAll(s.ref); // the hash list, so that only the member GET hangs
         settle(c);
         c.gc(0);
-        store.hang = new CountDownLatch(1);
+        FaultStore.Rule hang = store.on(Call.READ, Call.GET).hang();
         long start = System.nanoTime();
         assertThatThrownBy(() -> readMember(c, s.member(i))).isInstanceOf(io.warpdata.store.StoreUnavailableException.class);
         assertThat(System.nanoTime() - start).isLessThan(TimeUnit.SECONDS.toNanos(5));
-        store.hang.countDown();
+        hang.release();
     }
 
     // ---------------------------------------------------------------- cached under its hash
@@ -307,7 +305,7 @@ class MemberReadsTest {
         BlockCache c = open(config());
         assertThat(readMember(c, s.member(i))).isEqualTo(s.content(i));
         settle(c);
-        long reads = store.reads.get();
+        long reads = store.calls(Call.READ);
 
         assertThat(readMember(c, s.member(i))).isEqualTo(s.content(i));
         assertThat(m(c).memberHits.sum()).isEqualTo(1);
@@ -317,7 +315,7 @@ class MemberReadsTest {
         assertThat(readMember(again, s.member(i))).isEqualTo(s.content(i));
         assertThat(m(again).memberHits.sum()).isEqualTo(1);
         assertThat(m(again).getsIssued.sum()).isZero();
-        assertThat(store.reads.get()).isEqualTo(reads);
+        assertThat(store.calls(Call.READ)).isEqualTo(reads);
     }
 
     @Test
@@ -332,10 +330,10 @@ class MemberReadsTest {
         BlockCache c = open(config());
         assertThat(readMember(c, a.member(ia))).isEqualTo(image);
         settle(c);
-        long reads = store.reads.get();
+        long reads = store.calls(Call.READ);
 
         assertThat(readMember(c, b.member(ib))).isEqualTo(image);
-        assertThat(store.reads.get()).as("no ranged GET for the other shard").isEqualTo(reads);
+        assertThat(store.calls(Call.READ)).as("no ranged GET for the other shard").isEqualTo(reads);
         assertThat(m(c).memberHits.sum()).isEqualTo(1);
     }
 
@@ -474,14 +472,14 @@ class MemberReadsTest {
             assertThat(readMember(c, a.member(k))).isEqualTo(contents.get(k));
         }
         settle(c);
-        long reads = store.reads.get();
-        long bytes = store.bytesRead.get();
+        long reads = store.calls(Call.READ);
+        long bytes = store.bytes(Call.READ);
 
         for (int k = b.members.size() - 1; k >= 0; k--) {
             assertThat(readMember(c, b.member(k))).as("member %d", k).isEqualTo(contents.get(k));
         }
-        assertThat(store.reads.get() - reads).as("no GET for the second shard").isZero();
-        assertThat(store.bytesRead.get()).isEqualTo(bytes);
+        assertThat(store.calls(Call.READ) - reads).as("no GET for the second shard").isZero();
+        assertThat(store.bytes(Call.READ)).isEqualTo(bytes);
         assertThat(m(c).dedupHits.sum() + m(c).memberHits.sum()).isEqualTo(b.members.size());
         assertThat(m(c).dedupHits.sum()).isPositive();
     }
@@ -537,11 +535,11 @@ class MemberReadsTest {
         BlockCache c = open(config());
         c.readAll(s.ref);
         settle(c);
-        long reads = store.reads.get();
+        long reads = store.calls(Call.READ);
         long hitBlocks = m(c).hitBlocks.sum();
 
         assertThat(readMember(c, s.member(i))).isEqualTo(s.content(i));
-        assertThat(store.reads.get()).isEqualTo(reads);
+        assertThat(store.calls(Call.READ)).isEqualTo(reads);
         assertThat(m(c).hitBlocks.sum() - hitBlocks).isEqualTo(1);
         assertThat(m(c).memberFetches.sum() + m(c).memberHits.sum()).isZero();
     }
@@ -558,7 +556,7 @@ class MemberReadsTest {
         settle(c);
         assertThat(m(c).memberFetches.sum()).as("only the first member, a seek").isEqualTo(1);
         assertThat(m(c).prefetchedBlocks.sum()).isPositive();
-        assertThat(store.bytesRead.get()).as("the shard about once").isLessThanOrEqualTo(8L * MIB + 30_000);
+        assertThat(store.bytes(Call.READ)).as("the shard about once").isLessThanOrEqualTo(8L * MIB + 30_000);
     }
 
     @Test
@@ -581,7 +579,7 @@ class MemberReadsTest {
         }
         settle(c);
         assertThat(m(c).denseRandomBlobs.sum()).isZero();
-        assertThat(store.bytesRead.get()).as("seven random reads: seven members' bytes")
+        assertThat(store.bytes(Call.READ)).as("seven random reads: seven members' bytes")
                 .isEqualTo(order.subList(0, 7).stream().mapToLong(k -> contents.get(k).length).sum());
 
         // The eighth seek that missed (one per 8 of its 64 blocks) makes the shard dense.
@@ -589,11 +587,11 @@ class MemberReadsTest {
         settle(c);
         assertThat(m(c).denseRandomBlobs.sum()).isEqualTo(1);
         assertThat(m(c).memberFetches.sum()).isEqualTo(8);
-        long reads = store.reads.get();
+        long reads = store.calls(Call.READ);
         for (int k : order.subList(8, order.size())) {
             assertThat(readMember(c, s.member(k))).isEqualTo(contents.get(k));
         }
-        assertThat(store.reads.get()).as("the rest of the pass from the shard fetched whole").isEqualTo(reads);
+        assertThat(store.calls(Call.READ)).as("the rest of the pass from the shard fetched whole").isEqualTo(reads);
         assertThat(m(c).memberFetches.sum()).isEqualTo(8);
     }
 
@@ -638,7 +636,7 @@ class MemberReadsTest {
         assertThat(readMember(c, s.member(i))).isEqualTo(s.content(i));
         settle(c);
         assertThat(readMember(c, s.member(i))).isEqualTo(s.content(i));
-        assertThat(store.bytesRead.get()).isEqualTo(25_000);
+        assertThat(store.bytes(Call.READ)).isEqualTo(25_000);
         assertThat(m(c).memberHits.sum()).isEqualTo(1);
         try (Stream<Path> files = Files.walk(dir)) {
             assertThat(files.filter(p -> !p.equals(dir)).toList()).isEmpty();

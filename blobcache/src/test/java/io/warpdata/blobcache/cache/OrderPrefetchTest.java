@@ -3,9 +3,8 @@ package io.warpdata.blobcache.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.warpdata.store.BlobStore;
-import io.warpdata.store.ForwardingBlobStore;
-import io.warpdata.store.InMemoryBlobStore;
+import io.warpdata.store.FaultStore;
+import io.warpdata.store.FaultStore.Call;
 import io.warpdata.store.StoreException;
 import io.warpdata.store.StoreLayout;
 import io.warpdata.manifest.BlobId;
@@ -17,13 +16,10 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongPredicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -41,60 +37,21 @@ class OrderPrefetchTest {
     @TempDir
     Path dir;
 
-    private final RecordingStore store = new RecordingStore(new InMemoryBlobStore());
+    private final FaultStore store = new FaultStore();
     private final ExecutorService pool = Executors.newFixedThreadPool(8);
     private final List<BlockCache> caches = new ArrayList<>();
 
     @AfterEach
     void tearDown() throws InterruptedException {
-        store.open();
+        store.clear();
         caches.forEach(BlockCache::close);
         pool.shutdownNow();
         pool.awaitTermination(10, TimeUnit.SECONDS);
     }
 
-    /** Records the offset of every ranged GET of data (not hash lists), in order; may hold some back. */
-    static final class RecordingStore extends ForwardingBlobStore {
-        final List<long[]> gets = new CopyOnWriteArrayList<>();
-        volatile LongPredicate held = off -> false;
-        volatile CountDownLatch gate = new CountDownLatch(0);
-        final CountDownLatch heldOne = new CountDownLatch(1);
-
-        RecordingStore(BlobStore inner) {
-            super(inner);
-        }
-
-        @Override
-        public void read(String key, long offset, byte[] dst, int dstOff, int len) {
-            gets.add(new long[] {offset, len});
-            if (held.test(offset)) {
-                heldOne.countDown();
-                try {
-                    gate.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-            inner.read(key, offset, dst, dstOff, len);
-        }
-
-        void hold(LongPredicate which) {
-            gate = new CountDownLatch(1);
-            held = which;
-        }
-
-        void open() {
-            gate.countDown();
-        }
-
-        /** First blocks of the GETs, in order. */
-        List<Integer> firstBlocks() {
-            return gets.stream().map(g -> (int) (g[0] / MIB)).toList();
-        }
-
-        long bytes() {
-            return gets.stream().mapToLong(g -> g[1]).sum();
-        }
+    /** The first blocks of the ranged GETs of data (hash lists are whole GETs), in the order they started. */
+    private List<Integer> firstBlocks() {
+        return store.requests(Call.READ).stream().map(r -> (int) (r.offset() / MIB)).toList();
     }
 
     private BlockCache open(long cacheBytes, int fetches) {
@@ -164,13 +121,13 @@ class OrderPrefetchTest {
         plan(c, "epoch", blob, order);
         settle(c);
 
-        assertThat(store.firstBlocks()).as("one GET per planned block, in the plan's order").isEqualTo(order);
-        assertThat(store.bytes()).isEqualTo(16L * MIB);
+        assertThat(firstBlocks()).as("one GET per planned block, in the plan's order").isEqualTo(order);
+        assertThat(store.bytes(Call.READ)).isEqualTo(16L * MIB);
         assertThat(counter(c, "planned_blocks")).isEqualTo(16);
         for (int b : order) {
             readMember(c, blob, b);
         }
-        assertThat(store.gets).as("every read was served by the plan").hasSize(16);
+        assertThat(store.calls(Call.READ)).as("every read was served by the plan").isEqualTo(16);
         assertThat(counter(c, "prefetch_hit_blocks")).isEqualTo(16);
         assertThat(counter(c, "miss_blocks")).isZero();
         assertThat(status(c, "epoch").state()).isEqualTo("done");
@@ -183,7 +140,8 @@ class OrderPrefetchTest {
         plan(c, "epoch", blob, List.of(12, 40, 9, 15, 8, 41, 10, 14, 11, 13));
         settle(c);
 
-        List<long[]> gets = new ArrayList<>(store.gets);
+        List<long[]> gets = new ArrayList<>(store.requests(Call.READ).stream()
+                .map(r -> new long[] {r.offset(), r.len()}).toList());
         gets.sort((a, b) -> Long.compare(a[0], b[0]));
         // Runs are as long as the connection's run size (ConnectionRate): 4 MiB until a GET of
         // at least 1 MiB has been timed, so blocks 8-15 go out as two GETs of 4, 40-41 as one.
@@ -207,7 +165,7 @@ class OrderPrefetchTest {
         Collections.shuffle(order, new Random(11));
         plan(c, "epoch", blob, order);
         settle(c);
-        assertThat(store.bytes()).as("before the first read").isEqualTo(ahead);
+        assertThat(store.bytes(Call.READ)).as("before the first read").isEqualTo(ahead);
 
         byte[] data = store.get(StoreLayout.blob(blob.id()));
         for (int i = 0; i < order.size(); i++) {
@@ -215,10 +173,10 @@ class OrderPrefetchTest {
             assertThat(readMember(c, blob, b)).isEqualTo(Arrays.copyOfRange(data, (int) memberAt(b),
                     (int) memberAt(b) + MEMBER));
             settle(c);
-            assertThat(store.bytes()).as("after reading position %d", i)
+            assertThat(store.bytes(Call.READ)).as("after reading position %d", i)
                     .isLessThanOrEqualTo((long) (i + 1) * MIB + ahead);
         }
-        assertThat(store.bytes()).as("every block fetched once").isEqualTo(48L * MIB);
+        assertThat(store.bytes(Call.READ)).as("every block fetched once").isEqualTo(48L * MIB);
         assertThat(counter(c, "prefetch_hit_blocks")).isEqualTo(48);
         assertThat(counter(c, "miss_blocks")).isZero();
     }
@@ -228,9 +186,9 @@ class OrderPrefetchTest {
         // Two GETs at once, one of which read-ahead (and so a plan) may use.
         BlockCache c = open(256L * MIB, 2);
         BlobRef blob = blob(64, 4);
-        store.hold(off -> off == 0);
+        FaultStore.Rule held = store.on(Call.READ).when(r -> r.offset() == 0).gate();
         plan(c, "epoch", blob, List.of(0, 4, 8, 12));
-        assertThat(store.heldOne.await(10, TimeUnit.SECONDS)).as("the plan's first GET is under way").isTrue();
+        assertThat(held.awaitArrived(Duration.ofSeconds(10))).as("the plan's first GET is under way").isTrue();
 
         ExecutorService reader = Executors.newSingleThreadExecutor();
         try {
@@ -242,26 +200,26 @@ class OrderPrefetchTest {
             assertThat(counter(c, "prefetch_hit_blocks")).as("the read of block 12 took over the plan's fetch")
                     .isEqualTo(1);
         } finally {
-            store.open();
+            held.release();
             reader.shutdownNow();
         }
         settle(c);
-        assertThat(store.firstBlocks()).containsExactlyInAnyOrder(0, 30, 12, 4, 8);
+        assertThat(firstBlocks()).containsExactlyInAnyOrder(0, 30, 12, 4, 8);
     }
 
     @Test
     void aReplacedPlanStopsAndItsQueuedRunsAreDropped() throws Exception {
         BlockCache c = open(256L * MIB, 2);
         BlobRef blob = blob(64, 5);
-        store.hold(off -> off == 0);
+        FaultStore.Rule held = store.on(Call.READ).when(r -> r.offset() == 0).gate();
         plan(c, "rank0", blob, List.of(0, 4, 8, 12, 16, 20));
-        assertThat(store.heldOne.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(held.awaitArrived(Duration.ofSeconds(10))).isTrue();
 
         plan(c, "rank0", blob, List.of(40, 44));
-        store.open();
+        held.release();
         settle(c);
 
-        assertThat(store.firstBlocks()).as("only the GET already under way is left of the old plan")
+        assertThat(firstBlocks()).as("only the GET already under way is left of the old plan")
                 .containsExactlyInAnyOrder(0, 40, 44);
         // The old plan was replaced either after it had queued all its grains ("done, then
         // replaced") or while still queueing them ("replaced"), as the workers' timing has it;
@@ -269,7 +227,8 @@ class OrderPrefetchTest {
         assertThat(c.plans()).extracting(PlanStatus::state).hasSize(2).first().isEqualTo("done");
         assertThat(c.plans().get(1).state()).isIn("done, then replaced", "replaced");
         readMember(c, blob, 8);
-        assertThat(store.firstBlocks()).as("a dropped block is fetched when read").contains(8);
+        settle(c); // the reader may have its bytes before the GET has returned
+        assertThat(firstBlocks()).as("a dropped block is fetched when read").contains(8);
     }
 
     @Test

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
+import io.warpdata.store.FaultStore;
+import io.warpdata.store.FaultStore.Call;
 import io.warpdata.store.InMemoryBlobStore;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -37,7 +39,7 @@ class ReadExecutorTest {
     Path dir;
 
     private final InMemoryBlobStore memory = new InMemoryBlobStore();
-    private final FaultyStore store = new FaultyStore(memory);
+    private final FaultStore store = new FaultStore(memory);
     private final ExecutorService pool = Executors.newCachedThreadPool();
     private BlockCache cache;
     private Map<String, Long> before;
@@ -127,17 +129,17 @@ class ReadExecutorTest {
         byte[] b = TestBlobs.bytes(2 * MIB, 2);
         System.arraycopy(a, 5000, b, 700_000, 20_000);
         BlobRef shardB = TestBlobs.put(memory, b, MIB);
-        long reads = store.reads.get();
+        long reads = store.calls(Call.READ);
         assertThat(readMember(c, member(shardB, b, 700_000, 20_000))).isEqualTo(Arrays.copyOfRange(a, 5000, 25_000));
         counted("the same bytes in another shard: a dedup hit", "dedup_hits", 1, "hit_bytes", 20_000);
-        assertThat(store.reads.get()).as("no ranged GET for a dedup hit").isEqualTo(reads);
+        assertThat(store.calls(Call.READ)).as("no ranged GET for a dedup hit").isEqualTo(reads);
 
         byte[] index = TestBlobs.bytes(100_000, 3);
         BlobRef idx = TestBlobs.put(memory, index, MIB);
         assertThat(c.readIndex(idx)).isEqualTo(index);
         counted("an index read whole at first touch: a miss of all its bytes", "miss_bytes", 100_000);
 
-        store.corruptForever = true;
+        store.on(Call.READ).corrupt();
         BlobRef cold = TestBlobs.put(memory, TestBlobs.bytes(MIB, 4), MIB);
         assertThatThrownBy(() -> c.read(cold, 0, new byte[10], 0, 10)).isInstanceOf(BlockVerificationException.class);
         counted("a read that fails: one read error, nothing served", "read_errors", 1);
@@ -200,7 +202,7 @@ class ReadExecutorTest {
                 .withMaxPrefetchBytes(0);
         cache = new BlockCache(store, cfg, pool, null, null, OrderPrefetcher.MAX_PLAN_BYTES, java.util.List.of(mirror));
         BlockCache c = cache;
-        long reads = store.reads.get();
+        long reads = store.calls(Call.READ);
 
         BlobMember small = member(shard, a, 100, 30_000);
         assertThat(readMember(c, small)).isEqualTo(Arrays.copyOfRange(a, 100, 30_100));
@@ -212,7 +214,7 @@ class ReadExecutorTest {
         assertSource(c, ReadSource.BLOCKS, 0, 0);
         c.read(shard, MIB, block, 0, MIB);
         assertSource(c, ReadSource.BLOCKS, 1, MIB);
-        assertThat(store.reads.get()).as("the store served no data").isEqualTo(reads);
+        assertThat(store.calls(Call.READ)).as("the store served no data").isEqualTo(reads);
         assertThat(sourceBytes(c)).isEqualTo(c.metrics().hitBytes.sum() + c.metrics().missBytes.sum());
     }
 

@@ -3,6 +3,8 @@ package io.warpdata.blobcache.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.warpdata.store.FaultStore;
+import io.warpdata.store.FaultStore.Call;
 import io.warpdata.store.InMemoryBlobStore;
 import io.warpdata.store.ObjectTooLargeException;
 import io.warpdata.store.StoreLayout;
@@ -31,13 +33,13 @@ class ReadIndexTest {
     Path dir;
 
     private final InMemoryBlobStore memory = new InMemoryBlobStore();
-    private final GatedStore store = new GatedStore(memory);
+    private final FaultStore store = new FaultStore(memory);
     private final ExecutorService pool = Executors.newCachedThreadPool();
     private final List<BlockCache> caches = new ArrayList<>();
 
     @AfterEach
     void tearDown() throws InterruptedException {
-        store.open.countDown();
+        store.clear();
         caches.forEach(BlockCache::close);
         pool.shutdownNow();
         pool.awaitTermination(10, TimeUnit.SECONDS);
@@ -71,16 +73,16 @@ class ReadIndexTest {
 
         assertThat(c.readIndex(ref)).isEqualTo(index);
 
-        assertThat(store.gets(StoreLayout.blob(ref.id()))).as("whole GETs of the index").isEqualTo(1);
-        assertThat(store.reads(StoreLayout.blob(ref.id()))).as("ranged reads of the index").isZero();
+        assertThat(store.calls(Call.GET, StoreLayout.blob(ref.id()))).as("whole GETs of the index").isEqualTo(1);
+        assertThat(store.calls(Call.READ, StoreLayout.blob(ref.id()))).as("ranged reads of the index").isZero();
         await(() -> c.stats().blocks() == 3);
-        assertThat(store.gets(StoreLayout.blob(ref.blocks()))).as("its block hash list, loaded alongside").isEqualTo(1);
-        long requests = store.allGets() + store.allReads();
+        assertThat(store.calls(Call.GET, StoreLayout.blob(ref.blocks()))).as("its block hash list, loaded alongside").isEqualTo(1);
+        long requests = store.calls(Call.GET, Call.READ);
         byte[] again = new byte[index.length];
         assertThat(c.read(ref, 0, again, 0, again.length)).isEqualTo(index.length);
         assertThat(again).isEqualTo(index);
         assertThat(c.readIndex(ref)).isEqualTo(index);
-        assertThat(store.allGets() + store.allReads()).as("store requests once it is cached").isEqualTo(requests);
+        assertThat(store.calls(Call.GET, Call.READ)).as("store requests once it is cached").isEqualTo(requests);
     }
 
     @Test
@@ -92,11 +94,11 @@ class ReadIndexTest {
         await(() -> first.stats().blocks() == 3);
         first.close();
         caches.remove(first);
-        long requests = store.allGets() + store.allReads();
+        long requests = store.calls(Call.GET, Call.READ);
 
         BlockCache second = open();
         assertThat(second.readIndex(ref)).isEqualTo(index);
-        assertThat(store.allGets() + store.allReads()).as("store requests after a restart").isEqualTo(requests);
+        assertThat(store.calls(Call.GET, Call.READ)).as("store requests after a restart").isEqualTo(requests);
     }
 
     @Test
@@ -110,7 +112,7 @@ class ReadIndexTest {
 
         assertThatThrownBy(() -> c.readIndex(ref)).isInstanceOf(BlockVerificationException.class)
                 .hasMessageContaining(ref.id().toString());
-        assertThat(store.gets(StoreLayout.blob(ref.id()))).isEqualTo(2);
+        assertThat(store.calls(Call.GET, StoreLayout.blob(ref.id()))).isEqualTo(2);
         assertThat(c.metrics().verificationFailures.sum()).isEqualTo(2);
         assertThat(c.stats().blocks()).isZero();
     }
@@ -129,7 +131,7 @@ class ReadIndexTest {
     void indexGetThatNeverAnswersFailsAtTheReadDeadline() {
         byte[] index = TestBlobs.bytes(5000, 5);
         BlobRef ref = TestBlobs.put(memory, index, BS);
-        store.gated.add(StoreLayout.blob(ref.id()));
+        store.on(Call.GET).keys(StoreLayout.blob(ref.id())).gate();
         BlockCache c = open(CacheMode.AUTO, Duration.ofMillis(500));
 
         long start = System.nanoTime();
@@ -144,6 +146,6 @@ class ReadIndexTest {
         BlockCache c = open(CacheMode.LOCAL, Duration.ofSeconds(10));
 
         assertThatThrownBy(() -> c.readIndex(ref)).isInstanceOf(BlockNotCachedException.class);
-        assertThat(store.allGets() + store.allReads()).isZero();
+        assertThat(store.calls(Call.GET, Call.READ)).isZero();
     }
 }

@@ -6,6 +6,8 @@ import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
 import io.warpdata.store.BlobStore;
+import io.warpdata.store.FaultStore;
+import io.warpdata.store.FaultStore.Call;
 import io.warpdata.store.InMemoryBlobStore;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -37,7 +39,7 @@ class RemoteTiersTest {
     Path dir;
 
     private final InMemoryBlobStore memory = new InMemoryBlobStore();
-    private final FaultyStore store = new FaultyStore(memory);
+    private final FaultStore store = new FaultStore(memory);
     private final ExecutorService pool = Executors.newCachedThreadPool();
     private final List<BlockCache> caches = new ArrayList<>();
 
@@ -157,7 +159,7 @@ class RemoteTiersTest {
 
         assertThat(dead.reads.get()).isPositive();
         assertThat(poisoned.reads.get()).isPositive();
-        assertThat(store.bytesRead.get()).as("the store served every block").isGreaterThanOrEqualTo(data.length);
+        assertThat(store.bytes(Call.READ)).as("the store served every block").isGreaterThanOrEqualTo(data.length);
         assertThat(c.remoteTiers()).extracting(RemoteTierStats::name).containsExactly("http://dead/warp", "http://poisoned/warp");
         assertThat(tier(c, "http://dead/warp").errors()).isEqualTo(dead.reads.get());
         assertThat(tier(c, "http://dead/warp").state()).isEqualTo("down");
@@ -177,7 +179,7 @@ class RemoteTiersTest {
 
         assertThat(read(c, blob, 0, data.length)).isEqualTo(data);
 
-        assertThat(store.reads.get()).as("no ranged GET of the blob reached the store").isZero();
+        assertThat(store.calls(Call.READ)).as("no ranged GET of the blob reached the store").isZero();
         assertThat(tier(c, "good").bytesServed()).isEqualTo(data.length);
         assertThat(tier(c, "poisoned").verificationFailures()).isPositive();
         assertThat(c.metrics().missBytes.sum()).as("served by a fetch: a miss of the local tiers").isEqualTo(data.length);
@@ -199,7 +201,7 @@ class RemoteTiersTest {
         assertThat(out).isEqualTo(content);
         assertThat(c.metrics().memberFetches.sum()).isEqualTo(1);
         assertThat(tier(c, "poisoned").verificationFailures()).isEqualTo(1);
-        assertThat(store.bytesRead.get()).as("the store served exactly the member").isEqualTo(content.length);
+        assertThat(store.bytes(Call.READ)).as("the store served exactly the member").isEqualTo(content.length);
         assertThat(poisoned.ranges.getFirst()).as("the tier was asked for the whole block holding it")
                 .containsExactly(5L * MIB, MIB, MIB);
     }
@@ -227,7 +229,7 @@ class RemoteTiersTest {
         BlockCache c = open(List.of());
         assertThat(read(c, blob, 0, data.length)).isEqualTo(data);
         assertThat(c.remoteTiers()).isEmpty();
-        assertThat(store.bytesRead.get()).isEqualTo(data.length);
+        assertThat(store.bytes(Call.READ)).isEqualTo(data.length);
     }
 
     @Test
@@ -249,7 +251,7 @@ class RemoteTiersTest {
         assertThat(r[0]).as("starts on a block boundary").isEqualTo(8L * MIB);
         assertThat(r[1]).as("ends at the end of the blob").isEqualTo(123);
         assertThat(r[2]).isEqualTo(MIB);
-        assertThat(store.reads.get()).isZero();
+        assertThat(store.calls(Call.READ)).isZero();
         assertThat(tier(c, "good").bytesServed()).as("counted as asked of the tier").isEqualTo(123);
     }
 

@@ -1,15 +1,15 @@
 package io.warpdata.blobcache.mirror;
 
-import io.warpdata.store.ForwardingBlobStore;
+import io.warpdata.store.FaultStore;
+import io.warpdata.store.FaultStore.Call;
+import io.warpdata.store.FaultStore.Fault;
 import io.warpdata.store.InMemoryBlobStore;
-import io.warpdata.store.StoreUnavailableException;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Optional;
 import java.util.Random;
-import java.util.concurrent.CountDownLatch;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -64,18 +64,8 @@ class S3MirrorTest {
 
     @Test
     void aFullQueueDropsOffersInsteadOfWaiting() throws Exception {
-        CountDownLatch release = new CountDownLatch(1);
-        ForwardingBlobStore slow = new ForwardingBlobStore(new InMemoryBlobStore()) {
-            @Override
-            public boolean putIfAbsent(String key, byte[] data) {
-                try {
-                    release.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                return inner.putIfAbsent(key, data);
-            }
-        };
+        FaultStore slow = new FaultStore();
+        FaultStore.Rule held = slow.on(Call.PUT).gate();
         byte[] blob = blob(8 * BLOCK);
         try (S3Mirror tier = new S3Mirror("s3://tier/warp", slow, 3 * BLOCK)) {
             tier.fill(new MirrorRange(KEY, 0, 8 * BLOCK, BLOCK), blob, 0);
@@ -83,7 +73,7 @@ class S3MirrorTest {
             // One block may already be taken by the writer; at most 3 blocks' bytes wait.
             assertTrue(counts.queuedBytes() <= 3 * BLOCK, counts.toString());
             assertTrue(counts.dropped() >= 4, counts.toString());
-            release.countDown();
+            held.release();
             assertTrue(tier.awaitFilled(Duration.ofSeconds(30)));
             assertEquals(8, tier.fillCounts().written() + tier.fillCounts().dropped());
         }
@@ -91,12 +81,8 @@ class S3MirrorTest {
 
     @Test
     void failedWritesAreCountedNotThrown() throws Exception {
-        ForwardingBlobStore failing = new ForwardingBlobStore(new InMemoryBlobStore()) {
-            @Override
-            public boolean putIfAbsent(String key, byte[] data) {
-                throw new StoreUnavailableException("tier down", null);
-            }
-        };
+        FaultStore failing = new FaultStore();
+        failing.on(Call.PUT).fail(Fault.UNAVAILABLE);
         try (S3Mirror tier = new S3Mirror("s3://tier/warp", failing, 1 << 20)) {
             tier.fill(new MirrorRange(KEY, 0, 2 * BLOCK, BLOCK), blob(2 * BLOCK), 0);
             assertTrue(tier.awaitFilled(Duration.ofSeconds(30)));
@@ -107,17 +93,8 @@ class S3MirrorTest {
 
     @Test
     void readErrorsOfTheBucketAreMirrorFailures() {
-        ForwardingBlobStore failing = new ForwardingBlobStore(new InMemoryBlobStore()) {
-            @Override
-            public byte[] get(String key) {
-                throw new StoreUnavailableException("tier down", null);
-            }
-
-            @Override
-            public byte[] get(String key, int maxBytes) {
-                throw new StoreUnavailableException("tier down", null);
-            }
-        };
+        FaultStore failing = new FaultStore();
+        failing.on(Call.GET).fail(Fault.UNAVAILABLE);
         try (S3Mirror tier = new S3Mirror("s3://tier/warp", failing, 1 << 20)) {
             assertEquals(MirrorException.Kind.STATUS, assertThrows(MirrorException.class,
                     () -> tier.read(new MirrorRange(KEY, 0, BLOCK, BLOCK), new byte[BLOCK], 0)).kind());

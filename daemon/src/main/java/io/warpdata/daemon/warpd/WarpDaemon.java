@@ -1,6 +1,7 @@
 package io.warpdata.daemon.warpd;
 
 import io.warpdata.daemon.control.ops.MirrorStatuses;
+import io.warpdata.daemon.control.ops.ReadSources;
 import io.warpdata.daemon.control.protocol.MirrorStatus;
 import io.warpdata.store.AuthenticationException;
 import io.warpdata.store.BlobStore;
@@ -271,6 +272,7 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         return new StatsCall.Reply(ProcessHandle.current().pid(), config.mountPoint().toString(), config.remote(),
                 config.mode().text(), mounted, uptimeSeconds(),
                 new StatsCall.Counters(reader == null ? Map.of() : reader.metrics().snapshot()),
+                reader == null ? List.of() : ReadSources.of(reader.metrics().bySource()),
                 metrics.bytesReadByDataset(),
                 reader == null ? List.of() : reader.plans().stream().map(WarpDaemon::plan).toList(),
                 storeStatus().orElse(null), mirrors(),

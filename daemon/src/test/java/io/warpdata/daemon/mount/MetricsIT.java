@@ -1,5 +1,7 @@
 package io.warpdata.daemon.mount;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.prometheus.metrics.expositionformats.generated.com_google_protobuf_4_36_2.Metrics;
 import io.warpdata.manifest.DatasetId;
 import org.junit.jupiter.api.AfterAll;
@@ -106,6 +108,17 @@ class MetricsIT {
                     .as("the images' member index, read whole at first touch").isEqualTo(1);
             assertThat(metric(after, "warp_read_source_reads_total", Map.of("source", "mirror")).getCounter().getValue())
                     .as("no mirror configured").isZero();
+            long served = (long) (value(after, "warp_cache_miss_bytes_total", Map.of())
+                    + value(after, "warp_cache_hit_bytes_total", Map.of()));
+            JsonNode json = statsJsonServing(cache.resolve("stats.json"), served);
+            assertThat(json.path("reads_by_source").findValuesAsText("source"))
+                    .as("stats.json: reads by source, in the plan's order").containsExactly("member_cached", "located",
+                            "own_blocks", "await_member", "member_get", "blocks", "whole_index", "mirror");
+            assertThat(sourceBytes(json)).as("stats.json: each byte served counted under exactly one source")
+                    .isEqualTo(json.path("read").path("hit_bytes").asLong() + json.path("read").path("miss_bytes").asLong())
+                    .isEqualTo(served);
+            assertThat(json.path("reads_by_source").get(6).path("reads").asLong()).as("stats.json: whole_index reads")
+                    .isEqualTo(1);
             assertThat(value(after, "warp_store_gets_in_flight", Map.of())).isZero();
             assertThat(value(after, "warp_cache_size_bytes", Map.of())).isPositive();
 
@@ -155,6 +168,37 @@ class MetricsIT {
             last = next;
         }
         return last;
+    }
+
+    /**
+     * stats.json once it shows {@code served} bytes by source (warpd rewrites it each second), or
+     * as it last was after 10 s.
+     */
+    private static JsonNode statsJsonServing(Path file, long served) throws Exception {
+        JsonNode json = null;
+        for (int i = 0; i < 100; i++) {
+            if (Files.exists(file)) {
+                try {
+                    json = new ObjectMapper().readTree(file.toFile());
+                } catch (IOException torn) {
+                    json = null; // replaced while read: try again
+                }
+                if (json != null && sourceBytes(json) == served) {
+                    return json;
+                }
+            }
+            Thread.sleep(100);
+        }
+        assertThat(json).as("stats.json was written").isNotNull();
+        return json;
+    }
+
+    private static long sourceBytes(JsonNode stats) {
+        long n = 0;
+        for (JsonNode s : stats.path("reads_by_source")) {
+            n += s.path("bytes").asLong();
+        }
+        return n;
     }
 
     /** One scrape in the protobuf format, parsed with the library's generated message classes. */

@@ -17,6 +17,8 @@ public final class StatsCall {
 
     /**
      * @param read               the read path's counters (hit_bytes, miss_bytes, bytes_fetched, ...)
+     * @param readsBySource      reads and bytes by where they came from, in the order the read plan tries them
+     *                           (as {@code cache stats} and Prometheus' {@code warp_read_source_*} show them)
      * @param readBytesByDataset bytes read through the mount, by dataset
      * @param orderPlans         the prefetch order plans the cache knows
      * @param fuseRequests       FUSE requests served, by kind
@@ -28,6 +30,7 @@ public final class StatsCall {
                         boolean mounted,
                         long uptimeSeconds,
                         Counters read,
+                        List<ReadSourceCount> readsBySource,
                         Map<String, Long> readBytesByDataset,
                         List<OrderPlanState> orderPlans,
                         StoreStatus store,
@@ -38,10 +41,11 @@ public final class StatsCall {
                         Gauges gauges) {
         /** What a daemon that keeps no counters answers. */
         public static final Reply NONE = new Reply(0, null, null, null, false, 0, null, null, null, null, null, null,
-                null, null, null);
+                null, null, null, null);
 
         public Reply {
             read = read == null ? Counters.NONE : read;
+            readsBySource = readsBySource == null ? List.of() : List.copyOf(readsBySource);
             readBytesByDataset = readBytesByDataset == null ? Map.of() : readBytesByDataset;
             orderPlans = orderPlans == null ? List.of() : orderPlans;
             mirrors = mirrors == null ? List.of() : List.copyOf(mirrors);

@@ -41,6 +41,7 @@ class ProtocolRecordsTest {
                 new StatusCall.Asker(1000, "alice", true))));
         m.put(Calls.STATS, List.of(Empty.INSTANCE, new StatsCall.Reply(42, "/warp", "s3://b/p", "auto", true, 75,
                 new StatsCall.Counters(Map.of("hit_bytes", 3L, "miss_bytes", 1L, "some_new_counter", 9L)),
+                List.of(new ReadSourceCount("member_cached", 2, 3), new ReadSourceCount("blocks", 1, 1)),
                 Map.of("ws/a", 100L),
                 List.of(new StatsCall.OrderPlanState("default", "ws/a@1234", "active", 10, 2, 3, 4096, 2, 1, 1, 0)),
                 STORE, MIRRORS, new StatsCall.MountErrors(1, 2, Map.of("StoreUnavailable", 2L)),
@@ -130,6 +131,10 @@ class ProtocolRecordsTest {
                 "bytes_done", "bytes_total", "bytes_fetched", "blobs_done", "blobs_total", "rate_bps");
         JsonNode stats = Wire.tree(samples().get(Calls.STATS).get(1));
         assertThat(stats.path("read").path("some_new_counter").asLong()).as("an open set of counters").isEqualTo(9);
+        assertThat(stats.path("reads_by_source").get(0).path("source").asText()).isEqualTo("member_cached");
+        assertThat(fieldNames(stats.path("reads_by_source").get(1))).as("what cache stats and stats.json show of a source")
+                .containsExactlyInAnyOrder("source", "reads", "bytes");
+        assertThat(stats.path("reads_by_source").get(1).path("bytes").asLong()).isEqualTo(1);
         assertThat(stats.path("order_plans").get(0).path("for").asText()).isEqualTo("ws/a@1234");
         assertThat(stats.path("gauges").path("gets_in_flight").asLong()).isEqualTo(1);
         // A prefetch part's answer carries only its own fields (python/warpdata/loader.py reads them).
