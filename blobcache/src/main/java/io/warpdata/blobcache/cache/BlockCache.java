@@ -138,7 +138,7 @@ public final class BlockCache implements BlobReader {
                 ? new OrderPrefetcher(scheduler, lists, executor, OrderPrefetcher.aheadBytes(config), maxPlanBytes)
                 : null;
         this.reads = new ReadExecutor(config, metrics, lists, storage, scheduler,
-                config.mode().fetches() ? new ReadAhead(suspects) : null, orders, members,
+                config.mode().fetches() ? new ReadAhead(suspects, new ParquetLayouts(storage)) : null, orders, members,
                 new WholeBlobReads(fetcher, lists, storage, metrics, executor, () -> closed));
     }
 
