@@ -60,7 +60,7 @@ class ReadAheadTest {
         BlockHashList list = TestBlobs.sizesOnly(64, MIB);
         BlobRef blob = TestBlobs.ref(list, 13);
         for (int i = 0; i < ReadAhead.DENSE_MIN_SEEKS; i++) {
-            onRead(blob, list, (long) i * 8 * MIB, 1000, true);
+            onRead(blob, list, (long) i * 8 * MIB, 200_000, true);
         }
         assertThat(readAhead.followsBlocks(blob, list, 63L * MIB, 63L * MIB + 1000)).isTrue();
     }
@@ -216,14 +216,14 @@ class ReadAheadTest {
         int signalledAt = -1;
         int signals = 0;
         for (int i = 1; i <= 40; i++) {
-            // A member of 40 KB in a block not read yet: a seek that missed.
+            // An image of 200 KB in a block not read yet: a seek that missed.
             long off = (long) blocks.get(i - 1) * MIB + 300_000;
-            if ((onRead(blob, list, off, 40_000, true) & ReadAhead.DENSE_RANDOM) != 0) {
+            if ((onRead(blob, list, off, 200_000, true) & ReadAhead.DENSE_RANDOM) != 0) {
                 signals++;
                 signalledAt = signalledAt < 0 ? i : signalledAt;
             }
         }
-        // 96 blocks / 8 = 12 seeks.
+        // 96 blocks / 8 = 12 seeks, which read 2.4 MB: more than 1/64 of the blob.
         assertThat(signalledAt).isEqualTo(12);
         assertThat(signals).isEqualTo(1);
         assertThat(scheduled).as("random reads schedule no read-ahead").isEmpty();
@@ -244,5 +244,124 @@ class ReadAheadTest {
             assertThat(onRead(parquet, big, (long) (i * 10) * MIB + 5000, 4096, true) & ReadAhead.DENSE_RANDOM)
                     .as("sparse seeks").isZero();
         }
+    }
+
+    /** Eight column chunks of 3 MiB and a bit, from offset 4, in a 26 MiB Parquet blob of 1 MiB blocks. */
+    private static long[][] eightChunks() {
+        long[] starts = new long[8];
+        long[] ends = new long[8];
+        long at = 4;
+        for (int i = 0; i < 8; i++) {
+            starts[i] = at;
+            at += 3L * MIB + 1000;
+            ends[i] = at;
+        }
+        return new long[][] {starts, ends};
+    }
+
+    private BlobRef parquet(BlockHashList list, int seed, ReadAhead ra, ParquetLayouts layouts) {
+        BlobRef blob = TestBlobs.ref(list, seed);
+        long[][] c = eightChunks();
+        layouts.learned(blob.id(), ColumnChunks.of(c[0], c[1], 8));
+        return blob;
+    }
+
+    @Test
+    void aQueryReadingOneColumnChunkReadsAheadNoFurtherThanItsEnd() {
+        ParquetLayouts layouts = new ParquetLayouts(null);
+        ReadAhead ra = new ReadAhead(suspects, layouts);
+        BlockHashList list = TestBlobs.sizesOnly(26, MIB);
+        BlobRef blob = parquet(list, 50, ra, layouts);
+        long[][] c = eightChunks();
+        int chunkEndBlock = (int) ((c[1][3] - 1) / MIB) + 1;
+        for (long off = c[0][3]; off < c[1][3]; off += 128 * 1024) {
+            read(ra, (from, to) -> {
+                scheduled.add(new int[] {from, to});
+                return to;
+            }, blob, list, off, (int) Math.min(128 * 1024, c[1][3] - off), true);
+        }
+        assertThat(scheduled).as("read ahead within the chunk").isNotEmpty();
+        assertThat(scheduled).allSatisfy(r -> assertThat(r[1]).isLessThanOrEqualTo(chunkEndBlock));
+
+        // The same reads of a blob whose layout is not known run ahead into the next columns.
+        List<int[]> unbounded = new ArrayList<>();
+        ReadAhead plain = new ReadAhead(new Suspects());
+        BlobRef other = TestBlobs.ref(list, 51);
+        for (long off = c[0][3]; off < c[1][3]; off += 128 * 1024) {
+            read(plain, (from, to) -> {
+                unbounded.add(new int[] {from, to});
+                return to;
+            }, other, list, off, 128 * 1024, true);
+        }
+        assertThat(unbounded.stream().mapToInt(r -> r[1]).max().orElse(0)).isGreaterThan(chunkEndBlock);
+    }
+
+    @Test
+    void aQuerySkippingAColumnIsNoScan() {
+        ParquetLayouts layouts = new ParquetLayouts(null);
+        ReadAhead ra = new ReadAhead(suspects, layouts);
+        BlockHashList list = TestBlobs.sizesOnly(4, MIB);
+        BlobRef blob = TestBlobs.ref(list, 52);
+        // Columns 0 and 2 of a row group; column 1 (100 KB) is skipped: a gap inside FORWARD_GAP_BYTES.
+        layouts.learned(blob.id(), ColumnChunks.of(new long[] {4, 900_004, 1_000_004}, new long[] {900_004, 1_000_004, 1_900_004}, 3));
+        java.util.function.IntBinaryOperator grant = (from, to) -> {
+            scheduled.add(new int[] {from, to});
+            return to;
+        };
+        for (long off = 4; off < 900_004; off += 64 * 1024) {
+            read(ra, grant, blob, list, off, (int) Math.min(64 * 1024, 900_004 - off), true);
+        }
+        for (long off = 1_000_004; off < 1_900_004; off += 64 * 1024) {
+            read(ra, grant, blob, list, off, (int) Math.min(64 * 1024, 1_900_004 - off), true);
+        }
+        assertThat(scheduled).allSatisfy(r -> assertThat(r[1]).as("never past column 2's block").isLessThanOrEqualTo(2));
+    }
+
+    @Test
+    void aScanThroughTheChunksIsReadAheadAsAnyBlob() {
+        // dd of a Parquet file whose footer was read before: once it has gone through a whole
+        // chunk into the next, two past where it began, chunk ends no longer cut its GETs.
+        ParquetLayouts layouts = new ParquetLayouts(null);
+        ReadAhead ra = new ReadAhead(suspects, layouts);
+        BlockHashList list = TestBlobs.sizesOnly(26, MIB);
+        BlobRef blob = parquet(list, 53, ra, layouts);
+        List<int[]> plainRuns = new ArrayList<>();
+        ReadAhead plain = new ReadAhead(new Suspects());
+        BlobRef other = TestBlobs.ref(list, 54);
+        for (long off = 0; off < 26L * MIB; off += 128 * 1024) {
+            read(ra, (from, to) -> {
+                scheduled.add(new int[] {from, to});
+                return to;
+            }, blob, list, off, 128 * 1024, true);
+            read(plain, (from, to) -> {
+                plainRuns.add(new int[] {from, to});
+                return to;
+            }, other, list, off, 128 * 1024, true);
+        }
+        long[][] c = eightChunks();
+        int chunk2End = (int) (c[1][2] / MIB);
+        assertThat(scheduled).as("a GET runs across a chunk's end").anyMatch(r -> r[0] <= chunk2End && r[1] > chunk2End + 1);
+        assertThat(scheduled.size()).as("at most the first two chunks' ends cut a range").isLessThanOrEqualTo(plainRuns.size() + 2);
+        assertThat(scheduledBlocks()).isEqualTo(plainRuns.stream().mapToInt(r -> r[1] - r[0]).sum());
+    }
+
+    @Test
+    void aParquetFileWithKnownChunksIsNeverFetchedWhole() {
+        ParquetLayouts layouts = new ParquetLayouts(null);
+        ReadAhead ra = new ReadAhead(suspects, layouts);
+        BlockHashList list = TestBlobs.sizesOnly(26, MIB);
+        BlobRef blob = parquet(list, 55, ra, layouts);
+        ReadAhead plain = new ReadAhead(new Suspects());
+        BlobRef other = TestBlobs.ref(list, 56);
+        int denseKnown = 0;
+        int densePlain = 0;
+        for (int i = 0; i < 26; i++) {
+            // Every block once at random, 300 KB each: dense by every count.
+            long off = (long) ((i * 11) % 26) * MIB + 1000;
+            denseKnown += read(ra, (f, t) -> t, blob, list, off, 300_000, true) & ReadAhead.DENSE_RANDOM;
+            densePlain += read(plain, (f, t) -> t, other, list, off, 300_000, true) & ReadAhead.DENSE_RANDOM;
+        }
+        assertThat(denseKnown).isZero();
+        assertThat(densePlain).isEqualTo(ReadAhead.DENSE_RANDOM);
     }
 }
