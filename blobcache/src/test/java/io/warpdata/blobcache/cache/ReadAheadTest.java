@@ -246,6 +246,27 @@ class ReadAheadTest {
         }
     }
 
+    @Test
+    void smallMembersSampledFromAMillionAreNeverFetchedWhole() {
+        // ImageNet-sized sample of a 1.28M-member set: 10 tar shards of 128,100 members, each a
+        // 512-byte header and a 64-320 byte body padded to 512 (126 MiB a shard); 2,000 members
+        // read at random, each a seek that missed. About 200 seeks a shard: far above one per 8
+        // blocks, but 40 KB read of 126 MiB: fetching the shards whole would cost 1.3 GB.
+        BlockHashList list = TestBlobs.sizesOnly(126, MIB);
+        List<BlobRef> shards = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            shards.add(TestBlobs.ref(list, 40 + i));
+        }
+        java.util.Random rnd = new java.util.Random(26);
+        int dense = 0;
+        for (int i = 0; i < 2_000; i++) {
+            int member = rnd.nextInt(1_281_000);
+            long off = (long) (member % 128_100) * 1024 + 512;
+            dense += onRead(shards.get(member / 128_100), list, off, 64 + rnd.nextInt(257), true) & ReadAhead.DENSE_RANDOM;
+        }
+        assertThat(dense).as("no shard fetched whole").isZero();
+    }
+
     /** Eight column chunks of 3 MiB and a bit, from offset 4, in a 26 MiB Parquet blob of 1 MiB blocks. */
     private static long[][] eightChunks() {
         long[] starts = new long[8];
