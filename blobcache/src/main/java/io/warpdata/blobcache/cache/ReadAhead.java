@@ -54,11 +54,20 @@ import io.warpdata.manifest.BlockHashList;
  * <li>A shuffled pass over a tar shard is random access that read-ahead cannot follow, and
  *     every member would wait a round trip for its own block. In auto mode a blob becomes
  *     <em>dense</em> once at least 8 seeks, and one per 8 of its blocks, have missed the cache
- *     (an eighth of it touched at random, reads that hit the cache do not count); it is then
+ *     (an eighth of it touched at random, reads that hit the cache do not count), and those
+ *     seeks have read at least 1/64 of its bytes ({@code DENSE_BYTES_FRACTION}: 2,000 small
+ *     members sampled from a million are many seeks but few bytes, and must not cost whole
+ *     shards); it is then
  *     fetched whole in the background as hybrid mode does at first touch (runs sized as above,
  *     128 MiB of them in flight), once per tracked blob, for blobs up to 1 GiB
- *     ({@code dense_random_blobs} counts them). A query reading a few column chunks of a large
- *     Parquet file stays far below an eighth and keeps costing only what it reads.</li>
+ *     ({@code dense_random_blobs} counts them). A Parquet file whose column chunks are known
+ *     (below) is never dense: a query reads some chunks, never all.</li>
+ * <li>Parquet: once a read has reached a blob's end, its footer is read from the local tiers
+ *     ({@link ParquetLayouts}, {@link ParquetFooter}); if it is Parquet, a stream's read-ahead
+ *     stops at the end of the column chunk it is in ({@link #limit}, the one place read-ahead's
+ *     reach is decided), since a query reads the chunks of its columns and skips the rest. A
+ *     stream that went without a gap through {@code SCAN_CHUNKS} = 2 chunks past where it began
+ *     is a scan ({@code dd}) and is read ahead as any blob.</li>
  * <li>A read-ahead block evicted before anyone read it counts as {@code prefetch_wasted_bytes};
  *     a read served by a read-ahead block counts as {@code prefetch_hit_blocks}.</li>
  * <li>A block that fails SHA-256 verification (even once, with a good refetch) marks its blob

@@ -38,7 +38,9 @@
  * {@code ConnectionRate} (run size), {@code Suspects} (blobs whose bytes failed verification).
  *
  * <h2>Prefetch (plans only)</h2>
- * {@code ReadAhead} (sequential streams per blob, dense random blobs) and {@code OrderPrefetcher}
+ * {@code ReadAhead} (sequential streams per blob, dense random blobs; in a Parquet file only up to
+ * the end of the column chunk being read, its layout learned from the footer in the tiers by
+ * {@code ParquetLayouts}, {@code ParquetFooter} and {@code ColumnChunks}) and {@code OrderPrefetcher}
  * with {@code FollowedPlan} and {@link io.warpdata.blobcache.cache.OrderPlan} (an order a reader
  * announced) decide which blocks to fetch ahead; the scheduler fetches them.
  *
