@@ -125,6 +125,20 @@ final class ReadAhead {
      * chunk. It is read ahead as any blob; a query's stream stops at its chunk's end.
      */
     static final int SCAN_CHUNKS = 2;
+    /**
+     * How far the kernel's read-around carries a read past the end of what was asked: the mount's
+     * read-ahead, 1 MiB ({@code MountOptions.MAX_READAHEAD}), plus one 1 MiB FUSE read it is cut
+     * into. A stream that crossed into the next column chunk by less than this may be only that
+     * (measured: DuckDB reading a 4 MB chunk, the kernel asked for 1.2 MB of the next one); it
+     * gets no read-ahead into that chunk until it has read further.
+     */
+    static final long READ_AROUND_BYTES = 2L << 20;
+    /**
+     * FUSE reads start on page boundaries, so a reader asking for a column chunk from its first
+     * byte is seen starting up to a page before it, in the previous chunk: a run is taken to have
+     * begun where it stood this much later.
+     */
+    static final long RUN_START_SLACK_BYTES = 64L << 10;
 
     /** {@link #onRead} result: the first read of the blob this tracker has seen. */
     static final int FIRST = 1;
@@ -281,7 +295,7 @@ final class ReadAhead {
                 s.window = Math.min(s.window * 2, maxWindow);
             }
             int from = Math.max(s.scheduledUntil, last + 1);
-            int limit = limit(s, chunks, list);
+            int limit = limit(s, chunks, list, last);
             int to = Math.min(limit, last + 1 + s.window);
             // Top up once half a window, or one whole GET's run if that is less, is free ahead:
             // read-ahead goes out in large GETs rather than block by block. At the full window and
@@ -315,19 +329,27 @@ final class ReadAhead {
      * The one place read-ahead's reach is bounded: the block past which stream {@code s} may not
      * read ahead. The blob's end; in a Parquet file with known chunks, the end of the column chunk
      * the stream is in (between chunks, the start of the next), since a query reads the chunks of
-     * the columns it needs and skips the rest; but a stream that went without a gap through
+     * the columns it needs and skips the rest; nothing past what was read while the stream is
+     * less than {@link #READ_AROUND_BYTES} into the chunk after the one it began in (the kernel's
+     * read-around past a chunk's end goes that far: reading ahead to that chunk's end fetched
+     * 3 MB a chunk no one wanted); but a stream that went without a gap through
      * {@link #SCAN_CHUNKS} chunks past where it began is a scan and is read ahead as advised
      * (bounding it made {@code dd} of a Parquet file stop every GET at a chunk's end: 125 GETs
      * instead of 26, and slower).
      */
-    private static int limit(Stream s, ColumnChunks chunks, BlockHashList list) {
+    private static int limit(Stream s, ColumnChunks chunks, BlockHashList list, int last) {
         int all = list.blockCount();
         if (!chunks.known()) {
             return all;
         }
         long at = s.end - 1;
-        if (chunks.ordinal(at) - chunks.ordinal(s.runStart) >= SCAN_CHUNKS) {
-            return all;
+        int began = chunks.ordinal(s.runStart + RUN_START_SLACK_BYTES);
+        int now = chunks.ordinal(at);
+        if (now - began >= SCAN_CHUNKS) {
+            return all; // a scan
+        }
+        if (now > began && at - chunks.start(now - 1) < READ_AROUND_BYTES) {
+            return last + 1; // maybe only the kernel's read-around past the chunk it began in
         }
         long end = chunks.regionEnd(at);
         return end == Long.MAX_VALUE ? all : (int) Math.min(all, (end - 1) / list.blockSize() + 1);
