@@ -419,4 +419,20 @@ class ReadAheadTest {
         assertThat(scheduled).as("nothing read ahead into the note column beyond what the kernel read")
                 .allSatisfy(r -> assertThat(r[1]).isLessThanOrEqualTo(readEndBlock));
     }
+
+    @Test
+    void aRandomReadNearAStreamThatIsNotReadAheadYetIsASeek() {
+        BlockHashList list = TestBlobs.sizesOnly(20, MIB);
+        BlobRef blob = TestBlobs.ref(list, 58);
+        long member = 5L * MIB + 512;
+        onRead(blob, list, member, 200, true);
+        // Another small member picked at random, 100 KB further: no scan, nothing read ahead.
+        onRead(blob, list, member + 100_000, 200, true);
+        assertThat(scheduled).isEmpty();
+        assertThat(readAhead.followsBlocks(blob, list, member + 200_000, member + 200_200)).isFalse();
+        // The next member after a tar header: a scan, read ahead.
+        assertThat(readAhead.followsBlocks(blob, list, member + 100_200 + 512, member + 100_200 + 712)).isTrue();
+        onRead(blob, list, member + 100_200 + 512, 200, true);
+        assertThat(scheduled).hasSize(1);
+    }
 }
