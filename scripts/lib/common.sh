@@ -183,7 +183,8 @@ warp_jvm_flags() {
       # collects. What must stay live is bounded: fetch buffers (128 MiB in flight + 64 MiB
       # pooled), the page cache of member index files (heap/16, 4-64 MiB, whatever the member
       # count: indexes are read in place from files in the cache directory),
-      # ~290 bytes per inode the kernel holds, manifests and the cache's block index. 384m keeps
+      # ~290 bytes per directory inode the kernel holds (member files' inodes are computed: nothing
+      # per file, so a find over 1.28M members left RSS at 395 MiB), manifests and the cache's block index. 384m keeps
       # resident memory at 445-481 MiB under bench --network s3like (516-577 MiB on loopback, whose
       # GETs are 32 MiB; docs/bench.md). Artifacts of millions of members need no more (with
       # --mode remote, no cache directory, indexes are on the heap: raise it there);
@@ -201,6 +202,12 @@ warp_jvm_flags() {
       echo "-XX:G1PeriodicGCInterval=60000"
       # A daemon that ran out of heap is half-dead (FUSE calls hang); exit so systemd restarts it.
       echo "-XX:+ExitOnOutOfMemoryError"
+      # Not set, measured (2026-11-27): MALLOC_ARENA_MAX=2 (glibc's native arenas, one per
+      # thread that mallocs, up to 8 per core). scripts/bench --quick --only seq-dd,seq-fio,
+      # --runs 3, three pairs interleaved in one session: seq-dd cold within noise (363/331,
+      # 206/193, 154/209 MB/s without/with), seq-fio cold lower in every pair (413/344, 298/211,
+      # 211/187) and warpd's peak RSS unchanged (563/572, 554/568, 580/569 MiB). Nothing to gain
+      # there and a cost on cold reads; the serial GC and -Xms64m cost cold reads before.
       ;;
     warpctl)
       # A short-lived client: the serial collector starts fastest and needs no extra threads.

@@ -9,8 +9,8 @@ loopback (warpctl, straight to the store), starts warpd with its default setting
   publish           warpctl publish of the shards   | tar -x of the same shards to local disk
   first ls          ls of one class folder of the never-opened version (ms, store GETs, index
                     bytes fetched / whole index)    | ls of the folder, page cache dropped
-  find              find -type f | wc -l over the artifact, then again warm
-                                                    | the same on the extracted tree
+  find              find -type f | wc -l over the artifact, then again warm, then cold again
+                    (index parts kept)              | the same on the extracted tree
   shuffled read     S members in random order, cold (files/s) | the same, page cache dropped
   peak RSS          warpd's VmHWM at the end
 
@@ -103,13 +103,18 @@ def free_port():
         return s.getsockname()[1]
 
 
-def hwm_kib(pid):
+def status_kib(pid, field):
+    """A size field of /proc/PID/status (VmHWM: peak resident, VmRSS: resident now), in KiB."""
     try:
         with open(f"/proc/{pid}/status") as f:
-            m = re.search(r"VmHWM:\s+(\d+) kB", f.read())
+            m = re.search(field + r":\s+(\d+) kB", f.read())
             return int(m.group(1)) if m else None
     except OSError:
         return None
+
+
+def hwm_kib(pid):
+    return status_kib(pid, "VmHWM")
 
 
 class Run:
@@ -123,7 +128,8 @@ class Run:
         self.cache = os.path.join(self.run, "cache")
         self.mnt = os.path.join(self.run, "mnt")
         self.java = os.environ.get("SCALE_JAVA", "java")
-        self.jar = os.path.join(REPO, "daemon", "target", "warp.jar")
+        # The jar scripts/warpd runs (WARP_JAR names another, e.g. a build kept for a before/after).
+        self.jar = os.environ.get("WARP_JAR") or os.path.join(REPO, "daemon", "target", "warp.jar")
         self.procs = {}
 
     def env(self):
@@ -211,6 +217,12 @@ class Run:
         files = [os.path.join(d, n) for n in os.listdir(d)]
         return len(files), sum(os.path.getsize(p) for p in files)
 
+    def rss(self, res, phase):
+        """warpd's resident MiB now, after a phase (before any drop of the page cache, which
+        makes the kernel forget its inodes and warpd its entries for them)."""
+        kib = status_kib(self.procs["warpd"].pid, "VmRSS")
+        res[f"warpd_rss_after_{phase}_mib"] = round(kib / 1024) if kib else None
+
     def stop(self):
         w = self.procs.pop("warpd", None)
         if w is not None:
@@ -273,6 +285,7 @@ class Run:
         res["first_ls_entries"] = n
         res["first_ls_gets"] = (self.gets() or 0) - (g0 or 0) if g0 is not None else None
         res["first_ls_index_blobs"], res["first_ls_index_bytes"] = self.index_bytes_kept()
+        self.rss(res, "first_ls")
         drop_caches()
         t0 = time.monotonic()
         ln = len(os.listdir(local_folder))
@@ -287,8 +300,19 @@ class Run:
             dt, out = timed(["bash", "-c", f"find '{path}' -type f | wc -l"])
             res[f"{label}_find_cold_s"] = round(dt, 2)
             res[f"{label}_find_files"] = int(out.strip())
+            if label == "warp":
+                self.rss(res, "find_cold")
             dt, out = timed(["bash", "-c", f"find '{path}' -type f | wc -l"])
             res[f"{label}_find_warm_s"] = round(dt, 2)
+            if label == "warp":
+                self.rss(res, "find_warm")
+                # Cold again: the page cache dropped, the index parts the first walk fetched kept
+                # in warpd's cache directory. What is left of cold without the store's GETs.
+                drop_caches()
+                g0 = self.gets()
+                dt, _ = timed(["bash", "-c", f"find '{path}' -type f | wc -l"])
+                res["warp_find_recold_s"] = round(dt, 2)
+                res["warp_find_recold_gets"] = (self.gets() or 0) - (g0 or 0) if g0 is not None else None
             log(f"find {label}: {res[f'{label}_find_files']} files, cold {res[f'{label}_find_cold_s']} s, "
                 f"warm {res[f'{label}_find_warm_s']} s")
         assert res["warp_find_files"] == a.members, res
@@ -319,6 +343,7 @@ class Run:
                 res["warp_shuffled_gets"] = after.get("gets_issued", 0) - before.get("gets_issued", 0)
                 res["warp_shuffled_fetched_bytes"] = after.get("bytes_fetched", 0) - before.get("bytes_fetched", 0)
         assert res["warp_shuffled_bytes"] == res["local_shuffled_bytes"], res
+        self.rss(res, "shuffled_read")
         log(f"shuffled read of {a.sample}: warp {res['warp_shuffled_files_per_s']} files/s, "
             f"local {res['local_shuffled_files_per_s']} files/s")
 
@@ -345,8 +370,10 @@ Scale: {r['members']:,} members in {r['classes']} folders, {r['shards']} tar sha
 | first ls: index bytes fetched / whole index | {r['first_ls_index_bytes']:,} / {r['index_bytes']:,} ({100 * r.get('first_ls_index_fraction', 0):.2f}%) | | |
 | find -type f, cold (s) | {r['warp_find_cold_s']} | {r['local_find_cold_s']} | {x(r['warp_find_cold_s'], r['local_find_cold_s'])} |
 | find -type f, warm (s) | {r['warp_find_warm_s']} | {r['local_find_warm_s']} | {x(r['warp_find_warm_s'], r['local_find_warm_s'])} |
+| find -type f, cold again, index parts kept (s; store GETs) | {r.get('warp_find_recold_s')} ({r.get('warp_find_recold_gets')} GETs) | {r['local_find_cold_s']} | {x(r.get('warp_find_recold_s'), r['local_find_cold_s'])} |
 | shuffled cold read (files/s), {r.get('readers', 1)} reader(s) | {r['warp_shuffled_files_per_s']} | {r['local_shuffled_files_per_s']} | {x(r['warp_shuffled_files_per_s'], r['local_shuffled_files_per_s'])} |
 | shuffled cold read: GETs, bytes fetched / bytes read | {r.get('warp_shuffled_gets')}, {r.get('warp_shuffled_fetched_bytes', 0):,} / {r['warp_shuffled_bytes']:,} | | |
+| warpd RSS (MiB) after first ls / find cold / find warm / shuffled read | {r.get('warpd_rss_after_first_ls_mib')} / {r.get('warpd_rss_after_find_cold_mib')} / {r.get('warpd_rss_after_find_warm_mib')} / {r.get('warpd_rss_after_shuffled_read_mib')} | | |
 | warpd peak RSS (MiB), heap {r['warpd_heap']} | {r['warpd_peak_rss_mib']} | | |
 """)
 

@@ -122,8 +122,8 @@ final class MemberIndexWriter {
         }
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try (DataOutputStream o = new DataOutputStream(out)) {
-            o.writeInt(PartedMemberIndex.MAGIC);
-            o.writeInt(PartedMemberIndex.VERSION);
+            o.writeInt(PartedIndexTop.MAGIC);
+            o.writeInt(PartedIndexTop.VERSION);
             o.writeInt(partCount);
             o.writeInt(dirs.size());
             o.writeInt(n);

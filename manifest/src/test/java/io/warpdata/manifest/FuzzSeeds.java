@@ -21,7 +21,7 @@ final class FuzzSeeds {
         for (int i = 0; i < 4; i++) {
             write(root.resolve("manifestJson/seed-" + i), ManifestCodec.toJson(Manifests.random(r)));
         }
-        MemberIndex.Builder b = new MemberIndex.Builder();
+        MemberIndexBuilder b = new MemberIndexBuilder();
         b.add("a/b.png", 0, 512, 10, 0644, BlobId.of(new byte[] {1}));
         b.add("a/c/d.txt", 0, 1024, 3, 0755, BlobId.of(new byte[] {2}));
         b.add("z", 1, 512, 0, 0644, BlobId.of(new byte[0]));

@@ -17,7 +17,7 @@ class MemberIndexFootprintTest {
     void millionMemberIndexStaysUnder200BytesPerMember() {
         int n = CLASSES * PER_CLASS;
         long t0 = System.nanoTime();
-        MemberIndex.Builder builder = new MemberIndex.Builder();
+        MemberIndexBuilder builder = new MemberIndexBuilder();
         byte[] digest = new byte[32];
         BlobId hash = BlobId.fromDigest(digest);
         StringBuilder sb = new StringBuilder(32);

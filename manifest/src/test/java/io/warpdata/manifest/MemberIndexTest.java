@@ -80,7 +80,7 @@ class MemberIndexTest {
     }
 
     static MemberIndex build(List<Member> members) {
-        MemberIndex.Builder b = new MemberIndex.Builder();
+        MemberIndexBuilder b = new MemberIndexBuilder();
         for (Member m : members) {
             b.add(m.path(), m.shard(), m.offset(), m.length(), m.mode(), m.hash());
         }
@@ -114,7 +114,7 @@ class MemberIndexTest {
 
     @Test
     void componentOrderPutsSlashBeforeEveryByte() {
-        MemberIndex index = new MemberIndex.Builder()
+        MemberIndex index = new MemberIndexBuilder()
                 .add("a-b", 0, 0, 0, 0644, h(1))
                 .add("a/b", 0, 0, 0, 0644, h(2))
                 .add("a.b", 0, 0, 0, 0644, h(3))
@@ -143,7 +143,7 @@ class MemberIndexTest {
             assertThat(back.serialize()).isEqualTo(bytes);
             assertThat(bytes).isEqualTo(RawIndex.of(index).bytes());
         }
-        MemberIndex empty = new MemberIndex.Builder().build();
+        MemberIndex empty = new MemberIndexBuilder().build();
         assertThat(empty.size()).isZero();
         assertThat(MemberIndex.parse(empty.serialize(), SOURCE)).isEqualTo(empty);
         assertThat(empty.range("")).containsExactly(0, 0);
@@ -260,7 +260,7 @@ class MemberIndexTest {
 
     @Test
     void pathBytesCanBeReadWithoutDecoding() {
-        MemberIndex index = new MemberIndex.Builder().add("d\u00e9/img.jpg", 0, 0, 1, 0644, h(1)).build();
+        MemberIndex index = new MemberIndexBuilder().add("d\u00e9/img.jpg", 0, 0, 1, 0644, h(1)).build();
         assertThat(index.pathLength(0)).isEqualTo(11);
         assertThat(index.slashAfter(0, 0)).isEqualTo(3);
         assertThat(index.slashAfter(0, 4)).isEqualTo(-1);
@@ -275,7 +275,7 @@ class MemberIndexTest {
 
     @Test
     void builderRejectsDuplicatesNamingThePath() {
-        MemberIndex.Builder b = new MemberIndex.Builder().add("x/y.jpg", 0, 0, 1, 0644, h(1)).add("a", 0, 0, 1, 0644, h(2))
+        MemberIndexBuilder b = new MemberIndexBuilder().add("x/y.jpg", 0, 0, 1, 0644, h(1)).add("a", 0, 0, 1, 0644, h(2))
                 .add("x/y.jpg", 1, 5, 1, 0644, h(3));
         assertThatThrownBy(b::build).isInstanceOf(ManifestValidationException.class)
                 .hasMessageContaining("duplicate").hasMessageContaining("'x/y.jpg'");
@@ -284,15 +284,15 @@ class MemberIndexTest {
     @Test
     void builderRejectsAPathThatIsAlsoADirectoryNamingBoth() {
         for (List<String> paths : List.of(List.of("a", "a/b"), List.of("a/b/c", "z", "a/b"), List.of("a/b", "a-c", "a"))) {
-            MemberIndex.Builder b = new MemberIndex.Builder();
+            MemberIndexBuilder b = new MemberIndexBuilder();
             paths.forEach(p -> b.add(p, 0, 0, 1, 0644, h(1)));
             assertThatThrownBy(b::build).as(paths.toString()).isInstanceOf(ManifestValidationException.class)
                     .hasMessageContaining("both a member and a directory");
         }
-        MemberIndex.Builder b = new MemberIndex.Builder().add("a", 0, 0, 1, 0644, h(1)).add("a/b", 0, 0, 1, 0644, h(1));
+        MemberIndexBuilder b = new MemberIndexBuilder().add("a", 0, 0, 1, 0644, h(1)).add("a/b", 0, 0, 1, 0644, h(1));
         assertThatThrownBy(b::build).hasMessageContaining("'a'").hasMessageContaining("'a/b'");
         // a sibling sharing a prefix is fine
-        assertThat(new MemberIndex.Builder().add("a", 0, 0, 1, 0644, h(1)).add("ab/c", 0, 0, 1, 0644, h(1))
+        assertThat(new MemberIndexBuilder().add("a", 0, 0, 1, 0644, h(1)).add("ab/c", 0, 0, 1, 0644, h(1))
                 .add("a-b/c", 0, 0, 1, 0644, h(1)).build().size()).isEqualTo(3);
     }
 
@@ -301,17 +301,17 @@ class MemberIndexTest {
         for (String bad : List.of("", "/etc/passwd", "../x", "a/../x", "a/..", "./a", "a/./b", "a//b", "a/", "file:x",
                 "s3://bucket/key", "C:stuff", "a\\b", "a\u0000b", "x".repeat(256), "a/" + "\u00e9".repeat(128),
                 "bad\ud800", "bad\udc00x")) {
-            assertThatThrownBy(() -> new MemberIndex.Builder().add(bad, 0, 0, 1, 0644, h(1)))
+            assertThatThrownBy(() -> new MemberIndexBuilder().add(bad, 0, 0, 1, 0644, h(1)))
                     .as("'" + bad + "'").isInstanceOf(ManifestValidationException.class);
         }
         for (String ok : List.of("a", "a/b", "x".repeat(255), "..a", "a..", ".hidden", "a/.b", "1:x", "a b", "a/b:c",
                 "\u65e5\u672c/\ud83d\ude00")) {
-            assertThat(new MemberIndex.Builder().add(ok, 0, 0, 1, 0644, h(1)).build().find(ok)).as(ok).isZero();
+            assertThat(new MemberIndexBuilder().add(ok, 0, 0, 1, 0644, h(1)).build().find(ok)).as(ok).isZero();
         }
-        assertThatThrownBy(() -> new MemberIndex.Builder().add("a", -1, 0, 1, 0644, h(1))).isInstanceOf(ManifestValidationException.class);
-        assertThatThrownBy(() -> new MemberIndex.Builder().add("a", 0, -1, 1, 0644, h(1))).isInstanceOf(ManifestValidationException.class);
-        assertThatThrownBy(() -> new MemberIndex.Builder().add("a", 0, 0, -1, 0644, h(1))).isInstanceOf(ManifestValidationException.class);
-        assertThatThrownBy(() -> new MemberIndex.Builder().add("a", 0, 0, 1, 010000, h(1))).isInstanceOf(ManifestValidationException.class);
+        assertThatThrownBy(() -> new MemberIndexBuilder().add("a", -1, 0, 1, 0644, h(1))).isInstanceOf(ManifestValidationException.class);
+        assertThatThrownBy(() -> new MemberIndexBuilder().add("a", 0, -1, 1, 0644, h(1))).isInstanceOf(ManifestValidationException.class);
+        assertThatThrownBy(() -> new MemberIndexBuilder().add("a", 0, 0, -1, 0644, h(1))).isInstanceOf(ManifestValidationException.class);
+        assertThatThrownBy(() -> new MemberIndexBuilder().add("a", 0, 0, 1, 010000, h(1))).isInstanceOf(ManifestValidationException.class);
     }
 
     // ------------------------------------------------------------ parse validation

@@ -125,7 +125,7 @@ class PartedMemberIndexTest {
 
     /** 100 class folders of 50 members, and two files at the root. */
     private static MemberIndex classes() {
-        MemberIndex.Builder b = new MemberIndex.Builder();
+        MemberIndexBuilder b = new MemberIndexBuilder();
         BlobId h = BlobId.of(new byte[] {1});
         for (int c = 0; c < 100; c++) {
             for (int i = 0; i < 50; i++) {

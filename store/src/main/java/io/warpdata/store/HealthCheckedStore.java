@@ -11,8 +11,9 @@ import java.util.function.Supplier;
  * A store that reports every call's outcome to a {@link StoreHealth}, and fails reads at once
  * while the store is known to be unreachable (see there). Writes are always tried: a publish is
  * something a person asked for just now, typically right after bringing the store back. Wraps
- * the real store in warpd, so the catalog, the block cache and publish share one view of whether
- * the store answers.
+ * the real store in warpd for the catalog and publish; the block cache reads the bare store and
+ * tells the same {@link StoreHealth} of each attempt itself, so all share one view of whether the
+ * store answers.
  */
 public final class HealthCheckedStore implements BlobStore {
     private final BlobStore delegate;
@@ -28,24 +29,24 @@ public final class HealthCheckedStore implements BlobStore {
     }
 
     private <T> T call(Supplier<T> op) {
-        health.beforeCall();
-        return tried(op);
+        return attempt(health.enter(), op);
     }
 
+    /** Writes are always tried: told to the health, never failed at once. */
     private <T> T tried(Supplier<T> op) {
+        return attempt(health.now(), op);
+    }
+
+    private <T> T attempt(long started, Supplier<T> op) {
         T result;
-        long started = health.now();
         try {
             result = op.get();
-        } catch (StoreUnavailableException e) {
-            health.failed(e, started);
+        } catch (RuntimeException e) {
+            // Not found, denied, a bad range: the store is there and said so (an answer).
+            health.ended(started, e);
             throw e;
-        } catch (StoreException answered) {
-            // Not found, denied, a bad range: the store is there and said so.
-            health.succeeded();
-            throw answered;
         }
-        health.succeeded();
+        health.ended(started, null);
         return result;
     }
 

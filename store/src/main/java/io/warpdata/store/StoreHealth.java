@@ -13,7 +13,9 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 
 /**
- * Whether the store answers, as every call through a {@link HealthCheckedStore} tells: down
+ * Whether the store answers, as every call tells it: through a {@link HealthCheckedStore} (the
+ * catalog, publish), or attempt by attempt with {@link #enter()} and {@link #ended} (the block
+ * cache's fetcher, which reads the bare store and shares this health with the catalog). Down
  * from the first call that fails with {@link StoreUnavailableException} (after the store's own
  * retries) until the next call that the store answers (a "not found" is an answer). One log
  * line when it goes down, one when it is back; never one per request.
@@ -109,6 +111,38 @@ public final class StoreHealth {
         fastFailures.increment();
         throw new StoreUnreachableException("The store " + store + " is " + (o.notAnswering() ? "not answering" : "unreachable")
                 + " since " + o.since() + " (" + o.error() + "); not tried again before its next probe", null);
+    }
+
+    /**
+     * Before one attempt of a call to the store: lets it through, or fails it at once while the
+     * store is known unreachable (one call per {@link #PROBE_INTERVAL} goes through as a probe).
+     * Hand what it returns to {@link #ended} once the attempt is over.
+     *
+     * @return when the attempt starts (System.nanoTime based)
+     * @throws StoreUnreachableException if the attempt is not to be made now (it need not be ended)
+     */
+    public long enter() {
+        beforeCall();
+        return now();
+    }
+
+    /**
+     * After an attempt that {@link #enter()} let through at {@code startedNanos}: the store
+     * answered ({@code failure} null, or a {@link StoreException} that is an answer: not found,
+     * denied, a bad range), or did not ({@link StoreUnavailableException}). Any other failure is
+     * not the store's and tells nothing. A store never contacted ({@link #offline()}) learns nothing.
+     */
+    public void ended(long startedNanos, RuntimeException failure) {
+        if (offline) {
+            return;
+        }
+        if (failure == null) {
+            succeeded();
+        } else if (failure instanceof StoreUnavailableException u) {
+            failed(u, startedNanos);
+        } else if (failure instanceof StoreException) {
+            succeeded();
+        }
     }
 
     /**

@@ -25,15 +25,15 @@ final class DirectoryListing {
     private static final int FIRST_ENTRY_OFFSET = 3;
 
     private final Catalog catalog;
-    private final MemberIndexCache indexes;
+    private final MemberInodes members;
 
     /**
      * @param catalog lists workspaces, datasets, versions and refs
-     * @param indexes the member indexes an artifact's directory node needs
+     * @param members makes an artifact's folder node (its member index, its slot)
      */
-    DirectoryListing(Catalog catalog, MemberIndexCache indexes) {
+    DirectoryListing(Catalog catalog, MemberInodes members) {
         this.catalog = catalog;
-        this.indexes = indexes;
+        this.members = members;
     }
 
     /**
@@ -107,7 +107,7 @@ final class DirectoryListing {
         for (Map.Entry<String, Artifact> a : version.manifest().artifacts().entrySet()) {
             Node dir;
             try {
-                dir = new Node.MemberDir(version, a.getKey(), a.getValue(), indexes.get(a.getValue().index()), "");
+                dir = members.artifactDir(version, a.getKey(), a.getValue());
             } catch (RuntimeException notNow) {
                 dir = null;
             }

@@ -42,14 +42,26 @@ public sealed interface FileContent {
     }
 
     /**
-     * Member {@code member} of an artifact's member index: its bytes in {@code shard}, found
-     * through the index (which stays in memory while the member's directory is in use) rather
-     * than copied here, so that the node the kernel holds stays small.
+     * Member {@code member} of an artifact's member index: its bytes in one of the artifact's
+     * shards, found through the index (paged from its file, or on the heap) rather than copied
+     * here, so that a member's node stays small.
+     *
+     * @param artifact the artifact as the mount numbers it (the member's inode is computed from it)
      */
-    record Member(BlobRef shard, MemberIndex index, int member) implements FileContent {
+    record Member(ArtifactSlot artifact, MemberIndex index, int member) implements FileContent {
         public Member {
-            Objects.requireNonNull(shard, "shard");
+            Objects.requireNonNull(artifact, "artifact");
             Objects.checkIndex(member, index.size());
+        }
+
+        /** The tar shard holding the member. */
+        public BlobRef shard() {
+            return artifact.artifact().shards().get(index.shard(member));
+        }
+
+        /** The member file's inode (see {@link MemberInodes}). */
+        public long inode() {
+            return artifact.inode(member);
         }
 
         @Override
@@ -59,7 +71,7 @@ public sealed interface FileContent {
 
         /** What the read path needs to serve it: the range of the shard and the member's SHA-256. */
         public BlobMember blobMember() {
-            return new BlobMember(shard, index.offset(member), index.length(member), index.hash(member));
+            return new BlobMember(shard(), index.offset(member), index.length(member), index.hash(member));
         }
     }
 

@@ -116,12 +116,26 @@ public sealed interface Node {
      * {@code <version>/<artifact>/<dir>}: a directory of an artifact, the members under
      * {@code dir} ({@code ""} for the artifact itself, else a member path prefix without the
      * trailing '/').
+     *
+     * @param slot the artifact, as the mount numbers it: its member files' inodes are computed
+     *             from the slot and their index position ({@link MemberInodes})
      */
-    record MemberDir(VersionTree version, String artifactName, Artifact artifact, MemberIndex index, String dir)
-            implements Node {
+    record MemberDir(ArtifactSlot slot, MemberIndex index, String dir) implements Node {
         @Override
         public Type type() {
             return Type.DIRECTORY;
+        }
+
+        public VersionTree version() {
+            return slot.version();
+        }
+
+        public String artifactName() {
+            return slot.name();
+        }
+
+        public Artifact artifact() {
+            return slot.artifact();
         }
 
         /** The member path of a child named {@code name}. */
@@ -131,13 +145,12 @@ public sealed interface Node {
 
         /** The subdirectory at member path prefix {@code path}. */
         MemberDir subdirectory(String path) {
-            return new MemberDir(version, artifactName, artifact, index, path);
+            return new MemberDir(slot, index, path);
         }
 
-        /** Member {@code i} of the index as a file: a slice of its tar shard, known by its SHA-256. */
+        /** Member {@code i} of the index as a file. */
         File member(int i) {
-            return new File(version, new FileContent.Member(artifact.shards().get(index.shard(i)), index, i),
-                    (index.mode(i) & 0111) != 0);
+            return slot.member(index, i);
         }
     }
 
@@ -172,7 +185,9 @@ public sealed interface Node {
 
     /**
      * A regular file of a version: a table shard (a whole blob), an artifact member (a slice of
-     * its tar shard), the manifest (inline bytes), or anything made of such pieces.
+     * its tar shard), the manifest (inline bytes), or anything made of such pieces. An artifact
+     * member ({@link FileContent.Member}) is the one node whose inode the mount computes instead
+     * of keeping ({@link WarpTree#computedInode}): millions of them are listed at a time.
      */
     record File(VersionTree version, FileContent content, boolean executable) implements Node {
         @Override

@@ -1,25 +1,12 @@
 package io.warpdata.vfs;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import io.warpdata.blobcache.cache.BlobReader;
 import io.warpdata.catalog.Catalog;
-import io.warpdata.catalog.DatasetNotFoundException;
 import io.warpdata.store.StoreException;
-import io.warpdata.manifest.Artifact;
-import io.warpdata.manifest.ArtifactKind;
-import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.DatasetRef;
-import io.warpdata.manifest.ManifestValidationException;
-import io.warpdata.manifest.TableShard;
-import io.warpdata.manifest.VersionHash;
 
 import java.nio.ByteBuffer;
-import java.time.Duration;
-import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.Executor;
 
 /**
@@ -57,11 +44,6 @@ public final class WarpTree {
 
     private static final Node ROOT = new Node.Root();
     /**
-     * Version facts are small (a manifest, its JSON) but a daemon may see thousands of versions
-     * over its life; this many stay parsed, the rest are re-read from the catalog's own cache.
-     */
-    private static final int VERSION_TREES_HELD = 1024;
-    /**
      * Shards of an artifact or table whose block hash lists are prefetched when its folder is
      * looked up: 64. An artifact or table of up to 64 shards (the tar shards of an image folder,
      * a table's Parquet files) has every list in by its first read; a list is small (32 bytes a
@@ -70,22 +52,12 @@ public final class WarpTree {
      * gets the lists of its first 64; the others load on their first read.
      */
     static final int HASH_LISTS_PREFETCHED = 64;
-    /** As long as the catalog trusts a negative answer: a version published elsewhere appears fast. */
-    private static final Duration MISSING_VERSION_TTL = Duration.ofSeconds(1);
 
-    private final Catalog catalog;
     private final BlobReader reader;
     private final MemberIndexCache indexes;
+    private final MemberInodes members;
+    private final TreeLookups lookups;
     private final DirectoryListing listing;
-    private final TensorFolders tensors;
-    private final Cache<VersionKey, VersionTree> versionTrees;
-    /**
-     * Versions the store said do not exist, remembered briefly: the kernel does not cache
-     * failed lookups (WarpFuse answers them without an entry), and a tool probing name@hash in a
-     * loop must not cost a GET per probe. Short, so that a version published by another host
-     * appears fast.
-     */
-    private final Cache<VersionKey, Boolean> missingVersions;
     /** When the tree was made (the mount's start): the time of the root and workspace folders. */
     private final long startedSeconds;
 
@@ -106,14 +78,11 @@ public final class WarpTree {
      */
     public WarpTree(Catalog catalog, BlobReader reader, long maxIndexedMembers, Executor indexLoader, java.time.Clock clock) {
         this.startedSeconds = clock.instant().getEpochSecond();
-        this.catalog = catalog;
         this.reader = reader;
         this.indexes = new MemberIndexCache(reader, catalog.known(), maxIndexedMembers, indexPageCacheBytes(), indexLoader);
-        this.tensors = new TensorFolders(reader);
-        this.listing = new DirectoryListing(catalog, indexes);
-        this.versionTrees = Caffeine.newBuilder().maximumSize(VERSION_TREES_HELD).build();
-        this.missingVersions = Caffeine.newBuilder().maximumSize(10_000)
-                .expireAfterWrite(MISSING_VERSION_TTL).build();
+        this.members = new MemberInodes(indexes);
+        this.lookups = new TreeLookups(catalog, reader, members);
+        this.listing = new DirectoryListing(catalog, members);
     }
 
     /**
@@ -134,6 +103,43 @@ public final class WarpTree {
         return ROOT;
     }
 
+    // ---------------------------------------------------------------- inodes
+
+    /**
+     * The inode of a node the mount numbers by computation (an artifact member: see
+     * {@link MemberInodes} for the layout), or 0 for any other node, which the FUSE adapter
+     * numbers from its own table. A computed inode is the same for every lookup of the member
+     * and stays valid for the life of the tree, with nothing kept for it.
+     */
+    public long computedInode(Node node) {
+        return node instanceof Node.File f && f.content() instanceof FileContent.Member m ? m.inode() : 0;
+    }
+
+    /** Whether {@code nodeid} is in the range of computed inodes ({@link #computedInode}), named or not. */
+    public static boolean isComputedInode(long nodeid) {
+        return MemberInodes.isMember(nodeid);
+    }
+
+    /**
+     * The member file a computed inode names.
+     *
+     * @throws StaleNodeException if it names none (a number never handed out by this tree)
+     * @throws StoreException if the member's index cannot be read now
+     */
+    public Node nodeOfComputedInode(long nodeid) {
+        return members.file(nodeid);
+    }
+
+    /** The path of a computed inode's member, for log lines; {@code (node N)} if it names none. */
+    public String describeComputedInode(long nodeid) {
+        return members.describe(nodeid);
+    }
+
+    /** Artifacts numbered for member inodes since the tree was made (a gauge). */
+    public int numberedArtifacts() {
+        return members.slots();
+    }
+
     // ---------------------------------------------------------------- lookup
 
     /**
@@ -144,25 +150,7 @@ public final class WarpTree {
      * @throws StoreException if the store could not answer
      */
     public Node lookup(Node parent, String name) {
-        if (!validComponent(name)) {
-            throw new NoSuchEntryException(name);
-        }
-        return switch (parent) {
-            case Node.Root r -> workspace(name);
-            case Node.Workspace w -> workspaceEntry(w.name(), name);
-            case Node.VersionDir v -> versionEntry(v.version(), name);
-            case Node.TableDir t -> tableShard(t, name);
-            case Node.MetaDir m -> {
-                if (!name.equals(MANIFEST_FILE)) {
-                    throw new NoSuchEntryException(META_DIR + "/" + name);
-                }
-                yield m.manifest();
-            }
-            case Node.MemberDir d -> member(d, name);
-            case Node.TensorDir t -> tensorEntry(t, name);
-            case Node.Link l -> throw new WrongNodeTypeException(l.entry(), Node.Type.SYMLINK);
-            case Node.File f -> throw new WrongNodeTypeException(name, Node.Type.FILE);
-        };
+        return lookups.lookup(parent, name);
     }
 
     /**
@@ -192,130 +180,6 @@ public final class WarpTree {
             }
         }
         return node;
-    }
-
-    /** Not empty, not "." and not "..": the kernel never sends these, a hand-made path might. */
-    private static boolean validComponent(String name) {
-        return !name.isEmpty() && !name.equals(".") && !name.equals("..") && name.indexOf('/') < 0;
-    }
-
-    private Node workspace(String name) {
-        if (!catalog.hasWorkspace(name)) {
-            throw new NoSuchEntryException("/" + name);
-        }
-        return new Node.Workspace(name);
-    }
-
-    /** {@code name}, {@code name@<hash prefix>} or {@code name@<tag or branch>} in workspace {@code ws}. */
-    private Node workspaceEntry(String ws, String entry) {
-        DatasetRef ref;
-        try {
-            ref = DatasetRef.parse(ws + "/" + entry);
-        } catch (ManifestValidationException notAName) {
-            throw new NoSuchEntryException("/" + ws + "/" + entry);
-        }
-        Catalog.Located at = catalog.locate(ref);
-        return switch (ref.ref()) {
-            case DatasetRef.Version v -> new Node.VersionDir(versionTree(at.id(), at.version(), entry));
-            case DatasetRef.Latest l -> new Node.Link(at.id(), entry, at.kind(), at.version());
-            case DatasetRef.Named n -> new Node.Link(at.id(), entry, at.kind(), at.version());
-        };
-    }
-
-    /** The facts of one version, parsed once and shared by all its nodes. */
-    private VersionTree versionTree(DatasetId id, VersionHash hash, String entry) {
-        VersionKey key = new VersionKey(id, hash);
-        VersionTree tree = versionTrees.getIfPresent(key);
-        if (tree != null) {
-            return tree;
-        }
-        if (missingVersions.getIfPresent(key) != null) {
-            throw new NoSuchEntryException("/" + id.workspace() + "/" + entry);
-        }
-        try {
-            tree = new VersionTree(id, hash, catalog.manifest(id, hash));
-        } catch (DatasetNotFoundException e) {
-            missingVersions.put(key, Boolean.TRUE);
-            throw new NoSuchEntryException("/" + id.workspace() + "/" + entry);
-        }
-        versionTrees.put(key, tree);
-        return tree;
-    }
-
-    /**
-     * An entry of a version's folder. Entering an artifact or a table starts loading the block
-     * hash lists of its shards ({@link #HASH_LISTS_PREFETCHED}): in an artifact they load while
-     * its member index does (which says which shard and offset a member is at), so that a
-     * member's first read waits for its data block alone; in a table they are in for the reads
-     * of its files after the first.
-     */
-    private Node versionEntry(VersionTree version, String name) {
-        if (name.equals(META_DIR)) {
-            return new Node.MetaDir(version);
-        }
-        Map<String, TableShard> shards = version.shards(name);
-        if (shards != null) {
-            reader.prefetchHashLists(shards.values().stream().limit(HASH_LISTS_PREFETCHED).map(TableShard::blob).toList());
-            return new Node.TableDir(version, name);
-        }
-        Artifact artifact = version.manifest().artifacts().get(name);
-        if (artifact == null) {
-            throw new NoSuchEntryException(version.describe() + "/" + name);
-        }
-        List<BlobRef> artifactShards = artifact.shards();
-        reader.prefetchHashLists(artifactShards.subList(0, Math.min(artifactShards.size(), HASH_LISTS_PREFETCHED)));
-        return new Node.MemberDir(version, name, artifact, indexes.get(artifact.index()), "");
-    }
-
-    private static Node tableShard(Node.TableDir t, String name) {
-        TableShard shard = t.version().shards(t.table()).get(t.child(name));
-        if (shard != null) {
-            return t.shard(shard);
-        }
-        if (t.version().tableFolder(t.table(), t.child(name)) != null) {
-            return t.subfolder(name);
-        }
-        throw new NoSuchEntryException(t.version().describe() + "/" + t.table() + "/" + t.child(name));
-    }
-
-    private Node member(Node.MemberDir d, String name) {
-        String path = d.child(name);
-        int i = d.index().find(path);
-        if (i >= 0) {
-            return d.member(i);
-        }
-        if (d.index().isDirectory(path)) {
-            return d.subdirectory(path);
-        }
-        int st = tensorSource(d, path);
-        if (st >= 0) {
-            return new Node.TensorDir(d.version(), tensors.folder(d, st),
-                    "", d.version().describe() + "/" + d.artifactName() + "/" + path);
-        }
-        throw new NoSuchEntryException(d.version().describe() + "/" + d.artifactName() + "/" + path);
-    }
-
-    /**
-     * The member index position of {@code F.safetensors} when {@code path} is {@code F.tensors}
-     * in a safetensors artifact (and no member of that name exists), else -1.
-     */
-    static int tensorSource(Node.MemberDir d, String path) {
-        if (d.artifact().kind() != ArtifactKind.SAFETENSORS || !path.endsWith(TENSORS_SUFFIX)) {
-            return -1;
-        }
-        return d.index().find(path.substring(0, path.length() - TENSORS_SUFFIX.length()) + ".safetensors");
-    }
-
-    private static Node tensorEntry(Node.TensorDir t, String name) {
-        String inner = t.child(name);
-        Optional<FileContent> file = t.folder().file(inner);
-        if (file.isPresent()) {
-            return t.tensor(file.get());
-        }
-        if (t.folder().isDirectory(inner)) {
-            return t.subfolder(inner);
-        }
-        throw new NoSuchEntryException(t.path() + "/" + inner);
     }
 
     // ---------------------------------------------------------------- attributes
@@ -349,7 +213,7 @@ public final class WarpTree {
     /** The creation time of the version a link points at; the mount's start if it cannot be read now. */
     private long linkTime(Node.Link l) {
         try {
-            long t = versionTree(l.dataset(), l.target(), l.entry()).mtimeSeconds();
+            long t = lookups.versionTree(l.dataset(), l.target(), l.entry()).mtimeSeconds();
             return t > 0 ? t : startedSeconds;
         } catch (RuntimeException e) {
             return startedSeconds;
@@ -523,6 +387,4 @@ public final class WarpTree {
         return n;
     }
 
-    private record VersionKey(DatasetId id, VersionHash version) {
-    }
 }

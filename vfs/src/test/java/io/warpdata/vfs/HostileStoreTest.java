@@ -254,7 +254,7 @@ class HostileStoreTest {
             BlobId listId = BlobId.of(bad);
             memory.putIfAbsent(StoreLayout.blob(listId), bad);
             Artifact a = new Artifact(ArtifactKind.TAR_SHARDS, List.of(new BlobRef(dataId, data.length, listId)),
-                    versions.putBlob(new io.warpdata.manifest.MemberIndex.Builder()
+                    versions.putBlob(new io.warpdata.manifest.MemberIndexBuilder()
                             .add("m.bin", 0, 0, data.length, 0644, dataId).build().serialize()), 1, data.length);
             versions.publish(new DatasetId("evil", "list" + i++), Map.of(), Map.of("files", a), null, true);
         }
@@ -284,7 +284,7 @@ class HostileStoreTest {
     @Test
     void versionFileWhoseContentHashesToAnotherIdIsCorrupt() {
         VersionHash real = publishBad(artifactWithIndex(versions.putBlob(
-                new io.warpdata.manifest.MemberIndex.Builder().build().serialize()), 0));
+                new io.warpdata.manifest.MemberIndexBuilder().build().serialize()), 0));
         VersionHash wrongKey = new VersionHash("cd".repeat(32));
         memory.put(StoreLayout.version(BAD, wrongKey), memory.get(StoreLayout.version(BAD, real)));
         versions.pointer(StoreLayout.latest(BAD), wrongKey);
@@ -299,7 +299,7 @@ class HostileStoreTest {
     @Test
     void fiveGigabyteObjectsWhereSmallOnesBelongAreRefusedUnread() {
         VersionHash v = publishBad(artifactWithIndex(versions.putBlob(
-                new io.warpdata.manifest.MemberIndex.Builder().build().serialize()), 0));
+                new io.warpdata.manifest.MemberIndexBuilder().build().serialize()), 0));
         DatasetId other = new DatasetId("evil", "bigmanifest");
         versions.pointer(StoreLayout.latest(other), v);
         claim(StoreLayout.latest(BAD), FIVE_GB);
@@ -322,7 +322,7 @@ class HostileStoreTest {
         memory.putIfAbsent(StoreLayout.blob(listId), new byte[0]);
         claim(StoreLayout.blob(listId), FIVE_GB);
         Artifact a = new Artifact(ArtifactKind.TAR_SHARDS, List.of(new BlobRef(dataId, data.length, listId)),
-                versions.putBlob(new io.warpdata.manifest.MemberIndex.Builder()
+                versions.putBlob(new io.warpdata.manifest.MemberIndexBuilder()
                         .add("m.bin", 0, 0, data.length, 0644, dataId).build().serialize()), 1, data.length);
         publishBad(a);
 

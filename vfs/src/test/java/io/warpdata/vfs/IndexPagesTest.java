@@ -7,6 +7,7 @@ import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.IndexBytes;
 import io.warpdata.manifest.ManifestCorruptedException;
 import io.warpdata.manifest.MemberIndex;
+import io.warpdata.manifest.MemberIndexBuilder;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -63,7 +64,7 @@ class IndexPagesTest {
 
     @Test
     void aFlatIndexInAFileAnswersAsOnTheHeapThroughACacheMuchSmallerThanIt() throws IOException {
-        MemberIndex.Builder b = new MemberIndex.Builder();
+        MemberIndexBuilder b = new MemberIndexBuilder();
         BlobId h = BlobId.of(new byte[] {7});
         List<String> paths = new ArrayList<>();
         for (int c = 0; c < 50; c++) {

@@ -12,6 +12,7 @@ import io.warpdata.manifest.Column;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.Manifest;
 import io.warpdata.manifest.MemberIndex;
+import io.warpdata.manifest.MemberIndexBuilder;
 import io.warpdata.manifest.Table;
 import io.warpdata.manifest.TableShard;
 import io.warpdata.manifest.VersionHash;
@@ -67,7 +68,7 @@ public final class TestVersions {
      * each member preceded by a 512-byte filler (like a tar header) so offsets are not trivial.
      */
     public Artifact artifact(Map<String, byte[]> members, Map<String, Integer> modes, int perShard) {
-        MemberIndex.Builder index = new MemberIndex.Builder();
+        MemberIndexBuilder index = new MemberIndexBuilder();
         List<BlobRef> shards = new ArrayList<>();
         ByteArrayOutputStream shard = new ByteArrayOutputStream();
         int inShard = 0;

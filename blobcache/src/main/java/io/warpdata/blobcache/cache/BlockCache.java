@@ -3,11 +3,11 @@ package io.warpdata.blobcache.cache;
 import io.warpdata.store.BlobStore;
 import io.warpdata.store.ObjectTooLargeException;
 import io.warpdata.store.StoreException;
+import io.warpdata.store.StoreHealth;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
@@ -41,7 +41,7 @@ public final class BlockCache implements BlobReader {
 
     private final CacheConfig config;
     private final BlobStore store;
-    private final ReadMetrics metrics = new ReadMetrics();
+    private final ReadMetrics metrics;
     private final BlockFetcher fetcher;
     private final HashLists lists;
     private final BlockStorage storage;
@@ -84,6 +84,21 @@ public final class BlockCache implements BlobReader {
      * @throws CacheDirectoryException if the cache directory is unusable or in use
      */
     public static BlockCache open(BlobStore store, CacheConfig config, List<RemoteTier> remotes) {
+        return open(store, null, config, remotes, ReadMetrics.GetListener.NONE);
+    }
+
+    /**
+     * As {@link #open(BlobStore, CacheConfig, List)}, reading the bare {@code store} and telling
+     * {@code health} of every attempt (warpd: the health the catalog's
+     * {@link io.warpdata.store.HealthCheckedStore} shares), so that fetches fail at once while the
+     * store is known unreachable, and telling {@code gets} of every GET of data as it completes.
+     *
+     * @param health the store's health, or null not to track it
+     * @param gets   hears of every completed GET ({@link ReadMetrics.GetListener}: warpd's histograms)
+     * @throws CacheDirectoryException if the cache directory is unusable or in use
+     */
+    public static BlockCache open(BlobStore store, StoreHealth health, CacheConfig config, List<RemoteTier> remotes,
+                                  ReadMetrics.GetListener gets) {
         AtomicInteger n = new AtomicInteger();
         ExecutorService pool = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "warp-fetch-" + n.incrementAndGet());
@@ -91,7 +106,8 @@ public final class BlockCache implements BlobReader {
             return t;
         });
         try {
-            return new BlockCache(store, config, pool, pool, null, OrderPrefetcher.MAX_PLAN_BYTES, remotes);
+            return new BlockCache(store, health, config, pool, pool, null, OrderPrefetcher.MAX_PLAN_BYTES, remotes,
+                    new ReadMetrics(gets));
         } catch (RuntimeException e) {
             pool.shutdownNow();
             throw e;
@@ -115,11 +131,18 @@ public final class BlockCache implements BlobReader {
      */
     BlockCache(BlobStore store, CacheConfig config, Executor executor, ExecutorService owned, DiskSpace space,
                long maxPlanBytes, List<RemoteTier> remotes) {
+        this(store, null, config, executor, owned, space, maxPlanBytes, remotes, new ReadMetrics());
+    }
+
+    private BlockCache(BlobStore store, StoreHealth health, CacheConfig config, Executor executor,
+                       ExecutorService owned, DiskSpace space, long maxPlanBytes, List<RemoteTier> remotes,
+                       ReadMetrics metrics) {
+        this.metrics = metrics;
         this.config = Objects.requireNonNull(config, "config");
         this.store = Objects.requireNonNull(store, "store");
         Objects.requireNonNull(executor, "executor");
         this.owned = owned;
-        this.fetcher = new BlockFetcher(store, metrics, config.retry(), new Remotes(remotes, metrics));
+        this.fetcher = new BlockFetcher(store, health, metrics, config.retry(), new Remotes(remotes, metrics));
         if (config.mode().usesDisk()) {
             DiskBlocks disk = new DiskBlocks(config.dir(), config.maxBytes(), config.minFreeBytes(),
                     config.maxOpenFiles(), metrics, space);
@@ -130,13 +153,15 @@ public final class BlockCache implements BlobReader {
             this.lists = new HashLists(fetcher, null, null, HASH_LIST_MEMORY, executor);
         }
         Suspects suspects = new Suspects();
-        this.scheduler = new FetchScheduler(config, metrics, storage, fetcher, executor, suspects);
+        // Order plans share read-ahead's budget: none without one (nor in local mode, which fetches nothing).
+        this.orders = config.mode().fetches() && config.maxPrefetchBytes() > 0
+                ? new OrderPrefetcher(lists, config.retry().readDeadline(), OrderPrefetcher.aheadBytes(config),
+                        maxPlanBytes)
+                : null;
+        this.scheduler = new FetchScheduler(config, metrics, storage, fetcher, executor, suspects, orders);
         this.warmer = new Warmer(scheduler);
         this.members = new MemberReads(config, metrics, storage, fetcher, lists, suspects, executor);
         this.prefetcher = new HashListPrefetcher(lists, fetcher);
-        this.orders = config.mode().fetches() && scheduler.prefetchEnabled()
-                ? new OrderPrefetcher(scheduler, lists, executor, OrderPrefetcher.aheadBytes(config), maxPlanBytes)
-                : null;
         this.reads = new ReadExecutor(config, metrics, lists, storage, scheduler,
                 config.mode().fetches() ? new ReadAhead(suspects, new ParquetLayouts(storage)) : null, orders, members,
                 new WholeBlobReads(fetcher, lists, storage, metrics, executor, () -> closed));
@@ -260,7 +285,9 @@ public final class BlockCache implements BlobReader {
      */
     public PlanStatus startPlan(String name, OrderPlan.Builder plan) {
         ensureOpen();
-        return requireOrders().start(name, plan);
+        PlanStatus started = requireOrders().start(name, plan);
+        scheduler.followPlans();
+        return started;
     }
 
     /** Stops plan {@code name}; false if there is none. */
@@ -338,7 +365,7 @@ public final class BlockCache implements BlobReader {
             return new WarmResult(0, 0, 0, 0, true, cancelled.getAsBoolean());
         }
         BlockHashList list = lists.get(blob, fetcher.deadlineFromNow(), true);
-        return warmer.warm(blob, list, blockSpans(list, ranges, maxBytes), listener, cancelled);
+        return warmer.warm(blob, list, Warmer.blockSpans(list, ranges, maxBytes), listener, cancelled);
     }
 
     /** The bytes of the blocks that hold {@code ranges} of the blob: what {@link #warm(BlobRef, List, long, WarmListener, BooleanSupplier)} covers. */
@@ -348,48 +375,12 @@ public final class BlockCache implements BlobReader {
         }
         BlockHashList list = lists.get(blob, fetcher.deadlineFromNow(), true);
         long bytes = 0;
-        for (int[] span : blockSpans(list, ranges, Long.MAX_VALUE)) {
+        for (int[] span : Warmer.blockSpans(list, ranges, Long.MAX_VALUE)) {
             for (int b = span[0]; b < span[1]; b++) {
                 bytes += list.blockLength(b);
             }
         }
         return bytes;
-    }
-
-    /** Byte ranges as ascending, disjoint {@code [first, end)} block spans, cut off at {@code maxBytes} of blocks. */
-    static List<int[]> blockSpans(BlockHashList list, List<long[]> ranges, long maxBytes) {
-        int bs = list.blockSize();
-        List<long[]> sorted = new ArrayList<>(ranges);
-        sorted.sort(java.util.Comparator.comparingLong(r -> r[0]));
-        List<int[]> spans = new ArrayList<>();
-        long budget = maxBytes;
-        for (long[] r : sorted) {
-            if (r[1] <= r[0]) {
-                continue;
-            }
-            int first = (int) Math.min(r[0] / bs, list.blockCount());
-            int end = (int) Math.min((r[1] + bs - 1) / bs, list.blockCount());
-            int[] last = spans.isEmpty() ? null : spans.get(spans.size() - 1);
-            if (last != null && first <= last[1]) {
-                first = last[1];
-            }
-            int b = first;
-            while (b < end && budget >= list.blockLength(b)) {
-                budget -= list.blockLength(b);
-                b++;
-            }
-            if (b > first) {
-                if (last != null && first == last[1]) {
-                    last[1] = b;
-                } else {
-                    spans.add(new int[] {first, b});
-                }
-            }
-            if (b < end) {
-                break;
-            }
-        }
-        return spans;
     }
 
     /** Size, limit, hit rate and counters. */
@@ -398,7 +389,7 @@ public final class BlockCache implements BlobReader {
         long miss = metrics.missBytes.sum();
         return new CacheStats(config.mode(), config.mode().usesDisk() ? config.dir().toString() : null,
                 storage.sizeBytes(), storage.limitBytes(), storage.freeFloorBytes(), storage.blockCount(),
-                hit + miss == 0 ? 0 : (double) hit / (hit + miss), metrics.snapshot());
+                hit + miss == 0 ? 0 : (double) hit / (hit + miss), metrics.snapshot(), metrics.bySource());
     }
 
     /**
@@ -426,6 +417,15 @@ public final class BlockCache implements BlobReader {
     public long gc(long limitBytes) {
         ensureOpen();
         return storage.gc(limitBytes);
+    }
+
+    /**
+     * The remote tiers as a source of whole objects named by their hash (the catalog's version
+     * manifests), verified by the caller's check; {@link ObjectMirrors#NONE} without any tier.
+     */
+    public ObjectMirrors objectMirrors() {
+        Remotes remotes = fetcher.remotes();
+        return remotes.isEmpty() ? ObjectMirrors.NONE : remotes;
     }
 
     /** Counters of each remote tier ({@link RemoteTier}), in the order they are tried; empty without any. */
@@ -456,7 +456,7 @@ public final class BlockCache implements BlobReader {
      */
     public boolean awaitIdle(Duration timeout) throws InterruptedException {
         long until = System.nanoTime() + timeout.toNanos();
-        while ((orders != null && !orders.idle()) || !scheduler.idle() || !members.idle() || !prefetcher.idle()) {
+        while (!scheduler.idle() || !members.idle() || !prefetcher.idle()) {
             if (System.nanoTime() > until) {
                 return false;
             }

@@ -2,6 +2,7 @@ package io.warpdata.blobcache.cache;
 
 import io.warpdata.store.BlobStore;
 import io.warpdata.store.StoreException;
+import io.warpdata.store.StoreHealth;
 import io.warpdata.store.StoreLayout;
 import io.warpdata.store.StoreUnavailableException;
 import io.warpdata.store.StoreUnreachableException;
@@ -16,23 +17,33 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Ranged reads from the store with bounded retries, and verification of every fetched block
- * against its SHA-256 before anyone sees it. Stateless apart from counters; thread-safe.
+ * against its SHA-256 before anyone sees it. Reads the bare store and tells its
+ * {@link StoreHealth} (shared with the catalog, which reads through a
+ * {@link io.warpdata.store.HealthCheckedStore}) of each attempt itself: an attempt while the store
+ * is known unreachable fails at once ({@link StoreHealth#enter()}). Stateless apart from
+ * counters; thread-safe.
  */
 final class BlockFetcher {
     private static final Logger LOG = LoggerFactory.getLogger(BlockFetcher.class);
 
     private final BlobStore store;
+    /** Told of every attempt; null: the store's health is not tracked (tests, tools). */
+    private final StoreHealth health;
     private final ReadMetrics metrics;
     private final RetryPolicy policy;
     private final Remotes remotes;
 
     BlockFetcher(BlobStore store, ReadMetrics metrics, RetryPolicy policy) {
-        this(store, metrics, policy, Remotes.NONE);
+        this(store, null, metrics, policy, Remotes.NONE);
     }
 
-    /** @param remotes the remote tiers tried, verified, before the store ({@link Remotes}) */
-    BlockFetcher(BlobStore store, ReadMetrics metrics, RetryPolicy policy, Remotes remotes) {
+    /**
+     * @param health  told of each attempt, and asked before it (null: not tracked)
+     * @param remotes the remote tiers tried, verified, before the store ({@link Remotes})
+     */
+    BlockFetcher(BlobStore store, StoreHealth health, ReadMetrics metrics, RetryPolicy policy, Remotes remotes) {
         this.store = store;
+        this.health = health;
         this.metrics = metrics;
         this.policy = policy;
         this.remotes = remotes;
@@ -52,6 +63,21 @@ final class BlockFetcher {
     void fillRemotes(String key, long offset, byte[] verified, int off, int len, int blockSize) {
         if (!remotes.isEmpty()) {
             remotes.fill(key, offset, verified, off, len, blockSize);
+        }
+    }
+
+    /**
+     * A whole small object named by its hash from the first remote tier whose bytes pass
+     * {@code check}, or null (none, or none served): the caller reads the store.
+     */
+    byte[] objectFromRemotes(String key, int maxBytes, java.util.function.Predicate<byte[]> check) {
+        return remotes.isEmpty() ? null : remotes.get(key, maxBytes, check).orElse(null);
+    }
+
+    /** Offers a whole object verified from the store to the tiers warpd fills; never blocks. */
+    void fillRemotesObject(String key, byte[] verified) {
+        if (!remotes.isEmpty()) {
+            remotes.offer(key, verified);
         }
     }
 
@@ -136,7 +162,14 @@ final class BlockFetcher {
             long start = System.nanoTime();
             try {
                 try {
-                    store.read(key, offset, dst, dstOff, len);
+                    long entered = enter();
+                    try {
+                        store.read(key, offset, dst, dstOff, len);
+                    } catch (RuntimeException e) {
+                        ended(entered, e);
+                        throw e;
+                    }
+                    ended(entered, null);
                 } finally {
                     metrics.getsInFlight.decrement();
                 }
@@ -167,7 +200,14 @@ final class BlockFetcher {
             long start = System.nanoTime();
             try {
                 try {
-                    store.read(key, offset + from, dst, from, len - from, n -> arrived.accept(from + n));
+                    long entered = enter();
+                    try {
+                        store.read(key, offset + from, dst, from, len - from, n -> arrived.accept(from + n));
+                    } catch (RuntimeException e) {
+                        ended(entered, e);
+                        throw e;
+                    }
+                    ended(entered, null);
                 } finally {
                     metrics.getsInFlight.decrement();
                 }
@@ -189,7 +229,14 @@ final class BlockFetcher {
             try {
                 byte[] b;
                 try {
-                    b = store.get(key, maxBytes);
+                    long entered = enter();
+                    try {
+                        b = store.get(key, maxBytes);
+                    } catch (RuntimeException e) {
+                        ended(entered, e);
+                        throw e;
+                    }
+                    ended(entered, null);
                 } finally {
                     metrics.getsInFlight.decrement();
                 }
@@ -198,6 +245,24 @@ final class BlockFetcher {
             } catch (StoreUnavailableException e) {
                 backOff(attempt++, deadlineNanos, e, "reading " + key);
             }
+        }
+    }
+
+    /**
+     * Before an attempt: fails it at once while the store is known unreachable (except one probe
+     * per interval), as {@link io.warpdata.store.HealthCheckedStore} does for the catalog.
+     *
+     * @return the attempt's start, for {@link #ended}
+     * @throws io.warpdata.store.StoreUnreachableException if the attempt is not to be made now
+     */
+    private long enter() {
+        return health == null ? 0 : health.enter();
+    }
+
+    /** After an attempt: {@code failure} null if the store answered. */
+    private void ended(long entered, RuntimeException failure) {
+        if (health != null) {
+            health.ended(entered, failure);
         }
     }
 

@@ -2,6 +2,7 @@ package io.warpdata.blobcache.cache;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -15,10 +16,12 @@ import java.util.Map;
  * @param blocks         blocks held
  * @param hitRate        hit bytes / (hit + miss bytes) since start, 0 before any read
  * @param counters       {@link io.warpdata.blobcache.cache.ReadMetrics#snapshot()}
+ * @param bySource       reads and bytes by where they came from ({@link ReadMetrics#bySource()})
  */
 public record CacheStats(CacheMode mode, String dir, long sizeBytes, long limitBytes, long freeFloorBytes,
-        long blocks, double hitRate, Map<String, Long> counters) {
+        long blocks, double hitRate, Map<String, Long> counters, List<ReadMetrics.SourceCount> bySource) {
     public CacheStats {
         counters = Collections.unmodifiableMap(new LinkedHashMap<>(counters));
+        bySource = List.copyOf(bySource);
     }
 }

@@ -5,7 +5,6 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.warpdata.manifest.BlobId;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
@@ -17,10 +16,8 @@ import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,7 +46,8 @@ import static io.warpdata.blobcache.cache.CacheDirectory.deleteFile;
  * open-file bound or by an interrupt) reopens the file; if the file is gone, the block is a miss
  * and is fetched again: never an error, never wrong bytes.
  *
- * <p>Writes keep a free-space floor on the file system ({@link FreeSpaceFloor}).
+ * <p>Writes keep a free-space floor on the file system ({@link FreeSpaceFloor}); a file is
+ * written to {@code tmp/} by {@link DiskWrites} and renamed into place here.
  *
  * <p>Archive members cached under their own SHA-256 ({@link MemberReads}) are block 0 of the
  * blob whose id is that hash, in the same files, index and eviction: they count against the
@@ -59,8 +57,6 @@ import static io.warpdata.blobcache.cache.CacheDirectory.deleteFile;
  */
 final class DiskBlocks implements BlockStorage {
     private static final Logger LOG = LoggerFactory.getLogger(DiskBlocks.class);
-    /** Rate limit for repeated write-failure warnings (a full disk would otherwise log per block). */
-    private static final long WARN_EVERY_NANOS = 10_000_000_000L;
     /**
      * Members cached under their own hash kept at most: 32,768. An index entry costs about 400
      * bytes of heap (key, entry, Caffeine's nodes, this bound's own node; measured over 20,000
@@ -84,17 +80,7 @@ final class DiskBlocks implements BlockStorage {
     /** Members {@link #members} let go of, to be removed from the index outside any cache callback. */
     private final Queue<BlockKey> membersOut = new ConcurrentLinkedQueue<>();
     private final ThreadLocal<DiskScratch.Read> scratch = ThreadLocal.withInitial(DiskScratch.Read::new);
-    /**
-     * Write buffers (1 MiB + header each, direct), shared rather than one per thread: with 32
-     * fetch workers and member fetches, per-thread buffers held 32+ MiB of direct memory for
-     * writes that take a millisecond each; a few idle ones are kept, more are made when needed.
-     */
-    private final java.util.concurrent.ConcurrentLinkedQueue<DiskScratch.Write> writeScratch =
-            new java.util.concurrent.ConcurrentLinkedQueue<>();
-    private final AtomicInteger idleWriteScratch = new AtomicInteger();
-    /** Idle write buffers kept. */
-    static final int IDLE_WRITE_BUFFERS = 4;
-    private final AtomicLong lastWriteWarn = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
+    private final DiskWrites writes;
     private final Object gcLock = new Object();
     private volatile boolean closed;
 
@@ -117,6 +103,7 @@ final class DiskBlocks implements BlockStorage {
         this.limit = limitBytes;
         this.floor = new FreeSpaceFloor(space == null ? DiskSpace.of(this.dir.root()) : space, minFreeBytes,
                 this::makeRoom);
+        this.writes = new DiskWrites(this.dir, floor, metrics);
         this.channels = Caffeine.newBuilder()
                 .maximumSize(maxOpenFiles)
                 .executor(Runnable::run)
@@ -332,88 +319,32 @@ final class DiskBlocks implements BlockStorage {
     private void putOnDisk(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit) {
         int headerLength = BlockFile.headerLength(len);
         long bytes = (long) headerLength + len;
-        boolean reserved;
-        try {
-            reserved = floor.reserve(bytes);
-        } catch (UncheckedIOException e) {
-            // The file system cannot even be asked for its free space (the directory was
-            // deleted under us): the write would fail too.
-            warnWrite(key, e.getCause());
-            return;
-        }
-        if (!reserved) {
-            // A file system that is full (by other files: the cache evicted all it could) is not
-            // an error for the reader: the block is served from memory, just not kept.
-            metrics.cacheWritesSkipped.increment();
-            warnSkipped(() -> LOG.warn("The cache at {} has no room above its free-space floor ({} bytes free, floor {});"
-                    + " serving {} and what follows without caching until space returns", dir.root(),
-                    floor.usableBytes(), floor.bytes(), key));
+        if (!writes.reserve(key, bytes)) {
             return;
         }
         try {
-            write(key, listId, data, off, len, prefetchCredit, headerLength);
+            DiskWrites.Written w = writes.toTemp(key, listId, data, off, len, headerLength);
+            if (w != null) {
+                place(key, w, new DiskEntry(key, headerLength, len, w.crcs(), listId, prefetchCredit));
+            }
         } finally {
-            floor.release(bytes);
+            writes.release(bytes);
         }
     }
 
-    private void write(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit,
-            int headerLength) {
-        DiskScratch.Write w = writeScratch.poll();
-        if (w == null) {
-            w = new DiskScratch.Write();
-        } else {
-            idleWriteScratch.decrementAndGet();
-        }
-        try {
-            write(key, listId, data, off, len, prefetchCredit, headerLength, w);
-        } finally {
-            if (idleWriteScratch.incrementAndGet() <= IDLE_WRITE_BUFFERS) {
-                writeScratch.offer(w);
-            } else {
-                idleWriteScratch.decrementAndGet();
-            }
-        }
-    }
-
-    private void write(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit,
-            int headerLength, DiskScratch.Write w) {
-        int[] crcs = BlockFile.chunkCrcs(data, off, len, w.crc);
-        // The whole file in one direct buffer, written with one write(): a heap buffer would be
-        // copied into a temporary direct one by the JDK anyway (two, header and data, for a
-        // gathering write), and this copy is the only one on our side.
-        ByteBuffer file = w.buffer(headerLength + len);
-        BlockFile.encodeHeader(file, key, listId, len, crcs, w.crc);
-        file.put(data, off, len).flip();
-        Path tmp = dir.tmpFile(key);
-        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-            while (file.hasRemaining()) {
-                ch.write(file);
-            }
-        } catch (IOException e) {
-            warnWrite(key, e);
-            deleteFile(tmp);
-            return;
-        }
+    /** Renames a written file into place under the index's per-key lock, unless the block got there first. */
+    private void place(BlockKey key, DiskWrites.Written w, DiskEntry fresh) {
         Path target = dir.path(key);
-        try {
-            dir.makeShard(key);
-        } catch (IOException e) {
-            warnWrite(key, e);
-            deleteFile(tmp);
-            return;
-        }
-        DiskEntry fresh = new DiskEntry(key, headerLength, len, crcs, listId, prefetchCredit);
         DiskEntry placed = index.asMap().compute(key, (k, old) -> {
             if (old != null) {
-                deleteFile(tmp);
+                deleteFile(w.tmp());
                 return old;
             }
             try {
-                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                Files.move(w.tmp(), target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } catch (IOException e) {
-                warnWrite(key, e);
-                deleteFile(tmp);
+                writes.failed(key, e);
+                deleteFile(w.tmp());
                 return null;
             }
             return fresh;
@@ -428,21 +359,6 @@ final class DiskBlocks implements BlockStorage {
     private boolean makeRoom(long shortBy) {
         synchronized (gcLock) {
             return !(evictTo(Math.max(0, sizeBytes() - shortBy)) == 0 && sizeBytes() == 0);
-        }
-    }
-
-    private void warnWrite(BlockKey key, IOException e) {
-        metrics.cacheWritesSkipped.increment();
-        warnSkipped(() -> LOG.warn("Could not write {} to the cache at {} ({}); serving it without caching",
-                key, dir.root(), e.toString()));
-    }
-
-    /** Logs a skipped cache write at most once per {@link #WARN_EVERY_NANOS}, not once per block. */
-    private void warnSkipped(Runnable log) {
-        long now = System.nanoTime();
-        long last = lastWriteWarn.get();
-        if (now - last >= WARN_EVERY_NANOS && lastWriteWarn.compareAndSet(last, now)) {
-            log.run();
         }
     }
 

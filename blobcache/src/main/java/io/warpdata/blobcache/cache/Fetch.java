@@ -19,13 +19,15 @@ final class Fetch {
     static final int RUNNING = 2;
 
     /** A fetch completed with this means "it was cached meanwhile: read it from the cache". */
-    static final BlockBytes RETRY = new BlockBytes(null, 0, 0);
+    static final BlockBytes RETRY = new BlockBytes(null, 0, 0, false);
 
     /**
      * Verified bytes of one block inside a fetch buffer. A reader must {@link RunBuffers.Run#retain}
      * the run before copying (and release it after): the buffer is reused once the run is cached.
+     *
+     * @param mirrored whether a mirror served the bytes (else the store did)
      */
-    record BlockBytes(RunBuffers.Run run, int offset, int length) {
+    record BlockBytes(RunBuffers.Run run, int offset, int length, boolean mirrored) {
     }
 
     final BlockKey key;

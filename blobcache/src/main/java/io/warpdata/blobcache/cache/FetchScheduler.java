@@ -8,7 +8,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
@@ -30,12 +29,13 @@ import java.util.function.BooleanSupplier;
  * shards being fetched whole ({@link WholeBlobFetches#HYBRID_RUNS_IN_FLIGHT}).
  *
  * <p>New fetch strategies (member-level fetch, order hints) are a choice of which runs to
- * register and at what priority: they choose runs and hand them over here, as
- * {@link OrderPrefetcher} does through {@link #planRun}. Every run is collected by one helper,
- * {@link #missingRunEnd}, after {@link #nextMissing} skipped what is cached or in flight; how a
- * run is then fetched, verified, handed over and stored is the {@link RunFetcher}'s.
+ * register and at what priority: planners only plan, and the scheduler asks them, as
+ * {@link #followPlans} walks the {@link OrderPrefetcher}'s plans. What is missing (neither cached
+ * nor in flight) and the single flight are {@link InFlightBlocks}'; how a run is then fetched,
+ * verified, handed over and stored is the {@link RunFetcher}'s.
  */
 final class FetchScheduler {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FetchScheduler.class);
     /**
      * Longest coalesced GET: 32 MiB. Every GET costs the SDK's request pipeline (signing,
      * interceptors, metrics) and, for the first thousands of requests of a daemon's life, the
@@ -74,7 +74,7 @@ final class FetchScheduler {
     private final BlockStorage storage;
     private final BlockFetcher fetcher;
     private final Executor executor;
-    private final ConcurrentHashMap<BlockKey, Fetch> inflight = new ConcurrentHashMap<>();
+    private final InFlightBlocks inflight;
     private final Queue<Task> demandQueue = new ConcurrentLinkedQueue<>();
     private final Queue<Task> prefetchQueue = new ConcurrentLinkedQueue<>();
     private final AtomicInteger workers = new AtomicInteger();
@@ -86,23 +86,32 @@ final class FetchScheduler {
     private final WholeBlobFetches wholeBlobs;
     private final ConnectionRate rate = new ConnectionRate(MAX_RUN_BYTES);
     private final Suspects suspects;
-    /** Told whenever read-ahead budget is returned (the order prefetcher waits for it); null: nobody. */
-    private volatile Runnable budgetReturned;
+    /** The order plans the walk follows ({@link #followPlans}); null when there are none (local mode, read-ahead off). */
+    private final OrderPrefetcher orders;
+    /** Walks due: one walk runs at a time, again if woken meanwhile. */
+    private final AtomicInteger walks = new AtomicInteger();
+    /** A plan's run found no read-ahead budget: returned budget wakes the walk. */
+    private volatile boolean plansWaitForBudget;
     private volatile boolean closed;
 
-    /** @param suspects blobs whose read-ahead is held back after a verification failure (queued read-ahead of them is dropped) */
+    /**
+     * @param suspects blobs whose read-ahead is held back after a verification failure (queued read-ahead of them is dropped)
+     * @param orders   the order plans to follow, or null
+     */
     FetchScheduler(CacheConfig config, ReadMetrics metrics, BlockStorage storage, BlockFetcher fetcher, Executor executor,
-                   Suspects suspects) {
+                   Suspects suspects, OrderPrefetcher orders) {
         this.suspects = suspects;
+        this.orders = orders;
         this.config = config;
         this.metrics = metrics;
         this.storage = storage;
         this.fetcher = fetcher;
         this.executor = executor;
+        this.inflight = new InFlightBlocks(storage);
         this.maxPrefetchWorkers = Math.max(1, config.maxConcurrentFetches() * 3 / 4);
         this.runs = new RunFetcher(fetcher, storage, config.maxInFlightBytes(),
                 Math.min(POOLED_BUFFER_BYTES, config.maxInFlightBytes()), rate, suspects, () -> closed,
-                f -> inflight.remove(f.key, f));
+                inflight::retire);
         this.prefetchPermits = kib(config.maxPrefetchBytes());
         this.prefetchBudget = new Semaphore(prefetchPermits);
         this.wholeBlobs = new WholeBlobFetches(this, metrics, rate, maxPrefetchWorkers);
@@ -120,58 +129,14 @@ final class FetchScheduler {
         return fetcher.deadlineFromNow();
     }
 
-    /** Whether a block is cached or being fetched. */
-    boolean cachedOrInFlight(BlockKey key) {
-        return inflight.containsKey(key) || storage.contains(key);
-    }
-
-    /** The first block at or after {@code from}, before {@code limit}, that is neither cached nor in flight ({@code limit} if none). */
-    int nextMissing(BlobRef blob, int blockSize, int from, int limit) {
-        int b = from;
-        while (b < limit && cachedOrInFlight(new BlockKey(blob.id(), blockSize, b))) {
-            b++;
-        }
-        return b;
-    }
-
-    /**
-     * The end (exclusive) of the run of consecutive missing blocks that starts at missing block
-     * {@code from}: before {@code limit}, at most {@code maxBlocks} blocks and {@code maxBytes}
-     * bytes (the first block always counts, however large).
-     */
-    int missingRunEnd(BlobRef blob, BlockHashList list, int from, int limit, int maxBlocks, long maxBytes) {
-        int bs = list.blockSize();
-        int end = from + 1;
-        long bytes = list.blockLength(from);
-        while (end < limit && end - from < maxBlocks && bytes + list.blockLength(end) <= maxBytes
-                && !cachedOrInFlight(new BlockKey(blob.id(), bs, end))) {
-            bytes += list.blockLength(end);
-            end++;
-        }
-        return end;
+    /** The blocks being fetched (single flight), and which are missing. */
+    InFlightBlocks inFlight() {
+        return inflight;
     }
 
     /** Most blocks one GET fetches. */
     static int maxRunBlocks(int blockSize) {
         return Math.max(1, MAX_RUN_BYTES / blockSize);
-    }
-
-    /** Registers fetches for blocks [from, to), stopping at the first one cached or in flight. */
-    List<Fetch> register(BlobRef blob, BlockHashList list, int from, int to, boolean prefetch) {
-        List<Fetch> run = new ArrayList<>(to - from);
-        for (int i = from; i < to; i++) {
-            Fetch f = new Fetch(new BlockKey(blob.id(), list.blockSize(), i), blob, list, prefetch, Fetch.QUEUED);
-            if (inflight.putIfAbsent(f.key, f) != null) {
-                break;
-            }
-            if (storage.contains(f.key)) {
-                inflight.remove(f.key, f);
-                f.retry();
-                break;
-            }
-            run.add(f);
-        }
-        return run;
     }
 
     // ---------------------------------------------------------------- demand
@@ -181,16 +146,16 @@ final class FetchScheduler {
         Fetch f = inflight.get(key);
         if (f != null && f.done.isCompletedExceptionally()) {
             // A failed fetch on its way out of the map: this read gets its own attempt.
-            inflight.remove(key, f);
+            inflight.retire(f);
             f = null;
         }
         if (f == null) {
             Fetch mine = new Fetch(key, blob, list, false, Fetch.QUEUED_DEMANDED);
-            f = inflight.putIfAbsent(key, mine);
+            f = inflight.putIfAbsent(mine);
             if (f == null) {
                 if (storage.contains(key)) {
                     // A fetch finished between our cache lookup and now.
-                    inflight.remove(key, mine);
+                    inflight.retire(mine);
                     mine.retry();
                 } else {
                     enqueue(demandQueue, new Task(List.of(mine), 0));
@@ -217,7 +182,7 @@ final class FetchScheduler {
                     + " within " + config.retry().readDeadline().toMillis() + " ms");
         } catch (StoreUnavailableException e) {
             if (!f.done.isDone()) {
-                inflight.remove(f.key, f);
+                inflight.retire(f);
             }
             throw e;
         }
@@ -242,39 +207,109 @@ final class FetchScheduler {
         int bs = list.blockSize();
         // Runs sized to the connection (ConnectionRate); a run never needs more budget than there is in all.
         int maxRun = (int) Math.max(1, Math.min(rate.runBytes() / bs, (long) prefetchPermits * 1024 / bs));
-        int b = nextMissing(blob, bs, from, to);
+        int b = inflight.nextMissing(blob, bs, from, to);
         while (b < to) {
-            int runEnd = missingRunEnd(blob, list, b, to, maxRun, Long.MAX_VALUE);
+            int runEnd = inflight.missingRunEnd(blob, list, b, to, maxRun, Long.MAX_VALUE);
             int kib = kib(BlockFetcher.runLength(list, b, runEnd - b));
             if (!prefetchBudget.tryAcquire(kib)) {
                 return b;
             }
-            List<Fetch> run = register(blob, list, b, runEnd, true);
+            List<Fetch> run = inflight.register(blob, list, b, runEnd, true);
             int used = run.isEmpty() ? 0 : kib(BlockFetcher.runLength(list, b, run.size()));
             if (kib > used) {
                 prefetchBudget.release(kib - used);
             }
             if (run.isEmpty()) {
-                b = nextMissing(blob, bs, b + 1, to);
+                b = inflight.nextMissing(blob, bs, b + 1, to);
                 continue;
             }
             metrics.prefetchedBlocks.add(run.size());
             enqueue(prefetchQueue, new Task(run, used));
-            b = nextMissing(blob, bs, b + run.size(), to);
+            b = inflight.nextMissing(blob, bs, b + run.size(), to);
         }
         return to;
     }
 
+    // ---------------------------------------------------------------- order plans
+
     /**
-     * An order plan's run ({@link OrderPrefetcher}): registers blocks [from, to) (up to the first
-     * one cached or in flight) and queues them at read-ahead priority within the read-ahead
-     * budget, like {@link #schedulePrefetch}.
+     * Makes sure a walk over the order plans runs (now on the fetch executor, or again after the
+     * one running): for each plan in turn it asks for the next run ({@link OrderPrefetcher#step})
+     * and queues what of it is missing, until every plan waits for its reader, the budget or a
+     * hash list. Woken by a new plan and by a reader that moved a waiting plan on (the read path
+     * calls this), and by returned read-ahead budget when a run waited for it.
+     */
+    void followPlans() {
+        if (orders == null || closed || walks.getAndIncrement() != 0) {
+            return;
+        }
+        try {
+            executor.execute(this::walkPlans);
+        } catch (RejectedExecutionException e) {
+            walks.set(0);
+        }
+    }
+
+    /** One run per plan in turn, until each waits; again while woken meanwhile. */
+    private void walkPlans() {
+        for (int due = walks.get(); due != 0; due = walks.addAndGet(-due)) {
+            try {
+                boolean progress = true;
+                while (progress && !closed) {
+                    progress = false;
+                    for (FollowedPlan p : orders.active()) {
+                        progress |= !p.cancelled.get() && followPlan(p);
+                    }
+                }
+            } catch (RuntimeException e) {
+                LOG.warn("order prefetch failed: {}", e.toString());
+            }
+        }
+    }
+
+    /**
+     * Queues the blocks of the plan's next run that are neither cached nor in flight: its grain's
+     * block and the neighbours it wants around it ({@link InFlightBlocks#missingAround}).
+     *
+     * @return false when the plan has to wait (reader, hash list, budget)
+     */
+    private boolean followPlan(FollowedPlan p) {
+        OrderPrefetcher.PlannedRun r = orders.step(p, rate.runBytes());
+        if (r == null) {
+            return false;
+        }
+        BlobRef blob = r.blob();
+        if (inflight.cachedOrInFlight(new BlockKey(blob.id(), r.list().blockSize(), r.block()))) {
+            orders.advance(r, 0);
+            return true;
+        }
+        long range = inflight.missingAround(blob, r.list(), r.block(), r.maxBlocks(), r::wants);
+        int start = (int) (range >>> 32);
+        int end = (int) range;
+        List<Fetch> run = planRun(blob, r.list(), start, end, p.cancelled::get);
+        if (run == null) {
+            // Set first, then try again: budget returned meanwhile sees the flag.
+            plansWaitForBudget = true;
+            run = planRun(blob, r.list(), start, end, p.cancelled::get);
+            if (run == null) {
+                return false;
+            }
+            plansWaitForBudget = false;
+        }
+        orders.advance(r, run.size());
+        return true;
+    }
+
+    /**
+     * An order plan's run: registers blocks [from, to) (up to the first one cached or in flight)
+     * and queues them at read-ahead priority within the read-ahead budget, like
+     * {@link #schedulePrefetch}.
      *
      * @param dropped polled when a worker takes the run: if true, what no reader asked for yet is dropped
      * @return the fetches registered (empty if the first block is cached or in flight), or null
-     *         if the read-ahead budget has no room for the run now ({@link #onBudgetReturned})
+     *         if the read-ahead budget has no room for the run now (returned budget wakes the walk)
      */
-    List<Fetch> planRun(BlobRef blob, BlockHashList list, int from, int to, BooleanSupplier dropped) {
+    private List<Fetch> planRun(BlobRef blob, BlockHashList list, int from, int to, BooleanSupplier dropped) {
         if (closed) {
             return List.of();
         }
@@ -283,7 +318,7 @@ final class FetchScheduler {
             return null;
         }
         kib = Math.min(kib, prefetchPermits);
-        List<Fetch> run = register(blob, list, from, to, true);
+        List<Fetch> run = inflight.register(blob, list, from, to, true);
         int used = run.isEmpty() ? 0 : Math.min(kib, kib(BlockFetcher.runLength(list, from, run.size())));
         if (kib > used) {
             prefetchBudget.release(kib - used);
@@ -296,22 +331,7 @@ final class FetchScheduler {
         return run;
     }
 
-    /** Whether read-ahead is on at all (a budget above zero): order plans use the same budget. */
-    boolean prefetchEnabled() {
-        return prefetchPermits > 0;
-    }
-
-    /** Runs {@code listener} whenever read-ahead budget is returned (cheap, must not block). */
-    void onBudgetReturned(Runnable listener) {
-        this.budgetReturned = listener;
-    }
-
-    /** Bytes one read-ahead run should have now ({@link ConnectionRate}). */
-    int runBytes() {
-        return rate.runBytes();
-    }
-
-    /** Queues a run registered by {@link #register} at read-ahead priority, outside the read-ahead budget (warm). */
+    /** Queues a run registered by {@link InFlightBlocks#register} at read-ahead priority, outside the read-ahead budget (warm). */
     void enqueueBackground(List<Fetch> run) {
         enqueue(prefetchQueue, new Task(run, 0));
     }
@@ -319,11 +339,6 @@ final class FetchScheduler {
     /** Fetches all of {@code blob} in the background ({@link WholeBlobFetches}: hybrid mode's first touch, auto mode's dense blobs). */
     void fetchWhole(BlobRef blob, BlockHashList list) {
         wholeBlobs.fetch(blob, list);
-    }
-
-    /** What one GET delivers per second as measured so far, and the run size that follows (for stats). */
-    ConnectionRate connectionRate() {
-        return rate;
     }
 
     // ---------------------------------------------------------------- workers
@@ -394,7 +409,7 @@ final class FetchScheduler {
             List<Fetch> group = new ArrayList<>(t.fetches().size());
             for (Fetch f : t.fetches()) {
                 if (dropReadAhead && f.state.compareAndSet(Fetch.QUEUED, Fetch.RUNNING)) {
-                    inflight.remove(f.key, f);
+                    inflight.retire(f);
                     f.retry();
                     if (!group.isEmpty()) {
                         runs.fetch(group);
@@ -413,9 +428,9 @@ final class FetchScheduler {
         } finally {
             if (t.budgetKiB() > 0) {
                 prefetchBudget.release(t.budgetKiB());
-                Runnable l = budgetReturned;
-                if (l != null) {
-                    l.run();
+                if (plansWaitForBudget) {
+                    plansWaitForBudget = false;
+                    followPlans();
                 }
             }
         }
@@ -439,9 +454,10 @@ final class FetchScheduler {
 
     // ---------------------------------------------------------------- lifecycle
 
-    /** Whether nothing is queued or in flight. */
+    /** Whether nothing is queued or in flight, and no walk over the order plans runs or is due. */
     boolean idle() {
-        return inflight.isEmpty() && demandQueue.isEmpty() && prefetchQueue.isEmpty() && wholeBlobs.idle();
+        return inflight.isEmpty() && demandQueue.isEmpty() && prefetchQueue.isEmpty() && wholeBlobs.idle()
+                && walks.get() == 0;
     }
 
     /**
@@ -452,7 +468,7 @@ final class FetchScheduler {
         closed = true;
         failQueued(new StoreUnavailableException("The block cache was closed", null));
         long until = System.nanoTime() + CLOSE_GRACE.toNanos();
-        for (Fetch f : List.copyOf(inflight.values())) {
+        for (Fetch f : inflight.snapshot()) {
             if (f.done.isDone()) {
                 try {
                     f.settled.get(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS);

@@ -4,13 +4,12 @@ import io.warpdata.manifest.BlockHashList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.IntPredicate;
 
 /**
  * One order plan being followed by the {@link OrderPrefetcher}, and what it plans: how far
- * ahead of its reader it may fetch ({@link #horizon}) and which run of blocks around a grain to
- * fetch ({@link #run}). It fetches nothing itself. The walk's fields are touched by the one
- * running walk only.
+ * ahead of its reader it may fetch ({@link #horizon}) and which blocks around a grain it needs
+ * within that ({@link #wanted}). It fetches nothing itself. The walk's fields are touched by the
+ * one running walk only.
  */
 final class FollowedPlan {
     final String name;
@@ -47,30 +46,8 @@ final class FollowedPlan {
         return (int) Math.min(plan.grains(), h);
     }
 
-    /**
-     * The run to fetch for missing block {@code block} of the plan's blob {@code blob}: forward,
-     * then backward, its neighbours that are {@code missing} and needed before grain
-     * {@code limit}, at most {@code maxBlocks} in all.
-     *
-     * @return {@code {start, end}}, blocks [start, end)
-     */
-    int[] run(int blob, BlockHashList list, int block, int limit, int maxBlocks, IntPredicate missing) {
-        int limitNeed = plan.needAt(limit - 1);
-        int end = block + 1;
-        while (end < list.blockCount() && end - block < maxBlocks && wanted(blob, list, end, limitNeed)
-                && missing.test(end)) {
-            end++;
-        }
-        int start = block;
-        while (start > 0 && end - start < maxBlocks && wanted(blob, list, start - 1, limitNeed)
-                && missing.test(start - 1)) {
-            start--;
-        }
-        return new int[] {start, end};
-    }
-
-    /** Whether some grain of {@code block} is needed, by a position up to {@code limitNeed}. */
-    private boolean wanted(int blob, BlockHashList list, int block, int limitNeed) {
+    /** Whether some grain of {@code block} of the plan's blob {@code blob} is needed, by a position up to {@code limitNeed}. */
+    boolean wanted(int blob, BlockHashList list, int block, int limitNeed) {
         long from = (long) block * list.blockSize();
         long to = from + list.blockLength(block);
         for (int g = (int) (from / OrderPlan.GRAIN_BYTES); (long) g * OrderPlan.GRAIN_BYTES < to; g++) {

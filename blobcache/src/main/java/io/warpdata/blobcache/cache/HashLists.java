@@ -21,7 +21,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Block hash lists of blobs: fetched whole from the store, checked against their own id
+ * Block hash lists of blobs: fetched whole from the first mirror that serves them, else from the
+ * store (and then offered to the S3 tiers warpd fills), checked against their own id
  * ({@link BlobRef#blocks()}), parsed, and kept in a bounded memory cache (and, when a directory
  * is given, on disk so that the cache keeps working offline and {@code verify} can re-hash
  * blocks). One fetch per list however many readers want it; no lock is held while fetching.
@@ -206,6 +207,12 @@ final class HashLists {
         // At most what a list for a blob of this size can be: a store that holds something
         // else at the key (5 GB) is refused after one bounded read, not read whole.
         int maxBytes = BlockHashList.maxSerializedSize(blob.size());
+        byte[] mirrored = fetcher.objectFromRemotes(key, maxBytes, b -> matches(b, blob.blocks()));
+        if (mirrored != null) {
+            BlockHashList list = BlockHashList.parse(mirrored, describe(blob));
+            save(blob.blocks(), mirrored);
+            return list;
+        }
         byte[] bytes = fetcher.getWithRetry(key, maxBytes, deadlineNanos);
         if (!matches(bytes, blob.blocks())) {
             bytes = fetcher.getWithRetry(key, maxBytes, deadlineNanos);
@@ -218,6 +225,7 @@ final class HashLists {
         }
         BlockHashList list = BlockHashList.parse(bytes, describe(blob));
         save(blob.blocks(), bytes);
+        fetcher.fillRemotesObject(key, bytes);
         return list;
     }
 

@@ -113,6 +113,8 @@ final class MemberReads {
     /** One member's fetch, shared by every reader of it until it is cached. */
     static final class MemberFetch {
         final CompletableFuture<byte[]> done = new CompletableFuture<>();
+        /** Whether a mirror served the bytes (else the store did); set before {@link #done} completes. */
+        volatile boolean mirrored;
         private final java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
 
         /** Whether the caller is the one (of all who claimed it) that must {@link #start} it. */
@@ -292,7 +294,8 @@ final class MemberReads {
     }
 
     /**
-     * The member's verified bytes, waiting for its fetch until {@code deadline}.
+     * The member's verified bytes, waiting for its fetch until {@code deadline} ({@link MemberFetch#mirrored}
+     * then says where they came from).
      *
      * @throws MemberVerificationException if the member's bytes failed verification twice
      * @throws io.warpdata.store.StoreException if it could not be fetched within the deadline
@@ -319,7 +322,7 @@ final class MemberReads {
                         + m.hash() + " of blob " + m.blob().id(), null);
             }
             byte[] bytes = new byte[(int) m.length()];
-            fetchVerified(m, bytes, deadline);
+            mine.mirrored = fetchVerified(m, bytes, deadline);
             metrics.memberFetches.increment();
             mine.done.complete(bytes);
             store(mine, m, bytes);
@@ -341,18 +344,22 @@ final class MemberReads {
         mine.done.completeExceptionally(e);
     }
 
-    /** One ranged GET of the member, checked against its hash; a mismatch is fetched once more. */
-    private void fetchVerified(BlobMember m, byte[] bytes, long deadline) {
+    /**
+     * One ranged GET of the member, checked against its hash; a mismatch is fetched once more.
+     *
+     * @return whether a mirror served it (else the store did)
+     */
+    private boolean fetchVerified(BlobMember m, byte[] bytes, long deadline) {
         String key = StoreLayout.blob(m.blob().id());
         if (fetcher.fromRemotes(key, m.offset(), bytes, 0, bytes.length, BlockHashList.DEFAULT_BLOCK_SIZE,
                 m.blob().size(), (d, o, l) -> hashes(m, d, o, l))) {
-            return;
+            return true;
         }
         for (int attempt = 0; ; attempt++) {
             fetcher.readWithRetry(key, m.offset(), bytes, 0, bytes.length, deadline);
             metrics.memberFetchedBytes.add(bytes.length);
             if (hashes(m, bytes, 0, bytes.length)) {
-                return;
+                return false;
             }
             metrics.verificationFailures.increment();
             // As a block that fails: the shard's read-ahead holds back until a GET of it verifies.

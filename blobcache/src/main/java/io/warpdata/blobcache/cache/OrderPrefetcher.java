@@ -13,19 +13,17 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Fetches ahead of a reader in the order it announced ({@link OrderPlan}): the generated loader
- * knows a shuffled epoch's order before its first read, which per-blob read-ahead can never
- * guess. A scheduler of its own next to {@link ReadAhead}: it only chooses runs, and hands them to
- * the {@link FetchScheduler} like read-ahead does (same queue, same budget, same workers, same
- * single flight), so demand reads go first and a block the plan fetches is a read-ahead block
- * for the hit and waste counters.
+ * Plans fetches ahead of a reader in the order it announced ({@link OrderPlan}): the generated
+ * loader knows a shuffled epoch's order before its first read, which per-blob read-ahead can
+ * never guess. A planner next to {@link ReadAhead}: it only plans runs ({@link #step}); the
+ * {@link FetchScheduler} walks the plans ({@link FetchScheduler#followPlans}) and queues their runs
+ * like read-ahead's (same queue, same budget, same workers, same single flight), so demand reads
+ * go first and a block the plan fetches is a read-ahead block for the hit and waste counters. It
+ * knows nothing of the scheduler: it is asked, and answers.
  *
  * <h2>What it fetches, and when</h2>
  * A plan's grains (1 MiB of a blob) are taken in order of need (the position of the first member
@@ -61,9 +59,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * old one, whose queued runs are dropped unless a reader already waits for them. A plan whose
  * every grain was fetched or found cached is done and let go.
  *
- * <p>The walk runs on the fetch executor, one walk at a time, woken by a new plan, by the reader
- * moving on when the plan waited for it, and by returned read-ahead budget when it waited for
- * that. It may wait for a block hash list (one small GET per blob), never for data.
+ * <p>The scheduler's walk runs on the fetch executor, one walk at a time, woken by a new plan,
+ * by the reader moving on when the plan waited for it ({@link #onRead} says so to the read path,
+ * which wakes it) and by returned read-ahead budget when it waited for that. A step may wait for
+ * a block hash list (one small GET per blob), never for data.
  */
 final class OrderPrefetcher {
     private static final Logger LOG = LoggerFactory.getLogger(OrderPrefetcher.class);
@@ -80,9 +79,8 @@ final class OrderPrefetcher {
     /** A block hash list that cannot be had is logged at most this often. */
     static final Duration FAILURE_LOG_EVERY = Duration.ofSeconds(10);
 
-    private final FetchScheduler scheduler;
     private final HashLists lists;
-    private final Executor executor;
+    private final long listDeadlineNanos;
     private final long aheadBytes;
     private final long maxPlanBytes;
     private final Object lock = new Object();
@@ -94,24 +92,21 @@ final class OrderPrefetcher {
     private final Map<String, AtomicBoolean> doneFlags = new LinkedHashMap<>();
     /** Guarded by lock: bytes held by plans and by builders. */
     private long held;
-    /** The plans, for the read path (copy on write). */
+    /** The plans, for the read path and the walk (copy on write). */
     private volatile FollowedPlan[] active = new FollowedPlan[0];
-    private final AtomicInteger wip = new AtomicInteger();
-    private volatile boolean waitingForBudget;
     private final AtomicLong lastFailureLog = new AtomicLong(System.nanoTime() - FAILURE_LOG_EVERY.toNanos());
     private volatile boolean closed;
 
     /**
+     * @param listDeadline how long a step may wait for a block hash list
      * @param aheadBytes   how far past the reader a plan is fetched ({@link #aheadBytes(CacheConfig)})
      * @param maxPlanBytes memory all plans may hold ({@link #MAX_PLAN_BYTES})
      */
-    OrderPrefetcher(FetchScheduler scheduler, HashLists lists, Executor executor, long aheadBytes, long maxPlanBytes) {
-        this.scheduler = scheduler;
+    OrderPrefetcher(HashLists lists, Duration listDeadline, long aheadBytes, long maxPlanBytes) {
         this.lists = lists;
-        this.executor = executor;
+        this.listDeadlineNanos = listDeadline.toNanos();
         this.aheadBytes = aheadBytes;
         this.maxPlanBytes = maxPlanBytes;
-        scheduler.onBudgetReturned(this::budgetReturned);
     }
 
     /** The horizon for a cache: see the class documentation. */
@@ -172,7 +167,7 @@ final class OrderPrefetcher {
     /**
      * Starts following {@code builder}'s plan as {@code name}, replacing a plan of that name (its
      * queued runs are dropped); pushes out the least recently followed plans beyond
-     * {@link #MAX_PLANS}.
+     * {@link #MAX_PLANS}. The caller then has the scheduler follow it ({@link FetchScheduler#followPlans}).
      *
      * @return the new plan's status
      */
@@ -205,7 +200,6 @@ final class OrderPrefetcher {
         LOG.info("order plan '{}' ({}): {} members over {} blobs, {} MiB; fetching up to {} MiB ahead of the reader{}",
                 name, plan.description(), plan.members(), plan.blobCount(), mib(plan.plannedBytes()), mib(aheadBytes),
                 replaced == null ? "" : " (replaces the previous one)");
-        pump();
         return p.status("active");
     }
 
@@ -299,12 +293,16 @@ final class OrderPrefetcher {
     /**
      * A read of {@code blob} at {@code offset}: moves forward every plan with a member starting
      * exactly there. Called on every read; allocates nothing.
+     *
+     * @return whether a plan that waited for its reader may go on now: the walk is to be woken
+     *         ({@link FetchScheduler#followPlans})
      */
-    void onRead(BlobRef blob, long offset) {
+    boolean onRead(BlobRef blob, long offset) {
         FollowedPlan[] a = active;
         if (a.length == 0) {
-            return;
+            return false;
         }
+        boolean wake = false;
         for (FollowedPlan p : a) {
             int b = p.plan.indexOf(blob.id());
             if (b < 0) {
@@ -320,66 +318,47 @@ final class OrderPrefetcher {
                     p.lastActiveNanos = System.nanoTime();
                     // Wake the walk only once the reader has made the room it waits for.
                     if (p.waitingForReader && p.horizon() >= p.resumeAt) {
-                        pump();
+                        wake = true;
                     }
                     break;
                 }
                 r = p.reached.get();
             }
         }
+        return wake;
     }
 
-    private void budgetReturned() {
-        if (waitingForBudget) {
-            waitingForBudget = false;
-            pump();
+    // ---------------------------------------------------------------- planning, for the scheduler's walk
+
+    /**
+     * The run one plan wants fetched next: block {@code block} of {@code blob} (its next grain's),
+     * and around it, at most {@code maxBlocks} in all, the neighbours it {@link #wants} (needed
+     * within the horizon). The scheduler fetches of it what is neither cached nor in flight
+     * ({@link FetchScheduler#followPlans}), then {@link #advance}s the plan.
+     */
+    record PlannedRun(FollowedPlan plan, int blobIndex, BlobRef blob, BlockHashList list, int block, int maxBlocks,
+                      int limitNeed) {
+        /** Whether the plan needs block {@code b} of the blob within its horizon. */
+        boolean wants(int b) {
+            return plan.wanted(blobIndex, list, b, limitNeed);
         }
     }
 
-    // ---------------------------------------------------------------- the walk
-
-    /** Makes sure a walk runs (now, or again after the one running). */
-    private void pump() {
-        if (closed || wip.getAndIncrement() != 0) {
-            return;
-        }
-        try {
-            executor.execute(this::drain);
-        } catch (RejectedExecutionException e) {
-            wip.set(0);
-        }
+    /** The plans being followed now, for the walk (the array is never changed; do not change it). */
+    FollowedPlan[] active() {
+        return active;
     }
 
-    private void drain() {
-        int missed = wip.get();
-        while (true) {
-            try {
-                walk();
-            } catch (RuntimeException e) {
-                LOG.warn("order prefetch failed: {}", e.toString());
-            }
-            missed = wip.addAndGet(-missed);
-            if (missed == 0) {
-                return;
-            }
+    /**
+     * Plans {@code p}'s next run: the next grain's block and the neighbours needed within the
+     * horizon, up to {@code runBytes} ({@link ConnectionRate}). Only the scheduler's one walk calls it.
+     *
+     * @return the run, or null when the plan must wait (for its reader, or a hash list), or is done
+     */
+    PlannedRun step(FollowedPlan p, int runBytes) {
+        if (closed || p.cancelled.get()) {
+            return null;
         }
-    }
-
-    /** Queues runs for every plan, one run per plan in turn, until each waits for its reader, budget or the store. */
-    private void walk() {
-        boolean progress = true;
-        while (progress && !closed) {
-            progress = false;
-            for (FollowedPlan p : active) {
-                if (!p.cancelled.get() && step(p)) {
-                    progress = true;
-                }
-            }
-        }
-    }
-
-    /** Queues the plan's next run (or skips grains already cached); false when it has to wait. */
-    private boolean step(FollowedPlan p) {
         OrderPlan plan = p.plan;
         int n = plan.grains();
         int next = p.next;
@@ -387,7 +366,7 @@ final class OrderPrefetcher {
             synchronized (lock) {
                 remove(p, "done");
             }
-            return false;
+            return null;
         }
         int limit = p.horizon();
         if (next >= limit || (p.waitingForReader && limit < p.resumeAt)) {
@@ -400,7 +379,7 @@ final class OrderPrefetcher {
                 limit = p.horizon();
             }
             if (limit < p.resumeAt) {
-                return false;
+                return null;
             }
         }
         p.waitingForReader = false;
@@ -409,38 +388,23 @@ final class OrderPrefetcher {
         BlobRef blob = plan.blob(bi);
         BlockHashList list;
         try {
-            list = lists.get(blob, scheduler.deadlineFromNow(), true);
+            list = lists.get(blob, System.nanoTime() + listDeadlineNanos, true);
         } catch (WarpException e) {
             logFailure(p, blob, e);
             // Try again when the reader moves on.
             p.resumeAt = next + 1;
             p.waitingForReader = true;
-            return false;
+            return null;
         }
         int bs = list.blockSize();
         int block = (int) ((g & 0xFFFFFFFFL) * OrderPlan.GRAIN_BYTES / bs);
-        if (missing(blob, bs, block)) {
-            int[] range = p.run(bi, list, block, limit, Math.max(1, scheduler.runBytes() / bs), b -> missing(blob, bs, b));
-            int start = range[0];
-            int end = range[1];
-            List<Fetch> run = scheduler.planRun(blob, list, start, end, p.cancelled::get);
-            if (run == null) {
-                // Set first, then try again: budget returned meanwhile sees the flag.
-                waitingForBudget = true;
-                run = scheduler.planRun(blob, list, start, end, p.cancelled::get);
-                if (run == null) {
-                    return false;
-                }
-                waitingForBudget = false;
-            }
-            p.fetchedBlocks.add(run.size());
-        }
-        p.next = next + 1;
-        return true;
+        return new PlannedRun(p, bi, blob, list, block, Math.max(1, runBytes / bs), plan.needAt(limit - 1));
     }
 
-    private boolean missing(BlobRef blob, int blockSize, int block) {
-        return !scheduler.cachedOrInFlight(new BlockKey(blob.id(), blockSize, block));
+    /** The walk queued {@code run} ({@code queued} blocks of it: 0 for an empty one): the plan goes on to its next grain. */
+    void advance(PlannedRun run, int queued) {
+        run.plan().fetchedBlocks.add(queued);
+        run.plan().next = run.plan().next + 1;
     }
 
     private void logFailure(FollowedPlan p, BlobRef blob, WarpException e) {
@@ -450,11 +414,6 @@ final class OrderPrefetcher {
             LOG.warn("order plan '{}': cannot fetch ahead in blob {} ({}); reads fetch their own blocks meanwhile",
                     p.name, blob.id(), e instanceof StoreException ? e.getMessage() : e.toString());
         }
-    }
-
-    /** Whether no walk is running or due (for tests). */
-    boolean idle() {
-        return wip.get() == 0;
     }
 
     void close() {

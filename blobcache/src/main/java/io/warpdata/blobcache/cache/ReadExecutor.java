@@ -12,9 +12,10 @@ import org.slf4j.LoggerFactory;
 /**
  * Runs read plans: asks {@link ReadPlan} where a read's bytes come from, takes them from there,
  * tells read-ahead and order plans of the read, and hands the blocks they advise to the
- * {@link FetchScheduler}. The one place that counts reads by source ({@link #served}: hits,
- * misses, member and dedup hits, read errors). Calls go down only: plan, tiers, member reads,
- * scheduler, read-ahead; none of them calls back.
+ * {@link FetchScheduler}. The one place that counts reads by source: each read once under its
+ * {@link ReadSource} and each byte once under the source that served it ({@link #served},
+ * {@link #blockHit}, {@link #blockMiss}), with the hits, misses, member and dedup hits and read
+ * errors. Calls go down only: plan, tiers, member reads, scheduler, read-ahead; none of them calls back.
  */
 final class ReadExecutor implements ReadPlan.Holdings {
     private static final Logger LOG = LoggerFactory.getLogger(ReadExecutor.class);
@@ -52,8 +53,30 @@ final class ReadExecutor implements ReadPlan.Holdings {
 
     // ---------------------------------------------------------------- counting, in one place
 
-    /** Counts {@code bytes} of a member read served by {@code source}. */
-    private void served(Source source, int bytes) {
+    /** What is counted of a plan's source. */
+    static ReadSource kind(Source source) {
+        return switch (source) {
+            case Source.MemberCached c -> ReadSource.MEMBER_CACHED;
+            case Source.Located l -> ReadSource.LOCATED;
+            case Source.OwnBlocks o -> ReadSource.OWN_BLOCKS;
+            case Source.AwaitMember a -> ReadSource.AWAIT_MEMBER;
+            case Source.MemberGet g -> ReadSource.MEMBER_GET;
+            case Source.Blocks b -> ReadSource.BLOCKS;
+            case Source.WholeBlob w -> ReadSource.WHOLE_INDEX;
+        };
+    }
+
+    /**
+     * Counts a read of {@code bytes} served whole by {@code source} ({@code mirrored}: its fetch
+     * was a mirror's). Reads through blocks count their bytes block by block instead
+     * ({@link #blockHit}, {@link #blockMiss}) and only the read here, with {@code bytes} 0.
+     */
+    private void served(Source source, int bytes, boolean mirrored) {
+        ReadSource kind = mirrored ? ReadSource.MIRROR : kind(source);
+        metrics.sourceRead(kind);
+        if (bytes > 0) {
+            metrics.sourceBytes(kind, bytes);
+        }
         switch (source) {
             case Source.MemberCached c -> {
                 metrics.memberHits.increment();
@@ -72,16 +95,18 @@ final class ReadExecutor implements ReadPlan.Holdings {
         }
     }
 
-    /** A block's bytes served by a local tier. */
-    private void blockHit(int bytes) {
+    /** A block's bytes served by a local tier, in a read through blocks of kind {@code kind}. */
+    private void blockHit(ReadSource kind, int bytes) {
         metrics.hitBlocks.increment();
         metrics.hitBytes.add(bytes);
+        metrics.sourceBytes(kind, bytes);
     }
 
-    /** A block's bytes served by its fetch (a remote tier or the store). */
-    private void blockMiss(int bytes) {
+    /** A block's bytes served by its fetch (a mirror or the store), in a read through blocks of kind {@code kind}. */
+    private void blockMiss(ReadSource kind, int bytes, boolean mirrored) {
         metrics.missBlocks.increment();
         metrics.missBytes.add(bytes);
+        metrics.sourceBytes(mirrored ? ReadSource.MIRROR : kind, bytes);
     }
 
     // ---------------------------------------------------------------- reads
@@ -90,7 +115,9 @@ final class ReadExecutor implements ReadPlan.Holdings {
     void read(BlobRef blob, long offset, ByteBuffer dst, int dstOff, int n) {
         long deadline = System.nanoTime() + deadlineNanos;
         try {
-            readBlocks(blob, lists.get(blob, deadline, config.mode().fetches()), offset, dst, dstOff, n, deadline);
+            BlockHashList list = lists.get(blob, deadline, config.mode().fetches());
+            boolean mirrored = readBlocks(blob, list, offset, dst, dstOff, n, deadline, ReadSource.BLOCKS);
+            metrics.sourceRead(mirrored ? ReadSource.MIRROR : ReadSource.BLOCKS);
         } catch (RuntimeException e) {
             metrics.readErrors.increment();
             throw e;
@@ -114,6 +141,7 @@ final class ReadExecutor implements ReadPlan.Holdings {
     /** Serves the read from {@code s}; false if {@code s} turned out not to hold the bytes. */
     private boolean run(Source s, BlobMember m, long offset, ByteBuffer dst, int at, int n, long deadline) {
         long from = m.offset() + offset;
+        boolean mirrored = false;
         switch (s) {
             case Source.MemberCached c -> {
                 if (!members.readCached(m, offset, dst, at, n)) {
@@ -126,21 +154,22 @@ final class ReadExecutor implements ReadPlan.Holdings {
                     return false;
                 }
             }
-            case Source.AwaitMember a -> copyMember(members.claim(m), m, a.list(), offset, dst, at, n, deadline);
-            case Source.MemberGet g -> copyMember(members.claim(m), m, g.list(), offset, dst, at, n, deadline);
+            case Source.AwaitMember a -> mirrored = copyMember(members.claim(m), m, a.list(), offset, dst, at, n, deadline);
+            case Source.MemberGet g -> mirrored = copyMember(members.claim(m), m, g.list(), offset, dst, at, n, deadline);
             case Source.OwnBlocks o -> {
-                readBlocks(m.blob(), o.list(), from, dst, at, n, deadline); // follows the order plan itself
+                // Follows the order plan itself; its bytes are counted block by block.
+                served(s, 0, readBlocks(m.blob(), o.list(), from, dst, at, n, deadline, ReadSource.OWN_BLOCKS));
                 remember(m, offset);
                 return true;
             }
             case Source.Blocks b -> {
-                readBlocks(m.blob(), b.list(), from, dst, at, n, deadline);
+                served(s, 0, readBlocks(m.blob(), b.list(), from, dst, at, n, deadline, ReadSource.BLOCKS));
                 remember(m, offset);
                 return true;
             }
             case Source.WholeBlob w -> throw new IllegalStateException("a member is never read whole");
         }
-        served(s, n);
+        served(s, n, mirrored);
         // Reads served by hash are not told to read-ahead (they cost nothing, and a shard read
         // only through another dataset's cache should not be read ahead); order plans follow
         // every read of a planned file.
@@ -155,8 +184,12 @@ final class ReadExecutor implements ReadPlan.Holdings {
         }
     }
 
-    /** Waits for the member's fetch (starting it if this read claimed it) and copies the bytes out. */
-    private void copyMember(MemberReads.MemberFetch f, BlobMember m, BlockHashList list, long offset, ByteBuffer dst,
+    /**
+     * Waits for the member's fetch (starting it if this read claimed it) and copies the bytes out.
+     *
+     * @return whether a mirror served them
+     */
+    private boolean copyMember(MemberReads.MemberFetch f, BlobMember m, BlockHashList list, long offset, ByteBuffer dst,
                             int at, int n, long deadline) {
         if (f.toStart()) {
             // Before the GET, so that a shuffled pass over a shard still counts as one (and may
@@ -165,6 +198,7 @@ final class ReadExecutor implements ReadPlan.Holdings {
             members.start(f, m, deadline);
         }
         dst.put(at, members.await(f, m, deadline), (int) offset, n);
+        return f.mirrored;
     }
 
     /**
@@ -176,30 +210,37 @@ final class ReadExecutor implements ReadPlan.Holdings {
             return null;
         }
         try {
-            byte[] data = wholeReads.read(blob, System.nanoTime() + deadlineNanos);
-            served(Source.WholeBlob.INSTANCE, data.length);
-            return data;
+            WholeBlobReads.Whole whole = wholeReads.read(blob, System.nanoTime() + deadlineNanos);
+            served(Source.WholeBlob.INSTANCE, whole.data().length, whole.mirrored());
+            return whole.data();
         } catch (RuntimeException e) {
             metrics.readErrors.increment();
             throw e;
         }
     }
 
-    /** Order plans follow every read of a planned file, whichever way it was served. */
+    /**
+     * Order plans follow every read of a planned file, whichever way it was served; a plan that
+     * waited for its reader and may go on now is followed again by the scheduler.
+     */
     private void followPlan(BlobRef blob, long offset) {
-        if (orders != null) {
-            orders.onRead(blob, offset);
+        if (orders != null && orders.onRead(blob, offset)) {
+            scheduler.followPlans();
         }
     }
 
     /**
      * Reads {@code n} bytes at {@code offset} (inside the blob) through its blocks into
      * {@code dst[dstOff, ...)}: each block from the first local tier holding it, else from its
-     * fetch (the one in flight, or a new one queued on demand).
+     * fetch (the one in flight, or a new one queued on demand). Counts the bytes under
+     * {@code kind} (or {@link ReadSource#MIRROR}), not the read.
+     *
+     * @return whether a mirror served any of the fetched blocks
      */
-    private void readBlocks(BlobRef blob, BlockHashList list, long offset, ByteBuffer dst, int dstOff, int n,
-                            long deadline) {
+    private boolean readBlocks(BlobRef blob, BlockHashList list, long offset, ByteBuffer dst, int dstOff, int n,
+                               long deadline, ReadSource kind) {
         long end = offset + n;
+        boolean mirrored = false;
         ArrayList<Fetch> pending = pendingScratch.get();
         try {
             int bs = list.blockSize();
@@ -211,7 +252,7 @@ final class ReadExecutor implements ReadPlan.Holdings {
                 int take = (int) (Math.min(end, blockStart + list.blockLength(b)) - from);
                 BlockKey key = new BlockKey(blob.id(), bs, b);
                 if (tiers.get(key, (int) (from - blockStart), dst, dstOff + (int) (from - offset), take)) {
-                    blockHit(take);
+                    blockHit(kind, take);
                 } else if (!config.mode().fetches()) {
                     throw notCached(blob, b);
                 } else {
@@ -224,8 +265,10 @@ final class ReadExecutor implements ReadPlan.Holdings {
                 long blockStart = (long) f.key.index() * bs;
                 long from = Math.max(offset, blockStart);
                 int take = (int) (Math.min(end, blockStart + list.blockLength(f.key.index())) - from);
-                copyFromFetch(f, (int) (from - blockStart), dst, dstOff + (int) (from - offset), take, deadline);
+                mirrored |= copyFromFetch(f, (int) (from - blockStart), dst, dstOff + (int) (from - offset), take,
+                        deadline, kind);
             }
+            return mirrored;
         } finally {
             pending.clear();
         }
@@ -254,8 +297,13 @@ final class ReadExecutor implements ReadPlan.Holdings {
         }
     }
 
-    /** Waits for a block's fetch and copies the wanted part out; retries via the tiers if told to. */
-    private void copyFromFetch(Fetch f, int inBlock, ByteBuffer dst, int out, int take, long deadline) {
+    /**
+     * Waits for a block's fetch and copies the wanted part out; retries via the tiers if told to.
+     *
+     * @return whether a mirror served the block
+     */
+    private boolean copyFromFetch(Fetch f, int inBlock, ByteBuffer dst, int out, int take, long deadline,
+                                  ReadSource kind) {
         while (true) {
             Fetch.BlockBytes bb = scheduler.await(f, deadline);
             boolean fetched = bb != Fetch.RETRY;
@@ -265,18 +313,18 @@ final class ReadExecutor implements ReadPlan.Holdings {
                 } finally {
                     bb.run().release();
                 }
-                blockMiss(take);
-                return;
+                blockMiss(kind, take, bb.mirrored());
+                return bb.mirrored();
             }
             // Cached meanwhile, or fetched for us and cached, its buffer already reused: read it
             // from the tiers (or, if it could not be kept, fetch it again).
             if (tiers.get(f.key, inBlock, dst, out, take)) {
                 if (fetched) {
-                    blockMiss(take);
-                } else {
-                    blockHit(take);
+                    blockMiss(kind, take, bb.mirrored());
+                    return bb.mirrored();
                 }
-                return;
+                blockHit(kind, take);
+                return false;
             }
             f = scheduler.demand(f.blob, f.list, f.key);
         }
@@ -333,7 +381,7 @@ final class ReadExecutor implements ReadPlan.Holdings {
         int last = (int) ((m.offset() + Math.max(1, m.length()) - 1) / bs);
         for (int b = first; b <= last; b++) {
             BlockKey k = new BlockKey(m.blob().id(), bs, b);
-            if (scheduler.cachedOrInFlight(k) && !tiers.contains(k)) {
+            if (scheduler.inFlight().cachedOrInFlight(k) && !tiers.contains(k)) {
                 return true;
             }
         }

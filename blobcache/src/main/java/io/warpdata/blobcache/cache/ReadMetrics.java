@@ -1,12 +1,15 @@
 package io.warpdata.blobcache.cache;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Counters of the read path. Cheap to bump from many threads; read with {@link #snapshot()}. A
- * {@link GetListener} (warpd's Prometheus histograms) may hear of every GET as it completes.
+ * {@link GetListener} given at construction (warpd's Prometheus histograms) hears of every GET as
+ * it completes.
  */
 public final class ReadMetrics {
     public final LongAdder getsIssued = new LongAdder();
@@ -40,7 +43,57 @@ public final class ReadMetrics {
     /** GETs of data under way right now (a gauge: incremented when one starts, decremented when it ends). */
     public final LongAdder getsInFlight = new LongAdder();
 
-    private volatile GetListener getListener = GetListener.NONE;
+    /** Reads and bytes by where they came from, by {@link ReadSource#ordinal()}; bumped only by {@link ReadExecutor}. */
+    private final LongAdder[] sourceReads = adders(ReadSource.values().length);
+    private final LongAdder[] sourceBytes = adders(ReadSource.values().length);
+
+    private final GetListener getListener;
+
+    /**
+     * Reads and bytes served by one source since start.
+     *
+     * @param reads reads counted under it (each read once)
+     * @param bytes bytes it served (each byte once: all sources add up to hit plus miss bytes)
+     */
+    public record SourceCount(ReadSource source, long reads, long bytes) {
+    }
+
+    private static LongAdder[] adders(int n) {
+        LongAdder[] a = new LongAdder[n];
+        for (int i = 0; i < n; i++) {
+            a[i] = new LongAdder();
+        }
+        return a;
+    }
+
+    /** One read served by {@code source}. */
+    void sourceRead(ReadSource source) {
+        sourceReads[source.ordinal()].increment();
+    }
+
+    /** {@code bytes} of a read served by {@code source}. */
+    void sourceBytes(ReadSource source, long bytes) {
+        sourceBytes[source.ordinal()].add(bytes);
+    }
+
+    /** Reads served by {@code source} since start. */
+    public long reads(ReadSource source) {
+        return sourceReads[source.ordinal()].sum();
+    }
+
+    /** Bytes served by {@code source} since start. */
+    public long bytes(ReadSource source) {
+        return sourceBytes[source.ordinal()].sum();
+    }
+
+    /** Reads and bytes of every source, in the order of {@link ReadSource}. */
+    public List<SourceCount> bySource() {
+        List<SourceCount> out = new ArrayList<>(sourceReads.length);
+        for (ReadSource s : ReadSource.values()) {
+            out.add(new SourceCount(s, reads(s), bytes(s)));
+        }
+        return List.copyOf(out);
+    }
 
     /**
      * Hears of every GET of data that completed: how long it took and how many bytes it brought.
@@ -58,8 +111,13 @@ public final class ReadMetrics {
         void onGet(long nanos, long bytes);
     }
 
-    /** Sends every completed GET to {@code listener} from now on (one listener; the last one set wins). */
-    public void listen(GetListener listener) {
+    /** Counters whose GETs no one listens to. */
+    public ReadMetrics() {
+        this(GetListener.NONE);
+    }
+
+    /** Counters that tell {@code listener} of every completed GET ({@link #getCompleted}). */
+    public ReadMetrics(GetListener listener) {
         this.getListener = java.util.Objects.requireNonNull(listener, "listener");
     }
 

@@ -27,6 +27,19 @@ public interface RemoteTier extends AutoCloseable {
      */
     boolean read(String key, long offset, byte[] dst, int dstOff, int len, int blockSize);
 
+    /**
+     * Reads a whole small object named by its hash (a block hash list, a version manifest). The
+     * bytes need not be right: they are checked against the id.
+     *
+     * @param maxBytes a larger object is a failure, not a read of its first bytes
+     * @return the bytes, or empty if the tier does not hold the key (a miss; also the default, for
+     *         a tier that serves only ranges)
+     * @throws RuntimeException if the tier failed, as for {@link #read}
+     */
+    default java.util.Optional<byte[]> get(String key, int maxBytes) {
+        return java.util.Optional.empty();
+    }
+
     /** Whether warpd writes bytes it verified from the store to this tier (an S3 tier). */
     default boolean fillable() {
         return false;
@@ -37,6 +50,10 @@ public interface RemoteTier extends AutoCloseable {
      * background. Never blocks, never throws; the bytes are copied.
      */
     default void fill(String key, long offset, byte[] verified, int off, int len, int blockSize) {
+    }
+
+    /** Offers a whole object verified from the store, like {@link #fill}; the bytes are copied. */
+    default void fillObject(String key, byte[] verified) {
     }
 
     /** Background fill counters: objects written, failed writes, dropped offers (zeros if not fillable). */

@@ -3,9 +3,11 @@ package io.warpdata.blobcache.cache;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,12 +21,20 @@ import org.slf4j.LoggerFactory;
  *
  * <p>After a backoff exactly one read tries the tier again (the others keep skipping it
  * meanwhile), so a hanging mirror costs at most one timeout per backoff period, not one per read.
- * One line is logged when a tier goes and one when it comes back; nothing per read.
+ * One line is logged when a tier goes and one when it comes back; nothing per read. Each read
+ * carries the health it was let in under (its ticket), and only a read holding the current ticket
+ * changes it: the first failure of an up tier takes it down (one WARN), the probe after the
+ * backoff brings it back (one INFO) or keeps it down (nothing logged). Reads that were in flight
+ * when the tier went down, or came back, change nothing whatever they find: N reads failing at
+ * once log one line, and a stale success does not bring back a tier that another read found dead.
+ *
+ * <p>Whole objects named by their hash (block hash lists; version manifests, for the catalog as
+ * {@link ObjectMirrors}) are asked of the same tiers with {@link #get}, under the same rules.
  *
  * <p>Ranges asked of a tier are aligned to the blob's block size (whole blocks, the last one
  * possibly short), so that an HTTP cache slicing at the block size holds exactly what is asked.
  */
-final class Remotes implements AutoCloseable {
+final class Remotes implements ObjectMirrors, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Remotes.class);
     /**
      * 30 s: long enough that a dead or hanging mirror costs one timeout (2 s by default) per 30 s
@@ -38,25 +48,52 @@ final class Remotes implements AutoCloseable {
         boolean ok(byte[] data, int off, int len);
     }
 
-    /** Where a tier stands: up, skipped until a time, or being tried by one read after a backoff. */
+    /**
+     * Where a tier stands: up, skipped until a time, or being tried by one read after a backoff.
+     * Each state is a new object, compared by identity: the ticket a read was let in under.
+     */
     private sealed interface Health {
-        record Up() implements Health {
+        final class Up implements Health {
         }
 
         record Down(long untilNanos) implements Health {
         }
 
-        record Probing() implements Health {
+        final class Probing implements Health {
         }
     }
 
-    private static final Health UP = new Health.Up();
-    private static final Health PROBING = new Health.Probing();
+    /**
+     * Where a tier's health changes are reported: a log line each way by default ({@link #LOG_LINES});
+     * tests count them.
+     */
+    interface HealthLog {
+        /** The tier was up and a read found it failing: it is skipped for {@code backoff}. */
+        void down(String tier, Duration backoff, String reason);
+
+        /** The probe after a backoff found the tier answering. */
+        void back(String tier);
+    }
+
+    /** One WARN when a tier goes, one INFO when it comes back. */
+    static final HealthLog LOG_LINES = new HealthLog() {
+        @Override
+        public void down(String tier, Duration backoff, String reason) {
+            LOG.warn("mirror {} skipped for {} s: {}; reads go to the next mirror or the store meanwhile."
+                            + " Check the cache (docs/fleet.md); 'warpctl cache stats' shows its counters",
+                    tier, backoff.toSeconds(), reason);
+        }
+
+        @Override
+        public void back(String tier) {
+            LOG.info("mirror {} is back: answering again", tier);
+        }
+    };
 
     /** One tier with its health and counters. */
     private static final class Entry {
         final RemoteTier tier;
-        final AtomicReference<Health> health = new AtomicReference<>(UP);
+        final AtomicReference<Health> health = new AtomicReference<>(new Health.Up());
         final LongAdder hits = new LongAdder();
         final LongAdder misses = new LongAdder();
         final LongAdder servedBytes = new LongAdder();
@@ -74,8 +111,10 @@ final class Remotes implements AutoCloseable {
 
     private final List<Entry> entries;
     private final ReadMetrics metrics;
+    private final Duration backoff;
     private final long backoffNanos;
     private final LongSupplier nanoTime;
+    private final HealthLog healthLog;
     private final boolean anyFillable;
 
     Remotes(List<RemoteTier> tiers, ReadMetrics metrics) {
@@ -87,10 +126,17 @@ final class Remotes implements AutoCloseable {
      * @param nanoTime the clock (tests move it)
      */
     Remotes(List<RemoteTier> tiers, ReadMetrics metrics, Duration backoff, LongSupplier nanoTime) {
+        this(tiers, metrics, backoff, nanoTime, LOG_LINES);
+    }
+
+    /** @param healthLog where a tier going down or coming back is reported ({@link #LOG_LINES}) */
+    Remotes(List<RemoteTier> tiers, ReadMetrics metrics, Duration backoff, LongSupplier nanoTime, HealthLog healthLog) {
         this.entries = tiers.stream().map(Entry::new).toList();
         this.metrics = metrics;
+        this.backoff = backoff;
         this.backoffNanos = backoff.toNanos();
         this.nanoTime = nanoTime;
+        this.healthLog = healthLog;
         if (backoffNanos <= 0) {
             throw new IllegalArgumentException("remote tier backoff must be positive, was " + backoff);
         }
@@ -133,40 +179,104 @@ final class Remotes implements AutoCloseable {
 
     private boolean readAligned(String key, long offset, byte[] dst, int off, int len, int blockSize, Check check) {
         for (Entry e : entries) {
-            if (!admit(e)) {
+            Health ticket = admit(e);
+            if (ticket == null) {
                 continue;
             }
             boolean held;
             try {
                 held = e.tier.read(key, offset, dst, off, len, blockSize);
             } catch (RuntimeException failure) {
-                e.errors.increment();
-                e.misses.increment();
-                if (failure instanceof RemoteTier.Failure f && f.timeout()) {
-                    e.timeouts.increment();
-                }
-                goDown(e, failure.getMessage() == null ? failure.toString() : failure.getMessage());
+                failure(e, ticket, failure);
                 continue;
             }
             if (!held) {
                 e.misses.increment();
-                recovered(e);
+                answered(e, ticket);
                 continue;
             }
             if (check.ok(dst, off, len)) {
                 e.hits.increment();
                 e.servedBytes.add(len);
-                recovered(e);
+                answered(e, ticket);
                 return true;
             }
-            e.verificationFailures.increment();
-            e.misses.increment();
-            metrics.verificationFailures.increment();
-            // A poisoned cache keeps serving the same bytes: skip it for the backoff.
-            goDown(e, "served bytes [" + offset + ", +" + len + ") of " + key
-                    + " that fail SHA-256 verification (check or empty that cache)");
+            poisoned(e, ticket, "bytes [" + offset + ", +" + len + ") of " + key);
         }
         return false;
+    }
+
+    /**
+     * A whole small object named by its hash (a block hash list, a version manifest) from the
+     * first remote tier whose bytes pass {@code check}, with the same backoff and counters as
+     * ranged reads.
+     *
+     * @param maxBytes a larger object is a failure of that tier
+     * @param check whether the bytes are the object (their SHA-256 against the id they are named by)
+     * @return the verified bytes, or empty if no tier served them: read the store
+     */
+    @Override
+    public Optional<byte[]> get(String key, int maxBytes, Predicate<byte[]> check) {
+        for (Entry e : entries) {
+            Health ticket = admit(e);
+            if (ticket == null) {
+                continue;
+            }
+            Optional<byte[]> held;
+            try {
+                held = e.tier.get(key, maxBytes);
+            } catch (RuntimeException failure) {
+                failure(e, ticket, failure);
+                continue;
+            }
+            if (held.isEmpty()) {
+                e.misses.increment();
+                answered(e, ticket);
+                continue;
+            }
+            if (check.test(held.get())) {
+                e.hits.increment();
+                e.servedBytes.add(held.get().length);
+                answered(e, ticket);
+                return held;
+            }
+            poisoned(e, ticket, key);
+        }
+        return Optional.empty();
+    }
+
+    /** Offers a whole object verified from the store to every tier warpd fills; never blocks or throws. */
+    @Override
+    public void offer(String key, byte[] verified) {
+        if (!anyFillable) {
+            return;
+        }
+        for (Entry e : entries) {
+            if (e.tier.fillable()) {
+                try {
+                    e.tier.fillObject(key, verified);
+                } catch (RuntimeException bug) {
+                    LOG.debug("remote tier {}: fill of {} refused: {}", e.tier.describe(), key, bug.toString());
+                }
+            }
+        }
+    }
+
+    private void failure(Entry e, Health ticket, RuntimeException failure) {
+        e.errors.increment();
+        e.misses.increment();
+        if (failure instanceof RemoteTier.Failure f && f.timeout()) {
+            e.timeouts.increment();
+        }
+        failed(e, ticket, failure.getMessage() == null ? failure.toString() : failure.getMessage());
+    }
+
+    private void poisoned(Entry e, Health ticket, String what) {
+        e.verificationFailures.increment();
+        e.misses.increment();
+        metrics.verificationFailures.increment();
+        // A poisoned cache keeps serving the same bytes: skip it for the backoff.
+        failed(e, ticket, "served " + what + " that fail SHA-256 verification (check or empty that cache)");
     }
 
     /**
@@ -188,44 +298,52 @@ final class Remotes implements AutoCloseable {
         }
     }
 
-    /** Whether a read may ask this tier now; after a backoff only one read is let through. */
-    private boolean admit(Entry e) {
+    /**
+     * Whether a read may ask this tier now; after a backoff only one read is let through.
+     *
+     * @return the health the read is let in under (its ticket), or null: skip the tier
+     */
+    private Health admit(Entry e) {
         while (true) {
             Health h = e.health.get();
             switch (h) {
                 case Health.Up up -> {
-                    return true;
+                    return up;
                 }
                 case Health.Probing probing -> {
                     e.skipped.increment();
-                    return false;
+                    return null;
                 }
                 case Health.Down down -> {
                     if (nanoTime.getAsLong() - down.untilNanos() < 0) {
                         e.skipped.increment();
-                        return false;
+                        return null;
                     }
-                    if (e.health.compareAndSet(h, PROBING)) {
-                        return true;
+                    Health probe = new Health.Probing();
+                    if (e.health.compareAndSet(h, probe)) {
+                        return probe;
                     }
                 }
             }
         }
     }
 
-    private void recovered(Entry e) {
-        Health h = e.health.get();
-        if (!(h instanceof Health.Up) && e.health.compareAndSet(h, UP)) {
-            LOG.info("mirror {} is back: answering again", e.tier.describe());
+    /** The tier answered (bytes that verified, or "not here"): a probe brings it back. */
+    private void answered(Entry e, Health ticket) {
+        if (ticket instanceof Health.Probing && e.health.compareAndSet(ticket, new Health.Up())) {
+            healthLog.back(e.tier.describe());
         }
     }
 
-    private void goDown(Entry e, String reason) {
-        Health before = e.health.getAndSet(new Health.Down(nanoTime.getAsLong() + backoffNanos));
-        if (before instanceof Health.Up) {
-            LOG.warn("mirror {} skipped for {} s: {}; reads go to the next mirror or the store meanwhile."
-                            + " Check the cache (docs/fleet.md); 'warpctl cache stats' shows its counters",
-                    e.tier.describe(), backoffNanos / 1_000_000_000L, reason);
+    /**
+     * The tier failed or served wrong bytes: a read let in while it was up takes it down and
+     * reports it; a probe keeps it down for another backoff, quietly; a read let in under an
+     * older health changes nothing (another read already decided).
+     */
+    private void failed(Entry e, Health ticket, String reason) {
+        if (e.health.compareAndSet(ticket, new Health.Down(nanoTime.getAsLong() + backoffNanos))
+                && ticket instanceof Health.Up) {
+            healthLog.down(e.tier.describe(), backoff, reason);
         }
     }
 

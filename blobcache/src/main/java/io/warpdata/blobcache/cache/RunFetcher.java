@@ -186,7 +186,7 @@ final class RunFetcher {
                     if (!fetcher.verifyOrRefetch(f.blob, f.list, f.key.index(), buf, nextStart, deadline)) {
                         suspect(f.blob);
                     }
-                    f.done.complete(new Fetch.BlockBytes(run, nextStart, bl));
+                    f.done.complete(new Fetch.BlockBytes(run, nextStart, bl, false));
                 } catch (BlockVerificationException e) {
                     // Before the readers hear of it, so that a reader going on sequentially
                     // finds read-ahead already held back.
@@ -205,7 +205,7 @@ final class RunFetcher {
             while (next < group.size()) {
                 Fetch f = group.get(next);
                 int bl = f.list.blockLength(f.key.index());
-                f.done.complete(new Fetch.BlockBytes(run, nextStart, bl));
+                f.done.complete(new Fetch.BlockBytes(run, nextStart, bl, true));
                 next++;
                 nextStart += bl;
             }

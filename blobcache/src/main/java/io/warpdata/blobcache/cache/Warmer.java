@@ -5,6 +5,7 @@ import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 
@@ -80,7 +81,7 @@ final class Warmer {
                     stopped = true;
                     break;
                 }
-                if (scheduler.cachedOrInFlight(new BlockKey(blob.id(), bs, b))) {
+                if (scheduler.inFlight().cachedOrInFlight(new BlockKey(blob.id(), bs, b))) {
                     cachedBlocks++;
                     cachedBytes += list.blockLength(b);
                     b++;
@@ -91,8 +92,8 @@ final class Warmer {
                     stopped = true;
                     break;
                 }
-                int end = scheduler.missingRunEnd(blob, list, b, count, maxRun, room);
-                List<Fetch> run = scheduler.register(blob, list, b, end, false);
+                int end = scheduler.inFlight().missingRunEnd(blob, list, b, count, maxRun, room);
+                List<Fetch> run = scheduler.inFlight().register(blob, list, b, end, false);
                 if (run.isEmpty()) {
                     continue;
                 }
@@ -127,5 +128,41 @@ final class Warmer {
         }
         return new WarmResult(fetchedBlocks, fetchedBytes, cachedBlocks, cachedBytes,
                 !stopped && span >= spans.size(), wasCancelled);
+    }
+
+    /** Byte ranges as ascending, disjoint {@code [first, end)} block spans, cut off at {@code maxBytes} of blocks. */
+    static List<int[]> blockSpans(BlockHashList list, List<long[]> ranges, long maxBytes) {
+        int bs = list.blockSize();
+        List<long[]> sorted = new ArrayList<>(ranges);
+        sorted.sort(java.util.Comparator.comparingLong(r -> r[0]));
+        List<int[]> spans = new ArrayList<>();
+        long budget = maxBytes;
+        for (long[] r : sorted) {
+            if (r[1] <= r[0]) {
+                continue;
+            }
+            int first = (int) Math.min(r[0] / bs, list.blockCount());
+            int end = (int) Math.min((r[1] + bs - 1) / bs, list.blockCount());
+            int[] last = spans.isEmpty() ? null : spans.get(spans.size() - 1);
+            if (last != null && first <= last[1]) {
+                first = last[1];
+            }
+            int b = first;
+            while (b < end && budget >= list.blockLength(b)) {
+                budget -= list.blockLength(b);
+                b++;
+            }
+            if (b > first) {
+                if (last != null && first == last[1]) {
+                    last[1] = b;
+                } else {
+                    spans.add(new int[] {first, b});
+                }
+            }
+            if (b < end) {
+                break;
+            }
+        }
+        return spans;
     }
 }

@@ -65,11 +65,11 @@ final class WholeBlobFetches {
             synchronized (c) {
                 int bs = c.list.blockSize();
                 int count = c.list.blockCount();
-                c.next = scheduler.nextMissing(c.blob, bs, c.next, count);
+                c.next = scheduler.inFlight().nextMissing(c.blob, bs, c.next, count);
                 if (c.next < count) {
-                    int end = scheduler.missingRunEnd(c.blob, c.list, c.next, count, Math.max(1, rate.runBytes() / bs),
+                    int end = scheduler.inFlight().missingRunEnd(c.blob, c.list, c.next, count, Math.max(1, rate.runBytes() / bs),
                             Long.MAX_VALUE);
-                    run = scheduler.register(c.blob, c.list, c.next, end, true);
+                    run = scheduler.inFlight().register(c.blob, c.list, c.next, end, true);
                     c.next += Math.max(1, run.size());
                 }
             }

@@ -81,6 +81,12 @@ final class WholeBlobReads {
     }
 
     /**
+     * A blob read whole: its verified bytes, and whether a mirror served them (else the store did).
+     */
+    record Whole(byte[] data, boolean mirrored) {
+    }
+
+    /**
      * Blob {@code blob} (of at most {@link #MAX_BYTES}, not empty), fetched with one GET and
      * verified against its id, its list loaded alongside to cache its blocks.
      *
@@ -88,8 +94,8 @@ final class WholeBlobReads {
      * @throws io.warpdata.store.ObjectTooLargeException if the store holds a larger object there
      * @throws io.warpdata.store.StoreException if it cannot be fetched by the deadline
      */
-    byte[] read(BlobRef blob, long deadlineNanos) {
-        CompletableFuture<byte[]> whole = new CompletableFuture<>();
+    Whole read(BlobRef blob, long deadlineNanos) {
+        CompletableFuture<Whole> whole = new CompletableFuture<>();
         try {
             executor.execute(() -> {
                 try {
@@ -102,8 +108,9 @@ final class WholeBlobReads {
             throw new StoreUnavailableException("The fetch executor refused work (shutting down?)", e);
         }
         CompletableFuture<BlockHashList> list = lists.loading(blob, deadlineNanos);
-        byte[] data = Deadlines.await(whole, deadlineNanos, () -> "reading blob " + blob.id() + " whole from "
+        Whole read = Deadlines.await(whole, deadlineNanos, () -> "reading blob " + blob.id() + " whole from "
                 + fetcher.store().describe());
+        byte[] data = read.data();
         // The blocks are written from the caller's array: each is verified against the list
         // first, so even a caller that changed the array could not put a wrong block in the cache.
         list.whenCompleteAsync((l, failed) -> {
@@ -113,29 +120,29 @@ final class WholeBlobReads {
             // A list that failed to load only means the blocks are not cached: a later block
             // read loads it again and reports its error.
         }, executor);
-        return data;
+        return read;
     }
 
-    private byte[] fetchVerified(BlobRef blob, long deadlineNanos) {
+    private Whole fetchVerified(BlobRef blob, long deadlineNanos) {
         String key = StoreLayout.blob(blob.id());
         int size = (int) blob.size();
         if (!fetcher.remotes().isEmpty()) {
             byte[] mirrored = new byte[size];
             if (fetcher.fromRemotes(key, 0, mirrored, 0, size, BlockHashList.DEFAULT_BLOCK_SIZE, size,
                     (d, o, l) -> matches(d, blob))) {
-                return mirrored;
+                return new Whole(mirrored, true);
             }
         }
         byte[] data = fetcher.getWithRetry(key, size, deadlineNanos);
         if (matches(data, blob)) {
             fetcher.fillRemotes(key, 0, data, 0, size, BlockHashList.DEFAULT_BLOCK_SIZE);
-            return data;
+            return new Whole(data, false);
         }
         metrics.verificationFailures.increment();
         data = fetcher.getWithRetry(key, size, deadlineNanos);
         if (matches(data, blob)) {
             fetcher.fillRemotes(key, 0, data, 0, size, BlockHashList.DEFAULT_BLOCK_SIZE);
-            return data;
+            return new Whole(data, false);
         }
         metrics.verificationFailures.increment();
         LOG.warn("Blob {} read whole from {} failed SHA-256 verification twice; failing the read",

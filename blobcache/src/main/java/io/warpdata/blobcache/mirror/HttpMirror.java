@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.ProxySelector;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
@@ -14,6 +15,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -25,8 +28,15 @@ import java.util.regex.Pattern;
  * <p>What is sent is only {@code GET}, the path, {@code Host}, {@code Range} and
  * {@code User-Agent: warpd}: no Authorization (no {@link java.net.Authenticator} is set), no
  * cookies, no query string, no redirects followed (a redirect could lead to a signed URL), no
- * proxy. A whole answer, body included, must arrive within the timeout; a mirror slower than that
- * is a failure, and the read goes on to the next source.
+ * proxy.
+ *
+ * <p>The timeout bounds silence, not the whole answer: a mirror fails when nothing came from it
+ * for one timeout (to connect, before the headers, or between two parts of the body), or when one
+ * answer runs past {@link Mirror#ANSWER_CEILING}. A cache that is itself fetching a run's slices
+ * from a slow store keeps sending and is waited for; a dead or hanging one costs one timeout. The
+ * body is written straight into the reader's buffer as it comes ({@link AnswerBody}), and nothing
+ * is written there once {@code read} has returned or thrown. After a failure the buffer's region
+ * may hold part of the answer: only a {@code true} from {@code read} says it holds the range.
  */
 public final class HttpMirror implements Mirror {
     private static final Pattern CONTENT_RANGE = Pattern.compile("bytes (\\d+)-(\\d+)/(\\d+|\\*)");
@@ -34,22 +44,36 @@ public final class HttpMirror implements Mirror {
     private final URI base;
     private final String name;
     private final Duration timeout;
+    private final Duration ceiling;
+    private final long timeoutNanos;
+    private final long ceilingNanos;
     private final HttpClient client;
 
     /**
      * @param base {@code http(s)://host[:port]/BASE}: the store's key {@code k} is at {@code BASE/k}
-     * @param timeout the longest a whole answer may take (about 2 s: a cache on the local network
-     *        answers a 1 MiB block in milliseconds; one that does not is better skipped)
+     * @param timeout the longest the mirror may stay silent: to connect, before the headers, and
+     *        between two parts of the body (about 2 s: a cache on the local network that sends
+     *        nothing for that long is dead or hanging; one that is slowly fetching from the store
+     *        keeps sending and is waited for, up to {@link Mirror#ANSWER_CEILING})
      * @throws IllegalArgumentException if {@code base} is not such a URL, or carries user info, a
      *         query or a fragment (nothing secret is ever sent to a mirror)
      */
     public HttpMirror(URI base, Duration timeout) {
+        this(base, timeout, ANSWER_CEILING);
+    }
+
+    /** @param ceiling the longest one answer may take however steadily it comes (tests shorten it) */
+    HttpMirror(URI base, Duration timeout, Duration ceiling) {
         this.base = checkBase(base);
         this.name = this.base.toString();
         this.timeout = Objects.requireNonNull(timeout, "timeout");
-        if (timeout.isNegative() || timeout.isZero()) {
-            throw new IllegalArgumentException("mirror timeout must be positive, was " + timeout);
+        this.ceiling = Objects.requireNonNull(ceiling, "ceiling");
+        if (timeout.isNegative() || timeout.isZero() || ceiling.compareTo(timeout) < 0) {
+            throw new IllegalArgumentException("mirror timeout must be positive and at most the ceiling " + ceiling
+                    + ", was " + timeout);
         }
+        this.timeoutNanos = timeout.toNanos();
+        this.ceilingNanos = ceiling.toNanos();
         this.client = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .followRedirects(HttpClient.Redirect.NEVER)
@@ -88,16 +112,19 @@ public final class HttpMirror implements Mirror {
     @Override
     public boolean read(MirrorRange range, byte[] dst, int dstOff) throws MirrorException {
         Objects.checkFromIndexSize(dstOff, range.length(), dst.length);
-        HttpResponse<byte[]> answer = send(range.key(), Optional.of(range.httpRange()));
+        AnswerBody body = new AnswerBody(System::nanoTime);
+        HttpResponse<Void> answer = exchange(range.key(), range.httpRange(), body, info -> {
+            if (fits(info, range)) {
+                body.into(dst, dstOff, range.length());
+            }
+        });
         int status = answer.statusCode();
         if (status == 404) {
             return false;
         }
-        byte[] body = answer.body();
         if (status == 206) {
             String contentRange = answer.headers().firstValue("Content-Range").orElse("");
-            Matcher m = CONTENT_RANGE.matcher(contentRange);
-            if (!m.matches() || Long.parseLong(m.group(1)) != range.offset() || Long.parseLong(m.group(2)) != range.last()) {
+            if (!fits(answer, range)) {
                 throw new MirrorException(MirrorException.Kind.BAD_ANSWER, name + " answered " + range + " with Content-Range '"
                         + contentRange + "'");
             }
@@ -110,17 +137,47 @@ public final class HttpMirror implements Mirror {
         } else {
             throw new MirrorException(MirrorException.Kind.STATUS, name + " answered HTTP " + status + " for " + range);
         }
-        if (body.length != range.length()) {
-            throw new MirrorException(MirrorException.Kind.BAD_ANSWER, name + " sent " + body.length + " bytes for " + range);
+        if (body.overflowed() || body.written() != range.length()) {
+            throw new MirrorException(MirrorException.Kind.BAD_ANSWER, name + " sent " + (body.overflowed() ? "more than "
+                    + range.length() : body.written()) + " bytes for " + range);
         }
-        System.arraycopy(body, 0, dst, dstOff, body.length);
         return true;
+    }
+
+    /** Whether headers announce exactly {@code range}: a 206 naming it, or a 200 when it starts the object. */
+    private static boolean fits(HttpResponse.ResponseInfo info, MirrorRange range) {
+        return fits(info.statusCode(), info.headers(), range);
+    }
+
+    private static boolean fits(HttpResponse<?> answer, MirrorRange range) {
+        return fits(answer.statusCode(), answer.headers(), range);
+    }
+
+    private static boolean fits(int status, HttpHeaders headers, MirrorRange range) {
+        if (status == 200) {
+            return range.offset() == 0;
+        }
+        if (status != 206) {
+            return false;
+        }
+        Matcher m = CONTENT_RANGE.matcher(headers.firstValue("Content-Range").orElse(""));
+        return m.matches() && Long.parseLong(m.group(1)) == range.offset() && Long.parseLong(m.group(2)) == range.last();
     }
 
     @Override
     public Optional<byte[]> get(String key, int maxBytes) throws MirrorException {
-        // A Range of maxBytes + 1 caps what a wrong or hostile mirror can make us buffer.
-        HttpResponse<byte[]> answer = send(key, Optional.of("bytes=0-" + maxBytes));
+        AnswerBody body = new AnswerBody(System::nanoTime);
+        AtomicReference<byte[]> buffer = new AtomicReference<>();
+        // A Range of maxBytes + 1 caps what a wrong or hostile mirror can make us buffer; the
+        // buffer is sized by Content-Length, which must be there and at most maxBytes.
+        HttpResponse<Void> answer = exchange(key, "bytes=0-" + maxBytes, body, info -> {
+            long length = info.headers().firstValueAsLong("Content-Length").orElse(-1);
+            if ((info.statusCode() == 200 || info.statusCode() == 206) && length >= 0 && length <= maxBytes) {
+                byte[] b = new byte[(int) length];
+                buffer.set(b);
+                body.into(b, 0, b.length);
+            }
+        });
         int status = answer.statusCode();
         if (status == 404) {
             return Optional.empty();
@@ -128,44 +185,72 @@ public final class HttpMirror implements Mirror {
         if (status != 200 && status != 206) {
             throw new MirrorException(MirrorException.Kind.STATUS, name + " answered HTTP " + status + " for " + key);
         }
-        byte[] body = answer.body();
+        byte[] b = buffer.get();
+        String contentRange = answer.headers().firstValue("Content-Range").orElse("");
+        if (b == null) {
+            throw new MirrorException(MirrorException.Kind.BAD_ANSWER, name + " has " + key + " larger than " + maxBytes
+                    + " bytes, or sent no Content-Length (Content-Range '" + contentRange + "')");
+        }
         if (status == 206) {
-            Matcher m = CONTENT_RANGE.matcher(answer.headers().firstValue("Content-Range").orElse(""));
-            if (!m.matches() || Long.parseLong(m.group(1)) != 0 || Long.parseLong(m.group(2)) - Long.parseLong(m.group(1)) + 1 != body.length
-                    || (!m.group(3).equals("*") && Long.parseLong(m.group(3)) != body.length)) {
+            Matcher m = CONTENT_RANGE.matcher(contentRange);
+            if (!m.matches() || Long.parseLong(m.group(1)) != 0 || Long.parseLong(m.group(2)) + 1 != b.length
+                    || (!m.group(3).equals("*") && Long.parseLong(m.group(3)) != b.length)) {
                 throw new MirrorException(MirrorException.Kind.BAD_ANSWER, name + " sent a partial or mismatched answer for "
-                        + key + " (" + body.length + " bytes, Content-Range '"
-                        + answer.headers().firstValue("Content-Range").orElse("") + "'), or it is larger than " + maxBytes);
+                        + key + " (" + b.length + " bytes, Content-Range '" + contentRange + "'), or it is larger than " + maxBytes);
             }
         }
-        if (body.length > maxBytes) {
-            throw new MirrorException(MirrorException.Kind.BAD_ANSWER, name + " has " + key + " larger than " + maxBytes + " bytes");
+        if (body.overflowed() || body.written() != b.length) {
+            throw new MirrorException(MirrorException.Kind.BAD_ANSWER, name + " sent " + body.written() + " of the "
+                    + b.length + " bytes it announced for " + key);
         }
-        return Optional.of(body);
+        return Optional.of(b);
     }
 
-    private HttpResponse<byte[]> send(String key, Optional<String> httpRange) throws MirrorException {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(name + "/" + key))
+    /**
+     * One GET, its body written by {@code body}; waits while the mirror keeps sending, and gives up
+     * after one timeout of silence or at the ceiling. When this returns or throws, nothing more is
+     * written by the exchange.
+     *
+     * @param onHeaders sees the headers before any byte of the body, and points {@code body} at a
+     *        region if they fit the request
+     */
+    private HttpResponse<Void> exchange(String key, String httpRange, AnswerBody body,
+                                        Consumer<HttpResponse.ResponseInfo> onHeaders) throws MirrorException {
+        HttpRequest request = HttpRequest.newBuilder(URI.create(name + "/" + key))
                 .GET()
-                .timeout(timeout)
-                .header("User-Agent", "warpd");
-        httpRange.ifPresent(r -> request.header("Range", r));
-        CompletableFuture<HttpResponse<byte[]>> pending = client.sendAsync(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+                .header("User-Agent", "warpd")
+                .header("Range", httpRange)
+                .build();
+        long start = System.nanoTime();
+        CompletableFuture<HttpResponse<Void>> pending = client.sendAsync(request, info -> {
+            body.heard();
+            onHeaders.accept(info);
+            return body;
+        });
         try {
-            // The request timeout ends at the headers; this bounds the body too.
-            return pending.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            pending.cancel(true);
-            throw new MirrorException(MirrorException.Kind.TIMEOUT, name + " did not answer " + key + " within " + timeout.toMillis()
-                    + " ms", e);
+            while (true) {
+                long now = System.nanoTime();
+                long silentFor = now - body.lastHeardNanos();
+                long wait = Math.min(timeoutNanos - silentFor, ceilingNanos - (now - start));
+                if (wait <= 0) {
+                    boolean silent = timeoutNanos - silentFor <= 0;
+                    throw new MirrorException(MirrorException.Kind.TIMEOUT, name + (silent
+                            ? " sent nothing for " + timeout.toMillis() + " ms while answering " + key
+                            : " was still answering " + key + " after " + ceiling.toSeconds() + " s (the ceiling of one answer)"));
+                }
+                try {
+                    return pending.get(wait, TimeUnit.NANOSECONDS);
+                } catch (TimeoutException notYet) {
+                    // Look again: something may have come meanwhile.
+                }
+            }
         } catch (InterruptedException e) {
-            pending.cancel(true);
             Thread.currentThread().interrupt();
             throw new MirrorException(MirrorException.Kind.TIMEOUT, "interrupted while reading " + key + " from " + name, e);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof HttpTimeoutException) {
-                throw new MirrorException(MirrorException.Kind.TIMEOUT, name + " did not answer " + key + " within "
+                throw new MirrorException(MirrorException.Kind.TIMEOUT, name + " did not accept a connection within "
                         + timeout.toMillis() + " ms", cause);
             }
             if (cause instanceof IOException) {
@@ -173,6 +258,12 @@ public final class HttpMirror implements Mirror {
                         + " reading " + key + (cause.getMessage() == null ? "" : ": " + cause.getMessage()), cause);
             }
             throw new MirrorException(MirrorException.Kind.CONNECTION, name + ": " + cause + " reading " + key, cause);
+        } finally {
+            if (!pending.isDone() || pending.isCompletedExceptionally()) {
+                // Cut the exchange; the body writes nothing more into the reader's buffer.
+                body.abandon();
+                pending.cancel(true);
+            }
         }
     }
 

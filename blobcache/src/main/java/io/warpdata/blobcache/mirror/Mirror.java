@@ -1,13 +1,23 @@
 package io.warpdata.blobcache.mirror;
 
+import java.time.Duration;
 import java.util.Optional;
 
 /**
  * One mirror of the store: a cache that serves the store's own keys. Its answers are
  * <b>unverified</b>: the caller checks them against the publisher's hashes. Implementations never
- * send a credential of the store, and bound every call by a short timeout.
+ * send a credential of the store. Every call is bounded by a short timeout of silence
+ * ({@code --mirror-timeout}: nothing heard from the mirror for that long is a failure) and by
+ * {@link #ANSWER_CEILING} in all.
  */
 public interface Mirror extends AutoCloseable {
+    /**
+     * The longest one answer may take however steadily its bytes come (60 s): the mirror timeout
+     * bounds silence, and this stops a mirror that drips bytes for ever. A healthy cache that is
+     * fetching a run of 1 MiB slices from a slow store, other nodes waiting on its lock, answers
+     * well inside it.
+     */
+    Duration ANSWER_CEILING = Duration.ofSeconds(60);
 
     /** The mirror as the user configured it, without secrets: for logs, counters and metrics. */
     String name();

@@ -33,7 +33,11 @@ public sealed interface MirrorSpec {
     String ACCESS_KEY_ENV = "WARP_MIRROR_AWS_ACCESS_KEY_ID";
     String SECRET_KEY_ENV = "WARP_MIRROR_AWS_SECRET_ACCESS_KEY";
 
-    /** 2 s: a cache on the local network answers a block in milliseconds ({@code --mirror-timeout}). */
+    /**
+     * 2 s of silence ({@code --mirror-timeout}): a cache on the local network answers within
+     * milliseconds, and one fetching slices from a slow store keeps sending; one that sends nothing
+     * for 2 s is dead or hanging.
+     */
     Duration DEFAULT_TIMEOUT = Duration.ofSeconds(2);
 
     /** The mirror as shown in logs, counters and status (never a secret). */
@@ -42,7 +46,8 @@ public sealed interface MirrorSpec {
     /**
      * Opens the mirror's client.
      *
-     * @param timeout the longest one read may take ({@code --mirror-timeout})
+     * @param timeout the longest the mirror may stay silent within one read ({@code --mirror-timeout});
+     *        one read takes at most {@link Mirror#ANSWER_CEILING} however steadily it comes
      */
     Mirror open(Duration timeout);
 
@@ -103,10 +108,12 @@ public sealed interface MirrorSpec {
 
         @Override
         public Mirror open(Duration timeout) {
-            // One attempt, short timeouts: a slow tier is skipped, the store is the retry.
+            // One attempt; the timeout bounds the socket's silence (connect, and between two reads
+            // of an answer), not the whole call, which only the ceiling bounds: a tier that keeps
+            // sending is waited for, a silent one is skipped, and the store is the retry.
             S3BlobStore.Config config = S3BlobStore.Config.defaults()
                     .withAnswerTimeout(timeout)
-                    .withTimeouts(timeout.multipliedBy(2), timeout.multipliedBy(3))
+                    .withTimeouts(Mirror.ANSWER_CEILING, Mirror.ANSWER_CEILING)
                     .withRetries(1, Duration.ofMillis(100), Duration.ofMillis(100));
             if (credentials.isPresent()) {
                 config = config.withCredentials(credentials.get().accessKeyId(), credentials.get().secretAccessKey());

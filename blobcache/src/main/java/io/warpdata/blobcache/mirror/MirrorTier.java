@@ -2,6 +2,7 @@ package io.warpdata.blobcache.mirror;
 
 import io.warpdata.blobcache.cache.RemoteTier;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * A {@link Mirror} as a remote tier of the read plan ({@link RemoteTier}): the cache's
@@ -32,6 +33,20 @@ public final class MirrorTier implements RemoteTier {
         } catch (MirrorException e) {
             throw new Failure(e.getMessage(), e.kind() == MirrorException.Kind.TIMEOUT, e);
         }
+    }
+
+    @Override
+    public Optional<byte[]> get(String key, int maxBytes) {
+        try {
+            return mirror.get(key, maxBytes);
+        } catch (MirrorException e) {
+            throw new Failure(e.getMessage(), e.kind() == MirrorException.Kind.TIMEOUT, e);
+        }
+    }
+
+    @Override
+    public void fillObject(String key, byte[] verified) {
+        mirror.fillObject(key, verified);
     }
 
     @Override

@@ -59,7 +59,7 @@ public final class S3Mirror implements Mirror {
     /**
      * @param name the mirror as configured, without secrets ({@code s3://bucket/prefix})
      * @param bucket the tier's bucket and prefix, opened with the tier's own endpoint, credentials
-     *        and short timeouts (this mirror closes it)
+     *        and a short silence timeout (this mirror closes it)
      * @param queueBytesLimit the most bytes waiting to be written
      */
     public S3Mirror(String name, BlobStore bucket, long queueBytesLimit) {
@@ -85,8 +85,14 @@ public final class S3Mirror implements Mirror {
     @Override
     public boolean read(MirrorRange range, byte[] dst, int dstOff) throws MirrorException {
         Objects.checkFromIndexSize(dstOff, range.length(), dst.length);
+        // Each block's GET is bounded by the socket's silence and the ceiling; so is the range.
+        long start = System.nanoTime();
         int done = 0;
         for (int i = 0; i < range.blocks(); i++) {
+            if (i > 0 && System.nanoTime() - start > ANSWER_CEILING.toNanos()) {
+                throw new MirrorException(MirrorException.Kind.TIMEOUT, name + " was still answering " + range + " after "
+                        + ANSWER_CEILING.toSeconds() + " s (the ceiling of one answer)");
+            }
             int len = Math.min(range.blockSize(), range.length() - done);
             String key = blockKey(range.key(), range.blockSize(), range.firstBlock() + i);
             byte[] block;

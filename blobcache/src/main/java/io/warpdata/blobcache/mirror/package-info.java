@@ -13,8 +13,10 @@
  * offers the bytes to {@link io.warpdata.blobcache.mirror.Mirror#fill} so that an
  * {@link io.warpdata.blobcache.mirror.S3Mirror} shares them with the other nodes.
  *
- * <p>Only content-addressed keys go through mirrors (blobs, named by their SHA-256); pointers and
- * listings always come from the store. A mirror is never sent a credential, an Authorization
+ * <p>Only content-addressed keys go through mirrors (blobs and block hash lists, named by their
+ * SHA-256; version manifests, named by their version hash, for the catalog through
+ * {@link io.warpdata.blobcache.cache.ObjectMirrors}); pointers and listings always come from the
+ * store. A mirror is never sent a credential, an Authorization
  * header or a signed query string.
  */
 package io.warpdata.blobcache.mirror;

@@ -13,7 +13,7 @@ class BlockSpansTest {
     private static final BlockHashList LIST = BlockHashList.of(new byte[9 * 4096 + 1024], 4096);
 
     private static List<List<Integer>> spans(long maxBytes, long[]... ranges) {
-        return BlockCache.blockSpans(LIST, List.of(ranges), maxBytes).stream().map(s -> List.of(s[0], s[1])).toList();
+        return Warmer.blockSpans(LIST, List.of(ranges), maxBytes).stream().map(s -> List.of(s[0], s[1])).toList();
     }
 
     @Test

@@ -141,5 +141,91 @@ class ReadExecutorTest {
         BlobRef cold = TestBlobs.put(memory, TestBlobs.bytes(MIB, 4), MIB);
         assertThatThrownBy(() -> c.read(cold, 0, new byte[10], 0, 10)).isInstanceOf(BlockVerificationException.class);
         counted("a read that fails: one read error, nothing served", "read_errors", 1);
+
+        assertThat(sourceBytes(c)).as("every byte served is counted under exactly one source")
+                .isEqualTo(c.metrics().hitBytes.sum() + c.metrics().missBytes.sum());
+        assertThat(sourceReads(c)).as("each read once: a member GET, a member hit, 2 block reads, an own-blocks read,"
+                + " a dedup hit, an index").isEqualTo(7);
+    }
+
+    @Test
+    void coldThenWarmMovesTheReadToTheCachedSource() {
+        byte[] a = TestBlobs.bytes(4 * MIB, 5);
+        BlobRef shard = TestBlobs.put(memory, a, MIB);
+        BlockCache c = open();
+
+        BlobMember small = member(shard, a, MIB + 500, 40_000);
+        readMember(c, small);
+        settle();
+        assertSource(c, ReadSource.MEMBER_GET, 1, 40_000);
+        readMember(c, small);
+        assertSource(c, ReadSource.MEMBER_GET, 1, 40_000);
+        assertSource(c, ReadSource.MEMBER_CACHED, 1, 40_000);
+
+        // Larger than a member GET takes: its blocks, then (cached) its own blocks.
+        BlobMember large = member(shard, a, 2L * MIB + 100, 600_000);
+        assertThat(readMember(c, large)).isEqualTo(Arrays.copyOfRange(a, 2 * MIB + 100, 2 * MIB + 600_100));
+        settle();
+        assertSource(c, ReadSource.BLOCKS, 1, 600_000);
+        assertSource(c, ReadSource.OWN_BLOCKS, 0, 0);
+        readMember(c, large);
+        assertSource(c, ReadSource.BLOCKS, 1, 600_000);
+        assertSource(c, ReadSource.OWN_BLOCKS, 1, 600_000);
+
+        byte[] whole = new byte[4 * MIB];
+        c.read(shard, 0, whole, 0, whole.length);
+        assertThat(whole).isEqualTo(a);
+        assertSource(c, ReadSource.BLOCKS, 2, 600_000 + 4 * MIB);
+        assertSource(c, ReadSource.MIRROR, 0, 0);
+        assertThat(sourceBytes(c)).isEqualTo(c.metrics().hitBytes.sum() + c.metrics().missBytes.sum());
+    }
+
+    @Test
+    void bytesAMirrorServedCountAsTheMirrors() {
+        byte[] a = TestBlobs.bytes(3 * MIB, 6);
+        BlobRef shard = TestBlobs.put(memory, a, MIB);
+        RemoteTier mirror = new RemoteTier() {
+            @Override
+            public String describe() {
+                return "http://mirror.test/warp";
+            }
+
+            @Override
+            public boolean read(String key, long offset, byte[] dst, int dstOff, int len, int blockSize) {
+                memory.read(key, offset, dst, dstOff, len);
+                return true;
+            }
+        };
+        CacheConfig cfg = CacheConfig.defaults(dir).withMinFreeBytes(0).withMaxBytes(256L << 20).withRetry(FAST)
+                .withMaxPrefetchBytes(0);
+        cache = new BlockCache(store, cfg, pool, null, null, OrderPrefetcher.MAX_PLAN_BYTES, java.util.List.of(mirror));
+        BlockCache c = cache;
+        long reads = store.reads.get();
+
+        BlobMember small = member(shard, a, 100, 30_000);
+        assertThat(readMember(c, small)).isEqualTo(Arrays.copyOfRange(a, 100, 30_100));
+        byte[] block = new byte[MIB];
+        c.read(shard, MIB, block, 0, MIB);
+        settle();
+        assertSource(c, ReadSource.MIRROR, 2, 30_000 + MIB);
+        assertSource(c, ReadSource.MEMBER_GET, 0, 0);
+        assertSource(c, ReadSource.BLOCKS, 0, 0);
+        c.read(shard, MIB, block, 0, MIB);
+        assertSource(c, ReadSource.BLOCKS, 1, MIB);
+        assertThat(store.reads.get()).as("the store served no data").isEqualTo(reads);
+        assertThat(sourceBytes(c)).isEqualTo(c.metrics().hitBytes.sum() + c.metrics().missBytes.sum());
+    }
+
+    private static void assertSource(BlockCache c, ReadSource s, long reads, long bytes) {
+        assertThat(new long[] {c.metrics().reads(s), c.metrics().bytes(s)}).as("%s: reads, bytes", s.label())
+                .containsExactly(reads, bytes);
+    }
+
+    private static long sourceBytes(BlockCache c) {
+        return c.metrics().bySource().stream().mapToLong(ReadMetrics.SourceCount::bytes).sum();
+    }
+
+    private static long sourceReads(BlockCache c) {
+        return c.metrics().bySource().stream().mapToLong(ReadMetrics.SourceCount::reads).sum();
     }
 }

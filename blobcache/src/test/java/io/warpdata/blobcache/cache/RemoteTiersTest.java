@@ -82,6 +82,44 @@ class RemoteTiersTest {
         }
     }
 
+    /** A mirror that also serves whole objects (hash lists): right, or with every byte flipped. */
+    private static final class ObjectsMirror implements RemoteTier {
+        final String name;
+        final boolean corrupt;
+        final BlobStore origin;
+        final List<String> gets = java.util.Collections.synchronizedList(new ArrayList<>());
+
+        ObjectsMirror(String name, boolean corrupt, BlobStore origin) {
+            this.name = name;
+            this.corrupt = corrupt;
+            this.origin = origin;
+        }
+
+        @Override
+        public String describe() {
+            return name;
+        }
+
+        @Override
+        public boolean read(String key, long offset, byte[] dst, int dstOff, int len, int blockSize) {
+            origin.read(key, offset, dst, dstOff, len);
+            if (corrupt) {
+                dst[dstOff] ^= 1;
+            }
+            return true;
+        }
+
+        @Override
+        public java.util.Optional<byte[]> get(String key, int maxBytes) {
+            gets.add(key);
+            byte[] b = origin.get(key, maxBytes);
+            if (corrupt) {
+                b[b.length / 2] ^= 1;
+            }
+            return java.util.Optional.of(b);
+        }
+    }
+
     @AfterEach
     void tearDown() throws InterruptedException {
         caches.forEach(BlockCache::close);
@@ -228,7 +266,7 @@ class RemoteTiersTest {
         assertThat(empty.reads.get()).as("asked on every fetch: a miss is no reason to back off").isEqualTo(2);
         RemoteTierStats t = tier(c, "empty");
         assertThat(t.state()).isEqualTo("up");
-        assertThat(t.misses()).isEqualTo(2);
+        assertThat(t.misses()).as("the two blocks and the blob's hash list").isEqualTo(3);
         assertThat(t.errors()).isZero();
         assertThat(t.hitRatio()).isZero();
     }
@@ -319,5 +357,37 @@ class RemoteTiersTest {
         assertThat(offered.stream().mapToLong(r -> r[1]).sum()).as("every byte fetched from the store is offered")
                 .isEqualTo(data.length);
         assertThat(offered).allSatisfy(r -> assertThat(r[0] % MIB).isZero());
+    }
+
+    @Test
+    void aBlockHashListComesFromAGoodMirrorVerifiedAgainstItsIdAndTheStoreServesNothing() {
+        byte[] data = TestBlobs.bytes(3 * MIB + 11, 12);
+        BlobRef blob = TestBlobs.put(memory, data, MIB);
+        ObjectsMirror poisoned = new ObjectsMirror("poisoned", true, memory);
+        ObjectsMirror good = new ObjectsMirror("good", false, memory);
+        BlockCache c = open(List.of(poisoned, good));
+
+        assertThat(read(c, blob, 0, data.length)).isEqualTo(data);
+
+        String listKey = io.warpdata.store.StoreLayout.blob(blob.blocks());
+        assertThat(good.gets).as("the hash list was asked of the mirrors").contains(listKey);
+        assertThat(c.metrics().getsIssued.sum()).as("no GET of any kind reached the store").isZero();
+        assertThat(store.reads.get()).isZero();
+        assertThat(tier(c, "poisoned").verificationFailures()).as("its hash list failed its id").isPositive();
+    }
+
+    @Test
+    void aPoisonedHashListFromAMirrorIsNeverUsed() {
+        byte[] data = TestBlobs.bytes(2 * MIB + 5, 13);
+        BlobRef blob = TestBlobs.put(memory, data, MIB);
+        ObjectsMirror poisoned = new ObjectsMirror("poisoned", true, memory);
+        BlockCache c = open(List.of(poisoned));
+
+        assertThat(read(c, blob, 0, data.length)).isEqualTo(data);
+
+        assertThat(poisoned.gets).containsExactly(io.warpdata.store.StoreLayout.blob(blob.blocks()));
+        assertThat(tier(c, "poisoned").verificationFailures()).isEqualTo(1);
+        assertThat(tier(c, "poisoned").state()).isEqualTo("down");
+        assertThat(c.metrics().getsIssued.sum()).as("the list and the blocks came from the store").isPositive();
     }
 }

@@ -5,14 +5,20 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.time.Duration;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -185,5 +191,213 @@ class HttpMirrorTest {
     void rangesMustStartOnABlockBoundary() {
         assertThrows(IllegalArgumentException.class, () -> new MirrorRange(KEY, 100, BLOCK, BLOCK));
         assertThrows(IllegalArgumentException.class, () -> new MirrorRange("../etc/passwd", 0, BLOCK, BLOCK));
+    }
+
+    /** One connection of {@link RawServer}: the request has been read; answer it as the test likes. */
+    @FunctionalInterface
+    interface Script {
+        void answer(OutputStream out) throws Exception;
+    }
+
+    /**
+     * A raw-socket server on loopback that reads each request's head and answers by a script,
+     * byte by byte as the test wants: what no HTTP server library lets a test do (trickle, stop
+     * mid-body, close mid-body).
+     */
+    static final class RawServer implements AutoCloseable {
+        final ServerSocket socket;
+        final AtomicInteger requests = new AtomicInteger();
+        final Thread acceptor;
+
+        RawServer(Script script) throws Exception {
+            socket = new ServerSocket(0, 10, InetAddress.getLoopbackAddress());
+            acceptor = Thread.ofPlatform().daemon().start(() -> {
+                while (!socket.isClosed()) {
+                    try (Socket s = socket.accept()) {
+                        s.setTcpNoDelay(true);
+                        readHead(s.getInputStream());
+                        requests.incrementAndGet();
+                        script.answer(s.getOutputStream());
+                    } catch (Exception ignored) {
+                        // closed by the client or the test; the test's assertions say what happened
+                    }
+                }
+            });
+        }
+
+        URI base() {
+            return URI.create("http://127.0.0.1:" + socket.getLocalPort() + "/warp");
+        }
+
+        private static void readHead(InputStream in) throws Exception {
+            int matched = 0;
+            byte[] end = "\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+            while (matched < end.length) {
+                int b = in.read();
+                if (b < 0) {
+                    throw new java.io.EOFException("request ended early");
+                }
+                matched = b == end[matched] ? matched + 1 : (b == end[0] ? 1 : 0);
+            }
+        }
+
+        @Override
+        public void close() throws Exception {
+            socket.close();
+            acceptor.join(5_000);
+        }
+    }
+
+    private static void head(OutputStream out, int contentLength, long first, long total) throws Exception {
+        out.write(("HTTP/1.1 206 Partial Content\r\nContent-Length: " + contentLength + "\r\nContent-Range: bytes " + first
+                + "-" + (first + contentLength - 1) + "/" + total + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+    }
+
+    @Test
+    void anAnswerThatKeepsComingIsServedThoughItTakesLongerThanTheTimeout() throws Exception {
+        byte[] body = Arrays.copyOf(blob, 2 * BLOCK);
+        // 2 KiB in 10 parts 250 ms apart: 2.5 s in all, never 1 s without a byte.
+        try (RawServer slow = new RawServer(out -> {
+            Thread.sleep(250);
+            head(out, body.length, 0, blob.length);
+            for (int at = 0; at < body.length; at += body.length / 10 + 1) {
+                Thread.sleep(250);
+                out.write(body, at, Math.min(body.length / 10 + 1, body.length - at));
+                out.flush();
+            }
+        }); HttpMirror patient = new HttpMirror(slow.base(), Duration.ofSeconds(1))) {
+            byte[] dst = new byte[body.length];
+            long start = System.nanoTime();
+            assertTrue(patient.read(new MirrorRange(KEY, 0, body.length, BLOCK), dst, 0));
+            assertArrayEquals(body, dst);
+            assertTrue(System.nanoTime() - start > Duration.ofSeconds(2).toNanos(), "the answer was not trickled");
+            assertEquals(1, slow.requests.get());
+        }
+    }
+
+    @Test
+    void aMuteServerIsATimeoutAfterOneRequest() throws Exception {
+        CountDownLatch end = new CountDownLatch(1);
+        try (RawServer mute = new RawServer(out -> end.await());
+             HttpMirror impatient = new HttpMirror(mute.base(), Duration.ofMillis(300))) {
+            MirrorException e = assertThrows(MirrorException.class,
+                    () -> impatient.read(new MirrorRange(KEY, 0, BLOCK, BLOCK), new byte[BLOCK], 0));
+            assertEquals(MirrorException.Kind.TIMEOUT, e.kind(), e.toString());
+            assertTrue(e.getMessage().contains("sent nothing for 300 ms"), e.getMessage());
+            assertEquals(1, mute.requests.get(), "the client asked again");
+            end.countDown();
+        } finally {
+            end.countDown();
+        }
+    }
+
+    @Test
+    void aServerThatStopsMidBodyIsATimeoutAndItsLateBytesNeverLand() throws Exception {
+        CountDownLatch timedOut = new CountDownLatch(1);
+        CountDownLatch lateSent = new CountDownLatch(1);
+        byte[] body = Arrays.copyOf(blob, 2 * BLOCK);
+        try (RawServer stalling = new RawServer(out -> {
+            try {
+                head(out, body.length, 0, blob.length);
+                out.write(body, 0, BLOCK);
+                out.flush();
+                timedOut.await();
+                out.write(body, BLOCK, BLOCK);
+                out.flush();
+            } finally {
+                lateSent.countDown();
+            }
+        }); HttpMirror impatient = new HttpMirror(stalling.base(), Duration.ofMillis(500))) {
+            byte[] dst = new byte[body.length];
+            Arrays.fill(dst, (byte) 0x5A);
+            MirrorException e = assertThrows(MirrorException.class,
+                    () -> impatient.read(new MirrorRange(KEY, 0, body.length, BLOCK), dst, 0));
+            assertEquals(MirrorException.Kind.TIMEOUT, e.kind(), e.toString());
+            // The reader owns its buffer again: let the rest of the body come, then look.
+            timedOut.countDown();
+            assertTrue(lateSent.await(10, TimeUnit.SECONDS));
+            Thread.sleep(200);
+            byte[] untouched = new byte[BLOCK];
+            Arrays.fill(untouched, (byte) 0x5A);
+            assertArrayEquals(untouched, Arrays.copyOfRange(dst, BLOCK, 2 * BLOCK), "a late byte landed in the reader's buffer");
+        }
+    }
+
+    @Test
+    void aConnectionClosedMidBodyIsAConnectionFailure() throws Exception {
+        try (RawServer closing = new RawServer(out -> {
+            head(out, 2 * BLOCK, 0, blob.length);
+            out.write(blob, 0, BLOCK);
+            out.flush();
+        }); HttpMirror mirror = new HttpMirror(closing.base(), Duration.ofSeconds(5))) {
+            MirrorException e = assertThrows(MirrorException.class,
+                    () -> mirror.read(new MirrorRange(KEY, 0, 2 * BLOCK, BLOCK), new byte[2 * BLOCK], 0));
+            assertEquals(MirrorException.Kind.CONNECTION, e.kind(), e.toString());
+        }
+    }
+
+    @Test
+    void aMirrorThatDripsForEverStopsAtTheCeiling() throws Exception {
+        CountDownLatch end = new CountDownLatch(1);
+        try (RawServer dripping = new RawServer(out -> {
+            head(out, BLOCK, 0, blob.length);
+            for (int i = 0; i < BLOCK && end.getCount() > 0; i++) {
+                out.write(blob[i]);
+                out.flush();
+                Thread.sleep(100);
+            }
+        }); HttpMirror mirror = new HttpMirror(dripping.base(), Duration.ofMillis(800), Duration.ofMillis(1500))) {
+            MirrorException e = assertThrows(MirrorException.class,
+                    () -> mirror.read(new MirrorRange(KEY, 0, BLOCK, BLOCK), new byte[BLOCK], 0));
+            assertEquals(MirrorException.Kind.TIMEOUT, e.kind(), e.toString());
+            assertTrue(e.getMessage().contains("ceiling"), e.getMessage());
+        } finally {
+            end.countDown();
+        }
+    }
+
+    @Test
+    void anAbandonedBodyWritesNothingMore() {
+        AnswerBody body = new AnswerBody(System::nanoTime);
+        byte[] dst = new byte[8];
+        body.into(dst, 0, dst.length);
+        body.onSubscribe(new java.util.concurrent.Flow.Subscription() {
+            @Override
+            public void request(long n) {
+            }
+
+            @Override
+            public void cancel() {
+            }
+        });
+        body.onNext(List.of(java.nio.ByteBuffer.wrap(new byte[] {1, 2, 3, 4})));
+        body.abandon();
+        body.onNext(List.of(java.nio.ByteBuffer.wrap(new byte[] {5, 6, 7, 8})));
+        assertArrayEquals(new byte[] {1, 2, 3, 4, 0, 0, 0, 0}, dst);
+        assertEquals(4, body.written());
+    }
+
+    @Test
+    void aBodyLargerThanAskedIsCutAndWritesNothingMore() {
+        AnswerBody body = new AnswerBody(System::nanoTime);
+        byte[] dst = new byte[6];
+        body.into(dst, 0, 4);
+        AtomicInteger cancels = new AtomicInteger();
+        body.onSubscribe(new java.util.concurrent.Flow.Subscription() {
+            @Override
+            public void request(long n) {
+            }
+
+            @Override
+            public void cancel() {
+                cancels.incrementAndGet();
+            }
+        });
+        body.onNext(List.of(java.nio.ByteBuffer.wrap(new byte[] {1, 2, 3}), java.nio.ByteBuffer.wrap(new byte[] {4, 5})));
+        body.onNext(List.of(java.nio.ByteBuffer.wrap(new byte[] {9})));
+        assertTrue(body.overflowed());
+        assertEquals(1, cancels.get());
+        assertArrayEquals(new byte[] {1, 2, 3, 0, 0, 0}, dst);
     }
 }

@@ -5,6 +5,7 @@ import io.warpdata.daemon.control.protocol.CacheCalls;
 import io.warpdata.daemon.control.protocol.Call;
 import io.warpdata.daemon.control.protocol.Calls;
 import io.warpdata.daemon.control.protocol.Empty;
+import io.warpdata.daemon.control.protocol.ReadSourceCount;
 import io.warpdata.daemon.control.protocol.Wire;
 import io.warpdata.daemon.ByteSize;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -61,6 +62,8 @@ public final class CacheCommand implements Runnable {
                             }
                         });
                     });
+                } else if (f.getValue().isArray()) {
+                    // Other lists are printed from their records below.
                 } else if (f.getValue().isObject()) {
                     out.printf("%s:%n", f.getKey());
                     f.getValue().fields().forEachRemaining(g -> out.printf("  %-24s %s%n", g.getKey(), show(g.getKey(), g.getValue())));
@@ -68,8 +71,20 @@ public final class CacheCommand implements Runnable {
                     out.printf("%-26s %s%n", f.getKey(), show(f.getKey(), f.getValue()));
                 }
             });
+            printSources(out, stats.readsBySource());
             out.flush();
             return 0;
+        }
+
+        /** Reads and bytes by source, in the order the read plan tries them; bytes add up to hit plus miss bytes. */
+        static void printSources(PrintWriter out, java.util.List<ReadSourceCount> sources) {
+            if (sources.isEmpty()) {
+                return;
+            }
+            out.printf("reads by source:%n  %-24s %12s  %s%n", "source", "reads", "bytes");
+            for (ReadSourceCount c : sources) {
+                out.printf("  %-24s %12d  %s (%d)%n", c.source(), c.reads(), ByteSize.format(c.bytes()), c.bytes());
+            }
         }
 
         private static String show(String key, JsonNode v) {

@@ -35,7 +35,7 @@ import java.util.Properties;
  * @param mirrors caches in front of the store, in the order they are tried ({@code --mirror}, repeatable;
  *        {@code WARP_MIRRORS}; config key {@code mirror}, a list separated by commas or spaces). Parsed and
  *        checked here; opened by WarpDaemon as the block cache's remote tiers (issue 25)
- * @param mirrorTimeout the longest one read from a mirror may take ({@code --mirror-timeout}, 2 s)
+ * @param mirrorTimeout the longest a mirror may stay silent within one read ({@code --mirror-timeout}, 2 s)
  */
 public record DaemonConfig(Path mountPoint, String remote, Optional<String> endpoint, Path cacheDir,
                            long cacheSizeBytes, Path socket, CacheMode mode, boolean allowOther, Duration pointerTtl,

@@ -11,6 +11,7 @@ import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.Unit;
 import io.warpdata.blobcache.cache.ReadMetrics;
+import io.warpdata.blobcache.cache.ReadSource;
 import io.warpdata.store.StoreHealth;
 import io.warpdata.blobcache.cache.CacheStats;
 import io.warpdata.blobcache.cache.RemoteTierStats;
@@ -62,6 +63,7 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
     private static final double[] GET_SIZE_BUCKETS = {4096, 16384, 65536, 262144, 1048576, 4194304, 16777216,
             67108864};
     private static final double NANOS_PER_SECOND = TimeUnit.SECONDS.toNanos(1);
+    private static final java.util.List<ReadSource> SOURCES = java.util.List.of(ReadSource.values());
 
     private final PrometheusRegistry registry = new PrometheusRegistry();
     private final DistributionDataPoint fuseRead;
@@ -170,6 +172,22 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
         counter("warp_cache_evictions_total", "Blocks evicted from the cache.", read.evictions::sum);
         counter("warp_cache_evicted_bytes_total", "Bytes evicted from the cache.", read.evictedBytes::sum);
         counter("warp_read_errors_total", "Reads that failed (EIO).", read.readErrors::sum);
+        CounterWithCallback.builder().name("warp_read_source_reads_total")
+                .help("Reads served, by where their bytes came from (the read plan's sources; mirror: fetched bytes a"
+                        + " mirror served instead of the store). Each read counts once.").labelNames("source")
+                .callback(cb -> {
+                    for (ReadSource s : SOURCES) {
+                        cb.call(read.reads(s), s.label());
+                    }
+                }).register(registry);
+        CounterWithCallback.builder().name("warp_read_source_bytes_total").unit(Unit.BYTES)
+                .help("Bytes served, by where they came from; all sources add up to the cache's hit and miss bytes.")
+                .labelNames("source")
+                .callback(cb -> {
+                    for (ReadSource s : SOURCES) {
+                        cb.call(read.bytes(s), s.label());
+                    }
+                }).register(registry);
         counter("warp_cache_writes_skipped_total", "Fetched blocks served without being cached (no room, or the write failed).",
                 read.cacheWritesSkipped::sum);
 

@@ -3,20 +3,14 @@ package io.warpdata.daemon.warpd;
 import io.warpdata.daemon.control.ops.MirrorStatuses;
 import io.warpdata.daemon.control.protocol.MirrorStatus;
 import io.warpdata.store.AuthenticationException;
-import io.warpdata.blobcache.cache.BlobReader;
 import io.warpdata.store.BlobStore;
-import io.warpdata.store.BlobStores;
 import io.warpdata.catalog.Catalog;
-import io.warpdata.store.HealthCheckedStore;
 import io.warpdata.catalog.LastKnownGood;
-import io.warpdata.store.OfflineStore;
 import io.warpdata.store.PermissionDeniedException;
 import io.warpdata.store.StoreException;
 import io.warpdata.store.StoreHealth;
 import io.warpdata.blobcache.cache.BlockCache;
-import io.warpdata.blobcache.cache.RemoteTier;
-import io.warpdata.blobcache.mirror.MirrorSpec;
-import io.warpdata.blobcache.cache.CacheConfig;
+import io.warpdata.blobcache.cache.ObjectMirrors;
 import io.warpdata.blobcache.cache.CacheMode;
 import io.warpdata.blobcache.cache.PlanStatus;
 import io.warpdata.daemon.control.ops.DaemonInfo;
@@ -127,24 +121,20 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         }
         MountPoint.prepare(config.mountPoint());
 
-        if (config.mode() == CacheMode.LOCAL) {
-            // Offline by choice: never contact the store, not even to check it.
-            store = new OfflineStore(config.remote());
-            health = StoreHealth.offline(store.describe());
-        } else {
-            BlobStore remote = openStore(config);
-            health = StoreHealth.of(remote.describe());
-            store = new HealthCheckedStore(remote, health);
-        }
-        services.push(store);
+        StoreWiring wiring = StoreWiring.open(config);
+        store = wiring.checked();
+        health = wiring.health();
+        services.push(wiring.bare());
+        reader = wiring.openCache(config, metrics);
+        services.push(reader);
+        // Version manifests are read through the mirrors too (verified against their hash);
+        // offline by choice means no mirror either.
         catalog = new Catalog(store, Catalog.Config.defaults().withPointerTtl(config.pointerTtl()),
-                Ticker.systemTicker(), openKnownState(config), Clock.systemUTC());
+                Ticker.systemTicker(), openKnownState(config), Clock.systemUTC(),
+                config.mode() == CacheMode.LOCAL ? ObjectMirrors.NONE : reader.objectMirrors());
         if (config.mode() != CacheMode.LOCAL) {
             checkStore();
         }
-        reader = openBlobReader(config, store);
-        reader.metrics().listen(metrics);
-        services.push(reader);
         ExecutorService indexLoader = Executors.newVirtualThreadPerTaskExecutor();
         services.push(indexLoader::shutdownNow);
         errno = new Errno(System::nanoTime);
@@ -236,47 +226,6 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
             throw new ConfigException("cannot use " + config.cacheDir().resolve("catalog") + ": " + e.getCause().getMessage(),
                     "Pass a writable --cache-dir (or set WARP_CACHE_DIR).");
         }
-    }
-
-    /** The store: S3 or a local directory, by the URI's scheme. */
-    static BlobStore openStore(DaemonConfig config) {
-        return BlobStores.open(config.remote(), config.endpoint());
-    }
-
-    /**
-     * The read path for {@code config.mode()}: the block cache (disk cache under
-     * {@code --cache-dir}, or memory only in remote mode). The one place that picks the
-     * BlobReader implementation; {@code new DirectBlobReader(store)} is the uncached baseline.
-     */
-    static BlockCache openBlobReader(DaemonConfig config, BlobStore store) {
-        CacheConfig cache = CacheConfig.defaults(config.cacheDir())
-                .withMode(config.mode())
-                .withMaxBytes(config.cacheSizeBytes());
-        List<RemoteTier> mirrors = openMirrors(config);
-        try {
-            return BlockCache.open(store, cache, mirrors);
-        } catch (RuntimeException e) {
-            mirrors.forEach(RemoteTier::close);
-            throw e;
-        }
-    }
-
-    /**
-     * The configured mirrors ({@code --mirror}), opened in order as the block cache's remote tiers
-     * (issue 25); the cache closes them.
-     */
-    static List<RemoteTier> openMirrors(DaemonConfig config) {
-        List<RemoteTier> tiers = new java.util.ArrayList<>();
-        for (MirrorSpec spec : config.mirrors()) {
-            try {
-                tiers.add(spec.openTier(config.mirrorTimeout()));
-            } catch (RuntimeException e) {
-                tiers.forEach(RemoteTier::close);
-                throw new ConfigException("cannot open mirror " + spec.describe() + ": " + e.getMessage(),
-                        "Check the --mirror URL (docs/fleet.md), or start warpd without it: reads then go to the store.");
-            }
-        }
-        return tiers;
     }
 
     /**

@@ -75,7 +75,9 @@ public final class WarpdCommand implements Callable<Integer> {
     java.util.List<String> mirrors;
 
     @Option(names = "--mirror-timeout", paramLabel = "DURATION", converter = DurationText.class,
-            description = "The longest one read from a mirror may take, e.g. 2s, 500ms (WARP_MIRROR_TIMEOUT, default 2s).")
+            description = "The longest a mirror may stay silent within one read (to connect, before its headers, between two"
+                    + " parts of its body), e.g. 2s, 500ms; an answer that keeps coming is waited for, up to 60 s"
+                    + " (WARP_MIRROR_TIMEOUT, default 2s).")
     String mirrorTimeout;
 
     @Option(names = "--allow-other", description = "Let other users read the mount (needs user_allow_other in /etc/fuse.conf unless root).")

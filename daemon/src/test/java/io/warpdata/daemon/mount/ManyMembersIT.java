@@ -24,7 +24,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * warpd with its default heap (scripts/lib/common.sh). The member index is published in parts;
  * the first listing of one class folder fetches the top and only the parts holding that folder
  * (they are kept in the catalog state, one file each, so their count is what was fetched); every
- * member is listed by a full walk; sampled members read back byte-exact.
+ * member is listed by a full walk; sampled members read back byte-exact. {@code find} lists
+ * exactly the published paths, each member with its own computed inode (bit 63 set: no node
+ * table entry), and members read back byte-exact through the inodes its listing handed out.
  */
 class ManyMembersIT {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -104,6 +106,51 @@ class ManyMembersIT {
         }
     }
 
+    /**
+     * {@code find -type f -printf '%i %P'} over the artifact: every published path once, no
+     * other, each with a distinct inode that has bit 63 set (computed from the artifact's slot and
+     * the member's index position); then sampled members, read by path while the kernel holds
+     * those inodes, give their own bytes.
+     */
+    private static void assertFindListsEveryMemberWithItsOwnComputedInodeAndTheBytesReadBack(Path artifact)
+            throws Exception {
+        Path listing = store.work.resolve("find.txt");
+        Process find = new ProcessBuilder("find", artifact.toString(), "-type", "f", "-printf", "%i %P\\n")
+                .redirectErrorStream(true).redirectOutput(listing.toFile()).start();
+        assertThat(find.waitFor()).as("find's exit status").isZero();
+        java.util.Set<String> paths = new java.util.HashSet<>();
+        java.util.Set<java.math.BigInteger> inodes = new java.util.HashSet<>();
+        java.math.BigInteger bit63 = java.math.BigInteger.ONE.shiftLeft(63);
+        try (Stream<String> lines = Files.lines(listing)) {
+            lines.forEach(line -> {
+                int space = line.indexOf(' ');
+                java.math.BigInteger ino = new java.math.BigInteger(line.substring(0, space));
+                assertThat(ino.testBit(63)).as("inode of %s is computed", line).isTrue();
+                assertThat(ino.compareTo(bit63.shiftLeft(1))).isNegative();
+                assertThat(inodes.add(ino)).as("inode of %s given once", line).isTrue();
+                assertThat(paths.add(line.substring(space + 1))).as("%s listed once", line).isTrue();
+            });
+        }
+        assertThat(paths).hasSize(MEMBERS);
+        for (int c = 0; c < CLASSES; c += 37) {
+            for (int i = 0; i < PER_CLASS; i += 101) {
+                assertThat(paths).contains(name(c, i));
+            }
+        }
+        assertThat(paths).allMatch(p -> p.matches("train/n\\d{5}/\\d{7}\\.cls"));
+        Random r = new Random(126);
+        for (int k = 0; k < 200; k++) {
+            int c = r.nextInt(CLASSES);
+            int i = r.nextInt(PER_CLASS);
+            Path member = artifact.resolve(name(c, i));
+            assertThat(Files.readAllBytes(member)).as(name(c, i)).isEqualTo(payload(c, i));
+            long ino = (Long) Files.getAttribute(member, "unix:ino");
+            assertThat(inodes).as("%s's stat inode is the one find listed", member)
+                    .contains(new java.math.BigInteger(Long.toUnsignedString(ino)));
+        }
+        Files.delete(listing);
+    }
+
     @Test
     void listsEveryMemberAndReadsThemBackWithTheDefaultHeapFetchingOnlyThePartsItTouches() throws Exception {
         Path artifact = store.mount.resolve("big/imagenetish@" + version + "/train");
@@ -134,6 +181,7 @@ class ManyMembersIT {
         }
         assertThat(files).isEqualTo(MEMBERS);
         assertThat(keptIndexBlobs()).as("the top and all parts").isEqualTo(1 + (MEMBERS + 8191) / 8192);
+        assertFindListsEveryMemberWithItsOwnComputedInodeAndTheBytesReadBack(artifact);
         String status = Files.readString(Path.of("/proc/" + store.warpd().pid() + "/status"));
         Matcher hwm = Pattern.compile("VmHWM:\\s+(\\d+) kB").matcher(status);
         if (hwm.find()) {

@@ -96,6 +96,16 @@ class MetricsIT {
                     + value(after, "warp_cache_hit_bytes_total", Map.of()))
                     .as("the cache served every byte the mount read, and the images' member index")
                     .isGreaterThanOrEqualTo(shard.length + image.length);
+            assertThat(sum(after, "warp_read_source_bytes_total"))
+                    .as("each byte the cache served counted under exactly one source")
+                    .isEqualTo(value(after, "warp_cache_miss_bytes_total", Map.of())
+                            + value(after, "warp_cache_hit_bytes_total", Map.of()));
+            assertThat(value(after, "warp_read_source_bytes_total", Map.of("source", "blocks")))
+                    .as("the Parquet file, read through its blocks").isGreaterThanOrEqualTo(shard.length);
+            assertThat(value(after, "warp_read_source_reads_total", Map.of("source", "whole_index")))
+                    .as("the images' member index, read whole at first touch").isEqualTo(1);
+            assertThat(metric(after, "warp_read_source_reads_total", Map.of("source", "mirror")).getCounter().getValue())
+                    .as("no mirror configured").isZero();
             assertThat(value(after, "warp_store_gets_in_flight", Map.of())).isZero();
             assertThat(value(after, "warp_cache_size_bytes", Map.of())).isPositive();
 
@@ -115,6 +125,16 @@ class MetricsIT {
             warpctl.requireSuccess();
             assertThat(families(warpctl.out())).as("warpctl metrics prints what /metrics serves")
                     .isEqualTo(families(text.body())).contains("warp_dataset_read_bytes_total", "warp_store_get_seconds");
+
+            Shell.Result stats = Shell.run(null, Map.of(), 60, List.of(
+                    ProcessHandle.current().info().command().orElse("java"), "--enable-native-access=ALL-UNNAMED",
+                    "-jar", WarpdProcess.JAR.toString(), "warpctl", "cache", "stats", "--socket",
+                    cache.resolve("warpd.sock").toString()));
+            stats.requireSuccess();
+            assertThat(stats.out()).as("warpctl cache stats: reads by source, in the plan's order").containsSubsequence(
+                    "reads by source:", "member_cached", "located", "own_blocks", "await_member", "member_get",
+                    "\n  blocks ", "whole_index", "mirror");
+            assertThat(stats.out()).containsPattern("\\n  whole_index +1  ");
         } finally {
             m.stopWarpds();
         }
@@ -161,6 +181,12 @@ class MetricsIT {
             case GAUGE -> m.getGauge().getValue();
             default -> throw new AssertionError(name + " is a " + families.get(name).getType());
         };
+    }
+
+    /** The sum of counter {@code name} over all its label values. */
+    private static double sum(Map<String, Metrics.MetricFamily> families, String name) {
+        assertThat(families).containsKey(name);
+        return families.get(name).getMetricList().stream().mapToDouble(m -> m.getCounter().getValue()).sum();
     }
 
     private static Metrics.Histogram histogram(Map<String, Metrics.MetricFamily> families, String name) {

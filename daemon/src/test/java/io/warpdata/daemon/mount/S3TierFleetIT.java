@@ -27,8 +27,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * An S3-compatible shared tier that warpd fills itself (issue 25): node 1 (a real warpd mount
  * with {@code --mirror s3://BUCKET/tier?endpoint=...} and the tier's own key pair) reads a
  * dataset from the store and, after verifying it, writes its blocks to the tier in the
- * background; node 2, with its own cache, reads the same files with 0 ranged GETs of the store's
- * blobs, every file byte-identical to its source. Both the store and the tier are prefixes of one
+ * background, and its block hash lists and version manifest too; node 2, with its own cache, reads
+ * the same files with 0 GETs of the store's blobs (blocks, hash lists) and of its manifest, every
+ * file byte-identical to its source. Both the store and the tier are prefixes of one
  * real S3Proxy; requests are told apart by key.
  */
 class S3TierFleetIT {
@@ -41,8 +42,6 @@ class S3TierFleetIT {
     private static S3ProxyFixture s3;
     private static VersionHash version;
     private static Map<String, String> expected;
-    /** The block hash lists' ids (a blob's {@code blocks}): metadata, still read from the store. */
-    private static java.util.Set<String> hashLists;
 
     @BeforeAll
     static void publish() throws Exception {
@@ -68,13 +67,7 @@ class S3TierFleetIT {
             SampleData.hashes(src.resolve("images")).forEach((p, h) -> expected.put("images/" + p, h));
             byte[] manifest = store.get(StoreLayout.version(DATASET, version));
             expected.put(".warp/manifest.json", SampleData.sha256(manifest));
-            hashLists = new java.util.HashSet<>();
-            for (JsonNode id : JSON.readTree(manifest).findValues("blocks")) {
-                String text = id.asText();
-                hashLists.add(text.substring(Math.max(0, text.length() - 64)));
-            }
         }
-        assertThat(hashLists).isNotEmpty();
     }
 
     @AfterAll
@@ -83,16 +76,7 @@ class S3TierFleetIT {
     }
 
     private static Map<String, String> readAll(Path mount) {
-        Path dir = mount.resolve(DATASET.workspace()).resolve(DATASET.name() + "@" + version.hex());
-        Shell.Result r = Shell.run(dir, Map.of(), 300,
-                List.of("bash", "-c", "find . -type f -print0 | sort -z | xargs -0 sha256sum")).requireSuccess();
-        Map<String, String> mounted = new TreeMap<>();
-        for (String line : r.out().split("\n")) {
-            if (!line.isBlank()) {
-                mounted.put(line.substring(66).replaceFirst("^\\./", ""), line.substring(0, 64));
-            }
-        }
-        return mounted;
+        return FleetWorld.readAll(mount.resolve(DATASET.workspace()).resolve(DATASET.name() + "@" + version.hex()));
     }
 
     private static JsonNode tierStats(Path cache) throws IOException {
@@ -102,14 +86,17 @@ class S3TierFleetIT {
         return stats.path("mirrors").get(0);
     }
 
-    /**
-     * Ranged GETs of the store's data blobs since the counters were reset: not of the tier's
-     * objects, and not of block hash lists (read whole, capped by a range, from the store).
-     */
-    private static List<String> storeBlobRangedGets() {
+    /** GETs of the store's blobs (data blobs and block hash lists) since the counters were reset. */
+    private static List<String> storeBlobGets() {
         return s3.counters().timeline.stream().map(Object::toString)
-                .filter(r -> r.startsWith("GET (range) ") && r.contains(PREFIX + "/blobs/"))
-                .filter(r -> !hashLists.contains(r.substring(r.length() - 64)))
+                .filter(r -> r.startsWith("GET") && r.contains(PREFIX + "/blobs/"))
+                .toList();
+    }
+
+    /** GETs of the store's version manifests since the counters were reset. */
+    private static List<String> storeManifestGets() {
+        return s3.counters().timeline.stream().map(Object::toString)
+                .filter(r -> r.startsWith("GET") && r.contains(PREFIX + "/datasets/") && r.contains("/versions/"))
                 .toList();
     }
 
@@ -140,12 +127,14 @@ class S3TierFleetIT {
         try (WarpdProcess node2 = WarpdProcess.start(mount2, s3.remote(PREFIX), cache2, env, "--mirror", tier)) {
             assertThat(readAll(mount2)).isEqualTo(expected);
             JsonNode m = tierStats(cache2);
-            List<String> blockGets = storeBlobRangedGets();
-            System.out.printf("S3 tier: node 2 read %d bytes from the tier; ranged GETs of the store's blobs: %s%n",
-                    m.path("served_bytes").asLong(), blockGets);
+            List<String> blobGets = storeBlobGets();
+            List<String> manifestGets = storeManifestGets();
+            System.out.printf("S3 tier: node 2 read %d bytes from the tier; GETs of the store's blobs: %s; of its"
+                    + " manifests: %s%n", m.path("served_bytes").asLong(), blobGets, manifestGets);
             assertThat(m.path("served_bytes").asLong()).isPositive();
             assertThat(m.path("verification_failures").asLong()).isZero();
-            assertThat(blockGets).as("block GETs to the store").isEmpty();
+            assertThat(blobGets).as("GETs of blocks and block hash lists to the store").isEmpty();
+            assertThat(manifestGets).as("GETs of the version manifest to the store").isEmpty();
         }
     }
 }

@@ -1,19 +1,31 @@
 package io.warpdata.vfs.fuse;
 
 import io.warpdata.vfs.Node;
+import io.warpdata.vfs.StaleNodeException;
+import io.warpdata.vfs.WarpTree;
+import io.warpdata.vfs.WrongNodeTypeException;
 
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The kernel's inodes: node id -> parent, name and {@link Node}, with the kernel's lookup count.
+ * The kernel's inodes: node id -> parent, name and {@link Node}, with the kernel's lookup count,
+ * for every node but artifact members, whose ids the tree computes ({@link WarpTree#computedInode}:
+ * bit 63 set, see {@code MemberInodes}) and which therefore cost no entry here.
+ *
+ * <p>Why members are not tabled: {@code find} or {@code ls -lR} over an artifact of a million
+ * members makes the kernel hold a million inodes, each handed out by a READDIRPLUS entry and
+ * given back by FORGET. An entry here cost about 290 bytes and two map writes per inode (370 MiB
+ * of heap for ImageNet's 1.28M); a computed id costs nothing to hand out or forget, and GETATTR
+ * and READ decode it from the artifact's slot and the member's index position. What stays tabled
+ * is every directory (a thousand for ImageNet), links, table shards and tensor files.
  *
  * <p>Every reply that hands the kernel a node id (a LOOKUP, an entry of READDIRPLUS) counts one
  * lookup; FORGET gives them back, and at zero the kernel no longer knows the id and the entry is
  * dropped. One name in one directory has one id while the kernel knows it (lookups of a known
  * entry return the same id), so a READDIRPLUS after a LOOKUP, or two DataLoader workers looking
  * up the same file, give the kernel one inode. Ids are never reused, so no generation numbers
- * are needed.
+ * are needed; tabled ids count up from 2 and never reach 2^63, the computed ones' range.
  *
  * <p>A {@link Node} is immutable and names everything an operation needs, so LOOKUP resolves a
  * child from its parent's node, and READ and GETATTR find their node by id, without any path.
@@ -51,14 +63,64 @@ final class NodeTable {
     private final ConcurrentHashMap<Long, Entry> byId = new ConcurrentHashMap<>();
     private final AtomicLong nextId = new AtomicLong(FuseAbi.ROOT_ID + 1);
     private final Entry root;
+    private final WarpTree tree;
 
-    NodeTable(Node rootNode) {
-        root = new Entry(FuseAbi.ROOT_ID, null, "", rootNode);
+    NodeTable(WarpTree tree) {
+        this.tree = tree;
+        root = new Entry(FuseAbi.ROOT_ID, null, "", tree.root());
     }
 
-    /** The entry of {@code id}, or null if the kernel has forgotten it (or never had it). */
+    /** The entry of {@code id}, or null if the kernel has forgotten it (or never had it, or it is computed). */
     Entry get(long id) {
-        return id == FuseAbi.ROOT_ID ? root : byId.get(id);
+        return id == FuseAbi.ROOT_ID ? root : WarpTree.isComputedInode(id) ? null : byId.get(id);
+    }
+
+    /**
+     * The node of {@code id}: decoded if computed, else from its entry.
+     *
+     * @throws StaleNodeException if the kernel has forgotten it, or it names nothing
+     */
+    Node node(long id) {
+        if (WarpTree.isComputedInode(id)) {
+            return tree.nodeOfComputedInode(id);
+        }
+        return entry(id).node;
+    }
+
+    /**
+     * The entry of a directory (or link) the kernel names: never a member file, whose id is computed.
+     *
+     * @throws WrongNodeTypeException if {@code id} is a member file's
+     * @throws StaleNodeException if the kernel has forgotten it
+     */
+    Entry entry(long id) {
+        if (WarpTree.isComputedInode(id)) {
+            throw new WrongNodeTypeException("node " + Long.toUnsignedString(id), Node.Type.FILE);
+        }
+        Entry e = get(id);
+        if (e == null) {
+            throw new StaleNodeException(id);
+        }
+        return e;
+    }
+
+    /**
+     * The id to send the kernel for {@code name} in {@code parent}, resolved to {@code node}:
+     * computed for a member file, else its entry's with one more lookup counted. Call it only for
+     * an id that is about to be sent to the kernel.
+     */
+    long handOut(Entry parent, String name, Node node) {
+        long computed = tree.computedInode(node);
+        return computed != 0 ? computed : lookedUp(parent, name, node).id;
+    }
+
+    /** The path of {@code id} for log lines: {@code (node N)} if unknown. */
+    String pathOf(long id) {
+        if (WarpTree.isComputedInode(id)) {
+            return tree.describeComputedInode(id);
+        }
+        Entry e = get(id);
+        return e == null ? "(node " + id + ")" : e.path();
     }
 
     /**
@@ -76,8 +138,11 @@ final class NodeTable {
         });
     }
 
-    /** The kernel forgot {@code lookups} lookups of {@code id}. */
+    /** The kernel forgot {@code lookups} lookups of {@code id} (nothing to do for a computed id). */
     void forget(long id, long lookups) {
+        if (WarpTree.isComputedInode(id)) {
+            return;
+        }
         Entry e = byId.get(id);
         if (e == null) {
             return;
@@ -95,7 +160,7 @@ final class NodeTable {
         });
     }
 
-    /** Inodes the kernel holds (the root not counted). */
+    /** Inodes the kernel holds that have entries (the root and computed ids not counted). */
     int size() {
         return byId.size();
     }

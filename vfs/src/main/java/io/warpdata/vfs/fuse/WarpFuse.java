@@ -6,7 +6,6 @@ import io.warpdata.vfs.Errno;
 import io.warpdata.vfs.Node;
 import io.warpdata.vfs.NodeAttributes;
 import io.warpdata.vfs.NoSuchEntryException;
-import io.warpdata.vfs.StaleNodeException;
 import io.warpdata.vfs.WarpTree;
 import io.warpdata.vfs.WrongNodeTypeException;
 import org.slf4j.Logger;
@@ -29,14 +28,16 @@ import static io.warpdata.vfs.fuse.FuseAbi.*;
  * <p>What the kernel is told, and why:
  * <ul>
  * <li>Inodes ({@link NodeTable}): LOOKUP and every READDIRPLUS entry hand out a node id and count
- *     a lookup; FORGET gives them back. A LOOKUP resolves the name from its parent's node, one
+ *     a lookup; FORGET gives them back. An artifact member's id is computed instead (from its
+ *     artifact's slot and index position, {@link WarpTree#computedInode}) and costs no entry, so
+ *     a walk of a million members leaves the table holding the directories alone. A LOOKUP resolves the name from its parent's node, one
  *     step; a READDIRPLUS entry carries the node the listing produced. Entries and attributes are valid for
  *     {@link MountOptions#timeoutSeconds()} (a day): versions are immutable, a latest link keeps
  *     its inode and size (always {@code name@} + 64 hex) when it moves, and the target the kernel
  *     caches is invalidated by {@link LinkWatch}. A failed lookup is never cached, so a newly
  *     published version or workspace appears at once; workspace listings are re-read on every
  *     opendir.</li>
- * <li>READDIRPLUS ({@link FuseAbi#DO_READDIRPLUS}): a listing inside a version returns each
+ * <li>READDIRPLUS ({@link FuseAbi#DO_READDIRPLUS}, {@link Directories}): a listing inside a version returns each
  *     entry's inode and attributes, so {@code ls -l}, {@code os.scandir}+stat and an
  *     {@code ImageFolder} scan need no LOOKUP per file afterwards (a workspace's entries go
  *     without: their attributes would need every version's manifest). The kernel keeps
@@ -89,7 +90,7 @@ public final class WarpFuse {
     private final Errno errno;
     private final FuseReplies replies;
     private final NodeTable nodes;
-    private final HandleTable handles = new HandleTable();
+    private final Directories directories;
     private volatile FuseServer server;
     private volatile FuseChannel notifications;
     /** The latest links the kernel caches, kept current (see {@link LinkWatch}). */
@@ -120,7 +121,8 @@ public final class WarpFuse {
         this.errno = errno;
         this.replies = new FuseReplies(uid, gid);
         this.noOpen = noOpen;
-        this.nodes = new NodeTable(tree.root());
+        this.nodes = new NodeTable(tree);
+        this.directories = new Directories(tree, nodes, replies);
     }
 
     /**
@@ -190,7 +192,7 @@ public final class WarpFuse {
 
     /** Open directories (a gauge; files need no open on Linux 4.19+). */
     public int openHandles() {
-        return handles.size();
+        return directories.openHandles();
     }
 
     /**
@@ -202,7 +204,10 @@ public final class WarpFuse {
         return e != null && e.node.type() == Node.Type.DIRECTORY;
     }
 
-    /** Inodes the kernel holds of this mount. */
+    /**
+     * Inodes the kernel holds of this mount that take an entry in the node table: directories,
+     * links and files other than artifact members (whose inodes are computed and cost nothing).
+     */
     public int kernelInodes() {
         return nodes.size();
     }
@@ -241,15 +246,12 @@ public final class WarpFuse {
                 }
                 case GETATTR -> getattr(nodeid, out);
                 case READ -> read(nodeid, in, out);
-                case READDIRPLUS -> readdir(nodeid, in, out, true);
-                case READDIR -> readdir(nodeid, in, out, false);
+                case READDIRPLUS -> directories.readdir(nodeid, in, out, true);
+                case READDIR -> directories.readdir(nodeid, in, out, false);
                 case READLINK -> readlink(nodeid, out);
                 case OPEN -> open(nodeid, in, out);
-                case OPENDIR -> opendir(nodeid, out);
-                case RELEASEDIR -> {
-                    handles.release(in.getLong(RELEASE_IN_FH));
-                    yield 0;
-                }
+                case OPENDIR -> directories.opendir(nodeid, out);
+                case RELEASEDIR -> directories.releasedir(in);
                 case RELEASE -> 0;
                 case STATFS -> FuseReplies.statfs(out);
                 case INIT -> init(in, out);
@@ -262,7 +264,7 @@ public final class WarpFuse {
                 default -> -Errno.ENOSYS;
             };
         } catch (Throwable t) {
-            result = -errno.of(t, opName(opcode), () -> pathOf(nodeid));
+            result = -errno.of(t, opName(opcode), () -> nodes.pathOf(nodeid));
         }
         if (result != NO_REPLY) {
             FuseReplies.send(out, channel, unique, result);
@@ -271,19 +273,6 @@ public final class WarpFuse {
 
     /** Result of a request that gets no reply. */
     private static final int NO_REPLY = Integer.MIN_VALUE;
-
-    private NodeTable.Entry entry(long nodeid) {
-        NodeTable.Entry e = nodes.get(nodeid);
-        if (e == null) {
-            throw new StaleNodeException(nodeid);
-        }
-        return e;
-    }
-
-    private String pathOf(long nodeid) {
-        NodeTable.Entry e = nodes.get(nodeid);
-        return e == null ? "(node " + nodeid + ")" : e.path();
-    }
 
     // ---- INIT ----
 
@@ -314,7 +303,7 @@ public final class WarpFuse {
     // ---- names and attributes ----
 
     private int lookup(long parent, ByteBuffer in, ByteBuffer out) {
-        NodeTable.Entry dir = entry(parent);
+        NodeTable.Entry dir = nodes.entry(parent);
         String name = name(in, IN_HEADER, in.limit());
         Node node;
         try {
@@ -324,8 +313,7 @@ public final class WarpFuse {
             return -errno.of(t, "lookup", () -> NodeTable.child(dir.path(), name));
         }
         NodeAttributes a = tree.attributes(node);
-        NodeTable.Entry e = nodes.lookedUp(dir, name, node);
-        replies.entry(out, OUT_HEADER, e.id, a);
+        replies.entry(out, OUT_HEADER, nodes.handOut(dir, name, node), a);
         return ENTRY_OUT_SIZE;
     }
 
@@ -338,8 +326,7 @@ public final class WarpFuse {
     }
 
     private int getattr(long nodeid, ByteBuffer out) {
-        NodeTable.Entry e = entry(nodeid);
-        return replies.attrOut(out, nodeid, tree.attributes(e.node));
+        return replies.attrOut(out, nodeid, tree.attributes(nodes.node(nodeid)));
     }
 
     /** The name at {@code [from, NUL or to)} of {@code in}. */
@@ -365,7 +352,7 @@ public final class WarpFuse {
      * the kernel's copy when the pointer moves.
      */
     private int readlink(long nodeid, ByteBuffer out) {
-        NodeTable.Entry e = entry(nodeid);
+        NodeTable.Entry e = nodes.entry(nodeid);
         // Resolved again, not taken from the node: a moved latest link keeps its node id.
         String text = tree.readlink(e.parent == null ? e.node : tree.lookup(e.parent.node, e.name));
         byte[] target = text.getBytes(StandardCharsets.UTF_8);
@@ -425,7 +412,7 @@ public final class WarpFuse {
         if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC) != 0) {
             return -Errno.EROFS;
         }
-        if (entry(nodeid).node.type() == Node.Type.DIRECTORY) {
+        if (nodes.node(nodeid).type() == Node.Type.DIRECTORY) {
             return -Errno.EISDIR;
         }
         return FuseReplies.open(out, 0, FOPEN_KEEP_CACHE);
@@ -436,7 +423,7 @@ public final class WarpFuse {
      * copy, fetched bytes with one copy from the fetch buffer.
      */
     private int read(long nodeid, ByteBuffer in, ByteBuffer out) {
-        NodeTable.Entry e = entry(nodeid);
+        Node node = nodes.node(nodeid);
         long offset = in.getLong(READ_IN_OFFSET);
         int size = Math.min(in.getInt(READ_IN_SIZE), out.capacity() - OUT_HEADER);
         if (size < 0 || offset < 0) {
@@ -444,8 +431,8 @@ public final class WarpFuse {
         }
         long start = System.nanoTime();
         try {
-            int n = tree.read(e.node, offset, out.clear().position(OUT_HEADER).limit(OUT_HEADER + size));
-            readListener.onRead(WarpTree.datasetOf(e.node), offset, n, System.nanoTime() - start);
+            int n = tree.read(node, offset, out.clear().position(OUT_HEADER).limit(OUT_HEADER + size));
+            readListener.onRead(WarpTree.datasetOf(node), offset, n, System.nanoTime() - start);
             return n;
         } finally {
             out.clear();
@@ -474,73 +461,5 @@ public final class WarpFuse {
     /** Sends every file read served to {@code listener} from now on (the last one set wins). */
     public void listen(ReadListener listener) {
         this.readListener = java.util.Objects.requireNonNull(listener, "listener");
-    }
-
-    // ---- directories ----
-
-    /**
-     * A directory inside a version never changes, so the kernel may keep its listing
-     * (FOPEN_CACHE_DIR, Linux 4.20+): a second {@code ls} or {@code find} of it costs no round
-     * trip. Workspace and root listings change with every publish and are re-read each time.
-     */
-    private int opendir(long nodeid, ByteBuffer out) {
-        Node n = entry(nodeid).node;
-        if (n.type() != Node.Type.DIRECTORY) {
-            return -Errno.ENOTDIR;
-        }
-        return FuseReplies.open(out, handles.register(n), tree.immutable(n) ? FOPEN_KEEP_CACHE | FOPEN_CACHE_DIR : 0);
-    }
-
-    /**
-     * One chunk of a listing from {@code offset}: fuse_dirent records, or with {@code plus}
-     * fuse_direntplus records whose inodes count a lookup each ("." and ".." carry none, as the
-     * kernel skips them).
-     */
-    private int readdir(long nodeid, ByteBuffer in, ByteBuffer out, boolean plus) {
-        NodeTable.Entry dir = entry(nodeid);
-        long offset = in.getLong(READ_IN_OFFSET);
-        int size = Math.min(in.getInt(READ_IN_SIZE), out.capacity() - OUT_HEADER);
-        int[] used = {0};
-        // Entries carry inodes where the listing produced their nodes (inside a version): a
-        // workspace's entries are versions whose attributes need their manifests, which a plain
-        // `ls /warp/ws` must not fetch.
-        tree.list(dir.node, offset, (name, type, next, child) -> {
-            byte[] b = name.getBytes(StandardCharsets.UTF_8);
-            int recordLength = FuseReplies.direntLength(plus, b.length);
-            if (used[0] + recordLength > size) {
-                return true;
-            }
-            int at = OUT_HEADER + used[0];
-            long ino = FuseReplies.UNKNOWN_INO; // for "." and ".."
-            if (plus) {
-                FuseReplies.clear(out, at, ENTRY_OUT_SIZE);
-                if (child != null) {
-                    ino = plusEntry(out, at, dir, name, child);
-                }
-            }
-            FuseReplies.dirent(out, at, plus, ino, next, type, b, recordLength);
-            used[0] += recordLength;
-            return false;
-        });
-        return used[0];
-    }
-
-    /**
-     * The fuse_entry_out of one READDIRPLUS entry, for the node the listing produced; an entry
-     * whose attributes cannot be had now goes out without an inode, and its LOOKUP reports the
-     * error.
-     *
-     * @return the entry's inode number for its dirent
-     */
-    private long plusEntry(ByteBuffer out, int at, NodeTable.Entry dir, String name, Node child) {
-        NodeAttributes a;
-        try {
-            a = tree.attributes(child);
-        } catch (RuntimeException unresolved) {
-            return FuseReplies.UNKNOWN_INO;
-        }
-        NodeTable.Entry e = nodes.lookedUp(dir, name, child);
-        replies.entry(out, at, e.id, a);
-        return e.id;
     }
 }

@@ -123,8 +123,10 @@ class FuseServerIT {
     @Test
     @Order(3)
     void inodesTheKernelDropsAreForgotten() throws Exception {
+        // The walks above handed the kernel an inode for each of the 301 files and each folder;
+        // only the folders (and the workspace's entries) take a table entry: files' are computed.
         int held = fuse.kernelInodes();
-        assertThat(held).isGreaterThan(FILES);
+        assertThat(held).as("tabled inodes after walking %d files", FILES).isBetween(5, 20);
         // Root only (as the integration tests run): the kernel drops its unused dentries and inodes.
         Files.writeString(Path.of("/proc/sys/vm/drop_caches"), "2");
         long until = System.nanoTime() + 10_000_000_000L;

@@ -220,7 +220,7 @@ class WarpFuseTest {
     }
 
     @Test
-    void readdirPlusHandsOutInodesWithAttributesAndCountsALookupForEach() {
+    void readdirPlusHandsOutInodesWithAttributesAndTablesOnlyTheDirectories() {
         long train = path("images", "train");
         int before = fuse.kernelInodes();
         List<Dirent> all = dirents(call(READDIRPLUS, train, readIn(0, 4096)), true);
@@ -229,20 +229,125 @@ class WarpFuseTest {
         assertThat(all.get(1).nodeid()).isZero();
         Dirent dog = all.get(3);
         assertThat(dog.nodeid()).isNotZero();
+        assertThat(WarpTree.isComputedInode(dog.nodeid())).as("a member's inode is computed").isTrue();
+        assertThat(WarpTree.isComputedInode(all.get(2).nodeid())).as("a directory's is tabled").isFalse();
         assertThat(dog.size()).isEqualTo(17);
         assertThat(dog.mode()).isEqualTo(0100444);
-        assertThat(fuse.kernelInodes()).isEqualTo(before + 2);
-        // the same inode a lookup gives, and a second lookup to give back
+        assertThat(fuse.kernelInodes()).as("the folder alone took an entry").isEqualTo(before + 1);
+        // the same inode a lookup gives; forgetting it drops nothing and it stays valid
         assertThat(lookup(train, "dog.png")).isEqualTo(dog.nodeid());
         call(FORGET, dog.nodeid(), longs(1));
-        assertThat(call(GETATTR, dog.nodeid(), new byte[16]).error()).isZero();
-        call(FORGET, dog.nodeid(), longs(1));
-        assertThat(call(GETATTR, dog.nodeid(), new byte[16]).error()).isEqualTo(-116);
+        call(BATCH_FORGET, 0, batch(dog.nodeid(), 5));
+        assertThat(fuse.kernelInodes()).isEqualTo(before + 1);
+        Reply attr = call(GETATTR, dog.nodeid(), new byte[16]);
+        assertThat(attr.error()).isZero();
+        assertThat(attr.longAt(ATTR_OUT_ATTR + ATTR_INO)).isEqualTo(dog.nodeid());
+        assertThat(call(READ, dog.nodeid(), readIn(0, 100)).bytes()).isEqualTo(members.get("train/dog.png"));
+        // a directory's entry still goes at zero lookups
+        call(FORGET, all.get(2).nodeid(), longs(1));
+        assertThat(fuse.kernelInodes()).isEqualTo(before);
+        assertThat(call(GETATTR, all.get(2).nodeid(), new byte[16]).error()).isEqualTo(-116);
         // entries that did not fit were not counted
         int n = fuse.kernelInodes();
         List<Dirent> first = dirents(call(READDIRPLUS, train, readIn(0, 2 * 160 + 8)), true);
         assertThat(first).extracting(Dirent::name).containsExactly(".", "..");
         assertThat(fuse.kernelInodes()).isEqualTo(n);
+    }
+
+    @Test
+    void aMemberInodeNeverHandedOutIsStaleNeverAnotherMembersBytes() {
+        long dog = path("images", "train", "dog.png");
+        long cat = path("images", "train", "cat", "1.png");
+        // the three members of "images" sit at positions 0-2 of its index, in slot 0
+        long slotBase = dog & ~((1L << 31) - 1);
+        assertThat(cat & ~((1L << 31) - 1)).as("one artifact, one slot").isEqualTo(slotBase);
+        long pastTheEnd = slotBase | 3;
+        long unnumberedSlot = slotBase + (1L << 31);
+        long reservedBit = dog | (1L << 62);
+        for (long bad : new long[] {pastTheEnd, unnumberedSlot, reservedBit, Long.MIN_VALUE | Integer.MAX_VALUE}) {
+            assertThat(call(GETATTR, bad, new byte[16]).error()).as("getattr %x", bad).isEqualTo(-Errno.ESTALE);
+            assertThat(call(READ, bad, readIn(0, 10)).error()).as("read %x", bad).isEqualTo(-Errno.ESTALE);
+        }
+        // a member is no directory, whatever the kernel sends
+        assertThat(call(LOOKUP, dog, cString("x")).error()).isEqualTo(-Errno.ENOTDIR);
+        assertThat(call(OPENDIR, dog, new byte[8]).error()).isEqualTo(-Errno.ENOTDIR);
+        assertThat(call(READDIRPLUS, dog, readIn(0, 4096)).error()).isEqualTo(-Errno.ENOTDIR);
+        assertThat(fuse.isDirectory(dog)).isFalse();
+    }
+
+    @Test
+    void walkingAHundredThousandMembersTablesOnlyTheirDirectories() {
+        int folders = 120;
+        int perFolder = 1000;
+        Map<String, byte[]> many = new java.util.TreeMap<>();
+        for (int c = 0; c < folders; c++) {
+            for (int i = 0; i < perFolder; i++) {
+                many.put(String.format("c%03d/%05d.jpg", c, i), ("member " + c + "/" + i).getBytes(StandardCharsets.UTF_8));
+            }
+        }
+        VersionHash big = versions.publish(new DatasetId("vision", "big"), Map.of(),
+                Map.of("train", versions.artifact(many, Map.of(), 20_000)), "2026-11-01T12:00:00Z", false);
+        WarpFuse fs = new WarpFuse(new WarpTree(catalog, reader, 10_000_000, loader), new Errno(System::nanoTime),
+                0, 0, true);
+        assertThat(call(fs, INIT, 0, initBody(7, 40, ALL_FLAGS, 1 << 20)).error()).isZero();
+        long artifact = lookup(fs, lookup(fs, lookup(fs, ROOT_ID, "vision"), "big@" + big.hex()), "train");
+        int before = fs.kernelInodes();
+
+        Map<Long, String> byInode = new java.util.HashMap<>();
+        Map<String, Long> folderInodes = new LinkedHashMap<>();
+        for (Dirent f : listAll(fs, artifact)) {
+            folderInodes.put(f.name(), f.nodeid());
+        }
+        assertThat(folderInodes).hasSize(folders);
+        for (Map.Entry<String, Long> f : folderInodes.entrySet()) {
+            for (Dirent d : listAll(fs, f.getValue())) {
+                String path = f.getKey() + "/" + d.name();
+                assertThat(d.size()).as(path).isEqualTo(many.get(path).length);
+                assertThat(byInode.put(d.nodeid(), path)).as("inode of %s given once", path).isNull();
+            }
+        }
+        assertThat(byInode).hasSize(folders * perFolder);
+        assertThat(byInode.keySet()).allMatch(WarpTree::isComputedInode);
+        assertThat(fs.kernelInodes()).as("entries after listing every member: the folders alone")
+                .isEqualTo(before + folders);
+
+        // every 97th member looked up by name (the same inode), read by inode (its own bytes)
+        int k = 0;
+        for (Map.Entry<Long, String> e : byInode.entrySet()) {
+            if (k++ % 97 != 0) {
+                continue;
+            }
+            String[] parts = e.getValue().split("/");
+            assertThat(lookup(fs, folderInodes.get(parts[0]), parts[1])).isEqualTo(e.getKey());
+            assertThat(call(fs, READ, e.getKey(), readIn(0, 4096)).bytes()).as(e.getValue())
+                    .isEqualTo(many.get(e.getValue()));
+        }
+        assertThat(fs.kernelInodes()).as("lookups of members add no entry").isEqualTo(before + folders);
+        // the kernel forgetting every member changes nothing, and each still reads
+        for (long ino : byInode.keySet()) {
+            assertThat(call(fs, FORGET, ino, longs(1))).isNull();
+        }
+        assertThat(fs.kernelInodes()).isEqualTo(before + folders);
+        long last = byInode.keySet().iterator().next();
+        assertThat(call(fs, READ, last, readIn(0, 4096)).bytes()).isEqualTo(many.get(byInode.get(last)));
+    }
+
+    /** Every entry of a directory but "." and "..", by READDIRPLUS in chunks of 64 KiB. */
+    private List<Dirent> listAll(WarpFuse fs, long dir) {
+        List<Dirent> out = new ArrayList<>();
+        long offset = 0;
+        while (true) {
+            List<Dirent> chunk = dirents(call(fs, READDIRPLUS, dir, readIn(offset, 64 << 10)), true);
+            if (chunk.isEmpty()) {
+                return out;
+            }
+            for (Dirent d : chunk) {
+                if (!d.name().equals(".") && !d.name().equals("..")) {
+                    out.add(d);
+                }
+                offset = d.off();
+            }
+        }
     }
 
     @Test

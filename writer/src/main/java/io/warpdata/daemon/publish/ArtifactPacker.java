@@ -4,6 +4,7 @@ import io.warpdata.manifest.ArtifactKind;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.ManifestValidationException;
 import io.warpdata.manifest.MemberIndex;
+import io.warpdata.manifest.MemberIndexBuilder;
 import io.warpdata.manifest.Names;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
@@ -192,7 +193,7 @@ public final class ArtifactPacker {
         progress.start("pack " + artifact, total);
         try {
             Files.createDirectories(stagingDir);
-            MemberIndex.Builder index = new MemberIndex.Builder();
+            MemberIndexBuilder index = new MemberIndexBuilder();
             List<StagedBlob> shards = writeShards(artifact, files, index, progress);
             MemberIndex members = index.build();
             return new PackedArtifact(ArtifactKind.TAR_SHARDS, shards, members,
@@ -206,7 +207,7 @@ public final class ArtifactPacker {
     }
 
     /** Writes the members into shards, cutting at content-defined boundaries. */
-    private List<StagedBlob> writeShards(String artifact, List<SourceFile> files, MemberIndex.Builder index,
+    private List<StagedBlob> writeShards(String artifact, List<SourceFile> files, MemberIndexBuilder index,
                                          PublishProgress progress) throws IOException {
         long min = targetShardSize / 4;
         long max = targetShardSize * 2;
@@ -322,7 +323,7 @@ public final class ArtifactPacker {
         }
 
         /** Finishes the tar, records its members' data offsets in the index, stages the blob. */
-        StagedBlob close(MemberIndex.Builder index, int shard) throws IOException {
+        StagedBlob close(MemberIndexBuilder index, int shard) throws IOException {
             tar.finish();
             tar.close();
             Map<String, Long> offsets = dataOffsets(file);

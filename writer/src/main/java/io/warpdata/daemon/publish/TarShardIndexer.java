@@ -4,6 +4,7 @@ import io.warpdata.manifest.ArtifactKind;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.ManifestValidationException;
 import io.warpdata.manifest.MemberIndex;
+import io.warpdata.manifest.MemberIndexBuilder;
 import io.warpdata.manifest.Names;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
@@ -68,7 +69,7 @@ public final class TarShardIndexer {
         }
         progress.start("index " + artifact, totalBytes);
         try {
-            MemberIndex.Builder index = new MemberIndex.Builder();
+            MemberIndexBuilder index = new MemberIndexBuilder();
             Map<String, Path> seen = new HashMap<>();
             List<StagedBlob> shards = new ArrayList<>();
             long members = 0;

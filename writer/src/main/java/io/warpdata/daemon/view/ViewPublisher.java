@@ -22,6 +22,7 @@ import io.warpdata.manifest.Derivation;
 import io.warpdata.manifest.Manifest;
 import io.warpdata.manifest.ManifestCodec;
 import io.warpdata.manifest.MemberIndex;
+import io.warpdata.manifest.MemberIndexBuilder;
 import io.warpdata.manifest.Table;
 import io.warpdata.manifest.TableShard;
 import io.warpdata.manifest.VersionHash;
@@ -302,7 +303,7 @@ public final class ViewPublisher {
                 shards.add(artifact.shards().get(s));
             }
         }
-        MemberIndex.Builder b = new MemberIndex.Builder();
+        MemberIndexBuilder b = new MemberIndexBuilder();
         long bytes = 0;
         for (int i = selected.nextSetBit(0); i >= 0; i = selected.nextSetBit(i + 1)) {
             b.add(index.path(i), shardMap[index.shard(i)], index.offset(i), index.length(i), index.mode(i), index.hash(i));

@@ -14,12 +14,14 @@ public final class CacheCalls {
      * @param mode      memory, disk, ... (lower case)
      * @param dir       the cache directory, empty without a disk cache
      * @param freeBytes free space usable on the cache's file system, null without a disk cache
+     * @param readsBySource reads and bytes by where they came from, in the order the read plan tries them
      */
     public record Stats(String mode, String dir, long sizeBytes, long limitBytes, long freeFloorBytes, Long freeBytes,
                         long blocks, double hitRate, double prefetchEfficiency, Map<String, Long> counters,
-                        List<MirrorStatus> mirrors) {
+                        List<ReadSourceCount> readsBySource, List<MirrorStatus> mirrors) {
         public Stats {
             counters = counters == null ? Map.of() : counters;
+            readsBySource = readsBySource == null ? List.of() : List.copyOf(readsBySource);
             mirrors = mirrors == null ? List.of() : List.copyOf(mirrors);
         }
     }

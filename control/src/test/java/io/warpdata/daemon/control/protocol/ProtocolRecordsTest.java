@@ -52,7 +52,8 @@ class ProtocolRecordsTest {
                 Map.of("images", new InfoCall.ArtifactInfo("files", 1, 10, 4096)),
                 List.of(new InfoCall.BindingInfo("main", "path", "images", "file")), 10, 6144)));
         m.put(Calls.CACHE_STATS, List.of(Empty.INSTANCE, new CacheCalls.Stats("disk", "/var/cache/warp", 10, 100, 5,
-                null, 2, 0.5, 0.25, Map.of("gets_issued", 4L), MIRRORS)));
+                null, 2, 0.5, 0.25, Map.of("gets_issued", 4L),
+                List.of(new ReadSourceCount("member_get", 3, 90_000), new ReadSourceCount("blocks", 2, 1 << 20)), MIRRORS)));
         m.put(Calls.CACHE_GC, List.of(new CacheCalls.GcRequest(new ByteCount(1000)), new CacheCalls.GcReply(10, 5, 1, 5)));
         m.put(Calls.CACHE_VERIFY, List.of(Empty.INSTANCE, new CacheCalls.VerifyReply(4, 400, 1, 100, 0),
                 new CacheCalls.VerifyProgress(200, 400)));

@@ -7,6 +7,7 @@ import io.warpdata.daemon.control.TypedOperation;
 import io.warpdata.daemon.control.protocol.CacheCalls;
 import io.warpdata.daemon.control.protocol.Calls;
 import io.warpdata.daemon.control.protocol.Empty;
+import io.warpdata.daemon.control.protocol.ReadSourceCount;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -35,6 +36,7 @@ public final class CacheStatsOperation extends TypedOperation<Empty, CacheCalls.
         return new CacheCalls.Stats(s.mode().toString().toLowerCase(Locale.ROOT), s.dir(), s.sizeBytes(), s.limitBytes(),
                 s.freeFloorBytes(), freeBytes(s.dir()), s.blocks(), s.hitRate(),
                 prefetched == 0 ? 0.0 : (double) prefetchHits / prefetched, s.counters(),
+                s.bySource().stream().map(c -> new ReadSourceCount(c.source().label(), c.reads(), c.bytes())).toList(),
                 MirrorStatuses.of(cache.remoteTiers()));
     }
 

@@ -1,0 +1,154 @@
+package io.warpdata.blobcache.cache;
+
+import io.warpdata.manifest.BlobId;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import static io.warpdata.blobcache.cache.CacheDirectory.deleteFile;
+
+/**
+ * Writing block files for {@link DiskBlocks}, up to the rename: room above the free-space floor
+ * ({@link FreeSpaceFloor}), then the whole file (header and data) assembled in one direct buffer
+ * and written with one {@code write} to {@code tmp/}. Renaming it into place is the index's
+ * ({@link DiskBlocks}), under its per-key lock. A write that cannot be made (no room, ENOSPC, a
+ * read-only or deleted directory) is not an error for the reader: it is counted
+ * ({@code cache_writes_skipped}) and logged at most every 10 s, and the block is served without
+ * being kept.
+ */
+final class DiskWrites {
+    private static final Logger LOG = LoggerFactory.getLogger(DiskWrites.class);
+    /** Rate limit for repeated write-failure warnings (a full disk would otherwise log per block). */
+    private static final long WARN_EVERY_NANOS = 10_000_000_000L;
+    /** Idle write buffers kept. */
+    static final int IDLE_WRITE_BUFFERS = 4;
+
+    /** A block file written to {@code tmp/}, with its chunk checksums, to be renamed into place. */
+    record Written(Path tmp, int[] crcs) {
+    }
+
+    private final CacheDirectory dir;
+    private final FreeSpaceFloor floor;
+    private final ReadMetrics metrics;
+    /**
+     * Write buffers (1 MiB + header each, direct), shared rather than one per thread: with 32
+     * fetch workers and member fetches, per-thread buffers held 32+ MiB of direct memory for
+     * writes that take a millisecond each; a few idle ones are kept, more are made when needed.
+     */
+    private final ConcurrentLinkedQueue<DiskScratch.Write> writeScratch = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger idleWriteScratch = new AtomicInteger();
+    private final AtomicLong lastWriteWarn = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
+
+    DiskWrites(CacheDirectory dir, FreeSpaceFloor floor, ReadMetrics metrics) {
+        this.dir = dir;
+        this.floor = floor;
+        this.metrics = metrics;
+    }
+
+    /**
+     * Reserves room for a file of {@code bytes} above the floor (evicting if need be); give it
+     * back with {@link #release} once the file has landed or was given up.
+     *
+     * @return false if there is no room (counted and logged): write nothing
+     */
+    boolean reserve(BlockKey key, long bytes) {
+        boolean reserved;
+        try {
+            reserved = floor.reserve(bytes);
+        } catch (UncheckedIOException e) {
+            // The file system cannot even be asked for its free space (the directory was
+            // deleted under us): the write would fail too.
+            failed(key, e.getCause());
+            return false;
+        }
+        if (!reserved) {
+            // A file system that is full (by other files: the cache evicted all it could) is not
+            // an error for the reader: the block is served from memory, just not kept.
+            metrics.cacheWritesSkipped.increment();
+            warnSkipped(() -> LOG.warn("The cache at {} has no room above its free-space floor ({} bytes free, floor {});"
+                    + " serving {} and what follows without caching until space returns", dir.root(),
+                    floor.usableBytes(), floor.bytes(), key));
+        }
+        return reserved;
+    }
+
+    void release(long bytes) {
+        floor.release(bytes);
+    }
+
+    /**
+     * Writes the block's file to {@code tmp/} (its shard directory made, ready for the rename).
+     *
+     * @return the file, or null if it could not be written (counted and logged, nothing left behind)
+     */
+    Written toTemp(BlockKey key, BlobId listId, byte[] data, int off, int len, int headerLength) {
+        DiskScratch.Write w = writeScratch.poll();
+        if (w == null) {
+            w = new DiskScratch.Write();
+        } else {
+            idleWriteScratch.decrementAndGet();
+        }
+        try {
+            return toTemp(key, listId, data, off, len, headerLength, w);
+        } finally {
+            if (idleWriteScratch.incrementAndGet() <= IDLE_WRITE_BUFFERS) {
+                writeScratch.offer(w);
+            } else {
+                idleWriteScratch.decrementAndGet();
+            }
+        }
+    }
+
+    private Written toTemp(BlockKey key, BlobId listId, byte[] data, int off, int len, int headerLength,
+                           DiskScratch.Write w) {
+        int[] crcs = BlockFile.chunkCrcs(data, off, len, w.crc);
+        // The whole file in one direct buffer, written with one write(): a heap buffer would be
+        // copied into a temporary direct one by the JDK anyway (two, header and data, for a
+        // gathering write), and this copy is the only one on our side.
+        ByteBuffer file = w.buffer(headerLength + len);
+        BlockFile.encodeHeader(file, key, listId, len, crcs, w.crc);
+        file.put(data, off, len).flip();
+        Path tmp = dir.tmpFile(key);
+        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            while (file.hasRemaining()) {
+                ch.write(file);
+            }
+        } catch (IOException e) {
+            failed(key, e);
+            deleteFile(tmp);
+            return null;
+        }
+        try {
+            dir.makeShard(key);
+        } catch (IOException e) {
+            failed(key, e);
+            deleteFile(tmp);
+            return null;
+        }
+        return new Written(tmp, crcs);
+    }
+
+    /** A write of {@code key} that failed: counted, logged at most every 10 s. */
+    void failed(BlockKey key, IOException e) {
+        metrics.cacheWritesSkipped.increment();
+        warnSkipped(() -> LOG.warn("Could not write {} to the cache at {} ({}); serving it without caching",
+                key, dir.root(), e.toString()));
+    }
+
+    /** Logs a skipped cache write at most once per {@link #WARN_EVERY_NANOS}, not once per block. */
+    private void warnSkipped(Runnable log) {
+        long now = System.nanoTime();
+        long last = lastWriteWarn.get();
+        if (now - last >= WARN_EVERY_NANOS && lastWriteWarn.compareAndSet(last, now)) {
+            log.run();
+        }
+    }
+}

@@ -1,0 +1,112 @@
+package io.warpdata.vfs.fuse;
+
+import io.warpdata.vfs.Errno;
+import io.warpdata.vfs.Node;
+import io.warpdata.vfs.NodeAttributes;
+import io.warpdata.vfs.WarpTree;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+import static io.warpdata.vfs.fuse.FuseAbi.ENTRY_OUT_SIZE;
+import static io.warpdata.vfs.fuse.FuseAbi.FOPEN_CACHE_DIR;
+import static io.warpdata.vfs.fuse.FuseAbi.FOPEN_KEEP_CACHE;
+import static io.warpdata.vfs.fuse.FuseAbi.OUT_HEADER;
+import static io.warpdata.vfs.fuse.FuseAbi.READ_IN_OFFSET;
+import static io.warpdata.vfs.fuse.FuseAbi.READ_IN_SIZE;
+import static io.warpdata.vfs.fuse.FuseAbi.RELEASE_IN_FH;
+
+/**
+ * OPENDIR, READDIR, READDIRPLUS and RELEASEDIR for {@link WarpFuse}: directory handles, and
+ * listings encoded as the kernel reads them, each READDIRPLUS entry with its inode
+ * ({@link NodeTable#handOut}: computed for a member file, so that listing a million members
+ * adds nothing to the table) and its attributes.
+ */
+final class Directories {
+    private final WarpTree tree;
+    private final NodeTable nodes;
+    private final FuseReplies replies;
+    private final HandleTable handles = new HandleTable();
+
+    Directories(WarpTree tree, NodeTable nodes, FuseReplies replies) {
+        this.tree = tree;
+        this.nodes = nodes;
+        this.replies = replies;
+    }
+
+    /** Open directories (a gauge). */
+    int openHandles() {
+        return handles.size();
+    }
+
+    /**
+     * A directory inside a version never changes, so the kernel may keep its listing
+     * (FOPEN_CACHE_DIR, Linux 4.20+): a second {@code ls} or {@code find} of it costs no round
+     * trip. Workspace and root listings change with every publish and are re-read each time.
+     */
+    int opendir(long nodeid, ByteBuffer out) {
+        Node n = nodes.node(nodeid);
+        if (n.type() != Node.Type.DIRECTORY) {
+            return -Errno.ENOTDIR;
+        }
+        return FuseReplies.open(out, handles.register(n), tree.immutable(n) ? FOPEN_KEEP_CACHE | FOPEN_CACHE_DIR : 0);
+    }
+
+    int releasedir(ByteBuffer in) {
+        handles.release(in.getLong(RELEASE_IN_FH));
+        return 0;
+    }
+
+    /**
+     * One chunk of a listing from {@code offset}: fuse_dirent records, or with {@code plus}
+     * fuse_direntplus records whose inodes count a lookup each where they are tabled ("." and
+     * ".." carry none, as the kernel skips them).
+     */
+    int readdir(long nodeid, ByteBuffer in, ByteBuffer out, boolean plus) {
+        NodeTable.Entry dir = nodes.entry(nodeid);
+        long offset = in.getLong(READ_IN_OFFSET);
+        int size = Math.min(in.getInt(READ_IN_SIZE), out.capacity() - OUT_HEADER);
+        int[] used = {0};
+        // Entries carry inodes where the listing produced their nodes (inside a version): a
+        // workspace's entries are versions whose attributes need their manifests, which a plain
+        // `ls /warp/ws` must not fetch.
+        tree.list(dir.node, offset, (name, type, next, child) -> {
+            byte[] b = name.getBytes(StandardCharsets.UTF_8);
+            int recordLength = FuseReplies.direntLength(plus, b.length);
+            if (used[0] + recordLength > size) {
+                return true;
+            }
+            int at = OUT_HEADER + used[0];
+            long ino = FuseReplies.UNKNOWN_INO; // for "." and ".."
+            if (plus) {
+                FuseReplies.clear(out, at, ENTRY_OUT_SIZE);
+                if (child != null) {
+                    ino = plusEntry(out, at, dir, name, child);
+                }
+            }
+            FuseReplies.dirent(out, at, plus, ino, next, type, b, recordLength);
+            used[0] += recordLength;
+            return false;
+        });
+        return used[0];
+    }
+
+    /**
+     * The fuse_entry_out of one READDIRPLUS entry, for the node the listing produced; an entry
+     * whose attributes cannot be had now goes out without an inode, and its LOOKUP reports the
+     * error.
+     *
+     * @return the entry's inode number for its dirent
+     */
+    private long plusEntry(ByteBuffer out, int at, NodeTable.Entry dir, String name, Node child) {
+        NodeAttributes a;
+        try {
+            a = tree.attributes(child);
+        } catch (RuntimeException unresolved) {
+            return FuseReplies.UNKNOWN_INO;
+        }
+        long id = nodes.handOut(dir, name, child);
+        replies.entry(out, at, id, a);
+        return id;
+    }
+}
