@@ -21,7 +21,9 @@ import io.warpdata.manifest.BlockHashList;
  *     continues a stream when it starts at most {@code FORWARD_GAP_BYTES} = 256 KiB after the
  *     stream's end or at most {@code BACKWARD_SLACK_BYTES} = 256 KiB before it (both capped at one
  *     block). 256 KiB covers tar headers (0.5-1.5 KiB) and skipped small members, and DataLoader
- *     workers finishing neighbouring members out of order; a longer jump is a seek. Four streams
+ *     workers finishing neighbouring members out of order; a longer jump is a seek. Until its
+ *     window has opened a stream is continued only within {@code OPEN_GAP_BYTES} = 16 KiB of its
+ *     end: random reads of small members land within 256 KiB of some stream's end often. Four streams
  *     let a few readers scan one shard at different places (as ZFS's zfetch does) without
  *     each one's reads looking like seeks to the others.</li>
  * <li>A read that continues no stream is a <em>seek</em>: it replaces the least recently used
@@ -54,11 +56,20 @@ import io.warpdata.manifest.BlockHashList;
  * <li>A shuffled pass over a tar shard is random access that read-ahead cannot follow, and
  *     every member would wait a round trip for its own block. In auto mode a blob becomes
  *     <em>dense</em> once at least 8 seeks, and one per 8 of its blocks, have missed the cache
- *     (an eighth of it touched at random, reads that hit the cache do not count); it is then
+ *     (an eighth of it touched at random, reads that hit the cache do not count), and those
+ *     seeks have read at least 1/64 of its bytes ({@code DENSE_BYTES_FRACTION}: 2,000 small
+ *     members sampled from a million are many seeks but few bytes, and must not cost whole
+ *     shards); it is then
  *     fetched whole in the background as hybrid mode does at first touch (runs sized as above,
  *     128 MiB of them in flight), once per tracked blob, for blobs up to 1 GiB
- *     ({@code dense_random_blobs} counts them). A query reading a few column chunks of a large
- *     Parquet file stays far below an eighth and keeps costing only what it reads.</li>
+ *     ({@code dense_random_blobs} counts them). A Parquet file whose column chunks are known
+ *     (below) is never dense: a query reads some chunks, never all.</li>
+ * <li>Parquet: once a read has reached a blob's end, its footer is read from the local tiers
+ *     ({@link ParquetLayouts}, {@link ParquetFooter}); if it is Parquet, a stream's read-ahead
+ *     stops at the end of the column chunk it is in ({@link #limit}, the one place read-ahead's
+ *     reach is decided), since a query reads the chunks of its columns and skips the rest. A
+ *     stream that went without a gap through {@code SCAN_CHUNKS} = 2 chunks past where it began
+ *     and 8 MiB is a scan ({@code dd}) and is read ahead as any blob.</li>
  * <li>A read-ahead block evicted before anyone read it counts as {@code prefetch_wasted_bytes};
  *     a read served by a read-ahead block counts as {@code prefetch_hit_blocks}.</li>
  * <li>A block that fails SHA-256 verification (even once, with a good refetch) marks its blob
@@ -89,6 +100,14 @@ final class ReadAhead {
      * continues it: DataLoader workers reading neighbouring members finish out of order.
      */
     static final long BACKWARD_SLACK_BYTES = 256L << 10;
+    /**
+     * A stream whose window has not opened yet is continued only by a read starting at most this
+     * far from its end: tar headers, PAX records and padding between members are a few KiB. A
+     * random read landing within the 256 KiB gap of a stream's end is no sign of a scan: with
+     * 2,000 random members of 200,000 in 20 MB shards, one read in ten did, each opened a 2 MiB
+     * window, and with dense fetches bounded by bytes they fetched 176 MB in 913 GETs.
+     */
+    static final long OPEN_GAP_BYTES = 16L << 10;
     /** Independent sequential streams tracked per blob. */
     static final int STREAMS_PER_BLOB = 4;
     /** Blobs whose access is tracked (about 300 bytes each). */
@@ -102,6 +121,41 @@ final class ReadAhead {
     static final int DENSE_BLOCKS_PER_SEEK = 8;
     /** Largest blob auto mode fetches whole when read densely at random: 1 GiB (tar shards are far smaller). */
     static final long DENSE_MAX_BLOB_BYTES = 1L << 30;
+    /**
+     * ...and only once those seeks have read at least 1/64 of its bytes: fetching it whole then
+     * costs at most 64 times what was read so far. Counting seeks alone misfired on small
+     * members: 2,000 random members of 200 bytes out of 1.28M in ten 128 MiB shards are 200
+     * seeks a shard, far above one per 8 blocks, and fetched 1.28 GB for 400 KB read.
+     */
+    static final int DENSE_BYTES_FRACTION = 64;
+    /**
+     * A stream that has gone, without a gap, through this many column chunks of a Parquet file
+     * beyond the one it started in is a scan ({@code dd}, {@code cp}): it read one chunk whole and
+     * went on into the next, further than the kernel's read-around carries a query's read of one
+     * chunk. It is read ahead as any blob; a query's stream stops at its chunk's end.
+     */
+    static final int SCAN_CHUNKS = 2;
+    /**
+     * ...and read at least 8 MiB without a gap: a query reading adjacent columns goes through
+     * chunks too (DuckDB's group-by of the bench reads ts, category and value one after another,
+     * 1.6 MB in a row group) and, taken for a scan, had read-ahead run on into the 4 MB note
+     * column after them. A scan pays for this bound over its first 8 MiB only.
+     */
+    static final long SCAN_MIN_BYTES = 8L << 20;
+    /**
+     * How far the kernel's read-around carries a read past the end of what was asked: the mount's
+     * read-ahead, 1 MiB ({@code MountOptions.MAX_READAHEAD}), plus one 1 MiB FUSE read it is cut
+     * into. A stream that crossed into the next column chunk by less than this may be only that
+     * (measured: DuckDB reading a 4 MB chunk, the kernel asked for 1.2 MB of the next one); it
+     * gets no read-ahead into that chunk until it has read further.
+     */
+    static final long READ_AROUND_BYTES = 2L << 20;
+    /**
+     * FUSE reads start on page boundaries, so a reader asking for a column chunk from its first
+     * byte is seen starting up to a page before it, in the previous chunk: a run is taken to have
+     * begun where it stood this much later.
+     */
+    static final long RUN_START_SLACK_BYTES = 64L << 10;
 
     /** {@link #onRead} result: the first read of the blob this tracker has seen. */
     static final int FIRST = 1;
@@ -133,6 +187,8 @@ final class ReadAhead {
 
     private static final class Stream {
         long end;
+        /** Where the stream's reads last began without a gap before them (a forward skip starts a new run). */
+        long runStart;
         int window;
         int scheduledUntil;
         long lastUse;
@@ -141,8 +197,9 @@ final class ReadAhead {
     private static final class Access {
         final Stream[] streams = new Stream[STREAMS_PER_BLOB];
         long clock;
-        /** Seeks (reads continuing no stream) that missed the cache. */
+        /** Seeks (reads continuing no stream) that missed the cache, and their bytes. */
         int missedSeeks;
+        long missedSeekBytes;
         boolean dense;
         /** Verification failures of this blob seen so far ({@link Suspects}): a new one closes every window. */
         int failuresSeen;
@@ -155,13 +212,20 @@ final class ReadAhead {
     }
 
     private final Suspects suspects;
+    private final ParquetLayouts layouts;
     private final Cache<BlobId, Access> blobs = Caffeine.newBuilder()
             .maximumSize(TRACKED_BLOBS)
             .executor(Runnable::run)
             .build();
 
-    ReadAhead(Suspects suspects) {
+    ReadAhead(Suspects suspects, ParquetLayouts layouts) {
         this.suspects = suspects;
+        this.layouts = layouts;
+    }
+
+    /** Without Parquet layouts (they are never learned): for tests of everything else. */
+    ReadAhead(Suspects suspects) {
+        this(suspects, new ParquetLayouts(null));
     }
 
     /**
@@ -187,6 +251,7 @@ final class ReadAhead {
         long slack = Math.min(BACKWARD_SLACK_BYTES, bs);
         int failures = suspects.failures(blob.id());
         boolean suspect = failures > 0 && suspects.suspect(blob.id());
+        ColumnChunks chunks = layouts.onRead(blob, list, offset, len);
         synchronized (a) {
             if (failures != a.failuresSeen) {
                 // A block failed verification since: every window closes.
@@ -199,7 +264,7 @@ final class ReadAhead {
             Stream s = null;
             Stream oldest = a.streams[0];
             for (Stream t : a.streams) {
-                if (t.end > 0 && offset >= t.end - slack && offset <= t.end + gap) {
+                if (continues(t, offset, gap, slack)) {
                     s = t;
                     break;
                 }
@@ -210,19 +275,25 @@ final class ReadAhead {
             if (s == null) {
                 // A seek: start a new stream with no read-ahead, replacing the least recently used.
                 oldest.end = end;
+                oldest.runStart = offset;
                 oldest.window = 0;
                 oldest.scheduledUntil = (int) ((end - 1) / bs) + 1;
                 oldest.lastUse = a.clock;
                 int result = first ? FIRST : 0;
-                if (missed && !a.dense && !suspect && ++a.missedSeeks >= DENSE_MIN_SEEKS
-                        && (long) a.missedSeeks * DENSE_BLOCKS_PER_SEEK >= list.blockCount()
-                        && blob.size() <= DENSE_MAX_BLOB_BYTES) {
-                    a.dense = true;
-                    result |= DENSE_RANDOM;
+                if (missed && !a.dense && !suspect) {
+                    a.missedSeeks++;
+                    a.missedSeekBytes += len;
+                    if (dense(a, blob, list, chunks)) {
+                        a.dense = true;
+                        result |= DENSE_RANDOM;
+                    }
                 }
                 return Advice.of(result);
             }
             s.lastUse = a.clock;
+            if (offset > s.end) {
+                s.runStart = offset;
+            }
             int prevLast = (int) ((s.end - 1) / bs);
             s.end = Math.max(s.end, end);
             int last = (int) ((s.end - 1) / bs);
@@ -241,20 +312,79 @@ final class ReadAhead {
                 s.window = Math.min(s.window * 2, maxWindow);
             }
             int from = Math.max(s.scheduledUntil, last + 1);
-            int to = Math.min(list.blockCount(), last + 1 + s.window);
+            int limit = limit(s, chunks, list, last);
+            int to = Math.min(limit, last + 1 + s.window);
             // Top up once half a window, or one whole GET's run if that is less, is free ahead:
             // read-ahead goes out in large GETs rather than block by block. At the full window and
             // 32 MiB runs (a fast link) that is exactly half of it, one whole GET of
             // FetchScheduler.MAX_RUN_BYTES ("less than half" asked for 33 blocks and so one extra
             // 1-block GET per top-up); with 4 MiB runs (a 25 MB/s link, ConnectionRate) it is
             // every 4 blocks, so the window stays nearly full: 15 GETs in flight, not 8 to 16.
-            // The blob's end may come first: then the rest goes out at once.
-            if (from < to && (to - from >= Math.min(s.window / 2, runBlocks) || to == list.blockCount())) {
+            // The blob's end, or the column chunk's, may come first: then the rest goes out at once.
+            if (from < to && (to - from >= Math.min(s.window / 2, runBlocks) || to == limit)) {
                 s.scheduledUntil = to;
                 return new Advice(first ? FIRST : 0, from, to);
             }
         }
         return first ? Advice.FIRST_ONLY : Advice.NONE;
+    }
+
+    /**
+     * Whether a read at {@code offset} continues stream {@code t}: within {@code gap} after its
+     * end or {@code slack} before it once its window is open, within {@link #OPEN_GAP_BYTES}
+     * either way before that.
+     */
+    private static boolean continues(Stream t, long offset, long gap, long slack) {
+        if (t.end <= 0) {
+            return false;
+        }
+        long after = t.window > 0 ? gap : Math.min(gap, OPEN_GAP_BYTES);
+        long before = t.window > 0 ? slack : Math.min(slack, OPEN_GAP_BYTES);
+        return offset >= t.end - before && offset <= t.end + after;
+    }
+
+    /**
+     * Whether the blob's missed seeks make it densely read at random: enough of them by count
+     * and by bytes, a blob small enough, and not a Parquet file whose column chunks are known (a
+     * query reads some chunks, never all: each read fetches what it reads).
+     */
+    private static boolean dense(Access a, BlobRef blob, BlockHashList list, ColumnChunks chunks) {
+        return a.missedSeeks >= DENSE_MIN_SEEKS
+                && (long) a.missedSeeks * DENSE_BLOCKS_PER_SEEK >= list.blockCount()
+                && a.missedSeekBytes * DENSE_BYTES_FRACTION >= blob.size()
+                && blob.size() <= DENSE_MAX_BLOB_BYTES
+                && !chunks.known();
+    }
+
+    /**
+     * The one place read-ahead's reach is bounded: the block past which stream {@code s} may not
+     * read ahead. The blob's end; in a Parquet file with known chunks, the end of the column chunk
+     * the stream is in (between chunks, the start of the next), since a query reads the chunks of
+     * the columns it needs and skips the rest; nothing past what was read while the stream is
+     * less than {@link #READ_AROUND_BYTES} into the chunk after the one it began in (the kernel's
+     * read-around past a chunk's end goes that far: reading ahead to that chunk's end fetched
+     * 3 MB a chunk no one wanted); but a stream that went without a gap through
+     * {@link #SCAN_CHUNKS} chunks past where it began, and {@link #SCAN_MIN_BYTES}, is a scan and
+     * is read ahead as advised
+     * (bounding it made {@code dd} of a Parquet file stop every GET at a chunk's end: 125 GETs
+     * instead of 26, and slower).
+     */
+    private static int limit(Stream s, ColumnChunks chunks, BlockHashList list, int last) {
+        int all = list.blockCount();
+        if (!chunks.known()) {
+            return all;
+        }
+        long at = s.end - 1;
+        int began = chunks.ordinal(s.runStart + RUN_START_SLACK_BYTES);
+        int now = chunks.ordinal(at);
+        if (now - began >= SCAN_CHUNKS && at - s.runStart >= SCAN_MIN_BYTES) {
+            return all; // a scan
+        }
+        if (now > began && at - chunks.start(now - 1) < READ_AROUND_BYTES) {
+            return last + 1; // maybe only the kernel's read-around past the chunk it began in
+        }
+        long end = chunks.regionEnd(at);
+        return end == Long.MAX_VALUE ? all : (int) Math.min(all, (end - 1) / list.blockSize() + 1);
     }
 
     /**
@@ -301,7 +431,7 @@ final class ReadAhead {
                 return true;
             }
             for (Stream t : a.streams) {
-                if (t.end > 0 && t.end != memberEnd && offset >= t.end - slack && offset <= t.end + gap) {
+                if (t.end != memberEnd && continues(t, offset, gap, slack)) {
                     return true;
                 }
             }

@@ -21,7 +21,9 @@
  *     {@link io.warpdata.blobcache.cache.RemoteTier}s (mirrors, every byte verified), then
  *     {@code BlockFetcher} (the bare store, retries, verification, the store's health told of
  *     each attempt).</li>
- * <li><b>Planners (plan only):</b> {@code ReadAhead}; {@code OrderPrefetcher} with
+ * <li><b>Planners (plan only):</b> {@code ReadAhead} (in a Parquet file only up to the end of
+ *     the column chunk being read: {@code ParquetLayouts} learns it from the footer in the tiers,
+ *     {@code ParquetFooter}, {@code ColumnChunks}); {@code OrderPrefetcher} with
  *     {@code FollowedPlan} and {@link io.warpdata.blobcache.cache.OrderPlan}.</li>
  * <li><b>Elsewhere:</b> {@link io.warpdata.blobcache.cache.DirectBlobReader} (verified, no
  *     cache); {@link io.warpdata.blobcache.cache.CacheMode}.</li>

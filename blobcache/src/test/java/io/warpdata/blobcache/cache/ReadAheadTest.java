@@ -60,7 +60,7 @@ class ReadAheadTest {
         BlockHashList list = TestBlobs.sizesOnly(64, MIB);
         BlobRef blob = TestBlobs.ref(list, 13);
         for (int i = 0; i < ReadAhead.DENSE_MIN_SEEKS; i++) {
-            onRead(blob, list, (long) i * 8 * MIB, 1000, true);
+            onRead(blob, list, (long) i * 8 * MIB, 200_000, true);
         }
         assertThat(readAhead.followsBlocks(blob, list, 63L * MIB, 63L * MIB + 1000)).isTrue();
     }
@@ -216,14 +216,14 @@ class ReadAheadTest {
         int signalledAt = -1;
         int signals = 0;
         for (int i = 1; i <= 40; i++) {
-            // A member of 40 KB in a block not read yet: a seek that missed.
+            // An image of 200 KB in a block not read yet: a seek that missed.
             long off = (long) blocks.get(i - 1) * MIB + 300_000;
-            if ((onRead(blob, list, off, 40_000, true) & ReadAhead.DENSE_RANDOM) != 0) {
+            if ((onRead(blob, list, off, 200_000, true) & ReadAhead.DENSE_RANDOM) != 0) {
                 signals++;
                 signalledAt = signalledAt < 0 ? i : signalledAt;
             }
         }
-        // 96 blocks / 8 = 12 seeks.
+        // 96 blocks / 8 = 12 seeks, which read 2.4 MB: more than 1/64 of the blob.
         assertThat(signalledAt).isEqualTo(12);
         assertThat(signals).isEqualTo(1);
         assertThat(scheduled).as("random reads schedule no read-ahead").isEmpty();
@@ -244,5 +244,195 @@ class ReadAheadTest {
             assertThat(onRead(parquet, big, (long) (i * 10) * MIB + 5000, 4096, true) & ReadAhead.DENSE_RANDOM)
                     .as("sparse seeks").isZero();
         }
+    }
+
+    @Test
+    void smallMembersSampledFromAMillionAreNeverFetchedWhole() {
+        // ImageNet-sized sample of a 1.28M-member set: 10 tar shards of 128,100 members, each a
+        // 512-byte header and a 64-320 byte body padded to 512 (126 MiB a shard); 2,000 members
+        // read at random, each a seek that missed. About 200 seeks a shard: far above one per 8
+        // blocks, but 40 KB read of 126 MiB: fetching the shards whole would cost 1.3 GB.
+        BlockHashList list = TestBlobs.sizesOnly(126, MIB);
+        List<BlobRef> shards = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            shards.add(TestBlobs.ref(list, 40 + i));
+        }
+        java.util.Random rnd = new java.util.Random(26);
+        int dense = 0;
+        for (int i = 0; i < 2_000; i++) {
+            int member = rnd.nextInt(1_281_000);
+            long off = (long) (member % 128_100) * 1024 + 512;
+            dense += onRead(shards.get(member / 128_100), list, off, 64 + rnd.nextInt(257), true) & ReadAhead.DENSE_RANDOM;
+        }
+        assertThat(dense).as("no shard fetched whole").isZero();
+    }
+
+    /** Eight column chunks of 3 MiB and a bit, from offset 4, in a 26 MiB Parquet blob of 1 MiB blocks. */
+    private static long[][] eightChunks() {
+        long[] starts = new long[8];
+        long[] ends = new long[8];
+        long at = 4;
+        for (int i = 0; i < 8; i++) {
+            starts[i] = at;
+            at += 3L * MIB + 1000;
+            ends[i] = at;
+        }
+        return new long[][] {starts, ends};
+    }
+
+    private BlobRef parquet(BlockHashList list, int seed, ReadAhead ra, ParquetLayouts layouts) {
+        BlobRef blob = TestBlobs.ref(list, seed);
+        long[][] c = eightChunks();
+        layouts.learned(blob.id(), ColumnChunks.of(c[0], c[1], 8));
+        return blob;
+    }
+
+    @Test
+    void aQueryReadingOneColumnChunkReadsAheadNoFurtherThanItsEnd() {
+        ParquetLayouts layouts = new ParquetLayouts(null);
+        ReadAhead ra = new ReadAhead(suspects, layouts);
+        BlockHashList list = TestBlobs.sizesOnly(26, MIB);
+        BlobRef blob = parquet(list, 50, ra, layouts);
+        long[][] c = eightChunks();
+        int chunkEndBlock = (int) ((c[1][3] - 1) / MIB) + 1;
+        // As the kernel asks: from the page the chunk starts in (inside chunk 2), and 1.2 MB
+        // past the chunk's end (its read-around), in 128 KiB reads.
+        long readEnd = c[1][3] + 1_200_000;
+        for (long off = c[0][3] & ~4095L; off < readEnd; off += 128 * 1024) {
+            read(ra, (from, to) -> {
+                scheduled.add(new int[] {from, to});
+                return to;
+            }, blob, list, off, 128 * 1024, true);
+        }
+        int readEndBlock = (int) ((readEnd + 128 * 1024 - 1) / MIB) + 1;
+        assertThat(scheduled).as("read ahead within the chunk").isNotEmpty();
+        assertThat(scheduled).as("up to the chunk's end, then only what the kernel read")
+                .allSatisfy(r -> assertThat(r[1]).isLessThanOrEqualTo(Math.max(chunkEndBlock, readEndBlock)));
+        assertThat(scheduled.stream().filter(r -> r[1] > chunkEndBlock).mapToInt(r -> r[1] - r[0]).sum())
+                .as("blocks read ahead past the chunk's end").isLessThanOrEqualTo(1);
+
+        // The same reads of a blob whose layout is not known run ahead into the next columns.
+        List<int[]> unbounded = new ArrayList<>();
+        ReadAhead plain = new ReadAhead(new Suspects());
+        BlobRef other = TestBlobs.ref(list, 51);
+        for (long off = c[0][3]; off < c[1][3]; off += 128 * 1024) {
+            read(plain, (from, to) -> {
+                unbounded.add(new int[] {from, to});
+                return to;
+            }, other, list, off, 128 * 1024, true);
+        }
+        assertThat(unbounded.stream().mapToInt(r -> r[1]).max().orElse(0)).isGreaterThan(chunkEndBlock);
+    }
+
+    @Test
+    void aQuerySkippingAColumnIsNoScan() {
+        ParquetLayouts layouts = new ParquetLayouts(null);
+        ReadAhead ra = new ReadAhead(suspects, layouts);
+        BlockHashList list = TestBlobs.sizesOnly(4, MIB);
+        BlobRef blob = TestBlobs.ref(list, 52);
+        // Columns 0 and 2 of a row group; column 1 (100 KB) is skipped: a gap inside FORWARD_GAP_BYTES.
+        layouts.learned(blob.id(), ColumnChunks.of(new long[] {4, 900_004, 1_000_004}, new long[] {900_004, 1_000_004, 1_900_004}, 3));
+        java.util.function.IntBinaryOperator grant = (from, to) -> {
+            scheduled.add(new int[] {from, to});
+            return to;
+        };
+        for (long off = 4; off < 900_004; off += 64 * 1024) {
+            read(ra, grant, blob, list, off, (int) Math.min(64 * 1024, 900_004 - off), true);
+        }
+        for (long off = 1_000_004; off < 1_900_004; off += 64 * 1024) {
+            read(ra, grant, blob, list, off, (int) Math.min(64 * 1024, 1_900_004 - off), true);
+        }
+        assertThat(scheduled).allSatisfy(r -> assertThat(r[1]).as("never past column 2's block").isLessThanOrEqualTo(2));
+    }
+
+    @Test
+    void aScanThroughTheChunksIsReadAheadAsAnyBlob() {
+        // dd of a Parquet file whose footer was read before: once it has gone through a whole
+        // chunk into the next, two past where it began, chunk ends no longer cut its GETs.
+        ParquetLayouts layouts = new ParquetLayouts(null);
+        ReadAhead ra = new ReadAhead(suspects, layouts);
+        BlockHashList list = TestBlobs.sizesOnly(26, MIB);
+        BlobRef blob = parquet(list, 53, ra, layouts);
+        List<int[]> plainRuns = new ArrayList<>();
+        ReadAhead plain = new ReadAhead(new Suspects());
+        BlobRef other = TestBlobs.ref(list, 54);
+        for (long off = 0; off < 26L * MIB; off += 128 * 1024) {
+            read(ra, (from, to) -> {
+                scheduled.add(new int[] {from, to});
+                return to;
+            }, blob, list, off, 128 * 1024, true);
+            read(plain, (from, to) -> {
+                plainRuns.add(new int[] {from, to});
+                return to;
+            }, other, list, off, 128 * 1024, true);
+        }
+        long[][] c = eightChunks();
+        int chunk2End = (int) (c[1][2] / MIB);
+        assertThat(scheduled).as("a GET runs across a chunk's end").anyMatch(r -> r[0] <= chunk2End && r[1] > chunk2End + 1);
+        assertThat(scheduled.size()).as("at most the first two chunks' ends cut a range").isLessThanOrEqualTo(plainRuns.size() + 2);
+        // All of it is read ahead but the first READ_AROUND_BYTES of chunks 1 and 2, read on demand.
+        assertThat(scheduledBlocks()).isGreaterThanOrEqualTo(plainRuns.stream().mapToInt(r -> r[1] - r[0]).sum()
+                - 2 * (int) (ReadAhead.READ_AROUND_BYTES / MIB));
+        assertThat(scheduled.get(scheduled.size() - 1)[1]).as("up to the end").isEqualTo(26);
+    }
+
+    @Test
+    void aParquetFileWithKnownChunksIsNeverFetchedWhole() {
+        ParquetLayouts layouts = new ParquetLayouts(null);
+        ReadAhead ra = new ReadAhead(suspects, layouts);
+        BlockHashList list = TestBlobs.sizesOnly(26, MIB);
+        BlobRef blob = parquet(list, 55, ra, layouts);
+        ReadAhead plain = new ReadAhead(new Suspects());
+        BlobRef other = TestBlobs.ref(list, 56);
+        int denseKnown = 0;
+        int densePlain = 0;
+        for (int i = 0; i < 26; i++) {
+            // Every block once at random, 300 KB each: dense by every count.
+            long off = (long) ((i * 11) % 26) * MIB + 1000;
+            denseKnown += read(ra, (f, t) -> t, blob, list, off, 300_000, true) & ReadAhead.DENSE_RANDOM;
+            densePlain += read(plain, (f, t) -> t, other, list, off, 300_000, true) & ReadAhead.DENSE_RANDOM;
+        }
+        assertThat(denseKnown).isZero();
+        assertThat(densePlain).isEqualTo(ReadAhead.DENSE_RANDOM);
+    }
+
+    @Test
+    void aQueryReadingAdjacentColumnsIsNoScan() {
+        // Row group 0 of the bench's table (DuckDB, snappy): id, ts, category, value, qty, flag,
+        // note. The group-by reads ts, category and value, one after another; the kernel reads
+        // 1.2 MB further. The 4 MB note column after them is not read ahead.
+        ParquetLayouts layouts = new ParquetLayouts(null);
+        ReadAhead ra = new ReadAhead(suspects, layouts);
+        BlockHashList list = TestBlobs.sizesOnly(13, MIB);
+        BlobRef blob = TestBlobs.ref(list, 57);
+        long[] starts = {4, 492_569, 1_235_812, 1_328_706, 2_073_444, 2_181_904, 2_197_300};
+        long[] ends = {492_569, 1_235_812, 1_328_706, 2_073_444, 2_181_904, 2_197_300, 6_203_096};
+        layouts.learned(blob.id(), ColumnChunks.of(starts, ends, 7));
+        long readEnd = ends[3] + 1_200_000;
+        for (long off = starts[1] & ~4095L; off < readEnd; off += 128 * 1024) {
+            read(ra, (from, to) -> {
+                scheduled.add(new int[] {from, to});
+                return to;
+            }, blob, list, off, 128 * 1024, true);
+        }
+        int readEndBlock = (int) ((readEnd + 128 * 1024 - 1) / MIB) + 1;
+        assertThat(scheduled).as("nothing read ahead into the note column beyond what the kernel read")
+                .allSatisfy(r -> assertThat(r[1]).isLessThanOrEqualTo(readEndBlock));
+    }
+
+    @Test
+    void aRandomReadNearAStreamThatIsNotReadAheadYetIsASeek() {
+        BlockHashList list = TestBlobs.sizesOnly(20, MIB);
+        BlobRef blob = TestBlobs.ref(list, 58);
+        long member = 5L * MIB + 512;
+        onRead(blob, list, member, 200, true);
+        // Another small member picked at random, 100 KB further: no scan, nothing read ahead.
+        onRead(blob, list, member + 100_000, 200, true);
+        assertThat(scheduled).isEmpty();
+        assertThat(readAhead.followsBlocks(blob, list, member + 200_000, member + 200_200)).isFalse();
+        // The next member after a tar header: a scan, read ahead.
+        assertThat(readAhead.followsBlocks(blob, list, member + 100_200 + 512, member + 100_200 + 712)).isTrue();
+        onRead(blob, list, member + 100_200 + 512, 200, true);
+        assertThat(scheduled).hasSize(1);
     }
 }
