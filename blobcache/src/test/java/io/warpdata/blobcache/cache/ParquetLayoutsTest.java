@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
+import io.warpdata.store.FaultStore;
+import io.warpdata.store.FaultStore.Call;
 import io.warpdata.store.InMemoryBlobStore;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -29,7 +31,7 @@ class ParquetLayoutsTest {
     Path dir;
 
     private final InMemoryBlobStore memory = new InMemoryBlobStore();
-    private final FaultyStore store = new FaultyStore(memory);
+    private final FaultStore store = new FaultStore(memory);
     private final ExecutorService pool = Executors.newFixedThreadPool(8);
 
     @AfterEach
@@ -122,7 +124,7 @@ class ParquetLayoutsTest {
             int footerLen = data.length - 8 - (int) chunks.end(chunks.count() - 1);
             c.read(blob, data.length - 8 - footerLen, buf, 0, Math.min(footerLen, buf.length));
             assertThat(c.awaitIdle(Duration.ofSeconds(10))).isTrue();
-            long before = store.bytesRead.get();
+            long before = store.bytes(Call.READ);
             for (long off = chunks.start(k); off < chunks.end(k); off += 16 * 1024) {
                 c.read(blob, off, buf, 0, (int) Math.min(16 * 1024, chunks.end(k) - off));
             }
@@ -131,7 +133,7 @@ class ParquetLayoutsTest {
             long lastBlock = (chunks.end(k) - 1) / BS;
             long chunkBlocks = (lastBlock - firstBlock + 1) * BS;
             assertThat(chunkBlocks).as("a chunk of several blocks, so read-ahead opens").isGreaterThan(3L * BS);
-            assertThat(store.bytesRead.get() - before).as("the chunk's blocks, nothing past them")
+            assertThat(store.bytes(Call.READ) - before).as("the chunk's blocks, nothing past them")
                     .isLessThanOrEqualTo(chunkBlocks);
         } finally {
             c.close();
