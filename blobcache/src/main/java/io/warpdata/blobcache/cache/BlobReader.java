@@ -3,7 +3,9 @@ package io.warpdata.blobcache.cache;
 import io.warpdata.store.ObjectTooLargeException;
 import io.warpdata.store.StoreException;
 
+import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.ManifestCorruptedException;
 import java.nio.ByteBuffer;
 import java.util.List;
 
@@ -75,12 +77,31 @@ public interface BlobReader extends AutoCloseable {
     }
 
     /**
-     * Reads a whole (small) blob, verified: member indexes, block hash lists.
+     * Reads a whole (small) blob, verified: member indexes, block hash lists. This default reads
+     * it with one {@link #read} (an empty blob with none, its id checked).
      *
      * @throws ObjectTooLargeException if the blob is larger than a byte array holds
      * @throws StoreException as {@link #read}
      */
-    byte[] readAll(BlobRef blob);
+    default byte[] readAll(BlobRef blob) {
+        if (blob.size() > Integer.MAX_VALUE - 16) {
+            throw new ObjectTooLargeException("blob " + blob.id(), blob.size(), Integer.MAX_VALUE - 16);
+        }
+        if (blob.size() == 0) {
+            // An empty blob needs no fetch, but its id must still be the SHA-256 of nothing.
+            if (!blob.id().equals(BlobId.of(new byte[0]))) {
+                throw new ManifestCorruptedException("blob " + blob.id(), "byte_size",
+                        "size 0 but the id is not the SHA-256 of empty content");
+            }
+            return new byte[0];
+        }
+        byte[] out = new byte[(int) blob.size()];
+        int n = read(blob, 0, out, 0, out.length);
+        if (n != out.length) {
+            throw new IllegalStateException("short read of blob " + blob.id() + ": " + n + " of " + out.length);
+        }
+        return out;
+    }
 
     /**
      * Reads a whole index blob (a member index: small, and only ever read whole), verified, as

@@ -1,7 +1,6 @@
 package io.warpdata.blobcache.cache;
 
 import io.warpdata.store.BlobStore;
-import io.warpdata.store.ObjectTooLargeException;
 import io.warpdata.store.StoreException;
 import io.warpdata.store.StoreHealth;
 import io.warpdata.manifest.BlobRef;
@@ -218,19 +217,6 @@ public final class BlockCache implements BlobReader {
         reads.readMember(member, offset, dst, at, n);
         dst.position(at + n);
         return n;
-    }
-
-    @Override
-    public byte[] readAll(BlobRef blob) {
-        if (blob.size() > Integer.MAX_VALUE - 16) {
-            throw new ObjectTooLargeException("blob " + blob.id(), blob.size(), Integer.MAX_VALUE - 16);
-        }
-        if (blob.size() == 0) {
-            return DirectBlobReader.emptyBlob(blob);
-        }
-        byte[] out = new byte[(int) blob.size()];
-        read(blob, 0, out, 0, out.length);
-        return out;
     }
 
     /**

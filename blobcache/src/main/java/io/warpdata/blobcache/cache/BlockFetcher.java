@@ -155,30 +155,10 @@ final class BlockFetcher {
 
     /** One ranged read, retried on {@link StoreUnavailableException} until the deadline. */
     void readWithRetry(String key, long offset, byte[] dst, int dstOff, int len, long deadlineNanos) {
-        int attempt = 0;
-        while (true) {
-            metrics.getsIssued.increment();
-            metrics.getsInFlight.increment();
-            long start = System.nanoTime();
-            try {
-                try {
-                    long entered = enter();
-                    try {
-                        store.read(key, offset, dst, dstOff, len);
-                    } catch (RuntimeException e) {
-                        ended(entered, e);
-                        throw e;
-                    }
-                    ended(entered, null);
-                } finally {
-                    metrics.getsInFlight.decrement();
-                }
-                metrics.getCompleted(System.nanoTime() - start, len);
-                return;
-            } catch (StoreUnavailableException e) {
-                backOff(attempt++, deadlineNanos, e, "reading " + key + " at offset " + offset);
-            }
-        }
+        retrying(key, offset, len, null, deadlineNanos, from -> {
+            store.read(key, offset, dst, dstOff, len);
+            return null;
+        });
     }
 
     /**
@@ -189,49 +169,48 @@ final class BlockFetcher {
      */
     void readStreaming(String key, long offset, byte[] dst, int len, IntConsumer arrived, IntSupplier resumeAt,
             long deadlineNanos) {
-        int attempt = 0;
-        while (true) {
-            int from = resumeAt.getAsInt();
-            if (from >= len) {
-                return;
-            }
-            metrics.getsIssued.increment();
-            metrics.getsInFlight.increment();
-            long start = System.nanoTime();
-            try {
-                try {
-                    long entered = enter();
-                    try {
-                        store.read(key, offset + from, dst, from, len - from, n -> arrived.accept(from + n));
-                    } catch (RuntimeException e) {
-                        ended(entered, e);
-                        throw e;
-                    }
-                    ended(entered, null);
-                } finally {
-                    metrics.getsInFlight.decrement();
-                }
-                metrics.getCompleted(System.nanoTime() - start, len - from);
-                return;
-            } catch (StoreUnavailableException e) {
-                backOff(attempt++, deadlineNanos, e, "reading " + key + " at offset " + (offset + from));
-            }
-        }
+        retrying(key, offset, len, resumeAt, deadlineNanos, from -> {
+            store.read(key, offset + from, dst, from, len - from, n -> arrived.accept(from + n));
+            return null;
+        });
     }
 
     /** A whole small object, retried on {@link StoreUnavailableException} until the deadline. */
     byte[] getWithRetry(String key, int maxBytes, long deadlineNanos) {
-        int attempt = 0;
-        while (true) {
+        return retrying(key, -1, 0, null, deadlineNanos, from -> store.get(key, maxBytes));
+    }
+
+    /** One attempt's GET; what it got: a whole object, or null for a ranged read into the caller's buffer. */
+    @FunctionalInterface
+    private interface Get<T> {
+        /** @param from the first byte of the range this attempt asks for (0 unless resumed) */
+        T attempt(int from);
+    }
+
+    /**
+     * The one retry loop of every GET: counts it, times it, tells the store health of it, and
+     * backs off on {@link StoreUnavailableException} until the deadline.
+     *
+     * @param offset   the range's offset in {@code key}, named in errors; negative for a whole object
+     * @param len      the range's length (unused for a whole object, whose bytes are its length)
+     * @param resumeAt null, or asked at the top of each attempt for the first byte still wanted:
+     *                 at {@code len} or past it, nothing is fetched
+     */
+    private <T> T retrying(String key, long offset, int len, IntSupplier resumeAt, long deadlineNanos, Get<T> get) {
+        for (int attempt = 0; ; attempt++) {
+            int from = resumeAt == null ? 0 : resumeAt.getAsInt();
+            if (resumeAt != null && from >= len) {
+                return null;
+            }
             metrics.getsIssued.increment();
             metrics.getsInFlight.increment();
             long start = System.nanoTime();
             try {
-                byte[] b;
+                T got;
                 try {
                     long entered = enter();
                     try {
-                        b = store.get(key, maxBytes);
+                        got = get.attempt(from);
                     } catch (RuntimeException e) {
                         ended(entered, e);
                         throw e;
@@ -240,10 +219,11 @@ final class BlockFetcher {
                 } finally {
                     metrics.getsInFlight.decrement();
                 }
-                metrics.getCompleted(System.nanoTime() - start, b.length);
-                return b;
+                metrics.getCompleted(System.nanoTime() - start, got instanceof byte[] b ? b.length : len - from);
+                return got;
             } catch (StoreUnavailableException e) {
-                backOff(attempt++, deadlineNanos, e, "reading " + key);
+                backOff(attempt, deadlineNanos, e,
+                        offset < 0 ? "reading " + key : "reading " + key + " at offset " + (offset + from));
             }
         }
     }

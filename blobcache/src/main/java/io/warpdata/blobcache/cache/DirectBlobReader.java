@@ -1,11 +1,8 @@
 package io.warpdata.blobcache.cache;
 
 import io.warpdata.store.BlobStore;
-import io.warpdata.store.ObjectTooLargeException;
-import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
-import io.warpdata.manifest.ManifestCorruptedException;
 import java.util.Objects;
 
 /**
@@ -77,31 +74,6 @@ public final class DirectBlobReader implements BlobReader {
             metrics.readErrors.increment();
             throw e;
         }
-    }
-
-    @Override
-    public byte[] readAll(BlobRef blob) {
-        if (blob.size() > Integer.MAX_VALUE - 16) {
-            throw new ObjectTooLargeException("blob " + blob.id(), blob.size(), Integer.MAX_VALUE - 16);
-        }
-        if (blob.size() == 0) {
-            return emptyBlob(blob);
-        }
-        byte[] out = new byte[(int) blob.size()];
-        int n = read(blob, 0, out, 0, out.length);
-        if (n != out.length) {
-            throw new IllegalStateException("short read of blob " + blob.id() + ": " + n + " of " + out.length);
-        }
-        return out;
-    }
-
-    /** An empty blob needs no fetch, but its id must still be the SHA-256 of nothing. */
-    static byte[] emptyBlob(BlobRef blob) {
-        if (!blob.id().equals(BlobId.of(new byte[0]))) {
-            throw new ManifestCorruptedException("blob " + blob.id(), "byte_size",
-                    "size 0 but the id is not the SHA-256 of empty content");
-        }
-        return new byte[0];
     }
 
     private byte[] buffer(int len) {

@@ -19,22 +19,23 @@ interface DiskSpace {
             return new DiskSpace() {
                 @Override
                 public long usableBytes() {
-                    try {
-                        return fs.getUsableSpace();
-                    } catch (IOException e) {
-                        throw new UncheckedIOException(e);
-                    }
+                    return bytes(fs, true);
                 }
 
                 @Override
                 public long totalBytes() {
-                    try {
-                        return fs.getTotalSpace();
-                    } catch (IOException e) {
-                        throw new UncheckedIOException(e);
-                    }
+                    return bytes(fs, false);
                 }
             };
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The usable (else the total) bytes of {@code fs}; an I/O error unchecked. */
+    private static long bytes(FileStore fs, boolean usable) {
+        try {
+            return usable ? fs.getUsableSpace() : fs.getTotalSpace();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
