@@ -107,14 +107,14 @@ final class PartedMemberIndex extends MemberIndex {
         }
         if (!Arrays.equals(part.pathBytes(0), top.firstPath(k))) {
             throw new ManifestCorruptedException(where, "members[0].path", "first path '" + part.path(0)
-                    + "' is not the one the top names, '" + PartedIndexTop.str(top.firstPath(k)) + "'");
+                    + "' is not the one the top names, '" + IndexChecks.str(top.firstPath(k)) + "'");
         }
         if (k + 1 < partCount) {
             byte[] last = part.pathBytes(count - 1);
             byte[] next = top.firstPath(k + 1);
             if (ComponentOrder.compare(last, 0, last.length, next, 0, next.length) >= 0 || ComponentOrder.isDirectoryOf(last, 0, last.length, next, 0, next.length)) {
                 throw new ManifestCorruptedException(where, "members[" + (count - 1) + "].path", "last path '"
-                        + PartedIndexTop.str(last) + "' does not come before the next part's first, '" + PartedIndexTop.str(next) + "'");
+                        + IndexChecks.str(last) + "' does not come before the next part's first, '" + IndexChecks.str(next) + "'");
             }
         }
         return part;
@@ -300,7 +300,7 @@ final class PartedMemberIndex extends MemberIndex {
             } else {
                 byte[] path = pathBytes(i);
                 if (ComponentOrder.comparePrefix(path, prefix, 0, p) != 0 || slashAfter(path, p) >= 0) {
-                    throw new ManifestCorruptedException(source, "directories", "member " + i + " '" + PartedIndexTop.str(path)
+                    throw new ManifestCorruptedException(source, "directories", "member " + i + " '" + IndexChecks.str(path)
                             + "' is not directly in '" + dir + "' as the directory table says");
                 }
                 if (sink.child(new String(path, p, path.length - p, StandardCharsets.UTF_8), false, i, i + 1)) {
