@@ -204,21 +204,10 @@ final class PartedMemberIndex extends MemberIndex {
 
     /** Position of directory {@code d} (UTF-8, no trailing '/') in the directory table, or -1. */
     private int findDir(byte[] d) {
-        int lo = 0;
-        int hi = dirCount - 1;
-        while (lo <= hi) {
-            int mid = (lo + hi) >>> 1;
+        return search(0, dirCount, mid -> {
             byte[] p = top.dirPath(mid);
-            int c = ComponentOrder.compare(p, 0, p.length, d, 0, d.length);
-            if (c < 0) {
-                lo = mid + 1;
-            } else if (c > 0) {
-                hi = mid - 1;
-            } else {
-                return mid;
-            }
-        }
-        return -1;
+            return ComponentOrder.compare(p, 0, p.length, d, 0, d.length);
+        });
     }
 
     @Override
