@@ -56,7 +56,7 @@ final class BranchCommand implements Callable<Integer> {
             } else {
                 Catalog.Head head = catalog.head(ref.id(), name);
                 Catalog.Located target = catalog.locate(ref);
-                String by = root.context.env().getOrDefault("USER", System.getProperty("user.name", "unknown"));
+                String by = root.context.user();
                 boolean moved = catalog.moveBranch(ref.id(), name, target.version(), by, head);
                 out = new BranchOutput(ref.id().toString(), name, null, target.version().hex(), moved);
                 text = moved ? "branch " + ref.id() + "@" + name + ": " + head.version().map(v -> v.shortHex(12))
@@ -65,12 +65,7 @@ final class BranchCommand implements Callable<Integer> {
             }
         }
         DaemonCalls.refreshDaemon(root, delete ? "the deletion" : "the branch");
-        if (root.json) {
-            root.printJson(out);
-        } else {
-            root.context.out().println(text);
-        }
-        return 0;
+        return root.print(out, text);
     }
 
     /** What {@code warpctl branch --json} prints: {@code deleted} and the version it named, or {@code version} and {@code moved}. */

@@ -43,7 +43,7 @@ final class LatestCommand implements Callable<Integer> {
             Catalog catalog = remote.catalog();
             Catalog.Head head = catalog.head(id.id(), null);
             Catalog.Located to = catalog.locate(target);
-            String by = root.context.env().getOrDefault("USER", System.getProperty("user.name", "unknown"));
+            String by = root.context.user();
             boolean moved = catalog.moveBranch(id.id(), null, to.version(), by, head);
             Optional<String> from = head.version().map(v -> v.hex());
             out = new LatestOutput(id.id().toString(), from.orElse(null), to.version().hex(), moved);
@@ -52,12 +52,7 @@ final class LatestCommand implements Callable<Integer> {
                     + "; nothing written";
         }
         DaemonCalls.refreshDaemon(root, "latest");
-        if (root.json) {
-            root.printJson(out);
-        } else {
-            root.context.out().println(text);
-        }
-        return 0;
+        return root.print(out, text);
     }
 
     /** What {@code warpctl latest --json} prints; {@code from} is null when there was no latest. */

@@ -54,20 +54,14 @@ final class TagCommand implements Callable<Integer> {
                 text = "deleted tag " + ref.id() + "@" + name;
             } else {
                 Catalog.Located target = catalog.locate(ref);
-                boolean written = catalog.tag(ref.id(), name, target.version(), root.context.env().getOrDefault("USER",
-                        System.getProperty("user.name", "unknown")), force);
+                boolean written = catalog.tag(ref.id(), name, target.version(), root.context.user(), force);
                 out = new TagOutput(ref.id().toString(), name, null, target.version().hex(), written);
                 text = written ? "tagged " + ref.id() + "@" + name + " -> " + target.version().hex()
                         : ref.id() + "@" + name + " already names " + target.version().hex() + "; nothing written";
             }
         }
         DaemonCalls.refreshDaemon(root, delete ? "the deletion" : "the tag");
-        if (root.json) {
-            root.printJson(out);
-        } else {
-            root.context.out().println(text);
-        }
-        return 0;
+        return root.print(out, text);
     }
 
     static String tagName(String tag) {

@@ -242,6 +242,16 @@ public final class WarpctlCommand implements Runnable {
         }
     }
 
+    /** Prints {@code json} as JSON under {@code --json}, else the line {@code text}; returns 0, the exit code. */
+    int print(Object json, String text) {
+        if (this.json) {
+            printJson(json);
+        } else {
+            context.out().println(text);
+        }
+        return 0;
+    }
+
     void printJson(Object value) {
         try {
             ObjectMapper mapper = Wire.json().copy().enable(SerializationFeature.INDENT_OUTPUT);
