@@ -45,10 +45,7 @@ final class BranchCommand implements Callable<Integer> {
         try (Remote remote = root.openRemote()) {
             Catalog catalog = remote.catalog();
             if (delete) {
-                if (!(ref.ref() instanceof DatasetRef.Latest)) {
-                    throw new UsageException("--delete takes the dataset without @" + ref.ref(),
-                            "Write: warpctl branch --delete " + ref.id() + " " + name);
-                }
+                WarpctlCommand.requireDatasetOnly(ref, "--delete", "warpctl branch --delete " + ref.id() + " " + name);
                 String was = catalog.deleteBranch(ref.id(), name).hex();
                 out = new BranchOutput(ref.id().toString(), name, true, was, null);
                 text = "deleted branch " + ref.id() + "@" + name + " (it named " + was + ", which stays published as "

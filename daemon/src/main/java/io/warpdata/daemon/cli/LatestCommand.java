@@ -32,10 +32,7 @@ final class LatestCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         DatasetRef id = WarpctlCommand.datasetRef(dataset);
-        if (!(id.ref() instanceof DatasetRef.Latest)) {
-            throw new UsageException("latest takes the dataset without @" + id.ref() + ", then the version",
-                    "Write: warpctl latest " + id.id() + " " + id.ref());
-        }
+        WarpctlCommand.requireDatasetOnly(id, "latest", "warpctl latest " + id.id() + " " + id.ref());
         DatasetRef target = WarpctlCommand.datasetRef(id.id() + "@" + ref);
         LatestOutput out;
         String text;

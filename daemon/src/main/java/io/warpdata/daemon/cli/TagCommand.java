@@ -45,10 +45,7 @@ final class TagCommand implements Callable<Integer> {
         try (Remote remote = root.openRemote()) {
             Catalog catalog = remote.catalog();
             if (delete) {
-                if (!(ref.ref() instanceof DatasetRef.Latest)) {
-                    throw new UsageException("--delete takes the dataset without @" + ref.ref(),
-                            "Write: warpctl tag --delete " + ref.id() + " " + name);
-                }
+                WarpctlCommand.requireDatasetOnly(ref, "--delete", "warpctl tag --delete " + ref.id() + " " + name);
                 catalog.deleteTag(ref.id(), name);
                 out = new TagOutput(ref.id().toString(), name, true, null, null);
                 text = "deleted tag " + ref.id() + "@" + name;

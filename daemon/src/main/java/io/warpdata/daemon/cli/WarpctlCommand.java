@@ -233,6 +233,16 @@ public final class WarpctlCommand implements Runnable {
         return new Remote(store);
     }
 
+    /**
+     * Refuses a {@code ref} that names a version (WS/NAME@REF) where {@code what} takes the
+     * dataset alone; {@code write} is the command line to write instead.
+     */
+    static void requireDatasetOnly(DatasetRef ref, String what, String write) {
+        if (!(ref.ref() instanceof DatasetRef.Latest)) {
+            throw new UsageException(what + " takes the dataset without @" + ref.ref(), "Write: " + write);
+        }
+    }
+
     static DatasetRef datasetRef(String text) {
         try {
             return DatasetRef.parse(text);
