@@ -83,36 +83,35 @@ final class RefWriter {
 
     /** See {@link Catalog#deleteTag}. */
     void deleteTag(DatasetId id, String tag) {
-        DatasetRef.requireRefName("tag", tag);
-        String key = StoreLayout.tag(id, tag);
-        Catalog.Head now = head(key);
-        if (now.version().isEmpty()) {
-            if (head(StoreLayout.branch(id, tag)).version().isPresent()) {
-                throw new RefExistsException(id + "@" + tag + " is a branch, not a tag; nothing was deleted",
-                        "Delete the branch with: warpctl branch --delete " + id + " " + tag);
-            }
-            throw catalog.refNotFound(id, tag);
-        }
-        store.deleteIfUnchanged(key, now.tag());
-        cache.pointed(key, null, null);
-        cache.invalidateListing(StoreLayout.tags(id));
+        deleteRef(id, tag, true);
     }
 
     /** See {@link Catalog#deleteBranch}. */
     VersionHash deleteBranch(DatasetId id, String branch) {
-        DatasetRef.requireRefName("branch", branch);
-        String key = StoreLayout.branch(id, branch);
+        return deleteRef(id, branch, false);
+    }
+
+    /**
+     * Deletes tag (or branch) {@code name} of {@code id}, compare-and-swap on its pointer as read
+     * now; returns the version it named. A name that is the other kind of ref is refused, naming
+     * the command that deletes that one.
+     */
+    private VersionHash deleteRef(DatasetId id, String name, boolean tag) {
+        String kind = tag ? "tag" : "branch";
+        String other = tag ? "branch" : "tag";
+        DatasetRef.requireRefName(kind, name);
+        String key = tag ? StoreLayout.tag(id, name) : StoreLayout.branch(id, name);
         Catalog.Head now = head(key);
         if (now.version().isEmpty()) {
-            if (head(StoreLayout.tag(id, branch)).version().isPresent()) {
-                throw new RefExistsException(id + "@" + branch + " is a tag, not a branch; nothing was deleted",
-                        "Delete the tag with: warpctl tag --delete " + id + " " + branch);
+            if (head(tag ? StoreLayout.branch(id, name) : StoreLayout.tag(id, name)).version().isPresent()) {
+                throw new RefExistsException(id + "@" + name + " is a " + other + ", not a " + kind + "; nothing was deleted",
+                        "Delete the " + other + " with: warpctl " + other + " --delete " + id + " " + name);
             }
-            throw catalog.refNotFound(id, branch);
+            throw catalog.refNotFound(id, name);
         }
         store.deleteIfUnchanged(key, now.tag());
         cache.pointed(key, null, null);
-        cache.invalidateListing(StoreLayout.branches(id));
+        cache.invalidateListing(tag ? StoreLayout.tags(id) : StoreLayout.branches(id));
         return now.version().get();
     }
 

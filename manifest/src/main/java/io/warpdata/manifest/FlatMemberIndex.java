@@ -1,6 +1,5 @@
 package io.warpdata.manifest;
 
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -37,34 +36,13 @@ final class FlatMemberIndex extends MemberIndex {
      * @throws ManifestCorruptedException if the bytes are not a valid flat index
      */
     static FlatMemberIndex openFlat(IndexBytes b, String source) {
-        long size = b.length();
-        if (size < HEADER) {
-            throw new ManifestCorruptedException(source, "header", "truncated: " + size
-                    + " bytes, a member index has at least " + HEADER);
-        }
-        int magic = b.getInt(0);
-        if (magic != MAGIC) {
-            throw new ManifestCorruptedException(source, "magic", String.format("not a member index (magic 0x%08x)", magic));
-        }
-        int version = b.getInt(4);
-        if (version != FORMAT_VERSION) {
-            throw new ManifestCorruptedException(source, "version", "unknown member index version "
-                    + Integer.toUnsignedString(version) + " (this Warp reads version " + FORMAT_VERSION + ")");
-        }
+        long size = IndexChecks.header(b, source, "member index", HEADER, MAGIC, FORMAT_VERSION);
         int count = b.getInt(8);
         if (count < 0 || HEADER + (long) PER_MEMBER * count > size) {
             throw new ManifestCorruptedException(source, "count", Integer.toUnsignedString(count)
                     + " members need more than the " + size + " bytes present");
         }
-        int prevEnd = 0;
-        for (int i = 0; i < count; i++) {
-            int end = b.getInt(HEADER + 4L * i);
-            if (end <= prevEnd) { // also catches offsets past 2^31 (negative)
-                throw new ManifestCorruptedException(source, "members[" + i + "].path",
-                        "path end offset " + Integer.toUnsignedString(end) + " is not after " + prevEnd);
-            }
-            prevEnd = end;
-        }
+        int prevEnd = IndexChecks.ends(b, source, "members", HEADER, count, size);
         long expected = HEADER + (long) PER_MEMBER * count + prevEnd;
         if (expected != size) {
             throw new ManifestCorruptedException(source, "length", count + " members with " + prevEnd
@@ -79,21 +57,10 @@ final class FlatMemberIndex extends MemberIndex {
         byte[] prev = null;
         for (int i = 0; i < count; i++) {
             byte[] p = pathBytes(i);
-            String problem = Names.memberPathProblem(p, 0, p.length);
-            if (problem != null) {
-                throw new ManifestCorruptedException(source, field(i, "path"), problem + " '"
-                        + new String(p, StandardCharsets.UTF_8) + "'");
-            }
-            if (prev != null) {
-                int c = ComponentOrder.compare(prev, 0, prev.length, p, 0, p.length);
-                if (c >= 0) {
-                    throw new ManifestCorruptedException(source, field(i, "path"), (c == 0 ? "duplicate path '" : "path '")
-                            + str(p) + (c == 0 ? "'" : "' is out of order after '" + str(prev) + "'"));
-                }
-                if (ComponentOrder.isDirectoryOf(prev, 0, prev.length, p, 0, p.length)) {
-                    throw new ManifestCorruptedException(source, field(i, "path"), "'" + str(prev)
-                            + "' is both a member and a directory of '" + str(p) + "'");
-                }
+            IndexChecks.sortedPath(source, field(i, "path"), prev, p);
+            if (prev != null && ComponentOrder.isDirectoryOf(prev, 0, prev.length, p, 0, p.length)) {
+                throw new ManifestCorruptedException(source, field(i, "path"), "'" + IndexChecks.str(prev)
+                        + "' is both a member and a directory of '" + IndexChecks.str(p) + "'");
             }
             prev = p;
             int shard = shard(i);
@@ -118,10 +85,6 @@ final class FlatMemberIndex extends MemberIndex {
 
     private static String field(int i, String field) {
         return "members[" + i + "]." + field;
-    }
-
-    private static String str(byte[] p) {
-        return new String(p, StandardCharsets.UTF_8);
     }
 
     @Override
@@ -152,37 +115,42 @@ final class FlatMemberIndex extends MemberIndex {
         return p;
     }
 
+    /** Position of member {@code i}'s entry in the column of {@code width}-byte entries at {@code base}. */
+    private long at(long base, int width, int i) {
+        return base + (long) width * Objects.checkIndex(i, count);
+    }
+
     @Override
     public int shard(int i) {
-        return b.getInt(shardsBase + 4L * Objects.checkIndex(i, count));
+        return b.getInt(at(shardsBase, 4, i));
     }
 
     @Override
     public long offset(int i) {
-        return b.getLong(offsetsBase + 8L * Objects.checkIndex(i, count));
+        return b.getLong(at(offsetsBase, 8, i));
     }
 
     @Override
     public long length(int i) {
-        return b.getLong(lengthsBase + 8L * Objects.checkIndex(i, count));
+        return b.getLong(at(lengthsBase, 8, i));
     }
 
     @Override
     public int mode(int i) {
-        return b.getInt(modesBase + 4L * Objects.checkIndex(i, count));
+        return b.getInt(at(modesBase, 4, i));
     }
 
     @Override
     public BlobId hash(int i) {
         byte[] d = new byte[HASH];
-        b.get(hashesBase + (long) HASH * Objects.checkIndex(i, count), d, 0, HASH);
+        b.get(at(hashesBase, HASH, i), d, 0, HASH);
         return BlobId.fromDigest(d);
     }
 
     @Override
     public boolean hashEquals(int i, byte[] digest, int off) {
         Objects.checkFromIndexSize(off, HASH, digest.length);
-        long at = hashesBase + (long) HASH * Objects.checkIndex(i, count);
+        long at = at(hashesBase, HASH, i);
         for (int k = 0; k < HASH; k++) {
             if (b.get(at + k) != digest[off + k]) {
                 return false;

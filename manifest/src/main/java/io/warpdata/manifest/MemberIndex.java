@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.IntUnaryOperator;
 
 /**
  * An artifact's member index: member path -> (shard, data offset, length, mode, content hash),
@@ -137,10 +138,19 @@ public abstract class MemberIndex {
 
     /** Position in {@code [lo, hi)} of the member whose UTF-8 path is {@code utf8}, or -1. */
     int find(byte[] utf8, int lo, int hiExclusive) {
+        return search(lo, hiExclusive, mid -> comparePath(mid, utf8));
+    }
+
+    /**
+     * Binary search of the sorted positions {@code [lo, hi)}: {@code order} compares position
+     * {@code mid} with the key (negative, zero or positive as it sorts before, at or after it).
+     * Returns the position where it is zero, or -1.
+     */
+    static int search(int lo, int hiExclusive, IntUnaryOperator order) {
         int hi = hiExclusive - 1;
         while (lo <= hi) {
             int mid = (lo + hi) >>> 1;
-            int c = comparePath(mid, utf8);
+            int c = order.applyAsInt(mid);
             if (c < 0) {
                 lo = mid + 1;
             } else if (c > 0) {

@@ -90,13 +90,8 @@ public final class MemberIndexBuilder {
                         + "' is both a member and a directory of '" + str(paths, start(i), ends[i]) + "'");
             }
         }
-        long total = MemberIndex.HEADER + (long) MemberIndex.PER_MEMBER * count + pathBytes;
-        if (total > Integer.MAX_VALUE - 64) {
-            throw new ManifestValidationException("members", count + " members with " + pathBytes
-                    + " bytes of paths exceed 2 GiB of index; publish them as more than one artifact");
-        }
-        ByteBuffer b = ByteBuffer.allocate((int) total);
-        b.putInt(MemberIndex.MAGIC).putInt(MemberIndex.FORMAT_VERSION).putInt(count);
+        ByteBuffer b = MemberIndexWriter.flatBuffer(count, pathBytes,
+                "exceed 2 GiB of index; publish them as more than one artifact");
         int at = 0;
         for (int k = 0; k < count; k++) {
             int i = order[k];

@@ -20,6 +20,22 @@ final class MemberIndexWriter {
     private MemberIndexWriter() {
     }
 
+    /**
+     * A buffer for a flat index of {@code count} members with {@code pathBytes} bytes of paths,
+     * its header written.
+     *
+     * @param tooLarge what to do when it would pass 2 GiB, for the message
+     * @throws ManifestValidationException if it would pass 2 GiB
+     */
+    static ByteBuffer flatBuffer(int count, long pathBytes, String tooLarge) {
+        long total = MemberIndex.HEADER + (long) MemberIndex.PER_MEMBER * count + pathBytes;
+        if (total > Integer.MAX_VALUE - 64) {
+            throw new ManifestValidationException("members", count + " members with " + pathBytes
+                    + " bytes of paths " + tooLarge);
+        }
+        return ByteBuffer.allocate((int) total).putInt(MemberIndex.MAGIC).putInt(MemberIndex.FORMAT_VERSION).putInt(count);
+    }
+
     /** The flat form of members {@code [from, to)} of {@code src}: one part. */
     static byte[] flat(MemberIndex src, int from, int to) {
         int n = to - from;
@@ -27,13 +43,7 @@ final class MemberIndexWriter {
         for (int i = from; i < to; i++) {
             pathBytes += src.pathLength(i);
         }
-        long total = MemberIndex.HEADER + (long) MemberIndex.PER_MEMBER * n + pathBytes;
-        if (total > Integer.MAX_VALUE - 64) {
-            throw new ManifestValidationException("members", n + " members with " + pathBytes
-                    + " bytes of paths do not fit one flat index blob; publish it parted");
-        }
-        ByteBuffer b = ByteBuffer.allocate((int) total);
-        b.putInt(MemberIndex.MAGIC).putInt(MemberIndex.FORMAT_VERSION).putInt(n);
+        ByteBuffer b = flatBuffer(n, pathBytes, "do not fit one flat index blob; publish it parted");
         int end = 0;
         for (int i = from; i < to; i++) {
             end += src.pathLength(i);

@@ -1,6 +1,5 @@
 package io.warpdata.manifest;
 
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
@@ -65,16 +64,7 @@ final class PartedIndexTop {
      * @throws ManifestCorruptedException naming {@code source} and the field, if it is not a valid top
      */
     static PartedIndexTop open(IndexBytes b, String source) {
-        long size = b.length();
-        if (size < TOP_HEADER) {
-            throw new ManifestCorruptedException(source, "header", "truncated: " + size
-                    + " bytes, a parted member index has at least " + TOP_HEADER);
-        }
-        int version = b.getInt(4);
-        if (version != VERSION) {
-            throw new ManifestCorruptedException(source, "version", "unknown parted member index version "
-                    + Integer.toUnsignedString(version) + " (this Warp reads version " + VERSION + ")");
-        }
+        long size = IndexChecks.header(b, source, "parted member index", TOP_HEADER, MAGIC, VERSION);
         int p = b.getInt(8);
         int d = b.getInt(12);
         int n = b.getInt(16);
@@ -109,13 +99,13 @@ final class PartedIndexTop {
         }
         long firstEndsBase = TOP_HEADER + (long) PART_ENTRY * p;
         long firstPathsBase = firstEndsBase + 4L * p;
-        long firstBytes = checkEnds(b, source, "parts", firstEndsBase, p, size);
+        long firstBytes = IndexChecks.ends(b, source, "parts", firstEndsBase, p, size);
         long dirEndsBase = firstPathsBase + firstBytes;
         long dirPathsBase = dirEndsBase + 4L * d;
         if (dirPathsBase > size) {
             throw new ManifestCorruptedException(source, "directories", "truncated before its directory table");
         }
-        long dirBytes = checkEnds(b, source, "directories", dirEndsBase, d, size);
+        long dirBytes = IndexChecks.ends(b, source, "directories", dirEndsBase, d, size);
         long dirRangesBase = dirPathsBase + dirBytes;
         long expected = dirRangesBase + 8L * d;
         if (expected != size) {
@@ -128,37 +118,12 @@ final class PartedIndexTop {
         return top;
     }
 
-    /** Checks {@code count} cumulative u32 end offsets at {@code at}; returns the bytes they span. */
-    private static long checkEnds(IndexBytes b, String source, String what, long at, int count, long size) {
-        int prev = 0;
-        for (int k = 0; k < count; k++) {
-            int end = b.getInt(at + 4L * k);
-            if (end <= prev) {
-                throw new ManifestCorruptedException(source, what + "[" + k + "].path", "path end offset "
-                        + Integer.toUnsignedString(end) + " is not after " + prev);
-            }
-            prev = end;
-        }
-        if (at + 4L * count + prev > size) {
-            throw new ManifestCorruptedException(source, what, "paths of " + prev + " bytes run past the "
-                    + size + " bytes present");
-        }
-        return prev;
-    }
-
     /** The first paths sorted; directories sorted, each one's parent listed before it, runs nested. */
     private void check() {
         byte[] prev = null;
         for (int k = 0; k < parts; k++) {
             byte[] first = firstPath(k);
-            String problem = Names.memberPathProblem(first, 0, first.length);
-            if (problem != null) {
-                throw new ManifestCorruptedException(source, "parts[" + k + "].first", problem);
-            }
-            if (prev != null && ComponentOrder.compare(prev, 0, prev.length, first, 0, first.length) >= 0) {
-                throw new ManifestCorruptedException(source, "parts[" + k + "].first", "first path '" + str(first)
-                        + "' is not after the previous part's '" + str(prev) + "'");
-            }
+            IndexChecks.sortedPath(source, "parts[" + k + "].first", prev, first);
             prev = first;
         }
         // Directories: sorted, each one's parent listed (as the innermost open one), runs nested.
@@ -168,14 +133,7 @@ final class PartedIndexTop {
         prev = null;
         for (int j = 0; j < dirs; j++) {
             byte[] path = dirPath(j);
-            String problem = Names.memberPathProblem(path, 0, path.length);
-            if (problem != null) {
-                throw new ManifestCorruptedException(source, "directories[" + j + "].path", problem);
-            }
-            if (prev != null && ComponentOrder.compare(prev, 0, prev.length, path, 0, path.length) >= 0) {
-                throw new ManifestCorruptedException(source, "directories[" + j + "].path", "'" + str(path)
-                        + "' is not after '" + str(prev) + "'");
-            }
+            IndexChecks.sortedPath(source, "directories[" + j + "].path", prev, path);
             prev = path;
             while (depth > 0) {
                 byte[] top = dirPath(stack[depth - 1]);
@@ -187,24 +145,20 @@ final class PartedIndexTop {
             int parentLength = depth == 0 ? 0 : dirPath(stack[depth - 1]).length + 1;
             if (MemberIndex.slashAfter(path, parentLength) >= 0) {
                 throw new ManifestCorruptedException(source, "directories[" + j + "].path", "the parent of '"
-                        + str(path) + "' is not in the directory table");
+                        + IndexChecks.str(path) + "' is not in the directory table");
             }
             int from = dirFrom(j);
             int to = dirTo(j);
             boolean inParent = depth == 0 || (from >= dirFrom(stack[depth - 1]) && to <= dirTo(stack[depth - 1]));
             if (from < floor || from >= to || to > members || !inParent) {
                 throw new ManifestCorruptedException(source, "directories[" + j + "].members", "run [" + from + ", "
-                        + to + ") of '" + str(path) + "' does not nest in its parent's or follow its siblings'");
+                        + to + ") of '" + IndexChecks.str(path) + "' does not nest in its parent's or follow its siblings'");
             }
             if (depth == stack.length) {
                 stack = Arrays.copyOf(stack, depth * 2);
             }
             stack[depth++] = j;
         }
-    }
-
-    static String str(byte[] p) {
-        return new String(p, StandardCharsets.UTF_8);
     }
 
     /** The first path of part {@code k}. */

@@ -107,14 +107,14 @@ final class PartedMemberIndex extends MemberIndex {
         }
         if (!Arrays.equals(part.pathBytes(0), top.firstPath(k))) {
             throw new ManifestCorruptedException(where, "members[0].path", "first path '" + part.path(0)
-                    + "' is not the one the top names, '" + PartedIndexTop.str(top.firstPath(k)) + "'");
+                    + "' is not the one the top names, '" + IndexChecks.str(top.firstPath(k)) + "'");
         }
         if (k + 1 < partCount) {
             byte[] last = part.pathBytes(count - 1);
             byte[] next = top.firstPath(k + 1);
             if (ComponentOrder.compare(last, 0, last.length, next, 0, next.length) >= 0 || ComponentOrder.isDirectoryOf(last, 0, last.length, next, 0, next.length)) {
                 throw new ManifestCorruptedException(where, "members[" + (count - 1) + "].path", "last path '"
-                        + PartedIndexTop.str(last) + "' does not come before the next part's first, '" + PartedIndexTop.str(next) + "'");
+                        + IndexChecks.str(last) + "' does not come before the next part's first, '" + IndexChecks.str(next) + "'");
             }
         }
         return part;
@@ -204,21 +204,10 @@ final class PartedMemberIndex extends MemberIndex {
 
     /** Position of directory {@code d} (UTF-8, no trailing '/') in the directory table, or -1. */
     private int findDir(byte[] d) {
-        int lo = 0;
-        int hi = dirCount - 1;
-        while (lo <= hi) {
-            int mid = (lo + hi) >>> 1;
+        return search(0, dirCount, mid -> {
             byte[] p = top.dirPath(mid);
-            int c = ComponentOrder.compare(p, 0, p.length, d, 0, d.length);
-            if (c < 0) {
-                lo = mid + 1;
-            } else if (c > 0) {
-                hi = mid - 1;
-            } else {
-                return mid;
-            }
-        }
-        return -1;
+            return ComponentOrder.compare(p, 0, p.length, d, 0, d.length);
+        });
     }
 
     @Override
@@ -300,7 +289,7 @@ final class PartedMemberIndex extends MemberIndex {
             } else {
                 byte[] path = pathBytes(i);
                 if (ComponentOrder.comparePrefix(path, prefix, 0, p) != 0 || slashAfter(path, p) >= 0) {
-                    throw new ManifestCorruptedException(source, "directories", "member " + i + " '" + PartedIndexTop.str(path)
+                    throw new ManifestCorruptedException(source, "directories", "member " + i + " '" + IndexChecks.str(path)
                             + "' is not directly in '" + dir + "' as the directory table says");
                 }
                 if (sink.child(new String(path, p, path.length - p, StandardCharsets.UTF_8), false, i, i + 1)) {

@@ -25,6 +25,25 @@ public sealed interface Node {
 
     Type type();
 
+    /**
+     * A directory below a folder of a version (a table's, an artifact's, a tensor folder's):
+     * {@code dir} is its path inside that folder ({@code ""} for the folder itself, else without
+     * the trailing '/'), and its children are named by {@link #child}.
+     */
+    sealed interface Folder extends Node {
+        String dir();
+
+        @Override
+        default Type type() {
+            return Type.DIRECTORY;
+        }
+
+        /** The path inside the folder of a child named {@code name}. */
+        default String child(String name) {
+            return dir().isEmpty() ? name : dir() + "/" + name;
+        }
+    }
+
     /** {@code /}: one directory per workspace. */
     record Root() implements Node {
         @Override
@@ -72,20 +91,10 @@ public sealed interface Node {
      * {@code <version>/<table>/<dir>}: the table's Parquet shards, and its Hive partition folders
      * ({@code dir} is {@code ""} for the table's own folder).
      */
-    record TableDir(VersionTree version, String table, String dir) implements Node {
+    record TableDir(VersionTree version, String table, String dir) implements Folder {
         /** The table's own folder. */
         public TableDir(VersionTree version, String table) {
             this(version, table, "");
-        }
-
-        @Override
-        public Type type() {
-            return Type.DIRECTORY;
-        }
-
-        /** The path below the table's folder of a child named {@code name}. */
-        String child(String name) {
-            return dir.isEmpty() ? name : dir + "/" + name;
         }
 
         /** A partition folder below this one. */
@@ -120,12 +129,7 @@ public sealed interface Node {
      * @param slot the artifact, as the mount numbers it: its member files' inodes are computed
      *             from the slot and their index position ({@link MemberInodes})
      */
-    record MemberDir(ArtifactSlot slot, MemberIndex index, String dir) implements Node {
-        @Override
-        public Type type() {
-            return Type.DIRECTORY;
-        }
-
+    record MemberDir(ArtifactSlot slot, MemberIndex index, String dir) implements Folder {
         public VersionTree version() {
             return slot.version();
         }
@@ -136,11 +140,6 @@ public sealed interface Node {
 
         public Artifact artifact() {
             return slot.artifact();
-        }
-
-        /** The member path of a child named {@code name}. */
-        String child(String name) {
-            return dir.isEmpty() ? name : dir + "/" + name;
         }
 
         /** The subdirectory at member path prefix {@code path}. */
@@ -161,17 +160,7 @@ public sealed interface Node {
      *
      * @param path the folder's path in the version, for messages
      */
-    record TensorDir(VersionTree version, TensorFolder folder, String dir, String path) implements Node {
-        @Override
-        public Type type() {
-            return Type.DIRECTORY;
-        }
-
-        /** The path inside the folder of a child named {@code name}. */
-        String child(String name) {
-            return dir.isEmpty() ? name : dir + "/" + name;
-        }
-
+    record TensorDir(VersionTree version, TensorFolder folder, String dir, String path) implements Folder {
         /** The subfolder at {@code inner}. */
         TensorDir subfolder(String inner) {
             return new TensorDir(version, folder, inner, path);

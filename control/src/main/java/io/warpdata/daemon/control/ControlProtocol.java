@@ -123,9 +123,7 @@ public final class ControlProtocol {
     }
 
     public static ObjectNode result(JsonNode id, JsonNode result) {
-        ObjectNode n = object();
-        n.set(ID, id);
-        n.put(OK, true);
+        ObjectNode n = reply(id, true);
         n.set(RESULT, result == null ? object() : result);
         return n;
     }
@@ -135,13 +133,19 @@ public final class ControlProtocol {
     }
 
     public static ObjectNode error(JsonNode id, String type, String message, String nextStep) {
-        ObjectNode n = object();
-        n.set(ID, id);
-        n.put(OK, false);
+        ObjectNode n = reply(id, false);
         ObjectNode err = n.putObject(ERROR);
         err.put(TYPE, type);
         err.put(MESSAGE, message == null ? type : message);
         err.put(NEXT_STEP, nextStep == null ? "" : nextStep);
+        return n;
+    }
+
+    /** The head of a reply: {@code {"id": id, "ok": ok}}. */
+    private static ObjectNode reply(JsonNode id, boolean ok) {
+        ObjectNode n = object();
+        n.set(ID, id);
+        n.put(OK, ok);
         return n;
     }
 

@@ -11,14 +11,22 @@ import io.warpdata.daemon.control.protocol.Wire;
  */
 public abstract class TypedOperation<Q, R, E> implements Operation {
     private final Call<Q, R, E> call;
+    private final AccessPolicy.Access access;
 
-    protected TypedOperation(Call<Q, R, E> call) {
+    /** @param access what the peer needs to run it */
+    protected TypedOperation(Call<Q, R, E> call, AccessPolicy.Access access) {
         this.call = call;
+        this.access = access;
     }
 
     @Override
     public final String name() {
         return call.op();
+    }
+
+    @Override
+    public final AccessPolicy.Access access() {
+        return access;
     }
 
     @Override

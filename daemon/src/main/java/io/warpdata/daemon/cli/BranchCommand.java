@@ -45,10 +45,7 @@ final class BranchCommand implements Callable<Integer> {
         try (Remote remote = root.openRemote()) {
             Catalog catalog = remote.catalog();
             if (delete) {
-                if (!(ref.ref() instanceof DatasetRef.Latest)) {
-                    throw new UsageException("--delete takes the dataset without @" + ref.ref(),
-                            "Write: warpctl branch --delete " + ref.id() + " " + name);
-                }
+                WarpctlCommand.requireDatasetOnly(ref, "--delete", "warpctl branch --delete " + ref.id() + " " + name);
                 String was = catalog.deleteBranch(ref.id(), name).hex();
                 out = new BranchOutput(ref.id().toString(), name, true, was, null);
                 text = "deleted branch " + ref.id() + "@" + name + " (it named " + was + ", which stays published as "
@@ -56,7 +53,7 @@ final class BranchCommand implements Callable<Integer> {
             } else {
                 Catalog.Head head = catalog.head(ref.id(), name);
                 Catalog.Located target = catalog.locate(ref);
-                String by = root.context.env().getOrDefault("USER", System.getProperty("user.name", "unknown"));
+                String by = root.context.user();
                 boolean moved = catalog.moveBranch(ref.id(), name, target.version(), by, head);
                 out = new BranchOutput(ref.id().toString(), name, null, target.version().hex(), moved);
                 text = moved ? "branch " + ref.id() + "@" + name + ": " + head.version().map(v -> v.shortHex(12))
@@ -65,12 +62,7 @@ final class BranchCommand implements Callable<Integer> {
             }
         }
         DaemonCalls.refreshDaemon(root, delete ? "the deletion" : "the branch");
-        if (root.json) {
-            root.printJson(out);
-        } else {
-            root.context.out().println(text);
-        }
-        return 0;
+        return root.print(out, text);
     }
 
     /** What {@code warpctl branch --json} prints: {@code deleted} and the version it named, or {@code version} and {@code moved}. */

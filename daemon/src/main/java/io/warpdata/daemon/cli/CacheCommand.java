@@ -2,14 +2,12 @@ package io.warpdata.daemon.cli;
 
 import io.warpdata.daemon.control.protocol.ByteCount;
 import io.warpdata.daemon.control.protocol.CacheCalls;
-import io.warpdata.daemon.control.protocol.Call;
 import io.warpdata.daemon.control.protocol.Calls;
 import io.warpdata.daemon.control.protocol.Empty;
 import io.warpdata.daemon.control.protocol.ReadSourceCount;
 import io.warpdata.daemon.control.protocol.Wire;
 import io.warpdata.daemon.ByteSize;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.warpdata.daemon.control.ControlClient;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -31,12 +29,6 @@ public final class CacheCommand implements Runnable {
         throw new CommandLine.ParameterException(spec.commandLine(), "missing command: stats, gc or verify");
     }
 
-    private static <Q, R, E> R call(CommandSpec spec, Call<Q, R, E> call, Q request) {
-        try (ControlClient c = DaemonCalls.connect(spec)) {
-            return c.call(call, request);
-        }
-    }
-
     @Command(name = "stats", mixinStandardHelpOptions = true, description = "Size, limit, hit rate, GETs, bytes fetched, prefetch efficiency, evictions.")
     static final class Stats implements Callable<Integer> {
         @Spec
@@ -44,7 +36,7 @@ public final class CacheCommand implements Runnable {
 
         @Override
         public Integer call() {
-            CacheCalls.Stats stats = CacheCommand.call(spec, Calls.CACHE_STATS, Empty.INSTANCE);
+            CacheCalls.Stats stats = DaemonCalls.call(spec, Calls.CACHE_STATS, Empty.INSTANCE);
             PrintWriter out = spec.commandLine().getOut();
             if (DaemonCalls.json(spec)) {
                 DaemonCalls.printJson(out, stats);
@@ -109,17 +101,10 @@ public final class CacheCommand implements Runnable {
 
         @Override
         public Integer call() {
-            CacheCalls.GcReply r = CacheCommand.call(spec, Calls.CACHE_GC,
+            CacheCalls.GcReply r = DaemonCalls.call(spec, Calls.CACHE_GC,
                     new CacheCalls.GcRequest(limit == null ? null : new ByteCount(limit)));
-            PrintWriter out = spec.commandLine().getOut();
-            if (DaemonCalls.json(spec)) {
-                DaemonCalls.printJson(out, r);
-            } else {
-                out.printf("cache gc: %s -> %s (%s evicted)%n", ByteSize.format(r.bytesBefore()),
-                        ByteSize.format(r.bytesAfter()), ByteSize.format(r.bytesEvicted()));
-                out.flush();
-            }
-            return 0;
+            return DaemonCalls.print(spec, r, String.format("cache gc: %s -> %s (%s evicted)%n",
+                    ByteSize.format(r.bytesBefore()), ByteSize.format(r.bytesAfter()), ByteSize.format(r.bytesEvicted())));
         }
     }
 
@@ -130,16 +115,9 @@ public final class CacheCommand implements Runnable {
 
         @Override
         public Integer call() {
-            CacheCalls.VerifyReply r = CacheCommand.call(spec, Calls.CACHE_VERIFY, Empty.INSTANCE);
-            PrintWriter out = spec.commandLine().getOut();
-            if (DaemonCalls.json(spec)) {
-                DaemonCalls.printJson(out, r);
-            } else {
-                out.printf("cache verify: %d blocks (%s) checked, %d bad removed%n", r.blocksChecked(),
-                        ByteSize.format(r.bytesChecked()), r.blocksRemoved());
-                out.flush();
-            }
-            return 0;
+            CacheCalls.VerifyReply r = DaemonCalls.call(spec, Calls.CACHE_VERIFY, Empty.INSTANCE);
+            return DaemonCalls.print(spec, r, String.format("cache verify: %d blocks (%s) checked, %d bad removed%n",
+                    r.blocksChecked(), ByteSize.format(r.bytesChecked()), r.blocksRemoved()));
         }
     }
 }

@@ -25,6 +25,16 @@ public record CliContext(Map<String, String> env, PrintStream out, PrintStream e
         Objects.requireNonNull(readers, "readers");
     }
 
+    /** Who runs the command, as pointer moves and manifests record it: {@code $USER}, else the JVM's user name. */
+    public String user() {
+        return env.getOrDefault("USER", System.getProperty("user.name", "unknown"));
+    }
+
+    /** Where a publish or a view stages its files: {@code --staging-dir} (relative to the working directory), else the temp directory. */
+    public Path stagingParent(Path stagingDir) {
+        return stagingDir != null ? cwd.resolve(stagingDir) : Path.of(System.getProperty("java.io.tmpdir"));
+    }
+
     /** Opens the store a {@code --remote} URI names. */
     @FunctionalInterface
     public interface StoreOpener {

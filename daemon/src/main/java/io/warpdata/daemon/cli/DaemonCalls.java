@@ -1,5 +1,6 @@
 package io.warpdata.daemon.cli;
 
+import io.warpdata.daemon.control.protocol.Call;
 import io.warpdata.daemon.control.protocol.Calls;
 import io.warpdata.daemon.control.protocol.RefreshCall;
 import io.warpdata.daemon.control.protocol.Wire;
@@ -35,6 +36,25 @@ final class DaemonCalls {
     /** Connects to the daemon (typed DaemonUnavailable error if none answers). */
     static ControlClient connect(CommandSpec spec) {
         return ControlClient.connect(socket(spec));
+    }
+
+    /** Sends one call to warpd and waits for its reply. */
+    static <Q, R, E> R call(CommandSpec spec, Call<Q, R, E> call, Q request) {
+        try (ControlClient c = connect(spec)) {
+            return c.call(call, request);
+        }
+    }
+
+    /** Prints {@code reply} as JSON under {@code --json}, else {@code text} as it is; returns 0, the exit code. */
+    static int print(CommandSpec spec, Object reply, String text) {
+        PrintWriter out = spec.commandLine().getOut();
+        if (json(spec)) {
+            printJson(out, reply);
+        } else {
+            out.print(text);
+            out.flush();
+        }
+        return 0;
     }
 
     /** Whether {@code --json} was given (anywhere on the command line). */

@@ -32,10 +32,7 @@ final class LatestCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         DatasetRef id = WarpctlCommand.datasetRef(dataset);
-        if (!(id.ref() instanceof DatasetRef.Latest)) {
-            throw new UsageException("latest takes the dataset without @" + id.ref() + ", then the version",
-                    "Write: warpctl latest " + id.id() + " " + id.ref());
-        }
+        WarpctlCommand.requireDatasetOnly(id, "latest", "warpctl latest " + id.id() + " " + id.ref());
         DatasetRef target = WarpctlCommand.datasetRef(id.id() + "@" + ref);
         LatestOutput out;
         String text;
@@ -43,7 +40,7 @@ final class LatestCommand implements Callable<Integer> {
             Catalog catalog = remote.catalog();
             Catalog.Head head = catalog.head(id.id(), null);
             Catalog.Located to = catalog.locate(target);
-            String by = root.context.env().getOrDefault("USER", System.getProperty("user.name", "unknown"));
+            String by = root.context.user();
             boolean moved = catalog.moveBranch(id.id(), null, to.version(), by, head);
             Optional<String> from = head.version().map(v -> v.hex());
             out = new LatestOutput(id.id().toString(), from.orElse(null), to.version().hex(), moved);
@@ -52,12 +49,7 @@ final class LatestCommand implements Callable<Integer> {
                     + "; nothing written";
         }
         DaemonCalls.refreshDaemon(root, "latest");
-        if (root.json) {
-            root.printJson(out);
-        } else {
-            root.context.out().println(text);
-        }
-        return 0;
+        return root.print(out, text);
     }
 
     /** What {@code warpctl latest --json} prints; {@code from} is null when there was no latest. */

@@ -1,13 +1,12 @@
 package io.warpdata.daemon.cli;
 
 import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.Empty;
 import io.warpdata.daemon.control.protocol.MetricsCall;
-import io.warpdata.daemon.control.ControlClient;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
-import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 
 /**
@@ -24,17 +23,7 @@ public final class MetricsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        MetricsCall.Reply r;
-        try (ControlClient c = DaemonCalls.connect(spec)) {
-            r = c.call(Calls.METRICS);
-        }
-        PrintWriter out = spec.commandLine().getOut();
-        if (DaemonCalls.json(spec)) {
-            DaemonCalls.printJson(out, r);
-        } else {
-            out.print(r.text());
-            out.flush();
-        }
-        return 0;
+        MetricsCall.Reply r = DaemonCalls.call(spec, Calls.METRICS, Empty.INSTANCE);
+        return DaemonCalls.print(spec, r, r.text());
     }
 }

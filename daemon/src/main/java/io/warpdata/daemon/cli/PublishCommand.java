@@ -109,21 +109,15 @@ final class PublishCommand implements Callable<Integer> {
         }
         Optional<PublishCall.Reply> viaDaemon = noDaemon ? Optional.empty() : publishThroughDaemon(ctx, id, bindings, shardBytes);
         if (viaDaemon.isPresent()) {
-            if (root.json) {
-                root.printJson(viaDaemon.get());
-            } else {
-                ctx.out().println(viaDaemon.get().summary());
-            }
-            return 0;
+            return root.print(viaDaemon.get(), viaDaemon.get().summary());
         }
         PublishRequest request = new PublishRequest(id, new TreeMap<>(PublishRequest.parseNamed(tables, "--table")),
                 new TreeMap<>(PublishRequest.parseNamed(artifacts, "--artifact")), parsedBindings, setLatest,
                 shardBytes, ctx.cwd(), Optional.ofNullable(branch), allowThresholdViolations, allowMissingMembers);
-        Path staging = stagingDir != null ? ctx.cwd().resolve(stagingDir)
-                : Path.of(System.getProperty("java.io.tmpdir"));
+        Path staging = ctx.stagingParent(stagingDir);
         PublishProgress bars = progress || (ctx.stderrIsTerminal() && !root.json)
                 ? new TerminalProgress(ctx.err()) : PublishProgress.NONE;
-        String creator = ctx.env().getOrDefault("USER", System.getProperty("user.name", "unknown"));
+        String creator = ctx.user();
         PublishResult result;
         try (Remote remote = root.openRemote()) {
             result = new Publisher(remote.store, remote.catalog(), ctx.clock(), creator, staging, threads, bars).publish(request);
@@ -131,12 +125,7 @@ final class PublishCommand implements Callable<Integer> {
         // Published in this process (--no-daemon, or warpd serves another store): a warpd on the
         // socket still shows the version when this returns.
         DaemonCalls.refreshDaemon(root, "the version");
-        if (root.json) {
-            root.printJson(PublishOperation.reply(result));
-        } else {
-            ctx.out().println(result.summary());
-        }
-        return 0;
+        return root.print(PublishOperation.reply(result), result.summary());
     }
 
     /**

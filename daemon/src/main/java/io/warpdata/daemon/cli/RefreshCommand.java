@@ -2,7 +2,6 @@ package io.warpdata.daemon.cli;
 
 import io.warpdata.daemon.control.protocol.Calls;
 import io.warpdata.daemon.control.protocol.RefreshCall;
-import io.warpdata.daemon.control.ControlClient;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
@@ -20,19 +19,9 @@ public final class RefreshCommand implements Callable<Integer> {
     @Parameters(index = "0", arity = "0..1", paramLabel = "DATASET", description = "workspace/name (default: all)")
     String dataset;
 
-
     @Override
     public Integer call() {
-        RefreshCall.Reply r;
-        try (ControlClient c = DaemonCalls.connect(spec)) {
-            r = c.call(Calls.REFRESH, new RefreshCall.Request(dataset));
-        }
-        if (DaemonCalls.json(spec)) {
-            DaemonCalls.printJson(spec.commandLine().getOut(), r);
-        } else {
-            spec.commandLine().getOut().println("refreshed " + r.refreshed());
-            spec.commandLine().getOut().flush();
-        }
-        return 0;
+        RefreshCall.Reply r = DaemonCalls.call(spec, Calls.REFRESH, new RefreshCall.Request(dataset));
+        return DaemonCalls.print(spec, r, "refreshed " + r.refreshed() + System.lineSeparator());
     }
 }

@@ -2,11 +2,11 @@ package io.warpdata.daemon.cli;
 
 import io.warpdata.daemon.control.protocol.MirrorStatus;
 import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.Empty;
 import io.warpdata.daemon.control.protocol.StatsCall;
 import io.warpdata.daemon.control.protocol.StatusCall;
 import io.warpdata.daemon.control.protocol.StoreStatus;
 import io.warpdata.daemon.control.protocol.Wire;
-import io.warpdata.daemon.control.ControlClient;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -34,10 +34,7 @@ public final class StatusCommand implements Callable<Integer> {
         if (watch) {
             return watch();
         }
-        StatusCall.Reply s;
-        try (ControlClient c = DaemonCalls.connect(spec)) {
-            s = c.call(Calls.STATUS);
-        }
+        StatusCall.Reply s = DaemonCalls.call(spec, Calls.STATUS, Empty.INSTANCE);
         PrintWriter out = spec.commandLine().getOut();
         if (DaemonCalls.json(spec)) {
             DaemonCalls.printJson(out, s);
@@ -78,10 +75,7 @@ public final class StatusCommand implements Callable<Integer> {
         StatsCall.Reply previous = null;
         long previousNanos = 0;
         while (true) {
-            StatsCall.Reply sample;
-            try (ControlClient c = DaemonCalls.connect(spec)) {
-                sample = c.call(Calls.STATS);
-            }
+            StatsCall.Reply sample = DaemonCalls.call(spec, Calls.STATS, Empty.INSTANCE);
             long nanos = System.nanoTime();
             if (json) {
                 out.println(Wire.tree(sample).toString());

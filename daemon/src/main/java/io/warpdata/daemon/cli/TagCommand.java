@@ -45,29 +45,20 @@ final class TagCommand implements Callable<Integer> {
         try (Remote remote = root.openRemote()) {
             Catalog catalog = remote.catalog();
             if (delete) {
-                if (!(ref.ref() instanceof DatasetRef.Latest)) {
-                    throw new UsageException("--delete takes the dataset without @" + ref.ref(),
-                            "Write: warpctl tag --delete " + ref.id() + " " + name);
-                }
+                WarpctlCommand.requireDatasetOnly(ref, "--delete", "warpctl tag --delete " + ref.id() + " " + name);
                 catalog.deleteTag(ref.id(), name);
                 out = new TagOutput(ref.id().toString(), name, true, null, null);
                 text = "deleted tag " + ref.id() + "@" + name;
             } else {
                 Catalog.Located target = catalog.locate(ref);
-                boolean written = catalog.tag(ref.id(), name, target.version(), root.context.env().getOrDefault("USER",
-                        System.getProperty("user.name", "unknown")), force);
+                boolean written = catalog.tag(ref.id(), name, target.version(), root.context.user(), force);
                 out = new TagOutput(ref.id().toString(), name, null, target.version().hex(), written);
                 text = written ? "tagged " + ref.id() + "@" + name + " -> " + target.version().hex()
                         : ref.id() + "@" + name + " already names " + target.version().hex() + "; nothing written";
             }
         }
         DaemonCalls.refreshDaemon(root, delete ? "the deletion" : "the tag");
-        if (root.json) {
-            root.printJson(out);
-        } else {
-            root.context.out().println(text);
-        }
-        return 0;
+        return root.print(out, text);
     }
 
     static String tagName(String tag) {

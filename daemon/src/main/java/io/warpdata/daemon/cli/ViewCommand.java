@@ -93,8 +93,8 @@ final class ViewCommand implements Callable<Integer> {
         Optional<String> b = Optional.ofNullable(branch).map(PublishRequest::requireBranchName);
         Optional<String> t = Optional.ofNullable(tag).map(TagCommand::tagName);
         CliContext ctx = root.context;
-        String creator = ctx.env().getOrDefault("USER", System.getProperty("user.name", "unknown"));
-        Path staging = stagingDir != null ? ctx.cwd().resolve(stagingDir) : Path.of(System.getProperty("java.io.tmpdir"));
+        String creator = ctx.user();
+        Path staging = ctx.stagingParent(stagingDir);
         PublishProgress bars = ctx.stderrIsTerminal() && !root.json ? new TerminalProgress(ctx.err()) : PublishProgress.NONE;
         // The options are checked before the store is opened: a command that only has to say no
         // answers without a store client, a round trip or DuckDB (docs/views.md, "How long").
@@ -108,15 +108,11 @@ final class ViewCommand implements Callable<Integer> {
         }
         // A running warpd shows the view (and a new workspace) when this returns, as after a publish.
         DaemonCalls.refreshDaemon(root, "the view");
-        if (root.json) {
-            root.printJson(new ViewOutput(result.dataset().toString(), result.version().hex(),
-                    result.parentId() + "@" + result.parent().hex(), result.rows(), result.members(),
-                    result.manifestWritten(), result.bytesUploaded(), result.moved(),
-                    result.dataset() + "@" + result.version().shortHex(16), result.latestHint().orElse(null)));
-        } else {
-            ctx.out().println(result.summary());
-        }
-        return 0;
+        return root.print(new ViewOutput(result.dataset().toString(), result.version().hex(),
+                result.parentId() + "@" + result.parent().hex(), result.rows(), result.members(),
+                result.manifestWritten(), result.bytesUploaded(), result.moved(),
+                result.dataset() + "@" + result.version().shortHex(16), result.latestHint().orElse(null)),
+                result.summary());
     }
 
     /** The query the options describe, of {@code tableName}; checks them (ViewException). */

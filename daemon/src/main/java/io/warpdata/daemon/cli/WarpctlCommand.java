@@ -233,6 +233,16 @@ public final class WarpctlCommand implements Runnable {
         return new Remote(store);
     }
 
+    /**
+     * Refuses a {@code ref} that names a version (WS/NAME@REF) where {@code what} takes the
+     * dataset alone; {@code write} is the command line to write instead.
+     */
+    static void requireDatasetOnly(DatasetRef ref, String what, String write) {
+        if (!(ref.ref() instanceof DatasetRef.Latest)) {
+            throw new UsageException(what + " takes the dataset without @" + ref.ref(), "Write: " + write);
+        }
+    }
+
     static DatasetRef datasetRef(String text) {
         try {
             return DatasetRef.parse(text);
@@ -240,6 +250,16 @@ public final class WarpctlCommand implements Runnable {
             throw new UsageException("'" + text + "' is not a dataset: " + e.getMessage(),
                     "Name a dataset as workspace/name or workspace/name@<version prefix>.");
         }
+    }
+
+    /** Prints {@code json} as JSON under {@code --json}, else the line {@code text}; returns 0, the exit code. */
+    int print(Object json, String text) {
+        if (this.json) {
+            printJson(json);
+        } else {
+            context.out().println(text);
+        }
+        return 0;
     }
 
     void printJson(Object value) {

@@ -18,7 +18,6 @@ import io.warpdata.manifest.TableShard;
 import io.warpdata.manifest.VersionHash;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -29,7 +28,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.stream.Stream;
 
 /**
  * Publishes a dataset version (DESIGN.md section 7).
@@ -100,7 +98,7 @@ public final class Publisher {
         // The heads the pointers move from: read before the work, so a publisher that started
         // from the same head as another and finished second loses (compare-and-swap).
         PointerMoves pointers = PointerMoves.begin(catalog, request.dataset(), request.setLatest(), request.branch());
-        Path staging = createStaging();
+        Path staging = Staging.create(stagingParent, "warp-publish-", "enough free space for the packed artifacts");
         try {
             Map<String, StagedTable> tables = new TreeMap<>();
             try (ParquetInspector inspector = new ParquetInspector()) {
@@ -131,7 +129,7 @@ public final class Publisher {
                     upload.uploaded(), upload.skipped(), upload.bytesUploaded(), upload.bytesSkipped(),
                     manifestWritten, request.setLatest(), moved, notes(manifest));
         } finally {
-            deleteRecursively(staging);
+            Staging.delete(staging);
         }
     }
 
@@ -185,16 +183,6 @@ public final class Publisher {
             out.addAll(InputPaths.expand(spec, workDir, what));
         }
         return out;
-    }
-
-    private Path createStaging() {
-        try {
-            Files.createDirectories(stagingParent);
-            return Files.createTempDirectory(stagingParent, "warp-publish-");
-        } catch (IOException e) {
-            throw new InvalidInputException("Cannot create a staging directory under " + stagingParent + ": " + e,
-                    "Pass --staging-dir DIR with enough free space for the packed artifacts.", e);
-        }
     }
 
     /** A safetensors dataset's {@code _tensor_index.parquet} is also the table {@code <artifact>_tensor_index}. */
@@ -451,19 +439,4 @@ public final class Publisher {
         });
         return main;
     }
-
-    private static void deleteRecursively(Path dir) {
-        try (Stream<Path> s = Files.walk(dir)) {
-            s.sorted(Comparator.reverseOrder()).forEach(p -> {
-                try {
-                    Files.deleteIfExists(p);
-                } catch (IOException e) {
-                    // Best effort: a leftover staging file is not worth failing a finished publish.
-                }
-            });
-        } catch (IOException e) {
-            throw new UncheckedIOException("cleaning up " + dir, e);
-        }
-    }
-
 }

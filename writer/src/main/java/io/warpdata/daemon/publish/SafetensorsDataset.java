@@ -102,10 +102,7 @@ final class SafetensorsDataset {
         Map<String, Long> shapes = new LinkedHashMap<>();
         for (int i = 0; i < shards.size(); i++) {
             JsonNode s = shards.get(i);
-            String at = where + " shards[" + i + "]";
-            if (!s.isObject()) {
-                throw FIELDS.corrupted(at, "is not an object");
-            }
+            String at = FIELDS.shardAt(shards, i, where);
             String file = FIELDS.text(s, "file", at);
             long count = FIELDS.count(s, "samples_count", at);
             long size = FIELDS.count(s, "bytes", at);

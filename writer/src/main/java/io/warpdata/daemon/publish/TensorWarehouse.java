@@ -168,10 +168,7 @@ final class TensorWarehouse {
         long bytes = 0;
         for (int i = 0; i < shards.size(); i++) {
             JsonNode s = shards.get(i);
-            String at = where + " shards[" + i + "]";
-            if (!s.isObject()) {
-                throw FIELDS.corrupted(at, "is not an object");
-            }
+            String at = FIELDS.shardAt(shards, i, where);
             String id = FIELDS.text(s, "id", at);
             if (!ids.add(id)) {
                 throw FIELDS.corrupted(at, "has id " + quoted(id) + " a second time");

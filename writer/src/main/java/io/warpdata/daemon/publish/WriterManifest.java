@@ -52,6 +52,15 @@ final class WriterManifest {
         return v;
     }
 
+    /** Where entry {@code i} of a manifest's {@code shards} array is, for messages; checks that it is an object. */
+    String shardAt(JsonNode shards, int i, String where) {
+        String at = where + " shards[" + i + "]";
+        if (!shards.get(i).isObject()) {
+            throw corrupted(at, "is not an object");
+        }
+        return at;
+    }
+
     /** A file's size, or a typed error saying it cannot be read. */
     static long size(Path p) {
         try {

@@ -9,6 +9,7 @@ import io.warpdata.daemon.publish.PointerMoves;
 import io.warpdata.daemon.publish.PublishProgress;
 import io.warpdata.daemon.publish.Publisher;
 import io.warpdata.daemon.publish.StagedBlob;
+import io.warpdata.daemon.publish.Staging;
 import io.warpdata.daemon.publish.StagedIndex;
 import io.warpdata.manifest.IndexBytes;
 import io.warpdata.manifest.Artifact;
@@ -37,7 +38,6 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -46,7 +46,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.stream.Stream;
 
 /**
  * Publishes a view: a derived version made of the rows a {@link ViewQuery} selects from one
@@ -178,7 +177,7 @@ public final class ViewPublisher {
         Set<String> boundColumns = new LinkedHashSet<>();
         bound.forEach(b -> boundColumns.add(b.column()));
 
-        Path staging = createStaging();
+        Path staging = Staging.create(stagingParent, "warp-view-", "room for the source table");
         try {
             List<Path> files = downloadTable(query.table(), table, staging);
             Path out = staging.resolve("view.parquet");
@@ -227,7 +226,7 @@ public final class ViewPublisher {
                     manifestWritten, upload.bytesUploaded(), moved, moveLatest || !target.namesNothingExplicitly()
                     ? Optional.empty() : Optional.of(latestBefore.map(v -> v.shortHex(12)).orElse("(none)")));
         } finally {
-            deleteRecursively(staging);
+            Staging.delete(staging);
         }
     }
 
@@ -372,21 +371,4 @@ public final class ViewPublisher {
         }
     }
 
-    private Path createStaging() {
-        try {
-            Files.createDirectories(stagingParent);
-            return Files.createTempDirectory(stagingParent, "warp-view-");
-        } catch (IOException e) {
-            throw new ViewException("Cannot create a staging directory under " + stagingParent + ": " + e,
-                    "Pass --staging-dir DIR with room for the source table.", e);
-        }
-    }
-
-    private static void deleteRecursively(Path dir) {
-        try (Stream<Path> s = Files.walk(dir)) {
-            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException e) {
-            // Best effort: a leftover staging file is not worth failing a finished view.
-        }
-    }
 }

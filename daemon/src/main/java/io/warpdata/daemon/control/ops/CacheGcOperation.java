@@ -12,13 +12,8 @@ public final class CacheGcOperation extends TypedOperation<CacheCalls.GcRequest,
     private final BlockCache cache;
 
     public CacheGcOperation(BlockCache cache) {
-        super(Calls.CACHE_GC);
+        super(Calls.CACHE_GC, AccessPolicy.Access.PRIVILEGED);
         this.cache = cache;
-    }
-
-    @Override
-    public AccessPolicy.Access access() {
-        return AccessPolicy.Access.PRIVILEGED;
     }
 
     @Override

@@ -18,13 +18,8 @@ public final class CacheStatsOperation extends TypedOperation<Empty, CacheCalls.
     private final BlockCache cache;
 
     public CacheStatsOperation(BlockCache cache) {
-        super(Calls.CACHE_STATS);
+        super(Calls.CACHE_STATS, AccessPolicy.Access.OPEN);
         this.cache = cache;
-    }
-
-    @Override
-    public AccessPolicy.Access access() {
-        return AccessPolicy.Access.OPEN;
     }
 
     @Override

@@ -20,14 +20,9 @@ public final class CacheVerifyOperation extends TypedOperation<Empty, CacheCalls
     private final Clock clock;
 
     public CacheVerifyOperation(BlockCache cache, Clock clock) {
-        super(Calls.CACHE_VERIFY);
+        super(Calls.CACHE_VERIFY, AccessPolicy.Access.PRIVILEGED);
         this.cache = cache;
         this.clock = clock;
-    }
-
-    @Override
-    public AccessPolicy.Access access() {
-        return AccessPolicy.Access.PRIVILEGED;
     }
 
     @Override

@@ -27,13 +27,8 @@ public final class InfoOperation extends TypedOperation<DatasetArg, InfoCall.Rep
     private final Catalog catalog;
 
     public InfoOperation(Catalog catalog) {
-        super(Calls.INFO);
+        super(Calls.INFO, AccessPolicy.Access.OPEN);
         this.catalog = catalog;
-    }
-
-    @Override
-    public AccessPolicy.Access access() {
-        return AccessPolicy.Access.OPEN;
     }
 
     @Override

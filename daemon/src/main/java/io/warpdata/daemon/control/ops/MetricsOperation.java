@@ -15,13 +15,8 @@ public final class MetricsOperation extends TypedOperation<Empty, MetricsCall.Re
     private final DaemonInfo daemon;
 
     public MetricsOperation(DaemonInfo daemon) {
-        super(Calls.METRICS);
+        super(Calls.METRICS, AccessPolicy.Access.OPEN);
         this.daemon = daemon;
-    }
-
-    @Override
-    public AccessPolicy.Access access() {
-        return AccessPolicy.Access.OPEN;
     }
 
     @Override

@@ -72,16 +72,11 @@ public final class PrefetchOrderOperation extends TypedOperation<PrefetchOrderCa
      * @param mount the mount point (absolute roots are taken relative to it)
      */
     public PrefetchOrderOperation(WarpTree tree, BlockCache cache, String mount, Clock clock) {
-        super(Calls.PREFETCH_ORDER);
+        super(Calls.PREFETCH_ORDER, AccessPolicy.Access.OPEN);
         this.tree = tree;
         this.cache = cache;
         this.mount = mount.endsWith("/") && mount.length() > 1 ? mount.substring(0, mount.length() - 1) : mount;
         this.clock = clock;
-    }
-
-    @Override
-    public AccessPolicy.Access access() {
-        return AccessPolicy.Access.OPEN;
     }
 
     @Override

@@ -55,7 +55,7 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
      */
     public PublishOperation(Catalog catalog, BlobStore store, Path staging, Clock clock, Runnable beforePublish,
                             Runnable afterPublish, SourceAccess access) {
-        super(Calls.PUBLISH);
+        super(Calls.PUBLISH, AccessPolicy.Access.PRIVILEGED);
         this.catalog = catalog;
         this.store = store;
         this.staging = staging;
@@ -63,11 +63,6 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
         this.beforePublish = beforePublish;
         this.afterPublish = afterPublish;
         this.access = access;
-    }
-
-    @Override
-    public AccessPolicy.Access access() {
-        return AccessPolicy.Access.PRIVILEGED;
     }
 
     /** The writer's request from the wire's: absolute paths, already expanded by the client. */

@@ -25,14 +25,9 @@ public final class RefreshOperation extends TypedOperation<RefreshCall.Request, 
 
     /** @param afterRefresh run once the catalog has forgotten (warpd: the mount re-checks its links) */
     public RefreshOperation(Catalog catalog, Runnable afterRefresh) {
-        super(Calls.REFRESH);
+        super(Calls.REFRESH, AccessPolicy.Access.OPEN);
         this.catalog = catalog;
         this.afterRefresh = afterRefresh;
-    }
-
-    @Override
-    public AccessPolicy.Access access() {
-        return AccessPolicy.Access.OPEN;
     }
 
     @Override

@@ -14,13 +14,8 @@ public final class StatsOperation extends TypedOperation<Empty, StatsCall.Reply,
     private final DaemonInfo daemon;
 
     public StatsOperation(DaemonInfo daemon) {
-        super(Calls.STATS);
+        super(Calls.STATS, AccessPolicy.Access.OPEN);
         this.daemon = daemon;
-    }
-
-    @Override
-    public AccessPolicy.Access access() {
-        return AccessPolicy.Access.OPEN;
     }
 
     @Override

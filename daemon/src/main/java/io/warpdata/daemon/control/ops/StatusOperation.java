@@ -17,15 +17,10 @@ public final class StatusOperation extends TypedOperation<Empty, StatusCall.Repl
     private final Clock clock;
 
     public StatusOperation(DaemonInfo daemon, AccessPolicy policy, Clock clock) {
-        super(Calls.STATUS);
+        super(Calls.STATUS, AccessPolicy.Access.OPEN);
         this.daemon = daemon;
         this.policy = policy;
         this.clock = clock;
-    }
-
-    @Override
-    public AccessPolicy.Access access() {
-        return AccessPolicy.Access.OPEN;
     }
 
     @Override

@@ -34,14 +34,9 @@ public final class TableBatchesOperation
 
     /** @param tempDir where each call keeps the sparse mirrors of the shards it reads (deleted after) */
     public TableBatchesOperation(Catalog catalog, BlobReader reader, Path tempDir) {
-        super(Calls.TABLE_BATCHES);
+        super(Calls.TABLE_BATCHES, AccessPolicy.Access.OPEN);
         this.catalog = catalog;
         this.batches = new TableBatches(reader, tempDir);
-    }
-
-    @Override
-    public AccessPolicy.Access access() {
-        return AccessPolicy.Access.OPEN;
     }
 
     @Override

@@ -41,15 +41,10 @@ public final class WarmOperation extends TypedOperation<WarmCall.Request, WarmCa
     private final Clock clock;
 
     public WarmOperation(Catalog catalog, BlockCache cache, Clock clock) {
-        super(Calls.WARM);
+        super(Calls.WARM, AccessPolicy.Access.OPEN);
         this.catalog = catalog;
         this.cache = cache;
         this.clock = clock;
-    }
-
-    @Override
-    public AccessPolicy.Access access() {
-        return AccessPolicy.Access.OPEN;
     }
 
     /**
