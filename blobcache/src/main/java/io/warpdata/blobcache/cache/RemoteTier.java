@@ -19,6 +19,7 @@ public interface RemoteTier extends AutoCloseable {
      * Reads {@code len} bytes at {@code offset} of the store key {@code key} into
      * {@code dst[dstOff, dstOff + len)}. The range starts on a block boundary and is whole blocks,
      * except that it may end at the end of the blob. The bytes need not be right: they are checked.
+     * Nothing is written to {@code dst} after this returns or throws (callers reuse the buffer).
      *
      * @param blockSize the blob's block size (the slice size an HTTP cache should be set to)
      * @return true if {@code dst} holds the range, false if the tier does not hold the key (a miss)

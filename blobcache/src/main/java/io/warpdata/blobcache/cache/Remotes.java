@@ -108,6 +108,13 @@ final class Remotes implements ObjectMirrors, AutoCloseable {
     }
 
     static final Remotes NONE = new Remotes(List.of(), new ReadMetrics());
+    /**
+     * Widened reads up to this size use a per-thread scratch buffer: two default blocks, which
+     * holds any member of up to 1 MiB widened to the blocks it spans (members are fetched on their
+     * own up to 256 KiB); fetch threads are few (GETs in flight) and die when idle.
+     */
+    static final int SCRATCH_BYTES = 2 << 20;
+    private final ThreadLocal<byte[]> scratch = ThreadLocal.withInitial(() -> new byte[SCRATCH_BYTES]);
 
     private final List<Entry> entries;
     private final ReadMetrics metrics;
@@ -168,9 +175,12 @@ final class Remotes implements ObjectMirrors, AutoCloseable {
         if (a1 - a0 > Integer.MAX_VALUE - 16) {
             return false;
         }
-        byte[] wide = new byte[(int) (a1 - a0)];
+        int width = (int) (a1 - a0);
+        // A member read widened to its blocks lands in this thread's scratch, not in a new array
+        // per read (nothing lands in it after readAligned returns: RemoteTier.read's contract).
+        byte[] wide = width <= SCRATCH_BYTES ? scratch.get() : new byte[width];
         int at = (int) (offset - a0);
-        if (!readAligned(key, a0, wide, 0, wide.length, blockSize, (d, o, l) -> check.ok(d, o + at, len))) {
+        if (!readAligned(key, a0, wide, 0, width, blockSize, (d, o, l) -> check.ok(d, o + at, len))) {
             return false;
         }
         System.arraycopy(wide, at, dst, off, len);
