@@ -31,7 +31,7 @@ import java.util.concurrent.atomic.LongAdder;
  * The SDK client of one store and what it owns: credentials, region, the HTTP connection pool,
  * timeouts and the retry strategy (exponential backoff with jitter on 5xx, throttling and resets,
  * bounded by {@link S3BlobStore.Config}; a store that sends nothing is not retried here, see
- * {@link NoRetryOnSilence}), and the count of retries it made.
+ * {@link StoreRetries}), and the count of retries it made.
  */
 final class S3Connection implements AutoCloseable {
     private static final ExecutionAttribute<AtomicInteger> ATTEMPTS = new ExecutionAttribute<>("warp.attempts");
@@ -57,12 +57,12 @@ final class S3Connection implements AutoCloseable {
                 .overrideConfiguration(o -> o
                         .apiCallAttemptTimeout(config.attemptTimeout())
                         .apiCallTimeout(config.callTimeout())
-                        .retryStrategy(new NoRetryOnSilence(AwsRetryStrategy.standardRetryStrategy().toBuilder()
+                        .retryStrategy(new StoreRetries(AwsRetryStrategy.standardRetryStrategy().toBuilder()
                                 .maxAttempts(config.maxAttempts())
                                 .backoffStrategy(BackoffStrategy.exponentialDelay(config.backoffBase(), config.backoffMax()))
                                 .throttlingBackoffStrategy(BackoffStrategy.exponentialDelay(
                                         config.backoffBase().multipliedBy(5), config.backoffMax().multipliedBy(2)))
-                                .build()))
+                                .build(), config.maxConnections()))
                         .addExecutionInterceptor(new AttemptCounter()));
         if (endpoint.isPresent()) {
             b.endpointOverride(endpoint.get()).forcePathStyle(true);

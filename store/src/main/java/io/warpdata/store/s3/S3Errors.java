@@ -123,7 +123,7 @@ final class S3Errors {
     /**
      * Whether the store took (or did not refuse) the connection but sent nothing within the
      * answer timeout: a connect timeout (a blackholed address), a socket read timeout, or an
-     * attempt that ran out of time. These are not retried by the SDK ({@link NoRetryOnSilence}):
+     * attempt that ran out of time. These are not retried by the SDK ({@link StoreRetries}):
      * the read path decides, knowing whether the store answers anything else.
      */
     static boolean notAnswering(Throwable e) {
