@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A TCP proxy that makes loopback behave like a real object store's network.
 
-    shaper.py --listen 127.0.0.1:9100 --upstream 127.0.0.1:9000 --rtt-ms 20 --rate-mbps 25 [--stats FILE]
+    shaper.py --listen 127.0.0.1:9100 --upstream 127.0.0.1:9000 --rtt-ms 20 --rate-mbps 25
+              [--link-rate MBPS] [--stats FILE]
 
 Every connection to --listen is relayed to --upstream, with two effects:
 
@@ -11,7 +12,12 @@ Every connection to --listen is relayed to --upstream, with two effects:
   S3 request does before its first byte comes back;
 - bandwidth: what the server sends back is paced to --rate-mbps (MB/s, 10^6 bytes) per
   connection (a token bucket with 256 KiB of burst: 10 ms at 25 MB/s), the way one S3 connection delivers about
-  85-90 MB/s while many connections together deliver much more.
+  85-90 MB/s while many connections together deliver much more;
+- the link (--link-rate, off unless given): what the server sends back to ALL connections
+  together is capped at --link-rate MB/s (one token bucket shared by every connection, 256 KiB
+  of burst, on top of each connection's own pace), the way many nodes share one uplink, WAN
+  path or per-prefix limit to the store: more connections then share the rate instead of
+  adding to it.
 
 `tc netem` is not in every kernel (tbf/htb are not enough for per-connection pacing), hence a
 small userspace proxy. It uses one thread (asyncio); --stats FILE gets a JSON line with
@@ -48,6 +54,7 @@ def request_kind(method, target):
 class Stats:
     def __init__(self, path):
         self.path = path
+        self.link_wait_s = 0.0  # seconds connections spent waiting for the shared link
         self.connections = 0
         self.open = 0
         self.bytes_up = 0
@@ -61,7 +68,7 @@ class Stats:
         t = os.times()
         data = {"connections": self.connections, "open": self.open, "bytes_up": self.bytes_up,
                 "bytes_down": self.bytes_down, "requests": dict(self.requests),
-                "cpu_seconds": round(t.user + t.system, 3), "pid": os.getpid()}
+                "link_wait_s": round(self.link_wait_s, 1), "cpu_seconds": round(t.user + t.system, 3), "pid": os.getpid()}
         moved = {k: v for k, v in data.items() if k != "cpu_seconds"}
         if moved == self.written:
             return
@@ -70,6 +77,32 @@ class Stats:
         with open(tmp, "w") as f:
             f.write(json.dumps(data) + "\n")
         os.replace(tmp, self.path)
+
+
+class Link:
+    """The rate of the link all connections share: a token bucket that may go into debt. Each
+    connection reserves the bytes it is about to send and waits out its share of the debt, so
+    reservations are served in the order they were made (a later one waits behind an earlier
+    one) and the link as a whole never delivers more than `rate` bytes per second after its
+    first `burst` bytes. The clock is injected (tests drive it)."""
+
+    def __init__(self, rate, burst=BURST, clock=time.monotonic):
+        if rate <= 0:
+            raise ValueError("a link's rate must be > 0")
+        self.rate = float(rate)
+        self.burst = float(burst)
+        self.clock = clock
+        self.tokens = float(burst)
+        self.last = clock()
+
+    def reserve(self, n):
+        """Takes n bytes from the link; returns the seconds to wait before sending them (0.0 when
+        the link has them now)."""
+        now = self.clock()
+        self.tokens = min(self.burst, self.tokens + (now - self.last) * self.rate)
+        self.last = now
+        self.tokens -= n
+        return 0.0 if self.tokens >= 0 else -self.tokens / self.rate
 
 
 async def delay_line(reader, writer, rtt, stats):
@@ -114,8 +147,9 @@ async def delay_line(reader, writer, rtt, stats):
         feeder.cancel()
 
 
-async def paced(reader, writer, rate, stats):
-    """Server -> client at `rate` bytes per second (token bucket, BURST bytes of burst)."""
+async def paced(reader, writer, rate, stats, link=None):
+    """Server -> client at `rate` bytes per second (token bucket, BURST bytes of burst), and
+    within the shared link's rate when there is one."""
     tokens = float(BURST)
     last = time.monotonic()
     try:
@@ -137,6 +171,11 @@ async def paced(reader, writer, rate, stats):
                     await asyncio.sleep((want - tokens) / rate)
                     continue
                 n = min(len(view), int(tokens))
+                if link is not None:
+                    wait = link.reserve(n)
+                    if wait > 0:
+                        stats.link_wait_s += wait
+                        await asyncio.sleep(wait)
                 writer.write(view[:n])
                 tokens -= n
                 stats.bytes_down += n
@@ -146,7 +185,7 @@ async def paced(reader, writer, rate, stats):
         return
 
 
-async def handle(client_reader, client_writer, args, stats):
+async def handle(client_reader, client_writer, args, stats, link=None):
     host, port = args.upstream.rsplit(":", 1)
     try:
         up_reader, up_writer = await asyncio.open_connection(host, int(port))
@@ -157,7 +196,7 @@ async def handle(client_reader, client_writer, args, stats):
     stats.open += 1
     try:
         await asyncio.gather(delay_line(client_reader, up_writer, args.rtt_ms / 1000.0, stats),
-                             paced(up_reader, client_writer, args.rate_mbps * 1e6, stats))
+                             paced(up_reader, client_writer, args.rate_mbps * 1e6, stats, link))
     finally:
         stats.open -= 1
         for w in (up_writer, client_writer):
@@ -169,8 +208,9 @@ async def handle(client_reader, client_writer, args, stats):
 
 async def main_async(args):
     stats = Stats(args.stats)
+    link = Link(args.link_rate * 1e6) if args.link_rate else None
     host, port = args.listen.rsplit(":", 1)
-    server = await asyncio.start_server(lambda r, w: handle(r, w, args, stats), host, int(port),
+    server = await asyncio.start_server(lambda r, w: handle(r, w, args, stats, link), host, int(port),
                                         reuse_address=True, backlog=512)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -183,8 +223,9 @@ async def main_async(args):
             await asyncio.sleep(0.2)
 
     reporter = asyncio.ensure_future(report())
-    print("shaper: %s -> %s, rtt %g ms, %g MB/s per connection" % (args.listen, args.upstream, args.rtt_ms,
-                                                                     args.rate_mbps), flush=True)
+    print("shaper: %s -> %s, rtt %g ms, %g MB/s per connection, %s" % (
+        args.listen, args.upstream, args.rtt_ms, args.rate_mbps,
+        "link %g MB/s for all" % args.link_rate if args.link_rate else "no link cap"), flush=True)
     async with server:
         await stop.wait()
     reporter.cancel()
@@ -198,10 +239,12 @@ def main():
     ap.add_argument("--upstream", required=True, help="HOST:PORT of the real server")
     ap.add_argument("--rtt-ms", type=float, default=20.0, help="added round-trip time per request (default 20)")
     ap.add_argument("--rate-mbps", type=float, default=25.0, help="MB/s per connection, server to client (default 25)")
+    ap.add_argument("--link-rate", type=float, default=0.0,
+                    help="MB/s server to client for all connections together (default 0: no cap)")
     ap.add_argument("--stats", help="write counters as JSON to this file every 5 s and at exit")
     args = ap.parse_args()
-    if args.rtt_ms < 0 or args.rate_mbps <= 0:
-        ap.error("--rtt-ms must be >= 0 and --rate-mbps > 0")
+    if args.rtt_ms < 0 or args.rate_mbps <= 0 or args.link_rate < 0:
+        ap.error("--rtt-ms must be >= 0, --rate-mbps > 0 and --link-rate >= 0 (0: no cap)")
     asyncio.run(main_async(args))
 
 
