@@ -335,6 +335,14 @@ def test_table_shows_every_pass_with_its_figures():
     assert "446 MiB, every byte checked" in text and "RTT 20 ms" in text
     assert json.loads(json.dumps(doc))["fleet"]["passes"][2]["store_bytes_x"] == pytest.approx(1.1)
     assert doc["markdown"] == text
+    assert "no store link cap" in text
+
+
+def test_table_header_names_the_store_link_cap():
+    fs = figs()
+    meta = dict(META, network=dict(META["network"], link_mbps=40.0))
+    text, _ = F.render_fleet(meta, fs, F.fleet_targets(fs, 4))
+    assert "25 MB/s per connection, store link 40 MB/s for all connections together" in text
 
 
 def test_table_says_why_the_mirror_passes_are_missing():
@@ -355,12 +363,32 @@ def test_table_lists_failures():
 
 # -- the flag -----------------------------------------------------------------------------------
 
-def test_fleet_flag_defaults_to_4_and_shapes_the_network():
+def test_fleet_flag_defaults_to_4_and_shapes_the_network_with_a_store_link():
+    link = cli.FLEET_STORE_LINK_MBPS
     a = cli.parse_args(["--fleet"])
-    assert (a.fleet, a.shape) == (4, {"rtt_ms": 20.0, "rate_mbps": 25.0})
+    assert (a.fleet, a.shape) == (4, {"rtt_ms": 20.0, "rate_mbps": 25.0, "link_mbps": link})
     a = cli.parse_args(["--quick", "--fleet", "2", "--rtt", "40"])
-    assert (a.fleet, a.scale, a.shape) == (2, "quick", {"rtt_ms": 40.0, "rate_mbps": 25.0})
+    assert (a.fleet, a.scale, a.shape) == (2, "quick", {"rtt_ms": 40.0, "rate_mbps": 25.0, "link_mbps": link})
     assert cli.parse_args([]).fleet is None
+
+
+@pytest.mark.parametrize("value, shape_link", [("80", 80.0), ("12.5", 12.5), ("none", None), ("0", None),
+                                               ("off", None)])
+def test_store_link_sets_or_lifts_the_fleet_link_cap(value, shape_link):
+    a = cli.parse_args(["--fleet", "--store-link", value])
+    assert a.shape.get("link_mbps") == shape_link and a.shape["rate_mbps"] == 25.0
+
+
+def test_store_link_without_fleet_shapes_the_network_and_caps_only_when_given():
+    assert "link_mbps" not in cli.parse_args(["--network", "s3like"]).shape
+    assert cli.parse_args(["--store-link", "50"]).shape == {"rtt_ms": 20.0, "rate_mbps": 25.0, "link_mbps": 50.0}
+
+
+@pytest.mark.parametrize("value", ["-5", "fast"])
+def test_store_link_refuses_what_is_no_rate(value, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.parse_args(["--fleet", "--store-link", value])
+    assert e.value.code == 2 and "--store-link" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv", [["--fleet", "0"], ["--fleet", "2", "--only", "seq-dd"],

@@ -15,6 +15,23 @@ DESCRIPTION = "scripts/bench: Warp against s3fs, rclone mount, a raw GET (alone,
 # s3like: a real bucket answers after 10-50 ms and gives one connection ~85-90 MB/s; the rate is
 # scaled down to what this 2-core machine can shape and serve (docs/bench.md).
 NETWORKS = {"loopback": None, "s3like": {"rtt_ms": 20.0, "rate_mbps": 25.0}}
+# --fleet's store link: all connections to the store together get at most this many MB/s (the
+# nodes' shared uplink to the store). Chosen so that one node is bound by the link, not by this
+# 2-core machine's CPU, with room for N nodes' reads on the same cores (docs/bench.md, Fleets).
+FLEET_STORE_LINK_MBPS = 40.0
+
+
+def store_link(text):
+    """--store-link's value: MB/s > 0, or 0 / none / off for no cap (0.0)."""
+    if text.strip().lower() in ("none", "off", "0"):
+        return 0.0
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a rate in MB/s (or none)") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError("a link rate must be > 0 MB/s (or none)")
+    return v
 
 
 def parser():
@@ -40,6 +57,10 @@ def parser():
                          "shaper.py (RTT 20 ms, 25 MB/s per connection) and requests are counted")
     ap.add_argument("--rtt", type=float, help="milliseconds added to every request (implies a shaped network)")
     ap.add_argument("--conn-rate", type=float, help="MB/s per connection (implies a shaped network)")
+    ap.add_argument("--store-link", type=store_link, metavar="MBPS",
+                    help="cap the shaped store link as a whole: all connections together get at most "
+                         f"MBPS MB/s (default {FLEET_STORE_LINK_MBPS:g} with --fleet, else none; 0 or none: "
+                         "no cap; implies a shaped network)")
     ap.add_argument("--fleet", type=int, nargs="?", const=4, metavar="N",
                     help="instead of the workloads: N warpd processes (default 4) read the same dataset at "
                          "once, straight to the store and through one nginx mirror (docs/bench.md, Fleets); "
@@ -50,11 +71,12 @@ def parser():
 
 def parse_args(argv=None):
     """The flags, with the derived ones: args.scale ("quick" or "full") and args.shape (the
-    shaped network's {"rtt_ms", "rate_mbps"}, or None on plain loopback)."""
+    shaped network's {"rtt_ms", "rate_mbps"}, plus "link_mbps" when the link as a whole is capped,
+    or None on plain loopback)."""
     ap = parser()
     args = ap.parse_args(argv)
     args.shape = dict(NETWORKS[args.network] or {}) if args.network != "loopback" or args.rtt is not None \
-        or args.conn_rate is not None else None
+        or args.conn_rate is not None or args.store_link else None
     if args.shape is not None:
         args.shape = dict(NETWORKS["s3like"], **args.shape)
         if args.rtt is not None:
@@ -70,6 +92,10 @@ def parse_args(argv=None):
             ap.error("--fleet runs the fleet passes only; leave out --only and --systems")
         if args.shape is None:  # the store's bytes and requests are counted at the shaper
             args.shape = dict(NETWORKS["s3like"])
+        if args.store_link is None:
+            args.store_link = FLEET_STORE_LINK_MBPS
+    if args.shape is not None and args.store_link:
+        args.shape["link_mbps"] = args.store_link
     args.scale = "quick" if args.quick else "full"
     if args.json:
         args.json = os.path.abspath(args.json)

@@ -32,7 +32,7 @@ class Env:
         self.port = None
         self.endpoint = None         # what the systems read through (the shaper under --network)
         self.direct_endpoint = None  # S3Proxy itself: setup (buckets, seeding, publishing) only
-        self.network = args.shape    # {"rtt_ms", "rate_mbps"} when shaped, else None
+        self.network = args.shape    # {"rtt_ms", "rate_mbps"[, "link_mbps"]} when shaped, else None
         self.shaper_stats = os.path.join(self.run, "shaper.json")
 
     @property
@@ -63,7 +63,8 @@ class Env:
 
     def start_shaper(self):
         """Every system reaches S3Proxy through shaper.py: each request delayed by the RTT, each
-        connection paced at the rate, and the requests counted (GET/HEAD/LIST)."""
+        connection paced at the rate, all of them together within the link's rate when there is
+        one, and the requests counted (GET/HEAD/LIST)."""
         port = procs.free_port()
         n = self.network
         try:
@@ -73,6 +74,7 @@ class Env:
         self.reg.start("shaper", ["/usr/bin/python3", os.path.join(HERE, "shaper.py"),
                                   "--listen", f"127.0.0.1:{port}", "--upstream", f"127.0.0.1:{self.port}",
                                   "--rtt-ms", str(n["rtt_ms"]), "--rate-mbps", str(n["rate_mbps"]),
+                                  "--link-rate", str(n.get("link_mbps") or 0),
                                   "--stats", self.shaper_stats], os.path.join(self.logs, "shaper.log"))
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -84,7 +86,9 @@ class Env:
         else:
             raise BenchError(f"shaper.py did not listen within 20s; see {self.logs}/shaper.log")
         self.endpoint = f"http://127.0.0.1:{port}"
-        log(f"network: shaper on {self.endpoint}: RTT {n['rtt_ms']:g} ms, {n['rate_mbps']:g} MB/s per connection")
+        link = f"{n['link_mbps']:g} MB/s for all connections together" if n.get("link_mbps") else "no link cap"
+        log(f"network: shaper on {self.endpoint}: RTT {n['rtt_ms']:g} ms, {n['rate_mbps']:g} MB/s per connection, "
+            f"{link}")
 
     def shaper(self):
         """The shaper's counters (requests by kind, bytes, its CPU seconds); None when unshaped."""

@@ -306,6 +306,13 @@ def warpd_mirror_cell(w):
     return f"{_num(vf, 'd') or '?'} / {_num(err, 'd') or '?'}"
 
 
+def store_link_words(net):
+    """The store link's shared cap as the header says it."""
+    mbps = net.get("link_mbps")
+    return (f"store link {mbps:g} MB/s for all connections together" if mbps else
+            "no store link cap (the connections' pace only)")
+
+
 def render_fleet(meta, figs, targets):
     """The fleet's report: (Markdown text, the JSON document). figs: pass name -> pass_figures(),
     in the order run."""
@@ -316,7 +323,7 @@ def render_fleet(meta, figs, targets):
              f"{n} warpd processes on this machine (own cache directory, mount and socket each)  ",
              f"Machine: {meta['cpus']} cores, {meta['mem_gib']} GiB RAM, Linux {meta['kernel']}; S3Proxy behind "
              f"shaper.py: RTT {net.get('rtt_ms', 0):g} ms added to every request, {net.get('rate_mbps', 0):g} MB/s per "
-             f"connection (the shaper used {net.get('shaper_cpu_s')} CPU s); load average {meta['load_start'][0]} at "
+             f"connection, {store_link_words(net)} (the shaper used {net.get('shaper_cpu_s')} CPU s); load average {meta['load_start'][0]} at "
              f"start, {meta['load_end'][0]} at end; {meta['elapsed_s']} s in all  ",
              f"Dataset per node: {d['images']} images ({d['image_bytes'] / MIB:.0f} MiB) in folder order, then the "
              f"big file ({d['big_bytes'] / MIB:.0f} MiB): {meta['dataset_bytes'] / MIB:.0f} MiB, every byte checked "

@@ -179,6 +179,12 @@ def request_table(res, workloads, images):
     return lines
 
 
+def link_cap(net):
+    """The shaped link's shared cap as words for a header: ", at most X MB/s for all connections
+    together", or "" when uncapped."""
+    return f", at most {net['link_mbps']:g} MB/s for all connections together" if net.get("link_mbps") else ""
+
+
 def render(meta, res, peak_rss, warp_stats, workloads, systems):
     """The whole report: (Markdown text, the JSON document). workloads: the run's Workloads;
     systems: name -> an object whose .missing is None or why it did not run."""
@@ -192,7 +198,7 @@ def render(meta, res, peak_rss, warp_stats, workloads, systems):
     net = meta.get("network")
     where = ("S3Proxy on loopback" if not net else
              f"S3Proxy on loopback behind shaper.py: RTT {net['rtt_ms']:g} ms added to every request, "
-             f"{net['rate_mbps']:g} MB/s per connection (measured: first byte of a small GET {net.get('ttfb_ms')} ms; "
+             f"{net['rate_mbps']:g} MB/s per connection{link_cap(net)} (measured: first byte of a small GET {net.get('ttfb_ms')} ms; "
              f"the shaper used {net.get('shaper_cpu_s')} CPU s for {(net.get('shaper_bytes_down') or 0) / 1e9:.1f} GB)")
     lines.append(f"Machine: {meta['cpus']} cores, {meta['mem_gib']} GiB RAM, Linux {meta['kernel']}, "
                  f"{where}; load average {meta['load_start'][0]} at start, "
