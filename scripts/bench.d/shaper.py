@@ -4,7 +4,7 @@
     shaper.py --listen 127.0.0.1:9100 --upstream 127.0.0.1:9000 --rtt-ms 20 --rate-mbps 25
               [--link-rate MBPS] [--stats FILE]
 
-Every connection to --listen is relayed to --upstream, with two effects:
+Every connection to --listen is relayed to --upstream, with these effects:
 
 - latency: everything the client sends reaches the server --rtt-ms later (a delay line: each
   chunk is held until its own arrival time plus the RTT, so a long upload keeps its rate and
@@ -22,7 +22,8 @@ Every connection to --listen is relayed to --upstream, with two effects:
 `tc netem` is not in every kernel (tbf/htb are not enough for per-connection pacing), hence a
 small userspace proxy. It uses one thread (asyncio); --stats FILE gets a JSON line with
 connections, bytes each way, the S3 requests seen (GET, HEAD, LIST, PUT, POST, DELETE: read from
-the request lines the clients send) and this process's CPU seconds when it exits (SIGTERM/SIGINT)
+the request lines the clients send), the seconds connections waited for the shared link
+(link_wait_s, summed over them) and this process's CPU seconds when it exits (SIGTERM/SIGINT)
 and every 0.2 s while anything changed.
 """
 import argparse
