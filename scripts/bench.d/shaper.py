@@ -69,7 +69,8 @@ class Stats:
         t = os.times()
         data = {"connections": self.connections, "open": self.open, "bytes_up": self.bytes_up,
                 "bytes_down": self.bytes_down, "requests": dict(self.requests),
-                "link_wait_s": round(self.link_wait_s, 1), "cpu_seconds": round(t.user + t.system, 3), "pid": os.getpid()}
+                "link_wait_s": round(self.link_wait_s, 1), "cpu_seconds": round(t.user + t.system, 3),
+                "pid": os.getpid()}
         moved = {k: v for k, v in data.items() if k != "cpu_seconds"}
         if moved == self.written:
             return
