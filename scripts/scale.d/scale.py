@@ -10,7 +10,8 @@ loopback (warpctl, straight to the store), starts warpd with its default setting
   first ls          ls of one class folder of the never-opened version (ms, store GETs, index
                     bytes fetched / whole index)    | ls of the folder, page cache dropped
   find              find -type f | wc -l over the artifact, then again warm, then cold again
-                    (index parts kept)              | the same on the extracted tree
+                    (index parts kept), with the FUSE requests warpd served | the same on the extracted tree
+  ls -lR            ls -lR over the artifact, cold (index parts kept) | the same on the extracted tree
   shuffled read     S members in random order, cold (files/s) | the same, page cache dropped
   peak RSS          warpd's VmHWM at the end
 
@@ -210,6 +211,15 @@ class Run:
     def gets(self):
         return self.counters().get("gets_issued")
 
+    def fuse_requests(self):
+        """FUSE requests warpd served so far, by kind (lookup, readdirplus, getattr, ...)."""
+        st = self.control("stats") or {}
+        return dict(st.get("fuse_requests") or {})
+
+    def requests_since(self, before):
+        now = self.fuse_requests()
+        return {k: v - before.get(k, 0) for k, v in sorted(now.items()) if v - before.get(k, 0)}
+
     def index_bytes_kept(self):
         d = os.path.join(self.cache, "catalog", "v1", "blobs")
         if not os.path.isdir(d):
@@ -297,8 +307,11 @@ class Run:
         # find over the whole artifact, cold then warm, against the extracted tree.
         for label, path in (("warp", root), ("local", self.local)):
             drop_caches()
+            r0 = self.fuse_requests() if label == "warp" else None
             dt, out = timed(["bash", "-c", f"find '{path}' -type f | wc -l"])
             res[f"{label}_find_cold_s"] = round(dt, 2)
+            if label == "warp":
+                res["warp_find_cold_requests"] = self.requests_since(r0)
             res[f"{label}_find_files"] = int(out.strip())
             if label == "warp":
                 self.rss(res, "find_cold")
@@ -310,12 +323,25 @@ class Run:
                 # in warpd's cache directory. What is left of cold without the store's GETs.
                 drop_caches()
                 g0 = self.gets()
+                r0 = self.fuse_requests()
                 dt, _ = timed(["bash", "-c", f"find '{path}' -type f | wc -l"])
                 res["warp_find_recold_s"] = round(dt, 2)
+                res["warp_find_recold_requests"] = self.requests_since(r0)
                 res["warp_find_recold_gets"] = (self.gets() or 0) - (g0 or 0) if g0 is not None else None
             log(f"find {label}: {res[f'{label}_find_files']} files, cold {res[f'{label}_find_cold_s']} s, "
                 f"warm {res[f'{label}_find_warm_s']} s")
         assert res["warp_find_files"] == a.members, res
+
+        # ls -lR (a listing that stats every entry), cold, the index parts kept, against the local disk.
+        for label, path in (("warp", root), ("local", self.local)):
+            drop_caches()
+            r0 = self.fuse_requests() if label == "warp" else None
+            dt, out = timed(["bash", "-c", f"ls -lR '{path}' | wc -l"])
+            res[f"{label}_lslr_cold_s"] = round(dt, 2)
+            res[f"{label}_lslr_lines"] = int(out.strip())
+            if label == "warp":
+                res["warp_lslr_cold_requests"] = self.requests_since(r0)
+        log(f"ls -lR cold: warp {res['warp_lslr_cold_s']} s, local {res['local_lslr_cold_s']} s")
         res["index_blobs"], res["index_bytes"] = self.index_bytes_kept()
         if res["index_bytes"]:
             res["first_ls_index_fraction"] = round(res["first_ls_index_bytes"] / res["index_bytes"], 5)
@@ -371,6 +397,8 @@ Scale: {r['members']:,} members in {r['classes']} folders, {r['shards']} tar sha
 | find -type f, cold (s) | {r['warp_find_cold_s']} | {r['local_find_cold_s']} | {x(r['warp_find_cold_s'], r['local_find_cold_s'])} |
 | find -type f, warm (s) | {r['warp_find_warm_s']} | {r['local_find_warm_s']} | {x(r['warp_find_warm_s'], r['local_find_warm_s'])} |
 | find -type f, cold again, index parts kept (s; store GETs) | {r.get('warp_find_recold_s')} ({r.get('warp_find_recold_gets')} GETs) | {r['local_find_cold_s']} | {x(r.get('warp_find_recold_s'), r['local_find_cold_s'])} |
+| ls -lR, cold, index parts kept (s) | {r.get('warp_lslr_cold_s')} | {r.get('local_lslr_cold_s')} | {x(r.get('warp_lslr_cold_s'), r.get('local_lslr_cold_s'))} |
+| FUSE requests: find cold / cold again / ls -lR cold | {r.get('warp_find_cold_requests')} / {r.get('warp_find_recold_requests')} / {r.get('warp_lslr_cold_requests')} | | |
 | shuffled cold read (files/s), {r.get('readers', 1)} reader(s) | {r['warp_shuffled_files_per_s']} | {r['local_shuffled_files_per_s']} | {x(r['warp_shuffled_files_per_s'], r['local_shuffled_files_per_s'])} |
 | shuffled cold read: GETs, bytes fetched / bytes read | {r.get('warp_shuffled_gets')}, {r.get('warp_shuffled_fetched_bytes', 0):,} / {r['warp_shuffled_bytes']:,} | | |
 | warpd RSS (MiB) after first ls / find cold / find warm / shuffled read | {r.get('warpd_rss_after_first_ls_mib')} / {r.get('warpd_rss_after_find_cold_mib')} / {r.get('warpd_rss_after_find_warm_mib')} / {r.get('warpd_rss_after_shuffled_read_mib')} | | |

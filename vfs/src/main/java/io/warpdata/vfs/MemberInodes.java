@@ -67,6 +67,11 @@ final class MemberInodes {
         return (nodeid & MEMBER_BIT) != 0;
     }
 
+    /** Bits 31-62 of {@code nodeid}: its slot, with the unused bit (a member inode's artifact, for grouping). */
+    static long slotBits(long nodeid) {
+        return (nodeid & ~MEMBER_BIT) >>> POSITION_BITS;
+    }
+
     static long inode(int slot, int position) {
         if (slot < 0 || position < 0) {
             throw new IllegalArgumentException("slot " + slot + ", position " + position);

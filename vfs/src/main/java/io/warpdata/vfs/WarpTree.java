@@ -115,6 +115,14 @@ public final class WarpTree {
         return node instanceof Node.File f && f.content() instanceof FileContent.Member m ? m.inode() : 0;
     }
 
+    /**
+     * The artifact of a computed inode, as a number that is the same for every member of one
+     * version's artifact and differs between artifacts (its slot; see {@link MemberInodes}).
+     */
+    public static long artifactOfComputedInode(long nodeid) {
+        return MemberInodes.slotBits(nodeid);
+    }
+
     /** Whether {@code nodeid} is in the range of computed inodes ({@link #computedInode}), named or not. */
     public static boolean isComputedInode(long nodeid) {
         return MemberInodes.isMember(nodeid);

@@ -29,7 +29,9 @@
  *     operations. Limits: 2^31 slots per mount ({@link io.warpdata.vfs.TooManyArtifactsException}
  *     past them) and 2^31 - 1 members per index (an index's own bound). A number never handed
  *     out decodes as {@link io.warpdata.vfs.StaleNodeException} (ESTALE), never as another
- *     member.</li>
+ *     member. A READDIRPLUS entry of a member hands the kernel this id only while members of its
+ *     artifact are being looked up ({@code fuse.AttributeDemand}); otherwise the dirent carries
+ *     the same number as its inode number and the kernel builds no inode for it.</li>
  * <li><b>Everything else is tabled</b> ({@code fuse.NodeTable}): the root, workspaces, links,
  *     versions, directories, table shards, tensor files and the manifest get ids counted up from
  *     2 (never near 2^63), one per name the kernel holds, dropped when the kernel forgets it.

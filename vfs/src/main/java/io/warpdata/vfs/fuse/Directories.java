@@ -20,18 +20,23 @@ import static io.warpdata.vfs.fuse.FuseAbi.RELEASE_IN_FH;
  * OPENDIR, READDIR, READDIRPLUS and RELEASEDIR for {@link WarpFuse}: directory handles, and
  * listings encoded as the kernel reads them, each READDIRPLUS entry with its inode
  * ({@link NodeTable#handOut}: computed for a member file, so that listing a million members
- * adds nothing to the table) and its attributes.
+ * adds nothing to the table) and its attributes, except member files of an artifact whose
+ * members nobody looked up lately ({@link AttributeDemand}): those go as dirents alone (node
+ * id 0, their computed inode number in the dirent), so that a {@code find} makes the kernel
+ * build no inode for them.
  */
 final class Directories {
     private final WarpTree tree;
     private final NodeTable nodes;
     private final FuseReplies replies;
+    private final AttributeDemand demand;
     private final HandleTable handles = new HandleTable();
 
-    Directories(WarpTree tree, NodeTable nodes, FuseReplies replies) {
+    Directories(WarpTree tree, NodeTable nodes, FuseReplies replies, AttributeDemand demand) {
         this.tree = tree;
         this.nodes = nodes;
         this.replies = replies;
+        this.demand = demand;
     }
 
     /** Open directories (a gauge). */
@@ -60,13 +65,13 @@ final class Directories {
     /**
      * One chunk of a listing from {@code offset}: fuse_dirent records, or with {@code plus}
      * fuse_direntplus records whose inodes count a lookup each where they are tabled ("." and
-     * ".." carry none, as the kernel skips them).
+     * ".." carry none, as the kernel skips them, nor do member files nobody stats).
      */
     int readdir(long nodeid, ByteBuffer in, ByteBuffer out, boolean plus) {
         NodeTable.Entry dir = nodes.entry(nodeid);
         long offset = in.getLong(READ_IN_OFFSET);
         int size = Math.min(in.getInt(READ_IN_SIZE), out.capacity() - OUT_HEADER);
-        int[] used = {0};
+        int[] used = {0, 0}; // bytes written; whether member entries carry attributes (membersWithAttributes)
         // Entries carry inodes where the listing produced their nodes (inside a version): a
         // workspace's entries are versions whose attributes need their manifests, which a plain
         // `ls /warp/ws` must not fetch.
@@ -80,7 +85,10 @@ final class Directories {
             long ino = FuseReplies.UNKNOWN_INO; // for "." and ".."
             if (plus) {
                 FuseReplies.clear(out, at, ENTRY_OUT_SIZE);
-                if (child != null) {
+                long member = child == null ? 0 : tree.computedInode(child);
+                if (member != 0 && !membersWithAttributes(member, used)) {
+                    ino = member; // a dirent alone: node id 0 (see AttributeDemand)
+                } else if (child != null) {
                     ino = plusEntry(out, at, dir, name, child);
                 }
             }
@@ -89,6 +97,17 @@ final class Directories {
             return false;
         });
         return used[0];
+    }
+
+    /**
+     * Whether this chunk's member entries carry inodes and attributes: decided at its first
+     * member (one clock read per chunk) and kept in {@code state[1]} (0 undecided, 1 yes, 2 no).
+     */
+    private boolean membersWithAttributes(long member, int[] state) {
+        if (state[1] == 0) {
+            state[1] = demand.wanted(member) ? 1 : 2;
+        }
+        return state[1] == 1;
     }
 
     /**

@@ -38,10 +38,13 @@ import static io.warpdata.vfs.fuse.FuseAbi.*;
  *     published version or workspace appears at once; workspace listings are re-read on every
  *     opendir.</li>
  * <li>READDIRPLUS ({@link FuseAbi#DO_READDIRPLUS}, {@link Directories}): a listing inside a version returns each
- *     entry's inode and attributes, so {@code ls -l}, {@code os.scandir}+stat and an
- *     {@code ImageFolder} scan need no LOOKUP per file afterwards (a workspace's entries go
- *     without: their attributes would need every version's manifest). The kernel keeps
- *     listings of directories the tree calls {@link WarpTree#immutable immutable}
+ *     entry's inode and attributes, so {@code ls -l} and {@code os.scandir}+stat need no LOOKUP
+ *     per file afterwards (a workspace's entries go without: their attributes would need every
+ *     version's manifest). Member files go without too while nobody looks up members of their
+ *     artifact ({@link AttributeDemand}): the kernel then builds no inode per entry for a
+ *     {@code find} or an {@code os.walk}, which read names and types alone; the first listing
+ *     that is stat'ed costs a LOOKUP per entry and turns the artifact's listings full. The
+ *     kernel keeps listings of directories the tree calls {@link WarpTree#immutable immutable}
  *     ({@link FuseAbi#FOPEN_CACHE_DIR}).</li>
  * <li>OPEN of files answers ENOSYS (Linux 4.19+, "no_open"): the kernel then opens every file
  *     without asking, never sends RELEASE, and keeps the page cache across opens. Reads find
@@ -91,6 +94,7 @@ public final class WarpFuse {
     private final FuseReplies replies;
     private final NodeTable nodes;
     private final Directories directories;
+    private final AttributeDemand demand;
     private volatile FuseServer server;
     private volatile FuseChannel notifications;
     /** The latest links the kernel caches, kept current (see {@link LinkWatch}). */
@@ -117,12 +121,18 @@ public final class WarpFuse {
 
     /** @param noOpen answer OPEN of files with ENOSYS (needs Linux 4.19 or later) */
     WarpFuse(WarpTree tree, Errno errno, long uid, long gid, boolean noOpen) {
+        this(tree, errno, uid, gid, noOpen, System::nanoTime);
+    }
+
+    /** @param nanoClock monotonic nanoseconds, for {@link AttributeDemand}'s window */
+    WarpFuse(WarpTree tree, Errno errno, long uid, long gid, boolean noOpen, java.util.function.LongSupplier nanoClock) {
         this.tree = tree;
         this.errno = errno;
         this.replies = new FuseReplies(uid, gid);
         this.noOpen = noOpen;
         this.nodes = new NodeTable(tree);
-        this.directories = new Directories(tree, nodes, replies);
+        this.demand = new AttributeDemand(nanoClock);
+        this.directories = new Directories(tree, nodes, replies, demand);
     }
 
     /**
@@ -313,7 +323,11 @@ public final class WarpFuse {
             return -errno.of(t, "lookup", () -> NodeTable.child(dir.path(), name));
         }
         NodeAttributes a = tree.attributes(node);
-        replies.entry(out, OUT_HEADER, nodes.handOut(dir, name, node), a);
+        long id = nodes.handOut(dir, name, node);
+        if (WarpTree.isComputedInode(id)) {
+            demand.lookedUp(id);
+        }
+        replies.entry(out, OUT_HEADER, id, a);
         return ENTRY_OUT_SIZE;
     }
 

@@ -36,8 +36,9 @@ class WarpFuseTest {
     private final TestVersions versions = new TestVersions(store, catalog);
     private final ExecutorService loader = Executors.newVirtualThreadPerTaskExecutor();
     private final DirectBlobReader reader = new DirectBlobReader(store);
+    private final java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong(1_000_000_000L);
     private final WarpFuse fuse = new WarpFuse(new WarpTree(catalog, reader, 1000, loader),
-            new Errno(System::nanoTime), 1234, 5678, true);
+            new Errno(System::nanoTime), 1234, 5678, true, nanos::get);
     private final Map<String, byte[]> members = new LinkedHashMap<>();
     private final List<ByteBuffer> sent = new ArrayList<>();
     private final FuseChannel channel = (buf, len) -> {
@@ -220,9 +221,46 @@ class WarpFuseTest {
     }
 
     @Test
+    void membersNobodyLooksUpAreListedAsDirentsAloneWithTheInodesALookupGives() {
+        long train = path("images", "train");
+        int before = fuse.kernelInodes();
+        List<Dirent> bare = dirents(call(READDIRPLUS, train, readIn(0, 4096)), true);
+        assertThat(bare).extracting(Dirent::name).containsExactly(".", "..", "cat", "dog.png");
+        Dirent dog = bare.get(3);
+        assertThat(dog.nodeid()).as("no inode for the kernel to build").isZero();
+        assertThat(dog.size()).isZero();
+        assertThat(dog.type()).isEqualTo(8); // DT_REG: what find -type f reads
+        assertThat(WarpTree.isComputedInode(dog.ino())).isTrue();
+        assertThat(bare.get(2).nodeid()).as("a directory still comes with its inode").isNotZero();
+        assertThat(bare.get(2).ino()).isEqualTo(bare.get(2).nodeid());
+        assertThat(fuse.kernelInodes()).isEqualTo(before + 1);
+        // stat after the listing: the lookup gives the number the dirent had, with the attributes
+        Reply r = call(LOOKUP, train, cString("dog.png"));
+        assertThat(r.longAt(ENTRY_NODEID)).isEqualTo(dog.ino());
+        assertThat(r.longAt(ENTRY_ATTR + ATTR_INO)).isEqualTo(dog.ino());
+        assertThat(r.longAt(ENTRY_ATTR + ATTR_SIZE)).isEqualTo(17);
+        // members of this artifact are being looked up: its listings now come with attributes
+        nanos.addAndGet(java.util.concurrent.TimeUnit.SECONDS.toNanos(AttributeDemand.WINDOW_SECONDS - 1));
+        Dirent full = dirents(call(READDIRPLUS, train, readIn(0, 4096)), true).get(3);
+        assertThat(full.nodeid()).isEqualTo(dog.ino());
+        assertThat(full.ino()).isEqualTo(dog.ino());
+        assertThat(full.size()).isEqualTo(17);
+        assertThat(full.mode()).isEqualTo(0100444);
+        // ... until no member lookup came for the window
+        nanos.addAndGet(java.util.concurrent.TimeUnit.SECONDS.toNanos(2));
+        Dirent again = dirents(call(READDIRPLUS, train, readIn(0, 4096)), true).get(3);
+        assertThat(again.nodeid()).isZero();
+        assertThat(again.ino()).isEqualTo(dog.ino());
+        // a plain READDIR is unchanged
+        assertThat(dirents(call(READDIR, train, readIn(0, 4096)), false)).extracting(Dirent::name)
+                .containsExactly(".", "..", "cat", "dog.png");
+    }
+
+    @Test
     void readdirPlusHandsOutInodesWithAttributesAndTablesOnlyTheDirectories() {
         long train = path("images", "train");
         int before = fuse.kernelInodes();
+        lookup(train, "dog.png"); // a member looked up: the artifact's listings come with attributes
         List<Dirent> all = dirents(call(READDIRPLUS, train, readIn(0, 4096)), true);
         assertThat(all).extracting(Dirent::name).containsExactly(".", "..", "cat", "dog.png");
         assertThat(all.get(0).nodeid()).isZero(); // the kernel skips "." and "..": no inode, no lookup
@@ -302,8 +340,9 @@ class WarpFuseTest {
         for (Map.Entry<String, Long> f : folderInodes.entrySet()) {
             for (Dirent d : listAll(fs, f.getValue())) {
                 String path = f.getKey() + "/" + d.name();
-                assertThat(d.size()).as(path).isEqualTo(many.get(path).length);
-                assertThat(byInode.put(d.nodeid(), path)).as("inode of %s given once", path).isNull();
+                assertThat(d.nodeid()).as("%s listed without an inode for the kernel (nothing looked up)", path)
+                        .isZero();
+                assertThat(byInode.put(d.ino(), path)).as("inode of %s given once", path).isNull();
             }
         }
         assertThat(byInode).hasSize(folders * perFolder);
@@ -318,11 +357,22 @@ class WarpFuseTest {
                 continue;
             }
             String[] parts = e.getValue().split("/");
-            assertThat(lookup(fs, folderInodes.get(parts[0]), parts[1])).isEqualTo(e.getKey());
+            Reply r = call(fs, LOOKUP, folderInodes.get(parts[0]), cString(parts[1]));
+            assertThat(r.longAt(ENTRY_NODEID)).as(e.getValue()).isEqualTo(e.getKey());
+            assertThat(r.longAt(ENTRY_ATTR + ATTR_SIZE)).as(e.getValue()).isEqualTo(many.get(e.getValue()).length);
             assertThat(call(fs, READ, e.getKey(), readIn(0, 4096)).bytes()).as(e.getValue())
                     .isEqualTo(many.get(e.getValue()));
         }
         assertThat(fs.kernelInodes()).as("lookups of members add no entry").isEqualTo(before + folders);
+        // looked up: the next listing of a folder hands out every member's inode and size
+        Map.Entry<String, Long> f0 = folderInodes.entrySet().iterator().next();
+        for (Dirent d : listAll(fs, f0.getValue())) {
+            String path = f0.getKey() + "/" + d.name();
+            assertThat(d.nodeid()).as(path).isEqualTo(d.ino());
+            assertThat(byInode.get(d.nodeid())).isEqualTo(path);
+            assertThat(d.size()).as(path).isEqualTo(many.get(path).length);
+        }
+        assertThat(fs.kernelInodes()).isEqualTo(before + folders);
         // the kernel forgetting every member changes nothing, and each still reads
         for (long ino : byInode.keySet()) {
             assertThat(call(fs, FORGET, ino, longs(1))).isNull();
@@ -404,7 +454,8 @@ class WarpFuseTest {
         }
     }
 
-    private record Dirent(String name, int type, long off, long nodeid, long size, int mode) {
+    /** A dirent: its name, type, offset and inode number, and with READDIRPLUS its entry's node id and attributes. */
+    private record Dirent(String name, int type, long off, long ino, long nodeid, long size, int mode) {
     }
 
     private static List<Dirent> dirents(Reply r, boolean plus) {
@@ -418,7 +469,7 @@ class WarpFuseTest {
             byte[] name = new byte[len];
             b.get(d + DIRENT_NAME, name);
             out.add(new Dirent(new String(name, StandardCharsets.UTF_8), b.getInt(d + DIRENT_TYPE),
-                    b.getLong(d + DIRENT_OFF), plus ? b.getLong(p + ENTRY_NODEID) : 0,
+                    b.getLong(d + DIRENT_OFF), b.getLong(d + DIRENT_INO), plus ? b.getLong(p + ENTRY_NODEID) : 0,
                     plus ? b.getLong(p + ENTRY_ATTR + ATTR_SIZE) : 0, plus ? b.getInt(p + ENTRY_ATTR + ATTR_MODE) : 0));
             p = align8(d + DIRENT_NAME + len);
         }
