@@ -111,8 +111,16 @@ public abstract class MemberIndex {
      *         truncation, unsorted or duplicate paths, invalid member paths)
      */
     public static MemberIndex open(IndexBytes bytes, String source, PartLoader parts) {
+        return open(bytes, source, parts, PartReadAhead.NONE);
+    }
+
+    /**
+     * As {@link #open(IndexBytes, String, PartLoader)}, reading a parted index's parts ahead of a
+     * walk through {@code ahead} (ignored for a flat index).
+     */
+    public static MemberIndex open(IndexBytes bytes, String source, PartLoader parts, PartReadAhead ahead) {
         if (isParted(bytes)) {
-            return PartedMemberIndex.openTop(bytes, source, parts);
+            return PartedMemberIndex.openTop(bytes, source, parts, ahead);
         }
         return FlatMemberIndex.openFlat(bytes, source);
     }

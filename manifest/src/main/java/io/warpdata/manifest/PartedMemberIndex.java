@@ -3,6 +3,7 @@ package io.warpdata.manifest;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
@@ -17,6 +18,9 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * flat index when it loads, and against the top (its member count, its first path, its last
  * path before the next part's first). A listing that meets a member outside the directory table
  * fails with {@link ManifestCorruptedException}.
+ *
+ * <p>A walk over the parts in order ({@code find}) is detected and read ahead of
+ * ({@link PartReadAhead}): the part a lookup or listing needs is then usually loaded already.
  */
 final class PartedMemberIndex extends MemberIndex {
     private final PartedIndexTop top;
@@ -35,8 +39,15 @@ final class PartedMemberIndex extends MemberIndex {
      */
     private final AtomicReferenceArray<java.lang.ref.SoftReference<FlatMemberIndex>> parts;
     private final Object[] partLocks;
+    private final PartReadAhead ahead;
+    /** pending[k] is 1 while part k is handed to a read-ahead. */
+    private final AtomicIntegerArray pending;
+    private final Object walkLock = new Object();
+    /** The part touched last, and how many parts in order the walk ending there has touched. */
+    private volatile int lastTouched = -1;
+    private volatile int run;
 
-    private PartedMemberIndex(PartedIndexTop top, PartLoader loader) {
+    private PartedMemberIndex(PartedIndexTop top, PartLoader loader, PartReadAhead ahead) {
         this.top = top;
         this.source = top.source;
         this.loader = loader;
@@ -50,13 +61,15 @@ final class PartedMemberIndex extends MemberIndex {
         for (int k = 0; k < partCount; k++) {
             partLocks[k] = new Object();
         }
+        this.ahead = ahead;
+        this.pending = new AtomicIntegerArray(partCount);
     }
 
     // ---------------------------------------------------------------- reading
 
     /** The index whose top blob is {@code b} ({@link PartedIndexTop#open}: read and checked whole), loading parts through {@code loader}. */
-    static PartedMemberIndex openTop(IndexBytes b, String source, PartLoader loader) {
-        return new PartedMemberIndex(PartedIndexTop.open(b, source), loader);
+    static PartedMemberIndex openTop(IndexBytes b, String source, PartLoader loader, PartReadAhead ahead) {
+        return new PartedMemberIndex(PartedIndexTop.open(b, source), loader, ahead);
     }
 
     /** Number of parts (for tests and gauges). */
@@ -80,6 +93,9 @@ final class PartedMemberIndex extends MemberIndex {
 
     /** Part {@code k}, loaded and checked on first use. */
     private FlatMemberIndex part(int k) {
+        if (k != lastTouched) {
+            touched(k);
+        }
         FlatMemberIndex part = held(k);
         if (part != null) {
             return part;
@@ -91,6 +107,70 @@ final class PartedMemberIndex extends MemberIndex {
                 parts.set(k, new java.lang.ref.SoftReference<>(part));
             }
             return part;
+        }
+    }
+
+    /** Follows the walk: part {@code k} is touched after another; reads ahead once it is a walk. */
+    private void touched(int k) {
+        synchronized (walkLock) {
+            int last = lastTouched;
+            if (k == last) {
+                return;
+            }
+            run = k == last + 1 ? run + 1 : 1;
+            lastTouched = k;
+        }
+        readAhead();
+    }
+
+    /** While a walk is on, hands the parts of the window after it that are neither held nor pending to read-aheads, as slots allow. */
+    private void readAhead() {
+        if (run < PartReadAhead.WALK) {
+            return;
+        }
+        int last = lastTouched;
+        int end = Math.min(partCount - 1, last + ahead.window());
+        for (int j = last + 1; j <= end; j++) {
+            if (held(j) != null || pending.get(j) != 0) {
+                continue;
+            }
+            if (!ahead.tryAcquire()) {
+                return;
+            }
+            if (!pending.compareAndSet(j, 0, 1)) {
+                ahead.release();
+                continue;
+            }
+            int k = j;
+            if (!ahead.submit(() -> readAhead(k))) {
+                pending.set(j, 0);
+                return;
+            }
+        }
+    }
+
+    /** Loads part {@code k} ahead of the walk, as a demand would (same loader, same lock), and tops up the window. */
+    private void readAhead(int k) {
+        boolean ok = false;
+        try {
+            synchronized (partLocks[k]) {
+                if (held(k) == null) {
+                    parts.set(k, new java.lang.ref.SoftReference<>(load(k)));
+                    ahead.loaded();
+                }
+            }
+            ok = true;
+        } catch (RuntimeException e) { // dropped: the demand load of this part reports its own error
+            ahead.failed();
+            synchronized (walkLock) {
+                run = 0; // and no more reading ahead until a walk is seen again
+            }
+        } finally {
+            pending.set(k, 0);
+            ahead.release();
+        }
+        if (ok) {
+            readAhead(); // the slot is free: top up the window
         }
     }
 

@@ -8,6 +8,7 @@ import io.warpdata.store.ObjectTooLargeException;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.IndexBytes;
 import io.warpdata.manifest.MemberIndex;
+import io.warpdata.manifest.PartReadAhead;
 
 import java.nio.file.Path;
 import java.util.Optional;
@@ -27,7 +28,9 @@ import java.util.concurrent.Executor;
  * and is read in place from that file through {@link IndexPages}, a page cache of fixed size:
  * the heap holds neither the index nor anything per member, so an index of any member count
  * opens, and warpd's memory stays flat. A parted index ({@link MemberIndex}) fetches its top
- * when opened and each part when a lookup or listing first needs it. Without a cache directory
+ * when opened and each part when a lookup or listing first needs it; once a walk over its parts
+ * in order is seen ({@code find}), the next {@link #PARTS_AHEAD} parts are read ahead, at most
+ * {@link #PARTS_IN_FLIGHT} at once across all indexes ({@link PartReadAhead}). Without a cache directory
  * ({@code --mode remote}) indexes are held on the heap, bounded by {@code maxMembers}.
  */
 final class MemberIndexCache {
@@ -40,7 +43,13 @@ final class MemberIndexCache {
     /** Opened indexes held when they are read from files (each holds a few fields, not its members). */
     static final int FILE_INDEXES_HELD = 4096;
 
+    /** Parts read ahead at once, at most, across all indexes (system property {@code warp.index.partsInFlight}). */
+    static final int PARTS_IN_FLIGHT = Integer.getInteger("warp.index.partsInFlight", 2);
+    /** Parts ahead of a walk kept loaded or loading. */
+    static final int PARTS_AHEAD = 4;
+
     private final AsyncLoadingCache<BlobRef, MemberIndex> indexes;
+    private final PartReadAhead ahead;
     private final BlobReader reader;
     private final LastKnownGood known;
     private final IndexPages pages;
@@ -54,6 +63,7 @@ final class MemberIndexCache {
         this.reader = reader;
         this.known = known;
         this.pages = new IndexPages(pageCacheBytes);
+        this.ahead = new PartReadAhead(executor, Math.max(0, PARTS_IN_FLIGHT), Math.max(PARTS_AHEAD, PARTS_IN_FLIGHT));
         long arrayMax = Integer.MAX_VALUE - 16L;
         this.maxIndexBytes = maxMembers > arrayMax / INDEX_BYTES_PER_MEMBER ? arrayMax : maxMembers * INDEX_BYTES_PER_MEMBER;
         Caffeine<Object, Object> b = Caffeine.newBuilder().executor(executor);
@@ -70,7 +80,7 @@ final class MemberIndexCache {
     }
 
     private MemberIndex load(BlobRef ref) {
-        return MemberIndex.open(bytes(ref), "member index " + ref.id(), this::bytes);
+        return MemberIndex.open(bytes(ref), "member index " + ref.id(), this::bytes, ahead);
     }
 
     /** The verified bytes of an index blob (or part): its kept file if there is a disk, else an array. */
@@ -158,6 +168,11 @@ final class MemberIndexCache {
             }
         }
         return n;
+    }
+
+    /** Reading parts ahead of walks (for tests and gauges). */
+    PartReadAhead readAhead() {
+        return ahead;
     }
 
     /** The page cache of index files (for tests and gauges). */
