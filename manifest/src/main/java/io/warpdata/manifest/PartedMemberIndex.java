@@ -97,14 +97,22 @@ final class PartedMemberIndex extends MemberIndex {
             touched(k);
         }
         FlatMemberIndex part = held(k);
-        if (part != null) {
-            return part;
-        }
+        return part != null ? part : loadOnce(k, NOTHING);
+    }
+
+    private static final Runnable NOTHING = () -> { };
+
+    /**
+     * Part {@code k} as held, or loaded and kept under its lock, so that a demand and a read-ahead
+     * of one part make one load; {@code loaded} runs when this call did the loading.
+     */
+    private FlatMemberIndex loadOnce(int k, Runnable loaded) {
         synchronized (partLocks[k]) {
-            part = held(k);
+            FlatMemberIndex part = held(k);
             if (part == null) {
                 part = load(k);
                 parts.set(k, new java.lang.ref.SoftReference<>(part));
+                loaded.run();
             }
             return part;
         }
@@ -153,12 +161,7 @@ final class PartedMemberIndex extends MemberIndex {
     private void readAhead(int k) {
         boolean ok = false;
         try {
-            synchronized (partLocks[k]) {
-                if (held(k) == null) {
-                    parts.set(k, new java.lang.ref.SoftReference<>(load(k)));
-                    ahead.loaded();
-                }
-            }
+            loadOnce(k, ahead::loaded);
             ok = true;
         } catch (RuntimeException e) { // dropped: the demand load of this part reports its own error
             ahead.failed();
