@@ -143,6 +143,22 @@ public final class BlockHashList {
         return new BlockHashList(blockSize, blob.length, hashes);
     }
 
+    /**
+     * The list a blob of at most one block must have: its only hash is the SHA-256 of all of the
+     * blob, which is the blob's own id. A reader that knows the id, the size and the list's id
+     * can check this list against the list's id and skip fetching it (no trust is added: the list
+     * is accepted only if it hashes to the id the verified manifest names).
+     *
+     * @throws IllegalArgumentException if the blob is empty or larger than one block
+     */
+    public static BlockHashList ofOneBlock(BlobId blob, long blobSize, int blockSize) {
+        requireBlockSize(blockSize);
+        if (blobSize < 1 || blobSize > blockSize) {
+            throw new IllegalArgumentException("a blob of " + blobSize + " bytes is not one block of " + blockSize);
+        }
+        return new BlockHashList(blockSize, blobSize, blob.digest());
+    }
+
     /** Computes the list for a blob read from {@code in} to its end. */
     public static BlockHashList compute(InputStream in, int blockSize) throws IOException {
         requireBlockSize(blockSize);

@@ -32,6 +32,23 @@ class BlockHashListTest {
     }
 
     @Test
+    void aOneBlockBlobsListIsItsOwnIdAndNothingElseIsOneBlock() {
+        Random r = new Random(7);
+        int bs = BlockHashList.DEFAULT_BLOCK_SIZE;
+        for (int size : new int[] {1, 700_000, bs}) {
+            byte[] blob = new byte[size];
+            r.nextBytes(blob);
+            BlockHashList derived = BlockHashList.ofOneBlock(BlobId.of(blob), size, bs);
+            assertThat(derived.serialize()).as("size %d", size).isEqualTo(BlockHashList.of(blob, bs).serialize());
+            assertThat(derived.verify(0, blob, 0, size)).isTrue();
+        }
+        BlobId id = BlobId.of(new byte[] {1});
+        assertThatThrownBy(() -> BlockHashList.ofOneBlock(id, 0, bs)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> BlockHashList.ofOneBlock(id, bs + 1L, bs)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> BlockHashList.ofOneBlock(id, 10, 1000)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void emptyBlobHasNoBlocks() throws IOException {
         BlockHashList l = BlockHashList.of(new byte[0], BS);
         assertThat(l.blockCount()).isZero();

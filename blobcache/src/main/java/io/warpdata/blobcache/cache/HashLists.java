@@ -21,8 +21,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Block hash lists of blobs: fetched whole from the first mirror that serves them, else from the
- * store (and then offered to the S3 tiers warpd fills), checked against their own id
+ * Block hash lists of blobs: derived when the blob is one block (the list is then [the blob's
+ * id], checked against the list's id like a fetched one), else fetched whole from the first
+ * mirror that serves them, else from the store (and then offered to the S3 tiers warpd fills), checked against their own id
  * ({@link BlobRef#blocks()}), parsed, and kept in a bounded memory cache (and, when a directory
  * is given, on disk so that the cache keeps working offline and {@code verify} can re-hash
  * blocks). One fetch per list however many readers want it; no lock is held while fetching.
@@ -200,6 +201,11 @@ final class HashLists {
         if (onDisk != null) {
             return onDisk;
         }
+        byte[] derived = oneBlockList(blob);
+        if (derived != null) {
+            save(blob.blocks(), derived);
+            return BlockHashList.parse(derived, describe(blob));
+        }
         if (!mayFetch) {
             throw new BlockNotCachedException("The block hash list of blob " + blob.id());
         }
@@ -227,6 +233,20 @@ final class HashLists {
         save(blob.blocks(), bytes);
         fetcher.fillRemotesObject(key, bytes);
         return list;
+    }
+
+    /**
+     * The serialized list of a blob of one default-size block, if that is the list the manifest
+     * names ({@link BlockHashList#ofOneBlock}: its only hash is the blob's id), else null. Index
+     * parts, small shards and small indexes are such blobs: their list costs no GET, which halves
+     * the requests of a walk over a parted member index (each part is one block).
+     */
+    static byte[] oneBlockList(BlobRef blob) {
+        if (blob.size() < 1 || blob.size() > BlockHashList.DEFAULT_BLOCK_SIZE) {
+            return null;
+        }
+        byte[] bytes = BlockHashList.ofOneBlock(blob.id(), blob.size(), BlockHashList.DEFAULT_BLOCK_SIZE).serialize();
+        return matches(bytes, blob.blocks()) ? bytes : null;
     }
 
     private void save(BlobId blocks, byte[] bytes) {

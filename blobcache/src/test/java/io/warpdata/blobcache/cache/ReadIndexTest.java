@@ -86,6 +86,40 @@ class ReadIndexTest {
     }
 
     @Test
+    void aOneBlockIndexCostsOneGetItsListIsDerivedNotFetched() throws InterruptedException {
+        // An index part (~0.8 MB of 8,192 members) is one block of the default size: its list
+        // is [its own id], checked against the list's id, so the store sees the part's GET only.
+        byte[] part = TestBlobs.bytes(700_000, 4);
+        BlobRef ref = TestBlobs.put(memory, part, io.warpdata.manifest.BlockHashList.DEFAULT_BLOCK_SIZE);
+        memory.put(StoreLayout.blob(ref.blocks()), new byte[] {'x'}); // never read: a poisoned list key
+        BlockCache c = open();
+
+        assertThat(c.readIndex(ref)).isEqualTo(part);
+
+        await(() -> c.stats().blocks() == 1);
+        assertThat(store.calls(Call.GET, StoreLayout.blob(ref.id()))).as("the part's GET").isEqualTo(1);
+        assertThat(store.calls(Call.GET, StoreLayout.blob(ref.blocks()))).as("GETs of its list").isZero();
+        assertThat(store.calls(Call.GET, Call.READ)).as("all store requests").isEqualTo(1);
+        c.close();
+        caches.remove(c);
+
+        BlockCache offline = open(CacheMode.LOCAL, Duration.ofSeconds(10));
+        assertThat(offline.readIndex(ref)).as("served from the cache in local mode (no fetch), list and all").isEqualTo(part);
+    }
+
+    @Test
+    void aOneBlockBlobWhoseListHasAnotherBlockSizeStillFetchesIt() throws InterruptedException {
+        byte[] blob = TestBlobs.bytes(5000, 5);
+        BlobRef ref = TestBlobs.put(memory, blob, BS);
+        BlockCache c = open();
+
+        assertThat(c.readIndex(ref)).isEqualTo(blob);
+
+        await(() -> c.stats().blocks() == 1);
+        assertThat(store.calls(Call.GET, StoreLayout.blob(ref.blocks()))).as("GETs of its list").isEqualTo(1);
+    }
+
+    @Test
     void indexWhoseListIsKeptOnDiskIsReadFromTheCache() throws InterruptedException {
         byte[] index = TestBlobs.bytes(2 * BS + 7, 2);
         BlobRef ref = TestBlobs.put(memory, index, BS);
