@@ -231,17 +231,26 @@ def test_shaped_network_targets_count_round_trips_and_peak_rss():
     res.add(("duck-count", "cold", "warp"), 1.0, {})
     res.add(("duck-count", "cold", "s3fs"), 4.0, {})
     res.add(("duck-count", "cold", "rclone"), 2.0, {})
+    res.add(("seq-dd", "cold", "warp"), 200.0, {})
+    res.add(("seq-dd", "cold", "pget"), 250.0, {})
+    res.add(("img-seq", "cold", "warp"), 1000.0, {"bytes": 50_000_000, "seconds": 0.5})
     m = meta(runs=1, network=net)
     tg = {t["target"].split(" (")[0]: t for t in R.s3like_targets(res, m, {"warp": 600 * 1024})}
     ttfb = tg["time to first byte, version never opened, running daemon: warp ms / one request's round trip"]
     assert (ttfb["ratio"], ttfb["met"]) == (4.0, False)
     duck = tg["duck-count cold: warp time / the faster of s3fs and rclone"]
     assert (duck["ratio"], duck["met"]) == (0.5, True)
+    pget = tg["cold sequential: warp / 8 ranged GETs"]
+    assert (pget["ratio"], pget["met"]) == (0.8, True)
+    pget26 = tg["issue 26, cold sequential: warp / 8 ranged GETs"]
+    assert (pget26["ratio"], pget26["goal"], pget26["met"]) == (0.8, ">= 0.9", False)
+    img = tg["issue 26, ImageFolder cold, folder order: warp MB/s / warp's cold sequential MB/s of the big file"]
+    assert (img["ratio"], img["met"]) == (0.5, False)
     rss = tg["warpd peak RSS over the bench, MiB"]
     assert (rss["ratio"], rss["met"]) == (600.0, False)
     text, _doc = render(res, [WORKLOADS["ttfb-new"]], m=m, peak_rss={"warp": 600 * 1024})
     assert row(text, WORKLOADS["ttfb-new"].label, "cold")[column("warp/s3fs")] == "4.0 round trips"
-    assert "Targets under this network (issue 16)" in text
+    assert "Targets under this network (issues 16 and 26)" in text
     assert "the shaper used 3.5 CPU s for 2.5 GB" in text
 
 
