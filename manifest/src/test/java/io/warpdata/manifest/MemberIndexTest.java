@@ -355,6 +355,24 @@ class MemberIndexTest {
     }
 
     @Test
+    void pathsLongerThanTheChecksScratchBufferAreCheckedWhole() {
+        String a = "d/" + "a".repeat(250) + "/" + "b".repeat(250) + "/x";
+        String b = "d/" + "a".repeat(250) + "/" + "b".repeat(250) + "/y";
+        String c = "e/" + "c".repeat(255) + "/" + "c".repeat(255) + "/" + "c".repeat(255);
+        RawIndex good = RawIndex.of(build(List.of(new Member(a, 0, 0, 1, 0644, h(1)), new Member(b, 0, 1, 1, 0644, h(2)),
+                new Member(c, 0, 2, 1, 0644, h(3)))));
+        MemberIndex read = MemberIndex.parse(good.bytes(), SOURCE);
+        assertThat(read.path(2)).isEqualTo(c);
+        // Out of order past the first 256 bytes, and both paths named whole in the message.
+        ManifestCorruptedException e = catchThrowableOfType(ManifestCorruptedException.class,
+                () -> MemberIndex.parse(good.with(r -> r.paths = List.of(b, a, c)).bytes(), SOURCE));
+        assertThat(e.field()).isEqualTo("members[1].path");
+        assertThat(e.getMessage()).contains("'" + a + "' is out of order after '" + b + "'");
+        assertCorrupted(good.with(r -> r.paths = List.of(a, a, c)).bytes(), "members[1].path");
+        assertCorrupted(good.with(r -> r.paths = List.of(a, b, c + "/" + "z".repeat(256))).bytes(), "members[2].path");
+    }
+
+    @Test
     void randomCorruptionNeverEscapesAsAnotherException() {
         Random r = new Random(6);
         byte[] good = build(randomTree(r, 50)).serialize();
