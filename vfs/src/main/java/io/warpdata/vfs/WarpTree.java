@@ -98,6 +98,11 @@ public final class WarpTree {
         return indexes.heldMembers();
     }
 
+    /** Index parts read ahead of walks: started, loaded and failed so far (stats.json, Prometheus). */
+    public io.warpdata.manifest.PartReadAhead indexPartsReadAhead() {
+        return indexes.readAhead();
+    }
+
     /** The root directory. */
     public Node root() {
         return ROOT;

@@ -246,6 +246,10 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
         counter("warp_latest_link_invalidations_total", "Links the kernel was told to re-read after a pointer moved.",
                 () -> daemon.fuse().linkInvalidations());
 
+        counter("warp_index_parts_read_ahead_total", "Member index parts read ahead of a walk (find, ls -lR) over a parted index.",
+                () -> daemon.tree().indexPartsReadAhead().started());
+        counter("warp_index_parts_read_ahead_failed_total", "Index parts read ahead whose load failed (dropped; the walk's"
+                + " own load reports the error).", () -> daemon.tree().indexPartsReadAhead().failures());
         gauge("warp_open_handles", "Directories open in the mount (files need no open).", () -> daemon.fuse().openHandles());
         gauge("warp_kernel_inodes", "Inodes of the mount the kernel holds that take a table entry in warpd (folders, links, tables, tensors; member files have computed inode numbers and take none).", () -> daemon.fuse().kernelInodes());
         gauge("warp_indexed_members", "Archive members whose index entries are in memory.",

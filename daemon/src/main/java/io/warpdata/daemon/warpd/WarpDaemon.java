@@ -271,7 +271,7 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         Runtime rt = Runtime.getRuntime();
         return new StatsCall.Reply(ProcessHandle.current().pid(), config.mountPoint().toString(), config.remote(),
                 config.mode().text(), mounted, uptimeSeconds(),
-                new StatsCall.Counters(reader == null ? Map.of() : reader.metrics().snapshot()),
+                new StatsCall.Counters(readCounters()),
                 reader == null ? List.of() : ReadSources.of(reader.metrics().bySource()),
                 metrics.bytesReadByDataset(),
                 reader == null ? List.of() : reader.plans().stream().map(WarpDaemon::plan).toList(),
@@ -285,6 +285,18 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
                         fuse == null ? 0 : fuse.openHandles(), fuse == null ? 0 : fuse.maxReadBytes(),
                         fuse == null ? 0 : fuse.kernelInodes(), tree == null ? 0 : tree.indexedMembers(),
                         rt.totalMemory() - rt.freeMemory(), rt.maxMemory()));
+    }
+
+    /** The read path's counters, with the index parts read ahead of walks. */
+    private Map<String, Long> readCounters() {
+        Map<String, Long> all = new java.util.HashMap<>(reader == null ? Map.of() : reader.metrics().snapshot());
+        if (tree != null) {
+            var ahead = tree.indexPartsReadAhead();
+            all.put("index_parts_read_ahead", ahead.started());
+            all.put("index_parts_read_ahead_loaded", ahead.loadedParts());
+            all.put("index_parts_read_ahead_failed", ahead.failures());
+        }
+        return all;
     }
 
     /** An order plan's status as stats.json shows it. */

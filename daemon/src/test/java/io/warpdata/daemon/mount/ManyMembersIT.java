@@ -100,6 +100,22 @@ class ManyMembersIT {
         }
     }
 
+    /** stats.json's read counters once {@code ready} holds of them (it is rewritten every few seconds). */
+    private static JsonNode statsJsonRead(java.util.function.Predicate<JsonNode> ready) throws Exception {
+        Path file = store.cache.resolve("stats.json");
+        JsonNode read = null;
+        for (int i = 0; i < 150 && (read == null || !ready.test(read)); i++) {
+            try {
+                read = Files.exists(file) ? JSON.readTree(file.toFile()).path("read") : null;
+            } catch (IOException torn) {
+                read = null; // replaced while read: try again
+            }
+            Thread.sleep(100);
+        }
+        assertThat(read).as("stats.json was written").isNotNull();
+        return read;
+    }
+
     private static List<String> ls(Path dir) throws IOException {
         try (Stream<Path> s = Files.list(dir)) {
             return s.map(p -> p.getFileName().toString()).sorted().toList();
@@ -167,9 +183,11 @@ class ManyMembersIT {
         long afterOne = keptIndexBlobs();
         assertThat(afterOne).as("index blobs after listing one class folder").isBetween(2L, 3L);
 
+        // Members read at random before their parts are loaded: in the first fifth of the classes
+        // (parts 0-4 of 25), so that the walk below meets the rest of the parts for the first time.
         Random r = new Random(26);
         for (int k = 0; k < 200; k++) {
-            int c = r.nextInt(CLASSES);
+            int c = r.nextInt(CLASSES / 5);
             int i = r.nextInt(PER_CLASS);
             assertThat(Files.readAllBytes(store.mount.resolve("big/imagenetish@" + version + "/train/" + name(c, i))))
                     .as(name(c, i)).isEqualTo(payload(c, i));
@@ -182,6 +200,12 @@ class ManyMembersIT {
         assertThat(files).isEqualTo(MEMBERS);
         assertThat(keptIndexBlobs()).as("the top and all parts").isEqualTo(1 + (MEMBERS + 8191) / 8192);
         assertFindListsEveryMemberWithItsOwnComputedInodeAndTheBytesReadBack(artifact);
+        // The walk met parts 5-24 in order for the first time: they were read ahead of it, none failed.
+        JsonNode read = statsJsonRead(n -> n.path("index_parts_read_ahead").asLong() > 0);
+        assertThat(read.path("index_parts_read_ahead").asLong()).as("parts read ahead").isBetween(1L, 20L);
+        assertThat(read.path("index_parts_read_ahead_loaded").asLong()).as("of them, loaded by the read-ahead")
+                .isBetween(0L, read.path("index_parts_read_ahead").asLong());
+        assertThat(read.path("index_parts_read_ahead_failed").asLong()).as("read-aheads failed").isZero();
         String status = Files.readString(Path.of("/proc/" + store.warpd().pid() + "/status"));
         Matcher hwm = Pattern.compile("VmHWM:\\s+(\\d+) kB").matcher(status);
         if (hwm.find()) {
