@@ -308,10 +308,12 @@ class Run:
         for label, path in (("warp", root), ("local", self.local)):
             drop_caches()
             r0 = self.fuse_requests() if label == "warp" else None
+            gc0 = self.gets() if label == "warp" else None
             dt, out = timed(["bash", "-c", f"find '{path}' -type f | wc -l"])
             res[f"{label}_find_cold_s"] = round(dt, 2)
             if label == "warp":
                 res["warp_find_cold_requests"] = self.requests_since(r0)
+                res["warp_find_cold_gets"] = (self.gets() or 0) - (gc0 or 0) if gc0 is not None else None
             res[f"{label}_find_files"] = int(out.strip())
             if label == "warp":
                 self.rss(res, "find_cold")
@@ -394,7 +396,7 @@ Scale: {r['members']:,} members in {r['classes']} folders, {r['shards']} tar sha
 | first ls of one folder, never-opened version (ms) | {r['first_ls_ms']} | {r['local_ls_ms']} | {x(r['first_ls_ms'], r['local_ls_ms'])} |
 | first ls: store GETs counted by warpd | {r['first_ls_gets']} | | |
 | first ls: index bytes fetched / whole index | {r['first_ls_index_bytes']:,} / {r['index_bytes']:,} ({100 * r.get('first_ls_index_fraction', 0):.2f}%) | | |
-| find -type f, cold (s) | {r['warp_find_cold_s']} | {r['local_find_cold_s']} | {x(r['warp_find_cold_s'], r['local_find_cold_s'])} |
+| find -type f, cold (s; store GETs) | {r['warp_find_cold_s']} ({r.get('warp_find_cold_gets')} GETs) | {r['local_find_cold_s']} | {x(r['warp_find_cold_s'], r['local_find_cold_s'])} |
 | find -type f, warm (s) | {r['warp_find_warm_s']} | {r['local_find_warm_s']} | {x(r['warp_find_warm_s'], r['local_find_warm_s'])} |
 | find -type f, cold again, index parts kept (s; store GETs) | {r.get('warp_find_recold_s')} ({r.get('warp_find_recold_gets')} GETs) | {r['local_find_cold_s']} | {x(r.get('warp_find_recold_s'), r['local_find_cold_s'])} |
 | ls -lR, cold, index parts kept (s) | {r.get('warp_lslr_cold_s')} | {r.get('local_lslr_cold_s')} | {x(r.get('warp_lslr_cold_s'), r.get('local_lslr_cold_s'))} |
