@@ -172,6 +172,33 @@ class S3BlobStoreIT extends BlobStoreContract {
     }
 
     @Test
+    void aBoundedGetReadsTheObjectIntoOneArrayOfItsLength() {
+        byte[] data = bytes(704_524, 13); // a member index part of 8,192 members (the 10M scale run's)
+        store.put("blobs/part", data);
+        var threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        assertThat(store.get("blobs/part", 32 << 20)).isEqualTo(data); // warms up the client's classes
+        long before = threads.getCurrentThreadAllocatedBytes();
+        byte[] got = store.get("blobs/part", 32 << 20);
+        long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+        assertThat(got).isEqualTo(data);
+        // One array of the object's length plus the request's own objects. The SDK's
+        // getObjectAsBytes allocated 5x the object (a buffer doubling to 1 MiB, then two copies):
+        // arrays of 1 MiB or more that G1 allocates outside the young generation (docs/bench.md "Scale").
+        assertThat(allocated).as("bytes allocated by the GET's thread").isLessThan(data.length + (1L << 20));
+        // Transient failures are retried by the client; the bytes are still exact.
+        s3.faults().failNextGetsWith500(1).failNextGetsWith503(1);
+        assertThat(store.get("blobs/part", 32 << 20)).isEqualTo(data);
+        assertThat(store.retries()).isEqualTo(2);
+        // A corrupt answer has the object's length (the caller verifies the bytes).
+        s3.faults().corruptNextGets(1);
+        assertThat(store.get("blobs/part", 32 << 20)).hasSize(data.length).isNotEqualTo(data);
+        // At the bound exactly: read; one byte under it: refused.
+        assertThat(store.get("blobs/part", data.length)).isEqualTo(data);
+        assertThatThrownBy(() -> store.get("blobs/part", data.length - 1))
+                .isInstanceOf(io.warpdata.store.ObjectTooLargeException.class);
+    }
+
+    @Test
     void persistent500IsStoreUnavailableAfterBoundedRetries() {
         store.put("k", bytes(10, 6));
         s3.faults().failAllGets();
