@@ -168,6 +168,18 @@ build_jar_if_missing() {
   exec 9>&-
 }
 
+# heap_mib SIZE: a JVM size (384m, 1g, 4096M, 524288k, bytes) in MiB; 0 when it cannot be read.
+heap_mib() {
+  local v="${1,,}"
+  case "$v" in
+    *[!0-9kmg]* | "" | [kmg]*) echo 0 ;;
+    *k) echo $(( ${v%k} / 1024 )) ;;
+    *m) echo $(( ${v%m} )) ;;
+    *g) echo $(( ${v%g} * 1024 )) ;;
+    *) echo $(( v / 1048576 )) ;;
+  esac
+}
+
 # warp_jvm_flags warpd|warpctl: prints the JVM flags the launchers use, one per line.
 warp_jvm_flags() {
   # jnr-fuse (via jnr-ffi) and DuckDB load native code: allow it without JDK 22+ warnings.
@@ -197,6 +209,18 @@ warp_jvm_flags() {
       echo "-XX:MaxDirectMemorySize=${WARP_DIRECT_MEMORY:-$WARP_DEFAULT_DIRECT_MEMORY}"
       # A long-running server with many reader threads: G1 keeps pauses short under FUSE load.
       echo "-XX:+UseG1GC"
+      # 2 MiB G1 regions (G1 picks 1 MiB for a 384 MiB heap). An array of half a region or
+      # more is "humongous": G1 allocates it outside the young generation, may start a
+      # concurrent cycle for it and grows the heap rather than collect. A member index part
+      # (8,192 members) is read into one array of ~700 KB (S3BlobStore.get): humongous with
+      # 1 MiB regions, not with 2 MiB. A cold find over 10,000,000 members fetches 1,222 parts;
+      # measured on one store, same jar (09d1cbb), two pairs, load average ~4 (docs/bench.md
+      # "Scale"): with 1 MiB regions G1 grew the heap to its 384 MiB bound and warpd peaked at
+      # 562-565 MiB; with 2 MiB regions the heap stayed near 220 MiB and warpd peaked at
+      # 392-394 MiB, find cold 14.1/13.7 s against 14.4/13.7 s. Parts of longer paths (over
+      # ~68 bytes) pass 1 MiB and are humongous again. From a 4 GiB heap up, G1 picks 2 MiB
+      # or more by itself, so the flag is left out there.
+      [ "$(heap_mib "${WARP_HEAP:-$WARP_DEFAULT_HEAP}")" -lt 4096 ] && echo "-XX:G1HeapRegionSize=2m"
       # An idle daemon gives heap back to the OS: a collection after 60 s without one lets G1
       # uncommit what a burst of reads grew.
       echo "-XX:G1PeriodicGCInterval=60000"
