@@ -70,10 +70,34 @@ final class MemberIndexWriter {
         return b.array();
     }
 
+    /**
+     * Most bytes in one part, whatever {@code partMembers} allows: 960 KiB, under half of the
+     * 2 MiB G1 region warpd's launcher sets, so that the one array a part is fetched into is no
+     * "humongous" object (allocated outside the young generation; 1,222 such arrays in a cold
+     * walk of 10M members grew warpd's heap to its bound, docs/bench.md "Peak RSS at 10M"). An
+     * 8,192-member part holds ~60 bytes per member plus its path: parts of paths over ~60 bytes
+     * are cut shorter.
+     */
+    static final int MAX_PART_BYTES = 960 << 10;
+
     static MemberIndex.Parts parts(MemberIndex src, int partMembers) {
         List<byte[]> parts = new ArrayList<>();
         byte[] top = parts(src, partMembers, parts::add);
         return new MemberIndex.Parts(top, List.copyOf(parts));
+    }
+
+    /** The end of the part starting at {@code from}: at most {@code max}, within {@link #MAX_PART_BYTES} (at least one member). */
+    static int partEnd(MemberIndex src, int from, int max) {
+        long bytes = MemberIndex.HEADER;
+        int to = from;
+        while (to < max) {
+            bytes += MemberIndex.PER_MEMBER + src.pathLength(to);
+            if (bytes > MAX_PART_BYTES && to > from) {
+                break;
+            }
+            to++;
+        }
+        return to;
     }
 
     /** Writes the parts, in order, to {@code sink} (one at a time) and returns the top. */
@@ -86,8 +110,8 @@ final class MemberIndexWriter {
         int partCount = 0;
         ByteArrayOutputStream firsts = new ByteArrayOutputStream();
         List<Integer> firstEnds = new ArrayList<>();
-        for (int from = 0; from < n; from += partMembers) {
-            int to = (int) Math.min(n, (long) from + partMembers);
+        for (int from = 0, to; from < n; from = to) {
+            to = partEnd(src, from, (int) Math.min(n, (long) from + partMembers));
             byte[] part = flat(src, from, to);
             try (DataOutputStream o = new DataOutputStream(table)) {
                 o.writeInt(to - from);

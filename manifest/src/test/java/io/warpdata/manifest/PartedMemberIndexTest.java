@@ -231,6 +231,34 @@ class PartedMemberIndexTest {
     }
 
     @Test
+    void partsOfLongPathsAreCutToTheByteBoundAndAnswerAsTheFlatIndex() {
+        MemberIndexBuilder b = new MemberIndexBuilder();
+        BlobId h = BlobId.of(new byte[] {2});
+        String pad = "x".repeat(150); // ~230-byte paths: 8,192 of them would make a 2.3 MB part
+        for (int i = 0; i < 20_000; i++) {
+            b.add(String.format("train/n%04d/%s_%06d.jpg", i / 1000, pad, i), 0, i * 1000L, 900, 0644, h);
+        }
+        MemberIndex flat = b.build();
+        MemberIndex.Parts written = flat.writeParts(8192);
+        assertThat(written.parts()).allSatisfy(part -> assertThat(part.length)
+                .isLessThanOrEqualTo(MemberIndexWriter.MAX_PART_BYTES));
+        // Full parts up to the bound: the count is what the bytes need, not one per member.
+        int perPart = (MemberIndexWriter.MAX_PART_BYTES - MemberIndex.HEADER) / (MemberIndex.PER_MEMBER + flat.pathLength(0));
+        assertThat(written.parts()).hasSize((20_000 + perPart - 1) / perPart);
+        Parts parts = new Parts(written.parts());
+        MemberIndex parted = MemberIndex.open(IndexBytes.of(written.top()), "top", parts);
+        for (int i = 0; i < flat.size(); i += 997) {
+            assertThat(parted.path(i)).isEqualTo(flat.path(i));
+            assertThat(parted.find(flat.path(i))).isEqualTo(i);
+            assertThat(parted.offset(i)).isEqualTo(flat.offset(i));
+        }
+        assertThat(children(parted, "train/n0007", 0)).isEqualTo(children(flat, "train/n0007", 0));
+        assertThat(parted.serialize()).isEqualTo(flat.serialize());
+        // Short paths keep parts of partMembers members.
+        assertThat(classes().writeParts(1000).parts()).hasSize(6);
+    }
+
+    @Test
     void aPartThatDoesNotMatchTheTopIsCorruptedWhenLoaded() {
         MemberIndex flat = classes();
         MemberIndex.Parts written = flat.writeParts(1000);
