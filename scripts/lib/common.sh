@@ -217,9 +217,9 @@ warp_jvm_flags() {
       # measured on one store, same jar (09d1cbb), two pairs, load average ~4 (docs/bench.md
       # "Scale"): with 1 MiB regions G1 grew the heap to its 384 MiB bound and warpd peaked at
       # 562-565 MiB; with 2 MiB regions the heap stayed near 220 MiB and warpd peaked at
-      # 392-394 MiB, find cold 14.1/13.7 s against 14.4/13.7 s. Parts of longer paths (over
-      # ~68 bytes) pass 1 MiB and are humongous again. From a 4 GiB heap up, G1 picks 2 MiB
-      # or more by itself, so the flag is left out there.
+      # 392-394 MiB, find cold 14.1/13.7 s against 14.4/13.7 s. Publishers cut parts at 960
+      # KiB (MemberIndexWriter.MAX_PART_BYTES) to stay under 1 MiB. From a 4 GiB heap up, G1
+      # picks 2 MiB or more by itself, so the flag is left out there.
       [ "$(heap_mib "${WARP_HEAP:-$WARP_DEFAULT_HEAP}")" -lt 4096 ] && echo "-XX:G1HeapRegionSize=2m"
       # An idle daemon gives heap back to the OS: a collection after 60 s without one lets G1
       # uncommit what a burst of reads grew.
