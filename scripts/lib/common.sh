@@ -168,18 +168,6 @@ build_jar_if_missing() {
   exec 9>&-
 }
 
-# heap_mib SIZE: a JVM size (384m, 1g, 4096M, 524288k, bytes) in MiB; 0 when it cannot be read.
-heap_mib() {
-  local v="${1,,}"
-  case "$v" in
-    *[!0-9kmg]* | "" | [kmg]*) echo 0 ;;
-    *k) echo $(( ${v%k} / 1024 )) ;;
-    *m) echo $(( ${v%m} )) ;;
-    *g) echo $(( ${v%g} * 1024 )) ;;
-    *) echo $(( v / 1048576 )) ;;
-  esac
-}
-
 # warp_jvm_flags warpd|warpctl: prints the JVM flags the launchers use, one per line.
 warp_jvm_flags() {
   # jnr-fuse (via jnr-ffi) and DuckDB load native code: allow it without JDK 22+ warnings.
@@ -209,18 +197,14 @@ warp_jvm_flags() {
       echo "-XX:MaxDirectMemorySize=${WARP_DIRECT_MEMORY:-$WARP_DEFAULT_DIRECT_MEMORY}"
       # A long-running server with many reader threads: G1 keeps pauses short under FUSE load.
       echo "-XX:+UseG1GC"
-      # 2 MiB G1 regions (G1 picks 1 MiB for a 384 MiB heap). An array of half a region or
-      # more is "humongous": G1 allocates it outside the young generation, may start a
-      # concurrent cycle for it and grows the heap rather than collect. A member index part
-      # (8,192 members) is read into one array of ~700 KB (S3BlobStore.get): humongous with
-      # 1 MiB regions, not with 2 MiB. A cold find over 10,000,000 members fetches 1,222 parts;
-      # measured on one store, same jar (09d1cbb), two pairs, load average ~4 (docs/bench.md
-      # "Scale"): with 1 MiB regions G1 grew the heap to its 384 MiB bound and warpd peaked at
-      # 562-565 MiB; with 2 MiB regions the heap stayed near 220 MiB and warpd peaked at
-      # 392-394 MiB, find cold 14.1/13.7 s against 14.4/13.7 s. Publishers cut parts at 960
-      # KiB (MemberIndexWriter.MAX_PART_BYTES) to stay under 1 MiB. From a 4 GiB heap up, G1
-      # picks 2 MiB or more by itself, so the flag is left out there.
-      [ "$(heap_mib "${WARP_HEAP:-$WARP_DEFAULT_HEAP}")" -lt 4096 ] && echo "-XX:G1HeapRegionSize=2m"
+      # Not set, measured (2026-11-27, docs/bench.md "Peak RSS at 10M"): -XX:G1HeapRegionSize=2m.
+      # G1 picks 1 MiB regions for this heap, and an array of half a region or more is
+      # "humongous" (allocated outside the young generation; G1 grows the heap for it). A cold
+      # find over 10M members fetched 1,222 index parts of 704,524 bytes, each into one array:
+      # warpd peaked at 562-565 MiB, and at 392-394 MiB with 2 MiB regions (same jar, find
+      # unchanged). But with 2 MiB regions DuckDB's filtered aggregate cold took 0.176-0.206 s
+      # against 0.132-0.173 s in four pairs of bench --quick. Publishers now cut index parts at
+      # 480 KiB instead (MemberIndexWriter.MAX_PART_BYTES), under half of a 1 MiB region.
       # An idle daemon gives heap back to the OS: a collection after 60 s without one lets G1
       # uncommit what a burst of reads grew.
       echo "-XX:G1PeriodicGCInterval=60000"

@@ -80,24 +80,6 @@ class LauncherIT {
     }
 
     @Test
-    void heapsUnder4GiBGet2MiBRegionsSoThatAnIndexPartIsNoHumongousObject() throws Exception {
-        ScriptRun defaults = launch("warpd", Map.of("JAVA_HOME", System.getProperty("java.home"),
-                "WARP_JAVA_OPTS", "-XX:+PrintCommandLineFlags"));
-        ScriptRun raised = launch("warpd", Map.of("JAVA_HOME", System.getProperty("java.home"),
-                "WARP_HEAP", "3g", "WARP_JAVA_OPTS", "-XX:+PrintCommandLineFlags"));
-        ScriptRun large = launch("warpd", Map.of("JAVA_HOME", System.getProperty("java.home"),
-                "WARP_HEAP", "8g", "WARP_JAVA_OPTS", "-XX:+PrintCommandLineFlags"));
-
-        assertThat(defaults.stdout() + defaults.stderr()).as(defaults.toString())
-                .contains("-XX:G1HeapRegionSize=2097152");
-        assertThat(raised.stdout() + raised.stderr()).as(raised.toString())
-                .contains("-XX:G1HeapRegionSize=2097152");
-        // From 4 GiB up G1 picks 2 MiB or more itself: the launcher does not force 2 MiB there.
-        assertThat(large.stdout() + large.stderr()).as(large.toString())
-                .contains("-XX:MaxHeapSize=8589934592").doesNotContain("G1HeapRegionSize=2097152");
-    }
-
-    @Test
     void memoryDefaultsAreWrittenOnceAndTheDocsStateThem() throws Exception {
         Path repo = ScriptRun.repoRoot();
         String common = Files.readString(repo.resolve("scripts/lib/common.sh"));
