@@ -71,14 +71,15 @@ final class MemberIndexWriter {
     }
 
     /**
-     * Most bytes in one part, whatever {@code partMembers} allows: 960 KiB, under half of the
-     * 2 MiB G1 region warpd's launcher sets, so that the one array a part is fetched into is no
-     * "humongous" object (allocated outside the young generation; 1,222 such arrays in a cold
-     * walk of 10M members grew warpd's heap to its bound, docs/bench.md "Peak RSS at 10M"). An
-     * 8,192-member part holds ~60 bytes per member plus its path: parts of paths over ~60 bytes
-     * are cut shorter.
+     * Most bytes in one part, whatever {@code partMembers} allows: 480 KiB, under half of G1's
+     * 1 MiB region (what G1 picks for warpd's 384 MiB heap), so that the one array a reader
+     * fetches a part into is no "humongous" object. Humongous arrays are allocated outside the
+     * young generation; the 1,222 parts of 704,524 bytes a cold walk of 10M members fetched made
+     * G1 grow warpd's heap to its bound (docs/bench.md, "Peak RSS at 10M"). A member takes 60
+     * bytes plus its path, so this bound, not {@code partMembers}, sets the size of most parts:
+     * 5,715 members of 26-byte paths.
      */
-    static final int MAX_PART_BYTES = 960 << 10;
+    static final int MAX_PART_BYTES = 480 << 10;
 
     static MemberIndex.Parts parts(MemberIndex src, int partMembers) {
         List<byte[]> parts = new ArrayList<>();
