@@ -211,11 +211,13 @@ class ManyMembersIT {
             files = all.filter(Files::isRegularFile).count();
         }
         assertThat(files).isEqualTo(MEMBERS);
-        assertThat(keptIndexBlobs()).as("the top and all parts").isEqualTo(1 + publishedParts());
+        int parts = publishedParts();
+        assertThat(keptIndexBlobs()).as("the top and all parts").isEqualTo(1 + parts);
         assertFindListsEveryMemberWithItsOwnComputedInodeAndTheBytesReadBack(artifact);
-        // The walk met parts 5-24 in order for the first time: they were read ahead of it, none failed.
+        // The walk met the parts after the first few in order for the first time: they were read
+        // ahead of it (at most all but those the earlier reads loaded), none failed.
         JsonNode read = statsJsonRead(n -> n.path("index_parts_read_ahead").asLong() > 0);
-        assertThat(read.path("index_parts_read_ahead").asLong()).as("parts read ahead").isBetween(1L, 20L);
+        assertThat(read.path("index_parts_read_ahead").asLong()).as("parts read ahead").isBetween(1L, (long) parts - 5);
         assertThat(read.path("index_parts_read_ahead_loaded").asLong()).as("of them, loaded by the read-ahead")
                 .isBetween(0L, read.path("index_parts_read_ahead").asLong());
         assertThat(read.path("index_parts_read_ahead_failed").asLong()).as("read-aheads failed").isZero();
