@@ -5,6 +5,7 @@ import io.warpdata.catalog.Catalog;
 import io.warpdata.store.StoreException;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.DatasetRef;
+import io.warpdata.manifest.PartReadAhead;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.Executor;
@@ -99,7 +100,7 @@ public final class WarpTree {
     }
 
     /** Index parts read ahead of walks: started, loaded and failed so far (stats.json, Prometheus). */
-    public io.warpdata.manifest.PartReadAhead indexPartsReadAhead() {
+    public PartReadAhead indexPartsReadAhead() {
         return indexes.readAhead();
     }
 

@@ -201,10 +201,10 @@ final class HashLists {
         if (onDisk != null) {
             return onDisk;
         }
-        byte[] derived = oneBlockList(blob);
+        BlockHashList derived = oneBlockList(blob);
         if (derived != null) {
-            save(blob.blocks(), derived);
-            return BlockHashList.parse(derived, describe(blob));
+            save(blob.blocks(), derived.serialize());
+            return derived;
         }
         if (!mayFetch) {
             throw new BlockNotCachedException("The block hash list of blob " + blob.id());
@@ -241,12 +241,12 @@ final class HashLists {
      * parts, small shards and small indexes are such blobs: their list costs no GET, which halves
      * the requests of a walk over a parted member index (each part is one block).
      */
-    static byte[] oneBlockList(BlobRef blob) {
+    static BlockHashList oneBlockList(BlobRef blob) {
         if (blob.size() < 1 || blob.size() > BlockHashList.DEFAULT_BLOCK_SIZE) {
             return null;
         }
-        byte[] bytes = BlockHashList.ofOneBlock(blob.id(), blob.size(), BlockHashList.DEFAULT_BLOCK_SIZE).serialize();
-        return matches(bytes, blob.blocks()) ? bytes : null;
+        BlockHashList list = BlockHashList.ofOneBlock(blob.id(), blob.size(), BlockHashList.DEFAULT_BLOCK_SIZE);
+        return list.id().equals(blob.blocks()) ? list : null;
     }
 
     private void save(BlobId blocks, byte[] bytes) {

@@ -332,7 +332,7 @@ public final class S3BlobStore implements BlobStore {
                 throw new StoreUnavailableException("Short read of " + describe(key) + ": got " + n + " of "
                         + data.length + " bytes", null);
             }
-            return bounded(key, contentRange, data, maxBytes);
+            return data; // within the bound: checked above, before the body was read
         } catch (SdkException e) {
             throw errors.translate(e, "read", key);
         } catch (IOException e) {

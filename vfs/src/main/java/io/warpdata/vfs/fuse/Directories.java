@@ -71,43 +71,47 @@ final class Directories {
         NodeTable.Entry dir = nodes.entry(nodeid);
         long offset = in.getLong(READ_IN_OFFSET);
         int size = Math.min(in.getInt(READ_IN_SIZE), out.capacity() - OUT_HEADER);
-        int[] used = {0, 0}; // bytes written; whether member entries carry attributes (membersWithAttributes)
+        Chunk chunk = new Chunk();
         // Entries carry inodes where the listing produced their nodes (inside a version): a
         // workspace's entries are versions whose attributes need their manifests, which a plain
         // `ls /warp/ws` must not fetch.
         tree.list(dir.node, offset, (name, type, next, child) -> {
             byte[] b = name.getBytes(StandardCharsets.UTF_8);
             int recordLength = FuseReplies.direntLength(plus, b.length);
-            if (used[0] + recordLength > size) {
+            if (chunk.used + recordLength > size) {
                 return true;
             }
-            int at = OUT_HEADER + used[0];
+            int at = OUT_HEADER + chunk.used;
             long ino = FuseReplies.UNKNOWN_INO; // for "." and ".."
             if (plus) {
                 FuseReplies.clear(out, at, ENTRY_OUT_SIZE);
                 long member = child == null ? 0 : tree.computedInode(child);
-                if (member != 0 && !membersWithAttributes(member, used)) {
+                if (member != 0 && !chunk.membersWithAttributes(member, demand)) {
                     ino = member; // a dirent alone: node id 0 (see AttributeDemand)
                 } else if (child != null) {
                     ino = plusEntry(out, at, dir, name, child);
                 }
             }
             FuseReplies.dirent(out, at, plus, ino, next, type, b, recordLength);
-            used[0] += recordLength;
+            chunk.used += recordLength;
             return false;
         });
-        return used[0];
+        return chunk.used;
     }
 
-    /**
-     * Whether this chunk's member entries carry inodes and attributes: decided at its first
-     * member (one clock read per chunk) and kept in {@code state[1]} (0 undecided, 1 yes, 2 no).
-     */
-    private boolean membersWithAttributes(long member, int[] state) {
-        if (state[1] == 0) {
-            state[1] = demand.wanted(member) ? 1 : 2;
+    /** One chunk of a listing as it is written: its bytes, and whether its member entries carry attributes. */
+    private static final class Chunk {
+        int used;
+        /** 0 until the chunk's first member, then 1 (inodes and attributes) or 2 (dirents alone). */
+        private int members;
+
+        /** Decided at the chunk's first member (one clock read per chunk), then kept. */
+        boolean membersWithAttributes(long member, AttributeDemand demand) {
+            if (members == 0) {
+                members = demand.wanted(member) ? 1 : 2;
+            }
+            return members == 1;
         }
-        return state[1] == 1;
     }
 
     /**
