@@ -37,6 +37,8 @@ import java.util.regex.Pattern;
  * body is written straight into the reader's buffer as it comes ({@link AnswerBody}), and nothing
  * is written there once {@code read} has returned or thrown. After a failure the buffer's region
  * may hold part of the answer: only a {@code true} from {@code read} says it holds the range.
+ * A connection that fails (refused, reset, closed before the whole answer) is tried once more
+ * before the read fails: one dropped connection does not take a mirror down for a backoff.
  */
 public final class HttpMirror implements Mirror {
     private static final Pattern CONTENT_RANGE = Pattern.compile("bytes (\\d+)-(\\d+)/(\\d+|\\*)");
@@ -112,6 +114,10 @@ public final class HttpMirror implements Mirror {
     @Override
     public boolean read(MirrorRange range, byte[] dst, int dstOff) throws MirrorException {
         Objects.checkFromIndexSize(dstOff, range.length(), dst.length);
+        return onceMore(() -> readOnce(range, dst, dstOff));
+    }
+
+    private boolean readOnce(MirrorRange range, byte[] dst, int dstOff) throws MirrorException {
         AnswerBody body = new AnswerBody(System::nanoTime);
         HttpResponse<Void> answer = exchange(range.key(), range.httpRange(), body, info -> {
             if (fits(info, range)) {
@@ -166,6 +172,39 @@ public final class HttpMirror implements Mirror {
 
     @Override
     public Optional<byte[]> get(String key, int maxBytes) throws MirrorException {
+        return onceMore(() -> getOnce(key, maxBytes));
+    }
+
+    /** One try of a read; {@link #onceMore} may make a second. */
+    @FunctionalInterface
+    private interface Attempt<T> {
+        T run() throws MirrorException;
+    }
+
+    /**
+     * Runs {@code attempt}, and once more if the connection failed (refused, reset, or closed
+     * before the whole answer came): a cache reloading its workers, a keep-alive race, or a proxy
+     * dropping one of the clients it collapsed onto one fetch. Without this, one dropped connection
+     * would take the mirror down for a whole backoff and send that node's reads to the store. A
+     * timeout, an error status or a wrong answer is not tried again: the next one would be the same.
+     */
+    private <T> T onceMore(Attempt<T> attempt) throws MirrorException {
+        try {
+            return attempt.run();
+        } catch (MirrorException first) {
+            if (first.kind() != MirrorException.Kind.CONNECTION) {
+                throw first;
+            }
+            try {
+                return attempt.run();
+            } catch (MirrorException second) {
+                second.addSuppressed(first);
+                throw second;
+            }
+        }
+    }
+
+    private Optional<byte[]> getOnce(String key, int maxBytes) throws MirrorException {
         AnswerBody body = new AnswerBody(System::nanoTime);
         AtomicReference<byte[]> buffer = new AtomicReference<>();
         // A Range of maxBytes + 1 caps what a wrong or hostile mirror can make us buffer; the

@@ -334,6 +334,52 @@ class HttpMirrorTest {
             MirrorException e = assertThrows(MirrorException.class,
                     () -> mirror.read(new MirrorRange(KEY, 0, 2 * BLOCK, BLOCK), new byte[2 * BLOCK], 0));
             assertEquals(MirrorException.Kind.CONNECTION, e.kind(), e.toString());
+            assertEquals(2, closing.requests.get(), "a dropped connection is tried once more, and only once");
+            assertEquals(1, e.getSuppressed().length, "the first drop is kept beside the second");
+        }
+    }
+
+    @Test
+    void oneConnectionClosedMidAnswerIsTriedOnceMoreAndServes() throws Exception {
+        AtomicInteger answers = new AtomicInteger();
+        try (RawServer onceClosing = new RawServer(out -> {
+            head(out, BLOCK, BLOCK, blob.length);
+            // The first answer stops after its headers, as a proxy dropping one collapsed client does.
+            if (answers.getAndIncrement() > 0) {
+                out.write(blob, BLOCK, BLOCK);
+            }
+            out.flush();
+        }); HttpMirror mirror = new HttpMirror(onceClosing.base(), Duration.ofSeconds(5))) {
+            byte[] dst = new byte[BLOCK];
+            assertTrue(mirror.read(new MirrorRange(KEY, BLOCK, BLOCK, BLOCK), dst, 0));
+            assertArrayEquals(Arrays.copyOfRange(blob, BLOCK, 2 * BLOCK), dst);
+            assertEquals(2, onceClosing.requests.get());
+        }
+    }
+
+    @Test
+    void aWholeObjectCutShortIsTriedOnceMore() throws Exception {
+        byte[] small = Arrays.copyOf(blob, 1000);
+        AtomicInteger answers = new AtomicInteger();
+        try (RawServer onceClosing = new RawServer(out -> {
+            out.write(("HTTP/1.1 200 OK\r\nContent-Length: " + small.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.write(small, 0, answers.getAndIncrement() == 0 ? 10 : small.length);
+            out.flush();
+        }); HttpMirror mirror = new HttpMirror(onceClosing.base(), Duration.ofSeconds(5))) {
+            assertArrayEquals(small, mirror.get(KEY, BLOCK).orElseThrow());
+            assertEquals(2, onceClosing.requests.get());
+        }
+    }
+
+    @Test
+    void anErrorStatusIsNotTriedAgain() throws Exception {
+        try (RawServer failing = new RawServer(out -> {
+            out.write("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+        }); HttpMirror mirror = new HttpMirror(failing.base(), Duration.ofSeconds(5))) {
+            assertEquals(MirrorException.Kind.STATUS, assertThrows(MirrorException.class,
+                    () -> mirror.read(new MirrorRange(KEY, 0, BLOCK, BLOCK), new byte[BLOCK], 0)).kind());
+            assertEquals(1, failing.requests.get());
         }
     }
 

@@ -117,6 +117,14 @@ final class SquidMirror implements AutoCloseable {
         return Files.exists(log) ? Files.readAllLines(log) : List.of();
     }
 
+    /** Squid's access log and the end of its cache.log, for a failing test's message. */
+    String logs() throws IOException {
+        Path cache = dir.resolve("cache.log");
+        List<String> lines = Files.exists(cache) ? Files.readAllLines(cache) : List.of();
+        return "Squid's access log:\n" + String.join("\n", accessLog()) + "\nSquid's cache.log (end):\n"
+                + String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+    }
+
     /** Stops Squid by its pid (SIGTERM), then removes its directory. */
     @Override
     public void close() {

@@ -20,6 +20,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -109,13 +110,20 @@ class SquidMirrorIT {
             }
             go.countDown();
             for (Future<byte[]> r : results) {
-                assertArrayEquals(Arrays.copyOfRange(blob, BLOCK, 2 * BLOCK), r.get());
+                byte[] got;
+                try {
+                    got = r.get();
+                } catch (ExecutionException e) {
+                    throw new AssertionError("a reader failed: " + e.getCause() + "\nrequests behind Squid:\n"
+                            + String.join("\n", behindSquid(key)) + "\n" + squid.logs(), e);
+                }
+                assertArrayEquals(Arrays.copyOfRange(blob, BLOCK, 2 * BLOCK), got);
             }
         } finally {
             pool.shutdownNow();
         }
         assertEquals(1, behindSquid(key).size(), "requests behind Squid:\n" + String.join("\n", behindSquid(key))
-                + "\nSquid's log:\n" + String.join("\n", squid.accessLog()));
+                + "\n" + squid.logs());
 
         try (HttpMirror node = new HttpMirror(squid.base(), Duration.ofSeconds(30))) {
             byte[] got = new byte[size];
