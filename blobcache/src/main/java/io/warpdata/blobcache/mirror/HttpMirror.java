@@ -187,12 +187,15 @@ public final class HttpMirror implements Mirror {
      * dropping one of the clients it collapsed onto one fetch. Without this, one dropped connection
      * would take the mirror down for a whole backoff and send that node's reads to the store. A
      * timeout, an error status or a wrong answer is not tried again: the next one would be the same.
+     * Nor is a drop that came after one timeout or more of answering: the reader has waited
+     * enough, and the next tier serves it.
      */
     private <T> T onceMore(Attempt<T> attempt) throws MirrorException {
+        long start = System.nanoTime();
         try {
             return attempt.run();
         } catch (MirrorException first) {
-            if (first.kind() != MirrorException.Kind.CONNECTION) {
+            if (first.kind() != MirrorException.Kind.CONNECTION || System.nanoTime() - start >= timeoutNanos) {
                 throw first;
             }
             try {

@@ -358,6 +358,24 @@ class HttpMirrorTest {
     }
 
     @Test
+    void aConnectionDroppedAfterALongAnswerIsNotTriedAgain() throws Exception {
+        try (RawServer slowThenClosing = new RawServer(out -> {
+            head(out, BLOCK, 0, blob.length);
+            // Bytes every 300 ms for 1.5 s (never silent for the 1 s timeout), then the connection closes.
+            for (int i = 0; i < 5; i++) {
+                out.write(blob, i * 10, 10);
+                out.flush();
+                Thread.sleep(300);
+            }
+        }); HttpMirror mirror = new HttpMirror(slowThenClosing.base(), Duration.ofSeconds(1))) {
+            MirrorException e = assertThrows(MirrorException.class,
+                    () -> mirror.read(new MirrorRange(KEY, 0, BLOCK, BLOCK), new byte[BLOCK], 0));
+            assertEquals(MirrorException.Kind.CONNECTION, e.kind(), e.toString());
+            assertEquals(1, slowThenClosing.requests.get(), "the reader waited a timeout already: the next tier serves it");
+        }
+    }
+
+    @Test
     void aWholeObjectCutShortIsTriedOnceMore() throws Exception {
         byte[] small = Arrays.copyOf(blob, 1000);
         AtomicInteger answers = new AtomicInteger();
