@@ -185,8 +185,8 @@ warp_jvm_flags() {
       # count: indexes are read in place from files in the cache directory),
       # ~290 bytes per directory inode the kernel holds (member files' inodes are computed: nothing
       # per file, so a find over 1.28M members left RSS at 395 MiB), manifests and the cache's block index. 384m keeps
-      # resident memory at 445-481 MiB under bench --network s3like (516-577 MiB on loopback, whose
-      # GETs are 32 MiB; docs/bench.md). Artifacts of millions of members need no more (with
+      # resident memory at 445-520 MiB under bench --network s3like (697-731 MiB over the quick
+      # bench on loopback, whose GETs are 32 MiB and fill the heap to its bound; docs/bench.md). Artifacts of millions of members need no more (with
       # --mode remote, no cache directory, indexes are on the heap: raise it there);
       # WARP_JAVA_OPTS="-Xmx..." also wins.
       echo "-Xmx${WARP_HEAP:-$WARP_DEFAULT_HEAP}"
