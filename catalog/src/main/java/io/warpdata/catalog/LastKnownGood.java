@@ -355,11 +355,28 @@ public final class LastKnownGood {
 
     /** Keeps a verified metadata blob (a member index) so that it is known without the store. */
     public void keepBlob(BlobId id, byte[] bytes) {
-        if (dir != null && !Files.exists(dir.resolve("blobs").resolve(id.hex()))) {
-            if (writeAtomically(dir.resolve("blobs").resolve(id.hex()), bytes)) {
-                verifiedFiles.add(id);
-            }
+        keepBlob(id, bytes, bytes.length);
+    }
+
+    /**
+     * Keeps the verified metadata blob {@code bytes[0, len)} (a member index, perhaps in a
+     * reused buffer: it is written before this returns).
+     *
+     * @return whether it is kept (now or before); false if this state is in memory or the disk refused (logged)
+     */
+    public boolean keepBlob(BlobId id, byte[] bytes, int len) {
+        if (dir == null) {
+            return false;
         }
+        Path file = dir.resolve("blobs").resolve(id.hex());
+        if (Files.exists(file)) {
+            return true;
+        }
+        if (writeAtomically(file, bytes, len)) {
+            verifiedFiles.add(id);
+            return true;
+        }
+        return false;
     }
 
     /**
@@ -442,10 +459,16 @@ public final class LastKnownGood {
 
     /** Writes {@code file} through a temp file and a rename; false (logged) if the disk refused. */
     private boolean writeAtomically(Path file, byte[] bytes) {
+        return writeAtomically(file, bytes, bytes.length);
+    }
+
+    private boolean writeAtomically(Path file, byte[] bytes, int len) {
         Path tmp = dir.resolve("tmp").resolve(file.getFileName() + "." + tmpCounter.incrementAndGet());
         try {
             Files.createDirectories(file.getParent());
-            Files.write(tmp, bytes);
+            try (java.io.OutputStream out = Files.newOutputStream(tmp)) {
+                out.write(bytes, 0, len);
+            }
             Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             return true;
         } catch (IOException e) {

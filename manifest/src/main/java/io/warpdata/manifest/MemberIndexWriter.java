@@ -71,15 +71,16 @@ final class MemberIndexWriter {
     }
 
     /**
-     * Most bytes in one part, whatever {@code partMembers} allows: 480 KiB, under half of G1's
-     * 1 MiB region (what G1 picks for warpd's 384 MiB heap), so that the one array a reader
-     * fetches a part into is no "humongous" object. Humongous arrays are allocated outside the
-     * young generation; the 1,222 parts of 704,524 bytes a cold walk of 10M members fetched made
-     * G1 grow warpd's heap to its bound (docs/bench.md, "Peak RSS at 10M"). A member takes 60
-     * bytes plus its path, so this bound, not {@code partMembers}, sets the size of most parts:
-     * 5,715 members of 26-byte paths.
+     * Most bytes in one part, whatever {@code partMembers} allows: one default block (1 MiB), so
+     * that a part is one block, whose block hash list a reader derives from the part's own id (one
+     * GET a part, not two). A member takes 60 bytes plus its path, so this bound, not {@code
+     * partMembers}, sets the size of most parts: about 12,000 members of 26-byte paths.
+     * warpd reads a part into a reused buffer, not a new array of its size (a "humongous" object
+     * for G1 at this size, which made warpd's heap grow to its bound over a walk of 10M members:
+     * docs/bench.md, "Peak RSS at 10M"). Versions published from 95303f3 until this bound have
+     * parts of at most 480 KiB; before 95303f3, of 8,192 members. Readers take any of them.
      */
-    static final int MAX_PART_BYTES = 480 << 10;
+    static final int MAX_PART_BYTES = BlockHashList.DEFAULT_BLOCK_SIZE;
 
     static MemberIndex.Parts parts(MemberIndex src, int partMembers) {
         List<byte[]> parts = new ArrayList<>();

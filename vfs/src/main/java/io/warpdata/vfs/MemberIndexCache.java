@@ -11,6 +11,7 @@ import io.warpdata.manifest.MemberIndex;
 import io.warpdata.manifest.PartReadAhead;
 
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -96,11 +97,19 @@ final class MemberIndexCache {
             Optional<Path> file = known.blobFile(ref.id());
             if (file.isEmpty()) {
                 if (ref.size() <= WHOLE_FETCH_MAX) {
-                    byte[] bytes = reader.readIndex(ref);
-                    known.keepBlob(ref.id(), bytes);
+                    // Kept from the reader's buffer (a pooled one for a part): no array of its size.
+                    byte[][] refused = new byte[1][];
+                    reader.readIndex(ref, (bytes, len) -> {
+                        if (!known.keepBlob(ref.id(), bytes, len)) {
+                            refused[0] = Arrays.copyOf(bytes, len);
+                        }
+                    });
+                    if (refused[0] != null) { // the disk refused (logged): read it from the heap this time
+                        return IndexBytes.of(refused[0]);
+                    }
                     file = known.blobFile(ref.id());
-                    if (file.isEmpty()) { // the disk refused (logged): read it from the heap this time
-                        return IndexBytes.of(bytes);
+                    if (file.isEmpty()) { // gone again at once: read it whole this time
+                        return IndexBytes.of(reader.readIndex(ref));
                     }
                 } else {
                     file = known.keepBlob(ref.id(), out -> stream(ref, out));

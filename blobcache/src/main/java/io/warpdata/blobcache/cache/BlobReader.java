@@ -118,6 +118,27 @@ public interface BlobReader extends AutoCloseable {
         return readAll(blob);
     }
 
+    /** Where {@link #readIndex(BlobRef, IndexSink)} hands the verified bytes of an index blob. */
+    @FunctionalInterface
+    interface IndexSink {
+        /**
+         * @param bytes the verified blob in {@code bytes[0, len)}; valid only during this call
+         *              (the array may be a pooled buffer, reused once this returns)
+         */
+        void accept(byte[] bytes, int len);
+    }
+
+    /**
+     * Reads a whole index blob as {@link #readIndex(BlobRef)} does and hands it to {@code sink}
+     * before returning, so that an implementation may read it into a reused buffer rather than a
+     * new array of its size (index parts of up to 1 MiB would each be a "humongous" array for
+     * G1 in warpd's heap, which makes it grow). The default reads it into a new array.
+     */
+    default void readIndex(BlobRef blob, IndexSink sink) {
+        byte[] b = readIndex(blob);
+        sink.accept(b, b.length);
+    }
+
     /**
      * A hint that {@code blobs} are about to be read (the folder of their artifact or table was
      * just entered): an implementation may start loading, in the background, what the first read

@@ -247,6 +247,21 @@ public final class BlockCache implements BlobReader {
         return whole != null ? whole : readAll(blob);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: read as {@link #readIndex(BlobRef)}; an index of at most one default block read
+     * whole comes into a pooled buffer ({@link WholeBlobReads#readInto}).
+     */
+    @Override
+    public void readIndex(BlobRef blob, IndexSink sink) {
+        ensureOpen();
+        if (!reads.readIndexWhole(blob, sink)) {
+            byte[] b = readAll(blob);
+            sink.accept(b, b.length);
+        }
+    }
+
     // ---------------------------------------------------------------- order plans
 
     /**

@@ -220,6 +220,24 @@ final class ReadExecutor implements ReadPlan.Holdings {
     }
 
     /**
+     * An index read whole at first touch, handed to {@code sink} ({@link WholeBlobReads#readInto}:
+     * a pooled buffer for an index of one block); false if it is to be read through its blocks.
+     */
+    boolean readIndexWhole(BlobRef blob, BlobReader.IndexSink sink) {
+        if (!ReadPlan.indexWhole(blob, lists.knownHere(blob.blocks()), config.mode())) {
+            return false;
+        }
+        try {
+            boolean mirrored = wholeReads.readInto(blob, System.nanoTime() + deadlineNanos, sink);
+            served(Source.WholeBlob.INSTANCE, (int) blob.size(), mirrored);
+            return true;
+        } catch (RuntimeException e) {
+            metrics.readErrors.increment();
+            throw e;
+        }
+    }
+
+    /**
      * Order plans follow every read of a planned file, whichever way it was served; a plan that
      * waited for its reader and may go on now is followed again by the scheduler.
      */

@@ -123,6 +123,129 @@ final class WholeBlobReads {
         return read;
     }
 
+    /**
+     * Blob {@code blob} read whole as {@link #read} reads it, handed to {@code sink} before this
+     * returns. One of at most one default block (every index part) comes into a pooled buffer,
+     * not a new array of its size: parts of up to 1 MiB would each be a "humongous" object for
+     * G1, which grows the heap for them (docs/bench.md, "Peak RSS at 10M"). Its blocks are cached
+     * from the buffer before it is reused, once its list is in (derived at once for one block;
+     * a list that does not come by the deadline only means they are not cached). A buffer a GET
+     * may still write into (the reader's deadline passed first) is never reused.
+     *
+     * @return whether a mirror served the bytes (else the store did)
+     */
+    boolean readInto(BlobRef blob, long deadlineNanos, BlobReader.IndexSink sink) {
+        if (blob.size() > POOLED_BYTES) {
+            Whole whole = read(blob, deadlineNanos);
+            sink.accept(whole.data(), whole.data().length);
+            return whole.mirrored();
+        }
+        byte[] buffer = pooled();
+        CompletableFuture<Boolean> fetched = new CompletableFuture<>();
+        try {
+            executor.execute(() -> {
+                try {
+                    fetched.complete(fetchVerifiedInto(blob, buffer, deadlineNanos));
+                } catch (RuntimeException | Error e) {
+                    fetched.completeExceptionally(e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            throw new StoreUnavailableException("The fetch executor refused work (shutting down?)", e);
+        }
+        CompletableFuture<BlockHashList> list = lists.loading(blob, deadlineNanos);
+        boolean mirrored;
+        try {
+            mirrored = Deadlines.await(fetched, deadlineNanos, () -> "reading blob " + blob.id() + " whole from "
+                    + fetcher.store().describe());
+        } catch (RuntimeException e) {
+            if (fetched.isDone()) { // failed: nothing writes into the buffer any more
+                give(buffer);
+            } // else the deadline passed while a GET may still be writing into it: not reused
+            throw e;
+        }
+        int len = (int) blob.size();
+        try {
+            BlockHashList l = listBy(list, blob, deadlineNanos);
+            if (l != null) {
+                keep(blob, l, buffer, len, true);
+            }
+            sink.accept(buffer, len);
+        } finally {
+            give(buffer);
+        }
+        return mirrored;
+    }
+
+    /** The list once loaded, or null if it failed or did not come by the deadline (the blocks are then not cached). */
+    private static BlockHashList listBy(CompletableFuture<BlockHashList> list, BlobRef blob, long deadlineNanos) {
+        try {
+            return Deadlines.await(list, deadlineNanos, () -> "the block hash list of blob " + blob.id());
+        } catch (RuntimeException notInTime) {
+            return null;
+        }
+    }
+
+    /** One default block: index parts are published at most this large. */
+    static final int POOLED_BYTES = BlockHashList.DEFAULT_BLOCK_SIZE;
+    /** Idle pooled buffers kept: as many as index parts are fetched at once, about. */
+    static final int POOLED_KEPT = 10;
+    private final java.util.concurrent.ConcurrentLinkedDeque<byte[]> idle = new java.util.concurrent.ConcurrentLinkedDeque<>();
+    private final java.util.concurrent.atomic.AtomicInteger idleCount = new java.util.concurrent.atomic.AtomicInteger();
+
+    private byte[] pooled() {
+        byte[] b = idle.pollFirst();
+        if (b != null) {
+            idleCount.decrementAndGet();
+            return b;
+        }
+        return new byte[POOLED_BYTES];
+    }
+
+    private void give(byte[] b) {
+        if (idleCount.incrementAndGet() <= POOLED_KEPT) {
+            idle.offerFirst(b);
+        } else {
+            idleCount.decrementAndGet();
+        }
+    }
+
+    /** Buffers kept for reuse now (tests). */
+    int idleBuffers() {
+        return idleCount.get();
+    }
+
+    /** {@link #fetchVerified} into {@code dst[0, size)}: from a mirror, else a ranged GET of the store. */
+    private boolean fetchVerifiedInto(BlobRef blob, byte[] dst, long deadlineNanos) {
+        String key = StoreLayout.blob(blob.id());
+        int size = (int) blob.size();
+        if (!fetcher.remotes().isEmpty()
+                && fetcher.fromRemotes(key, 0, dst, 0, size, BlockHashList.DEFAULT_BLOCK_SIZE, size,
+                        (d, o, l) -> matches(d, o, l, blob))) {
+            return true;
+        }
+        for (int attempt = 0; attempt < 2; attempt++) {
+            fetcher.readWithRetry(key, 0, dst, 0, size, deadlineNanos);
+            if (matches(dst, 0, size, blob)) {
+                fetcher.fillRemotes(key, 0, dst, 0, size, BlockHashList.DEFAULT_BLOCK_SIZE);
+                return false;
+            }
+            metrics.verificationFailures.increment();
+        }
+        LOG.warn("Blob {} read whole from {} failed SHA-256 verification twice; failing the read",
+                blob.id(), fetcher.store().describe());
+        throw new BlockVerificationException(blob.id());
+    }
+
+    private static boolean matches(byte[] data, int off, int len, BlobRef blob) {
+        if (len != blob.size()) {
+            return false;
+        }
+        java.security.MessageDigest sha = BlobId.sha256();
+        sha.update(data, off, len);
+        return Arrays.equals(sha.digest(), blob.id().digest());
+    }
+
     private Whole fetchVerified(BlobRef blob, long deadlineNanos) {
         String key = StoreLayout.blob(blob.id());
         int size = (int) blob.size();
@@ -156,15 +279,31 @@ final class WholeBlobReads {
 
     /** Keeps each block of {@code data} that verifies against {@code list} (all do, unless the manifest lies). */
     private void keep(BlobRef blob, BlockHashList list, byte[] data) {
-        if (list.blobSize() != data.length) {
+        keep(blob, list, data, data.length, false);
+    }
+
+    /**
+     * Keeps each block of {@code data[0, len)} that verifies against {@code list}.
+     *
+     * @param wholeVerified the bytes already hashed to the blob's id: a one-block list naming that
+     *                      id as its block's hash needs no second hash of the same bytes
+     */
+    private void keep(BlobRef blob, BlockHashList list, byte[] data, int len, boolean wholeVerified) {
+        if (list.blobSize() != len) {
+            return;
+        }
+        if (wholeVerified && list.blockCount() == 1 && list.hashOf(0).equals(blob.id())) {
+            if (!closed.getAsBoolean()) {
+                storage.put(new BlockKey(blob.id(), list.blockSize(), 0), blob.blocks(), data, 0, len, null);
+            }
             return;
         }
         int bs = list.blockSize();
         for (int b = 0; b < list.blockCount() && !closed.getAsBoolean(); b++) {
             int off = (int) list.blockOffset(b);
-            int len = list.blockLength(b);
-            if (list.verify(b, data, off, len)) {
-                storage.put(new BlockKey(blob.id(), bs, b), blob.blocks(), data, off, len, null);
+            int blockLen = list.blockLength(b);
+            if (list.verify(b, data, off, blockLen)) {
+                storage.put(new BlockKey(blob.id(), bs, b), blob.blocks(), data, off, blockLen, null);
             }
         }
     }

@@ -108,6 +108,73 @@ class ReadIndexTest {
     }
 
     @Test
+    void partsReadIntoASinkComeIntoOneReusedBufferOneRequestEachAndTheirBlocksAreCachedFirst() {
+        // Parts of up to 1 MiB: each one a "humongous" array for G1 if fetched into its own.
+        int bs = io.warpdata.manifest.BlockHashList.DEFAULT_BLOCK_SIZE;
+        byte[] part = TestBlobs.bytes(1_000_000, 6);
+        BlobRef ref = TestBlobs.put(memory, part, bs);
+        byte[] other = TestBlobs.bytes(900_000, 7);
+        BlobRef ref2 = TestBlobs.put(memory, other, bs);
+        memory.put(StoreLayout.blob(ref.blocks()), new byte[] {'x'}); // never read: lists are derived
+        BlockCache c = open();
+        List<byte[]> buffers = new ArrayList<>();
+        List<byte[]> seen = new ArrayList<>();
+        BlobReader.IndexSink sink = (b, len) -> {
+            buffers.add(b);
+            seen.add(Arrays.copyOf(b, len));
+        };
+
+        c.readIndex(ref, sink);
+        c.readIndex(ref2, sink);
+
+        assertThat(seen.get(0)).isEqualTo(part);
+        assertThat(seen.get(1)).isEqualTo(other);
+        assertThat(buffers.get(0).length).as("a pooled buffer of one block, not an array of the part's size").isEqualTo(bs);
+        assertThat(buffers.get(1)).as("the same buffer, reused").isSameAs(buffers.get(0));
+        assertThat(store.calls(Call.GET, Call.READ)).as("one request a part, lists derived").isEqualTo(2);
+        assertThat(c.stats().blocks()).as("each part's block cached before its buffer was reused").isEqualTo(2);
+        c.close();
+        caches.remove(c);
+
+        BlockCache offline = open(CacheMode.LOCAL, Duration.ofSeconds(10));
+        assertThat(offline.readIndex(ref)).as("the cached blocks hold each part's own bytes").isEqualTo(part);
+        assertThat(offline.readIndex(ref2)).isEqualTo(other);
+    }
+
+    @Test
+    void wrongBytesForASinkAreFetchedTwiceThenRefusedAndTheSinkNeverSeesThem() {
+        int bs = io.warpdata.manifest.BlockHashList.DEFAULT_BLOCK_SIZE;
+        byte[] part = TestBlobs.bytes(600_000, 8);
+        BlobRef ref = TestBlobs.put(memory, part, bs);
+        byte[] wrong = part.clone();
+        wrong[4000] ^= 1;
+        memory.put(StoreLayout.blob(ref.id()), wrong);
+        BlockCache c = open();
+        List<Integer> seen = new ArrayList<>();
+
+        assertThatThrownBy(() -> c.readIndex(ref, (b, len) -> seen.add(len))).isInstanceOf(BlockVerificationException.class)
+                .hasMessageContaining(ref.id().toString());
+        assertThat(seen).isEmpty();
+        assertThat(store.calls(Call.READ, StoreLayout.blob(ref.id()))).isEqualTo(2);
+        assertThat(c.metrics().verificationFailures.sum()).isEqualTo(2);
+        assertThat(c.stats().blocks()).isZero();
+    }
+
+    @Test
+    void aSinkReadThatNeverAnswersFailsAtTheReadDeadline() {
+        byte[] part = TestBlobs.bytes(5000, 9);
+        BlobRef ref = TestBlobs.put(memory, part, io.warpdata.manifest.BlockHashList.DEFAULT_BLOCK_SIZE);
+        store.on(Call.READ).keys(StoreLayout.blob(ref.id())).gate();
+        BlockCache c = open(CacheMode.AUTO, Duration.ofMillis(500));
+        List<Integer> seen = new ArrayList<>();
+
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> c.readIndex(ref, (b, len) -> seen.add(len))).isInstanceOf(StoreUnavailableException.class);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+        assertThat(seen).isEmpty();
+    }
+
+    @Test
     void aOneBlockBlobWhoseListHasAnotherBlockSizeStillFetchesIt() throws InterruptedException {
         byte[] blob = TestBlobs.bytes(5000, 5);
         BlobRef ref = TestBlobs.put(memory, blob, BS);

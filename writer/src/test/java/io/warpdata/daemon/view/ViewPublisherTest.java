@@ -119,7 +119,9 @@ class ViewPublisherTest {
 
     @Test
     void aViewOfAParentWithAPartedIndexSelectsFromItsPartsAndIsPartedItselfWhenLarge() throws Exception {
-        int n = 20_000;
+        // A view of half the members that is parted still: more than 2 x PART_MEMBERS (16,384), in 20 folders.
+        int n = 34_780;
+        assertThat(n / 2).isGreaterThan(io.warpdata.daemon.publish.StagedIndex.PART_MEMBERS);
         for (int i = 0; i < n; i++) {
             Path f = tmp.resolve("files/c" + (i % 20) + "/" + i + ".txt");
             Files.createDirectories(f.getParent());
@@ -146,7 +148,7 @@ class ViewPublisherTest {
                 io.warpdata.manifest.IndexBytes.of(blob(va.index())), "view index",
                 part -> io.warpdata.manifest.IndexBytes.of(blob(part)));
         assertThat(io.warpdata.manifest.MemberIndex.isParted(io.warpdata.manifest.IndexBytes.of(blob(va.index()))))
-                .as("10,000 members: the view's index is parted too").isTrue();
+                .as("17,390 members: the view's index is parted too").isTrue();
         assertThat(index.size()).isEqualTo(n / 2);
         assertThat(index.find("c4/19984.txt")).isNotNegative();
         assertThat(index.find("c3/19983.txt")).isNegative();
