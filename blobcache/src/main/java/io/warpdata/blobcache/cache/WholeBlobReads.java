@@ -5,10 +5,13 @@ import io.warpdata.store.StoreUnavailableException;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
+import java.security.MessageDigest;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,6 +60,10 @@ final class WholeBlobReads {
      * blob is read block by block.
      */
     static final int MAX_BYTES = FetchScheduler.MAX_RUN_BYTES;
+    /** Blobs up to one default block (every index part) are read into a pooled buffer ({@link #readInto}). */
+    static final int POOLED_BYTES = BlockHashList.DEFAULT_BLOCK_SIZE;
+    /** Idle pooled buffers kept: about as many as index parts are fetched at once. */
+    static final int POOLED_KEPT = 10;
 
     private final BlockFetcher fetcher;
     private final HashLists lists;
@@ -64,6 +71,8 @@ final class WholeBlobReads {
     private final ReadMetrics metrics;
     private final Executor executor;
     private final BooleanSupplier closed;
+    private final ConcurrentLinkedDeque<byte[]> idle = new ConcurrentLinkedDeque<>();
+    private final AtomicInteger idleCount = new AtomicInteger();
 
     /**
      * @param executor runs the GET (so that the reader waits at most until its deadline) and the
@@ -186,13 +195,6 @@ final class WholeBlobReads {
         }
     }
 
-    /** One default block: index parts are published at most this large. */
-    static final int POOLED_BYTES = BlockHashList.DEFAULT_BLOCK_SIZE;
-    /** Idle pooled buffers kept: as many as index parts are fetched at once, about. */
-    static final int POOLED_KEPT = 10;
-    private final java.util.concurrent.ConcurrentLinkedDeque<byte[]> idle = new java.util.concurrent.ConcurrentLinkedDeque<>();
-    private final java.util.concurrent.atomic.AtomicInteger idleCount = new java.util.concurrent.atomic.AtomicInteger();
-
     private byte[] pooled() {
         byte[] b = idle.pollFirst();
         if (b != null) {
@@ -208,11 +210,6 @@ final class WholeBlobReads {
         } else {
             idleCount.decrementAndGet();
         }
-    }
-
-    /** Buffers kept for reuse now (tests). */
-    int idleBuffers() {
-        return idleCount.get();
     }
 
     /** {@link #fetchVerified} into {@code dst[0, size)}: from a mirror, else a ranged GET of the store. */
@@ -241,7 +238,7 @@ final class WholeBlobReads {
         if (len != blob.size()) {
             return false;
         }
-        java.security.MessageDigest sha = BlobId.sha256();
+        MessageDigest sha = BlobId.sha256();
         sha.update(data, off, len);
         return Arrays.equals(sha.digest(), blob.id().digest());
     }
