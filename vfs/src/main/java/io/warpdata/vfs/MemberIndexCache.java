@@ -46,11 +46,12 @@ final class MemberIndexCache {
 
     /**
      * Parts read ahead at once, at most, across all indexes (system property {@code
-     * warp.index.partsInFlight}). A part of 480 KiB takes a GET's round trip and its transfer
-     * (about 40 ms on S3 at 20 ms and 25 MB/s a connection) while a walk reads it in about 12 ms,
-     * so a walk needs 3-6 in flight to not wait for the store; a cold {@code find} over 1.28M
-     * members under {@code s3like} took 4.98 s with 2 in flight, 2.67-2.89 s with 8 and 2.76-2.94 s
-     * with 16, and on loopback 8 did as well as 2 (docs/bench.md). At most 4 MiB of parts.
+     * warp.index.partsInFlight}). A part takes a GET's round trip and its transfer (about 40 ms
+     * for 480 KiB on S3 at 20 ms and 25 MB/s a connection) while a walk reads it in about a third
+     * of that, so a walk needs 3-6 in flight to not wait for the store; a cold {@code find} over
+     * 1.28M members in 480 KiB parts under {@code s3like} took 4.98 s with 2 in flight, 2.67-2.89 s
+     * with 8 and 2.76-2.94 s with 16, and on loopback 8 did as well as 2 (docs/bench.md). At most
+     * 8 MiB of parts (1 MiB each).
      */
     static final int PARTS_IN_FLIGHT = Integer.getInteger("warp.index.partsInFlight", 8);
     /** Parts ahead of a walk kept loaded or loading. */
