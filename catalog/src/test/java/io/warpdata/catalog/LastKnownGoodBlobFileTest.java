@@ -68,6 +68,22 @@ class LastKnownGoodBlobFileTest {
     }
 
     @Test
+    void aBlobKeptFromTheStartOfALargerReusedBufferIsExactlyItsBytes() throws IOException {
+        byte[] data = bytes(700_000, 6);
+        byte[] buffer = bytes(1 << 20, 7); // a pooled buffer: what follows the blob is someone else's
+        System.arraycopy(data, 0, buffer, 0, data.length);
+        BlobId id = BlobId.of(data);
+        LastKnownGood known = LastKnownGood.onDisk(dir);
+
+        assertThat(known.keepBlob(id, buffer, data.length)).isTrue();
+        Optional<Path> file = known.blobFile(id);
+        assertThat(file).isPresent();
+        assertThat(Files.readAllBytes(file.get())).isEqualTo(data);
+        assertThat(known.keepBlob(id, buffer, data.length)).as("kept already").isTrue();
+        assertThat(LastKnownGood.inMemory().keepBlob(id, buffer, data.length)).as("nowhere to keep it").isFalse();
+    }
+
+    @Test
     void inMemoryStateKeepsNoFiles() {
         byte[] data = bytes(100, 5);
         LastKnownGood known = LastKnownGood.inMemory();
