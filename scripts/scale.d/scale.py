@@ -15,6 +15,9 @@ loopback (warpctl, straight to the store), starts warpd with its default setting
   shuffled read     S members in random order, cold (files/s) | the same, page cache dropped
   peak RSS          warpd's VmHWM at the end
 
+With --network s3like warpd reads through the bench's shaper (20 ms a request, 25 MB/s a
+connection); the local disk is the local disk.
+
 Needs root (FUSE, dropping the page cache). Data is kept under --workdir between runs.
 """
 import argparse
@@ -36,6 +39,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 BUCKET, PREFIX = "warp-scale", "store"
 ACCESS_KEY, SECRET_KEY, REGION = "scalekey", "scalesecret", "us-east-1"
+# --network s3like, as scripts/bench's (bench.d/warpbench/cli.py NETWORKS).
+S3LIKE_RTT_MS, S3LIKE_RATE_MBPS = 20.0, 25.0
 DATASET = "scale/train"
 
 
@@ -132,6 +137,29 @@ class Run:
         # The jar scripts/warpd runs (WARP_JAR names another, e.g. a build kept for a before/after).
         self.jar = os.environ.get("WARP_JAR") or os.path.join(REPO, "daemon", "target", "warp.jar")
         self.procs = {}
+        self.read_endpoint = None  # what warpd reads through: S3Proxy, or the shaper in front of it
+
+    def start_shaper(self):
+        """--network s3like: warpd reaches S3Proxy through the bench's shaper.py (each request
+        delayed by 20 ms, each connection paced at 25 MB/s, as scripts/bench --network s3like);
+        publishing goes to S3Proxy directly."""
+        port = free_port()
+        lf = open(os.path.join(self.run, "shaper.log"), "ab")
+        self.procs["shaper"] = subprocess.Popen(
+            ["/usr/bin/python3", os.path.join(REPO, "scripts", "bench.d", "shaper.py"), "--listen", f"127.0.0.1:{port}",
+             "--upstream", self.endpoint.removeprefix("http://"), "--rtt-ms", str(S3LIKE_RTT_MS),
+             "--rate-mbps", str(S3LIKE_RATE_MBPS)], stdout=lf, stderr=lf, start_new_session=True)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    self.read_endpoint = f"http://127.0.0.1:{port}"
+                    log(f"network: s3like, warpd reads through shaper.py on {self.read_endpoint} "
+                        f"(RTT {S3LIKE_RTT_MS} ms, {S3LIKE_RATE_MBPS} MB/s a connection)")
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise SystemExit("shaper.py did not listen within 20 s; see " + self.run + "/shaper.log")
 
     def env(self):
         e = dict(os.environ)
@@ -179,7 +207,7 @@ class Run:
         # scripts/warpd: warpd's default settings (heap, direct memory), execs the JVM.
         self.procs["warpd"] = subprocess.Popen(
             [os.path.join(REPO, "scripts", "warpd"), "--mount", self.mnt, "--remote", f"s3://{BUCKET}/{PREFIX}",
-             "--endpoint", self.endpoint, "--cache-dir", self.cache, "--socket", self.socket()],
+             "--endpoint", self.read_endpoint, "--cache-dir", self.cache, "--socket", self.socket()],
             stdout=lf, stderr=lf, env=self.env(), start_new_session=True)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -243,6 +271,13 @@ class Run:
                 w.kill()
         if os.path.ismount(self.mnt):
             subprocess.run(["fusermount3", "-u", "-z", self.mnt], capture_output=True)
+        sh = self.procs.pop("shaper", None)
+        if sh is not None:
+            sh.terminate()
+            try:
+                sh.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                sh.kill()
         p = self.procs.pop("s3proxy", None)
         if p is not None:
             p.terminate()
@@ -279,6 +314,10 @@ class Run:
         res["publish_s"] = round(dt, 1)
         log(f"publish: {dt:.1f} s, version {version[:12]}")
 
+        self.read_endpoint = self.endpoint
+        if a.network == "s3like":
+            self.start_shaper()
+        res["network"] = a.network
         self.start_warpd()
         root = os.path.join(self.mnt, DATASET.split("/")[0], DATASET.split("/")[1] + "@" + version, "train")
         folder_class = a.classes // 2
@@ -389,7 +428,7 @@ def report(r):
     def x(a, b):
         return f"{a / b:.2f}x" if a and b else "-"
     print(f"""
-Scale: {r['members']:,} members in {r['classes']} folders, {r['shards']} tar shards ({r['shard_bytes'] / 2**20:.0f} MiB)
+Scale: {r['members']:,} members in {r['classes']} folders, {r['shards']} tar shards ({r['shard_bytes'] / 2**20:.0f} MiB), network {r.get('network', 'loopback')}
 | measure | Warp | local disk | Warp / local |
 |---|---|---|---|
 | publish (s) / tar -x (s) | {r['publish_s']} | {r['local_extract_s']} | {x(r['publish_s'], r['local_extract_s'])} |
@@ -418,6 +457,9 @@ def main():
     p.add_argument("--workdir", default=os.path.join(REPO, ".scale"))
     p.add_argument("--json", help="also write the figures to this file")
     p.add_argument("--keep-local", action="store_true", help="keep the extracted local tree after the run")
+    p.add_argument("--network", choices=("loopback", "s3like"), default="loopback",
+                   help="s3like: warpd reads S3Proxy through the bench's shaper (20 ms a request, 25 MB/s a "
+                        "connection, as scripts/bench --network s3like); publish goes to S3Proxy directly")
     args = p.parse_args()
     run = Run(args)
     try:
