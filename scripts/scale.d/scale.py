@@ -271,18 +271,16 @@ class Run:
                 w.kill()
         if os.path.ismount(self.mnt):
             subprocess.run(["fusermount3", "-u", "-z", self.mnt], capture_output=True)
-        sh = self.procs.pop("shaper", None)
-        if sh is not None:
-            sh.terminate()
-            try:
-                sh.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                sh.kill()
-        p = self.procs.pop("s3proxy", None)
+        self.end("shaper", 10)
+        self.end("s3proxy", 20)
+
+    def end(self, name, timeout):
+        """Stops a server this run started (SIGTERM, then SIGKILL after timeout seconds)."""
+        p = self.procs.pop(name, None)
         if p is not None:
             p.terminate()
             try:
-                p.wait(timeout=20)
+                p.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 p.kill()
 

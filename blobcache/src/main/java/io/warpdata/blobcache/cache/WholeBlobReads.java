@@ -13,6 +13,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -104,18 +105,7 @@ final class WholeBlobReads {
      * @throws io.warpdata.store.StoreException if it cannot be fetched by the deadline
      */
     Whole read(BlobRef blob, long deadlineNanos) {
-        CompletableFuture<Whole> whole = new CompletableFuture<>();
-        try {
-            executor.execute(() -> {
-                try {
-                    whole.complete(fetchVerified(blob, deadlineNanos));
-                } catch (RuntimeException | Error e) {
-                    whole.completeExceptionally(e);
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            throw new StoreUnavailableException("The fetch executor refused work (shutting down?)", e);
-        }
+        CompletableFuture<Whole> whole = onExecutor(() -> fetchVerified(blob, deadlineNanos));
         CompletableFuture<BlockHashList> list = lists.loading(blob, deadlineNanos);
         Whole read = Deadlines.await(whole, deadlineNanos, () -> "reading blob " + blob.id() + " whole from "
                 + fetcher.store().describe());
@@ -150,18 +140,7 @@ final class WholeBlobReads {
             return whole.mirrored();
         }
         byte[] buffer = pooled();
-        CompletableFuture<Boolean> fetched = new CompletableFuture<>();
-        try {
-            executor.execute(() -> {
-                try {
-                    fetched.complete(fetchVerifiedInto(blob, buffer, deadlineNanos));
-                } catch (RuntimeException | Error e) {
-                    fetched.completeExceptionally(e);
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            throw new StoreUnavailableException("The fetch executor refused work (shutting down?)", e);
-        }
+        CompletableFuture<Boolean> fetched = onExecutor(() -> fetchVerifiedInto(blob, buffer, deadlineNanos));
         CompletableFuture<BlockHashList> list = lists.loading(blob, deadlineNanos);
         boolean mirrored;
         try {
@@ -184,6 +163,23 @@ final class WholeBlobReads {
             give(buffer);
         }
         return mirrored;
+    }
+
+    /** Runs the GET on the executor, so that the reader waits for it at most until its deadline. */
+    private <T> CompletableFuture<T> onExecutor(Supplier<T> fetch) {
+        CompletableFuture<T> done = new CompletableFuture<>();
+        try {
+            executor.execute(() -> {
+                try {
+                    done.complete(fetch.get());
+                } catch (RuntimeException | Error e) {
+                    done.completeExceptionally(e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            throw new StoreUnavailableException("The fetch executor refused work (shutting down?)", e);
+        }
+        return done;
     }
 
     /** The list once loaded, or null if it failed or did not come by the deadline (the blocks are then not cached). */
@@ -229,9 +225,7 @@ final class WholeBlobReads {
             }
             metrics.verificationFailures.increment();
         }
-        LOG.warn("Blob {} read whole from {} failed SHA-256 verification twice; failing the read",
-                blob.id(), fetcher.store().describe());
-        throw new BlockVerificationException(blob.id());
+        throw failedTwice(blob);
     }
 
     private static boolean matches(byte[] data, int off, int len, BlobRef blob) {
@@ -253,25 +247,26 @@ final class WholeBlobReads {
                 return new Whole(mirrored, true);
             }
         }
-        byte[] data = fetcher.getWithRetry(key, size, deadlineNanos);
-        if (matches(data, blob)) {
-            fetcher.fillRemotes(key, 0, data, 0, size, BlockHashList.DEFAULT_BLOCK_SIZE);
-            return new Whole(data, false);
+        for (int attempt = 0; attempt < 2; attempt++) {
+            byte[] data = fetcher.getWithRetry(key, size, deadlineNanos);
+            if (matches(data, blob)) {
+                fetcher.fillRemotes(key, 0, data, 0, size, BlockHashList.DEFAULT_BLOCK_SIZE);
+                return new Whole(data, false);
+            }
+            metrics.verificationFailures.increment();
         }
-        metrics.verificationFailures.increment();
-        data = fetcher.getWithRetry(key, size, deadlineNanos);
-        if (matches(data, blob)) {
-            fetcher.fillRemotes(key, 0, data, 0, size, BlockHashList.DEFAULT_BLOCK_SIZE);
-            return new Whole(data, false);
-        }
-        metrics.verificationFailures.increment();
+        throw failedTwice(blob);
+    }
+
+    /** A blob whose bytes failed verification on both fetches: logged once, failing the read. */
+    private BlockVerificationException failedTwice(BlobRef blob) {
         LOG.warn("Blob {} read whole from {} failed SHA-256 verification twice; failing the read",
                 blob.id(), fetcher.store().describe());
-        throw new BlockVerificationException(blob.id());
+        return new BlockVerificationException(blob.id());
     }
 
     private static boolean matches(byte[] data, BlobRef blob) {
-        return data.length == blob.size() && Arrays.equals(BlobId.sha256().digest(data), blob.id().digest());
+        return matches(data, 0, data.length, blob);
     }
 
     /** Keeps each block of {@code data} that verifies against {@code list} (all do, unless the manifest lies). */

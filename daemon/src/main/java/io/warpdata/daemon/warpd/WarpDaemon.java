@@ -36,6 +36,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -289,7 +290,7 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
 
     /** The read path's counters, with the index parts read ahead of walks. */
     private Map<String, Long> readCounters() {
-        Map<String, Long> all = new java.util.HashMap<>(reader == null ? Map.of() : reader.metrics().snapshot());
+        Map<String, Long> all = new HashMap<>(reader == null ? Map.of() : reader.metrics().snapshot());
         if (tree != null) {
             var ahead = tree.indexPartsReadAhead();
             all.put("index_parts_read_ahead", ahead.started());
