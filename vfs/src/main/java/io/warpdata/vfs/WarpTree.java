@@ -3,6 +3,7 @@ package io.warpdata.vfs;
 import io.warpdata.blobcache.cache.BlobReader;
 import io.warpdata.catalog.Catalog;
 import io.warpdata.store.StoreException;
+import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.DatasetRef;
 import io.warpdata.manifest.PartReadAhead;
@@ -297,6 +298,26 @@ public final class WarpTree {
 
     private static WrongNodeTypeException notALink(Node node) {
         return new WrongNodeTypeException("readlink", node.type());
+    }
+
+    /**
+     * The blob whose bytes are exactly {@code node}'s, all of them (a table shard, an artifact
+     * file), or null: members, tensors, manifests and directories are not whole blobs.
+     */
+    public BlobRef wholeBlob(Node node) {
+        if (node instanceof Node.File f && f.content() instanceof FileContent.BlobSlice s && s.offset() == 0
+                && s.length() == s.blob().size()) {
+            return s.blob();
+        }
+        return null;
+    }
+
+    /**
+     * A local file holding exactly {@code blob}'s verified bytes (see {@link BlobReader#localCopy}),
+     * or null; counts an open of it.
+     */
+    public java.nio.file.Path localCopy(BlobRef blob) {
+        return reader.localCopy(blob);
     }
 
     /**

@@ -118,6 +118,16 @@ public interface BlobReader extends AutoCloseable {
         return readAll(blob);
     }
 
+    /**
+     * A local file holding exactly {@code blob}'s verified bytes at the same offsets, which the
+     * kernel may read in warpd's place (a FUSE passthrough open), or null when there is none.
+     * Called on every open of a file that is a whole blob: an implementation may count the call
+     * as an open and start making a copy, to return it on a later call. This default has none.
+     */
+    default java.nio.file.Path localCopy(BlobRef blob) {
+        return null;
+    }
+
     /** Where {@link #readIndex(BlobRef, IndexSink)} hands the verified bytes of an index blob. */
     @FunctionalInterface
     interface IndexSink {

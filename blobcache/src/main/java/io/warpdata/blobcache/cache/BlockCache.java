@@ -52,6 +52,8 @@ public final class BlockCache implements BlobReader {
     /** Order plans (null in local mode, which fetches nothing). */
     private final OrderPrefetcher orders;
     private final ExecutorService owned;
+    /** Whole-blob copies for passthrough opens (null without a disk cache). */
+    private final LocalCopies copies;
     private volatile boolean closed;
 
     /**
@@ -147,7 +149,10 @@ public final class BlockCache implements BlobReader {
                     config.maxOpenFiles(), metrics, space);
             this.storage = new Tiers(disk);
             this.lists = new HashLists(fetcher, disk.listsDir(), disk.tmpDir(), HASH_LIST_MEMORY, executor);
+            this.copies = new LocalCopies(disk.root(), disk.tmpDir(), LocalCopies.budgetFor(config.maxBytes()),
+                    disk.freeFloorBytes(), disk.space(), this::read);
         } else {
+            this.copies = null;
             this.storage = new MemoryBlocks(config.memoryBytes(), metrics);
             this.lists = new HashLists(fetcher, null, null, HASH_LIST_MEMORY, executor);
         }
@@ -167,6 +172,28 @@ public final class BlockCache implements BlobReader {
     }
 
     // ---------------------------------------------------------------- reads
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here ({@link LocalCopies}): with a disk cache, a copy is made in the background when a
+     * blob of 64 KiB or more is opened the second time since start, and kept within an eighth of
+     * the cache's limit (8 GiB at most).
+     */
+    @Override
+    public java.nio.file.Path localCopy(BlobRef blob) {
+        return copies == null || closed ? null : copies.open(blob);
+    }
+
+    /** Bytes of whole-blob copies on disk now, beside the blocks ({@link #localCopy}). */
+    public long localCopyBytes() {
+        return copies == null ? 0 : copies.bytes();
+    }
+
+    /** Whole-blob copies made since start. */
+    public long localCopiesMade() {
+        return copies == null ? 0 : copies.made();
+    }
 
     @Override
     public int read(BlobRef blob, long offset, byte[] dst, int dstOff, int len) {
@@ -417,6 +444,9 @@ public final class BlockCache implements BlobReader {
      */
     public long gc(long limitBytes) {
         ensureOpen();
+        if (copies != null) {
+            copies.clear();
+        }
         return storage.gc(limitBytes);
     }
 
@@ -477,6 +507,9 @@ public final class BlockCache implements BlobReader {
             return;
         }
         closed = true;
+        if (copies != null) {
+            copies.close();
+        }
         prefetcher.close();
         if (orders != null) {
             orders.close();

@@ -131,6 +131,16 @@ final class DiskBlocks implements BlockStorage {
         return dir.tmpDir();
     }
 
+    /** {@code v1/} of the cache directory. */
+    Path root() {
+        return dir.root();
+    }
+
+    /** The free space the floor watches. */
+    DiskSpace space() {
+        return floor.space();
+    }
+
     private void onEvicted(BlockKey key, DiskEntry e, RemovalCause cause) {
         if (e == null) {
             return;

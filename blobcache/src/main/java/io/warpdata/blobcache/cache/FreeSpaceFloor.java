@@ -32,6 +32,10 @@ final class FreeSpaceFloor {
         this.makeRoom = makeRoom;
     }
 
+    DiskSpace space() {
+        return space;
+    }
+
     /** The free space on the file system now, in bytes. */
     long usableBytes() {
         return space.usableBytes();

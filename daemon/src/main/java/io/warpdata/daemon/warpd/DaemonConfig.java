@@ -36,10 +36,13 @@ import java.util.Properties;
  *        {@code WARP_MIRRORS}; config key {@code mirror}, a list separated by commas or spaces). Parsed and
  *        checked here; opened by WarpDaemon as the block cache's remote tiers (issue 25)
  * @param mirrorTimeout the longest a mirror may stay silent within one read ({@code --mirror-timeout}, 2 s)
+ * @param passthrough ask the kernel for passthrough opens of files warpd keeps a local copy of
+ *        ({@code --passthrough auto}, the default; {@code off}): see docs/cache.md "Passthrough"
  */
 public record DaemonConfig(Path mountPoint, String remote, Optional<String> endpoint, Path cacheDir,
                            long cacheSizeBytes, Path socket, CacheMode mode, boolean allowOther, Duration pointerTtl,
-                           Optional<InetSocketAddress> metricsListen, List<MirrorSpec> mirrors, Duration mirrorTimeout) {
+                           Optional<InetSocketAddress> metricsListen, List<MirrorSpec> mirrors, Duration mirrorTimeout,
+                           boolean passthrough) {
     /** Option names, which are also the config file's keys. */
     public static final String MOUNT = "mount";
     public static final String REMOTE = "remote";
@@ -53,6 +56,7 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
     public static final String METRICS_LISTEN = "metrics-listen";
     public static final String MIRROR = "mirror";
     public static final String MIRROR_TIMEOUT = "mirror-timeout";
+    public static final String PASSTHROUGH = "passthrough";
 
     public static final long DEFAULT_CACHE_SIZE_GB = 100;
     /**
@@ -91,7 +95,7 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
                         Path socket, CacheMode mode, boolean allowOther, Duration pointerTtl,
                         Optional<InetSocketAddress> metricsListen) {
         this(mountPoint, remote, endpoint, cacheDir, cacheSizeBytes, socket, mode, allowOther, pointerTtl, metricsListen,
-                List.of(), MirrorSpec.DEFAULT_TIMEOUT);
+                List.of(), MirrorSpec.DEFAULT_TIMEOUT, true);
     }
 
     /** Settings without a metrics endpoint. */
@@ -133,13 +137,14 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
         putIfSet(fromEnv, METRICS_LISTEN, env.get("WARP_METRICS_LISTEN"));
         putIfSet(fromEnv, MIRROR, env.get("WARP_MIRRORS"));
         putIfSet(fromEnv, MIRROR_TIMEOUT, env.get("WARP_MIRROR_TIMEOUT"));
+        putIfSet(fromEnv, PASSTHROUGH, env.get("WARP_PASSTHROUGH"));
 
         Map<String, String> merged = new LinkedHashMap<>(fromEnv);
         for (String key : file.stringPropertyNames()) {
             if (!knownKey(key)) {
                 throw new ConfigException("unknown key '" + key + "' in the config file",
                         "Use the option names as keys: mount, remote, endpoint, cache-dir, cache-size, socket, mode, allow-other,"
-                                + " pointer-ttl, metrics-listen.");
+                                + " pointer-ttl, metrics-listen, mirror, mirror-timeout, passthrough.");
             }
             putIfSet(merged, key, file.getProperty(key));
         }
@@ -173,9 +178,16 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
         Optional<InetSocketAddress> metrics = Optional.ofNullable(merged.get(METRICS_LISTEN)).map(DaemonConfig::listenAddress);
         List<MirrorSpec> mirrors = merged.containsKey(MIRROR) ? mirrors(merged.get(MIRROR), remote, env) : List.of();
         Duration mirrorTimeout = merged.containsKey(MIRROR_TIMEOUT) ? duration(merged.get(MIRROR_TIMEOUT)) : MirrorSpec.DEFAULT_TIMEOUT;
+        boolean passthrough = switch (merged.getOrDefault(PASSTHROUGH, "auto").trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "auto", "on", "true" -> true;
+            case "off", "false" -> false;
+            default -> throw new ConfigException("bad passthrough setting '" + merged.get(PASSTHROUGH) + "'",
+                    "Pass --passthrough auto (the default) or off.");
+        };
         return new DaemonConfig(Path.of(mount).toAbsolutePath().normalize(), remote,
                 Optional.ofNullable(merged.get(ENDPOINT)), cacheDir.toAbsolutePath().normalize(), cacheSize,
-                socket.toAbsolutePath().normalize(), mode, allowOther, pointerTtl, metrics, mirrors, mirrorTimeout);
+                socket.toAbsolutePath().normalize(), mode, allowOther, pointerTtl, metrics, mirrors, mirrorTimeout,
+                passthrough);
     }
 
     /**
@@ -281,7 +293,7 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
     private static boolean knownKey(String key) {
         return switch (key) {
             case MOUNT, REMOTE, ENDPOINT, CACHE_DIR, CACHE_SIZE, SOCKET, MODE, ALLOW_OTHER, POINTER_TTL, METRICS_LISTEN, MIRROR,
-                 MIRROR_TIMEOUT -> true;
+                 MIRROR_TIMEOUT, PASSTHROUGH -> true;
             default -> false;
         };
     }

@@ -251,6 +251,8 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
         counter("warp_index_parts_read_ahead_failed_total", "Index parts read ahead whose load failed (dropped; the walk's"
                 + " own load reports the error).", () -> daemon.tree().indexPartsReadAhead().failures());
         gauge("warp_open_handles", "Directories open in the mount (files need no open).", () -> daemon.fuse().openHandles());
+        counter("warp_passthrough_opens_total", "Opens of whole files the kernel reads from warpd's local copy, without warpd (docs/cache.md, Passthrough).",
+                () -> daemon.fuse().passthroughOpens());
         gauge("warp_kernel_inodes", "Inodes of the mount the kernel holds that take a table entry in warpd (folders, links, tables, tensors; member files have computed inode numbers and take none).", () -> daemon.fuse().kernelInodes());
         gauge("warp_indexed_members", "Archive members whose index entries are in memory.",
                 () -> daemon.tree().indexedMembers());

@@ -144,7 +144,8 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         tree = new WarpTree(catalog, reader, maxMembers, indexLoader);
         fuse = new WarpFuse(tree, errno, uid(), gid());
         fuse.listen(metrics);
-        fuse.mount(config.mountPoint(), MountOptions.defaults(config.allowOther()).withLinkCheck(config.pointerTtl()));
+        fuse.mount(config.mountPoint(), MountOptions.defaults(config.allowOther()).withLinkCheck(config.pointerTtl())
+                .withPassthrough(config.passthrough() && config.mode().usesDisk()));
         mounted = true;
         services.push(this::unmount);
         KernelReadAhead.raise(config.mountPoint(), MountOptions.MAX_READAHEAD);
@@ -296,6 +297,13 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
             all.put("index_parts_read_ahead", ahead.started());
             all.put("index_parts_read_ahead_loaded", ahead.loadedParts());
             all.put("index_parts_read_ahead_failed", ahead.failures());
+        }
+        if (fuse != null) {
+            all.put("passthrough_opens", fuse.passthroughOpens());
+        }
+        if (reader != null) {
+            all.put("local_copies_made", reader.localCopiesMade());
+            all.put("local_copy_bytes", reader.localCopyBytes());
         }
         return all;
     }

@@ -1,6 +1,7 @@
 package io.warpdata.vfs.fuse;
 
 import com.kenai.jffi.MemoryIO;
+import io.warpdata.vfs.Errno;
 import jnr.ffi.LibraryLoader;
 import jnr.ffi.Memory;
 import jnr.ffi.Pointer;
@@ -35,7 +36,18 @@ final class DevFuse implements FuseChannel {
         @ssize_t long read(int fd, @intptr_t long buf, @size_t long count);
 
         @ssize_t long write(int fd, @intptr_t long buf, @size_t long count);
+
+        int open(String path, int flags);
+
+        int close(int fd);
+
+        int ioctl(int fd, @size_t long request, @intptr_t long arg);
     }
+
+    private static final int O_RDONLY_CLOEXEC = 02000000;
+    /** A struct fuse_backing_map (or a uint32 id) per thread; opens are not the hot path, but free of garbage. */
+    private static final ThreadLocal<ByteBuffer> IOCTL_ARG = ThreadLocal.withInitial(
+            () -> ByteBuffer.allocateDirect(FuseAbi.BACKING_MAP_SIZE).order(java.nio.ByteOrder.nativeOrder()));
 
     private static final MemoryIO IO = MemoryIO.getInstance();
 
@@ -110,6 +122,31 @@ final class DevFuse implements FuseChannel {
     public int send(ByteBuffer buf, int length) {
         long n = libc.write(fd, IO.getDirectBufferAddress(buf), length);
         return n >= 0 ? 0 : -runtime.getLastError();
+    }
+
+    @Override
+    public int openBacking(Path file) {
+        int backingFd = libc.open(file.toString(), O_RDONLY_CLOEXEC);
+        if (backingFd < 0) {
+            return -runtime.getLastError();
+        }
+        try {
+            ByteBuffer map = IOCTL_ARG.get();
+            map.putInt(0, backingFd).putInt(4, 0).putLong(8, 0);
+            int id = libc.ioctl(fd, FuseAbi.DEV_IOC_BACKING_OPEN, IO.getDirectBufferAddress(map));
+            return id > 0 ? id : id == 0 ? -Errno.EIO : -runtime.getLastError();
+        } finally {
+            // The kernel holds its own reference to the file from here on.
+            libc.close(backingFd);
+        }
+    }
+
+    @Override
+    public int closeBacking(int id) {
+        ByteBuffer arg = IOCTL_ARG.get();
+        arg.putInt(0, id);
+        int r = libc.ioctl(fd, FuseAbi.DEV_IOC_BACKING_CLOSE, IO.getDirectBufferAddress(arg));
+        return r >= 0 ? 0 : -runtime.getLastError();
     }
 
     /** Closes the descriptor (the mount must already be gone) and frees libfuse's channel. */

@@ -71,10 +71,22 @@ final class FuseAbi {
     static final int PARALLEL_DIROPS = 1 << 18;
     static final int MAX_PAGES = 1 << 22;
     static final int CACHE_SYMLINKS = 1 << 23;
+    /** The flags go on in flags2 (7.36, Linux 5.17). */
+    static final int INIT_EXT = 1 << 30;
+    /** flags2: files may be opened onto a backing file the kernel reads itself (7.40, Linux 6.9). */
+    static final int PASSTHROUGH_FLAGS2 = 1 << (37 - 32);
 
     /** open_out flags. */
     static final int FOPEN_KEEP_CACHE = 1 << 1;
     static final int FOPEN_CACHE_DIR = 1 << 3;
+    /** Reads and mmap go to the backing file named by open_out's backing_id (7.40). */
+    static final int FOPEN_PASSTHROUGH = 1 << 7;
+
+    /** ioctls on /dev/fuse (7.40): _IOW(229, 1, struct fuse_backing_map) and _IOW(229, 2, uint32_t). */
+    static final long DEV_IOC_BACKING_OPEN = (1L << 30) | (16L << 16) | (229L << 8) | 1;
+    static final long DEV_IOC_BACKING_CLOSE = (1L << 30) | (4L << 16) | (229L << 8) | 2;
+    /** struct fuse_backing_map: int32 fd, uint32 flags, uint64 padding. */
+    static final int BACKING_MAP_SIZE = 16;
 
     // ---- struct fuse_in_header (40 bytes) ----
     static final int IN_HEADER = 40;
@@ -94,6 +106,8 @@ final class FuseAbi {
     static final int INIT_IN_MINOR = IN_HEADER + 4;
     static final int INIT_IN_MAX_READAHEAD = IN_HEADER + 8;
     static final int INIT_IN_FLAGS = IN_HEADER + 12;
+    /** Present from 7.36; read only when the kernel sets {@link #INIT_EXT} in flags. */
+    static final int INIT_IN_FLAGS2 = IN_HEADER + 16;
 
     // ---- struct fuse_init_out ----
     static final int INIT_OUT_MAJOR = 0;
@@ -105,6 +119,9 @@ final class FuseAbi {
     static final int INIT_OUT_MAX_WRITE = 20;
     static final int INIT_OUT_TIME_GRAN = 24;
     static final int INIT_OUT_MAX_PAGES = 28;
+    static final int INIT_OUT_FLAGS2 = 32;
+    /** How deep file systems may stack under a passthrough file (7.40). */
+    static final int INIT_OUT_MAX_STACK_DEPTH = 36;
     /** Size of fuse_init_out for minor >= 23; 24 bytes before (FUSE_COMPAT_22_INIT_OUT_SIZE). */
     static final int INIT_OUT_SIZE = 64;
     static final int INIT_OUT_SIZE_COMPAT_22 = 24;
@@ -123,6 +140,8 @@ final class FuseAbi {
     static final int OPEN_IN_FLAGS = IN_HEADER;
     static final int OPEN_OUT_FH = 0;
     static final int OPEN_OUT_FLAGS = 8;
+    /** Was padding before 7.40. */
+    static final int OPEN_OUT_BACKING_ID = 12;
     static final int OPEN_OUT_SIZE = 16;
 
     // ---- struct fuse_release_in ----

@@ -108,7 +108,15 @@ final class FuseReplies {
     static int open(ByteBuffer out, long fh, int flags) {
         out.putLong(OUT_HEADER + OPEN_OUT_FH, fh);
         out.putInt(OUT_HEADER + OPEN_OUT_FLAGS, flags);
-        out.putInt(OUT_HEADER + OPEN_OUT_FLAGS + 4, 0);
+        out.putInt(OUT_HEADER + OPEN_OUT_BACKING_ID, 0);
+        return OPEN_OUT_SIZE;
+    }
+
+    /** A fuse_open_out whose reads and mmaps the kernel serves from backing file {@code backingId}. */
+    static int openPassthrough(ByteBuffer out, long fh, int backingId) {
+        out.putLong(OUT_HEADER + OPEN_OUT_FH, fh);
+        out.putInt(OUT_HEADER + OPEN_OUT_FLAGS, FOPEN_PASSTHROUGH);
+        out.putInt(OUT_HEADER + OPEN_OUT_BACKING_ID, backingId);
         return OPEN_OUT_SIZE;
     }
 
@@ -125,6 +133,14 @@ final class FuseReplies {
      * ({@link WarpFuse#MAX_BACKGROUND} and the rest); returns its size for that minor version.
      */
     static int init(ByteBuffer out, int minor, int maxReadahead, int flags) {
+        return init(out, minor, maxReadahead, flags, 0);
+    }
+
+    /**
+     * As above, with {@code flags2} (sent with {@link FuseAbi#INIT_EXT} when not 0); a reply that
+     * asks for passthrough says backing files are on a file system that stacks on none (depth 1).
+     */
+    static int init(ByteBuffer out, int minor, int maxReadahead, int flags, int flags2) {
         int o = OUT_HEADER;
         clear(out, o, INIT_OUT_SIZE);
         out.putInt(o + INIT_OUT_MAJOR, MAJOR);
@@ -137,6 +153,13 @@ final class FuseReplies {
         out.putInt(o + INIT_OUT_TIME_GRAN, 1);
         if ((flags & MAX_PAGES) != 0) {
             out.putShort(o + INIT_OUT_MAX_PAGES, (short) WarpFuse.MAX_PAGES_WANTED);
+        }
+        if (flags2 != 0) {
+            out.putInt(o + INIT_OUT_FLAGS, flags | INIT_EXT);
+            out.putInt(o + INIT_OUT_FLAGS2, flags2);
+            if ((flags2 & PASSTHROUGH_FLAGS2) != 0) {
+                out.putInt(o + INIT_OUT_MAX_STACK_DEPTH, 1);
+            }
         }
         return minor >= 23 ? INIT_OUT_SIZE : INIT_OUT_SIZE_COMPAT_22;
     }

@@ -17,7 +17,7 @@ import java.util.Objects;
  *        ({@link LinkWatch}): the catalog's pointer TTL, so that a pointer moved elsewhere is
  *        seen within about that time and re-checking costs one conditional GET per link per TTL
  */
-public record MountOptions(boolean allowOther, int timeoutSeconds, Duration linkCheck) {
+public record MountOptions(boolean allowOther, int timeoutSeconds, Duration linkCheck, boolean passthrough) {
     /**
      * Largest read request: 1 MiB, where the kernel grants {@code FUSE_MAX_PAGES} (see
      * {@link WarpFuse#MAX_PAGES_WANTED}); 128 KiB on kernels before 5.1. Measured on a warm 1 GiB {@code dd}:
@@ -52,7 +52,11 @@ public record MountOptions(boolean allowOther, int timeoutSeconds, Duration link
     }
 
     public MountOptions(boolean allowOther, int timeoutSeconds) {
-        this(allowOther, timeoutSeconds, DEFAULT_LINK_CHECK);
+        this(allowOther, timeoutSeconds, DEFAULT_LINK_CHECK, false);
+    }
+
+    public MountOptions(boolean allowOther, int timeoutSeconds, Duration linkCheck) {
+        this(allowOther, timeoutSeconds, linkCheck, false);
     }
 
     public static MountOptions defaults(boolean allowOther) {
@@ -61,7 +65,16 @@ public record MountOptions(boolean allowOther, int timeoutSeconds, Duration link
 
     /** The same options with another link check period. */
     public MountOptions withLinkCheck(Duration period) {
-        return new MountOptions(allowOther, timeoutSeconds, period);
+        return new MountOptions(allowOther, timeoutSeconds, period, passthrough);
+    }
+
+    /**
+     * The same options, asking (or not) for passthrough opens of whole-blob files that have a
+     * local copy ({@link Backings}). Where the kernel grants it, every open of a file is then a
+     * round trip (OPEN and RELEASE), which the mount otherwise avoids (see {@link WarpFuse}).
+     */
+    public MountOptions withPassthrough(boolean on) {
+        return new MountOptions(allowOther, timeoutSeconds, linkCheck, on);
     }
 
     /** The {@code -o} mount options (the kernel's and fusermount's; the rest is negotiated in INIT). */

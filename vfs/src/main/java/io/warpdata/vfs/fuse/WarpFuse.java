@@ -48,7 +48,11 @@ import static io.warpdata.vfs.fuse.FuseAbi.*;
  *     ({@link FuseAbi#FOPEN_CACHE_DIR}).</li>
  * <li>OPEN of files answers ENOSYS (Linux 4.19+, "no_open"): the kernel then opens every file
  *     without asking, never sends RELEASE, and keeps the page cache across opens. Reads find
- *     their node by id. FLUSH, FSYNC, GETXATTR, LISTXATTR, ACCESS and INTERRUPT also answer
+ *     their node by id. Unless the mount asked for passthrough and INIT granted it (Linux 6.9+):
+ *     every OPEN is then answered, by {@link Backings}, which opens a whole file that has a
+ *     local copy onto it so that the kernel reads the copy itself; the price is an OPEN and a
+ *     RELEASE round trip per open of any file (about 5% of warm ImageFolder throughput on the
+ *     bench, docs/cache.md). FLUSH, FSYNC, GETXATTR, LISTXATTR, ACCESS and INTERRUPT also answer
  *     ENOSYS, which the kernel remembers for the mount, so each costs one round trip ever.</li>
  * <li>Write-like requests answer EROFS (the mount is read-only, so the VFS stops them first).</li>
  * </ul>
@@ -100,8 +104,14 @@ public final class WarpFuse {
     /** The latest links the kernel caches, kept current (see {@link LinkWatch}). */
     private final LinkWatch links = new LinkWatch(this::linkTarget, this::invalidate);
     private final LongAdder linkReads = new LongAdder();
-    /** Whether files are opened without a round trip to us (see the class comment). */
-    private final boolean noOpen;
+    /** Whether files may be opened without a round trip to us (see the class comment). */
+    private final boolean noOpenAllowed;
+    /** Whether they are: unless INIT granted passthrough, which needs every OPEN. */
+    private volatile boolean noOpen;
+    /** Whether the mount asks the kernel for passthrough opens, and whether INIT granted them. */
+    private volatile boolean passthroughWanted;
+    private volatile boolean passthrough;
+    private final Backings backings;
     /** What INIT granted: flags of {@link #WANTED}, and the negotiated minor version. */
     private volatile int granted;
     private volatile int minor;
@@ -129,7 +139,9 @@ public final class WarpFuse {
         this.tree = tree;
         this.errno = errno;
         this.replies = new FuseReplies(uid, gid);
+        this.noOpenAllowed = noOpen;
         this.noOpen = noOpen;
+        this.backings = new Backings(tree);
         this.nodes = new NodeTable(tree);
         this.demand = new AttributeDemand(nanoClock);
         this.directories = new Directories(tree, nodes, replies, demand);
@@ -145,9 +157,15 @@ public final class WarpFuse {
             throw new FuseMountException("already mounted");
         }
         replies.validFor(options.timeoutSeconds());
+        passthroughWanted = options.passthrough() && Backings.mayRegister();
         server = FuseServer.mount(this, mountPoint, options);
         notifications = server.channel();
         links.start(options.linkCheck());
+    }
+
+    /** Asks for passthrough in the next INIT as {@link #mount} does, without mounting (tests). */
+    void askPassthrough(boolean on) {
+        passthroughWanted = on;
     }
 
     /** Unmounts (lazily: open files keep working until closed) and ends the session. */
@@ -188,6 +206,16 @@ public final class WarpFuse {
             return 0;
         }
         return (granted & MAX_PAGES) != 0 ? MAX_PAGES_WANTED * 4096 : 32 * 4096;
+    }
+
+    /** Whether INIT granted passthrough opens (asked for, Linux 6.9+ built with them). */
+    public boolean passthrough() {
+        return passthrough;
+    }
+
+    /** Opens the kernel serves from a local copy, without warpd (see {@link Backings}). */
+    public long passthroughOpens() {
+        return backings.passthroughOpens();
     }
 
     /** Whether the kernel caches symlink targets on this mount. */
@@ -259,10 +287,13 @@ public final class WarpFuse {
                 case READDIRPLUS -> directories.readdir(nodeid, in, out, true);
                 case READDIR -> directories.readdir(nodeid, in, out, false);
                 case READLINK -> readlink(nodeid, out);
-                case OPEN -> open(nodeid, in, out);
+                case OPEN -> open(nodeid, in, out, channel);
                 case OPENDIR -> directories.opendir(nodeid, out);
                 case RELEASEDIR -> directories.releasedir(in);
-                case RELEASE -> 0;
+                case RELEASE -> {
+                    backings.release(nodeid, in.getLong(RELEASE_IN_FH), channel);
+                    yield 0;
+                }
                 case STATFS -> FuseReplies.statfs(out);
                 case INIT -> init(in, out);
                 case IOCTL -> -Errno.ENOTTY;
@@ -301,9 +332,19 @@ public final class WarpFuse {
         int offered = in.getInt(INIT_IN_FLAGS);
         int flags = offered & WANTED;
         int m = Math.min(kernelMinor, MINOR);
+        // flags2 exists from 7.36; the kernel says so with INIT_EXT, and offers passthrough in it
+        // only when built with it (CONFIG_FUSE_PASSTHROUGH, Linux 6.9+).
+        int offered2 = (offered & INIT_EXT) != 0 && kernelMinor >= 36 ? in.getInt(INIT_IN_FLAGS2) : 0;
+        int flags2 = passthroughWanted ? offered2 & PASSTHROUGH_FLAGS2 : 0;
         int size = FuseReplies.init(out, m, Math.min(in.getInt(INIT_IN_MAX_READAHEAD), MountOptions.MAX_READAHEAD),
-                flags);
+                flags, flags2);
         granted = flags;
+        passthrough = flags2 != 0;
+        if (passthroughWanted) {
+            LOG.info(passthrough ? "passthrough on: a whole file opened again is read by the kernel from warpd's local copy"
+                    : "no passthrough: the kernel does not offer it (it needs Linux 6.9+ built with CONFIG_FUSE_PASSTHROUGH)");
+        }
+        noOpen = noOpenAllowed && !passthrough;
         minor = m;
         LOG.debug("FUSE {}.{} (kernel {}.{}), flags {} of offered {}", MAJOR, m, major, kernelMinor,
                 Integer.toHexString(flags), Integer.toHexString(offered));
@@ -418,7 +459,7 @@ public final class WarpFuse {
 
     // ---- files ----
 
-    private int open(long nodeid, ByteBuffer in, ByteBuffer out) {
+    private int open(long nodeid, ByteBuffer in, ByteBuffer out, FuseChannel channel) {
         if (noOpen) {
             return -Errno.ENOSYS;
         }
@@ -426,8 +467,19 @@ public final class WarpFuse {
         if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC) != 0) {
             return -Errno.EROFS;
         }
-        if (nodes.node(nodeid).type() == Node.Type.DIRECTORY) {
+        Node node = nodes.node(nodeid);
+        if (node.type() == Node.Type.DIRECTORY) {
             return -Errno.EISDIR;
+        }
+        if (passthrough) {
+            if (backings.refused() && backings.backingFiles() == 0 && noOpenAllowed) {
+                // Never worked on this mount: back to opening files without a round trip (the
+                // kernel opens this one itself on ENOSYS, and every later one).
+                passthrough = false;
+                noOpen = true;
+                return -Errno.ENOSYS;
+            }
+            return backings.open(nodeid, node, channel, out);
         }
         return FuseReplies.open(out, 0, FOPEN_KEEP_CACHE);
     }

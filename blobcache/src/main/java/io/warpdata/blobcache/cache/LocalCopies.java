@@ -1,0 +1,243 @@
+package io.warpdata.blobcache.cache;
+
+import io.warpdata.manifest.BlobId;
+import io.warpdata.manifest.BlobRef;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Whole blobs copied into one plain file each, byte for byte at the same offsets, so that the
+ * kernel can read a file opened a second time straight from the copy (FUSE passthrough: no round
+ * trip to warpd per read, mmap from the page cache of the copy). A copy is made in the
+ * background, one at a time, from the verified read path (cached blocks, and the missing ones
+ * fetched and verified as any read's), when a blob is opened for the second time since warpd
+ * started; until it is ready, reads go through warpd as before.
+ *
+ * <p>{@code <cache-dir>/v1/copies/<blob id>}: written under {@code tmp/}, renamed into place when
+ * whole. The directory is emptied when warpd starts (a copy is derived, and one renamed just
+ * before a crash might not have reached the disk), and copies are kept within
+ * {@link #budgetBytes}, least recently opened deleted first, on top of the block cache's limit;
+ * none is made that would take the disk under the cache's free-space floor. Deleting a copy a
+ * file is open on is safe: the kernel keeps reading the file it holds.
+ */
+final class LocalCopies implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(LocalCopies.class);
+    /** Smaller blobs are not worth a file and an open round trip's bookkeeping. */
+    static final long MIN_BYTES = 64 << 10;
+    /** Opens of a blob before a copy is made: the second open says it is read again. */
+    static final int OPENS_BEFORE_COPY = 2;
+    /** Blobs whose opens are counted at most; the count restarts beyond it. */
+    private static final int MAX_COUNTED = 65_536;
+    private static final int CHUNK = 1 << 20;
+
+    /** Reads verified bytes of a blob into {@code dst[at, at + len)} (absolute). */
+    @FunctionalInterface
+    interface Source {
+        void read(BlobRef blob, long offset, ByteBuffer dst, int at, int len);
+    }
+
+    private final Path dir;
+    private final Path tmpDir;
+    private final long budgetBytes;
+    private final long floorBytes;
+    private final DiskSpace space;
+    private final Source source;
+    private final ExecutorService copier;
+    /** Ready copies by blob, least recently opened first; guarded by itself. */
+    private final LinkedHashMap<BlobId, Long> ready = new LinkedHashMap<>(16, 0.75f, true);
+    private long readyBytes;
+    private final Map<BlobId, Integer> opens = new HashMap<>();
+    private final Set<BlobId> copying = ConcurrentHashMap.newKeySet();
+    private final LongAdder made = new LongAdder();
+    private final LongAdder madeBytes = new LongAdder();
+    private final LongAdder failed = new LongAdder();
+    private final LongAdder evicted = new LongAdder();
+    private volatile boolean closed;
+
+    /**
+     * @param root       the cache's {@code v1/} directory
+     * @param floorBytes free space a copy may not take the disk under
+     */
+    LocalCopies(Path root, Path tmpDir, long budgetBytes, long floorBytes, DiskSpace space, Source source) {
+        this.dir = root.resolve("copies");
+        this.tmpDir = tmpDir;
+        this.budgetBytes = budgetBytes;
+        this.floorBytes = floorBytes;
+        this.space = space;
+        this.source = source;
+        try {
+            Files.createDirectories(dir);
+            try (DirectoryStream<Path> old = Files.newDirectoryStream(dir)) {
+                for (Path p : old) {
+                    Files.deleteIfExists(p);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot prepare " + dir, e);
+        }
+        this.copier = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "warp-copy");
+            t.setDaemon(true);
+            t.setPriority(Thread.MIN_PRIORITY);
+            return t;
+        });
+    }
+
+    /** The budget a cache of {@code maxBytes} gives its copies: an eighth of it, at most 8 GiB. */
+    static long budgetFor(long maxBytes) {
+        return Math.min(maxBytes / 8, 8L << 30);
+    }
+
+    /**
+     * The copy of {@code blob}, if one is ready (it then counts as opened now); else null, and a
+     * copy is started in the background if this is the blob's second open and it fits.
+     */
+    Path open(BlobRef blob) {
+        long size = blob.size();
+        if (closed || size < MIN_BYTES || size > budgetBytes / 2) {
+            return null;
+        }
+        BlobId id = blob.id();
+        boolean start;
+        synchronized (ready) {
+            if (ready.get(id) != null) {
+                return dir.resolve(id.toString());
+            }
+            if (opens.size() >= MAX_COUNTED) {
+                opens.clear();
+            }
+            start = opens.merge(id, 1, Integer::sum) >= OPENS_BEFORE_COPY;
+        }
+        if (start && copying.add(id)) {
+            try {
+                copier.execute(() -> copy(blob));
+            } catch (RejectedExecutionException e) {
+                copying.remove(id);
+            }
+        }
+        return null;
+    }
+
+    private void copy(BlobRef blob) {
+        BlobId id = blob.id();
+        Path tmp = tmpDir.resolve("copy-" + id + "-" + Thread.currentThread().threadId());
+        try {
+            if (closed || space.usableBytes() - blob.size() < floorBytes) {
+                return;
+            }
+            ByteBuffer buf = ByteBuffer.allocateDirect(CHUNK);
+            try (FileChannel out = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                for (long off = 0; off < blob.size() && !closed; off += CHUNK) {
+                    int n = (int) Math.min(CHUNK, blob.size() - off);
+                    source.read(blob, off, buf, 0, n);
+                    buf.clear().limit(n);
+                    while (buf.hasRemaining()) {
+                        out.write(buf);
+                    }
+                    buf.clear();
+                }
+            }
+            if (closed) {
+                return;
+            }
+            Files.move(tmp, dir.resolve(id.toString()), StandardCopyOption.ATOMIC_MOVE);
+            synchronized (ready) {
+                ready.put(id, blob.size());
+                readyBytes += blob.size();
+                opens.remove(id);
+                evictOver(budgetBytes);
+            }
+            made.increment();
+            madeBytes.add(blob.size());
+        } catch (IOException | RuntimeException e) {
+            failed.increment();
+            LOG.debug("no local copy of blob {}: {}", id, e.toString());
+        } finally {
+            copying.remove(id);
+            try {
+                Files.deleteIfExists(tmp);
+            } catch (IOException e) {
+                LOG.debug("cannot delete {}: {}", tmp, e.toString());
+            }
+        }
+    }
+
+    /** Deletes least recently opened copies until they hold at most {@code limit} bytes. Holds {@code ready}. */
+    private void evictOver(long limit) {
+        Iterator<Map.Entry<BlobId, Long>> it = ready.entrySet().iterator();
+        while (readyBytes > limit && it.hasNext()) {
+            Map.Entry<BlobId, Long> e = it.next();
+            it.remove();
+            readyBytes -= e.getValue();
+            evicted.increment();
+            try {
+                Files.deleteIfExists(dir.resolve(e.getKey().toString()));
+            } catch (IOException x) {
+                LOG.debug("cannot delete the copy of {}: {}", e.getKey(), x.toString());
+            }
+        }
+    }
+
+    /** Bytes of the copies ready now. */
+    long bytes() {
+        synchronized (ready) {
+            return readyBytes;
+        }
+    }
+
+    long budgetBytes() {
+        return budgetBytes;
+    }
+
+    /** Copies made since start (some may have been deleted since). */
+    long made() {
+        return made.sum();
+    }
+
+    long madeBytes() {
+        return madeBytes.sum();
+    }
+
+    /** Copies begun but not made (a read failed, the disk refused). */
+    long failed() {
+        return failed.sum();
+    }
+
+    /** Copies deleted to stay within the budget. */
+    long evicted() {
+        return evicted.sum();
+    }
+
+    /** Deletes every copy (for {@code cache gc} to a limit below what copies hold: they are derived). */
+    void clear() {
+        synchronized (ready) {
+            evictOver(0);
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        copier.shutdownNow();
+    }
+}

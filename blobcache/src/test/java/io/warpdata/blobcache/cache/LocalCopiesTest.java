@@ -1,0 +1,181 @@
+package io.warpdata.blobcache.cache;
+
+import io.warpdata.manifest.BlobId;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.store.StoreException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Whole-blob copies: made at a blob's second open, byte for byte, within a budget and the disk's floor. */
+class LocalCopiesTest {
+    @TempDir
+    Path root;
+    private LocalCopies copies;
+    private long usable = Long.MAX_VALUE / 2;
+    private final AtomicInteger reads = new AtomicInteger();
+    private volatile boolean failReads;
+
+    private final DiskSpace space = new DiskSpace() {
+        @Override
+        public long usableBytes() {
+            return usable;
+        }
+
+        @Override
+        public long totalBytes() {
+            return Long.MAX_VALUE / 2;
+        }
+    };
+
+    private static byte[] bytes(int n, long seed) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    private static BlobRef ref(byte[] b) {
+        return new BlobRef(BlobId.of(b), b.length, BlobId.of(("list" + b.length).getBytes()));
+    }
+
+    private LocalCopies open(long budget, long floor, byte[]... blobs) throws IOException {
+        Path tmp = Files.createDirectories(root.resolve("tmp"));
+        return new LocalCopies(root, tmp, budget, floor, space, (blob, offset, dst, at, len) -> {
+            reads.incrementAndGet();
+            if (failReads) {
+                throw new StoreException("the store is down", null, null);
+            }
+            for (byte[] b : blobs) {
+                if (BlobId.of(b).equals(blob.id())) {
+                    dst.put(at, b, (int) offset, len);
+                    return;
+                }
+            }
+            throw new IllegalStateException("unknown blob");
+        });
+    }
+
+    @AfterEach
+    void close() {
+        if (copies != null) {
+            copies.close();
+        }
+    }
+
+    /** Opens {@code blob} until its copy is ready (the copier runs in the background). */
+    private Path openUntilReady(BlobRef blob) throws InterruptedException {
+        for (int i = 0; i < 500; i++) {
+            Path p = copies.open(blob);
+            if (p != null) {
+                return p;
+            }
+            Thread.sleep(10);
+        }
+        throw new AssertionError("no copy of " + blob.id());
+    }
+
+    @Test
+    void aBlobOpenedTwiceIsCopiedByteForByteAndOnceOnly() throws Exception {
+        byte[] b = bytes(3 * (1 << 20) + 12_345, 1);
+        BlobRef blob = ref(b);
+        copies = open(1L << 30, 0, b);
+        assertThat(copies.open(blob)).isNull();
+        assertThat(reads.get()).isZero(); // one open is not a reason to copy
+        Path copy = openUntilReady(blob);
+        assertThat(copy).isEqualTo(root.resolve("copies").resolve(blob.id().toString()));
+        assertThat(Files.readAllBytes(copy)).isEqualTo(b);
+        assertThat(copies.made()).isEqualTo(1);
+        assertThat(copies.bytes()).isEqualTo(b.length);
+        assertThat(reads.get()).isEqualTo(4); // 1 MiB at a time
+        assertThat(copies.open(blob)).isEqualTo(copy);
+        assertThat(copies.made()).isEqualTo(1);
+        try (var tmp = Files.list(root.resolve("tmp"))) {
+            assertThat(tmp).isEmpty();
+        }
+    }
+
+    @Test
+    void smallBlobsAndBlobsOverHalfTheBudgetAreNeverCopied() throws Exception {
+        byte[] small = bytes((int) LocalCopies.MIN_BYTES - 1, 2);
+        byte[] big = bytes(600_000, 3);
+        copies = open(1_000_000, 0, small, big);
+        for (int i = 0; i < 3; i++) {
+            assertThat(copies.open(ref(small))).isNull();
+            assertThat(copies.open(ref(big))).isNull();
+        }
+        Thread.sleep(100);
+        assertThat(reads.get()).isZero();
+        assertThat(copies.made()).isZero();
+    }
+
+    @Test
+    void theLeastRecentlyOpenedCopiesGoFirstToStayWithinTheBudget() throws Exception {
+        byte[] a = bytes(400_000, 4);
+        byte[] b = bytes(400_000, 5);
+        byte[] c = bytes(400_000, 6);
+        copies = open(1_000_000, 0, a, b, c);
+        copies.open(ref(a));
+        Path pa = openUntilReady(ref(a));
+        copies.open(ref(b));
+        openUntilReady(ref(b));
+        copies.open(ref(a)); // a is now the most recently opened
+        copies.open(ref(c));
+        openUntilReady(ref(c));
+        assertThat(copies.bytes()).isEqualTo(800_000);
+        assertThat(copies.evicted()).isEqualTo(1);
+        assertThat(Files.exists(root.resolve("copies").resolve(ref(b).id().toString()))).isFalse();
+        assertThat(copies.open(ref(a))).isEqualTo(pa);
+        assertThat(Files.readAllBytes(pa)).isEqualTo(a);
+    }
+
+    @Test
+    void noCopyTakesTheDiskUnderTheFloorAndAFailedReadLeavesNothing() throws Exception {
+        byte[] a = bytes(300_000, 7);
+        copies = open(1L << 30, 1_000_000, a);
+        usable = 1_200_000; // 300 KB more would leave 900 KB: under the floor
+        copies.open(ref(a));
+        copies.open(ref(a));
+        Thread.sleep(200);
+        assertThat(reads.get()).isZero();
+        assertThat(copies.made()).isZero();
+
+        usable = Long.MAX_VALUE / 2;
+        failReads = true;
+        copies.open(ref(a));
+        for (int i = 0; i < 200 && copies.failed() == 0; i++) {
+            Thread.sleep(10);
+        }
+        assertThat(copies.failed()).isEqualTo(1);
+        assertThat(copies.open(ref(a))).isNull();
+        try (var tmp = Files.list(root.resolve("tmp")); var made = Files.list(root.resolve("copies"))) {
+            assertThat(tmp).isEmpty();
+            assertThat(made).isEmpty();
+        }
+        failReads = false;
+        assertThat(Files.readAllBytes(openUntilReady(ref(a)))).isEqualTo(a); // tried again on a later open
+    }
+
+    @Test
+    void copiesLeftByAnEarlierRunAreDeletedAtStartAndClearDeletesAll() throws Exception {
+        Files.createDirectories(root.resolve("copies"));
+        Files.write(root.resolve("copies").resolve("stale"), new byte[10]);
+        byte[] a = bytes(100_000, 8);
+        copies = open(1L << 30, 0, a);
+        assertThat(Files.exists(root.resolve("copies").resolve("stale"))).isFalse();
+        copies.open(ref(a));
+        Path p = openUntilReady(ref(a));
+        copies.clear();
+        assertThat(Files.exists(p)).isFalse();
+        assertThat(copies.bytes()).isZero();
+        assertThat(copies.open(ref(a))).isNull(); // counted again: the next open copies it anew
+    }
+}
