@@ -150,7 +150,17 @@ public final class BlockCache implements BlobReader {
             this.storage = new Tiers(disk);
             this.lists = new HashLists(fetcher, disk.listsDir(), disk.tmpDir(), HASH_LIST_MEMORY, executor);
             this.copies = new LocalCopies(disk.root(), disk.tmpDir(), LocalCopies.budgetFor(config.maxBytes()),
-                    disk.freeFloorBytes(), disk.space(), this::read);
+                    disk.freeFloorBytes(), disk.space(), new LocalCopies.Source() {
+                        @Override
+                        public boolean cached(BlobRef blob) {
+                            return wholeCached(blob);
+                        }
+
+                        @Override
+                        public void read(BlobRef blob, long offset, ByteBuffer dst, int at, int len) {
+                            BlockCache.this.read(blob, offset, dst, at, len);
+                        }
+                    });
         } else {
             this.copies = null;
             this.storage = new MemoryBlocks(config.memoryBytes(), metrics);
@@ -177,12 +187,26 @@ public final class BlockCache implements BlobReader {
      * {@inheritDoc}
      *
      * <p>Here ({@link LocalCopies}): with a disk cache, a copy is made in the background when a
-     * blob of 64 KiB or more is opened the second time since start, and kept within an eighth of
-     * the cache's limit (8 GiB at most).
+     * blob of 64 KiB or more whose every block is cached is opened the second time since start,
+     * and kept within an eighth of the cache's limit (8 GiB at most).
      */
     @Override
     public java.nio.file.Path localCopy(BlobRef blob) {
         return copies == null || closed ? null : copies.open(blob);
+    }
+
+    /** Whether every block of {@code blob} is cached (its hash list in memory, each block stored). */
+    private boolean wholeCached(BlobRef blob) {
+        BlockHashList list = lists.getIfPresent(blob.blocks());
+        if (list == null) {
+            return false;
+        }
+        for (int i = 0; i < list.blockCount(); i++) {
+            if (!storage.contains(new BlockKey(blob.id(), list.blockSize(), i))) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Bytes of whole-blob copies on disk now, beside the blocks ({@link #localCopy}). */

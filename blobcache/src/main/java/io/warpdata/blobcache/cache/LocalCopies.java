@@ -29,9 +29,10 @@ import java.util.concurrent.atomic.LongAdder;
  * Whole blobs copied into one plain file each, byte for byte at the same offsets, so that the
  * kernel can read a file opened a second time straight from the copy (FUSE passthrough: no round
  * trip to warpd per read, mmap from the page cache of the copy). A copy is made in the
- * background, one at a time, from the verified read path (cached blocks, and the missing ones
- * fetched and verified as any read's), when a blob is opened for the second time since warpd
- * started; until it is ready, reads go through warpd as before.
+ * background, one at a time, from the verified read path, when a blob is opened for the second
+ * time since warpd started and every block of it is in the cache: a copy never costs a GET, so a
+ * sparse reader (DuckDB reading 2 columns of 8 opens its file twice per query) never pays for
+ * the bytes it skips. Until a copy is ready, reads go through warpd as before.
  *
  * <p>{@code <cache-dir>/v1/copies/<blob id>}: written under {@code tmp/}, renamed into place when
  * whole. The directory is emptied when warpd starts (a copy is derived, and one renamed just
@@ -50,9 +51,12 @@ final class LocalCopies implements AutoCloseable {
     private static final int MAX_COUNTED = 65_536;
     private static final int CHUNK = 1 << 20;
 
-    /** Reads verified bytes of a blob into {@code dst[at, at + len)} (absolute). */
-    @FunctionalInterface
+    /** Where a copy's bytes come from: the verified read path. */
     interface Source {
+        /** Whether every block of {@code blob} is in the cache now (a copy then costs no GET). */
+        boolean cached(BlobRef blob);
+
+        /** Reads verified bytes of a blob into {@code dst[at, at + len)} (absolute). */
         void read(BlobRef blob, long offset, ByteBuffer dst, int at, int len);
     }
 
@@ -128,7 +132,7 @@ final class LocalCopies implements AutoCloseable {
             }
             start = opens.merge(id, 1, Integer::sum) >= OPENS_BEFORE_COPY;
         }
-        if (start && copying.add(id)) {
+        if (start && !copying.contains(id) && source.cached(blob) && copying.add(id)) {
             try {
                 copier.execute(() -> copy(blob));
             } catch (RejectedExecutionException e) {

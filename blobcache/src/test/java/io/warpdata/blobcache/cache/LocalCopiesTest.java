@@ -24,6 +24,7 @@ class LocalCopiesTest {
     private long usable = Long.MAX_VALUE / 2;
     private final AtomicInteger reads = new AtomicInteger();
     private volatile boolean failReads;
+    private volatile boolean wholeCached = true;
 
     private final DiskSpace space = new DiskSpace() {
         @Override
@@ -49,18 +50,26 @@ class LocalCopiesTest {
 
     private LocalCopies open(long budget, long floor, byte[]... blobs) throws IOException {
         Path tmp = Files.createDirectories(root.resolve("tmp"));
-        return new LocalCopies(root, tmp, budget, floor, space, (blob, offset, dst, at, len) -> {
-            reads.incrementAndGet();
-            if (failReads) {
-                throw new StoreException("the store is down", null, null);
+        return new LocalCopies(root, tmp, budget, floor, space, new LocalCopies.Source() {
+            @Override
+            public boolean cached(BlobRef blob) {
+                return wholeCached;
             }
-            for (byte[] b : blobs) {
-                if (BlobId.of(b).equals(blob.id())) {
-                    dst.put(at, b, (int) offset, len);
-                    return;
+
+            @Override
+            public void read(BlobRef blob, long offset, ByteBuffer dst, int at, int len) {
+                reads.incrementAndGet();
+                if (failReads) {
+                    throw new StoreException("the store is down", null, null);
                 }
+                for (byte[] b : blobs) {
+                    if (BlobId.of(b).equals(blob.id())) {
+                        dst.put(at, b, (int) offset, len);
+                        return;
+                    }
+                }
+                throw new IllegalStateException("unknown blob");
             }
-            throw new IllegalStateException("unknown blob");
         });
     }
 
@@ -101,6 +110,20 @@ class LocalCopiesTest {
         try (var tmp = Files.list(root.resolve("tmp"))) {
             assertThat(tmp).isEmpty();
         }
+    }
+
+    @Test
+    void aBlobNotWhollyCachedIsNotCopiedSoACopyNeverCostsAGet() throws Exception {
+        byte[] b = bytes(500_000, 9);
+        copies = open(1L << 30, 0, b);
+        wholeCached = false; // a sparse reader: DuckDB read 2 columns of 8, twice
+        for (int i = 0; i < 3; i++) {
+            assertThat(copies.open(ref(b))).isNull();
+        }
+        Thread.sleep(100);
+        assertThat(reads.get()).isZero();
+        wholeCached = true; // warpctl warm, or a reader of the whole file, cached the rest
+        assertThat(Files.readAllBytes(openUntilReady(ref(b)))).isEqualTo(b);
     }
 
     @Test
