@@ -320,6 +320,11 @@ public final class WarpTree {
         return reader.localCopy(blob);
     }
 
+    /** A file that is all of {@code blob}, opened through warpd, was closed (see {@link BlobReader#closed}). */
+    public void closed(BlobRef blob) {
+        reader.closed(blob);
+    }
+
     /**
      * Reads up to {@code len} bytes of a file at {@code offset} into {@code dst[0, len)}.
      *

@@ -128,6 +128,14 @@ public interface BlobReader extends AutoCloseable {
         return null;
     }
 
+    /**
+     * A file that is all of {@code blob}, read through this reader, was closed: an
+     * implementation may start a local copy now (the file may have been read whole). This default
+     * does nothing.
+     */
+    default void closed(BlobRef blob) {
+    }
+
     /** Where {@link #readIndex(BlobRef, IndexSink)} hands the verified bytes of an index blob. */
     @FunctionalInterface
     interface IndexSink {

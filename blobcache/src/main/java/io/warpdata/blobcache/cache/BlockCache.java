@@ -186,8 +186,8 @@ public final class BlockCache implements BlobReader {
     /**
      * {@inheritDoc}
      *
-     * <p>Here ({@link LocalCopies}): with a disk cache, a copy is made in the background when a
-     * blob of 64 KiB or more whose every block is cached is opened the second time since start,
+     * <p>Here ({@link LocalCopies}): with a disk cache, a copy is made in the background of a blob
+     * of 64 KiB or more whose every block is cached, when a file of it is closed or opened again,
      * and kept within an eighth of the cache's limit (8 GiB at most).
      */
     @Override
@@ -207,6 +207,13 @@ public final class BlockCache implements BlobReader {
             }
         }
         return true;
+    }
+
+    @Override
+    public void closed(BlobRef blob) {
+        if (copies != null && !closed) {
+            copies.closed(blob);
+        }
     }
 
     /** Bytes of whole-blob copies on disk now, beside the blocks ({@link #localCopy}). */

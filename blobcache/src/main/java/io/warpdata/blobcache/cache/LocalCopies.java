@@ -29,10 +29,10 @@ import java.util.concurrent.atomic.LongAdder;
  * Whole blobs copied into one plain file each, byte for byte at the same offsets, so that the
  * kernel can read a file opened a second time straight from the copy (FUSE passthrough: no round
  * trip to warpd per read, mmap from the page cache of the copy). A copy is made in the
- * background, one at a time, from the verified read path, when a blob is opened for the second
- * time since warpd started and every block of it is in the cache: a copy never costs a GET, so a
- * sparse reader (DuckDB reading 2 columns of 8 opens its file twice per query) never pays for
- * the bytes it skips. Until a copy is ready, reads go through warpd as before.
+ * background, one at a time, from the verified read path, of a blob every block of which is in
+ * the cache, when a file of it is closed (it was read whole) or opened a second time since warpd
+ * started: a copy never costs a GET, so a sparse reader (DuckDB reading 2 columns of 8) never
+ * pays for the bytes it skips. Until a copy is ready, reads go through warpd as before.
  *
  * <p>{@code <cache-dir>/v1/copies/<blob id>}: written under {@code tmp/}, renamed into place when
  * whole. The directory is emptied when warpd starts (a copy is derived, and one renamed just
@@ -132,14 +132,38 @@ final class LocalCopies implements AutoCloseable {
             }
             start = opens.merge(id, 1, Integer::sum) >= OPENS_BEFORE_COPY;
         }
-        if (start && !copying.contains(id) && source.cached(blob) && copying.add(id)) {
+        if (start) {
+            startIfCached(blob);
+        }
+        return null;
+    }
+
+    /**
+     * A file of {@code blob}, read through warpd, was closed: if the reads left every block of it
+     * cached (it was read whole), a copy is begun now, for the next open.
+     */
+    void closed(BlobRef blob) {
+        long size = blob.size();
+        if (closed || size < MIN_BYTES || size > budgetBytes / 2) {
+            return;
+        }
+        synchronized (ready) {
+            if (ready.containsKey(blob.id())) {
+                return;
+            }
+        }
+        startIfCached(blob);
+    }
+
+    private void startIfCached(BlobRef blob) {
+        BlobId id = blob.id();
+        if (!copying.contains(id) && source.cached(blob) && copying.add(id)) {
             try {
                 copier.execute(() -> copy(blob));
             } catch (RejectedExecutionException e) {
                 copying.remove(id);
             }
         }
-        return null;
     }
 
     private void copy(BlobRef blob) {

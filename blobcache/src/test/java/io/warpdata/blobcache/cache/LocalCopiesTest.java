@@ -127,6 +127,28 @@ class LocalCopiesTest {
     }
 
     @Test
+    void aFileClosedWithEveryBlockCachedIsCopiedForItsNextOpen() throws Exception {
+        byte[] b = bytes(700_000, 10);
+        copies = open(1L << 30, 0, b);
+        wholeCached = false;
+        assertThat(copies.open(ref(b))).isNull();
+        copies.closed(ref(b)); // read in part: nothing to copy from
+        Thread.sleep(100);
+        assertThat(reads.get()).isZero();
+        wholeCached = true; // read whole, then closed
+        copies.closed(ref(b));
+        for (int i = 0; i < 200 && copies.made() == 0; i++) {
+            Thread.sleep(10);
+        }
+        Path copy = copies.open(ref(b)); // the second open finds it
+        assertThat(copy).isNotNull();
+        assertThat(Files.readAllBytes(copy)).isEqualTo(b);
+        copies.closed(ref(b));
+        Thread.sleep(50);
+        assertThat(copies.made()).as("a blob is copied once").isEqualTo(1);
+    }
+
+    @Test
     void smallBlobsAndBlobsOverHalfTheBudgetAreNeverCopied() throws Exception {
         byte[] small = bytes((int) LocalCopies.MIN_BYTES - 1, 2);
         byte[] big = bytes(600_000, 3);

@@ -37,7 +37,7 @@ import java.util.Properties;
  *        checked here; opened by WarpDaemon as the block cache's remote tiers (issue 25)
  * @param mirrorTimeout the longest a mirror may stay silent within one read ({@code --mirror-timeout}, 2 s)
  * @param passthrough ask the kernel for passthrough opens of files warpd keeps a local copy of
- *        ({@code --passthrough auto}, the default; {@code off}): see docs/cache.md "Passthrough"
+ *        ({@code --passthrough on}; {@code off}, the default): see docs/cache.md, "Passthrough"
  */
 public record DaemonConfig(Path mountPoint, String remote, Optional<String> endpoint, Path cacheDir,
                            long cacheSizeBytes, Path socket, CacheMode mode, boolean allowOther, Duration pointerTtl,
@@ -95,7 +95,7 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
                         Path socket, CacheMode mode, boolean allowOther, Duration pointerTtl,
                         Optional<InetSocketAddress> metricsListen) {
         this(mountPoint, remote, endpoint, cacheDir, cacheSizeBytes, socket, mode, allowOther, pointerTtl, metricsListen,
-                List.of(), MirrorSpec.DEFAULT_TIMEOUT, true);
+                List.of(), MirrorSpec.DEFAULT_TIMEOUT, false);
     }
 
     /** Settings without a metrics endpoint. */
@@ -178,11 +178,11 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
         Optional<InetSocketAddress> metrics = Optional.ofNullable(merged.get(METRICS_LISTEN)).map(DaemonConfig::listenAddress);
         List<MirrorSpec> mirrors = merged.containsKey(MIRROR) ? mirrors(merged.get(MIRROR), remote, env) : List.of();
         Duration mirrorTimeout = merged.containsKey(MIRROR_TIMEOUT) ? duration(merged.get(MIRROR_TIMEOUT)) : MirrorSpec.DEFAULT_TIMEOUT;
-        boolean passthrough = switch (merged.getOrDefault(PASSTHROUGH, "auto").trim().toLowerCase(java.util.Locale.ROOT)) {
-            case "auto", "on", "true" -> true;
+        boolean passthrough = switch (merged.getOrDefault(PASSTHROUGH, "off").trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "on", "true" -> true;
             case "off", "false" -> false;
             default -> throw new ConfigException("bad passthrough setting '" + merged.get(PASSTHROUGH) + "'",
-                    "Pass --passthrough auto (the default) or off.");
+                    "Pass --passthrough on or off (the default).");
         };
         return new DaemonConfig(Path.of(mount).toAbsolutePath().normalize(), remote,
                 Optional.ofNullable(merged.get(ENDPOINT)), cacheDir.toAbsolutePath().normalize(), cacheSize,

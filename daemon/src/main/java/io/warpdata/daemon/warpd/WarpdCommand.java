@@ -80,11 +80,11 @@ public final class WarpdCommand implements Callable<Integer> {
                     + " (WARP_MIRROR_TIMEOUT, default 2s).")
     String mirrorTimeout;
 
-    @Option(names = "--passthrough", paramLabel = "auto|off",
-            description = "auto (default): where the kernel allows it (Linux 6.9+, warpd with CAP_SYS_ADMIN), a whole file"
-                    + " (a Parquet shard, a big file) opened again is read by the kernel from a verified local copy, without"
-                    + " warpd; every open then costs a round trip. off: files open without one (WARP_PASSTHROUGH;"
-                    + " docs/cache.md).")
+    @Option(names = "--passthrough", paramLabel = "on|off",
+            description = "on: where the kernel allows it (Linux 6.9+, warpd with CAP_SYS_ADMIN), a whole file (a Parquet"
+                    + " shard, a big file) read whole is copied locally, verified, and read by the kernel itself when"
+                    + " opened again; every open of any file then costs a round trip to warpd. off (default): files open"
+                    + " without one (WARP_PASSTHROUGH; docs/cache.md).")
     String passthrough;
 
     @Option(names = "--allow-other", description = "Let other users read the mount (needs user_allow_other in /etc/fuse.conf unless root).")

@@ -25,6 +25,7 @@ class DaemonConfigTest {
         assertThat(c.mode()).isEqualTo(CacheMode.AUTO);
         assertThat(c.endpoint()).isEmpty();
         assertThat(c.allowOther()).isFalse();
+        assertThat(c.passthrough()).as("files open without a round trip unless asked").isFalse();
         assertThat(c.statsFile()).isEqualTo(Path.of("/home/ada/.cache/warpdata/stats.json"));
     }
 
@@ -50,6 +51,23 @@ class DaemonConfigTest {
         assertThat(c.endpoint()).isEqualTo(Optional.of("http://127.0.0.1:9000"));
         assertThat(c.socket()).isEqualTo(Path.of("/run/warp.sock"));
         assertThat(c.allowOther()).isTrue();
+    }
+
+    @Test
+    void passthroughIsOnOrOffFromAnySourceAndAnythingElseSaysWhatItTakes() {
+        Map<String, String> cli = Map.of("mount", "/warp", "remote", "s3://b");
+        assertThat(DaemonConfig.resolve(Map.of("mount", "/warp", "remote", "s3://b", "passthrough", "on"), new Properties(),
+                Map.of(), HOME, 0).passthrough()).isTrue();
+        assertThat(DaemonConfig.resolve(cli, new Properties(), Map.of("WARP_PASSTHROUGH", "ON"), HOME, 0).passthrough())
+                .isTrue();
+        Properties file = new Properties();
+        file.setProperty("passthrough", "off");
+        assertThat(DaemonConfig.resolve(cli, file, Map.of("WARP_PASSTHROUGH", "on"), HOME, 0).passthrough()).isFalse();
+        assertThatThrownBy(() -> DaemonConfig.resolve(Map.of("mount", "/warp", "remote", "s3://b", "passthrough", "maybe"),
+                new Properties(), Map.of(), HOME, 0))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("maybe")
+                .satisfies(e -> assertThat(((ConfigException) e).nextStep()).contains("--passthrough on"));
     }
 
     @Test

@@ -38,6 +38,7 @@ final class Backings {
         int cached;
         int passthrough;
         int backingId;
+        BlobRef blob;
     }
 
     private final WarpTree tree;
@@ -59,6 +60,7 @@ final class Backings {
         int[] backing = new int[1];
         states.compute(nodeid, (k, s) -> {
             State st = s == null ? new State() : s;
+            st.blob = blob;
             if (st.backingId > 0) {
                 st.passthrough++;
                 backing[0] = st.backingId;
@@ -91,6 +93,7 @@ final class Backings {
         if (fh != FH_CACHED && fh != FH_PASSTHROUGH) {
             return;
         }
+        BlobRef[] closed = new BlobRef[1];
         states.computeIfPresent(nodeid, (k, st) -> {
             if (fh == FH_PASSTHROUGH && st.passthrough > 0 && --st.passthrough == 0) {
                 int r = channel.closeBacking(st.backingId);
@@ -100,9 +103,14 @@ final class Backings {
                 st.backingId = 0;
             } else if (fh == FH_CACHED && st.cached > 0) {
                 st.cached--;
+                closed[0] = st.blob;
             }
             return st.cached == 0 && st.passthrough == 0 ? null : st;
         });
+        if (closed[0] != null) {
+            // Read through warpd: its blocks may all be cached now, so that the next open finds a copy.
+            tree.closed(closed[0]);
+        }
     }
 
     /**

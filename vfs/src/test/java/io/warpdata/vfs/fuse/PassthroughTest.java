@@ -44,6 +44,7 @@ class PassthroughTest {
     /** Blobs asked for a copy, in order; whether a copy is "ready". */
     private final List<BlobRef> asked = new ArrayList<>();
     private volatile boolean copyReady = true;
+    private final List<BlobRef> closedBlobs = new ArrayList<>();
     private final BlobReader reader = new BlobReader() {
         @Override
         public int read(BlobRef blob, long offset, byte[] dst, int dstOff, int len) {
@@ -54,6 +55,11 @@ class PassthroughTest {
         public Path localCopy(BlobRef blob) {
             asked.add(blob);
             return copyReady ? COPY : null;
+        }
+
+        @Override
+        public void closed(BlobRef blob) {
+            closedBlobs.add(blob);
         }
 
         @Override
@@ -156,6 +162,7 @@ class PassthroughTest {
         assertThat(backingCalls).containsExactly("open " + COPY);
         release(file, Backings.FH_PASSTHROUGH);
         assertThat(backingCalls).containsExactly("open " + COPY, "close 7");
+        assertThat(closedBlobs).as("passthrough closes are not the reader's").isEmpty();
         assertThat(fuse.passthroughOpens()).isEqualTo(2);
         // Opened again later: a new backing id.
         assertThat(call(OPEN, file, new byte[8]).getInt(OUT_HEADER + OPEN_OUT_BACKING_ID)).isEqualTo(8);
@@ -175,6 +182,8 @@ class PassthroughTest {
         assertThat(second.getInt(OUT_HEADER + OPEN_OUT_FLAGS)).isEqualTo(FOPEN_KEEP_CACHE);
         assertThat(backingCalls).isEmpty();
         release(file, Backings.FH_CACHED);
+        assertThat(closedBlobs).as("a file read through warpd, closed: the reader may copy it now")
+                .containsExactly(asked.get(0));
         assertThat(call(OPEN, file, new byte[8]).getInt(OUT_HEADER + OPEN_OUT_FLAGS)).isEqualTo(FOPEN_KEEP_CACHE);
         release(file, Backings.FH_CACHED);
         release(file, Backings.FH_CACHED);
