@@ -195,14 +195,19 @@ public final class BlockCache implements BlobReader {
         return copies == null || closed ? null : copies.open(blob);
     }
 
-    /** Whether every block of {@code blob} is cached (its hash list in memory, each block stored). */
+    /**
+     * Whether every block of {@code blob} is cached or on its way (fetched, being written: a
+     * file read whole is closed before its last blocks are on disk), so that reading it all costs
+     * no further GET; its hash list must be in memory.
+     */
     private boolean wholeCached(BlobRef blob) {
         BlockHashList list = lists.getIfPresent(blob.blocks());
         if (list == null) {
             return false;
         }
+        InFlightBlocks inFlight = scheduler.inFlight();
         for (int i = 0; i < list.blockCount(); i++) {
-            if (!storage.contains(new BlockKey(blob.id(), list.blockSize(), i))) {
+            if (!inFlight.cachedOrInFlight(new BlockKey(blob.id(), list.blockSize(), i))) {
                 return false;
             }
         }
@@ -465,6 +470,11 @@ public final class BlockCache implements BlobReader {
      */
     public VerifyResult verify(LongConsumer progress, BooleanSupplier cancelled) {
         ensureOpen();
+        if (copies != null) {
+            // Derived from blocks: deleted rather than re-hashed, and made again from verified
+            // blocks when their files are next read whole.
+            copies.clear();
+        }
         return storage.verify(lists, progress, cancelled);
     }
 
