@@ -77,6 +77,8 @@ final class LocalCopies implements AutoCloseable {
     private final LongAdder failed = new LongAdder();
     private final LongAdder evicted = new LongAdder();
     private volatile boolean closed;
+    /** The copier's buffer (its thread only). */
+    private ByteBuffer buffer;
 
     /**
      * @param root       the cache's {@code v1/} directory
@@ -173,7 +175,10 @@ final class LocalCopies implements AutoCloseable {
             if (closed || space.usableBytes() - blob.size() < floorBytes) {
                 return;
             }
-            ByteBuffer buf = ByteBuffer.allocateDirect(CHUNK);
+            if (buffer == null) {
+                buffer = ByteBuffer.allocateDirect(CHUNK);
+            }
+            ByteBuffer buf = buffer;
             try (FileChannel out = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
                 for (long off = 0; off < blob.size() && !closed; off += CHUNK) {
                     int n = (int) Math.min(CHUNK, blob.size() - off);
