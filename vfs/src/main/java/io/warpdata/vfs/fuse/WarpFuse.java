@@ -51,8 +51,11 @@ import static io.warpdata.vfs.fuse.FuseAbi.*;
  *     their node by id. Unless the mount asked for passthrough and INIT granted it (Linux 6.9+):
  *     every OPEN is then answered, by {@link Backings}, which opens a whole file that has a
  *     local copy onto it so that the kernel reads the copy itself; the price is an OPEN and a
- *     RELEASE round trip per open of any file (about 5% of warm ImageFolder throughput on the
- *     bench, docs/cache.md). FLUSH, FSYNC, GETXATTR, LISTXATTR, ACCESS and INTERRUPT also answer
+ *     RELEASE round trip per open of any file (8-11% of warm ImageFolder throughput on the
+ *     bench, docs/cache.md), which is why it is asked for only with {@code --passthrough on}.
+ *     Warp still claims minor 31: the kernel reads flags2 and max_stack_depth of INIT's reply,
+ *     and backing_id of OPEN's, whenever INIT_EXT is set, and these replies are the only
+ *     passthrough fields. FLUSH, FSYNC, GETXATTR, LISTXATTR, ACCESS and INTERRUPT also answer
  *     ENOSYS, which the kernel remembers for the mount, so each costs one round trip ever.</li>
  * <li>Write-like requests answer EROFS (the mount is read-only, so the VFS stops them first).</li>
  * </ul>
