@@ -142,6 +142,10 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         errno = new Errno(System::nanoTime);
         long maxMembers = Math.max(100_000, Runtime.getRuntime().maxMemory() / 4 / BYTES_PER_MEMBER);
         tree = new WarpTree(catalog, reader, maxMembers, indexLoader);
+        if (config.passthrough() && !config.mode().usesDisk()) {
+            LOG.warn("--passthrough on needs a disk cache to keep copies in; --mode {} keeps none, so files are read"
+                    + " through warpd", config.mode().text());
+        }
         fuse = new WarpFuse(tree, errno, uid(), gid());
         fuse.listen(metrics);
         fuse.mount(config.mountPoint(), MountOptions.defaults(config.allowOther()).withLinkCheck(config.pointerTtl())
