@@ -193,6 +193,11 @@ final class LocalCopies implements AutoCloseable {
             if (closed) {
                 return;
             }
+            try {
+                Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("r--r-----"));
+            } catch (UnsupportedOperationException e) {
+                // not a POSIX file system: the copy keeps its mode
+            }
             Files.move(tmp, dir.resolve(id.toString()), StandardCopyOption.ATOMIC_MOVE);
             synchronized (ready) {
                 ready.put(id, blob.size());
