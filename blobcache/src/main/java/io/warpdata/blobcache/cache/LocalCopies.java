@@ -73,10 +73,11 @@ final class LocalCopies implements AutoCloseable {
     private final Map<BlobId, Integer> opens = new HashMap<>();
     private final Set<BlobId> copying = ConcurrentHashMap.newKeySet();
     private final LongAdder made = new LongAdder();
-    private final LongAdder madeBytes = new LongAdder();
     private final LongAdder failed = new LongAdder();
     private final LongAdder evicted = new LongAdder();
     private volatile boolean closed;
+    /** Bumped by {@link #clear}: a copy begun before it is not kept. Guarded by {@code ready}. */
+    private long generation;
     /** The copier's buffer (its thread only). */
     private ByteBuffer buffer;
 
@@ -171,6 +172,10 @@ final class LocalCopies implements AutoCloseable {
     private void copy(BlobRef blob) {
         BlobId id = blob.id();
         Path tmp = tmpDir.resolve("copy-" + id + "-" + Thread.currentThread().threadId());
+        long begun;
+        synchronized (ready) {
+            begun = generation;
+        }
         try {
             if (closed || space.usableBytes() - blob.size() < floorBytes) {
                 return;
@@ -198,15 +203,17 @@ final class LocalCopies implements AutoCloseable {
             } catch (UnsupportedOperationException e) {
                 // not a POSIX file system: the copy keeps its mode
             }
-            Files.move(tmp, dir.resolve(id.toString()), StandardCopyOption.ATOMIC_MOVE);
             synchronized (ready) {
+                if (generation != begun) {
+                    return; // cache gc or verify emptied the copies meanwhile
+                }
+                Files.move(tmp, dir.resolve(id.toString()), StandardCopyOption.ATOMIC_MOVE);
                 ready.put(id, blob.size());
                 readyBytes += blob.size();
                 opens.remove(id);
                 evictOver(budgetBytes);
             }
             made.increment();
-            madeBytes.add(blob.size());
         } catch (IOException | RuntimeException e) {
             failed.increment();
             LOG.debug("no local copy of blob {}: {}", id, e.toString());
@@ -243,17 +250,9 @@ final class LocalCopies implements AutoCloseable {
         }
     }
 
-    long budgetBytes() {
-        return budgetBytes;
-    }
-
     /** Copies made since start (some may have been deleted since). */
     long made() {
         return made.sum();
-    }
-
-    long madeBytes() {
-        return madeBytes.sum();
     }
 
     /** Copies begun but not made (a read failed, the disk refused). */
@@ -269,6 +268,7 @@ final class LocalCopies implements AutoCloseable {
     /** Deletes every copy (for {@code cache gc} to a limit below what copies hold: they are derived). */
     void clear() {
         synchronized (ready) {
+            generation++;
             evictOver(0);
         }
     }

@@ -25,6 +25,8 @@ class LocalCopiesTest {
     private final AtomicInteger reads = new AtomicInteger();
     private volatile boolean failReads;
     private volatile boolean wholeCached = true;
+    /** Holds every read until counted down (0: none held). */
+    private volatile java.util.concurrent.CountDownLatch hold = new java.util.concurrent.CountDownLatch(0);
 
     private final DiskSpace space = new DiskSpace() {
         @Override
@@ -58,6 +60,12 @@ class LocalCopiesTest {
 
             @Override
             public void read(BlobRef blob, long offset, ByteBuffer dst, int at, int len) {
+                try {
+                    hold.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException(e);
+                }
                 reads.incrementAndGet();
                 if (failReads) {
                     throw new StoreException("the store is down", null, null);
@@ -146,6 +154,27 @@ class LocalCopiesTest {
         copies.closed(ref(b));
         Thread.sleep(50);
         assertThat(copies.made()).as("a blob is copied once").isEqualTo(1);
+    }
+
+    @Test
+    void aCopyUnderWayWhenTheCopiesAreClearedIsNotKept() throws Exception {
+        byte[] b = bytes(300_000, 11);
+        copies = open(1L << 30, 0, b);
+        hold = new java.util.concurrent.CountDownLatch(1);
+        copies.closed(ref(b)); // begins a copy, held at its first read
+        Thread.sleep(50);
+        copies.clear(); // cache gc --limit 0, or cache verify
+        hold.countDown();
+        for (int i = 0; i < 100 && reads.get() == 0; i++) {
+            Thread.sleep(10);
+        }
+        Thread.sleep(100);
+        assertThat(copies.made()).isZero();
+        assertThat(copies.open(ref(b))).isNull();
+        try (var made = Files.list(root.resolve("copies")); var tmp = Files.list(root.resolve("tmp"))) {
+            assertThat(made).isEmpty();
+            assertThat(tmp).isEmpty();
+        }
     }
 
     @Test
