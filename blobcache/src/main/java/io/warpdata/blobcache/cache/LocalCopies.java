@@ -34,9 +34,9 @@ import java.util.concurrent.atomic.LongAdder;
  * started: a copy never costs a GET, so a sparse reader (DuckDB reading 2 columns of 8) never
  * pays for the bytes it skips. Until a copy is ready, reads go through warpd as before.
  *
- * <p>{@code <cache-dir>/v1/copies/<blob id>}: written under {@code tmp/}, renamed into place when
- * whole. The directory is emptied when warpd starts (a copy is derived, and one renamed just
- * before a crash might not have reached the disk), and copies are kept within
+ * <p>{@code <cache-dir>/v1/copies/<blob id>}: written under {@code tmp/}, synced, renamed into
+ * place when whole. A copy found when warpd starts is served again only after its bytes hash to
+ * its name (the blob's SHA-256), checked in the background; others are deleted. Copies are kept within
  * {@link #budgetBytes}, least recently opened deleted first, on top of the block cache's limit;
  * none is made that would take the disk under the cache's free-space floor. Deleting a copy a
  * file is open on is safe: the kernel keeps reading the file it holds.
@@ -75,6 +75,8 @@ final class LocalCopies implements AutoCloseable {
     private final LongAdder made = new LongAdder();
     private final LongAdder failed = new LongAdder();
     private final LongAdder evicted = new LongAdder();
+    private final LongAdder adopted = new LongAdder();
+    private final LongAdder adoptFailed = new LongAdder();
     private volatile boolean closed;
     /** Bumped by {@link #clear}: a copy begun before it is not kept. Guarded by {@code ready}. */
     private long generation;
@@ -92,11 +94,16 @@ final class LocalCopies implements AutoCloseable {
         this.floorBytes = floorBytes;
         this.space = space;
         this.source = source;
+        java.util.List<Path> kept = new java.util.ArrayList<>();
         try {
             Files.createDirectories(dir);
             try (DirectoryStream<Path> old = Files.newDirectoryStream(dir)) {
                 for (Path p : old) {
-                    Files.deleteIfExists(p);
+                    if (idOf(p) != null && Files.isRegularFile(p)) {
+                        kept.add(p);
+                    } else {
+                        Files.deleteIfExists(p);
+                    }
                 }
             }
         } catch (IOException e) {
@@ -108,6 +115,85 @@ final class LocalCopies implements AutoCloseable {
             t.setPriority(Thread.MIN_PRIORITY);
             return t;
         });
+        // Copies of an earlier run: each is hashed against its name (the blob's SHA-256) before
+        // it is served, in the background; one that does not match is deleted.
+        for (Path p : kept) {
+            copier.execute(() -> adopt(p));
+        }
+    }
+
+    /** The blob a file under {@code copies/} is named for, or null. */
+    private static BlobId idOf(Path p) {
+        try {
+            return new BlobId(p.getFileName().toString());
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** Serves a copy found at start once its bytes hash to its name; else deletes it. */
+    private void adopt(Path p) {
+        BlobId id = idOf(p);
+        long begun;
+        synchronized (ready) {
+            begun = generation;
+        }
+        try {
+            long size = Files.size(p);
+            if (closed) {
+                return;
+            }
+            if (!hashesTo(p, id)) {
+                adoptFailed.increment();
+                LOG.warn("Deleted {}: its bytes do not hash to its name (the blob's SHA-256); it will be copied again"
+                        + " from verified blocks", p);
+                Files.deleteIfExists(p);
+                return;
+            }
+            synchronized (ready) {
+                if (generation != begun) {
+                    Files.deleteIfExists(p); // cache gc or verify emptied the copies meanwhile
+                    return;
+                }
+                if (!ready.containsKey(id)) {
+                    ready.put(id, size);
+                    readyBytes += size;
+                    evictOver(budgetBytes);
+                }
+            }
+            adopted.increment();
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("cannot check the copy {}: {}", p, e.toString());
+            try {
+                Files.deleteIfExists(p);
+            } catch (IOException x) {
+                LOG.debug("cannot delete {}: {}", p, x.toString());
+            }
+        }
+    }
+
+    /** Whether the file's bytes have SHA-256 {@code id}, read with the copier's buffer. */
+    private boolean hashesTo(Path p, BlobId id) throws IOException {
+        java.security.MessageDigest md = BlobId.sha256();
+        ByteBuffer buf = buffer();
+        try (FileChannel in = FileChannel.open(p, StandardOpenOption.READ)) {
+            while (!closed) {
+                buf.clear();
+                if (in.read(buf) < 0) {
+                    break;
+                }
+                buf.flip();
+                md.update(buf);
+            }
+        }
+        return !closed && java.util.Arrays.equals(md.digest(), id.digest());
+    }
+
+    private ByteBuffer buffer() {
+        if (buffer == null) {
+            buffer = ByteBuffer.allocateDirect(CHUNK);
+        }
+        return buffer;
     }
 
     /** The budget a cache of {@code maxBytes} gives its copies: an eighth of it, at most 8 GiB. */
@@ -180,10 +266,7 @@ final class LocalCopies implements AutoCloseable {
             if (closed || space.usableBytes() - blob.size() < floorBytes) {
                 return;
             }
-            if (buffer == null) {
-                buffer = ByteBuffer.allocateDirect(CHUNK);
-            }
-            ByteBuffer buf = buffer;
+            ByteBuffer buf = buffer();
             try (FileChannel out = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
                 for (long off = 0; off < blob.size() && !closed; off += CHUNK) {
                     int n = (int) Math.min(CHUNK, blob.size() - off);
@@ -194,6 +277,9 @@ final class LocalCopies implements AutoCloseable {
                     }
                     buf.clear();
                 }
+                // On disk before its name is: a copy kept across a restart is whole (and is
+                // hashed against its name before it is served again).
+                out.force(false);
             }
             if (closed) {
                 return;
@@ -258,6 +344,16 @@ final class LocalCopies implements AutoCloseable {
     /** Copies begun but not made (a read failed, the disk refused). */
     long failed() {
         return failed.sum();
+    }
+
+    /** Copies of an earlier run served again after their bytes hashed to their names. */
+    long adopted() {
+        return adopted.sum();
+    }
+
+    /** Copies of an earlier run deleted because their bytes did not hash to their names. */
+    long adoptFailed() {
+        return adoptFailed.sum();
     }
 
     /** Copies deleted to stay within the budget. */

@@ -88,6 +88,12 @@ class LocalCopiesTest {
         }
     }
 
+    private long tmpFiles() throws IOException {
+        try (var tmp = Files.list(root.resolve("tmp"))) {
+            return tmp.count();
+        }
+    }
+
     /** Opens {@code blob} until its copy is ready (the copier runs in the background). */
     private Path openUntilReady(BlobRef blob) throws InterruptedException {
         for (int i = 0; i < 500; i++) {
@@ -225,21 +231,50 @@ class LocalCopiesTest {
         usable = Long.MAX_VALUE / 2;
         failReads = true;
         copies.open(ref(a));
-        for (int i = 0; i < 200 && copies.failed() == 0; i++) {
+        for (int i = 0; i < 200 && (copies.failed() == 0 || tmpFiles() > 0); i++) {
             Thread.sleep(10);
         }
         assertThat(copies.failed()).isEqualTo(1);
-        assertThat(copies.open(ref(a))).isNull();
-        try (var tmp = Files.list(root.resolve("tmp")); var made = Files.list(root.resolve("copies"))) {
-            assertThat(tmp).isEmpty();
+        assertThat(tmpFiles()).as("the failed copy's temp file is deleted").isZero();
+        try (var made = Files.list(root.resolve("copies"))) {
             assertThat(made).isEmpty();
         }
+        assertThat(copies.open(ref(a))).isNull();
         failReads = false;
         assertThat(Files.readAllBytes(openUntilReady(ref(a)))).isEqualTo(a); // tried again on a later open
     }
 
     @Test
-    void copiesLeftByAnEarlierRunAreDeletedAtStartAndClearDeletesAll() throws Exception {
+    void aCopyKeptFromAnEarlierRunIsServedOnceItHashesToItsNameAndADamagedOneIsDeleted() throws Exception {
+        byte[] good = bytes(200_000, 12);
+        byte[] damaged = bytes(200_000, 13);
+        copies = open(1L << 30, 0, good, damaged);
+        Path made = openUntilReady(ref(good)); // the first run: copied at the second open
+        copies.open(ref(damaged));
+        Path other = openUntilReady(ref(damaged));
+        copies.close();
+        byte[] bad = damaged.clone();
+        bad[100_000] ^= 1;
+        Files.setPosixFilePermissions(other, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        Files.write(other, bad); // the disk changed it while warpd was stopped
+
+        reads.set(0);
+        copies = open(1L << 30, 0, good, damaged); // warpd starts again on the same directory
+        Path again = openUntilReady(ref(good));
+        assertThat(again).isEqualTo(made);
+        assertThat(Files.readAllBytes(again)).isEqualTo(good);
+        for (int i = 0; i < 200 && copies.adoptFailed() == 0; i++) {
+            Thread.sleep(10);
+        }
+        assertThat(copies.adopted()).isEqualTo(1);
+        assertThat(copies.adoptFailed()).isEqualTo(1);
+        assertThat(Files.exists(other)).as("a copy whose bytes do not hash to its name is deleted").isFalse();
+        assertThat(copies.open(ref(damaged))).isNull();
+        assertThat(reads.get()).as("the kept copy was served without reading the blob again").isZero();
+    }
+
+    @Test
+    void filesInTheCopiesDirectoryNotNamedForABlobAreDeletedAtStartAndClearDeletesAll() throws Exception {
         Files.createDirectories(root.resolve("copies"));
         Files.write(root.resolve("copies").resolve("stale"), new byte[10]);
         byte[] a = bytes(100_000, 8);
