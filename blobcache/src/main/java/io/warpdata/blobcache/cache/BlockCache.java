@@ -471,9 +471,9 @@ public final class BlockCache implements BlobReader {
     public VerifyResult verify(LongConsumer progress, BooleanSupplier cancelled) {
         ensureOpen();
         if (copies != null) {
-            // Derived from blocks: deleted rather than re-hashed, and made again from verified
-            // blocks when their files are next read whole.
-            copies.clear();
+            // Each against its name, the blob's SHA-256; one that fails is deleted, and made
+            // again from verified blocks when its file is next read whole.
+            copies.verify();
         }
         return storage.verify(lists, progress, cancelled);
     }

@@ -77,6 +77,7 @@ final class LocalCopies implements AutoCloseable {
     private final LongAdder evicted = new LongAdder();
     private final LongAdder adopted = new LongAdder();
     private final LongAdder adoptFailed = new LongAdder();
+    private final LongAdder damaged = new LongAdder();
     private volatile boolean closed;
     /** Bumped by {@link #clear}: a copy begun before it is not kept. Guarded by {@code ready}. */
     private long generation;
@@ -174,8 +175,11 @@ final class LocalCopies implements AutoCloseable {
 
     /** Whether the file's bytes have SHA-256 {@code id}, read with the copier's buffer. */
     private boolean hashesTo(Path p, BlobId id) throws IOException {
+        return hashesTo(p, id, buffer());
+    }
+
+    private boolean hashesTo(Path p, BlobId id, ByteBuffer buf) throws IOException {
         java.security.MessageDigest md = BlobId.sha256();
-        ByteBuffer buf = buffer();
         try (FileChannel in = FileChannel.open(p, StandardOpenOption.READ)) {
             while (!closed) {
                 buf.clear();

@@ -274,6 +274,27 @@ class LocalCopiesTest {
     }
 
     @Test
+    void verifyDeletesACopyAlteredOnDiskAndKeepsTheOthers() throws Exception {
+        byte[] good = bytes(150_000, 14);
+        byte[] bad = bytes(150_000, 15);
+        copies = open(1L << 30, 0, good, bad);
+        Path keep = openUntilReady(ref(good));
+        copies.open(ref(bad));
+        Path alter = openUntilReady(ref(bad));
+        byte[] altered = bad.clone();
+        altered[7] ^= 1;
+        Files.setPosixFilePermissions(alter, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        Files.write(alter, altered);
+
+        assertThat(copies.verify()).isEqualTo(1);
+        assertThat(copies.damaged()).isEqualTo(1);
+        assertThat(Files.exists(alter)).isFalse();
+        assertThat(copies.open(ref(good))).isEqualTo(keep);
+        assertThat(copies.bytes()).isEqualTo(good.length);
+        assertThat(Files.readAllBytes(openUntilReady(ref(bad)))).as("made again from the source").isEqualTo(bad);
+    }
+
+    @Test
     void filesInTheCopiesDirectoryNotNamedForABlobAreDeletedAtStartAndClearDeletesAll() throws Exception {
         Files.createDirectories(root.resolve("copies"));
         Files.write(root.resolve("copies").resolve("stale"), new byte[10]);
