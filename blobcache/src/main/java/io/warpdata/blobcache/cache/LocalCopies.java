@@ -350,6 +350,52 @@ final class LocalCopies implements AutoCloseable {
         return failed.sum();
     }
 
+    /**
+     * Re-hashes every ready copy against its name ({@code cache verify}, on the caller's thread)
+     * and deletes the ones that do not match; returns how many were deleted.
+     */
+    int verify() {
+        java.util.List<BlobId> ids;
+        synchronized (ready) {
+            ids = new java.util.ArrayList<>(ready.keySet());
+        }
+        ByteBuffer buf = ByteBuffer.allocateDirect(CHUNK);
+        int bad = 0;
+        for (BlobId id : ids) {
+            Path p = dir.resolve(id.toString());
+            boolean ok;
+            try {
+                ok = hashesTo(p, id, buf);
+            } catch (IOException e) {
+                ok = false;
+            }
+            if (ok || closed) {
+                continue;
+            }
+            bad++;
+            damaged.increment();
+            synchronized (ready) {
+                Long size = ready.remove(id);
+                if (size != null) {
+                    readyBytes -= size;
+                }
+            }
+            LOG.warn("Deleted {}: its bytes do not hash to its name (the blob's SHA-256); it will be copied again from"
+                    + " verified blocks", p);
+            try {
+                Files.deleteIfExists(p);
+            } catch (IOException e) {
+                LOG.debug("cannot delete {}: {}", p, e.toString());
+            }
+        }
+        return bad;
+    }
+
+    /** Copies deleted by {@link #verify} because their bytes did not hash to their names. */
+    long damaged() {
+        return damaged.sum();
+    }
+
     /** Copies of an earlier run served again after their bytes hashed to their names. */
     long adopted() {
         return adopted.sum();
