@@ -221,6 +221,16 @@ public final class BlockCache implements BlobReader {
         }
     }
 
+    /**
+     * Deletes the whole-blob copies, those an earlier warpd left too, and makes no more: for a
+     * warpd that does not serve files through them (no passthrough).
+     */
+    public void dropLocalCopies() {
+        if (copies != null) {
+            copies.discard();
+        }
+    }
+
     /** Bytes of whole-blob copies on disk now, beside the blocks ({@link #localCopy}). */
     public long localCopyBytes() {
         return copies == null ? 0 : copies.bytes();

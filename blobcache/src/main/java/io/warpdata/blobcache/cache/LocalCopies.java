@@ -79,6 +79,8 @@ final class LocalCopies implements AutoCloseable {
     private final LongAdder adoptFailed = new LongAdder();
     private final LongAdder damaged = new LongAdder();
     private volatile boolean closed;
+    /** Set by {@link #discard}: no copy is made or adopted any more. */
+    private volatile boolean discarded;
     /** Bumped by {@link #clear}: a copy begun before it is not kept. Guarded by {@code ready}. */
     private long generation;
     /** The copier's buffer (its thread only). */
@@ -141,7 +143,7 @@ final class LocalCopies implements AutoCloseable {
         }
         try {
             long size = Files.size(p);
-            if (closed) {
+            if (closed || discarded) {
                 return;
             }
             if (!hashesTo(p, id)) {
@@ -211,7 +213,7 @@ final class LocalCopies implements AutoCloseable {
      */
     Path open(BlobRef blob) {
         long size = blob.size();
-        if (closed || size < MIN_BYTES || size > budgetBytes / 2) {
+        if (closed || discarded || size < MIN_BYTES || size > budgetBytes / 2) {
             return null;
         }
         BlobId id = blob.id();
@@ -237,7 +239,7 @@ final class LocalCopies implements AutoCloseable {
      */
     void closed(BlobRef blob) {
         long size = blob.size();
-        if (closed || size < MIN_BYTES || size > budgetBytes / 2) {
+        if (closed || discarded || size < MIN_BYTES || size > budgetBytes / 2) {
             return;
         }
         synchronized (ready) {
@@ -409,6 +411,22 @@ final class LocalCopies implements AutoCloseable {
     /** Copies deleted to stay within the budget. */
     long evicted() {
         return evicted.sum();
+    }
+
+    /**
+     * Makes no more copies and deletes every one there is, those of an earlier run too without
+     * hashing them (warpd without passthrough has no use for them).
+     */
+    void discard() {
+        discarded = true;
+        clear();
+        try (DirectoryStream<Path> left = Files.newDirectoryStream(dir)) {
+            for (Path p : left) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException e) {
+            LOG.debug("cannot empty {}: {}", dir, e.toString());
+        }
     }
 
     /** Deletes every copy (for {@code cache gc} to a limit below what copies hold: they are derived). */

@@ -295,6 +295,29 @@ class LocalCopiesTest {
     }
 
     @Test
+    void discardDeletesEveryCopyThoseOfAnEarlierRunUnhashedAndMakesNoMore() throws Exception {
+        byte[] a = bytes(120_000, 16);
+        copies = open(1L << 30, 0, a);
+        Path made = openUntilReady(ref(a));
+        copies.close();
+        reads.set(0);
+        copies = open(1L << 30, 0, a); // a warpd without passthrough starts on the same directory
+        copies.discard();
+        Thread.sleep(100);
+        assertThat(Files.exists(made)).isFalse();
+        assertThat(copies.adopted()).isZero();
+        for (int i = 0; i < 3; i++) {
+            assertThat(copies.open(ref(a))).isNull();
+            copies.closed(ref(a));
+        }
+        Thread.sleep(100);
+        assertThat(reads.get()).isZero();
+        try (var left = Files.list(root.resolve("copies"))) {
+            assertThat(left).isEmpty();
+        }
+    }
+
+    @Test
     void filesInTheCopiesDirectoryNotNamedForABlobAreDeletedAtStartAndClearDeletesAll() throws Exception {
         Files.createDirectories(root.resolve("copies"));
         Files.write(root.resolve("copies").resolve("stale"), new byte[10]);

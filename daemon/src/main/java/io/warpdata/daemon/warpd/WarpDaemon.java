@@ -128,6 +128,10 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         health = wiring.health();
         services.push(wiring.bare());
         reader = wiring.openCache(config, metrics);
+        if (!config.passthrough()) {
+            // Copies a warpd with --passthrough on left are of no use to this one.
+            reader.dropLocalCopies();
+        }
         services.push(reader);
         // Version manifests are read through the mirrors too (verified against their hash);
         // offline by choice means no mirror either.
