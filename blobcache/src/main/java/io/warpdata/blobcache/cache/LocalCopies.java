@@ -141,18 +141,17 @@ final class LocalCopies implements AutoCloseable {
         synchronized (ready) {
             begun = generation;
         }
+        if (closed || discarded) {
+            return;
+        }
+        if (!checked(p, id, buffer())) {
+            if (!closed) {
+                adoptFailed.increment();
+            }
+            return;
+        }
         try {
             long size = Files.size(p);
-            if (closed || discarded) {
-                return;
-            }
-            if (!hashesTo(p, id)) {
-                adoptFailed.increment();
-                LOG.warn("Deleted {}: its bytes do not hash to its name (the blob's SHA-256); it will be copied again"
-                        + " from verified blocks", p);
-                Files.deleteIfExists(p);
-                return;
-            }
             synchronized (ready) {
                 if (generation != begun) {
                     Files.deleteIfExists(p); // cache gc or verify emptied the copies meanwhile
@@ -165,21 +164,35 @@ final class LocalCopies implements AutoCloseable {
                 }
             }
             adopted.increment();
-        } catch (IOException | RuntimeException e) {
-            LOG.debug("cannot check the copy {}: {}", p, e.toString());
-            try {
-                Files.deleteIfExists(p);
-            } catch (IOException x) {
-                LOG.debug("cannot delete {}: {}", p, x.toString());
-            }
+        } catch (IOException e) {
+            LOG.debug("cannot adopt the copy {}: {}", p, e.toString());
         }
     }
 
-    /** Whether the file's bytes have SHA-256 {@code id}, read with the copier's buffer. */
-    private boolean hashesTo(Path p, BlobId id) throws IOException {
-        return hashesTo(p, id, buffer());
+    /**
+     * Whether the copy {@code p} hashes to {@code id}, its name; one that does not, or cannot be
+     * read, is deleted (and said so), unless this is closing meanwhile.
+     */
+    private boolean checked(Path p, BlobId id, ByteBuffer buf) {
+        boolean ok;
+        try {
+            ok = hashesTo(p, id, buf);
+        } catch (IOException e) {
+            ok = false;
+        }
+        if (!ok && !closed) {
+            LOG.warn("Deleted {}: its bytes do not hash to its name (the blob's SHA-256); it will be copied again from"
+                    + " verified blocks", p);
+            try {
+                Files.deleteIfExists(p);
+            } catch (IOException e) {
+                LOG.debug("cannot delete {}: {}", p, e.toString());
+            }
+        }
+        return ok;
     }
 
+    /** Whether the file's bytes have SHA-256 {@code id}, read through {@code buf}. */
     private boolean hashesTo(Path p, BlobId id, ByteBuffer buf) throws IOException {
         java.security.MessageDigest md = BlobId.sha256();
         try (FileChannel in = FileChannel.open(p, StandardOpenOption.READ)) {
@@ -212,8 +225,7 @@ final class LocalCopies implements AutoCloseable {
      * copy is started in the background if this is the blob's second open and it fits.
      */
     Path open(BlobRef blob) {
-        long size = blob.size();
-        if (closed || discarded || size < MIN_BYTES || size > budgetBytes / 2) {
+        if (!eligible(blob)) {
             return null;
         }
         BlobId id = blob.id();
@@ -238,8 +250,7 @@ final class LocalCopies implements AutoCloseable {
      * cached (it was read whole), a copy is begun now, for the next open.
      */
     void closed(BlobRef blob) {
-        long size = blob.size();
-        if (closed || discarded || size < MIN_BYTES || size > budgetBytes / 2) {
+        if (!eligible(blob)) {
             return;
         }
         synchronized (ready) {
@@ -248,6 +259,11 @@ final class LocalCopies implements AutoCloseable {
             }
         }
         startIfCached(blob);
+    }
+
+    /** Whether copies are being made, and {@code blob} is neither too small for one nor too large for the budget. */
+    private boolean eligible(BlobRef blob) {
+        return !closed && !discarded && blob.size() >= MIN_BYTES && blob.size() <= budgetBytes / 2;
     }
 
     private void startIfCached(BlobRef blob) {
@@ -364,14 +380,7 @@ final class LocalCopies implements AutoCloseable {
         ByteBuffer buf = ByteBuffer.allocateDirect(CHUNK);
         int bad = 0;
         for (BlobId id : ids) {
-            Path p = dir.resolve(id.toString());
-            boolean ok;
-            try {
-                ok = hashesTo(p, id, buf);
-            } catch (IOException e) {
-                ok = false;
-            }
-            if (ok || closed) {
+            if (checked(dir.resolve(id.toString()), id, buf) || closed) {
                 continue;
             }
             bad++;
@@ -381,13 +390,6 @@ final class LocalCopies implements AutoCloseable {
                 if (size != null) {
                     readyBytes -= size;
                 }
-            }
-            LOG.warn("Deleted {}: its bytes do not hash to its name (the blob's SHA-256); it will be copied again from"
-                    + " verified blocks", p);
-            try {
-                Files.deleteIfExists(p);
-            } catch (IOException e) {
-                LOG.debug("cannot delete {}: {}", p, e.toString());
             }
         }
         return bad;

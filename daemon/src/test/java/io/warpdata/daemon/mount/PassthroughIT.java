@@ -1,7 +1,6 @@
 package io.warpdata.daemon.mount;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.warpdata.manifest.DatasetId;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -14,9 +13,10 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.function.Predicate;
 import java.util.stream.Stream;
 
+import static io.warpdata.daemon.mount.PassthroughChecks.kernelHasPassthrough;
+import static io.warpdata.daemon.mount.PassthroughChecks.stats;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -29,7 +29,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  */
 class PassthroughIT {
     private static final DatasetId DATASET = new DatasetId("pt", "events");
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private static MountedStore m;
     private static Path src;
@@ -49,12 +48,6 @@ class PassthroughIT {
         }
     }
 
-    private static boolean kernelHasPassthrough() throws IOException {
-        String[] v = Files.readString(Path.of("/proc/sys/kernel/osrelease")).trim().split("[.-]");
-        int major = Integer.parseInt(v[0]);
-        int minor = Integer.parseInt(v[1]);
-        return major > 6 || (major == 6 && minor >= 9);
-    }
 
     private static Path shard(int i) {
         return m.mount.resolve("pt/events/main/part-" + i + ".parquet");
@@ -86,7 +79,7 @@ class PassthroughIT {
             map.get(mapped);
             assertThat(mapped).isEqualTo(want);
         }
-        stats(s -> s.path("read").path("passthrough_opens").asLong() >= passBefore + 2);
+        stats(m.cache, s -> s.path("read").path("passthrough_opens").asLong() >= passBefore + 2);
         JsonNode after = settled();
         assertThat(after.path("fuse_requests").path("read").asLong())
                 .as("the kernel read the copy: no FUSE READ reached warpd, even with the page cache dropped")
@@ -107,7 +100,7 @@ class PassthroughIT {
             assertThat(all.array()).isEqualTo(want);
             // Opened and closed again meanwhile: the copy is made while the first open holds the inode.
             assertThat(Files.readAllBytes(shard(1))).isEqualTo(want);
-            stats(s -> s.path("read").path("local_copies_made").asLong() > madeBefore);
+            stats(m.cache, s -> s.path("read").path("local_copies_made").asLong() > madeBefore);
             // The inode is open cached: this open must not turn passthrough (ETXTBSY).
             long passBefore = settled().path("read").path("passthrough_opens").asLong();
             assertThat(Files.readAllBytes(shard(1))).isEqualTo(want);
@@ -118,11 +111,11 @@ class PassthroughIT {
         }
         long passBefore = settled().path("read").path("passthrough_opens").asLong();
         // Once the kernel's RELEASE of the held file reached warpd, the next open goes passthrough.
-        for (int i = 0; i < 100 && stats(s -> true).path("read").path("passthrough_opens").asLong() == passBefore; i++) {
+        for (int i = 0; i < 100 && stats(m.cache, s -> true).path("read").path("passthrough_opens").asLong() == passBefore; i++) {
             assertThat(Files.readAllBytes(shard(1))).isEqualTo(want);
             Thread.sleep(50);
         }
-        assertThat(stats(s -> true).path("read").path("passthrough_opens").asLong()).isGreaterThan(passBefore);
+        assertThat(stats(m.cache, s -> true).path("read").path("passthrough_opens").asLong()).isGreaterThan(passBefore);
     }
 
     @Test
@@ -132,7 +125,7 @@ class PassthroughIT {
         readUntilCopied(0);
         long passBefore = settled().path("read").path("passthrough_opens").asLong();
         try (FileChannel open = FileChannel.open(shard(0), StandardOpenOption.READ)) {
-            stats(s -> s.path("read").path("passthrough_opens").asLong() > passBefore);
+            stats(m.cache, s -> s.path("read").path("passthrough_opens").asLong() > passBefore);
             m.control("cache", "gc", "--limit", "0").requireSuccess();
             try (Stream<Path> copies = Files.list(m.cache.resolve("v1/copies"))) {
                 assertThat(copies).as("gc deletes the copies").isEmpty();
@@ -149,10 +142,10 @@ class PassthroughIT {
 
     /** stats.json once two of its writes a second apart agree on the FUSE requests and read counters. */
     private static JsonNode settled() throws Exception {
-        JsonNode last = stats(s -> true);
+        JsonNode last = stats(m.cache, s -> true);
         for (int i = 0; i < 20; i++) {
             Thread.sleep(1100);
-            JsonNode now = stats(s -> true);
+            JsonNode now = stats(m.cache, s -> true);
             if (now.path("fuse_requests").equals(last.path("fuse_requests")) && now.path("read").equals(last.path("read"))) {
                 return now;
             }
@@ -161,32 +154,9 @@ class PassthroughIT {
         throw new AssertionError("warpd's counters never settled: " + last.path("fuse_requests"));
     }
 
-    /**
-     * Reads shard {@code i} until warpd holds a copy of it: a copy is begun at an open that finds
-     * every block of the file cached, the second at the earliest (the first read's blocks may
-     * still be on their way to disk when the second open comes).
-     */
+    /** Reads shard {@code i} until warpd holds a copy of it ({@link PassthroughChecks#readUntilCopied}). */
     private static void readUntilCopied(int i) throws Exception {
-        byte[] want = expected(i);
-        Path copy = m.cache.resolve("v1/copies");
-        for (int n = 0; n < 50; n++) {
-            assertThat(Files.readAllBytes(shard(i))).isEqualTo(want);
-            try (Stream<Path> copies = Files.list(copy)) {
-                if (copies.anyMatch(p -> sameBytes(p, want))) {
-                    return;
-                }
-            }
-            Thread.sleep(200);
-        }
-        throw new AssertionError("no copy of shard " + i + " was made");
-    }
-
-    private static boolean sameBytes(Path p, byte[] want) {
-        try {
-            return Files.size(p) == want.length && java.util.Arrays.equals(Files.readAllBytes(p), want);
-        } catch (IOException gone) {
-            return false;
-        }
+        PassthroughChecks.readUntilCopied(shard(i), expected(i), m.cache);
     }
 
     /** Drops the kernel's page cache, so that a read that is not passthrough must reach warpd. */
@@ -200,25 +170,5 @@ class PassthroughIT {
             Thread.sleep(50);
         }
         assertThat(m.warpd().output()).contains(text);
-    }
-
-    /** stats.json (rewritten every second) once {@code ready} holds of it. */
-    private static JsonNode stats(Predicate<JsonNode> ready) throws Exception {
-        Path file = m.cache.resolve("stats.json");
-        JsonNode s = null;
-        for (int i = 0; i < 100; i++) {
-            try {
-                s = Files.exists(file) ? JSON.readTree(file.toFile()) : null;
-            } catch (IOException torn) {
-                s = null;
-            }
-            if (s != null && ready.test(s)) {
-                return s;
-            }
-            Thread.sleep(100);
-        }
-        assertThat(s).as("stats.json was written").isNotNull();
-        assertThat(ready.test(s)).as("stats.json never showed the expected counters: " + s.path("read")).isTrue();
-        return s;
     }
 }

@@ -167,9 +167,4 @@ final class Backings {
     long backingFiles() {
         return backingFiles.sum();
     }
-
-    /** Inodes open now that are whole blobs. */
-    int tracked() {
-        return states.size();
-    }
 }
