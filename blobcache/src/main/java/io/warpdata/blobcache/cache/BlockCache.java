@@ -236,6 +236,11 @@ public final class BlockCache implements BlobReader {
         return copies == null ? 0 : copies.bytes();
     }
 
+    /** Whole-blob copies on disk now. */
+    public long localCopies() {
+        return copies == null ? 0 : copies.count();
+    }
+
     /** Whole-blob copies made since start. */
     public long localCopiesMade() {
         return copies == null ? 0 : copies.made();

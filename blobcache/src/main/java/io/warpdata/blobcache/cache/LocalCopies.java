@@ -358,6 +358,13 @@ final class LocalCopies implements AutoCloseable {
         }
     }
 
+    /** Copies ready now. */
+    int count() {
+        synchronized (ready) {
+            return ready.size();
+        }
+    }
+
     /** Copies made since start (some may have been deleted since). */
     long made() {
         return made.sum();

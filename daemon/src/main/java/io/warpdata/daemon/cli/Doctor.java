@@ -2,6 +2,7 @@ package io.warpdata.daemon.cli;
 
 import io.warpdata.daemon.control.protocol.CacheCalls;
 import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.PassthroughStatus;
 import io.warpdata.daemon.control.protocol.StatusCall;
 import io.warpdata.daemon.control.protocol.StoreStatus;
 import io.warpdata.daemon.ByteSize;
@@ -78,6 +79,7 @@ public final class Doctor {
         daemon.ifPresent(d -> checks.add(daemonRemote(d)));
         checks.add(daemon.map(this::daemonCacheDir).orElseGet(this::cacheDir));
         checks.add(daemon.map(Daemon::socketCheck).orElseGet(this::socket));
+        daemon.flatMap(Doctor::passthrough).ifPresent(checks::add);
         checks.add(duckdb());
         return checks;
     }
@@ -123,6 +125,25 @@ public final class Doctor {
                 at + (store != null ? (store.offline() ? "; offline (local mode)" : "; store reachable") : "")
                         + mismatch,
                 mismatch.isEmpty() ? "" : "pass --remote " + remote + " (or unset WARP_REMOTE) to use warpd's store");
+    }
+
+    /**
+     * warpd's FUSE passthrough, when it was asked for: a warning when it does not run (the
+     * reason names the fix). Nothing when it is off, or from a warpd that does not report it.
+     */
+    static Optional<Check> passthrough(Daemon d) {
+        PassthroughStatus p = d.status().passthrough();
+        if (p == null || "off".equals(p.state())) {
+            return Optional.empty();
+        }
+        String line = StatusCommand.passthroughLine(p);
+        if (p.failing()) {
+            int colon = p.reason().indexOf(": ");
+            String fix = colon < 0 ? "drop --passthrough" : p.reason().substring(colon + 2);
+            return Optional.of(new Check("passthrough", Status.WARN, "asked for, but " + p.state()
+                    + (colon < 0 ? ": " + p.reason() : ": " + p.reason().substring(0, colon)), fix));
+        }
+        return Optional.of(pass("passthrough", line));
     }
 
     private static String strip(String uri) {

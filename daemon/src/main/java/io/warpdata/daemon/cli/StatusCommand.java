@@ -3,6 +3,7 @@ package io.warpdata.daemon.cli;
 import io.warpdata.daemon.control.protocol.MirrorStatus;
 import io.warpdata.daemon.control.protocol.Calls;
 import io.warpdata.daemon.control.protocol.Empty;
+import io.warpdata.daemon.control.protocol.PassthroughStatus;
 import io.warpdata.daemon.control.protocol.StatsCall;
 import io.warpdata.daemon.control.protocol.StatusCall;
 import io.warpdata.daemon.control.protocol.StoreStatus;
@@ -48,6 +49,9 @@ public final class StatusCommand implements Callable<Integer> {
                 s.openDirectories() != null ? " (and " + s.openDirectories() + " directories)" : "");
         out.printf("  store:      %s%n", storeLine(s.store()));
         s.mirrors().forEach(m -> out.printf("  mirror:     %s%n", mirrorLine(m)));
+        if (s.passthrough() != null) {
+            out.printf("  passthrough: %s%n", passthroughLine(s.passthrough()));
+        }
         if (s.recentErrors().isEmpty()) {
             out.println("  recent errors: none");
         } else {
@@ -112,6 +116,17 @@ public final class StatusCommand implements Callable<Integer> {
                         + " (%d timeout(s))",
                 m.mirror(), m.state(), m.hitRate() * 100, io.warpdata.daemon.ByteSize.format(m.servedBytes()),
                 m.verificationFailures(), m.errors(), m.timeouts());
+    }
+
+    /** "off", "on: N opens served from local copies (C copies, B)", or "unavailable: why". */
+    static String passthroughLine(PassthroughStatus p) {
+        return switch (p.state()) {
+            case "on" -> "on: " + p.opens() + " open(s) served from local copies (" + p.localCopies() + " cop"
+                    + (p.localCopies() == 1 ? "y" : "ies") + ", " + io.warpdata.daemon.ByteSize.format(p.localCopyBytes())
+                    + ")";
+            case "off" -> "off";
+            default -> p.state() + ": " + p.reason();
+        };
     }
 
     static String storeLine(StoreStatus store) {

@@ -15,6 +15,7 @@ import io.warpdata.blobcache.cache.ObjectMirrors;
 import io.warpdata.blobcache.cache.CacheMode;
 import io.warpdata.blobcache.cache.PlanStatus;
 import io.warpdata.daemon.control.ops.DaemonInfo;
+import io.warpdata.daemon.control.protocol.PassthroughStatus;
 import io.warpdata.daemon.control.protocol.StatsCall;
 import io.warpdata.daemon.control.protocol.StoreStatus;
 import io.warpdata.vfs.Errno;
@@ -320,6 +321,23 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
     private static StatsCall.OrderPlanState plan(PlanStatus p) {
         return new StatsCall.OrderPlanState(p.name(), p.description(), p.state(), p.members(), p.reached(), p.blobs(),
                 p.plannedBytes(), p.grains(), p.grainsScheduled(), p.fetchedBlocks(), p.heldBytes());
+    }
+
+    /** Passthrough as asked for, as the kernel and this process allow it, and what it served. */
+    @Override
+    public Optional<PassthroughStatus> passthrough() {
+        if (fuse == null) {
+            return Optional.empty();
+        }
+        String state = fuse.passthroughState();
+        String reason = fuse.passthroughReason();
+        if (config.passthrough() && !config.mode().usesDisk()) {
+            state = "unavailable";
+            reason = "--mode " + config.mode().text() + " keeps no disk cache to hold copies in; use --mode auto or"
+                    + " hybrid";
+        }
+        return Optional.of(new PassthroughStatus(state, reason, fuse.passthroughOpens(),
+                reader == null ? 0 : reader.localCopies(), reader == null ? 0 : reader.localCopyBytes()));
     }
 
     /** Each mirror's state and counters, in the order they are tried. */

@@ -62,6 +62,8 @@ class PassthroughIT {
         boolean supported = kernelHasPassthrough();
         // warpd says at mount which it is; the rest of this test needs the kernel's passthrough.
         awaitOutput(supported ? "passthrough on" : "no passthrough");
+        assertThat(m.control("status").requireSuccess().out())
+                .contains(supported ? "passthrough: on: " : "passthrough: unavailable: ");
         assumeTrue(supported, "Linux 6.9+ only");
         byte[] want = expected(0);
         assertThat(want.length).as("a shard large enough to be copied").isGreaterThan(64 << 10);
@@ -84,6 +86,10 @@ class PassthroughIT {
         assertThat(after.path("fuse_requests").path("read").asLong())
                 .as("the kernel read the copy: no FUSE READ reached warpd, even with the page cache dropped")
                 .isEqualTo(readsBefore);
+        // warpctl status and doctor say it runs, and what it served.
+        assertThat(m.control("status").requireSuccess().out())
+                .containsPattern("passthrough: on: [1-9][0-9]* open\\(s\\) served from local copies \\([1-9][0-9]* cop");
+        assertThat(m.control("doctor").out()).containsPattern("passthrough +on: [1-9]");
     }
 
     @Test

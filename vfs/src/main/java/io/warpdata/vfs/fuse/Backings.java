@@ -46,6 +46,8 @@ final class Backings {
     private final LongAdder passthroughOpens = new LongAdder();
     private final LongAdder backingFiles = new LongAdder();
     private volatile boolean refused;
+    /** The errno of that refusal (0 before it). */
+    private volatile int refusedErrno;
 
     Backings(WarpTree tree) {
         this.tree = tree;
@@ -122,6 +124,7 @@ final class Backings {
         if (errno == Errno.ENOENT) {
             return;
         }
+        refusedErrno = errno;
         refused = true;
         LOG.warn("the kernel refused passthrough of {} (errno {}{}); files opened again are read through warpd,"
                         + " as before", copy, errno,
@@ -131,6 +134,11 @@ final class Backings {
     /** Whether the kernel refused a backing file for good on this mount. */
     boolean refused() {
         return refused;
+    }
+
+    /** The errno the kernel refused it with, 0 if it did not. */
+    int refusedErrno() {
+        return refusedErrno;
     }
 
     /**

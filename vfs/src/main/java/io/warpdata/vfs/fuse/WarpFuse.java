@@ -114,6 +114,9 @@ public final class WarpFuse {
     /** Whether the mount asks the kernel for passthrough opens, and whether INIT granted them. */
     private volatile boolean passthroughWanted;
     private volatile boolean passthrough;
+    /** Whether the mount options asked for passthrough, and whether this process may register backing files. */
+    private volatile boolean passthroughAsked;
+    private volatile boolean mayRegister;
     private final Backings backings;
     /** What INIT granted: flags of {@link #WANTED}, and the negotiated minor version. */
     private volatile int granted;
@@ -160,7 +163,9 @@ public final class WarpFuse {
             throw new FuseMountException("already mounted");
         }
         replies.validFor(options.timeoutSeconds());
-        passthroughWanted = options.passthrough() && Backings.mayRegister();
+        passthroughAsked = options.passthrough();
+        mayRegister = passthroughAsked && Backings.mayRegister();
+        passthroughWanted = mayRegister;
         server = FuseServer.mount(this, mountPoint, options);
         notifications = server.channel();
         links.start(options.linkCheck());
@@ -168,6 +173,8 @@ public final class WarpFuse {
 
     /** Asks for passthrough in the next INIT as {@link #mount} does, without mounting (tests). */
     void askPassthrough(boolean on) {
+        passthroughAsked = on;
+        mayRegister = on;
         passthroughWanted = on;
     }
 
@@ -214,6 +221,38 @@ public final class WarpFuse {
     /** Whether INIT granted passthrough opens (asked for, Linux 6.9+ built with them). */
     public boolean passthrough() {
         return passthrough;
+    }
+
+    /**
+     * Passthrough on this mount, for {@code warpctl status}: {@code off} (not asked for),
+     * {@code on}, {@code unavailable} (asked for; this process or kernel cannot) or {@code stopped}
+     * (the kernel refused a backing file). See {@link #passthroughReason()}.
+     */
+    public String passthroughState() {
+        if (!passthroughAsked) {
+            return "off";
+        }
+        if (backings.refused()) {
+            return "stopped";
+        }
+        return !mayRegister || (minor != 0 && !passthrough) ? "unavailable" : "on";
+    }
+
+    /** Why passthrough is unavailable or stopped, and what to do about it; empty otherwise. */
+    public String passthroughReason() {
+        return switch (passthroughState()) {
+            case "stopped" -> "the kernel refused a backing file (errno " + backings.refusedErrno() + "), so files"
+                    + " are read through warpd: " + (backings.refusedErrno() == Errno.EPERM
+                    ? "warpd needs CAP_SYS_ADMIN for it; run it as root, or drop --passthrough"
+                    : "a --cache-dir on a stacked file system (overlayfs, another FUSE mount) gives ELOOP; put it on a"
+                            + " local disk and restart warpd");
+            case "unavailable" -> !mayRegister
+                    ? "warpd lacks CAP_SYS_ADMIN, which the kernel asks for to serve a file from a copy: run warpd as"
+                            + " root (or with that capability), or drop --passthrough"
+                    : "the kernel does not offer it: it needs Linux 6.9 or later built with CONFIG_FUSE_PASSTHROUGH"
+                            + " (uname -r; grep FUSE_PASSTHROUGH /boot/config-$(uname -r))";
+            default -> "";
+        };
     }
 
     /** Opens the kernel serves from a local copy, without warpd (see {@link Backings}). */

@@ -127,6 +127,8 @@ class PassthroughTest {
         assertThat(r.getInt(OUT_HEADER + INIT_OUT_FLAGS2)).isEqualTo(PASSTHROUGH_FLAGS2);
         assertThat(r.getInt(OUT_HEADER + INIT_OUT_MAX_STACK_DEPTH)).isEqualTo(1);
         assertThat(fuse.passthrough()).isTrue();
+        assertThat(fuse.passthroughState()).isEqualTo("on");
+        assertThat(fuse.passthroughReason()).isEmpty();
 
         WarpFuse notOffered = new WarpFuse(new WarpTree(catalog, reader, 1000, loader), new Errno(System::nanoTime), 0,
                 0, true);
@@ -135,6 +137,8 @@ class PassthroughTest {
         assertThat(r2.getInt(OUT_HEADER + INIT_OUT_FLAGS)).isEqualTo(WarpFuse.WANTED);
         assertThat(r2.getInt(OUT_HEADER + INIT_OUT_FLAGS2)).isZero();
         assertThat(notOffered.passthrough()).isFalse();
+        assertThat(notOffered.passthroughState()).isEqualTo("unavailable");
+        assertThat(notOffered.passthroughReason()).contains("Linux 6.9", "CONFIG_FUSE_PASSTHROUGH");
         // Without passthrough, files open without a round trip, as before.
         assertThat(call(notOffered, OPEN, file(notOffered), new byte[8]).getInt(OUT_ERROR)).isEqualTo(-Errno.ENOSYS);
 
@@ -143,6 +147,7 @@ class PassthroughTest {
         ByteBuffer r3 = call(notAsked, INIT, 0, initBody(7, 41, WarpFuse.WANTED | INIT_EXT, PASSTHROUGH_FLAGS2));
         assertThat(r3.getInt(OUT_HEADER + INIT_OUT_FLAGS2)).isZero();
         assertThat(notAsked.passthrough()).isFalse();
+        assertThat(notAsked.passthroughState()).isEqualTo("off");
     }
 
     @Test
@@ -226,6 +231,8 @@ class PassthroughTest {
         // ENOSYS: the kernel opens this file itself, and every later one (no_open).
         assertThat(call(OPEN, file, new byte[8]).getInt(OUT_ERROR)).isEqualTo(-Errno.ENOSYS);
         assertThat(fuse.passthrough()).isFalse();
+        assertThat(fuse.passthroughState()).isEqualTo("stopped");
+        assertThat(fuse.passthroughReason()).contains("errno " + Errno.EPERM, "CAP_SYS_ADMIN");
         assertThat(backingCalls).containsExactly("open " + COPY);
     }
 

@@ -14,6 +14,7 @@ public final class StatusCall {
      * @param openDirectories directories open in the mount, null if not counted
      * @param recentErrors    the last few errors logged, newest last, one line each
      * @param store           whether the store answers; null if the daemon does not know
+     * @param passthrough     FUSE passthrough's state; null from a warpd that does not report it
      */
     public record Reply(@JsonProperty(required = true) String version,
                         @JsonProperty(required = true) String mount,
@@ -26,7 +27,8 @@ public final class StatusCall {
                         List<String> recentErrors,
                         StoreStatus store,
                         List<MirrorStatus> mirrors,
-                        Asker peer) {
+                        Asker peer,
+                        PassthroughStatus passthrough) {
         public Reply {
             recentErrors = recentErrors == null ? List.of() : List.copyOf(recentErrors);
             mirrors = mirrors == null ? List.of() : List.copyOf(mirrors);

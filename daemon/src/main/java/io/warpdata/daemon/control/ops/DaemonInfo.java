@@ -1,6 +1,7 @@
 package io.warpdata.daemon.control.ops;
 
 import io.warpdata.daemon.control.protocol.MirrorStatus;
+import io.warpdata.daemon.control.protocol.PassthroughStatus;
 import io.warpdata.daemon.control.protocol.StatsCall;
 import io.warpdata.daemon.control.protocol.StoreStatus;
 
@@ -41,6 +42,11 @@ public interface DaemonInfo {
      * {@code last_error} and counters (see WarpDaemon's stats); empty if not known.
      */
     default java.util.Optional<StoreStatus> storeStatus() {
+        return java.util.Optional.empty();
+    }
+
+    /** FUSE passthrough's state and counters ({@code --passthrough}); empty if not known. */
+    default java.util.Optional<PassthroughStatus> passthrough() {
         return java.util.Optional.empty();
     }
 

@@ -30,7 +30,8 @@ public final class StatusOperation extends TypedOperation<Empty, StatusCall.Repl
                 daemon.startedAt().toString(), Math.max(0, Duration.between(daemon.startedAt(), clock.instant()).toSeconds()),
                 boxed(daemon.openFiles()), boxed(daemon.openDirectories()), daemon.recentErrors(),
                 daemon.storeStatus().orElse(null), daemon.mirrors(),
-                new StatusCall.Asker(peer.uid(), peer.userName(), policy.privileged(peer)));
+                new StatusCall.Asker(peer.uid(), peer.userName(), policy.privileged(peer)),
+                daemon.passthrough().orElse(null));
     }
 
     private static Long boxed(OptionalLong n) {
