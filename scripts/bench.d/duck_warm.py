@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Warm DuckDB queries over warpd against the local disk, one pair at a time.
+
+usage: sudo scripts/bench.d/duck_warm.py [--workdir DIR] [--size full|quick] [--query filter|groupby|count]
+                                        [--runs N] [--jar JAR]
+
+Uses what a `scripts/bench` run left in its workdir (default .bench): the generated table
+(data-SIZE/main/*.parquet), the store S3Proxy served, read here as a file:// store
+(s3/warp-bench/store), and the bench's DuckDB driver and BenchSql helper (tools/). Starts its own
+warpd on a fresh cache in a temporary directory, fills the cache with three queries, then for
+each run drops the page cache and times the query over warpd, drops it again and times it on
+the local disk. Prints each pair with warpd's CPU (user+sys, 10 ms ticks) and the FUSE reads and
+bytes warpd served for the query (stats.json), then the medians. Needs root (FUSE, dropping the
+page cache). docs/bench.md, "Why DuckDB warm over Warp trails the local disk".
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workdir", default=os.path.join(REPO, ".bench"))
+    ap.add_argument("--size", choices=("full", "quick"), default="full")
+    ap.add_argument("--query", choices=("filter", "groupby", "count"), default="filter")
+    ap.add_argument("--runs", type=int, default=8)
+    ap.add_argument("--jar", default=os.path.join(REPO, "daemon", "target", "warp.jar"))
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("duck_warm.py mounts a FUSE file system and drops the page cache: run it as root")
+    work = os.path.abspath(args.workdir)
+    store = os.path.join(work, "s3", "warp-bench", "store")
+    local = os.path.join(work, "data-" + args.size, "main")
+    tools = os.path.join(work, "tools")
+    for need in (store, local, os.path.join(tools, "classes", "BenchSql.class"), os.path.join(tools, "duckdb.jar"), args.jar):
+        if not os.path.exists(need):
+            sys.exit(f"{need} is missing: run scripts/bench{' --quick' if args.size == 'quick' else ''} first"
+                     f" (with --workdir {work}), and build the jar")
+    java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else shutil.which("java")
+    tmp = tempfile.mkdtemp(prefix="warp-duckwarm.")
+    mnt, cache = os.path.join(tmp, "mnt"), os.path.join(tmp, "cache")
+    os.makedirs(mnt)
+    os.makedirs(cache)
+    log = open(os.path.join(tmp, "warpd.log"), "w")
+    warpd = subprocess.Popen([java, "-jar", args.jar, "warpd", "--mount", mnt, "--remote", "file://" + store,
+                              "--cache-dir", cache, "--socket", os.path.join(tmp, "sock")], stdout=log, stderr=log)
+    sql = None
+    try:
+        for _ in range(150):
+            if os.path.isdir(os.path.join(mnt, "bench")):
+                break
+            if warpd.poll() is not None:
+                sys.exit("warpd exited; see " + log.name)
+            time.sleep(0.2)
+        sql = subprocess.Popen([java, "-cp", os.path.join(tools, "classes") + ":" + os.path.join(tools, "duckdb.jar"),
+                                "BenchSql", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+        if not json.loads(sql.stdout.readline()).get("ready"):
+            sys.exit("BenchSql did not start")
+
+        def ask(glob):
+            sql.stdin.write(f"{args.query} {glob}\n")
+            sql.stdin.flush()
+            answer = json.loads(sql.stdout.readline())
+            if "seconds" not in answer:
+                sys.exit(f"query failed: {answer}")
+            return answer
+
+        def drop():
+            subprocess.run(["sync"], check=True)
+            with open("/proc/sys/vm/drop_caches", "w") as f:
+                f.write("3\n")
+
+        def cpu_ticks():
+            fields = open(f"/proc/{warpd.pid}/stat").read().rsplit(")", 1)[1].split()
+            return int(fields[11]) + int(fields[12])
+
+        def served():
+            try:
+                d = json.load(open(os.path.join(cache, "stats.json")))
+            except (OSError, ValueError):
+                return 0, 0
+            return d.get("fuse_requests", {}).get("read", 0), sum(d.get("read_bytes_by_dataset", {}).values())
+
+        over_warp = os.path.join(mnt, "bench", args.size, "main", "*.parquet")
+        on_disk = os.path.join(local, "*.parquet")
+        for _ in range(3):
+            if ask(over_warp)["result"] != ask(on_disk)["result"]:
+                sys.exit("WRONG DATA: the query over warpd differs from the local disk")
+        time.sleep(3)
+        pairs = []
+        for _ in range(args.runs):
+            drop()
+            time.sleep(0.5)
+            c0, (r0, b0) = cpu_ticks(), served()
+            w = ask(over_warp)["seconds"]
+            time.sleep(2.2)  # stats.json is written each second
+            c1, (r1, b1) = cpu_ticks(), served()
+            drop()
+            time.sleep(0.5)
+            loc = ask(on_disk)["seconds"]
+            pairs.append((w, loc))
+            print(f"{args.query}: warp {w * 1000:.0f} ms, local disk {loc * 1000:.0f} ms, {w / loc:.2f}x;"
+                  f" warpd CPU {(c1 - c0) * 10} ms, {r1 - r0} FUSE reads, {(b1 - b0) / 2 ** 20:.1f} MiB", flush=True)
+        ws, ls = sorted(p[0] for p in pairs), sorted(p[1] for p in pairs)
+        mw, ml = ws[len(ws) // 2], ls[len(ls) // 2]
+        print(f"median: warp {mw * 1000:.0f} ms, local disk {ml * 1000:.0f} ms, {mw / ml:.2f}x")
+    finally:
+        if sql is not None:
+            sql.stdin.close()
+            sql.wait()
+        subprocess.run(["fusermount", "-u", mnt], stderr=subprocess.DEVNULL)
+        warpd.terminate()
+        try:
+            warpd.wait(30)
+        except subprocess.TimeoutExpired:
+            warpd.kill()
+            warpd.wait()
+        subprocess.run(["umount", "-l", mnt], stderr=subprocess.DEVNULL)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
