@@ -538,6 +538,9 @@ public final class WarpFuse {
             return -Errno.EINVAL;
         }
         long start = System.nanoTime();
+        if (WarpTree.isComputedInode(nodeid)) {
+            demand.read(nodeid);
+        }
         try {
             int n = tree.read(node, offset, out.clear().position(OUT_HEADER).limit(OUT_HEADER + size));
             readListener.onRead(WarpTree.datasetOf(node), offset, n, System.nanoTime() - start);

@@ -257,6 +257,24 @@ class WarpFuseTest {
     }
 
     @Test
+    void anArtifactWhoseMembersAreReadIsListedWithInodesForTheReadWindow() {
+        long train = path("images", "train");
+        long dog = path("images", "train", "dog.png");
+        java.util.function.LongSupplier listedNode = () -> dirents(call(READDIRPLUS, train, readIn(0, 4096)), true)
+                .get(3).nodeid();
+        nanos.addAndGet(java.util.concurrent.TimeUnit.SECONDS.toNanos(AttributeDemand.WINDOW_SECONDS + 1));
+        assertThat(listedNode.getAsLong()).as("looked up only, and not lately: bare").isZero();
+        assertThat(call(READ, dog, readIn(0, 17)).bytes()).hasSize(17);
+        nanos.addAndGet(java.util.concurrent.TimeUnit.SECONDS.toNanos(AttributeDemand.READ_WINDOW_SECONDS - 1));
+        assertThat(listedNode.getAsLong()).as("read lately: the next scan's opens need no LOOKUP").isEqualTo(dog);
+        nanos.addAndGet(java.util.concurrent.TimeUnit.SECONDS.toNanos(2));
+        assertThat(listedNode.getAsLong()).as("no read for the window: bare again").isZero();
+        // Reads of a file that is not a member (here the manifest) do not count.
+        assertThat(call(READ, path(".warp", "manifest.json"), readIn(0, 1)).bytes()).containsExactly('{');
+        assertThat(listedNode.getAsLong()).isZero();
+    }
+
+    @Test
     void readdirPlusHandsOutInodesWithAttributesAndTablesOnlyTheDirectories() {
         long train = path("images", "train");
         int before = fuse.kernelInodes();
