@@ -85,7 +85,11 @@ final class AttributeDemand {
             r = new Recent(artifact, lastRead.computeIfAbsent(artifact, k -> new AtomicLong(now)));
             recent = r;
         }
-        r.at().set(now);
+        AtomicLong at = r.at();
+        // Once a second is enough for a 10-minute window, and spares the FUSE threads a shared write per read.
+        if (now - at.getPlain() >= TimeUnit.SECONDS.toNanos(1)) {
+            at.setRelease(now);
+        }
     }
 
     /** Whether a listing should hand out the inode and attributes of member {@code memberInode} (and its artifact's other members). */
