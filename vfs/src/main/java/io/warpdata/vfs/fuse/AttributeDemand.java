@@ -31,7 +31,7 @@ import java.util.function.LongSupplier;
  * 1.18-1.31 s (median 1.27) against 1.16-1.51 s (median 1.35). A {@code find} over such an
  * artifact within the window pays the full listing's price (docs/mount.md).
  *
- * <p>Thread-safe; one clock read per member lookup and per listing chunk.
+ * <p>Thread-safe; one clock read per member lookup, per member READ and per listing chunk.
  */
 final class AttributeDemand {
     /**

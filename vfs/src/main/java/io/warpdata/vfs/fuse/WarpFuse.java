@@ -114,9 +114,8 @@ public final class WarpFuse {
     /** Whether the mount asks the kernel for passthrough opens, and whether INIT granted them. */
     private volatile boolean passthroughWanted;
     private volatile boolean passthrough;
-    /** Whether the mount options asked for passthrough, and whether this process may register backing files. */
+    /** Whether the mount options asked for passthrough (wanted: and this process may register backing files). */
     private volatile boolean passthroughAsked;
-    private volatile boolean mayRegister;
     private final Backings backings;
     /** What INIT granted: flags of {@link #WANTED}, and the negotiated minor version. */
     private volatile int granted;
@@ -164,8 +163,7 @@ public final class WarpFuse {
         }
         replies.validFor(options.timeoutSeconds());
         passthroughAsked = options.passthrough();
-        mayRegister = passthroughAsked && Backings.mayRegister();
-        passthroughWanted = mayRegister;
+        passthroughWanted = passthroughAsked && Backings.mayRegister();
         server = FuseServer.mount(this, mountPoint, options);
         notifications = server.channel();
         links.start(options.linkCheck());
@@ -174,7 +172,6 @@ public final class WarpFuse {
     /** Asks for passthrough in the next INIT as {@link #mount} does, without mounting (tests). */
     void askPassthrough(boolean on) {
         passthroughAsked = on;
-        mayRegister = on;
         passthroughWanted = on;
     }
 
@@ -235,7 +232,7 @@ public final class WarpFuse {
         if (backings.refused()) {
             return "stopped";
         }
-        return !mayRegister || (minor != 0 && !passthrough) ? "unavailable" : "on";
+        return !passthroughWanted || (minor != 0 && !passthrough) ? "unavailable" : "on";
     }
 
     /** Why passthrough is unavailable or stopped, and what to do about it; empty otherwise. */
@@ -246,7 +243,7 @@ public final class WarpFuse {
                     ? "warpd needs CAP_SYS_ADMIN for it; run it as root, or drop --passthrough"
                     : "a --cache-dir on a stacked file system (overlayfs, another FUSE mount) gives ELOOP; put it on a"
                             + " local disk and restart warpd");
-            case "unavailable" -> !mayRegister
+            case "unavailable" -> !passthroughWanted
                     ? "warpd lacks CAP_SYS_ADMIN, which the kernel asks for to serve a file from a copy: run warpd as"
                             + " root (or with that capability), or drop --passthrough"
                     : "the kernel does not offer it: it needs Linux 6.9 or later built with CONFIG_FUSE_PASSTHROUGH"
