@@ -1,6 +1,7 @@
 """Typed refs against the source bytes: FileRef, ImageRef (PIL, numpy), AudioRef (samples, rate)."""
 
 import os
+import sys
 
 import pytest
 
@@ -81,3 +82,37 @@ def test_pinned_version_by_tag_and_hash(ds):
     assert ds.tables == ["main"]
     assert set(ds.artifacts) == {"images", "sounds"}
     assert ds.info()["tables"]["main"]["rows"] == 160
+
+
+def test_the_package_reads_files_without_the_isatty_ioctl(warp, ds):
+    """open(path, "rb") asks each file isatty() (Python before 3.14): an ioctl that FUSE sends to
+    warpd, one round trip a file. The refs, read_file and the loader's decode do not ask it."""
+    refs = list(first_rows(ds, n=12)["path"])
+    client = wd.Client(warp.socket)
+
+    def ioctls():
+        return client.call("stats").get("fuse_requests", {}).get("ioctl", 0)
+
+    before = ioctls()
+    for ref in refs:
+        source = open(os.path.join(warp.source, "images", ref.path), "rb").read()
+        assert ref.read_bytes() == source
+        assert wd.read_file(ref.local_path()) == source
+        with ref.open() as f:
+            assert f.read() == source
+    from warpdata.loader import _decode
+    first = str(refs[0].local_path())
+    assert _decode(first, "file") == open(os.path.join(warp.source, "images", refs[0].path), "rb").read()
+    try:
+        import PIL  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        assert _decode(first, "image").size == (6, 4)
+    assert ioctls() == before, "the package's reads sent ioctls to warpd"
+    if sys.version_info < (3, 14):
+        # The plain open() the package avoids: one ioctl per file.
+        for ref in refs:
+            with open(ref, "rb") as f:
+                f.read()
+        assert ioctls() >= before + len(refs)

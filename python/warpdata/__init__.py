@@ -17,12 +17,12 @@ from .errors import (AccessDeniedError, ArtifactNotFoundError, AuthenticationErr
                      ColumnNotFoundError, DaemonUnavailableError, DatasetNotFoundError, InvalidFilterError,
                      MemberNotFoundError, MissingDependencyError, MountUnavailableError, NotCachedError, StoreError,
                      StoreUnreachableError, TableNotFoundError, VerificationFailedError, WarpError)
-from .refs import AudioRef, FileRef, ImageRef
+from .refs import AudioRef, FileRef, ImageRef, read_file
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "dataset", "publish", "Dataset", "Table", "FileRef", "ImageRef", "AudioRef", "Client", "default_socket",
+    "dataset", "publish", "Dataset", "Table", "FileRef", "ImageRef", "AudioRef", "read_file", "Client", "default_socket",
     "resolve_shard", "WarpError", "DaemonUnavailableError", "DatasetNotFoundError", "TableNotFoundError",
     "ArtifactNotFoundError", "ColumnNotFoundError", "InvalidFilterError", "MemberNotFoundError", "BadRequestError",
     "AccessDeniedError", "AuthenticationError", "StoreError", "StoreUnreachableError", "NotCachedError",

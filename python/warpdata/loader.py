@@ -9,6 +9,7 @@ before the first read, so that warpd fetches ahead in exactly that order. If war
 it, a warning says so and training goes on.
 """
 
+import io
 import os
 import random
 import warnings
@@ -16,6 +17,7 @@ import warnings
 from .client import Client
 from .dataset import resolve_shard
 from .errors import missing
+from .refs import read_file
 
 try:
     import torch
@@ -60,16 +62,17 @@ def tell_warpd(ds, paths, plan="default", timeout=60):
 
 
 def _decode(path, ref_type):
+    # One open without isatty() (refs.read_file): PIL's Image.open(path) would ask it.
+    data = read_file(path)
     if ref_type == "image":
         try:
             from PIL import Image
         except ImportError:
             pass
         else:
-            with Image.open(path) as im:
+            with Image.open(io.BytesIO(data)) as im:
                 return im.convert("RGB")
-    with open(path, "rb") as f:
-        return f.read()
+    return data
 
 
 class WarpDataset(_Base):
