@@ -24,6 +24,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+# Processes and mounts are handled as the bench handles them: its module.
+sys.path.insert(0, HERE)
+from warpbench import procs  # noqa: E402
 
 
 def main():
@@ -79,9 +82,6 @@ def main():
             with open("/proc/sys/vm/drop_caches", "w") as f:
                 f.write("3\n")
 
-        def cpu_ticks():
-            fields = open(f"/proc/{warpd.pid}/stat").read().rsplit(")", 1)[1].split()
-            return int(fields[11]) + int(fields[12])
 
         def served():
             try:
@@ -100,16 +100,16 @@ def main():
         for _ in range(args.runs):
             drop()
             time.sleep(0.5)
-            c0, (r0, b0) = cpu_ticks(), served()
+            c0, (r0, b0) = procs.proc_cpu_seconds(warpd.pid), served()
             w = ask(over_warp)["seconds"]
             time.sleep(2.2)  # stats.json is written each second
-            c1, (r1, b1) = cpu_ticks(), served()
+            c1, (r1, b1) = procs.proc_cpu_seconds(warpd.pid), served()
             drop()
             time.sleep(0.5)
             loc = ask(on_disk)["seconds"]
             pairs.append((w, loc))
             print(f"{args.query}: warp {w * 1000:.0f} ms, local disk {loc * 1000:.0f} ms, {w / loc:.2f}x;"
-                  f" warpd CPU {(c1 - c0) * 10} ms, {r1 - r0} FUSE reads, {(b1 - b0) / 2 ** 20:.1f} MiB", flush=True)
+                  f" warpd CPU {(c1 - c0) * 1000:.0f} ms, {r1 - r0} FUSE reads, {(b1 - b0) / 2 ** 20:.1f} MiB", flush=True)
         ws, ls = sorted(p[0] for p in pairs), sorted(p[1] for p in pairs)
         mw, ml = ws[len(ws) // 2], ls[len(ls) // 2]
         print(f"median: warp {mw * 1000:.0f} ms, local disk {ml * 1000:.0f} ms, {mw / ml:.2f}x")
@@ -117,14 +117,9 @@ def main():
         if sql is not None:
             sql.stdin.close()
             sql.wait()
-        subprocess.run(["fusermount", "-u", mnt], stderr=subprocess.DEVNULL)
-        warpd.terminate()
-        try:
-            warpd.wait(30)
-        except subprocess.TimeoutExpired:
-            warpd.kill()
-            warpd.wait()
-        subprocess.run(["umount", "-l", mnt], stderr=subprocess.DEVNULL)
+        procs.unmount(mnt)
+        procs.stop_pid(warpd.pid)
+        warpd.wait()
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -45,8 +45,7 @@ final class Backings {
     private final ConcurrentHashMap<Long, State> states = new ConcurrentHashMap<>();
     private final LongAdder passthroughOpens = new LongAdder();
     private final LongAdder backingFiles = new LongAdder();
-    private volatile boolean refused;
-    /** The errno of that refusal (0 before it). */
+    /** The errno the kernel refused a backing file with, for good on this mount (0: it did not). */
     private volatile int refusedErrno;
 
     Backings(WarpTree tree) {
@@ -69,7 +68,7 @@ final class Backings {
                 return st;
             }
             Path copy = tree.localCopy(blob);
-            if (copy != null && st.cached == 0 && !refused) {
+            if (copy != null && st.cached == 0 && refusedErrno == 0) {
                 int id = channel.openBacking(copy);
                 if (id > 0) {
                     backingFiles.increment();
@@ -125,7 +124,6 @@ final class Backings {
             return;
         }
         refusedErrno = errno;
-        refused = true;
         LOG.warn("the kernel refused passthrough of {} (errno {}{}); files opened again are read through warpd,"
                         + " as before", copy, errno,
                 errno == Errno.EPERM ? ": warpd needs CAP_SYS_ADMIN for it" : "");
@@ -133,7 +131,7 @@ final class Backings {
 
     /** Whether the kernel refused a backing file for good on this mount. */
     boolean refused() {
-        return refused;
+        return refusedErrno != 0;
     }
 
     /** The errno the kernel refused it with, 0 if it did not. */
