@@ -29,6 +29,16 @@ sys.path.insert(0, HERE)
 from warpbench import procs  # noqa: E402
 
 
+def find_java():
+    """The Java the other scripts use (scripts/lib/common.sh's find_java: JAVA_HOME, then java on PATH,
+    then the newest JDK under /usr/lib/jvm, each only if it is 21 or newer)."""
+    found = subprocess.run(["bash", "-c", f'source "{REPO}/scripts/lib/common.sh" && find_java && echo "$JAVA"'],
+                           capture_output=True, text=True)
+    if found.returncode != 0 or not found.stdout.strip():
+        sys.exit(found.stderr.strip() or "no Java 21 or newer found")
+    return found.stdout.strip().splitlines()[-1]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workdir", default=os.path.join(REPO, ".bench"))
@@ -47,7 +57,7 @@ def main():
         if not os.path.exists(need):
             sys.exit(f"{need} is missing: run scripts/bench{' --quick' if args.size == 'quick' else ''} first"
                      f" (with --workdir {work}), and build the jar")
-    java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else shutil.which("java")
+    java = find_java()
     tmp = tempfile.mkdtemp(prefix="warp-duckwarm.")
     mnt, cache = os.path.join(tmp, "mnt"), os.path.join(tmp, "cache")
     os.makedirs(mnt)
@@ -61,7 +71,9 @@ def main():
             if os.path.isdir(os.path.join(mnt, "bench")):
                 break
             if warpd.poll() is not None:
-                sys.exit("warpd exited; see " + log.name)
+                log.close()
+                with open(log.name) as f:
+                    sys.exit("warpd exited at start; its log:\n" + f.read()[-4000:])
             time.sleep(0.2)
         sql = subprocess.Popen([java, "-cp", os.path.join(tools, "classes") + ":" + os.path.join(tools, "duckdb.jar"),
                                 "BenchSql", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
