@@ -27,6 +27,16 @@ interface BlockStorage extends Tier, AutoCloseable {
      */
     long gc(long limitBytes);
 
+    /**
+     * Says the block will be read soon: a disk tier starts reading its file into the page cache
+     * ({@link PageCacheHints}). Does nothing for a block it does not hold, and by default.
+     *
+     * @return whether a read of the block was started
+     */
+    default boolean willNeed(BlockKey key) {
+        return false;
+    }
+
     /** Re-checks every block; see {@link BlockCache#verify(LongConsumer, BooleanSupplier)}. */
     VerifyResult verify(HashLists lists, LongConsumer progress, BooleanSupplier cancelled);
 

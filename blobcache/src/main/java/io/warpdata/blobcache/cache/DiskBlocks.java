@@ -82,6 +82,7 @@ final class DiskBlocks implements BlockStorage {
     private final ThreadLocal<DiskScratch.Read> scratch = ThreadLocal.withInitial(DiskScratch.Read::new);
     private final DiskWrites writes;
     private final Object gcLock = new Object();
+    private final PageCacheHints hints = PageCacheHints.shared();
     private volatile boolean closed;
 
     /**
@@ -198,6 +199,16 @@ final class DiskBlocks implements BlockStorage {
                 channels.invalidate(key);
             }
         }
+    }
+
+    @Override
+    public boolean willNeed(BlockKey key) {
+        DiskEntry e = index.getIfPresent(key);
+        if (e == null || e.evicted || !hints.willNeed(dir.path(key))) {
+            return false;
+        }
+        metrics.diskReadAheadBlocks.increment();
+        return true;
     }
 
     /**

@@ -302,6 +302,11 @@ final class ReadExecutor implements ReadPlan.Holdings {
         }
         ReadAhead.Advice advice = readAhead.onRead(blob, list, offset, n, missed, scheduler.runBlocks(list.blockSize()));
         if (advice.fetchAhead()) {
+            // What is cached is read from disk ahead of the reader (the kernel's read-ahead stops
+            // at each block file's end); the rest is fetched ahead.
+            for (int b = advice.from(); b < advice.to(); b++) {
+                tiers.willNeed(new BlockKey(blob.id(), list.blockSize(), b));
+            }
             readAhead.scheduled(blob.id(), advice.to(), scheduler.schedulePrefetch(blob, list, advice.from(), advice.to()));
         }
         // Hybrid fetches every blob whole at its first read; auto only one read densely at random.

@@ -22,6 +22,8 @@ public final class ReadMetrics {
     /** Of the prefetched blocks, those fetched for an order plan (a reader's announced order). */
     public final LongAdder plannedBlocks = new LongAdder();
     public final LongAdder prefetchHitBlocks = new LongAdder();
+    /** Cached blocks whose files were read into the page cache ahead of a sequential reader ({@link PageCacheHints}). */
+    public final LongAdder diskReadAheadBlocks = new LongAdder();
     public final LongAdder prefetchWastedBytes = new LongAdder();
     /** Blobs auto mode fetched whole because they were being read densely at random (a shuffled pass over a shard). */
     public final LongAdder denseRandomBlobs = new LongAdder();
@@ -140,6 +142,7 @@ public final class ReadMetrics {
         m.put("planned_blocks", plannedBlocks.sum());
         m.put("prefetch_hit_blocks", prefetchHitBlocks.sum());
         m.put("prefetch_wasted_bytes", prefetchWastedBytes.sum());
+        m.put("disk_read_ahead_blocks", diskReadAheadBlocks.sum());
         m.put("dense_random_blobs", denseRandomBlobs.sum());
         m.put("member_hits", memberHits.sum());
         m.put("member_fetches", memberFetches.sum());

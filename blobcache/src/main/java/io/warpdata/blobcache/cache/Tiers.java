@@ -47,6 +47,11 @@ final class Tiers implements BlockStorage {
     }
 
     @Override
+    public boolean willNeed(BlockKey key) {
+        return disk.willNeed(key);
+    }
+
+    @Override
     public boolean contains(BlockKey key) {
         return memory.contains(key) || disk.contains(key);
     }

@@ -636,6 +636,39 @@ class BlockCacheTest {
         assertThat(c.metrics().prefetchHitBlocks.sum()).isLessThanOrEqualTo(c.metrics().prefetchedBlocks.sum());
     }
 
+    /**
+     * A cache read again after a restart (or after memory pressure took its page cache): a
+     * sequential reader's next blocks are on disk, and their files are read into the page cache
+     * ahead of it, as the kernel would read ahead in one local file. Random reads hint nothing.
+     */
+    @Test
+    void sequentialReadOfCachedBlocksReadsTheirFilesAhead() {
+        byte[] shard = TestBlobs.bytes(256 * BS, 63);
+        BlobRef ref = TestBlobs.put(memory, shard, BS);
+        BlockCache first = open(config());
+        assertThat(first.readAll(ref)).isEqualTo(shard);
+        assertThat(first.metrics().diskReadAheadBlocks.sum()).as("cold: nothing cached to read ahead").isZero();
+        close(first);
+
+        BlockCache random = open(config());
+        Random rnd = new Random(3);
+        for (int i = 0; i < 20; i++) {
+            long off = (long) rnd.nextInt(256) * BS + rnd.nextInt(BS - 100);
+            assertThat(read(random, ref, off, 100)).isEqualTo(range(shard, off, 100));
+        }
+        // As randomAccessDoesNotReadAhead: a read that happens to land just after another may look sequential.
+        assertThat(random.metrics().diskReadAheadBlocks.sum()).isLessThanOrEqualTo(4);
+        close(random);
+
+        BlockCache warm = open(config());
+        for (long off = 0; off < shard.length; off += 16 * 1024) {
+            assertThat(read(warm, ref, off, 16 * 1024)).isEqualTo(range(shard, off, 16 * 1024));
+        }
+        assertThat(warm.metrics().getsIssued.sum()).isZero();
+        // Every block after the first few is read ahead once; none twice.
+        assertThat(warm.metrics().diskReadAheadBlocks.sum()).isBetween(240L, 256L);
+    }
+
     @Test
     void readAheadEvictedUnreadIsCountedAsWasted() {
         byte[] shard = TestBlobs.bytes(32 * BS, 62);

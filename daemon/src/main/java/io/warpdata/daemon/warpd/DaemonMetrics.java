@@ -156,6 +156,8 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
         counter("warp_prefetch_planned_blocks_total", "Of the prefetched blocks, those fetched for an order plan.",
                 read.plannedBlocks::sum);
         counter("warp_prefetch_hit_blocks_total", "Prefetched blocks that a reader then read.", read.prefetchHitBlocks::sum);
+        counter("warp_disk_read_ahead_blocks_total", "Cached blocks whose files were read into the page cache"
+                + " ahead of a sequential reader.", read.diskReadAheadBlocks::sum);
         counter("warp_dense_random_blobs_total", "Blobs fetched whole because they were read densely at random"
                 + " (auto mode: a shuffled pass over a shard).", read.denseRandomBlobs::sum);
         counter("warp_member_hits_total", "Member reads served from a copy cached under the member's SHA-256.",
