@@ -191,6 +191,9 @@ final class DiskBlocks implements BlockStorage {
         int c1 = (offInBlock + len - 1) / BlockFile.CHUNK;
         int start = c0 * BlockFile.CHUNK;
         int span = Math.min((c1 + 1) * BlockFile.CHUNK, e.length) - start;
+        if (e.hinted) {
+            e.hinted = false; // read: the next pass's read-ahead may hint it again
+        }
         e.readers.incrementAndGet();
         try {
             return read(key, e, offInBlock, dst, dstIndex, len, c0, c1, start, span);
@@ -204,9 +207,10 @@ final class DiskBlocks implements BlockStorage {
     @Override
     public boolean willNeed(BlockKey key) {
         DiskEntry e = index.getIfPresent(key);
-        if (e == null || e.evicted || !hints.willNeed(dir.path(key))) {
+        if (e == null || e.evicted || e.hinted || !hints.willNeed(dir.path(key))) {
             return false;
         }
+        e.hinted = true;
         metrics.diskReadAheadBlocks.increment();
         return true;
     }

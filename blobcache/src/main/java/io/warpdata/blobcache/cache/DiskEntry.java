@@ -21,6 +21,11 @@ final class DiskEntry {
     /** Reads in progress: while positive, eviction leaves the block's open channel alone. */
     final AtomicInteger readers = new AtomicInteger();
     volatile boolean evicted;
+    /**
+     * Its file was handed to the kernel to read ahead ({@link PageCacheHints}) and no read came
+     * since: read-ahead streams that overlap (DataLoader workers in one shard) hint it once.
+     */
+    volatile boolean hinted;
 
     DiskEntry(BlockKey key, int headerLength, int length, int[] crcs, BlobId listId, AtomicBoolean prefetchCredit) {
         this.member = listId.equals(key.blob());

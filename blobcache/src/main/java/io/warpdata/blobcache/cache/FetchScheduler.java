@@ -279,7 +279,10 @@ final class FetchScheduler {
             return false;
         }
         BlobRef blob = r.blob();
-        if (inflight.cachedOrInFlight(new BlockKey(blob.id(), r.list().blockSize(), r.block()))) {
+        BlockKey key = new BlockKey(blob.id(), r.list().blockSize(), r.block());
+        if (inflight.cachedOrInFlight(key)) {
+            // Cached: have its file read into the page cache ahead of the reader (PageCacheHints).
+            storage.willNeed(key);
             orders.advance(r, 0);
             return true;
         }

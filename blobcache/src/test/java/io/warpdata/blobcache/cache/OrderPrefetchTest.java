@@ -133,6 +133,42 @@ class OrderPrefetchTest {
         assertThat(status(c, "epoch").state()).isEqualTo("done");
     }
 
+    /**
+     * The next epoch, after a restart: every planned block is cached on disk, so the plan fetches
+     * nothing and has each block's file read into the page cache ahead of its reader, once per
+     * block however many of its members the plan holds.
+     */
+    @Test
+    void aPlanOverCachedBlocksReadsTheirFilesAheadInsteadOfFetching() {
+        BlockCache first = open(256L * MIB, 4);
+        BlobRef blob = blob(16, 9);
+        first.readAll(blob);
+        first.close();
+        caches.remove(first);
+        long gets = store.calls(Call.READ);
+
+        BlockCache c = open(256L * MIB, 4);
+        List<Integer> order = new ArrayList<>();
+        for (int b = 0; b < 16; b++) {
+            order.add(b);
+        }
+        Collections.shuffle(order, new Random(11));
+        OrderPlan.Builder b = c.orderPlan("test epoch 2");
+        for (int block : order) {
+            b.add(blob, memberAt(block), MEMBER);
+            b.add(blob, memberAt(block) + MEMBER + 512, MEMBER); // a second member of the same block
+        }
+        c.startPlan("epoch 2", b);
+        settle(c);
+
+        assertThat(store.calls(Call.READ)).as("nothing fetched").isEqualTo(gets);
+        assertThat(counter(c, "disk_read_ahead_blocks")).as("each cached block hinted once").isEqualTo(16);
+        for (int block : order) {
+            readMember(c, blob, block);
+        }
+        assertThat(counter(c, "miss_blocks")).isZero();
+    }
+
     @Test
     void neighboursInAShardAreCoalescedIntoOneGet() {
         BlockCache c = open(256L * MIB, 4);
