@@ -32,7 +32,8 @@ import java.util.regex.Pattern;
  *
  * <p>The timeout bounds silence, not the whole answer: a mirror fails when nothing came from it
  * for one timeout (to connect, before the headers, or between two parts of the body), or when one
- * answer runs past {@link Mirror#ANSWER_CEILING}. A cache that is itself fetching a run's slices
+ * answer comes slower than {@link Mirror#SLOWEST_BYTES_PER_SECOND} (after {@link Mirror#ANSWER_GRACE}),
+ * and never later than {@link Mirror#ANSWER_CEILING}. A cache that is itself fetching a run's slices
  * from a slow store keeps sending and is waited for; a dead or hanging one costs one timeout. The
  * body is written straight into the reader's buffer as it comes ({@link AnswerBody}), and nothing
  * is written there once {@code read} has returned or thrown. After a failure the buffer's region
@@ -49,6 +50,7 @@ public final class HttpMirror implements Mirror {
     private final Duration ceiling;
     private final long timeoutNanos;
     private final long ceilingNanos;
+    private final long graceNanos;
     private final HttpClient client;
 
     /**
@@ -61,11 +63,16 @@ public final class HttpMirror implements Mirror {
      *         query or a fragment (nothing secret is ever sent to a mirror)
      */
     public HttpMirror(URI base, Duration timeout) {
-        this(base, timeout, ANSWER_CEILING);
+        this(base, timeout, ANSWER_CEILING, ANSWER_GRACE);
     }
 
     /** @param ceiling the longest one answer may take however steadily it comes (tests shorten it) */
     HttpMirror(URI base, Duration timeout, Duration ceiling) {
+        this(base, timeout, ceiling, ANSWER_GRACE);
+    }
+
+    /** @param grace what an answer may take beyond its bytes at the slowest rate (tests shorten it) */
+    HttpMirror(URI base, Duration timeout, Duration ceiling, Duration grace) {
         this.base = checkBase(base);
         this.name = this.base.toString();
         this.timeout = Objects.requireNonNull(timeout, "timeout");
@@ -76,6 +83,7 @@ public final class HttpMirror implements Mirror {
         }
         this.timeoutNanos = timeout.toNanos();
         this.ceilingNanos = ceiling.toNanos();
+        this.graceNanos = grace.toNanos();
         this.client = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .followRedirects(HttpClient.Redirect.NEVER)
@@ -119,7 +127,7 @@ public final class HttpMirror implements Mirror {
 
     private boolean readOnce(MirrorRange range, byte[] dst, int dstOff) throws MirrorException {
         AnswerBody body = new AnswerBody(System::nanoTime);
-        HttpResponse<Void> answer = exchange(range.key(), range.httpRange(), body, info -> {
+        HttpResponse<Void> answer = exchange(range.key(), range.httpRange(), range.length(), body, info -> {
             if (fits(info, range)) {
                 body.into(dst, dstOff, range.length());
             }
@@ -212,7 +220,7 @@ public final class HttpMirror implements Mirror {
         AtomicReference<byte[]> buffer = new AtomicReference<>();
         // A Range of maxBytes + 1 caps what a wrong or hostile mirror can make us buffer; the
         // buffer is sized by Content-Length, which must be there and at most maxBytes.
-        HttpResponse<Void> answer = exchange(key, "bytes=0-" + maxBytes, body, info -> {
+        HttpResponse<Void> answer = exchange(key, "bytes=0-" + maxBytes, maxBytes, body, info -> {
             long length = info.headers().firstValueAsLong("Content-Length").orElse(-1);
             if ((info.statusCode() == 200 || info.statusCode() == 206) && length >= 0 && length <= maxBytes) {
                 byte[] b = new byte[(int) length];
@@ -256,8 +264,9 @@ public final class HttpMirror implements Mirror {
      * @param onHeaders sees the headers before any byte of the body, and points {@code body} at a
      *        region if they fit the request
      */
-    private HttpResponse<Void> exchange(String key, String httpRange, AnswerBody body,
+    private HttpResponse<Void> exchange(String key, String httpRange, long bytes, AnswerBody body,
                                         Consumer<HttpResponse.ResponseInfo> onHeaders) throws MirrorException {
+        long allowedNanos = Mirror.answerNanos(bytes, graceNanos, ceilingNanos);
         HttpRequest request = HttpRequest.newBuilder(URI.create(name + "/" + key))
                 .GET()
                 .header("User-Agent", "warpd")
@@ -273,12 +282,16 @@ public final class HttpMirror implements Mirror {
             while (true) {
                 long now = System.nanoTime();
                 long silentFor = now - body.lastHeardNanos();
-                long wait = Math.min(timeoutNanos - silentFor, ceilingNanos - (now - start));
+                long wait = Math.min(timeoutNanos - silentFor, allowedNanos - (now - start));
                 if (wait <= 0) {
                     boolean silent = timeoutNanos - silentFor <= 0;
                     throw new MirrorException(MirrorException.Kind.TIMEOUT, name + (silent
                             ? " sent nothing for " + timeout.toMillis() + " ms while answering " + key
-                            : " was still answering " + key + " after " + ceiling.toSeconds() + " s (the ceiling of one answer)"));
+                            : allowedNanos >= ceilingNanos
+                            ? " was still answering " + key + " after " + ceiling.toSeconds() + " s (the ceiling of one answer)"
+                            : " sent " + body.written() + " of " + bytes + " bytes of " + key + " in "
+                              + String.format("%.1f", (now - start) / 1e9) + " s, slower than "
+                              + (SLOWEST_BYTES_PER_SECOND >> 20) + " MiB/s (the slowest answer waited for)"));
                 }
                 try {
                     return pending.get(wait, TimeUnit.NANOSECONDS);

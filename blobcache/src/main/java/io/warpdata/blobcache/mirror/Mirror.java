@@ -19,6 +19,31 @@ public interface Mirror extends AutoCloseable {
      */
     Duration ANSWER_CEILING = Duration.ofSeconds(60);
 
+    /**
+     * The slowest answer worth waiting for, over the whole answer: 1 MiB/s. A mirror slower than
+     * that is slower than the store it stands in for (S3 gives one connection 25-90 MB/s), and a
+     * read must not wait the ceiling for it: the ceiling is as long as a read may wait at all, so
+     * the store would get no time left to answer (a mirror dripping a byte a second failed reads
+     * with EIO). With {@link #ANSWER_GRACE}: a 1 MiB block may take 6 s, a 32 MiB run 37 s.
+     */
+    long SLOWEST_BYTES_PER_SECOND = 1L << 20;
+
+    /**
+     * What an answer may take beyond its bytes at {@link #SLOWEST_BYTES_PER_SECOND}: a cache
+     * waiting for another node's fetch of the same slice (nginx's {@code proxy_cache_lock_timeout}
+     * is 5 s), a connection being made.
+     */
+    Duration ANSWER_GRACE = Duration.ofSeconds(5);
+
+    /**
+     * How long an answer of {@code bytes} may take in all: {@code grace} plus its bytes at
+     * {@link #SLOWEST_BYTES_PER_SECOND}, at most {@code ceilingNanos}.
+     */
+    static long answerNanos(long bytes, long graceNanos, long ceilingNanos) {
+        long atSlowest = (long) (Math.max(0, bytes) * (1e9 / SLOWEST_BYTES_PER_SECOND));
+        return Math.min(ceilingNanos, graceNanos + atSlowest);
+    }
+
     /** The mirror as the user configured it, without secrets: for logs, counters and metrics. */
     String name();
 

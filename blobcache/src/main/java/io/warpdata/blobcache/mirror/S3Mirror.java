@@ -85,13 +85,17 @@ public final class S3Mirror implements Mirror {
     @Override
     public boolean read(MirrorRange range, byte[] dst, int dstOff) throws MirrorException {
         Objects.checkFromIndexSize(dstOff, range.length(), dst.length);
-        // Each block's GET is bounded by the socket's silence and the ceiling; so is the range.
+        // Each block's GET is bounded by the socket's silence and the ceiling; the range by the
+        // slowest rate waited for (Mirror.SLOWEST_BYTES_PER_SECOND), checked between blocks.
         long start = System.nanoTime();
+        long allowed = Mirror.answerNanos(range.length(), ANSWER_GRACE.toNanos(), ANSWER_CEILING.toNanos());
         int done = 0;
         for (int i = 0; i < range.blocks(); i++) {
-            if (i > 0 && System.nanoTime() - start > ANSWER_CEILING.toNanos()) {
-                throw new MirrorException(MirrorException.Kind.TIMEOUT, name + " was still answering " + range + " after "
-                        + ANSWER_CEILING.toSeconds() + " s (the ceiling of one answer)");
+            long elapsed = System.nanoTime() - start;
+            if (i > 0 && elapsed > allowed) {
+                throw new MirrorException(MirrorException.Kind.TIMEOUT, name + " sent " + done + " of " + range.length()
+                        + " bytes of " + range + " in " + String.format("%.1f", elapsed / 1e9) + " s, slower than "
+                        + (SLOWEST_BYTES_PER_SECOND >> 20) + " MiB/s (the slowest answer waited for)");
             }
             int len = Math.min(range.blockSize(), range.length() - done);
             String key = blockKey(range.key(), range.blockSize(), range.firstBlock() + i);

@@ -421,6 +421,37 @@ class HttpMirrorTest {
         }
     }
 
+    /**
+     * A mirror that drips its answer, never silent for a timeout, fails once it is slower than
+     * the slowest rate waited for, long before the ceiling: the reader then still has the time
+     * to get the range from the next mirror or the store.
+     */
+    @Test
+    void aMirrorSlowerThanTheSlowestRateFailsLongBeforeTheCeiling() throws Exception {
+        CountDownLatch end = new CountDownLatch(1);
+        int length = 256 * BLOCK; // 256 KiB: 250 ms at 1 MiB/s, after 300 ms of grace
+        byte[] big = new byte[length];
+        try (RawServer dripping = new RawServer(out -> {
+            head(out, length, 0, length);
+            for (int i = 0; i < length && end.getCount() > 0; i++) {
+                out.write(big[i]);
+                out.flush();
+                Thread.sleep(20);
+            }
+        }); HttpMirror mirror = new HttpMirror(dripping.base(), Duration.ofMillis(800), Duration.ofSeconds(60),
+                Duration.ofMillis(300))) {
+            long start = System.nanoTime();
+            MirrorException e = assertThrows(MirrorException.class,
+                    () -> mirror.read(new MirrorRange(KEY, 0, length, BLOCK), new byte[length], 0));
+            long took = System.nanoTime() - start;
+            assertEquals(MirrorException.Kind.TIMEOUT, e.kind(), e.toString());
+            assertTrue(e.getMessage().contains("slower than 1 MiB/s"), e.getMessage());
+            assertTrue(took < Duration.ofSeconds(5).toNanos(), "failed after " + took / 1_000_000 + " ms");
+        } finally {
+            end.countDown();
+        }
+    }
+
     @Test
     void anAbandonedBodyWritesNothingMore() {
         AnswerBody body = new AnswerBody(System::nanoTime);
