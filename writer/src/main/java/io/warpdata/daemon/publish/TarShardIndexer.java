@@ -84,7 +84,7 @@ public final class TarShardIndexer {
                         if (e.isDirectory()) {
                             continue;
                         }
-                        String name = e.getName();
+                        String name = memberName(e.getName());
                         checkEntry(artifact, tar, e, name);
                         Path other = seen.putIfAbsent(name, tar);
                         if (other != null) {
@@ -256,6 +256,19 @@ public final class TarShardIndexer {
     private static InvalidInputException truncated(String artifact, Path tar, String why) {
         return new InvalidInputException("Artifact '" + artifact + "' tar " + tar + " is cut short or damaged: " + why,
                 "Copy or write the tar again in full (compare its size with the original's); nothing was published.");
+    }
+
+    /**
+     * The member's path: its name in the tar without leading {@code ./} ({@code tar -C dir -cf x.tar .},
+     * the usual way to tar a folder, names every member {@code ./class/0001.jpg}). Anything else
+     * is kept as it is and checked by {@link #checkEntry}.
+     */
+    static String memberName(String tarName) {
+        String n = tarName;
+        while (n.startsWith("./")) {
+            n = n.substring(2);
+        }
+        return n;
     }
 
     private static void checkEntry(String artifact, Path tar, TarArchiveEntry e, String name) {

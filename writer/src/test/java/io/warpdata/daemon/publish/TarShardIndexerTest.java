@@ -153,6 +153,26 @@ class TarShardIndexerTest {
         assertThat(p.members().length(p.members().find("s/002.jpg"))).isEqualTo(700);
     }
 
+    /** GNU tar's usual way to tar a folder, {@code tar -C dir -cf x.tar .}, names members {@code ./class/0001.jpg}. */
+    @Test
+    void aFolderTarredByGnuTarWithItsDotPrefixIsIndexedWithoutIt() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("imgs/dog"));
+        Files.writeString(dir.resolve("0.png"), "woof");
+        Files.writeString(Files.createDirectories(tmp.resolve("imgs/cat")).resolve("1.png"), "meow");
+        Path t = tmp.resolve("gnu.tar");
+        run("tar", "-C", tmp.resolve("imgs").toString(), "-cf", t.toString(), ".");
+        PackedArtifact p = index(t);
+        assertThat(p.memberCount()).isEqualTo(2);
+        MemberIndex idx = p.members();
+        assertThat(idx.find("./dog/0.png")).isEqualTo(-1);
+        int i = idx.find("dog/0.png");
+        assertThat(i).isNotNegative();
+        assertThat(idx.length(i)).isEqualTo(4);
+        assertThat(idx.find("cat/1.png")).isNotNegative();
+        assertThat(TarShardIndexer.memberName("././a/b")).isEqualTo("a/b");
+        assertThat(TarShardIndexer.memberName("a/./b")).as("only a leading ./ is dropped").isEqualTo("a/./b");
+    }
+
     @Test
     void smallFilesThatAreNotTarsAreRefusedNamingTheFileAndTheWayToPublishContent() throws Exception {
         Path text = Files.writeString(tmp.resolve("note.txt"), "hi");
