@@ -42,6 +42,8 @@ import java.util.regex.Pattern;
  * before the read fails: one dropped connection does not take a mirror down for a backoff.
  */
 public final class HttpMirror implements Mirror {
+    /** How often an answer's pace is looked at once its grace is over. */
+    private static final long PACE_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     private static final Pattern CONTENT_RANGE = Pattern.compile("bytes (\\d+)-(\\d+)/(\\d+|\\*)");
 
     private final URI base;
@@ -266,7 +268,6 @@ public final class HttpMirror implements Mirror {
      */
     private HttpResponse<Void> exchange(String key, String httpRange, long bytes, AnswerBody body,
                                         Consumer<HttpResponse.ResponseInfo> onHeaders) throws MirrorException {
-        long allowedNanos = Mirror.answerNanos(bytes, graceNanos, ceilingNanos);
         HttpRequest request = HttpRequest.newBuilder(URI.create(name + "/" + key))
                 .GET()
                 .header("User-Agent", "warpd")
@@ -281,16 +282,21 @@ public final class HttpMirror implements Mirror {
         try {
             while (true) {
                 long now = System.nanoTime();
+                long elapsed = now - start;
                 long silentFor = now - body.lastHeardNanos();
-                long wait = Math.min(timeoutNanos - silentFor, allowedNanos - (now - start));
-                if (wait <= 0) {
+                // Past the grace, the answer must keep up with the slowest rate waited for: a mirror
+                // that drips is given up as soon as it falls behind, not at the end of the answer.
+                long behind = Mirror.behindSlowest(body.written(), elapsed, graceNanos);
+                long wait = Math.min(Math.min(timeoutNanos - silentFor, ceilingNanos - elapsed),
+                        elapsed < graceNanos ? graceNanos - elapsed : PACE_CHECK_NANOS);
+                if (timeoutNanos - silentFor <= 0 || ceilingNanos - elapsed <= 0 || behind > 0) {
                     boolean silent = timeoutNanos - silentFor <= 0;
                     throw new MirrorException(MirrorException.Kind.TIMEOUT, name + (silent
                             ? " sent nothing for " + timeout.toMillis() + " ms while answering " + key
-                            : allowedNanos >= ceilingNanos
+                            : behind <= 0
                             ? " was still answering " + key + " after " + ceiling.toSeconds() + " s (the ceiling of one answer)"
                             : " sent " + body.written() + " of " + bytes + " bytes of " + key + " in "
-                              + String.format("%.1f", (now - start) / 1e9) + " s, slower than "
+                              + String.format("%.1f", elapsed / 1e9) + " s, slower than "
                               + (SLOWEST_BYTES_PER_SECOND >> 20) + " MiB/s (the slowest answer waited for)"));
                 }
                 try {

@@ -24,7 +24,8 @@ public interface Mirror extends AutoCloseable {
      * that is slower than the store it stands in for (S3 gives one connection 25-90 MB/s), and a
      * read must not wait the ceiling for it: the ceiling is as long as a read may wait at all, so
      * the store would get no time left to answer (a mirror dripping a byte a second failed reads
-     * with EIO). With {@link #ANSWER_GRACE}: a 1 MiB block may take 6 s, a 32 MiB run 37 s.
+     * with EIO). Past {@link #ANSWER_GRACE} an answer must keep up with it: a 1 MiB block may
+     * take 6 s, a 32 MiB run 37 s, and one that drips is given up 5 s after it was asked for.
      */
     long SLOWEST_BYTES_PER_SECOND = 1L << 20;
 
@@ -34,6 +35,17 @@ public interface Mirror extends AutoCloseable {
      * is 5 s), a connection being made.
      */
     Duration ANSWER_GRACE = Duration.ofSeconds(5);
+
+    /**
+     * How many bytes an answer that has sent {@code written} bytes in {@code elapsedNanos} is
+     * behind the slowest rate waited for, counted from the end of its grace ({@code <= 0}: it
+     * keeps up). An answer of {@code n} bytes therefore takes at most the grace plus {@code n}
+     * bytes at {@link #SLOWEST_BYTES_PER_SECOND}.
+     */
+    static long behindSlowest(long written, long elapsedNanos, long graceNanos) {
+        long due = (long) ((elapsedNanos - graceNanos) * (SLOWEST_BYTES_PER_SECOND / 1e9));
+        return due - written;
+    }
 
     /**
      * How long an answer of {@code bytes} may take in all: {@code grace} plus its bytes at

@@ -34,7 +34,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  *   <li>the mirror's cache files corrupted on disk: node 3 reads every file byte-identical to its
  *       source, the verification failures counted in {@code cache stats} and {@code status};
  *   <li>the mirror stopped (node 4) or hanging (node 5, a socket that never answers): every read
- *       succeeds from the store, the failure counted.
+ *       succeeds from the store, the failure counted;
+ *   <li>a mirror that answers at once and then drips its bodies (node 6, a byte every 100 ms, never
+ *       silent for a timeout): every read succeeds from the store within seconds, not at the
+ *       60 s ceiling of one answer, which left the store no time and failed reads with EIO.
  * </ol>
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -155,6 +158,74 @@ class FleetMirrorIT {
                     s.close();
                 }
             }
+        }
+    }
+
+    @Test
+    @Order(5)
+    void aMirrorThatDripsLeavesEveryReadToTheStoreInTime() throws Exception {
+        List<Socket> held = new CopyOnWriteArrayList<>();
+        try (ServerSocket dripping = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            Thread acceptor = Thread.ofVirtual().start(() -> {
+                while (!dripping.isClosed()) {
+                    try {
+                        Socket s = dripping.accept();
+                        held.add(s);
+                        Thread.ofVirtual().start(() -> drip(s));
+                    } catch (IOException closed) {
+                        return;
+                    }
+                }
+            });
+            String drippingMirror = "http://127.0.0.1:" + dripping.getLocalPort() + "/warp";
+            try (FleetWorld.Node node6 = world.node("node6", "--mirror", drippingMirror, "--mirror-timeout", "1s")) {
+                long start = System.nanoTime();
+                assertThat(node6.readAll()).isEqualTo(world.expected());
+                long seconds = (System.nanoTime() - start) / 1_000_000_000L;
+                // Each answer is given up 5 s after it was asked (the grace), then the store serves it.
+                assertThat(seconds).as("seconds to read through a dripping mirror").isLessThan(45);
+                JsonNode m = node6.mirrorStats();
+                assertThat(m.path("timeouts").asLong()).isPositive();
+                assertThat(m.path("served_bytes").asLong()).isZero();
+                assertThat(node6.warnings(drippingMirror)).isPositive();
+            } finally {
+                dripping.close();
+                acceptor.join();
+                for (Socket s : held) {
+                    s.close();
+                }
+            }
+        }
+    }
+
+    /**
+     * Answers every request on the connection at once with a 206 of the asked range, then sends
+     * its body a byte every 100 ms (zeros: it never finishes anyway) until the reader gives up.
+     */
+    private static void drip(Socket s) {
+        try (s) {
+            var in = new java.io.BufferedReader(new java.io.InputStreamReader(s.getInputStream(),
+                    java.nio.charset.StandardCharsets.US_ASCII));
+            long first = 0;
+            long last = 0;
+            for (String line; (line = in.readLine()) != null && !line.isEmpty(); ) {
+                var m = java.util.regex.Pattern.compile("(?i)range: bytes=(\\d+)-(\\d+)").matcher(line);
+                if (m.matches()) {
+                    first = Long.parseLong(m.group(1));
+                    last = Long.parseLong(m.group(2));
+                }
+            }
+            var out = s.getOutputStream();
+            out.write(("HTTP/1.1 206 Partial Content\r\nContent-Length: " + (last - first + 1) + "\r\nContent-Range: bytes "
+                    + first + "-" + last + "/*\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            out.flush();
+            for (long i = first; i <= last; i++) {
+                out.write(0);
+                out.flush();
+                Thread.sleep(100);
+            }
+        } catch (IOException | InterruptedException gone) {
+            // The reader gave up on this answer (or the test ended): the point of the exercise.
         }
     }
 }
