@@ -159,10 +159,16 @@ public final class ParquetHead {
         return ranges;
     }
 
-    /** A published Parquet shard that does not read as Parquet. */
+    /**
+     * A published Parquet shard that does not read as Parquet. Its bytes were checked against the
+     * SHA-256 recorded at publish (the store cannot have changed them unnoticed), so the file was
+     * already damaged when it was published: publish checks a file's footer, not every page.
+     */
     public static final class CorruptShardException extends WarpException {
         public CorruptShardException(String message) {
-            super(message, "Re-publish the table from its source files; check the store for damaged objects.");
+            super(message, "These are the bytes that were published (checked against their SHA-256), so the source file"
+                    + " was already damaged: check it (duckdb -c \"SELECT count(*) FROM read_parquet('FILE')\") and"
+                    + " publish a good copy.");
         }
 
         @Override

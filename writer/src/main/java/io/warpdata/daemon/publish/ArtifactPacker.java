@@ -92,6 +92,22 @@ public final class ArtifactPacker {
         return out;
     }
 
+    /**
+     * Refuses a name whose bytes are not valid UTF-8 (a Latin-1 {@code é} from an old archive):
+     * Java shows such bytes as U+FFFD (or {@code ?}), and the member would silently be named by
+     * that replacement rather than by the file's name. A name that survives the round trip (it
+     * names the same file again) is what it says, U+FFFD included.
+     */
+    private static void requireDecodableName(String artifact, Path dir, Path child, String name) {
+        if ((name.indexOf('\uFFFD') >= 0 || name.indexOf('?') >= 0)
+                && !Files.exists(dir.resolve(name), LinkOption.NOFOLLOW_LINKS)) {
+            throw new InvalidInputException("Artifact '" + artifact + "' entry " + child + " has a name that is not"
+                    + " valid UTF-8 (shown here with its undecodable bytes replaced): member paths are UTF-8",
+                    "Rename it to UTF-8 (e.g. convmv -f latin1 -t utf8 --notest -r " + dir
+                            + ") and publish again; nothing was published.");
+        }
+    }
+
     private void walk(String artifact, Path realRoot, Path dir, String prefix, List<SourceFile> out) {
         List<Path> children = new ArrayList<>();
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
@@ -100,7 +116,9 @@ public final class ArtifactPacker {
             throw unreadable(artifact, dir, e);
         }
         for (Path child : children) {
-            String member = prefix + child.getFileName().toString();
+            String name = child.getFileName().toString();
+            requireDecodableName(artifact, dir, child, name);
+            String member = prefix + name;
             try {
                 Names.requireMemberPath("member", member);
             } catch (ManifestValidationException e) {

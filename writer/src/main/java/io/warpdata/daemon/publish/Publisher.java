@@ -259,8 +259,8 @@ public final class Publisher {
                 schema = info.schema();
                 schemaFrom = file;
             } else if (!schema.equals(info.schema())) {
-                throw new InvalidInputException("Table '" + table + "' file " + file + " has schema " + info.schema()
-                        + " but " + schemaFrom + " has " + schema,
+                throw new InvalidInputException("Table '" + table + "' file " + file + " has schema (" + schemaText(info.schema())
+                        + ") but " + schemaFrom + " has (" + schemaText(schema) + ")",
                         "All files of one table must share one schema; publish them as separate tables.");
             }
             names.add(name);
@@ -438,5 +438,10 @@ public final class Publisher {
             main.addAll(a.stagedIndex().blobs());
         });
         return main;
+    }
+
+    /** A schema as a reader writes one: {@code id BIGINT, path VARCHAR}. */
+    private static String schemaText(List<io.warpdata.manifest.Column> columns) {
+        return String.join(", ", columns.stream().map(c -> c.name() + " " + c.type()).toList());
     }
 }

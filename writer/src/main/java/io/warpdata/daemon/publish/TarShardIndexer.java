@@ -115,7 +115,17 @@ public final class TarShardIndexer {
                     throw unreadable(artifact, tar, e);
                 }
             }
-            MemberIndex built = index.build();
+            MemberIndex built;
+            try {
+                built = index.build();
+            } catch (ManifestValidationException e) {
+                // The one thing left to find once every name and duplicate was checked: a member
+                // that is also a folder of others ('a' and 'a/b'), perhaps in two different tars.
+                throw new InvalidInputException("Artifact '" + artifact + "' (" + (tars.size() == 1 ? "tar " + tars.get(0)
+                        : tars.size() + " tar files, " + tars.get(0).getParent()) + "): " + e.getMessage(),
+                        "A path cannot be both a file and the folder of other files: rename one of the two members"
+                                + " (rebuild the tar) and publish again.", e);
+            }
             index = null; // its arrays go before the parts are written
             return new PackedArtifact(ArtifactKind.WEBDATASET_SHARDS, shards, built,
                     StagedIndex.of(built, StagedIndex.PART_MEMBERS, partsDir), members, memberBytes);

@@ -165,6 +165,26 @@ class ArtifactPackerTest {
         assertThat(tmp.resolve("s")).doesNotExist();
     }
 
+    /** A Latin-1 name (bytes that are not UTF-8), written by Python with a bytes path. */
+    @Test
+    void aNameThatIsNotUtf8IsRefusedNotRenamed() throws Exception {
+        Path src = Files.createDirectories(tmp.resolve("src"));
+        Files.writeString(src.resolve("ok.txt"), "fine");
+        Process p = new ProcessBuilder("/usr/bin/python3", "-c",
+                "import os,sys; open(os.path.join(os.fsencode(sys.argv[1]), b'latin1-\\xe9'), 'w').write('x')",
+                src.toString()).redirectErrorStream(true).start();
+        assertThat(p.waitFor()).as(new String(p.getInputStream().readAllBytes())).isZero();
+        assertThatThrownBy(() -> pack(src, "s", 1 << 20))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("latin1-")
+                .hasMessageContaining("not valid UTF-8");
+        assertThat(tmp.resolve("s")).doesNotExist();
+        // A name that really holds U+FFFD, or a '?', is what it says and publishes.
+        Path fine = Files.createDirectories(tmp.resolve("fine"));
+        Files.writeString(fine.resolve("odd-\uFFFD?.txt"), "x");
+        assertThat(pack(fine, "f", 1 << 20).memberCount()).isEqualTo(1);
+    }
+
     @Test
     void fifoIsRefusedNamingIt() throws Exception {
         Path src = tmp.resolve("src");

@@ -153,6 +153,25 @@ class TarShardIndexerTest {
         assertThat(p.members().length(p.members().find("s/002.jpg"))).isEqualTo(700);
     }
 
+    /** Python's tarfile writes what no file system holds: a member 'a' and a member 'a/b'. */
+    @Test
+    void aMemberThatIsAlsoAFolderIsRefusedNamingTheTar() throws Exception {
+        Path t = tmp.resolve("filedir.tar");
+        run("/usr/bin/python3", "-c", """
+                import io, sys, tarfile
+                with tarfile.open(sys.argv[1], 'w') as t:
+                    for name in ('a', 'a/b'):
+                        info = tarfile.TarInfo(name)
+                        info.size = 1
+                        t.addfile(info, io.BytesIO(b'x'))
+                """, t.toString());
+        assertThatThrownBy(() -> index(t))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("Artifact 'shards'")
+                .hasMessageContaining(t.toString())
+                .hasMessageContaining("'a/b'");
+    }
+
     /** GNU tar's usual way to tar a folder, {@code tar -C dir -cf x.tar .}, names members {@code ./class/0001.jpg}. */
     @Test
     void aFolderTarredByGnuTarWithItsDotPrefixIsIndexedWithoutIt() throws Exception {
