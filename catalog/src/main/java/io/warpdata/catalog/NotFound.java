@@ -71,12 +71,12 @@ final class NotFound {
                         + " 'warpctl list-remote " + id + "' lists its versions, tags and branches.");
     }
 
-    /** "No tag or branch X", listing the dataset's tags and branches (or what else exists). */
+    /** "Tag or branch X ... is not published in STORE", listing the dataset's tags and branches (or what else exists). */
     DatasetNotFoundException ref(DatasetId id, String name) {
         if (catalog.versions(id).isEmpty()) {
             return version(id, id + "@" + name);
         }
-        return new DatasetNotFoundException("No tag or branch '" + name + "' of " + id + prefixHint(name),
+        return new DatasetNotFoundException("Tag or branch '" + name + "' of " + id + prefixHint(name),
                 catalog.store().describe(), refs(id));
     }
 

@@ -64,8 +64,10 @@ final class HeadCommand implements Callable<Integer> {
                     text.add(row.text().stream().map(v -> v == null ? "NULL" : v).toList());
                 }
                 root.context.out().print(text.render(true));
-                root.context.err().println("table " + name + ": read " + ByteSize.format(result.bytesRead()) + " of "
-                        + ByteSize.format(result.shardBytes()) + " in " + result.shardsRead() + " shard(s), fetched "
+                // DuckDB reads a small file's footer more than once: then it read more than the file holds.
+                root.context.err().println("table " + name + ": read " + ByteSize.format(result.bytesRead())
+                        + (result.bytesRead() > result.shardBytes() ? " (parts more than once)" : "") + " of the "
+                        + ByteSize.format(result.shardBytes()) + " of " + result.shardsRead() + " shard(s), fetched "
                         + ByteSize.format(result.bytesFetched()) + " from the store (" + result.bytesRead() + " / "
                         + result.bytesFetched() + " / " + result.shardBytes() + " bytes)");
             }

@@ -103,7 +103,25 @@ public final class WarpdCommand implements Callable<Integer> {
 
     /** warpd's command line: what runs the daemon, and what its completion and man page are generated from. */
     public static CommandLine commandLine() {
-        return new CommandLine(new WarpdCommand());
+        CommandLine cl = new CommandLine(new WarpdCommand());
+        cl.setParameterExceptionHandler(WarpdCommand::usageError);
+        return cl;
+    }
+
+    /**
+     * A command line that does not parse (a misspelt option, a size or duration of the wrong
+     * form): two lines as warpd's other errors, then exit 2, instead of picocli's whole usage
+     * after the one line that matters.
+     */
+    private static int usageError(CommandLine.ParameterException ex, String[] args) {
+        java.io.StringWriter suggestions = new java.io.StringWriter();
+        CommandLine.UnmatchedArgumentException.printSuggestions(ex, new java.io.PrintWriter(suggestions, true));
+        String hint = suggestions.toString().strip().replaceAll("\\s+", " ");
+        java.io.PrintWriter err = ex.getCommandLine().getErr();
+        err.println("warpd: " + ex.getMessage());
+        err.println("  " + (hint.isEmpty() ? "" : hint + " ") + "See 'warpd --help' for the options.");
+        err.flush();
+        return 2;
     }
 
     @Override

@@ -1,0 +1,42 @@
+package io.warpdata.daemon.warpd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+/** A warpd command line that does not parse: two lines, as warpd's other errors, and exit 2. */
+class WarpdUsageErrorTest {
+
+    private record Run(int code, String err) {
+    }
+
+    private static Run run(String... args) {
+        PrintStream saved = System.err;
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        try {
+            return new Run(WarpdCommand.run(args), err.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setErr(saved);
+        }
+    }
+
+    @Test
+    void aMisspeltOptionSaysSoAndSuggestsTheRightOne() {
+        Run r = run("--mountt", "/tmp/x");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).startsWith("warpd: Unknown option").contains("--mount").contains("See 'warpd --help'");
+        assertThat(r.err().lines().count()).isEqualTo(2);
+    }
+
+    @Test
+    void aBadSizeIsOneErrorNotTheWholeUsage() {
+        Run r = run("--mount", "/tmp/x", "--cache-size", "1XB");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).startsWith("warpd: ").contains("1XB").doesNotContain("Usage:");
+        assertThat(r.err().lines().count()).isEqualTo(2);
+    }
+}
