@@ -119,7 +119,7 @@ public final class WarpdCommand implements Callable<Integer> {
         String hint = suggestions.toString().strip().replaceAll("\\s+", " ");
         java.io.PrintWriter err = ex.getCommandLine().getErr();
         err.println("warpd: " + ex.getMessage());
-        err.println("  " + (hint.isEmpty() ? "" : hint + " ") + "See 'warpd --help' for the options.");
+        err.println("  " + (hint.isEmpty() ? "" : hint + (hint.endsWith(".") ? " " : ". ")) + "See 'warpd --help' for the options.");
         err.flush();
         return 2;
     }
