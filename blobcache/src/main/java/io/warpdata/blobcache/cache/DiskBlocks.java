@@ -83,6 +83,11 @@ final class DiskBlocks implements BlockStorage {
     private final DiskWrites writes;
     private final Object gcLock = new Object();
     private final PageCacheHints hints = PageCacheHints.shared();
+    /** Blocks whose files wait to be read ahead ({@link #willNeed}); made, with its thread, at the first hint. */
+    private volatile java.util.concurrent.BlockingQueue<BlockKey> hintQueue;
+    private Thread hintThread;
+    /** Hints waiting at most: a 256 MiB read-ahead of 1 MiB blocks. */
+    private static final int HINT_QUEUE = 256;
     private volatile boolean closed;
 
     /**
@@ -204,15 +209,51 @@ final class DiskBlocks implements BlockStorage {
         }
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: queued for {@link PageCacheHints} on a thread of its own, so that the reader's
+     * thread spends a queue offer, not the advice (which allocates the pages and submits their
+     * reads, and waits when the disk's queue is full). A full queue drops the hint.
+     */
     @Override
     public boolean willNeed(BlockKey key) {
         DiskEntry e = index.getIfPresent(key);
-        if (e == null || e.evicted || e.hinted || !hints.willNeed(dir.path(key))) {
+        if (e == null || e.evicted || e.hinted || closed || !hintQueue().offer(key)) {
             return false;
         }
         e.hinted = true;
         metrics.diskReadAheadBlocks.increment();
         return true;
+    }
+
+    private java.util.concurrent.BlockingQueue<BlockKey> hintQueue() {
+        java.util.concurrent.BlockingQueue<BlockKey> q = hintQueue;
+        if (q == null) {
+            synchronized (this) {
+                if (hintQueue == null) {
+                    java.util.concurrent.BlockingQueue<BlockKey> fresh = new java.util.concurrent.ArrayBlockingQueue<>(HINT_QUEUE);
+                    hintThread = Thread.ofPlatform().daemon().name("warp-page-hints").start(() -> hintLoop(fresh));
+                    hintQueue = fresh;
+                }
+                q = hintQueue;
+            }
+        }
+        return q;
+    }
+
+    private void hintLoop(java.util.concurrent.BlockingQueue<BlockKey> q) {
+        try {
+            while (!closed) {
+                BlockKey key = q.take();
+                DiskEntry e = index.getIfPresent(key);
+                if (e != null && !e.evicted) {
+                    hints.willNeed(dir.path(key));
+                }
+            }
+        } catch (InterruptedException stop) {
+            // closed
+        }
     }
 
     /**
@@ -436,6 +477,11 @@ final class DiskBlocks implements BlockStorage {
     @Override
     public void close() {
         closed = true;
+        synchronized (this) {
+            if (hintThread != null) {
+                hintThread.interrupt();
+            }
+        }
         channels.invalidateAll();
         channels.cleanUp();
         dir.close();
