@@ -14,6 +14,8 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Queue;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
@@ -84,7 +86,7 @@ final class DiskBlocks implements BlockStorage {
     private final Object gcLock = new Object();
     private final PageCacheHints hints = PageCacheHints.shared();
     /** Blocks whose files wait to be read ahead ({@link #willNeed}); made, with its thread, at the first hint. */
-    private volatile java.util.concurrent.BlockingQueue<BlockKey> hintQueue;
+    private volatile BlockingQueue<BlockKey> hintQueue;
     private Thread hintThread;
     /** Hints waiting at most: a 256 MiB read-ahead of 1 MiB blocks. */
     private static final int HINT_QUEUE = 256;
@@ -227,12 +229,12 @@ final class DiskBlocks implements BlockStorage {
         return true;
     }
 
-    private java.util.concurrent.BlockingQueue<BlockKey> hintQueue() {
-        java.util.concurrent.BlockingQueue<BlockKey> q = hintQueue;
+    private BlockingQueue<BlockKey> hintQueue() {
+        BlockingQueue<BlockKey> q = hintQueue;
         if (q == null) {
             synchronized (this) {
                 if (hintQueue == null) {
-                    java.util.concurrent.BlockingQueue<BlockKey> fresh = new java.util.concurrent.ArrayBlockingQueue<>(HINT_QUEUE);
+                    BlockingQueue<BlockKey> fresh = new ArrayBlockingQueue<>(HINT_QUEUE);
                     hintThread = Thread.ofPlatform().daemon().name("warp-page-hints").start(() -> hintLoop(fresh));
                     hintQueue = fresh;
                 }
@@ -242,13 +244,18 @@ final class DiskBlocks implements BlockStorage {
         return q;
     }
 
-    private void hintLoop(java.util.concurrent.BlockingQueue<BlockKey> q) {
+    private void hintLoop(BlockingQueue<BlockKey> q) {
         try {
             while (!closed) {
                 BlockKey key = q.take();
                 DiskEntry e = index.getIfPresent(key);
-                if (e != null && !e.evicted) {
-                    hints.willNeed(dir.path(key));
+                try {
+                    if (e != null && !e.evicted) {
+                        hints.willNeed(dir.path(key));
+                    }
+                } catch (RuntimeException adviceFailed) {
+                    // A hint is only a hint: the block's read reads it, as without one.
+                    LOG.debug("page-cache hint for {} failed: {}", key, adviceFailed.toString());
                 }
             }
         } catch (InterruptedException stop) {
