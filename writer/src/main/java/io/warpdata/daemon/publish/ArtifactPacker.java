@@ -108,6 +108,21 @@ public final class ArtifactPacker {
         }
     }
 
+    /**
+     * Every {@code .safetensors} file must be whole: the mount shows each one's tensors as
+     * {@code F.tensors/KEY.npy}, made from its header, and trusts what publish checked. A file
+     * cut short (a copy that stopped) or whose header lies is refused here, naming it, as it is
+     * in a safetensors dataset; before, only a folder with a {@code dataset_manifest.json} was
+     * checked, and the mount failed later saying the store held something else.
+     */
+    private static void checkSafetensors(List<SourceFile> files) {
+        for (SourceFile f : files) {
+            if (f.member().endsWith(SafetensorsDataset.SUFFIX) && Files.isRegularFile(f.file(), LinkOption.NOFOLLOW_LINKS)) {
+                SafetensorsDataset.header(f.file(), f.file().toString(), f.size());
+            }
+        }
+    }
+
     private void walk(String artifact, Path realRoot, Path dir, String prefix, List<SourceFile> out) {
         List<Path> children = new ArrayList<>();
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
@@ -207,6 +222,7 @@ public final class ArtifactPacker {
      */
     public PackedArtifact pack(String artifact, Path root, PublishProgress progress) {
         List<SourceFile> files = scan(artifact, root);
+        checkSafetensors(files);
         long total = files.stream().mapToLong(SourceFile::size).sum();
         progress.start("pack " + artifact, total);
         try {

@@ -165,6 +165,32 @@ class ArtifactPackerTest {
         assertThat(tmp.resolve("s")).doesNotExist();
     }
 
+    /**
+     * A folder without a dataset_manifest.json: its .safetensors files are checked too. Written by
+     * Python from the format's description (8-byte length, JSON header, data), then cut by head -c.
+     */
+    @Test
+    void aSafetensorsFileCutShortInAPlainFolderIsRefusedNamingIt() throws Exception {
+        Path src = Files.createDirectories(tmp.resolve("src"));
+        Process p = new ProcessBuilder("/usr/bin/python3", "-c", """
+                import json, struct, sys
+                header = json.dumps({"w": {"dtype": "F32", "shape": [256], "data_offsets": [0, 1024]}}).encode()
+                with open(sys.argv[1] + "/whole.safetensors", "wb") as f:
+                    f.write(struct.pack("<Q", len(header)) + header + bytes(1024))
+                with open(sys.argv[1] + "/whole.safetensors", "rb") as f:
+                    data = f.read()
+                with open(sys.argv[1] + "/cut.safetensors", "wb") as f:
+                    f.write(data[:-100])
+                """, src.toString()).redirectErrorStream(true).start();
+        assertThat(p.waitFor()).as(new String(p.getInputStream().readAllBytes())).isZero();
+        assertThatThrownBy(() -> pack(src, "s", 1 << 20))
+                .isInstanceOf(io.warpdata.manifest.formats.SafetensorsException.class)
+                .hasMessageContaining("cut.safetensors");
+        assertThat(tmp.resolve("s")).doesNotExist();
+        Files.delete(src.resolve("cut.safetensors"));
+        assertThat(pack(src, "s2", 1 << 20).memberCount()).isEqualTo(1);
+    }
+
     /** A Latin-1 name (bytes that are not UTF-8), written by Python with a bytes path. */
     @Test
     void aNameThatIsNotUtf8IsRefusedNotRenamed() throws Exception {
