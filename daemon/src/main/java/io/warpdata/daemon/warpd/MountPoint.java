@@ -61,6 +61,8 @@ public final class MountPoint {
         try {
             if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
                 Files.createDirectories(dir);
+                // Said once: a misspelt --mount otherwise leaves a tree of new directories unnoticed.
+                LOG.info("created the mount point {} (it did not exist)", dir);
             }
         } catch (IOException e) {
             throw new ConfigException("cannot create mount point " + dir + ": " + e.getMessage(),
