@@ -72,3 +72,20 @@ def test_publish_idempotent(warp, tmp_path):
     assert second["blobs_uploaded"] == 0 and second["bytes_uploaded"] == 0
     again = wd.dataset("pytest/again")
     assert again.version == first["version"] and again.tables == ["main", "extra"] or set(again.tables) == {"main", "extra"}
+
+
+def test_decimal_values_keep_their_digits(warp, tmp_path):
+    """A DECIMAL(38,10) read as a float lost its digits (1.2345678901234567e+19): it comes as
+    decimal.Decimal, exactly as DuckDB wrote it; DOUBLE columns beside it stay floats."""
+    from decimal import Decimal
+    out = tmp_path / "dec.parquet"
+    warp.sql("COPY (SELECT 1 AS id, 12345678901234567890.1234567891::DECIMAL(38,10) AS amount,"
+             " 0.1::DECIMAL(38,20) AS tenth, 0.5::DOUBLE AS score, [0.25::DOUBLE] AS scores)"
+             " TO '%s' (FORMAT PARQUET)" % out)
+    warp.warpctl("publish", "pytest/dec", "--table", "main=%s" % out, "--set-latest")
+    row = next(wd.dataset("pytest/dec").table("main").rows())
+    assert row["amount"] == Decimal("12345678901234567890.1234567891")
+    assert isinstance(row["tenth"], Decimal) and row["tenth"] == Decimal("0.1")
+    assert row["score"] == 0.5 and isinstance(row["score"], float)
+    assert row["scores"] == [0.25] and isinstance(row["scores"][0], float)
+    assert row["id"] == 1

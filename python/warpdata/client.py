@@ -49,8 +49,9 @@ class Client:
                 on_event(body)
         raise WarpError("warpd sent no result for %s" % op, "check warpd's log (journalctl -u warpd)")
 
-    def stream(self, op, args=None):
-        """Yields ("event", dict) for each event, then ("result", dict); raises WarpError on an error."""
+    def stream(self, op, args=None, parse_float=None):
+        """Yields ("event", dict) for each event, then ("result", dict); raises WarpError on an error.
+        ``parse_float``: as json.loads's (decimal.Decimal keeps a DECIMAL's digits)."""
         s = self._connect()
         try:
             f = s.makefile("rb", buffering=1 << 20)
@@ -64,7 +65,7 @@ class Client:
                 if not line:
                     raise DaemonUnavailableError("warpd closed the connection during %s" % op,
                                                  "check that warpd is still running (warpctl status) and its log")
-                msg = json.loads(line)
+                msg = json.loads(line) if parse_float is None else json.loads(line, parse_float=parse_float)
                 if "event" in msg:
                     yield "event", msg
                     continue

@@ -2,6 +2,7 @@
 
 import base64
 import os
+from decimal import Decimal
 import sys
 import time
 
@@ -206,13 +207,21 @@ class Table:
         if where:
             args["where"] = where
         self.last_result = None
-        for kind, msg in self.dataset._client.stream("table.batches", args):
+        # DECIMAL values keep their digits as decimal.Decimal (a float would round them); only a
+        # table that has such a column pays for parsing its floats that way.
+        types = self.schema()
+        exact = {c for c, t in types.items() if t.upper().startswith("DECIMAL")}
+        for kind, msg in self.dataset._client.stream("table.batches", args, parse_float=Decimal if exact else None):
             if kind == "result":
                 self.last_result = msg
                 return
             if msg.get("event") != "batch":
                 continue
             cols = msg["columns"]
+            if exact:
+                for name in cols:
+                    if name not in exact:
+                        cols[name] = [_floats(v) for v in cols[name]]
             for name in msg.get("base64", ()):
                 cols[name] = [None if v is None else base64.b64decode(v) for v in cols[name]]
             yield cols, msg["rows"]
@@ -229,8 +238,7 @@ class Table:
         for cols, _ in self._stream(batch_size, columns, shard, limit, where):
             if bound:
                 if root is None:
-                    ds = self.dataset
-                    root = lambda: ds.root  # noqa: E731 (the mount is asked for only when a ref is read)
+                    root = _LazyRoot(self.dataset)
                 for col, (artifact, cls) in bound.items():
                     values = cols.get(col)
                     if values is not None:
@@ -260,6 +268,48 @@ class Table:
 
     def __repr__(self):
         return "Table(%r of %r, %d rows)" % (self.name, self.dataset.name, self.num_rows)
+
+
+def _floats(v):
+    """``v`` with the Decimals a DECIMAL-aware parse made of its floats turned back into floats
+    (DOUBLE and FLOAT columns, and the doubles inside lists and structs)."""
+    if isinstance(v, Decimal):
+        return float(v)
+    if isinstance(v, list):
+        return [_floats(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _floats(x) for k, x in v.items()}
+    return v
+
+
+class _LazyRoot:
+    """The version's folder in the mount, asked of warpd when a ref is first read (a table read
+    needs no mount until then). Picklable, as DataLoader workers send their batches' refs to the
+    main process: the copy sent carries the folder, resolved in the worker, or why it could not be."""
+    __slots__ = ("_ds", "_root", "_error")
+
+    def __init__(self, ds):
+        self._ds = ds
+        self._root = None
+        self._error = None
+
+    def __call__(self):
+        if self._root is None:
+            if self._ds is None:
+                raise MountUnavailableError(self._error or "no mount was known where this ref was made",
+                                            "start warpd with --mount DIR to read artifact members")
+            self._root = self._ds.root
+        return self._root
+
+    def __getstate__(self):
+        try:
+            return (self(), None)
+        except MountUnavailableError as e:
+            return (None, str(e))
+
+    def __setstate__(self, state):
+        self._ds = None
+        self._root, self._error = state
 
 
 def publish(name, tables=None, artifacts=None, bindings=None, set_latest=True, shard_size=None, socket=None,

@@ -32,6 +32,7 @@ def iterable(table, batch_size=1024, shard="auto", columns=None, where=None, ten
 
 def to_torch(table, batch_size=1024, shard="auto", columns=None, where=None, num_workers=0, tensors=True,
              **loader_args):
+    batches = iterable(table, batch_size, shard, columns, where, tensors)  # says so first if torch is missing
     from torch.utils.data import DataLoader
-    return DataLoader(iterable(table, batch_size, shard, columns, where, tensors), batch_size=None,
+    return DataLoader(batches, batch_size=None,
                       num_workers=num_workers, **loader_args)

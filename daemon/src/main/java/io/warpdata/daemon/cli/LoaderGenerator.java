@@ -153,9 +153,12 @@ public final class LoaderGenerator {
 
             def train_stream(batch_size=1000, shard="auto"):
                 ds = get_dataset()
-                if TABLE is None:  # no table: batches of the artifact's member paths
+                if TABLE is None:  # no table: batches of the artifact's member paths, this rank's (and worker's) part
+                    rank, world, worker, workers = wd.resolve_shard(shard)
+                    parts, part = world * workers, rank * workers + worker
                     base = os.path.join(ds.root, ARTIFACT)
                     names = sorted(os.path.relpath(os.path.join(d, f), base) for d, _, fs in os.walk(base) for f in fs)
+                    names = names[len(names) * part // parts:len(names) * (part + 1) // parts]  # every member once
                     for i in range(0, len(names), batch_size):
                         yield {"path": [wd.FileRef(ds.root, ARTIFACT, n) for n in names[i:i + batch_size]]}
                     return
@@ -167,6 +170,10 @@ public final class LoaderGenerator {
             def make_loader(batch_size=32, num_workers=0, shuffle=False, seed=0, prefetch_order=True, **dataset_args):
                 \"""A torch DataLoader over this rank's rows (bound columns as mount paths) that tells warpd each
                 epoch's read order; loader.sampler.set_epoch(n) as with DistributedSampler.\"""
+                if TABLE is None:
+                    raise wd.BadRequestError("make_loader() reads a table's rows, and %s has only artifacts" % DATASET,
+                                             "use train_stream(), or torchvision's ImageFolder on %s"
+                                             % os.path.join(ROOT, ARTIFACT))
                 from warpdata.loader import make_loader as make
                 return make(get_dataset(), TABLE, batch_size=batch_size, num_workers=num_workers, shuffle=shuffle,
                             seed=seed, prefetch_order=prefetch_order, **dataset_args)
