@@ -52,3 +52,28 @@ def test_no_warpd_says_how_to_start_one(tmp_path, monkeypatch):
         wd.dataset("pytest/pets")
     assert str(tmp_path / "none.sock") in str(e.value)
     assert "start" in e.value.next_step and "warpd" in e.value.next_step
+
+
+def test_warp_mode_is_read_as_warpd_reads_it(warp, monkeypatch):
+    """$WARP_MODE is warpd's variable too: its `local` reads as auto here; anything else unknown
+    names the variable, not a mode= nobody passed."""
+    from conftest import DATASET
+    monkeypatch.setenv("WARP_MODE", "local")
+    assert wd.dataset(DATASET).mode == "auto"
+    monkeypatch.setenv("WARP_MODE", "turbo")
+    with pytest.raises(wd.BadRequestError, match=r"\$WARP_MODE='turbo'"):
+        wd.dataset(DATASET)
+    monkeypatch.setenv("WARP_MODE", "hybrid")
+    assert wd.dataset(DATASET).mode == "hybrid"
+
+
+def test_publish_arguments_of_the_wrong_shape_say_so(warp, tmp_path):
+    """tables= and artifacts= are dicts (a list gave AttributeError); one binding may be a string
+    (it was split into characters)."""
+    with pytest.raises(wd.BadRequestError, match="tables=.* is not a dict"):
+        wd.publish("pytest/shapes", tables=["a.parquet"])
+    with pytest.raises(wd.BadRequestError, match="artifacts=.* is not a dict"):
+        wd.publish("pytest/shapes", artifacts="images/")
+    with pytest.raises(wd.WarpError) as e:
+        wd.publish("pytest/shapes", tables={"main": [str(tmp_path / "nope.parquet")]}, bindings="main.path=images:image")
+    assert "Binding 'm'" not in str(e.value)

@@ -9,15 +9,24 @@ from .errors import DaemonUnavailableError, WarpError, from_warpd
 DEFAULT_TIMEOUT = 600.0
 
 
+SERVICE_SOCKET = "/run/warp/warpd.sock"
+
+
 def default_socket():
-    """warpd's socket as warpctl finds it: $WARP_SOCKET, else the default for this user."""
+    """warpd's socket as warpctl finds it: $WARP_SOCKET, else the default for this user; a user other
+    than root whose own default socket does not exist talks to the installed service's
+    (/run/warp/warpd.sock) when that one exists (being in the warp group is all it takes)."""
     if os.environ.get("WARP_SOCKET"):
         return os.environ["WARP_SOCKET"]
     if os.geteuid() == 0:
-        return "/run/warp/warpd.sock"
+        return SERVICE_SOCKET
     if os.environ.get("XDG_RUNTIME_DIR"):
-        return os.path.join(os.environ["XDG_RUNTIME_DIR"], "warp", "warpd.sock")
-    return "/tmp/warp-%d/warpd.sock" % os.geteuid()
+        own = os.path.join(os.environ["XDG_RUNTIME_DIR"], "warp", "warpd.sock")
+    else:
+        own = "/tmp/warp-%d/warpd.sock" % os.geteuid()
+    if not os.path.exists(own) and os.path.exists(SERVICE_SOCKET):
+        return SERVICE_SOCKET
+    return own
 
 
 class Client:

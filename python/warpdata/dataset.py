@@ -17,13 +17,21 @@ def dataset(name, mode=None, socket=None, mount=None):
     """The dataset ``ws/name`` (its latest version), ``ws/name@<hash prefix>``, ``ws/name@<tag>`` or
     ``ws/name@<branch>``, pinned to one version: every table, batch and ref of it reads that version.
 
-    mode: ``auto`` (default, or $WARP_MODE): remote-first, warpd caches what is read;
+    mode: ``auto`` (default, or $WARP_MODE; warpd's ``local`` reads as auto): remote-first, warpd caches what is read;
     ``remote``: the same (warpd holds what is cached, the process stores nothing);
     ``hybrid``: a table's shards are warmed into warpd's cache before its first batch.
     warpd is found through ``socket``, else $WARP_SOCKET, else the default socket; the mount (for
     refs) through ``mount``, else $WARP_MOUNT, else warpd's status.
     """
-    mode = mode or os.environ.get("WARP_MODE") or "auto"
+    if not mode and os.environ.get("WARP_MODE"):
+        mode = os.environ["WARP_MODE"]
+        if mode == "local":
+            # warpd's own mode (serve only what is cached); for this process it reads as auto does.
+            mode = "auto"
+        elif mode not in MODES:
+            raise BadRequestError("$WARP_MODE=%r is not a mode of this warpdata" % (mode,),
+                                  "set WARP_MODE to one of %s (or local, warpd's), or pass mode=" % ", ".join(MODES))
+    mode = mode or "auto"
     if mode not in MODES:
         raise BadRequestError("mode %r is not a mode of this warpdata" % (mode,),
                               "pass mode= one of %s (offline reading: warpd serves cached data when the"
@@ -318,10 +326,15 @@ def publish(name, tables=None, artifacts=None, bindings=None, set_latest=True, s
     artifacts {name: [folders or tars]}, bindings ["main.path=images:image"]. Idempotent: the same
     inputs give the same version and upload nothing again. Returns warpd's result (dataset, version,
     blobs_uploaded, bytes_uploaded, ...)."""
-    def paths(d):
+    def paths(d, what, example):
+        if d is not None and not isinstance(d, dict):
+            raise BadRequestError("%s=%r is not a dict" % (what, d), "pass %s={%s}" % (what, example))
         return {k: [os.path.abspath(p) for p in ([v] if isinstance(v, (str, os.PathLike)) else v)]
                 for k, v in (d or {}).items()}
-    args = {"dataset": name, "tables": paths(tables), "artifacts": paths(artifacts),
+    if isinstance(bindings, str):
+        bindings = [bindings]
+    args = {"dataset": name, "tables": paths(tables, "tables", '"main": ["data/part-0.parquet"]'),
+            "artifacts": paths(artifacts, "artifacts", '"images": ["images/"]'),
             "bindings": list(bindings or []), "set_latest": bool(set_latest)}
     if shard_size is not None:
         args["shard_size"] = shard_size

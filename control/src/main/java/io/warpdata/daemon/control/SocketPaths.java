@@ -31,6 +31,26 @@ public final class SocketPaths {
         return Path.of("/tmp", "warp-" + uid, "warpd.sock");
     }
 
+    /**
+     * The socket a client (warpctl, and the Python package alike) talks to: as
+     * {@link #defaultSocket}, except that a user other than root whose own default socket does not
+     * exist talks to the installed service's, {@link #ROOT_SOCKET}, when that one exists: being in
+     * the {@code warp} group is then all it takes (README, "Install"). {@code WARP_SOCKET} still wins.
+     */
+    public static Path clientSocket(Map<String, String> env, int uid) {
+        return clientSocket(env, uid, ROOT_SOCKET);
+    }
+
+    /** As {@link #clientSocket(Map, int)}, with the service's socket at {@code serviceSocket} (tests). */
+    static Path clientSocket(Map<String, String> env, int uid, Path serviceSocket) {
+        Path own = defaultSocket(env, uid);
+        String explicit = env.get("WARP_SOCKET");
+        if ((explicit != null && !explicit.isBlank()) || uid == 0 || java.nio.file.Files.exists(own)) {
+            return own;
+        }
+        return java.nio.file.Files.exists(serviceSocket) ? serviceSocket : own;
+    }
+
     /** The default for this process. */
     public static Path defaultSocket() {
         return defaultSocket(System.getenv(), ProcessIdentity.uid());

@@ -28,4 +28,21 @@ class SocketPathsTest {
     void warpSocketEnvironmentWins() {
         assertThat(SocketPaths.defaultSocket(Map.of("WARP_SOCKET", "/srv/w.sock"), 0)).isEqualTo(Path.of("/srv/w.sock"));
     }
+
+    /** A user in the warp group, with no warpd of their own, talks to the installed service. */
+    @Test
+    void aClientWithoutItsOwnSocketTalksToTheServiceWhenThereIsOne(@org.junit.jupiter.api.io.TempDir Path tmp)
+            throws java.io.IOException {
+        Path service = tmp.resolve("service.sock");
+        Map<String, String> env = Map.of("XDG_RUNTIME_DIR", tmp.resolve("run").toString());
+        Path own = tmp.resolve("run").resolve("warp").resolve("warpd.sock");
+        assertThat(SocketPaths.clientSocket(env, 1000, service)).as("no service either: its own, for the error").isEqualTo(own);
+        java.nio.file.Files.createFile(service);
+        assertThat(SocketPaths.clientSocket(env, 1000, service)).isEqualTo(service);
+        java.nio.file.Files.createDirectories(own.getParent());
+        java.nio.file.Files.createFile(own);
+        assertThat(SocketPaths.clientSocket(env, 1000, service)).as("its own warpd wins").isEqualTo(own);
+        assertThat(SocketPaths.clientSocket(Map.of("WARP_SOCKET", "/x/y.sock"), 1000, service)).isEqualTo(Path.of("/x/y.sock"));
+        assertThat(SocketPaths.defaultSocket(env, 1000)).as("a daemon's own default is unchanged").isEqualTo(own);
+    }
 }

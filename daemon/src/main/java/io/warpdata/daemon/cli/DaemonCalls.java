@@ -30,7 +30,7 @@ final class DaemonCalls {
     /** The control socket this run talks to. */
     static Path socket(CommandSpec spec) {
         WarpctlCommand root = root(spec);
-        return root.socket != null ? root.socket : SocketPaths.defaultSocket(root.context.env(), ProcessIdentity.uid());
+        return root.socket != null ? root.socket : SocketPaths.clientSocket(root.context.env(), ProcessIdentity.uid());
     }
 
     /** Connects to the daemon (typed DaemonUnavailable error if none answers). */
@@ -80,7 +80,7 @@ final class DaemonCalls {
      * @param what what was written, for the warning when warpd cannot be asked ("the tag")
      */
     static void refreshDaemon(WarpctlCommand root, String what) {
-        Path socket = root.socket != null ? root.socket : SocketPaths.defaultSocket(root.context.env(), ProcessIdentity.uid());
+        Path socket = root.socket != null ? root.socket : SocketPaths.clientSocket(root.context.env(), ProcessIdentity.uid());
         if (!ControlClient.reachable(socket)) {
             return;
         }

@@ -135,7 +135,7 @@ final class PublishCommand implements Callable<Integer> {
      * where this user may read them.
      */
     private Optional<PublishCall.Reply> publishThroughDaemon(CliContext ctx, DatasetId id, List<String> bindingSpecs, long shardBytes) {
-        Path sock = root.socket != null ? root.socket : SocketPaths.defaultSocket(ctx.env(), ProcessIdentity.uid());
+        Path sock = root.socket != null ? root.socket : SocketPaths.clientSocket(ctx.env(), ProcessIdentity.uid());
         if (!ControlClient.reachable(sock)) {
             return Optional.empty();
         }
