@@ -40,7 +40,7 @@ class InstallScriptIT {
         try (var dirs = Files.list(root.resolve("usr/local/lib"))) {
             Path site = dirs.filter(d -> d.getFileName().toString().startsWith("python3.")).findFirst().orElseThrow()
                     .resolve("dist-packages");
-            var p = new ProcessBuilder("python3", "-c", "import sys; sys.path.insert(0, sys.argv[1]); import warpdata;"
+            var p = new ProcessBuilder("/usr/bin/python3", "-c", "import sys; sys.path.insert(0, sys.argv[1]); import warpdata;"
                     + " print(warpdata.__file__)", site.toString()).redirectErrorStream(true).start();
             String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
             assertThat(p.waitFor()).as(out).isZero();
