@@ -85,7 +85,9 @@ public final class HttpMirror implements Mirror {
         }
         this.timeoutNanos = timeout.toNanos();
         this.ceilingNanos = ceiling.toNanos();
-        this.graceNanos = grace.toNanos();
+        // Never less than the silence allowed: a --mirror-timeout raised for long cache-lock waits
+        // (docs/fleet.md) must not be undercut by the pace, which counts from the request.
+        this.graceNanos = Math.max(grace.toNanos(), timeout.toNanos());
         this.client = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .followRedirects(HttpClient.Redirect.NEVER)

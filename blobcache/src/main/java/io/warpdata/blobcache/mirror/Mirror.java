@@ -20,7 +20,7 @@ public interface Mirror extends AutoCloseable {
     Duration ANSWER_CEILING = Duration.ofSeconds(60);
 
     /**
-     * The slowest answer worth waiting for, over the whole answer: 1 MiB/s. A mirror slower than
+     * The slowest answer worth waiting for, counted from the end of its grace: 1 MiB/s. A mirror slower than
      * that is slower than the store it stands in for (S3 gives one connection 25-90 MB/s), and a
      * read must not wait the ceiling for it: the ceiling is as long as a read may wait at all, so
      * the store would get no time left to answer (a mirror dripping a byte a second failed reads
@@ -32,7 +32,7 @@ public interface Mirror extends AutoCloseable {
     /**
      * What an answer may take beyond its bytes at {@link #SLOWEST_BYTES_PER_SECOND}: a cache
      * waiting for another node's fetch of the same slice (nginx's {@code proxy_cache_lock_timeout}
-     * is 5 s), a connection being made.
+     * is 5 s), a connection being made. Never less than the mirror's timeout of silence.
      */
     Duration ANSWER_GRACE = Duration.ofSeconds(5);
 
