@@ -27,6 +27,9 @@ class InputParsersFuzzTest {
             Path dir = Files.createTempDirectory("warp-fuzz-tar");
             dir.toFile().deleteOnExit();
             TAR = dir.resolve("shard-000.tar");
+            // Deleted before its directory (the JVM deletes in reverse order of registration):
+            // a directory that still holds the tar is not deleted, and each run left one in /tmp.
+            TAR.toFile().deleteOnExit();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -35,7 +35,14 @@ class WriterManifestsFuzzTest {
     static {
         try {
             Path root = Files.createTempDirectory("warp-fuzz-writers");
-            root.toFile().deleteOnExit();
+            // The whole tree at exit (deleteOnExit of the root alone left it, not empty, in /tmp).
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                try (java.util.stream.Stream<Path> all = Files.walk(root)) {
+                    all.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                } catch (IOException | UncheckedIOException ignored) {
+                    // Best effort: it is a temporary directory.
+                }
+            }));
             SAFETENSORS = Files.createDirectories(root.resolve("st"));
             Files.write(SAFETENSORS.resolve("part-00000.safetensors"), safetensorsFile());
             COMMITTED = Files.createDirectories(root.resolve("parquet"));
