@@ -45,7 +45,13 @@ final class DiskWrites {
      */
     private final ConcurrentLinkedQueue<DiskScratch.Write> writeScratch = new ConcurrentLinkedQueue<>();
     private final AtomicInteger idleWriteScratch = new AtomicInteger();
-    private final AtomicLong lastWriteWarn = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
+    /**
+     * When each cause of skipped writes was last logged: no room above the floor, and a write
+     * that failed. Apart, so that a new cause (the disk full of inodes right after it was short
+     * of bytes) is logged at once, not hidden behind the other's 10 s.
+     */
+    private final AtomicLong lastFloorWarn = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
+    private final AtomicLong lastFailureWarn = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
 
     DiskWrites(CacheDirectory dir, FreeSpaceFloor floor, ReadMetrics metrics) {
         this.dir = dir;
@@ -73,7 +79,7 @@ final class DiskWrites {
             // A file system that is full (by other files: the cache evicted all it could) is not
             // an error for the reader: the block is served from memory, just not kept.
             metrics.cacheWritesSkipped.increment();
-            warnSkipped(() -> LOG.warn("The cache at {} has no room above its free-space floor ({} bytes free, floor {});"
+            warnSkipped(lastFloorWarn, () -> LOG.warn("The cache at {} has no room above its free-space floor ({} bytes free, floor {});"
                     + " serving {} and what follows without caching until space returns", dir.root(),
                     floor.usableBytes(), floor.bytes(), key));
         }
@@ -139,15 +145,15 @@ final class DiskWrites {
     /** A write of {@code key} that failed: counted, logged at most every 10 s. */
     void failed(BlockKey key, IOException e) {
         metrics.cacheWritesSkipped.increment();
-        warnSkipped(() -> LOG.warn("Could not write {} to the cache at {} ({}); serving it without caching",
+        warnSkipped(lastFailureWarn, () -> LOG.warn("Could not write {} to the cache at {} ({}); serving it without caching",
                 key, dir.root(), e.toString()));
     }
 
-    /** Logs a skipped cache write at most once per {@link #WARN_EVERY_NANOS}, not once per block. */
-    private void warnSkipped(Runnable log) {
+    /** Logs a skipped cache write at most once per {@link #WARN_EVERY_NANOS} per cause, not once per block. */
+    private static void warnSkipped(AtomicLong lastWarn, Runnable log) {
         long now = System.nanoTime();
-        long last = lastWriteWarn.get();
-        if (now - last >= WARN_EVERY_NANOS && lastWriteWarn.compareAndSet(last, now)) {
+        long last = lastWarn.get();
+        if (now - last >= WARN_EVERY_NANOS && lastWarn.compareAndSet(last, now)) {
             log.run();
         }
     }
