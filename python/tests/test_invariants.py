@@ -89,3 +89,39 @@ def test_decimal_values_keep_their_digits(warp, tmp_path):
     assert row["score"] == 0.5 and isinstance(row["score"], float)
     assert row["scores"] == [0.25] and isinstance(row["scores"][0], float)
     assert row["id"] == 1
+
+
+def test_nested_decimal_values_keep_their_digits(warp, tmp_path):
+    """DECIMALs inside lists and structs keep their digits too; the DOUBLEs beside them stay floats."""
+    from decimal import Decimal
+    out = tmp_path / "nested.parquet"
+    warp.sql("COPY (SELECT [1.10::DECIMAL(18,2), 12345678901234567.89::DECIMAL(19,2)] AS prices,"
+             " {'amount': 0.1::DECIMAL(38,20), 'score': 0.5::DOUBLE, 'tags': [0.25::DOUBLE]} AS info,"
+             " {'Odd, \"name\"': 2.5::DECIMAL(4,1)} AS quoted, [0.75::DOUBLE] AS scores)"
+             " TO '%s' (FORMAT PARQUET)" % out)
+    warp.warpctl("publish", "pytest/nested-dec", "--table", "main=%s" % out, "--set-latest")
+    row = next(wd.dataset("pytest/nested-dec").table("main").rows())
+    assert row["prices"] == [Decimal("1.10"), Decimal("12345678901234567.89")]
+    assert all(isinstance(p, Decimal) for p in row["prices"])
+    assert row["info"]["amount"] == Decimal("0.1") and isinstance(row["info"]["amount"], Decimal)
+    assert row["info"]["score"] == 0.5 and isinstance(row["info"]["score"], float)
+    assert row["info"]["tags"] == [0.25] and isinstance(row["info"]["tags"][0], float)
+    assert row["quoted"] == {'Odd, "name"': Decimal("2.5")}
+    assert row["scores"] == [0.75] and isinstance(row["scores"][0], float)
+
+
+def test_type_trees_of_nested_decimal_spellings():
+    """The DuckDB type spellings the DECIMAL-exact parse follows; a MAP holding DECIMALs is left
+    exact (Decimals), never rounded."""
+    from warpdata.dataset import _DECIMAL, _OTHER, _UNKNOWN, _type_tree, _typed
+    from decimal import Decimal
+    assert _type_tree("DECIMAL(18,2)") is _DECIMAL
+    assert _type_tree("decimal(18,2)[3]") == ("list", _DECIMAL)
+    assert _type_tree("DECIMAL(4,1)[][]") == ("list", ("list", _DECIMAL))
+    assert _type_tree("DOUBLE[]") is _OTHER
+    tree = _type_tree('STRUCT("a, b" DECIMAL(4,1), c DOUBLE[], d STRUCT(e NUMERIC(3,1)))')
+    assert tree == ("struct", {"a, b": _DECIMAL, "c": _OTHER, "d": ("struct", {"e": _DECIMAL})})
+    assert _typed({"a, b": Decimal("1.5"), "c": [Decimal("0.5")], "d": {"e": Decimal("2.5")}}, tree) == \
+        {"a, b": Decimal("1.5"), "c": [0.5], "d": {"e": Decimal("2.5")}}
+    assert _type_tree("MAP(VARCHAR, DECIMAL(4,1))") is _UNKNOWN
+    assert _typed({"k": Decimal("1.5")}, _UNKNOWN) == {"k": Decimal("1.5")}

@@ -218,7 +218,7 @@ class Table:
         # DECIMAL values keep their digits as decimal.Decimal (a float would round them); only a
         # table that has such a column pays for parsing its floats that way.
         types = self.schema()
-        exact = {c for c, t in types.items() if t.upper().startswith("DECIMAL")}
+        exact = {c: _type_tree(t) for c, t in types.items() if "DECIMAL" in t.upper() or "NUMERIC" in t.upper()}
         for kind, msg in self.dataset._client.stream("table.batches", args, parse_float=Decimal if exact else None):
             if kind == "result":
                 self.last_result = msg
@@ -228,8 +228,9 @@ class Table:
             cols = msg["columns"]
             if exact:
                 for name in cols:
-                    if name not in exact:
-                        cols[name] = [_floats(v) for v in cols[name]]
+                    tree = exact.get(name, _OTHER)
+                    if tree is not _DECIMAL:
+                        cols[name] = [_typed(v, tree) for v in cols[name]]
             for name in msg.get("base64", ()):
                 cols[name] = [None if v is None else base64.b64decode(v) for v in cols[name]]
             yield cols, msg["rows"]
@@ -276,6 +277,77 @@ class Table:
 
     def __repr__(self):
         return "Table(%r of %r, %d rows)" % (self.name, self.dataset.name, self.num_rows)
+
+
+_DECIMAL = ("decimal",)
+_OTHER = ("other",)
+_UNKNOWN = ("unknown",)
+
+
+def _type_tree(t):
+    """A DuckDB type as a tree for ``_typed``: ``_DECIMAL``, ``("list", element)``,
+    ``("struct", {field: tree})``, ``_OTHER`` (no DECIMAL inside) or ``_UNKNOWN`` (a MAP or UNION
+    holding one, or a spelling not understood: its values are left as parsed, DECIMAL-exact)."""
+    t = t.strip()
+    u = t.upper()
+    if "DECIMAL" not in u and "NUMERIC" not in u:
+        return _OTHER
+    if t.endswith("]"):
+        depth = 0
+        for i in range(len(t) - 1, -1, -1):
+            depth += {"]": 1, "[": -1}.get(t[i], 0)
+            if depth == 0:
+                return ("list", _type_tree(t[:i]))
+        return _UNKNOWN
+    if u.startswith(("DECIMAL", "NUMERIC")):
+        return _DECIMAL
+    if u.startswith("STRUCT(") and t.endswith(")"):
+        fields = {}
+        for part in _top_level(t[len("STRUCT("):-1]):
+            part = part.strip()
+            if part.startswith('"'):
+                end = part.find('"', 1)
+                while end != -1 and part[end + 1:end + 2] == '"':
+                    end = part.find('"', end + 2)
+                if end == -1:
+                    return _UNKNOWN
+                name, rest = part[1:end].replace('""', '"'), part[end + 1:]
+            else:
+                name, _, rest = part.partition(" ")
+            fields[name] = _type_tree(rest)
+        return ("struct", fields)
+    return _UNKNOWN
+
+
+def _top_level(s):
+    """``s`` split at the commas outside parentheses, brackets and quotes."""
+    parts, depth, quoted, start = [], 0, False, 0
+    for i, ch in enumerate(s):
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch in "([":
+            depth += 1
+        elif not quoted and ch in ")]":
+            depth -= 1
+        elif not quoted and depth == 0 and ch == ",":
+            parts.append(s[start:i])
+            start = i + 1
+    parts.append(s[start:])
+    return parts
+
+
+def _typed(v, tree):
+    """``v``, parsed with every float a Decimal, with its type's non-DECIMAL numbers made floats
+    again: a list of DECIMALs keeps their digits, a DOUBLE beside them in a struct is a float."""
+    if v is None or tree is _DECIMAL or tree is _UNKNOWN:
+        return v
+    if tree is _OTHER:
+        return _floats(v)
+    if tree[0] == "list" and isinstance(v, list):
+        return [_typed(x, tree[1]) for x in v]
+    if tree[0] == "struct" and isinstance(v, dict):
+        return {k: _typed(x, tree[1].get(k, _OTHER)) for k, x in v.items()}
+    return v
 
 
 def _floats(v):
