@@ -133,30 +133,13 @@ class FleetMirrorIT {
     @Test
     @Order(4)
     void aHangingMirrorLeavesEveryReadToTheStore() throws Exception {
-        List<Socket> held = new CopyOnWriteArrayList<>();
-        try (ServerSocket hanging = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-            Thread acceptor = Thread.ofVirtual().start(() -> {
-                while (!hanging.isClosed()) {
-                    try {
-                        held.add(hanging.accept()); // and never answer
-                    } catch (IOException closed) {
-                        return;
-                    }
-                }
-            });
-            String hangingMirror = "http://127.0.0.1:" + hanging.getLocalPort() + "/warp";
-            try (FleetWorld.Node node5 = world.node("node5", "--mirror", hangingMirror, "--mirror-timeout", "500ms")) {
+        try (SilentMirror hanging = new SilentMirror(s -> {})) { // connections taken, never answered
+            try (FleetWorld.Node node5 = world.node("node5", "--mirror", hanging.url(), "--mirror-timeout", "500ms")) {
                 assertThat(node5.readAll()).isEqualTo(world.expected());
                 JsonNode m = node5.mirrorStats();
                 assertThat(m.path("timeouts").asLong()).isPositive();
                 assertThat(m.path("errors").asLong()).isGreaterThanOrEqualTo(m.path("timeouts").asLong());
                 assertThat(m.path("served_bytes").asLong()).isZero();
-            } finally {
-                hanging.close();
-                acceptor.join();
-                for (Socket s : held) {
-                    s.close();
-                }
             }
         }
     }
@@ -164,20 +147,8 @@ class FleetMirrorIT {
     @Test
     @Order(5)
     void aMirrorThatDripsLeavesEveryReadToTheStoreInTime() throws Exception {
-        List<Socket> held = new CopyOnWriteArrayList<>();
-        try (ServerSocket dripping = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-            Thread acceptor = Thread.ofVirtual().start(() -> {
-                while (!dripping.isClosed()) {
-                    try {
-                        Socket s = dripping.accept();
-                        held.add(s);
-                        Thread.ofVirtual().start(() -> drip(s));
-                    } catch (IOException closed) {
-                        return;
-                    }
-                }
-            });
-            String drippingMirror = "http://127.0.0.1:" + dripping.getLocalPort() + "/warp";
+        try (SilentMirror dripping = new SilentMirror(s -> Thread.ofVirtual().start(() -> drip(s)))) {
+            String drippingMirror = dripping.url();
             try (FleetWorld.Node node6 = world.node("node6", "--mirror", drippingMirror, "--mirror-timeout", "1s")) {
                 long start = System.nanoTime();
                 assertThat(node6.readAll()).isEqualTo(world.expected());
@@ -188,12 +159,44 @@ class FleetMirrorIT {
                 assertThat(m.path("timeouts").asLong()).isPositive();
                 assertThat(m.path("served_bytes").asLong()).isZero();
                 assertThat(node6.warnings(drippingMirror)).isPositive();
-            } finally {
-                dripping.close();
-                acceptor.join();
-                for (Socket s : held) {
-                    s.close();
+            }
+        }
+    }
+
+    /**
+     * A mirror on loopback that accepts every connection and hands it to {@code onAccept}, which
+     * may answer badly or not at all; closing it closes the listener and every connection.
+     */
+    private static final class SilentMirror implements AutoCloseable {
+        private final ServerSocket listener;
+        private final List<Socket> held = new CopyOnWriteArrayList<>();
+        private final Thread acceptor;
+
+        SilentMirror(java.util.function.Consumer<Socket> onAccept) throws IOException {
+            listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+            acceptor = Thread.ofVirtual().start(() -> {
+                while (!listener.isClosed()) {
+                    try {
+                        Socket s = listener.accept();
+                        held.add(s);
+                        onAccept.accept(s);
+                    } catch (IOException closed) {
+                        return;
+                    }
                 }
+            });
+        }
+
+        String url() {
+            return "http://127.0.0.1:" + listener.getLocalPort() + "/warp";
+        }
+
+        @Override
+        public void close() throws Exception {
+            listener.close();
+            acceptor.join();
+            for (Socket s : held) {
+                s.close();
             }
         }
     }
