@@ -42,20 +42,14 @@ final class PageCacheHints {
         this.libc = libc;
     }
 
-    private static volatile PageCacheHints shared;
+    /** Loads libc at the first hint of the process (the JVM's lazy class init; no lock of ours). */
+    private static final class Shared {
+        static final PageCacheHints INSTANCE = load();
+    }
 
     /** The process's hints, loaded at first use. */
     static PageCacheHints shared() {
-        PageCacheHints h = shared;
-        if (h == null) {
-            synchronized (PageCacheHints.class) {
-                if (shared == null) {
-                    shared = load();
-                }
-                h = shared;
-            }
-        }
-        return h;
+        return Shared.INSTANCE;
     }
 
     /** Hints through libc; {@link #NONE} if it cannot be loaded. */
@@ -76,6 +70,11 @@ final class PageCacheHints {
      *         read will then be a miss as without the hint; or no libc)
      */
     boolean willNeed(Path file) {
+        return willNeed(file, 0, 0);
+    }
+
+    /** As {@link #willNeed(Path)}, for bytes {@code [offset, offset + len)} of the file ({@code len} 0: to its end). */
+    boolean willNeed(Path file, long offset, long len) {
         if (libc == null) {
             return false;
         }
@@ -84,7 +83,7 @@ final class PageCacheHints {
             return false;
         }
         try {
-            return libc.posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED) == 0;
+            return libc.posix_fadvise(fd, offset, len, POSIX_FADV_WILLNEED) == 0;
         } finally {
             libc.close(fd);
         }
