@@ -29,6 +29,7 @@ def test_missing_column_and_bad_filter_are_typed(ds):
     with pytest.raises(wd.ColumnNotFoundError) as e:
         next(ds.table("main").batch_dicts(columns=["id", "nope"]))
     assert "nope" in str(e.value)
+    assert "columns=" in e.value.next_step and "id" in e.value.next_step
     with pytest.raises(wd.InvalidFilterError) as e:
         next(ds.table("main").batch_dicts(where="nope > 1"))
     assert e.value.next_step

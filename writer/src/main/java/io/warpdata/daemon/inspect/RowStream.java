@@ -222,7 +222,8 @@ public final class RowStream {
     public static final class NoSuchColumnException extends WarpException {
         public NoSuchColumnException(String table, String column, List<String> columns) {
             super("Table '" + table + "' has no column '" + column + "'",
-                    "Its columns are " + columns + "; pass some of them with --columns a,b.");
+                    "Its columns are " + String.join(", ", columns)
+                            + "; ask for some of them (warpctl: --columns a,b; Python: columns=[\"a\", \"b\"]).");
         }
 
         @Override
