@@ -47,15 +47,6 @@ public interface Mirror extends AutoCloseable {
         return due - written;
     }
 
-    /**
-     * How long an answer of {@code bytes} may take in all: {@code grace} plus its bytes at
-     * {@link #SLOWEST_BYTES_PER_SECOND}, at most {@code ceilingNanos}.
-     */
-    static long answerNanos(long bytes, long graceNanos, long ceilingNanos) {
-        long atSlowest = (long) (Math.max(0, bytes) * (1e9 / SLOWEST_BYTES_PER_SECOND));
-        return Math.min(ceilingNanos, graceNanos + atSlowest);
-    }
-
     /** The mirror as the user configured it, without secrets: for logs, counters and metrics. */
     String name();
 

@@ -118,7 +118,9 @@ public sealed interface MirrorSpec {
             if (credentials.isPresent()) {
                 config = config.withCredentials(credentials.get().accessKeyId(), credentials.get().secretAccessKey());
             }
-            return new S3Mirror(uri(), S3BlobStore.open(uri(), endpoint.map(URI::toString), config), S3Mirror.DEFAULT_QUEUE_BYTES);
+            Duration grace = timeout.compareTo(Mirror.ANSWER_GRACE) > 0 ? timeout : Mirror.ANSWER_GRACE;
+            return new S3Mirror(uri(), S3BlobStore.open(uri(), endpoint.map(URI::toString), config), S3Mirror.DEFAULT_QUEUE_BYTES,
+                    grace);
         }
     }
 

@@ -45,6 +45,7 @@ public final class S3Mirror implements Mirror {
     private final String name;
     private final BlobStore bucket;
     private final long queueBytesLimit;
+    private final long graceNanos;
     private final BlockingQueue<Fill> queue = new ArrayBlockingQueue<>(4096);
     private final AtomicLong queuedBytes = new AtomicLong();
     private final LongAdder written = new LongAdder();
@@ -63,7 +64,16 @@ public final class S3Mirror implements Mirror {
      * @param queueBytesLimit the most bytes waiting to be written
      */
     public S3Mirror(String name, BlobStore bucket, long queueBytesLimit) {
+        this(name, bucket, queueBytesLimit, ANSWER_GRACE);
+    }
+
+    /**
+     * @param grace what an answer may take beyond its bytes at {@link #SLOWEST_BYTES_PER_SECOND}
+     *        (at least the bucket's timeout of silence; tests shorten it)
+     */
+    public S3Mirror(String name, BlobStore bucket, long queueBytesLimit, Duration grace) {
         this.name = Objects.requireNonNull(name, "name");
+        this.graceNanos = grace.toNanos();
         this.bucket = Objects.requireNonNull(bucket, "bucket");
         if (queueBytesLimit <= 0) {
             throw new IllegalArgumentException("fill queue limit must be positive, was " + queueBytesLimit);
@@ -86,37 +96,42 @@ public final class S3Mirror implements Mirror {
     public boolean read(MirrorRange range, byte[] dst, int dstOff) throws MirrorException {
         Objects.checkFromIndexSize(dstOff, range.length(), dst.length);
         // Each block's GET is bounded by the socket's silence and the ceiling; the range by the
-        // slowest rate waited for (Mirror.SLOWEST_BYTES_PER_SECOND), checked between blocks.
+        // slowest rate waited for (Mirror.SLOWEST_BYTES_PER_SECOND) past the grace, checked as
+        // the bytes come in, so a tier that drips is given up inside a block, as HttpMirror does.
         long start = System.nanoTime();
-        long allowed = Mirror.answerNanos(range.length(), ANSWER_GRACE.toNanos(), ANSWER_CEILING.toNanos());
         int done = 0;
         for (int i = 0; i < range.blocks(); i++) {
-            long elapsed = System.nanoTime() - start;
-            if (i > 0 && elapsed > allowed) {
-                throw new MirrorException(MirrorException.Kind.TIMEOUT, name + " sent " + done + " of " + range.length()
-                        + " bytes of " + range + " in " + String.format("%.1f", elapsed / 1e9) + " s, slower than "
-                        + (SLOWEST_BYTES_PER_SECOND >> 20) + " MiB/s (the slowest answer waited for)");
-            }
             int len = Math.min(range.blockSize(), range.length() - done);
             String key = blockKey(range.key(), range.blockSize(), range.firstBlock() + i);
-            byte[] block;
+            int before = done;
             try {
-                block = bucket.get(key, range.blockSize());
+                bucket.read(key, 0, dst, dstOff + done, len, n -> keepsPace(range, before + n, start));
             } catch (BlobNotFoundException absent) {
                 return false;
-            } catch (ObjectTooLargeException e) {
-                throw new MirrorException(MirrorException.Kind.BAD_ANSWER, name + ": " + key + " is larger than a block", e);
             } catch (StoreException e) {
                 throw translate(key, e);
+            } catch (TooSlow slow) {
+                throw new MirrorException(MirrorException.Kind.TIMEOUT, slow.getMessage());
             }
-            if (block.length != len) {
-                throw new MirrorException(MirrorException.Kind.BAD_ANSWER, name + ": " + key + " has " + block.length + " bytes, not "
-                        + len);
-            }
-            System.arraycopy(block, 0, dst, dstOff + done, len);
             done += len;
         }
         return true;
+    }
+
+    /** Thrown by a read's progress when the answer fell behind the slowest rate; ends the GET. */
+    private static final class TooSlow extends RuntimeException {
+        TooSlow(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    private void keepsPace(MirrorRange range, long written, long start) {
+        long elapsed = System.nanoTime() - start;
+        if (Mirror.behindSlowest(written, elapsed, graceNanos) > 0 || elapsed > ANSWER_CEILING.toNanos()) {
+            throw new TooSlow(name + " sent " + written + " of " + range.length() + " bytes of " + range + " in "
+                    + String.format("%.1f", elapsed / 1e9) + " s, slower than " + (SLOWEST_BYTES_PER_SECOND >> 20)
+                    + " MiB/s (the slowest answer waited for)");
+        }
     }
 
     @Override

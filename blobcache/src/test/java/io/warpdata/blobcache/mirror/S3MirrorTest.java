@@ -91,10 +91,32 @@ class S3MirrorTest {
         }
     }
 
+    /**
+     * A tier whose GETs send a byte every 20 ms: never silent, so its socket timeout never fires,
+     * but far slower than the 1 MiB/s an answer must keep up with past its grace (here 200 ms).
+     */
+    @Test
+    void aBucketThatDripsIsGivenUpInsideABlock() throws Exception {
+        FaultStore dripping = new FaultStore();
+        dripping.on(Call.READ).pieces(1).pace(50); // a byte every 20 ms
+        int block = 64 * 1024;
+        try (S3Mirror tier = new S3Mirror("s3://tier/warp", dripping, 1 << 20, Duration.ofMillis(200))) {
+            MirrorRange range = new MirrorRange(KEY, 0, block, block);
+            tier.fill(range, blob(block), 0);
+            assertTrue(tier.awaitFilled(Duration.ofSeconds(30)));
+            long start = System.nanoTime();
+            MirrorException e = assertThrows(MirrorException.class, () -> tier.read(range, new byte[block], 0));
+            assertEquals(MirrorException.Kind.TIMEOUT, e.kind());
+            assertTrue(e.getMessage().contains("slower than 1 MiB/s"), e.getMessage());
+            // 64 KiB at a byte per 20 ms would take 22 minutes; the pace gives up after the grace.
+            assertTrue(System.nanoTime() - start < Duration.ofSeconds(5).toNanos(), "given up in time");
+        }
+    }
+
     @Test
     void readErrorsOfTheBucketAreMirrorFailures() {
         FaultStore failing = new FaultStore();
-        failing.on(Call.GET).fail(Fault.UNAVAILABLE);
+        failing.on(Call.READ).fail(Fault.UNAVAILABLE);
         try (S3Mirror tier = new S3Mirror("s3://tier/warp", failing, 1 << 20)) {
             assertEquals(MirrorException.Kind.STATUS, assertThrows(MirrorException.class,
                     () -> tier.read(new MirrorRange(KEY, 0, BLOCK, BLOCK), new byte[BLOCK], 0)).kind());
