@@ -70,11 +70,6 @@ final class PageCacheHints {
      *         read will then be a miss as without the hint; or no libc)
      */
     boolean willNeed(Path file) {
-        return willNeed(file, 0, 0);
-    }
-
-    /** As {@link #willNeed(Path)}, for bytes {@code [offset, offset + len)} of the file ({@code len} 0: to its end). */
-    boolean willNeed(Path file, long offset, long len) {
         if (libc == null) {
             return false;
         }
@@ -83,7 +78,7 @@ final class PageCacheHints {
             return false;
         }
         try {
-            return libc.posix_fadvise(fd, offset, len, POSIX_FADV_WILLNEED) == 0;
+            return libc.posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED) == 0;
         } finally {
             libc.close(fd);
         }

@@ -651,11 +651,7 @@ class BlockCacheTest {
         close(first);
 
         BlockCache random = open(config());
-        Random rnd = new Random(3);
-        for (int i = 0; i < 20; i++) {
-            long off = (long) rnd.nextInt(256) * BS + rnd.nextInt(BS - 100);
-            assertThat(read(random, ref, off, 100)).isEqualTo(range(shard, off, 100));
-        }
+        readRandomly(random, ref, shard, 3);
         // As randomAccessDoesNotReadAhead: a read that happens to land just after another may look sequential.
         assertThat(random.metrics().diskReadAheadBlocks.sum()).isLessThanOrEqualTo(4);
         close(random);
@@ -690,12 +686,17 @@ class BlockCacheTest {
         byte[] shard = TestBlobs.bytes(256 * BS, 61);
         BlobRef ref = TestBlobs.put(memory, shard, BS);
         BlockCache c = open(config());
-        Random rnd = new Random(1);
+        readRandomly(c, ref, shard, 1);
+        assertThat(c.metrics().prefetchedBlocks.sum()).isLessThanOrEqualTo(4);
+    }
+
+    /** 20 reads of 100 bytes at random places of a 256-block {@code shard}, each checked. */
+    private static void readRandomly(BlockCache c, BlobRef ref, byte[] shard, long seed) {
+        Random rnd = new Random(seed);
         for (int i = 0; i < 20; i++) {
             long off = (long) rnd.nextInt(256) * BS + rnd.nextInt(BS - 100);
             assertThat(read(c, ref, off, 100)).isEqualTo(range(shard, off, 100));
         }
-        assertThat(c.metrics().prefetchedBlocks.sum()).isLessThanOrEqualTo(4);
     }
 
     @Test
