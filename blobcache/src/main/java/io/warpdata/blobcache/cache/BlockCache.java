@@ -177,7 +177,8 @@ public final class BlockCache implements BlobReader {
         this.members = new MemberReads(config, metrics, storage, fetcher, lists, suspects, executor);
         this.prefetcher = new HashListPrefetcher(lists, fetcher);
         this.reads = new ReadExecutor(config, metrics, lists, storage, scheduler,
-                config.mode().fetches() ? new ReadAhead(suspects, new ParquetLayouts(storage)) : null, orders, members,
+                config.mode().fetches() ? new ReadAhead(suspects, new ParquetLayouts(storage), storage.limitBytes()) : null,
+                orders, members,
                 new WholeBlobReads(fetcher, lists, storage, metrics, executor, () -> closed));
     }
 

@@ -65,6 +65,28 @@ class ReadAheadTest {
         assertThat(readAhead.followsBlocks(blob, list, 63L * MIB, 63L * MIB + 1000)).isTrue();
     }
 
+    /**
+     * A cache that cannot hold the shards read at random until their members are read does not
+     * fetch them whole: a 96 MiB shard read densely at random in a 256 MiB cache is fetched block
+     * by block; in a large cache it is fetched whole.
+     */
+    @Test
+    void noBlobLargerThanAnEighthOfTheCacheIsFetchedWhole() {
+        BlockHashList list = TestBlobs.sizesOnly(96, MIB);
+        BlobRef blob = TestBlobs.ref(list, 22);
+        ReadAhead small = new ReadAhead(new Suspects(), new ParquetLayouts(null), 256L * MIB);
+        ReadAhead large = new ReadAhead(new Suspects(), new ParquetLayouts(null), 100L << 30);
+        int denseSmall = 0;
+        int denseLarge = 0;
+        for (int i = 0; i < 40; i++) {
+            long off = (long) (i * 37 % 96) * MIB + 300_000;
+            denseSmall += read(small, (f, t) -> t, blob, list, off, 200_000, true) & ReadAhead.DENSE_RANDOM;
+            denseLarge += read(large, (f, t) -> t, blob, list, off, 200_000, true) & ReadAhead.DENSE_RANDOM;
+        }
+        assertThat(denseLarge).as("a large cache fetches the shard whole").isEqualTo(ReadAhead.DENSE_RANDOM);
+        assertThat(denseSmall).as("a 256 MiB cache does not fetch a 96 MiB shard whole").isZero();
+    }
+
     @Test
     void firstReadOfABlobSchedulesNothingAndIsReportedAsFirstTouch() {
         BlockHashList list = TestBlobs.sizesOnly(100, MIB);
@@ -290,7 +312,7 @@ class ReadAheadTest {
     @Test
     void aQueryReadingOneColumnChunkReadsAheadNoFurtherThanItsEnd() {
         ParquetLayouts layouts = new ParquetLayouts(null);
-        ReadAhead ra = new ReadAhead(suspects, layouts);
+        ReadAhead ra = new ReadAhead(suspects, layouts, Long.MAX_VALUE);
         BlockHashList list = TestBlobs.sizesOnly(26, MIB);
         BlobRef blob = parquet(list, 50, ra, layouts);
         long[][] c = eightChunks();
@@ -327,7 +349,7 @@ class ReadAheadTest {
     @Test
     void aQuerySkippingAColumnIsNoScan() {
         ParquetLayouts layouts = new ParquetLayouts(null);
-        ReadAhead ra = new ReadAhead(suspects, layouts);
+        ReadAhead ra = new ReadAhead(suspects, layouts, Long.MAX_VALUE);
         BlockHashList list = TestBlobs.sizesOnly(4, MIB);
         BlobRef blob = TestBlobs.ref(list, 52);
         // Columns 0 and 2 of a row group; column 1 (100 KB) is skipped: a gap inside FORWARD_GAP_BYTES.
@@ -350,7 +372,7 @@ class ReadAheadTest {
         // dd of a Parquet file whose footer was read before: once it has gone through a whole
         // chunk into the next, two past where it began, chunk ends no longer cut its GETs.
         ParquetLayouts layouts = new ParquetLayouts(null);
-        ReadAhead ra = new ReadAhead(suspects, layouts);
+        ReadAhead ra = new ReadAhead(suspects, layouts, Long.MAX_VALUE);
         BlockHashList list = TestBlobs.sizesOnly(26, MIB);
         BlobRef blob = parquet(list, 53, ra, layouts);
         List<int[]> plainRuns = new ArrayList<>();
@@ -379,7 +401,7 @@ class ReadAheadTest {
     @Test
     void aParquetFileWithKnownChunksIsNeverFetchedWhole() {
         ParquetLayouts layouts = new ParquetLayouts(null);
-        ReadAhead ra = new ReadAhead(suspects, layouts);
+        ReadAhead ra = new ReadAhead(suspects, layouts, Long.MAX_VALUE);
         BlockHashList list = TestBlobs.sizesOnly(26, MIB);
         BlobRef blob = parquet(list, 55, ra, layouts);
         ReadAhead plain = new ReadAhead(new Suspects());
@@ -402,7 +424,7 @@ class ReadAheadTest {
         // note. The group-by reads ts, category and value, one after another; the kernel reads
         // 1.2 MB further. The 4 MB note column after them is not read ahead.
         ParquetLayouts layouts = new ParquetLayouts(null);
-        ReadAhead ra = new ReadAhead(suspects, layouts);
+        ReadAhead ra = new ReadAhead(suspects, layouts, Long.MAX_VALUE);
         BlockHashList list = TestBlobs.sizesOnly(13, MIB);
         BlobRef blob = TestBlobs.ref(list, 57);
         long[] starts = {4, 492_569, 1_235_812, 1_328_706, 2_073_444, 2_181_904, 2_197_300};
