@@ -125,3 +125,19 @@ def test_type_trees_of_nested_decimal_spellings():
         {"a, b": Decimal("1.5"), "c": [0.5], "d": {"e": Decimal("2.5")}}
     assert _type_tree("MAP(VARCHAR, DECIMAL(4,1))") is _UNKNOWN
     assert _typed({"k": Decimal("1.5")}, _UNKNOWN) == {"k": Decimal("1.5")}
+
+
+def test_partition_columns_of_a_hive_partitioned_table_come_with_its_rows(warp, tmp_path):
+    """A table written with PARTITION_BY keeps its partition columns in folder names; its rows
+    come with them (they failed 'column cls not found')."""
+    out = tmp_path / "parted"
+    warp.sql("COPY (SELECT i AS id, 2024 + i %% 2 AS year, chr(97 + (i %% 3)::INT) AS cls FROM range(0, 60) t(i))"
+             " TO '%s' (FORMAT PARQUET, PARTITION_BY (year, cls))" % out)
+    (out / "_SUCCESS").write_text("")
+    warp.warpctl("publish", "pytest/parted", "--table", "main=%s" % out, "--set-latest")
+    rows = list(wd.dataset("pytest/parted").table("main").rows())
+    assert len(rows) == 60
+    assert sorted((r["id"], r["year"], r["cls"]) for r in rows) == \
+        [(i, 2024 + i % 2, chr(97 + i % 3)) for i in range(60)]
+    year_2025 = list(wd.dataset("pytest/parted").table("main").rows(where="year = 2025 AND cls = 'b'"))
+    assert sorted(r["id"] for r in year_2025) == [i for i in range(60) if i % 2 == 1 and i % 3 == 1]

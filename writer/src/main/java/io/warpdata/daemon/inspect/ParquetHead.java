@@ -72,7 +72,7 @@ public final class ParquetHead {
             if (shard.rowCount() == 0) {
                 continue;
             }
-            ShardRows r = headOfShard(tableName, shard, n - rows.size());
+            ShardRows r = headOfShard(tableName, table, shard, n - rows.size());
             columns = r.columns;
             rows.addAll(r.rows);
             bytesRead += r.bytesRead;
@@ -86,9 +86,9 @@ public final class ParquetHead {
     private record ShardRows(List<String> columns, List<Row> rows, long bytesRead) {
     }
 
-    private ShardRows headOfShard(String tableName, TableShard shard, int n) {
+    private ShardRows headOfShard(String tableName, Table table, TableShard shard, int n) {
         String what = "table '" + tableName + "' shard " + shard.name();
-        try (ShardMirror mirror = ShardMirror.open(reader, shard, what, tempDir);
+        try (ShardMirror mirror = ShardMirror.open(reader, shard, table.schema(), what, tempDir);
              Connection c = DriverManager.getConnection("jdbc:duckdb:");
              Statement st = c.createStatement()) {
             // One thread: a small read needs no parallel scan, and the fallback LIMIT query
@@ -97,13 +97,13 @@ public final class ParquetHead {
             String lit = mirror.sqlLiteral();
             // DuckDB reads one row group past a LIMIT; a filter on file_row_number instead
             // prunes every row group beyond the rows asked for, so none of their bytes is needed.
-            List<String> columns = shardColumns(st, lit);
+            List<String> columns = shardColumns(st, mirror);
             boolean prune = columns.stream().noneMatch("file_row_number"::equals);
             mirror.fetch(firstRowGroupRanges(st, lit, n, prune ? 0 : 1));
             String inner = prune
-                    ? "SELECT * EXCLUDE (file_row_number) FROM read_parquet(" + lit + ", file_row_number = true)"
+                    ? "SELECT * EXCLUDE (file_row_number) FROM " + mirror.source(", file_row_number = true")
                             + " WHERE file_row_number < " + n + " ORDER BY file_row_number"
-                    : "SELECT * FROM read_parquet(" + lit + ") LIMIT " + n;
+                    : "SELECT * FROM " + mirror.source("") + " LIMIT " + n;
             String query = "SELECT " + RowRendering.json() + (columns.isEmpty() ? "" : ", " + RowRendering.text(columns))
                     + RowRendering.over(inner);
             List<Row> rows = new ArrayList<>();
@@ -122,10 +122,10 @@ public final class ParquetHead {
         }
     }
 
-    /** Column names of the shard, from its footer. */
-    private static List<String> shardColumns(Statement st, String lit) throws SQLException {
+    /** Column names of the shard, from its footer and its partition folders. */
+    private static List<String> shardColumns(Statement st, ShardMirror mirror) throws SQLException {
         List<String> names = new ArrayList<>();
-        try (ResultSet rs = st.executeQuery("DESCRIBE SELECT * FROM read_parquet(" + lit + ")")) {
+        try (ResultSet rs = st.executeQuery("DESCRIBE SELECT * FROM " + mirror.source(""))) {
             while (rs.next()) {
                 names.add(rs.getString("column_name"));
             }

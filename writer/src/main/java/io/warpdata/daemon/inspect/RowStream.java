@@ -112,7 +112,7 @@ public final class RowStream {
                 long to = Math.min(range.end(), firstRow + s.rowCount()) - firstRow;
                 if (to > from) {
                     String what = "table '" + tableName + "' shard " + s.name();
-                    try (ShardMirror mirror = ShardMirror.open(reader, s, what, tempDir)) {
+                    try (ShardMirror mirror = ShardMirror.open(reader, s, table.schema(), what, tempDir)) {
                         rows += streamShard(mirror, what, chosen, columns.isEmpty(),
                                 from == 0 && to == s.rowCount() ? null : new long[]{from, to}, batchSize,
                                 format, out);
@@ -142,9 +142,9 @@ public final class RowStream {
             String lit = mirror.sqlLiteral();
             mirror.fetch(columnChunks(st, lit, all ? List.of() : columns));
             String projection = columns.stream().map(RowStream::ident).collect(Collectors.joining(", "));
-            String inner = "SELECT " + projection + " FROM read_parquet(" + lit
-                    + (rows != null ? ", file_row_number = true) WHERE file_row_number >= " + rows[0]
-                    + " AND file_row_number < " + rows[1] : ")");
+            String inner = "SELECT " + projection + " FROM "
+                    + (rows != null ? mirror.source(", file_row_number = true") + " WHERE file_row_number >= " + rows[0]
+                    + " AND file_row_number < " + rows[1] : mirror.source(""));
             String query = "SELECT " + (format == Format.JSONL ? RowRendering.json() : RowRendering.text(columns))
                     + RowRendering.over(inner);
             st.setFetchSize(batchSize);

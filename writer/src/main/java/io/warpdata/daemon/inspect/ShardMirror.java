@@ -3,6 +3,7 @@ package io.warpdata.daemon.inspect;
 import io.warpdata.blobcache.cache.BlobReader;
 import io.warpdata.daemon.inspect.ParquetHead.CorruptShardException;
 import io.warpdata.manifest.BlockHashList;
+import io.warpdata.manifest.Column;
 import io.warpdata.manifest.TableShard;
 
 import java.io.IOException;
@@ -34,13 +35,19 @@ final class ShardMirror implements AutoCloseable {
 
     private final BlobReader reader;
     private final TableShard shard;
+    /** The temp directory of this mirror: the file sits below it in the shard's partition folders. */
+    private final Path root;
     private final Path file;
+    /** {@code read_parquet} arguments that give a file in partition folders their columns, or "" ({@link HivePartitions}). */
+    private final String hiveArgs;
     private long bytesRead;
 
-    private ShardMirror(BlobReader reader, TableShard shard, Path file) {
+    private ShardMirror(BlobReader reader, TableShard shard, Path root, Path file, String hiveArgs) {
         this.reader = reader;
         this.shard = shard;
+        this.root = root;
         this.file = file;
+        this.hiveArgs = hiveArgs;
     }
 
     /**
@@ -50,19 +57,25 @@ final class ShardMirror implements AutoCloseable {
      * @throws CorruptShardException if the shard does not end like Parquet
      * @throws io.warpdata.store.StoreException if the bytes cannot be fetched or verified
      */
-    static ShardMirror open(BlobReader reader, TableShard shard, String what, Path tempDir) {
+    static ShardMirror open(BlobReader reader, TableShard shard, List<Column> schema, String what, Path tempDir) {
         long size = shard.blob().size();
         if (size < MAGIC_LENGTH + TRAILER) {
             throw new CorruptShardException(what + " is too small to be Parquet (" + size + " bytes)");
         }
+        Path root;
         Path tmp;
         try {
             Files.createDirectories(tempDir);
-            tmp = Files.createTempFile(tempDir, "warp-shard-", ".parquet");
+            root = Files.createTempDirectory(tempDir, "warp-shard-");
+            // In its partition folders (year=2026/), so that DuckDB's hive_partitioning gives the
+            // file the columns they hold, as it does reading the mount.
+            Path dir = shard.dir().isEmpty() ? root : root.resolve(shard.dir());
+            Files.createDirectories(dir);
+            tmp = Files.createFile(dir.resolve("shard.parquet"));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create a temp file for " + what + " in " + tempDir, e);
         }
-        ShardMirror m = new ShardMirror(reader, shard, tmp);
+        ShardMirror m = new ShardMirror(reader, shard, root, tmp, HivePartitions.readArgs(shard, schema));
         try {
             m.fetchFooter(what);
             return m;
@@ -99,6 +112,16 @@ final class ShardMirror implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write the temp file " + file, e);
         }
+    }
+
+    /**
+     * The shard as a DuckDB table function: {@code read_parquet('<file>'<more>)} with its
+     * partition columns ({@link HivePartitions#readArgs}).
+     *
+     * @param more further arguments, each after a comma (e.g. {@code ", file_row_number = true"}), or ""
+     */
+    String source(String more) {
+        return "read_parquet(" + sqlLiteral() + hiveArgs + more + ")";
     }
 
     /** The file as a DuckDB string literal, e.g. {@code '/tmp/warp-shard-1.parquet'}. */
@@ -178,6 +201,9 @@ final class ShardMirror implements AutoCloseable {
     public void close() {
         try {
             Files.deleteIfExists(file);
+            for (Path d = file.getParent(); d != null && d.startsWith(root); d = d.getParent()) {
+                Files.deleteIfExists(d);
+            }
         } catch (IOException e) {
             // A leftover temp file in the temp directory is harmless.
         }

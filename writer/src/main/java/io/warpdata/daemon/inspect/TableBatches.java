@@ -129,7 +129,7 @@ public final class TableBatches {
                         break;
                     }
                     String what = "table '" + tableName + "' shard " + s.name();
-                    try (ShardMirror mirror = ShardMirror.open(reader, s, what, dir)) {
+                    try (ShardMirror mirror = ShardMirror.open(reader, s, table.schema(), what, dir)) {
                         readShard(c, mirror, what, chosen, q, from == 0 && to == s.rowCount() ? null : new long[]{from, to},
                                 buffer, cancelled);
                         bytesRead += mirror.bytesRead();
@@ -205,8 +205,8 @@ public final class TableBatches {
             try (Statement st = c.createStatement()) {
                 mirror.fetch(RowStream.columnChunks(st, lit, q.where().isPresent() ? List.of() : columns));
             }
-            String source = rows == null ? "read_parquet(" + lit + ")"
-                    : "(SELECT * EXCLUDE (file_row_number) FROM read_parquet(" + lit + ", file_row_number = true)"
+            String source = rows == null ? mirror.source("")
+                    : "(SELECT * EXCLUDE (file_row_number) FROM " + mirror.source(", file_row_number = true")
                     + " WHERE file_row_number >= " + rows[0] + " AND file_row_number < " + rows[1] + ")";
             String from = " FROM " + source + " t" + q.where().map(w -> " WHERE (" + w + ")").orElse("");
             List<String> types = new ArrayList<>();

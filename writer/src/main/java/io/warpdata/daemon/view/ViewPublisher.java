@@ -4,6 +4,7 @@ import io.warpdata.store.BlobStore;
 import io.warpdata.catalog.Catalog;
 import io.warpdata.store.StoreException;
 import io.warpdata.store.StoreLayout;
+import io.warpdata.daemon.inspect.HivePartitions;
 import io.warpdata.daemon.publish.BlobUploader;
 import io.warpdata.daemon.publish.PointerMoves;
 import io.warpdata.daemon.publish.PublishProgress;
@@ -183,7 +184,8 @@ public final class ViewPublisher {
             Path out = staging.resolve("view.parquet");
             ViewSelector.Selection selection;
             try (ViewSelector selector = new ViewSelector()) {
-                selection = selector.select(files, table.schema().stream().map(Column::name).toList(), query, out,
+                List<String> readArgs = table.shards().stream().map(sh -> HivePartitions.readArgs(sh, table.schema())).toList();
+                selection = selector.select(files, readArgs, table.schema().stream().map(Column::name).toList(), query, out,
                         boundColumns);
             }
             List<StagedBlob> uploads = new ArrayList<>();
@@ -343,7 +345,9 @@ public final class ViewPublisher {
             byte[] buf = new byte[(int) Math.min(READ_CHUNK, Math.max(1, total))];
             for (int i = 0; i < table.shards().size(); i++) {
                 TableShard shard = table.shards().get(i);
-                Path file = staging.resolve("parent-" + i + ".parquet");
+                // In its partition folders, so that the view reads their columns (HivePartitions).
+                Path file = shard.dir().isEmpty() ? staging.resolve("parent-" + i + ".parquet")
+                        : Files.createDirectories(staging.resolve("parent-" + i).resolve(shard.dir())).resolve("shard.parquet");
                 MessageDigest sha = BlobId.sha256();
                 String key = StoreLayout.blob(shard.blob().id());
                 try (OutputStream out = Files.newOutputStream(file)) {

@@ -74,6 +74,16 @@ public final class ViewSelector implements AutoCloseable {
      * @throws ViewException for a query DuckDB refuses, an unknown column, or no rows selected
      */
     public Selection select(List<Path> files, List<String> columns, ViewQuery q, Path out, Set<String> boundColumns) {
+        return select(files, files.stream().map(f -> "").toList(), columns, q, out, boundColumns);
+    }
+
+    /**
+     * As {@link #select(List, List, ViewQuery, Path, Set)}, each file read with more
+     * {@code read_parquet} arguments ({@code readArgs}, each "" or starting with a comma): a file
+     * in Hive partition folders gets its partition columns from them.
+     */
+    public Selection select(List<Path> files, List<String> readArgs, List<String> columns, ViewQuery q, Path out,
+                            Set<String> boundColumns) {
         for (String c : columns) {
             if (c.equals(FILE) || c.equals(ROW) || c.equals(ORD) || c.equals("file_row_number")) {
                 throw new ViewException("Table " + q.table() + " has a column named '" + c
@@ -87,7 +97,7 @@ public final class ViewSelector implements AutoCloseable {
         try (Statement st = db.createStatement()) {
             st.execute("DROP TABLE IF EXISTS filtered; DROP TABLE IF EXISTS sampled; DROP TABLE IF EXISTS result;"
                     + " DROP TABLE IF EXISTS strata; DROP TABLE IF EXISTS quota");
-            st.execute("CREATE OR REPLACE TEMP VIEW src AS " + source(files));
+            st.execute("CREATE OR REPLACE TEMP VIEW src AS " + source(files, readArgs));
             run(st, "CREATE TEMP TABLE filtered AS SELECT * FROM src" + q.where().map(w -> " WHERE (" + w + ")").orElse(""),
                     "--where", q, columns);
             long matching = count(st, "filtered");
@@ -125,11 +135,11 @@ public final class ViewSelector implements AutoCloseable {
     }
 
     /** Every file's rows with their position: (file index, row number in the file). */
-    private static String source(List<Path> files) {
+    private static String source(List<Path> files, List<String> readArgs) {
         List<String> parts = new ArrayList<>();
         for (int i = 0; i < files.size(); i++) {
             parts.add("SELECT * EXCLUDE (file_row_number), " + i + "::INTEGER AS " + FILE + ", file_row_number AS " + ROW
-                    + " FROM read_parquet(" + literal(files.get(i).toString()) + ", file_row_number = true)");
+                    + " FROM read_parquet(" + literal(files.get(i).toString()) + readArgs.get(i) + ", file_row_number = true)");
         }
         return String.join(" UNION ALL BY NAME ", parts);
     }
