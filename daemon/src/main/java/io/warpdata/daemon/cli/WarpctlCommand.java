@@ -8,6 +8,7 @@ import io.warpdata.store.BlobStore;
 import io.warpdata.manifest.DatasetRef;
 import io.warpdata.manifest.ManifestValidationException;
 import io.warpdata.manifest.WarpException;
+import io.warpdata.store.StoreUnavailableException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -173,12 +174,26 @@ public final class WarpctlCommand implements Runnable {
         throw new CommandLine.ParameterException(spec.commandLine(), "missing command");
     }
 
+    /**
+     * The next step of a failure. warpctl's own commands that read the store (stream, head, cat,
+     * info, schema, inspect...) read it themselves, not through warpd: when the store is down,
+     * they fail where the mount and Python's warpdata still serve what warpd has cached, and
+     * the store's own advice ("cached data keeps serving") read as if they should have worked.
+     */
+    private static String nextStep(WarpException w) {
+        if (w instanceof StoreUnavailableException) {
+            return "Check that the store (or --endpoint) is up and reachable (warpctl doctor). This command reads the"
+                    + " store itself; until the store is back, the mount and Python's warpdata serve what warpd has cached.";
+        }
+        return w.nextStep();
+    }
+
     private static int report(WarpctlCommand root, Exception ex) {
         var err = root.context.err();
         if (root.json && ex instanceof WarpException w) {
             try {
                 err.println(Wire.json().writeValueAsString(
-                        new ErrorOutput(new ControlProtocol.ErrorBody(w.type(), w.getMessage(), w.nextStep()))));
+                        new ErrorOutput(new ControlProtocol.ErrorBody(w.type(), w.getMessage(), nextStep(w)))));
             } catch (Exception jsonFailure) {
                 err.println("error: " + w.getMessage());
             }
@@ -189,7 +204,7 @@ public final class WarpctlCommand implements Runnable {
         }
         if (ex instanceof WarpException w) {
             err.println("error: " + w.getMessage());
-            err.println("  what to do: " + w.nextStep());
+            err.println("  what to do: " + nextStep(w));
             if (root.debug) {
                 ex.printStackTrace(err);
             }

@@ -39,6 +39,8 @@ class CatAndStreamCommandTest {
     Path tmp;
 
     private final InMemoryBlobStore store = new InMemoryBlobStore();
+    /** What warpctl is given: the store, which a test may take down. */
+    private final io.warpdata.store.FaultStore served = new io.warpdata.store.FaultStore(store);
     private List<String> sources;
 
     private record Run(int code, byte[] out, String err) {
@@ -63,7 +65,7 @@ class CatAndStreamCommandTest {
         CliContext ctx = new CliContext(env, new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8), tmp,
                 Clock.fixed(Instant.parse("2026-11-22T05:00:00Z"), ZoneOffset.UTC),
-                (remote, endpoint) -> store, StoreBlobReader::new, terminal);
+                (remote, endpoint) -> served, StoreBlobReader::new, terminal);
         int code = WarpctlCommand.run(args, ctx);
         return new Run(code, out.toByteArray(), err.toString(StandardCharsets.UTF_8));
     }
@@ -288,5 +290,14 @@ class CatAndStreamCommandTest {
             }
         }
         return out;
+    }
+
+    @Test
+    void aStoreThatIsDownSaysThatThisCommandReadsItItself() {
+        served.down();
+        Run r = warpctl("stream", "vision/pets");
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err()).contains("error: ").contains("This command reads the store itself")
+                .contains("the mount and Python's warpdata serve what warpd has cached");
     }
 }
