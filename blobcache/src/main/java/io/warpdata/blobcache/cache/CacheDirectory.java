@@ -39,8 +39,8 @@ final class CacheDirectory implements AutoCloseable {
     private final Path blocksDir;
     private final Path listsDir;
     private final Path tmpDir;
-    private final FileChannel lockChannel;
-    private final FileLock lock;
+    private FileChannel lockChannel;
+    private FileLock lock;
     private final AtomicLong tmpCounter = new AtomicLong();
     /** Which of the 256 block subdirectories are known to exist (made on first use). */
     private final AtomicIntegerArray shardMade = new AtomicIntegerArray(256);
@@ -81,6 +81,41 @@ final class CacheDirectory implements AutoCloseable {
             closeQuietly(lockChannel);
             throw new CacheDirectoryException(dir, "is in use by another warpd", "Stop the other warpd, or give"
                     + " each warpd its own --cache-dir.", e);
+        }
+    }
+
+    /**
+     * Makes the directory again if it was deleted under a running warpd ({@code rm -rf} of the
+     * cache): its folders, and its lock, taken again so that no other warpd opens it meanwhile.
+     *
+     * @return true if it was gone and is made again; false if it is there (or cannot be made: the
+     *         writes that follow fail and are counted as before)
+     */
+    synchronized boolean remakeIfGone() {
+        if (Files.isDirectory(blocksDir) && Files.isDirectory(tmpDir) && Files.isDirectory(listsDir)) {
+            return false;
+        }
+        try {
+            Files.createDirectories(blocksDir);
+            Files.createDirectories(listsDir);
+            Files.createDirectories(tmpDir);
+            for (int i = 0; i < shardMade.length(); i++) {
+                shardMade.set(i, 0);
+            }
+            FileChannel ch = FileChannel.open(root.resolve("lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            FileLock l = ch.tryLock();
+            if (l == null) {
+                closeQuietly(ch);
+                LOG.warn("The cache directory {} was made again, but another process holds its lock", root);
+            } else {
+                closeQuietly(lockChannel);
+                lockChannel = ch;
+                lock = l;
+            }
+            return true;
+        } catch (IOException | OverlappingFileLockException e) {
+            LOG.debug("cannot make the cache directory {} again: {}", root, e.toString());
+            return false;
         }
     }
 
@@ -184,7 +219,7 @@ final class CacheDirectory implements AutoCloseable {
 
     /** Releases the lock: another warpd may open the directory. */
     @Override
-    public void close() {
+    public synchronized void close() {
         try {
             lock.release();
         } catch (IOException e) {

@@ -87,6 +87,8 @@ final class DiskBlocks implements BlockStorage {
     private final PageCacheHints hints = PageCacheHints.shared();
     /** Blocks whose files wait to be read ahead ({@link #willNeed}); made, with its thread, at the first hint. */
     private volatile BlockingQueue<BlockKey> hintQueue;
+    /** When a failed write last looked whether the directory was deleted ({@link #remakeIfGone}). */
+    private volatile long lastGoneCheck = System.nanoTime() - 2_000_000_000L;
     private Thread hintThread;
     /** Hints waiting at most: a 256 MiB read-ahead of 1 MiB blocks. */
     private static final int HINT_QUEUE = 256;
@@ -393,16 +395,46 @@ final class DiskBlocks implements BlockStorage {
         int headerLength = BlockFile.headerLength(len);
         long bytes = (long) headerLength + len;
         if (!writes.reserve(key, bytes)) {
+            remakeIfGone();
             return;
         }
         try {
             DiskWrites.Written w = writes.toTemp(key, listId, data, off, len, headerLength);
             if (w != null) {
                 place(key, w, new DiskEntry(key, headerLength, len, w.crcs(), listId, prefetchCredit));
+            } else {
+                remakeIfGone();
             }
         } finally {
             writes.release(bytes);
         }
+    }
+
+    /**
+     * After a write that failed: if the cache directory was deleted under us, makes it again and
+     * forgets the blocks it held (their files went with it), so that caching resumes and the
+     * cache's size and block count say what is there. Looked at most once a second.
+     */
+    private void remakeIfGone() {
+        long now = System.nanoTime();
+        long last = lastGoneCheck;
+        if (now - last < 1_000_000_000L || closed) {
+            return;
+        }
+        lastGoneCheck = now;
+        if (!dir.remakeIfGone()) {
+            return;
+        }
+        long blocks = index.estimatedSize();
+        long size = sizeBytes();
+        for (DiskEntry e : index.asMap().values()) {
+            e.evicted = true;
+        }
+        index.invalidateAll();
+        members.invalidateAll();
+        channels.invalidateAll();
+        LOG.warn("The cache directory {} was deleted while warpd ran; it is made again and caching resumes"
+                + " (the {} blocks, {} bytes, it held are gone)", dir.root(), blocks, size);
     }
 
     /** Renames a written file into place under the index's per-key lock, unless the block got there first. */

@@ -133,6 +133,40 @@ class DiskBlocksTest {
         }
     }
 
+    /**
+     * {@code rm -rf} of the cache under a running warpd: the failed write makes the directory
+     * again and forgets the blocks that went with it, so caching resumes (it used to stay off for
+     * good, with the size and block count of the deleted blocks still reported).
+     */
+    @Test
+    void aDeletedCacheDirectoryIsMadeAgainAndCachingResumes() throws IOException {
+        ReadMetrics metrics = new ReadMetrics();
+        byte[] data = TestBlobs.bytes(3 * BS, 4);
+        BlobId blob = BlobId.of(data);
+        DiskBlocks disk = new DiskBlocks(dir, 64L << 20, 0, 16, metrics, null);
+        try {
+            disk.put(new BlockKey(blob, BS, 0), blob, data, 0, BS, null);
+            assertThat(disk.blockCount()).isEqualTo(1);
+            try (Stream<Path> all = Files.walk(dir.resolve(CacheDirectory.FORMAT_DIR))) {
+                all.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+            disk.put(new BlockKey(blob, BS, 1), blob, data, BS, BS, null);
+            assertThat(metrics.cacheWritesSkipped.sum()).as("the write that found it gone").isEqualTo(1);
+            assertThat(disk.blockCount()).as("the deleted block is forgotten").isZero();
+            assertThat(disk.sizeBytes()).isZero();
+            assertThat(Files.isDirectory(dir.resolve(CacheDirectory.FORMAT_DIR).resolve("blocks"))).isTrue();
+
+            disk.put(new BlockKey(blob, BS, 2), blob, data, 2 * BS, BS, null);
+            assertThat(disk.blockCount()).as("caching resumed").isEqualTo(1);
+            java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(1000);
+            assertThat(disk.get(new BlockKey(blob, BS, 2), 100, out, 0, 1000)).isTrue();
+            assertThat(out.array()).isEqualTo(java.util.Arrays.copyOfRange(data, 2 * BS + 100, 2 * BS + 1100));
+            assertThat(metrics.cacheWritesSkipped.sum()).isEqualTo(1);
+        } finally {
+            disk.close();
+        }
+    }
+
     /** Waits until {@code t} has finished or is blocked (e.g. waiting for a lock the caller holds). */
     private static void awaitDoneOrBlocked(Thread t) {
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
