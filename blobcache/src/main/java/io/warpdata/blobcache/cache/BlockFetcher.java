@@ -4,10 +4,14 @@ import io.warpdata.store.BlobStore;
 import io.warpdata.store.StoreException;
 import io.warpdata.store.StoreHealth;
 import io.warpdata.store.StoreLayout;
+import io.warpdata.store.StoreNotAnsweringException;
 import io.warpdata.store.StoreUnavailableException;
 import io.warpdata.store.StoreUnreachableException;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.BlockHashList;
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntConsumer;
@@ -24,6 +28,18 @@ import org.slf4j.LoggerFactory;
  * counters; thread-safe.
  */
 final class BlockFetcher {
+    /** How long a key whose read gave up gets one attempt per read ({@link #gaveUp}). */
+    static final Duration GAVE_UP_MEMORY = Duration.ofSeconds(30);
+    /**
+     * Attempts of one read that the store may leave unanswered (it took the connection and sent
+     * nothing for its answer timeout) before the read gives up: one may be a stuck connection to
+     * a healthy store; a second says the store is not answering this key. Its other keys may be
+     * answered meanwhile (then the store's health does not fail reads at once), and each silent
+     * attempt costs the answer timeout: a read used to wait its whole deadline, 60 s, and the
+     * kernel's retry as long again, where a hung store is promised 15 s.
+     */
+    static final int MAX_SILENT_ATTEMPTS = 2;
+
     private static final Logger LOG = LoggerFactory.getLogger(BlockFetcher.class);
 
     private final BlobStore store;
@@ -32,6 +48,17 @@ final class BlockFetcher {
     private final ReadMetrics metrics;
     private final RetryPolicy policy;
     private final Remotes remotes;
+    /**
+     * Keys whose last read gave up (its deadline passed, or the store went silent on it twice),
+     * for {@link #GAVE_UP_MEMORY}: their next reads get one attempt, not another deadline. A
+     * reader that gets EIO reads again at once (the kernel retries a failed page read), and each
+     * read used to wait its own 60 s: one {@code cat} of a store answering 500 took 119 s and 206
+     * GETs of the same blob.
+     */
+    private final Cache<String, Boolean> gaveUp = Caffeine.newBuilder()
+            .maximumSize(4096)
+            .expireAfterWrite(GAVE_UP_MEMORY)
+            .build();
 
     BlockFetcher(BlobStore store, ReadMetrics metrics, RetryPolicy policy) {
         this(store, null, metrics, policy, Remotes.NONE);
@@ -197,6 +224,8 @@ final class BlockFetcher {
      *                 at {@code len} or past it, nothing is fetched
      */
     private <T> T retrying(String key, long offset, int len, IntSupplier resumeAt, long deadlineNanos, Get<T> get) {
+        boolean oneAttempt = gaveUp.getIfPresent(key) != null;
+        int silent = 0;
         for (int attempt = 0; ; attempt++) {
             int from = resumeAt == null ? 0 : resumeAt.getAsInt();
             if (resumeAt != null && from >= len) {
@@ -220,10 +249,31 @@ final class BlockFetcher {
                     metrics.getsInFlight.decrement();
                 }
                 metrics.getCompleted(System.nanoTime() - start, got instanceof byte[] b ? b.length : len - from);
+                if (oneAttempt) {
+                    gaveUp.invalidate(key);
+                }
                 return got;
             } catch (StoreUnavailableException e) {
-                backOff(attempt, deadlineNanos, e,
-                        offset < 0 ? "reading " + key : "reading " + key + " at offset " + (offset + from));
+                if (e instanceof StoreUnreachableException) {
+                    throw e; // nothing will answer for a while: fails at once, as the store's health says
+                }
+                String what = offset < 0 ? "reading " + key : "reading " + key + " at offset " + (offset + from);
+                if (e instanceof StoreNotAnsweringException) {
+                    silent++;
+                }
+                if (oneAttempt || silent >= MAX_SILENT_ATTEMPTS) {
+                    gaveUp.put(key, Boolean.TRUE);
+                    throw new StoreUnavailableException("Gave up " + what + " from " + store.describe() + " after "
+                            + (attempt + 1) + (attempt == 0 ? " attempt" : " attempts") + (oneAttempt
+                            ? " (a read of it gave up less than " + GAVE_UP_MEMORY.toSeconds() + " s ago, so it gets one)"
+                            : " (the store answered none of the last " + silent + ")") + ": " + e.getMessage(), e);
+                }
+                try {
+                    backOff(attempt, deadlineNanos, e, what);
+                } catch (StoreUnavailableException gaveUpNow) {
+                    gaveUp.put(key, Boolean.TRUE);
+                    throw gaveUpNow;
+                }
             }
         }
     }

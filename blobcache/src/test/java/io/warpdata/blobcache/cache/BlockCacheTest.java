@@ -415,6 +415,51 @@ class BlockCacheTest {
         assertThat(c.metrics().readErrors.sum()).isEqualTo(1);
     }
 
+    /**
+     * A reader that got EIO reads again at once (the kernel retries a failed page read): a blob
+     * whose read gave up at its deadline gets one attempt per read for a while, not another
+     * deadline; the first read that succeeds ends that.
+     */
+    @Test
+    void aReadAfterOneThatGaveUpGetsOneAttempt() {
+        byte[] data = TestBlobs.bytes(BS, 14);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        BlockCache c = open(config().withRetry(FAST.withReadDeadline(Duration.ofMillis(300))));
+        c.read(ref, 0, new byte[0], 0, 0);
+        FaultStore.Rule failing = store.on(Call.READ).fail(Fault.UNAVAILABLE);
+        assertThatThrownBy(() -> c.readAll(ref)).isInstanceOf(StoreUnavailableException.class);
+        long first = store.calls(Call.READ);
+        assertThat(first).as("retried until the deadline").isGreaterThan(3);
+        assertThatThrownBy(() -> c.readAll(ref)).isInstanceOf(StoreUnavailableException.class)
+                .hasMessageContaining("gets one");
+        assertThat(store.calls(Call.READ) - first).as("the read again: one attempt").isEqualTo(1);
+        failing.remove();
+        assertThat(c.readAll(ref)).isEqualTo(data);
+        store.on(Call.READ).times(2).fail(Fault.UNAVAILABLE);
+        c.gc(0);
+        assertThat(c.readAll(ref)).as("retried again: the success ended the one-attempt rule").isEqualTo(data);
+    }
+
+    /**
+     * A store that takes the connection and answers nothing for this blob, while it may answer
+     * others (so its health does not fail reads at once): the read gives up after two silent
+     * attempts, not at its deadline.
+     */
+    @Test
+    void aReadTheStoreLeavesUnansweredTwiceGivesUp() {
+        byte[] data = TestBlobs.bytes(BS, 15);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        BlockCache c = open(config().withRetry(FAST.withReadDeadline(Duration.ofSeconds(30))));
+        c.read(ref, 0, new byte[0], 0, 0);
+        store.on(Call.READ).fail(Fault.SILENT);
+        long before = store.calls(Call.READ);
+        long t0 = System.nanoTime();
+        assertThatThrownBy(() -> c.readAll(ref)).isInstanceOf(StoreUnavailableException.class)
+                .hasMessageContaining("answered none of the last 2");
+        assertThat(store.calls(Call.READ) - before).isEqualTo(2);
+        assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(5));
+    }
+
     @Test
     void sizeLimitHoldsWhileReading3xData() {
         long blockOnDisk = BlockFile.headerLength(BS) + BS;
