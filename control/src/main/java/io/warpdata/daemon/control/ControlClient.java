@@ -14,6 +14,7 @@ import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
 import java.nio.channels.SocketChannel;
+import java.time.Duration;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
@@ -30,6 +31,10 @@ public final class ControlClient implements AutoCloseable {
     private final SocketChannel channel;
     private final BufferedReader in;
     private long nextId = 1;
+    /** The longest warpd may stay silent within a call (0: no limit); see {@link #answering}. */
+    private long silenceNanos;
+    private volatile long lastHeard;
+    private volatile boolean timedOut;
 
     private ControlClient(Path socket, SocketChannel channel) {
         this.socket = socket;
@@ -62,6 +67,18 @@ public final class ControlClient implements AutoCloseable {
                     "start the daemon (systemctl start warpd, or scripts/warpd --mount /warp --remote URI), "
                             + "or point warpctl at it with --socket PATH / WARP_SOCKET", e);
         }
+    }
+
+    /**
+     * Makes every call of this client fail when warpd sends nothing for {@code silence} (a warpd
+     * that is stopped, swapped out or wedged accepts the connection and never answers: {@code
+     * warpctl status} and {@code doctor}, the commands one runs to find that out, hung for good).
+     * Each message heard, a progress event too, starts the silence again. For quick calls only:
+     * a long one may be silent for long.
+     */
+    public ControlClient answering(Duration silence) {
+        this.silenceNanos = silence.toNanos();
+        return this;
     }
 
     /** True if a daemon accepts connections on {@code socket}. */
@@ -110,6 +127,7 @@ public final class ControlClient implements AutoCloseable {
      */
     public JsonNode call(String op, ObjectNode args, Consumer<JsonNode> progress) {
         long id = nextId++;
+        Thread watchdog = silenceNanos > 0 ? watch() : null;
         try {
             ByteBuffer req = ByteBuffer.wrap(ControlProtocol.line(ControlProtocol.request(id, op, args)));
             while (req.hasRemaining()) {
@@ -117,6 +135,7 @@ public final class ControlClient implements AutoCloseable {
             }
             while (true) {
                 String line = in.readLine();
+                lastHeard = System.nanoTime();
                 if (line == null) {
                     throw new ControlException(ControlException.DAEMON_UNAVAILABLE,
                             "warpd closed the control connection during '" + op + "'",
@@ -143,10 +162,40 @@ public final class ControlClient implements AutoCloseable {
                         err.nextStep() == null ? "" : err.nextStep());
             }
         } catch (IOException e) {
+            if (timedOut) {
+                throw new ControlException(ControlException.DAEMON_UNAVAILABLE, "warpd at " + socket + " took the"
+                        + " connection but did not answer '" + op + "' within " + silenceNanos / 1_000_000_000L + " s",
+                        "it may be stopped (ps -o stat,pid,args -C java: state T), swapping or overloaded; check its log"
+                                + " (journalctl -u warpd) and restart it (systemctl restart warpd)", e);
+            }
             throw new ControlException(ControlException.DAEMON_UNAVAILABLE,
                     "lost the control connection to " + socket + " during '" + op + "': " + e.getMessage(),
                     "check that warpd is running (warpctl status)", e);
+        } finally {
+            if (watchdog != null) {
+                watchdog.interrupt();
+            }
         }
+    }
+
+    /** Closes the connection when warpd has been silent for {@link #silenceNanos}: the blocked read then fails. */
+    private Thread watch() {
+        lastHeard = System.nanoTime();
+        return Thread.ofVirtual().name("warpctl-answer-watch").start(() -> {
+            try {
+                while (true) {
+                    long wait = lastHeard + silenceNanos - System.nanoTime();
+                    if (wait <= 0) {
+                        timedOut = true;
+                        close(channel);
+                        return;
+                    }
+                    java.util.concurrent.TimeUnit.NANOSECONDS.sleep(wait);
+                }
+            } catch (InterruptedException done) {
+                // the call ended
+            }
+        });
     }
 
     @Override

@@ -12,6 +12,7 @@ import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.time.Duration;
 
 /**
  * What the commands that talk to warpd share, from the one options model of the warpctl root
@@ -38,9 +39,22 @@ final class DaemonCalls {
         return ControlClient.connect(socket(spec));
     }
 
-    /** Sends one call to warpd and waits for its reply. */
+    /**
+     * How long warpd may stay silent answering a quick call (status, stats, metrics, cache stats):
+     * a stopped or wedged warpd takes the connection and never answers.
+     */
+    static final Duration QUICK_ANSWER = Duration.ofSeconds(15);
+
+    /** The calls that answer at once from warpd's memory: {@link #QUICK_ANSWER} bounds them. */
+    private static final java.util.Set<String> QUICK = java.util.Set.of(Calls.STATUS.op(), Calls.STATS.op(),
+            Calls.METRICS.op(), Calls.CACHE_STATS.op());
+
+    /** Sends one call to warpd and waits for its reply (at most {@link #QUICK_ANSWER} of silence for a quick one). */
     static <Q, R, E> R call(CommandSpec spec, Call<Q, R, E> call, Q request) {
         try (ControlClient c = connect(spec)) {
+            if (QUICK.contains(call.op())) {
+                c.answering(QUICK_ANSWER);
+            }
             return c.call(call, request);
         }
     }

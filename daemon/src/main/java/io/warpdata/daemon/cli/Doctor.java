@@ -101,7 +101,7 @@ public final class Doctor {
         if (socket.status() == Status.FAIL) {
             return Optional.empty();
         }
-        try (ControlClient c = ControlClient.connect(settings.socket())) {
+        try (ControlClient c = ControlClient.connect(settings.socket()).answering(DaemonCalls.QUICK_ANSWER)) {
             return Optional.of(new Daemon(c.call(Calls.STATUS), c.call(Calls.CACHE_STATS), socket));
         } catch (WarpException e) {
             return Optional.empty();
@@ -359,7 +359,7 @@ public final class Doctor {
     }
 
     Check socket() {
-        try (ControlClient c = ControlClient.connect(settings.socket())) {
+        try (ControlClient c = ControlClient.connect(settings.socket()).answering(DaemonCalls.QUICK_ANSWER)) {
             StatusCall.Reply s = c.call(Calls.STATUS);
             String serving = settings.socket() + ": warpd " + s.version() + " serving " + s.mount() + " from " + s.remote();
             if (storeDown(s.store())) {

@@ -1,0 +1,53 @@
+package io.warpdata.daemon.control;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ControlClientTest {
+    @TempDir
+    Path dir;
+
+    /**
+     * A warpd that is stopped (SIGSTOP), swapped out or wedged: the kernel takes the connection,
+     * nothing answers. A client with an answer bound fails, saying so, instead of waiting for good.
+     */
+    @Test
+    void aWarpdThatTakesTheConnectionAndNeverAnswersFailsACallWithAnAnswerBound() throws Exception {
+        Path socket = dir.resolve("warpd.sock");
+        List<SocketChannel> held = new ArrayList<>();
+        try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            server.bind(UnixDomainSocketAddress.of(socket));
+            Thread acceptor = Thread.ofVirtual().start(() -> {
+                try {
+                    held.add(server.accept()); // and never answer
+                } catch (Exception closed) {
+                    // the test ended
+                }
+            });
+            try (ControlClient c = ControlClient.connect(socket).answering(Duration.ofMillis(300))) {
+                long t0 = System.nanoTime();
+                assertThatThrownBy(() -> c.call("status", ControlProtocol.object()))
+                        .isInstanceOf(ControlException.class)
+                        .hasMessageContaining("did not answer 'status'")
+                        .satisfies(e -> assertThat(((ControlException) e).type()).isEqualTo(ControlException.DAEMON_UNAVAILABLE));
+                assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(5));
+            }
+            acceptor.join();
+        } finally {
+            for (SocketChannel ch : held) {
+                ch.close();
+            }
+        }
+    }
+}
