@@ -7,6 +7,7 @@ import io.warpdata.store.AuthenticationException;
 import io.warpdata.store.BlobStore;
 import io.warpdata.catalog.Catalog;
 import io.warpdata.catalog.LastKnownGood;
+import io.warpdata.store.NoSuchBucketException;
 import io.warpdata.store.PermissionDeniedException;
 import io.warpdata.store.StoreException;
 import io.warpdata.store.StoreHealth;
@@ -241,7 +242,8 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
     }
 
     /**
-     * Fails fast on credentials that cannot work; a store that is unreachable or slow is only
+     * Fails fast on credentials that cannot work and on a bucket that does not exist (the mount
+     * would fail every listing while status said the store was reachable); a store that is unreachable or slow is only
      * logged (by {@link StoreHealth}), and after {@link #STORE_CHECK_WAIT} the mount goes on: the
      * catalog answers from its last known state and cached data is served.
      */
@@ -250,7 +252,8 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         try {
             check.get(STORE_CHECK_WAIT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
-            if (e.getCause() instanceof AuthenticationException || e.getCause() instanceof PermissionDeniedException) {
+            if (e.getCause() instanceof AuthenticationException || e.getCause() instanceof PermissionDeniedException
+                    || e.getCause() instanceof NoSuchBucketException) {
                 throw (StoreException) e.getCause();
             }
             LOG.warn("the store {} does not answer yet ({}); mounting anyway: known datasets and cached data are"

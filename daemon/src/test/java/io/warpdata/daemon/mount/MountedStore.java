@@ -162,8 +162,13 @@ final class MountedStore implements AutoCloseable {
 
     /** warpd started on {@code mountPoint} expecting it to refuse: its exit code and output. */
     Shell.Result runWarpdToFailure(Path mountPoint, Path cacheDir) {
+        return runWarpdToFailure(mountPoint, cacheDir, remote());
+    }
+
+    /** As {@link #runWarpdToFailure(Path, Path)}, on another remote of this server. */
+    Shell.Result runWarpdToFailure(Path mountPoint, Path cacheDir, String remote) {
         otherMounts.add(mountPoint);
-        return WarpdProcess.runToFailure(mountPoint, remote(), cacheDir, env);
+        return WarpdProcess.runToFailure(mountPoint, remote, cacheDir, env);
     }
 
     /** Stops every warpd this fixture started (SIGTERM, then SIGKILL) and unmounts their mount points. */

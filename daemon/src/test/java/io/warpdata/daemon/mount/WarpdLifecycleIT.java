@@ -108,6 +108,20 @@ class WarpdLifecycleIT {
         assertServes(mount);
     }
 
+    /**
+     * A bucket the server does not have is a configuration error, as rejected credentials are:
+     * warpd used to mount anyway, every listing failed with EIO, and status and doctor said the
+     * store was reachable.
+     */
+    @Test
+    void refusesARemoteWhoseBucketDoesNotExistSayingWhatToDo() throws Exception {
+        Path mount = newMountPoint("nobucket");
+        Shell.Result r = m.runWarpdToFailure(mount, work.resolve("cache-nobucket"), "s3://no-such-bucket-here/warp");
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.err()).contains("bucket 'no-such-bucket-here' does not exist").contains("Create the bucket");
+        assertThat(WarpdProcess.isMounted(mount)).isFalse();
+    }
+
     @Test
     void refusesANonEmptyMountPointSayingWhatToDo() throws Exception {
         Path mount = newMountPoint("full");

@@ -2,6 +2,7 @@ package io.warpdata.store.s3;
 
 import io.warpdata.store.AuthenticationException;
 import io.warpdata.store.BlobNotFoundException;
+import io.warpdata.store.NoSuchBucketException;
 import io.warpdata.store.PermissionDeniedException;
 import io.warpdata.store.StoreException;
 import io.warpdata.store.StoreNotAnsweringException;
@@ -62,7 +63,7 @@ final class S3Errors {
                                 + " check " + AUTH_ENV + " and AWS_REGION", e);
                     }
                     case "NoSuchBucket" -> {
-                        return new StoreException(what + ": bucket '" + bucket + "' does not exist",
+                        return new NoSuchBucketException(what + ": bucket '" + bucket + "' does not exist",
                                 "Create the bucket (e.g. 'aws s3 mb s3://" + bucket + "') or fix the bucket name"
                                         + " in the remote URI; with a local S3 server check --endpoint / WARP_S3_ENDPOINT.",
                                 e);

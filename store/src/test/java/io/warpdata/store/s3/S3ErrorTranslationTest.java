@@ -65,7 +65,7 @@ class S3ErrorTranslationTest {
     @Test
     void missingBucketSaysToCreateIt() {
         StoreException e = translate(s3(404, "NoSuchBucket"));
-        assertThat(e).isNotInstanceOf(BlobNotFoundException.class).hasMessageContaining("bucket");
+        assertThat(e).isInstanceOf(io.warpdata.store.NoSuchBucketException.class).hasMessageContaining("bucket");
         assertThat(e.nextStep()).contains("Create the bucket");
     }
 
