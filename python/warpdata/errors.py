@@ -93,6 +93,8 @@ _BY_CODE = {c.code: c for c in (
     StoreUnreachableError, NotCachedError, MountUnavailableError, VerificationFailedError)}
 _BY_CODE["StoreUnavailable"] = StoreUnreachableError
 _BY_CODE["AmbiguousVersion"] = DatasetNotFoundError
+_BY_CODE["NoSuchBucket"] = StoreError
+_BY_CODE["StoreNotAnswering"] = StoreUnreachableError
 
 
 def from_warpd(error):
