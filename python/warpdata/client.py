@@ -45,7 +45,7 @@ class Client:
             s.close()
             raise DaemonUnavailableError(
                 "no warpd answers on %s (%s)" % (self.socket_path, e.strerror or e),
-                "start one (sudo systemctl start warpd, or scripts/warpd --mount /warp --remote s3://BUCKET;"
+                "start one (%ssystemctl start warpd," % ("" if os.geteuid() == 0 else "sudo ") + " or scripts/warpd --mount /warp --remote s3://BUCKET;"
                 " scripts/demo starts a local one), or point WARP_SOCKET at its socket") from None
         return s
 

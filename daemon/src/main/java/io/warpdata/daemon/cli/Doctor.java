@@ -33,6 +33,8 @@ import java.util.function.Supplier;
  * point the checks at fakes.
  */
 public final class Doctor {
+    /** "sudo " in a fix's command, or nothing for root (a root shell on a box without sudo has no such command). */
+    private static final String SUDO = io.warpdata.daemon.control.ProcessIdentity.uid() == 0 ? "" : "sudo ";
     public enum Status { PASS, WARN, FAIL }
 
     /** One check's outcome; {@code fix} is empty for PASS. */
@@ -192,13 +194,13 @@ public final class Doctor {
         String name = "/dev/fuse";
         if (!Files.exists(host.devFuse())) {
             return new Check(name, Status.FAIL, host.devFuse() + " is missing",
-                    "sudo modprobe fuse (in a container: run it with --device /dev/fuse --cap-add SYS_ADMIN)");
+                    SUDO + "modprobe fuse (in a container: run it with --device /dev/fuse --cap-add SYS_ADMIN)");
         }
         try (RandomAccessFile f = new RandomAccessFile(host.devFuse().toFile(), "rw")) {
             return pass(name, host.devFuse() + " present and openable");
         } catch (IOException e) {
             return new Check(name, Status.FAIL, "cannot open " + host.devFuse() + ": " + e.getMessage(),
-                    "sudo chmod 0666 " + host.devFuse() + " (or run warpd as root / in the fuse group)");
+                    SUDO + "chmod 0666 " + host.devFuse() + " (or run warpd as root / in the fuse group)");
         }
     }
 
@@ -212,7 +214,7 @@ public final class Doctor {
             }
         }
         return new Check("fusermount", Status.FAIL, "neither fusermount3 nor fusermount is on PATH",
-                "sudo apt-get install fuse3");
+                SUDO + "apt-get install fuse3");
     }
 
     Check libfuse() {
@@ -228,7 +230,7 @@ public final class Doctor {
             }
         }
         return new Check("libfuse2", Status.FAIL, "libfuse.so.2 is not in the dynamic linker's cache (ldconfig -p)",
-                "sudo apt-get install libfuse2 (Debian 12: libfuse2; Ubuntu 24.04: libfuse2t64)");
+                SUDO + "apt-get install libfuse2 (Debian 12: libfuse2; Ubuntu 24.04: libfuse2t64)");
     }
 
     Check allowOther() {
@@ -249,7 +251,7 @@ public final class Doctor {
                 "not enabled in " + host.fuseConf() + (settings.allowOther()
                         ? "; warpd is configured with --allow-other and cannot mount as a non-root user"
                         : "; other users cannot read a mount made by a non-root warpd (fine if only its user reads it)"),
-                "echo user_allow_other | sudo tee -a " + host.fuseConf());
+                "echo user_allow_other | " + SUDO + "tee -a " + host.fuseConf());
     }
 
     Check credentials(boolean remoteWorked) {
@@ -337,7 +339,7 @@ public final class Doctor {
         }
         if (existing == null || !Files.isDirectory(existing) || !Files.isWritable(existing)) {
             return new Check("cache dir", Status.FAIL, dir + " is not writable (nearest existing: " + existing + ")",
-                    "sudo mkdir -p " + dir + " && sudo chown $USER " + dir + " (or pass --cache-dir / set WARP_CACHE_DIR)");
+                    SUDO + "mkdir -p " + dir + " && " + SUDO + "chown $USER " + dir + " (or pass --cache-dir / set WARP_CACHE_DIR)");
         }
         try {
             if (existing.equals(dir)) {
@@ -354,7 +356,7 @@ public final class Doctor {
             return pass("cache dir", detail);
         } catch (IOException e) {
             return new Check("cache dir", Status.FAIL, "cannot write in " + dir + ": " + e.getMessage(),
-                    "sudo chown $USER " + dir + " (or pass --cache-dir / set WARP_CACHE_DIR)");
+                    SUDO + "chown $USER " + dir + " (or pass --cache-dir / set WARP_CACHE_DIR)");
         }
     }
 
