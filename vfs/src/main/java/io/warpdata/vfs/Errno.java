@@ -64,6 +64,13 @@ public final class Errno {
     private final LongAdder notFound = new LongAdder();
     private final LongAdder ioErrors = new LongAdder();
     private final Map<String, LongAdder> ioErrorsByType = new ConcurrentHashMap<>();
+    /**
+     * The failure types a read fails with when the store or the bytes fail, counted from 0 from
+     * the start: an alert on {@code warp_mount_io_errors_total{type="StoreUnavailable"}} sees a
+     * series before the first error, not none.
+     */
+    static final List<String> USUAL_IO_ERRORS = List.of("StoreUnavailable", "StoreUnreachable", "StoreNotAnswering",
+            "VerificationFailed", "BlobNotFound", "NotCached");
     private final AtomicLong windowStart;
     private final AtomicLong linesInWindow = new AtomicLong();
     private final AtomicLong suppressed = new AtomicLong();
@@ -76,6 +83,7 @@ public final class Errno {
     public Errno(LongSupplier nanoClock) {
         this.nanoClock = nanoClock;
         this.windowStart = new AtomicLong(nanoClock.getAsLong());
+        USUAL_IO_ERRORS.forEach(t -> ioErrorsByType.put(t, new LongAdder()));
     }
 
     /**

@@ -30,6 +30,8 @@ class ErrnoTest {
 
     @Test
     void storeCorruptionAndVerificationFailuresAreEioAndCountedByType() {
+        assertThat(errno.ioErrorsByType()).as("the usual types count from 0 before the first error")
+                .containsEntry("StoreUnavailable", 0L).containsEntry("VerificationFailed", 0L);
         BlobId blob = BlobId.of(new byte[] {1});
         assertThat(errno.of(new StoreUnavailableException("timeout reading x", null), "read", "/ws/a@h/t/x")).isEqualTo(Errno.EIO);
         assertThat(errno.of(new BlockVerificationException(blob, 3), "read", "/ws/a@h/t/x")).isEqualTo(Errno.EIO);
