@@ -149,7 +149,7 @@ public final class Errno {
             LOG.warn("{} {}: {}", operation, path, failure.getMessage());
             remember(operation + " " + path + ": " + failure.getMessage());
         } else if (failure instanceof WarpException w) {
-            LOG.warn("{} {} failed (EIO): {}: {} Next: {}", operation, path, w.type(), w.getMessage(), w.nextStep());
+            LOG.warn("{} {} failed (EIO): {}: {} -- next: {}", operation, path, w.type(), w.getMessage(), w.nextStep());
             remember(operation + " " + path + " failed (EIO): " + w.type() + ": " + w.getMessage());
         } else {
             remember(operation + " " + path + " failed (EIO): " + failure);
