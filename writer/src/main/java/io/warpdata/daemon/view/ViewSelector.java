@@ -37,19 +37,33 @@ public final class ViewSelector implements AutoCloseable {
     static final String ROW = "__warp_row";
     static final String ORD = "__warp_ord";
 
-    private final Connection db;
+    private Connection db;
 
     public ViewSelector() {
-        try {
-            db = DriverManager.getConnection("jdbc:duckdb:");
-            try (Statement st = db.createStatement()) {
-                // One thread: row groups and their order in the written file never depend on timing.
-                st.execute("SET threads = 1");
-                st.execute("SET preserve_insertion_order = true");
-            }
-        } catch (SQLException e) {
-            throw new IllegalStateException("cannot start an in-memory DuckDB: " + e.getMessage(), e);
+    }
+
+    /**
+     * A fresh in-memory DuckDB for one selection, that can touch nothing but the table's files
+     * and the output's folder: the query's SQL is the user's ({@code --where}, {@code --order-by}),
+     * and a view read from a local file ({@code read_csv('/tmp/ids.csv')}) differed from machine to
+     * machine. {@code random()} is seeded from the view's seed, so the same command gives the same
+     * version (with one thread, rows meet it in the same order).
+     */
+    private Connection open(List<Path> files, Path out, long seed) throws SQLException {
+        close();
+        db = DriverManager.getConnection("jdbc:duckdb:");
+        try (Statement st = db.createStatement()) {
+            // One thread: row groups and their order in the written file never depend on timing.
+            st.execute("SET threads = 1");
+            st.execute("SET preserve_insertion_order = true");
+            java.util.Set<String> dirs = new java.util.TreeSet<>();
+            files.forEach(f -> dirs.add(f.toAbsolutePath().getParent() + "/"));
+            dirs.add(out.toAbsolutePath().getParent() + "/");
+            st.execute("SET allowed_directories = [" + String.join(", ", dirs.stream().map(ViewSelector::literal).toList()) + "]");
+            st.execute("SET enable_external_access = false");
+            st.execute("SELECT setseed(" + (Math.floorMod(seed, 1_000_003L) / 1_000_003.0) + ")");
         }
+        return db;
     }
 
     /** A selected row's value of a bound column, with where the row came from (for messages). */
@@ -94,7 +108,7 @@ public final class ViewSelector implements AutoCloseable {
             requireColumn(q, columns, c, "bound column");
         }
         q.stratifyBy().ifPresent(c -> requireColumn(q, columns, c, "--stratify-by"));
-        try (Statement st = db.createStatement()) {
+        try (Statement st = open(files, out, q.seed()).createStatement()) {
             st.execute("DROP TABLE IF EXISTS filtered; DROP TABLE IF EXISTS sampled; DROP TABLE IF EXISTS result;"
                     + " DROP TABLE IF EXISTS strata; DROP TABLE IF EXISTS quota");
             st.execute("CREATE OR REPLACE TEMP VIEW src AS " + source(files, readArgs));
@@ -269,6 +283,9 @@ public final class ViewSelector implements AutoCloseable {
 
     @Override
     public void close() {
+        if (db == null) {
+            return;
+        }
         try {
             db.close();
         } catch (SQLException e) {

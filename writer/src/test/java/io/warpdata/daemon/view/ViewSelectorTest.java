@@ -87,6 +87,29 @@ class ViewSelectorTest {
         assertThat(s.bound().get("path").get(s.bound().get("path").size() - 1).file()).isEqualTo(1);
     }
 
+    /**
+     * The same command gives the same view on any machine: the query cannot read a local file
+     * (it could, and a file's contents decided the rows), and random() is seeded by the view's seed.
+     */
+    @Test
+    void aViewQueryReadsNoLocalFileAndItsRandomIsSeeded() throws Exception {
+        Path ids = Files.writeString(Files.createTempFile("ids", ".csv"), "1\n2\n");
+        try {
+            assertThatThrownBy(() -> selector.select(files, COLUMNS, query("id IN (SELECT column0 FROM read_csv('" + ids
+                    + "', header = false))", null, null, null, null, null, 0), dir.resolve("f.parquet"), Set.of()))
+                    .isInstanceOf(ViewException.class);
+        } finally {
+            Files.deleteIfExists(ids);
+        }
+        Path a = dir.resolve("r1.parquet");
+        Path b = dir.resolve("r2.parquet");
+        selector.select(files, COLUMNS, query("random() < 0.5", null, null, null, null, null, 3), a, Set.of());
+        try (ViewSelector other = new ViewSelector()) {
+            other.select(files, COLUMNS, query("random() < 0.5", null, null, null, null, null, 3), b, Set.of());
+        }
+        assertThat(ids(a)).hasSizeBetween(300, 700).isEqualTo(ids(b));
+    }
+
     @Test
     void aSeededSampleIsTheSameRowsAndBytesEveryTimeAndAnotherSeedOthers() throws Exception {
         Path a = dir.resolve("a.parquet");
