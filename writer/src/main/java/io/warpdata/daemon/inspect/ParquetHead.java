@@ -113,7 +113,7 @@ public final class ParquetHead {
                     for (int i = 0; i < columns.size(); i++) {
                         text.add(rs.getString(i + 2));
                     }
-                    rows.add(new Row(rs.getString(1), text));
+                    rows.add(new Row(RowRendering.strictJson(rs.getString(1)), text));
                 }
             }
             return new ShardRows(columns, rows, mirror.bytesRead());

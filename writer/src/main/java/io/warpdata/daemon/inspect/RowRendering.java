@@ -20,6 +20,46 @@ public final class RowRendering {
         return "to_json(t)::VARCHAR";
     }
 
+    /**
+     * {@code json}, one rendered row, as strict JSON: DuckDB writes a DOUBLE's NaN and infinities
+     * as the bare tokens {@code NaN}, {@code Infinity}, {@code -Infinity}, which JSON has no
+     * spelling for ({@code jq} turned them into null and 1.79e308); they become the strings
+     * {@code "NaN"}, {@code "Infinity"}, {@code "-Infinity"}, as Jackson and Spark write them.
+     */
+    public static String strictJson(String json) {
+        if (json == null || (json.indexOf("NaN") < 0 && json.indexOf("Infinity") < 0)) {
+            return json;
+        }
+        StringBuilder out = new StringBuilder(json.length() + 16);
+        boolean inString = false;
+        for (int i = 0; i < json.length(); i++) {
+            char c = json.charAt(i);
+            if (inString) {
+                out.append(c);
+                if (c == '\\' && i + 1 < json.length()) {
+                    out.append(json.charAt(++i));
+                } else if (c == '"') {
+                    inString = false;
+                }
+                continue;
+            }
+            if (c == '"') {
+                inString = true;
+                out.append(c);
+                continue;
+            }
+            String token = json.startsWith("NaN", i) ? "NaN" : json.startsWith("-Infinity", i) ? "-Infinity"
+                    : json.startsWith("Infinity", i) ? "Infinity" : null;
+            if (token != null) {
+                out.append('"').append(token).append('"');
+                i += token.length() - 1;
+            } else {
+                out.append(c);
+            }
+        }
+        return out.toString();
+    }
+
     /** The select items rendering each of {@code columns} as text, in order. */
     public static String text(List<String> columns) {
         return columns.stream().map(c -> "CAST(t." + ident(c) + " AS VARCHAR)").collect(Collectors.joining(", "));

@@ -154,7 +154,7 @@ public final class RowStream {
                 int n = rs.getMetaData().getColumnCount();
                 while (rs.next()) {
                     if (format == Format.JSONL) {
-                        batch.append(rs.getString(1));
+                        batch.append(RowRendering.strictJson(rs.getString(1)));
                     } else {
                         for (int i = 1; i <= n; i++) {
                             if (i > 1) {
