@@ -70,7 +70,8 @@ public final class TensorFolder {
         for (SafetensorsHeader.Tensor t : header.tensors()) {
             Optional<String> descr = NpyHeader.descr(t.dtype());
             String path = t.name() + (descr.isPresent() ? ".npy" : ".bf16");
-            if (!isPath(path) || dirs.contains(path)) {
+            // The key's own components: an empty key (or "a/") would be a hidden ".npy" file.
+            if (!isPath(t.name()) || !isPath(path) || dirs.contains(path)) {
                 continue;
             }
             FileContent data = new FileContent.BlobSlice(shard, dataStart + t.begin(), t.byteSize());

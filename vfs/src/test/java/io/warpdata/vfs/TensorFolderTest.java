@@ -32,14 +32,16 @@ class TensorFolderTest {
                 t("w", SafetensorsHeader.Dtype.BF16, 32, 2),
                 t("../up", SafetensorsHeader.Dtype.U8, 36, 1),
                 t("a//b", SafetensorsHeader.Dtype.U8, 37, 1),
-                t("x/y/z", SafetensorsHeader.Dtype.I64, 38, 1)));
+                t("", SafetensorsHeader.Dtype.U8, 38, 1),
+                t("q/", SafetensorsHeader.Dtype.U8, 39, 1),
+                t("x/y/z", SafetensorsHeader.Dtype.I64, 40, 1)));
         TensorFolder f = TensorFolder.of(SHARD, 1000, h);
         assertThat(f.children("")).extracting(TensorFolder.Child::name).containsExactly("emb", "w.bf16", "x");
         assertThat(f.children("emb")).extracting(TensorFolder.Child::name).containsExactly("0.npy", "1.npy");
         assertThat(f.children("x/y")).extracting(TensorFolder.Child::name).containsExactly("z.npy");
         assertThat(f.isDirectory("x")).isTrue();
         assertThat(f.childDirectoryCount("")).isEqualTo(2);
-        assertThat(f.fileCount()).as("'../up' and 'a//b' cannot be paths").isEqualTo(4);
+        assertThat(f.fileCount()).as("'../up', 'a//b', '' and 'q/' cannot be paths (no hidden '.npy')").isEqualTo(4);
 
         FileContent.Pieces npy = (FileContent.Pieces) f.file("emb/1.npy").orElseThrow();
         assertThat(npy.pieces().get(0)).isInstanceOf(FileContent.Inline.class);

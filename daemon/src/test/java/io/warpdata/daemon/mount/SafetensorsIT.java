@@ -219,5 +219,21 @@ class SafetensorsIT {
         Files.writeString(truncated.resolve("dataset_manifest.json"), tm.replace(String.valueOf(all.length),
                 String.valueOf(all.length - 3)));
         refused(truncated, "st/truncated", "part-00000.safetensors", "(the file is truncated)");
+
+        // A key given twice is refused, not read last-wins (which then blamed the data).
+        Path twice = dataset("twice", 2);
+        String tw = Files.readString(twice.resolve("dataset_manifest.json"));
+        Files.writeString(twice.resolve("dataset_manifest.json"), tw.replace("\"total_samples\": 80,",
+                "\"total_samples\": 80, \"total_samples\": 81,"));
+        refused(twice, "st/twice", "has the key 'total_samples' more than once", "ManifestCorrupted");
+    }
+
+    /** A writer that spells its files "./part-00000.safetensors" lists the same files. */
+    @Test
+    void filesListedWithALeadingDotSlashAreTheFolderFiles() throws Exception {
+        Path dotted = dataset("dotted", 2);
+        String m = Files.readString(dotted.resolve("dataset_manifest.json"));
+        Files.writeString(dotted.resolve("dataset_manifest.json"), m.replace("\"file\": \"part-", "\"file\": \"./part-"));
+        store.warpctl("publish", "st/dotted", "--artifact", "emb=" + dotted, "--set-latest").requireSuccess();
     }
 }

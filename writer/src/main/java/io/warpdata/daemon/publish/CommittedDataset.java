@@ -44,7 +44,7 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
     static final String SUCCESS = "_SUCCESS";
     static final String MANIFEST = "manifest.json";
     private static final long MAX_MANIFEST_BYTES = 64L << 20;
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = WriterManifest.JSON;
 
     /** One Parquet file and the partition folder it sits in. */
     record Part(Path file, String dir) {
@@ -134,7 +134,7 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
             }
             m = JSON.readTree(file.toFile());
         } catch (IOException e) {
-            throw corrupted(where, "is not JSON (" + e.getMessage().lines().findFirst().orElse("") + ")");
+            throw corrupted(where, WriterManifest.unreadable(e));
         }
         if (m == null || !m.isObject()) {
             throw corrupted(where, "is not a JSON object");

@@ -36,7 +36,7 @@ final class SafetensorsDataset {
     static final String SUFFIX = ".safetensors";
     /** A dataset manifest is a short listing; anything larger is not one. */
     private static final long MAX_MANIFEST_BYTES = 64L << 20;
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = WriterManifest.JSON;
 
     private SafetensorsDataset() {
     }
@@ -110,7 +110,8 @@ final class SafetensorsDataset {
             if (!p.startsWith(dir) || file.isEmpty() || !file.endsWith(SUFFIX)) {
                 throw FIELDS.corrupted(at, "names '" + file + "', which is not a .safetensors file inside the folder");
             }
-            if (!listed.add(file)) {
+            // The folder's own spelling of it: "./part-00000.safetensors" is part-00000.safetensors.
+            if (!listed.add(dir.relativize(p).toString())) {
                 throw FIELDS.corrupted(at, "lists '" + file + "' a second time");
             }
             if (!Files.isRegularFile(p)) {
@@ -174,8 +175,7 @@ final class SafetensorsDataset {
             }
             return m;
         } catch (IOException e) {
-            throw FIELDS.corrupted("Artifact '" + artifact + "': " + p, "is not JSON (" + e.getMessage().lines().findFirst().orElse("")
-                    + ")");
+            throw FIELDS.corrupted("Artifact '" + artifact + "': " + p, WriterManifest.unreadable(e));
         }
     }
 

@@ -61,7 +61,7 @@ final class TensorWarehouse {
      */
     private static final int MAX_SCANNED = 10_000;
     private static final Pattern SHA256 = Pattern.compile("[0-9a-fA-F]{64}");
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = WriterManifest.JSON;
     private static final byte[] MAGIC = {'T', 'W', 'H', '1'};
 
     private TensorWarehouse() {
@@ -339,7 +339,7 @@ final class TensorWarehouse {
             }
             return m;
         } catch (IOException e) {
-            throw FIELDS.corrupted(where, "is not JSON (" + e.getMessage().lines().findFirst().orElse("") + ")");
+            throw FIELDS.corrupted(where, WriterManifest.unreadable(e));
         }
     }
 

@@ -62,6 +62,24 @@ final class WriterManifest {
     }
 
     /** A file's size, or a typed error saying it cannot be read. */
+    /**
+     * The JSON reader of writers' manifests: a key given twice is refused, not read last-wins
+     * ({@code "row_count": 25, ..., "row_count": 10} was taken as 10, and the error blamed the parts).
+     */
+    static final com.fasterxml.jackson.databind.ObjectMapper JSON = com.fasterxml.jackson.databind.json.JsonMapper.builder()
+            .enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .build();
+
+    /** What is wrong with a manifest Jackson could not read: a key given twice, or not JSON. */
+    static String unreadable(java.io.IOException e) {
+        String first = String.valueOf(e.getMessage()).lines().findFirst().orElse("");
+        java.util.regex.Matcher dup = java.util.regex.Pattern.compile("Duplicate field '(.*)'").matcher(first);
+        if (dup.find()) {
+            return "has the key '" + dup.group(1) + "' more than once (keep the one that is meant)";
+        }
+        return "is not JSON (" + first + ")";
+    }
+
     static long size(Path p) {
         try {
             return Files.size(p);
