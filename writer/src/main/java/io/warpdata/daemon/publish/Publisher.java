@@ -251,8 +251,10 @@ public final class Publisher {
             try {
                 Names.requireComponent("name", name);
             } catch (ManifestValidationException e) {
-                throw new InvalidInputException("Table '" + table + "' file " + file + " has a name that cannot be"
-                        + " shown in the mount", "Rename it using letters, digits, '_', '.', '=', '+' and '-'.");
+                throw new InvalidInputException("Table '" + table + "' file " + file + " has a name a table file"
+                        + " cannot have: table file names are ASCII letters, digits, '_', '.', '=', '+' and '-', not"
+                        + " starting with '.' or '-' (artifact members may have any UTF-8 name)",
+                        "Rename the file (e.g. part-0.parquet); its rows are not affected.");
             }
             ParquetInspector.ParquetInfo info = inspector.inspect(file);
             if (schema == null) {
