@@ -170,6 +170,7 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
             LOG.info("serving metrics at {}", metricsUrl);
         });
         startMountWatch();
+        startStoreProbe();
     }
 
     /** Where {@code /metrics} is served over HTTP ({@code --metrics-listen}), if it is. */
@@ -239,6 +240,37 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
             throw new ConfigException("cannot use " + config.cacheDir().resolve("catalog") + ": " + e.getCause().getMessage(),
                     "Pass a writable --cache-dir (or set WARP_CACHE_DIR).");
         }
+    }
+
+    /**
+     * While the store is down, asks it every {@link StoreHealth#PROBE_INTERVAL} whether it is
+     * back, even when nothing reads: a warpd left idle after an outage never asked again, so
+     * {@code status} and {@code doctor} said "unreachable" for as long as it stayed idle. The
+     * probe asks the length of one small key through the health-checked store (one HEAD).
+     */
+    /** What the probe asks the length of: absent in any store, so a HEAD answered 404 (the store answers). */
+    static final String PROBE_KEY = "warp-probe";
+
+    private void startStoreProbe() {
+        if (health == null || store == null || health.offline()) {
+            return;
+        }
+        ScheduledExecutorService probe = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "warpd-store-probe");
+            t.setDaemon(true);
+            return t;
+        });
+        long every = StoreHealth.PROBE_INTERVAL.toMillis();
+        probe.scheduleWithFixedDelay(() -> {
+            if (!health.snapshot().reachable()) {
+                try {
+                    store.length(PROBE_KEY);
+                } catch (RuntimeException stillDown) {
+                    // Recorded by the store's health; the next probe asks again.
+                }
+            }
+        }, every, every, TimeUnit.MILLISECONDS);
+        services.push(probe::shutdownNow);
     }
 
     /**

@@ -151,6 +151,9 @@ class OutageIT {
         assertThat(m.warpd().terminate(30)).isZero();
         m.mount();
         m.restartServer();
+        // Nothing reads: warpd finds the store back by itself (an idle warpd never asked again,
+        // and status said "unreachable" for as long as it stayed idle).
+        MountIT.waitFor(() -> !warpctl("status").out().contains("unreachable since"));
 
         Path v2 = m.writeSample("warm-v2", 700, 5, 3);
         Shell.Result published = warpctl("publish", WARM.toString(), "--remote", m.remote(),
