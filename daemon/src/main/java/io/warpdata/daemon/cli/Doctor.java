@@ -3,6 +3,7 @@ package io.warpdata.daemon.cli;
 import io.warpdata.daemon.control.protocol.CacheCalls;
 import io.warpdata.daemon.control.protocol.Calls;
 import io.warpdata.daemon.control.protocol.PassthroughStatus;
+import io.warpdata.daemon.control.protocol.MirrorStatus;
 import io.warpdata.daemon.control.protocol.StatusCall;
 import io.warpdata.daemon.control.protocol.StoreStatus;
 import io.warpdata.daemon.ByteSize;
@@ -82,6 +83,7 @@ public final class Doctor {
         checks.add(daemon.map(this::daemonCacheDir).orElseGet(this::cacheDir));
         checks.add(daemon.map(Daemon::socketCheck).orElseGet(this::socket));
         daemon.flatMap(Doctor::passthrough).ifPresent(checks::add);
+        daemon.ifPresent(d -> checks.addAll(mirrors(d)));
         checks.add(duckdb());
         return checks;
     }
@@ -146,6 +148,31 @@ public final class Doctor {
                     + (colon < 0 ? ": " + p.reason() : ": " + p.reason().substring(0, colon)), fix));
         }
         return Optional.of(pass("passthrough", line));
+    }
+
+    /**
+     * warpd's mirrors: a warning for one that is down, or that served bytes which failed
+     * verification (a poisoned cache: every read it answers goes to the store again). Nothing
+     * without mirrors. Doctor used to say "All checks passed" with a mirror down.
+     */
+    static List<Check> mirrors(Daemon d) {
+        List<Check> out = new ArrayList<>();
+        for (MirrorStatus m : d.status().mirrors()) {
+            String name = "mirror " + m.mirror();
+            String counts = m.hits() + " hits, " + m.misses() + " misses, " + m.errors() + " errors ("
+                    + m.timeouts() + " timeouts), " + m.verificationFailures() + " verification failures";
+            if (m.verificationFailures() > 0) {
+                out.add(new Check(name, Status.WARN, m.state() + "; " + counts,
+                        "it served bytes that are not the publisher's (reads went to the store instead): purge or fix"
+                                + " that cache (docs/fleet.md), or drop it from --mirror"));
+            } else if ("down".equals(m.state())) {
+                out.add(new Check(name, Status.WARN, "down (skipped while it fails); " + counts,
+                        "check that the mirror runs and answers (curl -I its URL); reads go to the store meanwhile"));
+            } else {
+                out.add(pass(name, m.state() + "; " + counts));
+            }
+        }
+        return out;
     }
 
     private static String strip(String uri) {

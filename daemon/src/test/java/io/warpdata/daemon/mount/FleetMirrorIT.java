@@ -113,6 +113,9 @@ class FleetMirrorIT {
             assertThat(m.path("verification_failures").asLong()).isPositive();
             assertThat(m.path("served_bytes").asLong()).isZero();
             assertThat(node3.status()).contains(mirror).containsPattern("[1-9][0-9]* verification failure");
+            // doctor says so too (it said "All checks passed" with a poisoned or dead mirror).
+            assertThat(node3.warpctl("doctor").out()).containsPattern("WARN +mirror " + java.util.regex.Pattern.quote(mirror)
+                    + ".*[1-9][0-9]* verification failures");
             assertThat(node3.warnings(mirror)).as("logged when it goes, not per read").isBetween(1L, 3L);
         }
     }
