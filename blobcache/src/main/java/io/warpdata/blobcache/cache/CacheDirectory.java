@@ -68,6 +68,11 @@ final class CacheDirectory implements AutoCloseable {
             throw new CacheDirectoryException(dir, "is not writable", "Give warpd's user write access to it, or pass"
                     + " another --cache-dir.", e);
         } catch (IOException e) {
+            if (e instanceof java.nio.file.FileSystemException f && String.valueOf(f.getReason()).contains("Read-only")) {
+                throw new CacheDirectoryException(dir, "is on a read-only file system", "warpd writes its cache there"
+                        + " (blocks, hash lists, a lock): pass a --cache-dir on a writable file system (or set"
+                        + " WARP_CACHE_DIR).", e);
+            }
             throw new CacheDirectoryException(dir, "cannot be created: " + e, "Check the path and the disk, or pass"
                     + " another --cache-dir.", e);
         }

@@ -203,7 +203,8 @@ public final class Doctor {
         detail += ", " + ByteSize.format(free) + " free on its disk";
         if (free < floor) {
             return new Check(name, Status.WARN, detail + ", under the free-space floor of " + ByteSize.format(floor)
-                    + ": warpd is not caching new blocks", "free space on that disk, or lower warpd's --cache-size");
+                    + ": warpd is not caching new blocks", "free space on that disk, or give warpd a --cache-dir on a larger"
+                    + " one: the floor is max(5% of its file system, 1 GiB) whatever --cache-size is");
         }
         if (used + free < limit) {
             return new Check(name, Status.WARN, detail + ": the disk fills before the cache limit is reached",
