@@ -78,3 +78,24 @@ def test_publish_arguments_of_the_wrong_shape_say_so(warp, tmp_path):
     with pytest.raises(wd.WarpError) as e:
         wd.publish("pytest/shapes", tables={"main": [str(tmp_path / "nope.parquet")]}, bindings="main.path=images:image")
     assert "Binding 'm'" not in str(e.value)
+
+
+def test_an_eio_while_reading_a_ref_names_the_file(monkeypatch):
+    """The mount answers EIO when warpd cannot serve bytes; a read error carries no file name,
+    so read_bytes() names the member's path and where to look."""
+    import errno
+    import io
+    from warpdata.refs import FileRef
+
+    class Failing(io.RawIOBase):
+        def read(self, n=-1):
+            raise OSError(errno.EIO, "Input/output error")
+
+    ref = FileRef(None, "images", "cat/0.png")
+    monkeypatch.setattr(FileRef, "open", lambda self: Failing())
+    monkeypatch.setattr(FileRef, "local_path", lambda self: "/warp/ws/pets@abc/images/cat/0.png")
+    with pytest.raises(OSError) as e:
+        ref.read_bytes()
+    assert e.value.errno == errno.EIO
+    assert e.value.filename == "/warp/ws/pets@abc/images/cat/0.png"
+    assert "warpctl status" in str(e.value)

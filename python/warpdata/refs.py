@@ -4,6 +4,7 @@ A ref names one member of an artifact of a pinned version; its bytes are read th
 mount (warpd fetches and caches them on first read, verified), so nothing is downloaded up front.
 """
 
+import errno
 import io
 import os
 import pathlib
@@ -66,7 +67,15 @@ class FileRef:
 
     def read_bytes(self):
         with self.open() as f:
-            return f.read()
+            try:
+                return f.read()
+            except OSError as e:
+                if e.errno != errno.EIO:
+                    raise
+                # A read error carries no file name; the mount answers EIO when warpd could not
+                # serve the bytes (store down, bytes failing verification): say which file, and where to look.
+                raise OSError(e.errno, "%s (warpd could not serve it: warpctl status, and warpd's log, say why)"
+                              % e.strerror, str(self.local_path())) from None
 
     def __fspath__(self):
         return str(self.local_path())
