@@ -131,10 +131,16 @@ final class CatalogCache {
             try {
                 T value = read.apply(key);
                 // Only a load still current caches its answer: a pointer this process moved
-                // meanwhile (pointed) dropped it, and must not be undone by an older read.
-                if (loads.remove(key, mine)) {
+                // meanwhile (pointed) dropped it, and must not be undone by an older read. The
+                // answer is cached before the load is dropped, in one step: in between, a lookup
+                // found neither and read the store again (a second round of requests).
+                loads.computeIfPresent(key, (k, current) -> {
+                    if (current != mine) {
+                        return current;
+                    }
                     into.put(key, value);
-                }
+                    return null;
+                });
                 mine.answer().complete(value);
             } catch (Throwable t) {
                 loads.remove(key, mine);
