@@ -141,3 +141,15 @@ def test_partition_columns_of_a_hive_partitioned_table_come_with_its_rows(warp, 
         [(i, 2024 + i % 2, chr(97 + i % 3)) for i in range(60)]
     year_2025 = list(wd.dataset("pytest/parted").table("main").rows(where="year = 2025 AND cls = 'b'"))
     assert sorted(r["id"] for r in year_2025) == [i for i in range(60) if i % 2 == 1 and i % 3 == 1]
+
+
+def test_info_of_a_view_names_its_parent_and_the_names_it_goes_by(warp):
+    """wd's info() says what warpctl info says: where a view came from and what it is called."""
+    from conftest import DATASET, LABELS
+    warp.warpctl("view", DATASET, "--as", "pytest/info-view", "--where", "label = '%s'" % LABELS[0])
+    info = wd.dataset("pytest/info-view").info()
+    assert info["derived_from"]["dataset"] == DATASET
+    assert info["derived_from"]["table"] == "main"
+    assert info["derived_from"]["query"] == {"where": "label = '%s'" % LABELS[0]}
+    assert "latest" in info["names"]
+    assert wd.dataset(DATASET).info().get("derived_from") is None

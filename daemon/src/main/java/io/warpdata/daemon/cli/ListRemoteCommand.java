@@ -1,5 +1,6 @@
 package io.warpdata.daemon.cli;
 
+import io.warpdata.catalog.RefNames;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.warpdata.catalog.Catalog;
 import io.warpdata.catalog.DatasetNotFoundException;

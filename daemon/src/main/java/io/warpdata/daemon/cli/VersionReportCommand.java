@@ -1,5 +1,6 @@
 package io.warpdata.daemon.cli;
 
+import io.warpdata.catalog.RefNames;
 import io.warpdata.catalog.Catalog;
 import io.warpdata.daemon.inspect.VersionReport;
 import picocli.CommandLine.Parameters;

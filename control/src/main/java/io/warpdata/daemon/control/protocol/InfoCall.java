@@ -20,12 +20,23 @@ public final class InfoCall {
                         Map<String, ArtifactInfo> artifacts,
                         List<BindingInfo> bindings,
                         long totalRows,
-                        long totalBytes) {
+                        long totalBytes,
+                        List<String> names,
+                        DerivedFromInfo derivedFrom) {
         public Reply {
             tables = tables == null ? Map.of() : tables;
             artifacts = artifacts == null ? Map.of() : artifacts;
             bindings = bindings == null ? List.of() : bindings;
+            names = names == null ? List.of() : names;
         }
+    }
+
+    /**
+     * Where a view came from (as {@code warpctl info} shows it): its parent and the query's terms.
+     *
+     * @param query the terms given ({@code where}, {@code order_by}, {@code limit}, {@code sample}, ...)
+     */
+    public record DerivedFromInfo(String dataset, String version, String table, Map<String, String> query) {
     }
 
     public record TableInfo(long rows, long bytes, List<ShardInfo> shards, List<ColumnInfo> schema) {

@@ -52,7 +52,8 @@ class ProtocolRecordsTest {
                 Map.of("main", new InfoCall.TableInfo(10, 2048, List.of(new InfoCall.ShardInfo("part-0.parquet", 10, 2048)),
                         List.of(new InfoCall.ColumnInfo("label", "VARCHAR")))),
                 Map.of("images", new InfoCall.ArtifactInfo("files", 1, 10, 4096)),
-                List.of(new InfoCall.BindingInfo("main", "path", "images", "file")), 10, 6144)));
+                List.of(new InfoCall.BindingInfo("main", "path", "images", "file")), 10, 6144, List.of("latest", "tag v1"),
+                new InfoCall.DerivedFromInfo("ws/parent", "cd".repeat(32), "main", Map.of("where", "label = 'cat'")))));
         m.put(Calls.CACHE_STATS, List.of(Empty.INSTANCE, new CacheCalls.Stats("disk", "/var/cache/warp", 10, 100, 5,
                 null, 2, 0.5, 0.25, Map.of("gets_issued", 4L),
                 List.of(new ReadSourceCount("member_get", 3, 90_000), new ReadSourceCount("blocks", 2, 1 << 20)), MIRRORS)));
@@ -116,8 +117,10 @@ class ProtocolRecordsTest {
         assertThat(info.path("tables").path("main").path("schema").get(0).path("type").asText()).isEqualTo("VARCHAR");
         assertThat(info.path("bindings").get(0).path("ref_type").asText()).isEqualTo("file");
         assertThat(info.path("artifacts").path("images").path("member_bytes").asLong()).isEqualTo(4096);
+        assertThat(info.path("derived_from").path("query").path("where").asText()).isEqualTo("label = 'cat'");
+        assertThat(info.path("names").get(1).asText()).isEqualTo("tag v1");
         assertThat(fieldNames(info)).containsExactlyInAnyOrder("dataset", "version", "tables", "artifacts", "bindings",
-                "total_rows", "total_bytes");
+                "total_rows", "total_bytes", "names", "derived_from");
         JsonNode status = Wire.tree(samples().get(Calls.STATUS).get(1));
         assertThat(fieldNames(status)).containsExactlyInAnyOrder("version", "mount", "remote", "mode", "started_at",
                 "uptime_seconds", "open_files", "open_directories", "recent_errors", "store", "mirrors", "peer",

@@ -1,6 +1,7 @@
 package io.warpdata.daemon.control.ops;
 
 import io.warpdata.catalog.Catalog;
+import io.warpdata.catalog.RefNames;
 import io.warpdata.daemon.control.AccessPolicy;
 import io.warpdata.daemon.control.TypedOperation;
 import io.warpdata.daemon.control.protocol.Calls;
@@ -13,6 +14,7 @@ import io.warpdata.manifest.Column;
 import io.warpdata.manifest.Manifest;
 import io.warpdata.manifest.Table;
 import io.warpdata.manifest.TableShard;
+import io.warpdata.store.StoreException;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -21,7 +23,7 @@ import java.util.Map;
 
 /**
  * {@code info {dataset}}: one version as the daemon sees it: tables (shard files, rows, bytes,
- * schema), artifacts (shards, members), bindings. {@code warpctl init} builds its loader from this.
+ * schema), artifacts (shards, members), bindings, the names it goes by and where a view came from. {@code warpctl init} builds its loader from this.
  */
 public final class InfoOperation extends TypedOperation<DatasetArg, InfoCall.Reply, Empty> {
     private final Catalog catalog;
@@ -33,11 +35,25 @@ public final class InfoOperation extends TypedOperation<DatasetArg, InfoCall.Rep
 
     @Override
     protected InfoCall.Reply run(DatasetArg request, Events<Empty> events) {
-        return describe(catalog.resolve(Datasets.ref(request.dataset())));
+        Catalog.Resolved v = catalog.resolve(Datasets.ref(request.dataset()));
+        return describe(v, names(catalog, v));
     }
 
-    /** The {@code info} result for one resolved version. */
-    public static InfoCall.Reply describe(Catalog.Resolved v) {
+    /**
+     * The names the version goes by ({@code latest}, {@code tag v1}, {@code branch dev}), as
+     * {@code warpctl info} shows them; none when the store cannot say (an outage must not fail
+     * the info that training needs).
+     */
+    static List<String> names(Catalog catalog, Catalog.Resolved v) {
+        try {
+            return RefNames.of(catalog, v.id()).of(v.version());
+        } catch (StoreException unknownNow) {
+            return List.of();
+        }
+    }
+
+    /** The {@code info} result for one resolved version that goes by {@code names}. */
+    public static InfoCall.Reply describe(Catalog.Resolved v, List<String> names) {
         Manifest m = v.manifest();
         Map<String, InfoCall.TableInfo> tables = new LinkedHashMap<>();
         for (Map.Entry<String, Table> t : m.tables().entrySet()) {
@@ -61,7 +77,9 @@ public final class InfoOperation extends TypedOperation<DatasetArg, InfoCall.Rep
         for (Binding b : m.bindings()) {
             bindings.add(new InfoCall.BindingInfo(b.table(), b.column(), b.artifact(), b.refType().json()));
         }
+        InfoCall.DerivedFromInfo derived = m.derivedFrom().map(d -> new InfoCall.DerivedFromInfo(d.parent().toString(),
+                d.parentVersion().hex(), d.table(), d.query())).orElse(null);
         return new InfoCall.Reply(v.id().toString(), v.version().hex(), tables, artifacts, bindings,
-                m.stats().totalRows(), m.readableBytes());
+                m.stats().totalRows(), m.readableBytes(), names, derived);
     }
 }

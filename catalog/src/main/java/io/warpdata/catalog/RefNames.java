@@ -1,6 +1,5 @@
-package io.warpdata.daemon.cli;
+package io.warpdata.catalog;
 
-import io.warpdata.catalog.Catalog;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.VersionHash;
 
@@ -19,8 +18,8 @@ import java.util.TreeMap;
  * @param tags     tag -> version
  * @param branches branch -> version
  */
-record RefNames(VersionHash latest, SortedMap<String, VersionHash> tags, SortedMap<String, VersionHash> branches) {
-    static RefNames of(Catalog catalog, DatasetId id) {
+public record RefNames(VersionHash latest, SortedMap<String, VersionHash> tags, SortedMap<String, VersionHash> branches) {
+    public static RefNames of(Catalog catalog, DatasetId id) {
         SortedMap<String, VersionHash> tags = new TreeMap<>();
         for (String t : catalog.tags(id)) {
             catalog.tag(id, t).ifPresent(v -> tags.put(t, v));
@@ -33,7 +32,7 @@ record RefNames(VersionHash latest, SortedMap<String, VersionHash> tags, SortedM
     }
 
     /** The names of {@code version}: {@code latest}, tag names, {@code branch B}. */
-    List<String> of(VersionHash version) {
+    public List<String> of(VersionHash version) {
         List<String> out = new ArrayList<>();
         if (version.equals(latest)) {
             out.add("latest");
@@ -52,7 +51,7 @@ record RefNames(VersionHash latest, SortedMap<String, VersionHash> tags, SortedM
     }
 
     /** As JSON: {@code {latest, tags: {name: hash}, branches: {name: hash}}}. */
-    Json json() {
+    public Json json() {
         Map<String, String> t = new LinkedHashMap<>();
         tags.forEach((k, v) -> t.put(k, v.hex()));
         Map<String, String> b = new LinkedHashMap<>();
@@ -61,6 +60,6 @@ record RefNames(VersionHash latest, SortedMap<String, VersionHash> tags, SortedM
     }
 
     /** The names of a dataset's versions as {@code list-remote --json} prints them. */
-    record Json(String latest, Map<String, String> tags, Map<String, String> branches) {
+    public record Json(String latest, Map<String, String> tags, Map<String, String> branches) {
     }
 }
