@@ -107,8 +107,8 @@ public final class Publisher {
             checkBindings(request.bindings(), tables, artifactInputs.keySet());
             Map<String, PackedArtifact> artifacts = new TreeMap<>();
             artifactInputs.forEach((name, inputs) -> artifacts.put(name,
-                    packArtifact(name, inputs, staging.resolve(name), request.shardSize(),
-                            request.allowThresholdViolations())));
+                    requireMembers(name, inputs, packArtifact(name, inputs, staging.resolve(name), request.shardSize(),
+                            request.allowThresholdViolations()))));
             checkBoundMembers(request, tables, artifacts);
 
             Manifest manifest = manifest(request, tables, artifacts);
@@ -386,6 +386,20 @@ public final class Publisher {
             }
         }
         return false;
+    }
+
+    /**
+     * Refuses an artifact with no file in it, as an empty tar is refused: an empty folder (folders
+     * are not members), or tars holding only folder entries. It published an artifact of 0
+     * members, most likely from a wrong path.
+     */
+    private static PackedArtifact requireMembers(String name, List<Path> inputs, PackedArtifact packed) {
+        if (packed.memberCount() == 0) {
+            throw new InvalidInputException("Artifact '" + name + "' holds no file: " + (inputs.size() == 1 ? inputs.get(0)
+                    : inputs.size() + " inputs") + " has no file in it (folders alone are not members)",
+                    "Check the path; an artifact is the files under it.");
+        }
+        return packed;
     }
 
     private PackedArtifact packArtifact(String name, List<Path> inputs, Path staging, long shardSize,

@@ -119,6 +119,31 @@ class PublisherTest {
         assertThat(store.objects()).isEmpty();
     }
 
+    /**
+     * An artifact with no file in it is refused, as an empty tar is: an empty folder, and a tar
+     * written by Python's tarfile that holds only a folder entry (both published 0 members).
+     */
+    @Test
+    void anArtifactWithNoFileIsRefusedBeforeAnyUpload() throws Exception {
+        TestData.parquet(tmp.resolve("data/part-0.parquet"), 10, 100);
+        Files.createDirectories(tmp.resolve("empty/sub"));
+        PublishRequest empty = request(Map.of("main", List.of("data/*.parquet")), Map.of("images", List.of("empty")),
+                List.of());
+        assertThatThrownBy(() -> publisher(store).publish(empty)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("Artifact 'images' holds no file");
+        Path tar = tmp.resolve("dirs-only.tar");
+        Process p = new ProcessBuilder("/usr/bin/python3", "-c", "import tarfile, sys\n"
+                + "with tarfile.open(sys.argv[1], 'w') as t:\n"
+                + "    ti = tarfile.TarInfo('d'); ti.type = tarfile.DIRTYPE; t.addfile(ti)\n", tar.toString())
+                .redirectErrorStream(true).start();
+        assertThat(p.waitFor()).isZero();
+        PublishRequest dirsOnly = request(Map.of("main", List.of("data/*.parquet")),
+                Map.of("images", List.of(tar.toString())), List.of());
+        assertThatThrownBy(() -> publisher(store).publish(dirsOnly)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("holds no file");
+        assertThat(store.objects()).isEmpty();
+    }
+
     @Test
     void hostileArtifactEntryStopsPublishBeforeAnyUpload() throws Exception {
         PublishRequest good = goodRequest();
