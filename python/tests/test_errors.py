@@ -99,3 +99,27 @@ def test_an_eio_while_reading_a_ref_names_the_file(monkeypatch):
     assert e.value.errno == errno.EIO
     assert e.value.filename == "/warp/ws/pets@abc/images/cat/0.png"
     assert "warpctl status" in str(e.value)
+
+
+def test_a_warpd_that_never_answers_fails_a_quick_call_not_after_ten_minutes(tmp_path, monkeypatch):
+    """A stopped (SIGSTOP) or wedged warpd takes the connection and never answers: status and
+    info give up after QUICK_TIMEOUT (here shortened), not the 600 s of table reads."""
+    import socket
+    import time
+    from warpdata import client as wclient
+    path = str(tmp_path / "warpd.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(4)
+    try:
+        monkeypatch.setattr(wclient, "QUICK_TIMEOUT", 0.5)
+        c = wclient.Client(path)
+        assert c.timeout == wclient.DEFAULT_TIMEOUT
+        t0 = time.monotonic()
+        with pytest.raises(wd.DaemonUnavailableError) as e:
+            c.call("status")
+        assert time.monotonic() - t0 < 5
+        assert "did not answer status" in str(e.value) and path in str(e.value)
+        assert c._timeout("table.batches") == wclient.DEFAULT_TIMEOUT
+    finally:
+        server.close()

@@ -8,6 +8,12 @@ from .errors import DaemonUnavailableError, WarpError, from_warpd
 
 DEFAULT_TIMEOUT = 600.0
 
+# Calls warpd answers from what it knows, at most one store wait (10 s) later: a warpd that is
+# stopped (SIGSTOP), swapping or wedged takes the connection and never answers, and held
+# wd.dataset() for DEFAULT_TIMEOUT. Table reads, warm and publish may be silent for long.
+QUICK_TIMEOUT = 30.0
+QUICK_OPS = frozenset(("status", "info", "stats"))
+
 
 SERVICE_SOCKET = "/run/warp/warpd.sock"
 
@@ -36,9 +42,13 @@ class Client:
         self.socket_path = socket_path or default_socket()
         self.timeout = timeout
 
-    def _connect(self):
+    def _timeout(self, op):
+        """How long ``op`` may stay silent: QUICK_TIMEOUT for the quick calls, else the client's timeout."""
+        return min(self.timeout, QUICK_TIMEOUT) if op in QUICK_OPS else self.timeout
+
+    def _connect(self, timeout=None):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(self.timeout)
+        s.settimeout(self.timeout if timeout is None else timeout)
         try:
             s.connect(self.socket_path)
         except OSError as e:
@@ -61,7 +71,8 @@ class Client:
     def stream(self, op, args=None, parse_float=None):
         """Yields ("event", dict) for each event, then ("result", dict); raises WarpError on an error.
         ``parse_float``: as json.loads's (decimal.Decimal keeps a DECIMAL's digits)."""
-        s = self._connect()
+        timeout = self._timeout(op)
+        s = self._connect(timeout)
         try:
             f = s.makefile("rb", buffering=1 << 20)
             s.sendall(json.dumps({"id": 1, "op": op, "args": args or {}}).encode("utf-8") + b"\n")
@@ -69,8 +80,9 @@ class Client:
                 try:
                     line = f.readline()
                 except socket.timeout:
-                    raise WarpError("warpd did not answer %s within %.0f s" % (op, self.timeout),
-                                    "check warpd (warpctl status); a hung store makes reads of uncached data wait")
+                    raise DaemonUnavailableError("warpd at %s did not answer %s within %.0f s" % (self.socket_path, op, timeout),
+                                                 "check warpd (ps: state T is stopped; its log); a hung store makes"
+                                                 " reads of uncached data wait")
                 if not line:
                     raise DaemonUnavailableError("warpd closed the connection during %s" % op,
                                                  "check that warpd is still running (warpctl status) and its log")

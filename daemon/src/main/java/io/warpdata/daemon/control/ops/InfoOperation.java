@@ -14,12 +14,16 @@ import io.warpdata.manifest.Column;
 import io.warpdata.manifest.Manifest;
 import io.warpdata.manifest.Table;
 import io.warpdata.manifest.TableShard;
-import io.warpdata.store.StoreException;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * {@code info {dataset}}: one version as the daemon sees it: tables (shard files, rows, bytes,
@@ -39,15 +43,24 @@ public final class InfoOperation extends TypedOperation<DatasetArg, InfoCall.Rep
         return describe(v, names(catalog, v));
     }
 
+    /** The longest {@code info} waits for the version's names: they are a courtesy, the rest is what training needs. */
+    static final Duration NAMES_WAIT = Duration.ofSeconds(1);
+
     /**
      * The names the version goes by ({@code latest}, {@code tag v1}, {@code branch dev}), as
-     * {@code warpctl info} shows them; none when the store cannot say (an outage must not fail
-     * the info that training needs).
+     * {@code warpctl info} shows them; none when the store cannot say within {@link #NAMES_WAIT}
+     * (a hung store made a lookup of names never listed wait 10 s, and must not slow or fail the
+     * info of a version that is known). The lookup goes on and fills the catalog for next time.
      */
     static List<String> names(Catalog catalog, Catalog.Resolved v) {
+        CompletableFuture<List<String>> names = CompletableFuture.supplyAsync(
+                () -> RefNames.of(catalog, v.id()).of(v.version()), Thread::startVirtualThread);
         try {
-            return RefNames.of(catalog, v.id()).of(v.version());
-        } catch (StoreException unknownNow) {
+            return names.get(NAMES_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException | ExecutionException unknownNow) {
+            return List.of();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
             return List.of();
         }
     }
