@@ -90,14 +90,16 @@ final class CacheDirectory implements AutoCloseable {
     }
 
     /**
-     * Makes the directory again if it was deleted under a running warpd ({@code rm -rf} of the
-     * cache): its folders, and its lock, taken again so that no other warpd opens it meanwhile.
+     * Makes the directory again if it was deleted under a running warpd ({@code rm -rf} of its
+     * {@code v1/}): its folders, and its lock, taken again so that no other warpd opens it
+     * meanwhile. Not when the cache directory itself is gone: that was deleted on purpose.
      *
      * @return true if it was gone and is made again; false if it is there (or cannot be made: the
      *         writes that follow fail and are counted as before)
      */
     synchronized boolean remakeIfGone() {
-        if (Files.isDirectory(blocksDir) && Files.isDirectory(tmpDir) && Files.isDirectory(listsDir)) {
+        if (!broken() || !Files.isDirectory(root.getParent())) {
+            // Whole, or the cache directory itself is gone (deleted on purpose): not made again.
             return false;
         }
         try {
@@ -122,6 +124,11 @@ final class CacheDirectory implements AutoCloseable {
             LOG.debug("cannot make the cache directory {} again: {}", root, e.toString());
             return false;
         }
+    }
+
+    /** Whether a folder of the cache is missing (deleted under a running warpd). */
+    boolean broken() {
+        return !(Files.isDirectory(blocksDir) && Files.isDirectory(tmpDir) && Files.isDirectory(listsDir));
     }
 
     /** {@code v1/}: what the cache's free space is measured on, and what its messages name. */

@@ -89,6 +89,10 @@ final class DiskBlocks implements BlockStorage {
     private volatile BlockingQueue<BlockKey> hintQueue;
     /** When a failed write last looked whether the directory was deleted ({@link #remakeIfGone}). */
     private volatile long lastGoneCheck = System.nanoTime() - 2_000_000_000L;
+    /** When a failed write first found the directory broken (0: not broken), for {@link #REMAKE_AFTER_NANOS}. */
+    private volatile long brokenSince;
+    /** How long the directory must stay gone before it is made again: 5 s. */
+    static final long REMAKE_AFTER_NANOS = 5_000_000_000L;
     private Thread hintThread;
     /** Hints waiting at most: a 256 MiB read-ahead of 1 MiB blocks. */
     private static final int HINT_QUEUE = 256;
@@ -411,9 +415,10 @@ final class DiskBlocks implements BlockStorage {
     }
 
     /**
-     * After a write that failed: if the cache directory was deleted under us, makes it again and
-     * forgets the blocks it held (their files went with it), so that caching resumes and the
-     * cache's size and block count say what is there. Looked at most once a second.
+     * After a write that failed: if the cache's {@code v1/} was deleted under us and stays gone
+     * for {@link #REMAKE_AFTER_NANOS}, makes it again and forgets the blocks it held (their files
+     * went with it), so that caching resumes and the cache's size and block count say what is
+     * there. Looked at most once a second.
      */
     private void remakeIfGone() {
         long now = System.nanoTime();
@@ -422,9 +427,21 @@ final class DiskBlocks implements BlockStorage {
             return;
         }
         lastGoneCheck = now;
-        if (!dir.remakeIfGone()) {
+        if (!dir.broken()) {
+            brokenSince = 0;
             return;
         }
+        // Only once it has stayed gone a while: a folder made again while an rm -rf is under
+        // way makes the rm fail ("Directory not empty").
+        long since = brokenSince;
+        if (since == 0) {
+            brokenSince = now;
+            return;
+        }
+        if (now - since < REMAKE_AFTER_NANOS || !dir.remakeIfGone()) {
+            return;
+        }
+        brokenSince = 0;
         long blocks = index.estimatedSize();
         long size = sizeBytes();
         for (DiskEntry e : index.asMap().values()) {
