@@ -35,14 +35,10 @@ public final class HivePartitions {
             String key = folder.substring(0, eq);
             for (Column c : schema) {
                 if (c.name().equals(key)) {
-                    types.add(literal(key) + ": " + literal(c.type()));
+                    types.add(RowRendering.literal(key) + ": " + RowRendering.literal(c.type()));
                 }
             }
         }
         return ", hive_partitioning = true" + (types.isEmpty() ? "" : ", hive_types = {" + String.join(", ", types) + "}");
-    }
-
-    private static String literal(String s) {
-        return "'" + s.replace("'", "''") + "'";
     }
 }

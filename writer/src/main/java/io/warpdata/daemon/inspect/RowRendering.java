@@ -74,4 +74,9 @@ public final class RowRendering {
     public static String ident(String name) {
         return "\"" + name.replace("\"", "\"\"") + "\"";
     }
+
+    /** A quoted SQL string literal. */
+    public static String literal(String text) {
+        return "'" + text.replace("'", "''") + "'";
+    }
 }

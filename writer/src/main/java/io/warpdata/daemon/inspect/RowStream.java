@@ -141,7 +141,7 @@ public final class RowStream {
              Statement st = c.createStatement()) {
             String lit = mirror.sqlLiteral();
             mirror.fetch(columnChunks(st, lit, all ? List.of() : columns));
-            String projection = columns.stream().map(RowStream::ident).collect(Collectors.joining(", "));
+            String projection = columns.stream().map(RowRendering::ident).collect(Collectors.joining(", "));
             String inner = "SELECT " + projection + " FROM "
                     + (rows != null ? mirror.source(", file_row_number = true") + " WHERE file_row_number >= " + rows[0]
                     + " AND file_row_number < " + rows[1] : mirror.source(""));
@@ -189,7 +189,7 @@ public final class RowStream {
         String start = "CASE WHEN dictionary_page_offset IS NOT NULL AND dictionary_page_offset > 0"
                 + " THEN least(dictionary_page_offset, data_page_offset) ELSE data_page_offset END";
         String where = columns.isEmpty() ? "" : " WHERE " + columns.stream()
-                .map(c -> "path_in_schema = " + literal(c) + " OR starts_with(path_in_schema, " + literal(c + ", ") + ")")
+                .map(c -> "path_in_schema = " + RowRendering.literal(c) + " OR starts_with(path_in_schema, " + RowRendering.literal(c + ", ") + ")")
                 .collect(Collectors.joining(" OR "));
         List<long[]> ranges = new ArrayList<>();
         try (ResultSet rs = st.executeQuery("SELECT " + start + ", " + start + " + total_compressed_size"
@@ -208,14 +208,6 @@ public final class RowStream {
         }
         boolean quote = v.indexOf(',') >= 0 || v.indexOf('"') >= 0 || v.indexOf('\n') >= 0 || v.indexOf('\r') >= 0;
         return quote ? "\"" + v.replace("\"", "\"\"") + "\"" : v;
-    }
-
-    static String ident(String name) {
-        return RowRendering.ident(name);
-    }
-
-    static String literal(String text) {
-        return "'" + text.replace("'", "''") + "'";
     }
 
     /** A column the table does not have. */

@@ -171,7 +171,7 @@ public final class TableBatches {
             st.execute("SET threads TO 1");
             st.execute("SET memory_limit = '256MB'");
             // The filter is the client's SQL: DuckDB reads nothing but this call's shard mirrors.
-            st.execute("SET allowed_directories = [" + RowStream.literal(dir + "/") + "]");
+            st.execute("SET allowed_directories = [" + RowRendering.literal(dir + "/") + "]");
             st.execute("SET enable_external_access = false");
         } catch (SQLException e) {
             c.close();
@@ -223,7 +223,7 @@ public final class TableBatches {
             }
             List<String> select = new ArrayList<>();
             for (int i = 0; i < columns.size(); i++) {
-                String id = RowStream.ident(columns.get(i));
+                String id = RowRendering.ident(columns.get(i));
                 select.add(switch (kind(types.get(i))) {
                     case NESTED -> "to_json(" + id + ")::VARCHAR";
                     case TEXT -> "CAST(" + id + " AS VARCHAR)";
@@ -288,7 +288,7 @@ public final class TableBatches {
     }
 
     private static String idents(List<String> columns) {
-        return columns.stream().map(RowStream::ident).collect(Collectors.joining(", "));
+        return columns.stream().map(RowRendering::ident).collect(Collectors.joining(", "));
     }
 
     /** A JSON text written as it is (a nested value from DuckDB's to_json). */

@@ -1,5 +1,6 @@
 package io.warpdata.daemon.view;
 
+import io.warpdata.daemon.inspect.RowRendering;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -59,7 +60,7 @@ public final class ViewSelector implements AutoCloseable {
             java.util.Set<String> dirs = new java.util.TreeSet<>();
             files.forEach(f -> dirs.add(f.toAbsolutePath().getParent() + "/"));
             dirs.add(out.toAbsolutePath().getParent() + "/");
-            st.execute("SET allowed_directories = [" + String.join(", ", dirs.stream().map(ViewSelector::literal).toList()) + "]");
+            st.execute("SET allowed_directories = [" + String.join(", ", dirs.stream().map(RowRendering::literal).toList()) + "]");
             st.execute("SET enable_external_access = false");
             st.execute("SELECT setseed(" + (Math.floorMod(seed, 1_000_003L) / 1_000_003.0) + ")");
         }
@@ -128,11 +129,11 @@ public final class ViewSelector implements AutoCloseable {
             long rows = count(st, "result");
             Files.deleteIfExists(out);
             st.execute("COPY (SELECT * EXCLUDE (" + FILE + ", " + ROW + ", " + ORD + ") FROM result ORDER BY " + ORD
-                    + ") TO " + literal(out.toString()) + " (FORMAT PARQUET)");
+                    + ") TO " + RowRendering.literal(out.toString()) + " (FORMAT PARQUET)");
             Map<String, List<BoundValue>> bound = new LinkedHashMap<>();
             for (String c : boundColumns) {
                 List<BoundValue> values = new ArrayList<>((int) Math.min(rows, Integer.MAX_VALUE));
-                try (ResultSet rs = st.executeQuery("SELECT " + FILE + ", " + ROW + ", CAST(" + ident(c)
+                try (ResultSet rs = st.executeQuery("SELECT " + FILE + ", " + ROW + ", CAST(" + RowRendering.ident(c)
                         + " AS VARCHAR) FROM result ORDER BY " + ORD)) {
                     while (rs.next()) {
                         values.add(new BoundValue(rs.getInt(1), rs.getLong(2), rs.getString(3)));
@@ -153,7 +154,7 @@ public final class ViewSelector implements AutoCloseable {
         List<String> parts = new ArrayList<>();
         for (int i = 0; i < files.size(); i++) {
             parts.add("SELECT * EXCLUDE (file_row_number), " + i + "::INTEGER AS " + FILE + ", file_row_number AS " + ROW
-                    + " FROM read_parquet(" + literal(files.get(i).toString()) + readArgs.get(i) + ", file_row_number = true)");
+                    + " FROM read_parquet(" + RowRendering.literal(files.get(i).toString()) + readArgs.get(i) + ", file_row_number = true)");
         }
         return String.join(" UNION ALL BY NAME ", parts);
     }
@@ -173,7 +174,7 @@ public final class ViewSelector implements AutoCloseable {
                     + " LIMIT " + n);
             return;
         }
-        String col = ident(q.stratifyBy().get());
+        String col = RowRendering.ident(q.stratifyBy().get());
         String stratumKey = "md5(" + q.seed() + "::VARCHAR || ':' || coalesce(CAST(" + col + " AS VARCHAR), '(null)'))";
         st.execute("CREATE TEMP TABLE strata AS SELECT " + col + " AS s, count(*) AS n, row_number() OVER (ORDER BY "
                 + stratumKey + ", CAST(" + col + " AS VARCHAR)) - 1 AS idx FROM filtered GROUP BY " + col);
@@ -273,13 +274,6 @@ public final class ViewSelector implements AutoCloseable {
         }
     }
 
-    static String literal(String s) {
-        return "'" + s.replace("'", "''") + "'";
-    }
-
-    static String ident(String s) {
-        return "\"" + s.replace("\"", "\"\"") + "\"";
-    }
 
     @Override
     public void close() {
