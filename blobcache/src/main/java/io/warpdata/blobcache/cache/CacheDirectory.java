@@ -60,10 +60,7 @@ final class CacheDirectory implements AutoCloseable {
         this.listsDir = root.resolve("lists");
         this.tmpDir = root.resolve("tmp");
         try {
-            Files.createDirectories(blocksDir);
-            Files.createDirectories(listsDir);
-            Files.createDirectories(tmpDir);
-            lockChannel = FileChannel.open(root.resolve("lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            lockChannel = makeFolders();
         } catch (AccessDeniedException e) {
             throw new CacheDirectoryException(dir, "is not writable", "Give warpd's user write access to it, or pass"
                     + " another --cache-dir.", e);
@@ -103,13 +100,10 @@ final class CacheDirectory implements AutoCloseable {
             return false;
         }
         try {
-            Files.createDirectories(blocksDir);
-            Files.createDirectories(listsDir);
-            Files.createDirectories(tmpDir);
             for (int i = 0; i < shardMade.length(); i++) {
                 shardMade.set(i, 0);
             }
-            FileChannel ch = FileChannel.open(root.resolve("lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            FileChannel ch = makeFolders();
             FileLock l = ch.tryLock();
             if (l == null) {
                 closeQuietly(ch);
@@ -124,6 +118,14 @@ final class CacheDirectory implements AutoCloseable {
             LOG.debug("cannot make the cache directory {} again: {}", root, e.toString());
             return false;
         }
+    }
+
+    /** Makes the three folders (those missing) and opens the lock file, not yet locked. */
+    private FileChannel makeFolders() throws IOException {
+        Files.createDirectories(blocksDir);
+        Files.createDirectories(listsDir);
+        Files.createDirectories(tmpDir);
+        return FileChannel.open(root.resolve("lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
     }
 
     /** Whether a folder of the cache is missing (deleted under a running warpd). */
