@@ -261,18 +261,16 @@ final class BlockFetcher {
                 if (e instanceof StoreNotAnsweringException) {
                     silent++;
                 }
-                if (oneAttempt || silent >= MAX_SILENT_ATTEMPTS) {
-                    gaveUp.put(key, Boolean.TRUE);
-                    throw new StoreUnavailableException("Gave up " + what + " from " + store.describe() + " after "
-                            + (attempt + 1) + (attempt == 0 ? " attempt" : " attempts") + (oneAttempt
-                            ? " (a read of it gave up less than " + GAVE_UP_MEMORY.toSeconds() + " s ago, so it gets one)"
-                            : " (the store answered none of the last " + silent + ")") + ": " + e.getMessage(), e);
+                if (oneAttempt) {
+                    throw giveUp(key, what, attempt, " (a read of it gave up less than " + GAVE_UP_MEMORY.toSeconds()
+                            + " s ago, so it gets one)", e);
                 }
-                try {
-                    backOff(attempt, deadlineNanos, e, what);
-                } catch (StoreUnavailableException gaveUpNow) {
-                    gaveUp.put(key, Boolean.TRUE);
-                    throw gaveUpNow;
+                if (silent >= MAX_SILENT_ATTEMPTS) {
+                    throw giveUp(key, what, attempt, " (the store answered none of the last " + silent + ")", e);
+                }
+                if (!backOff(attempt, deadlineNanos, what)) {
+                    throw giveUp(key, what, attempt, " within the read deadline of " + policy.readDeadline().toSeconds()
+                            + " s", e);
                 }
             }
         }
@@ -297,23 +295,29 @@ final class BlockFetcher {
     }
 
     /**
-     * Sleeps before retry {@code attempt}, or throws if that would pass the deadline. A store
-     * that cannot be reached at all is not retried: nothing will answer for a while, and the
-     * reader gets EIO at once rather than at the deadline ({@link io.warpdata.store.StoreHealth}
-     * notices when it is back).
+     * Remembers that the read of {@code key} gave up (its next reads get one attempt each, for
+     * {@link #GAVE_UP_MEMORY}) and says so, for the caller to throw.
      */
-    private void backOff(int attempt, long deadlineNanos, StoreUnavailableException cause, String what) {
-        if (cause instanceof StoreUnreachableException) {
-            throw cause;
-        }
+    private StoreUnavailableException giveUp(String key, String what, int attempt, String why,
+                                             StoreUnavailableException cause) {
+        gaveUp.put(key, Boolean.TRUE);
+        return new StoreUnavailableException("Gave up " + what + " from " + store.describe() + " after "
+                + (attempt + 1) + (attempt == 0 ? " attempt" : " attempts") + why + ": " + cause.getMessage(), cause);
+    }
+
+    /**
+     * Sleeps before retry {@code attempt}, unless that would pass the deadline. (A store that
+     * cannot be reached at all is not retried: {@link #retrying} fails at once, and
+     * {@link io.warpdata.store.StoreHealth} notices when it is back.)
+     *
+     * @return false if the retry would come after the deadline: the read gives up
+     */
+    private boolean backOff(int attempt, long deadlineNanos, String what) {
         long bound = policy.initialBackoff().toNanos() << Math.min(attempt, 20);
         bound = Math.min(Math.max(bound, 1), policy.maxBackoff().toNanos());
         long sleep = ThreadLocalRandom.current().nextLong(bound + 1);
-        long remaining = deadlineNanos - System.nanoTime();
-        if (remaining <= sleep) {
-            throw new StoreUnavailableException("Gave up " + what + " from " + store.describe() + " after "
-                    + (attempt + 1) + " attempts within the read deadline of " + policy.readDeadline().toSeconds()
-                    + " s: " + cause.getMessage(), cause);
+        if (deadlineNanos - System.nanoTime() <= sleep) {
+            return false;
         }
         metrics.retries.increment();
         try {
@@ -322,5 +326,6 @@ final class BlockFetcher {
             Thread.currentThread().interrupt();
             throw new StoreUnavailableException("Interrupted while " + what + " from " + store.describe(), e);
         }
+        return true;
     }
 }
