@@ -1,6 +1,5 @@
 package io.warpdata.catalog;
 
-import io.warpdata.blobcache.cache.ObjectMirrors;
 import io.warpdata.store.BlobNotFoundException;
 import io.warpdata.store.BlobStore;
 import io.warpdata.store.PointerMovedException;
@@ -110,17 +109,9 @@ public final class Catalog {
      * @param clock stamps the time answers were confirmed
      */
     public Catalog(BlobStore store, Config config, Ticker ticker, LastKnownGood known, Clock clock) {
-        this(store, config, ticker, known, clock, ObjectMirrors.NONE);
-    }
-
-    /**
-     * @param mirrors where version manifests are read first, each checked against its version
-     *        hash (pointers and listings always come from the store)
-     */
-    public Catalog(BlobStore store, Config config, Ticker ticker, LastKnownGood known, Clock clock, ObjectMirrors mirrors) {
         this.store = store;
         this.known = known;
-        this.manifests = new Manifests(store, known, config.maxManifests(), mirrors);
+        this.manifests = new Manifests(store, known, config.maxManifests());
         this.cache = new CatalogCache(store, config, ticker, known, clock);
         // The writer asks this catalog only from its own methods, never while constructing.
         this.refs = new RefWriter(this, store, cache, clock);

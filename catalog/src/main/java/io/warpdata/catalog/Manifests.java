@@ -1,6 +1,5 @@
 package io.warpdata.catalog;
 
-import io.warpdata.blobcache.cache.ObjectMirrors;
 import io.warpdata.store.BlobNotFoundException;
 import io.warpdata.store.BlobStore;
 import io.warpdata.store.StoreLayout;
@@ -17,11 +16,14 @@ import io.warpdata.manifest.VersionHash;
 import java.util.Optional;
 
 /**
- * Verified manifests by version: from memory, else the last known good copy, else the mirrors
- * (each answer checked against the version hash; a wrong one is the mirror's failure and the
- * next source is asked), else the store. A manifest is immutable and named by the hash of its
- * content, so once verified it is kept for ever; a kept copy that fails verification is
- * forgotten and read again. One verified from the store is offered to the S3 tiers warpd fills.
+ * Verified manifests by version: from memory, else the last known good copy, else the store. A
+ * manifest is immutable and named by the hash of its content, so once verified it is kept for
+ * ever; a kept copy that fails verification is forgotten and read again.
+ *
+ * <p>Never from a mirror: the version hash leaves out the manifest's {@code metadata} (its
+ * creation time and creator, DESIGN.md section 4), so a mirror could change those, and with them
+ * every mtime of the version and its {@code .warp/manifest.json}, and still pass the check. Only
+ * the store is trusted with them. A manifest is a few KB: one GET per node and version.
  */
 final class Manifests {
     /**
@@ -33,12 +35,10 @@ final class Manifests {
     private final BlobStore store;
     private final LastKnownGood known;
     private final Cache<String, Manifest> verified;
-    private final ObjectMirrors mirrors;
 
-    Manifests(BlobStore store, LastKnownGood known, long maxInMemory, ObjectMirrors mirrors) {
+    Manifests(BlobStore store, LastKnownGood known, long maxInMemory) {
         this.store = store;
         this.known = known;
-        this.mirrors = mirrors;
         this.verified = Caffeine.newBuilder().maximumSize(maxInMemory).build();
     }
 
@@ -69,25 +69,9 @@ final class Manifests {
                 known.forgetManifest(key);
             }
         }
-        Manifest[] fromMirror = new Manifest[1];
-        Optional<byte[]> mirrored = mirrors.get(key, MANIFEST_MAX_BYTES, json -> {
-            try {
-                fromMirror[0] = verify(json, "mirror copy of " + key, id, version);
-                return true;
-            } catch (RuntimeException wrong) {
-                // Not this version's manifest (or not JSON at all): the mirror's failure, counted there.
-                return false;
-            }
-        });
-        if (mirrored.isPresent()) {
-            known.keepManifest(key, mirrored.get());
-            verified.put(key, fromMirror[0]);
-            return fromMirror[0];
-        }
         byte[] json = store.get(key, MANIFEST_MAX_BYTES);
         m = verify(json, store.describe() + "/" + key, id, version);
         known.keepManifest(key, json);
-        mirrors.offer(key, json);
         verified.put(key, m);
         return m;
     }

@@ -507,15 +507,6 @@ public final class BlockCache implements BlobReader {
         return storage.gc(limitBytes);
     }
 
-    /**
-     * The remote tiers as a source of whole objects named by their hash (the catalog's version
-     * manifests), verified by the caller's check; {@link ObjectMirrors#NONE} without any tier.
-     */
-    public ObjectMirrors objectMirrors() {
-        Remotes remotes = fetcher.remotes();
-        return remotes.isEmpty() ? ObjectMirrors.NONE : remotes;
-    }
-
     /** Counters of each remote tier ({@link RemoteTier}), in the order they are tried; empty without any. */
     public List<RemoteTierStats> remoteTiers() {
         return fetcher.remotes().snapshot();

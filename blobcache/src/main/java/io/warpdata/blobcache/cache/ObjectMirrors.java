@@ -4,12 +4,12 @@ import java.util.Optional;
 import java.util.function.Predicate;
 
 /**
- * Whole objects named by their hash read through the remote tiers ({@link RemoteTier}), for the
- * catalog's version manifests: the same tiers, order, verification, backoff and counters as the
- * block cache's reads ({@link BlockCache#objectMirrors()}). Only content-addressed keys are ever
- * asked: a pointer or a listing never goes through a mirror.
+ * Whole objects named by the hash of all their bytes (block hash lists) read through the remote
+ * tiers ({@link RemoteTier}): the same tiers, order, verification, backoff and counters as the
+ * block cache's reads. Never a version manifest (its {@code metadata} is not hashed) nor a
+ * pointer or a listing.
  */
-public interface ObjectMirrors {
+interface ObjectMirrors {
     /** No mirror: every object comes from the store. */
     ObjectMirrors NONE = new ObjectMirrors() {
         @Override
@@ -25,7 +25,7 @@ public interface ObjectMirrors {
     /**
      * The object from the first tier whose bytes pass {@code check}; never throws for a tier's sake.
      *
-     * @param key a content-addressed store key (a version manifest)
+     * @param key a content-addressed store key (a block hash list)
      * @param maxBytes a larger object is a failure of that tier
      * @param check whether the bytes are the object named by {@code key} (hashes them, never changes them)
      * @return the verified bytes, or empty: read the store

@@ -13,10 +13,9 @@
  * offers the bytes to {@link io.warpdata.blobcache.mirror.Mirror#fill} so that an
  * {@link io.warpdata.blobcache.mirror.S3Mirror} shares them with the other nodes.
  *
- * <p>Only content-addressed keys go through mirrors (blobs and block hash lists, named by their
- * SHA-256; version manifests, named by their version hash, for the catalog through
- * {@link io.warpdata.blobcache.cache.ObjectMirrors}); pointers and listings always come from the
- * store. A mirror is never sent a credential, an Authorization
+ * <p>Only keys named by the SHA-256 of all their bytes go through mirrors (blobs and block hash
+ * lists). Version manifests, pointers and listings always come from the store (a manifest's
+ * {@code metadata} is not covered by its version hash). A mirror is never sent a credential, an Authorization
  * header or a signed query string.
  */
 package io.warpdata.blobcache.mirror;

@@ -191,14 +191,19 @@ class NginxMirrorIT {
 
     @Test
     void wholeSmallObjectsComeThroughToo() throws Exception {
-        byte[] manifest = "{\"version\":1}".getBytes();
-        String key = "datasets/ws/name/versions/" + BlobId.of(manifest).hex() + ".json";
-        store.put(key, manifest);
-        assertArrayEquals(manifest, mirror.get(key, 64 << 10).orElseThrow());
+        byte[] hashList = "a small blob read whole".getBytes();
+        String key = StoreLayout.blob(BlobId.of(hashList));
+        store.put(key, hashList);
+        assertArrayEquals(hashList, mirror.get(key, 64 << 10).orElseThrow());
         long before = storeGets();
-        assertArrayEquals(manifest, mirror.get(key, 64 << 10).orElseThrow());
+        assertArrayEquals(hashList, mirror.get(key, 64 << 10).orElseThrow());
         assertEquals(0, storeGets() - before);
-        assertTrue(mirror.get("datasets/ws/name/versions/" + "0".repeat(64) + ".json", 64 << 10).isEmpty(),
+        assertTrue(mirror.get(StoreLayout.blob(BlobId.of("absent".getBytes())), 64 << 10).isEmpty(),
                 "a key the store does not have is a miss");
+        // Version manifests are never asked of a mirror (their metadata is not hashed): refused.
+        byte[] manifest = "{\"version\":1}".getBytes();
+        String manifestKey = "datasets/ws/name/versions/" + BlobId.of(manifest).hex() + ".json";
+        store.put(manifestKey, manifest);
+        assertTrue(mirror.get(manifestKey, 64 << 10).isEmpty(), "the shipped config refuses a version manifest");
     }
 }

@@ -34,9 +34,9 @@ class S3MirrorIT {
             new Random(5).nextBytes(blob);
             String key = StoreLayout.blob(BlobId.of(blob));
             store.put(key, blob);
-            byte[] manifest = "{\"tables\":{}}".getBytes();
-            String manifestKey = "datasets/ws/name/versions/" + BlobId.of(manifest).hex() + ".json";
-            store.put(manifestKey, manifest);
+            byte[] hashList = "a block hash list".getBytes();
+            String listKey = StoreLayout.blob(BlobId.of(hashList));
+            store.put(listKey, hashList);
 
             // The tier is its own bucket prefix with its own credentials, as --mirror gives it.
             MirrorSpec spec = MirrorSpec.parse("s3://" + s3.bucket() + "/tier?endpoint=" + s3.endpoint(),
@@ -53,7 +53,7 @@ class S3MirrorIT {
                 byte[] tail = new byte[777];
                 store.read(key, 2 * BLOCK, tail, 0, tail.length);
                 node1.fill(last, tail, 0);
-                node1.fillObject(manifestKey, store.get(manifestKey));
+                node1.fillObject(listKey, store.get(listKey));
                 assertEquals(0, node1.fillCounts().failed());
             }
             // Closing node 1 wrote what was queued.
@@ -64,15 +64,15 @@ class S3MirrorIT {
                 assertTrue(node2.read(firstTwo, got, 0));
                 assertTrue(node2.read(last, got, 2 * BLOCK));
                 assertArrayEquals(blob, got);
-                assertArrayEquals(manifest, node2.get(manifestKey, 64 << 10).orElseThrow());
+                assertArrayEquals(hashList, node2.get(listKey, 64 << 10).orElseThrow());
             }
-            // Node 2's GETs were all of the tier's objects: 3 blocks and the manifest.
+            // Node 2's GETs were all of the tier's objects: 3 blocks and the hash list.
             assertEquals(4, s3.counters().gets.sum() - storeReadsBefore);
             try (S3BlobStore tierView = s3.openStore("tier", S3BlobStore.Config.defaults())) {
                 for (int block = 0; block < 3; block++) {
                     assertTrue(tierView.length(S3Mirror.blockKey(key, BLOCK, block)).isPresent(), "block " + block + " in the tier");
                 }
-                assertTrue(tierView.length(manifestKey).isPresent());
+                assertTrue(tierView.length(listKey).isPresent());
                 assertTrue(tierView.length(key).isEmpty(), "blocks are their own objects; the blob's key is not written");
                 assertArrayEquals(Arrays.copyOfRange(blob, BLOCK, 2 * BLOCK), tierView.get(S3Mirror.blockKey(key, BLOCK, 1)));
             }

@@ -12,7 +12,6 @@ import io.warpdata.store.PermissionDeniedException;
 import io.warpdata.store.StoreException;
 import io.warpdata.store.StoreHealth;
 import io.warpdata.blobcache.cache.BlockCache;
-import io.warpdata.blobcache.cache.ObjectMirrors;
 import io.warpdata.blobcache.cache.CacheMode;
 import io.warpdata.blobcache.cache.PlanStatus;
 import io.warpdata.daemon.control.ops.DaemonInfo;
@@ -135,11 +134,9 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
             reader.dropLocalCopies();
         }
         services.push(reader);
-        // Version manifests are read through the mirrors too (verified against their hash);
-        // offline by choice means no mirror either.
+        // Version manifests come from the store only, never a mirror (Manifests says why).
         catalog = new Catalog(store, Catalog.Config.defaults().withPointerTtl(config.pointerTtl()),
-                Ticker.systemTicker(), openKnownState(config), Clock.systemUTC(),
-                config.mode() == CacheMode.LOCAL ? ObjectMirrors.NONE : reader.objectMirrors());
+                Ticker.systemTicker(), openKnownState(config), Clock.systemUTC());
         if (config.mode() != CacheMode.LOCAL) {
             checkStore();
         }

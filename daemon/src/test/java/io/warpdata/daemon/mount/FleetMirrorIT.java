@@ -37,7 +37,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  *       succeeds from the store, the failure counted;
  *   <li>a mirror that answers at once and then drips its bodies (node 6, a byte every 100 ms, never
  *       silent for a timeout): every read succeeds from the store within seconds, not at the
- *       60 s ceiling of one answer, which left the store no time and failed reads with EIO.
+ *       60 s ceiling of one answer, which left the store no time and failed reads with EIO;
+ *   <li>a mirror serving a version manifest whose {@code metadata} (not covered by the version
+ *       hash) was changed (node 7): never asked for it; the mount shows the store's manifest.
  * </ol>
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -163,6 +165,44 @@ class FleetMirrorIT {
                 assertThat(m.path("served_bytes").asLong()).isZero();
                 assertThat(node6.warnings(drippingMirror)).isPositive();
             }
+        }
+    }
+
+    @Test
+    @Order(6)
+    void aMirrorThatChangesAManifestsMetadataIsNeverAskedForIt() throws Exception {
+        String key = io.warpdata.store.StoreLayout.version(world.dataset, world.version());
+        byte[] real;
+        try (var store = world.s3.openStore(world.prefix)) {
+            real = store.get(key);
+        }
+        // The version hash leaves metadata out: this copy passes the hash check, yet claims
+        // another creation time (every mtime of the version) and creator.
+        var tampered = (com.fasterxml.jackson.databind.node.ObjectNode) new com.fasterxml.jackson.databind.ObjectMapper().readTree(real);
+        tampered.putObject("metadata").put("created_at", "1999-01-01T00:00:00Z").put("creator", "mallory");
+        byte[] served = tampered.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        List<String> asked = new CopyOnWriteArrayList<>();
+        var server = com.sun.net.httpserver.HttpServer.create(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/warp/", exchange -> {
+            String path = exchange.getRequestURI().getPath().substring("/warp/".length());
+            asked.add(path);
+            if (path.equals(key)) {
+                exchange.sendResponseHeaders(200, served.length);
+                exchange.getResponseBody().write(served);
+            } else {
+                exchange.sendResponseHeaders(404, -1);
+            }
+            exchange.close();
+        });
+        server.start();
+        try (FleetWorld.Node node7 = world.node("node7", "--mirror", "http://127.0.0.1:" + server.getAddress().getPort() + "/warp")) {
+            assertThat(node7.readAll()).as("the manifest as stored, byte for byte").isEqualTo(world.expected());
+            Path versionDir = node7.versionDir();
+            assertThat(Files.getLastModifiedTime(versionDir.resolve(".warp/manifest.json")).toInstant().getEpochSecond())
+                    .as("mtime from the store's metadata, not the mirror's 1999").isGreaterThan(946_684_800L);
+            assertThat(asked).as("requests to the mirror").isNotEmpty().doesNotContain(key);
+        } finally {
+            server.stop(0);
         }
     }
 

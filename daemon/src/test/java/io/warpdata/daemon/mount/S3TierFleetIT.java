@@ -27,9 +27,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * An S3-compatible shared tier that warpd fills itself (issue 25): node 1 (a real warpd mount
  * with {@code --mirror s3://BUCKET/tier?endpoint=...} and the tier's own key pair) reads a
  * dataset from the store and, after verifying it, writes its blocks to the tier in the
- * background, and its block hash lists and version manifest too; node 2, with its own cache, reads
- * the same files with 0 GETs of the store's blobs (blocks, hash lists) and of its manifest, every
- * file byte-identical to its source. Both the store and the tier are prefixes of one
+ * background, and its block hash lists too; node 2, with its own cache, reads the same files with
+ * 0 GETs of the store's blobs (blocks, hash lists), every file byte-identical to its source. The
+ * version manifest is read from the store by each node, once: its metadata is not covered by
+ * the version hash, so no mirror is trusted with it. Both the store and the tier are prefixes of one
  * real S3Proxy; requests are told apart by key.
  */
 class S3TierFleetIT {
@@ -134,7 +135,7 @@ class S3TierFleetIT {
             assertThat(m.path("served_bytes").asLong()).isPositive();
             assertThat(m.path("verification_failures").asLong()).isZero();
             assertThat(blobGets).as("GETs of blocks and block hash lists to the store").isEmpty();
-            assertThat(manifestGets).as("GETs of the version manifest to the store").isEmpty();
+            assertThat(manifestGets).as("GETs of the version manifest to the store (never a mirror's copy)").hasSize(1);
         }
     }
 }
