@@ -112,7 +112,8 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
 
     private void open() {
         try {
-            Files.createDirectories(config.cacheDir());
+            PrivateDirectories.prepare(config.cacheDir(), config.mode().usesDisk() ? PrivateDirectories.FOLDERS
+                    : List.of("publish-staging"), uid());
         } catch (IOException e) {
             throw new ConfigException("cannot create cache directory " + config.cacheDir() + ": " + e.getMessage(),
                     "Pass a writable --cache-dir (or set WARP_CACHE_DIR).");

@@ -71,6 +71,24 @@ class WarpdLifecycleIT {
     }
 
     @Test
+    void theCacheDirectoryItMakesIsItsUsersOnly() throws Exception {
+        Path mount = newMountPoint("private");
+        Path cache = work.resolve("cache-private");
+        assertThat(cache).doesNotExist();
+        start(mount);
+        assertServes(mount);
+
+        // Cached dataset bytes: the mount (no --allow-other) shows them to this user only.
+        for (Path dir : new Path[] {cache, cache.resolve("v1"), cache.resolve("catalog")}) {
+            assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(dir)))
+                    .as(dir.toString()).isEqualTo("rwx------");
+        }
+        try (var blocks = Files.walk(cache.resolve("v1/blocks"))) {
+            assertThat(blocks.filter(Files::isRegularFile).count()).as("blocks cached").isPositive();
+        }
+    }
+
+    @Test
     void unmountingFromOutsideStopsTheDaemon() throws Exception {
         Path mount = newMountPoint("external");
         WarpdProcess w = start(mount);

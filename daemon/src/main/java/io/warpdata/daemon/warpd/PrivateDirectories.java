@@ -1,0 +1,91 @@
+package io.warpdata.daemon.warpd;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The folders of the cache directory that warpd keeps to itself. They hold copies of dataset
+ * bytes (cached blocks, manifests and member indexes, staged publishes), while a mount without
+ * {@code --allow-other} shows them to warpd's user only; made with the usual umask (0755) they gave
+ * every local user what the mount refused them.
+ * <ul>
+ *   <li>a cache directory warpd makes is its owner's only (0700);</li>
+ *   <li>one that exists is left as it is (it may be a shared disk's folder, or systemd's
+ *       {@code CacheDirectory=} with its own mode), but warpd's folders in it are made 0700, and
+ *       those an older warpd made readable by others lose the others' bits (group bits stay:
+ *       systemd's unit gives a group access on purpose).</li>
+ * </ul>
+ */
+final class PrivateDirectories {
+    private static final Logger LOG = LoggerFactory.getLogger(PrivateDirectories.class);
+    private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rwx------");
+    private static final Set<PosixFilePermission> OTHERS = EnumSet.of(PosixFilePermission.OTHERS_READ,
+            PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_EXECUTE);
+
+    /** warpd's folders in the cache directory: the block cache, the catalog's known state, staged publishes. */
+    static final List<String> FOLDERS = List.of("v1", "catalog", "publish-staging");
+
+    private PrivateDirectories() {
+    }
+
+    /**
+     * Makes the cache directory and {@code folders} of it, as above.
+     *
+     * @param uid warpd's user: only folders it owns are changed
+     * @throws IOException if one cannot be made or changed
+     */
+    static void prepare(Path cacheDir, List<String> folders, long uid) throws IOException {
+        make(cacheDir);
+        for (String f : folders) {
+            Path dir = cacheDir.resolve(f);
+            if (!make(dir)) {
+                closeToOthers(dir, uid);
+            }
+        }
+    }
+
+    /** @return true if {@code dir} was made now, for its owner only; false if it was there */
+    private static boolean make(Path dir) throws IOException {
+        if (Files.isDirectory(dir)) {
+            return false;
+        }
+        Path parent = dir.toAbsolutePath().getParent();
+        if (parent != null) {
+            Files.createDirectories(parent);
+        }
+        try {
+            // The umask only takes bits away: 0700 stays 0700.
+            Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
+            return true;
+        } catch (FileAlreadyExistsException raced) {
+            return false;
+        }
+    }
+
+    private static void closeToOthers(Path dir, long uid) throws IOException {
+        if (Files.isSymbolicLink(dir) || !Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        Object owner = Files.getAttribute(dir, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+        if (!(owner instanceof Number n) || n.longValue() != uid) {
+            return;
+        }
+        Set<PosixFilePermission> perms = Files.getPosixFilePermissions(dir, LinkOption.NOFOLLOW_LINKS);
+        if (perms.removeAll(OTHERS)) {
+            Files.setPosixFilePermissions(dir, perms);
+            LOG.info("{} was readable by every user; it holds cached dataset bytes, so others' access is removed"
+                    + " (now {})", dir, PosixFilePermissions.toString(perms));
+        }
+    }
+}
