@@ -57,6 +57,14 @@ public interface RemoteTier extends AutoCloseable {
     default void fillObject(String key, byte[] verified) {
     }
 
+    /**
+     * Says that this tier's copy of a range of {@code key} (or of the whole object, when
+     * {@code offset} is negative) failed verification: a tier warpd fills writes the next
+     * verified bytes of it over that copy instead of keeping it. Never blocks or throws.
+     */
+    default void rejected(String key, long offset, int len, int blockSize) {
+    }
+
     /** Background fill counters: objects written, failed writes, dropped offers (zeros if not fillable). */
     default long[] fillCounts() {
         return new long[] {0, 0, 0};

@@ -212,6 +212,7 @@ final class Remotes implements ObjectMirrors, AutoCloseable {
                 return true;
             }
             poisoned(e, ticket, "bytes [" + offset + ", +" + len + ") of " + key);
+            e.tier.rejected(key, offset, len, blockSize);
         }
         return false;
     }
@@ -251,6 +252,7 @@ final class Remotes implements ObjectMirrors, AutoCloseable {
                 return held;
             }
             poisoned(e, ticket, key);
+            e.tier.rejected(key, -1, 0, 0);
         }
         return Optional.empty();
     }

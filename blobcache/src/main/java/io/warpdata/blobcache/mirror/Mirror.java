@@ -87,6 +87,14 @@ public interface Mirror extends AutoCloseable {
     default void fillObject(String key, byte[] verified) {
     }
 
+    /**
+     * This mirror's copy of a range of {@code key} (or of the whole object, {@code offset}
+     * negative) failed verification: a mirror warpd fills writes the next verified bytes of it
+     * over that copy. Never blocks or throws.
+     */
+    default void rejected(String key, long offset, int len, int blockSize) {
+    }
+
     /** Fill counters: written, failed, dropped (zeros for a mirror that is not fillable). */
     default FillCounts fillCounts() {
         return FillCounts.NONE;

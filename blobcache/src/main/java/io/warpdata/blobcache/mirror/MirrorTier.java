@@ -50,6 +50,11 @@ public final class MirrorTier implements RemoteTier {
     }
 
     @Override
+    public void rejected(String key, long offset, int len, int blockSize) {
+        mirror.rejected(key, offset, len, blockSize);
+    }
+
+    @Override
     public boolean fillable() {
         return mirror.fillable();
     }

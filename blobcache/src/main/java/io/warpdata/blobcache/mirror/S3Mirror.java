@@ -1,5 +1,7 @@
 package io.warpdata.blobcache.mirror;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import io.warpdata.store.BlobNotFoundException;
 import io.warpdata.store.BlobStore;
 import io.warpdata.store.ObjectTooLargeException;
@@ -23,7 +25,9 @@ import java.util.concurrent.atomic.LongAdder;
  * endpoint and credentials, which warpd reads like an HTTP mirror and fills itself: after the
  * read plan has fetched bytes from the store and verified them, it offers them here, and a
  * background thread writes them. Many nodes filling the same objects is harmless: every key is
- * content-addressed and written with put-if-absent.
+ * content-addressed and written with put-if-absent, except a key whose copy here failed
+ * verification ({@link #rejected}): its next fill is written over it, so that a damaged object
+ * is repaired by the first node that reads the store instead of failing every node for good.
  *
  * <p>Layout in the bucket (under its prefix), so that a blob read only in part is still shared:
  * <ul>
@@ -48,6 +52,9 @@ public final class S3Mirror implements Mirror {
     private final long graceNanos;
     private final BlockingQueue<Fill> queue = new ArrayBlockingQueue<>(4096);
     private final AtomicLong queuedBytes = new AtomicLong();
+    /** Keys whose copy in the tier failed verification: their next fill overwrites them. */
+    private final Cache<String, Boolean> damaged = Caffeine.newBuilder().maximumSize(10_000)
+            .expireAfterWrite(Duration.ofMinutes(10)).build();
     private final LongAdder written = new LongAdder();
     private final LongAdder failed = new LongAdder();
     private final LongAdder dropped = new LongAdder();
@@ -174,6 +181,20 @@ public final class S3Mirror implements Mirror {
         offer(key, verified.clone());
     }
 
+    @Override
+    public void rejected(String key, long offset, int len, int blockSize) {
+        if (offset < 0) {
+            damaged.put(key, Boolean.TRUE);
+            return;
+        }
+        if (blockSize <= 0 || len <= 0) {
+            return;
+        }
+        for (long b = offset / blockSize; b * blockSize < offset + len; b++) {
+            damaged.put(blockKey(key, blockSize, b), Boolean.TRUE);
+        }
+    }
+
     private void offer(String key, byte[] copy) {
         if (closed) {
             dropped.increment();
@@ -198,8 +219,17 @@ public final class S3Mirror implements Mirror {
                 continue;
             }
             try {
-                bucket.putIfAbsent(fill.key(), fill.data());
-                written.increment();
+                boolean wrote;
+                if (damaged.getIfPresent(fill.key()) != null) {
+                    bucket.put(fill.key(), fill.data()); // over the copy that failed verification
+                    damaged.invalidate(fill.key());
+                    wrote = true;
+                } else {
+                    wrote = bucket.putIfAbsent(fill.key(), fill.data());
+                }
+                if (wrote) {
+                    written.increment();
+                }
             } catch (RuntimeException e) {
                 failed.increment();
                 LOG.debug("mirror {}: could not write {}: {}", name, fill.key(), e.toString());

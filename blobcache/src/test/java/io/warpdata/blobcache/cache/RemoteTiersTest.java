@@ -52,6 +52,7 @@ class RemoteTiersTest {
         final BlobStore origin;
         final AtomicInteger reads = new AtomicInteger();
         final List<long[]> ranges = java.util.Collections.synchronizedList(new ArrayList<>());
+        final List<String> rejected = java.util.Collections.synchronizedList(new ArrayList<>());
 
         FakeMirror(String name, Kind kind, BlobStore origin) {
             this.name = name;
@@ -62,6 +63,11 @@ class RemoteTiersTest {
         @Override
         public String describe() {
             return name;
+        }
+
+        @Override
+        public void rejected(String key, long offset, int len, int blockSize) {
+            rejected.add(key + "@" + offset);
         }
 
         @Override
@@ -90,6 +96,7 @@ class RemoteTiersTest {
         final boolean corrupt;
         final BlobStore origin;
         final List<String> gets = java.util.Collections.synchronizedList(new ArrayList<>());
+        final List<String> rejected = java.util.Collections.synchronizedList(new ArrayList<>());
 
         ObjectsMirror(String name, boolean corrupt, BlobStore origin) {
             this.name = name;
@@ -100,6 +107,11 @@ class RemoteTiersTest {
         @Override
         public String describe() {
             return name;
+        }
+
+        @Override
+        public void rejected(String key, long offset, int len, int blockSize) {
+            rejected.add(key + "@" + offset);
         }
 
         @Override
@@ -173,6 +185,9 @@ class RemoteTiersTest {
         assertThat(tier(c, "http://poisoned/warp").verificationFailures()).isEqualTo(poisoned.reads.get());
         assertThat(tier(c, "http://poisoned/warp").bytesServed()).isZero();
         assertThat(c.metrics().verificationFailures.sum()).as("a poisoned tier is visible").isPositive();
+        assertThat(poisoned.rejected).as("the poisoned tier is told which copies failed, to write over them")
+                .hasSize(poisoned.reads.get()).allMatch(r -> r.startsWith(io.warpdata.store.StoreLayout.blob(blob.id()) + "@"));
+        assertThat(dead.rejected).isEmpty();
     }
 
     @Test
@@ -394,6 +409,7 @@ class RemoteTiersTest {
         assertThat(read(c, blob, 0, data.length)).isEqualTo(data);
 
         assertThat(poisoned.gets).containsExactly(io.warpdata.store.StoreLayout.blob(blob.blocks()));
+        assertThat(poisoned.rejected).containsExactly(io.warpdata.store.StoreLayout.blob(blob.blocks()) + "@-1");
         assertThat(tier(c, "poisoned").verificationFailures()).isEqualTo(1);
         assertThat(tier(c, "poisoned").state()).isEqualTo("down");
         assertThat(c.metrics().getsIssued.sum()).as("the list and the blocks came from the store").isPositive();

@@ -50,15 +50,49 @@ class S3MirrorTest {
     @Test
     void wholeObjectsLiveUnderTheirStoreKey() throws Exception {
         InMemoryBlobStore bucket = new InMemoryBlobStore();
-        String manifest = "datasets/ws/name/versions/" + "a".repeat(64) + ".json";
+        String object = "blobs/sha256/aa/" + "a".repeat(64);
         try (S3Mirror tier = new S3Mirror("s3://tier/warp", bucket, 1 << 20)) {
-            assertEquals(Optional.empty(), tier.get(manifest, 1000));
-            tier.fillObject(manifest, "{}".getBytes());
-            tier.fillObject(manifest, "{}".getBytes());
+            assertEquals(Optional.empty(), tier.get(object, 1000));
+            tier.fillObject(object, "{}".getBytes());
+            tier.fillObject(object, "{}".getBytes());
             assertTrue(tier.awaitFilled(Duration.ofSeconds(30)));
-            assertArrayEquals("{}".getBytes(), bucket.get(manifest));
-            assertArrayEquals("{}".getBytes(), tier.get(manifest, 1000).orElseThrow());
-            assertEquals(2, tier.fillCounts().written(), "a second fill of the same key is harmless (put-if-absent)");
+            assertArrayEquals("{}".getBytes(), bucket.get(object));
+            assertArrayEquals("{}".getBytes(), tier.get(object, 1000).orElseThrow());
+            assertEquals(1, tier.fillCounts().written(), "a second fill of the same key writes nothing (put-if-absent)");
+        }
+    }
+
+    @Test
+    void aCopyThatFailedVerificationIsWrittenOverByTheNextFill() throws Exception {
+        InMemoryBlobStore bucket = new InMemoryBlobStore();
+        byte[] blob = blob(2 * BLOCK);
+        String block1 = S3Mirror.blockKey(KEY, BLOCK, 1);
+        String object = "blobs/sha256/bb/" + "b".repeat(64);
+        try (S3Mirror tier = new S3Mirror("s3://tier/warp", bucket, 1 << 20)) {
+            tier.fill(new MirrorRange(KEY, 0, 2 * BLOCK, BLOCK), blob, 0);
+            tier.fillObject(object, "right".getBytes());
+            assertTrue(tier.awaitFilled(Duration.ofSeconds(30)));
+            bucket.put(block1, new byte[BLOCK]); // damaged in the tier
+            bucket.put(object, "wrong".getBytes());
+
+            // Without a rejection a fill keeps what is there (put-if-absent) ...
+            tier.fill(new MirrorRange(KEY, BLOCK, BLOCK, BLOCK), blob, BLOCK);
+            assertTrue(tier.awaitFilled(Duration.ofSeconds(30)));
+            assertArrayEquals(new byte[BLOCK], bucket.get(block1));
+            assertEquals(3, tier.fillCounts().written());
+
+            // ... after one, the next verified fill repairs the copy, once.
+            tier.rejected(KEY, BLOCK + 10, 100, BLOCK);
+            tier.rejected(object, -1, 0, 0);
+            tier.fill(new MirrorRange(KEY, BLOCK, BLOCK, BLOCK), blob, BLOCK);
+            tier.fillObject(object, "right".getBytes());
+            assertTrue(tier.awaitFilled(Duration.ofSeconds(30)));
+            assertArrayEquals(java.util.Arrays.copyOfRange(blob, BLOCK, 2 * BLOCK), bucket.get(block1));
+            assertArrayEquals("right".getBytes(), bucket.get(object));
+            assertEquals(5, tier.fillCounts().written());
+            tier.fill(new MirrorRange(KEY, BLOCK, BLOCK, BLOCK), blob, BLOCK);
+            assertTrue(tier.awaitFilled(Duration.ofSeconds(30)));
+            assertEquals(5, tier.fillCounts().written(), "repaired: put-if-absent again");
         }
     }
 

@@ -205,7 +205,7 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
                 + " answer, timeout.", RemoteTierStats::errors);
         mirrorCounter(daemon, "warp_mirror_timeouts_total", "Reads of each mirror that ran into --mirror-timeout.",
                 RemoteTierStats::timeouts);
-        mirrorCounter(daemon, "warp_mirror_fills_total", "Objects warpd wrote to each S3 tier in the background.",
+        mirrorCounter(daemon, "warp_mirror_fills_total", "Objects warpd wrote to each S3 tier in the background (not those already there).",
                 RemoteTierStats::fillsWritten);
         mirrorCounter(daemon, "warp_mirror_fill_failures_total", "Background writes to each S3 tier that failed.",
                 RemoteTierStats::fillsFailed);
