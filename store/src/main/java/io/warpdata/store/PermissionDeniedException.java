@@ -9,6 +9,11 @@ public final class PermissionDeniedException extends StoreException {
                 cause);
     }
 
+    /** @param next what to do, where the store is not a bucket (a directory's permissions) */
+    public PermissionDeniedException(String message, String next, Throwable cause) {
+        super(message, next, cause);
+    }
+
     @Override
     public String type() {
         return "PermissionError";

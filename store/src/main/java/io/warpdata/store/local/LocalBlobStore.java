@@ -311,10 +311,23 @@ public final class LocalBlobStore implements BlobStore {
         }
     }
 
+    /**
+     * A new temp file beside {@code target}, with the permissions the umask gives any new file
+     * (not {@code createTempFile}'s 0600: objects are read by other users, such as a warpd
+     * running as its own user over a directory an administrator publishes to).
+     */
     private Path createTemp(String key, Path target) {
         try {
             Files.createDirectories(target.getParent());
-            return Files.createTempFile(target.getParent(), TMP_PREFIX, ".tmp");
+            while (true) {
+                Path tmp = target.resolveSibling(TMP_PREFIX + Long.toUnsignedString(
+                        java.util.concurrent.ThreadLocalRandom.current().nextLong(), 36) + ".tmp");
+                try {
+                    return Files.createFile(tmp);
+                } catch (FileAlreadyExistsException taken) {
+                    // another writer's name: draw again
+                }
+            }
         } catch (IOException e) {
             throw translate(e, "write", key);
         }
@@ -395,7 +408,10 @@ public final class LocalBlobStore implements BlobStore {
             return new BlobNotFoundException(describe(), key);
         }
         if (e instanceof AccessDeniedException) {
-            return new PermissionDeniedException(what + ": permission denied on " + e.getMessage(), e);
+            return new PermissionDeniedException(what + ": permission denied on " + e.getMessage(),
+                    "Give this user read access to " + root + " and everything in it (write access to publish),"
+                            + " e.g. chmod -R a+rX " + root + " (earlier Warp releases wrote objects"
+                            + " readable by their writer only).", e);
         }
         String msg = String.valueOf(e.getMessage());
         if (msg.contains("No space left") || msg.contains("Disk quota exceeded")) {

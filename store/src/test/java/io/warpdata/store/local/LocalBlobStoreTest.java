@@ -52,6 +52,20 @@ class LocalBlobStoreTest extends BlobStoreContract {
     }
 
     @Test
+    void objectsHaveThePermissionsTheUmaskGivesNewFiles() throws Exception {
+        // Not 0600: a warpd running as its own user reads what an administrator published.
+        store.put("d/put", new byte[] {1});
+        store.putIfAbsent("d/absent", new byte[] {2});
+        Path source = Files.write(tmp.resolve("source"), new byte[] {3});
+        Files.setPosixFilePermissions(source, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        store.putIfAbsent("d/file", source);
+        var expected = Files.getPosixFilePermissions(Files.createFile(tmp.resolve("reference")));
+        for (String key : new String[] {"d/put", "d/absent", "d/file"}) {
+            assertThat(Files.getPosixFilePermissions(root.resolve(key))).as(key).isEqualTo(expected);
+        }
+    }
+
+    @Test
     void writesLeaveNoTemporaryFilesBehind() throws Exception {
         store.put("d/x", new byte[] {1});
         store.putIfAbsent("d/y", new byte[] {2});
