@@ -28,8 +28,9 @@ public final class Names {
 
     /**
      * Checks a member path inside an artifact: relative, '/'-separated, no empty, '.' or '..'
-     * components, no component over 255 UTF-8 bytes, no NUL or backslash, no URI scheme
-     * ({@code file:}, {@code s3:}, ...), well-formed Unicode. Returns the path unchanged.
+     * components, no component over 255 UTF-8 bytes, no NUL or backslash, well-formed Unicode.
+     * A colon is a character like any other ({@code cam:front.jpg}): a path is only ever a file's
+     * name in its artifact, never resolved as a URI. Returns the path unchanged.
      */
     public static String requireMemberPath(String field, String path) {
         memberPathBytes(field, path);
@@ -71,15 +72,6 @@ public final class Names {
         if (b[from] == '/') {
             return "absolute member path";
         }
-        if (isAsciiLetter(b[from])) {
-            int k = from + 1;
-            while (k < to && isSchemeChar(b[k])) {
-                k++;
-            }
-            if (k < to && b[k] == ':') {
-                return "member path looks like a URI";
-            }
-        }
         int start = from;
         for (int k = from; k <= to; k++) {
             if (k == to || b[k] == '/') {
@@ -99,14 +91,6 @@ public final class Names {
             return "member path is not valid UTF-8";
         }
         return null;
-    }
-
-    private static boolean isAsciiLetter(byte c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-    }
-
-    private static boolean isSchemeChar(byte c) {
-        return isAsciiLetter(c) || (c >= '0' && c <= '9') || c == '+' || c == '.' || c == '-';
     }
 
     /** Well-formed UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF. */
