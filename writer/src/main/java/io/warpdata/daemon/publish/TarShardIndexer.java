@@ -8,6 +8,7 @@ import io.warpdata.manifest.MemberIndexBuilder;
 import io.warpdata.manifest.Names;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
+import org.apache.commons.compress.archivers.tar.TarConstants;
 import org.apache.commons.compress.archivers.tar.TarFile;
 import org.apache.commons.compress.archivers.tar.TarUtils;
 
@@ -16,6 +17,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -78,9 +80,15 @@ public final class TarShardIndexer {
             for (int s = 0; s < tars.size(); s++) {
                 Path tar = tars.get(s);
                 long length = checkHeaderAtStart(artifact, tar);
-                try (TarFile tf = new TarFile(tar)) {
-                    checkWhole(artifact, tar, length, tf.getEntries());
-                    for (TarArchiveEntry e : tf.getEntries()) {
+                try (TarFile tf = new TarFile(tar, StandardCharsets.UTF_8.name())) {
+                    List<TarArchiveEntry> entries = tf.getEntries();
+                    checkWhole(artifact, tar, length, entries);
+                    checkHeaders(artifact, tar, entries);
+                    List<String> rawNames = entries.stream().anyMatch(e -> mayHideBadBytes(e.getName()))
+                            ? rawNames(tar, entries.size()) : null;
+                    for (int i = 0; i < entries.size(); i++) {
+                        TarArchiveEntry e = entries.get(i);
+                        checkName(artifact, tar, e.getName(), rawNames == null ? null : rawNames.get(i));
                         if (e.isDirectory()) {
                             continue;
                         }
@@ -181,6 +189,10 @@ public final class TarShardIndexer {
         long end = 0;
         String last = null;
         for (TarArchiveEntry e : entries) {
+            if (e.isDirectory() && e.getSize() > 0 && e.getLinkFlag() != TarConstants.LF_DIR) {
+                // Before anything else: the reader skipped its data and read on inside it.
+                throw fileNamedLikeAFolder(artifact, tar, e.getName(), e.getSize());
+            }
             long dataEnd = e.getDataOffset() + (e.isFile() ? e.getSize() : 0);
             if (dataEnd > length) {
                 throw truncated(artifact, tar, "member '" + e.getName() + "' ends at byte " + dataEnd
@@ -227,6 +239,10 @@ public final class TarShardIndexer {
     private static String whereItBreaks(Path tar, long length) {
         try (TarArchiveInputStream in = new TarArchiveInputStream(new BufferedInputStream(Files.newInputStream(tar)))) {
             for (TarArchiveEntry e; (e = in.getNextEntry()) != null; ) {
+                if (e.getName().endsWith("/") && e.getSize() > 0 && e.getLinkFlag() != TarConstants.LF_DIR) {
+                    return "entry '" + printable(e.getName()) + "' is a regular file (" + e.getSize() + " bytes) whose"
+                            + " name ends in '/', which tar readers disagree on (GNU tar refuses it)";
+                }
                 long at = in.getBytesRead();
                 if (at + e.getSize() > length) {
                     return "member '" + e.getName() + "' (" + e.getSize() + " bytes from byte " + at + ") ends at byte "
@@ -237,6 +253,107 @@ public final class TarShardIndexer {
             return null;
         }
         return null;
+    }
+
+    /**
+     * Refuses a member whose own header record (the 512 bytes before its data) fails its
+     * checksum: the reader took a damaged record, or stray bytes after the last member, for a
+     * header (a record of text published a 0-byte member named after the text).
+     */
+    private static void checkHeaders(String artifact, Path tar, List<TarArchiveEntry> entries) throws IOException {
+        byte[] header = new byte[RECORD];
+        try (FileChannel ch = FileChannel.open(tar)) {
+            for (TarArchiveEntry e : entries) {
+                if (e.isSparse()) {
+                    continue; // its sparse records follow the header; refused as a sparse file anyway
+                }
+                long at = e.getDataOffset() - RECORD;
+                ByteBuffer b = ByteBuffer.wrap(header);
+                while (b.hasRemaining() && at >= 0 && ch.read(b, at + b.position()) > 0) {
+                    // fill the record
+                }
+                if (at < 0 || b.hasRemaining() || !checksumMatches(header)) {
+                    throw truncated(artifact, tar, "the header of entry '" + printable(e.getName()) + "' at byte "
+                            + Math.max(at, 0) + " fails its checksum (GNU tar says 'Skipping to next header' here)");
+                }
+            }
+        }
+    }
+
+    /** Whether a decoded name may stand for bytes that are not UTF-8: only then is the tar read again. */
+    private static boolean mayHideBadBytes(String name) {
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (c == '?' || c > 0x7F) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The entries' names as their bytes stand in the tar, each byte one char (ISO-8859-1), from a
+     * second read of the headers; null if that read disagrees on the entries (the first read's
+     * checks then stand alone). The reader decodes a ustar or GNU name that is not UTF-8 with '?'
+     * for each bad byte, so only the bytes tell {@code caf\xe9} from a real {@code caf?}.
+     */
+    private static List<String> rawNames(Path tar, int count) {
+        try (TarFile raw = new TarFile(tar, StandardCharsets.ISO_8859_1.name())) {
+            List<TarArchiveEntry> entries = raw.getEntries();
+            if (entries.size() != count) {
+                return null;
+            }
+            List<String> names = new ArrayList<>(count);
+            for (TarArchiveEntry e : entries) {
+                names.add(e.getName());
+            }
+            return names;
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Refuses a name that is not UTF-8. {@code raw} is the name read byte for byte (null: not
+     * known); a name from a PAX header is UTF-8 by definition and reads the same both ways, and
+     * one whose PAX bytes were not UTF-8 holds U+FFFD.
+     */
+    private static void checkName(String artifact, Path tar, String name, String raw) {
+        boolean bad = name.indexOf('\uFFFD') >= 0;
+        if (!bad && raw != null && !raw.equals(name)) {
+            try {
+                StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(raw.getBytes(StandardCharsets.ISO_8859_1)));
+            } catch (java.nio.charset.CharacterCodingException notUtf8) {
+                bad = true;
+            }
+        }
+        if (bad) {
+            String shown = raw != null ? printable(raw) : printable(name);
+            throw new InvalidInputException("Artifact '" + artifact + "' tar " + tar + " entry '" + shown
+                    + "' has a name that is not valid UTF-8", "Rename it to UTF-8 (a Latin-1 \u00e9 would"
+                    + " otherwise become U+FFFD or '?'), e.g. with convmv, then rebuild the tar.");
+        }
+    }
+
+    /** A name fit for a message: control characters (a terminal's escapes) as \xNN, bytes above 0x7E of raw names too. */
+    static String printable(String name) {
+        StringBuilder b = new StringBuilder(name.length());
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (c < 0x20 || c == 0x7F) {
+                b.append(String.format("\\x%02x", (int) c));
+            } else {
+                b.append(c);
+            }
+        }
+        return b.toString();
+    }
+
+    private static InvalidInputException fileNamedLikeAFolder(String artifact, Path tar, String name, long size) {
+        return new InvalidInputException("Artifact '" + artifact + "' tar " + tar + " entry '" + printable(name)
+                + "' is a regular file (" + size + " bytes) whose name ends in '/': tar readers disagree on it (GNU tar"
+                + " refuses it, Python's tarfile reads a file, Warp's reader a folder), so it is not published",
+                "Rebuild the tar without the trailing '/' on that name (or as a folder entry with no data).");
     }
 
     private static boolean checksumMatches(byte[] header) {
@@ -286,15 +403,16 @@ public final class TarShardIndexer {
                 : e.isCharacterDevice() ? "character device" : e.isBlockDevice() ? "block device"
                 : e.isFIFO() ? "fifo" : e.isSparse() ? "sparse file" : e.isFile() ? null : "special entry";
         if (kind != null) {
-            throw new InvalidInputException("Artifact '" + artifact + "' tar " + tar + " entry '" + name + "' is a "
-                    + kind + ", which cannot be published",
-                    "Rebuild the tar with regular files only (e.g. tar --dereference).");
+            throw new InvalidInputException("Artifact '" + artifact + "' tar " + tar + " entry '" + printable(name)
+                    + "' is a " + kind + ", which cannot be published",
+                    "Rebuild the tar with regular files only (GNU tar: --dereference for symlinks, --hard-dereference"
+                            + " for hard links).");
         }
         try {
             Names.requireMemberPath("member", name);
         } catch (ManifestValidationException ex) {
-            throw new InvalidInputException("Artifact '" + artifact + "' tar " + tar + " entry '" + name
-                    + "' has a hostile or invalid name: " + ex.getMessage(),
+            throw new InvalidInputException("Artifact '" + artifact + "' tar " + tar + " entry '" + printable(name)
+                    + "' has a hostile or invalid name: " + printable(ex.getMessage()),
                     "Rebuild the tar with relative member names without '..' or empty components.");
         }
     }

@@ -153,6 +153,93 @@ class TarShardIndexerTest {
         assertThat(p.members().length(p.members().find("s/002.jpg"))).isEqualTo(700);
     }
 
+    /** A tar by Python's tarfile from a script that gets the output path as sys.argv[1]. */
+    private Path pythonTar(String name, String script) throws Exception {
+        Path out = tmp.resolve(name);
+        run("/usr/bin/python3", "-c", "import io, sys, tarfile\n" + script, out.toString());
+        return out;
+    }
+
+    @Test
+    void aDamagedRecordAfterTheLastMemberIsRefusedNotPublishedAsAMember() throws Exception {
+        // 512 bytes of text (no valid checksum) inserted before the end-of-archive records.
+        Path t = pythonTar("garbage.tar", """
+                buf = io.BytesIO()
+                with tarfile.open(fileobj=buf, mode='w', format=tarfile.USTAR_FORMAT) as tf:
+                    info = tarfile.TarInfo('ok.txt'); info.size = 3
+                    tf.addfile(info, io.BytesIO(b'abc'))
+                b = buf.getvalue()
+                end = 1024  # header + one data record
+                junk = b'hello garbage'.ljust(512, b'\\0')
+                open(sys.argv[1], 'wb').write(b[:end] + junk + b[end:])
+                """);
+        assertThatThrownBy(() -> index(t))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining(t.toString())
+                .hasMessageContaining("checksum");
+    }
+
+    @Test
+    void aRegularFileWhoseNameEndsInASlashIsRefusedNotDropped() throws Exception {
+        for (boolean first : new boolean[] {false, true}) {
+            Path t = pythonTar("slash-" + first + ".tar", """
+                    with tarfile.open(sys.argv[1], 'w', format=tarfile.USTAR_FORMAT) as tf:
+                        names = ['zz/', 'ok/a.txt'] if FIRST else ['ok/a.txt', 'zz/']
+                        for n in names:
+                            data = b'x' * (2000 if n == 'zz/' else 3)
+                            info = tarfile.TarInfo(n); info.size = len(data); info.type = tarfile.REGTYPE
+                            tf.addfile(info, io.BytesIO(data))
+                    """.replace("FIRST", first ? "True" : "False"));
+            assertThatThrownBy(() -> index(t))
+                    .as("the file-named-like-a-folder " + (first ? "first" : "last"))
+                    .isInstanceOf(InvalidInputException.class)
+                    .hasMessageContaining("'zz/'")
+                    .hasMessageContaining("2000 bytes");
+        }
+    }
+
+    @Test
+    void namesThatAreNotUtf8AreRefusedInEveryTarFormat() throws Exception {
+        for (String format : List.of("GNU_FORMAT", "USTAR_FORMAT", "PAX_FORMAT")) {
+            // surrogateescape writes the byte 0xE9 itself, as a Latin-1 file system would.
+            Path t = pythonTar("latin1-" + format + ".tar", """
+                    with tarfile.open(sys.argv[1], 'w', format=tarfile.%s, encoding='utf-8',
+                                      errors='surrogateescape') as tf:
+                        info = tarfile.TarInfo(b'caf\\xe9.txt'.decode('utf-8', 'surrogateescape')); info.size = 1
+                        tf.addfile(info, io.BytesIO(b'x'))
+                    """.formatted(format));
+            assertThatThrownBy(() -> index(t))
+                    .as(format)
+                    .isInstanceOf(InvalidInputException.class)
+                    .hasMessageContaining("not valid UTF-8");
+        }
+        // A real '?' and a real U+00E9 are names like any other.
+        Path ok = pythonTar("utf8.tar", """
+                with tarfile.open(sys.argv[1], 'w', format=tarfile.GNU_FORMAT) as tf:
+                    for n in ('caf\u00e9.txt', 'what?.txt', 'cam:front.jpg'):
+                        info = tarfile.TarInfo(n); info.size = 1
+                        tf.addfile(info, io.BytesIO(b'x'))
+                """);
+        PackedArtifact p = index(ok);
+        assertThat(p.memberCount()).isEqualTo(3);
+        assertThat(p.members().find("caf\u00e9.txt")).isNotNegative();
+        assertThat(p.members().find("what?.txt")).isNotNegative();
+        assertThat(p.members().find("cam:front.jpg")).isNotNegative();
+    }
+
+    @Test
+    void namesInMessagesShowControlCharactersEscaped() throws Exception {
+        Path t = pythonTar("escape.tar", """
+                with tarfile.open(sys.argv[1], 'w', format=tarfile.PAX_FORMAT) as tf:
+                    info = tarfile.TarInfo('\\x1b[31mRED/../x'); info.size = 1
+                    tf.addfile(info, io.BytesIO(b'x'))
+                """);
+        assertThatThrownBy(() -> index(t))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("\\x1b[31mRED")
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\u001b"));
+    }
+
     /** Python's tarfile writes what no file system holds: a member 'a' and a member 'a/b'. */
     @Test
     void aMemberThatIsAlsoAFolderIsRefusedNamingTheTar() throws Exception {
