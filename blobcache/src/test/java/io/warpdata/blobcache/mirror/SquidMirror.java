@@ -50,7 +50,7 @@ final class SquidMirror implements AutoCloseable {
         site = replaceOnce(site, "acl warp_port localport 3129", "acl warp_port localport " + port);
         site = replaceOnce(site, "cache_peer 127.0.0.1 parent 9000 0", "cache_peer 127.0.0.1 parent " + parentPort + " 0");
         // The signing nginx serves the store's keys under /warp (docs/fleet.md, private buckets).
-        site = replaceOnce(site, "urlpath_regex ^/my-bucket/warp/(", "urlpath_regex ^/warp/(");
+        site = replaceOnce(site, "urlpath_regex ^/my-bucket/warp/", "urlpath_regex ^/warp/");
         site = replaceOnce(site, "cache_dir aufs /var/spool/squid-warp 500000 ", "cache_dir aufs " + spool + " 200 ");
         Files.writeString(dir.resolve("warp-mirror.conf"), site);
         // What Debian's squid.conf gives the shipped file, and a quick stop.
