@@ -41,6 +41,18 @@ def test_filter_cannot_read_files(ds):
     assert "/etc/passwd" in str(e.value)
 
 
+def test_filter_cannot_close_itself_and_add_rows(ds):
+    """where= is one expression: "1=1) UNION ALL SELECT ..." gave 3001 rows of 3000, ignoring limit."""
+    table = ds.table("main")
+    for attack in ("1=1) UNION ALL SELECT 1,'a',0.5,'n','p','s' --", "1=1); SELECT 1"):
+        with pytest.raises(wd.InvalidFilterError) as e:
+            next(table.batch_dicts(where=attack, limit=5))
+        assert "one expression" in str(e.value)
+    # A filter may end with a comment (it was refused: the comment ate the closing parenthesis).
+    got = [i for b in table.batch_dicts(columns=["id"], where="id < 10 -- the first ten") for i in b["id"]]
+    assert got == list(range(10))
+
+
 def test_bad_shard_says_what_to_pass(ds):
     with pytest.raises(wd.BadRequestError) as e:
         next(ds.table("main").batch_dicts(shard=(3, 3)))

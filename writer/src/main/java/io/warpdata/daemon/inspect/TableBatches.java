@@ -208,7 +208,7 @@ public final class TableBatches {
             String source = rows == null ? mirror.source("")
                     : "(SELECT * EXCLUDE (file_row_number) FROM " + mirror.source(", file_row_number = true")
                     + " WHERE file_row_number >= " + rows[0] + " AND file_row_number < " + rows[1] + ")";
-            String from = " FROM " + source + " t" + q.where().map(w -> " WHERE (" + w + ")").orElse("");
+            String from = " FROM " + source + " t" + q.where().map(FilterText::clause).orElse("");
             List<String> types = new ArrayList<>();
             try (Statement st = c.createStatement();
                  ResultSet rs = st.executeQuery("DESCRIBE SELECT " + idents(columns) + from)) {
@@ -380,7 +380,11 @@ public final class TableBatches {
     /** A filter DuckDB could not run. */
     public static final class BadFilterException extends WarpException {
         public BadFilterException(String where, SQLException e) {
-            super("The filter '" + where + "' cannot be run: " + firstLine(e.getMessage()),
+            this(where, firstLine(e.getMessage()));
+        }
+
+        public BadFilterException(String where, String why) {
+            super("The filter '" + where + "' cannot be run: " + why,
                     "Write a DuckDB SQL expression over the table's columns, e.g. where=\"label = 'cat' AND id < 100\""
                             + " (it can read nothing but the table).");
         }

@@ -1,5 +1,6 @@
 package io.warpdata.daemon.view;
 
+import io.warpdata.daemon.inspect.FilterText;
 import io.warpdata.daemon.inspect.RowRendering;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -113,7 +114,7 @@ public final class ViewSelector implements AutoCloseable {
             st.execute("DROP TABLE IF EXISTS filtered; DROP TABLE IF EXISTS sampled; DROP TABLE IF EXISTS result;"
                     + " DROP TABLE IF EXISTS strata; DROP TABLE IF EXISTS quota");
             st.execute("CREATE OR REPLACE TEMP VIEW src AS " + source(files, readArgs));
-            run(st, "CREATE TEMP TABLE filtered AS SELECT * FROM src" + q.where().map(w -> " WHERE (" + w + ")").orElse(""),
+            run(st, "CREATE TEMP TABLE filtered AS SELECT * FROM src" + q.where().map(FilterText::clause).orElse(""),
                     "--where", q, columns);
             long matching = count(st, "filtered");
             if (matching == 0) {
