@@ -67,6 +67,7 @@ public final class BlobUploader {
             List<Future<?>> futures = new ArrayList<>();
             for (StagedBlob b : all) {
                 futures.add(pool.submit(() -> {
+                    progress.checkpoint("upload");
                     if (uploadOne(b)) {
                         uploaded.incrementAndGet();
                         bytesUploaded.addAndGet(b.size());

@@ -28,4 +28,12 @@ public interface PublishProgress {
 
     /** The current phase is over. */
     void finish();
+
+    /**
+     * Called before each blob is uploaded and before each step that cannot be taken back
+     * ({@code next}: writing the manifest, moving the pointers); throws to stop the publish there
+     * (warpd: the client that asked for it went away, e.g. Ctrl-C on warpctl). Does nothing by default.
+     */
+    default void checkpoint(String next) {
+    }
 }

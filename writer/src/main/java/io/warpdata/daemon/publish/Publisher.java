@@ -117,10 +117,12 @@ public final class Publisher {
             // credentials surface as an authentication error rather than a bare 403.
             store.list(StoreLayout.dataset(request.dataset()));
             BlobUploader.Upload upload = new BlobUploader(store, uploadThreads, progress).uploadMissing(blobs(tables, artifacts));
+            progress.checkpoint("write the manifest of " + request.dataset() + "@" + version.hex());
             boolean manifestWritten = store.length(StoreLayout.version(request.dataset(), version)).isEmpty();
             if (manifestWritten) {
                 catalog.putVersion(manifest);
             }
+            progress.checkpoint("move the pointers of " + request.dataset());
             // Not even the pointer is rewritten when it already points here: same input, zero PUTs.
             List<String> moved = pointers.finish(version, creator);
             return new PublishResult(request.dataset(), version, tables.size(),

@@ -83,6 +83,44 @@ class PublisherTest {
     }
 
     @Test
+    void aPublishStoppedAtACheckpointWritesNoManifestAndMovesNoPointer() throws Exception {
+        // warpd's checkpoint throws once the client is gone (Ctrl-C on warpctl publish): the
+        // publish then stops before the step it names, and a later run reuses what was uploaded.
+        PublishRequest req = goodRequest();
+        java.util.List<String> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+        PublishProgress gone = new PublishProgress() {
+            @Override
+            public void start(String task, long totalBytes) {
+            }
+
+            @Override
+            public void advance(long bytes) {
+            }
+
+            @Override
+            public void finish() {
+            }
+
+            @Override
+            public void checkpoint(String next) {
+                asked.add(next);
+                if (next.startsWith("write the manifest")) {
+                    throw new IllegalStateException("the client went away");
+                }
+            }
+        };
+        assertThatThrownBy(() -> new Publisher(store, new Catalog(store), CLOCK, "alice", tmp.resolve("staging"), 4, gone)
+                .publish(req)).hasMessageContaining("went away");
+        assertThat(asked).contains("upload").last().asString().startsWith("write the manifest");
+        assertThat(store.objects().keySet()).as("blobs only").allMatch(k -> k.startsWith("blobs/"));
+        assertThat(store.objects()).doesNotContainKey(StoreLayout.latest(ID));
+
+        PublishResult again = publisher(store).publish(req);
+        assertThat(again.blobsUploaded()).as("what the stopped run uploaded is reused").isZero();
+        assertThat(again.manifestWritten()).isTrue();
+    }
+
+    @Test
     void republishingSameInputUploadsNothingAndGivesSameHash() throws Exception {
         PublishRequest req = goodRequest();
         PublishResult first = publisher(store).publish(req);

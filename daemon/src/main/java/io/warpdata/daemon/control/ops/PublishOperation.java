@@ -31,9 +31,10 @@ import java.util.TreeMap;
  * {@code publish {dataset, tables:{name:[abs paths]}, artifacts:{name:[abs paths]}, bindings:[...],
  * set_latest, shard_size, allow_threshold_violations, allow_missing_members}}: publishes with the daemon's credentials ({@link Publisher} on the
  * daemon's store and catalog), after checking that the peer could read every source itself,
- * then refreshes the catalog so the new version is in the mount when the reply arrives. Not
- * interruptible: a client that goes away does not stop it (it is idempotent; running it again
- * uploads nothing twice).
+ * then refreshes the catalog so the new version is in the mount when the reply arrives. A client
+ * that goes away (Ctrl-C on warpctl) stops it before the next blob and, above all, before the
+ * manifest is written and the pointers move: an abandoned publish never moves {@code latest}
+ * after its command has exited. Blobs already uploaded stay (running it again reuses them).
  */
 public final class PublishOperation extends TypedOperation<PublishCall.Request, PublishCall.Reply, PublishCall.Progress> {
     /** Parallel uploads: S3 likes several streams; 8 keep one host busy. */
@@ -132,6 +133,11 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
 
             @Override
             public void finish() {
+            }
+
+            @Override
+            public void checkpoint(String next) {
+                ctx.cancellation().throwIfCancelled("publish of " + req.dataset() + " (before it could " + next + ")");
             }
         };
         PublishResult res = new Publisher(store, catalog, clock, ctx.peer().userName(), staging, UPLOAD_THREADS, progress)
