@@ -122,12 +122,16 @@ class Dataset:
         return result
 
     def to_torch(self, batch_size=1024, shard="auto", table="main", columns=None, where=None, num_workers=0,
-                 tensors=True, **loader_args):
-        """A torch DataLoader over this rank's batches (dict-of-lists; numeric columns as tensors).
-        DataLoader workers split the rank's rows between them (every row exactly once)."""
+                 tensors=True, shuffle=False, shuffle_buffer=None, **loader_args):
+        """A torch DataLoader over this rank's batches (dict-of-lists; numeric columns as tensors of
+        the schema's dtype in every batch, NULL as NaN in float columns). DataLoader workers split the
+        rank's rows between them (every row exactly once); shuffle=True shuffles rows within a buffer
+        of shuffle_buffer rows (16 batches), in a new order each epoch. Other keywords go to the
+        DataLoader (pin_memory, persistent_workers, multiprocessing_context, ...)."""
         from .torch_data import to_torch
         return to_torch(self.table(table), batch_size=batch_size, shard=shard, columns=columns, where=where,
-                        num_workers=num_workers, tensors=tensors, **loader_args)
+                        num_workers=num_workers, tensors=tensors, shuffle=shuffle, shuffle_buffer=shuffle_buffer,
+                        **loader_args)
 
     def __repr__(self):
         return "Dataset(%r, version=%r)" % (self.name, self.version[:12])

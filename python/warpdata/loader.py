@@ -16,7 +16,7 @@ import warnings
 
 from .client import Client
 from .dataset import resolve_shard
-from .errors import missing
+from .errors import BadRequestError, missing
 from .refs import read_file
 
 try:
@@ -170,11 +170,25 @@ class EpochOrder(_SamplerBase):
         return iter(indices)
 
 
+# make_loader's keywords that are WarpDataset's; every other one goes to torch's DataLoader.
+_DATASET_ARGS = ("rank", "world_size", "transform", "decode", "columns", "where")
+
+
 def make_loader(ds, table="main", batch_size=32, num_workers=0, shuffle=False, seed=0, prefetch_order=True,
-                **dataset_args):
-    """A torch DataLoader over this rank's rows that tells warpd each epoch's order (EpochOrder)."""
+                **args):
+    """A torch DataLoader over this rank's rows that tells warpd each epoch's order (EpochOrder).
+    rank, world_size, transform, decode, columns and where go to WarpDataset; other keywords
+    (persistent_workers, pin_memory, multiprocessing_context, drop_last, collate_fn, ...) to the
+    DataLoader."""
     if DataLoader is None:
         raise missing("torch", "make_loader()", "python3-torch")
+    for taken in ("sampler", "batch_sampler"):
+        if taken in args:
+            raise BadRequestError("make_loader() gives the DataLoader its own sampler (the epoch order it tells"
+                                  " warpd), so %s= cannot be given" % taken,
+                                  "pass shuffle= and seed= (and call loader.sampler.set_epoch(n) each epoch)")
+    dataset_args = {k: args.pop(k) for k in _DATASET_ARGS if k in args}
     wds = WarpDataset(ds, table, **dataset_args)
-    return DataLoader(wds, batch_size=batch_size, num_workers=num_workers, collate_fn=collate_rows,
-                      sampler=EpochOrder(wds, shuffle=shuffle, seed=seed, prefetch_order=prefetch_order))
+    args.setdefault("collate_fn", collate_rows)
+    return DataLoader(wds, batch_size=batch_size, num_workers=num_workers,
+                      sampler=EpochOrder(wds, shuffle=shuffle, seed=seed, prefetch_order=prefetch_order), **args)

@@ -1,38 +1,113 @@
 """torch integration: ``ds.to_torch(batch_size, shard="auto")``."""
 
-from .errors import missing
+import random
 
+from .errors import BadRequestError, missing
 
-def _tensorize(batch):
+try:
     import torch
+    from torch.utils.data import IterableDataset as _Base
+except ImportError:  # iterable() says so; the module itself imports without torch
+    torch = None
+    _Base = object
+
+# DuckDB type -> torch dtype name: each column's tensors have one dtype, from the table's schema,
+# whatever a batch holds. Other types (DECIMAL, HUGEINT, UBIGINT, text, nested) stay lists.
+_DTYPES = {
+    "DOUBLE": "float64", "FLOAT8": "float64", "FLOAT": "float32", "REAL": "float32", "FLOAT4": "float32",
+    "BIGINT": "int64", "INT8": "int64", "LONG": "int64", "INTEGER": "int32", "INT": "int32", "INT4": "int32",
+    "SMALLINT": "int16", "INT2": "int16", "TINYINT": "int8", "INT1": "int8",
+    "UTINYINT": "uint8", "USMALLINT": "int32", "UINTEGER": "int64", "BOOLEAN": "bool", "BOOL": "bool",
+}
+
+
+def tensor_dtypes(schema):
+    """{column: torch dtype name} for the columns ``to_torch`` gives as tensors."""
+    return {c: _DTYPES[t.strip().upper()] for c, t in schema.items() if t.strip().upper() in _DTYPES}
+
+
+def _tensorize(batch, dtypes, table_name):
     out = {}
     for k, v in batch.items():
-        if v and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
-            out[k] = torch.tensor(v)
-        else:
+        dtype = dtypes.get(k)
+        if dtype is None:
             out[k] = v
+            continue
+        if None in v:
+            if dtype.startswith("float"):
+                v = [float("nan") if x is None else x for x in v]
+            else:
+                raise BadRequestError(
+                    "column %r of table %r holds a NULL, which a %s tensor cannot" % (k, table_name, dtype),
+                    "leave those rows out (where=\"%s IS NOT NULL\"), leave the column out (columns=[...]), or pass "
+                    "tensors=False for lists" % k.replace('"', '""'))
+        out[k] = torch.tensor(v, dtype=getattr(torch, dtype))
     return out
 
 
-def iterable(table, batch_size=1024, shard="auto", columns=None, where=None, tensors=True):
-    """A torch IterableDataset over the batches of ``table`` for this rank; each DataLoader worker
-    reads its own part of the rank's rows (the one row split: every row exactly once)."""
-    try:
-        from torch.utils.data import IterableDataset
-    except ImportError:
-        raise missing("torch", "to_torch()", "python3-torch") from None
+class WarpBatches(_Base):
+    """A torch IterableDataset over the batches of a table for this rank; each DataLoader worker reads
+    its own part of the rank's rows (the one row split: every row exactly once). Defined at module
+    level so that it pickles: DataLoader workers started with spawn or forkserver get a copy.
 
-    class WarpBatches(IterableDataset):
-        def __iter__(self):
-            for b in table.batch_dicts(batch_size, columns=columns, shard=shard, where=where):
-                yield _tensorize(b) if tensors else b
+    shuffle=True shuffles rows within a buffer of ``shuffle_buffer`` rows, in a new order every epoch
+    (each worker its own: torch gives every worker of every epoch its own seed, and a persistent
+    worker counts its epochs)."""
 
-    return WarpBatches()
+    def __init__(self, table, batch_size=1024, shard="auto", columns=None, where=None, tensors=True,
+                 shuffle=False, shuffle_buffer=None):
+        self.table = table
+        self.batch_size = batch_size
+        self.shard = shard
+        self.columns = columns
+        self.where = where
+        self.dtypes = tensor_dtypes(table.schema()) if tensors else None
+        self.shuffle = shuffle
+        self.shuffle_buffer = shuffle_buffer or 16 * batch_size
+        self._epochs = 0
+
+    def _batches(self):
+        return self.table.batch_dicts(self.batch_size, columns=self.columns, shard=self.shard, where=self.where)
+
+    def _shuffled(self, rng):
+        """The rows of ``_batches()`` in batches of batch_size, drawn at random from a buffer."""
+        names, buffer = None, []
+        for b in self._batches():
+            names = list(b)
+            buffer.extend(zip(*(b[n] for n in names)))
+            while len(buffer) >= self.shuffle_buffer + self.batch_size:
+                yield names, [buffer.pop(rng.randrange(len(buffer))) for _ in range(self.batch_size)]
+        rng.shuffle(buffer)
+        for i in range(0, len(buffer), self.batch_size):
+            yield names, buffer[i:i + self.batch_size]
+
+    def __iter__(self):
+        self._epochs += 1
+        if self.shuffle:
+            rng = random.Random(hash((torch.initial_seed(), self._epochs)))
+            batches = ({n: [row[i] for row in rows] for i, n in enumerate(names)} for names, rows in self._shuffled(rng))
+        else:
+            batches = self._batches()
+        for b in batches:
+            yield _tensorize(b, self.dtypes, self.table.name) if self.dtypes is not None else b
+
+
+def iterable(table, batch_size=1024, shard="auto", columns=None, where=None, tensors=True, shuffle=False,
+             shuffle_buffer=None):
+    """A torch IterableDataset over the batches of ``table`` for this rank (``WarpBatches``)."""
+    if torch is None:
+        raise missing("torch", "to_torch()", "python3-torch")
+    return WarpBatches(table, batch_size, shard, columns, where, tensors, shuffle, shuffle_buffer)
 
 
 def to_torch(table, batch_size=1024, shard="auto", columns=None, where=None, num_workers=0, tensors=True,
-             **loader_args):
-    batches = iterable(table, batch_size, shard, columns, where, tensors)  # says so first if torch is missing
+             shuffle=False, shuffle_buffer=None, **loader_args):
+    batches = iterable(table, batch_size, shard, columns, where, tensors, shuffle,
+                       shuffle_buffer)  # says so first if torch is missing
+    for taken in ("sampler", "batch_sampler"):
+        if taken in loader_args:
+            raise BadRequestError("to_torch() makes its own batches, so %s= cannot be given" % taken,
+                                  "pass batch_size= and shuffle= to to_torch(); other DataLoader options "
+                                  "(pin_memory, persistent_workers, ...) pass through")
     from torch.utils.data import DataLoader
-    return DataLoader(batches, batch_size=None,
-                      num_workers=num_workers, **loader_args)
+    return DataLoader(batches, batch_size=None, num_workers=num_workers, **loader_args)

@@ -167,16 +167,18 @@ public final class LoaderGenerator {
                     yield batch
 
 
-            def make_loader(batch_size=32, num_workers=0, shuffle=False, seed=0, prefetch_order=True, **dataset_args):
+            def make_loader(batch_size=32, num_workers=0, shuffle=False, seed=0, prefetch_order=True, **args):
                 \"""A torch DataLoader over this rank's rows (bound columns as mount paths) that tells warpd each
-                epoch's read order; loader.sampler.set_epoch(n) as with DistributedSampler.\"""
+                epoch's read order; loader.sampler.set_epoch(n) as with DistributedSampler. rank, world_size,
+                transform, decode, columns and where go to the dataset; other keywords (persistent_workers,
+                pin_memory, multiprocessing_context, ...) to torch's DataLoader.\"""
                 if TABLE is None:
                     raise wd.BadRequestError("make_loader() reads a table's rows, and %s has only artifacts" % DATASET,
                                              "use train_stream(), or torchvision's ImageFolder on %s"
                                              % os.path.join(ROOT, ARTIFACT))
                 from warpdata.loader import make_loader as make
                 return make(get_dataset(), TABLE, batch_size=batch_size, num_workers=num_workers, shuffle=shuffle,
-                            seed=seed, prefetch_order=prefetch_order, **dataset_args)
+                            seed=seed, prefetch_order=prefetch_order, **args)
 
 
             if __name__ == "__main__":
