@@ -31,7 +31,7 @@ public final class InputPaths {
             Path p = cwd.resolve(spec).normalize();
             if (!Files.exists(p)) {
                 throw new InvalidInputException("Input " + spec + " of " + what + " does not exist",
-                        "Check the path (relative paths start at " + cwd + ").");
+                        "Check the path" + (spec.startsWith("/") ? "." : " (relative paths start at " + cwd + ")."));
             }
             return List.of(p);
         }
@@ -50,7 +50,7 @@ public final class InputPaths {
         }
         if (out.isEmpty()) {
             throw new InvalidInputException("Glob " + spec + " of " + what + " matches nothing",
-                    "Check the pattern (relative paths start at " + cwd + ").");
+                    "Check the pattern" + (spec.startsWith("/") ? "." : " (relative paths start at " + cwd + ")."));
         }
         out.sort((a, b) -> ComponentOrder.INSTANCE.compare(a.toString(), b.toString()));
         return out;

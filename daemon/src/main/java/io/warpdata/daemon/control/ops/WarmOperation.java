@@ -71,7 +71,8 @@ public final class WarmOperation extends TypedOperation<WarmCall.Request, WarmCa
             Table table = m.tables().get(t);
             if (table == null) {
                 throw Wire.badArgument(Calls.WARM.op(), "tables", "names '" + t + "', which is not a table of " + m.datasetId()
-                        + " (tables: " + String.join(", ", m.tables().keySet()) + ")");
+                        + (m.tables().isEmpty() ? " (it has no table, only artifacts: warm those with artifacts=[...])"
+                        : " (tables: " + String.join(", ", m.tables().keySet()) + ")"));
             }
             for (TableShard s : shards.select(table.shards())) {
                 out.putIfAbsent(s.blob().id(), Item.whole(s.blob()));
