@@ -2,6 +2,7 @@ package io.warpdata.vfs;
 
 import io.warpdata.blobcache.cache.BlobMember;
 import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.ManifestCorruptedException;
 import io.warpdata.manifest.MemberIndex;
 
 import java.util.List;
@@ -54,9 +55,23 @@ public sealed interface FileContent {
             Objects.checkIndex(member, index.size());
         }
 
-        /** The tar shard holding the member. */
+        /**
+         * The tar shard holding the member.
+         *
+         * @throws ManifestCorruptedException if the index names a shard the artifact does not have
+         */
         public BlobRef shard() {
-            return artifact.artifact().shards().get(index.shard(member));
+            int s = index.shard(member);
+            List<BlobRef> shards = artifact.artifact().shards();
+            if (s < 0 || s >= shards.size()) {
+                throw corrupted("names shard " + s + " of an artifact of " + shards.size());
+            }
+            return shards.get(s);
+        }
+
+        private ManifestCorruptedException corrupted(String problem) {
+            return new ManifestCorruptedException("member index of artifact '" + artifact.name() + "'",
+                    "members[" + member + "]", problem);
         }
 
         /** The member file's inode (see {@link MemberInodes}). */
@@ -71,7 +86,13 @@ public sealed interface FileContent {
 
         /** What the read path needs to serve it: the range of the shard and the member's SHA-256. */
         public BlobMember blobMember() {
-            return new BlobMember(shard(), index.offset(member), index.length(member), index.hash(member));
+            BlobRef shard = shard();
+            long offset = index.offset(member);
+            long length = index.length(member);
+            if (offset < 0 || length < 0 || offset > shard.size() - length) {
+                throw corrupted("lies at bytes [" + offset + ", +" + length + ") of a shard of " + shard.size() + " bytes");
+            }
+            return new BlobMember(shard, offset, length, index.hash(member));
         }
     }
 

@@ -271,6 +271,25 @@ class HostileStoreTest {
         assertCleanDatasetReadsByteExact();
     }
 
+    /** An index whose member names a shard the artifact does not have, or bytes past its shard's end (audit 5). */
+    @Test
+    void aMemberOutsideItsArtifactsShardsIsCorruptNotAnUnexpectedError() {
+        byte[] data = TestVersions.bytes(10_000, 12);
+        BlobRef shard = versions.putBlob(data);
+        Map<String, io.warpdata.manifest.MemberIndexBuilder> indexes = Map.of(
+                "shard", new io.warpdata.manifest.MemberIndexBuilder().add("m.bin", 5, 0, 100, 0644, BlobId.of(data)),
+                "range", new io.warpdata.manifest.MemberIndexBuilder().add("m.bin", 0, 9_950, 100, 0644, BlobId.of(data)));
+        for (var e : indexes.entrySet()) {
+            Artifact a = new Artifact(ArtifactKind.TAR_SHARDS, List.of(shard), versions.putBlob(e.getValue().build().serialize()),
+                    1, 100);
+            versions.publish(new DatasetId("evil", e.getKey()), Map.of(), Map.of("files", a), null, true);
+            String path = at("/evil/" + e.getKey(), "/files/m.bin");
+            int errno = failureOf(() -> readAll(path), ManifestCorruptedException.class);
+            assertThat(errno).as(path).isEqualTo(Errno.EIO);
+        }
+        assertCleanDatasetReadsByteExact();
+    }
+
     @Test
     void latestNamingAVersionThatDoesNotExistIsNotFound() {
         versions.pointer(StoreLayout.latest(BAD), new VersionHash("ab".repeat(32)));
