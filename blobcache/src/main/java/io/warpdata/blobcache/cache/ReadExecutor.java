@@ -19,6 +19,8 @@ import org.slf4j.LoggerFactory;
  */
 final class ReadExecutor implements ReadPlan.Holdings {
     private static final Logger LOG = LoggerFactory.getLogger(ReadExecutor.class);
+    /** Shards whose member index disagreed with them ({@link #servedByBlocks}): logged once each. */
+    private final java.util.Set<io.warpdata.manifest.BlobId> disagreeing = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** Local-mode misses are logged at most this often: one line tells the user what to do. */
     static final Duration NOT_CACHED_LOG_EVERY = Duration.ofSeconds(10);
 
@@ -154,8 +156,20 @@ final class ReadExecutor implements ReadPlan.Holdings {
                     return false;
                 }
             }
-            case Source.AwaitMember a -> mirrored = copyMember(members.claim(m), m, a.list(), offset, dst, at, n, deadline);
-            case Source.MemberGet g -> mirrored = copyMember(members.claim(m), m, g.list(), offset, dst, at, n, deadline);
+            case Source.AwaitMember a -> {
+                try {
+                    mirrored = copyMember(members.claim(m), m, a.list(), offset, dst, at, n, deadline);
+                } catch (MemberVerificationException disagrees) {
+                    return servedByBlocks(m, a.list(), from, dst, at, n, deadline, disagrees);
+                }
+            }
+            case Source.MemberGet g -> {
+                try {
+                    mirrored = copyMember(members.claim(m), m, g.list(), offset, dst, at, n, deadline);
+                } catch (MemberVerificationException disagrees) {
+                    return servedByBlocks(m, g.list(), from, dst, at, n, deadline, disagrees);
+                }
+            }
             case Source.OwnBlocks o -> {
                 // Follows the order plan itself; its bytes are counted block by block.
                 served(s, 0, readBlocks(m.blob(), o.list(), from, dst, at, n, deadline, ReadSource.OWN_BLOCKS));
@@ -174,6 +188,24 @@ final class ReadExecutor implements ReadPlan.Holdings {
         // only through another dataset's cache should not be read ahead); order plans follow
         // every read of a planned file.
         followPlan(m.blob(), from);
+        return true;
+    }
+
+    /**
+     * A member whose ranged GETs did not hash to its member hash, twice: read through its shard's
+     * blocks, checked against the shard's own block hashes, as a read of its shard's cached blocks
+     * serves it. The same file then reads the same bytes whatever is cached (a member index whose
+     * hash disagrees with its shard failed one way and served the other); bytes that fail the
+     * block hashes too still fail the read. Logged once per shard, never remembered by its hash.
+     */
+    private boolean servedByBlocks(BlobMember m, BlockHashList list, long from, ByteBuffer dst, int at, int n,
+                                   long deadline, MemberVerificationException disagrees) {
+        boolean mirrored = readBlocks(m.blob(), list, from, dst, at, n, deadline, ReadSource.BLOCKS);
+        if (disagreeing.add(m.blob().id())) {
+            LOG.warn("{}; its shard's bytes there pass the shard's block hashes, so the member index disagrees with"
+                    + " its shard: served the shard's verified bytes (logged once per shard)", disagrees.getMessage());
+        }
+        metrics.sourceRead(mirrored ? ReadSource.MIRROR : ReadSource.BLOCKS); // its bytes counted block by block
         return true;
     }
 
