@@ -85,8 +85,12 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
         Objects.requireNonNull(metricsListen, "metricsListen");
         mirrors = List.copyOf(mirrors);
         Objects.requireNonNull(mirrorTimeout, "mirrorTimeout");
-        if (mirrorTimeout.isNegative() || mirrorTimeout.isZero()) {
-            throw new ConfigException("mirror timeout must be positive, was " + mirrorTimeout, "Pass --mirror-timeout like 2s or 500ms.");
+        if (mirrorTimeout.isNegative() || mirrorTimeout.isZero()
+                || mirrorTimeout.compareTo(io.warpdata.blobcache.mirror.Mirror.ANSWER_CEILING) > 0) {
+            throw new ConfigException("--mirror-timeout must be more than 0 and at most "
+                    + io.warpdata.blobcache.mirror.Mirror.ANSWER_CEILING.toSeconds() + "s (one mirror answer's ceiling), was "
+                    + mirrorTimeout.toString().substring(2).toLowerCase(java.util.Locale.ROOT),
+                    "Pass --mirror-timeout like 2s or 500ms: it bounds a mirror's silence, not a whole answer.");
         }
     }
 
