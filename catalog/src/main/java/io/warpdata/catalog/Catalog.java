@@ -122,11 +122,15 @@ public final class Catalog {
         return store;
     }
 
-    /** Workspaces in the store, sorted. */
+    /**
+     * Workspaces in the store, sorted. A folder of the store's {@code datasets/} whose name no
+     * dataset id can have ({@code UPPER/}, {@code a b/}, made by hand) is left out: it showed as an
+     * empty folder at the mount's root.
+     */
     public List<String> workspaces() {
         List<String> out = new ArrayList<>();
         for (String child : cache.list(StoreLayout.DATASETS)) {
-            if (child.endsWith("/")) {
+            if (child.endsWith("/") && DatasetId.isPart(child.substring(0, child.length() - 1))) {
                 out.add(child.substring(0, child.length() - 1));
             }
         }
@@ -139,12 +143,13 @@ public final class Catalog {
      * workspace shows at once). A lookup by name costs no LIST once the workspace is known.
      */
     public boolean hasWorkspace(String ws) {
-        return cache.listKnown(StoreLayout.DATASETS).contains(ws + "/") || workspaces().contains(ws);
+        return DatasetId.isPart(ws) && (cache.listKnown(StoreLayout.DATASETS).contains(ws + "/") || workspaces().contains(ws));
     }
 
     /** How many workspaces the last known listing has (no LIST when one is known): a link count. */
     public int knownWorkspaceCount() {
-        return (int) cache.listKnown(StoreLayout.DATASETS).stream().filter(c -> c.endsWith("/")).count();
+        return (int) cache.listKnown(StoreLayout.DATASETS).stream()
+                .filter(c -> c.endsWith("/") && DatasetId.isPart(c.substring(0, c.length() - 1))).count();
     }
 
     /**

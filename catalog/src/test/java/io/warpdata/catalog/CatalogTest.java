@@ -123,6 +123,18 @@ class CatalogTest {
     }
 
     @Test
+    void storeFoldersNoWorkspaceCanBeNamedAreNotWorkspaces() {
+        publisher.putVersion(manifest(MNIST, 1));
+        // Made by hand in the store: no dataset id has these names; they showed as empty folders.
+        store.put("datasets/UPPER/x/latest.json", "{}".getBytes());
+        store.put("datasets/a b/x/latest.json", "{}".getBytes());
+
+        assertThat(catalog.workspaces()).containsExactly("vision");
+        assertThat(catalog.hasWorkspace("UPPER")).isFalse();
+        assertThat(catalog.knownWorkspaceCount()).isEqualTo(1);
+    }
+
+    @Test
     void unknownVersionListsTheVersionsOfTheDataset() {
         VersionHash v = publisher.putVersion(manifest(MNIST, 1));
         String other = v.hex().startsWith("0") ? "11111111" : "00000000";

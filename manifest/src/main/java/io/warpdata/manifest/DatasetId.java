@@ -13,6 +13,11 @@ public record DatasetId(String workspace, String name) {
         }
     }
 
+    /** Whether {@code s} is a valid workspace (or dataset name) of an id: what the mount shows of a store's folders. */
+    public static boolean isPart(String s) {
+        return s != null && Names.ID_PART.matcher(s).matches();
+    }
+
     /** Parses {@code ws/name}. */
     public static DatasetId parse(String text) {
         int slash = text == null ? -1 : text.indexOf('/');
