@@ -19,6 +19,9 @@ import io.warpdata.daemon.publish.Publisher;
 import io.warpdata.manifest.Binding;
 import io.warpdata.manifest.DatasetRef;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -37,6 +40,7 @@ import java.util.TreeMap;
  * after its command has exited. Blobs already uploaded stay (running it again reuses them).
  */
 public final class PublishOperation extends TypedOperation<PublishCall.Request, PublishCall.Reply, PublishCall.Progress> {
+    private static final Logger LOG = LoggerFactory.getLogger(PublishOperation.class);
     /** Parallel uploads: S3 likes several streams; 8 keep one host busy. */
     private static final int UPLOAD_THREADS = 8;
 
@@ -140,8 +144,16 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
                 ctx.cancellation().throwIfCancelled("publish of " + req.dataset() + " (before it could " + next + ")");
             }
         };
-        PublishResult res = new Publisher(store, catalog, clock, ctx.peer().userName(), staging, UPLOAD_THREADS, progress)
-                .publish(req);
+        PublishResult res;
+        try {
+            res = new Publisher(store, catalog, clock, ctx.peer().userName(), staging, UPLOAD_THREADS, progress)
+                    .publish(req);
+        } catch (ControlException e) {
+            if (ControlException.CANCELLED.equals(e.type())) {
+                LOG.info("{}: its client went away (Ctrl-C?); no manifest written, no pointer moved", e.getMessage());
+            }
+            throw e;
+        }
         // The mount re-reads pointers on a TTL; refresh now so the version is visible on return.
         catalog.refresh();
         afterPublish.run();
