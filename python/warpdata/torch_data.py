@@ -45,6 +45,13 @@ def _tensorize(batch, dtypes, table_name):
     return out
 
 
+def _draw(buffer, rng):
+    """A row taken at random from ``buffer`` in O(1): swapped with the last, then popped."""
+    i = rng.randrange(len(buffer))
+    buffer[i], buffer[-1] = buffer[-1], buffer[i]
+    return buffer.pop()
+
+
 class WarpBatches(_Base):
     """A torch IterableDataset over the batches of a table for this rank; each DataLoader worker reads
     its own part of the rank's rows (the one row split: every row exactly once). Defined at module
@@ -76,7 +83,7 @@ class WarpBatches(_Base):
             names = list(b)
             buffer.extend(zip(*(b[n] for n in names)))
             while len(buffer) >= self.shuffle_buffer + self.batch_size:
-                yield names, [buffer.pop(rng.randrange(len(buffer))) for _ in range(self.batch_size)]
+                yield names, [_draw(buffer, rng) for _ in range(self.batch_size)]
         rng.shuffle(buffer)
         for i in range(0, len(buffer), self.batch_size):
             yield names, buffer[i:i + self.batch_size]
