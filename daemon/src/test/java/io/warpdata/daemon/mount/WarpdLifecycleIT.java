@@ -83,9 +83,17 @@ class WarpdLifecycleIT {
             assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(dir)))
                     .as(dir.toString()).isEqualTo("rwx------");
         }
-        try (var blocks = Files.walk(cache.resolve("v1/blocks"))) {
-            assertThat(blocks.filter(Files::isRegularFile).count()).as("blocks cached").isPositive();
+        // Blocks are written to the cache in the background, after the read is answered.
+        long cached = 0;
+        for (long deadline = System.nanoTime() + 20_000_000_000L; cached == 0 && System.nanoTime() < deadline; ) {
+            try (var blocks = Files.walk(cache.resolve("v1/blocks"))) {
+                cached = blocks.filter(Files::isRegularFile).count();
+            }
+            if (cached == 0) {
+                Thread.sleep(100);
+            }
         }
+        assertThat(cached).as("blocks cached, inside the private folder").isPositive();
     }
 
     @Test
