@@ -7,27 +7,19 @@ package io.warpdata.daemon.publish;
 public interface PublishProgress {
     /** Does nothing. */
     PublishProgress NONE = new PublishProgress() {
-        @Override
-        public void start(String task, long totalBytes) {
-        }
-
-        @Override
-        public void advance(long bytes) {
-        }
-
-        @Override
-        public void finish() {
-        }
     };
 
     /** A new phase ("pack images", "upload") of {@code totalBytes} bytes of work begins. */
-    void start(String task, long totalBytes);
+    default void start(String task, long totalBytes) {
+    }
 
     /** {@code bytes} more bytes of the current phase are done. */
-    void advance(long bytes);
+    default void advance(long bytes) {
+    }
 
     /** The current phase is over. */
-    void finish();
+    default void finish() {
+    }
 
     /**
      * Called before each blob is uploaded and before each step that cannot be taken back

@@ -150,14 +150,6 @@ class BranchRaceIT {
                                 }
                             }
                         }
-
-                        @Override
-                        public void advance(long bytes) {
-                        }
-
-                        @Override
-                        public void finish() {
-                        }
                     };
                     Publisher publisher = new Publisher(store, new Catalog(store), Clock.systemUTC(), "racer-" + racer,
                             staging, 2, barrier);

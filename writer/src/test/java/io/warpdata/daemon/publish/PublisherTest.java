@@ -90,18 +90,6 @@ class PublisherTest {
         java.util.List<String> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
         PublishProgress gone = new PublishProgress() {
             @Override
-            public void start(String task, long totalBytes) {
-            }
-
-            @Override
-            public void advance(long bytes) {
-            }
-
-            @Override
-            public void finish() {
-            }
-
-            @Override
             public void checkpoint(String next) {
                 asked.add(next);
                 if (next.startsWith("write the manifest")) {

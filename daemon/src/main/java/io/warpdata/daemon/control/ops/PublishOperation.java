@@ -132,14 +132,6 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
             }
 
             @Override
-            public void advance(long bytes) {
-            }
-
-            @Override
-            public void finish() {
-            }
-
-            @Override
             public void checkpoint(String next) {
                 ctx.cancellation().throwIfCancelled("publish of " + req.dataset() + " (before it could " + next + ")");
             }
