@@ -198,6 +198,18 @@ public final class ControlClient implements AutoCloseable {
         });
     }
 
+    /**
+     * Closes the sending side only: the daemon cancels what runs on this connection (as on
+     * {@link #close}) and can still send its answer, which a call under way then receives.
+     */
+    public void finishSending() {
+        try {
+            channel.shutdownOutput();
+        } catch (IOException e) {
+            // Already closed: the daemon has been told.
+        }
+    }
+
     @Override
     public void close() {
         close(channel);

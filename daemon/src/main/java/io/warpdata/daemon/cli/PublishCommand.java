@@ -97,7 +97,15 @@ final class PublishCommand implements Callable<Integer> {
                     "Give the version's contents, e.g. warpctl publish " + dataset + " --table 'main=./data/*.parquet'"
                             + " --artifact images=./images/ (each repeatable).");
         }
-        List<Binding> parsedBindings = bindings.stream().map(PublishRequest::parseBinding).toList();
+        List<Binding> parsedBindings;
+        try {
+            // The command line's own forms, checked before anything is asked of warpd (exit code 2).
+            parsedBindings = bindings.stream().map(PublishRequest::parseBinding).toList();
+            PublishRequest.parseNamed(tables, "--table");
+            PublishRequest.parseNamed(artifacts, "--artifact");
+        } catch (io.warpdata.daemon.publish.InvalidInputException malformed) {
+            throw new UsageException(malformed.getMessage(), malformed.nextStep());
+        }
         if (threads < 1 || threads > 256) {
             throw new UsageException("--threads " + threads + " is out of range", "Pass --threads between 1 and 256.");
         }
@@ -146,9 +154,44 @@ final class PublishCommand implements Callable<Integer> {
                 return Optional.empty();
             }
             ctx.err().println("warpctl: publishing through warpd at " + sock + " (" + served + ")");
-            return Optional.of(DaemonPublish.publish(client, id, PublishRequest.parseNamed(tables, "--table"),
-                    PublishRequest.parseNamed(artifacts, "--artifact"), bindingSpecs, setLatest, Optional.ofNullable(branch), shardBytes, ctx.cwd(),
-                    allowThresholdViolations, allowMissingMembers, ctx.err()::println));
+            // Ctrl-C: tell warpd (closing our side cancels the publish there) and wait for its last
+            // word, so that the user learns whether it stopped in time or had already moved the
+            // pointers (warpd checks before each blob, the manifest and the pointers).
+            java.util.concurrent.atomic.AtomicBoolean interrupted = new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.concurrent.CountDownLatch told = new java.util.concurrent.CountDownLatch(1);
+            Thread hook = new Thread(() -> {
+                interrupted.set(true);
+                client.finishSending();
+                try {
+                    told.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (InterruptedException gone) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            Runtime.getRuntime().addShutdownHook(hook);
+            try {
+                PublishCall.Reply reply = DaemonPublish.publish(client, id, PublishRequest.parseNamed(tables, "--table"),
+                        PublishRequest.parseNamed(artifacts, "--artifact"), bindingSpecs, setLatest, Optional.ofNullable(branch),
+                        shardBytes, ctx.cwd(), allowThresholdViolations, allowMissingMembers, ctx.err()::println);
+                if (interrupted.get()) {
+                    ctx.err().println("warpctl: interrupted too late: warpd had already written the version and moved its"
+                            + " pointers. " + reply.summary());
+                }
+                return Optional.of(reply);
+            } catch (io.warpdata.manifest.WarpException e) {
+                if (interrupted.get() && "Cancelled".equals(e.type())) {
+                    ctx.err().println("warpctl: publish cancelled: no pointer moved, latest is unchanged (blobs already"
+                            + " uploaded stay; publishing again reuses them)");
+                }
+                throw e;
+            } finally {
+                told.countDown();
+                try {
+                    Runtime.getRuntime().removeShutdownHook(hook);
+                } catch (IllegalStateException shuttingDown) {
+                    // Ctrl-C: the hook is running
+                }
+            }
         }
     }
 

@@ -67,7 +67,7 @@ public final class BlobUploader {
             List<Future<?>> futures = new ArrayList<>();
             for (StagedBlob b : all) {
                 futures.add(pool.submit(() -> {
-                    progress.checkpoint("upload");
+                    progress.checkpoint("upload its next blob");
                     if (uploadOne(b)) {
                         uploaded.incrementAndGet();
                         bytesUploaded.addAndGet(b.size());

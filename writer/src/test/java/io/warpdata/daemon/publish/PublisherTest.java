@@ -99,7 +99,7 @@ class PublisherTest {
         };
         assertThatThrownBy(() -> new Publisher(store, new Catalog(store), CLOCK, "alice", tmp.resolve("staging"), 4, gone)
                 .publish(req)).hasMessageContaining("went away");
-        assertThat(asked).contains("upload").last().asString().startsWith("write the manifest");
+        assertThat(asked).contains("upload its next blob").last().asString().startsWith("write the manifest");
         assertThat(store.objects().keySet()).as("blobs only").allMatch(k -> k.startsWith("blobs/"));
         assertThat(store.objects()).doesNotContainKey(StoreLayout.latest(ID));
 

@@ -35,9 +35,9 @@ import java.util.TreeMap;
  * set_latest, shard_size, allow_threshold_violations, allow_missing_members}}: publishes with the daemon's credentials ({@link Publisher} on the
  * daemon's store and catalog), after checking that the peer could read every source itself,
  * then refreshes the catalog so the new version is in the mount when the reply arrives. A client
- * that goes away (Ctrl-C on warpctl) stops it before the next blob and, above all, before the
- * manifest is written and the pointers move: an abandoned publish never moves {@code latest}
- * after its command has exited. Blobs already uploaded stay (running it again reuses them).
+ * that goes away (Ctrl-C on warpctl) stops it at the next of: a blob's upload, the manifest's
+ * write, the pointers' move. warpctl waits for the answer and says whether it was cancelled or
+ * came too late. Blobs already uploaded stay (running it again reuses them).
  */
 public final class PublishOperation extends TypedOperation<PublishCall.Request, PublishCall.Reply, PublishCall.Progress> {
     private static final Logger LOG = LoggerFactory.getLogger(PublishOperation.class);
@@ -142,7 +142,8 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
                     .publish(req);
         } catch (ControlException e) {
             if (ControlException.CANCELLED.equals(e.type())) {
-                LOG.info("{}: its client went away (Ctrl-C?); no manifest written, no pointer moved", e.getMessage());
+                LOG.info("{}: its client went away (Ctrl-C?); no pointer moved (blobs already uploaded stay)",
+                        e.getMessage());
             }
             throw e;
         }
