@@ -1,5 +1,7 @@
 """Errors: typed, naming what is missing, saying what to do."""
 
+import os
+
 import pytest
 
 import warpdata as wd
@@ -135,3 +137,30 @@ def test_a_warpd_that_never_answers_fails_a_quick_call_not_after_ten_minutes(tmp
         assert c._timeout("table.batches") == wclient.DEFAULT_TIMEOUT
     finally:
         server.close()
+
+
+def test_a_user_the_socket_refuses_is_told_to_join_its_group_not_to_start_warpd(warp):
+    """As nobody, warpd's socket answers EACCES: "no warpd answers ... start one" sent users the wrong way."""
+    import shutil
+    import subprocess
+    if os.geteuid() != 0 or not shutil.which("runuser"):
+        pytest.skip("needs root and runuser to act as another user")
+    code = ("import warpdata as wd\n"
+            "try:\n    wd.Client(%r).call('status')\n"
+            "except wd.DaemonUnavailableError as e:\n    print(e.message); print(e.next_step)\n") % warp.socket
+    import tempfile
+    pkg = tempfile.mkdtemp(prefix="warpdata-nobody-")  # a copy of the package nobody can read
+    try:
+        os.chmod(pkg, 0o755)
+        shutil.copytree(os.path.dirname(os.path.abspath(wd.__file__)), os.path.join(pkg, "warpdata"))
+        for d, _, files in os.walk(pkg):
+            os.chmod(d, 0o755)
+            for f in files:
+                os.chmod(os.path.join(d, f), 0o644)
+        p = subprocess.run([shutil.which("runuser"), "-u", "nobody", "--", "/usr/bin/python3", "-c", code], capture_output=True,
+                           env={"PYTHONPATH": pkg, "PATH": "/usr/bin:/bin"}, timeout=60)
+    finally:
+        shutil.rmtree(pkg, ignore_errors=True)
+    out = p.stdout.decode()
+    assert "permission denied" in out, out + p.stderr.decode()
+    assert "usermod -aG" in out and "start one" not in out

@@ -1,6 +1,7 @@
 """warpd's control socket: newline-delimited JSON over a Unix socket (docs/control.md)."""
 
 import json
+import errno
 import os
 import socket
 
@@ -35,6 +36,24 @@ def default_socket():
     return own
 
 
+def _owner(path):
+    """``ls -l``'s view of who may use ``path``: 'group G, mode 0660', or what stops asking it."""
+    try:
+        import grp
+        st = os.stat(path)
+        return "group %s, mode %04o" % (grp.getgrgid(st.st_gid).gr_name, st.st_mode & 0o7777)
+    except (OSError, KeyError):
+        return "ls -l %s shows its group" % path
+
+
+def _user():
+    try:
+        import pwd
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except (KeyError, ImportError):
+        return "$USER"
+
+
 class Client:
     """Talks to one warpd. Each call opens its own connection (closing it cancels the call)."""
 
@@ -53,6 +72,11 @@ class Client:
             s.connect(self.socket_path)
         except OSError as e:
             s.close()
+            if e.errno in (errno.EACCES, errno.EPERM):
+                raise DaemonUnavailableError(
+                    "warpd's socket %s does not let this user in (permission denied)" % self.socket_path,
+                    "join the socket's group (%s; usermod -aG GROUP %s, then log in again), or run as warpd's user"
+                    " or root" % (_owner(self.socket_path), _user())) from None
             raise DaemonUnavailableError(
                 "no warpd answers on %s (%s)" % (self.socket_path, e.strerror or e),
                 "start one (%ssystemctl start warpd," % ("" if os.geteuid() == 0 else "sudo ") + " or scripts/warpd --mount /warp --remote s3://BUCKET;"

@@ -54,18 +54,30 @@ public final class ControlClient implements AutoCloseable {
             ch = SocketChannel.open(StandardProtocolFamily.UNIX);
             ch.connect(UnixDomainSocketAddress.of(socket));
             return new ControlClient(socket, ch);
-        } catch (AccessDeniedException e) {
-            close(ch);
-            throw new ControlException(ControlException.DAEMON_UNAVAILABLE,
-                    "no permission to connect to the control socket " + socket,
-                    "run as root, as the daemon's user, or join the socket's group (ls -l " + socket + ")", e);
         } catch (IOException e) {
             close(ch);
+            if (e instanceof AccessDeniedException || String.valueOf(e.getMessage()).contains("Permission denied")) {
+                // warpd is there, but the socket (or its folder) does not let this user in.
+                throw new ControlException(ControlException.DAEMON_UNAVAILABLE,
+                        "warpd's control socket " + socket + " does not let this user in (permission denied)",
+                        "join the socket's group (" + group(socket) + "; usermod -aG GROUP " + System.getProperty("user.name")
+                                + ", then log in again), or run as warpd's user or root", e);
+            }
             String why = Files.exists(socket) ? "no warpd answers on " + socket + " (a stale socket?)"
                     : "no warpd control socket at " + socket;
             throw new ControlException(ControlException.DAEMON_UNAVAILABLE, why,
                     "start the daemon (systemctl start warpd, or scripts/warpd --mount /warp --remote URI), "
                             + "or point warpctl at it with --socket PATH / WARP_SOCKET", e);
+        }
+    }
+
+    /** Who may use {@code socket}, as {@code ls -l} shows it: "group G, mode rw-rw----". */
+    private static String group(Path socket) {
+        try {
+            return "group " + Files.readAttributes(socket, java.nio.file.attribute.PosixFileAttributes.class).group().getName()
+                    + ", mode " + java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(socket));
+        } catch (IOException | UnsupportedOperationException e) {
+            return "ls -l " + socket + " shows its group";
         }
     }
 
