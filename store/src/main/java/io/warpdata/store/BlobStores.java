@@ -47,4 +47,18 @@ public final class BlobStores {
                 ? "unsupported scheme '" + scheme + "' (supported: s3://, file://)"
                 : "no scheme (supported: s3://, file://)");
     }
+
+    /**
+     * Refuses a store that cannot hold anything yet where it is only read: a {@code file://}
+     * directory that does not exist ({@link LocalBlobStore#requireRoot}). An S3 bucket that does
+     * not exist says so itself, on the first request.
+     *
+     * @return {@code store}
+     */
+    public static BlobStore requireExisting(BlobStore store) {
+        if (store instanceof LocalBlobStore local) {
+            local.requireRoot();
+        }
+        return store;
+    }
 }

@@ -329,6 +329,7 @@ public final class Doctor {
         }
         String uri = settings.remote().get();
         try (BlobStore store = host.stores().apply(uri, settings.endpoint())) {
+            io.warpdata.store.BlobStores.requireExisting(store);
             List<String> workspaces = store.list("datasets/");
             String read = rangedRead(store);
             return pass("remote", store.describe() + ": listed " + workspaces.size() + " workspace(s); " + read);

@@ -37,10 +37,14 @@ final class ListRemoteCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         try (Remote remote = root.openRemote()) {
+            io.warpdata.store.BlobStores.requireExisting(remote.store);
             if (workspace == null) {
                 List<String> ws = remote.catalog().workspaces();
                 if (root.json) {
                     root.printJson(Map.of("workspaces", ws));
+                } else if (ws.isEmpty()) {
+                    root.context.err().println("warpctl: " + remote.store.describe() + " holds no dataset yet"
+                            + " (warpctl publish WS/NAME ... puts one there)");
                 } else {
                     ws.forEach(w -> root.context.out().println(w + "/"));
                 }

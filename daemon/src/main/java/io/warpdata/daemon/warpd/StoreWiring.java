@@ -37,7 +37,7 @@ record StoreWiring(BlobStore bare, BlobStore checked, StoreHealth health) {
             BlobStore offline = new OfflineStore(config.remote());
             return new StoreWiring(offline, offline, StoreHealth.offline(offline.describe()));
         }
-        BlobStore remote = BlobStores.open(config.remote(), config.endpoint());
+        BlobStore remote = BlobStores.requireExisting(BlobStores.open(config.remote(), config.endpoint()));
         StoreHealth health = StoreHealth.of(remote.describe());
         return new StoreWiring(remote, new HealthCheckedStore(remote, health), health);
     }

@@ -51,6 +51,21 @@ public final class LocalBlobStore implements BlobStore {
     }
 
     /** Opens {@code file:///abs/dir}. */
+    /**
+     * Refuses a store directory that does not exist, for those who only read it (warpd, doctor,
+     * list-remote): a typo in {@code --remote} gave an empty, healthy-looking mount. A publish
+     * makes the directory instead.
+     *
+     * @throws NoSuchBucketException if {@link #root} is not a directory
+     */
+    public void requireRoot() {
+        if (!Files.isDirectory(root)) {
+            throw new io.warpdata.store.NoSuchBucketException("The store directory " + root + " does not exist",
+                    "Check --remote (or WARP_REMOTE) for a typo; a new store is made by publishing into it"
+                            + " (warpctl publish --remote " + describe() + " ...) or by mkdir -p " + root + ".", null);
+        }
+    }
+
     public static LocalBlobStore open(String remote) {
         URI uri;
         try {

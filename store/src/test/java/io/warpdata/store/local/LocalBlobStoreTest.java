@@ -66,6 +66,18 @@ class LocalBlobStoreTest extends BlobStoreContract {
     }
 
     @Test
+    void aStoreDirectoryThatDoesNotExistIsRefusedWhereItIsOnlyRead() {
+        LocalBlobStore missing = LocalBlobStore.open(tmp.resolve("typo").toUri().toString());
+        assertThatThrownBy(() -> io.warpdata.store.BlobStores.requireExisting(missing))
+                .isInstanceOf(io.warpdata.store.NoSuchBucketException.class)
+                .hasMessageContaining("does not exist");
+        assertThat(io.warpdata.store.BlobStores.requireExisting(store)).isSameAs(store);
+        // A publish makes it.
+        missing.put("datasets/ws/a/latest.json", new byte[] {1});
+        assertThat(io.warpdata.store.BlobStores.requireExisting(missing)).isSameAs(missing);
+    }
+
+    @Test
     void writesLeaveNoTemporaryFilesBehind() throws Exception {
         store.put("d/x", new byte[] {1});
         store.putIfAbsent("d/y", new byte[] {2});
