@@ -71,13 +71,13 @@ final class NotFound {
                         + " 'warpctl list-remote " + id + "' lists its versions, tags and branches.");
     }
 
-    /** "Tag or branch X ... is not published in STORE", listing the dataset's tags and branches (or what else exists). */
+    /**
+     * A tag or branch to delete or move that the dataset does not have: as {@link #noSuchName}
+     * ("has no tag or branch X ... It has no tags or branches"), never "Nothing is published there"
+     * of a dataset that is.
+     */
     DatasetNotFoundException ref(DatasetId id, String name) {
-        if (catalog.versions(id).isEmpty()) {
-            return version(id, id + "@" + name);
-        }
-        return new DatasetNotFoundException("Tag or branch '" + name + "' of " + id + prefixHint(name),
-                catalog.store().describe(), refs(id));
+        return noSuchName(id, name);
     }
 
     private List<String> refs(DatasetId id) {

@@ -334,7 +334,8 @@ public final class Doctor {
             String read = rangedRead(store);
             return pass("remote", store.describe() + ": listed " + workspaces.size() + " workspace(s); " + read);
         } catch (WarpException e) {
-            return new Check("remote", Status.FAIL, uri + ": " + e.getMessage(), e.nextStep());
+            // The store's advice names doctor itself: not from inside doctor.
+            return new Check("remote", Status.FAIL, uri + ": " + e.getMessage(), e.nextStep().replace(" (warpctl doctor)", ""));
         } catch (RuntimeException e) {
             return new Check("remote", Status.FAIL, uri + ": " + e, "check the URI, --endpoint and the network");
         }

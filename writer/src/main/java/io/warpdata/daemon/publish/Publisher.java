@@ -88,10 +88,10 @@ public final class Publisher {
         checkNames(request);
         Map<String, CommittedDataset> tableFiles = new TreeMap<>();
         request.tables().forEach((name, specs) -> tableFiles.put(name,
-                tableInputs(name, expandAll(specs, request.workDir(), "--table " + name))));
+                tableInputs(name, expandAll(specs, request.workDir(), "table " + name))));
         Map<String, List<Path>> artifactInputs = new TreeMap<>();
         request.artifacts().forEach((name, specs) -> artifactInputs.put(name,
-                expandAll(specs, request.workDir(), "--artifact " + name)));
+                expandAll(specs, request.workDir(), "artifact " + name)));
         artifactInputs.forEach((name, inputs) -> tensorIndexTable(name, inputs, request)
                 .ifPresent(index -> tableFiles.put(name + TENSOR_INDEX_TABLE, index)));
 

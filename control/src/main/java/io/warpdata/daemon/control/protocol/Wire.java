@@ -89,8 +89,10 @@ public final class Wire {
 
     /** A bad argument of {@code op}, in the words every operation uses. */
     public static ControlException badArgument(String op, String field, String problem) {
+        String top = field.contains(".") ? field.substring(0, field.indexOf('.')) : field;
         return new ControlException(ControlException.BAD_REQUEST, op + ": argument '" + field + "' " + problem,
-                "see docs/control.md for the arguments of '" + op + "'");
+                "fix the value of " + top + " (warpctl's --" + top.replace('_', '-') + ", Python's " + top
+                        + "=); docs/control.md lists the arguments of '" + op + "'");
     }
 
     /** The dotted path of the field a Jackson error is about, e.g. {@code tables.main}; empty if none. */
