@@ -98,7 +98,11 @@ final class ViewCommand implements Callable<Integer> {
         PublishProgress bars = ctx.stderrIsTerminal() && !root.json ? new TerminalProgress(ctx.err()) : PublishProgress.NONE;
         // The options are checked before the store is opened: a command that only has to say no
         // answers without a store client, a round trip or DuckDB (docs/views.md, "How long").
-        query(table != null ? table : "main");
+        try {
+            query(table != null ? table : "main");
+        } catch (io.warpdata.daemon.view.ViewException malformed) {
+            throw new UsageException(malformed.getMessage(), malformed.nextStep()); // options that cannot go together: exit 2
+        }
         ViewPublisher.Result result;
         try (Remote remote = root.openRemote()) {
             String tableName = table != null ? table : defaultTable(remote.catalog().resolve(ref).manifest(), ref);

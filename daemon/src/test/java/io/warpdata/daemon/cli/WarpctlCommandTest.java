@@ -129,9 +129,23 @@ class WarpctlCommandTest {
 
             int code = WarpctlCommand.run(args.toArray(String[]::new), ctx);
 
-            assertThat(code).as(String.join(" ", args)).isEqualTo(1);
+            assertThat(code).as(String.join(" ", args) + ": a usage error").isEqualTo(2);
             assertThat(err.toString(StandardCharsets.UTF_8)).as(String.join(" ", args)).startsWith("error: --")
                     .doesNotContain("AssertionError", "unexpected failure");
+        }
+    }
+
+    @Test
+    void malformedOptionsOfPublishAndViewAreUsageErrors() {
+        // Exit 2 as the README says of usage errors (they gave 1, after asking warpd).
+        for (String[] args : new String[][] {
+                {"publish", "vision/pets", "--table", "/data/x.parquet"},
+                {"publish", "vision/pets", "--artifact", "images=imgs", "--bind", "main.path=images:imag"},
+                {"view", "vision/pets", "--as", "vision/small", "--sample", "10", "--fraction", "0.1"},
+                {"view", "vision/pets", "--as", "vision/small", "--limit", "0"}}) {
+            Run r = warpctl(args);
+            assertThat(r.code()).as(String.join(" ", args) + ": " + r.err()).isEqualTo(2);
+            assertThat(r.err()).contains("what to do:");
         }
     }
 
