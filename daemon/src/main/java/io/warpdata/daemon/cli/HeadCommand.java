@@ -64,12 +64,17 @@ final class HeadCommand implements Callable<Integer> {
                     text.add(row.text().stream().map(v -> v == null ? "NULL" : v).toList());
                 }
                 root.context.out().print(text.render(true));
-                // DuckDB reads a small file's footer more than once: then it read more than the file holds.
-                root.context.err().println("table " + name + ": read " + ByteSize.format(result.bytesRead())
-                        + (result.bytesRead() > result.shardBytes() ? " (parts more than once)" : "") + " of the "
-                        + ByteSize.format(result.shardBytes()) + " of " + result.shardsRead() + " shard(s), fetched "
-                        + ByteSize.format(result.bytesFetched()) + " from the store (" + result.bytesRead() + " / "
-                        + result.bytesFetched() + " / " + result.shardBytes() + " bytes)");
+                if (result.shardsRead() == 0) {
+                    // -n 0: "read 0 B of the 0 B of 0 shard(s)" read as if the table had none.
+                    root.context.err().println("table " + name + ": no row asked, nothing read");
+                } else {
+                    // DuckDB reads a small file's footer more than once: then it read more than the file holds.
+                    root.context.err().println("table " + name + ": read " + ByteSize.format(result.bytesRead())
+                            + (result.bytesRead() > result.shardBytes() ? " (parts more than once)" : "") + " of the "
+                            + ByteSize.format(result.shardBytes()) + " of " + result.shardsRead() + " shard(s), fetched "
+                            + ByteSize.format(result.bytesFetched()) + " from the store (" + result.bytesRead() + " / "
+                            + result.bytesFetched() + " / " + result.shardBytes() + " bytes)");
+                }
             }
         }
         return 0;

@@ -54,6 +54,14 @@ public final class WarmCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        if (shards != null) {
+            try {
+                io.warpdata.daemon.control.ops.ShardRange.parse(shards); // the command line's own form: exit 2
+            } catch (IllegalArgumentException malformed) {
+                throw new UsageException("--shards: " + malformed.getMessage(),
+                        "Pass --shards FROM:TO with FROM <= TO, e.g. --shards 0:50 (TO exclusive).");
+            }
+        }
         WarmCall.Request request = new WarmCall.Request(dataset, Names.of(tables), Names.of(artifacts), shards,
                 maxBytes == null ? null : new ByteCount(maxBytes));
         boolean json = DaemonCalls.json(spec);

@@ -142,7 +142,8 @@ class WarpctlCommandTest {
                 {"publish", "vision/pets", "--table", "/data/x.parquet"},
                 {"publish", "vision/pets", "--artifact", "images=imgs", "--bind", "main.path=images:imag"},
                 {"view", "vision/pets", "--as", "vision/small", "--sample", "10", "--fraction", "0.1"},
-                {"view", "vision/pets", "--as", "vision/small", "--limit", "0"}}) {
+                {"view", "vision/pets", "--as", "vision/small", "--limit", "0"},
+                {"warm", "vision/pets", "--shards", "5:2"}}) {
             Run r = warpctl(args);
             assertThat(r.code()).as(String.join(" ", args) + ": " + r.err()).isEqualTo(2);
             assertThat(r.err()).contains("what to do:");
