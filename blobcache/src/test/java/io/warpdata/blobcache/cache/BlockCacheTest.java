@@ -697,7 +697,10 @@ class BlockCacheTest {
         assertThat(members).isGreaterThan(150);
         assertThat(c.metrics().prefetchedBlocks.sum()).isGreaterThanOrEqualTo(60);
         assertThat(c.metrics().prefetchHitBlocks.sum()).isGreaterThanOrEqualTo(60);
-        assertThat(store.calls(Call.READ)).as("ranged GETs for 64 blocks").isLessThanOrEqualTo(16);
+        // Without read-ahead each member read is a GET of its own (over 150). With it, runs of
+        // blocks: 16 or fewer on a quiet machine; a loaded one (a CI run gave 28) lets the reader
+        // catch up with the window now and then, and each catch-up is one more GET.
+        assertThat(store.calls(Call.READ)).as("ranged GETs for 64 blocks").isLessThanOrEqualTo(32);
         assertThat(c.metrics().prefetchHitBlocks.sum()).isLessThanOrEqualTo(c.metrics().prefetchedBlocks.sum());
     }
 
