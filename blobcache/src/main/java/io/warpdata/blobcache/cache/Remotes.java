@@ -28,13 +28,14 @@ import org.slf4j.LoggerFactory;
  * when the tier went down, or came back, change nothing whatever they find: N reads failing at
  * once log one line, and a stale success does not bring back a tier that another read found dead.
  *
- * <p>Whole objects named by their hash (block hash lists; version manifests, for the catalog as
- * {@link ObjectMirrors}) are asked of the same tiers with {@link #get}, under the same rules.
+ * <p>Whole objects named by the hash of all their bytes (block hash lists) are asked of the same
+ * tiers with {@link #get}, under the same rules; never a version manifest (its metadata is not
+ * hashed), a pointer or a listing.
  *
  * <p>Ranges asked of a tier are aligned to the blob's block size (whole blocks, the last one
  * possibly short), so that an HTTP cache slicing at the block size holds exactly what is asked.
  */
-final class Remotes implements ObjectMirrors, AutoCloseable {
+final class Remotes implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Remotes.class);
     /**
      * 30 s: long enough that a dead or hanging mirror costs one timeout (2 s by default) per 30 s
@@ -218,7 +219,7 @@ final class Remotes implements ObjectMirrors, AutoCloseable {
     }
 
     /**
-     * A whole small object named by its hash (a block hash list, a version manifest) from the
+     * A whole small object named by its hash (a block hash list) from the
      * first remote tier whose bytes pass {@code check}, with the same backoff and counters as
      * ranged reads.
      *
@@ -226,8 +227,7 @@ final class Remotes implements ObjectMirrors, AutoCloseable {
      * @param check whether the bytes are the object (their SHA-256 against the id they are named by)
      * @return the verified bytes, or empty if no tier served them: read the store
      */
-    @Override
-    public Optional<byte[]> get(String key, int maxBytes, Predicate<byte[]> check) {
+    Optional<byte[]> get(String key, int maxBytes, Predicate<byte[]> check) {
         for (Entry e : entries) {
             Health ticket = admit(e);
             if (ticket == null) {
@@ -258,8 +258,7 @@ final class Remotes implements ObjectMirrors, AutoCloseable {
     }
 
     /** Offers a whole object verified from the store to every tier warpd fills; never blocks or throws. */
-    @Override
-    public void offer(String key, byte[] verified) {
+    void offer(String key, byte[] verified) {
         if (!anyFillable) {
             return;
         }

@@ -83,7 +83,6 @@ public final class TarShardIndexer {
                 try (TarFile tf = new TarFile(tar, StandardCharsets.UTF_8.name())) {
                     List<TarArchiveEntry> entries = tf.getEntries();
                     checkWhole(artifact, tar, length, entries);
-                    checkHeaders(artifact, tar, entries);
                     List<String> rawNames = entries.stream().anyMatch(e -> mayHideBadBytes(e.getName()))
                             ? rawNames(tar, entries.size()) : null;
                     for (int i = 0; i < entries.size(); i++) {
@@ -179,7 +178,8 @@ public final class TarShardIndexer {
     /**
      * Refuses a tar with no member, one whose members end past its length, or one whose last
      * member is followed by anything but zeros ending in a whole end-of-archive record: a tar
-     * cut short, or damaged inside a header the reader stopped at.
+     * cut short, or damaged inside a header the reader stopped at. Then, on the same open file,
+     * each member's own header record ({@link #checkHeaders}).
      */
     private static void checkWhole(String artifact, Path tar, long length, List<TarArchiveEntry> entries)
             throws IOException {
@@ -225,6 +225,7 @@ public final class TarShardIndexer {
                 }
                 at += n;
             }
+            checkHeaders(artifact, tar, entries, ch);
         }
         if (length - end < RECORD) {
             throw truncated(artifact, tar, "it ends " + (length - end) + " byte(s) after its last member '" + last
@@ -260,22 +261,21 @@ public final class TarShardIndexer {
      * checksum: the reader took a damaged record, or stray bytes after the last member, for a
      * header (a record of text published a 0-byte member named after the text).
      */
-    private static void checkHeaders(String artifact, Path tar, List<TarArchiveEntry> entries) throws IOException {
+    private static void checkHeaders(String artifact, Path tar, List<TarArchiveEntry> entries, FileChannel ch)
+            throws IOException {
         byte[] header = new byte[RECORD];
-        try (FileChannel ch = FileChannel.open(tar)) {
-            for (TarArchiveEntry e : entries) {
-                if (e.isSparse()) {
-                    continue; // its sparse records follow the header; refused as a sparse file anyway
-                }
-                long at = e.getDataOffset() - RECORD;
-                ByteBuffer b = ByteBuffer.wrap(header);
-                while (b.hasRemaining() && at >= 0 && ch.read(b, at + b.position()) > 0) {
-                    // fill the record
-                }
-                if (at < 0 || b.hasRemaining() || !checksumMatches(header)) {
-                    throw truncated(artifact, tar, "the header of entry '" + printable(e.getName()) + "' at byte "
-                            + Math.max(at, 0) + " fails its checksum (GNU tar says 'Skipping to next header' here)");
-                }
+        for (TarArchiveEntry e : entries) {
+            if (e.isSparse()) {
+                continue; // its sparse records follow the header; refused as a sparse file anyway
+            }
+            long at = e.getDataOffset() - RECORD;
+            ByteBuffer b = ByteBuffer.wrap(header);
+            while (b.hasRemaining() && at >= 0 && ch.read(b, at + b.position()) > 0) {
+                // fill the record
+            }
+            if (at < 0 || b.hasRemaining() || !checksumMatches(header)) {
+                throw truncated(artifact, tar, "the header of entry '" + printable(e.getName()) + "' at byte "
+                        + Math.max(at, 0) + " fails its checksum (GNU tar says 'Skipping to next header' here)");
             }
         }
     }
