@@ -16,7 +16,7 @@ record ChosenTable(Catalog.Resolved version, String name, Table table) {
     /**
      * @param asked        {@code --table}, or null for the default
      * @param noTablesHint what to do when the version has no table at all
-     * @throws UsageException if the version has no tables
+     * @throws VersionReport.NoTablesException if the version has no tables
      * @throws io.warpdata.daemon.inspect.VersionReport.NoSuchTableException if {@code asked} is not one of them
      */
     static ChosenTable of(Remote remote, String dataset, String asked, String noTablesHint) {
@@ -24,7 +24,7 @@ record ChosenTable(Catalog.Resolved version, String name, Table table) {
         VersionReport report = new VersionReport(r.manifest(), r.version());
         String name = asked != null ? asked : report.defaultTable().orElse(null);
         if (name == null) {
-            throw new UsageException("Version " + r.id() + "@" + r.version().shortHex(12) + " has no tables", noTablesHint);
+            throw new VersionReport.NoTablesException("Version " + r.id() + "@" + r.version().shortHex(12) + " has no tables", noTablesHint);
         }
         return new ChosenTable(r, name, report.selected(name).get(name));
     }

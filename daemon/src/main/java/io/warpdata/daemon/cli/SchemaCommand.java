@@ -16,11 +16,11 @@ final class SchemaCommand extends VersionReportCommand {
     /**
      * The named table, else main when the version has one (unless --all), else every table (null).
      *
-     * @throws UsageException if the version has no tables, as head and stream say
+     * @throws VersionReport.NoTablesException if the version has no tables, as head and stream say
      */
     private String chosen(VersionReport report) {
         if (report.defaultTable().isEmpty()) {
-            throw new UsageException("Version " + dataset + " has no tables, so it has no schema",
+            throw new VersionReport.NoTablesException("Version " + dataset + " has no tables, so it has no schema",
                     "Use 'warpctl inspect " + dataset + "' to see its artifacts.");
         }
         if (table != null || all) {

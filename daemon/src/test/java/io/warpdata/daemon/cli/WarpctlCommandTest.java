@@ -102,14 +102,17 @@ class WarpctlCommandTest {
     }
 
     @Test
-    void schemaOfAVersionWithoutTablesIsAnErrorAsHeadAndStreamSay() throws Exception {
+    void schemaOfAVersionWithoutTablesIsAnErrorAsHeadAndStreamSayNotAUsageError() throws Exception {
         TestData.tree(tmp.resolve("images"), 3, 100, 200, 1);
         assertThat(warpctl("publish", "vision/raw", "--artifact", "images=images", "--set-latest").code()).isZero();
 
         Run schema = warpctl("schema", "vision/raw");
         Run head = warpctl("head", "vision/raw");
 
-        assertThat(schema.code()).isEqualTo(head.code()).isEqualTo(2);
+        Run stream = warpctl("stream", "vision/raw");
+
+        // the command line is right; the version holds no table: a failure (1), not a usage error (2)
+        assertThat(schema.code()).isEqualTo(head.code()).isEqualTo(stream.code()).isEqualTo(1);
         assertThat(schema.err()).contains("has no tables", "warpctl inspect vision/raw");
         assertThat(schema.out()).isEmpty();
     }

@@ -289,4 +289,16 @@ public final class VersionReport {
             return "TableNotFound";
         }
     }
+
+    /** A command that reads a table was pointed at a version that holds only artifacts (exit code 1). */
+    public static final class NoTablesException extends io.warpdata.manifest.WarpException {
+        public NoTablesException(String message, String nextStep) {
+            super(message, nextStep);
+        }
+
+        @Override
+        public String type() {
+            return "NoTables";
+        }
+    }
 }
