@@ -34,6 +34,9 @@ import org.slf4j.LoggerFactory;
  * store call; the hit path allocates nothing but a small key and logs nothing.
  */
 public final class BlockCache implements BlobReader {
+    /** The folder of a cache directory the block cache keeps its files in (its on-disk format's version). */
+    public static final String FOLDER = "v1";
+
     private static final Logger LOG = LoggerFactory.getLogger(BlockCache.class);
     /** Memory for block hash lists (32 B per block: 64 MiB covers 2 TiB of blobs). */
     static final long HASH_LIST_MEMORY = 64L << 20;

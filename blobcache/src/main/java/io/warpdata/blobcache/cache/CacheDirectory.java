@@ -33,7 +33,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class CacheDirectory implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(CacheDirectory.class);
-    static final String FORMAT_DIR = "v1";
+    static final String FORMAT_DIR = BlockCache.FOLDER;
 
     private final Path root;
     private final Path blocksDir;

@@ -35,7 +35,7 @@ public final class ControlSocket {
     public static ControlServer start(WarpDaemon daemon, ControlSettings settings, Clock clock) {
         var policy = settings.policy(EtcUserDatabase.system());
         var publishing = new ControlOperations.Publishing(daemon.store(),
-                daemon.config().cacheDir().resolve("publish-staging"), daemon::retryStoreNow);
+                daemon.config().cacheDir().resolve(PrivateDirectories.PUBLISH_STAGING), daemon::retryStoreNow);
         var ops = ControlOperations.standard(daemon, daemon.reader(), daemon.catalog(), daemon::checkLinks,
                 Optional.of(publishing), Optional.ofNullable(daemon.tree()), policy, clock);
         return settings.start(ops);

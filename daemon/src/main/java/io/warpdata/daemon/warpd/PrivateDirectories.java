@@ -33,8 +33,12 @@ final class PrivateDirectories {
     private static final Set<PosixFilePermission> OTHERS = EnumSet.of(PosixFilePermission.OTHERS_READ,
             PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_EXECUTE);
 
+    /** The cache directory's folder of the catalog's last known state (pointers, manifests). */
+    static final String CATALOG = "catalog";
+    /** The cache directory's folder of publishes staged through warpd. */
+    static final String PUBLISH_STAGING = "publish-staging";
     /** warpd's folders in the cache directory: the block cache, the catalog's known state, staged publishes. */
-    static final List<String> FOLDERS = List.of("v1", "catalog", "publish-staging");
+    static final List<String> FOLDERS = List.of(io.warpdata.blobcache.cache.BlockCache.FOLDER, CATALOG, PUBLISH_STAGING);
 
     private PrivateDirectories() {
     }

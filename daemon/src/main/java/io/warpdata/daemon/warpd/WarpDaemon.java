@@ -113,7 +113,7 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
     private void open() {
         try {
             PrivateDirectories.prepare(config.cacheDir(), config.mode().usesDisk() ? PrivateDirectories.FOLDERS
-                    : List.of("publish-staging"), uid());
+                    : List.of(PrivateDirectories.PUBLISH_STAGING), uid());
         } catch (IOException e) {
             throw new ConfigException("cannot create cache directory " + config.cacheDir() + ": " + e.getMessage(),
                     "Pass a writable --cache-dir (or set WARP_CACHE_DIR).");
@@ -233,9 +233,9 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
             return LastKnownGood.inMemory();
         }
         try {
-            return LastKnownGood.onDisk(config.cacheDir().resolve("catalog"));
+            return LastKnownGood.onDisk(config.cacheDir().resolve(PrivateDirectories.CATALOG));
         } catch (UncheckedIOException e) {
-            throw new ConfigException("cannot use " + config.cacheDir().resolve("catalog") + ": " + e.getCause().getMessage(),
+            throw new ConfigException("cannot use " + config.cacheDir().resolve(PrivateDirectories.CATALOG) + ": " + e.getCause().getMessage(),
                     "Pass a writable --cache-dir (or set WARP_CACHE_DIR).");
         }
     }
