@@ -141,6 +141,36 @@ class ParquetStoreIT {
                 .isEqualTo(Map.of("2025/b", source.get("2025/b")));
     }
 
+    @Test
+    void partitionValuesDuckdbReadsAsTextOrNullPublishTypedOverTheWholeTable() throws Exception {
+        // hour=00..23: DuckDB types a leading zero as text, so hour is VARCHAR though hour=10
+        // alone would be BIGINT; a NULL year is __HIVE_DEFAULT_PARTITION__. Both were refused as
+        // files of different schemas. DuckDB writes no _SUCCESS: the user adds it.
+        Path dir = store.work.resolve("hours");
+        sql("COPY (SELECT i AS id, lpad((i % 24)::VARCHAR, 2, '0') AS hour, CASE WHEN i % 4 = 0 THEN NULL"
+                + " ELSE 2020 + i % 2 END AS year FROM range(0, 480) t(i)) TO '" + dir
+                + "' (FORMAT PARQUET, PARTITION_BY (year, hour))");
+        Files.writeString(dir.resolve("_SUCCESS"), "");
+        String q = "SELECT coalesce(year::VARCHAR, 'null') || '/' || hour, count(*) FROM read_parquet('%s/**/*.parquet',"
+                + " hive_partitioning = true) GROUP BY ALL ORDER BY 1";
+        Map<String, Long> source = groups(q.formatted(dir));
+        assertThat(source).containsKey("null/00").containsKey("2021/13");
+
+        store.warpctl("publish", "pq/hours", "--table", "main=" + dir, "--set-latest").requireSuccess();
+        assertThat(store.warpctl("schema", "pq/hours").requireSuccess().out()).contains("hour", "VARCHAR", "year", "BIGINT");
+        Path table = store.mount.resolve("pq/hours/main");
+        MountIT.waitFor(() -> Files.isDirectory(table));
+        assertThat(groups(q.formatted(table))).isEqualTo(source);
+        Map<String, Long> streamed = new TreeMap<>();
+        List<String> lines = store.warpctl("stream", "pq/hours", "--format", "csv", "--columns", "year,hour")
+                .requireSuccess().out().lines().toList();
+        for (String line : lines.subList(1, lines.size())) {
+            String[] f = line.split(",", -1);
+            streamed.merge((f[0].isEmpty() ? "null" : f[0]) + "/" + f[1], 1L, Long::sum);
+        }
+        assertThat(streamed).as("warpd's own reads keep the leading zeros and the NULLs").isEqualTo(source);
+    }
+
     private static void refused(Path dir, String dataset, String... expected) {
         Shell.Result r = store.warpctl("publish", dataset, "--table", "main=" + dir, "--set-latest", "--no-daemon");
         assertThat(r.exit()).as(r.out()).isEqualTo(1);

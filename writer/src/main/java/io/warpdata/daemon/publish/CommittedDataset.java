@@ -58,6 +58,15 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
         parts = List.copyOf(parts);
     }
 
+    /** Whether {@code dir} holds a Hive partition folder ({@code year=2026/}). */
+    private static boolean hasPartitionFolders(Path dir) {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.anyMatch(p -> Files.isDirectory(p) && p.getFileName().toString().indexOf('=') > 0);
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
     /** Loose files (not a folder): nothing promised. */
     static CommittedDataset loose(List<Part> parts) {
         return new CommittedDataset(parts, OptionalLong.empty(), "the given files");
@@ -79,8 +88,11 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
         String what = "Table '" + table + "' folder " + dir;
         if (!Files.isRegularFile(dir.resolve(SUCCESS))) {
             throw new InvalidInputException(what + " has no " + SUCCESS + ": its writer has not finished, or failed"
-                    + " (DatasetIncomplete)", "Publish the folder once its writer has written " + SUCCESS + " (it does"
-                    + " so last); give Parquet files or a glob instead to publish them as they are.");
+                    + " (DatasetIncomplete)", "Publish the folder once its writer has written " + SUCCESS + " (Spark and"
+                    + " Hadoop write it last). DuckDB's COPY ... (PARTITION_BY ...) writes none: once COPY has returned,"
+                    + " run 'touch " + dir.resolve(SUCCESS) + "' and publish again"
+                    + (hasPartitionFolders(dir) ? " (a glob of its files would lose the partition columns)."
+                            : "; or give its Parquet files or a glob to publish them as they are."));
         }
         Path manifest = dir.resolve(MANIFEST);
         if (Files.isRegularFile(manifest)) {

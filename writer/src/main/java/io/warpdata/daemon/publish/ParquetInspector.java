@@ -35,7 +35,8 @@ public final class ParquetInspector implements AutoCloseable {
     }
 
     /**
-     * Row count and schema of {@code file}.
+     * Row count and schema of {@code file}: its own columns, without any a Hive partition folder
+     * in its path would add ({@link #partitionedSchema} types those over a whole table).
      *
      * @throws InvalidInputException if the file is missing or is not a Parquet file
      */
@@ -52,7 +53,8 @@ public final class ParquetInspector implements AutoCloseable {
                 rows = rs.getLong(1);
             }
             List<Column> schema = new ArrayList<>();
-            try (ResultSet rs = st.executeQuery("DESCRIBE SELECT * FROM read_parquet(" + literal + ")")) {
+            try (ResultSet rs = st.executeQuery("DESCRIBE SELECT * FROM read_parquet(" + literal
+                    + ", hive_partitioning = false)")) {
                 while (rs.next()) {
                     schema.add(new Column(rs.getString("column_name"), rs.getString("column_type")));
                 }
@@ -63,6 +65,61 @@ public final class ParquetInspector implements AutoCloseable {
                     + firstLine(e.getMessage()) + ")",
                     "Pass only Parquet files to --table; convert other formats first, e.g. with DuckDB:"
                             + " COPY (SELECT * FROM read_csv('data.csv')) TO 'data.parquet' (FORMAT PARQUET).", e);
+        }
+    }
+
+    /**
+     * The schema of a table whose files lie in Hive partition folders ({@code hour=07/}): the
+     * files' own columns, then one per partition key, typed as DuckDB types it reading the whole
+     * table ({@code hour=00} and {@code hour=10} make VARCHAR, as would {@code k=abc} beside
+     * {@code k=1}; {@code __HIVE_DEFAULT_PARTITION__} is NULL and types nothing), not per folder.
+     * The files are linked into a temp folder under their partition folders only, so folders above
+     * the table's own (e.g. {@code /data/run=3/table/}) add no column, as in the mount.
+     *
+     * @param files each file, and the partition folder it lies in (relative, maybe "")
+     * @throws InvalidInputException if DuckDB cannot read them together
+     */
+    public List<Column> partitionedSchema(List<Path> files, List<String> dirs) {
+        Path root;
+        try {
+            root = Files.createTempDirectory("warp-partitions-");
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("cannot create a temp folder to type the partition columns", e);
+        }
+        try {
+            List<String> literals = new ArrayList<>();
+            for (int i = 0; i < files.size(); i++) {
+                Path link = root.resolve(dirs.get(i)).resolve(files.get(i).getFileName().toString());
+                Files.createDirectories(link.getParent());
+                Files.createSymbolicLink(link, files.get(i).toAbsolutePath());
+                literals.add(sqlString(link.toString()));
+            }
+            List<Column> schema = new ArrayList<>();
+            try (Statement st = connection.createStatement();
+                 ResultSet rs = st.executeQuery("DESCRIBE SELECT * FROM read_parquet([" + String.join(", ", literals)
+                         + "], hive_partitioning = true)")) {
+                while (rs.next()) {
+                    schema.add(new Column(rs.getString("column_name"), rs.getString("column_type")));
+                }
+            }
+            return schema;
+        } catch (SQLException e) {
+            throw new InvalidInputException("The table's partition folders cannot be read together ("
+                    + firstLine(e.getMessage()) + ")", "Check that every folder is named KEY=VALUE.", e);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("cannot link the table's files to type its partition columns", e);
+        } finally {
+            deleteTree(root);
+        }
+    }
+
+    private static void deleteTree(Path root) {
+        try (java.util.stream.Stream<Path> s = Files.walk(root)) {
+            for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (java.io.IOException e) {
+            // A temp folder of links left behind holds no data.
         }
     }
 

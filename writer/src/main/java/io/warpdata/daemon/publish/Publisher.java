@@ -275,6 +275,10 @@ public final class Publisher {
             progress.advance(safeSize(file));
             progress.finish();
         }
+        if (dirs.stream().anyMatch(d -> !d.isEmpty())) {
+            // The partition columns, typed over every folder's value as DuckDB reads the table.
+            schema = inspector.partitionedSchema(input.parts().stream().map(CommittedDataset.Part::file).toList(), dirs);
+        }
         long total = rows.stream().mapToLong(Long::longValue).sum();
         if (input.rowCount().isPresent() && input.rowCount().getAsLong() != total) {
             throw new InvalidInputException("Table '" + table + "': " + input.describe() + " says row_count "
