@@ -347,6 +347,29 @@ public final class Catalog {
     }
 
     /**
+     * Checks the manifest a version already has in the store as a reader would; one that fails
+     * (damaged or edited in the store) is written over with {@code manifest}, which hashes to the
+     * same version, and forgotten wherever it was kept. A publish of the same input calls this,
+     * so that publishing again repairs what a reader's {@code ManifestCorrupted} told it to.
+     *
+     * @return true if the stored copy was bad and is now replaced
+     * @throws StoreException if it cannot be read or written
+     */
+    public boolean repairVersion(Manifest manifest) {
+        VersionHash version = ManifestCodec.version(manifest);
+        DatasetId id = manifest.datasetId();
+        String key = StoreLayout.version(id, version);
+        try {
+            Manifests.verify(store.get(key, Manifests.MANIFEST_MAX_BYTES), store.describe() + "/" + key, id, version);
+            return false;
+        } catch (ManifestCorruptedException | ManifestValidationException damaged) {
+            store.put(key, ManifestCodec.toJson(manifest));
+            manifests.forget(key);
+            return true;
+        }
+    }
+
+    /**
      * Moves the latest pointer of {@code id} (the default branch) to {@code version}, which must
      * be published: {@link #moveBranch} with no branch name.
      *

@@ -76,8 +76,14 @@ final class Manifests {
         return m;
     }
 
+    /** Forgets a manifest held in memory or kept on disk (its stored copy was replaced). */
+    void forget(String key) {
+        verified.invalidate(key);
+        known.forgetManifest(key);
+    }
+
     /** Parses and checks a manifest: its content hashes to {@code version} and it names {@code id}. */
-    private static Manifest verify(byte[] json, String source, DatasetId id, VersionHash version) {
+    static Manifest verify(byte[] json, String source, DatasetId id, VersionHash version) {
         Manifest m = ManifestCodec.fromJson(json, source);
         VersionHash actual = ManifestCodec.version(m);
         if (!actual.equals(version)) {

@@ -1,21 +1,33 @@
 package io.warpdata.blobcache.cache;
 
 import io.warpdata.store.StoreException;
+import io.warpdata.store.StoreLayout;
 
 import io.warpdata.manifest.BlobId;
 
 /** Bytes fetched for a block (or a small blob read whole) did not match their recorded SHA-256, also after a refetch. */
 public final class BlockVerificationException extends StoreException {
-    private static final String NEXT_STEP = "The store holds bad bytes for this blob: re-publish the version from"
-            + " its source (or restore the object), then read again.";
-
     public BlockVerificationException(BlobId blob, int block) {
-        super("Block " + block + " of blob " + blob + " failed SHA-256 verification twice", NEXT_STEP, null);
+        super("Block " + block + " of blob " + blob + " failed SHA-256 verification twice", nextStep(blob), null);
     }
 
     /** A small blob read whole (a member index) whose bytes did not hash to its id, twice. */
     public BlockVerificationException(BlobId blob) {
-        super("Blob " + blob + " read whole failed SHA-256 verification twice", NEXT_STEP, null);
+        super("Blob " + blob + " read whole failed SHA-256 verification twice", nextStep(blob), null);
+    }
+
+    /**
+     * What repairs it. Publishing again alone does not: a publish uploads only the objects the
+     * store lacks, and this one is there, damaged.
+     */
+    private static String nextStep(BlobId blob) {
+        return "The store holds bad bytes for this blob: " + repair(blob);
+    }
+
+    /** How to put a damaged object right: delete it, then publish again. */
+    static String repair(BlobId blob) {
+        return "delete its object " + StoreLayout.blob(blob) + " from the store (or restore it from a copy), then"
+                + " publish the version again from its source, which uploads what the store lacks, and read again.";
     }
 
     @Override

@@ -12,8 +12,8 @@ public final class MemberVerificationException extends StoreException {
     public MemberVerificationException(BlobId blob, long offset, long length, BlobId hash) {
         super("Member " + hash + " (" + length + " bytes at offset " + offset + " of blob " + blob
                         + ") failed SHA-256 verification twice",
-                "The store's copy of the shard or the member index is wrong: re-publish the version from its"
-                        + " source (or restore the object), then read again.", null);
+                "The store's copy of the shard or of the member index is wrong: if it is the shard's, "
+                        + BlockVerificationException.repair(blob), null);
     }
 
     @Override

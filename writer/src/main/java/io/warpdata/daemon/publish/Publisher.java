@@ -119,8 +119,12 @@ public final class Publisher {
             BlobUploader.Upload upload = new BlobUploader(store, uploadThreads, progress).uploadMissing(blobs(tables, artifacts));
             progress.checkpoint("write the manifest of " + request.dataset() + "@" + version.hex());
             boolean manifestWritten = store.length(StoreLayout.version(request.dataset(), version)).isEmpty();
+            List<String> notes = notes(manifest);
             if (manifestWritten) {
                 catalog.putVersion(manifest);
+            } else if (catalog.repairVersion(manifest)) {
+                notes.add("the store's copy of this version's manifest failed verification (damaged or edited in the"
+                        + " store) and was written again from this publish");
             }
             progress.checkpoint("move the pointers of " + request.dataset());
             // Not even the pointer is rewritten when it already points here: same input, zero PUTs.
@@ -129,7 +133,7 @@ public final class Publisher {
                     tables.values().stream().mapToInt(t -> t.files().size()).sum(),
                     manifest.stats().totalRows(), artifacts.size(), manifest.stats().totalMembers(),
                     upload.uploaded(), upload.skipped(), upload.bytesUploaded(), upload.bytesSkipped(),
-                    manifestWritten, request.setLatest(), moved, notes(manifest));
+                    manifestWritten, request.setLatest(), moved, notes);
         } finally {
             Staging.delete(staging);
         }

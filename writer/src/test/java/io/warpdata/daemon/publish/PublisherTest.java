@@ -55,6 +55,31 @@ class PublisherTest {
     }
 
     @Test
+    void publishingAgainRepairsAManifestDamagedInTheStoreAndLeavesAGoodOneAlone() throws Exception {
+        PublishResult first = publisher(store).publish(goodRequest());
+        String key = StoreLayout.version(ID, first.version());
+        byte[] good = store.objects().get(key).clone();
+
+        PublishResult again = publisher(store).publish(goodRequest());
+        assertThat(again.manifestWritten()).isFalse();
+        assertThat(again.notes()).as("a good copy is left alone").isEmpty();
+        assertThat(store.objects().get(key)).isEqualTo(good);
+
+        // What a reader then reports as ManifestCorrupted: a byte changed in the store's copy.
+        byte[] damaged = good.clone();
+        int at = new String(damaged, StandardCharsets.UTF_8).indexOf("part-1.parquet");
+        damaged[at] = 'P';
+        store.put(key, damaged);
+        assertThatThrownBy(() -> new Catalog(store).manifest(ID, first.version()))
+                .isInstanceOf(io.warpdata.manifest.ManifestCorruptedException.class);
+
+        PublishResult repair = publisher(store).publish(goodRequest());
+        assertThat(repair.version()).isEqualTo(first.version());
+        assertThat(repair.notes()).singleElement().asString().contains("failed verification", "written again");
+        assertThat(ManifestCodec.version(new Catalog(store).manifest(ID, first.version()))).isEqualTo(first.version());
+    }
+
+    @Test
     void publishWritesBlobsThenManifestThenLatestInTheDesignLayout() throws Exception {
         PublishResult r = publisher(store).publish(goodRequest());
         assertThat(r.rows()).isEqualTo(800);
