@@ -110,21 +110,51 @@ def test_nested_decimal_values_keep_their_digits(warp, tmp_path):
     assert row["scores"] == [0.75] and isinstance(row["scores"][0], float)
 
 
-def test_type_trees_of_nested_decimal_spellings():
-    """The DuckDB type spellings the DECIMAL-exact parse follows; a MAP holding DECIMALs is left
-    exact (Decimals), never rounded."""
-    from warpdata.dataset import _DECIMAL, _OTHER, _UNKNOWN, _type_tree, _typed
+def test_type_trees_of_nested_decimal_and_map_spellings():
+    """The DuckDB type spellings the typed parse follows: DECIMALs at their scale, MAP keys of
+    their key type, floats beside them as floats."""
+    from warpdata.dataset import _OTHER, _type_tree, _typed
     from decimal import Decimal
-    assert _type_tree("DECIMAL(18,2)") is _DECIMAL
-    assert _type_tree("decimal(18,2)[3]") == ("list", _DECIMAL)
-    assert _type_tree("DECIMAL(4,1)[][]") == ("list", ("list", _DECIMAL))
+    assert _type_tree("DECIMAL(18,2)") == ("decimal", 2)
+    assert _type_tree("decimal(18,2)[3]") == ("list", ("decimal", 2))
+    assert _type_tree("DECIMAL(4,1)[][]") == ("list", ("list", ("decimal", 1)))
+    assert _type_tree("DECIMAL") == ("decimal", 3)
     assert _type_tree("DOUBLE[]") is _OTHER
     tree = _type_tree('STRUCT("a, b" DECIMAL(4,1), c DOUBLE[], d STRUCT(e NUMERIC(3,1)))')
-    assert tree == ("struct", {"a, b": _DECIMAL, "c": _OTHER, "d": ("struct", {"e": _DECIMAL})})
+    assert tree == ("struct", {"a, b": ("decimal", 1), "c": _OTHER, "d": ("struct", {"e": ("decimal", 1)})})
     assert _typed({"a, b": Decimal("1.5"), "c": [Decimal("0.5")], "d": {"e": Decimal("2.5")}}, tree) == \
         {"a, b": Decimal("1.5"), "c": [0.5], "d": {"e": Decimal("2.5")}}
-    assert _type_tree("MAP(VARCHAR, DECIMAL(4,1))") is _UNKNOWN
-    assert _typed({"k": Decimal("1.5")}, _UNKNOWN) == {"k": Decimal("1.5")}
+    # DuckDB's JSON writes DECIMAL(5,2) 1.10 as 1.1 and 0.00 as 0.0 (or 0): the scale comes back
+    vals = _typed([Decimal("1.1"), Decimal("0.0"), 0, None], _type_tree("DECIMAL(5,2)[]"))
+    assert [str(v) for v in vals[:3]] == ["1.10", "0.00", "0.00"] and vals[3] is None
+    assert _type_tree("MAP(VARCHAR, DECIMAL(4,1))") == ("map", "VARCHAR", ("decimal", 1))
+    m = _typed({"k": Decimal("1")}, _type_tree("MAP(VARCHAR, DECIMAL(4,1))"))
+    assert m == {"k": Decimal("1.0")} and str(m["k"]) == "1.0"
+    assert _typed({"10": 20}, _type_tree("MAP(BIGINT, BIGINT)")) == {10: 20}
+    assert _typed({"true": "x"}, _type_tree("MAP(BOOLEAN, VARCHAR)")) == {True: "x"}
+    assert _typed({"1.5": "y"}, _type_tree("MAP(DOUBLE, VARCHAR)")) == {1.5: "y"}
+    assert _typed({"2024-01-01": 1}, _type_tree("MAP(DATE, INTEGER)")) == {"2024-01-01": 1}
+    k = next(iter(_typed({"1.50": Decimal("2.5")}, _type_tree("MAP(DECIMAL(5,2), DECIMAL(5,2))")).items()))
+    assert str(k[0]) == "1.50" and str(k[1]) == "2.50"
+    assert _typed([{"1": [Decimal("1.5")]}], _type_tree("MAP(INTEGER, DOUBLE[])[]")) == [{1: [1.5]}]
+
+
+def test_maps_and_nested_decimals_come_typed_as_duckdb_gives_them(warp, tmp_path):
+    """A MAP's keys are of its key type and a DECIMAL inside a list or a map keeps its scale, as
+    DuckDB's own client gives them (the keys came as strings, 1.10 as 1.1)."""
+    out = tmp_path / "maps.parquet"
+    warp.sql("COPY (SELECT MAP {1.50::DECIMAL(5,2): 2.50::DECIMAL(5,2)} AS mdec, MAP {10::BIGINT: 20::BIGINT} AS mint,"
+             " MAP {true: 'x'} AS mbool, MAP {1.5::DOUBLE: 'y'} AS mdbl, [1.10::DECIMAL(5,2), 0.00] AS prices,"
+             " 3 AS n) TO '%s' (FORMAT PARQUET)" % out)
+    warp.warpctl("publish", "pytest/maps", "--table", "main=%s" % out, "--set-latest")
+    row = next(wd.dataset("pytest/maps").table("main").rows())
+    assert row["mint"] == {10: 20}
+    assert row["mbool"] == {True: "x"}
+    assert row["mdbl"] == {1.5: "y"}
+    (k, v), = row["mdec"].items()
+    assert (str(k), str(v)) == ("1.50", "2.50")
+    assert [str(p) for p in row["prices"]] == ["1.10", "0.00"]
+    assert row["n"] == 3
 
 
 def test_partition_columns_of_a_hive_partitioned_table_come_with_its_rows(warp, tmp_path):

@@ -2,7 +2,7 @@
 
 import base64
 import os
-from decimal import Decimal
+from decimal import Decimal, localcontext
 import sys
 import time
 
@@ -222,7 +222,8 @@ class Table:
         # DECIMAL values keep their digits as decimal.Decimal (a float would round them); only a
         # table that has such a column pays for parsing its floats that way.
         types = self.schema()
-        exact = {c: _type_tree(t) for c, t in types.items() if "DECIMAL" in t.upper() or "NUMERIC" in t.upper()}
+        typed = {c: _type_tree(t) for c, t in types.items() if _needs_typing(t)}
+        exact = any("DECIMAL" in t.upper() or "NUMERIC" in t.upper() for t in types.values())
         for kind, msg in self.dataset._client.stream("table.batches", args, parse_float=Decimal if exact else None):
             if kind == "result":
                 self.last_result = msg
@@ -230,10 +231,11 @@ class Table:
             if msg.get("event") != "batch":
                 continue
             cols = msg["columns"]
-            if exact:
+            if typed or exact:
                 for name in cols:
-                    tree = exact.get(name, _OTHER)
-                    if tree is not _DECIMAL:
+                    tree = typed.get(name, _OTHER)
+                    # a top-level DECIMAL comes with its digits and scale as they are
+                    if (exact or tree is not _OTHER) and tree[0] != "decimal":
                         cols[name] = [_typed(v, tree) for v in cols[name]]
             for name in msg.get("base64", ()):
                 cols[name] = [None if v is None else base64.b64decode(v) for v in cols[name]]
@@ -283,18 +285,30 @@ class Table:
         return "Table(%r of %r, %d rows)" % (self.name, self.dataset.name, self.num_rows)
 
 
-_DECIMAL = ("decimal",)
+_DECIMAL = ("decimal", None)
 _OTHER = ("other",)
 _UNKNOWN = ("unknown",)
 
+_INTEGER_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "INT", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+                  "UINTEGER", "UBIGINT", "UHUGEINT", "INT1", "INT2", "INT4", "INT8", "LONG", "SHORT"}
+_FLOAT_TYPES = {"DOUBLE", "FLOAT", "REAL", "FLOAT4", "FLOAT8"}
+
+
+def _needs_typing(t):
+    """Whether values of DuckDB type ``t`` need ``_typed``: a DECIMAL (its digits and scale) or a
+    MAP (its keys, which JSON gives as strings) anywhere in it."""
+    u = t.upper()
+    return "DECIMAL" in u or "NUMERIC" in u or "MAP(" in u
+
 
 def _type_tree(t):
-    """A DuckDB type as a tree for ``_typed``: ``_DECIMAL``, ``("list", element)``,
-    ``("struct", {field: tree})``, ``_OTHER`` (no DECIMAL inside) or ``_UNKNOWN`` (a MAP or UNION
-    holding one, or a spelling not understood: its values are left as parsed, DECIMAL-exact)."""
+    """A DuckDB type as a tree for ``_typed``: ``("decimal", scale)``, ``("list", element)``,
+    ``("struct", {field: tree})``, ``("map", key type, value tree)``, ``_OTHER`` (nothing inside
+    to retype) or ``_UNKNOWN`` (a UNION, or a spelling not understood: its values are left as
+    parsed, DECIMAL-exact)."""
     t = t.strip()
     u = t.upper()
-    if "DECIMAL" not in u and "NUMERIC" not in u:
+    if not _needs_typing(t):
         return _OTHER
     if t.endswith("]"):
         depth = 0
@@ -304,7 +318,17 @@ def _type_tree(t):
                 return ("list", _type_tree(t[:i]))
         return _UNKNOWN
     if u.startswith(("DECIMAL", "NUMERIC")):
-        return _DECIMAL
+        inner = u[u.find("(") + 1:u.rfind(")")] if "(" in u and u.endswith(")") else ""
+        parts = [p.strip() for p in inner.split(",")]
+        # DECIMAL alone is DECIMAL(18,3); DECIMAL(p) has scale 0.
+        scale = 3 if not inner else (int(parts[1]) if len(parts) == 2 and parts[1].isdigit() else
+                                     0 if len(parts) == 1 and parts[0].isdigit() else None)
+        return ("decimal", scale)
+    if u.startswith("MAP(") and t.endswith(")"):
+        parts = _top_level(t[len("MAP("):-1])
+        if len(parts) != 2:
+            return _UNKNOWN
+        return ("map", parts[0].strip(), _type_tree(parts[1]))
     if u.startswith("STRUCT(") and t.endswith(")"):
         fields = {}
         for part in _top_level(t[len("STRUCT("):-1]):
@@ -342,16 +366,52 @@ def _top_level(s):
 
 def _typed(v, tree):
     """``v``, parsed with every float a Decimal, with its type's non-DECIMAL numbers made floats
-    again: a list of DECIMALs keeps their digits, a DOUBLE beside them in a struct is a float."""
-    if v is None or tree is _DECIMAL or tree is _UNKNOWN:
+    again (a DOUBLE beside DECIMALs in a struct is a float), every DECIMAL at its type's scale
+    (DuckDB's JSON writes 1.10 as 1.1), and a MAP's keys of its key type (JSON's are strings)."""
+    if v is None or tree is _UNKNOWN:
         return v
     if tree is _OTHER:
         return _floats(v)
-    if tree[0] == "list" and isinstance(v, list):
+    kind = tree[0]
+    if kind == "decimal":
+        return _decimal(v, tree[1])
+    if kind == "list" and isinstance(v, list):
         return [_typed(x, tree[1]) for x in v]
-    if tree[0] == "struct" and isinstance(v, dict):
+    if kind == "struct" and isinstance(v, dict):
         return {k: _typed(x, tree[1].get(k, _OTHER)) for k, x in v.items()}
+    if kind == "map" and isinstance(v, dict):
+        key = _map_key(tree[1])
+        return {key(k): _typed(x, tree[2]) for k, x in v.items()}
     return v
+
+
+def _decimal(v, scale):
+    """A DECIMAL value as a Decimal with ``scale`` digits after the point (as DuckDB shows it)."""
+    if isinstance(v, bool) or not isinstance(v, (int, Decimal)):
+        return v
+    d = Decimal(v)
+    if scale is None or d.as_tuple().exponent == -scale:
+        return d
+    with localcontext() as ctx:
+        ctx.prec = 80
+        return d.quantize(Decimal(1).scaleb(-scale))
+
+
+def _map_key(key_type):
+    """How to turn a MAP key back from JSON's string into a value of ``key_type``: integers,
+    floats, booleans and DECIMALs as such; anything else stays text (as dates, timestamps and
+    UUIDs are everywhere in a row)."""
+    u = key_type.strip().upper()
+    if u in _INTEGER_TYPES:
+        return int
+    if u in _FLOAT_TYPES:
+        return float
+    if u in ("BOOLEAN", "BOOL"):
+        return lambda k: {"true": True, "false": False}.get(k, k)
+    tree = _type_tree(key_type)
+    if tree[0] == "decimal":
+        return lambda k: _decimal(Decimal(k), tree[1])
+    return lambda k: k
 
 
 def _floats(v):
