@@ -116,3 +116,46 @@ def test_the_package_reads_files_without_the_isatty_ioctl(warp, ds):
             with open(ref, "rb") as f:
                 f.read()
         assert ioctls() >= before + len(refs)
+
+
+def _riff_wav(path, tag, channels, rate, bits, payload, extensible=False):
+    """A RIFF WAVE file laid out byte for byte as the format says (Python's wave module writes
+    integer PCM only; soundfile and torchaudio write IEEE float, tag 3, for float data)."""
+    import struct
+    block = channels * bits // 8
+    if extensible:
+        fmt = struct.pack("<HHIIHH", 0xFFFE, channels, rate, rate * block, block, bits)
+        guid_tail = b"\x00\x00\x00\x00\x10\x00\x80\x00\x00\xaa\x00\x38\x9b\x71"
+        fmt += struct.pack("<HHI", 22, bits, 0) + struct.pack("<H", tag) + guid_tail
+    else:
+        fmt = struct.pack("<HHIIHH", tag, channels, rate, rate * block, block, bits)
+    body = b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt
+    body += b"LIST" + struct.pack("<I", 4) + b"INFO"  # a chunk readers skip
+    body += b"data" + struct.pack("<I", len(payload)) + payload
+    with open(path, "wb") as f:
+        f.write(b"RIFF" + struct.pack("<I", len(body)) + body)
+
+
+def test_float_wav_reads_without_soundfile_and_other_formats_say_what_to_install(warp, tmp_path, monkeypatch):
+    import numpy as np
+    import sys
+    monkeypatch.setitem(sys.modules, "soundfile", None)  # as on a box without python3-soundfile
+    sounds = tmp_path / "sounds"
+    sounds.mkdir()
+    stereo = np.array([[0.5, -0.25], [1.0, -1.0], [0.125, 0.0]], dtype="<f4")
+    mono64 = np.array([0.1, -0.2, 0.3], dtype="<f8")
+    _riff_wav(sounds / "stereo.wav", 3, 2, 22050, 32, stereo.tobytes())
+    _riff_wav(sounds / "mono64.wav", 3, 1, 16000, 64, mono64.tobytes(), extensible=True)
+    _riff_wav(sounds / "adpcm.wav", 2, 1, 8000, 4, b"\x00" * 16)
+    warp.sql("COPY (SELECT * FROM (VALUES (0, 'stereo.wav'), (1, 'mono64.wav'), (2, 'adpcm.wav')) t(id, sound))"
+             " TO '%s' (FORMAT PARQUET)" % (tmp_path / "t.parquet"))
+    wd.publish("pytest/floatwav", tables={"main": [str(tmp_path / "t.parquet")]}, artifacts={"sounds": [str(sounds)]},
+               bindings=["main.sound=sounds:audio"])
+    rows = list(wd.dataset("pytest/floatwav").table("main").rows())
+    assert rows[0]["sound"].sample_rate == 22050
+    assert np.array_equal(rows[0]["sound"].as_array(), stereo)
+    assert rows[1]["sound"].sample_rate == 16000
+    assert np.array_equal(rows[1]["sound"].as_array(), mono64.astype(np.float32))
+    with pytest.raises(wd.MissingDependencyError) as e:
+        rows[2]["sound"].as_array()
+    assert "adpcm.wav" in str(e.value) and "python3-soundfile" in e.value.next_step

@@ -12,19 +12,23 @@ numpy, PIL, soundfile, torch and pyarrow are used when importable.
 """
 
 from .client import Client, default_socket
-from .dataset import Dataset, Table, dataset, publish, resolve_shard
+from .dataset import Dataset, DatasetBuilder, Table, dataset, publish, resolve_shard
 from .errors import (AccessDeniedError, ArtifactNotFoundError, AuthenticationError, BadRequestError,
                      ColumnNotFoundError, DaemonUnavailableError, DatasetNotFoundError, InvalidFilterError,
-                     MemberNotFoundError, MissingDependencyError, MountUnavailableError, NotCachedError, StoreError,
-                     StoreUnreachableError, TableNotFoundError, VerificationFailedError, WarpError)
+                     InvalidInputError, InvalidSafetensorsError, InvalidViewError, ManifestCorruptedError,
+                     MemberNotFoundError, MissingDependencyError, MountUnavailableError, NotCachedError,
+                     PointerMovedError, RefExistsError, StoreError, StoreUnreachableError, TableNotFoundError,
+                     ThresholdsViolatedError, VerificationFailedError, WarpError)
 from .refs import AudioRef, FileRef, ImageRef, read_file
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "dataset", "publish", "Dataset", "Table", "FileRef", "ImageRef", "AudioRef", "read_file", "Client", "default_socket",
+    "dataset", "publish", "Dataset", "DatasetBuilder", "Table", "FileRef", "ImageRef", "AudioRef", "read_file", "Client", "default_socket",
     "resolve_shard", "WarpError", "DaemonUnavailableError", "DatasetNotFoundError", "TableNotFoundError",
     "ArtifactNotFoundError", "ColumnNotFoundError", "InvalidFilterError", "MemberNotFoundError", "BadRequestError",
     "AccessDeniedError", "AuthenticationError", "StoreError", "StoreUnreachableError", "NotCachedError",
-    "MountUnavailableError", "VerificationFailedError", "MissingDependencyError",
+    "MountUnavailableError", "VerificationFailedError", "MissingDependencyError", "InvalidInputError",
+    "InvalidSafetensorsError", "ThresholdsViolatedError", "ManifestCorruptedError", "PointerMovedError",
+    "RefExistsError", "InvalidViewError",
 ]

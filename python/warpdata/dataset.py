@@ -1,13 +1,16 @@
 """Datasets and tables: ``wd.dataset("ws/name[@ref]")`` and ``ds.table("main")``."""
 
 import base64
+import copy
+import glob
+import json
 import os
 from decimal import Decimal, localcontext
 import sys
 import time
 
 from .client import Client
-from .errors import BadRequestError, MountUnavailableError, TableNotFoundError, WarpError, missing
+from .errors import BadRequestError, InvalidInputError, MountUnavailableError, TableNotFoundError, WarpError, missing
 from .refs import ref_class
 
 MODES = ("auto", "remote", "hybrid")
@@ -122,12 +125,14 @@ class Dataset:
         return result
 
     def to_torch(self, batch_size=1024, shard="auto", table="main", columns=None, where=None, num_workers=0,
-                 tensors=True, shuffle=False, shuffle_buffer=None, **loader_args):
+                 tensors=True, shuffle=False, shuffle_buffer=None, prefetch="auto", **loader_args):
         """A torch DataLoader over this rank's batches (dict-of-lists; numeric columns as tensors of
         the schema's dtype in every batch, NULL as NaN in float columns). DataLoader workers split the
         rank's rows between them (every row exactly once); shuffle=True shuffles rows within a buffer
         of shuffle_buffer rows (16 batches), in a new order each epoch. Other keywords go to the
-        DataLoader (pin_memory, persistent_workers, multiprocessing_context, ...)."""
+        DataLoader (pin_memory, persistent_workers, multiprocessing_context, ...). prefetch: see
+        Table.batches."""
+        _check_prefetch(prefetch)
         from .torch_data import to_torch
         return to_torch(self.table(table), batch_size=batch_size, shard=shard, columns=columns, where=where,
                         num_workers=num_workers, tensors=tensors, shuffle=shuffle, shuffle_buffer=shuffle_buffer,
@@ -196,6 +201,35 @@ class Table:
         self.num_rows = info.get("rows", 0)
         self.shards = [s["name"] for s in info.get("shards", [])]
         self.refs = {b["column"]: (b["artifact"], b["ref_type"]) for b in ds.bindings if b["table"] == name}
+        self._columns = None  # select(): the columns every read asks for
+        self._where = None  # filter(): the rows every read keeps
+
+    def select(self, columns):
+        """This table with only ``columns`` read (a list of names, or one): every read of what it
+        returns (``batches``, ``rows``, ``head``) asks warpd for those columns only. Reads nothing."""
+        cols = [columns] if isinstance(columns, str) else list(columns)
+        if not cols or not all(isinstance(c, str) and c for c in cols):
+            raise BadRequestError("select(%r) names no column" % (columns,), 'pass column names, e.g. select(["id", "label"])')
+        t = copy.copy(self)
+        t._columns = cols
+        return t
+
+    def filter(self, expr):
+        """This table with only the rows for which ``expr`` (a SQL expression over its columns, as
+        ``where=``) holds, evaluated by warpd's DuckDB; filters of filters all hold (AND). Reads
+        nothing."""
+        if not isinstance(expr, str) or not expr.strip():
+            raise BadRequestError("filter(%r) is not an expression" % (expr,), 'pass SQL, e.g. filter("label = 3")')
+        t = copy.copy(self)
+        t._where = _both(self._where, expr)
+        return t
+
+    def head(self, n=5):
+        """The first ``n`` rows of the table (of all its shards, in order; after ``select`` and
+        ``filter``) as a list of dicts, like ``warpctl head``; only the shards those rows lie in are read."""
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise BadRequestError("head(%r): n is not a whole number >= 0" % (n,), "pass head(5)")
+        return [] if n == 0 else list(self.rows(limit=n, batch_size=min(n, 4096)))
 
     def schema(self):
         """{column: type} in order (DuckDB type names); from the manifest, no data is read.
@@ -212,10 +246,13 @@ class Table:
             self.dataset._warmed.add(self.name)
         args = {"dataset": self.dataset.pinned, "table": self.name, "batch_size": batch_size,
                 "rank": rank, "world": world, "worker": worker, "workers": workers}
+        if columns is None:
+            columns = self._columns
         if columns is not None:
             args["columns"] = [columns] if isinstance(columns, str) else list(columns)
         if limit is not None:
             args["limit"] = int(limit)
+        where = _both(self._where, where) if where else self._where
         if where:
             args["where"] = where
         self.last_result = None
@@ -241,10 +278,13 @@ class Table:
                 cols[name] = [None if v is None else base64.b64decode(v) for v in cols[name]]
             yield cols, msg["rows"]
 
-    def batch_dicts(self, batch_size=1024, columns=None, shard=None, limit=None, where=None, refs=True):
+    def batch_dicts(self, batch_size=1024, columns=None, shard=None, limit=None, where=None, refs=True,
+                    prefetch="auto"):
         """This shard's rows as dict-of-lists batches ({column: [values]}), read by warpd's DuckDB with
         only the columns asked for and the ``where`` filter (a SQL expression) applied there.
-        Values of bound columns are FileRef/ImageRef/AudioRef (``refs=False``: the stored strings)."""
+        Values of bound columns are FileRef/ImageRef/AudioRef (``refs=False``: the stored strings).
+        prefetch: see ``batches``."""
+        _check_prefetch(prefetch)
         bound = {}
         if refs:
             for col, (artifact, ref_type) in self.refs.items():
@@ -260,9 +300,14 @@ class Table:
                         cols[col] = [None if v is None else cls(root, artifact, v) for v in values]
             yield cols
 
-    def batches(self, batch_size=1024, columns=None, shard=None, limit=None, where=None):
+    def batches(self, batch_size=1024, columns=None, shard=None, limit=None, where=None, prefetch="auto"):
         """Arrow RecordBatches when pyarrow can be imported (bound columns as their stored strings),
-        else the same batches as ``batch_dicts``."""
+        else the same batches as ``batch_dicts``.
+
+        prefetch="auto" (the only setting): warpd reads each shard's bytes ahead of the batches
+        (its read-ahead and the table's next shards, through its cache), whatever the caller does;
+        there is no per-read switch to turn that off, so any other value is refused."""
+        _check_prefetch(prefetch)
         try:
             import pyarrow as pa
         except ImportError:
@@ -283,6 +328,17 @@ class Table:
 
     def __repr__(self):
         return "Table(%r of %r, %d rows)" % (self.name, self.dataset.name, self.num_rows)
+
+
+def _check_prefetch(prefetch):
+    if prefetch != "auto":
+        raise BadRequestError("prefetch=%r: warpd reads ahead by itself for every read, and that cannot be changed"
+                              " per read" % (prefetch,), 'leave prefetch="auto" (the default)')
+
+
+def _both(a, b):
+    """Two filters that must both hold; each on its own lines, so a trailing -- comment ends with its line."""
+    return b if a is None else "(%s\n) AND (%s\n)" % (a, b)
 
 
 _DECIMAL = ("decimal", None)
@@ -457,10 +513,12 @@ class _LazyRoot:
 
 
 def publish(name, tables=None, artifacts=None, bindings=None, set_latest=True, shard_size=None, socket=None,
-            progress=None):
+            progress=None, branch=None, allow_missing_members=False, allow_threshold_violations=False):
     """Publishes files through warpd (its ``publish`` operation): tables {name: [parquet paths]},
     artifacts {name: [folders or tars]}, bindings ["main.path=images:image"]. Idempotent: the same
-    inputs give the same version and upload nothing again. Returns warpd's result (dataset, version,
+    inputs give the same version and upload nothing again. branch: move that branch instead of
+    latest (``warpctl publish --branch``); allow_missing_members, allow_threshold_violations: as
+    ``warpctl publish``'s options of those names. Returns warpd's result (dataset, version,
     blobs_uploaded, bytes_uploaded, ...)."""
     def paths(d, what, example):
         if d is not None and not isinstance(d, dict):
@@ -474,7 +532,97 @@ def publish(name, tables=None, artifacts=None, bindings=None, set_latest=True, s
             "bindings": list(bindings or []), "set_latest": bool(set_latest)}
     if shard_size is not None:
         args["shard_size"] = shard_size
+    if branch is not None:
+        args["branch"] = branch
+    if allow_missing_members:
+        args["allow_missing_members"] = True
+    if allow_threshold_violations:
+        args["allow_threshold_violations"] = True
     return Client(socket).call("publish", args, on_event=progress)
 
 
-__all__ = ["dataset", "Dataset", "Table", "publish", "resolve_shard", "WarpError"]
+ARTIFACT_KINDS = ("tar_shards", "webdataset_shards", "safetensors", "tensor_warehouse")
+
+
+def _artifact_kind(paths):
+    """The kind ``publish`` makes of these inputs: one folder holding seed 001's
+    dataset_manifest.json is a safetensors dataset, one holding seed 003's warehouse manifest.json
+    a tensor warehouse, any other folder tar shards Warp packs, tar files WebDataset shards."""
+    if len(paths) == 1 and os.path.isdir(paths[0]):
+        d = paths[0]
+        if os.path.isfile(os.path.join(d, "dataset_manifest.json")):
+            return "safetensors"
+        try:
+            with open(os.path.join(d, "manifest.json"), "rb") as f:
+                m = json.loads(f.read(16 << 20) or b"null")
+            if isinstance(m, dict) and "dataset_root" in m and "shards" in m:
+                return "tensor_warehouse"
+        except (OSError, ValueError):
+            pass
+        return "tar_shards"
+    return "webdataset_shards"
+
+
+class DatasetBuilder:
+    """A publish put together step by step, then made through warpd (``wd.publish``)::
+
+        b = wd.DatasetBuilder("ws/name")
+        b.add_table("main", ["data/part-0.parquet"])
+        b.add_artifact("raw_images", "images/", kind="tar_shards")
+        b.bind("main.image", "raw_images", "image")
+        b.publish(set_latest=True)
+    """
+
+    def __init__(self, name, socket=None):
+        self.name = name
+        self.socket = socket
+        self.tables = {}
+        self.artifacts = {}
+        self.bindings = []
+
+    def add_table(self, name, parquet_files):
+        """Table ``name`` from Parquet files (paths or globs, expanded here as warpctl does), or one
+        committed dataset folder."""
+        files = [parquet_files] if isinstance(parquet_files, (str, os.PathLike)) else list(parquet_files)
+        for f in map(os.fspath, files):
+            if glob.has_magic(f):
+                found = sorted(glob.glob(f, recursive=True))
+                if not found:
+                    raise BadRequestError("table %r: %s matches no file" % (name, f), "check the pattern")
+                self.tables.setdefault(name, []).extend(found)
+            else:
+                self.tables.setdefault(name, []).append(f)
+        return self
+
+    def add_artifact(self, name, path, kind=None):
+        """Artifact ``name`` from a folder (or tar files). ``kind``, when given, is what you expect
+        publish to make of it (one of ARTIFACT_KINDS); ``publish()`` refuses before anything is
+        uploaded if the files say otherwise (a folder with dataset_manifest.json is "safetensors")."""
+        if kind is not None and kind not in ARTIFACT_KINDS:
+            raise BadRequestError("artifact kind %r is not one Warp publishes" % (kind,),
+                                  "pass one of %s, or leave kind out" % ", ".join(ARTIFACT_KINDS))
+        paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+        self.artifacts[name] = ([os.fspath(p) for p in paths], kind)
+        return self
+
+    def bind(self, column, artifact, ref_type="file"):
+        """Binds ``table.column`` (e.g. "main.image") to members of ``artifact`` as ``ref_type``
+        (file, image or audio)."""
+        self.bindings.append("%s=%s:%s" % (column, artifact, ref_type))
+        return self
+
+    def publish(self, set_latest=True, **options):
+        """Publishes what was added (``wd.publish``'s keywords: branch, shard_size, progress, ...);
+        returns warpd's result."""
+        for name, (paths, kind) in self.artifacts.items():
+            found = _artifact_kind([os.path.abspath(p) for p in paths])
+            if kind is not None and found != kind:
+                raise InvalidInputError("artifact %r was added as kind %r, but publish would make %r of %s"
+                                        % (name, kind, found, ", ".join(paths)),
+                                        "pass kind=%r, or give the files that make a %s" % (found, kind))
+        return publish(self.name, tables=self.tables or None,
+                       artifacts={n: p for n, (p, _) in self.artifacts.items()} or None,
+                       bindings=self.bindings, set_latest=set_latest, socket=self.socket, **options)
+
+
+__all__ = ["dataset", "Dataset", "DatasetBuilder", "Table", "publish", "resolve_shard", "WarpError"]

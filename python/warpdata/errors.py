@@ -82,6 +82,39 @@ class VerificationFailedError(WarpError):
     code = "VerificationFailed"
 
 
+class InvalidInputError(WarpError):
+    """A publish refused its input (a file, folder or writer's manifest), naming it; nothing was
+    published. ``DatasetIncomplete`` (no _SUCCESS, a listed part missing) is one of these."""
+    code = "InvalidInput"
+
+
+class InvalidSafetensorsError(InvalidInputError):
+    code = "InvalidSafetensors"
+
+
+class ThresholdsViolatedError(InvalidInputError):
+    code = "ThresholdsViolated"
+
+
+class ManifestCorruptedError(WarpError):
+    """A stored manifest (or a side blob it names) fails verification: its content does not hash
+    to its version, or it does not parse."""
+    code = "ManifestCorrupted"
+
+
+class PointerMovedError(WarpError):
+    """Someone else moved the pointer (latest, a branch) meanwhile; nothing was overwritten."""
+    code = "PointerMoved"
+
+
+class RefExistsError(WarpError):
+    code = "RefExists"
+
+
+class InvalidViewError(WarpError):
+    code = "InvalidView"
+
+
 class MissingDependencyError(WarpError, ImportError):
     """An optional module (numpy, PIL, torch, pyarrow, ...) is needed and not importable."""
     code = "MissingDependency"
@@ -90,7 +123,18 @@ class MissingDependencyError(WarpError, ImportError):
 _BY_CODE = {c.code: c for c in (
     DaemonUnavailableError, DatasetNotFoundError, TableNotFoundError, ArtifactNotFoundError, ColumnNotFoundError,
     InvalidFilterError, MemberNotFoundError, BadRequestError, AccessDeniedError, AuthenticationError, StoreError,
-    StoreUnreachableError, NotCachedError, MountUnavailableError, VerificationFailedError)}
+    StoreUnreachableError, NotCachedError, MountUnavailableError, VerificationFailedError, InvalidInputError,
+    InvalidSafetensorsError, ThresholdsViolatedError, ManifestCorruptedError, PointerMovedError, RefExistsError,
+    InvalidViewError)}
+_BY_CODE["InvalidTwhShard"] = InvalidInputError
+_BY_CODE["InvalidManifest"] = ManifestCorruptedError
+_BY_CODE["CorruptShard"] = VerificationFailedError
+_BY_CODE["MemberHashMismatch"] = VerificationFailedError
+_BY_CODE["ObjectTooLarge"] = StoreError
+_BY_CODE["BlobNotFound"] = StoreError
+_BY_CODE["PermissionError"] = AccessDeniedError
+_BY_CODE["NoTables"] = TableNotFoundError
+_BY_CODE["PlanTooLarge"] = BadRequestError
 _BY_CODE["StoreUnavailable"] = StoreUnreachableError
 _BY_CODE["AmbiguousVersion"] = DatasetNotFoundError
 _BY_CODE["NoSuchBucket"] = StoreError

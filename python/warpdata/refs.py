@@ -132,9 +132,8 @@ class AudioRef(FileRef):
         try:
             import soundfile
         except ImportError:
-            import wave
-            with self.open() as f, wave.open(f) as w:
-                return w.getframerate()
+            with self.open() as f:
+                return _wav(f, self.path)[0]
         with self.open() as f:
             return soundfile.info(f).samplerate
 
@@ -151,10 +150,11 @@ class AudioRef(FileRef):
             with self.open() as f:
                 data, _ = soundfile.read(f, dtype="float32")
             return data
-        import wave
-        with self.open() as f, wave.open(f) as w:
-            channels, width, frames = w.getnchannels(), w.getsampwidth(), w.readframes(w.getnframes())
-        if width == 1:
+        with self.open() as f:
+            _, channels, is_float, width, frames = _wav(f, self.path)
+        if is_float:
+            a = np.frombuffer(frames, dtype="<f%d" % width).astype(np.float32)
+        elif width == 1:
             a = (np.frombuffer(frames, dtype=np.uint8).astype(np.float32) - 128.0) / 128.0
         elif width == 2:
             a = np.frombuffer(frames, dtype="<i2").astype(np.float32) / 32768.0
@@ -163,11 +163,55 @@ class AudioRef(FileRef):
             ints = (b[:, 0].astype(np.int32) | (b[:, 1].astype(np.int32) << 8) | (b[:, 2].astype(np.int32) << 16))
             ints = np.where(ints >= 1 << 23, ints - (1 << 24), ints)
             a = ints.astype(np.float32) / float(1 << 23)
-        elif width == 4:
-            a = np.frombuffer(frames, dtype="<i4").astype(np.float32) / float(1 << 31)
         else:
-            raise missing("soundfile", "AudioRef.as_array() of %d-byte samples" % width, "python3-soundfile")
+            a = np.frombuffer(frames, dtype="<i4").astype(np.float32) / float(1 << 31)
         return a if channels == 1 else a.reshape(-1, channels)
+
+
+# WAVE format tags: integer PCM, IEEE float (what soundfile and torchaudio write for float data),
+# and WAVE_FORMAT_EXTENSIBLE, whose sub-format GUID starts with one of the other two.
+_PCM, _FLOAT, _EXTENSIBLE = 1, 3, 0xFFFE
+
+
+def _wav(f, name):
+    """(sample rate, channels, is_float, bytes a sample, sample bytes) of a RIFF WAVE file: PCM of
+    8-32 bits or IEEE float of 32/64 bits, read with the standard library. Anything else is a
+    MissingDependencyError pointing to soundfile, which reads it."""
+    import struct
+    head = f.read(12)
+    if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+        raise _not_wav(name, "not a RIFF WAVE file")
+    fmt = None
+    while True:
+        chunk = f.read(8)
+        if len(chunk) < 8:
+            raise _not_wav(name, "no data chunk" if fmt else "no fmt chunk")
+        cid, size = chunk[:4], struct.unpack("<I", chunk[4:])[0]
+        if cid == b"fmt ":
+            body = f.read(size + (size & 1))
+            if len(body) < 16:
+                raise _not_wav(name, "a fmt chunk of %d bytes" % len(body))
+            tag, channels, rate, _, _, bits = struct.unpack("<HHIIHH", body[:16])
+            if tag == _EXTENSIBLE and len(body) >= 26:
+                tag = struct.unpack("<H", body[24:26])[0]
+            fmt = (tag, channels, rate, bits)
+        elif cid == b"data":
+            if fmt is None:
+                raise _not_wav(name, "data before its fmt chunk")
+            tag, channels, rate, bits = fmt
+            if channels < 1 or not ((tag == _PCM and bits in (8, 16, 24, 32)) or (tag == _FLOAT and bits in (32, 64))):
+                raise _not_wav(name, "format %d with %d-bit samples" % (tag, bits))
+            data = f.read(size)
+            width = bits // 8
+            data = data[:len(data) - len(data) % (width * channels)]
+            return rate, channels, tag == _FLOAT, width, data
+        else:
+            f.seek(size + (size & 1), 1)
+
+
+def _not_wav(name, why):
+    return missing("soundfile", "reading audio %s (%s; the standard library reads WAV PCM and float only)"
+                   % (name, why), "python3-soundfile")
 
 
 def ref_class(ref_type):

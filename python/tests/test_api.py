@@ -1,0 +1,131 @@
+"""The seed's API surface (seed 000, phases 1-5 and 8): Table.head/select/filter, prefetch=,
+DatasetBuilder, wd.publish's options, and a typed error per warpd error code."""
+
+import json
+import os
+
+import pytest
+
+import warpdata as wd
+from conftest import expected_row
+
+
+def test_head_select_and_filter_read_what_they_say(ds):
+    table = ds.table("main")
+    head = table.head(3)
+    # bound columns come as refs, as rows() gives them
+    assert [dict(r, path=r["path"].path, sound=r["sound"].path) for r in head] == [expected_row(i) for i in range(3)]
+    assert isinstance(head[0]["path"], wd.ImageRef)
+    assert table.head(0) == []
+    narrow = table.select(["id", "label"])
+    assert narrow.head(2) == [{"id": 0, "label": "cat"}, {"id": 1, "label": "dog"}]
+    assert table.select("id").head(1) == [{"id": 0}]
+    # filters of filters all hold; a trailing comment ends with its line
+    dogs = table.filter("label = 'dog'  -- the dogs").filter("id < 20")
+    assert [r["id"] for r in dogs.select("id").rows()] == [i for i in range(20) if i % 3 == 1]
+    # a where= given to a read of a filtered table holds too
+    assert [r["id"] for r in dogs.rows(columns=["id"], where="id > 10")] == [13, 16, 19]
+    # the table itself is unchanged: select and filter make new ones
+    assert table.head(1)[0]["note"] is None and table.head(1)[0]["score"] == 0.0
+    with pytest.raises(wd.BadRequestError):
+        table.select([])
+    with pytest.raises(wd.BadRequestError):
+        table.filter("  ")
+    with pytest.raises(wd.BadRequestError):
+        table.head(-1)
+    with pytest.raises(wd.InvalidFilterError) as e:
+        table.filter("1=1) UNION ALL SELECT 1 --").head(1)
+    assert "one expression" in str(e.value)
+
+
+def test_prefetch_auto_is_the_default_and_nothing_else_is_pretended(ds):
+    table = ds.table("main")
+    assert next(table.batch_dicts(4, columns=["id"], prefetch="auto"))["id"] == [0, 1, 2, 3]
+    assert next(iter(table.batches(4, columns=["id"], prefetch="auto")))
+    for wrong in (False, None, "off", True):
+        with pytest.raises(wd.BadRequestError) as e:
+            next(table.batch_dicts(4, prefetch=wrong))
+        assert "reads ahead by itself" in str(e.value)
+
+
+def test_dataset_builder_publishes_tables_artifacts_and_bindings(warp, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    for n in range(2):
+        warp.sql("COPY (SELECT i AS id, 'img/' || i || '.bin' AS image FROM range(%d, %d) t(i)) TO '%s' (FORMAT PARQUET)"
+                 % (n * 5, n * 5 + 5, data / ("part-%d.parquet" % n)))
+    images = tmp_path / "images" / "img"
+    images.mkdir(parents=True)
+    for i in range(10):
+        (images / ("%d.bin" % i)).write_bytes(bytes([i]) * (100 + i))
+    result = (wd.DatasetBuilder("pytest/built")
+              .add_table("main", str(data / "*.parquet"))
+              .add_artifact("raw", str(tmp_path / "images"), kind="tar_shards")
+              .bind("main.image", "raw", "file")
+              .publish(set_latest=True))
+    assert result["dataset"] == "pytest/built" and result["version"]
+    built = wd.dataset("pytest/built")
+    rows = list(built.table("main").rows())
+    assert [r["id"] for r in rows] == list(range(10))
+    assert rows[7]["image"].read_bytes() == bytes([7]) * 107
+
+    # a kind the files do not make is refused before anything is published
+    st = tmp_path / "st"
+    st.mkdir()
+    (st / "dataset_manifest.json").write_text(json.dumps({"shards": []}))
+    with pytest.raises(wd.InvalidInputError) as e:
+        wd.DatasetBuilder("pytest/not-built").add_artifact("emb", str(st), kind="tar_shards").publish()
+    assert "'safetensors'" in str(e.value) and "kind='safetensors'" in e.value.next_step
+    with pytest.raises(wd.DatasetNotFoundError):
+        wd.dataset("pytest/not-built")
+    with pytest.raises(wd.BadRequestError):
+        wd.DatasetBuilder("pytest/x").add_artifact("a", str(st), kind="zip")
+    with pytest.raises(wd.BadRequestError):
+        wd.DatasetBuilder("pytest/x").add_table("main", str(tmp_path / "nothing-*.parquet"))
+
+
+def test_publish_options_and_typed_errors_of_a_refused_input(warp, tmp_path):
+    src = tmp_path / "t"
+    src.mkdir()
+    warp.sql("COPY (SELECT i AS id, 'x/' || i || '.bin' AS f FROM range(3) t(i)) TO '%s' (FORMAT PARQUET)"
+             % (src / "part-0.parquet"))
+    files = tmp_path / "files" / "x"
+    files.mkdir(parents=True)
+    (files / "0.bin").write_bytes(b"0")
+    table = {"main": [str(src / "part-0.parquet")]}
+    artifacts = {"files": [str(tmp_path / "files")]}
+    with pytest.raises(wd.InvalidInputError) as e:
+        wd.publish("pytest/opts", tables=table, artifacts=artifacts, bindings=["main.f=files:file"])
+    assert e.value.code == "InvalidInput" and "name no member" in str(e.value)
+    r = wd.publish("pytest/opts", tables=table, artifacts=artifacts, bindings=["main.f=files:file"],
+                   allow_missing_members=True, branch="dev", set_latest=False)
+    assert r["version"]
+    assert wd.dataset("pytest/opts@dev").version == r["version"]
+    with pytest.raises(wd.DatasetNotFoundError):
+        wd.dataset("pytest/opts")  # no latest: the branch moved, not latest
+
+    # a folder DuckDB's PARTITION_BY wrote, without _SUCCESS: DatasetIncomplete, an InvalidInputError
+    parted = tmp_path / "parted"
+    warp.sql("COPY (SELECT i AS id, i %% 2 AS k FROM range(4) t(i)) TO '%s' (FORMAT PARQUET, PARTITION_BY (k))" % parted)
+    with pytest.raises(wd.InvalidInputError) as e:
+        wd.publish("pytest/parted-incomplete", tables={"main": [str(parted)]})
+    assert "_SUCCESS" in str(e.value) and "touch" in e.value.next_step
+
+
+def test_a_manifest_damaged_in_the_store_is_a_manifest_corrupted_error(warp, tmp_path):
+    src = tmp_path / "m"
+    src.mkdir()
+    warp.sql("COPY (SELECT 1 AS id) TO '%s' (FORMAT PARQUET)" % (src / "part-0.parquet"))
+    r = wd.publish("pytest/damaged", tables={"main": [str(src / "part-0.parquet")]})
+    key = os.path.join(warp.store, "datasets", "pytest", "damaged", "versions", r["version"] + ".json")
+    assert os.path.isfile(key), os.listdir(os.path.dirname(key))
+    text = open(key).read()
+    with open(key, "w") as f:
+        f.write(text.replace('"main"', '"mane"', 1))
+    with pytest.raises(wd.ManifestCorruptedError) as e:
+        wd.dataset("pytest/damaged@" + r["version"])
+    assert e.value.code == "ManifestCorrupted"
+    # publishing the same input again puts it right
+    again = wd.publish("pytest/damaged", tables={"main": [str(src / "part-0.parquet")]})
+    assert again["version"] == r["version"] and any("written again" in n for n in again.get("notes", []))
+    assert wd.dataset("pytest/damaged@" + r["version"]).table("main").head(1) == [{"id": 1}]
