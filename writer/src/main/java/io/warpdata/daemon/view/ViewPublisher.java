@@ -226,6 +226,8 @@ public final class ViewPublisher {
             }
             return new Result(target.as(), version, parent.id(), parent.version(), selection.rows(), members,
                     manifestWritten, upload.bytesUploaded(), moved, moveLatest || !target.namesNothingExplicitly()
+                            // the same view again: latest already is this version, nothing to tell
+                            || latestBefore.filter(version::equals).isPresent()
                     ? Optional.empty() : Optional.of(latestBefore.map(v -> v.shortHex(12)).orElse("(none)")));
         } finally {
             Staging.delete(staging);
@@ -241,10 +243,18 @@ public final class ViewPublisher {
         q.sample().ifPresent(s -> t.put("sample", Long.toString(s)));
         q.fraction().ifPresent(f -> t.put("fraction", f.stripTrailingZeros().toPlainString()));
         q.stratifyBy().ifPresent(s -> t.put("stratify_by", s));
-        if (q.sample().isPresent() || q.fraction().isPresent()) {
+        if (q.sample().isPresent() || q.fraction().isPresent() || drawsRandomly(q.where()) || drawsRandomly(q.orderBy())) {
             t.put("seed", Long.toString(q.seed()));
         }
         return t;
+    }
+
+    /**
+     * Whether SQL calls one of DuckDB's random functions ({@code random()}, which the view's
+     * seed seeds): then the seed decided the rows, and the manifest must say which.
+     */
+    private static boolean drawsRandomly(Optional<String> sql) {
+        return sql.map(s -> s.toLowerCase(java.util.Locale.ROOT).contains("random")).orElse(false);
     }
 
     /** A bound artifact narrowed to the members the view's rows name. */

@@ -68,6 +68,19 @@ class ViewPublisherTest {
     }
 
     @Test
+    void theSeedIsRecordedWheneverItDecidedTheRows() {
+        ViewQuery byRandom = new ViewQuery("main", Optional.of("RANDOM() < 0.5"), Optional.empty(), OptionalLong.empty(),
+                OptionalLong.empty(), Optional.empty(), Optional.empty(), 3);
+        ViewQuery shuffled = new ViewQuery("main", Optional.empty(), Optional.of("random()"), OptionalLong.of(10),
+                OptionalLong.empty(), Optional.empty(), Optional.empty(), 4);
+        ViewQuery plain = new ViewQuery("main", Optional.of("label = 'cat'"), Optional.empty(), OptionalLong.empty(),
+                OptionalLong.empty(), Optional.empty(), Optional.empty(), 5);
+        assertThat(ViewPublisher.terms(byRandom)).containsEntry("seed", "3").containsEntry("where", "RANDOM() < 0.5");
+        assertThat(ViewPublisher.terms(shuffled)).containsEntry("seed", "4");
+        assertThat(ViewPublisher.terms(plain)).doesNotContainKey("seed");
+    }
+
+    @Test
     void aParentPublishedWithAllowMissingMembersGivesViewsThatSkipThemAndSaySo() throws Exception {
         publishWithAMissingMember();
         ViewPublisher.Result r = view("t/pets", "t/all", "true", false);
@@ -110,6 +123,11 @@ class ViewPublisherTest {
         ViewPublisher.Result moved = view("t/pets", "t/cats", "id = 1", true);
         assertThat(catalog.head(DatasetId.parse("t/cats"), null).version()).hasValue(moved.version());
         assertThat(catalog.head(PETS, null).version()).hasValue(pets);
+
+        // The same view again, without --set-latest: latest already is it, so no hint that it is not.
+        ViewPublisher.Result again = view("t/pets", "t/cats", "id = 1", false);
+        assertThat(again.version()).isEqualTo(moved.version());
+        assertThat(again.latestHint()).isEmpty();
     }
 
     /** A blob of the store, as a view or a reader reads it. */
