@@ -63,9 +63,15 @@ final class ListRemoteCommand implements Callable<Integer> {
                 throw new UsageException("'" + workspace + "' is not a workspace",
                         "Name a workspace like 'vision/' (lowercase letters, digits, '_', '-').");
             }
+            List<DatasetId> datasets = remote.catalog().datasets(ws);
+            if (datasets.isEmpty()) {
+                // A workspace is only its datasets: none means none is published there (or a typo).
+                throw new DatasetNotFoundException("Workspace " + ws + "/", remote.store.describe(),
+                        remote.catalog().workspaces().stream().map(w -> w + "/").limit(20).toList());
+            }
             List<DatasetSummary> json = new ArrayList<>();
             TextTable text = new TextTable(List.of("DATASET", "LATEST", "VERSIONS"));
-            for (DatasetId id : remote.catalog().datasets(ws)) {
+            for (DatasetId id : datasets) {
                 Optional<VersionHash> latest = remote.catalog().latest(id);
                 int versions = remote.catalog().versions(id).size();
                 json.add(new DatasetSummary(id.toString(), latest.map(VersionHash::hex).orElse(null), versions));

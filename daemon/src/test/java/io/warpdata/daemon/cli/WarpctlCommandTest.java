@@ -213,6 +213,11 @@ class WarpctlCommandTest {
 
         Run list = warpctl("list-remote", "vision/");
         assertThat(list.out()).contains("vision/pets").contains(version.substring(0, 12));
+        // a workspace nothing is published in (a typo) is not an empty table
+        Run typo = warpctl("list-remote", "visoin/");
+        assertThat(typo.code()).isEqualTo(1);
+        assertThat(typo.out()).isEmpty();
+        assertThat(typo.err()).contains("Workspace visoin/ is not published", "vision/");
         Run inspect = warpctl("inspect", "vision/pets", "--json");
         assertThat(new ObjectMapper().readTree(inspect.out()).at("/artifacts/images/members").asLong()).isEqualTo(50);
     }
