@@ -62,7 +62,8 @@ class FileRef:
                     "%s is not visible, so %s cannot be read: is the Warp mount up?" % (root, self.path),
                     "check the mount (warpctl status; ls %s)" % os.path.dirname(os.path.dirname(root))) from None
             raise MemberNotFoundError(
-                "artifact '%s' of %s has no member '%s'" % (self.artifact, os.path.basename(root), self.path),
+                "artifact '%s' of %s has no member '%s'" % (self.artifact, "/".join(pathlib.PurePath(root).parts[-2:]),
+                                                             self.path),
                 "list its members: ls %s" % os.path.join(root, self.artifact)) from None
 
     def read_bytes(self):

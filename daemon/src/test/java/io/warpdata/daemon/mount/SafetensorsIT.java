@@ -167,6 +167,10 @@ class SafetensorsIT {
         assertThat(store.warpctl("inspect", "st/emb").requireSuccess().out()).contains("artifact emb: safetensors",
                 "format: safetensors", "files: 3", "tensors: 135", "samples: 120",
                 "dtypes: F32:120 BF16:3 F16:3 I32:3 I64:3 U8:3", "shapes: 16:120 3x8x8:3 40:3 5:3 6:3 scalar:3");
+        // cat of a tensor's .npy: the mount makes it, it is no member; the error says how to read it
+        Shell.Result cat = store.warpctl("cat", "st/emb", "--artifact", "emb", "--ref", "part-00000.tensors/emb/0.npy");
+        assertThat(cat.exit()).isEqualTo(1);
+        assertThat(cat.err()).contains("has no member 'part-00000.tensors/emb/0.npy'", "read it from the mount");
     }
 
     private static void refused(Path src, String dataset, String... expected) {

@@ -121,8 +121,17 @@ public final class MemberBytes {
         public NoSuchMemberException(String version, String artifact, String member, boolean directory) {
             super(directory ? "'" + member + "' in artifact '" + artifact + "' of " + version + " is a directory"
                             : "Artifact '" + artifact + "' of " + version + " has no member '" + member + "'",
-                    "Pass the path of one file inside the artifact with --ref (as under /warp/<ws>/<name>/" + artifact
-                            + "/ on a mount; 'ls' there lists them).");
+                    tensorFile(member)
+                            ? "F.tensors/KEY.npy files are made by the mount from F.safetensors' header, not stored"
+                            + " as members: read it from the mount, or pass --ref with the .safetensors file itself."
+                            : "Pass the path of one file inside the artifact with --ref (as under /warp/<ws>/<name>/"
+                            + artifact + "/ on a mount; 'ls' there lists them, except the .tensors/ folders the mount"
+                            + " makes of .safetensors files).");
+        }
+
+        /** A path inside one of the folders the mount shows beside a .safetensors file. */
+        private static boolean tensorFile(String member) {
+            return ("/" + member).contains(".tensors/");
         }
 
         @Override
