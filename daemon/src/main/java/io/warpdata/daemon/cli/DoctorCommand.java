@@ -65,7 +65,10 @@ public final class DoctorCommand implements Callable<Integer> {
                     out.printf("      %-17s fix: %s%n", "", c.fix());
                 }
             }
-            out.println(failed ? "Some checks failed; run the fixes above, then warpctl doctor again." : "All checks passed.");
+            long warnings = checks.stream().filter(c -> c.status() == Doctor.Status.WARN).count();
+            out.println(failed ? "Some checks failed; run the fixes above, then warpctl doctor again."
+                    : warnings > 0 ? "No check failed; " + warnings + " warning(s) above, with their fixes."
+                    : "All checks passed.");
             out.flush();
         }
         return failed ? 1 : 0;

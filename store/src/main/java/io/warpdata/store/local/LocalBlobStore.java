@@ -406,7 +406,9 @@ public final class LocalBlobStore implements BlobStore {
 
     @Override
     public String describe() {
-        return root.toUri().toString();
+        // file:///data/store, without the slash a directory's URI ends with: callers append "/" + key
+        String uri = root.toUri().toString();
+        return uri.endsWith("/") && uri.length() > "file:///".length() ? uri.substring(0, uri.length() - 1) : uri;
     }
 
     private String describe(String key) {

@@ -16,8 +16,39 @@ public final class TextTable {
         if (row.size() != header.size()) {
             throw new IllegalArgumentException("row has " + row.size() + " cells, header " + header.size());
         }
-        rows.add(List.copyOf(row));
+        rows.add(row.stream().map(TextTable::oneLine).toList());
         return this;
+    }
+
+    /**
+     * A cell on one line: a newline, tab or other control character in a value (a text column
+     * holding a paragraph) is shown escaped ({@code \n}, {@code \t}, {@code \x1b}), so that
+     * each row stays one line and the columns stay aligned.
+     */
+    static String oneLine(String cell) {
+        if (cell == null) {
+            return "NULL";
+        }
+        StringBuilder b = null;
+        for (int i = 0; i < cell.length(); i++) {
+            char ch = cell.charAt(i);
+            if (ch >= 0x20 && ch != 0x7f) {
+                if (b != null) {
+                    b.append(ch);
+                }
+                continue;
+            }
+            if (b == null) {
+                b = new StringBuilder(cell.length() + 8).append(cell, 0, i);
+            }
+            b.append(switch (ch) {
+                case '\n' -> "\\n";
+                case '\r' -> "\\r";
+                case '\t' -> "\\t";
+                default -> String.format("\\x%02x", (int) ch);
+            });
+        }
+        return b == null ? cell : b.toString();
     }
 
     /** The table as text, lines ending in '\n'; {@code withHeader=false} prints rows only. */

@@ -96,7 +96,9 @@ public final class TarShardIndexer {
                         Path other = seen.putIfAbsent(name, tar);
                         if (other != null) {
                             throw new InvalidInputException("Artifact '" + artifact + "': member '" + name
-                                    + "' appears in " + other + " and in " + tar,
+                                    + (other.equals(tar) ? "' appears twice in " + tar
+                                    + " (tar readers disagree on which copy is meant)"
+                                    : "' appears in " + other + " and in " + tar),
                                     "Give each member path once across the artifact's tar files.");
                         }
                         MessageDigest d = BlobId.sha256();
@@ -155,15 +157,23 @@ public final class TarShardIndexer {
         long length;
         try (FileChannel ch = FileChannel.open(tar)) {
             length = ch.size();
-            if (length < RECORD) {
-                throw notATar(artifact, tar, "it has " + length + " byte(s), fewer than one tar header (512 bytes)", null);
-            }
             ByteBuffer b = ByteBuffer.wrap(header);
             while (b.hasRemaining() && ch.read(b, b.position()) > 0) {
                 // fill the first record
             }
         } catch (IOException e) {
             throw unreadable(artifact, tar, e);
+        }
+        String compressed = compression(header);
+        if (compressed != null) {
+            throw new InvalidInputException("Artifact '" + artifact + "' file " + tar + " is a " + compressed
+                    + "-compressed file, not a tar: Warp reads members of plain tars in place, by their offsets",
+                    "Decompress it first (e.g. " + (compressed.equals("gzip") ? "gunzip -k" : compressed.equals("bzip2")
+                            ? "bunzip2 -k" : compressed.equals("xz") ? "unxz -k" : "unzstd") + " " + tar
+                            + ") and give the .tar; Warp's own shards and the store compress nothing either.");
+        }
+        if (length < RECORD) {
+            throw notATar(artifact, tar, "it has " + length + " byte(s), fewer than one tar header (512 bytes)", null);
         }
         if (allZero(header, 0, RECORD)) {
             throw notATar(artifact, tar, "its first 512 bytes are zeros, so it holds no member (an empty tar, or"
@@ -173,6 +183,23 @@ public final class TarShardIndexer {
             throw notATar(artifact, tar, "there is no tar header at byte 0 (the header checksum does not match)", null);
         }
         return length;
+    }
+
+    /** The compressor whose magic bytes {@code header} starts with (a .tar.gz given as a tar), or null. */
+    private static String compression(byte[] h) {
+        if ((h[0] & 0xff) == 0x1f && (h[1] & 0xff) == 0x8b) {
+            return "gzip";
+        }
+        if (h[0] == 'B' && h[1] == 'Z' && h[2] == 'h') {
+            return "bzip2";
+        }
+        if ((h[0] & 0xff) == 0xfd && h[1] == '7' && h[2] == 'z' && h[3] == 'X' && h[4] == 'Z' && h[5] == 0) {
+            return "xz";
+        }
+        if ((h[0] & 0xff) == 0x28 && (h[1] & 0xff) == 0xb5 && (h[2] & 0xff) == 0x2f && (h[3] & 0xff) == 0xfd) {
+            return "zstd";
+        }
+        return null;
     }
 
     /**

@@ -72,7 +72,15 @@ final class WriterManifest {
 
     /** What is wrong with a manifest Jackson could not read: a key given twice, or not JSON. */
     static String unreadable(java.io.IOException e) {
-        String first = String.valueOf(e.getMessage()).lines().findFirst().orElse("");
+        String first;
+        if (e instanceof com.fasterxml.jackson.core.JsonProcessingException j) {
+            // Jackson's own message without its location text ("Source: REDACTED ..."): line and column instead
+            var at = j.getLocation();
+            first = String.valueOf(j.getOriginalMessage()).lines().findFirst().orElse("")
+                    + (at == null || at.getLineNr() < 1 ? "" : ", at line " + at.getLineNr() + " column " + at.getColumnNr());
+        } else {
+            first = String.valueOf(e.getMessage()).lines().findFirst().orElse("");
+        }
         java.util.regex.Matcher dup = java.util.regex.Pattern.compile("Duplicate field '(.*)'").matcher(first);
         if (dup.find()) {
             return "has the key '" + dup.group(1) + "' more than once (keep the one that is meant)";

@@ -99,6 +99,23 @@ class TarShardIndexerTest {
     }
 
     @Test
+    void aMemberTwiceInOneTarIsSaidSoAndACompressedTarIsNamedAsSuch() throws Exception {
+        Path dup = tar(tmp.resolve("dup.tar"), "same.txt", "one", "same.txt", "two");
+        assertThatThrownBy(() -> index(dup))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("member 'same.txt' appears twice in " + dup);
+        Path plain = tar(tmp.resolve("plain.tar"), "a.txt", "alpha");
+        Path gz = tmp.resolve("plain.tar.gz");
+        try (OutputStream os = new java.util.zip.GZIPOutputStream(Files.newOutputStream(gz))) {
+            os.write(Files.readAllBytes(plain));
+        }
+        assertThatThrownBy(() -> index(gz))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("is a gzip-compressed file, not a tar")
+                .satisfies(e -> assertThat(((InvalidInputException) e).nextStep()).contains("gunzip -k " + gz));
+    }
+
+    @Test
     void duplicateMemberAcrossShardsIsRefused() throws Exception {
         Path a = tar(tmp.resolve("a.tar"), "x/1.jpg", "one");
         Path b = tar(tmp.resolve("b.tar"), "x/1.jpg", "uno");
