@@ -89,8 +89,39 @@ public final class LastKnownGood {
     /** Kept blob files verified against their ids by this process (each is hashed once). */
     private final java.util.Set<BlobId> verifiedFiles = ConcurrentHashMap.newKeySet();
 
-    private LastKnownGood(Path dir) {
+    /** Whether a member index of so many bytes may be kept: the disk stays above its free-space floor. */
+    private final java.util.function.LongPredicate roomFor;
+    /** Member indexes not kept for want of room, and when that was last logged (nanoTime, 0: never). */
+    private final java.util.concurrent.atomic.LongAdder notKept = new java.util.concurrent.atomic.LongAdder();
+    private final AtomicLong floorLogged = new AtomicLong();
+
+    private LastKnownGood(Path dir, java.util.function.LongPredicate roomFor) {
         this.dir = dir;
+        this.roomFor = roomFor;
+    }
+
+    /**
+     * Whether {@code bytes} of member index may be written now; when not, says so in the log at
+     * most once a minute (a reader of a million-member artifact would ask for every part).
+     */
+    private boolean room(long bytes) {
+        if (roomFor.test(bytes)) {
+            return true;
+        }
+        notKept.increment();
+        long now = System.nanoTime();
+        long last = floorLogged.get();
+        if ((last == 0 || now - last > 60_000_000_000L) && floorLogged.compareAndSet(last, now == 0 ? 1 : now)) {
+            LOG.warn("the disk of {} is under warpd's free-space floor: member indexes are not kept there ({} so far);"
+                    + " they are read from the store into memory when needed and are not known offline. Free space on"
+                    + " that disk (warpctl doctor shows the floor)", dir, notKept.sum());
+        }
+        return false;
+    }
+
+    /** Member indexes not kept on disk because it was under its free-space floor. */
+    public long blobsNotKeptForRoom() {
+        return notKept.sum();
     }
 
     /**
@@ -99,6 +130,15 @@ public final class LastKnownGood {
      * @throws UncheckedIOException if the directory cannot be created
      */
     public static LastKnownGood onDisk(Path catalogDir) {
+        return onDisk(catalogDir, bytes -> true);
+    }
+
+    /**
+     * As {@link #onDisk(Path)}, keeping member indexes only while {@code roomFor} says their
+     * bytes fit above the disk's free-space floor (pointers, listings and manifests, a few KB,
+     * are always kept: they are what offline serving needs first).
+     */
+    public static LastKnownGood onDisk(Path catalogDir, java.util.function.LongPredicate roomFor) {
         Path root = catalogDir.resolve(FORMAT);
         try {
             Files.createDirectories(root.resolve("known"));
@@ -113,12 +153,12 @@ public final class LastKnownGood {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot prepare the catalog state directory " + root, e);
         }
-        return new LastKnownGood(root);
+        return new LastKnownGood(root, roomFor);
     }
 
     /** State kept in memory only. */
     public static LastKnownGood inMemory() {
-        return new LastKnownGood(null);
+        return new LastKnownGood(null, bytes -> false);
     }
 
     /** Whether this state survives a restart. */
@@ -372,7 +412,7 @@ public final class LastKnownGood {
         if (Files.exists(file)) {
             return true;
         }
-        if (writeAtomically(file, bytes, len)) {
+        if (room(len) && writeAtomically(file, bytes, len)) {
             verifiedFiles.add(id);
             return true;
         }
@@ -416,7 +456,7 @@ public final class LastKnownGood {
         return Optional.of(file);
     }
 
-    /** Writes a blob's bytes to a stream (see {@link #keepBlob(BlobId, BlobWriter)}). */
+    /** Writes a blob's bytes to a stream (see {@link #keepBlob(BlobId, long, BlobWriter)}). */
     @FunctionalInterface
     public interface BlobWriter {
         void writeTo(java.io.OutputStream out) throws IOException;
@@ -429,8 +469,8 @@ public final class LastKnownGood {
      * @return the kept file, or empty if this state is in memory or the disk refused (logged)
      * @throws IllegalStateException if the written bytes do not match {@code id}
      */
-    public Optional<Path> keepBlob(BlobId id, BlobWriter writer) {
-        if (dir == null) {
+    public Optional<Path> keepBlob(BlobId id, long size, BlobWriter writer) {
+        if (dir == null || !room(size)) {
             return Optional.empty();
         }
         Path file = dir.resolve("blobs").resolve(id.hex());

@@ -28,7 +28,7 @@ class LastKnownGoodBlobFileTest {
         byte[] data = bytes(3 << 20, 1);
         BlobId id = BlobId.of(data);
         LastKnownGood known = LastKnownGood.onDisk(dir);
-        Optional<Path> kept = known.keepBlob(id, out -> {
+        Optional<Path> kept = known.keepBlob(id, data.length, out -> {
             for (int at = 0; at < data.length; at += 100_000) {
                 out.write(data, at, Math.min(100_000, data.length - at));
             }
@@ -47,7 +47,7 @@ class LastKnownGoodBlobFileTest {
         byte[] data = bytes(1000, 2);
         BlobId other = BlobId.of(bytes(1000, 3));
         LastKnownGood known = LastKnownGood.onDisk(dir);
-        assertThatThrownBy(() -> known.keepBlob(other, out -> out.write(data)))
+        assertThatThrownBy(() -> known.keepBlob(other, data.length, out -> out.write(data)))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining(other.toString());
         assertThat(known.blobFile(other)).isEmpty();
     }
@@ -87,7 +87,25 @@ class LastKnownGoodBlobFileTest {
     void inMemoryStateKeepsNoFiles() {
         byte[] data = bytes(100, 5);
         LastKnownGood known = LastKnownGood.inMemory();
-        assertThat(known.keepBlob(BlobId.of(data), out -> out.write(data))).isEmpty();
+        assertThat(known.keepBlob(BlobId.of(data), data.length, out -> out.write(data))).isEmpty();
         assertThat(known.blobFile(BlobId.of(data))).isEmpty();
+    }
+
+    @Test
+    void aDiskUnderItsFreeSpaceFloorKeepsNoMemberIndexButStillKeepsManifests() {
+        byte[] data = bytes(5000, 8);
+        BlobId id = BlobId.of(data);
+        long[] asked = {0};
+        LastKnownGood known = LastKnownGood.onDisk(dir, bytes -> {
+            asked[0] = bytes;
+            return false;
+        });
+        assertThat(known.keepBlob(id, data, data.length)).isFalse();
+        assertThat(known.keepBlob(id, data.length, out -> out.write(data))).isEmpty();
+        assertThat(asked[0]).isEqualTo(data.length);
+        assertThat(dir.resolve("v1/blobs").resolve(id.hex())).doesNotExist();
+        assertThat(known.blobsNotKeptForRoom()).isEqualTo(2);
+        known.keepManifest("datasets/ws/a/versions/x.json", new byte[] {'{', '}'});
+        assertThat(known.manifest("datasets/ws/a/versions/x.json")).isPresent();
     }
 }

@@ -113,7 +113,7 @@ final class MemberIndexCache {
                         return IndexBytes.of(reader.readIndex(ref));
                     }
                 } else {
-                    file = known.keepBlob(ref.id(), out -> stream(ref, out));
+                    file = known.keepBlob(ref.id(), ref.size(), out -> stream(ref, out));
                 }
             }
             if (file.isPresent()) {

@@ -27,6 +27,15 @@ public record CacheConfig(CacheMode mode, Path dir, long maxBytes, long minFreeB
     /** Marker for "max(5% of the cache filesystem, 1 GiB)". */
     public static final long AUTO_FREE_FLOOR = -1;
 
+    /**
+     * The free-space floor in bytes on a file system of {@code totalBytes}: {@code minFreeBytes},
+     * or for {@link #AUTO_FREE_FLOOR} 5% of it, at least 1 GiB. Everything warpd keeps in its
+     * cache directory (blocks, copies, the catalog's member indexes) stays above it.
+     */
+    public static long floorBytes(long minFreeBytes, long totalBytes) {
+        return minFreeBytes == AUTO_FREE_FLOOR ? Math.max(totalBytes / 20, 1L << 30) : minFreeBytes;
+    }
+
     public CacheConfig {
         Objects.requireNonNull(mode, "mode");
         Objects.requireNonNull(retry, "retry");

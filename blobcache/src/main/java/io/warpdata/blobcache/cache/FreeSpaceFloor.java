@@ -27,8 +27,7 @@ final class FreeSpaceFloor {
      */
     FreeSpaceFloor(DiskSpace space, long minFreeBytes, LongPredicate makeRoom) {
         this.space = space;
-        this.floor = minFreeBytes == CacheConfig.AUTO_FREE_FLOOR
-                ? Math.max(space.totalBytes() / 20, 1L << 30) : minFreeBytes;
+        this.floor = CacheConfig.floorBytes(minFreeBytes, space.totalBytes());
         this.makeRoom = makeRoom;
     }
 

@@ -233,10 +233,23 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
             return LastKnownGood.inMemory();
         }
         try {
-            return LastKnownGood.onDisk(config.cacheDir().resolve(PrivateDirectories.CATALOG));
+            Path dir = config.cacheDir().resolve(PrivateDirectories.CATALOG);
+            // Member indexes kept there stay above the disk's free-space floor, as cached blocks do.
+            return LastKnownGood.onDisk(dir, bytes -> aboveFloor(dir, bytes));
         } catch (UncheckedIOException e) {
             throw new ConfigException("cannot use " + config.cacheDir().resolve(PrivateDirectories.CATALOG) + ": " + e.getCause().getMessage(),
                     "Pass a writable --cache-dir (or set WARP_CACHE_DIR).");
+        }
+    }
+
+    /** Whether {@code bytes} more on {@code dir}'s file system leave it above the cache's free-space floor. */
+    private static boolean aboveFloor(Path dir, long bytes) {
+        try {
+            java.nio.file.FileStore fs = java.nio.file.Files.getFileStore(dir);
+            return fs.getUsableSpace() - bytes >= io.warpdata.blobcache.cache.CacheConfig.floorBytes(
+                    io.warpdata.blobcache.cache.CacheConfig.AUTO_FREE_FLOOR, fs.getTotalSpace());
+        } catch (java.io.IOException e) {
+            return true; // the write itself says what is wrong
         }
     }
 

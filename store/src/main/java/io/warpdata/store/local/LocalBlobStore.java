@@ -40,6 +40,9 @@ import java.util.TreeSet;
  * listed. Works on NFS shares too (rename within a directory is atomic there).
  */
 public final class LocalBlobStore implements BlobStore {
+    /** The most one read call asks of the file system (see {@link #read(String, long, byte[], int, int)}). */
+    static final int READ_PIECE = 1 << 20;
+
     private static final String TMP_PREFIX = ".warp-tmp-";
 
     private final Path root;
@@ -122,9 +125,14 @@ public final class LocalBlobStore implements BlobStore {
                         + " (" + size + " bytes)", "The manifest and the stored object disagree: re-publish the"
                         + " version, or report a bug if the manifest is right.", null);
             }
+            // In pieces of at most READ_PIECE: a read into a heap array goes through a temporary
+            // direct buffer of its size, which NIO keeps per thread; whole 32 MiB reads on a pool
+            // whose threads come and go left warpd at 1.1 GB of RSS (glibc arenas) in a soak.
             ByteBuffer buf = ByteBuffer.wrap(dst, dstOff, len);
             long pos = offset;
-            while (buf.hasRemaining()) {
+            int end = dstOff + len;
+            while (buf.position() < end) {
+                buf.limit(Math.min(end, buf.position() + READ_PIECE));
                 int n = ch.read(buf, pos);
                 if (n < 0) {
                     throw new StoreException("Object " + describe(key) + " shrank while being read at offset " + pos,

@@ -52,6 +52,21 @@ class LocalBlobStoreTest extends BlobStoreContract {
     }
 
     @Test
+    void aReadLargerThanOnePieceFillsExactlyItsRangeAtAnOffsetIntoTheArray() {
+        byte[] data = new byte[3 * LocalBlobStore.READ_PIECE + 12345];
+        new java.util.Random(7).nextBytes(data);
+        store.put("blobs/big", data);
+        int len = 2 * LocalBlobStore.READ_PIECE + 777;
+        byte[] dst = new byte[len + 20];
+        java.util.Arrays.fill(dst, (byte) 0x5a);
+        store.read("blobs/big", 1001, dst, 10, len);
+        assertThat(java.util.Arrays.copyOfRange(dst, 10, 10 + len)).isEqualTo(java.util.Arrays.copyOfRange(data, 1001, 1001 + len));
+        for (int i : new int[] {0, 9, 10 + len, dst.length - 1}) {
+            assertThat(dst[i]).as("byte %d outside the range", i).isEqualTo((byte) 0x5a);
+        }
+    }
+
+    @Test
     void objectsHaveThePermissionsTheUmaskGivesNewFiles() throws Exception {
         // Not 0600: a warpd running as its own user reads what an administrator published.
         store.put("d/put", new byte[] {1});

@@ -285,7 +285,7 @@ public final class Publisher {
         }
         long total = rows.stream().mapToLong(Long::longValue).sum();
         if (input.rowCount().isPresent() && input.rowCount().getAsLong() != total) {
-            throw new InvalidInputException("Table '" + table + "': " + input.describe() + " says row_count "
+            throw new InvalidInputException(input.describe() + " says row_count "
                     + input.rowCount().getAsLong() + " but the parts' Parquet footers hold " + total + " rows",
                     "The parts were changed after the dataset was committed; write the dataset again.");
         }
