@@ -206,10 +206,11 @@ public final class Doctor {
                     + ": warpd is not caching new blocks", "free space on that disk, or give warpd a --cache-dir on a larger"
                     + " one: the floor is max(5% of its file system, 1 GiB) whatever --cache-size is");
         }
-        if (used + free < limit) {
-            return new Check(name, Status.WARN, detail + ": the disk fills before the cache limit is reached",
+        if (used + free - floor < limit) {
+            return new Check(name, Status.WARN, detail + ": the disk reaches the free-space floor of "
+                    + ByteSize.format(floor) + " before the cache limit",
                     "free space on that disk, or lower the limit: warpd --cache-size "
-                            + ByteSize.format((used + free) * 8 / 10).replace(" ", ""));
+                            + ByteSize.format((used + free - floor) * 8 / 10).replace(" ", ""));
         }
         return pass(name, detail);
     }
@@ -367,26 +368,62 @@ public final class Doctor {
         while (existing != null && !Files.exists(existing)) {
             existing = existing.getParent();
         }
+        if (existing != null && Files.isDirectory(existing) && readOnly(existing)) {
+            return new Check("cache dir", Status.FAIL, dir + " is on a read-only file system: warpd refuses to start"
+                    + " there", "pass a --cache-dir (or set WARP_CACHE_DIR) on a writable local disk");
+        }
         if (existing == null || !Files.isDirectory(existing) || !Files.isWritable(existing)) {
             return new Check("cache dir", Status.FAIL, dir + " is not writable (nearest existing: " + existing + ")",
                     SUDO + "mkdir -p " + dir + " && " + SUDO + "chown $USER " + dir + " (or pass --cache-dir / set WARP_CACHE_DIR)");
         }
         try {
+            java.nio.file.FileStore fs = Files.getFileStore(existing);
             if (existing.equals(dir)) {
                 Path probe = Files.createTempFile(dir, ".warp-doctor", ".tmp");
                 Files.delete(probe);
             }
-            long free = Files.getFileStore(existing).getUsableSpace();
+            long free = fs.getUsableSpace();
+            long floor = io.warpdata.blobcache.cache.CacheConfig.floorBytes(
+                    io.warpdata.blobcache.cache.CacheConfig.AUTO_FREE_FLOOR, fs.getTotalSpace());
             String detail = dir + (existing.equals(dir) ? " writable" : " will be created under " + existing)
                     + ", " + ByteSize.format(free) + " free, cache limit " + ByteSize.format(settings.cacheSizeBytes());
-            if (free < settings.cacheSizeBytes()) {
-                return new Check("cache dir", Status.WARN, detail + ": the disk fills before the cache limit is reached",
-                        "free space on that disk, or lower the limit: warpd --cache-size " + ByteSize.format(free * 8 / 10).replace(" ", ""));
+            if (free <= floor) {
+                // Lowering the limit cannot help: nothing is written under the floor.
+                return new Check("cache dir", Status.WARN, detail + ": under warpd's free-space floor of "
+                        + ByteSize.format(floor) + " (5% of the disk, at least 1 GiB), so warpd would keep nothing"
+                        + " there and fetch every read from the store", "free space on that disk, or put the cache on"
+                        + " a disk with more than " + ByteSize.format(floor) + " free (--cache-dir)");
+            }
+            if (free - floor < settings.cacheSizeBytes()) {
+                return new Check("cache dir", Status.WARN, detail + ": the disk reaches warpd's free-space floor of "
+                        + ByteSize.format(floor) + " before the cache limit",
+                        "free space on that disk, or lower the limit: warpd --cache-size "
+                                + ByteSize.format((free - floor) * 8 / 10).replace(" ", ""));
             }
             return pass("cache dir", detail);
+        } catch (java.nio.file.FileSystemException e) {
+            boolean readOnly = String.valueOf(e.getReason()).contains("Read-only");
+            return new Check("cache dir", Status.FAIL, "cannot write in " + dir + ": " + e.getMessage(), readOnly
+                    ? "pass a --cache-dir (or set WARP_CACHE_DIR) on a writable local disk"
+                    : SUDO + "chown $USER " + dir + " (or pass --cache-dir / set WARP_CACHE_DIR)");
         } catch (IOException e) {
             return new Check("cache dir", Status.FAIL, "cannot write in " + dir + ": " + e.getMessage(),
                     SUDO + "chown $USER " + dir + " (or pass --cache-dir / set WARP_CACHE_DIR)");
+        }
+    }
+
+    /**
+     * Whether {@code dir} lies on a file system mounted read-only (root may write anywhere else):
+     * asked by writing, since the JDK's FileStore misses a read-only bind mount of a writable disk.
+     */
+    private static boolean readOnly(Path dir) {
+        try {
+            Files.delete(Files.createTempFile(dir, ".warp-doctor", ".tmp"));
+            return false;
+        } catch (java.nio.file.FileSystemException e) {
+            return String.valueOf(e.getReason()).contains("Read-only");
+        } catch (IOException e) {
+            return false;
         }
     }
 
