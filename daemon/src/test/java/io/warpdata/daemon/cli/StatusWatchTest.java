@@ -25,7 +25,8 @@ class StatusWatchTest {
         String frame = StatusWatch.frame(null, sample(3_000_000, 1_000_000, 1_200_000, 12, 2,
                 "{\"vision/pets\": 4000000}"), 0, "12:00:00");
         assertThat(frame).contains("warpd /warp  mode auto  up 1m 15s  12:00:00", "store: reachable",
-                "read through the mount  4.0 MB since start", "cache hit rate          - (since start 75.0%)",
+                "read through the mount  4.0 MB since start", "(30.0% of what was read)",
+                "cache hit rate          - (since start 75.0%)",
                 "GETs in flight          2   (12 GETs since start)", "vision/pets");
     }
 
@@ -37,7 +38,8 @@ class StatusWatchTest {
                 "{\"a/quiet\": 9000000, \"vision/pets\": 6000000, \"new/one\": 10}");
         String frame = StatusWatch.frame(before, after, 2.0, "12:00:02");
         assertThat(frame).contains("read through the mount  1.0 MB/s   (15.0 MB since start)",
-                "fetched from the store  200.0 KB/s", "cache hit rate          90.0% (since start 80.0%)",
+                "fetched from the store  200.0 KB/s   (1.6 MB since start)   (20.0% of what was read)",
+                "cache hit rate          90.0% (since start 80.0%)",
                 "GETs in flight          3   (2.0 GETs/s)");
         assertThat(frame.indexOf("vision/pets")).as("busiest first").isLessThan(frame.indexOf("new/one"))
                 .isLessThan(frame.indexOf("a/quiet"));
