@@ -78,7 +78,7 @@ final class DiskWrites {
         if (!reserved) {
             // A file system that is full (by other files: the cache evicted all it could) is not
             // an error for the reader: the block is served from memory, just not kept.
-            metrics.cacheWritesSkipped.increment();
+            metrics.writeSkipped();
             warnSkipped(lastFloorWarn, () -> LOG.warn("The cache at {} has no room above its free-space floor ({} bytes free, floor {});"
                     + " serving {} and what follows without caching until space returns", dir.root(),
                     floor.usableBytes(), floor.bytes(), key));
@@ -144,7 +144,7 @@ final class DiskWrites {
 
     /** A write of {@code key} that failed: counted, logged at most every 10 s. */
     void failed(BlockKey key, IOException e) {
-        metrics.cacheWritesSkipped.increment();
+        metrics.writeSkipped();
         warnSkipped(lastFailureWarn, () -> LOG.warn("Could not write {} to the cache at {} ({}); serving it without caching",
                 key, dir.root(), e.toString()));
     }

@@ -18,6 +18,11 @@ import org.slf4j.LoggerFactory;
  * errors. Calls go down only: plan, tiers, member reads, scheduler, read-ahead; none of them calls back.
  */
 final class ReadExecutor implements ReadPlan.Holdings {
+    /** How long after a block was not kept the disk counts as keeping none ({@link ReadMetrics#diskKeeps}). */
+    static final long UNKEPT_WINDOW_NANOS = 10_000_000_000L;
+    /** Blocks read ahead of a stream while the disk keeps none: 8 MiB at most, a quarter of the memory tier. */
+    static final int UNKEPT_READ_AHEAD_BLOCKS = 8;
+
     private static final Logger LOG = LoggerFactory.getLogger(ReadExecutor.class);
     /** Shards whose member index disagreed with them ({@link #servedByBlocks}): logged once each. */
     private final java.util.Set<io.warpdata.manifest.BlobId> disagreeing = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -333,18 +338,25 @@ final class ReadExecutor implements ReadPlan.Holdings {
             return;
         }
         ReadAhead.Advice advice = readAhead.onRead(blob, list, offset, n, missed, scheduler.runBlocks(list.blockSize()));
+        // A disk that keeps no block now (under its free-space floor, or failing writes): what is
+        // fetched ahead waits in the 32 MiB memory tier only, and a 64 MiB window pushed it out
+        // before its reader came; so read ahead a few blocks only, and fetch no blob whole.
+        boolean keeps = metrics.diskKeeps(UNKEPT_WINDOW_NANOS);
         if (advice.fetchAhead()) {
+            // Unkept: no further than a few blocks past this read; read-ahead asks again from there.
+            int to = keeps ? advice.to() : Math.max(advice.from(), Math.min(advice.to(),
+                    (int) ((offset + n - 1) / list.blockSize()) + 1 + UNKEPT_READ_AHEAD_BLOCKS));
             // What is cached is read from disk ahead of the reader (the kernel's read-ahead stops
             // at each block file's end); the rest is fetched ahead.
-            for (int b = advice.from(); b < advice.to(); b++) {
+            for (int b = advice.from(); b < to; b++) {
                 tiers.willNeed(new BlockKey(blob.id(), list.blockSize(), b));
             }
-            readAhead.scheduled(blob.id(), advice.to(), scheduler.schedulePrefetch(blob, list, advice.from(), advice.to()));
+            readAhead.scheduled(blob.id(), advice.to(), Math.min(to, scheduler.schedulePrefetch(blob, list, advice.from(), to)));
         }
         // Hybrid fetches every blob whole at its first read; auto only one read densely at random.
         CacheMode mode = config.mode();
-        if (mode == CacheMode.HYBRID ? (advice.flags() & ReadAhead.FIRST) != 0
-                : mode == CacheMode.AUTO && (advice.flags() & ReadAhead.DENSE_RANDOM) != 0) {
+        if (keeps && (mode == CacheMode.HYBRID ? (advice.flags() & ReadAhead.FIRST) != 0
+                : mode == CacheMode.AUTO && (advice.flags() & ReadAhead.DENSE_RANDOM) != 0)) {
             if (mode == CacheMode.AUTO) {
                 metrics.denseRandomBlobs.increment();
             }

@@ -42,8 +42,25 @@ public final class ReadMetrics {
     public final LongAdder readErrors = new LongAdder();
     /** Fetched blocks served but not cached: no room above the free-space floor, or the write failed (ENOSPC, EROFS, directory gone). */
     public final LongAdder cacheWritesSkipped = new LongAdder();
+    /** When a fetched block was last not kept on disk ({@link System#nanoTime()}; 0: never). */
+    private volatile long lastWriteSkippedNanos;
     /** GETs of data under way right now (a gauge: incremented when one starts, decremented when it ends). */
     public final LongAdder getsInFlight = new LongAdder();
+
+    /** A fetched block served but not kept on disk (see {@link #cacheWritesSkipped}). */
+    void writeSkipped() {
+        cacheWritesSkipped.increment();
+        lastWriteSkippedNanos = System.nanoTime();
+    }
+
+    /**
+     * Whether the disk kept every block it was given lately: no write was skipped (no room above
+     * the floor, a failed write) in the last {@code windowNanos}.
+     */
+    boolean diskKeeps(long windowNanos) {
+        long last = lastWriteSkippedNanos;
+        return last == 0 || System.nanoTime() - last > windowNanos;
+    }
 
     /** Reads and bytes by where they came from, by {@link ReadSource#ordinal()}; bumped only by {@link ReadExecutor}. */
     private final LongAdder[] sourceReads = adders(ReadSource.values().length);
