@@ -147,6 +147,17 @@ public final class SocketFile implements AutoCloseable {
         // A socket nobody answers on: left over from a crash; the rename replaces it.
     }
 
+    /**
+     * Refuses a socket another warpd serves, before this one mounts anything: found only when
+     * binding, it mounted, then unmounted again with the error.
+     */
+    public static void requireNotServed(Path socket) {
+        if (Files.exists(socket, LinkOption.NOFOLLOW_LINKS) && answers(socket)) {
+            throw unsafe("another warpd is already serving the control socket " + socket,
+                    "stop it first (warpctl --socket " + socket + " status shows it), or pass --socket PATH", null);
+        }
+    }
+
     /** True if something accepts connections at {@code socket}. */
     static boolean answers(Path socket) {
         try (SocketChannel probe = SocketChannel.open(StandardProtocolFamily.UNIX)) {

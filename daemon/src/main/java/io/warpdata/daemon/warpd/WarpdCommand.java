@@ -139,6 +139,7 @@ public final class WarpdCommand implements Callable<Integer> {
         try {
             config = DaemonConfig.resolve(cliOptions(), loadConfigFile(), System.getenv(),
                     Path.of(System.getProperty("user.home")), (int) WarpDaemon.uid());
+            io.warpdata.daemon.control.SocketFile.requireNotServed(config.socket());
             daemon = WarpDaemon.start(config);
             running.set(daemon);
         } catch (WarpException e) {
