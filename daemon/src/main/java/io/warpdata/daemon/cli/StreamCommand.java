@@ -32,7 +32,8 @@ final class StreamCommand implements Callable<Integer> {
     @Option(names = "--table", paramLabel = "TABLE", description = "Table (default: main, else the first one).")
     String table;
 
-    @Option(names = "--columns", paramLabel = "a,b", split = ",", description = "Only these columns, in this order (default: all).")
+    @Option(names = "--columns", paramLabel = "a,b", split = ",", description = "Only these columns, in this order, each once (default: all)."
+            + " A column whose name holds a comma cannot be named here; Python's columns= can.")
     List<String> columns;
 
     @Option(names = "--batch-size", paramLabel = "N", defaultValue = "1024",
@@ -64,7 +65,8 @@ final class StreamCommand implements Callable<Integer> {
             RowStream.Result result;
             try (BlobReader reader = root.context.readers().open(remote.store)) {
                 result = new RowStream(reader, Path.of(System.getProperty("java.io.tmpdir")))
-                        .stream(name, t, columns == null ? List.of() : columns, batchSize, selected, fmt,
+                        .stream(name, t, columns == null ? List.of() : List.copyOf(new java.util.LinkedHashSet<>(columns)), batchSize,
+                                selected, fmt,
                                 root.context.out());
             }
             if (root.context.stderrIsTerminal()) {
