@@ -24,7 +24,8 @@ record ChosenTable(Catalog.Resolved version, String name, Table table) {
         VersionReport report = new VersionReport(r.manifest(), r.version());
         String name = asked != null ? asked : report.defaultTable().orElse(null);
         if (name == null) {
-            throw new VersionReport.NoTablesException("Version " + r.id() + "@" + r.version().shortHex(12) + " has no tables", noTablesHint);
+            throw new VersionReport.NoTablesException("Version " + r.id() + "@" + r.version().shortHex(12)
+                    + " has no tables", noTablesHint);
         }
         return new ChosenTable(r, name, report.selected(name).get(name));
     }

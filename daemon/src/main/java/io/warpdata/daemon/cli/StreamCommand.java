@@ -32,8 +32,8 @@ final class StreamCommand implements Callable<Integer> {
     @Option(names = "--table", paramLabel = "TABLE", description = "Table (default: main, else the first one).")
     String table;
 
-    @Option(names = "--columns", paramLabel = "a,b", split = ",", description = "Only these columns, in this order, each once (default: all)."
-            + " A column whose name holds a comma cannot be named here; Python's columns= can.")
+    @Option(names = "--columns", paramLabel = "a,b", split = ",", description = "Only these columns, in this order,"
+            + " each once (default: all). A column whose name holds a comma cannot be named here; Python's columns= can.")
     List<String> columns;
 
     @Option(names = "--batch-size", paramLabel = "N", defaultValue = "1024",
@@ -64,10 +64,10 @@ final class StreamCommand implements Callable<Integer> {
             Table t = chosen.table();
             RowStream.Result result;
             try (BlobReader reader = root.context.readers().open(remote.store)) {
+                // Each column once, as Python's columns= (id,id gave id and id_1).
+                List<String> asked = columns == null ? List.of() : List.copyOf(new java.util.LinkedHashSet<>(columns));
                 result = new RowStream(reader, Path.of(System.getProperty("java.io.tmpdir")))
-                        .stream(name, t, columns == null ? List.of() : List.copyOf(new java.util.LinkedHashSet<>(columns)), batchSize,
-                                selected, fmt,
-                                root.context.out());
+                        .stream(name, t, asked, batchSize, selected, fmt, root.context.out());
             }
             if (root.context.stderrIsTerminal()) {
                 root.context.err().println("table " + name + ": " + result.rows() + " rows (shard " + selected.rank() + "/"

@@ -232,12 +232,12 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         if (!config.mode().usesDisk()) {
             return LastKnownGood.inMemory();
         }
+        Path dir = config.cacheDir().resolve(PrivateDirectories.CATALOG);
         try {
-            Path dir = config.cacheDir().resolve(PrivateDirectories.CATALOG);
             // Member indexes kept there stay above the disk's free-space floor, as cached blocks do.
             return LastKnownGood.onDisk(dir, bytes -> aboveFloor(dir, bytes));
         } catch (UncheckedIOException e) {
-            throw new ConfigException("cannot use " + config.cacheDir().resolve(PrivateDirectories.CATALOG) + ": " + e.getCause().getMessage(),
+            throw new ConfigException("cannot use " + dir + ": " + e.getCause().getMessage(),
                     "Pass a writable --cache-dir (or set WARP_CACHE_DIR).");
         }
     }
