@@ -341,7 +341,7 @@ final class ReadExecutor implements ReadPlan.Holdings {
         // A disk that keeps no block now (under its free-space floor, or failing writes): what is
         // fetched ahead waits in the 32 MiB memory tier only, and a 64 MiB window pushed it out
         // before its reader came; so read ahead a few blocks only, and fetch no blob whole.
-        boolean keeps = metrics.diskKeeps(UNKEPT_WINDOW_NANOS);
+        boolean keeps = diskKeeps();
         if (advice.fetchAhead()) {
             // Unkept: no further than a few blocks past this read; read-ahead asks again from there.
             int to = keeps ? advice.to() : Math.max(advice.from(), Math.min(advice.to(),
@@ -458,6 +458,11 @@ final class ReadExecutor implements ReadPlan.Holdings {
     @Override
     public boolean followsBlocks(BlobMember m, BlockHashList list, long from) {
         return readAhead != null && readAhead.followsBlocks(m.blob(), list, from, m.offset() + m.length());
+    }
+
+    @Override
+    public boolean diskKeeps() {
+        return metrics.diskKeeps(UNKEPT_WINDOW_NANOS);
     }
 
     @Override

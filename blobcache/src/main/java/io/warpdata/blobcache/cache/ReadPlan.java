@@ -38,6 +38,12 @@ final class ReadPlan {
          */
         boolean followsBlocks(BlobMember m, BlockHashList list, long from);
 
+        /**
+         * Whether the disk keeps the blocks it is given (false while it skips writes: no room
+         * above the free-space floor, a read-only or vanished cache directory).
+         */
+        boolean diskKeeps();
+
         CacheMode mode();
     }
 
@@ -67,7 +73,10 @@ final class ReadPlan {
             if (h.memberInFlight(m)) {
                 return new Source.AwaitMember(list);
             }
-            if (!h.blocksInFlight(m, list) && !h.followsBlocks(m, list, at)) {
+            // Blocks serve a stream better than member GETs only if they are kept: on a disk that
+            // keeps nothing a member's 1 MiB block is fetched for its few KB and soon dropped (a
+            // shuffled pass fetched 17x what it read), so the member is fetched on its own.
+            if (!h.blocksInFlight(m, list) && !(h.followsBlocks(m, list, at) && h.diskKeeps())) {
                 return new Source.MemberGet(list);
             }
         }

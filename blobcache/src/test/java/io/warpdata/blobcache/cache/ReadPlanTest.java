@@ -24,6 +24,7 @@ class ReadPlanTest {
         boolean memberInFlight;
         boolean blocksInFlight;
         boolean followsBlocks;
+        boolean diskKeeps = true;
         CacheMode mode = CacheMode.AUTO;
         final List<String> asked = new ArrayList<>();
 
@@ -63,6 +64,11 @@ class ReadPlanTest {
         @Override
         public boolean followsBlocks(BlobMember m, BlockHashList list, long from) {
             return followsBlocks;
+        }
+
+        @Override
+        public boolean diskKeeps() {
+            return diskKeeps;
         }
 
         @Override
@@ -158,6 +164,16 @@ class ReadPlanTest {
         assertThat(plan(member(30_000), h)).isEqualTo(new Source.Blocks(LIST));
         h.blocksInFlight = false;
         h.followsBlocks = true;
+        assertThat(plan(member(30_000), h)).isEqualTo(new Source.Blocks(LIST));
+    }
+
+    @Test
+    void onADiskThatKeepsNothingASequentialReadFetchesTheMemberNotItsBlock() {
+        Held h = new Held();
+        h.followsBlocks = true;
+        h.diskKeeps = false;
+        assertThat(plan(member(30_000), h)).isEqualTo(new Source.MemberGet(LIST));
+        h.blocksInFlight = true; // a block on its way is still awaited, not fetched twice
         assertThat(plan(member(30_000), h)).isEqualTo(new Source.Blocks(LIST));
     }
 
