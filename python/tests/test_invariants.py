@@ -78,12 +78,8 @@ def test_decimal_values_keep_their_digits(warp, tmp_path):
     """A DECIMAL(38,10) read as a float lost its digits (1.2345678901234567e+19): it comes as
     decimal.Decimal, exactly as DuckDB wrote it; DOUBLE columns beside it stay floats."""
     from decimal import Decimal
-    out = tmp_path / "dec.parquet"
-    warp.sql("COPY (SELECT 1 AS id, 12345678901234567890.1234567891::DECIMAL(38,10) AS amount,"
-             " 0.1::DECIMAL(38,20) AS tenth, 0.5::DOUBLE AS score, [0.25::DOUBLE] AS scores)"
-             " TO '%s' (FORMAT PARQUET)" % out)
-    warp.warpctl("publish", "pytest/dec", "--table", "main=%s" % out, "--set-latest")
-    row = next(wd.dataset("pytest/dec").table("main").rows())
+    row = _published_row(warp, tmp_path, "pytest/dec", "1 AS id, 12345678901234567890.1234567891::DECIMAL(38,10)"
+                         " AS amount, 0.1::DECIMAL(38,20) AS tenth, 0.5::DOUBLE AS score, [0.25::DOUBLE] AS scores")
     assert row["amount"] == Decimal("12345678901234567890.1234567891")
     assert isinstance(row["tenth"], Decimal) and row["tenth"] == Decimal("0.1")
     assert row["score"] == 0.5 and isinstance(row["score"], float)
@@ -142,12 +138,9 @@ def test_type_trees_of_nested_decimal_and_map_spellings():
 def test_maps_and_nested_decimals_come_typed_as_duckdb_gives_them(warp, tmp_path):
     """A MAP's keys are of its key type and a DECIMAL inside a list or a map keeps its scale, as
     DuckDB's own client gives them (the keys came as strings, 1.10 as 1.1)."""
-    out = tmp_path / "maps.parquet"
-    warp.sql("COPY (SELECT MAP {1.50::DECIMAL(5,2): 2.50::DECIMAL(5,2)} AS mdec, MAP {10::BIGINT: 20::BIGINT} AS mint,"
-             " MAP {true: 'x'} AS mbool, MAP {1.5::DOUBLE: 'y'} AS mdbl, [1.10::DECIMAL(5,2), 0.00] AS prices,"
-             " 3 AS n) TO '%s' (FORMAT PARQUET)" % out)
-    warp.warpctl("publish", "pytest/maps", "--table", "main=%s" % out, "--set-latest")
-    row = next(wd.dataset("pytest/maps").table("main").rows())
+    row = _published_row(warp, tmp_path, "pytest/maps", "MAP {1.50::DECIMAL(5,2): 2.50::DECIMAL(5,2)} AS mdec,"
+                         " MAP {10::BIGINT: 20::BIGINT} AS mint, MAP {true: 'x'} AS mbool, MAP {1.5::DOUBLE: 'y'} AS mdbl,"
+                         " [1.10::DECIMAL(5,2), 0.00] AS prices, 3 AS n")
     assert row["mint"] == {10: 20}
     assert row["mbool"] == {True: "x"}
     assert row["mdbl"] == {1.5: "y"}
@@ -183,3 +176,12 @@ def test_info_of_a_view_names_its_parent_and_the_names_it_goes_by(warp):
     assert info["derived_from"]["query"] == {"where": "label = '%s'" % LABELS[0]}
     assert "latest" in info["names"]
     assert wd.dataset(DATASET).info().get("derived_from") is None
+
+
+def _published_row(warp, tmp_path, dataset, select):
+    """The one row of ``SELECT <select>``, written to Parquet by DuckDB, published as ``dataset``
+    and read back through warpd."""
+    out = tmp_path / (dataset.replace("/", "-") + ".parquet")
+    warp.sql("COPY (SELECT %s) TO '%s' (FORMAT PARQUET)" % (select, out))
+    warp.warpctl("publish", dataset, "--table", "main=%s" % out, "--set-latest")
+    return next(wd.dataset(dataset).table("main").rows())

@@ -126,19 +126,15 @@ _BY_CODE = {c.code: c for c in (
     StoreUnreachableError, NotCachedError, MountUnavailableError, VerificationFailedError, InvalidInputError,
     InvalidSafetensorsError, ThresholdsViolatedError, ManifestCorruptedError, PointerMovedError, RefExistsError,
     InvalidViewError)}
-_BY_CODE["InvalidTwhShard"] = InvalidInputError
-_BY_CODE["InvalidManifest"] = ManifestCorruptedError
-_BY_CODE["CorruptShard"] = VerificationFailedError
-_BY_CODE["MemberHashMismatch"] = VerificationFailedError
-_BY_CODE["ObjectTooLarge"] = StoreError
-_BY_CODE["BlobNotFound"] = StoreError
-_BY_CODE["PermissionError"] = AccessDeniedError
-_BY_CODE["NoTables"] = TableNotFoundError
-_BY_CODE["PlanTooLarge"] = BadRequestError
-_BY_CODE["StoreUnavailable"] = StoreUnreachableError
-_BY_CODE["AmbiguousVersion"] = DatasetNotFoundError
-_BY_CODE["NoSuchBucket"] = StoreError
-_BY_CODE["StoreNotAnswering"] = StoreUnreachableError
+# warpd's other codes, by the class that says what they mean to a caller
+_BY_CODE.update({
+    "InvalidTwhShard": InvalidInputError, "InvalidManifest": ManifestCorruptedError,
+    "CorruptShard": VerificationFailedError, "MemberHashMismatch": VerificationFailedError,
+    "ObjectTooLarge": StoreError, "BlobNotFound": StoreError, "NoSuchBucket": StoreError,
+    "PermissionError": AccessDeniedError, "NoTables": TableNotFoundError, "PlanTooLarge": BadRequestError,
+    "StoreUnavailable": StoreUnreachableError, "StoreNotAnswering": StoreUnreachableError,
+    "AmbiguousVersion": DatasetNotFoundError,
+})
 
 
 def from_warpd(error):
