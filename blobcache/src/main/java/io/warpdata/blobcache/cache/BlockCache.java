@@ -235,6 +235,17 @@ public final class BlockCache implements BlobReader {
         }
     }
 
+    /**
+     * Begins serving the copies an earlier run left, each once it hashes to its name (in the
+     * background): what a warpd with passthrough does at start ({@link #dropLocalCopies} is the
+     * other choice).
+     */
+    public void adoptLocalCopies() {
+        if (copies != null) {
+            copies.adoptKeptOnce();
+        }
+    }
+
     /** Bytes of whole-blob copies on disk now, beside the blocks ({@link #localCopy}). */
     public long localCopyBytes() {
         return copies == null ? 0 : copies.bytes();

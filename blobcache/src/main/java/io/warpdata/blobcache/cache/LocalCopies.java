@@ -81,6 +81,9 @@ final class LocalCopies implements AutoCloseable {
     private volatile boolean closed;
     /** Set by {@link #discard}: no copy is made or adopted any more. */
     private volatile boolean discarded;
+    /** Copies found at start, adopted from the first use on ({@link #adoptKeptOnce}). */
+    private final java.util.List<Path> kept;
+    private final java.util.concurrent.atomic.AtomicBoolean adoptionBegun = new java.util.concurrent.atomic.AtomicBoolean();
     /** Bumped by {@link #clear}: a copy begun before it is not kept. Guarded by {@code ready}. */
     private long generation;
     /** The copier's buffer (its thread only). */
@@ -118,10 +121,25 @@ final class LocalCopies implements AutoCloseable {
             t.setPriority(Thread.MIN_PRIORITY);
             return t;
         });
-        // Copies of an earlier run: each is hashed against its name (the blob's SHA-256) before
-        // it is served, in the background; one that does not match is deleted.
-        for (Path p : kept) {
-            copier.execute(() -> adopt(p));
+        this.kept = kept;
+    }
+
+    /**
+     * Copies of an earlier run: each is hashed against its name (the blob's SHA-256) before it is
+     * served, in the background; one that does not match is deleted. Begun by the owner once it
+     * knows it serves copies (warpd with passthrough, at start), else by their first use; not at
+     * construction: a warpd without passthrough {@link #discard}s them right after, and hashing
+     * them first was work thrown away (and made that order a race).
+     */
+    void adoptKeptOnce() {
+        if (!discarded && adoptionBegun.compareAndSet(false, true)) {
+            try {
+                for (Path p : kept) {
+                    copier.execute(() -> adopt(p));
+                }
+            } catch (RejectedExecutionException e) {
+                // closed meanwhile: nothing to serve them to
+            }
         }
     }
 
@@ -225,6 +243,7 @@ final class LocalCopies implements AutoCloseable {
      * copy is started in the background if this is the blob's second open and it fits.
      */
     Path open(BlobRef blob) {
+        adoptKeptOnce();
         if (!eligible(blob)) {
             return null;
         }
@@ -250,6 +269,7 @@ final class LocalCopies implements AutoCloseable {
      * cached (it was read whole), a copy is begun now, for the next open.
      */
     void closed(BlobRef blob) {
+        adoptKeptOnce();
         if (!eligible(blob)) {
             return;
         }
@@ -283,6 +303,10 @@ final class LocalCopies implements AutoCloseable {
         long begun;
         synchronized (ready) {
             begun = generation;
+            if (ready.containsKey(id)) {
+                copying.remove(id); // a copy of an earlier run was adopted meanwhile (queued before this)
+                return;
+            }
         }
         try {
             if (closed || space.usableBytes() - blob.size() < floorBytes) {
@@ -380,6 +404,7 @@ final class LocalCopies implements AutoCloseable {
      * and deletes the ones that do not match; returns how many were deleted.
      */
     int verify() {
+        adoptKeptOnce(); // copies of an earlier run not adopted yet are hashed by their adoption
         java.util.List<BlobId> ids;
         synchronized (ready) {
             ids = new java.util.ArrayList<>(ready.keySet());

@@ -130,7 +130,9 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         health = wiring.health();
         services.push(wiring.bare());
         reader = wiring.openCache(config, metrics);
-        if (!config.passthrough()) {
+        if (config.passthrough()) {
+            reader.adoptLocalCopies();
+        } else {
             // Copies a warpd with --passthrough on left are of no use to this one.
             reader.dropLocalCopies();
         }
