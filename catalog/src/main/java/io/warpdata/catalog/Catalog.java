@@ -356,17 +356,7 @@ public final class Catalog {
      * @throws StoreException if it cannot be read or written
      */
     public boolean repairVersion(Manifest manifest) {
-        VersionHash version = ManifestCodec.version(manifest);
-        DatasetId id = manifest.datasetId();
-        String key = StoreLayout.version(id, version);
-        try {
-            Manifests.verify(store.get(key, Manifests.MANIFEST_MAX_BYTES), store.describe() + "/" + key, id, version);
-            return false;
-        } catch (ManifestCorruptedException | ManifestValidationException damaged) {
-            store.put(key, ManifestCodec.toJson(manifest));
-            manifests.forget(key);
-            return true;
-        }
+        return manifests.repair(manifest);
     }
 
     /**

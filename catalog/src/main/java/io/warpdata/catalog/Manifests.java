@@ -76,14 +76,29 @@ final class Manifests {
         return m;
     }
 
-    /** Forgets a manifest held in memory or kept on disk (its stored copy was replaced). */
-    void forget(String key) {
-        verified.invalidate(key);
-        known.forgetManifest(key);
+    /**
+     * The store's copy of {@code manifest}'s version, checked as {@link #read} checks it; one that
+     * fails is written over with {@code manifest} (the same version) and forgotten here.
+     *
+     * @return true if the stored copy was bad and is now replaced
+     */
+    boolean repair(Manifest manifest) {
+        VersionHash version = ManifestCodec.version(manifest);
+        DatasetId id = manifest.datasetId();
+        String key = StoreLayout.version(id, version);
+        try {
+            verify(store.get(key, MANIFEST_MAX_BYTES), store.describe() + "/" + key, id, version);
+            return false;
+        } catch (ManifestCorruptedException | ManifestValidationException damaged) {
+            store.put(key, ManifestCodec.toJson(manifest));
+            verified.invalidate(key);
+            known.forgetManifest(key);
+            return true;
+        }
     }
 
     /** Parses and checks a manifest: its content hashes to {@code version} and it names {@code id}. */
-    static Manifest verify(byte[] json, String source, DatasetId id, VersionHash version) {
+    private static Manifest verify(byte[] json, String source, DatasetId id, VersionHash version) {
         Manifest m = ManifestCodec.fromJson(json, source);
         VersionHash actual = ManifestCodec.version(m);
         if (!actual.equals(version)) {

@@ -132,7 +132,7 @@ final class LocalCopies implements AutoCloseable {
      * them first was work thrown away (and made that order a race).
      */
     void adoptKeptOnce() {
-        if (!discarded && adoptionBegun.compareAndSet(false, true)) {
+        if (!adoptionBegun.get() && !discarded && adoptionBegun.compareAndSet(false, true)) {
             try {
                 for (Path p : kept) {
                     copier.execute(() -> adopt(p));

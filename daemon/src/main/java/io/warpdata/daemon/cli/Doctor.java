@@ -368,20 +368,19 @@ public final class Doctor {
         while (existing != null && !Files.exists(existing)) {
             existing = existing.getParent();
         }
-        if (existing != null && Files.isDirectory(existing) && readOnly(existing)) {
+        // One probe: a temp file made and deleted where the cache will be (or its nearest parent).
+        IOException refused = existing != null && Files.isDirectory(existing) ? tryWrite(existing) : null;
+        if (refused instanceof java.nio.file.FileSystemException f && String.valueOf(f.getReason()).contains("Read-only")) {
+            // The JDK's FileStore misses a read-only bind mount of a writable disk: asked by writing.
             return new Check("cache dir", Status.FAIL, dir + " is on a read-only file system: warpd refuses to start"
                     + " there", "pass a --cache-dir (or set WARP_CACHE_DIR) on a writable local disk");
         }
-        if (existing == null || !Files.isDirectory(existing) || !Files.isWritable(existing)) {
+        if (existing == null || !Files.isDirectory(existing) || refused != null) {
             return new Check("cache dir", Status.FAIL, dir + " is not writable (nearest existing: " + existing + ")",
                     SUDO + "mkdir -p " + dir + " && " + SUDO + "chown $USER " + dir + " (or pass --cache-dir / set WARP_CACHE_DIR)");
         }
         try {
             java.nio.file.FileStore fs = Files.getFileStore(existing);
-            if (existing.equals(dir)) {
-                Path probe = Files.createTempFile(dir, ".warp-doctor", ".tmp");
-                Files.delete(probe);
-            }
             long free = fs.getUsableSpace();
             long floor = io.warpdata.blobcache.cache.CacheConfig.floorBytes(
                     io.warpdata.blobcache.cache.CacheConfig.AUTO_FREE_FLOOR, fs.getTotalSpace());
@@ -401,29 +400,19 @@ public final class Doctor {
                                 + ByteSize.format((free - floor) * 8 / 10).replace(" ", ""));
             }
             return pass("cache dir", detail);
-        } catch (java.nio.file.FileSystemException e) {
-            boolean readOnly = String.valueOf(e.getReason()).contains("Read-only");
-            return new Check("cache dir", Status.FAIL, "cannot write in " + dir + ": " + e.getMessage(), readOnly
-                    ? "pass a --cache-dir (or set WARP_CACHE_DIR) on a writable local disk"
-                    : SUDO + "chown $USER " + dir + " (or pass --cache-dir / set WARP_CACHE_DIR)");
         } catch (IOException e) {
             return new Check("cache dir", Status.FAIL, "cannot write in " + dir + ": " + e.getMessage(),
                     SUDO + "chown $USER " + dir + " (or pass --cache-dir / set WARP_CACHE_DIR)");
         }
     }
 
-    /**
-     * Whether {@code dir} lies on a file system mounted read-only (root may write anywhere else):
-     * asked by writing, since the JDK's FileStore misses a read-only bind mount of a writable disk.
-     */
-    private static boolean readOnly(Path dir) {
+    /** Why a temp file cannot be made (and deleted) in {@code dir}, or null if it can. */
+    private static IOException tryWrite(Path dir) {
         try {
             Files.delete(Files.createTempFile(dir, ".warp-doctor", ".tmp"));
-            return false;
-        } catch (java.nio.file.FileSystemException e) {
-            return String.valueOf(e.getReason()).contains("Read-only");
+            return null;
         } catch (IOException e) {
-            return false;
+            return e;
         }
     }
 

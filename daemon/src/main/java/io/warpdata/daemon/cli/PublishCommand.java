@@ -22,6 +22,7 @@ import picocli.CommandLine.ParentCommand;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
@@ -98,11 +99,13 @@ final class PublishCommand implements Callable<Integer> {
                             + " --artifact images=./images/ (each repeatable).");
         }
         List<Binding> parsedBindings;
+        Map<String, List<String>> namedTables;
+        Map<String, List<String>> namedArtifacts;
         try {
             // The command line's own forms, checked before anything is asked of warpd (exit code 2).
             parsedBindings = bindings.stream().map(PublishRequest::parseBinding).toList();
-            PublishRequest.parseNamed(tables, "--table");
-            PublishRequest.parseNamed(artifacts, "--artifact");
+            namedTables = PublishRequest.parseNamed(tables, "--table");
+            namedArtifacts = PublishRequest.parseNamed(artifacts, "--artifact");
         } catch (io.warpdata.daemon.publish.InvalidInputException malformed) {
             throw new UsageException(malformed.getMessage(), malformed.nextStep());
         }
@@ -115,12 +118,13 @@ final class PublishCommand implements Callable<Integer> {
         if (branch != null) {
             PublishRequest.requireBranchName(branch);
         }
-        Optional<PublishCall.Reply> viaDaemon = noDaemon ? Optional.empty() : publishThroughDaemon(ctx, id, bindings, shardBytes);
+        Optional<PublishCall.Reply> viaDaemon = noDaemon ? Optional.empty()
+                : publishThroughDaemon(ctx, id, namedTables, namedArtifacts, bindings, shardBytes);
         if (viaDaemon.isPresent()) {
             return root.print(viaDaemon.get(), viaDaemon.get().summary());
         }
-        PublishRequest request = new PublishRequest(id, new TreeMap<>(PublishRequest.parseNamed(tables, "--table")),
-                new TreeMap<>(PublishRequest.parseNamed(artifacts, "--artifact")), parsedBindings, setLatest,
+        PublishRequest request = new PublishRequest(id, new TreeMap<>(namedTables), new TreeMap<>(namedArtifacts),
+                parsedBindings, setLatest,
                 shardBytes, ctx.cwd(), Optional.ofNullable(branch), allowThresholdViolations, allowMissingMembers);
         Path staging = ctx.stagingParent(stagingDir);
         PublishProgress bars = progress || (ctx.stderrIsTerminal() && !root.json)
@@ -142,7 +146,9 @@ final class PublishCommand implements Callable<Integer> {
      * this returns. Sources are expanded here, as the calling user, and read by the daemon only
      * where this user may read them.
      */
-    private Optional<PublishCall.Reply> publishThroughDaemon(CliContext ctx, DatasetId id, List<String> bindingSpecs, long shardBytes) {
+    private Optional<PublishCall.Reply> publishThroughDaemon(CliContext ctx, DatasetId id, Map<String, List<String>> namedTables,
+                                                            Map<String, List<String>> namedArtifacts,
+                                                            List<String> bindingSpecs, long shardBytes) {
         Path sock = root.socket != null ? root.socket : SocketPaths.clientSocket(ctx.env(), ProcessIdentity.uid());
         if (!ControlClient.reachable(sock)) {
             return Optional.empty();
@@ -170,8 +176,8 @@ final class PublishCommand implements Callable<Integer> {
             });
             Runtime.getRuntime().addShutdownHook(hook);
             try {
-                PublishCall.Reply reply = DaemonPublish.publish(client, id, PublishRequest.parseNamed(tables, "--table"),
-                        PublishRequest.parseNamed(artifacts, "--artifact"), bindingSpecs, setLatest, Optional.ofNullable(branch),
+                PublishCall.Reply reply = DaemonPublish.publish(client, id, namedTables, namedArtifacts, bindingSpecs,
+                        setLatest, Optional.ofNullable(branch),
                         shardBytes, ctx.cwd(), allowThresholdViolations, allowMissingMembers, ctx.err()::println);
                 if (interrupted.get()) {
                     ctx.err().println("warpctl: interrupted too late: warpd had already written the version and moved its"

@@ -53,7 +53,6 @@ public final class LocalBlobStore implements BlobStore {
         this.root = root.toAbsolutePath().normalize();
     }
 
-    /** Opens {@code file:///abs/dir}. */
     /**
      * Refuses a store directory that does not exist, for those who only read it (warpd, doctor,
      * list-remote): a typo in {@code --remote} gave an empty, healthy-looking mount. A publish
@@ -69,6 +68,7 @@ public final class LocalBlobStore implements BlobStore {
         }
     }
 
+    /** Opens {@code file:///abs/dir}. */
     public static LocalBlobStore open(String remote) {
         URI uri;
         try {
