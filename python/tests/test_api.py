@@ -3,6 +3,8 @@ DatasetBuilder, wd.publish's options, and a typed error per warpd error code."""
 
 import json
 import os
+import sys
+import types
 
 import pytest
 
@@ -129,3 +131,59 @@ def test_a_manifest_damaged_in_the_store_is_a_manifest_corrupted_error(warp, tmp
     again = wd.publish("pytest/damaged", tables={"main": [str(src / "part-0.parquet")]})
     assert again["version"] == r["version"] and any("written again" in n for n in again.get("notes", []))
     assert wd.dataset("pytest/damaged@" + r["version"]).table("main").head(1) == [{"id": 1}]
+
+
+def test_pandas_gives_the_rows_as_a_dataframe_and_refuses_more_than_max_rows_without_a_limit(ds, monkeypatch):
+    pandas = pytest.importorskip("pandas", reason="python3-pandas (scripts/test installs it)")
+    table = ds.table("main")
+    total = table.num_rows
+    df = table.pandas()
+    assert isinstance(df, pandas.DataFrame) and len(df) == total
+    assert list(df.columns) == list(table.schema())
+    # bound columns as their stored strings; NULLs as None; integers stay integers
+    assert df.to_dict("records")[:8] == [expected_row(i) for i in range(8)]
+    assert str(df["id"].dtype) == "int64" and df["note"][0] is None
+
+    narrow = table.select(["id", "label"]).filter("label = 'bird'")
+    assert narrow.pandas(limit=3).to_dict("list") == {"id": [2, 5, 8], "label": ["bird"] * 3}
+    empty = table.pandas(columns=["id", "score"], where="id < 0")
+    assert list(empty.columns) == ["id", "score"] and len(empty) == 0
+    assert len(table.filter("id < 10").pandas()) == 10
+
+    # the guard: a whole table over max_rows is refused before a row is read ...
+    with pytest.raises(wd.TooManyRowsError) as e:
+        table.pandas(max_rows=total - 1)
+    assert "has %d rows" % total in str(e.value) and "limit=" in e.value.next_step
+    assert isinstance(e.value, wd.BadRequestError)
+    # ... a filtered one once it gives more than max_rows
+    with pytest.raises(wd.TooManyRowsError) as e:
+        table.pandas(where="label = 'dog'", max_rows=20)
+    assert "gives more than 20 rows" in str(e.value)
+    # exactly max_rows passes; a limit or max_rows=None lifts the guard
+    assert len(table.pandas(max_rows=total)) == total
+    assert len(table.pandas(limit=total, max_rows=5)) == total
+    assert len(table.pandas(max_rows=None)) == total
+    for wrong in (-1, 1.5, True, "10"):
+        with pytest.raises(wd.BadRequestError):
+            table.pandas(max_rows=wrong)
+
+    # without pandas: a typed ImportError naming the package
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError) as e:
+        table.pandas(limit=1)
+    assert isinstance(e.value, wd.MissingDependencyError) and "python3-pandas" in e.value.next_step
+
+
+def test_polars_is_given_the_same_columns_and_is_named_when_missing(ds, monkeypatch):
+    table = ds.table("main").select(["id", "note"])
+    # polars is not packaged by Debian: a stand-in module records what polars.DataFrame is given
+    given = []
+    monkeypatch.setitem(sys.modules, "polars", types.SimpleNamespace(DataFrame=lambda data: given.append(data) or "df"))
+    assert table.polars(limit=8) == "df"
+    assert given == [{"id": list(range(8)), "note": [expected_row(i)["note"] for i in range(8)]}]
+    with pytest.raises(wd.TooManyRowsError):
+        table.polars(max_rows=3)
+    monkeypatch.setitem(sys.modules, "polars", None)
+    with pytest.raises(wd.MissingDependencyError) as e:
+        table.polars(limit=1)
+    assert "polars" in str(e.value)

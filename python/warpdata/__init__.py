@@ -8,7 +8,7 @@
 
 Rows are read by warpd (DuckDB over the version's Parquet shards, through its cache), found via
 $WARP_SOCKET or the default socket; artifact members through the Warp mount. Standard library only;
-numpy, PIL, soundfile, torch and pyarrow are used when importable.
+numpy, PIL, soundfile, torch, pyarrow, pandas and polars are used when importable.
 """
 
 from .client import Client, default_socket
@@ -18,7 +18,7 @@ from .errors import (AccessDeniedError, ArtifactNotFoundError, AuthenticationErr
                      InvalidInputError, InvalidSafetensorsError, InvalidViewError, ManifestCorruptedError,
                      MemberNotFoundError, MissingDependencyError, MountUnavailableError, NotCachedError,
                      PointerMovedError, RefExistsError, StoreError, StoreUnreachableError, TableNotFoundError,
-                     ThresholdsViolatedError, VerificationFailedError, WarpError)
+                     ThresholdsViolatedError, TooManyRowsError, VerificationFailedError, WarpError)
 from .refs import AudioRef, FileRef, ImageRef, read_file
 
 __version__ = "0.1.0"
@@ -30,5 +30,5 @@ __all__ = [
     "AccessDeniedError", "AuthenticationError", "StoreError", "StoreUnreachableError", "NotCachedError",
     "MountUnavailableError", "VerificationFailedError", "MissingDependencyError", "InvalidInputError",
     "InvalidSafetensorsError", "ThresholdsViolatedError", "ManifestCorruptedError", "PointerMovedError",
-    "RefExistsError", "InvalidViewError",
+    "RefExistsError", "InvalidViewError", "TooManyRowsError",
 ]

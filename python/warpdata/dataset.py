@@ -10,10 +10,12 @@ import sys
 import time
 
 from .client import Client
-from .errors import BadRequestError, InvalidInputError, MountUnavailableError, TableNotFoundError, WarpError, missing
+from .errors import (BadRequestError, InvalidInputError, MountUnavailableError, TableNotFoundError, TooManyRowsError,
+                     WarpError, missing)
 from .refs import ref_class
 
 MODES = ("auto", "remote", "hybrid")
+MAX_ROWS = 1_000_000  # Table.pandas() / polars() without a limit: the guard's default
 
 
 def dataset(name, mode=None, socket=None, mount=None):
@@ -323,11 +325,68 @@ class Table:
             for values in zip(*(b[n] for n in names)):
                 yield dict(zip(names, values))
 
+    def pandas(self, columns=None, limit=None, where=None, shard=None, max_rows=MAX_ROWS):
+        """The rows as a ``pandas.DataFrame`` (bound columns as their stored strings, as ``batches``).
+
+        Opt-in and guarded (seed E1): the whole result is held in memory, so without ``limit`` a
+        result of more than ``max_rows`` rows is refused (``TooManyRowsError``) after reading at
+        most ``max_rows + 1`` of them; ``max_rows=None`` lifts the guard. Columns keep the types
+        ``batch_dicts`` gives; pandas then makes a nullable integer column ``float64`` (NaN), as
+        DuckDB's own ``.df()`` does."""
+        try:
+            import pandas
+        except ImportError:
+            raise missing("pandas", "Table.pandas()", "python3-pandas")
+        cols = self._collect("pandas()", columns, limit, where, shard, max_rows)
+        return pandas.DataFrame(cols, columns=list(cols))
+
+    def polars(self, columns=None, limit=None, where=None, shard=None, max_rows=MAX_ROWS):
+        """The rows as a ``polars.DataFrame``: what ``pandas()`` reads, with the same guard, given
+        to ``polars.DataFrame`` as a dict of lists (polars infers each column's type)."""
+        try:
+            import polars
+        except ImportError:
+            raise missing("polars", "Table.polars()", "polars")
+        return polars.DataFrame(self._collect("polars()", columns, limit, where, shard, max_rows))
+
+    def _collect(self, what, columns, limit, where, shard, max_rows):
+        """{column: [values]} of every row read, for pandas() and polars()."""
+        if max_rows is not None and (isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 0):
+            raise BadRequestError("max_rows=%r is not a whole number >= 0" % (max_rows,),
+                                  "pass max_rows=1000000, or max_rows=None for no guard")
+        guarded = limit is None and max_rows is not None
+        unnarrowed = where is None and self._where is None and shard is None
+        if guarded and unnarrowed and self.num_rows > max_rows:
+            raise _too_many(what, self, "has %d rows" % self.num_rows, max_rows)
+        cols, read = None, 0
+        for batch, rows in self._stream(8192, columns, shard, max_rows + 1 if guarded else limit, where):
+            if cols is None:
+                cols = batch
+            else:
+                for name, values in batch.items():
+                    cols[name].extend(values)
+            read += rows
+        if guarded and read > max_rows:
+            raise _too_many(what, self, "gives more than %d rows" % max_rows, max_rows)
+        if cols is None:  # no row: the columns asked for, empty
+            wanted = columns if columns is not None else self._columns
+            names = [wanted] if isinstance(wanted, str) else list(wanted or self.schema())
+            cols = {name: [] for name in names}
+        return cols
+
     def __len__(self):
         return self.num_rows
 
     def __repr__(self):
         return "Table(%r of %r, %d rows)" % (self.name, self.dataset.name, self.num_rows)
+
+
+def _too_many(what, table, says, max_rows):
+    return TooManyRowsError(
+        "%s holds the whole result in memory, and table %r of %s %s (max_rows=%d)"
+        % (what, table.name, table.dataset.pinned[:len(table.dataset.name) + 13], says, max_rows),
+        "pass limit=N for the first N rows, narrow them with filter()/where= or select(), or pass max_rows=None"
+        " to load them all")
 
 
 def _check_prefetch(prefetch):

@@ -115,6 +115,11 @@ class InvalidViewError(WarpError):
     code = "InvalidView"
 
 
+class TooManyRowsError(BadRequestError):
+    """Table.pandas() / polars() without a limit would hold more than max_rows rows in memory."""
+    code = "TooManyRows"
+
+
 class MissingDependencyError(WarpError, ImportError):
     """An optional module (numpy, PIL, torch, pyarrow, ...) is needed and not importable."""
     code = "MissingDependency"
