@@ -33,7 +33,8 @@ final class StreamCommand implements Callable<Integer> {
     String table;
 
     @Option(names = "--columns", paramLabel = "a,b", split = ",", description = "Only these columns, in this order,"
-            + " each once (default: all). A column whose name holds a comma cannot be named here; Python's columns= can.")
+            + " each once (default: all). A name with a comma is written in double quotes, as in SQL:"
+            + " --columns '\"a,b\",c' (a double quote inside them doubled).")
     List<String> columns;
 
     @Option(names = "--batch-size", paramLabel = "N", defaultValue = "1024",
@@ -65,7 +66,7 @@ final class StreamCommand implements Callable<Integer> {
             RowStream.Result result;
             try (BlobReader reader = root.context.readers().open(remote.store)) {
                 // Each column once, as Python's columns= (id,id gave id and id_1).
-                List<String> asked = columns == null ? List.of() : List.copyOf(new java.util.LinkedHashSet<>(columns));
+                List<String> asked = columns == null ? List.of() : List.copyOf(new java.util.LinkedHashSet<>(unquoted(columns)));
                 result = new RowStream(reader, Path.of(System.getProperty("java.io.tmpdir")))
                         .stream(name, t, asked, batchSize, selected, fmt, root.context.out());
             }
@@ -77,6 +78,22 @@ final class StreamCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    /**
+     * The names {@code --columns} gave: picocli does not split inside double quotes, so
+     * {@code "a,b"} arrives whole, and is unquoted here as an SQL identifier ({@code ""} is one quote).
+     */
+    static List<String> unquoted(List<String> names) {
+        List<String> out = new java.util.ArrayList<>(names.size());
+        for (String name : names) {
+            if (name.length() >= 2 && name.startsWith("\"") && name.endsWith("\"")) {
+                out.add(name.substring(1, name.length() - 1).replace("\"\"", "\""));
+            } else {
+                out.add(name);
+            }
+        }
+        return out;
     }
 
     /** {@code R/W}, or {@code auto}: {@code RANK}/{@code WORLD_SIZE} from the environment (defaults 0/1). */

@@ -162,6 +162,24 @@ class CatAndStreamCommandTest {
     }
 
     @Test
+    void streamColumnsNamesAColumnWithACommaInDoubleQuotes() throws Exception {
+        Path file = tmp.resolve("commas/part-0.parquet");
+        Files.createDirectories(file.getParent());
+        duck("COPY (SELECT i AS id, i * 2 AS \"a,b\", i * 3 AS \"say \"\"hi\"\"\" FROM range(2) t(i)) TO '" + file
+                + "' (FORMAT PARQUET)");
+        assertThat(warpctl("publish", "vision/commas", "--table", "main=commas/*.parquet", "--set-latest").code()).isZero();
+
+        Run r = warpctl("stream", "vision/commas", "--columns", "\"a,b\",id,\"say \"\"hi\"\"\"");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.lines()).containsExactly("{\"a,b\":0,\"id\":0,\"say \\\"hi\\\"\":0}",
+                "{\"a,b\":2,\"id\":1,\"say \\\"hi\\\"\":3}");
+        // unquoted, the comma splits: no column 'a'
+        Run split = warpctl("stream", "vision/commas", "--columns", "a,b");
+        assertThat(split.code()).isEqualTo(1);
+        assertThat(split.err()).contains("has no column 'a'");
+    }
+
+    @Test
     void streamShardsSplitRowsByRowSplitNeverRoundRobin() throws Exception {
         List<String> all = warpctl("stream", "vision/pets", "--columns", "id").lines();
         assertThat(all).hasSize(ROWS_0 + ROWS_1);
