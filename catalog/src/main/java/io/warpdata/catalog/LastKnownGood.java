@@ -453,7 +453,63 @@ public final class LastKnownGood {
             return Optional.empty();
         }
         verifiedFiles.add(id);
+        markUsed(file);
         return Optional.of(file);
+    }
+
+    /**
+     * Deletes kept member indexes, least recently used first, until those left hold at most
+     * {@code budgetBytes}: for warpd's start, before any is open (one deleted under an open
+     * index would fail its next page read). Used means opened by a warpd process: the first open in
+     * each process sets the file's modification time. Manifests, pointers and listings stay.
+     *
+     * @return the bytes deleted
+     */
+    public long trimBlobs(long budgetBytes) {
+        if (dir == null) {
+            return 0;
+        }
+        record Kept(Path file, long size, long used) {
+        }
+        List<Kept> kept = new ArrayList<>();
+        long total = 0;
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir.resolve("blobs"))) {
+            for (Path f : files) {
+                java.nio.file.attribute.BasicFileAttributes a = Files.readAttributes(f,
+                        java.nio.file.attribute.BasicFileAttributes.class);
+                kept.add(new Kept(f, a.size(), a.lastModifiedTime().toMillis()));
+                total += a.size();
+            }
+        } catch (IOException e) {
+            LOG.warn("cannot list the kept member indexes in {} ({}); none is deleted", dir.resolve("blobs"), e.toString());
+            return 0;
+        }
+        kept.sort(java.util.Comparator.comparingLong(Kept::used));
+        long deleted = 0;
+        int files = 0;
+        for (Kept k : kept) {
+            if (total - deleted <= budgetBytes) {
+                break;
+            }
+            deleteQuietly(k.file());
+            deleted += k.size();
+            files++;
+        }
+        if (files > 0) {
+            LOG.info("deleted {} kept member index file(s), {} bytes, least recently used first: they held {} bytes, over"
+                    + " their budget of {} (an eighth of --cache-size); they are fetched again when a version needs them",
+                    files, deleted, total, budgetBytes);
+        }
+        return deleted;
+    }
+
+    /** Marks a kept file as used now, for {@link #trimBlobs}; quietly (only the eviction order is lost). */
+    private static void markUsed(Path file) {
+        try {
+            Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis()));
+        } catch (IOException e) {
+            LOG.debug("cannot mark {} as used: {}", file, e.toString());
+        }
     }
 
     /** Writes a blob's bytes to a stream (see {@link #keepBlob(BlobId, long, BlobWriter)}). */

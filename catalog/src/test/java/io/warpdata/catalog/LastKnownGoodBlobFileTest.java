@@ -43,6 +43,37 @@ class LastKnownGoodBlobFileTest {
     }
 
     @Test
+    void trimmingDeletesTheLeastRecentlyUsedIndexesDownToTheBudgetAndKeepsManifests() throws IOException {
+        LastKnownGood first = LastKnownGood.onDisk(dir);
+        BlobId[] ids = new BlobId[4];
+        for (int i = 0; i < ids.length; i++) {
+            byte[] data = bytes(1000, 10 + i);
+            ids[i] = BlobId.of(data);
+            first.keepBlob(ids[i], data);
+            // kept at day i: blob 0 the least recently used
+            Files.setLastModifiedTime(dir.resolve("v1/blobs").resolve(ids[i].hex()),
+                    java.nio.file.attribute.FileTime.fromMillis(86_400_000L * (i + 1)));
+        }
+        first.keepManifest("datasets/ws/a/versions/abc.json", "{}".getBytes());
+
+        // A later process opens blob 1: it becomes the most recently used.
+        LastKnownGood later = LastKnownGood.onDisk(dir);
+        assertThat(later.blobFile(ids[1])).isPresent();
+        assertThat(later.trimBlobs(4000)).as("under budget: nothing").isZero();
+
+        LastKnownGood restarted = LastKnownGood.onDisk(dir);
+        assertThat(restarted.trimBlobs(2500)).isEqualTo(2000);
+        assertThat(restarted.blobFile(ids[0])).isEmpty();
+        assertThat(restarted.blobFile(ids[2])).isEmpty();
+        assertThat(restarted.blobFile(ids[1])).isPresent();
+        assertThat(restarted.blobFile(ids[3])).isPresent();
+        assertThat(restarted.manifest("datasets/ws/a/versions/abc.json")).isPresent();
+        assertThat(restarted.trimBlobs(0)).isEqualTo(2000);
+        assertThat(Files.list(dir.resolve("v1/blobs")).count()).isZero();
+        assertThat(LastKnownGood.inMemory().trimBlobs(0)).isZero();
+    }
+
+    @Test
     void bytesThatDoNotMatchTheIdAreNotKept() {
         byte[] data = bytes(1000, 2);
         BlobId other = BlobId.of(bytes(1000, 3));

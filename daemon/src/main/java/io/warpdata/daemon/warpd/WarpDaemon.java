@@ -236,12 +236,24 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         }
         Path dir = config.cacheDir().resolve(PrivateDirectories.CATALOG);
         try {
-            // Member indexes kept there stay above the disk's free-space floor, as cached blocks do.
-            return LastKnownGood.onDisk(dir, bytes -> aboveFloor(dir, bytes));
+            // Member indexes kept there stay above the disk's free-space floor, as cached blocks do,
+            // and within a budget beside the blocks' limit, least recently used deleted at start.
+            LastKnownGood known = LastKnownGood.onDisk(dir, bytes -> aboveFloor(dir, bytes));
+            known.trimBlobs(keptIndexBudget(config.cacheSizeBytes()));
+            return known;
         } catch (UncheckedIOException e) {
             throw new ConfigException("cannot use " + dir + ": " + e.getCause().getMessage(),
                     "Pass a writable --cache-dir (or set WARP_CACHE_DIR).");
         }
+    }
+
+    /**
+     * The bytes of member indexes the catalog keeps across starts: an eighth of the cache's limit
+     * (12.5 GB of the default 100 GB: a hundred ImageNet-sized artifacts), at least 1 GiB (a
+     * 10M-member index is 860 MB), beside the blocks' limit as the passthrough copies are.
+     */
+    static long keptIndexBudget(long cacheSizeBytes) {
+        return Math.max(cacheSizeBytes / 8, 1L << 30);
     }
 
     /** Whether {@code bytes} more on {@code dir}'s file system leave it above the cache's free-space floor. */
