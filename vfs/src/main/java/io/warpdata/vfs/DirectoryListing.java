@@ -72,6 +72,35 @@ final class DirectoryListing {
         }
     }
 
+    /**
+     * The listing of {@code node} as of now, for one open handle of it: the root's and a
+     * workspace's entries (which change with every publish, tag and delete) are taken once here,
+     * so that a listing read in several chunks while they change neither repeats nor skips an
+     * entry that did not change; inside a version, where nothing changes, it lists as
+     * {@link #list} does.
+     *
+     * @throws StoreException if the store could not answer
+     */
+    DirectorySnapshot snapshot(Node node) {
+        List<Entry> entries = switch (node) {
+            case Node.Root r -> workspaceNames();
+            case Node.Workspace w -> workspaceEntries(w.name());
+            default -> null;
+        };
+        if (entries == null) {
+            return (offset, sink) -> list(node, offset, sink);
+        }
+        return (offset, sink) -> {
+            if (offset < 1 && sink.add(".", Node.Type.DIRECTORY, 1, null)) {
+                return;
+            }
+            if (offset < 2 && sink.add("..", Node.Type.DIRECTORY, 2, null)) {
+                return;
+            }
+            listEntries(entries, Math.max(offset, 2) - FIRST_ENTRY_OFFSET + 1, sink);
+        };
+    }
+
     /** A directory entry: its name, and its node where the listing has it (else null, and its type). */
     private record Entry(String name, Node node, Node.Type type) {
         Entry(String name, Node node) {

@@ -275,6 +275,20 @@ public final class WarpTree {
         listing.list(node, offset, sink);
     }
 
+    /**
+     * The listing of directory {@code node} as of now, for one open handle of it (its later
+     * chunks come from the same entries, though the root's and workspaces' change meanwhile).
+     *
+     * @throws WrongNodeTypeException if {@code node} is not a directory
+     * @throws io.warpdata.store.StoreException if the store could not answer
+     */
+    public DirectorySnapshot snapshot(Node node) {
+        if (node.type() != Node.Type.DIRECTORY) {
+            throw new WrongNodeTypeException("listing", node.type());
+        }
+        return listing.snapshot(node);
+    }
+
     // ---------------------------------------------------------------- links and reads
 
     /**

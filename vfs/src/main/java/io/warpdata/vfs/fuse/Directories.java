@@ -1,5 +1,6 @@
 package io.warpdata.vfs.fuse;
 
+import io.warpdata.vfs.DirectorySnapshot;
 import io.warpdata.vfs.Errno;
 import io.warpdata.vfs.Node;
 import io.warpdata.vfs.NodeAttributes;
@@ -7,11 +8,13 @@ import io.warpdata.vfs.WarpTree;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ConcurrentHashMap;
 
 import static io.warpdata.vfs.fuse.FuseAbi.ENTRY_OUT_SIZE;
 import static io.warpdata.vfs.fuse.FuseAbi.FOPEN_CACHE_DIR;
 import static io.warpdata.vfs.fuse.FuseAbi.FOPEN_KEEP_CACHE;
 import static io.warpdata.vfs.fuse.FuseAbi.OUT_HEADER;
+import static io.warpdata.vfs.fuse.FuseAbi.READ_IN_FH;
 import static io.warpdata.vfs.fuse.FuseAbi.READ_IN_OFFSET;
 import static io.warpdata.vfs.fuse.FuseAbi.READ_IN_SIZE;
 import static io.warpdata.vfs.fuse.FuseAbi.RELEASE_IN_FH;
@@ -31,6 +34,11 @@ final class Directories {
     private final FuseReplies replies;
     private final AttributeDemand demand;
     private final HandleTable handles = new HandleTable();
+    /**
+     * The listing each open handle reads, taken at its first READDIR and again when it reads
+     * from the start (rewinddir shows the directory as it is then, as POSIX asks).
+     */
+    private final ConcurrentHashMap<Long, DirectorySnapshot> listings = new ConcurrentHashMap<>();
 
     Directories(WarpTree tree, NodeTable nodes, FuseReplies replies, AttributeDemand demand) {
         this.tree = tree;
@@ -58,8 +66,23 @@ final class Directories {
     }
 
     int releasedir(ByteBuffer in) {
-        handles.release(in.getLong(RELEASE_IN_FH));
+        long fh = in.getLong(RELEASE_IN_FH);
+        handles.release(fh);
+        listings.remove(fh);
         return 0;
+    }
+
+    /** The listing handle {@code fh} reads from {@code offset}: its own, or the tree's if it has no handle. */
+    private DirectorySnapshot listing(long fh, Node node, long offset) {
+        if (handles.get(fh) == null) {
+            return (from, sink) -> tree.list(node, from, sink);
+        }
+        DirectorySnapshot taken = offset == 0 ? null : listings.get(fh);
+        if (taken == null) {
+            taken = tree.snapshot(node);
+            listings.put(fh, taken);
+        }
+        return taken;
     }
 
     /**
@@ -75,7 +98,7 @@ final class Directories {
         // Entries carry inodes where the listing produced their nodes (inside a version): a
         // workspace's entries are versions whose attributes need their manifests, which a plain
         // `ls /warp/ws` must not fetch.
-        tree.list(dir.node, offset, (name, type, next, child) -> {
+        listing(in.getLong(READ_IN_FH), dir.node, offset).list(offset, (name, type, next, child) -> {
             byte[] b = name.getBytes(StandardCharsets.UTF_8);
             int recordLength = FuseReplies.direntLength(plus, b.length);
             if (chunk.used + recordLength > size) {

@@ -133,6 +133,7 @@ final class FuseAbi {
     static final int FORGET_ONE_SIZE = 16;
 
     // ---- struct fuse_read_in (READ, READDIR, READDIRPLUS) ----
+    static final int READ_IN_FH = IN_HEADER;
     static final int READ_IN_OFFSET = IN_HEADER + 8;
     static final int READ_IN_SIZE = IN_HEADER + 16;
 

@@ -437,6 +437,27 @@ class WarpFuseTest {
     }
 
     @Test
+    void aWorkspaceListingReadInChunksWhileItChangesNeitherRepeatsNorSkipsAnEntryThatStayed() {
+        long ws = lookup(ROOT_ID, "vision");
+        long fh = call(OPENDIR, ws, new byte[8]).longAt(OPEN_OUT_FH);
+        List<Dirent> first = dirents(call(READDIR, ws, readIn(fh, 0, 80)), false);
+        assertThat(first).extracting(Dirent::name).containsExactly(".", "..");
+        // two datasets published meanwhile, named to sort before every entry left to read
+        versions.publish(new DatasetId("vision", "a0"), Map.of(), Map.of(), "2026-11-02T12:00:00Z", true);
+        versions.publish(new DatasetId("vision", "a1"), Map.of(), Map.of(), "2026-11-02T12:00:00Z", true);
+        catalog.refresh();
+        assertThat(dirents(call(READDIR, ws, readIn(0, 4096)), false)).as("a listing without the handle sees them")
+                .extracting(Dirent::name).contains("a0", "a1", "mnist", version);
+        List<Dirent> rest = dirents(call(READDIR, ws, readIn(fh, first.get(1).off(), 4096)), false);
+        assertThat(rest).extracting(Dirent::name).containsExactly("mnist", version);
+        // rewinddir: the directory as it is now
+        assertThat(dirents(call(READDIR, ws, readIn(fh, 0, 4096)), false)).extracting(Dirent::name)
+                .contains("a0", "a1", "mnist", version).doesNotHaveDuplicates();
+        call(RELEASEDIR, 0, longs(fh, 0, 0));
+        assertThat(fuse.openHandles()).isZero();
+    }
+
+    @Test
     void directoryHandlesAreCountedUntilReleased() {
         long train = path("images", "train");
         Reply r = call(OPENDIR, train, new byte[8]);
@@ -547,8 +568,12 @@ class WarpFuseTest {
     }
 
     private static byte[] readIn(long offset, int size) {
+        return readIn(0, offset, size);
+    }
+
+    private static byte[] readIn(long fh, long offset, int size) {
         ByteBuffer b = ByteBuffer.allocate(40).order(ByteOrder.nativeOrder());
-        b.putLong(0, 0).putLong(8, offset).putInt(16, size);
+        b.putLong(0, fh).putLong(8, offset).putInt(16, size);
         return b.array();
     }
 
