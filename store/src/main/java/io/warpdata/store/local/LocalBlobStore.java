@@ -7,6 +7,7 @@ import io.warpdata.store.ObjectTooLargeException;
 import io.warpdata.store.PermissionDeniedException;
 import io.warpdata.store.PointerMovedException;
 import io.warpdata.store.StoreException;
+import io.warpdata.store.StoreUnreachableException;
 import io.warpdata.store.Versioned;
 
 import java.io.IOException;
@@ -46,6 +47,11 @@ public final class LocalBlobStore implements BlobStore {
     private static final String TMP_PREFIX = ".warp-tmp-";
 
     private final Path root;
+    /**
+     * Set by {@link #requireRoot}, for a store that is read: its directory vanishing later (an
+     * NFS share unmounted, a disk gone) is an outage, not a store that holds nothing.
+     */
+    private volatile boolean rootRequired;
     /** One monitor per pointer being updated (few: pointers only). */
     private final java.util.concurrent.ConcurrentHashMap<Path, Object> monitors = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -61,6 +67,7 @@ public final class LocalBlobStore implements BlobStore {
      * @throws NoSuchBucketException if {@link #root} is not a directory
      */
     public void requireRoot() {
+        rootRequired = true;
         if (!Files.isDirectory(root)) {
             throw new io.warpdata.store.NoSuchBucketException("The store directory " + root + " does not exist",
                     "Check --remote (or WARP_REMOTE) for a typo; a new store is made by publishing into it"
@@ -99,6 +106,18 @@ public final class LocalBlobStore implements BlobStore {
         return root.resolve(key);
     }
 
+    /**
+     * Called where a key was not found: when the store's directory itself is gone, says so
+     * ({@link StoreUnreachableException}: callers answer from what they know) rather than that
+     * the key is absent, which would make every dataset vanish from the mount.
+     */
+    private void requireRootStill() {
+        if (rootRequired && !Files.isDirectory(root)) {
+            throw new StoreUnreachableException("The store directory " + root + " is gone (unmounted, moved or"
+                    + " deleted?)", null);
+        }
+    }
+
     @Override
     public OptionalLong length(String key) {
         Path p = path(key);
@@ -106,6 +125,7 @@ public final class LocalBlobStore implements BlobStore {
             BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
             return a.isRegularFile() ? OptionalLong.of(a.size()) : OptionalLong.empty();
         } catch (NoSuchFileException e) {
+            requireRootStill();
             return OptionalLong.empty();
         } catch (IOException e) {
             throw translate(e, "read the length of", key);
@@ -234,6 +254,7 @@ public final class LocalBlobStore implements BlobStore {
         try {
             return Versioned.ofContent(Files.readAllBytes(target)).tag();
         } catch (NoSuchFileException e) {
+            requireRootStill();
             return null;
         }
     }
@@ -405,6 +426,7 @@ public final class LocalBlobStore implements BlobStore {
                 out.add(Files.isDirectory(child) ? name + "/" : name);
             }
         } catch (NoSuchFileException | NotDirectoryException e) {
+            requireRootStill();
             return List.of();
         } catch (IOException e) {
             throw translate(e, "list", prefix);
@@ -430,6 +452,7 @@ public final class LocalBlobStore implements BlobStore {
     private StoreException translate(IOException e, String op, String key) {
         String what = "Failed to " + op + " " + describe(key);
         if (e instanceof NoSuchFileException) {
+            requireRootStill();
             return new BlobNotFoundException(describe(), key);
         }
         if (e instanceof AccessDeniedException) {

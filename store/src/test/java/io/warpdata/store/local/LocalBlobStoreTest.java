@@ -46,6 +46,30 @@ class LocalBlobStoreTest extends BlobStoreContract {
     }
 
     @Test
+    void aReadStoreWhoseDirectoryVanishesIsUnreachableNotEmpty() throws Exception {
+        store.put("datasets/ws/a/latest.json", new byte[] {1, 2});
+        store.requireRoot();
+        assertThat(store.list("datasets/ws/")).containsExactly("a/");
+        assertThat(store.list("datasets/nows/")).as("a prefix that is not there: empty").isEmpty();
+        assertThat(store.length("datasets/ws/b/latest.json")).isEmpty();
+
+        Path moved = tmp.resolve("store.off");
+        Files.move(root, moved); // an NFS share unmounted, a disk gone
+        for (Callable<?> call : List.<Callable<?>>of(() -> store.list("datasets/ws/"), () -> store.list(""),
+                () -> store.length("datasets/ws/a/latest.json"), () -> store.get("datasets/ws/a/latest.json"))) {
+            assertThatThrownBy(call::call).isInstanceOf(io.warpdata.store.StoreUnreachableException.class)
+                    .hasMessageContaining(root + " is gone");
+        }
+        Files.move(moved, root);
+        assertThat(store.list("datasets/ws/")).containsExactly("a/");
+
+        // a store being published into (no requireRoot) is made as it is written: absent is empty
+        LocalBlobStore fresh = LocalBlobStore.open(tmp.resolve("new-store").toUri().toString());
+        assertThat(fresh.list("datasets/")).isEmpty();
+        assertThat(fresh.length("datasets/ws/a/latest.json")).isEmpty();
+    }
+
+    @Test
     void keysMapUnderTheRootDirectory() {
         store.put("datasets/ws/a/latest.json", new byte[] {1, 2});
         assertThat(root.resolve("datasets/ws/a/latest.json")).exists().hasBinaryContent(new byte[] {1, 2});
