@@ -105,14 +105,15 @@ final class Directories {
                 return true;
             }
             int at = OUT_HEADER + chunk.used;
-            long ino = FuseReplies.UNKNOWN_INO; // for "." and ".."
+            // The number stat gives, in every dirent ("." and ".." are the first two offsets)
+            long member = child == null ? 0 : tree.computedInode(child);
+            long ino = next <= 2 ? (next == 1 || dir.parent == null ? dir.ino : dir.parent.ino)
+                    : member != 0 ? member : NodeTable.inoOf(dir.ino, name);
             if (plus) {
                 FuseReplies.clear(out, at, ENTRY_OUT_SIZE);
-                long member = child == null ? 0 : tree.computedInode(child);
-                if (member != 0 && !chunk.membersWithAttributes(member, demand)) {
-                    ino = member; // a dirent alone: node id 0 (see AttributeDemand)
-                } else if (child != null) {
-                    ino = plusEntry(out, at, dir, name, child);
+                // a member nobody looks up goes as a dirent alone: node id 0 (see AttributeDemand)
+                if (child != null && (member == 0 || chunk.membersWithAttributes(member, demand))) {
+                    plusEntry(out, at, dir, name, child);
                 }
             }
             FuseReplies.dirent(out, at, plus, ino, next, type, b, recordLength);
@@ -139,20 +140,17 @@ final class Directories {
 
     /**
      * The fuse_entry_out of one READDIRPLUS entry, for the node the listing produced; an entry
-     * whose attributes cannot be had now goes out without an inode, and its LOOKUP reports the
+     * whose attributes cannot be had now goes out without a node id, and its LOOKUP reports the
      * error.
-     *
-     * @return the entry's inode number for its dirent
      */
-    private long plusEntry(ByteBuffer out, int at, NodeTable.Entry dir, String name, Node child) {
+    private void plusEntry(ByteBuffer out, int at, NodeTable.Entry dir, String name, Node child) {
         NodeAttributes a;
         try {
             a = tree.attributes(child);
         } catch (RuntimeException unresolved) {
-            return FuseReplies.UNKNOWN_INO;
+            return;
         }
         long id = nodes.handOut(dir, name, child);
-        replies.entry(out, at, id, a);
-        return id;
+        replies.entry(out, at, id, nodes.ino(id), a);
     }
 }

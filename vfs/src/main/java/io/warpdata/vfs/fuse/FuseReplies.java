@@ -23,8 +23,6 @@ final class FuseReplies {
     private static final int S_IFDIR = 0040000;
     private static final int S_IFREG = 0100000;
     private static final int S_IFLNK = 0120000;
-    /** The inode of a dirent whose node is not handed out ("." and "..", unresolved entries). */
-    static final long UNKNOWN_INO = 0xffffffffL;
 
     private final long uid;
     private final long gid;
@@ -57,22 +55,22 @@ final class FuseReplies {
     }
 
     /** A fuse_attr_out (GETATTR's body); returns its size. */
-    int attrOut(ByteBuffer out, long nodeid, NodeAttributes a) {
+    int attrOut(ByteBuffer out, long ino, NodeAttributes a) {
         int o = OUT_HEADER;
         out.putLong(o + ATTR_OUT_VALID, validSeconds);
         out.putLong(o + 8, 0);
-        attr(out, o + ATTR_OUT_ATTR, nodeid, a);
+        attr(out, o + ATTR_OUT_ATTR, ino, a);
         return ATTR_OUT_SIZE;
     }
 
-    /** A fuse_entry_out at {@code at}. */
-    void entry(ByteBuffer out, int at, long id, NodeAttributes a) {
+    /** A fuse_entry_out at {@code at}: node id {@code id}, inode number {@code ino}. */
+    void entry(ByteBuffer out, int at, long id, long ino, NodeAttributes a) {
         out.putLong(at + ENTRY_NODEID, id);
         out.putLong(at + ENTRY_GENERATION, 0);
         out.putLong(at + ENTRY_VALID, validSeconds);
         out.putLong(at + ENTRY_ATTR_VALID, validSeconds);
         out.putLong(at + 32, 0); // entry_valid_nsec, attr_valid_nsec
-        attr(out, at + ENTRY_ATTR, id, a);
+        attr(out, at + ENTRY_ATTR, ino, a);
     }
 
     /** A fuse_attr at {@code at}. */

@@ -25,7 +25,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * dropped. One name in one directory has one id while the kernel knows it (lookups of a known
  * entry return the same id), so a READDIRPLUS after a LOOKUP, or two DataLoader workers looking
  * up the same file, give the kernel one inode. Ids are never reused, so no generation numbers
- * are needed; tabled ids count up from 2 and never reach 2^63, the computed ones' range.
+ * are needed; tabled ids count up from 2 and never reach 2^63, the computed ones' range. The
+ * inode number stat shows is not the id but a hash of the path ({@link #inoOf}), the same in every
+ * run and after the kernel forgets the node.
  *
  * <p>A {@link Node} is immutable and names everything an operation needs, so LOOKUP resolves a
  * child from its parent's node, and READ and GETATTR find their node by id, without any path.
@@ -36,6 +38,8 @@ final class NodeTable {
     /** One inode the kernel knows. */
     static final class Entry {
         final long id;
+        /** Its inode number for stat and dirents: from its path, so the same in every run ({@link #inoOf}). */
+        final long ino;
         final Entry parent;
         final String name;
         final Node node;
@@ -44,6 +48,7 @@ final class NodeTable {
 
         Entry(long id, Entry parent, String name, Node node) {
             this.id = id;
+            this.ino = parent == null ? FuseAbi.ROOT_ID : inoOf(parent.ino, name);
             this.parent = parent;
             this.name = name;
             this.node = node;
@@ -112,6 +117,38 @@ final class NodeTable {
     long handOut(Entry parent, String name, Node node) {
         long computed = tree.computedInode(node);
         return computed != 0 ? computed : lookedUp(parent, name, node).id;
+    }
+
+    /**
+     * The inode number of {@code id} for stat: a member file's computed id, else its entry's
+     * {@link Entry#ino}.
+     *
+     * @throws StaleNodeException if the kernel has forgotten it
+     */
+    long ino(long id) {
+        return WarpTree.isComputedInode(id) ? id : entry(id).ino;
+    }
+
+    /**
+     * The inode number of {@code name} in a directory whose number is {@code parentIno}: a hash
+     * of the path, below 2^63 (computed member ids have bit 63 set) and above the root's 1. Node
+     * ids count up and a forgotten directory comes back with a new one, so numbers taken from them
+     * changed under memory pressure and at every start (GNU tar's incremental dumps then saw every
+     * folder as renamed); a path's number does not. Two paths share one with a chance of about
+     * n^2 / 2^64 (10^-7 for a million tabled paths).
+     */
+    static long inoOf(long parentIno, String name) {
+        long h = parentIno * 0x9E3779B97F4A7C15L;
+        for (int i = 0; i < name.length(); i++) {
+            h = (h ^ name.charAt(i)) * 0x100000001B3L;
+        }
+        h ^= h >>> 33;
+        h *= 0xff51afd7ed558ccdL;
+        h ^= h >>> 33;
+        h *= 0xc4ceb9fe1a85ec53L;
+        h ^= h >>> 33;
+        h &= Long.MAX_VALUE;
+        return h <= FuseAbi.ROOT_ID ? h + 2 : h;
     }
 
     /** The path of {@code id} for log lines: {@code (node N)} if unknown. */

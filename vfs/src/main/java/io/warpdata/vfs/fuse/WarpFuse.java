@@ -407,7 +407,7 @@ public final class WarpFuse {
         if (WarpTree.isComputedInode(id)) {
             demand.lookedUp(id);
         }
-        replies.entry(out, OUT_HEADER, id, a);
+        replies.entry(out, OUT_HEADER, id, nodes.ino(id), a);
         return ENTRY_OUT_SIZE;
     }
 
@@ -420,7 +420,7 @@ public final class WarpFuse {
     }
 
     private int getattr(long nodeid, ByteBuffer out) {
-        return replies.attrOut(out, nodeid, tree.attributes(nodes.node(nodeid)));
+        return replies.attrOut(out, nodes.ino(nodeid), tree.attributes(nodes.node(nodeid)));
     }
 
     /** The name at {@code [from, NUL or to)} of {@code in}. */

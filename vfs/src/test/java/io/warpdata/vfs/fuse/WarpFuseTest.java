@@ -232,7 +232,8 @@ class WarpFuseTest {
         assertThat(dog.type()).isEqualTo(8); // DT_REG: what find -type f reads
         assertThat(WarpTree.isComputedInode(dog.ino())).isTrue();
         assertThat(bare.get(2).nodeid()).as("a directory still comes with its inode").isNotZero();
-        assertThat(bare.get(2).ino()).isEqualTo(bare.get(2).nodeid());
+        assertThat(bare.get(2).ino()).as("the number stat gives").isEqualTo(
+                call(LOOKUP, train, cString("cat")).longAt(ENTRY_ATTR + ATTR_INO));
         assertThat(fuse.kernelInodes()).isEqualTo(before + 1);
         // stat after the listing: the lookup gives the number the dirent had, with the attributes
         Reply r = call(LOOKUP, train, cString("dog.png"));
@@ -416,6 +417,39 @@ class WarpFuseTest {
                 offset = d.off();
             }
         }
+    }
+
+    @Test
+    void inodeNumbersComeFromPathsTheSameAfterTheKernelForgetsAndInAnotherRun() {
+        long train = path("images", "train");
+        long cat = lookup(train, "cat");
+        long catIno = call(LOOKUP, train, cString("cat")).longAt(ENTRY_ATTR + ATTR_INO);
+        long ws = lookup(ROOT_ID, "vision");
+        long wsIno = call(GETATTR, ws, new byte[16]).longAt(ATTR_OUT_ATTR + ATTR_INO);
+        assertThat(catIno).isNotEqualTo(cat).isPositive();
+        // the dirents of the root and a workspace (no node handed out) carry the numbers stat gives
+        assertThat(dirents(call(READDIR, ROOT_ID, readIn(0, 4096)), false)).filteredOn(d -> d.name().equals("vision"))
+                .extracting(Dirent::ino).containsExactly(wsIno);
+        List<Dirent> inWs = dirents(call(READDIRPLUS, ws, readIn(0, 4096)), true);
+        assertThat(inWs.get(0).ino()).as(".").isEqualTo(wsIno);
+        assertThat(inWs.get(1).ino()).as("..").isEqualTo(1);
+        long versionIno = inWs.get(3).ino();
+        assertThat(call(LOOKUP, ws, cString(version)).longAt(ENTRY_ATTR + ATTR_INO)).isEqualTo(versionIno);
+
+        // the kernel forgets every node (memory pressure): new node ids, the same numbers
+        for (long id : new long[] {cat, train, path("images"), ws}) {
+            call(FORGET, id, longs(1_000));
+        }
+        long again = lookup(path("images", "train"), "cat");
+        assertThat(again).isNotEqualTo(cat);
+        assertThat(call(GETATTR, again, new byte[16]).longAt(ATTR_OUT_ATTR + ATTR_INO)).isEqualTo(catIno);
+
+        // another warpd over the same store: the same numbers
+        WarpFuse other = new WarpFuse(new WarpTree(catalog, reader, 1000, loader), new Errno(System::nanoTime), 0, 0, true);
+        long otherTrain = lookup(other, lookup(other, lookup(other, ROOT_ID, "vision"), version), "images");
+        otherTrain = lookup(other, otherTrain, "train");
+        assertThat(call(other, LOOKUP, otherTrain, cString("cat")).longAt(ENTRY_ATTR + ATTR_INO)).isEqualTo(catIno);
+        assertThat(call(other, LOOKUP, ROOT_ID, cString("vision")).longAt(ENTRY_ATTR + ATTR_INO)).isEqualTo(wsIno);
     }
 
     @Test
