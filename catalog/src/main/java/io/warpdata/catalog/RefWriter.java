@@ -43,7 +43,7 @@ final class RefWriter {
         if (branch == null) {
             key = StoreLayout.latest(id);
         } else {
-            requireNewRefName(branch);
+            requireNewRefName(id, branch);
             if (head(StoreLayout.tag(id, branch)).version().isPresent()) {
                 throw new RefExistsException(id + "@" + branch + " is a tag, so it cannot be a branch too"
                         + " (tags and branches share one namespace)", "Pick another branch name.");
@@ -60,7 +60,7 @@ final class RefWriter {
 
     /** See {@link Catalog#tag(DatasetId, String, VersionHash, String, boolean)}. */
     boolean tag(DatasetId id, String tag, VersionHash version, String by, boolean force) {
-        requireNewRefName(tag);
+        requireNewRefName(id, tag);
         catalog.requirePublished(id, version);
         if (head(StoreLayout.branch(id, tag)).version().isPresent()) {
             throw new RefExistsException(id + "@" + tag + " is a branch, so it cannot be a tag too"
@@ -133,10 +133,16 @@ final class RefWriter {
         cache.invalidateListing(key.substring(0, slash + 1));
     }
 
-    private static void requireNewRefName(String name) {
+    private static void requireNewRefName(DatasetId id, String name) {
         DatasetRef.requireRefName("ref", name);
         if (name.equals(DatasetRef.LATEST)) {
             throw new ManifestValidationException("ref", "'latest' is the default branch's name; pick another");
+        }
+        int shown = id.name().length() + 1 + name.length();
+        if (shown > 255) {
+            throw new ManifestValidationException("ref", "the mount would show " + id.name() + "@" + name.substring(0, 16)
+                    + "... as a name of " + shown + " characters; a file name holds at most 255: pick a name of at most "
+                    + (255 - 1 - id.name().length()) + " characters");
         }
     }
 }

@@ -60,6 +60,19 @@ class CatalogRefsTest {
     }
 
     @Test
+    void aTagOrBranchTheMountCouldNotShowAsOneFileNameIsRefused() {
+        DatasetId wide = new DatasetId("vision", "n".repeat(DatasetId.MAX_NAME));
+        VersionHash v = catalog.putVersion(CatalogTest.manifest(wide, 1));
+        String fits = "t".repeat(255 - 1 - DatasetId.MAX_NAME);
+        assertThat(catalog.tag(wide, fits, v, "alice", false)).isTrue();
+        assertThatThrownBy(() -> catalog.tag(wide, fits + "t", v, "alice", false))
+                .isInstanceOf(ManifestValidationException.class)
+                .hasMessageContaining("256 characters").hasMessageContaining("at most " + fits.length());
+        assertThatThrownBy(() -> catalog.moveBranch(wide, fits + "b", v, "alice", null))
+                .isInstanceOf(ManifestValidationException.class).hasMessageContaining("256 characters");
+    }
+
+    @Test
     void aTagNeverMovesUnlessForcedAndTaggingTheSameVersionAgainIsANoOp() {
         assertThat(catalog.tag(MNIST, "v1.0", v1, "alice", false)).isTrue();
         assertThat(catalog.tag(MNIST, "v1.0", v1, "alice", false)).isFalse();

@@ -49,6 +49,7 @@ public final class Errno {
     public static final int ENOTTY = 25;
     public static final int EROFS = 30;
     public static final int ERANGE = 34;
+    public static final int ENAMETOOLONG = 36;
     public static final int ENOSYS = 38;
     public static final int ENODATA = 61;
     public static final int EPROTO = 71;

@@ -166,7 +166,7 @@ final class FuseReplies {
     static int statfs(ByteBuffer out) {
         clear(out, OUT_HEADER, STATFS_OUT_SIZE);
         out.putInt(OUT_HEADER + STATFS_BSIZE, WarpFuse.BLOCK_SIZE);
-        out.putInt(OUT_HEADER + STATFS_NAMELEN, 255);
+        out.putInt(OUT_HEADER + STATFS_NAMELEN, WarpFuse.NAME_MAX);
         out.putInt(OUT_HEADER + STATFS_FRSIZE, WarpFuse.BLOCK_SIZE);
         return STATFS_OUT_SIZE;
     }

@@ -394,6 +394,9 @@ public final class WarpFuse {
 
     private int lookup(long parent, ByteBuffer in, ByteBuffer out) {
         NodeTable.Entry dir = nodes.entry(parent);
+        if (nameBytes(in, IN_HEADER, in.limit()) > NAME_MAX) {
+            return -Errno.ENAMETOOLONG; // the kernel passes FUSE up to 1024 bytes; no entry here has more than 255
+        }
         String name = name(in, IN_HEADER, in.limit());
         Node node;
         try {
@@ -421,6 +424,18 @@ public final class WarpFuse {
 
     private int getattr(long nodeid, ByteBuffer out) {
         return replies.attrOut(out, nodes.ino(nodeid), tree.attributes(nodes.node(nodeid)));
+    }
+
+    /** The longest file name the mount has or reports (statfs's {@code f_namelen}). */
+    static final int NAME_MAX = 255;
+
+    /** The length in bytes of the name at {@code [from, NUL or to)} of {@code in}. */
+    private static int nameBytes(ByteBuffer in, int from, int to) {
+        int end = from;
+        while (end < to && in.get(end) != 0) {
+            end++;
+        }
+        return end - from;
     }
 
     /** The name at {@code [from, NUL or to)} of {@code in}. */

@@ -453,6 +453,13 @@ class WarpFuseTest {
     }
 
     @Test
+    void aNameLongerThanAFileNameIsTooLongNotMissing() {
+        assertThat(call(LOOKUP, ROOT_ID, cString("v".repeat(256))).error()).isEqualTo(-Errno.ENAMETOOLONG);
+        assertThat(call(LOOKUP, path("images"), cString("x".repeat(1024))).error()).isEqualTo(-Errno.ENAMETOOLONG);
+        assertThat(call(LOOKUP, ROOT_ID, cString("v".repeat(255))).error()).isEqualTo(-Errno.ENOENT);
+    }
+
+    @Test
     void aWorkspaceListsWithoutInodesSoThatNoManifestIsFetched() {
         long ws = lookup(ROOT_ID, "vision");
         List<Dirent> all = dirents(call(READDIRPLUS, ws, readIn(0, 4096)), true);
