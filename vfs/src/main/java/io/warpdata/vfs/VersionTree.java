@@ -23,7 +23,7 @@ public final class VersionTree {
     private final VersionHash version;
     private final Manifest manifest;
     private final byte[] manifestJson;
-    private final long mtimeSeconds;
+    private final Instant createdAt;
     private final Map<String, Map<String, TableShard>> shardsByTable;
     /** Per table, each folder's entries (partition folders, then files), made once. */
     private final Map<String, Map<String, List<TableChild>>> foldersByTable;
@@ -37,7 +37,7 @@ public final class VersionTree {
         this.version = version;
         this.manifest = manifest;
         this.manifestJson = ManifestCodec.toJson(manifest);
-        this.mtimeSeconds = createdAt(manifest);
+        this.createdAt = createdAt(manifest);
         Map<String, Map<String, TableShard>> byTable = new LinkedHashMap<>();
         Map<String, Map<String, List<TableChild>>> folders = new LinkedHashMap<>();
         for (Map.Entry<String, Table> t : manifest.tables().entrySet()) {
@@ -83,8 +83,14 @@ public final class VersionTree {
         return manifestJson;
     }
 
+    /** The version's {@code created_at}: seconds since the epoch (0 if it has none). */
     public long mtimeSeconds() {
-        return mtimeSeconds;
+        return createdAt.getEpochSecond();
+    }
+
+    /** The nanoseconds within {@link #mtimeSeconds()} of its {@code created_at}. */
+    public int mtimeNanos() {
+        return createdAt.getNano();
     }
 
     /**
@@ -107,18 +113,18 @@ public final class VersionTree {
     }
 
     /** The version's {@code created_at} metadata (ISO-8601 or epoch seconds) as epoch seconds; 0 if absent or unreadable. */
-    static long createdAt(Manifest manifest) {
+    static Instant createdAt(Manifest manifest) {
         String value = manifest.metadata().get("created_at");
         if (value == null || value.isEmpty()) {
-            return 0;
+            return Instant.EPOCH;
         }
         try {
-            return Instant.parse(value).getEpochSecond();
+            return Instant.parse(value);
         } catch (DateTimeParseException e) {
             try {
-                return Long.parseLong(value);
+                return Instant.ofEpochSecond(Long.parseLong(value));
             } catch (NumberFormatException notNumeric) {
-                return 0;
+                return Instant.EPOCH;
             }
         }
     }

@@ -211,32 +211,42 @@ public final class WarpTree {
             // so 'find -newer' spots a dataset published since.
             case Node.Root r -> dir(2 + listing.workspaceCount(), startedSeconds);
             case Node.Workspace w -> dir(2 + listing.versionDirCount(w.name()), startedSeconds);
-            case Node.Link l -> new NodeAttributes(Node.Type.SYMLINK, 0777, l.text().length(), 1, linkTime(l));
+            case Node.Link l -> linkAttributes(l);
             case Node.VersionDir v -> dir(3 + v.version().manifest().tables().size()
-                    + v.version().manifest().artifacts().size(), v.version().mtimeSeconds());
+                    + v.version().manifest().artifacts().size(), v.version());
             case Node.TableDir t -> dir(2 + t.version().tableFolder(t.table(), t.dir()).stream()
-                    .filter(c -> c.shard() == null).count(), t.version().mtimeSeconds());
-            case Node.MetaDir m -> dir(2, m.version().mtimeSeconds());
+                    .filter(c -> c.shard() == null).count(), t.version());
+            case Node.MetaDir m -> dir(2, m.version());
             case Node.MemberDir d -> dir(2 + d.index().childDirectoryCount(d.dir()) + listing.tensorFolderCount(d),
-                    d.version().mtimeSeconds());
-            case Node.TensorDir t -> dir(2 + t.folder().childDirectoryCount(t.dir()), t.version().mtimeSeconds());
+                    d.version());
+            case Node.TensorDir t -> dir(2 + t.folder().childDirectoryCount(t.dir()), t.version());
             case Node.File f -> new NodeAttributes(Node.Type.FILE, f.executable() ? 0555 : 0444, f.content().size(), 1,
-                    f.version().mtimeSeconds());
+                    f.version().mtimeSeconds(), f.version().mtimeNanos());
         };
     }
 
-    /** The creation time of the version a link points at; the mount's start if it cannot be read now. */
-    private long linkTime(Node.Link l) {
+    /** Dated as the version a link points at; from the mount's start if it cannot be read now. */
+    private NodeAttributes linkAttributes(Node.Link l) {
+        long seconds = startedSeconds;
+        int nanos = 0;
         try {
-            long t = lookups.versionTree(l.dataset(), l.target(), l.entry()).mtimeSeconds();
-            return t > 0 ? t : startedSeconds;
+            VersionTree v = lookups.versionTree(l.dataset(), l.target(), l.entry());
+            if (v.mtimeSeconds() > 0) {
+                seconds = v.mtimeSeconds();
+                nanos = v.mtimeNanos();
+            }
         } catch (RuntimeException e) {
-            return startedSeconds;
+            // the mount's start
         }
+        return new NodeAttributes(Node.Type.SYMLINK, 0777, l.text().length(), 1, seconds, nanos);
     }
 
     private static NodeAttributes dir(long nlink, long mtime) {
         return new NodeAttributes(Node.Type.DIRECTORY, 0555, 0, nlink, mtime);
+    }
+
+    private static NodeAttributes dir(long nlink, VersionTree version) {
+        return new NodeAttributes(Node.Type.DIRECTORY, 0555, 0, nlink, version.mtimeSeconds(), version.mtimeNanos());
     }
 
     /**

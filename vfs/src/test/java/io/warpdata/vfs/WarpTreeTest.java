@@ -267,6 +267,17 @@ class WarpTreeTest {
     }
 
     @Test
+    void theVersionsTimeKeepsItsFractionOfASecond() {
+        VersionHash v2 = versions.publish(MNIST, Map.of("main", versions.table(Map.of("x.parquet", shard1))),
+                Map.of(), "2026-11-29T03:08:15.872536864Z", false);
+        for (String path : new String[] {version(v2), version(v2) + "/main", version(v2) + "/main/x.parquet"}) {
+            NodeAttributes a = tree.attributes(tree.lookup(path));
+            assertThat(a.mtimeSeconds()).isEqualTo(Instant.parse("2026-11-29T03:08:15Z").getEpochSecond());
+            assertThat(a.mtimeNanos()).as(path).isEqualTo(872_536_864);
+        }
+    }
+
+    @Test
     void versionWithoutCreatedAtHasMtimeZero() {
         VersionHash v2 = versions.publish(MNIST, Map.of("main", versions.table(Map.of("x.parquet", shard1))),
                 Map.of(), null, false);

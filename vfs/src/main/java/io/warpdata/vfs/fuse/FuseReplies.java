@@ -82,8 +82,10 @@ final class FuseReplies {
         out.putLong(at + ATTR_ATIME, t);
         out.putLong(at + ATTR_MTIME, t);
         out.putLong(at + ATTR_CTIME, t);
-        out.putLong(at + 48, 0); // atimensec, mtimensec
-        out.putInt(at + 56, 0); // ctimensec
+        int ns = a.mtimeNanos();
+        out.putInt(at + 48, ns); // atimensec
+        out.putInt(at + 52, ns); // mtimensec
+        out.putInt(at + 56, ns); // ctimensec
         out.putInt(at + ATTR_MODE, typeBits(a.type()) | a.permissions());
         out.putInt(at + ATTR_NLINK, (int) Math.min(a.nlink(), Integer.MAX_VALUE));
         out.putInt(at + ATTR_UID, (int) uid);
