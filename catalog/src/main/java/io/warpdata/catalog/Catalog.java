@@ -146,32 +146,6 @@ public final class Catalog {
         return DatasetId.isPart(ws) && (cache.listKnown(StoreLayout.DATASETS).contains(ws + "/") || workspaces().contains(ws));
     }
 
-    /** How many workspaces the last known listing has (no LIST when one is known): a link count. */
-    public int knownWorkspaceCount() {
-        return (int) cache.listKnown(StoreLayout.DATASETS).stream()
-                .filter(c -> c.endsWith("/") && DatasetId.isPart(c.substring(0, c.length() - 1))).count();
-    }
-
-    /**
-     * How many version directories workspace {@code ws} has by the last known listings (no LIST
-     * when they are known): a link count, which may lag a publish by a TTL.
-     */
-    public long knownVersionCount(String ws) {
-        long n = 0;
-        for (String child : cache.listKnown(StoreLayout.workspace(ws))) {
-            if (child.endsWith("/")) {
-                try {
-                    DatasetId id = new DatasetId(ws, child.substring(0, child.length() - 1));
-                    n += cache.listKnown(StoreLayout.versions(id)).stream()
-                            .filter(v -> VERSION_FILE.matcher(v).matches()).count();
-                } catch (ManifestValidationException notADataset) {
-                    // A stray directory someone created by hand: not ours to count.
-                }
-            }
-        }
-        return n;
-    }
-
     /**
      * Starts re-reading, side by side, what listing these datasets needs (their latest pointers,
      * versions, tags and branches) where it is past its TTL: a workspace listing then waits for

@@ -254,30 +254,6 @@ final class DirectoryListing {
         return out;
     }
 
-    /**
-     * Workspaces, for the root's nlink. A count that cannot be had (the store down and nothing
-     * known yet) is 0: stat of the mount's root must never fail, or the mount itself would.
-     */
-    long workspaceCount() {
-        try {
-            return catalog.knownWorkspaceCount();
-        } catch (StoreException e) {
-            return 0;
-        }
-    }
-
-    /**
-     * Subdirectories of a workspace (its version directories), for nlink: from the last known
-     * listings, so that the kernel re-validating a workspace costs no LIST.
-     */
-    long versionDirCount(String ws) {
-        try {
-            return catalog.knownVersionCount(ws);
-        } catch (StoreException e) {
-            return 0;
-        }
-    }
-
     private List<VersionHash> versionsOrEmpty(DatasetId id) {
         try {
             return catalog.versions(id);

@@ -209,8 +209,10 @@ public final class WarpTree {
             // Not 1970: the root and workspaces date from the mount's start (their contents change
             // without a time of their own), a name/tag/branch link from the version it points at,
             // so 'find -newer' spots a dataset published since.
-            case Node.Root r -> dir(2 + listing.workspaceCount(), startedSeconds);
-            case Node.Workspace w -> dir(2 + listing.versionDirCount(w.name()), startedSeconds);
+            // Their subfolders come and go with every publish, so their link count is 1, which
+            // find and fts read as "not counted" (a count from the last listing lagged a publish).
+            case Node.Root r -> dir(1, startedSeconds);
+            case Node.Workspace w -> dir(1, startedSeconds);
             case Node.Link l -> linkAttributes(l);
             case Node.VersionDir v -> dir(3 + v.version().manifest().tables().size()
                     + v.version().manifest().artifacts().size(), v.version());
