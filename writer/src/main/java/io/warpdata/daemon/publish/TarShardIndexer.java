@@ -414,13 +414,15 @@ public final class TarShardIndexer {
 
     /**
      * The member's path: its name in the tar without leading {@code ./} ({@code tar -C dir -cf x.tar .},
-     * the usual way to tar a folder, names every member {@code ./class/0001.jpg}). Anything else
-     * is kept as it is and checked by {@link #checkEntry}.
+     * the usual way to tar a folder, names every member {@code ./class/0001.jpg}) or {@code /}
+     * ({@code /data/x.jpg} is {@code data/x.jpg}, as GNU tar extracts it; commons-compress already
+     * drops it from a PAX {@code path} or a GNU long name, so a plain header's absolute name is
+     * treated alike). Anything else is kept as it is and checked by {@link #checkEntry}.
      */
     static String memberName(String tarName) {
         String n = tarName;
-        while (n.startsWith("./")) {
-            n = n.substring(2);
+        while (n.startsWith("./") || n.startsWith("/")) {
+            n = n.substring(n.startsWith("/") ? 1 : 2);
         }
         return n;
     }
