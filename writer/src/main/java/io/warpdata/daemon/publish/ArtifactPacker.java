@@ -101,7 +101,7 @@ public final class ArtifactPacker {
     private static void requireDecodableName(String artifact, Path dir, Path child, String name) {
         if ((name.indexOf('\uFFFD') >= 0 || name.indexOf('?') >= 0)
                 && !Files.exists(dir.resolve(name), LinkOption.NOFOLLOW_LINKS)) {
-            throw new InvalidInputException("Artifact '" + artifact + "' entry " + child + " has a name that is not"
+            throw new InvalidInputException("Artifact '" + artifact + "' entry " + shown(child) + " has a name that is not"
                     + " valid UTF-8 (shown here with its undecodable bytes replaced): member paths are UTF-8",
                     "Rename it to UTF-8 (e.g. convmv -f latin1 -t utf8 --notest -r " + dir
                             + ") and publish again; nothing was published.");
@@ -137,8 +137,9 @@ public final class ArtifactPacker {
             try {
                 Names.requireMemberPath("member", member);
             } catch (ManifestValidationException e) {
-                throw new InvalidInputException("Artifact '" + artifact + "' entry " + child
-                        + " cannot be a member path: " + e.getMessage(), "Rename the entry and publish again.");
+                throw new InvalidInputException("Artifact '" + artifact + "' entry " + shown(child)
+                        + " cannot be a member path: " + TarShardIndexer.printable(e.getMessage()),
+                        "Rename the entry and publish again.");
             }
             PosixFileAttributes attrs;
             try {
@@ -153,7 +154,7 @@ public final class ArtifactPacker {
             } else if (attrs.isSymbolicLink()) {
                 out.add(symlink(artifact, realRoot, member, child));
             } else {
-                throw new InvalidInputException("Artifact '" + artifact + "' entry " + child + " is a "
+                throw new InvalidInputException("Artifact '" + artifact + "' entry " + shown(child) + " is a "
                         + specialKind(child) + ", which cannot be published",
                         "Remove it from the source directory (only regular files, directories and symlinks"
                                 + " to files inside the directory can be published).");
@@ -174,20 +175,23 @@ public final class ArtifactPacker {
         try {
             target = link.toRealPath();
         } catch (IOException e) {
-            throw new InvalidInputException("Artifact '" + artifact + "' entry " + link + " is a broken symlink",
+            boolean loop = String.valueOf(e.getMessage()).contains("Too many levels of symbolic links");
+            throw new InvalidInputException("Artifact '" + artifact + "' entry " + shown(link) + " is "
+                    + (loop ? "a symlink loop (it leads back to itself)" : "a broken symlink"),
                     "Remove the symlink or make it point to a file inside the source directory.", e);
         }
         if (!target.startsWith(realRoot)) {
-            throw new InvalidInputException("Artifact '" + artifact + "' entry " + link
-                    + " is a symlink leaving the source directory (to " + target + ")",
+            throw new InvalidInputException("Artifact '" + artifact + "' entry " + shown(link)
+                    + " is a symlink leaving the source directory (to " + shown(target) + ")",
                     "Copy the file into the source directory, or remove the symlink.");
         }
         try {
             PosixFileAttributes attrs = Files.readAttributes(target, PosixFileAttributes.class);
             if (!attrs.isRegularFile()) {
-                throw new InvalidInputException("Artifact '" + artifact + "' entry " + link
-                        + " is a symlink to something other than a regular file (" + target + ")",
-                        "Replace the symlink with the file itself or remove it.");
+                throw new InvalidInputException("Artifact '" + artifact + "' entry " + shown(link)
+                        + " is a symlink to " + (attrs.isDirectory() ? "a folder" : "something other than a regular file")
+                        + " (" + shown(target) + "): symlinks are followed to files only",
+                        "Replace the symlink with what it points to (a copy of the file or folder), or remove it.");
             }
             return regular(artifact, member, target, attrs);
         } catch (IOException e) {
@@ -211,7 +215,7 @@ public final class ArtifactPacker {
     }
 
     private static InvalidInputException unreadable(String artifact, Path p, IOException e) {
-        return new InvalidInputException("Artifact '" + artifact + "' entry " + p + " cannot be read"
+        return new InvalidInputException("Artifact '" + artifact + "' entry " + shown(p) + " cannot be read"
                 + (e == null ? "" : ": " + e), "Make it readable by the publishing user, or remove it.", e);
     }
 
@@ -383,5 +387,10 @@ public final class ArtifactPacker {
             }
         }
         return out;
+    }
+
+    /** A path in a message: its control characters as \xNN, never raw (a name can hold any byte but '/'). */
+    private static String shown(Path p) {
+        return TarShardIndexer.printable(String.valueOf(p));
     }
 }

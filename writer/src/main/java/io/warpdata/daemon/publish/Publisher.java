@@ -259,7 +259,7 @@ public final class Publisher {
             } catch (ManifestValidationException e) {
                 throw new InvalidInputException("Table '" + table + "' file " + file + " has a name a table file"
                         + " cannot have: table file names are ASCII letters, digits, '_', '.', '=', '+' and '-', not"
-                        + " starting with '.' or '-' (artifact members may have any UTF-8 name)",
+                        + " starting with '.' or '-' (artifact members may have any UTF-8 name without NUL or backslash)",
                         "Rename the file (e.g. part-0.parquet); its rows are not affected.");
             }
             ParquetInspector.ParquetInfo info = inspector.inspect(file);

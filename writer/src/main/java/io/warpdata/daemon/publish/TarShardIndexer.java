@@ -95,7 +95,7 @@ public final class TarShardIndexer {
                         checkEntry(artifact, tar, e, name);
                         Path other = seen.putIfAbsent(name, tar);
                         if (other != null) {
-                            throw new InvalidInputException("Artifact '" + artifact + "': member '" + name
+                            throw new InvalidInputException("Artifact '" + artifact + "': member '" + printable(name)
                                     + (other.equals(tar) ? "' appears twice in " + tar
                                     + " (tar readers disagree on which copy is meant)"
                                     : "' appears in " + other + " and in " + tar),
@@ -113,8 +113,8 @@ public final class TarShardIndexer {
                         memberBytes += e.getSize();
                     }
                 } catch (IOException e) {
-                    String where = whereItBreaks(tar, length);
-                    throw where != null ? truncated(artifact, tar, where)
+                    InvalidInputException where = whereItBreaks(artifact, tar, length);
+                    throw where != null ? where
                             : notATar(artifact, tar, "it cannot be read as a tar file (" + e.getMessage() + ")", e);
                 }
                 shards.add(StagedBlob.ofFile(tar));
@@ -176,8 +176,8 @@ public final class TarShardIndexer {
             throw notATar(artifact, tar, "it has " + length + " byte(s), fewer than one tar header (512 bytes)", null);
         }
         if (allZero(header, 0, RECORD)) {
-            throw notATar(artifact, tar, "its first 512 bytes are zeros, so it holds no member (an empty tar, or"
-                    + " not a tar)", null);
+            throw empty(artifact, tar, "its first 512 bytes are zeros, so it holds no member (an empty tar, or"
+                    + " not a tar)");
         }
         if (!checksumMatches(header)) {
             throw notATar(artifact, tar, "there is no tar header at byte 0 (the header checksum does not match)", null);
@@ -211,7 +211,7 @@ public final class TarShardIndexer {
     private static void checkWhole(String artifact, Path tar, long length, List<TarArchiveEntry> entries)
             throws IOException {
         if (entries.isEmpty()) {
-            throw notATar(artifact, tar, "it holds no member", null);
+            throw empty(artifact, tar, "it holds no member");
         }
         long end = 0;
         String last = null;
@@ -261,20 +261,21 @@ public final class TarShardIndexer {
     }
 
     /**
-     * Where a tar the indexing reader refused breaks, read again entry by entry: the member whose
-     * data runs past the end of the file, or null when the damage is something else.
+     * Why the indexing reader refused a tar, read again entry by entry: a regular file named like
+     * a folder (as a PAX path or GNU long name; a plain header's is caught before), or the member
+     * whose data runs past the end of the file; null when the damage is something else.
      */
-    private static String whereItBreaks(Path tar, long length) {
+    private static InvalidInputException whereItBreaks(String artifact, Path tar, long length) {
         try (TarArchiveInputStream in = new TarArchiveInputStream(new BufferedInputStream(Files.newInputStream(tar)))) {
             for (TarArchiveEntry e; (e = in.getNextEntry()) != null; ) {
                 if (e.getName().endsWith("/") && e.getSize() > 0 && e.getLinkFlag() != TarConstants.LF_DIR) {
-                    return "entry '" + printable(e.getName()) + "' is a regular file (" + e.getSize() + " bytes) whose"
-                            + " name ends in '/', which tar readers disagree on (GNU tar refuses it)";
+                    return fileNamedLikeAFolder(artifact, tar, e.getName(), e.getSize());
                 }
                 long at = in.getBytesRead();
                 if (at + e.getSize() > length) {
-                    return "member '" + e.getName() + "' (" + e.getSize() + " bytes from byte " + at + ") ends at byte "
-                            + (at + e.getSize()) + ", past the end of the file (" + length + " bytes)";
+                    return truncated(artifact, tar, "member '" + printable(e.getName()) + "' (" + e.getSize()
+                            + " bytes from byte " + at + ") ends at byte " + (at + e.getSize())
+                            + ", past the end of the file (" + length + " bytes)");
                 }
             }
         } catch (IOException | RuntimeException e) {
@@ -407,6 +408,14 @@ public final class TarShardIndexer {
                 cause);
     }
 
+    /** A tar with nothing in it (GNU tar writes an empty one as 10 KiB of zeros), or a file of zeros. */
+    private static InvalidInputException empty(String artifact, Path tar, String why) {
+        return new InvalidInputException("Artifact '" + artifact + "' file " + tar + " is not a tar file to publish: "
+                + why, "An empty tar has nothing to publish: check that it was written in full ('tar -tf " + tar
+                + "' lists its members), or leave it out. If the file is content rather than a tar, put it in a folder"
+                + " and give the folder: --artifact " + artifact + "=DIR.");
+    }
+
     private static InvalidInputException truncated(String artifact, Path tar, String why) {
         return new InvalidInputException("Artifact '" + artifact + "' tar " + tar + " is cut short or damaged: " + why,
                 "Copy or write the tar again in full (compare its size with the original's); nothing was published.");
@@ -433,16 +442,22 @@ public final class TarShardIndexer {
                 : e.isFIFO() ? "fifo" : e.isSparse() ? "sparse file" : e.isFile() ? null : "special entry";
         if (kind != null) {
             throw new InvalidInputException("Artifact '" + artifact + "' tar " + tar + " entry '" + printable(name)
-                    + "' is a " + kind + ", which cannot be published",
-                    "Rebuild the tar with regular files only (GNU tar: --dereference for symlinks, --hard-dereference"
+                    + "' is a " + kind + ", which cannot be published", e.isSparse()
+                    ? "Rebuild the tar without --sparse (GNU tar) so that the file's bytes are stored whole."
+                    : "Rebuild the tar with regular files only (GNU tar: --dereference for symlinks, --hard-dereference"
                             + " for hard links).");
         }
         try {
             Names.requireMemberPath("member", name);
         } catch (ManifestValidationException ex) {
+            String why = ex.getMessage();
             throw new InvalidInputException("Artifact '" + artifact + "' tar " + tar + " entry '" + printable(name)
-                    + "' has a hostile or invalid name: " + printable(ex.getMessage()),
-                    "Rebuild the tar with relative member names without '..' or empty components.");
+                    + "' has a hostile or invalid name: " + printable(why),
+                    why.contains("backslash") ? "Rename it without '\\' (member paths separate folders with '/';"
+                            + " a backslash reads as a Windows separator) and rebuild the tar."
+                    : why.contains("longer than 255") ? "Shorten that part of the name to at most 255 bytes (a file"
+                            + " name's limit) and rebuild the tar."
+                    : "Rebuild the tar with relative member names without '..' or empty components.");
         }
     }
 

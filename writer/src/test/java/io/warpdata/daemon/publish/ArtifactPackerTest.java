@@ -165,6 +165,28 @@ class ArtifactPackerTest {
         assertThat(tmp.resolve("s")).doesNotExist();
     }
 
+    @Test
+    void aSymlinkLoopAFolderSymlinkAndAControlCharacterAreEachNamedForWhatTheyAre() throws Exception {
+        Path loop = Files.createDirectories(tmp.resolve("loop"));
+        Files.createSymbolicLink(loop.resolve("l1"), Path.of("l2"));
+        Files.createSymbolicLink(loop.resolve("l2"), Path.of("l1"));
+        assertThatThrownBy(() -> pack(loop, "s", 1 << 20)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("a symlink loop");
+
+        Path folder = Files.createDirectories(tmp.resolve("folder"));
+        Files.createDirectories(folder.resolve("sub"));
+        Files.writeString(folder.resolve("sub/a.txt"), "a");
+        Files.createSymbolicLink(folder.resolve("sublink"), Path.of("sub"));
+        assertThatThrownBy(() -> pack(folder, "s", 1 << 20)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("a symlink to a folder")
+                .satisfies(e -> assertThat(((InvalidInputException) e).nextStep()).contains("copy of the file or folder"));
+
+        Path odd = Files.createDirectories(tmp.resolve("odd"));
+        Files.createSymbolicLink(odd.resolve("l\u001bx"), tmp.resolve("secret"));
+        assertThatThrownBy(() -> pack(odd, "s", 1 << 20)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("l\\x1bx").satisfies(e -> assertThat(e.getMessage()).doesNotContain("\u001b"));
+    }
+
     /**
      * A folder without a dataset_manifest.json: its .safetensors files are checked too. Written by
      * Python from the format's description (8-byte length, JSON header, data), then cut by head -c.

@@ -268,6 +268,46 @@ class TarShardIndexerTest {
         assertThat(index(gnu).members().find(longDir + "/long.txt")).isNotNegative();
     }
 
+    /** Each refusal says what to do about its own cause (they shared one "rebuild" or "copy again" advice). */
+    @Test
+    void refusalsSayWhatToDoAboutTheirOwnCause() throws Exception {
+        Path slash = pythonTar("backslash.tar", """
+                with tarfile.open(sys.argv[1], 'w') as tf:
+                    info = tarfile.TarInfo('a/back\\\\slash.txt'); info.size = 1
+                    tf.addfile(info, io.BytesIO(b'x'))
+                """);
+        assertThatThrownBy(() -> index(slash)).isInstanceOf(InvalidInputException.class)
+                .satisfies(e -> assertThat(((InvalidInputException) e).nextStep()).contains("without '\\'"));
+        Path longPart = pythonTar("long.tar", """
+                with tarfile.open(sys.argv[1], 'w', format=tarfile.PAX_FORMAT) as tf:
+                    info = tarfile.TarInfo('d/' + 'x' * 300); info.size = 1
+                    tf.addfile(info, io.BytesIO(b'x'))
+                """);
+        assertThatThrownBy(() -> index(longPart)).isInstanceOf(InvalidInputException.class)
+                .satisfies(e -> assertThat(((InvalidInputException) e).nextStep()).contains("at most 255 bytes"));
+        Path paxSlash = pythonTar("pax-slash.tar", """
+                with tarfile.open(sys.argv[1], 'w', format=tarfile.PAX_FORMAT) as tf:
+                    info = tarfile.TarInfo('dirlike\u00e9/'); info.size = 3; info.type = tarfile.REGTYPE
+                    tf.addfile(info, io.BytesIO(b'abc'))
+                """);
+        assertThatThrownBy(() -> index(paxSlash)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("whose name ends in '/'")
+                .satisfies(e -> assertThat(((InvalidInputException) e).nextStep()).contains("without the trailing '/'"));
+        Path empty = tmp.resolve("empty.tar");
+        run("tar", "-cf", empty.toString(), "--files-from", "/dev/null");
+        assertThatThrownBy(() -> index(empty)).isInstanceOf(InvalidInputException.class)
+                .satisfies(e -> assertThat(((InvalidInputException) e).nextStep()).contains("An empty tar has nothing"));
+        Path dup = pythonTar("dup.tar", """
+                with tarfile.open(sys.argv[1], 'w', format=tarfile.PAX_FORMAT) as tf:
+                    for _ in range(2):
+                        info = tarfile.TarInfo('\\x1b[31mdup\\n'); info.size = 1
+                        tf.addfile(info, io.BytesIO(b'x'))
+                """);
+        assertThatThrownBy(() -> index(dup)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("appears twice").hasMessageContaining("\\x1b[31mdup\\x0a")
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\u001b").doesNotContain("\n"));
+    }
+
     @Test
     void namesInMessagesShowControlCharactersEscaped() throws Exception {
         Path t = pythonTar("escape.tar", """
