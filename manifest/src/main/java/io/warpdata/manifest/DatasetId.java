@@ -1,7 +1,7 @@
 package io.warpdata.manifest;
 
 /**
- * A dataset's identity: {@code workspace/name}, both matching {@code ^[a-z0-9_-]+$}, of at most
+ * A dataset's identity: {@code workspace/name}, both matching {@code ^[a-z0-9_][a-z0-9_-]*$}, of at most
  * {@link #MAX_NAME} characters each.
  */
 public record DatasetId(String workspace, String name) {
@@ -11,11 +11,11 @@ public record DatasetId(String workspace, String name) {
     public DatasetId {
         if (workspace == null || !Names.ID_PART.matcher(workspace).matches()) {
             throw new ManifestValidationException("dataset_id", "bad workspace '" + workspace
-                    + "' (use lowercase letters, digits, '_' and '-')");
+                    + "' (use lowercase letters, digits, '_' and '-', not starting with '-')");
         }
         if (name == null || !Names.ID_PART.matcher(name).matches()) {
             throw new ManifestValidationException("dataset_id", "bad dataset name '" + name
-                    + "' (use lowercase letters, digits, '_' and '-')");
+                    + "' (use lowercase letters, digits, '_' and '-', not starting with '-')");
         }
         if (workspace.length() > MAX_NAME) {
             throw new ManifestValidationException("dataset_id", "workspace '" + workspace.substring(0, 16) + "...' has "

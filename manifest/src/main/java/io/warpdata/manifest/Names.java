@@ -5,7 +5,8 @@ import java.util.regex.Pattern;
 
 /** Validation rules for the names and paths a manifest may hold. */
 public final class Names {
-    static final Pattern ID_PART = Pattern.compile("^[a-z0-9_-]+$");
+    /** A workspace or dataset name; not starting with '-', which a command line would read as an option. */
+    static final Pattern ID_PART = Pattern.compile("^[a-z0-9_][a-z0-9_-]*$");
     /** Table, artifact and shard names become single path components in the mount. */
     static final Pattern COMPONENT = Pattern.compile("^[A-Za-z0-9_][A-Za-z0-9_.=+-]{0,254}$");
     static final Pattern HEX64 = Pattern.compile("^[0-9a-f]{64}$");

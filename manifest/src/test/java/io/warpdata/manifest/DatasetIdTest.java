@@ -18,5 +18,10 @@ class DatasetIdTest {
                 .hasMessageContaining("workspace");
         assertThat(DatasetId.isPart(longest + "n")).as("a store folder the mount cannot show whole is not shown").isFalse();
         assertThatThrownBy(() -> DatasetId.parse("ws/Upper")).isInstanceOf(ManifestValidationException.class);
+        // a leading '-' reads as an option on a command line (warpctl latest -w/x ...)
+        assertThatThrownBy(() -> DatasetId.parse("-w/x")).isInstanceOf(ManifestValidationException.class)
+                .hasMessageContaining("not starting with '-'");
+        assertThatThrownBy(() -> DatasetId.parse("w/-x")).isInstanceOf(ManifestValidationException.class);
+        assertThat(DatasetId.parse("_w/x-").toString()).isEqualTo("_w/x-");
     }
 }
