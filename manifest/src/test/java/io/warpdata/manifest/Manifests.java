@@ -34,7 +34,8 @@ final class Manifests {
         StringBuilder sb = new StringBuilder();
         int n = 1 + r.nextInt(12);
         for (int i = 0; i < n; i++) {
-            sb.append(ID_CHARS.charAt(r.nextInt(ID_CHARS.length())));
+            // not starting with '-' (ID_CHARS ends with it)
+            sb.append(ID_CHARS.charAt(r.nextInt(ID_CHARS.length() - (i == 0 ? 1 : 0))));
         }
         return sb.toString();
     }
