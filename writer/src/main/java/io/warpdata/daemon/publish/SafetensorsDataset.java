@@ -134,6 +134,15 @@ final class SafetensorsDataset {
             samples += count;
             bytes += size;
         }
+        for (String file : listed) {
+            // The mount shows each file's tensors in a folder beside it: a.safetensors -> a.tensors/
+            String folder = file.substring(0, file.length() - SUFFIX.length()) + ".tensors";
+            if (Files.exists(dir.resolve(folder), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                throw new InvalidInputException("Artifact '" + artifact + "': " + dir.resolve(folder) + " has the name of"
+                        + " the folder the mount makes for the tensors of " + file + ", which it would hide",
+                        "Rename or remove " + folder + " (the mount shows " + file + "'s tensors there, one .npy each).");
+            }
+        }
         for (String file : safetensorsFiles(dir)) {
             if (!listed.contains(file)) {
                 throw new InvalidInputException("Artifact '" + artifact + "': " + dir.resolve(file) + " is not listed in "

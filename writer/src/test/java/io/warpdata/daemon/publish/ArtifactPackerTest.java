@@ -213,6 +213,31 @@ class ArtifactPackerTest {
         assertThat(pack(src, "s2", 1 << 20).memberCount()).isEqualTo(1);
     }
 
+    /** A safetensors dataset (written by Python from the format) with a folder named as the mount's tensor folder. */
+    @Test
+    void aMemberNamedLikeTheTensorFolderOfASafetensorsFileIsRefused() throws Exception {
+        Path src = Files.createDirectories(tmp.resolve("st"));
+        Process p = new ProcessBuilder("/usr/bin/python3", "-c", """
+                import json, os, struct, sys
+                header = json.dumps({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}).encode()
+                data = struct.pack("<Q", len(header)) + header + bytes(16)
+                with open(sys.argv[1] + "/part-0.safetensors", "wb") as f:
+                    f.write(data)
+                with open(sys.argv[1] + "/dataset_manifest.json", "w") as f:
+                    json.dump({"format_version": "1", "total_samples": 1, "total_bytes": len(data),
+                               "shards": [{"file": "part-0.safetensors", "samples_count": 1, "bytes": len(data)}]}, f)
+                os.makedirs(sys.argv[1] + "/part-0.tensors")
+                with open(sys.argv[1] + "/part-0.tensors/w.npy", "wb") as f:
+                    f.write(b"not the tensor")
+                """, src.toString()).redirectErrorStream(true).start();
+        assertThat(p.waitFor()).as(new String(p.getInputStream().readAllBytes())).isZero();
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("part-0.tensors").hasMessageContaining("which it would hide");
+        Files.delete(src.resolve("part-0.tensors/w.npy"));
+        Files.delete(src.resolve("part-0.tensors"));
+        assertThat(SafetensorsDataset.check("emb", src).tensors()).isEqualTo(1);
+    }
+
     /** A Latin-1 name (bytes that are not UTF-8), written by Python with a bytes path. */
     @Test
     void aNameThatIsNotUtf8IsRefusedNotRenamed() throws Exception {
