@@ -2,6 +2,7 @@ package io.warpdata.catalog;
 
 import io.warpdata.store.BlobNotFoundException;
 import io.warpdata.store.BlobStore;
+import io.warpdata.store.PointerMovedException;
 import io.warpdata.store.StoreLayout;
 import io.warpdata.store.Versioned;
 
@@ -54,7 +55,20 @@ final class RefWriter {
         if (now.version().equals(Optional.of(version))) {
             return false;
         }
-        write(key, version, by, now.tag());
+        String written;
+        try {
+            written = write(key, version, by, now.tag());
+        } catch (PointerMovedException e) {
+            Catalog.Head then = head(key);
+            String what = branch == null ? "latest of " + id : "branch " + id + "@" + branch;
+            throw new PointerMovedException(what + " was moved by someone else meanwhile"
+                    + then.version().map(v -> " (it names " + v.shortHex(16) + " now)").orElse(" (it is deleted now)")
+                    + "; nothing was written", "Run the command again: it reads the pointer as it is now and moves it"
+                    + " from there.", e);
+        }
+        if (branch != null && now.version().isEmpty()) {
+            yieldIfBoth(id, branch, key, StoreLayout.tag(id, branch), "branch", written);
+        }
         return true;
     }
 
@@ -77,13 +91,56 @@ final class RefWriter {
                     "Use another tag name, or re-tag with --force (mounts keep the old target until"
                             + " 'warpctl refresh' or a restart).");
         }
-        write(key, version, by, now.tag());
+        String written;
+        try {
+            written = write(key, version, by, now.tag());
+        } catch (PointerMovedException e) {
+            Catalog.Head then = head(key);
+            if (now.version().isEmpty() && !force) {
+                throw new RefExistsException("Tag " + id + "@" + tag + " was created by someone else meanwhile"
+                        + then.version().map(v -> " (it names " + v.shortHex(16) + ")").orElse("") + "; tags never move,"
+                        + " so this one was not written", "Use another tag name, or re-tag with --force.");
+            }
+            throw new PointerMovedException("Tag " + id + "@" + tag + " was changed by someone else meanwhile"
+                    + then.version().map(v -> " (it names " + v.shortHex(16) + " now)").orElse(" (it is deleted now)")
+                    + "; this tag was not written", "Run the command again: it reads the tag as it is now.", e);
+        }
+        if (now.version().isEmpty()) {
+            yieldIfBoth(id, tag, key, StoreLayout.branch(id, tag), "tag", written);
+        }
         return true;
     }
 
+    /**
+     * After creating ref {@code name} (a {@code kind}) at {@code key}: if the other kind of ref of
+     * the same name exists now, both writers checked that the name was free before either wrote,
+     * and the name would be both. This writer deletes what it wrote (unless it changed since) and
+     * fails; when both see each other both fail and neither is kept, so a retry finds it free.
+     * A writer that saw no conflict after its write succeeded before the other wrote, and the
+     * other one sees it and yields.
+     */
+    private void yieldIfBoth(DatasetId id, String name, String key, String otherKey, String kind, String written) {
+        if (head(otherKey).version().isEmpty()) {
+            return;
+        }
+        try {
+            store.deleteIfUnchanged(key, written);
+        } catch (PointerMovedException changedSince) {
+            // someone moved or deleted it since: theirs to keep or not
+        }
+        cache.pointed(key, null, null);
+        int slash = key.lastIndexOf('/');
+        cache.invalidateListing(key.substring(0, slash + 1));
+        String other = kind.equals("tag") ? "branch" : "tag";
+        throw new RefExistsException(id + "@" + name + " was made a " + other + " by someone else at the same moment;"
+                + " a name cannot be both a tag and a branch, so this " + kind + " was removed again",
+                "See what is there with: warpctl list-remote " + id + "; then pick another name, or run the command"
+                        + " again.");
+    }
+
     /** See {@link Catalog#deleteTag}. */
-    void deleteTag(DatasetId id, String tag) {
-        deleteRef(id, tag, true);
+    VersionHash deleteTag(DatasetId id, String tag) {
+        return deleteRef(id, tag, true);
     }
 
     /** See {@link Catalog#deleteBranch}. */
@@ -126,11 +183,13 @@ final class RefWriter {
         return new Catalog.Head(Optional.of(PointerCodec.fromJson(v.data(), store.describe() + "/" + key)), v.tag());
     }
 
-    private void write(String key, VersionHash version, String by, String expectedTag) {
+    /** Writes the pointer (compare-and-swap on {@code expectedTag}); returns the store's tag of what it wrote. */
+    private String write(String key, VersionHash version, String by, String expectedTag) {
         String tag = store.putIfUnchanged(key, PointerCodec.toJson(version, by, clock.instant()), expectedTag);
         cache.pointed(key, version, tag);
         int slash = key.lastIndexOf('/');
         cache.invalidateListing(key.substring(0, slash + 1));
+        return tag;
     }
 
     private static void requireNewRefName(DatasetId id, String name) {

@@ -59,6 +59,48 @@ class CatalogRefsTest {
         assertThat(catalog.latest(MNIST)).hasValue(v1);
     }
 
+    /**
+     * A branch and a tag of one name created at once: each writer saw the name free before the
+     * other wrote. The tag's writer wrote first and saw no branch after its write; the branch's
+     * writer, whose write landed second, sees the tag and removes its branch again.
+     */
+    @Test
+    void aBranchAndATagOfOneNameCreatedAtOnceLeaveOnlyOneAndTheOtherWriterFails() {
+        io.warpdata.store.FaultStore racing = new io.warpdata.store.FaultStore(store);
+        Catalog branching = new Catalog(racing);
+        Catalog tagging = new Catalog(store);
+        racing.on(io.warpdata.store.FaultStore.Call.PUT).keys(StoreLayout.branch(MNIST, "nb")).once()
+                .then(() -> assertThat(tagging.tag(MNIST, "nb", v2, "bob", false)).isTrue());
+        assertThatThrownBy(() -> branching.moveBranch(MNIST, "nb", v1, "alice", null))
+                .isInstanceOf(RefExistsException.class)
+                .hasMessageContaining("vision/mnist@nb was made a tag by someone else at the same moment")
+                .hasMessageContaining("this branch was removed again");
+        assertThat(store.length(StoreLayout.branch(MNIST, "nb"))).isEmpty();
+        assertThat(new Catalog(store).tag(MNIST, "nb")).contains(v2);
+
+        // the same the other way round: the branch lands first, the tag sees it and is removed
+        racing.on(io.warpdata.store.FaultStore.Call.PUT).keys(StoreLayout.tag(MNIST, "nt")).once()
+                .then(() -> assertThat(tagging.moveBranch(MNIST, "nt", v1, "bob", null)).isTrue());
+        assertThatThrownBy(() -> branching.tag(MNIST, "nt", v2, "alice", false))
+                .isInstanceOf(RefExistsException.class).hasMessageContaining("was made a branch");
+        assertThat(store.length(StoreLayout.tag(MNIST, "nt"))).isEmpty();
+        assertThat(new Catalog(store).branch(MNIST, "nt")).contains(v1);
+    }
+
+    /** A tag another writer created meanwhile: refused as a tag that exists (tags never move), naming what it names. */
+    @Test
+    void aTagCreatedByAnotherWriterMeanwhileIsRefusedAsTagsNeverMove() {
+        io.warpdata.store.FaultStore racing = new io.warpdata.store.FaultStore(store);
+        Catalog mine = new Catalog(racing);
+        racing.on(io.warpdata.store.FaultStore.Call.PUT).keys(StoreLayout.tag(MNIST, "rt")).once()
+                .then(() -> new Catalog(store).tag(MNIST, "rt", v2, "bob", false));
+        assertThatThrownBy(() -> mine.tag(MNIST, "rt", v1, "alice", false))
+                .isInstanceOf(RefExistsException.class)
+                .hasMessageContaining("vision/mnist@rt was created by someone else meanwhile (it names " + v2.shortHex(16))
+                .hasMessageNotContaining("store").satisfies(e -> assertThat(((RefExistsException) e).nextStep())
+                        .contains("another tag name"));
+    }
+
     @Test
     void aTagOrBranchTheMountCouldNotShowAsOneFileNameIsRefused() {
         DatasetId wide = new DatasetId("vision", "n".repeat(DatasetId.MAX_NAME));

@@ -2,6 +2,7 @@ package io.warpdata.store;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.function.IntConsumer;
 
@@ -113,6 +114,19 @@ public interface BlobStore extends AutoCloseable {
             throw new PointerMovedException(describe() + "/" + key, "another write landed at the same time");
         }
         return back.tag();
+    }
+
+    /**
+     * Whether the store itself refuses a write that loses a race on a pointer, as
+     * {@link #putIfUnchanged} needs for exactly one of two racing writers to win: writes {@code
+     * probeKey}, asks to create it again on condition that it does not exist, and deletes it. Empty
+     * when this store has no such server to ask (a local directory locks instead). For {@code
+     * warpctl doctor}; it writes to the store.
+     *
+     * @throws StoreException if the probe cannot be written (read-only credentials) or the store fails
+     */
+    default Optional<Boolean> enforcesConditionalWrites(String probeKey) {
+        return Optional.empty();
     }
 
     /**

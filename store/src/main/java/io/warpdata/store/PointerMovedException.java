@@ -12,6 +12,11 @@ public final class PointerMovedException extends StoreException {
                 "Retry: the command reads the pointer again and moves it from where it is now.", null);
     }
 
+    /** With a message and next step of the caller's, which knows what the pointer means (a tag, latest). */
+    public PointerMovedException(String message, String nextStep, Throwable cause) {
+        super(message, nextStep, cause);
+    }
+
     @Override
     public String type() {
         return "PointerMoved";

@@ -78,6 +78,9 @@ public final class Doctor {
             settings.remote().filter(r -> r.startsWith("s3://"))
                     .ifPresent(r -> checks.add(credentials(remote.status() == Status.PASS)));
             checks.add(remote);
+            if (remote.status() == Status.PASS) {
+                conditionalWrites().ifPresent(checks::add);
+            }
         }
         daemon.ifPresent(d -> checks.add(daemonRemote(d)));
         checks.add(daemon.map(this::daemonCacheDir).orElseGet(this::cacheDir));
@@ -339,6 +342,35 @@ public final class Doctor {
             return new Check("remote", Status.FAIL, uri + ": " + e.getMessage(), e.nextStep().replace(" (warpctl doctor)", ""));
         } catch (RuntimeException e) {
             return new Check("remote", Status.FAIL, uri + ": " + e, "check the URI, --endpoint and the network");
+        }
+    }
+
+    /** Where the conditional-write probe is written (and deleted at once): nothing reads it. */
+    static final String CONDITIONAL_PROBE = "warp-probe/conditional-write-";
+
+    /**
+     * Whether an S3 store refuses a conditional write that lost ({@link BlobStore#enforcesConditionalWrites}):
+     * without it two publishers, tag or branch moves racing on one pointer can both be told they
+     * won. Empty for a store that locks instead (a directory). Writes one small object and deletes it.
+     */
+    Optional<Check> conditionalWrites() {
+        String name = "conditional writes";
+        try (BlobStore store = host.stores().apply(settings.remote().orElseThrow(), settings.endpoint())) {
+            Optional<Boolean> enforced = store.enforcesConditionalWrites(CONDITIONAL_PROBE + java.util.UUID.randomUUID());
+            return enforced.map(yes -> yes
+                    ? pass(name, "the store refused a PUT with If-None-Match: * of an object that exists (412): of two"
+                            + " writers racing on latest, a branch or a tag exactly one wins")
+                    : new Check(name, Status.WARN, "the store accepted a PUT with If-None-Match: * of an object that"
+                            + " exists (S3Proxy 2.x does): two publishes, tags or branch moves racing on one pointer"
+                            + " can both be told they won, and one of them is lost",
+                            "publish, tag and move branches from one writer at a time on this store, or use a server"
+                                    + " that enforces conditional writes (AWS S3 and S3Proxy 4 do)"));
+        } catch (io.warpdata.store.PermissionDeniedException e) {
+            return Optional.of(new Check(name, Status.WARN, "not checked: these credentials cannot write to the store ("
+                    + e.getMessage() + "); readers need not",
+                    "run warpctl doctor with the credentials that publish to check it"));
+        } catch (WarpException e) {
+            return Optional.of(new Check(name, Status.WARN, "not checked: " + e.getMessage(), e.nextStep()));
         }
     }
 

@@ -89,6 +89,50 @@ class DoctorTest {
         assertThat(check(checks, "remote").fix()).isNotBlank();
     }
 
+    /**
+     * An S3 store's answer to the conditional-write probe (a stand-in over a local store answers
+     * it as S3Proxy 2.x, S3Proxy 4 and read-only credentials do; S3BlobStoreIT probes a real server).
+     */
+    @Test
+    void aStoreThatIgnoresConditionalWritesIsAWarningSayingWhatRacesItLoses() throws IOException {
+        Files.createDirectories(tmp.resolve("store/datasets"));
+        String uri = tmp.resolve("store").toUri().toString();
+        java.util.function.Function<java.util.function.Supplier<Optional<Boolean>>, Doctor> doctor = answer -> new Doctor(
+                new Doctor.Settings(Optional.of(uri), Optional.empty(), tmp.resolve("cache"), 1000, tmp.resolve("none.sock"),
+                        false),
+                new Doctor.Host(Map.of(), tmp.resolve("no-fuse"), tmp.resolve("no-fuse.conf"), tmp.resolve("home"), () -> "",
+                        (u, ep) -> answering(BlobStores.open(u, ep), answer)));
+        Doctor.Check ignored = check(doctor.apply(() -> Optional.of(false)).run(), "conditional writes");
+        assertThat(ignored.status()).isEqualTo(Doctor.Status.WARN);
+        assertThat(ignored.detail()).contains("accepted a PUT with If-None-Match: *", "both be told they won");
+        assertThat(ignored.fix()).contains("one writer at a time");
+        assertThat(check(doctor.apply(() -> Optional.of(true)).run(), "conditional writes").status())
+                .isEqualTo(Doctor.Status.PASS);
+        Doctor.Check readOnly = check(doctor.apply(() -> {
+            throw new io.warpdata.store.PermissionDeniedException("access denied writing warp-probe/x", null);
+        }).run(), "conditional writes");
+        assertThat(readOnly.status()).isEqualTo(Doctor.Status.WARN);
+        assertThat(readOnly.detail()).contains("not checked", "cannot write");
+        // a directory store locks instead: no such check
+        assertThat(doctor.apply(Optional::empty).run()).extracting(Doctor.Check::name).doesNotContain("conditional writes");
+    }
+
+    /** {@code store}, answering the conditional-write probe with {@code answer}. */
+    private static io.warpdata.store.BlobStore answering(io.warpdata.store.BlobStore store,
+                                                           java.util.function.Supplier<Optional<Boolean>> answer) {
+        return (io.warpdata.store.BlobStore) java.lang.reflect.Proxy.newProxyInstance(DoctorTest.class.getClassLoader(),
+                new Class<?>[] {io.warpdata.store.BlobStore.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("enforcesConditionalWrites")) {
+                        return answer.get();
+                    }
+                    try {
+                        return method.invoke(store, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+    }
+
     @Test
     void missingUserAllowOtherIsOnlyAWarningWithoutAllowOther() throws IOException {
         Doctor d = new Doctor(new Doctor.Settings(Optional.empty(), Optional.empty(), tmp, 1, tmp.resolve("none.sock"), false),

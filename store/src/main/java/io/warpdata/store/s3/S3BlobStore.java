@@ -404,6 +404,30 @@ public final class S3BlobStore implements BlobStore {
         return back.tag();
     }
 
+    /** Puts {@code probeKey}, then PUTs it again with If-None-Match: * (must be refused: 412), then deletes it. */
+    @Override
+    public java.util.Optional<Boolean> enforcesConditionalWrites(String probeKey) {
+        put(probeKey, "warp conditional-write probe\n".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        try {
+            s3.putObject(p -> p.bucket(bucket).key(root + probeKey).ifNoneMatch("*"),
+                    RequestBody.fromBytes("second\n".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            return java.util.Optional.of(false);
+        } catch (AwsServiceException e) {
+            if (e.statusCode() == 412 || e.statusCode() == 409) {
+                return java.util.Optional.of(true);
+            }
+            throw errors.translate(e, "write", probeKey);
+        } catch (SdkException e) {
+            throw errors.translate(e, "write", probeKey);
+        } finally {
+            try {
+                delete(probeKey);
+            } catch (StoreException e) {
+                // a leftover probe object is harmless: nothing reads warp-probe/
+            }
+        }
+    }
+
     private String etagOrNull(String key) {
         try {
             return s3.headObject(h -> h.bucket(bucket).key(root + key)).eTag();

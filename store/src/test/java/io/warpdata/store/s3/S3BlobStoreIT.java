@@ -84,6 +84,12 @@ class S3BlobStoreIT extends BlobStoreContract {
     }
 
     @Test
+    void theConditionalWriteProbeFindsThatS3Proxy4RefusesALosingPutAndLeavesNothing() {
+        assertThat(store.enforcesConditionalWrites("warp-probe/conditional-write-1")).contains(true);
+        assertThat(store.length("warp-probe/conditional-write-1")).isEmpty();
+    }
+
+    @Test
     void rereadingAnUnchangedPointerIsAConditionalGetWithoutABody() {
         store.put("datasets/ws/n/latest.json", "{\"version\":\"x\"}".getBytes());
         Versioned v = store.getIfChanged("datasets/ws/n/latest.json", null, 1024);

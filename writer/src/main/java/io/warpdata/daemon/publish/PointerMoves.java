@@ -69,8 +69,13 @@ public final class PointerMoves {
                 }
             }
         } catch (PointerMovedException e) {
-            throw new PointerMovedException(dataset + " " + moving, "version " + version.hex()
-                    + " is published all the same" + (moved.isEmpty() ? "" : "; " + String.join(", ", moved)));
+            String point = moving.equals("latest") ? "warpctl latest " + dataset + " " + version.shortHex(16)
+                    : "warpctl branch " + dataset + "@" + version.shortHex(16) + " " + branch.orElseThrow();
+            throw new PointerMovedException(dataset + " " + moving + " was moved by someone else while this publish ran,"
+                    + " so it was left where they put it; version " + version.hex() + " is published all the same"
+                    + (moved.isEmpty() ? "" : " (" + String.join(", ", moved) + ")"),
+                    "To point " + moving + " at this version after all: " + point + " (or publish again, which finds"
+                            + " the version stored and moves " + moving + " from where it is now).", e);
         }
         return moved;
     }

@@ -88,7 +88,7 @@ class BranchRaceIT {
         assertThat(a.finish(v.get(1), "alice")).containsExactly("branch main-line -> " + v.get(1).shortHex(12));
         assertThatThrownBy(() -> b.finish(v.get(2), "bob"))
                 .isInstanceOf(PointerMovedException.class)
-                .hasMessageContaining("race/data branch main-line was moved by someone else meanwhile")
+                .hasMessageContaining("race/data branch main-line was moved by someone else while this publish ran")
                 .hasMessageContaining("version " + v.get(2).hex() + " is published all the same");
         assertThat(new Catalog(store).head(ID, "main-line").version()).contains(v.get(1));
         assertThat(new Catalog(store).versions(ID)).contains(v.get(2));
@@ -185,7 +185,7 @@ class BranchRaceIT {
         List<VersionHash> losers = new ArrayList<>();
         for (Outcome o : lost) {
             // Refused by the server's conditional PUT: every racer saw the pointer absent before it wrote.
-            assertThat(o.refused()).hasMessageContaining("race/data " + pointer + " was moved by someone else meanwhile");
+            assertThat(o.refused()).hasMessageContaining("race/data " + pointer + " was moved by someone else while this publish ran");
             String msg = o.refused().getMessage();
             int at = msg.indexOf("version ") + "version ".length();
             losers.add(new VersionHash(msg.substring(at, at + 64)));
@@ -232,7 +232,7 @@ class BranchRaceIT {
                     .begin(new Catalog(other), ID, false, Optional.of("dev")).finish(v.get(1), "other"));
             assertThatThrownBy(() -> mine.finish(v.get(2), "me"))
                     .isInstanceOf(PointerMovedException.class)
-                    .hasMessageContaining("race/data branch dev was moved by someone else meanwhile")
+                    .hasMessageContaining("race/data branch dev was moved by someone else while this publish ran")
                     .hasMessageContaining("version " + v.get(2).hex() + " is published all the same");
             assertThat(s3.counters().puts()).as("PUTs stored: the other writer's only").isEqualTo(1);
             assertThat(new Catalog(store).head(ID, "dev").version()).contains(v.get(1));
@@ -252,7 +252,7 @@ class BranchRaceIT {
                     .begin(new Catalog(other), ID, true, Optional.empty()).finish(v.get(0), "other"));
             assertThatThrownBy(() -> mine.finish(v.get(1), "me"))
                     .isInstanceOf(PointerMovedException.class)
-                    .hasMessageContaining("race/data latest was moved by someone else meanwhile");
+                    .hasMessageContaining("race/data latest was moved by someone else while this publish ran");
             assertThat(s3.counters().puts()).as("PUTs stored: the other writer's only").isEqualTo(1);
             assertThat(new Catalog(store).head(ID, null).version()).contains(v.get(0));
         } finally {
