@@ -385,13 +385,13 @@ public final class Catalog {
     }
 
     /**
-     * Deletes a tag.
+     * Deletes a tag; returns the version it named.
      *
      * @throws DatasetNotFoundException if there is no such tag
      * @throws PointerMovedException if it changed meanwhile
      */
-    public void deleteTag(DatasetId id, String tag) {
-        refs.deleteTag(id, tag);
+    public VersionHash deleteTag(DatasetId id, String tag) {
+        return refs.deleteTag(id, tag);
     }
 
     /**

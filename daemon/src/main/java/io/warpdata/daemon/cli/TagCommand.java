@@ -3,6 +3,7 @@ package io.warpdata.daemon.cli;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.warpdata.catalog.Catalog;
 import io.warpdata.manifest.DatasetRef;
+import io.warpdata.manifest.VersionHash;
 import io.warpdata.manifest.ManifestValidationException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -46,9 +47,11 @@ final class TagCommand implements Callable<Integer> {
             Catalog catalog = remote.catalog();
             if (delete) {
                 WarpctlCommand.requireDatasetOnly(ref, "--delete", "warpctl tag --delete " + ref.id() + " " + name);
-                catalog.deleteTag(ref.id(), name);
-                out = new TagOutput(ref.id().toString(), name, true, null, null);
-                text = "deleted tag " + ref.id() + "@" + name;
+                VersionHash was = catalog.deleteTag(ref.id(), name);
+                out = new TagOutput(ref.id().toString(), name, true, was.hex(), null);
+                text = "deleted tag " + ref.id() + "@" + name + " (it named " + was.hex() + ", which stays published as "
+                        + ref.id() + "@" + was.shortHex(16) + "; to tag it again: warpctl tag " + ref.id() + "@"
+                        + was.shortHex(16) + " " + name + ")";
             } else {
                 Catalog.Located target = catalog.locate(ref);
                 boolean written = catalog.tag(ref.id(), name, target.version(), root.context.user(), force);
@@ -72,7 +75,7 @@ final class TagCommand implements Callable<Integer> {
         }
     }
 
-    /** What {@code warpctl tag --json} prints: {@code deleted}, or {@code version} and {@code written}. */
+    /** What {@code warpctl tag --json} prints: {@code deleted} and the {@code version} it named, or {@code version} and {@code written}. */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     record TagOutput(String dataset, String tag, Boolean deleted, String version, Boolean written) {
     }

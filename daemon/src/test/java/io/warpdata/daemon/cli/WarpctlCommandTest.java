@@ -79,6 +79,20 @@ class WarpctlCommandTest {
     }
 
     @Test
+    void deletingATagSaysWhatItNamedAndHowToTagItAgain() throws Exception {
+        TestData.parquet(tmp.resolve("a/part-0.parquet"), 100, 100);
+        String v = new ObjectMapper().readTree(warpctl("publish", "vision/pets", "--table", "main=a/*.parquet",
+                "--set-latest", "--json").out()).path("version").asText();
+        assertThat(warpctl("tag", "vision/pets", "v1").code()).isZero();
+        Run deleted = warpctl("tag", "--delete", "vision/pets", "v1");
+        assertThat(deleted.code()).as(deleted.err()).isZero();
+        assertThat(deleted.out()).contains("deleted tag vision/pets@v1 (it named " + v,
+                "warpctl tag vision/pets@" + v.substring(0, 16) + " v1");
+        // as it says: tagged again
+        assertThat(warpctl("tag", "vision/pets@" + v.substring(0, 16), "v1").code()).isZero();
+    }
+
+    @Test
     void listRemoteOfNameAtRefListsTheOneVersionItNames() throws Exception {
         TestData.parquet(tmp.resolve("a/part-0.parquet"), 100, 100);
         TestData.parquet(tmp.resolve("b/part-0.parquet"), 200, 100);

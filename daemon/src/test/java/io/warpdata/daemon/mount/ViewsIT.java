@@ -177,7 +177,9 @@ class ViewsIT {
 
         json(store.warpctl("tag", PARENT + "@v1", "scratch", "--json"));
         MountIT.waitFor(() -> readLink("zoo/animals@scratch").equals("animals@" + v1));
-        assertThat(json(store.warpctl("tag", "--delete", PARENT, "scratch", "--json")).get("deleted").asBoolean()).isTrue();
+        var deleted = json(store.warpctl("tag", "--delete", PARENT, "scratch", "--json"));
+        assertThat(deleted.get("deleted").asBoolean()).isTrue();
+        assertThat(deleted.get("version").asText()).as("what it named, to tag it again").isEqualTo(v1);
         assertThat(json(store.warpctl("list-remote", PARENT, "--json")).get("tags").has("scratch")).isFalse();
         Shell.Result gone = store.warpctl("tag", "--delete", PARENT, "scratch");
         assertThat(gone.exit()).isEqualTo(1);
