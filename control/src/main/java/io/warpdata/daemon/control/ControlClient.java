@@ -151,7 +151,11 @@ public final class ControlClient implements AutoCloseable {
                 if (line == null) {
                     throw new ControlException(ControlException.DAEMON_UNAVAILABLE,
                             "warpd closed the control connection during '" + op + "'",
-                            "check warpd's log (journalctl -u warpd); it may have stopped");
+                            "check warpd's log (journalctl -u warpd); it may have stopped" + (op.startsWith("publish")
+                                    || op.startsWith("view") ? ". A publish cut short moves no pointer until its very"
+                                    + " end, and what it uploaded is reused: run the same command again (warpctl"
+                                    + " list-remote WS/NAME shows whether a version was made and where latest points)"
+                                    : ""));
                 }
                 JsonNode msg = ControlProtocol.json().readTree(line);
                 ControlProtocol.Incoming in = ControlProtocol.incoming(msg);

@@ -50,4 +50,28 @@ class ControlClientTest {
             }
         }
     }
+
+    /** warpd stopped mid-publish: the client says the publish may be run again, and how to see what was made. */
+    @Test
+    void aConnectionClosedDuringAPublishSaysItCanBeRunAgain() throws Exception {
+        Path socket = dir.resolve("warpd.sock");
+        try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            server.bind(UnixDomainSocketAddress.of(socket));
+            Thread acceptor = Thread.ofVirtual().start(() -> {
+                try (SocketChannel ch = server.accept()) {
+                    ch.read(java.nio.ByteBuffer.allocate(4096)); // the request, then warpd is gone
+                } catch (Exception closed) {
+                    // the test ended
+                }
+            });
+            try (ControlClient c = ControlClient.connect(socket)) {
+                assertThatThrownBy(() -> c.call("publish", ControlProtocol.object()))
+                        .isInstanceOf(ControlException.class)
+                        .hasMessageContaining("closed the control connection during 'publish'")
+                        .satisfies(e -> assertThat(((ControlException) e).nextStep())
+                                .contains("run the same command again", "list-remote"));
+            }
+            acceptor.join();
+        }
+    }
 }
