@@ -71,6 +71,8 @@ final class ListRemoteCommand implements Callable<Integer> {
             }
             List<DatasetSummary> json = new ArrayList<>();
             TextTable text = new TextTable(List.of("DATASET", "LATEST", "VERSIONS"));
+            // Every dataset's latest and versions listing at once (one round trip deep, not one per dataset).
+            remote.catalog().prefetch(datasets);
             for (DatasetId id : datasets) {
                 Optional<VersionHash> latest = remote.catalog().latest(id);
                 int versions = remote.catalog().versions(id).size();
@@ -96,8 +98,10 @@ final class ListRemoteCommand implements Callable<Integer> {
         }
         RefNames names = RefNames.of(catalog, id);
         List<VersionRow> rows = new ArrayList<>();
-        for (VersionHash v : versions) {
-            Manifest m = catalog.manifest(id, v);
+        List<Manifest> manifests = inParallel(versions, v -> catalog.manifest(id, v));
+        for (int i = 0; i < versions.size(); i++) {
+            VersionHash v = versions.get(i);
+            Manifest m = manifests.get(i);
             rows.add(new VersionRow(v.hex(), m.metadata().get(CREATED_AT), names.of(v),
                     m.derivedFrom().map(d -> d.parent() + "@" + d.parentVersion().hex()).orElse(null)));
         }
@@ -115,6 +119,47 @@ final class ListRemoteCommand implements Callable<Integer> {
                     derived == null ? "-" : derived.substring(0, derived.indexOf('@') + 13)));
         }
         root.context.out().print(text.render(true));
+    }
+
+    /** Requests to the store at once when listing versions: a 300-version dataset took 3.3 s one by one on loopback. */
+    static final int FETCHES_AT_ONCE = 16;
+
+    /** {@code f} of each item, {@link #FETCHES_AT_ONCE} at a time, in the items' order; the first failure is thrown. */
+    static <T, R> List<R> inParallel(List<T> items, java.util.function.Function<T, R> f) {
+        if (items.size() < 2) {
+            return items.stream().map(f).toList();
+        }
+        java.util.concurrent.Semaphore slots = new java.util.concurrent.Semaphore(FETCHES_AT_ONCE);
+        try (java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            List<java.util.concurrent.Future<R>> futures = new ArrayList<>();
+            for (T item : items) {
+                futures.add(pool.submit(() -> {
+                    slots.acquire();
+                    try {
+                        return f.apply(item);
+                    } finally {
+                        slots.release();
+                    }
+                }));
+            }
+            List<R> out = new ArrayList<>(items.size());
+            for (java.util.concurrent.Future<R> future : futures) {
+                try {
+                    out.add(future.get());
+                } catch (java.util.concurrent.ExecutionException e) {
+                    futures.forEach(x -> x.cancel(true));
+                    if (e.getCause() instanceof RuntimeException r) {
+                        throw r;
+                    }
+                    throw new IllegalStateException(e.getCause());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    futures.forEach(x -> x.cancel(true));
+                    throw new java.util.concurrent.CancellationException("interrupted while listing versions");
+                }
+            }
+            return out;
+        }
     }
 
     /** The manifest metadata key a version's creation time is under (ManifestCodec, the writers). */

@@ -25,7 +25,9 @@ class WarpctlCommandTest {
     @TempDir
     Path tmp;
 
-    private final InMemoryBlobStore store = new InMemoryBlobStore();
+    private final InMemoryBlobStore memory = new InMemoryBlobStore();
+    /** What warpctl opens: the in-memory store, or a test's wrapper of it. */
+    private io.warpdata.store.BlobStore store = memory;
 
     private record Run(int code, String out, String err) {
     }
@@ -76,6 +78,31 @@ class WarpctlCommandTest {
         assertThat(named.code()).isEqualTo(1);
         assertThat(named.err()).contains("vision/pets has no tag or branch 'v9'", "It has no tags or branches")
                 .doesNotContain("is not published", "Nothing is published");
+    }
+
+    @Test
+    void listingADatasetsVersionsFetchesTheirManifestsSeveralAtATime() throws Exception {
+        List<String> published = new java.util.ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            TestData.parquet(tmp.resolve("v" + i + "/part-0.parquet"), 10 + i, 100);
+            published.add(new ObjectMapper().readTree(warpctl("publish", "vision/many", "--table", "main=v" + i + "/*.parquet",
+                    "--json").out()).path("version").asText());
+        }
+        io.warpdata.store.FaultStore slow = new io.warpdata.store.FaultStore(memory);
+        slow.on(io.warpdata.store.FaultStore.Call.GET, io.warpdata.store.FaultStore.Call.GET_IF_CHANGED).under("/versions/")
+                .delay(java.time.Duration.ofMillis(50));
+        store = slow;
+        Run listed;
+        try {
+            listed = warpctl("list-remote", "vision/many", "--json");
+        } finally {
+            store = memory;
+        }
+        assertThat(listed.code()).as(listed.err()).isZero();
+        assertThat(new ObjectMapper().readTree(listed.out()).path("versions")).extracting(v -> v.path("version").asText())
+                .containsExactlyInAnyOrderElementsOf(published);
+        assertThat(Math.max(slow.peakInFlight(io.warpdata.store.FaultStore.Call.GET),
+                slow.peakInFlight(io.warpdata.store.FaultStore.Call.GET_IF_CHANGED))).as("manifests fetched at once").isGreaterThan(1);
     }
 
     @Test
@@ -181,7 +208,7 @@ class WarpctlCommandTest {
         assertThat(r.code()).isEqualTo(1);
         assertThat(r.err()).startsWith("error: Table file").contains("notes.parquet").contains("  what to do: ")
                 .doesNotContain("\tat ");
-        assertThat(store.objects()).isEmpty();
+        assertThat(memory.objects()).isEmpty();
         Run debug = warpctl("publish", "--debug", "vision/pets", "--table", "main=notes.parquet");
         assertThat(debug.err()).contains("\tat ");
     }
