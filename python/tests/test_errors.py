@@ -164,3 +164,12 @@ def test_a_user_the_socket_refuses_is_told_to_join_its_group_not_to_start_warpd(
     out = p.stdout.decode()
     assert "permission denied" in out, out + p.stderr.decode()
     assert "usermod -aG" in out and "start one" not in out
+
+
+def test_an_errors_details_come_beside_its_message():
+    from warpdata.errors import from_warpd
+    e = from_warpd({"type": "PointerMoved", "message": "latest moved", "next_step": "point it", "version": "ab" * 32})
+    assert isinstance(e, wd.PointerMovedError)
+    assert e.details == {"version": "ab" * 32}
+    assert e.next_step == "point it"
+    assert from_warpd({"type": "BadRequest", "message": "m"}).details == {}

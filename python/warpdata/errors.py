@@ -11,9 +11,11 @@ class WarpError(Exception):
 
     code = "WarpError"
 
-    def __init__(self, message, next_step="", code=None):
+    def __init__(self, message, next_step="", code=None, details=None):
         self.message = message
         self.next_step = next_step or ""
+        # facts beside the message, e.g. a PointerMovedError's "version" (the version published all the same)
+        self.details = dict(details or {})
         if code is not None:
             self.code = code
         super().__init__(message if not self.next_step else "%s\n  what to do: %s" % (message, self.next_step))
@@ -146,7 +148,8 @@ def from_warpd(error):
     """The WarpError for warpd's ``{"type", "message", "next_step"}``."""
     code = error.get("type") or "WarpError"
     cls = _BY_CODE.get(code, WarpError)
-    return cls(error.get("message") or code, error.get("next_step") or "", code=code)
+    details = {k: v for k, v in error.items() if k not in ("type", "message", "next_step") and isinstance(v, str)}
+    return cls(error.get("message") or code, error.get("next_step") or "", code=code, details=details)
 
 
 def missing(module, what, package):

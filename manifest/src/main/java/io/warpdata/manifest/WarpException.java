@@ -24,4 +24,12 @@ public abstract class WarpException extends RuntimeException {
     public String nextStep() {
         return nextStep;
     }
+
+    /**
+     * Facts a script needs without parsing the message (a lost publish's {@code version}): sent
+     * beside {@code type}, {@code message} and {@code next_step} in the error's JSON. Empty by default.
+     */
+    public java.util.Map<String, String> details() {
+        return java.util.Map.of();
+    }
 }

@@ -175,7 +175,7 @@ public final class ControlClient implements AutoCloseable {
                 ControlProtocol.ErrorBody err = in.error() == null ? ControlProtocol.ErrorBody.NONE : in.error();
                 throw new ControlException(err.type() == null ? ControlException.INTERNAL : err.type(),
                         err.message() == null ? "warpd reported an error" : err.message(),
-                        err.nextStep() == null ? "" : err.nextStep());
+                        err.nextStep() == null ? "" : err.nextStep(), null, err.details());
             }
         } catch (IOException e) {
             if (timedOut) {

@@ -32,14 +32,27 @@ public final class ControlException extends WarpException {
     public static final String INTERNAL = "InternalError";
 
     private final String type;
+    private final java.util.Map<String, String> details;
 
     public ControlException(String type, String message, String nextStep) {
         this(type, message, nextStep, null);
     }
 
     public ControlException(String type, String message, String nextStep, Throwable cause) {
+        this(type, message, nextStep, cause, java.util.Map.of());
+    }
+
+    /** An error warpd reported, with its {@link #details()} as they came. */
+    public ControlException(String type, String message, String nextStep, Throwable cause,
+                            java.util.Map<String, String> details) {
         super(message, nextStep, cause);
         this.type = Objects.requireNonNull(type, "type");
+        this.details = java.util.Map.copyOf(details);
+    }
+
+    @Override
+    public java.util.Map<String, String> details() {
+        return details;
     }
 
     @Override

@@ -1,5 +1,7 @@
 package io.warpdata.daemon.control;
 
+import java.util.Map;
+
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -52,9 +54,27 @@ public final class ControlProtocol {
     public record Incoming(JsonNode id, String event, boolean ok, JsonNode result, ErrorBody error) {
     }
 
-    /** An error's fields. */
-    public record ErrorBody(String type, String message, String nextStep) {
-        static final ErrorBody NONE = new ErrorBody(null, null, null);
+    /** An error's fields: {@code details} are its other text fields ({@link WarpException#details()}). */
+    public record ErrorBody(String type, String message, String nextStep, Map<String, String> details) {
+        static final ErrorBody NONE = new ErrorBody(null, null, null, Map.of());
+
+        public ErrorBody {
+            details = details == null ? Map.of() : Map.copyOf(details);
+        }
+
+        /** As {@code {"type", "message", "next_step", ...details}}, the wire's form of an error. */
+        public ObjectNode json() {
+            ObjectNode err = object();
+            err.put(TYPE, type);
+            err.put(MESSAGE, message == null ? type : message);
+            err.put(NEXT_STEP, nextStep == null ? "" : nextStep);
+            details.forEach((k, v) -> {
+                if (!err.has(k)) {
+                    err.put(k, v);
+                }
+            });
+            return err;
+        }
     }
 
     /** Reads a line from warpd; fields of other types than expected are treated as absent. */
@@ -64,7 +84,14 @@ public final class ControlProtocol {
         JsonNode error = msg.get(ERROR);
         ErrorBody body = null;
         if (error != null && error.isObject()) {
-            body = new ErrorBody(text(error.get(TYPE)), text(error.get(MESSAGE)), text(error.get(NEXT_STEP)));
+            Map<String, String> details = new java.util.LinkedHashMap<>();
+            error.fields().forEachRemaining(f -> {
+                if (!f.getKey().equals(TYPE) && !f.getKey().equals(MESSAGE) && !f.getKey().equals(NEXT_STEP)
+                        && f.getValue().isTextual()) {
+                    details.put(f.getKey(), f.getValue().asText());
+                }
+            });
+            body = new ErrorBody(text(error.get(TYPE)), text(error.get(MESSAGE)), text(error.get(NEXT_STEP)), details);
         }
         JsonNode ok = msg.get(OK);
         return new Incoming(id, event == null ? null : event.asText(), ok != null && ok.asBoolean(false),
@@ -129,15 +156,16 @@ public final class ControlProtocol {
     }
 
     public static ObjectNode error(JsonNode id, WarpException e) {
-        return error(id, e.type(), e.getMessage(), e.nextStep());
+        return error(id, new ErrorBody(e.type(), e.getMessage(), e.nextStep(), e.details()));
     }
 
     public static ObjectNode error(JsonNode id, String type, String message, String nextStep) {
+        return error(id, new ErrorBody(type, message, nextStep, Map.of()));
+    }
+
+    private static ObjectNode error(JsonNode id, ErrorBody body) {
         ObjectNode n = reply(id, false);
-        ObjectNode err = n.putObject(ERROR);
-        err.put(TYPE, type);
-        err.put(MESSAGE, message == null ? type : message);
-        err.put(NEXT_STEP, nextStep == null ? "" : nextStep);
+        n.set(ERROR, body.json());
         return n;
     }
 

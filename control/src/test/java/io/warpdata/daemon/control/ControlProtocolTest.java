@@ -22,6 +22,20 @@ class ControlProtocolTest {
     }
 
     @Test
+    void anErrorsDetailsTravelBesideItsMessage() throws Exception {
+        ControlException lost = new ControlException("PointerMoved", "latest moved", "point it yourself", null,
+                java.util.Map.of("version", "ab".repeat(32)));
+        com.fasterxml.jackson.databind.JsonNode wire = ControlProtocol.json().readTree(
+                ControlProtocol.json().writeValueAsString(ControlProtocol.error(
+                        com.fasterxml.jackson.databind.node.IntNode.valueOf(3), lost)));
+        assertThat(wire.path("error").path("version").asText()).isEqualTo("ab".repeat(32));
+        assertThat(wire.path("error").path("type").asText()).isEqualTo("PointerMoved");
+        ControlProtocol.ErrorBody back = ControlProtocol.incoming(wire).error();
+        assertThat(back.details()).containsEntry("version", "ab".repeat(32)).hasSize(1);
+        assertThat(back.nextStep()).isEqualTo("point it yourself");
+    }
+
+    @Test
     void malformedJsonIsBadRequestWithoutId() {
         assertThatThrownBy(() -> ControlProtocol.parseRequest(b("{\"id\":1,")))
                 .isInstanceOfSatisfying(ControlProtocol.BadRequest.class, e -> {

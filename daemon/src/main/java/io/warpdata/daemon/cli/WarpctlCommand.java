@@ -150,7 +150,7 @@ public final class WarpctlCommand implements Runnable {
         if (java.util.Arrays.asList(args).contains("--json")) {
             try {
                 context.err().println(Wire.json().writeValueAsString(
-                        new ErrorOutput(new ControlProtocol.ErrorBody("Usage", message, next))));
+                        errorOutput(new ControlProtocol.ErrorBody("Usage", message, next, java.util.Map.of()))));
                 return 2;
             } catch (Exception jsonFailure) {
                 // fall through to the plain form
@@ -193,7 +193,7 @@ public final class WarpctlCommand implements Runnable {
         if (root.json && ex instanceof WarpException w) {
             try {
                 err.println(Wire.json().writeValueAsString(
-                        new ErrorOutput(new ControlProtocol.ErrorBody(w.type(), w.getMessage(), nextStep(w)))));
+                        errorOutput(new ControlProtocol.ErrorBody(w.type(), w.getMessage(), nextStep(w), w.details()))));
             } catch (Exception jsonFailure) {
                 err.println("error: " + w.getMessage());
             }
@@ -286,7 +286,13 @@ public final class WarpctlCommand implements Runnable {
         }
     }
 
-    /** An error with --json, on stderr: {@code {"error":{"type","message","next_step"}}}, as warpd sends one. */
-    record ErrorOutput(ControlProtocol.ErrorBody error) {
+    /**
+     * An error with --json, on stderr: {@code {"error":{"type","message","next_step", ...details}}},
+     * as warpd sends one (a lost publish's {@code version} among the details).
+     */
+    static com.fasterxml.jackson.databind.node.ObjectNode errorOutput(ControlProtocol.ErrorBody error) {
+        com.fasterxml.jackson.databind.node.ObjectNode n = ControlProtocol.object();
+        n.set("error", error.json());
+        return n;
     }
 }

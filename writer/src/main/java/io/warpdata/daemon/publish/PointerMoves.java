@@ -75,7 +75,8 @@ public final class PointerMoves {
                     + " so it was left where they put it; version " + version.hex() + " is published all the same"
                     + (moved.isEmpty() ? "" : " (" + String.join(", ", moved) + ")"),
                     "To point " + moving + " at this version after all: " + point + " (or publish again, which finds"
-                            + " the version stored and moves " + moving + " from where it is now).", e);
+                            + " the version stored and moves " + moving + " from where it is now).", e,
+                    java.util.Map.of("version", version.hex()));
         }
         return moved;
     }
