@@ -35,6 +35,14 @@ public final class ControlServer implements AutoCloseable {
     static final int MAX_CLIENTS = 512;
     /** Operations one client may have running at once (warpctl runs one). */
     static final int MAX_RUNNING_PER_CLIENT = 16;
+    /** Clients of one user at once (root's not counted): one user cannot take every slot from the others. */
+    static final int MAX_CLIENTS_PER_USER = 64;
+    /**
+     * Bytes of unfinished request lines held for all clients together: lines are names and paths,
+     * a few KB; 512 clients each sending 1 MiB without a newline filled the heap and took the
+     * mount down with warpd. A client whose line would pass this is answered Busy and closed.
+     */
+    static final long PARTIAL_LINES_BUDGET = 16L << 20;
 
     /** Where and how to listen. */
     public record Config(Path socket, Optional<Integer> socketGid, int maxLineBytes) {
@@ -56,6 +64,8 @@ public final class ControlServer implements AutoCloseable {
     private final int maxLineBytes;
     private final ThreadFactory threads = Thread.ofVirtual().name("warp-control-", 0).factory();
     private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
+    /** Bytes of unfinished lines all clients hold ({@link #PARTIAL_LINES_BUDGET}). */
+    private final java.util.concurrent.atomic.AtomicLong partialBytes = new java.util.concurrent.atomic.AtomicLong();
     private final Thread acceptor;
     private volatile boolean closed;
 
@@ -146,6 +156,12 @@ public final class ControlServer implements AutoCloseable {
         void serve() {
             try {
                 peer = peers.resolve(channel);
+                if (peer.uid() != 0 && connections.stream().filter(c -> c.peer != null && c.peer.uid() == peer.uid())
+                        .count() > MAX_CLIENTS_PER_USER) {
+                    throw new ControlException(ControlException.BUSY, "uid " + peer.uid() + " already has "
+                            + MAX_CLIENTS_PER_USER + " control connections open to warpd",
+                            "close idle warpctl sessions or scripts holding connections, and retry");
+                }
                 readLoop();
             } catch (WarpException e) {
                 send(ControlProtocol.error(NullNode.getInstance(), e));
@@ -156,6 +172,8 @@ public final class ControlServer implements AutoCloseable {
                 LOG.warn("control client failed", e);
             } finally {
                 // The client is gone (or sent EOF): its operations have nobody to report to.
+                partialBytes.addAndGet(-held);
+                held = 0;
                 readerDone = true;
                 running.forEach(Cancellation::cancel);
                 if (running.isEmpty()) {
@@ -164,8 +182,11 @@ public final class ControlServer implements AutoCloseable {
             }
         }
 
+        /** Bytes of this client's unfinished line counted in {@link #partialBytes}. */
+        private long held;
+
         private void readLoop() throws IOException {
-            ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
+            ByteBuffer buf = ByteBuffer.allocate(16 * 1024);
             ByteArrayOutputStream line = new ByteArrayOutputStream();
             boolean skipping = false;
             while (!closed) {
@@ -189,6 +210,7 @@ public final class ControlServer implements AutoCloseable {
                         }
                     }
                     line.reset();
+                    hold(0);
                     skipping = false;
                     start = i + 1;
                 }
@@ -200,8 +222,23 @@ public final class ControlServer implements AutoCloseable {
                         line.reset();
                         skipping = true;
                     }
+                    if (!hold(line.size())) {
+                        send(ControlProtocol.error(NullNode.getInstance(), ControlException.BUSY,
+                                "warpd holds too many unfinished request lines of its clients", "send each request"
+                                        + " as one line ending in a newline, and retry"));
+                        LOG.warn("control client uid {} closed: its unfinished request line passed the budget of all"
+                                + " clients' ({} bytes)", peer.uid(), PARTIAL_LINES_BUDGET);
+                        return;
+                    }
                 }
             }
+        }
+
+        /** Counts {@code bytes} of unfinished line for this client; false if all clients' would pass the budget. */
+        private boolean hold(long bytes) {
+            long total = partialBytes.addAndGet(bytes - held);
+            held = bytes;
+            return total <= PARTIAL_LINES_BUDGET;
         }
 
         private void tooLarge() {

@@ -60,7 +60,9 @@ class CatAndStreamCommandTest {
     private Run warpctl(Map<String, String> extraEnv, boolean terminal, String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        Map<String, String> env = new HashMap<>(Map.of("WARP_REMOTE", "memory://test", "USER", "alice"));
+        Map<String, String> env = new HashMap<>(Map.of("WARP_REMOTE", "memory://test", "USER", "alice",
+                // never a warpd that happens to serve this machine's default socket
+                "WARP_SOCKET", tmp.resolve("no-warpd.sock").toString()));
         env.putAll(extraEnv);
         CliContext ctx = new CliContext(env, new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8), tmp,

@@ -87,6 +87,7 @@ class PublishIT {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         Map<String, String> env = new HashMap<>(s3.env());
         env.put("USER", "it");
+        env.putIfAbsent("WARP_SOCKET", dir.resolve("no-warpd.sock").toString()); // never this machine's warpd
         CliContext ctx = new CliContext(env, new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8), dir, Clock.systemUTC(),
                 DefaultStores::open, DefaultStores::reader, false);

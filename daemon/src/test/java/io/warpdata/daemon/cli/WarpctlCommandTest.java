@@ -44,7 +44,9 @@ class WarpctlCommandTest {
     }
 
     private Run warpctl(String... args) {
-        return warpctl(Map.of("WARP_REMOTE", "memory://test", "USER", "alice"), args);
+        return warpctl(Map.of("WARP_REMOTE", "memory://test", "USER", "alice",
+                // never a warpd that happens to serve this machine's default socket
+                "WARP_SOCKET", tmp.resolve("no-warpd.sock").toString()), args);
     }
 
     @Test
@@ -165,7 +167,7 @@ class WarpctlCommandTest {
             List<String> args = new java.util.ArrayList<>(List.of("view", "vision/pets", "--as", "vision/some"));
             args.addAll(List.of(bad));
             ByteArrayOutputStream err = new ByteArrayOutputStream();
-            CliContext ctx = new CliContext(Map.of("WARP_REMOTE", "memory://test"), new PrintStream(new ByteArrayOutputStream()),
+            CliContext ctx = new CliContext(Map.of("WARP_REMOTE", "memory://test", "WARP_SOCKET", tmp.resolve("no-warpd.sock").toString()), new PrintStream(new ByteArrayOutputStream()),
                     new PrintStream(err, true, StandardCharsets.UTF_8), tmp, Clock.systemUTC(),
                     (remote, endpoint) -> {
                         throw new AssertionError("the store was opened to refuse " + args);

@@ -241,6 +241,47 @@ class ControlServerIT {
         assertThat(usedAfter - usedBefore).as("the 100 MB line was skipped, not held").isLessThan(64L << 20);
     }
 
+    /** Clients that each send most of a 1 MiB line and never its newline: held within a budget, not until the heap is full. */
+    @Test
+    void unfinishedLinesOfManyClientsAreHeldWithinABudgetAndTheDaemonKeepsServing() throws Exception {
+        List<Raw> open = new ArrayList<>();
+        int busy = 0;
+        String almostALine = "x".repeat(ControlProtocol.MAX_LINE_BYTES - 1000);
+        try {
+            for (int i = 0; i < 40; i++) { // 40 MiB of unfinished lines, against a budget of 16
+                Raw r = new Raw(socket);
+                open.add(r);
+                try {
+                    r.send(almostALine);
+                } catch (IOException closedMidWrite) {
+                    // refused while it wrote: counted below by its error line
+                }
+            }
+            assertThat(status().get("mode").asText()).as("the daemon still answers").isEqualTo("auto");
+            for (Raw r : open.subList(20, open.size())) {
+                String line = r.in.readLine();
+                if (line != null && line.contains("too many unfinished request lines")) {
+                    busy++;
+                }
+            }
+        } finally {
+            for (Raw r : open) {
+                r.close();
+            }
+        }
+        assertThat(busy).as("clients past the budget were told and closed").isGreaterThanOrEqualTo(20 - 1);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (server.clientCount() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(server.clientCount()).isZero();
+        // the budget is given back: a client may send a long line again
+        try (Raw r = new Raw(socket)) {
+            r.send("{\"id\":1,\"op\":\"status\",\"args\":{\"pad\":\"" + "y".repeat(900_000) + "\"}}\n");
+            assertThat(r.next().path("ok").asBoolean()).isTrue();
+        }
+    }
+
     @Test
     void aThousandConnectionsAreBoundedAndTheDaemonKeepsServing() throws Exception {
         List<Raw> open = new ArrayList<>();
