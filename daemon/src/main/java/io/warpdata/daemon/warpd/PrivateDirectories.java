@@ -51,11 +51,53 @@ final class PrivateDirectories {
      */
     static void prepare(Path cacheDir, List<String> folders, long uid) throws IOException {
         make(cacheDir);
+        requireTrusted(cacheDir, uid);
         for (String f : folders) {
             Path dir = cacheDir.resolve(f);
             if (!make(dir)) {
+                requireOwn(dir, uid);
                 closeToOthers(dir, uid);
             }
+        }
+    }
+
+    /**
+     * Refuses a cache directory another user could change under warpd: one owned by a user other
+     * than warpd's or root, or writable by others (or its group) without the sticky bit. In one,
+     * that user could swap warpd's folders for their own and have forged blocks served, or point
+     * them elsewhere for warpd to clean up.
+     */
+    private static void requireTrusted(Path dir, long uid) throws IOException {
+        long owner = ((Number) Files.getAttribute(dir, "unix:uid")).longValue();
+        int mode = ((Number) Files.getAttribute(dir, "unix:mode")).intValue();
+        if (owner != uid && owner != 0) {
+            throw new UnsafeCacheDirectoryException(dir + " belongs to uid " + owner + ", not to warpd's user (uid " + uid
+                    + ") or root: that user could replace the cached blocks warpd serves");
+        }
+        boolean sticky = (mode & 01000) != 0;
+        if ((mode & 0022) != 0 && !sticky) {
+            throw new UnsafeCacheDirectoryException(dir + " can be written by other users (mode "
+                    + Integer.toOctalString(mode & 07777) + "): they could swap warpd's folders in it for their own");
+        }
+    }
+
+    /** Refuses one of warpd's folders that is a symlink or belongs to another user. */
+    private static void requireOwn(Path dir, long uid) throws IOException {
+        if (Files.isSymbolicLink(dir)) {
+            throw new UnsafeCacheDirectoryException(dir + " is a symlink (to " + Files.readSymbolicLink(dir)
+                    + "): warpd makes its folders itself and never follows one");
+        }
+        long owner = ((Number) Files.getAttribute(dir, "unix:uid", LinkOption.NOFOLLOW_LINKS)).longValue();
+        if (owner != uid) {
+            throw new UnsafeCacheDirectoryException(dir + " belongs to uid " + owner + ", not to warpd's user (uid " + uid
+                    + "): warpd trusts only the folders it made");
+        }
+    }
+
+    /** A cache directory warpd will not use; the message says why. */
+    static final class UnsafeCacheDirectoryException extends IOException {
+        UnsafeCacheDirectoryException(String message) {
+            super(message);
         }
     }
 

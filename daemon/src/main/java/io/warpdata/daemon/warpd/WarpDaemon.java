@@ -114,6 +114,10 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         try {
             PrivateDirectories.prepare(config.cacheDir(), config.mode().usesDisk() ? PrivateDirectories.FOLDERS
                     : List.of(PrivateDirectories.PUBLISH_STAGING), uid());
+        } catch (PrivateDirectories.UnsafeCacheDirectoryException e) {
+            throw new ConfigException("will not use cache directory " + config.cacheDir() + ": " + e.getMessage(),
+                    "Remove it (or the folder named) if you do not know who made it, or pass a --cache-dir of warpd's"
+                            + " own user, not writable by others (its default under ~/.cache is).");
         } catch (IOException e) {
             throw new ConfigException("cannot create cache directory " + config.cacheDir() + ": " + e.getMessage(),
                     "Pass a writable --cache-dir (or set WARP_CACHE_DIR).");
