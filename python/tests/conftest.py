@@ -102,10 +102,18 @@ class Warp:
     def start_warpd(self):
         os.makedirs(self.mount, exist_ok=True)
         self.log = open(os.path.join(self.base, "warpd.log"), "wb")
+        # warpd runs in a directory where someone planted .tmp, DuckDB's default spill folder,
+        # pointing at a secret (test_errors: a filter must not read it)
+        secret = os.path.join(self.base, "secret")
+        os.makedirs(secret, exist_ok=True)
+        with open(os.path.join(secret, "secret.txt"), "w") as f:
+            f.write("TOPSECRET")
+        if not os.path.lexists(os.path.join(self.base, ".tmp")):
+            os.symlink(secret, os.path.join(self.base, ".tmp"))
         self.proc = subprocess.Popen(
             [os.path.join(REPO, "scripts", "warpd"), "--mount", self.mount, "--remote", self.remote,
              "--cache-dir", self.cache, "--cache-size", "1GB", "--socket", self.socket],
-            stdout=self.log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True)
+            stdout=self.log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True, cwd=self.base)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

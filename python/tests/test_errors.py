@@ -43,6 +43,18 @@ def test_filter_cannot_read_files(ds):
     assert "/etc/passwd" in str(e.value)
 
 
+def test_filter_cannot_read_through_duckdbs_spill_folder_in_warpds_working_directory(ds, warp):
+    """DuckDB allows its spill folder, .tmp in the working directory by default: a planted .tmp
+    symlink there let a filter read any file warpd could (conftest plants one)."""
+    planted = os.path.join(warp.base, ".tmp", "secret.txt")
+    assert open(planted).read() == "TOPSECRET"
+    with pytest.raises(wd.InvalidFilterError) as e:
+        next(ds.table("main").batch_dicts(where="(SELECT content FROM read_text('%s')) = 'x'" % planted))
+    assert "TOPSECRET" not in str(e.value)
+    with pytest.raises(wd.InvalidFilterError):
+        next(ds.table("main").batch_dicts(where="(SELECT count(*) FROM glob('%s/*')) > 0" % warp.base))
+
+
 def test_filter_cannot_close_itself_and_add_rows(ds):
     """where= is one expression: "1=1) UNION ALL SELECT ..." gave 3001 rows of 3000, ignoring limit."""
     table = ds.table("main")

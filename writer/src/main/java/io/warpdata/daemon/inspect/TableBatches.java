@@ -170,9 +170,14 @@ public final class TableBatches {
         try (Statement st = c.createStatement()) {
             st.execute("SET threads TO 1");
             st.execute("SET memory_limit = '256MB'");
-            // The filter is the client's SQL: DuckDB reads nothing but this call's shard mirrors.
+            // The filter is the client's SQL: DuckDB reads nothing but this call's shard mirrors. Its
+            // spill folder would be allowed too, and by default it is .tmp in warpd's working
+            // directory (wherever it was started: a planted .tmp symlink opened any file), so it
+            // goes inside this call's folder; then no setting can change.
+            st.execute("SET temp_directory = " + RowRendering.literal(dir.resolve(".spill").toString()));
             st.execute("SET allowed_directories = [" + RowRendering.literal(dir + "/") + "]");
             st.execute("SET enable_external_access = false");
+            st.execute("SET lock_configuration = true");
         } catch (SQLException e) {
             c.close();
             throw e;

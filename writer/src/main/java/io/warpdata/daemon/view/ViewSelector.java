@@ -61,8 +61,12 @@ public final class ViewSelector implements AutoCloseable {
             java.util.Set<String> dirs = new java.util.TreeSet<>();
             files.forEach(f -> dirs.add(f.toAbsolutePath().getParent() + "/"));
             dirs.add(out.toAbsolutePath().getParent() + "/");
+            // DuckDB allows its spill folder too: by default .tmp in the working directory, so it goes
+            // beside the output instead (see TableBatches); then no setting can change.
+            st.execute("SET temp_directory = " + RowRendering.literal(out.toAbsolutePath().getParent().resolve(".spill").toString()));
             st.execute("SET allowed_directories = [" + String.join(", ", dirs.stream().map(RowRendering::literal).toList()) + "]");
             st.execute("SET enable_external_access = false");
+            st.execute("SET lock_configuration = true");
             st.execute("SELECT setseed(" + (Math.floorMod(seed, 1_000_003L) / 1_000_003.0) + ")");
         }
         return db;
