@@ -118,6 +118,17 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
     protected PublishCall.Reply run(PublishCall.Request request, Events<PublishCall.Progress> events) {
         OperationContext ctx = events.context();
         PublishRequest req = request(request);
+        long warpdUid = io.warpdata.daemon.control.ProcessIdentity.uid();
+        if (!ctx.peer().isRoot() && ctx.peer().uid() != warpdUid) {
+            // warpd would read the files with its own rights: a check of the caller's access before
+            // the read cannot hold against a path the caller changes in between (a symlink flipped
+            // to a file only warpd may read was published). The caller publishes as itself instead.
+            throw new io.warpdata.daemon.control.ControlException(io.warpdata.daemon.control.ControlException.ACCESS_DENIED,
+                    "warpd runs as uid " + warpdUid + " and would read your files (uid " + ctx.peer().uid()
+                            + ") with its own rights, so it publishes only for its own user and root",
+                    "Publish as yourself: warpctl publish --no-daemon ... (the same options; it reads the files and"
+                            + " writes the store with your rights and credentials).");
+        }
         for (List<String> specs : List.of(flat(req.tables()), flat(req.artifacts()))) {
             for (String source : specs) {
                 access.checkReadable(ctx.peer(), Path.of(source));
