@@ -185,3 +185,19 @@ def test_an_errors_details_come_beside_its_message():
     assert e.details == {"version": "ab" * 32}
     assert e.next_step == "point it"
     assert from_warpd({"type": "BadRequest", "message": "m"}).details == {}
+
+
+def test_a_socket_folder_another_user_made_in_tmp_is_not_talked_to(tmp_path):
+    from warpdata.client import _require_own_folder
+    folder = tmp_path / "warp-4242"
+    folder.mkdir(mode=0o700)
+    _require_own_folder(str(folder))  # this user's, closed to others: fine
+    os.chmod(folder, 0o777)
+    with pytest.raises(wd.DaemonUnavailableError) as e:
+        _require_own_folder(str(folder))
+    assert "pose as warpd" in str(e.value)
+    if os.geteuid() == 0:
+        os.chmod(folder, 0o700)
+        os.chown(folder, 1002, 1002)
+        with pytest.raises(wd.DaemonUnavailableError):
+            _require_own_folder(str(folder))

@@ -33,7 +33,22 @@ def default_socket():
         own = "/tmp/warp-%d/warpd.sock" % os.geteuid()
     if not os.path.exists(own) and os.path.exists(SERVICE_SOCKET):
         return SERVICE_SOCKET
+    if own.startswith("/tmp/") and os.path.exists(own):
+        _require_own_folder(os.path.dirname(own))
     return own
+
+
+def _require_own_folder(folder):
+    """Anyone may make /tmp/warp-<uid> first: talk to a socket there only if the folder is this
+    user's (or root's), not a symlink, and nobody else may write it (warpctl checks the same)."""
+    st = os.lstat(folder)
+    import stat as _stat
+    if _stat.S_ISLNK(st.st_mode) or st.st_uid not in (os.geteuid(), 0) or st.st_mode & 0o022:
+        from .errors import DaemonUnavailableError
+        raise DaemonUnavailableError(
+            "the socket folder %s belongs to uid %d (mode %04o): another user could pose as warpd there"
+            % (folder, st.st_uid, st.st_mode & 0o7777),
+            "remove %s if you did not make it, or set XDG_RUNTIME_DIR or WARP_SOCKET to warpd's real socket" % folder)
 
 
 def _owner(path):

@@ -45,10 +45,46 @@ public final class SocketPaths {
     static Path clientSocket(Map<String, String> env, int uid, Path serviceSocket) {
         Path own = defaultSocket(env, uid);
         String explicit = env.get("WARP_SOCKET");
-        if ((explicit != null && !explicit.isBlank()) || uid == 0 || java.nio.file.Files.exists(own)) {
+        if ((explicit != null && !explicit.isBlank()) || uid == 0) {
+            return own;
+        }
+        if (java.nio.file.Files.exists(own)) {
+            requireOwnTmpDirectory(own, uid);
             return own;
         }
         return java.nio.file.Files.exists(serviceSocket) ? serviceSocket : own;
+    }
+
+    /**
+     * The {@code /tmp/warp-<uid>} fallback is where anyone may create a folder first: a client
+     * talks to a socket there only if the folder is its user's (or root's) and nobody else may
+     * write it, as warpd itself demands. A fake server planted there was asked for status and
+     * wrote its answer, terminal escapes included, to the user's terminal.
+     *
+     * @throws ControlException {@link ControlException#SOCKET_UNSAFE} otherwise
+     */
+    static void requireOwnTmpDirectory(Path socket, int uid) {
+        Path dir = socket.getParent();
+        if (dir == null || !dir.startsWith(Path.of("/tmp"))) {
+            return;
+        }
+        try {
+            int owner = ((Number) java.nio.file.Files.getAttribute(dir, "unix:uid",
+                    java.nio.file.LinkOption.NOFOLLOW_LINKS)).intValue();
+            int mode = ((Number) java.nio.file.Files.getAttribute(dir, "unix:mode",
+                    java.nio.file.LinkOption.NOFOLLOW_LINKS)).intValue();
+            boolean link = java.nio.file.Files.isSymbolicLink(dir);
+            if (link || (owner != uid && owner != 0) || (mode & 0022) != 0) {
+                throw new ControlException(ControlException.SOCKET_UNSAFE, "the socket folder " + dir
+                        + (link ? " is a symlink" : owner != uid && owner != 0 ? " belongs to uid " + owner
+                        : " can be written by others (mode " + Integer.toOctalString(mode & 07777) + ")")
+                        + ": another user could pose as warpd there, so warpctl does not talk to it",
+                        "remove " + dir + " if you did not make it, or set XDG_RUNTIME_DIR (a folder of yours)"
+                                + " or --socket / WARP_SOCKET to warpd's real socket");
+            }
+        } catch (java.io.IOException e) {
+            // gone meanwhile: connecting will say there is no warpd
+        }
     }
 
     /** The default for this process. */

@@ -45,4 +45,28 @@ class SocketPathsTest {
         assertThat(SocketPaths.clientSocket(Map.of("WARP_SOCKET", "/x/y.sock"), 1000, service)).isEqualTo(Path.of("/x/y.sock"));
         assertThat(SocketPaths.defaultSocket(env, 1000)).as("a daemon's own default is unchanged").isEqualTo(own);
     }
+
+    /** Another user made /tmp/warp-<uid> first and serves a fake warpd there: the client will not talk to it. */
+    @Test
+    void aTmpSocketFolderOfAnotherUserOrOpenToOthersIsRefused() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(ProcessIdentity.uid() == 0, "needs root to make another user's folder");
+        int uid = 4242;
+        Path dir = Path.of("/tmp", "warp-" + uid);
+        java.nio.file.Files.createDirectories(dir);
+        try {
+            Path sock = java.nio.file.Files.createFile(dir.resolve("warpd.sock")); // exists: as a socket would
+            java.nio.file.Files.setAttribute(dir, "unix:uid", 1002);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> SocketPaths.clientSocket(Map.of(), uid, Path.of("/nonexistent")))
+                    .isInstanceOf(ControlException.class).hasMessageContaining("belongs to uid 1002");
+            java.nio.file.Files.setAttribute(dir, "unix:uid", uid);
+            java.nio.file.Files.setAttribute(dir, "unix:mode", 0777);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> SocketPaths.clientSocket(Map.of(), uid, Path.of("/nonexistent")))
+                    .isInstanceOf(ControlException.class).hasMessageContaining("can be written by others");
+            java.nio.file.Files.setAttribute(dir, "unix:mode", 0700);
+            assertThat(SocketPaths.clientSocket(Map.of(), uid, Path.of("/nonexistent"))).isEqualTo(sock);
+        } finally {
+            java.nio.file.Files.deleteIfExists(dir.resolve("warpd.sock"));
+            java.nio.file.Files.deleteIfExists(dir);
+        }
+    }
 }
