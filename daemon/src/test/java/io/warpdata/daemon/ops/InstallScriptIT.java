@@ -50,8 +50,16 @@ class InstallScriptIT {
                 .contains("ExecStart=/usr/local/bin/warpd --config /etc/warp/warpd.conf");
         assertThat(root.resolve("etc/warp/warpd.conf")).content().contains("mount = /warp");
         assertThat(Files.getPosixFilePermissions(root.resolve("etc/warp/warpd.env")))
-                .as("credentials file is not world-readable")
-                .noneMatch(p -> p.name().startsWith("OTHERS"));
+                .as("credentials: the owner's only (the warp group is who may use the socket)")
+                .isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        // one an earlier install left 0640 is closed again
+        Files.setPosixFilePermissions(root.resolve("etc/warp/warpd.env"),
+                java.nio.file.attribute.PosixFilePermissions.fromString("rw-r-----"));
+        ScriptRun again = install("--root", root.toString());
+        assertThat(again.exitCode()).as(again.toString()).isZero();
+        assertThat(again.stdout() + again.stderr()).contains("readable by its owner only");
+        assertThat(Files.getPosixFilePermissions(root.resolve("etc/warp/warpd.env")))
+                .isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
     }
 
     @Test
