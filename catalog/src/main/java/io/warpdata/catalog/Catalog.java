@@ -431,6 +431,15 @@ public final class Catalog {
     }
 
     /** Answers served from the last known good state because the store did not answer. */
+    /**
+     * Of {@link #staleAnswers()}: those given because a re-check had not answered within its wait
+     * (0.5 s): a hung store, or a slow one (a busy start of warpd re-checking many pointers at
+     * once); the rest were given because the store failed.
+     */
+    public long slowAnswers() {
+        return cache.slowAnswers();
+    }
+
     public long staleAnswers() {
         return cache.staleAnswers();
     }

@@ -57,6 +57,8 @@ final class CatalogCache {
     private final ConcurrentHashMap<String, Load<Optional<VersionHash>>> pointerLoads = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Load<List<String>>> listingLoads = new ConcurrentHashMap<>();
     private final LongAdder staleAnswers = new LongAdder();
+    /** Of {@link #staleAnswers}: given because a re-check had not answered within its wait (slow or hung store). */
+    private final LongAdder slowAnswers = new LongAdder();
 
     /** A read of the store under way, and when it started (System.nanoTime based). */
     private record Load<T>(CompletableFuture<T> answer, long startedNanos) {
@@ -164,6 +166,7 @@ final class CatalogCache {
         } catch (TimeoutException slow) {
             if (last.isPresent()) {
                 staleAnswers.increment();
+                slowAnswers.increment();
                 return last.get();
             }
             throw new StoreNotAnsweringException("No answer from " + store.describe() + " for " + what + " within "
@@ -267,6 +270,11 @@ final class CatalogCache {
     }
 
     /** Answers served from the last known good state because the store did not answer. */
+    /** Of {@link #staleAnswers()}: those given while a re-check was still under way, the store slow or hung. */
+    long slowAnswers() {
+        return slowAnswers.sum();
+    }
+
     long staleAnswers() {
         return staleAnswers.sum();
     }

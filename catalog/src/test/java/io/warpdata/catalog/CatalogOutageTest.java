@@ -67,6 +67,7 @@ class CatalogOutageTest {
         assertThat(catalog.latest(MNIST)).hasValue(v);
         assertThat(catalog.resolve(DatasetRef.parse("vision/mnist@" + v.shortHex(8))).version()).isEqualTo(v);
         assertThat(catalog.staleAnswers()).isGreaterThanOrEqualTo(3);
+        assertThat(catalog.slowAnswers()).as("a store that fails is no slow answer").isZero();
         // Never seen: nothing to fall back on, so the outage is the answer.
         assertThatThrownBy(() -> catalog.datasets("audio")).isInstanceOf(StoreUnreachableException.class);
     }
@@ -224,6 +225,7 @@ class CatalogOutageTest {
             assertThat(stale).contains(v1);
             assertThat(catalog.workspaces()).as("listings too").containsExactly("vision");
             assertThat(catalog.staleAnswers()).isEqualTo(2);
+            assertThat(catalog.slowAnswers()).as("both given while the re-check hung").isEqualTo(2);
         } finally {
             store.answer();
         }

@@ -232,8 +232,16 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
         counter("warp_store_fast_failures_total", "Reads failed at once while the store was unreachable.",
                 health.apply(h -> h.fastFailures()));
         counter("warp_store_outages_total", "Times the store became unreachable.", health.apply(h -> h.outages()));
-        counter("warp_catalog_stale_answers_total", "Catalog answers from the last known state during outages.",
-                () -> daemon.catalog().staleAnswers());
+        CounterWithCallback.builder().name("warp_catalog_stale_answers_total")
+                .help("Catalog answers from the last known state, by why: store_failed (the store failed: an"
+                        + " outage), slow (a re-check had not answered within 0.5 s: a hung store, or a busy start).")
+                .labelNames("why")
+                .callback(cb -> {
+                    long slow = daemon.catalog().slowAnswers();
+                    cb.call(daemon.catalog().staleAnswers() - slow, "store_failed");
+                    cb.call(slow, "slow");
+                })
+                .register(registry);
 
         counter("warp_mount_not_found_total", "Lookups answered ENOENT.", () -> daemon.errno().notFoundCount());
         CounterWithCallback.builder().name("warp_mount_io_errors_total")
