@@ -231,17 +231,20 @@ final class BlockFetcher {
             if (resumeAt != null && from >= len) {
                 return null;
             }
-            metrics.getsIssued.increment();
-            metrics.getsInFlight.increment();
             long start = System.nanoTime();
             try {
                 T got;
+                // Fails at once, without a request, while the store is known unreachable: such an
+                // attempt is no GET (it was counted as one, so GETs rose during outages).
+                long entered = enter();
+                metrics.getsIssued.increment();
+                metrics.getsInFlight.increment();
                 try {
-                    long entered = enter();
                     try {
                         got = get.attempt(from);
                     } catch (RuntimeException e) {
                         ended(entered, e);
+                        metrics.getFailed(System.nanoTime() - start);
                         throw e;
                     }
                     ended(entered, null);

@@ -128,6 +128,13 @@ public final class ReadMetrics {
          * @param bytes the bytes it brought
          */
         void onGet(long nanos, long bytes);
+
+        /**
+         * A GET that failed (timed out, refused, cut off), after {@code nanos}: its latency counts
+         * too, or a hung store would not show in the latency a dashboard watches.
+         */
+        default void onGetFailed(long nanos) {
+        }
     }
 
     /** Counters whose GETs no one listens to. */
@@ -144,6 +151,11 @@ public final class ReadMetrics {
     public void getCompleted(long nanos, long bytes) {
         bytesFetched.add(bytes);
         getListener.onGet(nanos, bytes);
+    }
+
+    /** A GET that went to the store and failed after {@code nanos}. */
+    public void getFailed(long nanos) {
+        getListener.onGetFailed(nanos);
     }
 
     /** All counters by name (snake_case), in a stable order. */

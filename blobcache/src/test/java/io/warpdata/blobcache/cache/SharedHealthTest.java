@@ -64,9 +64,12 @@ class SharedHealthTest {
         long reached = store.calls();
         assertThat(reached).isPositive();
 
+        long gets = c.metrics().getsIssued.sum();
+        assertThat(gets).as("the GET that found the outage").isPositive();
         assertThatThrownBy(() -> catalogView.get("pointer")).isInstanceOf(StoreUnreachableException.class);
         assertThatThrownBy(() -> c.read(a, MIB, new byte[10], 0, 10)).isInstanceOf(StoreUnreachableException.class);
         assertThat(store.calls()).as("neither the catalog nor the cache tried the store again").isEqualTo(reached);
+        assertThat(c.metrics().getsIssued.sum()).as("a read failed at once issued no GET").isEqualTo(gets);
         assertThat(health.snapshot().fastFailures()).isGreaterThanOrEqualTo(2);
 
         nanos.addAndGet(StoreHealth.PROBE_INTERVAL.toNanos());

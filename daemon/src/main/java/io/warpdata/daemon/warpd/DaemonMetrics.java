@@ -102,6 +102,20 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
     }
 
     @Override
+    public void onGetFailed(long nanos) {
+        getSeconds.observe(nanos / NANOS_PER_SECOND); // a failed GET has a latency, not a size
+    }
+
+    @Override
+    public void onReadFailed(long offset, long nanos) {
+        double seconds = nanos / NANOS_PER_SECOND;
+        fuseRead.observe(seconds);
+        if (offset == 0) {
+            firstRead.observe(seconds);
+        }
+    }
+
+    @Override
     public void onRead(DatasetId dataset, long offset, int bytes, long nanos) {
         double seconds = nanos / NANOS_PER_SECOND;
         fuseRead.observe(seconds);

@@ -17,13 +17,17 @@ class DaemonMetricsTest {
         m.onRead(pets, 4096, 1000, TimeUnit.MILLISECONDS.toNanos(3));
         m.onRead(null, 0, 10, 1000);
         m.onGet(TimeUnit.MILLISECONDS.toNanos(20), 1 << 20);
+        // failures count by their latency: a hung store shows in p99
+        m.onReadFailed(0, TimeUnit.SECONDS.toNanos(5));
+        m.onGetFailed(TimeUnit.SECONDS.toNanos(5));
 
         String text = m.text();
         assertThat(text).contains("warp_dataset_read_bytes_total{dataset=\"vision/pets\"} 5096.0\n")
-                .contains("warp_fuse_read_seconds_count 3\n")
+                .contains("warp_fuse_read_seconds_count 4\n")
                 .contains("warp_fuse_read_seconds_bucket{le=\"1.0E-4\"} 2\n")
-                .contains("warp_fuse_first_read_seconds_count 2\n")
-                .contains("warp_store_get_seconds_count 1\n")
+                .contains("warp_fuse_first_read_seconds_count 3\n")
+                .contains("warp_store_get_seconds_count 2\n")
+                .contains("warp_store_get_bytes_count 1\n")
                 .contains("warp_store_get_bytes_sum 1048576.0\n")
                 .contains("warp_store_get_bytes_bucket{le=\"1048576.0\"} 1\n");
         assertThat(m.bytesReadByDataset()).containsExactly(java.util.Map.entry("vision/pets", 5096L));

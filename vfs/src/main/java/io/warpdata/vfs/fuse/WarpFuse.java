@@ -557,6 +557,9 @@ public final class WarpFuse {
             int n = tree.read(node, offset, out.clear().position(OUT_HEADER).limit(OUT_HEADER + size));
             readListener.onRead(WarpTree.datasetOf(node), offset, n, System.nanoTime() - start);
             return n;
+        } catch (RuntimeException failed) {
+            readListener.onReadFailed(offset, System.nanoTime() - start);
+            throw failed;
         } finally {
             out.clear();
         }
@@ -565,7 +568,7 @@ public final class WarpFuse {
     /**
      * Hears of every file read this mount serves, for metrics. Called on the FUSE worker thread
      * after the read, before the reply: it must be cheap, must not allocate per call and must
-     * never block. Reads that fail are not reported here (the errno mapping counts them).
+     * never block. A read that fails is reported by its latency only (the errno mapping counts it).
      */
     @FunctionalInterface
     public interface ReadListener {
@@ -579,6 +582,10 @@ public final class WarpFuse {
          * @param nanos   how long the read took, from the request to the bytes in the reply buffer
          */
         void onRead(DatasetId dataset, long offset, int bytes, long nanos);
+
+        /** A read that failed after {@code nanos} (a hung store's EIO took its deadline: that latency counts). */
+        default void onReadFailed(long offset, long nanos) {
+        }
     }
 
     /** Sends every file read served to {@code listener} from now on (the last one set wins). */
