@@ -140,20 +140,23 @@ public final class Errno {
                 LOG.warn("{} more mount errors were not logged in the last {} s", dropped, WINDOW_NANOS / 1_000_000_000L);
             }
         }
+        // status shows the latest errors, logged or not (it kept only what the log let through:
+        // the start of a burst, never its end)
+        String path = where.get();
+        boolean plain = failure instanceof AmbiguousVersionException || failure instanceof StaleNodeException;
+        remember(plain ? operation + " " + path + ": " + failure.getMessage()
+                : failure instanceof WarpException w ? operation + " " + path + " failed (EIO): " + w.type() + ": " + w.getMessage()
+                : operation + " " + path + " failed (EIO): " + failure);
         if (linesInWindow.incrementAndGet() > LINES_PER_WINDOW) {
             suppressed.incrementAndGet();
             suppressedTotal.increment();
             return;
         }
-        String path = where.get();
-        if (failure instanceof AmbiguousVersionException || failure instanceof StaleNodeException) {
+        if (plain) {
             LOG.warn("{} {}: {}", operation, path, failure.getMessage());
-            remember(operation + " " + path + ": " + failure.getMessage());
         } else if (failure instanceof WarpException w) {
             LOG.warn("{} {} failed (EIO): {}: {} -- next: {}", operation, path, w.type(), w.getMessage(), w.nextStep());
-            remember(operation + " " + path + " failed (EIO): " + w.type() + ": " + w.getMessage());
         } else {
-            remember(operation + " " + path + " failed (EIO): " + failure);
             // Not a Warp error: a bug; the stack trace is what makes it fixable.
             LOG.error("{} {} failed (EIO) with an unexpected error", operation, path, failure);
         }

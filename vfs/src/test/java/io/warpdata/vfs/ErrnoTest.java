@@ -56,9 +56,11 @@ class ErrnoTest {
     @Test
     void floodOfErrorsIsStillAnsweredAndCounted() {
         for (int i = 0; i < 1000; i++) {
-            assertThat(errno.of(new StoreUnavailableException("down", null), "read", "/ws/a@h/t/x")).isEqualTo(Errno.EIO);
+            assertThat(errno.of(new StoreUnavailableException("down", null), "read", "/ws/a@h/t/x" + i)).isEqualTo(Errno.EIO);
         }
         assertThat(errno.suppressedLogLines()).isEqualTo(980);
+        // status shows the latest errors, not the first 20 the log let through
+        assertThat(errno.recentErrors()).hasSize(20).last().asString().contains("/ws/a@h/t/x999");
         now.addAndGet(11_000_000_000L);
         assertThat(errno.of(new StoreUnavailableException("down", null), "read", "/ws/a@h/t/x")).isEqualTo(Errno.EIO);
         assertThat(errno.ioErrorCount()).isEqualTo(1001);

@@ -203,6 +203,19 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
      * the mount is seen in /proc/self/mountinfo under its real path, so an unusual path can
      * never make the daemon stop itself by mistake.
      */
+    /**
+     * warpd's exit status when its mount was removed from outside: not 0, so that a supervisor
+     * restarting on failure (the unit's {@code Restart=on-failure}) brings the mount back; a
+     * stop asked for (SIGTERM, {@code systemctl stop}) still exits 0.
+     */
+    public static final int UNMOUNTED_EXIT = 3;
+    private volatile boolean unmountedFromOutside;
+
+    /** Whether warpd stopped because its mount was removed from outside. */
+    public boolean unmountedFromOutside() {
+        return unmountedFromOutside;
+    }
+
     private void startMountWatch() {
         Path real;
         try {
@@ -221,7 +234,9 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         });
         watch.scheduleWithFixedDelay(() -> {
             if (mounted && MountPoint.mountAt(real).isEmpty()) {
-                LOG.warn("the mount at {} was removed from outside (fusermount -u?); stopping", real);
+                LOG.warn("the mount at {} was removed from outside (fusermount -u?); stopping with exit status {}",
+                        real, UNMOUNTED_EXIT);
+                unmountedFromOutside = true;
                 mounted = false;
                 new Thread(this::close, "warpd-stop-unmounted").start();
             }

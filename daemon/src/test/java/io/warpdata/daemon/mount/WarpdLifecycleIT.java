@@ -105,6 +105,8 @@ class WarpdLifecycleIT {
         MountIT.waitFor(() -> !w.isAlive());
         assertThat(w.output()).contains("removed from outside");
         assertThat(WarpdProcess.isMounted(mount)).isFalse();
+        // not 0: Restart=on-failure brings the mount back; a SIGTERM stays 0 (the tests below)
+        assertThat(w.terminate(5)).as("exit status").isEqualTo(io.warpdata.daemon.warpd.WarpDaemon.UNMOUNTED_EXIT);
     }
 
     @Test

@@ -25,6 +25,21 @@ class WarpdUsageErrorTest {
     }
 
     @Test
+    void versionPrintsTheVersion() {
+        PrintStream saved = System.out;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+        int code;
+        try {
+            code = WarpdCommand.run(new String[] {"--version"});
+        } finally {
+            System.setOut(saved);
+        }
+        assertThat(code).isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8)).startsWith("warpd 0.1.0"); // it printed nothing
+    }
+
+    @Test
     void aMisspeltOptionSaysSoAndSuggestsTheRightOne() {
         Run r = run("--mountt", "/tmp/x");
         assertThat(r.code()).isEqualTo(2);
