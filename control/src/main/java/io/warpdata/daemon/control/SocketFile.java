@@ -123,6 +123,30 @@ public final class SocketFile implements AutoCloseable {
                     + Integer.toOctalString(mode & 07777) + "); someone could replace the socket",
                     "chmod go-w " + dir + ", or pass --socket in a private directory", null);
         }
+        // A socket group needs to enter the directory: one an earlier warpd made without a group
+        // (0700, or another group) is given this one, as a new one would be (its socket was
+        // 0660 root:group, and the group still got EACCES on the directory). Only a directory of
+        // warpd's own that holds nothing but the socket: a shared one like /tmp is left alone.
+        if (socketGid.isPresent() && owner == me && !sticky && onlySocketsIn(dir)) {
+            int gid = (Integer) Files.getAttribute(dir, "unix:gid", LinkOption.NOFOLLOW_LINKS);
+            if (gid != socketGid.get() || (mode & 0050) != 0050) {
+                Files.setAttribute(dir, "unix:gid", socketGid.get(), LinkOption.NOFOLLOW_LINKS);
+                Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-x---"));
+            }
+        }
+    }
+
+    /** Whether {@code dir} holds nothing but sockets (a directory made for warpd's socket, not one of a user's). */
+    private static boolean onlySocketsIn(Path dir) throws IOException {
+        try (java.nio.file.DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            for (Path e : entries) {
+                int mode = (Integer) Files.getAttribute(e, "unix:mode", LinkOption.NOFOLLOW_LINKS);
+                if ((mode & S_IFMT) != S_IFSOCK) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     private static void refuseUnsafeExisting(Path socket) throws IOException {

@@ -117,6 +117,27 @@ class ControlServerIT {
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(socket.getParent()))).isEqualTo("rwx------");
     }
 
+    /** A warpd restarted with --socket-group in the directory an earlier one made without a group: the group gets in. */
+    @Test
+    void aSocketGroupIsGivenTheDirectoryAnEarlierWarpdMadeWithoutOne() throws IOException {
+        server.close();
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(socket.getParent()))).isEqualTo("rwx------");
+        AccessPolicy policy = new AccessPolicy(ProcessIdentity.uid(), "root", Optional.empty());
+        int nogroup = EtcUserDatabase.system().gid("nogroup").orElseThrow();
+        server = ControlServer.start(new ControlServer.Config(socket, Optional.of(nogroup)), world.operations(policy), policy,
+                new PeerResolver(EtcUserDatabase.system()));
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(socket.getParent()))).isEqualTo("rwxr-x---");
+        assertThat(Files.getAttribute(socket.getParent(), "unix:gid")).isEqualTo(nogroup);
+        // a directory that holds more than sockets is a user's: left as it is
+        Path mine = Files.createDirectories(tmp.resolve("mine"));
+        Files.setPosixFilePermissions(mine, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.writeString(mine.resolve("notes.txt"), "mine");
+        server.close();
+        server = ControlServer.start(new ControlServer.Config(mine.resolve("warpd.sock"), Optional.of(nogroup)),
+                world.operations(policy), policy, new PeerResolver(EtcUserDatabase.system()));
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(mine))).isEqualTo("rwxr-xr-x");
+    }
+
     @Test
     void secondDaemonOnTheSameSocketIsRefused() {
         assertThatThrownBy(() -> start(socket))
