@@ -344,6 +344,7 @@ final class DiskBlocks implements BlockStorage {
             }
             // Logged only when the block really was bad, not when eviction won a race.
             LOG.warn("Cached {} {}; deleting it, it will be fetched again", key, why);
+            metrics.cacheCorruptBlocks.increment();
             v.evicted = true;
             deleteFile(dir.path(k));
             channels.invalidate(k);

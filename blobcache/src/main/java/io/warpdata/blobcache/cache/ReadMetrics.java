@@ -42,6 +42,8 @@ public final class ReadMetrics {
     public final LongAdder readErrors = new LongAdder();
     /** Fetched blocks served but not cached: no room above the free-space floor, or the write failed (ENOSPC, EROFS, directory gone). */
     public final LongAdder cacheWritesSkipped = new LongAdder();
+    /** Cached blocks found damaged on the cache's disk (a CRC32C or hash that failed, a file that could not be read) and deleted. */
+    public final LongAdder cacheCorruptBlocks = new LongAdder();
     /** When a fetched block was last not kept on disk ({@link System#nanoTime()}; 0: never). */
     private volatile long lastWriteSkippedNanos;
     /** GETs of data under way right now (a gauge: incremented when one starts, decremented when it ends). */
@@ -183,6 +185,7 @@ public final class ReadMetrics {
         m.put("evicted_bytes", evictedBytes.sum());
         m.put("read_errors", readErrors.sum());
         m.put("cache_writes_skipped", cacheWritesSkipped.sum());
+        m.put("cache_corrupt_blocks", cacheCorruptBlocks.sum());
         return m;
     }
 }

@@ -266,9 +266,11 @@ class BlockCacheTest {
         // A read of another chunk of the same block is still served from the cache...
         assertThat(read(c, ref, bs + 10, 100)).isEqualTo(range(data, bs + 10, 100));
         assertThat(store.calls(Call.READ)).isEqualTo(reads);
+        assertThat(c.metrics().cacheCorruptBlocks.sum()).isZero();
         // ...but the damaged chunk is never served: the block is dropped, refetched, served right.
         assertThat(read(c, ref, bs + posInBlock - 50, 100)).isEqualTo(range(data, bs + posInBlock - 50, 100));
         assertThat(store.calls(Call.READ)).isEqualTo(reads + 1);
+        assertThat(c.metrics().cacheCorruptBlocks.sum()).as("counted: a disk to look at").isEqualTo(1);
         assertThat(c.readAll(ref)).isEqualTo(data);
         assertThat(store.calls(Call.READ)).as("the refetched block is cached again").isEqualTo(reads + 1);
     }

@@ -162,6 +162,9 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
         counter("warp_store_fetched_bytes_total", "Bytes of data fetched from the store.", read.bytesFetched::sum);
         counter("warp_store_retries_total", "GETs retried after a transient store failure.", read.retries::sum);
         gauge("warp_store_gets_in_flight", "GETs of data under way now.", read.getsInFlight::sum);
+        counter("warp_cache_corrupt_blocks_total", "Cached blocks found damaged on the cache's disk (CRC32C or hash"
+                + " failed, unreadable) and deleted, by a read or warpctl cache verify: a disk to look at.",
+                read.cacheCorruptBlocks::sum);
         counter("warp_cache_hit_blocks_total", "Block reads served from the cache.", read.hitBlocks::sum);
         counter("warp_cache_hit_bytes_total", "Bytes served from the cache.", read.hitBytes::sum);
         counter("warp_cache_miss_blocks_total", "Block reads that had to wait for a fetch.", read.missBlocks::sum);
