@@ -201,3 +201,30 @@ def test_a_socket_folder_another_user_made_in_tmp_is_not_talked_to(tmp_path):
         os.chown(folder, 1002, 1002)
         with pytest.raises(wd.DaemonUnavailableError):
             _require_own_folder(str(folder))
+
+
+def test_a_filter_still_computing_stops_when_its_client_goes(warp, ds):
+    """A filter can keep DuckDB busy before its first row; when the client closes the connection
+    the query is interrupted (it kept a core busy until warpd stopped)."""
+    import json as _json
+    import socket as _socket
+    import time as _time
+    pid = warp.proc.pid
+
+    def cpu_seconds():
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    s = _socket.socket(_socket.AF_UNIX)
+    s.connect(warp.socket)
+    s.sendall((_json.dumps({"id": 1, "op": "table.batches", "args": {
+        "dataset": ds.pinned, "table": "main", "columns": ["id"],
+        "where": "id < (SELECT count(*) FROM range(1000000000000) t1)"}}) + "\n").encode())
+    _time.sleep(1.5)
+    s.close()
+    _time.sleep(1.0)  # the query notices within 200 ms
+    before = cpu_seconds()
+    _time.sleep(3.0)
+    used = cpu_seconds() - before
+    assert used < 1.5, "warpd used %.1f s of CPU in 3 s after the client left: the query still runs" % used

@@ -244,7 +244,7 @@ public final class TableBatches {
             }
             long left = q.limit() < 0 ? -1 : q.limit() - buffer.sent - buffer.held;
             String query = "SELECT " + String.join(", ", select) + from + (left >= 0 ? " LIMIT " + left : "");
-            try (Statement st = c.createStatement()) {
+            try (Statement st = c.createStatement(); Watch watch = cancelling(st, cancelled)) {
                 st.setFetchSize(Math.max(q.batchSize(), 2048));
                 try (ResultSet rs = st.executeQuery(query)) {
                     int n = columns.size();
@@ -262,6 +262,9 @@ public final class TableBatches {
                     }
                 }
             } catch (SQLException e) {
+                if (cancelled.getAsBoolean()) {
+                    return; // interrupted by cancelling(): the client went away
+                }
                 if (q.where().isPresent() && e.getMessage() != null && !e.getMessage().contains("Corrupt")
                         && !e.getMessage().contains("IO Error")) {
                     throw new BadFilterException(q.where().get(), e);
@@ -271,6 +274,35 @@ public final class TableBatches {
         } catch (SQLException e) {
             throw new ParquetHead.CorruptShardException(what + " cannot be read as Parquet: " + e.getMessage());
         }
+    }
+
+    /**
+     * Interrupts {@code st} once {@code cancelled} turns true (looked at every 200 ms) until the
+     * returned handle is closed. A filter can keep DuckDB computing before its first row (a
+     * subquery over range(10^12)): the batches loop, which looks between batches, never got
+     * there, and a client that went away left a core busy until warpd stopped.
+     */
+    private static Watch cancelling(Statement st, BooleanSupplier cancelled) {
+        Thread watch = Thread.ofVirtual().name("warp-query-cancel").start(() -> {
+            try {
+                while (true) {
+                    if (cancelled.getAsBoolean()) {
+                        st.cancel();
+                        return;
+                    }
+                    Thread.sleep(200);
+                }
+            } catch (InterruptedException | SQLException done) {
+                // the query ended first, or cannot be cancelled: nothing more to do
+            }
+        });
+        return watch::interrupt;
+    }
+
+    /** Stops a {@link #cancelling} watch. */
+    private interface Watch extends AutoCloseable {
+        @Override
+        void close();
     }
 
     private enum Kind { PLAIN, BLOB, NESTED, TEXT }
