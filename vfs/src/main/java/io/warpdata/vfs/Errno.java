@@ -142,20 +142,23 @@ public final class Errno {
         }
         // status shows the latest errors, logged or not (it kept only what the log let through:
         // the start of a burst, never its end)
-        String path = where.get();
+        // A member's name may hold any character but NUL and '/': one with a newline or an escape
+        // sequence must not forge a log line or reach a terminal raw.
+        String path = printable(where.get());
         boolean plain = failure instanceof AmbiguousVersionException || failure instanceof StaleNodeException;
-        remember(plain ? operation + " " + path + ": " + failure.getMessage()
-                : failure instanceof WarpException w ? operation + " " + path + " failed (EIO): " + w.type() + ": " + w.getMessage()
-                : operation + " " + path + " failed (EIO): " + failure);
+        String message = printable(String.valueOf(failure.getMessage()));
+        remember(plain ? operation + " " + path + ": " + message
+                : failure instanceof WarpException w ? operation + " " + path + " failed (EIO): " + w.type() + ": " + message
+                : operation + " " + path + " failed (EIO): " + printable(failure.toString()));
         if (linesInWindow.incrementAndGet() > LINES_PER_WINDOW) {
             suppressed.incrementAndGet();
             suppressedTotal.increment();
             return;
         }
         if (plain) {
-            LOG.warn("{} {}: {}", operation, path, failure.getMessage());
+            LOG.warn("{} {}: {}", operation, path, message);
         } else if (failure instanceof WarpException w) {
-            LOG.warn("{} {} failed (EIO): {}: {} -- next: {}", operation, path, w.type(), w.getMessage(), w.nextStep());
+            LOG.warn("{} {} failed (EIO): {}: {} -- next: {}", operation, path, w.type(), message, printable(w.nextStep()));
         } else {
             // Not a Warp error: a bug; the stack trace is what makes it fixable.
             LOG.error("{} {} failed (EIO) with an unexpected error", operation, path, failure);
@@ -199,5 +202,25 @@ public final class Errno {
         ioErrorsByType.entrySet().stream().sorted(Map.Entry.comparingByKey())
                 .forEach(e -> out.put(e.getKey(), e.getValue().sum()));
         return out;
+    }
+
+    /** {@code text} with control characters as \\xNN, for one log line. */
+    static String printable(String text) {
+        StringBuilder b = null;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            boolean control = c < 0x20 || (c >= 0x7f && c <= 0x9f);
+            if (control && b == null) {
+                b = new StringBuilder(text.length() + 16).append(text, 0, i);
+            }
+            if (b != null) {
+                if (control) {
+                    b.append(String.format("\\x%02x", (int) c));
+                } else {
+                    b.append(c);
+                }
+            }
+        }
+        return b == null ? text : b.toString();
     }
 }

@@ -46,6 +46,13 @@ class ErrnoTest {
     }
 
     @Test
+    void aMemberNameWithANewlineOrEscapeIsOneLineInTheLogAndStatus() {
+        errno.of(new StoreUnavailableException("down", null), "read", "/ws/a@h/img/x\n[main] FORGED\u001b[2J.png");
+        assertThat(errno.recentErrors()).last().asString().contains("x\\x0a[main] FORGED\\x1b[2J.png")
+                .doesNotContain("\n", "\u001b");
+    }
+
+    @Test
     void wrongTypesMapToTheirPosixErrors() {
         assertThat(errno.of(new WrongNodeTypeException("read", Node.Type.DIRECTORY), "read", "/ws")).isEqualTo(Errno.EISDIR);
         assertThat(errno.of(new WrongNodeTypeException("list", Node.Type.FILE), "readdir", "/f")).isEqualTo(Errno.ENOTDIR);
