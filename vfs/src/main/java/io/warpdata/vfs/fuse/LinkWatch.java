@@ -99,11 +99,15 @@ final class LinkWatch implements AutoCloseable {
                 continue;
             }
             if (!e.getValue().equals(now) && links.remove(node, e.getValue())) {
-                // Minus ENOENT when the kernel has already forgotten the node: nothing cached then.
+                // Minus ENOENT when the kernel has already forgotten the node: nothing cached then,
+                // and nothing to count (a node forgotten under memory pressure counted as a moved
+                // pointer, though none had moved).
                 int res = invalidate.applyAsInt(node);
-                invalidations.incrementAndGet();
+                if (res == 0) {
+                    invalidations.incrementAndGet();
+                    n++;
+                }
                 LOG.debug("link node {} now -> {}; invalidated ({})", node, now, res);
-                n++;
             }
         }
         return n;

@@ -51,6 +51,16 @@ class LinkWatchTest {
         assertThat(watch.size()).isEqualTo(2);
     }
 
+    /** After drop_caches the kernel forgets the link's node: no pointer moved, so nothing is counted. */
+    @Test
+    void aNodeTheKernelForgotIsDroppedWithoutCountingAnInvalidation() {
+        LinkWatch forgetful = new LinkWatch(node -> null, node -> -2); // the node names nothing now: ENOENT
+        forgetful.answered(7, "a@1");
+        assertThat(forgetful.check()).isZero();
+        assertThat(forgetful.invalidations()).isZero();
+        assertThat(forgetful.size()).as("forgotten here too").isZero();
+    }
+
     @Test
     void aRemovedPointerInvalidatesItsNode() {
         pointers.put(7L, "a@1");
