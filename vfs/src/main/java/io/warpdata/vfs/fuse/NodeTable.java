@@ -66,6 +66,8 @@ final class NodeTable {
 
     private final ConcurrentHashMap<Key, Entry> byName = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Long, Entry> byId = new ConcurrentHashMap<>();
+    /** The same entries by inode number (what /proc's fdinfo shows), for {@link #byIno}. */
+    private final ConcurrentHashMap<Long, Entry> byIno = new ConcurrentHashMap<>();
     private final AtomicLong nextId = new AtomicLong(FuseAbi.ROOT_ID + 1);
     private final Entry root;
     private final WarpTree tree;
@@ -119,6 +121,11 @@ final class NodeTable {
         return computed != 0 ? computed : lookedUp(parent, name, node).id;
     }
 
+    /** The entry whose inode number (stat's, fdinfo's) is {@code ino}, or null: not held, or a member file's. */
+    Entry byIno(long ino) {
+        return ino == FuseAbi.ROOT_ID ? root : byIno.get(ino);
+    }
+
     /**
      * The inode number of {@code id} for stat: a member file's computed id, else its entry's
      * {@link Entry#ino}.
@@ -169,6 +176,7 @@ final class NodeTable {
             if (e == null) {
                 e = new Entry(nextId.getAndIncrement(), parent, name, node);
                 byId.put(e.id, e);
+                byIno.put(e.ino, e);
             }
             e.lookups++;
             return e;
@@ -193,6 +201,7 @@ final class NodeTable {
                 return e;
             }
             byId.remove(e.id, e);
+            byIno.remove(e.ino, e);
             return null;
         });
     }

@@ -273,11 +273,12 @@ public final class WarpFuse {
     }
 
     /**
-     * Whether inode {@code ino} (as {@code stat} and {@code /proc/PID/fdinfo} show it: the node id)
-     * is a directory the kernel holds; false for files and unknown inodes.
+     * Whether inode number {@code ino} (as {@code stat} and {@code /proc/PID/fdinfo} show it: a
+     * hash of the path, not the node id) is a directory the kernel holds; false for files and
+     * unknown inodes.
      */
     public boolean isDirectory(long ino) {
-        NodeTable.Entry e = nodes.get(ino);
+        NodeTable.Entry e = nodes.byIno(ino);
         return e != null && e.node.type() == Node.Type.DIRECTORY;
     }
 

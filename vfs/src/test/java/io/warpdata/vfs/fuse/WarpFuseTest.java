@@ -427,6 +427,9 @@ class WarpFuseTest {
         long ws = lookup(ROOT_ID, "vision");
         long wsIno = call(GETATTR, ws, new byte[16]).longAt(ATTR_OUT_ATTR + ATTR_INO);
         assertThat(catIno).isNotEqualTo(cat).isPositive();
+        // what /proc's fdinfo shows of an open directory is that number: status tells directories by it
+        assertThat(fuse.isDirectory(catIno)).isTrue();
+        assertThat(fuse.isDirectory(ROOT_ID)).isTrue();
         // the dirents of the root and a workspace (no node handed out) carry the numbers stat gives
         assertThat(dirents(call(READDIR, ROOT_ID, readIn(0, 4096)), false)).filteredOn(d -> d.name().equals("vision"))
                 .extracting(Dirent::ino).containsExactly(wsIno);
