@@ -144,12 +144,12 @@ public final class Errno {
         // the start of a burst, never its end)
         // A member's name may hold any character but NUL and '/': one with a newline or an escape
         // sequence must not forge a log line or reach a terminal raw.
-        String path = printable(where.get());
+        String path = io.warpdata.manifest.Printable.of(where.get());
         boolean plain = failure instanceof AmbiguousVersionException || failure instanceof StaleNodeException;
-        String message = printable(String.valueOf(failure.getMessage()));
+        String message = io.warpdata.manifest.Printable.of(String.valueOf(failure.getMessage()));
         remember(plain ? operation + " " + path + ": " + message
                 : failure instanceof WarpException w ? operation + " " + path + " failed (EIO): " + w.type() + ": " + message
-                : operation + " " + path + " failed (EIO): " + printable(failure.toString()));
+                : operation + " " + path + " failed (EIO): " + io.warpdata.manifest.Printable.of(failure.toString()));
         if (linesInWindow.incrementAndGet() > LINES_PER_WINDOW) {
             suppressed.incrementAndGet();
             suppressedTotal.increment();
@@ -158,7 +158,7 @@ public final class Errno {
         if (plain) {
             LOG.warn("{} {}: {}", operation, path, message);
         } else if (failure instanceof WarpException w) {
-            LOG.warn("{} {} failed (EIO): {}: {} -- next: {}", operation, path, w.type(), message, printable(w.nextStep()));
+            LOG.warn("{} {} failed (EIO): {}: {} -- next: {}", operation, path, w.type(), message, io.warpdata.manifest.Printable.of(w.nextStep()));
         } else {
             // Not a Warp error: a bug; the stack trace is what makes it fixable.
             LOG.error("{} {} failed (EIO) with an unexpected error", operation, path, failure);
@@ -202,25 +202,5 @@ public final class Errno {
         ioErrorsByType.entrySet().stream().sorted(Map.Entry.comparingByKey())
                 .forEach(e -> out.put(e.getKey(), e.getValue().sum()));
         return out;
-    }
-
-    /** {@code text} with control characters as \\xNN, for one log line. */
-    static String printable(String text) {
-        StringBuilder b = null;
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            boolean control = c < 0x20 || (c >= 0x7f && c <= 0x9f);
-            if (control && b == null) {
-                b = new StringBuilder(text.length() + 16).append(text, 0, i);
-            }
-            if (b != null) {
-                if (control) {
-                    b.append(String.format("\\x%02x", (int) c));
-                } else {
-                    b.append(c);
-                }
-            }
-        }
-        return b == null ? text : b.toString();
     }
 }

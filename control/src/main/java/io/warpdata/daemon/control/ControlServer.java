@@ -165,7 +165,7 @@ public final class ControlServer implements AutoCloseable {
                 readLoop();
             } catch (WarpException e) {
                 send(ControlProtocol.error(NullNode.getInstance(), e));
-                LOG.warn("control client refused: {}", printable(e.getMessage()));
+                LOG.warn("control client refused: {}", io.warpdata.manifest.Printable.of(e.getMessage()));
             } catch (IOException e) {
                 LOG.debug("control client read failed: {}", e.toString());
             } catch (RuntimeException e) {
@@ -269,7 +269,7 @@ public final class ControlServer implements AutoCloseable {
             try {
                 policy.check(req.op(), op.get().access(), peer);
             } catch (ControlException e) {
-                LOG.info("control: refused {} to {}", printable(req.op()), peer.describe());
+                LOG.info("control: refused {} to {}", io.warpdata.manifest.Printable.of(req.op()), peer.describe());
                 send(ControlProtocol.error(req.id(), e));
                 return;
             }
@@ -293,11 +293,11 @@ public final class ControlServer implements AutoCloseable {
                 reply = ControlProtocol.result(id, op.run(ctx));
             } catch (WarpException e) {
                 if (!ControlException.CANCELLED.equals(e.type())) {
-                    LOG.info("control: {} for {} failed: {}", printable(req.op()), peer.describe(), printable(e.getMessage()));
+                    LOG.info("control: {} for {} failed: {}", io.warpdata.manifest.Printable.of(req.op()), peer.describe(), io.warpdata.manifest.Printable.of(e.getMessage()));
                 }
                 reply = ControlProtocol.error(id, e);
             } catch (RuntimeException e) {
-                LOG.warn("control: {} for {} failed unexpectedly", printable(req.op()), peer.describe(), e);
+                LOG.warn("control: {} for {} failed unexpectedly", io.warpdata.manifest.Printable.of(req.op()), peer.describe(), e);
                 reply = ControlProtocol.error(id, ControlException.INTERNAL,
                         req.op() + " failed inside the daemon: " + e,
                         "see warpd's log (journalctl -u warpd) and report it");
@@ -351,32 +351,5 @@ public final class ControlServer implements AutoCloseable {
     @Override
     public String toString() {
         return "ControlServer" + Arrays.asList(socket.path(), operations.names());
-    }
-
-    /**
-     * Text from a client (an op's name, an error quoting its filter or dataset) fit for one log
-     * line: control characters as \\xNN. A newline in a filter wrote a forged line of its own into
-     * warpd's log, and escape sequences reached whoever read it in a terminal.
-     */
-    static String printable(String text) {
-        if (text == null) {
-            return "null";
-        }
-        StringBuilder b = null;
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            boolean control = c < 0x20 || (c >= 0x7f && c <= 0x9f);
-            if (control && b == null) {
-                b = new StringBuilder(text.length() + 16).append(text, 0, i);
-            }
-            if (b != null) {
-                if (control) {
-                    b.append(String.format("\\x%02x", (int) c));
-                } else {
-                    b.append(c);
-                }
-            }
-        }
-        return b == null ? text : b.toString();
     }
 }

@@ -363,18 +363,9 @@ public final class TarShardIndexer {
         }
     }
 
-    /** A name fit for a message: control characters (a terminal's escapes) as \xNN, bytes above 0x7E of raw names too. */
+    /** A name fit for a message: control characters (C0 and C1: a terminal's escapes) as \xNN ({@link io.warpdata.manifest.Printable}). */
     static String printable(String name) {
-        StringBuilder b = new StringBuilder(name.length());
-        for (int i = 0; i < name.length(); i++) {
-            char c = name.charAt(i);
-            if (c < 0x20 || c == 0x7F) {
-                b.append(String.format("\\x%02x", (int) c));
-            } else {
-                b.append(c);
-            }
-        }
-        return b.toString();
+        return io.warpdata.manifest.Printable.of(name);
     }
 
     private static InvalidInputException fileNamedLikeAFolder(String artifact, Path tar, String name, long size) {
