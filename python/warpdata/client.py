@@ -4,6 +4,7 @@ import json
 import errno
 import os
 import socket
+import stat
 
 from .errors import DaemonUnavailableError, WarpError, from_warpd
 
@@ -42,9 +43,7 @@ def _require_own_folder(folder):
     """Anyone may make /tmp/warp-<uid> first: talk to a socket there only if the folder is this
     user's (or root's), not a symlink, and nobody else may write it (warpctl checks the same)."""
     st = os.lstat(folder)
-    import stat as _stat
-    if _stat.S_ISLNK(st.st_mode) or st.st_uid not in (os.geteuid(), 0) or st.st_mode & 0o022:
-        from .errors import DaemonUnavailableError
+    if stat.S_ISLNK(st.st_mode) or st.st_uid not in (os.geteuid(), 0) or st.st_mode & 0o022:
         raise DaemonUnavailableError(
             "the socket folder %s belongs to uid %d (mode %04o): another user could pose as warpd there"
             % (folder, st.st_uid, st.st_mode & 0o7777),

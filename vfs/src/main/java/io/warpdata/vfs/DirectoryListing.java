@@ -46,13 +46,10 @@ final class DirectoryListing {
         if (node.type() != Node.Type.DIRECTORY) {
             throw new WrongNodeTypeException("listing", node.type());
         }
-        if (offset < 1 && sink.add(".", Node.Type.DIRECTORY, 1, null)) {
+        if (dotsFilled(offset, sink)) {
             return;
         }
-        if (offset < 2 && sink.add("..", Node.Type.DIRECTORY, 2, null)) {
-            return;
-        }
-        long from = Math.max(offset, 2) - FIRST_ENTRY_OFFSET + 1;
+        long from = firstEntry(offset);
         switch (node) {
             case Node.MemberDir d -> {
                 if (d.artifact().kind() == ArtifactKind.SAFETENSORS) {
@@ -91,14 +88,21 @@ final class DirectoryListing {
             return (offset, sink) -> list(node, offset, sink);
         }
         return (offset, sink) -> {
-            if (offset < 1 && sink.add(".", Node.Type.DIRECTORY, 1, null)) {
-                return;
+            if (!dotsFilled(offset, sink)) {
+                listEntries(entries, firstEntry(offset), sink);
             }
-            if (offset < 2 && sink.add("..", Node.Type.DIRECTORY, 2, null)) {
-                return;
-            }
-            listEntries(entries, Math.max(offset, 2) - FIRST_ENTRY_OFFSET + 1, sink);
         };
+    }
+
+    /** Lists "." and ".." where {@code offset} is before them; true if the sink filled up. */
+    private static boolean dotsFilled(long offset, DirectorySink sink) {
+        return (offset < 1 && sink.add(".", Node.Type.DIRECTORY, 1, null))
+                || (offset < 2 && sink.add("..", Node.Type.DIRECTORY, 2, null));
+    }
+
+    /** The index of the first entry after {@code offset} (past "." and ".."). */
+    private static long firstEntry(long offset) {
+        return Math.max(offset, 2) - FIRST_ENTRY_OFFSET + 1;
     }
 
     /** A directory entry: its name, and its node where the listing has it (else null, and its type). */

@@ -140,10 +140,9 @@ public final class Errno {
                 LOG.warn("{} more mount errors were not logged in the last {} s", dropped, WINDOW_NANOS / 1_000_000_000L);
             }
         }
-        // status shows the latest errors, logged or not (it kept only what the log let through:
-        // the start of a burst, never its end)
-        // A member's name may hold any character but NUL and '/': one with a newline or an escape
-        // sequence must not forge a log line or reach a terminal raw.
+        // Remembered for status whether logged or not (it kept only what the log let through: the
+        // start of a burst, never its end). A member's name may hold any character but NUL and
+        // '/': one with a newline or an escape sequence must not forge a log line.
         String path = io.warpdata.manifest.Printable.of(where.get());
         boolean plain = failure instanceof AmbiguousVersionException || failure instanceof StaleNodeException;
         String message = io.warpdata.manifest.Printable.of(String.valueOf(failure.getMessage()));

@@ -129,36 +129,19 @@ final class ListRemoteCommand implements Callable<Integer> {
         if (items.size() < 2) {
             return items.stream().map(f).toList();
         }
-        java.util.concurrent.Semaphore slots = new java.util.concurrent.Semaphore(FETCHES_AT_ONCE);
-        try (java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
-            List<java.util.concurrent.Future<R>> futures = new ArrayList<>();
-            for (T item : items) {
-                futures.add(pool.submit(() -> {
-                    slots.acquire();
-                    try {
-                        return f.apply(item);
-                    } finally {
-                        slots.release();
-                    }
-                }));
-            }
+        try (java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(
+                FETCHES_AT_ONCE, Thread.ofVirtual().factory())) {
             List<R> out = new ArrayList<>(items.size());
-            for (java.util.concurrent.Future<R> future : futures) {
-                try {
-                    out.add(future.get());
-                } catch (java.util.concurrent.ExecutionException e) {
-                    futures.forEach(x -> x.cancel(true));
-                    if (e.getCause() instanceof RuntimeException r) {
-                        throw r;
-                    }
-                    throw new IllegalStateException(e.getCause());
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    futures.forEach(x -> x.cancel(true));
-                    throw new java.util.concurrent.CancellationException("interrupted while listing versions");
-                }
+            for (java.util.concurrent.Future<R> done : pool.invokeAll(items.stream()
+                    .map(item -> (java.util.concurrent.Callable<R>) () -> f.apply(item)).toList())) {
+                out.add(done.get());
             }
             return out;
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.util.concurrent.CancellationException("interrupted while listing versions");
         }
     }
 

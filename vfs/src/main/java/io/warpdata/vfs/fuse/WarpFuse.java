@@ -395,10 +395,11 @@ public final class WarpFuse {
 
     private int lookup(long parent, ByteBuffer in, ByteBuffer out) {
         NodeTable.Entry dir = nodes.entry(parent);
-        if (nameBytes(in, IN_HEADER, in.limit()) > NAME_MAX) {
+        int end = nameEnd(in, IN_HEADER, in.limit());
+        if (end - IN_HEADER > NAME_MAX) {
             return -Errno.ENAMETOOLONG; // the kernel passes FUSE up to 1024 bytes; no entry here has more than 255
         }
-        String name = name(in, IN_HEADER, in.limit());
+        String name = name(in, IN_HEADER, end);
         Node node;
         try {
             node = tree.lookup(dir.node, name);
@@ -430,21 +431,17 @@ public final class WarpFuse {
     /** The longest file name the mount has or reports (statfs's {@code f_namelen}). */
     static final int NAME_MAX = 255;
 
-    /** The length in bytes of the name at {@code [from, NUL or to)} of {@code in}. */
-    private static int nameBytes(ByteBuffer in, int from, int to) {
+    /** Where the name at {@code from} of {@code in} ends: its NUL, or {@code to}. */
+    private static int nameEnd(ByteBuffer in, int from, int to) {
         int end = from;
         while (end < to && in.get(end) != 0) {
             end++;
         }
-        return end - from;
+        return end;
     }
 
-    /** The name at {@code [from, NUL or to)} of {@code in}. */
-    private String name(ByteBuffer in, int from, int to) {
-        int end = from;
-        while (end < to && in.get(end) != 0) {
-            end++;
-        }
+    /** The name at {@code [from, end)} of {@code in}. */
+    private String name(ByteBuffer in, int from, int end) {
         byte[] b = nameBytes.get();
         int n = end - from;
         if (n > b.length) {
