@@ -9,6 +9,7 @@ import io.warpdata.daemon.control.protocol.StoreStatus;
 import io.warpdata.daemon.ByteSize;
 import io.warpdata.store.BlobStore;
 import io.warpdata.daemon.control.ControlClient;
+import io.warpdata.daemon.inspect.DuckDb;
 import io.warpdata.manifest.WarpException;
 
 import java.io.IOException;
@@ -17,7 +18,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -466,7 +466,7 @@ public final class Doctor {
     Check duckdb() {
         try {
             Class.forName("org.duckdb.DuckDBDriver");
-            try (Connection c = DriverManager.getConnection("jdbc:duckdb:");
+            try (Connection c = DuckDb.connect();
                  Statement st = c.createStatement();
                  ResultSet rs = st.executeQuery("SELECT version()")) {
                 rs.next();

@@ -1,5 +1,6 @@
 package io.warpdata.daemon.demo;
 
+import io.warpdata.daemon.inspect.DuckDb;
 import java.awt.Color;
 import java.awt.Graphics2D;
 import java.awt.image.BufferedImage;
@@ -8,7 +9,6 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -63,7 +63,7 @@ public final class SampleData {
         deleteTree(images);
         Files.deleteIfExists(table);
         Files.createDirectories(table.getParent());
-        try (Connection db = DriverManager.getConnection("jdbc:duckdb:")) {
+        try (Connection db = DuckDb.connect()) {
             try (Statement st = db.createStatement()) {
                 st.execute("CREATE TABLE main (id INTEGER, path VARCHAR, label VARCHAR, split VARCHAR)");
             }

@@ -1,8 +1,8 @@
 package io.warpdata.daemon.demo;
 
+import io.warpdata.daemon.inspect.DuckDb;
 import java.io.PrintStream;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
@@ -29,7 +29,7 @@ public final class Sql {
      * @throws SQLException when DuckDB rejects or fails the query
      */
     public static void run(String query, PrintStream out) throws SQLException {
-        try (Connection db = DriverManager.getConnection("jdbc:duckdb:");
+        try (Connection db = DuckDb.connect();
              Statement st = db.createStatement()) {
             if (!st.execute(query)) {
                 out.println("ok (" + st.getUpdateCount() + " rows changed)");

@@ -7,7 +7,6 @@ import io.warpdata.manifest.WarpException;
 
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -89,7 +88,7 @@ public final class ParquetHead {
     private ShardRows headOfShard(String tableName, Table table, TableShard shard, int n) {
         String what = "table '" + tableName + "' shard " + shard.name();
         try (ShardMirror mirror = ShardMirror.open(reader, shard, table.schema(), what, tempDir);
-             Connection c = DriverManager.getConnection("jdbc:duckdb:");
+             Connection c = DuckDb.connect();
              Statement st = c.createStatement()) {
             // One thread: a small read needs no parallel scan, and the fallback LIMIT query
             // then reads row groups in order.

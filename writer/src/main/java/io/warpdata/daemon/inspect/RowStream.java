@@ -12,7 +12,6 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -137,7 +136,7 @@ public final class RowStream {
     /** @param rows the file's rows {@code [from, to)} to write, or null for all of them */
     private long streamShard(ShardMirror mirror, String what, List<String> columns, boolean all, long[] rows,
                              int batchSize, Format format, OutputStream out) throws IOException {
-        try (Connection c = DriverManager.getConnection("jdbc:duckdb:");
+        try (Connection c = DuckDb.connect();
              Statement st = c.createStatement()) {
             String lit = mirror.sqlLiteral();
             mirror.fetch(columnChunks(st, lit, all ? List.of() : columns));

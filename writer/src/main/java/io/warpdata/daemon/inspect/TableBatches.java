@@ -18,7 +18,6 @@ import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -157,7 +156,7 @@ public final class TableBatches {
         if (!sandbox) {
             synchronized (this) {
                 if (shared == null) {
-                    shared = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:");
+                    shared = (DuckDBConnection) DuckDb.connect();
                     try (Statement st = shared.createStatement()) {
                         st.execute("SET threads TO 1");
                         st.execute("SET memory_limit = '256MB'");
@@ -166,7 +165,7 @@ public final class TableBatches {
                 return shared.duplicate();
             }
         }
-        Connection c = DriverManager.getConnection("jdbc:duckdb:");
+        Connection c = DuckDb.connect();
         try (Statement st = c.createStatement()) {
             st.execute("SET threads TO 1");
             st.execute("SET memory_limit = '256MB'");

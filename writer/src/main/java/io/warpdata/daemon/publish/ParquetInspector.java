@@ -1,11 +1,11 @@
 package io.warpdata.daemon.publish;
 
+import io.warpdata.daemon.inspect.DuckDb;
 import io.warpdata.manifest.Column;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -21,7 +21,7 @@ public final class ParquetInspector implements AutoCloseable {
 
     public ParquetInspector() {
         try {
-            this.connection = DriverManager.getConnection("jdbc:duckdb:");
+            this.connection = DuckDb.connect();
         } catch (SQLException e) {
             throw new IllegalStateException("cannot start an in-memory DuckDB: " + e.getMessage(), e);
         }

@@ -1,5 +1,6 @@
 package io.warpdata.daemon.view;
 
+import io.warpdata.daemon.inspect.DuckDb;
 import io.warpdata.daemon.inspect.FilterText;
 import io.warpdata.daemon.inspect.RowRendering;
 import java.io.IOException;
@@ -7,7 +8,6 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -53,7 +53,7 @@ public final class ViewSelector implements AutoCloseable {
      */
     private Connection open(List<Path> files, Path out, long seed) throws SQLException {
         close();
-        db = DriverManager.getConnection("jdbc:duckdb:");
+        db = DuckDb.connect();
         try (Statement st = db.createStatement()) {
             // One thread: row groups and their order in the written file never depend on timing.
             st.execute("SET threads = 1");

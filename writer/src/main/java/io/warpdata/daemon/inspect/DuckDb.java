@@ -1,0 +1,81 @@
+package io.warpdata.daemon.inspect;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Where warpd and warpctl open DuckDB: an in-memory connection, with the driver's native library
+ * copy deleted as soon as it is loaded.
+ *
+ * <p>The JDBC driver copies its 72 MB native library to {@code java.io.tmpdir}
+ * ({@code libduckdb_java<random>.so}) and loads it from there, deleting the copy only when the
+ * JVM exits normally. A warpd killed ({@code SIGKILL}, the OOM killer, a crash) left one copy in
+ * {@code /tmp} per start, often a tmpfs: memory. Once loaded, the library lives in the process's
+ * mapping, so the file can go at once; this removes the copy the process itself has mapped and
+ * nothing else (another JVM's copy may be between written and loaded).
+ */
+public final class DuckDb {
+    private static final Logger LOG = LoggerFactory.getLogger(DuckDb.class);
+    private static final String COPY_PREFIX = "libduckdb_java";
+
+    private DuckDb() {
+    }
+
+    /** A new in-memory DuckDB connection. */
+    public static Connection connect() throws SQLException {
+        Connection c = DriverManager.getConnection("jdbc:duckdb:");
+        if (!Loaded.COPY_DELETED) {
+            LOG.debug("DuckDB's native library copy was not found in this process's mappings");
+        }
+        return c;
+    }
+
+    /** Runs once, after the first connection has loaded the library (the JVM's lazy class init). */
+    private static final class Loaded {
+        static final boolean COPY_DELETED = deleteMappedCopies(Path.of("/proc/self/maps"),
+                Path.of(System.getProperty("java.io.tmpdir")));
+    }
+
+    /**
+     * Deletes the DuckDB library copies in {@code tmpDir} that {@code maps} (a
+     * {@code /proc/PID/maps}) shows mapped.
+     *
+     * @return whether one was found (and deleted, or already gone)
+     */
+    static boolean deleteMappedCopies(Path maps, Path tmpDir) {
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(maps);
+        } catch (IOException e) {
+            return false; // not Linux: the driver's deleteOnExit is all there is
+        }
+        Path dir = tmpDir.toAbsolutePath().normalize();
+        boolean found = false;
+        for (String line : lines) {
+            int slash = line.indexOf('/');
+            if (slash < 0 || line.endsWith(" (deleted)")) {
+                continue;
+            }
+            Path file = Path.of(line.substring(slash));
+            String name = file.getFileName().toString();
+            if (!name.startsWith(COPY_PREFIX) || !name.endsWith(".so") || !dir.equals(file.getParent())) {
+                continue;
+            }
+            found = true;
+            try {
+                Files.deleteIfExists(file);
+            } catch (IOException e) {
+                LOG.info("could not delete DuckDB's native library copy {} ({}); it goes when warpd exits normally",
+                        file, e.toString());
+            }
+        }
+        return found;
+    }
+}
