@@ -6,6 +6,7 @@ import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
+import com.sun.net.httpserver.HttpExchange;
 import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -320,6 +321,25 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
     }
 
     /**
+     * Any path but {@code /metrics} and {@code /-/healthy}: a short text at {@code /}, 404
+     * elsewhere, so that a scrape of a mistyped path fails instead of getting the library's HTML
+     * landing page with 200.
+     */
+    private static void notMetrics(HttpExchange exchange) throws IOException {
+        try (exchange) {
+            boolean root = "/".equals(exchange.getRequestURI().getPath());
+            byte[] body = (root ? "warpd: metrics at /metrics, liveness at /-/healthy\n"
+                    : "not found: warpd serves /metrics and /-/healthy\n").getBytes(StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
+            boolean head = "HEAD".equals(exchange.getRequestMethod());
+            exchange.sendResponseHeaders(root ? 200 : 404, head ? -1 : body.length);
+            if (!head) {
+                exchange.getResponseBody().write(body);
+            }
+        }
+    }
+
+    /**
      * Serves {@code /metrics} over HTTP at {@code address} (text, OpenMetrics or protobuf, as the
      * scraper asks) until the returned server is closed.
      *
@@ -328,7 +348,7 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
     public HTTPServer serve(InetSocketAddress address) {
         try {
             return HTTPServer.builder().inetAddress(address.getAddress()).port(address.getPort())
-                    .registry(registry).buildAndStart();
+                    .registry(registry).defaultHandler(DaemonMetrics::notMetrics).buildAndStart();
         } catch (IOException | RuntimeException e) {
             throw new ConfigException("cannot serve metrics on " + address.getHostString() + ":" + address.getPort()
                     + ": " + e.getMessage(),

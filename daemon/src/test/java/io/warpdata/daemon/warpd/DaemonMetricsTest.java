@@ -3,11 +3,44 @@ package io.warpdata.daemon.warpd;
 import io.warpdata.manifest.DatasetId;
 import org.junit.jupiter.api.Test;
 
+import io.prometheus.metrics.exporter.httpserver.HTTPServer;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 class DaemonMetricsTest {
+
+    @Test
+    void theHttpEndpointServesMetricsAndHealthAndAMistypedPathIsNotFound() throws Exception {
+        DaemonMetrics m = new DaemonMetrics();
+        try (HTTPServer server = m.serve(new InetSocketAddress("127.0.0.1", 0))) {
+            HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+            String base = "http://127.0.0.1:" + server.getPort();
+            HttpResponse<String> metrics = get(http, base + "/metrics");
+            assertThat(metrics.statusCode()).isEqualTo(200);
+            assertThat(metrics.body()).contains("warp_fuse_read_seconds");
+            assertThat(get(http, base + "/-/healthy").statusCode()).isEqualTo(200);
+            HttpResponse<String> root = get(http, base + "/");
+            assertThat(root.statusCode()).isEqualTo(200);
+            assertThat(root.body()).contains("/metrics");
+            for (String wrong : new String[] {"/metric", "/foo", "/api/v1/metrics"}) {
+                HttpResponse<String> r = get(http, base + wrong);
+                assertThat(r.statusCode()).as(wrong).isEqualTo(404);
+                assertThat(r.body()).as(wrong).contains("/metrics").doesNotContain("warp_fuse_read_seconds");
+            }
+        }
+    }
+
+    private static HttpResponse<String> get(HttpClient http, String uri) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(uri)).timeout(Duration.ofSeconds(10)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
 
     @Test
     void readsAndGetsFeedTheHistogramsAndThePerDatasetCounter() {
