@@ -82,6 +82,8 @@ final class DiskBlocks implements BlockStorage {
     /** Members {@link #members} let go of, to be removed from the index outside any cache callback. */
     private final Queue<BlockKey> membersOut = new ConcurrentLinkedQueue<>();
     private final ThreadLocal<DiskScratch.Read> scratch = ThreadLocal.withInitial(DiskScratch.Read::new);
+    /** Read states of virtual threads (control clients): 8 MiB of direct buffers however many read. */
+    private final DiskScratch.ReadPool sharedScratch = new DiskScratch.ReadPool(8);
     private final DiskWrites writes;
     private final Object gcLock = new Object();
     private final PageCacheHints hints = PageCacheHints.shared();
@@ -273,11 +275,30 @@ final class DiskBlocks implements BlockStorage {
      * Reads the 64 KiB chunks the range touches and checks their CRC32C. A chunk-aligned range
      * into a direct buffer (a FUSE read of a whole-block-aligned file: the kernel asks for
      * 128 KiB-aligned pieces) is read straight into the caller's buffer and checked there; any
-     * other range goes through the thread's scratch buffer and is copied out once.
+     * other range goes through a scratch buffer (the thread's own; a virtual thread borrows a
+     * shared one) and is copied out once.
      */
     private boolean read(BlockKey key, DiskEntry e, int offInBlock, ByteBuffer dst, int dstIndex, int len, int c0, int c1,
             int start, int span) {
-        DiskScratch.Read s = scratch.get();
+        if (!Thread.currentThread().isVirtual()) {
+            return read(key, e, offInBlock, dst, dstIndex, len, c0, c1, start, span, scratch.get());
+        }
+        DiskScratch.Read s;
+        try {
+            s = sharedScratch.borrow();
+        } catch (InterruptedException stop) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+        try {
+            return read(key, e, offInBlock, dst, dstIndex, len, c0, c1, start, span, s);
+        } finally {
+            sharedScratch.giveBack(s);
+        }
+    }
+
+    private boolean read(BlockKey key, DiskEntry e, int offInBlock, ByteBuffer dst, int dstIndex, int len, int c0, int c1,
+            int start, int span, DiskScratch.Read s) {
         boolean direct = dst.isDirect() && offInBlock == start && len == span;
         ByteBuffer buf = direct ? dst.slice(dstIndex, len) : s.buffer(span);
         for (int attempt = 0; ; attempt++) {

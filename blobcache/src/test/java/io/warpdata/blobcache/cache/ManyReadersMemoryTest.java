@@ -6,11 +6,14 @@ import io.warpdata.store.FaultStore;
 import io.warpdata.store.FaultStore.Call;
 import io.warpdata.store.InMemoryBlobStore;
 import io.warpdata.manifest.BlobRef;
+import java.lang.management.BufferPoolMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -95,6 +98,62 @@ class ManyReadersMemoryTest {
         assertThat(store.peakBytesInFlight()).as("bytes of GETs under way at once").isPositive()
                 .isLessThanOrEqualTo(IN_FLIGHT);
         assertThat(store.peakInFlight(Call.READ)).as("GETs under way at once").isLessThanOrEqualTo(16);
+    }
+
+    /**
+     * Control clients (table streams) read on virtual threads that live as long as their client;
+     * each kept a 1 MiB direct buffer for its disk reads, so 72 slow streams ran warpd out of
+     * direct memory. 200 living virtual threads that each read from cached blocks hold a few MiB.
+     */
+    @Test
+    void twoHundredLivingVirtualThreadsReadingCachedBlocksHoldAFewMegabytesOfDirectMemory() throws Exception {
+        InMemoryBlobStore memory = new InMemoryBlobStore();
+        byte[] d = TestBlobs.bytes(4 * MIB, 77);
+        BlobRef ref = TestBlobs.put(memory, d, MIB);
+        cache = new BlockCache(memory, CacheConfig.defaults(dir).withMinFreeBytes(0), fetchers, null, null);
+        byte[] all = new byte[d.length];
+        assertThat(cache.read(ref, 0, all, 0, all.length)).isEqualTo(d.length); // every block on disk now
+        System.gc();
+        long before = directBytes();
+        int threads = 200;
+        CountDownLatch haveRead = new CountDownLatch(threads);
+        CountDownLatch release = new CountDownLatch(1);
+        List<Thread> started = new ArrayList<>();
+        List<Throwable> failed = java.util.Collections.synchronizedList(new ArrayList<>());
+        try {
+            for (int t = 0; t < threads; t++) {
+                int off = (t * 20_011) % (d.length - 4096);
+                started.add(Thread.ofVirtual().start(() -> {
+                    try {
+                        byte[] buf = new byte[4096];
+                        readAndCheck(ref, d, off, buf);
+                    } catch (Throwable e) {
+                        failed.add(e);
+                    } finally {
+                        haveRead.countDown();
+                    }
+                    try {
+                        release.await(); // alive, like a stream waiting for its client
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }));
+            }
+            assertThat(haveRead.await(60, TimeUnit.SECONDS)).isTrue();
+            assertThat(failed).isEmpty();
+            long held = directBytes() - before;
+            assertThat(held).as("direct memory held by %d living readers", threads).isLessThan(16L * MIB);
+        } finally {
+            release.countDown();
+            for (Thread t : started) {
+                t.join(10_000);
+            }
+        }
+    }
+
+    private static long directBytes() {
+        return ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class).stream()
+                .filter(b -> b.getName().equals("direct")).mapToLong(BufferPoolMXBean::getMemoryUsed).sum();
     }
 
     private int readAndCheck(BlobRef ref, byte[] expected, int off, byte[] buf) {

@@ -301,6 +301,18 @@ public final class ControlServer implements AutoCloseable {
                 reply = ControlProtocol.error(id, ControlException.INTERNAL,
                         req.op() + " failed inside the daemon: " + e,
                         "see warpd's log (journalctl -u warpd) and report it");
+            } catch (OutOfMemoryError e) {
+                // Answered, or its client would wait for ever; the JVM frees what the operation held.
+                LOG.error("control: {} for {} ran out of memory", io.warpdata.manifest.Printable.of(req.op()), peer.describe(), e);
+                reply = ControlProtocol.error(id, ControlException.BUSY,
+                        req.op() + " could not run: warpd ran out of memory (" + e.getMessage() + ")",
+                        "retry when fewer clients read at once, or give warpd more memory (WARP_HEAP,"
+                                + " WARP_DIRECT_MEMORY); see warpd's log");
+            } catch (Error e) {
+                LOG.error("control: {} for {} failed", io.warpdata.manifest.Printable.of(req.op()), peer.describe(), e);
+                reply = ControlProtocol.error(id, ControlException.INTERNAL,
+                        req.op() + " failed inside the daemon: " + e,
+                        "see warpd's log (journalctl -u warpd) and report it");
             }
             // Reply before leaving 'running', so the reader never closes the channel under it.
             send(reply);

@@ -353,6 +353,41 @@ class ControlServerIT {
     }
 
     @Test
+    void anOperationThatRunsOutOfMemoryIsAnsweredAndTheServerKeepsServing() throws Exception {
+        AccessPolicy policy = new AccessPolicy(ProcessIdentity.uid(), "root", Optional.empty());
+        Operation starved = new Operation() {
+            @Override
+            public String name() {
+                return "test.starved";
+            }
+
+            @Override
+            public AccessPolicy.Access access() {
+                return AccessPolicy.Access.OPEN;
+            }
+
+            @Override
+            public JsonNode run(OperationContext ctx) {
+                throw new OutOfMemoryError("Cannot reserve 1048576 bytes of direct buffer memory");
+            }
+        };
+        List<Operation> ops = new ArrayList<>(List.of(starved));
+        OperationRegistry standard = world.operations(policy);
+        standard.names().forEach(n -> ops.add(standard.find(n).orElseThrow()));
+        Path other = tmp.resolve("run2/warpd.sock");
+        try (ControlServer s = ControlServer.start(new ControlServer.Config(other, Optional.empty()),
+                new OperationRegistry(ops), policy, new PeerResolver(EtcUserDatabase.system()));
+             Raw r = new Raw(other)) {
+            r.send("{\"id\":1,\"op\":\"test.starved\",\"args\":{}}\n");
+            JsonNode answer = r.next(); // before: no answer ever came, and the client waited its whole timeout
+            assertThat(answer.get("error").get("type").asText()).isEqualTo("Busy");
+            assertThat(answer.get("error").get("message").asText()).contains("ran out of memory");
+            r.send("{\"id\":2,\"op\":\"status\",\"args\":{}}\n");
+            assertThat(r.next().get("result").get("mode").asText()).isEqualTo("auto");
+        }
+    }
+
+    @Test
     void oneClientCannotRunUnboundedOperations() throws Exception {
         CountDownLatch reading = world.holdReads();
         try (Raw r = new Raw(socket)) {
