@@ -151,6 +151,38 @@ def test_a_warpd_that_never_answers_fails_a_quick_call_not_after_ten_minutes(tmp
         server.close()
 
 
+def test_a_warpd_that_stops_in_the_middle_of_an_answer_is_a_typed_error_not_a_json_one(tmp_path):
+    """warpd stopped (SIGTERM, a crash) while it wrote a batch: the client got part of a line and
+    json.loads raised JSONDecodeError, which `except wd.WarpError` does not catch."""
+    import socket
+    import threading
+    from warpdata import client as wclient
+    path = str(tmp_path / "warpd.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(4)
+
+    def answer_half():
+        conn, _ = server.accept()
+        with conn:
+            conn.makefile("rb").readline()
+            conn.sendall(b'{"id":1,"event":"batch","rows":2}\n{"id":1,"event":"batch","columns":{"id":[1,2')
+
+    t = threading.Thread(target=answer_half, daemon=True)
+    t.start()
+    try:
+        events = []
+        with pytest.raises(wd.DaemonUnavailableError) as e:
+            for kind, body in wclient.Client(path).stream("table.batches", {}):
+                events.append(body)
+        assert len(events) == 1, "the whole line before the cut was delivered"
+        assert "in the middle of an answer" in str(e.value) and "table.batches" in str(e.value)
+        assert "warpctl status" in e.value.next_step
+    finally:
+        t.join(5)
+        server.close()
+
+
 def test_a_user_the_socket_refuses_is_told_to_join_its_group_not_to_start_warpd(warp):
     """As nobody, warpd's socket answers EACCES: "no warpd answers ... start one" sent users the wrong way."""
     import shutil

@@ -93,8 +93,9 @@ class Client:
                     " or root" % (_owner(self.socket_path), _user())) from None
             raise DaemonUnavailableError(
                 "no warpd answers on %s (%s)" % (self.socket_path, e.strerror or e),
-                "start one (%ssystemctl start warpd," % ("" if os.geteuid() == 0 else "sudo ") + " or scripts/warpd --mount /warp --remote s3://BUCKET;"
-                " scripts/demo starts a local one), or point WARP_SOCKET at its socket") from None
+                "start one (the installed service: systemctl start warpd, as root; where systemd does not run, the"
+                " command scripts/install printed; or scripts/warpd --mount /warp --remote s3://BUCKET; scripts/demo"
+                " starts a local one), or point WARP_SOCKET at its socket") from None
         return s
 
     def call(self, op, args=None, on_event=None):
@@ -121,8 +122,10 @@ class Client:
                     raise DaemonUnavailableError("warpd at %s did not answer %s within %.0f s" % (self.socket_path, op, timeout),
                                                  "check warpd (ps: state T is stopped; its log); a hung store makes"
                                                  " reads of uncached data wait")
-                if not line:
-                    raise DaemonUnavailableError("warpd closed the connection during %s" % op,
+                if not line.endswith(b"\n"):
+                    # Nothing, or part of a line: warpd stopped (or died) while answering.
+                    raise DaemonUnavailableError("warpd closed the connection during %s%s"
+                                                 % (op, " in the middle of an answer" if line else ""),
                                                  "check that warpd is still running (warpctl status) and its log")
                 msg = json.loads(line) if parse_float is None else json.loads(line, parse_float=parse_float)
                 if "event" in msg:

@@ -66,8 +66,9 @@ public final class ControlClient implements AutoCloseable {
             String why = Files.exists(socket) ? "no warpd answers on " + socket + " (a stale socket?)"
                     : "no warpd control socket at " + socket;
             throw new ControlException(ControlException.DAEMON_UNAVAILABLE, why,
-                    "start the daemon (systemctl start warpd, or scripts/warpd --mount /warp --remote URI), "
-                            + "or point warpctl at it with --socket PATH / WARP_SOCKET", e);
+                    "start the daemon (the installed service: systemctl start warpd, as root; where systemd does not"
+                            + " run, the command scripts/install printed; or scripts/warpd --mount /warp --remote URI),"
+                            + " or point warpctl at it with --socket PATH / WARP_SOCKET", e);
         }
     }
 
