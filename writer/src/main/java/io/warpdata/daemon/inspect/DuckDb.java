@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,6 +34,24 @@ public final class DuckDb {
         Connection c = DriverManager.getConnection("jdbc:duckdb:");
         if (!Loaded.COPY_DELETED) {
             LOG.debug("DuckDB's native library copy was not found in this process's mappings");
+        }
+        return c;
+    }
+
+    /**
+     * Makes {@code c}'s results streamed and returns it: rows are computed as the reader takes
+     * them, at most about 1 MiB ahead. The driver's default for an in-memory URL computes a whole
+     * result before its first row, in native memory outside the heap and DuckDB's memory limit: a
+     * 20M-row shard read by one table stream took 160 MB, and 72 slow DataLoader workers streaming
+     * 2M-row shards made warpd 1.2 GB larger. The allocator's background threads give back within
+     * seconds what finished queries held (it was kept after the streams ended). One query at a
+     * time: a new query on the connection closes a streamed result still open.
+     */
+    public static Connection streamResults(Connection c) throws SQLException {
+        try (Statement st = c.createStatement()) {
+            st.execute("SET jdbc_stream_results = true");
+            st.execute("SET streaming_buffer_size = '1MB'");
+            st.execute("SET allocator_background_threads = true");
         }
         return c;
     }

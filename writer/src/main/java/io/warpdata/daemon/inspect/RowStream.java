@@ -136,7 +136,7 @@ public final class RowStream {
     /** @param rows the file's rows {@code [from, to)} to write, or null for all of them */
     private long streamShard(ShardMirror mirror, String what, List<String> columns, boolean all, long[] rows,
                              int batchSize, Format format, OutputStream out) throws IOException {
-        try (Connection c = DuckDb.connect();
+        try (Connection c = DuckDb.streamResults(DuckDb.connect());
              Statement st = c.createStatement()) {
             String lit = mirror.sqlLiteral();
             mirror.fetch(columnChunks(st, lit, all ? List.of() : columns));
@@ -146,7 +146,6 @@ public final class RowStream {
                     + " AND file_row_number < " + rows[1] : mirror.source(""));
             String query = "SELECT " + (format == Format.JSONL ? RowRendering.json() : RowRendering.text(columns))
                     + RowRendering.over(inner);
-            st.setFetchSize(batchSize);
             long written = 0;
             StringBuilder batch = new StringBuilder();
             try (ResultSet rs = st.executeQuery(query)) {

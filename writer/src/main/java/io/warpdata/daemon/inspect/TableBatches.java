@@ -162,10 +162,16 @@ public final class TableBatches {
                         st.execute("SET memory_limit = '256MB'");
                     }
                 }
-                return shared.duplicate();
+                Connection c = shared.duplicate();
+                try {
+                    return DuckDb.streamResults(c);
+                } catch (SQLException e) {
+                    c.close();
+                    throw e;
+                }
             }
         }
-        Connection c = DuckDb.connect();
+        Connection c = DuckDb.streamResults(DuckDb.connect());
         try (Statement st = c.createStatement()) {
             st.execute("SET threads TO 1");
             st.execute("SET memory_limit = '256MB'");
@@ -244,7 +250,6 @@ public final class TableBatches {
             long left = q.limit() < 0 ? -1 : q.limit() - buffer.sent - buffer.held;
             String query = "SELECT " + String.join(", ", select) + from + (left >= 0 ? " LIMIT " + left : "");
             try (Statement st = c.createStatement(); Watch watch = cancelling(st, cancelled)) {
-                st.setFetchSize(Math.max(q.batchSize(), 2048));
                 try (ResultSet rs = st.executeQuery(query)) {
                     int n = columns.size();
                     while (rs.next()) {
