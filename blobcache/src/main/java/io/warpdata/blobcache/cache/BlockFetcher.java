@@ -82,8 +82,8 @@ final class BlockFetcher {
      * served): the caller reads the store.
      */
     boolean fromRemotes(String key, long offset, byte[] dst, int off, int len, int blockSize, long blobSize,
-                        Remotes.Check check) {
-        return !remotes.isEmpty() && remotes.read(key, offset, dst, off, len, blockSize, blobSize, check);
+                        Remotes.Check check, long deadlineNanos) {
+        return !remotes.isEmpty() && remotes.read(key, offset, dst, off, len, blockSize, blobSize, check, deadlineNanos);
     }
 
     /** Offers a block-aligned range verified from the store to the tiers warpd fills; never blocks. */
@@ -97,8 +97,8 @@ final class BlockFetcher {
      * A whole small object named by its hash from the first remote tier whose bytes pass
      * {@code check}, or null (none, or none served): the caller reads the store.
      */
-    byte[] objectFromRemotes(String key, int maxBytes, java.util.function.Predicate<byte[]> check) {
-        return remotes.isEmpty() ? null : remotes.get(key, maxBytes, check).orElse(null);
+    byte[] objectFromRemotes(String key, int maxBytes, java.util.function.Predicate<byte[]> check, long deadlineNanos) {
+        return remotes.isEmpty() ? null : remotes.get(key, maxBytes, check, deadlineNanos).orElse(null);
     }
 
     /** Offers a whole object verified from the store to the tiers warpd fills; never blocks. */

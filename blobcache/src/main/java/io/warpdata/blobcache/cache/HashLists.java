@@ -213,7 +213,7 @@ final class HashLists {
         // At most what a list for a blob of this size can be: a store that holds something
         // else at the key (5 GB) is refused after one bounded read, not read whole.
         int maxBytes = BlockHashList.maxSerializedSize(blob.size());
-        byte[] mirrored = fetcher.objectFromRemotes(key, maxBytes, b -> matches(b, blob.blocks()));
+        byte[] mirrored = fetcher.objectFromRemotes(key, maxBytes, b -> matches(b, blob.blocks()), deadlineNanos);
         if (mirrored != null) {
             BlockHashList list = BlockHashList.parse(mirrored, describe(blob));
             save(blob.blocks(), mirrored);

@@ -352,7 +352,7 @@ final class MemberReads {
     private boolean fetchVerified(BlobMember m, byte[] bytes, long deadline) {
         String key = StoreLayout.blob(m.blob().id());
         if (fetcher.fromRemotes(key, m.offset(), bytes, 0, bytes.length, BlockHashList.DEFAULT_BLOCK_SIZE,
-                m.blob().size(), (d, o, l) -> hashes(m, d, o, l))) {
+                m.blob().size(), (d, o, l) -> hashes(m, d, o, l), deadline)) {
             return true;
         }
         for (int attempt = 0; ; attempt++) {

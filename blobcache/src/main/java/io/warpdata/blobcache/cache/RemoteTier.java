@@ -16,6 +16,14 @@ public interface RemoteTier extends AutoCloseable {
     String describe();
 
     /**
+     * The longest one call may wait on this tier before it fails (its silence timeout): a read
+     * asks a tier only while that much time and the store's reserve are left before its deadline.
+     */
+    default java.time.Duration timeout() {
+        return java.time.Duration.ZERO;
+    }
+
+    /**
      * Reads {@code len} bytes at {@code offset} of the store key {@code key} into
      * {@code dst[dstOff, dstOff + len)}. The range starts on a block boundary and is whole blocks,
      * except that it may end at the end of the blob. The bytes need not be right: they are checked.

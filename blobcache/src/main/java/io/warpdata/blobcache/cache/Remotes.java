@@ -43,6 +43,15 @@ final class Remotes implements AutoCloseable {
      */
     static final Duration DEFAULT_BACKOFF = Duration.ofSeconds(30);
 
+    /**
+     * What a read keeps for the store after asking tiers: a tier is asked only while its timeout
+     * and this (or a third of the time left, when less) are left before the read's deadline. Two
+     * mirrors hanging for a raised --mirror-timeout of 30 s each took a read's whole 60 s, and the
+     * read failed with EIO without reaching the store; now the second is skipped for that read
+     * and the store gets the rest.
+     */
+    static final Duration STORE_RESERVE = Duration.ofSeconds(20);
+
     /** What the bytes of a range must be; hashes them, never changes them. */
     @FunctionalInterface
     interface Check {
@@ -161,9 +170,12 @@ final class Remotes implements AutoCloseable {
      * aligned to {@code blockSize} is widened to whole blocks for the tier (the last block ending
      * at {@code blobSize}); only the asked bytes are checked and copied.
      *
+     * @param deadlineNanos the read's deadline ({@link System#nanoTime()}): tiers are asked only
+     *        while their timeout and {@link #STORE_RESERVE} are left before it
      * @return true if a tier served them (verified); false if none did: read the store
      */
-    boolean read(String key, long offset, byte[] dst, int off, int len, int blockSize, long blobSize, Check check) {
+    boolean read(String key, long offset, byte[] dst, int off, int len, int blockSize, long blobSize, Check check,
+                 long deadlineNanos) {
         if (entries.isEmpty() || len <= 0 || blockSize <= 0) {
             return false;
         }
@@ -171,7 +183,7 @@ final class Remotes implements AutoCloseable {
         long end = offset + len;
         long a1 = end % blockSize == 0 || end >= blobSize ? end : Math.min(blobSize, end - end % blockSize + blockSize);
         if (a0 == offset && a1 == end) {
-            return readAligned(key, offset, dst, off, len, blockSize, check);
+            return readAligned(key, offset, dst, off, len, blockSize, check, deadlineNanos);
         }
         if (a1 - a0 > Integer.MAX_VALUE - 16) {
             return false;
@@ -181,16 +193,17 @@ final class Remotes implements AutoCloseable {
         // per read (nothing lands in it after readAligned returns: RemoteTier.read's contract).
         byte[] wide = width <= SCRATCH_BYTES ? scratch.get() : new byte[width];
         int at = (int) (offset - a0);
-        if (!readAligned(key, a0, wide, 0, width, blockSize, (d, o, l) -> check.ok(d, o + at, len))) {
+        if (!readAligned(key, a0, wide, 0, width, blockSize, (d, o, l) -> check.ok(d, o + at, len), deadlineNanos)) {
             return false;
         }
         System.arraycopy(wide, at, dst, off, len);
         return true;
     }
 
-    private boolean readAligned(String key, long offset, byte[] dst, int off, int len, int blockSize, Check check) {
+    private boolean readAligned(String key, long offset, byte[] dst, int off, int len, int blockSize, Check check,
+                                long deadlineNanos) {
         for (Entry e : entries) {
-            Health ticket = admit(e);
+            Health ticket = admit(e, deadlineNanos);
             if (ticket == null) {
                 continue;
             }
@@ -225,11 +238,12 @@ final class Remotes implements AutoCloseable {
      *
      * @param maxBytes a larger object is a failure of that tier
      * @param check whether the bytes are the object (their SHA-256 against the id they are named by)
+     * @param deadlineNanos as {@link #read}'s
      * @return the verified bytes, or empty if no tier served them: read the store
      */
-    Optional<byte[]> get(String key, int maxBytes, Predicate<byte[]> check) {
+    Optional<byte[]> get(String key, int maxBytes, Predicate<byte[]> check, long deadlineNanos) {
         for (Entry e : entries) {
-            Health ticket = admit(e);
+            Health ticket = admit(e, deadlineNanos);
             if (ticket == null) {
                 continue;
             }
@@ -310,11 +324,18 @@ final class Remotes implements AutoCloseable {
     }
 
     /**
-     * Whether a read may ask this tier now; after a backoff only one read is let through.
+     * Whether a read may ask this tier now: not when waiting its timeout would leave the store
+     * less than {@link #STORE_RESERVE} (or a third of the time left) of the read; after a backoff
+     * only one read is let through.
      *
      * @return the health the read is let in under (its ticket), or null: skip the tier
      */
-    private Health admit(Entry e) {
+    private Health admit(Entry e, long deadlineNanos) {
+        long left = deadlineNanos - System.nanoTime();
+        if (left - e.tier.timeout().toNanos() < Math.min(STORE_RESERVE.toNanos(), left / 3)) {
+            e.skipped.increment();
+            return null;
+        }
         while (true) {
             Health h = e.health.get();
             switch (h) {

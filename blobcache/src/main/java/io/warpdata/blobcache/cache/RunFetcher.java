@@ -114,7 +114,7 @@ final class RunFetcher {
             long offset = (long) b0 * list.blockSize();
             boolean fromStore = false;
             if (fetcher.fromRemotes(key, offset, buf, 0, len, list.blockSize(), blob.size(),
-                    (d, o, l) -> verifies(list, b0, d, o, l))) {
+                    (d, o, l) -> verifies(list, b0, d, o, l), deadline)) {
                 handOff.verifiedAll();
             } else {
                 long started = System.nanoTime();

@@ -214,7 +214,7 @@ final class WholeBlobReads {
         int size = (int) blob.size();
         if (!fetcher.remotes().isEmpty()
                 && fetcher.fromRemotes(key, 0, dst, 0, size, BlockHashList.DEFAULT_BLOCK_SIZE, size,
-                        (d, o, l) -> matches(d, o, l, blob))) {
+                        (d, o, l) -> matches(d, o, l, blob), deadlineNanos)) {
             return true;
         }
         for (int attempt = 0; attempt < 2; attempt++) {
@@ -243,7 +243,7 @@ final class WholeBlobReads {
         if (!fetcher.remotes().isEmpty()) {
             byte[] mirrored = new byte[size];
             if (fetcher.fromRemotes(key, 0, mirrored, 0, size, BlockHashList.DEFAULT_BLOCK_SIZE, size,
-                    (d, o, l) -> matches(d, blob))) {
+                    (d, o, l) -> matches(d, blob), deadlineNanos)) {
                 return new Whole(mirrored, true);
             }
         }

@@ -53,7 +53,7 @@ public sealed interface MirrorSpec {
 
     /** Opens the mirror as a remote tier of the block cache's read plan. */
     default MirrorTier openTier(Duration timeout) {
-        return new MirrorTier(open(timeout));
+        return new MirrorTier(open(timeout), timeout);
     }
 
     /** A read-through HTTP cache at {@code base}. */

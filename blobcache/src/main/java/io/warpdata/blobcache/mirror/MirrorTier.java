@@ -1,6 +1,7 @@
 package io.warpdata.blobcache.mirror;
 
 import io.warpdata.blobcache.cache.RemoteTier;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -11,9 +12,12 @@ import java.util.Optional;
  */
 public final class MirrorTier implements RemoteTier {
     private final Mirror mirror;
+    private final Duration timeout;
 
-    public MirrorTier(Mirror mirror) {
+    /** @param timeout the mirror's silence timeout ({@code --mirror-timeout}) */
+    public MirrorTier(Mirror mirror, Duration timeout) {
         this.mirror = Objects.requireNonNull(mirror, "mirror");
+        this.timeout = Objects.requireNonNull(timeout, "timeout");
     }
 
     /** The mirror this tier reads (tests, and waiting for an S3 tier's fill queue). */
@@ -24,6 +28,11 @@ public final class MirrorTier implements RemoteTier {
     @Override
     public String describe() {
         return mirror.name();
+    }
+
+    @Override
+    public Duration timeout() {
+        return timeout;
     }
 
     @Override

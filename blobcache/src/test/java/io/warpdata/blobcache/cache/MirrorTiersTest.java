@@ -64,7 +64,7 @@ class MirrorTiersTest {
     }
 
     private Remotes remotes(List<Mirror> list) {
-        return new Remotes(list.stream().map(m -> (RemoteTier) new MirrorTier(m)).toList(), new ReadMetrics(), BACKOFF, now::get);
+        return new Remotes(list.stream().map(m -> (RemoteTier) new MirrorTier(m, Duration.ofSeconds(2))).toList(), new ReadMetrics(), BACKOFF, now::get);
     }
 
     /** The index of the tier that served the block (verified), or empty: the store would be read. */
@@ -77,7 +77,7 @@ class MirrorTiersTest {
         List<RemoteTierStats> before = r.snapshot();
         byte[] right = Arrays.copyOfRange(blob, index * BLOCK, (index + 1) * BLOCK);
         boolean served = r.read(KEY, (long) index * BLOCK, dst, 0, BLOCK, BLOCK, blob.length,
-                (d, o, l) -> Arrays.equals(d, o, o + l, right, 0, l));
+                (d, o, l) -> Arrays.equals(d, o, o + l, right, 0, l), System.nanoTime() + Duration.ofMinutes(1).toNanos());
         if (!served) {
             return Optional.empty();
         }

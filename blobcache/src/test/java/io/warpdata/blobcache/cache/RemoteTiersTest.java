@@ -322,10 +322,10 @@ class RemoteTiersTest {
         byte[] dst = new byte[MIB];
         Remotes.Check right = (d, o, l) -> Arrays.equals(d, o, o + l, data, 0, l);
 
-        assertThat(remotes.read(key, 0, dst, 0, MIB, MIB, MIB, right)).as("timed out").isFalse();
-        assertThat(remotes.read(key, 0, dst, 0, MIB, MIB, MIB, right)).as("skipped").isFalse();
+        assertThat(remotes.read(key, 0, dst, 0, MIB, MIB, MIB, right, inAMinute())).as("timed out").isFalse();
+        assertThat(remotes.read(key, 0, dst, 0, MIB, MIB, MIB, right, inAMinute())).as("skipped").isFalse();
         now.addAndGet(Duration.ofSeconds(29).toNanos());
-        assertThat(remotes.read(key, 0, dst, 0, MIB, MIB, MIB, right)).as("still skipped").isFalse();
+        assertThat(remotes.read(key, 0, dst, 0, MIB, MIB, MIB, right, inAMinute())).as("still skipped").isFalse();
         assertThat(asked.get()).as("one timeout per backoff, not one per read").isEqualTo(1);
         RemoteTierStats down = remotes.snapshot().getFirst();
         assertThat(down.state()).isEqualTo("down");
@@ -333,11 +333,66 @@ class RemoteTiersTest {
         assertThat(down.skipped()).isEqualTo(2);
 
         now.addAndGet(Duration.ofSeconds(2).toNanos());
-        assertThat(remotes.read(key, 0, dst, 0, MIB, MIB, MIB, right)).as("probed once after the backoff").isTrue();
+        assertThat(remotes.read(key, 0, dst, 0, MIB, MIB, MIB, right, inAMinute())).as("probed once after the backoff").isTrue();
         assertThat(dst).isEqualTo(data);
         assertThat(asked.get()).isEqualTo(2);
         assertThat(remotes.snapshot().getFirst().state()).isEqualTo("up");
         assertThat(remotes.snapshot().getFirst().bytesServed()).isEqualTo(MIB);
+    }
+
+    /**
+     * Two mirrors hanging for a raised --mirror-timeout of 30 s took a read's whole 60 s and it
+     * failed with EIO before reaching the store. A tier is asked only while its timeout and the
+     * store's reserve are left: the slow one is skipped and the read goes on to the store in time.
+     */
+    @Test
+    void aTierWhoseTimeoutWouldLeaveTheStoreTooLittleOfTheReadIsSkipped() {
+        List<String> asked = new ArrayList<>();
+        RemoteTier quick = hanging("quick", Duration.ofSeconds(2), asked);
+        RemoteTier slow = hanging("slow", Duration.ofSeconds(30), asked);
+        Remotes remotes = new Remotes(List.of(quick, slow), new ReadMetrics(), Duration.ofSeconds(30), System::nanoTime);
+        byte[] dst = new byte[MIB];
+        Remotes.Check any = (d, o, l) -> true;
+
+        long fortySecondsLeft = System.nanoTime() + Duration.ofSeconds(40).toNanos();
+        assertThat(remotes.read("k", 0, dst, 0, MIB, MIB, MIB, any, fortySecondsLeft)).as("read the store").isFalse();
+        assertThat(asked).as("30 s of the slow one would leave the store 10 s").containsExactly("quick");
+        assertThat(remotes.snapshot().get(1).skipped()).isEqualTo(1);
+        assertThat(remotes.snapshot().get(1).state()).as("skipped for this read, not taken down").isEqualTo("up");
+
+        asked.clear();
+        assertThat(remotes.get("k", MIB, b -> true, System.nanoTime() + Duration.ofSeconds(2).toNanos())).isEmpty();
+        assertThat(asked).as("2 s left: the store keeps them").isEmpty();
+    }
+
+    private static RemoteTier hanging(String name, Duration timeout, List<String> asked) {
+        return new RemoteTier() {
+            @Override
+            public String describe() {
+                return name;
+            }
+
+            @Override
+            public Duration timeout() {
+                return timeout;
+            }
+
+            @Override
+            public boolean read(String key, long offset, byte[] dst, int dstOff, int len, int blockSize) {
+                asked.add(name);
+                throw new RemoteTier.Failure(name + " did not answer within " + timeout.toMillis() + " ms", true, null);
+            }
+
+            @Override
+            public java.util.Optional<byte[]> get(String key, int maxBytes) {
+                asked.add(name);
+                throw new RemoteTier.Failure(name + " did not answer", true, null);
+            }
+        };
+    }
+
+    private static long inAMinute() {
+        return System.nanoTime() + Duration.ofSeconds(60).toNanos();
     }
 
     @Test

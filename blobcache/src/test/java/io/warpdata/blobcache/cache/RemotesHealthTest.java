@@ -92,7 +92,8 @@ class RemotesHealthTest {
 
     private boolean read(Remotes remotes) {
         byte[] dst = new byte[LEN];
-        return remotes.read(KEY, 0, dst, 0, LEN, LEN, LEN, (d, o, l) -> Arrays.equals(d, o, o + l, data, 0, l));
+        return remotes.read(KEY, 0, dst, 0, LEN, LEN, LEN, (d, o, l) -> Arrays.equals(d, o, o + l, data, 0, l),
+                System.nanoTime() + 60_000_000_000L);
     }
 
     /** Starts N reads; each releases {@code finished} when it returns. */

@@ -56,6 +56,11 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
     public static final String METRICS_LISTEN = "metrics-listen";
     public static final String MIRROR = "mirror";
     public static final String MIRROR_TIMEOUT = "mirror-timeout";
+    /**
+     * The longest --mirror-timeout: a read's deadline is 60 s and a mirror is asked only while its
+     * timeout and the store's 20 s are left, so a longer one would never be asked.
+     */
+    static final Duration MAX_MIRROR_TIMEOUT = Duration.ofSeconds(30);
     public static final String PASSTHROUGH = "passthrough";
 
     public static final long DEFAULT_CACHE_SIZE_GB = 100;
@@ -85,10 +90,9 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
         Objects.requireNonNull(metricsListen, "metricsListen");
         mirrors = List.copyOf(mirrors);
         Objects.requireNonNull(mirrorTimeout, "mirrorTimeout");
-        if (mirrorTimeout.isNegative() || mirrorTimeout.isZero()
-                || mirrorTimeout.compareTo(io.warpdata.blobcache.mirror.Mirror.ANSWER_CEILING) > 0) {
+        if (mirrorTimeout.isNegative() || mirrorTimeout.isZero() || mirrorTimeout.compareTo(MAX_MIRROR_TIMEOUT) > 0) {
             throw new ConfigException("--mirror-timeout must be more than 0 and at most "
-                    + io.warpdata.blobcache.mirror.Mirror.ANSWER_CEILING.toSeconds() + "s (one mirror answer's ceiling), was "
+                    + MAX_MIRROR_TIMEOUT.toSeconds() + "s (a read has 60 s, and the store keeps 20 s of them), was "
                     + mirrorTimeout.toString().substring(2).toLowerCase(java.util.Locale.ROOT),
                     "Pass --mirror-timeout like 2s or 500ms: it bounds a mirror's silence, not a whole answer.");
         }

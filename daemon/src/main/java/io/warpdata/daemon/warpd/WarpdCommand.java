@@ -76,7 +76,7 @@ public final class WarpdCommand implements Callable<Integer> {
 
     @Option(names = "--mirror-timeout", paramLabel = "DURATION", converter = DurationText.class,
             description = "The longest a mirror may stay silent within one read (to connect, before its headers, between two"
-                    + " parts of its body), e.g. 2s, 500ms; an answer that keeps coming is waited for, up to 60 s"
+                    + " parts of its body), e.g. 2s, 500ms, at most 30s; an answer that keeps coming is waited for, up to 60 s"
                     + " (WARP_MIRROR_TIMEOUT, default 2s).")
     String mirrorTimeout;
 

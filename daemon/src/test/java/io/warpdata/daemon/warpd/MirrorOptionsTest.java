@@ -106,7 +106,7 @@ class MirrorOptionsTest {
                 .isInstanceOf(ConfigException.class).hasMessageContaining("must be more than 0");
         // Over one answer's ceiling: said in the option's own units, not Java's (PT10M).
         assertThatThrownBy(() -> resolve(Map.of("mirror-timeout", "10m"), new Properties(), Map.of()))
-                .isInstanceOf(ConfigException.class).hasMessageContaining("at most 60s").hasMessageContaining("was 10m")
+                .isInstanceOf(ConfigException.class).hasMessageContaining("at most 30s").hasMessageContaining("was 10m")
                 .hasMessageNotContaining("PT");
         assertThatThrownBy(() -> WarpdCommand.commandLine().parseArgs("--mirror-timeout", "0s"))
                 .isInstanceOf(CommandLine.ParameterException.class);
