@@ -122,6 +122,9 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
             throw new ConfigException("cannot create cache directory " + config.cacheDir() + ": " + e.getMessage(),
                     "Pass a writable --cache-dir (or set WARP_CACHE_DIR).");
         }
+        // Packed data of publishes a killed warpd ran (none runs now: each holds its folder's lock).
+        io.warpdata.daemon.publish.Staging.removeLeftovers(
+                config.cacheDir().resolve(PrivateDirectories.PUBLISH_STAGING), "warp-");
         boolean root = uid() == 0;
         if (config.allowOther() && !root && !MountPoint.userAllowOther()) {
             throw new ConfigException("--allow-other needs 'user_allow_other' in /etc/fuse.conf when warpd is not root",

@@ -98,8 +98,8 @@ public final class Publisher {
         // The heads the pointers move from: read before the work, so a publisher that started
         // from the same head as another and finished second loses (compare-and-swap).
         PointerMoves pointers = PointerMoves.begin(catalog, request.dataset(), request.setLatest(), request.branch());
-        Path staging = Staging.create(stagingParent, "warp-publish-", "enough free space for the packed artifacts");
-        try {
+        try (Staging stagingDir = Staging.create(stagingParent, "warp-publish-", "enough free space for the packed artifacts")) {
+            Path staging = stagingDir.dir();
             Map<String, StagedTable> tables = new TreeMap<>();
             try (ParquetInspector inspector = new ParquetInspector()) {
                 tableFiles.forEach((name, files) -> tables.put(name, stageTable(name, files, inspector)));
@@ -134,8 +134,6 @@ public final class Publisher {
                     manifest.stats().totalRows(), artifacts.size(), manifest.stats().totalMembers(),
                     upload.uploaded(), upload.skipped(), upload.bytesUploaded(), upload.bytesSkipped(),
                     manifestWritten, request.setLatest(), moved, notes);
-        } finally {
-            Staging.delete(staging);
         }
     }
 

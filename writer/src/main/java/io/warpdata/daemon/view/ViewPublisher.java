@@ -178,8 +178,8 @@ public final class ViewPublisher {
         Set<String> boundColumns = new LinkedHashSet<>();
         bound.forEach(b -> boundColumns.add(b.column()));
 
-        Path staging = Staging.create(stagingParent, "warp-view-", "room for the source table");
-        try {
+        try (Staging stagingDir = Staging.create(stagingParent, "warp-view-", "room for the source table")) {
+            Path staging = stagingDir.dir();
             List<Path> files = downloadTable(query.table(), table, staging);
             Path out = staging.resolve("view.parquet");
             ViewSelector.Selection selection;
@@ -229,8 +229,6 @@ public final class ViewPublisher {
                             // the same view again: latest already is this version, nothing to tell
                             || latestBefore.filter(version::equals).isPresent()
                     ? Optional.empty() : Optional.of(latestBefore.map(v -> v.shortHex(12)).orElse("(none)")));
-        } finally {
-            Staging.delete(staging);
         }
     }
 
