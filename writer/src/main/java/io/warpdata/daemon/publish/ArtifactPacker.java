@@ -14,7 +14,6 @@ import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
@@ -238,7 +237,7 @@ public final class ArtifactPacker {
                     StagedIndex.of(members, StagedIndex.PART_MEMBERS, Optional.of(stagingDir.resolve("index"))),
                     files.size(), total);
         } catch (IOException e) {
-            throw new UncheckedIOException("packing artifact '" + artifact + "' into " + stagingDir, e);
+            throw StagingFullException.of("packing artifact '" + artifact + "' into " + stagingDir, stagingDir, e);
         } finally {
             progress.finish();
         }

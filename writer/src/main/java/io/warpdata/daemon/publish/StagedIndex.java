@@ -60,7 +60,7 @@ public record StagedIndex(StagedBlob top, List<StagedBlob> parts) {
             try {
                 Files.write(file, bytes);
             } catch (IOException e) {
-                throw new UncheckedIOException("staging a member index part in " + file, e);
+                throw StagingFullException.of("staging a member index part in " + file, file.getParent(), e);
             }
             parts.add(StagedBlob.ofFile(file));
         });

@@ -31,7 +31,6 @@ import io.warpdata.manifest.VersionHash;
 
 import java.io.IOException;
 import java.io.OutputStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -377,7 +376,7 @@ public final class ViewPublisher {
             }
             return files;
         } catch (IOException e) {
-            throw new UncheckedIOException("staging table " + name + " under " + staging, e);
+            throw io.warpdata.daemon.publish.StagingFullException.of("staging table " + name + " under " + staging, staging, e);
         } finally {
             progress.finish();
         }

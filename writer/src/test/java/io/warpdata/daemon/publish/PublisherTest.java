@@ -54,6 +54,30 @@ class PublisherTest {
                 List.of(new Binding("main", "path", "images", RefType.IMAGE)));
     }
 
+    /** A full staging disk said "unexpected failure: UncheckedIOException"; the cause was only in warpd's log. */
+    @Test
+    void aStagingDiskThatFillsUpIsATypedErrorSayingWhereAndNothingIsPublished() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.warpdata.daemon.control.ProcessIdentity.uid() == 0,
+                "mounts a small tmpfs: root only");
+        PublishRequest req = goodRequest();
+        Path small = Files.createDirectories(tmp.resolve("small"));
+        assertThat(new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", small.toString())
+                .inheritIO().start().waitFor()).isZero();
+        try {
+            Publisher p = new Publisher(store, new Catalog(store), CLOCK, "alice", small, 4, PublishProgress.NONE);
+            assertThatThrownBy(() -> p.publish(req)).isInstanceOf(StagingFullException.class)
+                    .hasMessageContaining("artifact 'images'").hasMessageContaining(small.toString())
+                    .hasMessageContaining("is full").hasMessageContaining("nothing was published")
+                    .satisfies(e -> assertThat(((StagingFullException) e).nextStep()).contains("--staging-dir"));
+            assertThat(store.objects()).as("nothing uploaded").isEmpty();
+            try (var left = Files.list(small)) {
+                assertThat(left).as("its staging folder removed").isEmpty();
+            }
+        } finally {
+            new ProcessBuilder("umount", small.toString()).inheritIO().start().waitFor();
+        }
+    }
+
     @Test
     void publishingAgainRepairsAManifestDamagedInTheStoreAndLeavesAGoodOneAlone() throws Exception {
         PublishResult first = publisher(store).publish(goodRequest());
