@@ -203,6 +203,7 @@ public final class LocalBlobStore implements BlobStore {
             } catch (AtomicMoveNotSupportedException e) {
                 Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
             }
+            syncDirectory(target.getParent());
         } catch (IOException e) {
             deleteQuietly(tmp);
             throw translate(e, "write", key);
@@ -336,6 +337,7 @@ public final class LocalBlobStore implements BlobStore {
         try {
             Files.createLink(target, tmp);
             deleteQuietly(tmp);
+            syncDirectory(target.getParent());
             return true;
         } catch (FileAlreadyExistsException e) {
             deleteQuietly(tmp);
@@ -344,6 +346,7 @@ public final class LocalBlobStore implements BlobStore {
             // Some file systems (FAT, some FUSE and SMB mounts) refuse hard links: move instead.
             try {
                 Files.move(tmp, target);
+                syncDirectory(target.getParent());
                 return true;
             } catch (FileAlreadyExistsException e) {
                 deleteQuietly(tmp);
@@ -362,7 +365,13 @@ public final class LocalBlobStore implements BlobStore {
      */
     private Path createTemp(String key, Path target) {
         try {
-            Files.createDirectories(target.getParent());
+            if (!Files.isDirectory(target.getParent())) {
+                Files.createDirectories(target.getParent());
+                // The new folders' own names, durable before anything is named in them.
+                for (Path d = target.getParent().getParent(); d != null && d.startsWith(root); d = d.getParent()) {
+                    syncDirectory(d);
+                }
+            }
             while (true) {
                 Path tmp = target.resolveSibling(TMP_PREFIX + Long.toUnsignedString(
                         java.util.concurrent.ThreadLocalRandom.current().nextLong(), 36) + ".tmp");
@@ -391,6 +400,20 @@ public final class LocalBlobStore implements BlobStore {
             throw translate(e, "write", key);
         }
         return tmp;
+    }
+
+    /**
+     * Makes the names in {@code dir} durable ({@code fsync} of the directory). Without it a crash
+     * or power loss could keep a pointer renamed after the version manifest or blob it names while
+     * losing their own names, on file systems that do not keep metadata changes in order (some
+     * NFS servers); a file system that cannot sync a directory is left as it is.
+     */
+    private static void syncDirectory(Path dir) {
+        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+            ch.force(true);
+        } catch (IOException e) {
+            // EINVAL on file systems without directory sync: nothing more can be done here.
+        }
     }
 
     private void force(Path tmp, String key) {
