@@ -89,7 +89,7 @@ find_java() {
   local what="Java runtime"
   [ "$need_javac" = 1 ] && what="JDK"
   warp_die "Warp needs a $what $WARP_MIN_JAVA or newer; none found in JAVA_HOME${JAVA_HOME:+ ($JAVA_HOME)}, on PATH or under $WARP_JVM_ROOT.
-  Install one (e.g. 'apt-get install openjdk-21-jdk-headless' or a Temurin 21+ JDK) or set JAVA_HOME to it."
+  Install one (Debian 13: 'apt-get install openjdk-21-jdk-headless'; Debian 12 has none: unpack a Temurin 21+ JDK from adoptium.net under /usr/lib/jvm) or set JAVA_HOME to it."
 }
 
 _java_qualifies() {
