@@ -119,7 +119,9 @@ public sealed interface MirrorSpec {
                 config = config.withCredentials(credentials.get().accessKeyId(), credentials.get().secretAccessKey());
             }
             Duration grace = timeout.compareTo(Mirror.ANSWER_GRACE) > 0 ? timeout : Mirror.ANSWER_GRACE;
-            return new S3Mirror(uri(), S3BlobStore.open(uri(), endpoint.map(URI::toString), config), S3Mirror.DEFAULT_QUEUE_BYTES,
+            // Named with its endpoint: two tiers of one bucket name on two servers are two names
+            // (one name made their metrics clash, and every scrape failed).
+            return new S3Mirror(describe(), S3BlobStore.open(uri(), endpoint.map(URI::toString), config), S3Mirror.DEFAULT_QUEUE_BYTES,
                     grace);
         }
     }

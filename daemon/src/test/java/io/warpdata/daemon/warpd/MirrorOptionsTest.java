@@ -7,6 +7,7 @@ import picocli.CommandLine;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
@@ -110,6 +111,22 @@ class MirrorOptionsTest {
                 .hasMessageNotContaining("PT");
         assertThatThrownBy(() -> WarpdCommand.commandLine().parseArgs("--mirror-timeout", "0s"))
                 .isInstanceOf(CommandLine.ParameterException.class);
+    }
+
+    /** Two tiers of one bucket name on two servers had one name: their metrics clashed and every scrape failed. */
+    @Test
+    void twoS3TiersOfOneBucketNameOnTwoServersAreNamedApart() {
+        DaemonConfig c = resolve(Map.of("mirror", "s3://tier/p?endpoint=http://127.0.0.1:19499 s3://tier/p?endpoint=http://127.0.0.1:19418"),
+                new Properties(), Map.of());
+        assertThat(c.mirrors()).hasSize(2);
+        List<String> names = c.mirrors().stream().map(m -> {
+            try (var mirror = m.open(Duration.ofSeconds(2))) {
+                return mirror.name();
+            }
+        }).toList();
+        assertThat(names).doesNotHaveDuplicates().allSatisfy(n -> assertThat(n).startsWith("s3://tier/p"));
+        assertThat(names.get(0)).contains("127.0.0.1:19499");
+        assertThat(names.get(1)).contains("127.0.0.1:19418");
     }
 
     @Test
