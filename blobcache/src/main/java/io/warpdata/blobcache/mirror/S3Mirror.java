@@ -27,7 +27,9 @@ import java.util.concurrent.atomic.LongAdder;
  * background thread writes them. Many nodes filling the same objects is harmless: every key is
  * content-addressed and written with put-if-absent, except a key whose copy here failed
  * verification ({@link #rejected}): its next fill is written over it, so that a damaged object
- * is repaired by the first node that reads the store instead of failing every node for good.
+ * is repaired by the first node that reads the store instead of failing every node for good; and
+ * for 30 s after such a failure every fill overwrites, since a tier with one damaged copy may
+ * hold more, and the reads this node sends to the store meanwhile never looked at them.
  *
  * <p>Layout in the bucket (under its prefix), so that a blob read only in part is still shared:
  * <ul>
@@ -45,6 +47,8 @@ public final class S3Mirror implements Mirror {
     private static final Logger LOG = LoggerFactory.getLogger(S3Mirror.class);
     /** 64 MiB of offers at most: 64 blocks in flight to a tier that is slower than the store. */
     public static final long DEFAULT_QUEUE_BYTES = 64L << 20;
+    /** How long after a damaged copy is found every fill overwrites: the tier's backoff after a failure. */
+    static final Duration OVERWRITE_AFTER_DAMAGE = Duration.ofSeconds(30);
 
     private final String name;
     private final BlobStore bucket;
@@ -55,6 +59,13 @@ public final class S3Mirror implements Mirror {
     /** Keys whose copy in the tier failed verification: their next fill overwrites them. */
     private final Cache<String, Boolean> damaged = Caffeine.newBuilder().maximumSize(10_000)
             .expireAfterWrite(Duration.ofMinutes(10)).build();
+    /**
+     * Until when every fill overwrites (System.nanoTime): a tier with one damaged copy may hold
+     * others, and what this node reads from the store while the tier is skipped after a failure
+     * (30 s) was never checked against the tier's copies, so those are written over, not left
+     * (with put-if-absent, 66 of 70 damaged objects stayed damaged after two nodes read them all).
+     */
+    private volatile long overwriteUntilNanos = System.nanoTime() - 1;
     private final LongAdder written = new LongAdder();
     private final LongAdder failed = new LongAdder();
     private final LongAdder dropped = new LongAdder();
@@ -183,6 +194,7 @@ public final class S3Mirror implements Mirror {
 
     @Override
     public void rejected(String key, long offset, int len, int blockSize) {
+        overwriteUntilNanos = System.nanoTime() + OVERWRITE_AFTER_DAMAGE.toNanos();
         if (offset < 0) {
             damaged.put(key, Boolean.TRUE);
             return;
@@ -220,8 +232,8 @@ public final class S3Mirror implements Mirror {
             }
             try {
                 boolean wrote;
-                if (damaged.getIfPresent(fill.key()) != null) {
-                    bucket.put(fill.key(), fill.data()); // over the copy that failed verification
+                if (damaged.getIfPresent(fill.key()) != null || System.nanoTime() - overwriteUntilNanos < 0) {
+                    bucket.put(fill.key(), fill.data()); // over a copy that failed, or may have
                     damaged.invalidate(fill.key());
                     wrote = true;
                 } else {

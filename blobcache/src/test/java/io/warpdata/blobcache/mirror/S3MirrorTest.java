@@ -90,9 +90,31 @@ class S3MirrorTest {
             assertArrayEquals(java.util.Arrays.copyOfRange(blob, BLOCK, 2 * BLOCK), bucket.get(block1));
             assertArrayEquals("right".getBytes(), bucket.get(object));
             assertEquals(5, tier.fillCounts().written());
-            tier.fill(new MirrorRange(KEY, BLOCK, BLOCK, BLOCK), blob, BLOCK);
+        }
+    }
+
+    /**
+     * A tier with one damaged copy may hold more that no read of this node has looked at (it reads
+     * the store while the tier is skipped): two nodes reading all of 70 damaged objects left 66
+     * damaged. After a damaged copy is found, every fill overwrites for the tier's backoff.
+     */
+    @Test
+    void afterADamagedCopyIsFoundFillsOverwriteCopiesNobodyRejected() throws Exception {
+        InMemoryBlobStore bucket = new InMemoryBlobStore();
+        byte[] blob = blob(3 * BLOCK);
+        try (S3Mirror tier = new S3Mirror("s3://tier/warp", bucket, 1 << 20)) {
+            tier.fill(new MirrorRange(KEY, 0, 3 * BLOCK, BLOCK), blob, 0);
             assertTrue(tier.awaitFilled(Duration.ofSeconds(30)));
-            assertEquals(5, tier.fillCounts().written(), "repaired: put-if-absent again");
+            for (int b = 0; b < 3; b++) {
+                bucket.put(S3Mirror.blockKey(KEY, BLOCK, b), new byte[BLOCK]); // every copy damaged
+            }
+            tier.rejected(KEY, 0, BLOCK, BLOCK); // a read found block 0's
+            tier.fill(new MirrorRange(KEY, 0, 3 * BLOCK, BLOCK), blob, 0); // read from the store meanwhile
+            assertTrue(tier.awaitFilled(Duration.ofSeconds(30)));
+            for (int b = 0; b < 3; b++) {
+                assertArrayEquals(Arrays.copyOfRange(blob, b * BLOCK, (b + 1) * BLOCK),
+                        bucket.get(S3Mirror.blockKey(KEY, BLOCK, b)), "block " + b + " repaired");
+            }
         }
     }
 
