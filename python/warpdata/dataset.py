@@ -110,8 +110,10 @@ class Dataset:
 
     def warm(self, tables=None, max_bytes=None, artifacts=None, progress=None):
         """Fills warpd's cache with this version (or the tables/artifacts named) up to max_bytes
-        (bytes, or "200GB"). progress: None (a line on stderr when it is a terminal), False, or a
-        callable taking warpd's progress dicts. Returns warpd's result (bytes_done, bytes_fetched, ...)."""
+        (bytes, or "200GB"). progress: None (a line on stderr when it is a terminal), True (that line
+        always), False, or a callable taking warpd's progress dicts. Returns warpd's result
+        (bytes_done, bytes_fetched, ...); when what was asked does not fit in warpd's cache
+        ("fits": false), what was warmed first was evicted again, and a RuntimeWarning says so."""
         args = {"dataset": self.pinned}
         if tables is not None:
             args["tables"] = [tables] if isinstance(tables, str) else list(tables)
@@ -121,9 +123,18 @@ class Dataset:
             args["max_bytes"] = max_bytes
         if progress is None:
             progress = _stderr_progress if sys.stderr.isatty() else False
+        elif progress is True:
+            progress = _stderr_progress
+        elif progress is not False and not callable(progress):
+            raise TypeError("progress must be None, True, False or a callable taking a dict, not %r" % (progress,))
         result = self._client.call("warm", args, on_event=progress or None)
         if progress is _stderr_progress:
             sys.stderr.write("\n")
+        if result.get("fits") is False and not result.get("truncated"):
+            import warnings
+            warnings.warn("%s does not all fit in warpd's cache (%d bytes asked): what was warmed first was evicted"
+                          " again, and reads of it go to the store; raise warpd's --cache-size or warm less"
+                          % (self.pinned, result.get("bytes_total", 0)), RuntimeWarning, stacklevel=2)
         return result
 
     def to_torch(self, batch_size=1024, shard="auto", table="main", columns=None, where=None, num_workers=0,

@@ -97,6 +97,11 @@ public final class WarmCommand implements Callable<Integer> {
             }
         }
         PrintWriter out = spec.commandLine().getOut();
+        // Less in the cache than was asked, though not stopped at --max-bytes: the cache cannot
+        // hold it (each block warmed later evicted one warmed before). Said, and not a success:
+        // a script that goes offline after warm would find EIO in --mode local.
+        boolean short_ = !result.truncated()
+                && (result.bytesDone() < result.bytesTotal() || Boolean.FALSE.equals(result.fits()));
         if (json) {
             DaemonCalls.printJson(out, result);
         } else {
@@ -106,8 +111,21 @@ public final class WarmCommand implements Callable<Integer> {
                     result.seconds(), result.truncated() ? " (stopped at --max-bytes)" : "");
             out.flush();
         }
+        if (short_) {
+            PrintWriter err = spec.commandLine().getErr();
+            err.printf("warpctl: the %s asked for does not all fit in warpd's cache (its --cache-size, or the disk's"
+                            + " free-space floor): what was warmed first was evicted again, and reads of it go to the"
+                            + " store (EIO in --mode local).%n  what to do: raise --cache-size (warpctl doctor shows the"
+                            + " limit and the disk), or warm less (--tables, --artifacts, --max-bytes).%n",
+                    ByteSize.format(result.bytesTotal()));
+            err.flush();
+            return NOT_ALL_CACHED;
+        }
         return 0;
     }
+
+    /** Exit status when less than asked fits in the cache (the summary is still printed). */
+    static final int NOT_ALL_CACHED = 4;
 
     /** Exact on Linux: fd 2 is a terminal iff it links to a tty device. */
     private static boolean stderrIsTerminal() {

@@ -126,6 +126,24 @@ class ControlCliIT {
         assertThat(world.cachedBlocks()).isEqualTo(2);
     }
 
+    /** A dataset larger than the cache: "warmed ... in cache", exit 0, and half of it evicted again. */
+    @Test
+    void aWarmThatDoesNotFitInTheCacheSaysSoAndExitsFour() {
+        server.close();
+        world.close();
+        world = new ControlWorld(tmp.resolve("small"), 1000);
+        AccessPolicy policy = new AccessPolicy(ProcessIdentity.uid(), "root", Optional.empty());
+        server = ControlServer.start(new ControlServer.Config(tmp.resolve("run/warpd.sock"), Optional.empty()),
+                world.operations(policy), policy, new PeerResolver(EtcUserDatabase.system()));
+        ControlWorld.Result r = warpctl("warm", "ws/name");
+        assertThat(r.exit()).as(r.out() + r.err()).isEqualTo(4);
+        assertThat(r.out()).contains("warmed ws/name@");
+        assertThat(r.err()).contains("does not all fit in warpd's cache", "--cache-size");
+
+        ControlWorld.Result fits = warpctl("warm", "ws/name", "--tables", "main");
+        assertThat(fits.exit()).as("300 B fit: " + fits.err()).isZero();
+    }
+
     @Test
     void cacheStatsGcAndVerify() throws Exception {
         warpctl("warm", "ws/name");

@@ -66,6 +66,11 @@ final class ControlWorld implements AutoCloseable {
     private final Path staging;
 
     ControlWorld(Path dir) {
+        this(dir, CacheConfig.defaults(dir.resolve("cache")).maxBytes());
+    }
+
+    /** @param cacheBytes the cache's size limit */
+    ControlWorld(Path dir, long cacheBytes) {
         Random r = new Random(5);
         for (int i = 0; i < 3; i++) {
             mainShards.add(blob(r, 100));
@@ -80,7 +85,7 @@ final class ControlWorld implements AutoCloseable {
                 List.of(new Binding("main", "path", "images", RefType.IMAGE)), Map.of());
         version = catalog.putVersion(manifest);
         catalog.setLatest(ID, version);
-        cache = BlockCache.open(store, CacheConfig.defaults(dir.resolve("cache")).withMinFreeBytes(0));
+        cache = BlockCache.open(store, CacheConfig.defaults(dir.resolve("cache")).withMinFreeBytes(0).withMaxBytes(cacheBytes));
         staging = dir.resolve("staging");
     }
 

@@ -27,14 +27,19 @@ public final class WarmCall {
                            long rateBps) {
     }
 
-    /** The last progress, plus what was warmed and how long it took. */
+    /**
+     * The last progress, plus what was warmed and how long it took.
+     *
+     * @param fits whether what was asked fits in the cache's size limit (false: blocks warmed late
+     *             evicted blocks warmed early); null from a warpd before this field
+     */
     public record Reply(long bytesDone, long bytesTotal, long bytesFetched, int blobsDone, int blobsTotal, long rateBps,
                         @JsonProperty(required = true) String dataset,
                         @JsonProperty(required = true) String version,
-                        boolean truncated, double seconds) {
-        public Reply(Progress last, String dataset, String version, boolean truncated, double seconds) {
+                        boolean truncated, double seconds, Boolean fits) {
+        public Reply(Progress last, String dataset, String version, boolean truncated, double seconds, boolean fits) {
             this(last.bytesDone(), last.bytesTotal(), last.bytesFetched(), last.blobsDone(), last.blobsTotal(),
-                    last.rateBps(), dataset, version, truncated, seconds);
+                    last.rateBps(), dataset, version, truncated, seconds, fits);
         }
     }
 }

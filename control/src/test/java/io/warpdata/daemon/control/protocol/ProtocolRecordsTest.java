@@ -62,7 +62,7 @@ class ProtocolRecordsTest {
                 new CacheCalls.VerifyProgress(200, 400)));
         m.put(Calls.WARM, List.of(new WarmCall.Request("ws/name", new Names(List.of("main")), Names.NONE, "0-3",
                         new ByteCount(1 << 20)),
-                new WarmCall.Reply(new WarmCall.Progress(10, 20, 5, 1, 2, 100), "ws/name", "ab".repeat(32), true, 1.5),
+                new WarmCall.Reply(new WarmCall.Progress(10, 20, 5, 1, 2, 100), "ws/name", "ab".repeat(32), true, 1.5, true),
                 new WarmCall.Progress(10, 20, 5, 1, 2, 100)));
         m.put(Calls.TABLE_BATCHES, List.of(new TableBatchesCall.Request("ws/name", "main", new Names(List.of("a", "b")),
                         "a > 1", 5L, 64, 0, 2, 1, 4),

@@ -170,7 +170,7 @@ public final class WarmOperation extends TypedOperation<WarmCall.Request, WarmCa
         WarmCall.Progress last = progress(done, total, fetched, blobsDone, items.size(), start);
         events.send(last);
         return new WarmCall.Reply(last, version.id().toString(), version.version().hex(), planned > maxBytes,
-                (clock.millis() - start) / 1000.0);
+                (clock.millis() - start) / 1000.0, total <= disk.stats().limitBytes());
     }
 
     private WarmCall.Progress progress(long done, long total, long fetched, int blobsDone, int blobsTotal, long start) {
