@@ -1,6 +1,9 @@
 """The seed's five invariant tests (seed 000, section 12), against a real warpd and mount."""
 
 import os
+from decimal import Decimal
+
+import pytest
 
 import warpdata as wd
 from conftest import DATASET, FILE_ROWS, expected_row
@@ -185,3 +188,31 @@ def _published_row(warp, tmp_path, dataset, select):
     warp.sql("COPY (SELECT %s) TO '%s' (FORMAT PARQUET)" % (select, out))
     warp.warpctl("publish", dataset, "--table", "main=%s" % out, "--set-latest")
     return next(wd.dataset(dataset).table("main").rows())
+
+
+def test_arrow_batches_have_the_tables_types_in_every_batch(warp, tmp_path):
+    """batches() built each RecordBatch from its values: FLOAT came as double, DATE as string, a
+    column NULL in one batch as null, so pa.Table.from_batches refused the batches; a UBIGINT max
+    raised OverflowError."""
+    pa = pytest.importorskip("pyarrow")
+    out = tmp_path / "arrow-types.parquet"
+    warp.sql("COPY (SELECT i::INTEGER AS id, (i * 0.5)::FLOAT AS f, (i * 1.25)::DECIMAL(5,2) AS price,"
+             " (DATE '2026-11-29' + i::INTEGER) AS day, (TIMESTAMP '2026-11-29 05:00:00' + to_seconds(i)) AS ts,"
+             " CASE WHEN i = 0 THEN NULL ELSE i END::BIGINT AS maybe, 18446744073709551615::UBIGINT AS big,"
+             " 'v' || i AS s FROM range(3) t(i)) TO '%s' (FORMAT PARQUET)" % out)
+    warp.warpctl("publish", "pytest/arrow-types", "--table", "main=%s" % out, "--set-latest")
+    batches = list(wd.dataset("pytest/arrow-types").table("main").batches(batch_size=1))
+    assert len(batches) == 3
+    table = pa.Table.from_batches(batches)
+    assert table.schema.field("id").type == pa.int32()
+    assert table.schema.field("f").type == pa.float32()
+    assert table.schema.field("price").type == pa.decimal128(5, 2)
+    assert table.schema.field("day").type == pa.date32()
+    assert table.schema.field("ts").type == pa.timestamp("us")
+    assert table.schema.field("maybe").type == pa.int64()
+    assert table.schema.field("big").type == pa.uint64()
+    assert table.schema.field("s").type == pa.string()
+    rows = table.to_pylist()
+    assert rows[0]["maybe"] is None and rows[2]["maybe"] == 2
+    assert rows[1]["price"] == Decimal("1.25") and rows[2]["day"].isoformat() == "2026-12-01"
+    assert rows[2]["ts"].isoformat() == "2026-11-29T05:00:02" and rows[0]["big"] == 2 ** 64 - 1

@@ -315,7 +315,10 @@ class Table:
 
     def batches(self, batch_size=1024, columns=None, shard=None, limit=None, where=None, prefetch="auto"):
         """Arrow RecordBatches when pyarrow can be imported (bound columns as their stored strings),
-        else the same batches as ``batch_dicts``.
+        else the same batches as ``batch_dicts``. Columns have the table's types (``schema()``:
+        INTEGER int32, FLOAT float32, DECIMAL(p,s) decimal128(p,s), DATE date32, TIMESTAMP
+        timestamp[us], UBIGINT uint64, ...) in every batch, NULL-only batches included, so that
+        ``pa.Table.from_batches`` takes them; nested types (LIST, STRUCT, MAP) are inferred.
 
         prefetch="auto" (the only setting): warpd reads each shard's bytes ahead of the batches
         (its read-ahead and the table's next shards, through its cache), whatever the caller does;
@@ -326,8 +329,10 @@ class Table:
         except ImportError:
             yield from self.batch_dicts(batch_size, columns, shard, limit, where)
             return
+        types = {name: _arrow_type(pa, t) for name, t in self.schema().items()}
         for cols, _ in self._stream(batch_size, columns, shard, limit, where):
-            yield pa.RecordBatch.from_pydict(cols)
+            yield pa.RecordBatch.from_arrays([_arrow_array(pa, v, types.get(n)) for n, v in cols.items()],
+                                             names=list(cols))
 
     def rows(self, columns=None, shard=None, limit=None, where=None, batch_size=4096):
         """This shard's rows one dict at a time (convenient, slower than batches)."""
@@ -409,6 +414,43 @@ def _check_prefetch(prefetch):
 def _both(a, b):
     """Two filters that must both hold; each on its own lines, so a trailing -- comment ends with its line."""
     return b if a is None else "(%s\n) AND (%s\n)" % (a, b)
+
+
+def _arrow_type(pa, duck):
+    """The Arrow type of a column of DuckDB type ``duck``, or None to let Arrow infer it (nested
+    types, and any this does not know)."""
+    u = " ".join(duck.upper().split())
+    simple = {"BOOLEAN": pa.bool_(), "BOOL": pa.bool_(), "TINYINT": pa.int8(), "INT1": pa.int8(),
+              "SMALLINT": pa.int16(), "INT2": pa.int16(), "SHORT": pa.int16(), "INTEGER": pa.int32(),
+              "INT": pa.int32(), "INT4": pa.int32(), "BIGINT": pa.int64(), "INT8": pa.int64(),
+              "LONG": pa.int64(), "UTINYINT": pa.uint8(), "USMALLINT": pa.uint16(), "UINTEGER": pa.uint32(),
+              "UBIGINT": pa.uint64(), "FLOAT": pa.float32(), "REAL": pa.float32(), "FLOAT4": pa.float32(),
+              "DOUBLE": pa.float64(), "FLOAT8": pa.float64(), "VARCHAR": pa.string(), "TEXT": pa.string(),
+              "STRING": pa.string(), "BLOB": pa.binary(), "BYTEA": pa.binary(), "DATE": pa.date32(),
+              "TIMESTAMP": pa.timestamp("us"), "DATETIME": pa.timestamp("us"), "TIMESTAMP_US": pa.timestamp("us"),
+              "TIMESTAMP_MS": pa.timestamp("ms"), "TIMESTAMP_S": pa.timestamp("s")}
+    if u in simple:
+        return simple[u]
+    if u.startswith(("DECIMAL(", "NUMERIC(")) and u.endswith(")"):
+        try:
+            p, s = (int(x) for x in u[u.index("(") + 1:-1].split(","))
+            return pa.decimal128(p, s) if 0 < p <= 38 else None
+        except ValueError:
+            return None
+    return None
+
+
+def _arrow_array(pa, values, t):
+    """``values`` as an Arrow array of type ``t`` (dates and timestamps come as DuckDB's text and
+    are parsed); inferred where ``t`` is None or the values do not fit it."""
+    if t is None:
+        return pa.array(values)
+    try:
+        if pa.types.is_date(t) or pa.types.is_timestamp(t):
+            return pa.array(values, type=pa.string()).cast(t)
+        return pa.array(values, type=t)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError, TypeError, ValueError):
+        return pa.array(values)
 
 
 _DECIMAL = ("decimal", None)
