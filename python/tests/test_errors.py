@@ -260,3 +260,15 @@ def test_a_filter_still_computing_stops_when_its_client_goes(warp, ds):
     _time.sleep(3.0)
     used = cpu_seconds() - before
     assert used < 1.5, "warpd used %.1f s of CPU in 3 s after the client left: the query still runs" % used
+
+
+def test_arguments_of_the_wrong_kind_are_bad_requests_not_python_errors_or_silent(ds):
+    """limit="abc" raised ValueError, shard=3 TypeError, limit=2.7 read 2 rows, columns=[] every column."""
+    t = ds.table("main")
+    for kwargs in ({"limit": "abc"}, {"limit": 2.7}, {"limit": -1}, {"shard": 3}, {"shard": ("0", "2")},
+                   {"columns": []}, {"columns": [""]}, {"columns": 5}):
+        with pytest.raises(wd.BadRequestError) as e:
+            next(iter(t.batch_dicts(50, **kwargs)))
+        assert e.value.next_step, kwargs
+    import numpy as np
+    assert sum(len(b["id"]) for b in t.batch_dicts(50, columns=("id",), limit=np.int64(3), shard=(np.int64(0), 1))) == 3

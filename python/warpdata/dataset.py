@@ -3,6 +3,7 @@
 import base64
 import copy
 import glob
+import operator
 import json
 import os
 from decimal import Decimal, localcontext
@@ -162,6 +163,13 @@ def _stderr_progress(event):
     sys.stderr.flush()
 
 
+def _whole(x):
+    """``x`` as an int if it is a whole number (numpy's too; not a bool, a float or a string), else TypeError."""
+    if isinstance(x, bool):
+        raise TypeError(x)
+    return operator.index(x)
+
+
 def resolve_shard(shard):
     """(rank, world, worker, workers) for shard=None, "auto", (rank, world) or (rank, world, worker, workers).
 
@@ -180,7 +188,10 @@ def resolve_shard(shard):
                 os.environ.get("RANK"), os.environ.get("WORLD_SIZE")), "set them as torchrun does, or pass shard=(rank, world)")
         worker, workers = _torch_worker()
     else:
-        parts = tuple(int(x) for x in shard)
+        try:
+            parts = tuple(_whole(x) for x in shard)
+        except (TypeError, ValueError):
+            raise BadRequestError("shard=%r is not a shard" % (shard,), "pass shard=(rank, world_size) or shard=\"auto\"") from None
         if len(parts) == 2:
             (rank, world), (worker, workers) = parts, _torch_worker()
         elif len(parts) == 4:
@@ -262,9 +273,19 @@ class Table:
         if columns is None:
             columns = self._columns
         if columns is not None:
-            args["columns"] = [columns] if isinstance(columns, str) else list(columns)
+            cols = [columns] if isinstance(columns, str) else list(columns) if isinstance(columns, (list, tuple)) else None
+            if not cols or not all(isinstance(c, str) and c for c in cols):
+                # columns=[] read every column (as None does): say so instead
+                raise BadRequestError("columns=%r names no column" % (columns,),
+                                      'pass column names, e.g. columns=["id", "label"], or leave columns out for all')
+            args["columns"] = cols
         if limit is not None:
-            args["limit"] = int(limit)
+            try:
+                args["limit"] = _whole(limit)
+            except TypeError:
+                args["limit"] = -1
+            if args["limit"] < 0:
+                raise BadRequestError("limit=%r is not a whole number >= 0" % (limit,), "pass limit=1000, or leave it out")
         where = _both(self._where, where) if where else self._where
         if where:
             args["where"] = where
