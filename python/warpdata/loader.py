@@ -80,6 +80,11 @@ class WarpDataset(_Base):
 
     decode=True adds COLUMN_data: a PIL image for image columns (when PIL is installed), else the
     file's bytes. rank/world_size default to RANK/WORLD_SIZE (shard="auto").
+
+    The rank's rows are held in memory, column by column as the table stores them (bound columns
+    as their stored member names; a row dict is made by ``__getitem__``). A list of row dicts took
+    more: 2M rows of 5 columns peaked at 964 MiB against 663 and pickled to 110 MB against 70 for
+    each spawned worker. Pass ``columns=`` to hold only the columns a training step uses.
     """
 
     def __init__(self, ds, table="main", rank=None, world_size=None, transform=None, decode=False, columns=None,
@@ -91,27 +96,38 @@ class WarpDataset(_Base):
         self.table = ds.table(table)
         self.root = ds.root
         self.bindings = self.table.refs
-        self.rows = list(self.table.rows(columns=columns, shard=(self.rank, self.world_size, 0, 1), where=where))
+        self.columns = {}
+        for batch in self.table.batch_dicts(8192, columns=columns, shard=(self.rank, self.world_size, 0, 1),
+                                            where=where, refs=False):
+            if not self.columns:
+                self.columns = {c: [] for c in batch}
+            for c, values in batch.items():
+                self.columns[c].extend(values)
+        self._len = len(next(iter(self.columns.values()))) if self.columns else 0
         self.total_rows = self.table.num_rows
         self.transform = transform
         self.decode = decode
 
     def __len__(self):
-        return len(self.rows)
+        return self._len
+
+    def row(self, index):
+        """Row ``index`` as the table stores it: {column: value}, bound columns as member names."""
+        return {c: values[index] for c, values in self.columns.items()}
 
     def member_paths(self, index):
         """The files row ``index`` reads, relative to the version's folder (bound columns only)."""
-        row = self.rows[index]
-        return ["%s/%s" % (artifact, str(row[column].path if hasattr(row[column], "path") else row[column]).lstrip("/"))
-                for column, (artifact, _) in self.bindings.items() if row.get(column) is not None]
+        return ["%s/%s" % (artifact, str(self.columns[column][index]).lstrip("/"))
+                for column, (artifact, _) in self.bindings.items()
+                if column in self.columns and self.columns[column][index] is not None]
 
     def __getitem__(self, index):
-        row = dict(self.rows[index])
+        row = self.row(index)
         for column, (artifact, ref_type) in self.bindings.items():
             value = row.get(column)
             if value is None:
                 continue
-            path = str(value)
+            path = os.path.join(self.root, artifact, str(value).lstrip("/"))
             row[column] = path
             if self.decode:
                 row[column + "_data"] = _decode(path, ref_type)
