@@ -137,6 +137,9 @@ class PrefetchOrderOperationTest {
                 .satisfies(e -> assertThat(((WarpException) e).type()).isEqualTo("NotFound"));
         assertThatThrownBy(() -> run("{\"plan\":\"p\",\"root\":\"" + versionDir + "\",\"paths\":[\"main\"]}"))
                 .hasMessageContaining("'main' (position 0) is not a file");
+        // Paths from 'find .' in a dataset's folder, sent without --root: the advice names it.
+        assertThatThrownBy(() -> run("{\"plan\":\"p\",\"paths\":[\"main/part-0.parquet\"]}"))
+                .satisfies(e -> assertThat(((WarpException) e).nextStep()).contains("--root"));
         assertThatThrownBy(() -> run("{\"plan\":\"p\",\"root\":\"ws/nope\",\"paths\":[\"x\"]}"))
                 .hasMessageContaining("root 'ws/nope' is not a directory of the mount /warp");
         assertThat(world.cache.plans()).isEmpty();

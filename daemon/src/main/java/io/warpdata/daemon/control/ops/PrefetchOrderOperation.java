@@ -269,6 +269,8 @@ public final class PrefetchOrderOperation extends TypedOperation<PrefetchOrderCa
     private ControlException notAFile(Pending p, String path, int position) {
         return new ControlException("NotFound", "prefetch.order: '" + path + "' (position " + position
                 + ") is not a file under " + (p.root.isEmpty() ? mount : p.root) + "; nothing was planned",
-                "send paths of files relative to root, e.g. images/cat/1.jpg under root ws/name@<version>");
+                "send paths of files relative to root, e.g. images/cat/1.jpg under root ws/name@<version>"
+                        + (p.root.isEmpty() ? " (warpctl prefetch --root ws/name: the folder a 'find .' was run in)"
+                        : ""));
     }
 }
