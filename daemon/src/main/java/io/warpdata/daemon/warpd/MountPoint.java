@@ -37,7 +37,7 @@ public final class MountPoint {
     /**
      * @throws ConfigException if the directory cannot be used, saying what to do instead
      */
-    public static void prepare(Path dir) {
+    public static Optional<Path> prepare(Path dir) {
         Optional<Mount> mounted = mountAt(dir);
         if (mounted.isPresent()) {
             Mount m = mounted.get();
@@ -58,8 +58,13 @@ public final class MountPoint {
                         "Run 'fusermount -u -z " + dir + "' (or 'umount -l " + dir + "' as root), then start warpd again.");
             }
         }
+        Path created = null;
         try {
             if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+                created = dir.toAbsolutePath().normalize();
+                while (created.getParent() != null && !Files.exists(created.getParent(), LinkOption.NOFOLLOW_LINKS)) {
+                    created = created.getParent();
+                }
                 Files.createDirectories(dir);
                 // Said once: a misspelt --mount otherwise leaves a tree of new directories unnoticed.
                 LOG.info("created the mount point {} (it did not exist)", dir);
@@ -81,6 +86,22 @@ public final class MountPoint {
         } catch (IOException e) {
             throw new ConfigException("cannot read mount point " + dir + ": " + e.getMessage(),
                     "Check its permissions, or choose another --mount.");
+        }
+        return Optional.ofNullable(created);
+    }
+
+    /**
+     * Removes the mount point {@link #prepare} created, and the folders it created above it up to
+     * {@code top}, while they are empty: for a warpd that did not get to mount (no FUSE access, a
+     * bad store), which left a new directory behind.
+     */
+    static void removeCreated(Path dir, Path top) {
+        for (Path d = dir.toAbsolutePath().normalize(); d != null && d.startsWith(top); d = d.getParent()) {
+            try {
+                Files.delete(d);
+            } catch (IOException e) {
+                return; // not empty, or not ours to remove: leave it and what is above
+            }
         }
     }
 

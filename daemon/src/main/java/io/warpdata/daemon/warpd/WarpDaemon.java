@@ -88,6 +88,8 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
     private WarpTree tree;
     private WarpFuse fuse;
     private volatile boolean mounted;
+    /** Whether the mount was ever made: a mount point warpd created is removed only if not. */
+    private volatile boolean everMounted;
 
     private WarpDaemon(DaemonConfig config) {
         this.config = config;
@@ -130,7 +132,11 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
             throw new ConfigException("--allow-other needs 'user_allow_other' in /etc/fuse.conf when warpd is not root",
                     "Add the line 'user_allow_other' to /etc/fuse.conf, or drop --allow-other.");
         }
-        MountPoint.prepare(config.mountPoint());
+        MountPoint.prepare(config.mountPoint()).ifPresent(top -> services.push(() -> {
+            if (!everMounted) {
+                MountPoint.removeCreated(config.mountPoint(), top);
+            }
+        }));
 
         StoreWiring wiring = StoreWiring.open(config);
         store = wiring.checked();
@@ -164,6 +170,7 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         fuse.mount(config.mountPoint(), MountOptions.defaults(config.allowOther()).withLinkCheck(config.pointerTtl())
                 .withPassthrough(config.passthrough() && config.mode().usesDisk()));
         mounted = true;
+        everMounted = true;
         services.push(this::unmount);
         KernelReadAhead.raise(config.mountPoint(), MountOptions.MAX_READAHEAD);
         services.push(new StatsWriter(config.statsFile(), this::stats).start());

@@ -44,9 +44,26 @@ class MountPointTest {
     @Test
     void createsMissingDirectoryAndAcceptsEmptyOne(@TempDir Path dir) {
         Path mount = dir.resolve("a/b");
-        MountPoint.prepare(mount);
+        assertThat(MountPoint.prepare(mount)).contains(dir.resolve("a").toAbsolutePath().normalize());
         assertThat(mount).isEmptyDirectory();
-        MountPoint.prepare(mount);
+        assertThat(MountPoint.prepare(mount)).as("it existed").isEmpty();
+    }
+
+    /** A warpd that could not mount (no access to /dev/fuse) left the directory it had made. */
+    @Test
+    void whatPrepareCreatedIsRemovedWhileEmptyAndNothingAboveIt(@TempDir Path dir) throws Exception {
+        Path mount = dir.resolve("a/b/c");
+        Path top = MountPoint.prepare(mount).orElseThrow();
+        MountPoint.removeCreated(mount, top);
+        assertThat(dir.resolve("a")).doesNotExist();
+        assertThat(dir).exists();
+
+        Path kept = dir.resolve("x/y");
+        Path created = MountPoint.prepare(kept).orElseThrow();
+        Files.writeString(dir.resolve("x/note"), "someone's");
+        MountPoint.removeCreated(kept, created);
+        assertThat(kept).doesNotExist();
+        assertThat(dir.resolve("x/note")).as("not empty: kept").exists();
     }
 
     @Test
