@@ -99,17 +99,19 @@ public final class HttpMirror implements Mirror {
     /** Checks and normalises a base URL (no trailing slash). */
     static URI checkBase(URI base) {
         Objects.requireNonNull(base, "base");
-        String scheme = base.getScheme();
+        String scheme = base.getScheme() == null ? null : base.getScheme().toLowerCase(java.util.Locale.ROOT);
         if (scheme == null || !(scheme.equals("http") || scheme.equals("https")) || base.getHost() == null) {
             throw new IllegalArgumentException("'" + base + "' is not an http(s)://HOST[:PORT]/BASE URL");
         }
         if (base.getRawUserInfo() != null) {
-            throw new IllegalArgumentException("'" + base.getHost() + "': a mirror URL must not carry user info;"
+            throw new IllegalArgumentException("'" + scheme + "://" + base.getHost()
+                    + (base.getPort() < 0 ? "" : ":" + base.getPort()) + "': a mirror URL must not carry user info;"
                     + " warpd never sends credentials to a mirror");
         }
         if (base.getRawQuery() != null || base.getRawFragment() != null) {
-            throw new IllegalArgumentException("'" + base.getScheme() + "://" + base.getHost()
-                    + "': a mirror URL must not carry a query or a fragment (no signed URLs)");
+            throw new IllegalArgumentException("'" + scheme + "://" + base.getHost()
+                    + (base.getPort() < 0 ? "" : ":" + base.getPort()) + "': a mirror URL must not carry "
+                    + (base.getRawQuery() != null ? "a query (no signed URLs)" : "a fragment (#...)"));
         }
         String path = base.getRawPath() == null ? "" : base.getRawPath();
         while (path.endsWith("/")) {

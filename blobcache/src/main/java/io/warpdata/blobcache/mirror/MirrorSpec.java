@@ -140,7 +140,7 @@ public sealed interface MirrorSpec {
         } catch (URISyntaxException e) {
             throw new IllegalArgumentException("'" + t + "' is not a URL: " + e.getReason());
         }
-        String scheme = uri.getScheme() == null ? "" : uri.getScheme();
+        String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(java.util.Locale.ROOT);
         return switch (scheme) {
             case "http", "https" -> new Http(uri);
             case "s3" -> s3(uri, env);

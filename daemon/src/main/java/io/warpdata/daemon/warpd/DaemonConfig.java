@@ -232,7 +232,8 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
 
     /** A mirror entry for an error message: without user info or query, which may hold a secret. */
     private static String redact(String entry) {
-        return entry.replaceAll("//[^/@?#]*@", "//***@").replaceAll("[?#].*$", "?***");
+        // A query may hold a signature, user info a password; a fragment is shown as one.
+        return entry.replaceAll("//[^/@?#]*@", "//***@").replaceAll("\\?[^#]*", "?***").replaceAll("#.*$", "#***");
     }
 
     /**

@@ -166,6 +166,11 @@ public final class WarpdCommand implements Callable<Integer> {
         }
         // Before "mounted": whoever waits for that line (a script, a test) has this one too.
         daemon.metricsUrl().ifPresent(url -> System.out.println("warpd: metrics at " + url));
+        if (!config.mirrors().isEmpty()) {
+            System.out.println("warpd: mirrors, tried in this order before the store: " + String.join(", ",
+                    config.mirrors().stream().map(io.warpdata.blobcache.mirror.MirrorSpec::describe).toList())
+                    + " (timeout " + config.mirrorTimeout().toMillis() + " ms)");
+        }
         System.out.println("warpd: mounted " + config.remote() + " at " + config.mountPoint() + " (mode " + config.mode().text() + ")");
         System.out.flush();
         daemon.awaitClosed();

@@ -113,6 +113,20 @@ class MirrorOptionsTest {
                 .isInstanceOf(CommandLine.ParameterException.class);
     }
 
+    /** URL schemes are case-insensitive; a fragment is called one, and user info is never echoed. */
+    @Test
+    void mirrorUrlsAreReadAsUrlsAndRefusalsSayWhatIsWrong() {
+        DaemonConfig c = resolve(Map.of("mirror", "HTTP://rack-cache:8080/warp S3://tier/p"), new Properties(), Map.of());
+        assertThat(c.mirrors()).containsExactly(new MirrorSpec.Http(URI.create("http://rack-cache:8080/warp")),
+                new MirrorSpec.S3("tier", "p", Optional.empty(), Optional.empty()));
+        assertThatThrownBy(() -> resolve(Map.of("mirror", "http://cache:8080/warp#frag"), new Properties(), Map.of()))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("#***").hasMessageContaining("a fragment")
+                .hasMessageNotContaining("?***");
+        assertThatThrownBy(() -> resolve(Map.of("mirror", "http://bob:secret@cache:8080/warp"), new Properties(), Map.of()))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("'http://cache:8080': a mirror URL must not carry user info")
+                .hasMessageNotContaining("secret");
+    }
+
     /** Two tiers of one bucket name on two servers had one name: their metrics clashed and every scrape failed. */
     @Test
     void twoS3TiersOfOneBucketNameOnTwoServersAreNamedApart() {
