@@ -365,6 +365,38 @@ class RemoteTiersTest {
         assertThat(asked).as("2 s left: the store keeps them").isEmpty();
     }
 
+    /** A mirror answering 404 to everything (a wrong BASE) stayed up at 0% hits without a word. */
+    @Test
+    void aMirrorThatNeverHoldsAnythingIsDoubtedAloudOnceAndStaysUp() {
+        RemoteTier empty = new RemoteTier() {
+            @Override
+            public String describe() {
+                return "http://cache:8080/wrong-base";
+            }
+
+            @Override
+            public boolean read(String key, long offset, byte[] dst, int dstOff, int len, int blockSize) {
+                return false;
+            }
+        };
+        Remotes remotes = new Remotes(List.of(empty), new ReadMetrics(), Duration.ofSeconds(30), System::nanoTime);
+        java.io.ByteArrayOutputStream log = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream err = System.err;
+        System.setErr(new java.io.PrintStream(log, true));
+        try {
+            for (int i = 0; i < 2 * Remotes.NEVER_HELD; i++) {
+                assertThat(remotes.read("k" + i, 0, new byte[16], 0, 16, 16, 16, (d, o, l) -> true, inAMinute())).isFalse();
+            }
+        } finally {
+            System.setErr(err);
+        }
+        String said = log.toString(java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(said).contains("mirror http://cache:8080/wrong-base has answered 'not there' to all of its first "
+                + Remotes.NEVER_HELD);
+        assertThat(said.split("answered 'not there'", -1)).as("said once").hasSize(2);
+        assertThat(remotes.snapshot().getFirst().state()).isEqualTo("up");
+    }
+
     private static RemoteTier hanging(String name, Duration timeout, List<String> asked) {
         return new RemoteTier() {
             @Override

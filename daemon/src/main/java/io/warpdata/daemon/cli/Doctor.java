@@ -86,7 +86,7 @@ public final class Doctor {
         checks.add(daemon.map(this::daemonCacheDir).orElseGet(this::cacheDir));
         checks.add(daemon.map(Daemon::socketCheck).orElseGet(this::socket));
         daemon.flatMap(Doctor::passthrough).ifPresent(checks::add);
-        daemon.ifPresent(d -> checks.addAll(mirrors(d)));
+        daemon.ifPresent(d -> checks.addAll(mirrors(d.status().mirrors())));
         checks.add(duckdb());
         return checks;
     }
@@ -158,9 +158,12 @@ public final class Doctor {
      * verification (a poisoned cache: every read it answers goes to the store again). Nothing
      * without mirrors. Doctor used to say "All checks passed" with a mirror down.
      */
-    static List<Check> mirrors(Daemon d) {
+    /** Misses without a hit after which a mirror looks misconfigured (as warpd's own log line says). */
+    static final long NEVER_HELD = 200;
+
+    static List<Check> mirrors(List<MirrorStatus> mirrors) {
         List<Check> out = new ArrayList<>();
-        for (MirrorStatus m : d.status().mirrors()) {
+        for (MirrorStatus m : mirrors) {
             String name = "mirror " + m.mirror();
             String counts = m.hits() + " hits, " + m.misses() + " misses, " + m.errors() + " errors ("
                     + m.timeouts() + " timeouts), " + m.verificationFailures() + " verification failures";
@@ -170,7 +173,16 @@ public final class Doctor {
                                 + " that cache (docs/fleet.md), or drop it from --mirror"));
             } else if ("down".equals(m.state())) {
                 out.add(new Check(name, Status.WARN, "down (skipped while it fails); " + counts,
-                        "check that the mirror runs and answers (curl -I its URL); reads go to the store meanwhile"));
+                        "check that the mirror runs and answers: curl -r 0-0 of <its URL>/blobs/sha256/<xx>/<hash> of"
+                                + " an object the store has must give 206 (its root answers 404 by design); reads go to"
+                                + " the store meanwhile"));
+            } else if (m.hits() == 0 && m.misses() >= NEVER_HELD) {
+                out.add(new Check(name, Status.WARN, m.state() + " but it has held nothing it was asked for; " + counts,
+                        "a mirror that answers 404 to everything has a wrong BASE, or forwards to the wrong bucket path:"
+                                + " compare its URL with the store's keys (docs/fleet.md)"));
+            } else if (m.hits() + m.misses() == 0) {
+                out.add(pass(name, m.state() + ", not asked yet: no read has needed it since warpd started (doctor"
+                        + " does not probe mirrors; the first reads do)"));
             } else {
                 out.add(pass(name, m.state() + "; " + counts));
             }
