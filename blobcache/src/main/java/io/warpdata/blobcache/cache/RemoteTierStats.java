@@ -23,6 +23,12 @@ public record RemoteTierStats(String name, String state, long hits, long misses,
                               long fillsWritten, long fillsFailed, long fillsDropped) {
 
     /** Hits over hits and misses, or 0 before any read. */
+    /**
+     * "Not there" answers, and not one hit, after which a mirror looks misconfigured (a wrong BASE):
+     * warpd logs it once, and {@code warpctl doctor} warns.
+     */
+    public static final long NEVER_HELD = 200;
+
     public double hitRatio() {
         long asked = hits + misses;
         return asked == 0 ? 0 : (double) hits / asked;

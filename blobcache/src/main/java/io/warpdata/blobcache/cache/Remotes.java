@@ -52,9 +52,6 @@ final class Remotes implements AutoCloseable {
      */
     static final Duration STORE_RESERVE = Duration.ofSeconds(20);
 
-    /** "Not there" answers, and no hit, after which a mirror's configuration is doubted aloud once. */
-    static final long NEVER_HELD = 200;
-
     /** What the bytes of a range must be; hashes them, never changes them. */
     @FunctionalInterface
     interface Check {
@@ -114,7 +111,7 @@ final class Remotes implements AutoCloseable {
         final LongAdder errors = new LongAdder();
         final LongAdder timeouts = new LongAdder();
         final LongAdder skipped = new LongAdder();
-        /** "Not there" answers before any hit; past {@link #NEVER_HELD} one line is logged. */
+        /** "Not there" answers before any hit; past {@link RemoteTierStats#NEVER_HELD} one line is logged. */
         final java.util.concurrent.atomic.AtomicLong notHeldBeforeAHit = new java.util.concurrent.atomic.AtomicLong();
 
         Entry(RemoteTier tier) {
@@ -295,14 +292,14 @@ final class Remotes implements AutoCloseable {
     /**
      * A "not there" answer (404). A mirror that answers so to everything (a wrong BASE, a cache
      * forwarding to the wrong bucket path) looked healthy for ever: up, no errors, 0% hits. Once,
-     * after {@link #NEVER_HELD} such answers and not one hit, a line says what to check.
+     * after {@link RemoteTierStats#NEVER_HELD} such answers and not one hit, a line says what to check.
      */
     private void notHeld(Entry e) {
         e.misses.increment();
-        if (e.hits.sum() == 0 && e.notHeldBeforeAHit.incrementAndGet() == NEVER_HELD) {
+        if (e.hits.sum() == 0 && e.notHeldBeforeAHit.incrementAndGet() == RemoteTierStats.NEVER_HELD) {
             LOG.warn("mirror {} has answered 'not there' to all of its first {} requests and served nothing: if it"
                     + " should hold this store's objects, check its URL's BASE and the bucket path it forwards to"
-                    + " (curl -r 0-0 <mirror>/blobs/sha256/... of an object the store has)", e.tier.describe(), NEVER_HELD);
+                    + " (curl -r 0-0 <mirror>/blobs/sha256/... of an object the store has)", e.tier.describe(), RemoteTierStats.NEVER_HELD);
         }
     }
 

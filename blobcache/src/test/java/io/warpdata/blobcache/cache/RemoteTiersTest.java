@@ -384,7 +384,7 @@ class RemoteTiersTest {
         java.io.PrintStream err = System.err;
         System.setErr(new java.io.PrintStream(log, true));
         try {
-            for (int i = 0; i < 2 * Remotes.NEVER_HELD; i++) {
+            for (int i = 0; i < 2 * RemoteTierStats.NEVER_HELD; i++) {
                 assertThat(remotes.read("k" + i, 0, new byte[16], 0, 16, 16, 16, (d, o, l) -> true, inAMinute())).isFalse();
             }
         } finally {
@@ -392,7 +392,7 @@ class RemoteTiersTest {
         }
         String said = log.toString(java.nio.charset.StandardCharsets.UTF_8);
         assertThat(said).contains("mirror http://cache:8080/wrong-base has answered 'not there' to all of its first "
-                + Remotes.NEVER_HELD);
+                + RemoteTierStats.NEVER_HELD);
         assertThat(said.split("answered 'not there'", -1)).as("said once").hasSize(2);
         assertThat(remotes.snapshot().getFirst().state()).isEqualTo("up");
     }

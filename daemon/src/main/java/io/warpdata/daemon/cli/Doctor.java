@@ -158,9 +158,6 @@ public final class Doctor {
      * verification (a poisoned cache: every read it answers goes to the store again). Nothing
      * without mirrors. Doctor used to say "All checks passed" with a mirror down.
      */
-    /** Misses without a hit after which a mirror looks misconfigured (as warpd's own log line says). */
-    static final long NEVER_HELD = 200;
-
     static List<Check> mirrors(List<MirrorStatus> mirrors) {
         List<Check> out = new ArrayList<>();
         for (MirrorStatus m : mirrors) {
@@ -176,7 +173,7 @@ public final class Doctor {
                         "check that the mirror runs and answers: curl -r 0-0 of <its URL>/blobs/sha256/<xx>/<hash> of"
                                 + " an object the store has must give 206 (its root answers 404 by design); reads go to"
                                 + " the store meanwhile"));
-            } else if (m.hits() == 0 && m.misses() >= NEVER_HELD) {
+            } else if (m.hits() == 0 && m.misses() >= io.warpdata.blobcache.cache.RemoteTierStats.NEVER_HELD) {
                 out.add(new Check(name, Status.WARN, m.state() + " but it has held nothing it was asked for; " + counts,
                         "a mirror that answers 404 to everything has a wrong BASE, or forwards to the wrong bucket path:"
                                 + " compare its URL with the store's keys (docs/fleet.md)"));

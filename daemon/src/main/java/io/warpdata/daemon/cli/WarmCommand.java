@@ -100,7 +100,7 @@ public final class WarmCommand implements Callable<Integer> {
         // Less in the cache than was asked, though not stopped at --max-bytes: the cache cannot
         // hold it (each block warmed later evicted one warmed before). Said, and not a success:
         // a script that goes offline after warm would find EIO in --mode local.
-        boolean short_ = !result.truncated()
+        boolean notAllCached = !result.truncated()
                 && (result.bytesDone() < result.bytesTotal() || Boolean.FALSE.equals(result.fits()));
         if (json) {
             DaemonCalls.printJson(out, result);
@@ -111,7 +111,7 @@ public final class WarmCommand implements Callable<Integer> {
                     result.seconds(), result.truncated() ? " (stopped at --max-bytes)" : "");
             out.flush();
         }
-        if (short_) {
+        if (notAllCached) {
             PrintWriter err = spec.commandLine().getErr();
             err.printf("warpctl: the %s asked for does not all fit in warpd's cache (its --cache-size, or the disk's"
                             + " free-space floor): what was warmed first was evicted again, and reads of it go to the"

@@ -32,6 +32,8 @@ public final class Staging implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Staging.class);
     /** Held locked by the publish that owns the directory. */
     static final String LOCK = ".warp-staging.lock";
+    /** Directories changed more recently than this may be a publish that is just starting. */
+    static final Duration JUST_MADE = Duration.ofMinutes(1);
     /** Directories without a lock file this old are leftovers of an earlier version. */
     static final Duration UNLOCKED_LEFTOVER_AGE = Duration.ofDays(1);
 
@@ -113,16 +115,24 @@ public final class Staging implements AutoCloseable {
         return removed;
     }
 
-    /** Whether nobody holds {@code d}'s lock (its publish is gone), or it has none and is old. */
+    /**
+     * Whether nobody holds {@code d}'s lock (its publish is gone), or it has none and is old. A
+     * directory changed in the last minute is left alone: a publish starting now makes its
+     * directory, then its lock file, then locks it, and must not be taken for gone in between.
+     */
     private static boolean abandoned(Path d) {
         Path lock = d.resolve(LOCK);
+        Instant changed;
+        try {
+            changed = Files.getLastModifiedTime(d, LinkOption.NOFOLLOW_LINKS).toInstant();
+        } catch (IOException e) {
+            return false;
+        }
+        if (changed.isAfter(Instant.now().minus(JUST_MADE))) {
+            return false;
+        }
         if (!Files.exists(lock, LinkOption.NOFOLLOW_LINKS)) {
-            try {
-                return Files.getLastModifiedTime(d, LinkOption.NOFOLLOW_LINKS).toInstant()
-                        .isBefore(Instant.now().minus(UNLOCKED_LEFTOVER_AGE));
-            } catch (IOException e) {
-                return false;
-            }
+            return changed.isBefore(Instant.now().minus(UNLOCKED_LEFTOVER_AGE));
         }
         try (FileChannel ch = FileChannel.open(lock, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
             FileLock held = ch.tryLock();

@@ -24,6 +24,8 @@ class StagingTest {
         Files.createDirectories(killed.resolve("a"));
         Files.write(killed.resolve("a/a-00000.tar"), new byte[100_000]);
         Files.createFile(killed.resolve(Staging.LOCK)); // its publish died holding nothing
+        Path starting = Files.createDirectories(parent.resolve("warp-publish-000")); // made just now, not locked yet
+        Files.createFile(starting.resolve(Staging.LOCK));
         Path otherKind = parent.resolve("warp-view-222");
         Files.createDirectories(otherKind);
         Files.createFile(otherKind.resolve(Staging.LOCK));
@@ -33,13 +35,16 @@ class StagingTest {
         Path otherProcess = Files.createDirectories(parent.resolve("warp-publish-555"));
         Path lock = otherProcess.resolve(Staging.LOCK);
         Files.createFile(lock);
+        FileTime twoMinutesAgo = FileTime.from(Instant.now().minus(Duration.ofMinutes(2)));
+        for (Path d : new Path[] {killed, otherKind, otherProcess}) {
+            Files.setLastModifiedTime(d, twoMinutesAgo);
+        }
         Process holder = new ProcessBuilder("/usr/bin/python3", "-c",
                 "import fcntl,sys; f=open(sys.argv[1],'w'); fcntl.lockf(f, fcntl.LOCK_EX); print('locked', flush=True);"
                         + " sys.stdin.read()", lock.toString()).start();
+        assertThat(new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8))
+                .readLine()).isEqualTo("locked");
         try (Staging running = Staging.create(parent, "warp-publish-", "room")) {
-            // (created after the sweep below sees it only on the next create)
-            assertThat(new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8))
-                    .readLine()).isEqualTo("locked");
             try (Staging next = Staging.create(parent, "warp-publish-", "room")) {
                 assertThat(killed).as("its publish is gone").doesNotExist();
                 assertThat(oldLeftover).as("no lock file, two days old").doesNotExist();
@@ -47,6 +52,7 @@ class StagingTest {
                 assertThat(otherProcess).as("locked by a live process").exists();
                 assertThat(running.dir()).as("locked by this process").exists();
                 assertThat(otherKind).as("another prefix").exists();
+                assertThat(starting).as("changed within the minute: maybe a publish about to lock it").exists();
                 assertThat(next.dir()).isDirectory();
             }
             assertThat(running.dir()).exists();
@@ -54,11 +60,12 @@ class StagingTest {
             holder.getOutputStream().close();
             holder.waitFor();
         }
+        Files.setLastModifiedTime(otherProcess, twoMinutesAgo);
         assertThat(Staging.removeLeftovers(parent, "warp-publish-")).as("the live one exited: its lock is free").isZero();
         assertThat(otherProcess).as("empty but for its lock file").doesNotExist();
         try (var left = Files.list(parent)) {
             assertThat(left.map(p -> p.getFileName().toString()))
-                    .containsExactlyInAnyOrder("warp-view-222", "warp-publish-444");
+                    .containsExactlyInAnyOrder("warp-view-222", "warp-publish-444", "warp-publish-000");
         }
     }
 }
