@@ -146,8 +146,10 @@ def test_pandas_gives_the_rows_as_a_dataframe_and_refuses_more_than_max_rows_wit
 
     narrow = table.select(["id", "label"]).filter("label = 'bird'")
     assert narrow.pandas(limit=3).to_dict("list") == {"id": [2, 5, 8], "label": ["bird"] * 3}
-    empty = table.pandas(columns=["id", "score"], where="id < 0")
-    assert list(empty.columns) == ["id", "score"] and len(empty) == 0
+    empty = table.pandas(columns=["id", "score", "label"], where="id < 0")
+    assert list(empty.columns) == ["id", "score", "label"] and len(empty) == 0
+    # no row to infer from: the dtypes rows would have had, not float64 for all
+    assert [str(t) for t in empty.dtypes] == ["int64", "float64", "object"]
     assert len(table.filter("id < 10").pandas()) == 10
 
     # the guard: a whole table over max_rows is refused before a row is read ...

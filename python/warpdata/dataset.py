@@ -375,7 +375,12 @@ class Table:
         except ImportError:
             raise missing("pandas", "Table.pandas()", "python3-pandas")
         cols = self._collect("pandas()", columns, limit, where, shard, max_rows)
-        return pandas.DataFrame(cols, columns=list(cols))
+        frame = pandas.DataFrame(cols, columns=list(cols))
+        if len(frame) == 0:
+            # No row to infer from: every column was float64. The types a row would have given.
+            types = self.schema()
+            frame = frame.astype({c: _pandas_dtype(types.get(c, "")) for c in frame.columns})
+        return frame
 
     def polars(self, columns=None, limit=None, where=None, shard=None, max_rows=MAX_ROWS):
         """The rows as a ``polars.DataFrame``: what ``pandas()`` reads, with the same guard, given
@@ -416,6 +421,18 @@ class Table:
 
     def __repr__(self):
         return "Table(%r of %r, %d rows)" % (self.name, self.dataset.name, self.num_rows)
+
+
+def _pandas_dtype(duck):
+    """The dtype pandas gives a column of DuckDB type ``duck`` from the values batch_dicts returns."""
+    u = " ".join(duck.upper().split())
+    if u in _INTEGER_TYPES:
+        return "int64"
+    if u in _FLOAT_TYPES:
+        return "float64"
+    if u in ("BOOLEAN", "BOOL"):
+        return "bool"
+    return "object"
 
 
 def _too_many(what, table, says, max_rows):
