@@ -112,6 +112,14 @@ final class ViewCommand implements Callable<Integer> {
         }
         // A running warpd shows the view (and a new workspace) when this returns, as after a publish.
         DaemonCalls.refreshDaemon(root, "the view");
+        if (sample != null && result.rows() < sample) {
+            // Not an error (the whole table, or all of each group, is a fair sample of itself), but
+            // the manifest records "sample: N" and 'info' shows it: say so before someone relies on N.
+            ctx.err().println("note: the view holds " + result.rows() + " rows, fewer than --sample " + sample
+                    + ": the table" + (where != null ? " after --where" : "") + " has no more"
+                    + (stratifyBy != null ? ", or some of its --stratify-by groups are smaller than their share" : "")
+                    + " (its manifest records sample: " + sample + ")");
+        }
         return root.print(new ViewOutput(result.dataset().toString(), result.version().hex(),
                 result.parentId() + "@" + result.parent().hex(), result.rows(), result.members(),
                 result.manifestWritten(), result.bytesUploaded(), result.moved(),

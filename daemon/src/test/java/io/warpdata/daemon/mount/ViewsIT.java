@@ -244,6 +244,11 @@ class ViewsIT {
         assertThat(second.get("version").asText()).isEqualTo(first.get("version").asText());
         assertThat(second.get("manifest_written").asBoolean()).isFalse();
         assertThat(second.get("bytes_uploaded").asLong()).isZero();
+        Shell.Result larger = store.warpctl("view", PARENT + "@v1", "--as", "zoo/everything", "--sample", "1000000",
+                "--seed", "7");
+        larger.requireSuccess();
+        assertThat(larger.err()).as("a sample larger than the table is all of it, and said")
+                .contains("fewer than --sample 1000000", "has no more");
         JsonNode other = json(store.warpctl("view", PARENT + "@v1", "--as", "zoo/sample", "--sample", "500",
                 "--stratify-by", "label", "--seed", "8", "--branch", "seed8", "--json"));
         assertThat(other.get("version").asText()).as("another seed").isNotEqualTo(first.get("version").asText());
