@@ -272,3 +272,17 @@ def test_arguments_of_the_wrong_kind_are_bad_requests_not_python_errors_or_silen
         assert e.value.next_step, kwargs
     import numpy as np
     assert sum(len(b["id"]) for b in t.batch_dicts(50, columns=("id",), limit=np.int64(3), shard=(np.int64(0), 1))) == 3
+
+
+def test_a_ref_to_a_missing_artifact_or_member_or_mount_says_which(ds, tmp_path):
+    """A ref to an artifact the version does not have said "artifact 'nope' has no member 'x'", and
+    ArtifactNotFoundError was never raised; a wrong mount did not name WARP_MOUNT."""
+    with pytest.raises(wd.ArtifactNotFoundError) as e:
+        wd.FileRef(ds.root, "nope", "x").read_bytes()
+    assert "no artifact 'nope'" in str(e.value) and "ls " in e.value.next_step
+    with pytest.raises(wd.MemberNotFoundError) as e:
+        wd.FileRef(ds.root, "images", "no/such.png").read_bytes()
+    assert "no member 'no/such.png'" in str(e.value)
+    with pytest.raises(wd.MountUnavailableError) as e:
+        wd.FileRef(str(tmp_path / "not-a-mount" / "ws" / "name@v"), "images", "x.png").read_bytes()
+    assert "WARP_MOUNT" in e.value.next_step

@@ -9,7 +9,7 @@ import io
 import os
 import pathlib
 
-from .errors import MemberNotFoundError, MountUnavailableError, missing
+from .errors import ArtifactNotFoundError, MemberNotFoundError, MountUnavailableError, missing
 
 #: The read buffer of ``open()``. Giving it explicitly spares each open Python's ``isatty()``
 #: check, an ``ioctl(TCGETS)`` that FUSE always sends to warpd (one round trip a file on Python
@@ -60,7 +60,13 @@ class FileRef:
             if not os.path.isdir(root):
                 raise MountUnavailableError(
                     "%s is not visible, so %s cannot be read: is the Warp mount up?" % (root, self.path),
-                    "check the mount (warpctl status; ls %s)" % os.path.dirname(os.path.dirname(root))) from None
+                    "check the mount (warpctl status; ls %s), and that WARP_MOUNT (or dataset(..., mount=)) names"
+                    " warpd's mount point" % os.path.dirname(os.path.dirname(root))) from None
+            if not os.path.isdir(os.path.join(root, self.artifact)):
+                raise ArtifactNotFoundError(
+                    "%s has no artifact '%s', so %s cannot be read" % (
+                        "/".join(pathlib.PurePath(root).parts[-2:]), self.artifact, self.path),
+                    "its artifacts: ls %s" % root) from None
             raise MemberNotFoundError(
                 "artifact '%s' of %s has no member '%s'" % (self.artifact, "/".join(pathlib.PurePath(root).parts[-2:]),
                                                              self.path),

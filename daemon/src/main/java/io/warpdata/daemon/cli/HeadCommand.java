@@ -69,11 +69,12 @@ final class HeadCommand implements Callable<Integer> {
                     root.context.err().println("table " + name + ": no row asked, nothing read");
                 } else {
                     // DuckDB reads a small file's footer more than once: then it read more than the file holds.
-                    root.context.err().println("table " + name + ": read " + ByteSize.format(result.bytesRead())
-                            + (result.bytesRead() > result.shardBytes() ? " (parts more than once)" : "") + " of the "
-                            + ByteSize.format(result.shardBytes()) + " of " + result.shardsRead() + " shard(s), fetched "
-                            + ByteSize.format(result.bytesFetched()) + " from the store (" + result.bytesRead() + " / "
-                            + result.bytesFetched() + " / " + result.shardBytes() + " bytes)");
+                    root.context.err().println("table " + name + ": " + result.rows().size() + " row(s) from "
+                            + result.shardsRead() + " shard(s) of " + ByteSize.format(result.shardBytes()) + "; DuckDB read "
+                            + ByteSize.format(result.bytesRead())
+                            + (result.bytesRead() > result.shardBytes() ? " (some parts twice)" : "") + " of them, "
+                            + ByteSize.format(result.bytesFetched())
+                            + " fetched from the store (in whole blocks; none when cached)");
                 }
             }
         }
