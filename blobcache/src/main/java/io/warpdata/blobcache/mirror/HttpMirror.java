@@ -244,8 +244,12 @@ public final class HttpMirror implements Mirror {
         byte[] b = buffer.get();
         String contentRange = answer.headers().firstValue("Content-Range").orElse("");
         if (b == null) {
-            throw new MirrorException(MirrorException.Kind.BAD_ANSWER, name + " has " + key + " larger than " + maxBytes
-                    + " bytes, or sent no Content-Length (Content-Range '" + contentRange + "')");
+            throw new MirrorException(MirrorException.Kind.BAD_ANSWER,
+                    answer.headers().firstValue("Content-Length").isEmpty()
+                            ? name + " sent " + key + " without a Content-Length (a chunked answer): warpd buffers a"
+                            + " whole object only when its length is announced; make the cache send Content-Length"
+                            : name + " has " + key + " larger than " + maxBytes + " bytes (Content-Range '" + contentRange
+                            + "')");
         }
         if (status == 206) {
             Matcher m = CONTENT_RANGE.matcher(contentRange);

@@ -187,6 +187,16 @@ class HttpMirrorTest {
                 assertThrows(MirrorException.class, () -> mirror.get(KEY, blob.length - 1)).kind());
     }
 
+    /** A chunked whole object was refused as "larger than N bytes, or sent no Content-Length". */
+    @Test
+    void aChunkedWholeObjectIsRefusedSayingItCameWithoutALength() {
+        server.behaviour.set(MirrorServer.Behaviour.CHUNKED);
+        MirrorException e = assertThrows(MirrorException.class, () -> mirror.get(KEY, blob.length));
+        assertEquals(MirrorException.Kind.BAD_ANSWER, e.kind());
+        assertTrue(e.getMessage().contains("without a Content-Length (a chunked answer)"), e.getMessage());
+        assertFalse(e.getMessage().contains("larger than"), e.getMessage());
+    }
+
     @Test
     void rangesMustStartOnABlockBoundary() {
         assertThrows(IllegalArgumentException.class, () -> new MirrorRange(KEY, 100, BLOCK, BLOCK));

@@ -26,7 +26,7 @@ import java.util.regex.Pattern;
  * a wrong range, or hang.
  */
 public final class MirrorServer implements AutoCloseable {
-    public enum Behaviour { SERVE, STATUS_500, STATUS_403, WRONG_RANGE, SHORT_BODY, IGNORE_RANGE, HANG }
+    public enum Behaviour { SERVE, STATUS_500, STATUS_403, WRONG_RANGE, SHORT_BODY, IGNORE_RANGE, HANG, CHUNKED }
 
     /** One request as the server saw it. */
     public record Seen(String method, URI uri, Headers headers) {
@@ -96,6 +96,13 @@ public final class MirrorServer implements AutoCloseable {
             byte[] body = java.util.Arrays.copyOfRange(data, (int) first, (int) last + 1);
             if (b == Behaviour.SHORT_BODY) {
                 body = java.util.Arrays.copyOf(body, body.length - 1);
+            }
+            if (b == Behaviour.CHUNKED) {
+                x.sendResponseHeaders(206, 0); // no Content-Length: Transfer-Encoding: chunked
+                try (OutputStream out = x.getResponseBody()) {
+                    out.write(body);
+                }
+                return;
             }
             send(x, 206, body);
         }
