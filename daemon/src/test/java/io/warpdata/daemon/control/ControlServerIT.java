@@ -387,6 +387,29 @@ class ControlServerIT {
         }
     }
 
+    /**
+     * warpd restarted with --mode local showed only the datasets the mount had listed: one
+     * published through warpd since was missing, its workspace listing kept from before.
+     */
+    @Test
+    void aPublishThroughTheDaemonIsKeptForOfflineUse() throws Exception {
+        Path src = Files.createDirectories(tmp.resolve("offline-src"));
+        try (java.sql.Connection c = io.warpdata.daemon.inspect.DuckDb.connect(); java.sql.Statement st = c.createStatement()) {
+            st.execute("COPY (SELECT i AS id FROM range(10) t(i)) TO '" + src.resolve("part-0.parquet") + "' (FORMAT PARQUET)");
+        }
+        world.catalog.datasets("ws"); // the workspace listed (and kept) before the publish
+        ObjectNode args = ControlProtocol.object().put("dataset", "ws/offline").put("set_latest", true);
+        args.putObject("tables").putArray("main").add(src.resolve("part-0.parquet").toString());
+        String version;
+        try (ControlClient c = ControlClient.connect(socket)) {
+            version = c.call("publish", args).get("version").asText();
+        }
+        assertThat(world.catalog.known().listing(io.warpdata.store.StoreLayout.workspace("ws")).orElseThrow().children())
+                .contains("offline/");
+        assertThat(world.catalog.known().pointer(io.warpdata.store.StoreLayout.latest(
+                io.warpdata.manifest.DatasetId.parse("ws/offline")))).get().extracting(p -> p.version()).isEqualTo(version);
+    }
+
     @Test
     void oneClientCannotRunUnboundedOperations() throws Exception {
         CountDownLatch reading = world.holdReads();

@@ -160,8 +160,25 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
         }
         // The mount re-reads pointers on a TTL; refresh now so the version is visible on return.
         catalog.refresh();
+        keepForOffline(res.dataset());
         afterPublish.run();
         return reply(res);
+    }
+
+    /**
+     * Asks the store for the new dataset's listings now, so that they are kept for offline use:
+     * warpd restarted with {@code --mode local} showed only the datasets the mount had listed, not
+     * one published through it since. Best effort: a store that fails here only leaves them unkept.
+     */
+    private void keepForOffline(io.warpdata.manifest.DatasetId dataset) {
+        try {
+            catalog.workspaces();
+            catalog.datasets(dataset.workspace());
+            catalog.versions(dataset);
+            catalog.latest(dataset);
+        } catch (RuntimeException e) {
+            LOG.debug("could not list {} after its publish: {}", dataset, e.toString());
+        }
     }
 
     /** The wire's form of a publish's result (warpctl prints the same with --json when it publishes itself). */
