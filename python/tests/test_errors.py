@@ -286,3 +286,13 @@ def test_a_ref_to_a_missing_artifact_or_member_or_mount_says_which(ds, tmp_path)
     with pytest.raises(wd.MountUnavailableError) as e:
         wd.FileRef(str(tmp_path / "not-a-mount" / "ws" / "name@v"), "images", "x.png").read_bytes()
     assert "WARP_MOUNT" in e.value.next_step
+
+
+def test_an_error_rebuilt_from_its_text_keeps_its_next_step():
+    """torch re-raises a DataLoader worker's error as type(text): next_step came back empty."""
+    original = wd.BadRequestError("columns=[] names no column", "pass column names")
+    rebuilt = wd.BadRequestError("Caught BadRequestError in DataLoader worker process 0.\nOriginal Traceback"
+                                 " (most recent call last):\n  ...\nwarpdata.errors.BadRequestError: " + str(original) + "\n")
+    assert rebuilt.next_step == "pass column names"
+    assert isinstance(rebuilt, wd.BadRequestError) and "names no column" in rebuilt.message
+    assert wd.WarpError("plain").next_step == ""

@@ -103,6 +103,8 @@ class Dataset:
         return os.path.join(self.mount, ws, "%s@%s" % (name, self.version))
 
     def table(self, name="main"):
+        """The table ``name`` of this version (``Table``: schema, batches, rows, pandas...); reads
+        nothing. A name the version does not have is ``TableNotFoundError``, naming those it has."""
         tables = self._info.get("tables", {})
         if name not in tables:
             raise TableNotFoundError("%s has no table '%s'" % (self.pinned[:len(self.name) + 13], name),

@@ -6,12 +6,20 @@ own subclass, so ``except wd.DatasetNotFoundError`` works.
 """
 
 
+_WHAT_TO_DO = "\n  what to do: "
+
+
 class WarpError(Exception):
     """A Warp failure: ``code`` (warpd's error type), ``message`` and ``next_step`` (what to do)."""
 
     code = "WarpError"
 
     def __init__(self, message, next_step="", code=None, details=None):
+        if not next_step and isinstance(message, str) and _WHAT_TO_DO in message:
+            # Rebuilt from its text alone (torch re-raises a DataLoader worker's error as
+            # type(message)): the text carries "what to do", so the next step is not lost.
+            message, _, next_step = message.rpartition(_WHAT_TO_DO)
+            next_step = next_step.strip().splitlines()[0] if next_step.strip() else ""
         self.message = message
         self.next_step = next_step or ""
         # facts beside the message, e.g. a PointerMovedError's "version" (the version published all the same)

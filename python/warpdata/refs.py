@@ -73,6 +73,7 @@ class FileRef:
                 "list its members: ls %s" % os.path.join(root, self.artifact)) from None
 
     def read_bytes(self):
+        """The member's bytes, read through the mount (fetched and verified by warpd, then cached)."""
         with self.open() as f:
             try:
                 return f.read()
@@ -107,6 +108,7 @@ class ImageRef(FileRef):
     __slots__ = ()
 
     def as_pil(self):
+        """The image as a ``PIL.Image`` (loaded, so the file is closed); needs PIL (python3-pil)."""
         try:
             from PIL import Image
         except ImportError:
@@ -117,6 +119,7 @@ class ImageRef(FileRef):
         return im
 
     def as_numpy(self):
+        """The image as a ``numpy`` array, height x width x channels, uint8; needs PIL and numpy."""
         try:
             import numpy as np
         except ImportError:
@@ -145,6 +148,9 @@ class AudioRef(FileRef):
             return soundfile.info(f).samplerate
 
     def as_array(self):
+        """The samples as a float32 ``numpy`` array in [-1, 1) (frames x channels when there are
+        several; ``sample_rate()`` gives the rate): through soundfile when it is installed
+        (python3-soundfile), else WAV through the standard library."""
         try:
             import numpy as np
         except ImportError:
