@@ -165,6 +165,17 @@ def _stderr_progress(event):
     sys.stderr.flush()
 
 
+def _column_names(columns):
+    """``columns`` as a list of names (one string is one name), or None if it names no column."""
+    if isinstance(columns, str):
+        return [columns]
+    try:
+        cols = list(columns)
+    except TypeError:
+        return None
+    return cols if cols and all(isinstance(c, str) and c for c in cols) else None
+
+
 def _whole(x):
     """``x`` as an int if it is a whole number (numpy's too; not a bool, a float or a string), else TypeError."""
     if isinstance(x, bool):
@@ -233,8 +244,8 @@ class Table:
     def select(self, columns):
         """This table with only ``columns`` read (a list of names, or one): every read of what it
         returns (``batches``, ``rows``, ``head``) asks warpd for those columns only. Reads nothing."""
-        cols = [columns] if isinstance(columns, str) else list(columns)
-        if not cols or not all(isinstance(c, str) and c for c in cols):
+        cols = _column_names(columns)
+        if cols is None:
             raise BadRequestError("select(%r) names no column" % (columns,), 'pass column names, e.g. select(["id", "label"])')
         t = copy.copy(self)
         t._columns = cols
@@ -275,8 +286,8 @@ class Table:
         if columns is None:
             columns = self._columns
         if columns is not None:
-            cols = [columns] if isinstance(columns, str) else list(columns) if isinstance(columns, (list, tuple)) else None
-            if not cols or not all(isinstance(c, str) and c for c in cols):
+            cols = _column_names(columns)
+            if cols is None:
                 # columns=[] read every column (as None does): say so instead
                 raise BadRequestError("columns=%r names no column" % (columns,),
                                       'pass column names, e.g. columns=["id", "label"], or leave columns out for all')

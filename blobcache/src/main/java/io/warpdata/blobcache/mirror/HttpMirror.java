@@ -103,14 +103,13 @@ public final class HttpMirror implements Mirror {
         if (scheme == null || !(scheme.equals("http") || scheme.equals("https")) || base.getHost() == null) {
             throw new IllegalArgumentException("'" + base + "' is not an http(s)://HOST[:PORT]/BASE URL");
         }
+        String origin = scheme + "://" + base.getHost() + (base.getPort() < 0 ? "" : ":" + base.getPort());
         if (base.getRawUserInfo() != null) {
-            throw new IllegalArgumentException("'" + scheme + "://" + base.getHost()
-                    + (base.getPort() < 0 ? "" : ":" + base.getPort()) + "': a mirror URL must not carry user info;"
+            throw new IllegalArgumentException("'" + origin + "': a mirror URL must not carry user info;"
                     + " warpd never sends credentials to a mirror");
         }
         if (base.getRawQuery() != null || base.getRawFragment() != null) {
-            throw new IllegalArgumentException("'" + scheme + "://" + base.getHost()
-                    + (base.getPort() < 0 ? "" : ":" + base.getPort()) + "': a mirror URL must not carry "
+            throw new IllegalArgumentException("'" + origin + "': a mirror URL must not carry "
                     + (base.getRawQuery() != null ? "a query (no signed URLs)" : "a fragment (#...)"));
         }
         String path = base.getRawPath() == null ? "" : base.getRawPath();

@@ -296,11 +296,6 @@ public final class ControlServer implements AutoCloseable {
                     LOG.info("control: {} for {} failed: {}", io.warpdata.manifest.Printable.of(req.op()), peer.describe(), io.warpdata.manifest.Printable.of(e.getMessage()));
                 }
                 reply = ControlProtocol.error(id, e);
-            } catch (RuntimeException e) {
-                LOG.warn("control: {} for {} failed unexpectedly", io.warpdata.manifest.Printable.of(req.op()), peer.describe(), e);
-                reply = ControlProtocol.error(id, ControlException.INTERNAL,
-                        req.op() + " failed inside the daemon: " + e,
-                        "see warpd's log (journalctl -u warpd) and report it");
             } catch (OutOfMemoryError e) {
                 // Answered, or its client would wait for ever; the JVM frees what the operation held.
                 LOG.error("control: {} for {} ran out of memory", io.warpdata.manifest.Printable.of(req.op()), peer.describe(), e);
@@ -308,8 +303,8 @@ public final class ControlServer implements AutoCloseable {
                         req.op() + " could not run: warpd ran out of memory (" + e.getMessage() + ")",
                         "retry when fewer clients read at once, or give warpd more memory (WARP_HEAP,"
                                 + " WARP_DIRECT_MEMORY); see warpd's log");
-            } catch (Error e) {
-                LOG.error("control: {} for {} failed", io.warpdata.manifest.Printable.of(req.op()), peer.describe(), e);
+            } catch (RuntimeException | Error e) {
+                LOG.warn("control: {} for {} failed unexpectedly", io.warpdata.manifest.Printable.of(req.op()), peer.describe(), e);
                 reply = ControlProtocol.error(id, ControlException.INTERNAL,
                         req.op() + " failed inside the daemon: " + e,
                         "see warpd's log (journalctl -u warpd) and report it");

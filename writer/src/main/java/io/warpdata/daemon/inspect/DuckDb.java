@@ -32,9 +32,7 @@ public final class DuckDb {
     /** A new in-memory DuckDB connection. */
     public static Connection connect() throws SQLException {
         Connection c = DriverManager.getConnection("jdbc:duckdb:");
-        if (!Loaded.COPY_DELETED) {
-            LOG.debug("DuckDB's native library copy was not found in this process's mappings");
-        }
+        Loaded.once();
         return c;
     }
 
@@ -58,8 +56,15 @@ public final class DuckDb {
 
     /** Runs once, after the first connection has loaded the library (the JVM's lazy class init). */
     private static final class Loaded {
-        static final boolean COPY_DELETED = deleteMappedCopies(Path.of("/proc/self/maps"),
-                Path.of(System.getProperty("java.io.tmpdir")));
+        static {
+            if (!deleteMappedCopies(Path.of("/proc/self/maps"), Path.of(System.getProperty("java.io.tmpdir")))) {
+                LOG.debug("DuckDB's native library copy was not found in this process's mappings");
+            }
+        }
+
+        static void once() {
+            // Loading this class did the work.
+        }
     }
 
     /**
