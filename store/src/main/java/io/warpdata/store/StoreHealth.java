@@ -109,8 +109,9 @@ public final class StoreHealth {
             return; // this call is the probe
         }
         fastFailures.increment();
-        throw new StoreUnreachableException("The store " + store + " is " + (o.notAnswering() ? "not answering" : "unreachable")
-                + " since " + o.since() + " (" + o.error() + "); not tried again before its next probe", null);
+        String message = "The store " + store + " is " + (o.notAnswering() ? "not answering" : "unreachable")
+                + " since " + o.since() + " (" + o.error() + "); not tried again before its next probe";
+        throw o.notAnswering() ? StoreUnreachableException.notAnswering(message) : new StoreUnreachableException(message, null);
     }
 
     /**

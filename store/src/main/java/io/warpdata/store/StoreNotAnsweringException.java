@@ -9,10 +9,12 @@ package io.warpdata.store;
  */
 public final class StoreNotAnsweringException extends StoreUnavailableException {
     public StoreNotAnsweringException(String message, Throwable cause) {
-        super(message, "Check the store or --endpoint and the network between (warpctl doctor): it accepts connections"
-                + " but does not answer. Cached data and known datasets keep serving, and warpd reconnects by itself.",
-                cause);
+        super(message, NEXT_STEP, cause);
     }
+
+    static final String NEXT_STEP = "Check the store or --endpoint and the network between (warpctl doctor): it"
+            + " accepts connections but does not answer. Cached data and known datasets keep serving, and warpd"
+            + " reconnects by itself.";
 
     @Override
     public String type() {

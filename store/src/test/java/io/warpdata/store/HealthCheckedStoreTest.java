@@ -24,7 +24,8 @@ class HealthCheckedStoreTest {
         long reached = outage.calls();
 
         for (int i = 0; i < 50; i++) {
-            assertThatThrownBy(() -> store.get("k")).isInstanceOf(StoreUnreachableException.class);
+            assertThatThrownBy(() -> store.get("k")).isInstanceOf(StoreUnreachableException.class)
+                    .satisfies(e -> assertThat(((StoreException) e).type()).isEqualTo("StoreUnreachable"));
         }
         assertThat(outage.calls()).as("not tried while known unreachable").isEqualTo(reached);
         assertThat(health.snapshot().fastFailures()).isEqualTo(50);
@@ -47,7 +48,10 @@ class HealthCheckedStoreTest {
         assertThat(down.outage().orElseThrow().state()).isEqualTo("unreachable (not answering)");
         long reached = outage.calls();
         assertThatThrownBy(() -> store.get("k")).isInstanceOf(StoreUnreachableException.class)
-                .hasMessageContaining("not answering");
+                .hasMessageContaining("not answering")
+                // typed as the hung store it is (EIO counters, warpctl, Python), failed at once all the same
+                .satisfies(e -> assertThat(((StoreException) e).type()).isEqualTo("StoreNotAnswering"))
+                .satisfies(e -> assertThat(((StoreException) e).nextStep()).contains("accepts connections but does not answer"));
         assertThat(outage.calls()).as("not tried again before the probe").isEqualTo(reached);
 
         nanos.addAndGet(StoreHealth.PROBE_INTERVAL.toNanos());
