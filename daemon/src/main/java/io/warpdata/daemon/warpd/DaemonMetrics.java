@@ -241,6 +241,17 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
         gauge("warp_cache_blocks", "Blocks in the disk cache.", () -> daemon.reader().stats().blocks());
         gauge("warp_cache_hit_ratio", "Bytes served from the cache / bytes read, since start.",
                 () -> daemon.reader().stats().hitRate());
+        GaugeWithCallback.builder().name("warp_cache_disk_free_bytes").help("Free space (usable by warpd) on the disk"
+                        + " cache's file system; below warp_cache_free_floor_bytes warpd caches nothing more.")
+                .callback(cb -> {
+                    Long free = io.warpdata.daemon.control.ops.CacheStatsOperation.freeBytes(daemon.reader().stats().dir());
+                    if (free != null) {
+                        cb.call(free);
+                    }
+                })
+                .register(registry);
+        gauge("warp_cache_free_floor_bytes", "Free space warpd always leaves on the cache's file system: max(5% of it, 1 GiB).",
+                () -> daemon.reader().stats().freeFloorBytes());
 
         Function<ToDoubleFunction<StoreHealth.Snapshot>, DoubleSupplier> health = f ->
                 () -> daemon.health().map(h -> f.applyAsDouble(h.snapshot())).orElse(0.0);

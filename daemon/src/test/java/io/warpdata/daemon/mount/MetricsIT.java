@@ -121,6 +121,10 @@ class MetricsIT {
                     .isEqualTo(1);
             assertThat(value(after, "warp_store_gets_in_flight", Map.of())).isZero();
             assertThat(value(after, "warp_cache_size_bytes", Map.of())).isPositive();
+            long free = java.nio.file.Files.getFileStore(cache).getUsableSpace();
+            assertThat(value(after, "warp_cache_disk_free_bytes", Map.of())).as("the cache disk's free space")
+                    .isBetween(free * 0.9, free * 1.1);
+            assertThat(value(after, "warp_cache_free_floor_bytes", Map.of())).isPositive();
 
             HttpResponse<String> text = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30)).build(),
                     HttpResponse.BodyHandlers.ofString());

@@ -35,7 +35,7 @@ public final class CacheStatsOperation extends TypedOperation<Empty, CacheCalls.
     }
 
     /** Free space (usable by warpd) on the cache directory's file system; null without a disk cache. */
-    private static Long freeBytes(String dir) {
+    public static Long freeBytes(String dir) {
         if (dir == null || dir.isBlank()) {
             return null;
         }
