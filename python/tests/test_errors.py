@@ -296,3 +296,28 @@ def test_an_error_rebuilt_from_its_text_keeps_its_next_step():
     assert rebuilt.next_step == "pass column names"
     assert isinstance(rebuilt, wd.BadRequestError) and "names no column" in rebuilt.message
     assert wd.WarpError("plain").next_step == ""
+
+
+def test_a_version_published_by_a_newer_warp_says_upgrade_not_damaged(warp, tmp_path):
+    """A manifest in a format newer than this warpd reads (as a newer Warp's publisher writes) is
+    FormatTooNewError with the upgrade to make, not ManifestCorruptedError and its advice to
+    re-publish or suspect tampering."""
+    out = tmp_path / "t.parquet"
+    warp.sql("COPY (SELECT 1 AS id) TO '%s' (FORMAT PARQUET)" % out)
+    # Published without warpd, so that warpd first reads the manifest from the store.
+    warp.warpctl("publish", "pytest/newer", "--table", "main=%s" % out, "--set-latest", "--no-daemon")
+    versions = os.path.join(warp.store, "datasets", "pytest", "newer", "versions")
+    (name,) = os.listdir(versions)
+    path = os.path.join(versions, name)
+    with open(path, "rb") as f:
+        stored = f.read()
+    assert b'"format_version":1' in stored
+    with open(path, "wb") as f:
+        f.write(stored.replace(b'"format_version":1', b'"format_version":3'))
+    with pytest.raises(wd.FormatTooNewError) as e:
+        wd.dataset("pytest/newer").info()
+    assert "format version 3" in e.value.message and "newer Warp" in e.value.message
+    assert "Upgrade Warp" in e.value.next_step and "tamper" not in e.value.next_step
+    p = warp.warpctl("info", "pytest/newer", check=False)
+    assert p.returncode != 0
+    assert b"published by a newer Warp" in p.stderr and b"Upgrade Warp" in p.stderr, p.stderr

@@ -14,7 +14,7 @@ numpy, PIL, soundfile, torch, pyarrow, pandas and polars are used when importabl
 from .client import Client, default_socket
 from .dataset import Dataset, DatasetBuilder, Table, dataset, publish, resolve_shard
 from .errors import (AccessDeniedError, ArtifactNotFoundError, AuthenticationError, BadRequestError,
-                     ColumnNotFoundError, DaemonUnavailableError, DatasetNotFoundError, InvalidFilterError,
+                     ColumnNotFoundError, DaemonUnavailableError, DatasetNotFoundError, FormatTooNewError, InvalidFilterError,
                      InvalidInputError, InvalidSafetensorsError, InvalidViewError, ManifestCorruptedError,
                      MemberNotFoundError, MissingDependencyError, MountUnavailableError, NotCachedError,
                      PointerMovedError, RefExistsError, StoreError, StoreUnreachableError, TableNotFoundError,
@@ -29,6 +29,6 @@ __all__ = [
     "ArtifactNotFoundError", "ColumnNotFoundError", "InvalidFilterError", "MemberNotFoundError", "BadRequestError",
     "AccessDeniedError", "AuthenticationError", "StoreError", "StoreUnreachableError", "NotCachedError",
     "MountUnavailableError", "VerificationFailedError", "MissingDependencyError", "InvalidInputError",
-    "InvalidSafetensorsError", "ThresholdsViolatedError", "ManifestCorruptedError", "PointerMovedError",
+    "InvalidSafetensorsError", "ThresholdsViolatedError", "ManifestCorruptedError", "FormatTooNewError", "PointerMovedError",
     "RefExistsError", "InvalidViewError", "TooManyRowsError",
 ]

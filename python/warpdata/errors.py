@@ -112,6 +112,12 @@ class ManifestCorruptedError(WarpError):
     code = "ManifestCorrupted"
 
 
+class FormatTooNewError(WarpError):
+    """The version was published by a newer Warp, in a format this warpd does not read: upgrade
+    warpd (readers of a store before its publishers)."""
+    code = "FormatTooNew"
+
+
 class PointerMovedError(WarpError):
     """Someone else moved the pointer (latest, a branch) meanwhile; nothing was overwritten."""
     code = "PointerMoved"
@@ -139,7 +145,7 @@ _BY_CODE = {c.code: c for c in (
     DaemonUnavailableError, DatasetNotFoundError, TableNotFoundError, ArtifactNotFoundError, ColumnNotFoundError,
     InvalidFilterError, MemberNotFoundError, BadRequestError, AccessDeniedError, AuthenticationError, StoreError,
     StoreUnreachableError, NotCachedError, MountUnavailableError, VerificationFailedError, InvalidInputError,
-    InvalidSafetensorsError, ThresholdsViolatedError, ManifestCorruptedError, PointerMovedError, RefExistsError,
+    InvalidSafetensorsError, ThresholdsViolatedError, ManifestCorruptedError, FormatTooNewError, PointerMovedError, RefExistsError,
     InvalidViewError)}
 # warpd's other codes, by the class that says what they mean to a caller
 _BY_CODE.update({

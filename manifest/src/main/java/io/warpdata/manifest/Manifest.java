@@ -15,6 +15,10 @@ import java.util.TreeMap;
  *
  * <p>Tables and artifacts share one namespace: each becomes a directory of the version in the
  * mount, so a name may not be used twice, nor be {@code .warp}.
+ *
+ * <p>{@link #formatVersion()} is the format the version is (or will be) stored in, hashed with
+ * the rest: a new manifest takes {@link #formatFor the oldest that describes it}; a stored one
+ * keeps the number it was written with ({@link ManifestCodec#FORMAT_VERSION}).
  */
 public record Manifest(DatasetId datasetId,
                        SortedMap<String, Table> tables,
@@ -22,8 +26,13 @@ public record Manifest(DatasetId datasetId,
                        List<Binding> bindings,
                        Stats stats,
                        SortedMap<String, String> metadata,
-                       Optional<Derivation> derivedFrom) {
+                       Optional<Derivation> derivedFrom,
+                       int formatVersion) {
     public Manifest {
+        if (formatVersion < 1 || formatVersion > ManifestCodec.FORMAT_VERSION) {
+            throw new ManifestValidationException("format_version", "format version " + formatVersion
+                    + " (this Warp writes 1 to " + ManifestCodec.FORMAT_VERSION + ")");
+        }
         Objects.requireNonNull(derivedFrom, "derivedFrom");
         Objects.requireNonNull(datasetId, "datasetId");
         tables = Collections.unmodifiableSortedMap(new TreeMap<>(tables));
@@ -51,10 +60,32 @@ public record Manifest(DatasetId datasetId,
         }
     }
 
-    /** An ordinary (not derived) version. */
+    /** A new version, in the oldest format that describes it. */
+    public Manifest(DatasetId datasetId, SortedMap<String, Table> tables, SortedMap<String, Artifact> artifacts,
+                    List<Binding> bindings, Stats stats, SortedMap<String, String> metadata,
+                    Optional<Derivation> derivedFrom) {
+        this(datasetId, tables, artifacts, bindings, stats, metadata, derivedFrom, formatFor(artifacts));
+    }
+
+    /** A new ordinary (not derived) version. */
     public Manifest(DatasetId datasetId, SortedMap<String, Table> tables, SortedMap<String, Artifact> artifacts,
                     List<Binding> bindings, Stats stats, SortedMap<String, String> metadata) {
         this(datasetId, tables, artifacts, bindings, stats, metadata, Optional.empty());
+    }
+
+    /**
+     * The oldest format that describes a version of these artifacts: 2 when one has its member
+     * index in parts (more than {@link MemberIndex#PART_MEMBERS} members, as every publisher
+     * cuts them), so that a warpd that cannot read parts refuses the version by its number
+     * instead of failing on its index as if it were damaged; else 1, which every Warp reads.
+     */
+    public static int formatFor(Map<String, Artifact> artifacts) {
+        for (Artifact a : artifacts.values()) {
+            if (a.memberCount() > MemberIndex.PART_MEMBERS) {
+                return 2;
+            }
+        }
+        return 1;
     }
 
     /** Builds a manifest, deriving {@link Stats} from the tables and artifacts. */
@@ -90,6 +121,7 @@ public record Manifest(DatasetId datasetId,
 
     /** The same manifest with other metadata (the version id does not change). */
     public Manifest withMetadata(Map<String, String> newMetadata) {
-        return new Manifest(datasetId, tables, artifacts, bindings, stats, new TreeMap<>(newMetadata), derivedFrom);
+        return new Manifest(datasetId, tables, artifacts, bindings, stats, new TreeMap<>(newMetadata), derivedFrom,
+                formatVersion);
     }
 }

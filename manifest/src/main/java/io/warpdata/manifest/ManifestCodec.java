@@ -54,8 +54,20 @@ import java.util.TreeMap;
  * few lines in one codec.
  */
 public final class ManifestCodec {
-    /** Bumped only with a migration story; readers refuse versions they do not know. */
-    public static final int FORMAT_VERSION = 1;
+    /**
+     * The newest format this Warp reads and writes; readers refuse newer ones
+     * ({@link ManifestFormatTooNewException}). A version is written in the oldest format that
+     * describes it ({@link Manifest#formatFor}), so an older reader refuses only the versions it
+     * cannot read, by their number rather than by failing on what they name:
+     * <ul>
+     * <li>1: every member index is one flat blob;</li>
+     * <li>2: an artifact of more than {@link MemberIndex#PART_MEMBERS} members has its index in
+     *     parts (2026-11-29). Versions published in parts before that carry 1 and are read as
+     *     they are (the index says its own layout); they keep their ids.</li>
+     * </ul>
+     * A new layout of anything a manifest names is a new number here.
+     */
+    public static final int FORMAT_VERSION = 2;
 
     // Keys are written in sorted order by hand; ManifestCodecTest checks that every object of
     // the canonical form has sorted keys, so a new key in the wrong place fails the build.
@@ -122,16 +134,19 @@ public final class ManifestCodec {
         Optional<Derivation> derivedFrom = root.get(DERIVED_FROM) == null ? Optional.empty()
                 : Optional.of(DerivationCodec.read(root.object(DERIVED_FROM)));
         long format = root.integer(FORMAT_VERSION_KEY);
-        if (format != FORMAT_VERSION) {
-            throw root.corrupted(FORMAT_VERSION_KEY, "unknown format version " + format + " (this Warp reads version "
-                    + FORMAT_VERSION + "; upgrade Warp to read newer manifests)");
+        if (format > FORMAT_VERSION) {
+            throw new ManifestFormatTooNewException(source, format, FORMAT_VERSION);
+        }
+        if (format < 1) {
+            throw root.corrupted(FORMAT_VERSION_KEY, "format version " + format + " (versions start at 1)");
         }
         SortedMap<String, String> metadata = metadata(root.object(METADATA));
         Stats stats = StatsCodec.read(root.object(STATS));
         SortedMap<String, Table> tables = TableCodec.readAll(root.object(TABLES));
         String stored = root.string(VERSION_HASH);
         root.check(VERSION_HASH, () -> new VersionHash(stored));
-        Manifest m = root.check("$", () -> new Manifest(id, tables, artifacts, bindings, stats, metadata, derivedFrom));
+        Manifest m = root.check("$", () -> new Manifest(id, tables, artifacts, bindings, stats, metadata, derivedFrom,
+                (int) format));
         String actual = root.check("$", () -> version(m)).hex();
         if (!actual.equals(stored)) {
             throw root.corrupted(VERSION_HASH, "hash mismatch: stored " + stored + ", content hashes to " + actual);
@@ -171,7 +186,7 @@ public final class ManifestCodec {
                 g.writeFieldName(DERIVED_FROM);
                 DerivationCodec.write(g, m.derivedFrom().get());
             }
-            g.writeNumberField(FORMAT_VERSION_KEY, FORMAT_VERSION);
+            g.writeNumberField(FORMAT_VERSION_KEY, m.formatVersion());
             if (stored) {
                 g.writeObjectFieldStart(METADATA);
                 for (var e : m.metadata().entrySet()) {

@@ -118,7 +118,7 @@ class ManifestCodecTest {
             assertThat(JsonTree.write(tree)).as("compact").isEqualTo(canonical);
             @SuppressWarnings("unchecked")
             Map<String, Object> top = (Map<String, Object>) tree;
-            assertThat(top).doesNotContainKeys("version_hash", "metadata").containsEntry("format_version", 1L);
+            assertThat(top).doesNotContainKeys("version_hash", "metadata").containsEntry("format_version", (long) m.formatVersion());
 
             byte[] stored = ManifestCodec.toJson(m);
             Object storedTree = JsonTree.read(stored);
@@ -392,10 +392,56 @@ class ManifestCodecTest {
         assertCorrupted(edit(t -> put(elem(t, "bindings", 0), "column", "")), "bindings[0].column");
         assertCorrupted(edit(t -> put(obj(t, "tables.main"), "format", "csv")), "tables.main.format")
                 .hasMessageContaining("parquet");
-        assertCorrupted(edit(t -> put(t, "format_version", 2L)), "format_version")
-                .hasMessageContaining("unknown format version 2");
+        assertCorrupted(edit(t -> put(t, "format_version", 0L)), "format_version")
+                .hasMessageContaining("format version 0");
         assertCorrupted(edit(t -> put(t, "version_hash", "xyz")), "version_hash");
         assertCorrupted(edit(t -> put(elem(t, "tables.main.schema", 1), "name", "")), "tables.main.schema[1].name");
+    }
+
+    @Test
+    void aVersionWhoseIndexIsInPartsIsWrittenInFormatTwoAndEveryOtherInFormatOne() {
+        Manifest small = withMembers(MemberIndex.PART_MEMBERS);
+        Manifest parted = withMembers(MemberIndex.PART_MEMBERS + 1);
+        assertThat(small.formatVersion()).as("a flat index: every Warp reads it").isEqualTo(1);
+        assertThat(parted.formatVersion()).as("an index in parts: older readers refuse it by number").isEqualTo(2);
+        assertThat(new String(ManifestCodec.toJson(parted), StandardCharsets.UTF_8)).contains("\"format_version\":2");
+        assertThat(ManifestCodec.fromJson(ManifestCodec.toJson(parted), SOURCE)).isEqualTo(parted);
+        assertThat(ManifestCodec.version(Manifests.sample()).hex()).as("format 1 versions keep their ids")
+                .isEqualTo(GOLDEN_SAMPLE_VERSION);
+        assertThat(parted.withMetadata(Map.of("creator", "bob")).formatVersion()).isEqualTo(2);
+    }
+
+    @Test
+    void aVersionPublishedInPartsBeforeFormatTwoIsReadAsStoredAndKeepsItsId() {
+        // Publishers from 2026-11-27 to 2026-11-29 wrote parted indexes under format 1.
+        Manifest parted = withMembers(MemberIndex.PART_MEMBERS + 1);
+        Manifest legacy = new Manifest(parted.datasetId(), parted.tables(), parted.artifacts(), parted.bindings(),
+                parted.stats(), parted.metadata(), parted.derivedFrom(), 1);
+        byte[] stored = ManifestCodec.toJson(legacy);
+        assertThat(new String(stored, StandardCharsets.UTF_8)).contains("\"format_version\":1");
+        Manifest back = ManifestCodec.fromJson(stored, SOURCE);
+        assertThat(back.formatVersion()).isEqualTo(1);
+        assertThat(ManifestCodec.version(back)).isEqualTo(ManifestCodec.version(legacy))
+                .isNotEqualTo(ManifestCodec.version(parted));
+        assertThat(ManifestCodec.toJson(back)).isEqualTo(stored);
+    }
+
+    @Test
+    void aFormatNewerThanThisWarpIsRefusedAsTooNewNotAsDamage() {
+        assertThatThrownBy(() -> ManifestCodec.fromJson(edit(t -> put(t, "format_version", 3L)), SOURCE))
+                .isInstanceOf(ManifestFormatTooNewException.class)
+                .hasMessageContaining("format version 3; this Warp reads versions 1 to 2")
+                .hasMessageContaining("published by a newer Warp")
+                .satisfies(e -> assertThat(((WarpException) e).type()).isEqualTo("FormatTooNew"))
+                .satisfies(e -> assertThat(((WarpException) e).nextStep()).contains("Upgrade Warp")
+                        .doesNotContain("tamper"));
+    }
+
+    private static Manifest withMembers(long members) {
+        Manifest s = Manifests.sample();
+        Artifact a = s.artifacts().get("images");
+        Artifact big = new Artifact(a.kind(), a.shards(), a.index(), members, a.memberBytes());
+        return Manifest.of(s.datasetId(), s.tables(), Map.of("images", big), s.bindings(), s.metadata());
     }
 
     @Test

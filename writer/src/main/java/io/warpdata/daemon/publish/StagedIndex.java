@@ -18,12 +18,8 @@ import java.util.Optional;
  * and the parts it touches, never the whole index.
  */
 public record StagedIndex(StagedBlob top, List<StagedBlob> parts) {
-    /**
-     * Members per part, at most: parts are also cut at 1 MiB (one block), which binds first for
-     * paths of more than about 4 bytes (12,000 members of 26-byte paths), so the first listing of
-     * a folder of a 10M-member version fetches about 0.25% of its index. Before 2026-11-28, 8,192.
-     */
-    public static final int PART_MEMBERS = 16384;
+    /** Members per part, at most ({@link MemberIndex#PART_MEMBERS}). */
+    public static final int PART_MEMBERS = MemberIndex.PART_MEMBERS;
 
     public StagedIndex {
         Objects.requireNonNull(top, "top");

@@ -158,6 +158,8 @@ class ViewPublisherTest {
         Artifact pa = catalog.manifest(DatasetId.parse("t/big"), parent).artifacts().get("files");
         assertThat(io.warpdata.manifest.MemberIndex.isParted(io.warpdata.manifest.IndexBytes.of(blob(pa.index()))))
                 .as("the parent's index is parted").isTrue();
+        assertThat(catalog.manifest(DatasetId.parse("t/big"), parent).formatVersion())
+                .as("so its manifest says format 2, which a warpd that cannot read parts refuses by number").isEqualTo(2);
 
         ViewPublisher.Result r = view("t/big", "t/even", "id % 2 = 0", false);
         assertThat(r.members()).containsEntry("files", (long) n / 2);
@@ -167,6 +169,7 @@ class ViewPublisherTest {
                 part -> io.warpdata.manifest.IndexBytes.of(blob(part)));
         assertThat(io.warpdata.manifest.MemberIndex.isParted(io.warpdata.manifest.IndexBytes.of(blob(va.index()))))
                 .as("17,390 members: the view's index is parted too").isTrue();
+        assertThat(catalog.manifest(r.dataset(), r.version()).formatVersion()).isEqualTo(2);
         assertThat(index.size()).isEqualTo(n / 2);
         assertThat(index.find("c4/19984.txt")).isNotNegative();
         assertThat(index.find("c3/19983.txt")).isNegative();
