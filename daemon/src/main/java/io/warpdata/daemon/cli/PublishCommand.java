@@ -3,6 +3,7 @@ package io.warpdata.daemon.cli;
 import io.warpdata.daemon.control.ops.PublishOperation;
 import io.warpdata.daemon.control.protocol.Calls;
 import io.warpdata.daemon.control.protocol.PublishCall;
+import io.warpdata.daemon.control.protocol.StatusCall;
 import java.util.Objects;
 import io.warpdata.daemon.publish.PublishProgress;
 import io.warpdata.daemon.publish.PublishRequest;
@@ -155,11 +156,22 @@ final class PublishCommand implements Callable<Integer> {
         }
         try (ControlClient client = ControlClient.connect(sock)) {
             String wanted = root.remote != null ? root.remote : ctx.env().get("WARP_REMOTE");
-            String served = Objects.requireNonNullElse(client.call(Calls.STATUS).remote(), "");
+            StatusCall.Reply status = client.call(Calls.STATUS);
+            String served = Objects.requireNonNullElse(status.remote(), "");
             if (wanted != null && !wanted.isBlank() && !sameRemote(wanted, served)) {
                 return Optional.empty();
             }
-            ctx.err().println("warpctl: publishing through warpd at " + sock + " (" + served + ")");
+            String wantedEndpoint = root.endpoint != null ? root.endpoint : ctx.env().get("WARP_S3_ENDPOINT");
+            if (wantedEndpoint != null && !wantedEndpoint.isBlank()
+                    && (status.endpoint() == null || !sameRemote(wantedEndpoint, status.endpoint()))) {
+                // Another server holding a bucket of the same name is another store.
+                ctx.err().println("warpctl: warpd at " + sock + " serves " + served + (status.endpoint() == null ? ""
+                        : " at " + status.endpoint()) + "; publishing directly to " + wantedEndpoint
+                        + " as --endpoint (or WARP_S3_ENDPOINT) says");
+                return Optional.empty();
+            }
+            ctx.err().println("warpctl: publishing through warpd at " + sock + " (" + served
+                    + (status.endpoint() == null ? "" : " at " + status.endpoint()) + ")");
             // Ctrl-C: tell warpd (closing our side cancels the publish there) and wait for its last
             // word, so that the user learns whether it stopped in time or had already moved the
             // pointers (warpd checks before each blob, the manifest and the pointers).
@@ -201,8 +213,16 @@ final class PublishCommand implements Callable<Integer> {
         }
     }
 
+    /** Whether two store URIs or endpoint URLs name the same place (trailing slashes and case of scheme and host aside). */
     private static boolean sameRemote(String a, String b) {
-        return strip(a).equals(strip(b));
+        return strip(a).equalsIgnoreCase(strip(b)) && pathOf(a).equals(pathOf(b));
+    }
+
+    private static String pathOf(String uri) {
+        String u = strip(uri);
+        int scheme = u.indexOf("://");
+        int slash = scheme < 0 ? -1 : u.indexOf('/', scheme + 3);
+        return slash < 0 ? "" : u.substring(slash);
     }
 
     private static String strip(String uri) {

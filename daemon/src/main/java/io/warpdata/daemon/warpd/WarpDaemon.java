@@ -494,6 +494,11 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
     }
 
     @Override
+    public Optional<String> endpoint() {
+        return config.endpoint();
+    }
+
+    @Override
     public String mode() {
         return config.mode().text();
     }

@@ -13,7 +13,7 @@ class PassthroughStatusLinesTest {
 
     private static Doctor.Daemon daemon(PassthroughStatus p) {
         StatusCall.Reply s = new StatusCall.Reply("0.1.0", "/warp", "s3://b/p", "auto", "2026-01-01T00:00:00Z", 5,
-                0L, 0L, List.of(), null, List.of(), new StatusCall.Asker(0, "root", true), p);
+                0L, 0L, List.of(), null, List.of(), new StatusCall.Asker(0, "root", true), p, null);
         return new Doctor.Daemon(s, null, null);
     }
 

@@ -241,4 +241,23 @@ class PublishChecksIT {
         assertThat(ls("t")).contains("brandnew");
         assertThat(ls("t/brandnew/images")).containsExactly("cat");
     }
+
+    @Test
+    @Order(6)
+    void aPublishToAnotherEndpointThanWarpdsIsNotSentThroughWarpd() throws Exception {
+        // The same bucket and prefix on another server (here: none listening) is another store:
+        // audit 19's publish went through warpd, to warpd's server, and said nothing.
+        String elsewhere = "http://127.0.0.1:1";
+        Shell.Result r = store.warpctl("--endpoint", elsewhere, "publish", "t/elsewhere",
+                "--table", "main=" + src.resolve("main/a.parquet"), "--set-latest");
+        assertThat(r.exit()).as(r.err()).isNotZero();
+        assertThat(r.err()).doesNotContain("publishing through warpd")
+                .contains("publishing directly to " + elsewhere)
+                .contains("127.0.0.1:1");
+        assertThat(datasets("t")).as("nothing reached warpd's store").doesNotContain("t/elsewhere");
+
+        Shell.Result status = store.control("status");
+        assertThat(status.out()).as("status names the endpoint warpd reaches the store at").containsPattern(
+                "remote: +s3://\\S+ at http://");
+    }
 }

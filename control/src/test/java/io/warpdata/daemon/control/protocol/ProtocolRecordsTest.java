@@ -39,7 +39,7 @@ class ProtocolRecordsTest {
         m.put(Calls.STATUS, List.of(Empty.INSTANCE, new StatusCall.Reply("0.1.0", "/warp", "s3://b/p", "auto",
                 "2026-01-01T00:00:00Z", 75, 3L, null, List.of("an error"), STORE, MIRRORS,
                 new StatusCall.Asker(1000, "alice", true),
-                new PassthroughStatus("unavailable", "no CAP_SYS_ADMIN", 2, 1, 4096))));
+                new PassthroughStatus("unavailable", "no CAP_SYS_ADMIN", 2, 1, 4096), "http://127.0.0.1:9000")));
         m.put(Calls.STATS, List.of(Empty.INSTANCE, new StatsCall.Reply(42, "/warp", "s3://b/p", "auto", true, 75,
                 new StatsCall.Counters(Map.of("hit_bytes", 3L, "miss_bytes", 1L, "some_new_counter", 9L)),
                 List.of(new ReadSourceCount("member_cached", 2, 3), new ReadSourceCount("blocks", 1, 1)),
@@ -124,7 +124,7 @@ class ProtocolRecordsTest {
         JsonNode status = Wire.tree(samples().get(Calls.STATUS).get(1));
         assertThat(fieldNames(status)).containsExactlyInAnyOrder("version", "mount", "remote", "mode", "started_at",
                 "uptime_seconds", "open_files", "open_directories", "recent_errors", "store", "mirrors", "peer",
-                "passthrough");
+                "passthrough", "endpoint");
         assertThat(fieldNames(status.path("passthrough"))).as("docs/control.md names these")
                 .containsExactlyInAnyOrder("state", "reason", "opens", "local_copies", "local_copy_bytes");
         assertThat(fieldNames(status.path("mirrors").get(0))).as("what status, cache stats and stats.json show of a mirror")

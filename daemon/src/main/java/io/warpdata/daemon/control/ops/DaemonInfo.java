@@ -7,6 +7,7 @@ import io.warpdata.daemon.control.protocol.StoreStatus;
 
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalLong;
 
 /** What {@code status} reports about the running daemon; warpd implements it over WarpDaemon. */
@@ -20,6 +21,11 @@ public interface DaemonInfo {
 
     /** The remote store, e.g. {@code s3://bucket/prefix}. */
     String remote();
+
+    /** The S3-compatible endpoint the store is reached at ({@code --endpoint}); empty for AWS's own. */
+    default Optional<String> endpoint() {
+        return Optional.empty();
+    }
 
     /** auto, remote, hybrid or local. */
     String mode();
