@@ -364,6 +364,29 @@ public final class Catalog {
     }
 
     /**
+     * Checks, before a publish uploads anything, that {@code branch} may name its version: a valid
+     * new ref name that no tag holds (tags and branches share one namespace). {@link #moveBranch}
+     * checks again when it moves it.
+     *
+     * @throws RefExistsException if a tag has the name
+     * @throws io.warpdata.manifest.ManifestValidationException if the name is not a valid branch name
+     */
+    public void requireBranchName(DatasetId id, String branch) {
+        refs.requireBranchName(id, branch);
+    }
+
+    /**
+     * Checks, before a view or publish uploads anything, that {@code tag} may name its version: a
+     * valid new ref name that no branch holds, and no tag yet or one that names {@code version}
+     * (if known yet). {@link #tag} checks again when it writes it.
+     *
+     * @throws RefExistsException if a branch has the name, or the tag names another version
+     */
+    public void requireTagFree(DatasetId id, String tag, Optional<VersionHash> version) {
+        refs.requireTagFree(id, tag, version, false);
+    }
+
+    /**
      * A branch's head ({@code null}: latest) as the store holds it now, read past every cache:
      * what a publish that will move the branch bases itself on.
      */

@@ -44,11 +44,7 @@ final class RefWriter {
         if (branch == null) {
             key = StoreLayout.latest(id);
         } else {
-            requireNewRefName(id, branch);
-            if (head(StoreLayout.tag(id, branch)).version().isPresent()) {
-                throw new RefExistsException(id + "@" + branch + " is a tag, so it cannot be a branch too"
-                        + " (tags and branches share one namespace)", "Pick another branch name.");
-            }
+            requireBranchName(id, branch);
             key = StoreLayout.branch(id, branch);
         }
         Catalog.Head now = from != null ? from : head(key);
@@ -72,24 +68,39 @@ final class RefWriter {
         return true;
     }
 
-    /** See {@link Catalog#tag(DatasetId, String, VersionHash, String, boolean)}. */
-    boolean tag(DatasetId id, String tag, VersionHash version, String by, boolean force) {
+    /** See {@link Catalog#requireBranchName}. */
+    void requireBranchName(DatasetId id, String branch) {
+        requireNewRefName(id, branch);
+        if (head(StoreLayout.tag(id, branch)).version().isPresent()) {
+            throw new RefExistsException(id + "@" + branch + " is a tag, so it cannot be a branch too"
+                    + " (tags and branches share one namespace)", "Pick another branch name.");
+        }
+    }
+
+    /** See {@link Catalog#requireTagFree}; returns the tag's head as read. */
+    Catalog.Head requireTagFree(DatasetId id, String tag, Optional<VersionHash> version, boolean force) {
         requireNewRefName(id, tag);
-        catalog.requirePublished(id, version);
         if (head(StoreLayout.branch(id, tag)).version().isPresent()) {
             throw new RefExistsException(id + "@" + tag + " is a branch, so it cannot be a tag too"
                     + " (tags and branches share one namespace)", "Pick another tag name.");
         }
-        String key = StoreLayout.tag(id, tag);
-        Catalog.Head now = head(key);
-        if (now.version().equals(Optional.of(version))) {
-            return false;
-        }
-        if (now.version().isPresent() && !force) {
+        Catalog.Head now = head(StoreLayout.tag(id, tag));
+        if (now.version().isPresent() && !force && !now.version().equals(version)) {
             throw new RefExistsException("Tag " + id + "@" + tag + " already names version "
                     + now.version().get().shortHex(16) + "; tags never move",
                     "Use another tag name, or re-tag with --force (mounts keep the old target until"
                             + " 'warpctl refresh' or a restart).");
+        }
+        return now;
+    }
+
+    /** See {@link Catalog#tag(DatasetId, String, VersionHash, String, boolean)}. */
+    boolean tag(DatasetId id, String tag, VersionHash version, String by, boolean force) {
+        catalog.requirePublished(id, version);
+        Catalog.Head now = requireTagFree(id, tag, Optional.of(version), force);
+        String key = StoreLayout.tag(id, tag);
+        if (now.version().equals(Optional.of(version))) {
+            return false;
         }
         String written;
         try {

@@ -126,6 +126,11 @@ public record DatasetRef(DatasetId id, Ref ref) {
      * @throws ManifestValidationException saying which rule is broken
      */
     public static String requireRefName(String field, String name) {
+        if (name != null && name.length() >= 8 && name.length() <= 64 && !isHex(name)
+                && isHex(name.toLowerCase(java.util.Locale.ROOT))) {
+            throw new ManifestValidationException(field, "'" + name + "' looks like a version hash in capitals;"
+                    + " versions are lowercase hex: @" + name.toLowerCase(java.util.Locale.ROOT));
+        }
         if (name == null || name.isEmpty() || name.length() > MAX_REF_NAME || !REF_NAME.matcher(name).matches()) {
             throw new ManifestValidationException(field, "'" + name + "' is not a valid tag or branch name"
                     + " (lowercase letters, digits, '.', '_', '-'; starting with a letter or digit; at most "

@@ -46,6 +46,11 @@ class DatasetRefTest {
         assertThatThrownBy(() -> DatasetRef.parse("vision/pets@" + "a".repeat(129)))
                 .isInstanceOf(ManifestValidationException.class).hasMessageContaining("at most 128");
         assertThatThrownBy(() -> DatasetRef.parse("Vision/pets@v1")).isInstanceOf(ManifestValidationException.class);
+        // A hash pasted in capitals (audit 19) is told apart from a bad tag name.
+        assertThatThrownBy(() -> DatasetRef.parse("vision/pets@87D0FF96")).isInstanceOf(ManifestValidationException.class)
+                .hasMessageContaining("versions are lowercase hex: @87d0ff96");
+        assertThatThrownBy(() -> DatasetRef.parse("vision/pets@DEADLINE")).isInstanceOf(ManifestValidationException.class)
+                .hasMessageContaining("not a valid tag or branch name");
     }
 
     @Test

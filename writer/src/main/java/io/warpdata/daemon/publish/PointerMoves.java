@@ -42,6 +42,8 @@ public final class PointerMoves {
      */
     public static PointerMoves begin(Catalog catalog, DatasetId dataset, boolean moveLatest, Optional<String> branch) {
         Objects.requireNonNull(branch, "branch");
+        // A name that cannot be the branch fails now, before anything is uploaded.
+        branch.ifPresent(b -> catalog.requireBranchName(dataset, b));
         return new PointerMoves(catalog, dataset,
                 moveLatest ? Optional.of(catalog.head(dataset, null)) : Optional.empty(), branch,
                 branch.map(b -> catalog.head(dataset, b)));

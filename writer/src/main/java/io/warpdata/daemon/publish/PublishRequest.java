@@ -82,7 +82,8 @@ public record PublishRequest(DatasetId dataset,
      */
     public static String requireBranchName(String name) {
         if (DatasetRef.LATEST.equals(name)) {
-            throw new InvalidInputException("Branch 'latest' is the default branch", "Use --set-latest to move it.");
+            throw new InvalidInputException("Branch 'latest' is the default branch", "Move it with 'warpctl latest"
+                    + " WS/NAME REF' (publish and view: --set-latest); name other branches like 'dev'.");
         }
         try {
             return DatasetRef.requireRefName("branch", name);

@@ -213,6 +213,8 @@ public final class ViewPublisher {
             Manifest manifest = Manifest.of(target.as(), tables, artifacts, pm.bindings(), metadata)
                     .derivedFrom(new Derivation(parent.id(), parent.version(), query.table(), terms(query)));
             VersionHash version = ManifestCodec.version(manifest);
+            // A tag that cannot name this version fails now, before anything is uploaded.
+            target.tag().ifPresent(t -> catalog.requireTagFree(target.as(), t, Optional.of(version)));
 
             BlobUploader.Upload upload = new BlobUploader(store, 4, progress).uploadMissing(uploads);
             boolean manifestWritten = store.length(StoreLayout.version(target.as(), version)).isEmpty();

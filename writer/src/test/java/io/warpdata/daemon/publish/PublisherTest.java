@@ -2,6 +2,8 @@ package io.warpdata.daemon.publish;
 
 import io.warpdata.store.BlobStore;
 import io.warpdata.catalog.Catalog;
+import io.warpdata.manifest.VersionHash;
+import java.util.Optional;
 import io.warpdata.store.FaultStore;
 import io.warpdata.store.InMemoryBlobStore;
 import io.warpdata.store.StoreException;
@@ -171,6 +173,23 @@ class PublisherTest {
         assertThat(second.manifestWritten()).isFalse();
         // latest already points at this version: not even the pointer is rewritten.
         assertThat(store.puts.get()).isEqualTo(puts);
+    }
+
+    @Test
+    void aBranchNameATagHoldsStopsPublishBeforeAnyUpload() throws Exception {
+        PublishRequest first = goodRequest();
+        VersionHash v1 = publisher(store).publish(first).version();
+        Catalog catalog = new Catalog(store);
+        catalog.tag(ID, "v1", v1, "alice", false);
+        int objects = store.objects().size();
+        TestData.parquet(tmp.resolve("data/part-2.parquet"), 10, 100);
+        PublishRequest onTag = new PublishRequest(ID, first.tables(), first.artifacts(), first.bindings(), false,
+                first.shardSize(), tmp, Optional.of("v1"));
+        // audit 19: the clash was found after the upload, leaving a version no name pointed at.
+        assertThatThrownBy(() -> publisher(store).publish(onTag))
+                .isInstanceOf(io.warpdata.catalog.RefExistsException.class)
+                .hasMessageContaining(ID + "@v1 is a tag, so it cannot be a branch too");
+        assertThat(store.objects()).as("nothing uploaded, no version written").hasSize(objects);
     }
 
     @Test

@@ -108,6 +108,31 @@ class ViewPublisherTest {
     }
 
     @Test
+    void aTagThatNamesAnotherVersionStopsAViewBeforeAnyUpload() throws Exception {
+        publishWithAMissingMember();
+        ViewPublisher.Result cats = view("t/pets", "t/cats", "label = 'cat'", false);
+        catalog.tag(DatasetId.parse("t/cats"), "v1", cats.version(), "bob", false);
+        int versions = store.list(io.warpdata.store.StoreLayout.versions(DatasetId.parse("t/cats"))).size();
+        ViewQuery dogs = new ViewQuery("main", Optional.of("id = 0"), Optional.empty(),
+                OptionalLong.empty(), OptionalLong.empty(), Optional.empty(), Optional.empty(), 0);
+        assertThatThrownBy(() -> new ViewPublisher(store, catalog, CLOCK, "bob", tmp.resolve("staging"), PublishProgress.NONE)
+                .publish(DatasetRef.parse("t/pets"), dogs, new ViewPublisher.Target(DatasetId.parse("t/cats"), false,
+                        Optional.empty(), Optional.of("v1"))))
+                .isInstanceOf(io.warpdata.catalog.RefExistsException.class)
+                .hasMessageContaining("already names version " + cats.version().shortHex(16));
+        assertThat(store.list(io.warpdata.store.StoreLayout.versions(DatasetId.parse("t/cats"))))
+                .as("audit 19: no version left that no name points at").hasSize(versions);
+
+        // The tag naming this very view's version is no clash: nothing to do.
+        ViewPublisher.Result again = new ViewPublisher(store, catalog, CLOCK, "bob", tmp.resolve("staging"),
+                PublishProgress.NONE).publish(DatasetRef.parse("t/pets"), new ViewQuery("main",
+                Optional.of("label = 'cat'"), Optional.empty(), OptionalLong.empty(), OptionalLong.empty(),
+                Optional.empty(), Optional.empty(), 0), new ViewPublisher.Target(DatasetId.parse("t/cats"), false,
+                Optional.empty(), Optional.of("v1")));
+        assertThat(again.version()).isEqualTo(cats.version());
+    }
+
+    @Test
     void aViewMovesLatestOfANewDatasetButOfAnExistingOneOnlyWithSetLatest() throws Exception {
         VersionHash pets = publishWithAMissingMember();
         ViewPublisher.Result fresh = view("t/pets", "t/cats", "label = 'cat'", false);
