@@ -280,16 +280,18 @@ final class CatalogCache {
     }
 
     /**
-     * Tags never move, so a tag that exists is trusted until {@link #refresh()}; the latest
-     * pointer and branches are re-read after {@code pointerTtl}; "no such pointer" after
-     * {@code negativeTtl}, so a new publish or tag shows up fast.
+     * The latest pointer, branches and tags are re-read after {@code pointerTtl}; "no such
+     * pointer" after {@code negativeTtl}, so a new publish or tag shows up fast. Tags too: they
+     * are not meant to move, but {@code tag --force} and {@code tag --delete} do move them, and
+     * every node of a fleet must then resolve a tag alike (audit 19: a node kept the old
+     * target until restarted, while warpctl on it read the new one).
      */
     private final class PointerExpiry implements Expiry<String, Optional<VersionHash>> {
         private long ttl(String key, Optional<VersionHash> value) {
             if (value.isEmpty()) {
                 return config.negativeTtl().toNanos();
             }
-            return key.contains("/tags/") ? Long.MAX_VALUE : config.pointerTtl().toNanos();
+            return config.pointerTtl().toNanos();
         }
 
         @Override

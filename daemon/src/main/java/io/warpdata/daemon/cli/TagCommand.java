@@ -10,6 +10,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
 /**
@@ -30,8 +31,8 @@ final class TagCommand implements Callable<Integer> {
     @Parameters(index = "1", paramLabel = "TAG", description = "[a-z0-9][a-z0-9._-]*, not all hex digits.")
     String tag;
 
-    @Option(names = "--force", description = "Move an existing tag to this version (mounts that resolved the old"
-            + " target keep it until 'warpctl refresh' or a restart).")
+    @Option(names = "--force", description = "Move an existing tag to this version (mounts follow within about"
+            + " two pointer TTLs, 30 s by default; files already open keep reading the old version).")
     boolean force;
 
     @Option(names = "--delete", description = "Delete the tag (DATASET without @REF).")
@@ -54,9 +55,12 @@ final class TagCommand implements Callable<Integer> {
                         + was.shortHex(16) + " " + name + ")";
             } else {
                 Catalog.Located target = catalog.locate(ref);
+                Optional<VersionHash> before = force ? catalog.tag(ref.id(), name) : Optional.empty();
                 boolean written = catalog.tag(ref.id(), name, target.version(), root.context.user(), force);
                 out = new TagOutput(ref.id().toString(), name, null, target.version().hex(), written);
                 text = written ? "tagged " + ref.id() + "@" + name + " -> " + target.version().hex()
+                        + before.filter(v -> !v.equals(target.version())).map(v -> " (moved: it named " + v.hex()
+                                + "; every node follows within about two pointer TTLs)").orElse("")
                         : ref.id() + "@" + name + " already names " + target.version().hex() + "; nothing written";
             }
         }

@@ -156,6 +156,12 @@ class ViewsIT {
                 "what to do:");
         assertThat(store.warpctl("tag", PARENT + "@" + v1.substring(0, 10), "v1").requireSuccess().out())
                 .contains("already names " + v1, "nothing written");
+        // Moved with --force: said so, and followed by the mount like a branch (audit 19).
+        assertThat(store.warpctl("tag", PARENT, "v1", "--force").requireSuccess().out())
+                .contains("tagged " + PARENT + "@v1 -> " + v2, "(moved: it named " + v1);
+        MountIT.waitFor(() -> readLink("zoo/animals@v1").equals("animals@" + v2));
+        store.warpctl("tag", PARENT + "@" + v1.substring(0, 10), "v1", "--force").requireSuccess();
+        MountIT.waitFor(() -> readLink("zoo/animals@v1").equals("animals@" + v1));
         Shell.Result hexName = store.warpctl("tag", PARENT, "deadbeef");
         assertThat(hexName.exit()).isEqualTo(2);
         assertThat(hexName.err()).contains("could be read as a version hash prefix");

@@ -25,8 +25,8 @@ import java.util.function.LongToIntFunction;
  * through this daemon checks at once ({@link #check()}). While the store cannot be read, links
  * keep their last target (the catalog answers from its last known good state).
  *
- * <p>Cost: one conditional GET per link in use per pointer TTL, in the background (none for
- * tags, which the catalog trusts until refreshed); none on the read path. Links are re-resolved
+ * <p>Cost: one conditional GET per link in use per pointer TTL, in the background; none on the
+ * read path. Links are re-resolved
  * from their workspace's node, so no workspace is ever listed for it.
  */
 final class LinkWatch implements AutoCloseable {
