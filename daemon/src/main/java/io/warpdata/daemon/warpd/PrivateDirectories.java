@@ -22,15 +22,17 @@ import java.util.Set;
  * <ul>
  *   <li>a cache directory warpd makes is its owner's only (0700);</li>
  *   <li>one that exists is left as it is (it may be a shared disk's folder, or systemd's
- *       {@code CacheDirectory=} with its own mode), but warpd's folders in it are made 0700, and
- *       those an older warpd made readable by others lose the others' bits (group bits stay:
- *       systemd's unit gives a group access on purpose).</li>
+ *       {@code CacheDirectory=} with its own mode, 0750 for the unit's group), but warpd's folders
+ *       in it are made 0700, and those an older warpd made readable by its group or others are
+ *       made 0700 too (the unit's group is also the control socket's users: they reach data
+ *       through warpd, not by reading its cache; audit 20).</li>
  * </ul>
  */
 final class PrivateDirectories {
     private static final Logger LOG = LoggerFactory.getLogger(PrivateDirectories.class);
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rwx------");
-    private static final Set<PosixFilePermission> OTHERS = EnumSet.of(PosixFilePermission.OTHERS_READ,
+    private static final Set<PosixFilePermission> NOT_OWNER = EnumSet.of(PosixFilePermission.GROUP_READ,
+            PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.OTHERS_READ,
             PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_EXECUTE);
 
     /** The cache directory's folder of the catalog's last known state (pointers, manifests). */
@@ -56,7 +58,7 @@ final class PrivateDirectories {
             Path dir = cacheDir.resolve(f);
             if (!make(dir)) {
                 requireOwn(dir, uid);
-                closeToOthers(dir, uid);
+                makeOwnersOnly(dir, uid);
             }
         }
     }
@@ -119,7 +121,7 @@ final class PrivateDirectories {
         }
     }
 
-    private static void closeToOthers(Path dir, long uid) throws IOException {
+    private static void makeOwnersOnly(Path dir, long uid) throws IOException {
         if (Files.isSymbolicLink(dir) || !Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
@@ -128,10 +130,11 @@ final class PrivateDirectories {
             return;
         }
         Set<PosixFilePermission> perms = Files.getPosixFilePermissions(dir, LinkOption.NOFOLLOW_LINKS);
-        if (perms.removeAll(OTHERS)) {
+        String was = PosixFilePermissions.toString(perms);
+        if (perms.removeAll(NOT_OWNER)) {
             Files.setPosixFilePermissions(dir, perms);
-            LOG.info("{} was readable by every user; it holds cached dataset bytes, so others' access is removed"
-                    + " (now {})", dir, PosixFilePermissions.toString(perms));
+            LOG.info("{} was {} (made by an older warpd); it holds cached dataset bytes, so it is now its owner's"
+                    + " only ({})", dir, was, PosixFilePermissions.toString(perms));
         }
     }
 }

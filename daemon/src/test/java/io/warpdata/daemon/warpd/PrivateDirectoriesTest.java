@@ -50,7 +50,7 @@ class PrivateDirectoriesTest {
         PrivateDirectories.prepare(cache, PrivateDirectories.FOLDERS, myUid(tmp));
 
         assertThat(mode(cache)).as("the user's directory").isEqualTo("rwxr-xr-x");
-        assertThat(mode(old)).as("an older warpd's folder: group kept, others removed").isEqualTo("rwxr-x---");
+        assertThat(mode(old)).as("an older warpd's folder: its owner's only, as a new one").isEqualTo("rwx------");
         assertThat(mode(cache.resolve("catalog"))).isEqualTo("rwx------");
         assertThat(mode(mine)).as("not warpd's").isEqualTo("rwxr-xr-x");
     }
