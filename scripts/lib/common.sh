@@ -122,7 +122,10 @@ find_maven() {
 warp_mvn() {
   local extra=()
   read -r -a extra <<< "${WARP_MAVEN_ARGS:-}"
-  (cd "$WARP_HOME" && mvn -B -ntp -Dstyle.color=never "${extra[@]}" "$@")
+  # The commit goes into the jar's version (warpd -V, warpctl status), to tell builds apart.
+  local commit
+  commit="$(git -C "$WARP_HOME" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
+  (cd "$WARP_HOME" && mvn -B -ntp -Dstyle.color=never "-Dwarp.commit=$commit" "${extra[@]}" "$@")
 }
 
 # jar_is_stale: true when the jar is missing or older than a pom.xml or a main source file.

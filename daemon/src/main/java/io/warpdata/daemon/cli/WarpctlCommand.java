@@ -27,7 +27,7 @@ import java.util.Objects;
  * stack traces only with {@code --debug}. With {@code --json} an error is one JSON object on stderr:
  * {@code {"error":{"type":..,"message":..,"next_step":..}}}.
  */
-@Command(name = "warpctl", mixinStandardHelpOptions = true, version = "warpctl 0.1.0",
+@Command(name = "warpctl", mixinStandardHelpOptions = true, versionProvider = io.warpdata.daemon.WarpVersion.Warpctl.class,
         description = "Publish, inspect and manage Warp datasets.",
         subcommandsRepeatable = false)
 public final class WarpctlCommand implements Runnable {

@@ -480,7 +480,7 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
 
     @Override
     public String version() {
-        return Optional.ofNullable(WarpDaemon.class.getPackage().getImplementationVersion()).orElse("0.1.0");
+        return io.warpdata.daemon.WarpVersion.version();
     }
 
     @Override

@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@code warpd}: mounts a store and serves it in the foreground until SIGTERM or SIGINT, then
  * unmounts cleanly (DESIGN.md sections 8 and 9).
  */
-@Command(name = "warpd", mixinStandardHelpOptions = true, version = "warpd 0.1.0", sortOptions = false,
+@Command(name = "warpd", mixinStandardHelpOptions = true, versionProvider = io.warpdata.daemon.WarpVersion.Warpd.class, sortOptions = false,
         description = "Mounts versioned datasets from an S3-compatible store (or a local directory) as a read-only file tree.",
         footer = {"", "Settings come from, in order: options, --config FILE (keys = option names, e.g. cache-size=200GB),",
                 "the environment (WARP_REMOTE, WARP_S3_ENDPOINT, WARP_CACHE_DIR, WARP_CACHE_SIZE_GB, WARP_MODE, WARP_SOCKET,",

@@ -259,5 +259,10 @@ class PublishChecksIT {
         Shell.Result status = store.control("status");
         assertThat(status.out()).as("status names the endpoint warpd reaches the store at").containsPattern(
                 "remote: +s3://\\S+ at http://");
+        // Builds are told apart by their commit (audit 20: two builds both said "0.1.0").
+        java.util.regex.Matcher built = java.util.regex.Pattern.compile("warpd (0\\.1\\.0\\+(?:[0-9a-f]{12}|unknown))")
+                .matcher(status.out());
+        assertThat(built.find()).as(status.out()).isTrue();
+        assertThat(store.warpctl("--version").requireSuccess().out().strip()).isEqualTo("warpctl " + built.group(1));
     }
 }
