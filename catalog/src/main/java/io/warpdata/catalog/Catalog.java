@@ -21,7 +21,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The remote catalog: dataset ids -> versions -> manifests, read from a {@link BlobStore} laid
@@ -48,7 +52,10 @@ public final class Catalog {
     private final BlobStore store;
     private final Manifests manifests;
     private final CatalogCache cache;
+    private static final Logger LOG = LoggerFactory.getLogger(Catalog.class);
     private final RefWriter refs;
+    /** Datasets under names today's rules refuse, logged once each (at most 100). */
+    private final Set<String> refusedNamesLogged = ConcurrentHashMap.newKeySet();
     private final LastKnownGood known;
     private final NotFound notFound = new NotFound(this);
 
@@ -172,11 +179,45 @@ public final class Catalog {
                 try {
                     out.add(new DatasetId(workspace, child.substring(0, child.length() - 1)));
                 } catch (ManifestValidationException notADataset) {
-                    // A stray directory someone created by hand: not ours to show.
+                    // A stray directory someone created by hand: not ours to show; or a dataset
+                    // an older Warp published under a name today's rules refuse.
+                    String name = child.substring(0, child.length() - 1);
+                    if (isRefusedOldName(name) && refusedNamesLogged.size() < 100
+                            && refusedNamesLogged.add(workspace + "/" + name)) {
+                        LOG.warn("the store holds dataset {}/{}, published under a name this Warp refuses ({});"
+                                + " it is not shown. Give it a valid name with the Warp that published it:"
+                                + " warpctl view {}/{} --as {}/NEW-NAME (README, \"Upgrading\")", workspace,
+                                abbreviated(name), notADataset.getMessage(), workspace, abbreviated(name), workspace);
+                    }
                 }
             }
         }
         return out;
+    }
+
+    /**
+     * Folders of a workspace that an older Warp published datasets under and today's rules
+     * refuse (a name starting with '-', or longer than {@link DatasetId#MAX_NAME}): they are not
+     * shown, and a listing of an otherwise empty workspace says so.
+     */
+    public List<String> refusedOldNames(String workspace) {
+        List<String> out = new ArrayList<>();
+        for (String child : cache.list(StoreLayout.workspace(workspace))) {
+            String name = child.endsWith("/") ? child.substring(0, child.length() - 1) : "";
+            if (isRefusedOldName(name)) {
+                out.add(name);
+            }
+        }
+        return out;
+    }
+
+    /** A name the rules before commits 9df35f2 and 3f9deb8 accepted and today's refuse. */
+    private static boolean isRefusedOldName(String name) {
+        return !DatasetId.isPart(name) && name.matches("^[a-z0-9_-]+$");
+    }
+
+    private static String abbreviated(String name) {
+        return name.length() <= 40 ? name : name.substring(0, 32) + "...(" + name.length() + " characters)";
     }
 
     /** Published versions of a dataset, sorted by hash. */

@@ -134,6 +134,15 @@ class CatalogTest {
     }
 
     @Test
+    void datasetsAnOlderWarpNamedAreNotShownButNamedAsSuch() {
+        publisher.putVersion(manifest(MNIST, 1));
+        store.put("datasets/vision/-dash/latest.json", "{}".getBytes());
+        store.put("datasets/vision/Hand Made/latest.json", "{}".getBytes());
+        assertThat(catalog.datasets("vision")).containsExactly(MNIST);
+        assertThat(catalog.refusedOldNames("vision")).as("not the folder made by hand").containsExactly("-dash");
+    }
+
+    @Test
     void unknownVersionListsTheVersionsOfTheDataset() {
         VersionHash v = publisher.putVersion(manifest(MNIST, 1));
         String other = v.hex().startsWith("0") ? "11111111" : "00000000";

@@ -64,6 +64,15 @@ final class ListRemoteCommand implements Callable<Integer> {
                         "Name a workspace like 'vision/' (lowercase letters, digits, '_', '-').");
             }
             List<DatasetId> datasets = remote.catalog().datasets(ws);
+            List<String> refused = datasets.isEmpty() ? remote.catalog().refusedOldNames(ws) : List.of();
+            if (!refused.isEmpty()) {
+                throw new DatasetNotFoundException("Workspace " + ws + "/ of " + remote.store.describe() + " holds "
+                        + refused.size() + " dataset(s) an older Warp published under names this one refuses (starting"
+                        + " with '-', or longer than " + DatasetId.MAX_NAME + " characters: " + String.join(", ",
+                        refused.stream().limit(5).map(n -> n.length() > 40 ? n.substring(0, 32) + "..." : n).toList())
+                        + "), and no other", "Give each a valid name with the Warp release that published it: warpctl"
+                        + " view " + ws + "/OLD --as " + ws + "/NEW (a view copies nothing; README, \"Upgrading\").");
+            }
             if (datasets.isEmpty()) {
                 // A workspace is only its datasets: none means none is published there (or a typo).
                 throw new DatasetNotFoundException("Workspace " + ws + "/", remote.store.describe(),

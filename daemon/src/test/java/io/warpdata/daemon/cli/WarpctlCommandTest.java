@@ -145,6 +145,19 @@ class WarpctlCommandTest {
     }
 
     @Test
+    void aWorkspaceOfDatasetsAnOlderWarpNamedIsNotCalledUnpublished() {
+        // audit 20: an older Warp published odd/-dash and a 195-character name; this one said
+        // "Workspace odd/ is not published ... Existing: odd/".
+        memory.put("datasets/odd/-dash/latest.json", "{}".getBytes(StandardCharsets.UTF_8));
+        memory.put("datasets/odd/" + "n".repeat(195) + "/latest.json", "{}".getBytes(StandardCharsets.UTF_8));
+        memory.put("datasets/odd/Upper/latest.json", "{}".getBytes(StandardCharsets.UTF_8));
+        Run r = warpctl("list-remote", "odd/");
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err()).contains("holds 2 dataset(s) an older Warp published under names this one refuses",
+                "-dash", "nnnnnnnn...", "warpctl view odd/OLD --as odd/NEW").doesNotContain("Upper", "is not published");
+    }
+
+    @Test
     void schemaOfAVersionWithoutTablesIsAnErrorAsHeadAndStreamSayNotAUsageError() throws Exception {
         TestData.tree(tmp.resolve("images"), 3, 100, 200, 1);
         assertThat(warpctl("publish", "vision/raw", "--artifact", "images=images", "--set-latest").code()).isZero();
