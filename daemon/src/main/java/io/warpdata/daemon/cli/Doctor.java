@@ -403,6 +403,9 @@ public final class Doctor {
         return "no blobs published yet, ranged read skipped";
     }
 
+    /** Free inodes under which the cache disk is reported: a file per block, a few thousand blocks. */
+    static final long LOW_INODES = 10_000;
+
     Check cacheDir() {
         Path dir = settings.cacheDir();
         Path existing = dir;
@@ -433,6 +436,14 @@ public final class Doctor {
                         + ByteSize.format(floor) + " (5% of the disk, at least 1 GiB), so warpd would keep nothing"
                         + " there and fetch every read from the store", "free space on that disk, or put the cache on"
                         + " a disk with more than " + ByteSize.format(floor) + " free (--cache-dir)");
+            }
+            Optional<Inodes.Count> inodes = Inodes.of(existing);
+            if (inodes.isPresent() && inodes.get().free() < Math.max(LOW_INODES, inodes.get().total() / 100)) {
+                // A file per cached block: with no inode left, warpd caches nothing (cache_writes_skipped).
+                return new Check("cache dir", Status.WARN, detail + ", but only " + inodes.get().free() + " of "
+                        + inodes.get().total() + " inodes free: warpd keeps a file per cached block, so it would cache"
+                        + " little or nothing there and fetch reads from the store again", "delete files on that disk"
+                        + " (many small ones), or put the cache on another disk (--cache-dir)");
             }
             if (free - floor < settings.cacheSizeBytes()) {
                 return new Check("cache dir", Status.WARN, detail + ": the disk reaches warpd's free-space floor of "

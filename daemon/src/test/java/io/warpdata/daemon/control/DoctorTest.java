@@ -134,6 +134,31 @@ class DoctorTest {
     }
 
     @Test
+    void aCacheDiskOutOfInodesIsWarnedOfThoughItHasBytesFree() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
+                "mounts a tmpfs: root only");
+        Path disk = Files.createDirectories(tmp.resolve("disk"));
+        // 2 GiB of bytes (above the 1 GiB floor), 12,000 inodes.
+        assertThat(new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=2g,nr_inodes=12000", "tmpfs", disk.toString())
+                .inheritIO().start().waitFor()).isZero();
+        try {
+            Doctor d = new Doctor(new Doctor.Settings(Optional.empty(), Optional.empty(), disk.resolve("cache"), 1,
+                    tmp.resolve("none.sock"), false), host(Map.of(), "", "user_allow_other\n"));
+            assertThat(check(d.run(), "cache dir").status()).isEqualTo(Doctor.Status.PASS);
+            for (int i = 0; i < 3000; i++) {
+                Files.writeString(disk.resolve("f" + i), "");
+            }
+            // audit 13: a disk out of inodes was diagnosed by warpd's log and cache_writes_skipped only.
+            Doctor.Check c = check(d.run(), "cache dir");
+            assertThat(c.status()).isEqualTo(Doctor.Status.WARN);
+            assertThat(c.detail()).contains("inodes free", "of 12000", "a file per cached block");
+            assertThat(c.fix()).contains("--cache-dir");
+        } finally {
+            new ProcessBuilder("umount", disk.toString()).inheritIO().start().waitFor();
+        }
+    }
+
+    @Test
     void missingUserAllowOtherIsOnlyAWarningWithoutAllowOther() throws IOException {
         Doctor d = new Doctor(new Doctor.Settings(Optional.empty(), Optional.empty(), tmp, 1, tmp.resolve("none.sock"), false),
                 host(Map.of(), "", "#user_allow_other\n"));
