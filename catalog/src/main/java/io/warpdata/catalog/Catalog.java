@@ -62,7 +62,7 @@ public final class Catalog {
     /**
      * Cache settings.
      *
-     * @param pointerTtl how long a pointer (latest, a branch) or a non-empty listing is trusted
+     * @param pointerTtl how long a pointer (latest, a branch, a tag) or a non-empty listing is trusted
      *        (2 s by default, for short-lived clients: a publish shows up within a couple of
      *        seconds; warpd passes its {@code --pointer-ttl}, 30 s, to keep a fleet's requests low)
      * @param negativeTtl how long "no such pointer" / an empty listing is trusted (1 s)
@@ -182,12 +182,12 @@ public final class Catalog {
                     // A stray directory someone created by hand: not ours to show; or a dataset
                     // an older Warp published under a name today's rules refuse.
                     String name = child.substring(0, child.length() - 1);
+                    // INFO: warpd's log has it; warpctl (which runs this too) prints warnings only.
                     if (isRefusedOldName(name) && refusedNamesLogged.size() < 100
                             && refusedNamesLogged.add(workspace + "/" + name)) {
-                        LOG.warn("the store holds dataset {}/{}, published under a name this Warp refuses ({});"
-                                + " it is not shown. Give it a valid name with the Warp that published it:"
-                                + " warpctl view {}/{} --as {}/NEW-NAME (README, \"Upgrading\")", workspace,
-                                abbreviated(name), notADataset.getMessage(), workspace, abbreviated(name), workspace);
+                        LOG.info("the store's folder {}{}/ is not shown: {} (an older Warp accepted such names);"
+                                + " README, \"Upgrading\", says how to keep what it holds",
+                                StoreLayout.workspace(workspace), name, notADataset.getMessage());
                     }
                 }
             }
@@ -196,15 +196,16 @@ public final class Catalog {
     }
 
     /**
-     * Folders of a workspace that an older Warp published datasets under and today's rules
-     * refuse (a name starting with '-', or longer than {@link DatasetId#MAX_NAME}): they are not
-     * shown, and a listing of an otherwise empty workspace says so.
+     * Datasets of a workspace that an older Warp published under names today's rules refuse (a
+     * name starting with '-', or longer than {@link DatasetId#MAX_NAME}; a folder with
+     * {@code versions/}): they are not shown, and a listing of an otherwise empty workspace says
+     * so. One LIST per such folder: for that listing only.
      */
     public List<String> refusedOldNames(String workspace) {
         List<String> out = new ArrayList<>();
         for (String child : cache.list(StoreLayout.workspace(workspace))) {
             String name = child.endsWith("/") ? child.substring(0, child.length() - 1) : "";
-            if (isRefusedOldName(name)) {
+            if (isRefusedOldName(name) && cache.list(StoreLayout.workspace(workspace) + child).contains("versions/")) {
                 out.add(name);
             }
         }
@@ -216,9 +217,7 @@ public final class Catalog {
         return !DatasetId.isPart(name) && name.matches("^[a-z0-9_-]+$");
     }
 
-    private static String abbreviated(String name) {
-        return name.length() <= 40 ? name : name.substring(0, 32) + "...(" + name.length() + " characters)";
-    }
+
 
     /** Published versions of a dataset, sorted by hash. */
     public List<VersionHash> versions(DatasetId id) {

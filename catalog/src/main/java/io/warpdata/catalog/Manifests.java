@@ -10,6 +10,7 @@ import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.Manifest;
 import io.warpdata.manifest.ManifestCodec;
 import io.warpdata.manifest.ManifestCorruptedException;
+import io.warpdata.manifest.ManifestFormatTooNewException;
 import io.warpdata.manifest.ManifestValidationException;
 import io.warpdata.manifest.VersionHash;
 
@@ -65,7 +66,9 @@ final class Manifests {
                 m = verify(kept.get(), "kept copy of " + store.describe() + "/" + key, id, version);
                 verified.put(key, m);
                 return m;
-            } catch (ManifestCorruptedException | ManifestValidationException damaged) {
+            } catch (ManifestCorruptedException | ManifestValidationException | ManifestFormatTooNewException damaged) {
+                // Kept only once verified, so a number this reader does not know is damage here
+                // (or a newer warpd's copy on a shared cache): read the store's.
                 known.forgetManifest(key);
             }
         }
@@ -89,7 +92,8 @@ final class Manifests {
         try {
             verify(store.get(key, MANIFEST_MAX_BYTES), store.describe() + "/" + key, id, version);
             return false;
-        } catch (ManifestCorruptedException | ManifestValidationException damaged) {
+        } catch (ManifestCorruptedException | ManifestValidationException | ManifestFormatTooNewException damaged) {
+            // The hash covers the format: a newer number under this version's key is damage too.
             store.put(key, ManifestCodec.toJson(manifest));
             verified.invalidate(key);
             known.forgetManifest(key);

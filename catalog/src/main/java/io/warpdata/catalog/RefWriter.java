@@ -88,8 +88,8 @@ final class RefWriter {
         if (now.version().isPresent() && !force && !now.version().equals(version)) {
             throw new RefExistsException("Tag " + id + "@" + tag + " already names version "
                     + now.version().get().shortHex(16) + "; tags never move",
-                    "Use another tag name, or re-tag with --force (mounts keep the old target until"
-                            + " 'warpctl refresh' or a restart).");
+                    "Use another tag name, or re-tag with --force (mounts follow within about two pointer"
+                            + " TTLs; files already open keep reading the old version).");
         }
         return now;
     }

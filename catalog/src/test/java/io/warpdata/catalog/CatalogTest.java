@@ -136,10 +136,11 @@ class CatalogTest {
     @Test
     void datasetsAnOlderWarpNamedAreNotShownButNamedAsSuch() {
         publisher.putVersion(manifest(MNIST, 1));
-        store.put("datasets/vision/-dash/latest.json", "{}".getBytes());
+        store.put("datasets/vision/-dash/versions/" + "a".repeat(64) + ".json", "{}".getBytes());
+        store.put("datasets/vision/-tmp/x", "{}".getBytes());
         store.put("datasets/vision/Hand Made/latest.json", "{}".getBytes());
         assertThat(catalog.datasets("vision")).containsExactly(MNIST);
-        assertThat(catalog.refusedOldNames("vision")).as("not the folder made by hand").containsExactly("-dash");
+        assertThat(catalog.refusedOldNames("vision")).as("not the folders made by hand").containsExactly("-dash");
     }
 
     @Test

@@ -62,8 +62,9 @@ public final class ManifestCodec {
      * <ul>
      * <li>1: every member index is one flat blob;</li>
      * <li>2: an artifact of more than {@link MemberIndex#PART_MEMBERS} members has its index in
-     *     parts (2026-11-29). Versions published in parts before that carry 1 and are read as
-     *     they are (the index says its own layout); they keep their ids.</li>
+     *     parts. Versions published in parts before this number existed (from commit 2d598f7
+     *     on, parts of 8,192 members until d032906) carry 1 and are read as they are (the index
+     *     says its own layout); they keep their ids.</li>
      * </ul>
      * A new layout of anything a manifest names is a new number here.
      */
@@ -120,12 +121,18 @@ public final class ManifestCodec {
      * @param json the stored bytes
      * @param source what to name in errors (e.g. the store key)
      * @return the manifest
+     * @throws ManifestFormatTooNewException if its {@code format_version} is newer than this
+     *         Warp reads (whatever else it holds)
      * @throws ManifestCorruptedException if it does not parse, fails validation (naming the
-     *         field), has an unknown format version, or its {@code version_hash} is not the hash
-     *         of its content
+     *         field), or its {@code version_hash} is not the hash of its content
      */
     public static Manifest fromJson(byte[] json, String source) {
         StrictJson.Obj root = StrictJson.parse(json, source, "manifest object");
+        // The number first: a newer format may have fields, kinds and values this reader calls
+        // damage, and it must say "too new", not "corrupted".
+        if (root.get(FORMAT_VERSION_KEY) != null && root.integer(FORMAT_VERSION_KEY) > FORMAT_VERSION) {
+            throw new ManifestFormatTooNewException(source, root.integer(FORMAT_VERSION_KEY), FORMAT_VERSION);
+        }
         root.allow(ARTIFACTS, BINDINGS, DATASET_ID, DERIVED_FROM, FORMAT_VERSION_KEY, METADATA, STATS, TABLES, VERSION_HASH);
         SortedMap<String, Artifact> artifacts = ArtifactCodec.readAll(root.object(ARTIFACTS));
         List<Binding> bindings = BindingCodec.readAll(root.array(BINDINGS));
@@ -134,9 +141,6 @@ public final class ManifestCodec {
         Optional<Derivation> derivedFrom = root.get(DERIVED_FROM) == null ? Optional.empty()
                 : Optional.of(DerivationCodec.read(root.object(DERIVED_FROM)));
         long format = root.integer(FORMAT_VERSION_KEY);
-        if (format > FORMAT_VERSION) {
-            throw new ManifestFormatTooNewException(source, format, FORMAT_VERSION);
-        }
         if (format < 1) {
             throw root.corrupted(FORMAT_VERSION_KEY, "format version " + format + " (versions start at 1)");
         }

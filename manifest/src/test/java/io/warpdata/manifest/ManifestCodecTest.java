@@ -413,7 +413,7 @@ class ManifestCodecTest {
 
     @Test
     void aVersionPublishedInPartsBeforeFormatTwoIsReadAsStoredAndKeepsItsId() {
-        // Publishers from 2026-11-27 to 2026-11-29 wrote parted indexes under format 1.
+        // Publishers from commit 2d598f7 until format 2 wrote parted indexes under format 1.
         Manifest parted = withMembers(MemberIndex.PART_MEMBERS + 1);
         Manifest legacy = new Manifest(parted.datasetId(), parted.tables(), parted.artifacts(), parted.bindings(),
                 parted.stats(), parted.metadata(), parted.derivedFrom(), 1);
@@ -435,6 +435,13 @@ class ManifestCodecTest {
                 .satisfies(e -> assertThat(((WarpException) e).type()).isEqualTo("FormatTooNew"))
                 .satisfies(e -> assertThat(((WarpException) e).nextStep()).contains("Upgrade Warp")
                         .doesNotContain("tamper"));
+        // A newer format may well hold fields and kinds this one does not know: still too new.
+        assertThatThrownBy(() -> ManifestCodec.fromJson(edit(t -> {
+            put(t, "format_version", 3L);
+            put(t, "lineage", "new in format 3");
+            put(obj(t, "artifacts.images"), "kind", "zip_shards");
+            return t;
+        }), SOURCE)).isInstanceOf(ManifestFormatTooNewException.class);
     }
 
     private static Manifest withMembers(long members) {

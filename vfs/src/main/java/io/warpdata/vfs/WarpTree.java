@@ -19,7 +19,7 @@ import java.util.concurrent.Executor;
  * <pre>
  * /                                   workspaces
  * /ws/name            -> name@HASH    latest (the catalog re-reads the pointer after its TTL)
- * /ws/name@TAG        -> name@HASH    a tag (never moves) or a branch (re-read like latest)
+ * /ws/name@TAG        -> name@HASH    a tag or a branch (re-read like latest: tag --force moves a tag)
  * /ws/name@HASH/                      a version; any unique prefix of >= 8 hex resolves
  *     table/shard.parquet             table shards
  *     artifact/member/path            artifact members and their directories

@@ -70,8 +70,8 @@ final class ListRemoteCommand implements Callable<Integer> {
                         + refused.size() + " dataset(s) an older Warp published under names this one refuses (starting"
                         + " with '-', or longer than " + DatasetId.MAX_NAME + " characters: " + String.join(", ",
                         refused.stream().limit(5).map(n -> n.length() > 40 ? n.substring(0, 32) + "..." : n).toList())
-                        + "), and no other", "Give each a valid name with the Warp release that published it: warpctl"
-                        + " view " + ws + "/OLD --as " + ws + "/NEW (a view copies nothing; README, \"Upgrading\").");
+                        + "), and no other", "Read them with the Warp release that published them and publish them"
+                        + " again under valid names (README, \"Upgrading\").");
             }
             if (datasets.isEmpty()) {
                 // A workspace is only its datasets: none means none is published there (or a typo).
@@ -107,12 +107,25 @@ final class ListRemoteCommand implements Callable<Integer> {
         }
         RefNames names = RefNames.of(catalog, id);
         List<VersionRow> rows = new ArrayList<>();
-        List<Manifest> manifests = inParallel(versions, v -> catalog.manifest(id, v));
+        // A version a newer Warp published is listed, not fatal: the others stay readable here.
+        List<Optional<Manifest>> manifests = inParallel(versions, v -> {
+            try {
+                return Optional.of(catalog.manifest(id, v));
+            } catch (io.warpdata.manifest.ManifestFormatTooNewException tooNew) {
+                return Optional.<Manifest>empty();
+            }
+        });
+        int tooNew = 0;
         for (int i = 0; i < versions.size(); i++) {
             VersionHash v = versions.get(i);
-            Manifest m = manifests.get(i);
-            rows.add(new VersionRow(v.hex(), m.metadata().get(CREATED_AT), names.of(v),
-                    m.derivedFrom().map(d -> d.parent() + "@" + d.parentVersion().hex()).orElse(null)));
+            Optional<Manifest> m = manifests.get(i);
+            tooNew += m.isEmpty() ? 1 : 0;
+            rows.add(new VersionRow(v.hex(), m.map(x -> x.metadata().get(CREATED_AT)).orElse(null), names.of(v),
+                    m.flatMap(Manifest::derivedFrom).map(d -> d.parent() + "@" + d.parentVersion().hex()).orElse(null)));
+        }
+        if (tooNew > 0) {
+            root.context.err().println("warpctl: " + tooNew + " version(s) of " + id + " were published by a newer Warp"
+                    + " (CREATED ?): upgrade Warp to read them (README, \"Upgrading\")");
         }
         rows.sort(Comparator.comparing((VersionRow r) -> String.valueOf(r.createdAt())).reversed());
         if (root.json) {

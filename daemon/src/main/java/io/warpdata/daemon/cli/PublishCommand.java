@@ -162,16 +162,19 @@ final class PublishCommand implements Callable<Integer> {
                 return Optional.empty();
             }
             String wantedEndpoint = root.endpoint != null ? root.endpoint : ctx.env().get("WARP_S3_ENDPOINT");
-            if (wantedEndpoint != null && !wantedEndpoint.isBlank()
-                    && (status.endpoint() == null || !sameRemote(wantedEndpoint, status.endpoint()))) {
-                // Another server holding a bucket of the same name is another store.
-                ctx.err().println("warpctl: warpd at " + sock + " serves " + served + (status.endpoint() == null ? ""
-                        : " at " + status.endpoint()) + "; publishing directly to " + wantedEndpoint
+            // Another S3 server holding a bucket of the same name is another store. Compared only
+            // for an S3 store this command names, and a warpd that says where it goes ("" for
+            // AWS's own; null from a warpd too old to say, taken as before: the same store).
+            if (wanted != null && !wanted.isBlank() && served.regionMatches(true, 0, "s3://", 0, 5)
+                    && wantedEndpoint != null && !wantedEndpoint.isBlank() && status.endpoint() != null
+                    && !sameEndpoint(wantedEndpoint, status.endpoint())) {
+                ctx.err().println("warpctl: warpd at " + sock + " serves " + served + " at " + (status.endpoint().isEmpty()
+                        ? "AWS's own endpoint" : status.endpoint()) + "; publishing directly to " + wantedEndpoint
                         + " as --endpoint (or WARP_S3_ENDPOINT) says");
                 return Optional.empty();
             }
             ctx.err().println("warpctl: publishing through warpd at " + sock + " (" + served
-                    + (status.endpoint() == null ? "" : " at " + status.endpoint()) + ")");
+                    + (status.endpoint() == null || status.endpoint().isEmpty() ? "" : " at " + status.endpoint()) + ")");
             // Ctrl-C: tell warpd (closing our side cancels the publish there) and wait for its last
             // word, so that the user learns whether it stopped in time or had already moved the
             // pointers (warpd checks before each blob, the manifest and the pointers).
@@ -213,16 +216,32 @@ final class PublishCommand implements Callable<Integer> {
         }
     }
 
-    /** Whether two store URIs or endpoint URLs name the same place (trailing slashes and case of scheme and host aside). */
     private static boolean sameRemote(String a, String b) {
-        return strip(a).equalsIgnoreCase(strip(b)) && pathOf(a).equals(pathOf(b));
+        return strip(a).equals(strip(b));
     }
 
-    private static String pathOf(String uri) {
-        String u = strip(uri);
-        int scheme = u.indexOf("://");
-        int slash = scheme < 0 ? -1 : u.indexOf('/', scheme + 3);
-        return slash < 0 ? "" : u.substring(slash);
+    /**
+     * Whether two endpoint URLs name one server: scheme and host in any case, a default port
+     * written or not, trailing slashes aside ({@code localhost} and {@code 127.0.0.1} differ:
+     * they are told apart, not resolved).
+     */
+    static boolean sameEndpoint(String a, String b) {
+        if (a.isBlank() != b.isBlank()) {
+            return false;
+        }
+        return normalEndpoint(a).equals(normalEndpoint(b));
+    }
+
+    private static String normalEndpoint(String url) {
+        try {
+            java.net.URI u = new java.net.URI(strip(url));
+            String scheme = u.getScheme() == null ? "" : u.getScheme().toLowerCase(java.util.Locale.ROOT);
+            int port = u.getPort() == -1 ? ("https".equals(scheme) ? 443 : "http".equals(scheme) ? 80 : -1) : u.getPort();
+            String host = u.getHost() == null ? String.valueOf(u.getAuthority()) : u.getHost().toLowerCase(java.util.Locale.ROOT);
+            return scheme + "://" + host + ":" + port + (u.getRawPath() == null ? "" : u.getRawPath());
+        } catch (java.net.URISyntaxException e) {
+            return strip(url);
+        }
     }
 
     private static String strip(String uri) {

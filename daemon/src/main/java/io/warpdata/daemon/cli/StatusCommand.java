@@ -43,7 +43,7 @@ public final class StatusCommand implements Callable<Integer> {
         }
         out.printf("warpd %s, up %s%n", s.version(), uptime(s.uptimeSeconds()));
         out.printf("  mount:      %s%n", s.mount());
-        out.printf("  remote:     %s%s%n", s.remote(), s.endpoint() == null ? "" : " at " + s.endpoint());
+        out.printf("  remote:     %s%s%n", s.remote(), s.endpoint() == null || s.endpoint().isEmpty() ? "" : " at " + s.endpoint());
         out.printf("  mode:       %s%n", s.mode());
         out.printf("  open files: %s%s%n", s.openFiles() == null ? "n/a" : s.openFiles(),
                 s.openDirectories() != null ? " (and " + s.openDirectories() + " directories)" : "");

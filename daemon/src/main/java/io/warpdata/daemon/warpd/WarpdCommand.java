@@ -59,7 +59,7 @@ public final class WarpdCommand implements Callable<Integer> {
     String mode;
 
     @Option(names = "--pointer-ttl", paramLabel = "DURATION", converter = DurationText.class,
-            description = "How long latest and branch pointers are trusted before a (conditional) re-read, e.g. 30s, 2m (WARP_POINTER_TTL, default 30s).")
+            description = "How long latest, branch and tag pointers are trusted before a (conditional) re-read, e.g. 30s, 2m (WARP_POINTER_TTL, default 30s).")
     String pointerTtl;
 
     @Option(names = "--metrics-listen", paramLabel = "[HOST:]PORT",

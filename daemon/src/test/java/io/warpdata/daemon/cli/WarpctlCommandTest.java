@@ -145,16 +145,34 @@ class WarpctlCommandTest {
     }
 
     @Test
+    void aVersionANewerWarpPublishedIsListedNotFatal() throws Exception {
+        TestData.parquet(tmp.resolve("a/part-0.parquet"), 100, 100);
+        String v1 = new ObjectMapper().readTree(warpctl("publish", "vision/pets", "--table", "main=a/*.parquet",
+                "--set-latest", "--json").out()).path("version").asText();
+        String key = "datasets/vision/pets/versions/" + v1 + ".json";
+        byte[] newer = new String(memory.get(key, 1 << 20), StandardCharsets.UTF_8)
+                .replace("\"format_version\":1", "\"format_version\":3").getBytes(StandardCharsets.UTF_8);
+        memory.put("datasets/vision/pets/versions/" + "a".repeat(64) + ".json", newer);
+        Run r = warpctl("list-remote", "vision/pets");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains(v1.substring(0, 12), "aaaaaaaaaaaa");
+        assertThat(r.err()).contains("1 version(s) of vision/pets were published by a newer Warp", "upgrade Warp");
+    }
+
+    @Test
     void aWorkspaceOfDatasetsAnOlderWarpNamedIsNotCalledUnpublished() {
         // audit 20: an older Warp published odd/-dash and a 195-character name; this one said
         // "Workspace odd/ is not published ... Existing: odd/".
-        memory.put("datasets/odd/-dash/latest.json", "{}".getBytes(StandardCharsets.UTF_8));
-        memory.put("datasets/odd/" + "n".repeat(195) + "/latest.json", "{}".getBytes(StandardCharsets.UTF_8));
-        memory.put("datasets/odd/Upper/latest.json", "{}".getBytes(StandardCharsets.UTF_8));
+        memory.put("datasets/odd/-dash/versions/" + "a".repeat(64) + ".json", "{}".getBytes(StandardCharsets.UTF_8));
+        memory.put("datasets/odd/" + "n".repeat(195) + "/versions/" + "b".repeat(64) + ".json",
+                "{}".getBytes(StandardCharsets.UTF_8));
+        memory.put("datasets/odd/Upper/versions/" + "c".repeat(64) + ".json", "{}".getBytes(StandardCharsets.UTF_8));
+        memory.put("datasets/odd/-tmp/notes.txt", "made by hand".getBytes(StandardCharsets.UTF_8));
         Run r = warpctl("list-remote", "odd/");
         assertThat(r.code()).isEqualTo(1);
         assertThat(r.err()).contains("holds 2 dataset(s) an older Warp published under names this one refuses",
-                "-dash", "nnnnnnnn...", "warpctl view odd/OLD --as odd/NEW").doesNotContain("Upper", "is not published");
+                "-dash", "nnnnnnnn...", "publish them again under valid names")
+                .doesNotContain("Upper", "-tmp", "is not published");
     }
 
     @Test

@@ -100,6 +100,11 @@ public final class ViewPublisher {
             Objects.requireNonNull(as, "as");
             Objects.requireNonNull(branch, "branch");
             Objects.requireNonNull(tag, "tag");
+            if (branch.isPresent() && branch.equals(tag)) {
+                throw new io.warpdata.catalog.RefExistsException(as + "@" + tag.get() + " cannot be both the view's"
+                        + " branch and its tag (tags and branches share one namespace)",
+                        "Give the tag or the branch another name.");
+            }
         }
 
         /** Named by nothing but latest being asked for: the plain {@code --as WS/NAME} form. */

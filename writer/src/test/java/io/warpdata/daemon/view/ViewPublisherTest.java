@@ -130,6 +130,10 @@ class ViewPublisherTest {
                 Optional.empty(), Optional.empty(), 0), new ViewPublisher.Target(DatasetId.parse("t/cats"), false,
                 Optional.empty(), Optional.of("v1")));
         assertThat(again.version()).isEqualTo(cats.version());
+
+        assertThatThrownBy(() -> new ViewPublisher.Target(DatasetId.parse("t/cats"), false, Optional.of("x"),
+                Optional.of("x"))).isInstanceOf(io.warpdata.catalog.RefExistsException.class)
+                .hasMessageContaining("cannot be both the view's branch and its tag");
     }
 
     @Test

@@ -15,8 +15,8 @@ public final class StatusCall {
      * @param recentErrors    the last few errors logged, newest last, one line each
      * @param store           whether the store answers; null if the daemon does not know
      * @param passthrough     FUSE passthrough's state; null from a warpd that does not report it
-     * @param endpoint        the S3-compatible endpoint warpd reaches the store at; null for AWS's
-     *                        own, or from a warpd that does not report it
+     * @param endpoint        the S3-compatible endpoint warpd reaches the store at; "" for AWS's
+     *                        own; null from a warpd that does not report it
      */
     public record Reply(@JsonProperty(required = true) String version,
                         @JsonProperty(required = true) String mount,

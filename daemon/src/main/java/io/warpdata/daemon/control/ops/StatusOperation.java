@@ -31,7 +31,7 @@ public final class StatusOperation extends TypedOperation<Empty, StatusCall.Repl
                 boxed(daemon.openFiles()), boxed(daemon.openDirectories()), daemon.recentErrors(),
                 daemon.storeStatus().orElse(null), daemon.mirrors(),
                 new StatusCall.Asker(peer.uid(), peer.userName(), policy.privileged(peer)),
-                daemon.passthrough().orElse(null), daemon.endpoint().orElse(null));
+                daemon.passthrough().orElse(null), daemon.endpoint().orElse(""));
     }
 
     private static Long boxed(OptionalLong n) {
