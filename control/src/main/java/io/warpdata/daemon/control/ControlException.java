@@ -28,6 +28,8 @@ public final class ControlException extends WarpException {
     public static final String UNSUPPORTED = "Unsupported";
     /** Too many clients or requests at once. */
     public static final String BUSY = "Busy";
+    /** A publish holds more files than warpd's heap can pack; warpctl then publishes in its own process. */
+    public static final String PUBLISH_TOO_LARGE = "PublishTooLarge";
     /** Anything unexpected inside the daemon. */
     public static final String INTERNAL = "InternalError";
 

@@ -200,6 +200,20 @@ final class PublishCommand implements Callable<Integer> {
                 }
                 return Optional.of(reply);
             } catch (io.warpdata.manifest.WarpException e) {
+                if (io.warpdata.daemon.control.ControlException.PUBLISH_TOO_LARGE.equals(e.type())) {
+                    // Nothing was read or written: publish here instead, with this process's heap.
+                    ctx.err().println("warpctl: " + e.getMessage() + "; publishing in this process instead (as --no-daemon;"
+                            + " it needs the store's credentials)");
+                    // To warpd's store, as the user asked (no store named: the one warpd serves).
+                    if (wanted == null || wanted.isBlank()) {
+                        root.remote = served;
+                        if (root.endpoint == null && status.endpoint() != null && !status.endpoint().isEmpty()
+                                && (wantedEndpoint == null || wantedEndpoint.isBlank())) {
+                            root.endpoint = status.endpoint();
+                        }
+                    }
+                    return Optional.empty();
+                }
                 if (interrupted.get() && "Cancelled".equals(e.type())) {
                     ctx.err().println("warpctl: publish cancelled: no pointer moved, latest is unchanged (blobs already"
                             + " uploaded stay; publishing again reuses them)");

@@ -1,0 +1,46 @@
+package io.warpdata.daemon.control.ops;
+
+import io.warpdata.daemon.control.ControlException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** warpd refuses, before reading anything, a publish more files than its heap can pack (audit 18). */
+class PublishHeapTest {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void moreFilesThanAQuarterOfTheHeapPacksAreRefusedForWarpctlToPublishItself() throws Exception {
+        Path a = Files.createDirectories(tmp.resolve("a/class0"));
+        Path b = Files.createDirectories(tmp.resolve("b"));
+        for (int i = 0; i < 6_000; i++) {
+            Files.createFile(a.resolve("f" + i));
+            if (i < 4_000) {
+                Files.createFile(b.resolve("g" + i));
+            }
+        }
+        Files.write(tmp.resolve("shard.tar"), new byte[1024]);
+        // 1 MiB of heap: the floor of 10,000 files; 10,000 in two folders of one artifact pass.
+        Map<String, List<String>> tenThousand = Map.of("x", List.of(tmp.resolve("a").toString(), b.toString(),
+                tmp.resolve("shard.tar").toString()));
+        assertThatCode(() -> PublishOperation.requireRoomInHeap(tenThousand, 1 << 20)).doesNotThrowAnyException();
+
+        Files.createFile(b.resolve("one-more"));
+        assertThatThrownBy(() -> PublishOperation.requireRoomInHeap(tenThousand, 1 << 20))
+                .isInstanceOf(ControlException.class)
+                .satisfies(e -> assertThat(((ControlException) e).type()).isEqualTo(ControlException.PUBLISH_TOO_LARGE))
+                .hasMessageContaining("more than 10000 files")
+                .satisfies(e -> assertThat(((ControlException) e).nextStep()).contains("--no-daemon", "WARP_HEAP"));
+        assertThatCode(() -> PublishOperation.requireRoomInHeap(tenThousand, 64L << 20))
+                .as("a 64 MiB heap packs 16,384").doesNotThrowAnyException();
+    }
+}
