@@ -108,7 +108,10 @@ class Dataset:
         tables = self._info.get("tables", {})
         if name not in tables:
             raise TableNotFoundError("%s has no table '%s'" % (self.pinned[:len(self.name) + 13], name),
-                                     "pick one of its tables: %s" % (", ".join(tables) or "(none: it has only artifacts)"))
+                                     "pick one of its tables: %s" % ", ".join(tables) if tables else
+                                     "it has only artifacts: read their files under ds.root (the mount), e.g. with"
+                                     " torchvision's ImageFolder ('warpctl init' writes a loader), or publish a table"
+                                     " of member paths bound to the artifact (docs/views.md)")
         return Table(self, name, tables[name])
 
     def warm(self, tables=None, max_bytes=None, artifacts=None, progress=None):

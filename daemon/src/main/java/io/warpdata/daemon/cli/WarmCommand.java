@@ -105,9 +105,11 @@ public final class WarmCommand implements Callable<Integer> {
         if (json) {
             DaemonCalls.printJson(out, result);
         } else {
-            out.printf("warmed %s@%s: %s in cache (%s fetched now) in %.1f s%s%n",
+            // Not "in cache" when it does not fit: what was warmed first was evicted again (audit 18).
+            out.printf("warmed %s@%s: %s %s (%s fetched now) in %.1f s%s%n",
                     result.dataset(), result.version().substring(0, Math.min(12, result.version().length())),
-                    ByteSize.format(result.bytesDone()), ByteSize.format(result.bytesFetched()),
+                    ByteSize.format(result.bytesDone()), notAllCached ? "read through the cache, not all kept"
+                            : "in cache", ByteSize.format(result.bytesFetched()),
                     result.seconds(), result.truncated() ? " (stopped at --max-bytes)" : "");
             out.flush();
         }

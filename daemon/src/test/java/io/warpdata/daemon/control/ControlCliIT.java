@@ -137,7 +137,7 @@ class ControlCliIT {
                 world.operations(policy), policy, new PeerResolver(EtcUserDatabase.system()));
         ControlWorld.Result r = warpctl("warm", "ws/name");
         assertThat(r.exit()).as(r.out() + r.err()).isEqualTo(4);
-        assertThat(r.out()).contains("warmed ws/name@");
+        assertThat(r.out()).contains("warmed ws/name@", "read through the cache, not all kept").doesNotContain(" in cache (");
         assertThat(r.err()).contains("does not all fit in warpd's cache", "--cache-size");
 
         ControlWorld.Result fits = warpctl("warm", "ws/name", "--tables", "main");

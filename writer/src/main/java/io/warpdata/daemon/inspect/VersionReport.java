@@ -72,9 +72,12 @@ public final class VersionReport {
             sb.append('\n').append(t.render(true));
         }
         if (!manifest.artifacts().isEmpty()) {
-            TextTable t = new TextTable(List.of("ARTIFACT", "KIND", "MEMBERS", "BYTES", "SHARDS"));
+            // Members' bytes and the shards' (tar headers and padding: 512-1,535 bytes a member more;
+            // audit 18 read 2.8 GB here against 3.7 GB in the totals).
+            TextTable t = new TextTable(List.of("ARTIFACT", "KIND", "MEMBERS", "MEMBER BYTES", "SHARDS", "SHARD BYTES"));
             manifest.artifacts().forEach((name, a) -> t.add(List.of(name, a.kind().json(),
-                    Long.toString(a.memberCount()), ByteSize.format(a.memberBytes()), Integer.toString(a.shards().size()))));
+                    Long.toString(a.memberCount()), ByteSize.format(a.memberBytes()), Integer.toString(a.shards().size()),
+                    ByteSize.format(a.shards().stream().mapToLong(BlobRef::size).sum()))));
             sb.append('\n').append(t.render(true));
         }
         if (!manifest.bindings().isEmpty()) {
@@ -102,7 +105,8 @@ public final class VersionReport {
         manifest.artifacts().forEach((name, a) -> {
             sb.append("\nartifact ").append(name).append(": ").append(a.kind().json()).append(", ")
                     .append(a.memberCount()).append(" members, ").append(ByteSize.format(a.memberBytes()))
-                    .append(" in ").append(a.shards().size()).append(" shard(s)\n");
+                    .append(" in ").append(a.shards().size()).append(" shard(s) of ")
+                    .append(ByteSize.format(a.shards().stream().mapToLong(BlobRef::size).sum())).append('\n');
             a.facts().forEach((k, v) -> sb.append("  ").append(k).append(": ").append(v).append('\n'));
             TextTable shards = new TextTable(List.of("SHARD", "BYTES", "BLOB"));
             for (int i = 0; i < a.shards().size(); i++) {

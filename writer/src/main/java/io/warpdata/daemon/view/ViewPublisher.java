@@ -163,7 +163,9 @@ public final class ViewPublisher {
         Table table = pm.tables().get(query.table());
         if (table == null) {
             throw new ViewException(parent.id() + "@" + parent.version().shortHex(12) + " has no table '" + query.table()
-                    + "'", pm.tables().isEmpty() ? "It has no tables: a view selects rows of a table."
+                    + "'", pm.tables().isEmpty() ? "It has no tables: a view selects rows of a table. For a folder-only dataset, publish a table"
+                    + " of its member paths (one row per file: path, label, ...; e.g. written with DuckDB) bound to the"
+                    + " artifact (--table main=paths.parquet --bind main.path=ARTIFACT:image) and view that; docs/views.md."
                     : "Pass --table with one of: " + String.join(", ", pm.tables().keySet()) + ".");
         }
         if (target.as().equals(parent.id()) && target.namesNothingExplicitly()) {

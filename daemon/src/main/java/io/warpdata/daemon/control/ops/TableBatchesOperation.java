@@ -94,7 +94,9 @@ public final class TableBatchesOperation
     public static final class TableNotFoundException extends WarpException {
         public TableNotFoundException(String version, String table, String tables) {
             super(version + " has no table '" + table + "'",
-                    "Pick one of its tables: " + (tables.isEmpty() ? "(none: it has only artifacts)" : tables) + ".");
+                    tables.isEmpty() ? "It has only artifacts: read their files through the mount (Dataset.root,"
+                            + " e.g. torchvision's ImageFolder; 'warpctl init' writes a loader), or publish a table of"
+                            + " member paths bound to the artifact (docs/views.md)." : "Pick one of its tables: " + tables + ".");
         }
 
         @Override
