@@ -39,6 +39,12 @@ final class TerminalProgress implements PublishProgress {
     }
 
     @Override
+    public synchronized void note(String text) {
+        finish();
+        err.println(text);
+    }
+
+    @Override
     public synchronized void finish() {
         if (bar != null) {
             bar.close();

@@ -21,6 +21,10 @@ public interface PublishProgress {
     default void finish() {
     }
 
+    /** A line to show between phases (what a long step without a byte count is doing). */
+    default void note(String text) {
+    }
+
     /**
      * Called before each blob is uploaded and before each step that cannot be taken back
      * ({@code next}: writing the manifest, moving the pointers); throws to stop the publish there

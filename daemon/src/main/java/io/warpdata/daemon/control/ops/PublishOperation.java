@@ -98,6 +98,8 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
      * paths, with room for longer ones).
      */
     static final long HEAP_PER_FILE = 1024;
+    /** How often a publish through warpd tells its client how far a phase is. */
+    static final java.time.Duration PROGRESS_EVERY = java.time.Duration.ofSeconds(5);
 
     /**
      * Refuses, before anything is read or written, a publish whose artifact folders hold more
@@ -176,9 +178,35 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
         ctx.cancellation().throwIfCancelled("publish of " + req.dataset());
         beforePublish.run();
         PublishProgress progress = new PublishProgress() {
+            // A line every PROGRESS_EVERY within a phase, so a 3-minute pack or upload is not silent.
+            private volatile String task = "";
+            private volatile long total;
+            private final java.util.concurrent.atomic.AtomicLong done = new java.util.concurrent.atomic.AtomicLong();
+            private final java.util.concurrent.atomic.AtomicLong nextLine = new java.util.concurrent.atomic.AtomicLong();
+
             @Override
             public void start(String task, long totalBytes) {
+                this.task = task;
+                this.total = totalBytes;
+                done.set(0);
+                nextLine.set(System.nanoTime() + PROGRESS_EVERY.toNanos());
                 events.send(new PublishCall.Progress(task + " (" + totalBytes + " bytes)"));
+            }
+
+            @Override
+            public void advance(long bytes) {
+                long d = done.addAndGet(bytes);
+                long now = System.nanoTime();
+                long next = nextLine.get();
+                if (now - next >= 0 && nextLine.compareAndSet(next, now + PROGRESS_EVERY.toNanos())) {
+                    events.send(new PublishCall.Progress(task + ": " + io.warpdata.daemon.ByteSize.format(d) + " of "
+                            + io.warpdata.daemon.ByteSize.format(total)));
+                }
+            }
+
+            @Override
+            public void note(String text) {
+                events.send(new PublishCall.Progress(text));
             }
 
             @Override
