@@ -213,6 +213,11 @@ public final class Doctor {
         long free = c.freeBytes();
         long floor = c.freeFloorBytes();
         detail += ", " + ByteSize.format(free) + " free on its disk";
+        Optional<Check> inodes = fewInodes(name, Path.of(dir), detail);
+        if (inodes.isPresent()) {
+            // With warpd running too (audit 21: only the check without warpd looked at inodes).
+            return inodes.get();
+        }
         if (free < floor) {
             return new Check(name, Status.WARN, detail + ", under the free-space floor of " + ByteSize.format(floor)
                     + ": warpd is not caching new blocks", "free space on that disk, or give warpd a --cache-dir on a larger"
@@ -406,6 +411,22 @@ public final class Doctor {
     /** Free inodes under which the cache disk is reported: a file per block, a few thousand blocks. */
     static final long LOW_INODES = 10_000;
 
+    /**
+     * A warning when the disk holding {@code dir} has fewer than max({@link #LOW_INODES}, 1%)
+     * inodes free: warpd keeps a file per cached block, so with none left it caches nothing
+     * ({@code cache_writes_skipped}) though bytes are free.
+     */
+    private static Optional<Check> fewInodes(String name, Path dir, String detail) {
+        Optional<Inodes.Count> inodes = Inodes.of(dir);
+        if (inodes.isEmpty() || inodes.get().free() >= Math.max(LOW_INODES, inodes.get().total() / 100)) {
+            return Optional.empty();
+        }
+        return Optional.of(new Check(name, Status.WARN, detail + ", but only " + inodes.get().free() + " of "
+                + inodes.get().total() + " inodes free: warpd keeps a file per cached block, so it caches little or"
+                + " nothing there and fetches reads from the store again", "delete files on that disk (many small"
+                + " ones), or put the cache on another disk (--cache-dir)"));
+    }
+
     Check cacheDir() {
         Path dir = settings.cacheDir();
         Path existing = dir;
@@ -437,13 +458,9 @@ public final class Doctor {
                         + " there and fetch every read from the store", "free space on that disk, or put the cache on"
                         + " a disk with more than " + ByteSize.format(floor) + " free (--cache-dir)");
             }
-            Optional<Inodes.Count> inodes = Inodes.of(existing);
-            if (inodes.isPresent() && inodes.get().free() < Math.max(LOW_INODES, inodes.get().total() / 100)) {
-                // A file per cached block: with no inode left, warpd caches nothing (cache_writes_skipped).
-                return new Check("cache dir", Status.WARN, detail + ", but only " + inodes.get().free() + " of "
-                        + inodes.get().total() + " inodes free: warpd keeps a file per cached block, so it would cache"
-                        + " little or nothing there and fetch reads from the store again", "delete files on that disk"
-                        + " (many small ones), or put the cache on another disk (--cache-dir)");
+            Optional<Check> inodes = fewInodes("cache dir", existing, detail);
+            if (inodes.isPresent()) {
+                return inodes.get();
             }
             if (free - floor < settings.cacheSizeBytes()) {
                 return new Check("cache dir", Status.WARN, detail + ": the disk reaches warpd's free-space floor of "

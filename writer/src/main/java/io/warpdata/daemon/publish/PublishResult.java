@@ -6,7 +6,10 @@ import io.warpdata.daemon.ByteSize;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.VersionHash;
 
-/** What a publish did. */
+/**
+ * What a publish did. {@code latestSet}: latest names the version after it (moved by it with
+ * --set-latest, or already naming it).
+ */
 public record PublishResult(DatasetId dataset,
                             VersionHash version,
                             int tables,

@@ -133,7 +133,22 @@ public final class Publisher {
                     tables.values().stream().mapToInt(t -> t.files().size()).sum(),
                     manifest.stats().totalRows(), artifacts.size(), manifest.stats().totalMembers(),
                     upload.uploaded(), upload.skipped(), upload.bytesUploaded(), upload.bytesSkipped(),
-                    manifestWritten, request.setLatest(), moved, notes);
+                    manifestWritten, request.setLatest() || latestNames(request, version), moved, notes);
+        }
+    }
+
+    /**
+     * Whether latest already names {@code version} though this publish did not move it (the same
+     * input published again without --set-latest): then there is nothing to point it at (audit 21).
+     */
+    private boolean latestNames(PublishRequest request, VersionHash version) {
+        if (request.branch().isPresent()) {
+            return false;
+        }
+        try {
+            return catalog.latest(request.dataset()).filter(version::equals).isPresent();
+        } catch (io.warpdata.store.StoreException e) {
+            return false;
         }
     }
 

@@ -173,6 +173,13 @@ class PublisherTest {
         assertThat(second.manifestWritten()).isFalse();
         // latest already points at this version: not even the pointer is rewritten.
         assertThat(store.puts.get()).isEqualTo(puts);
+
+        // Again without --set-latest: latest already names it, so no advice to point it there (audit 21).
+        PublishRequest noLatest = new PublishRequest(ID, req.tables(), req.artifacts(), req.bindings(), false,
+                req.shardSize(), tmp);
+        PublishResult third = publisher(store).publish(noLatest);
+        assertThat(third.version()).isEqualTo(first.version());
+        assertThat(third.summary()).doesNotContain("not moved");
     }
 
     @Test

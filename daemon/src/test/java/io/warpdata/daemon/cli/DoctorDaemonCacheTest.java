@@ -1,0 +1,46 @@
+package io.warpdata.daemon.cli;
+
+import io.warpdata.daemon.control.protocol.CacheCalls;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** doctor's "warpd's cache" line, from what a running warpd reports of its cache. */
+class DoctorDaemonCacheTest {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void aRunningWarpdsCacheDiskOutOfInodesIsWarnedOf() throws Exception {
+        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")), "mounts a tmpfs: root only");
+        Path disk = Files.createDirectories(tmp.resolve("disk"));
+        assertThat(new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=2g,nr_inodes=12000", "tmpfs", disk.toString())
+                .inheritIO().start().waitFor()).isZero();
+        try {
+            Doctor d = new Doctor(new Doctor.Settings(Optional.empty(), Optional.empty(), tmp.resolve("c"), 1,
+                    tmp.resolve("none.sock"), false), null);
+            long free = Files.getFileStore(disk).getUsableSpace();
+            CacheCalls.Stats stats = new CacheCalls.Stats("auto", disk.toString(), 0, 1 << 20, 1L << 30, free, 0, 0, 0,
+                    Map.of(), List.of(), List.of());
+            Doctor.Daemon warpd = new Doctor.Daemon(null, stats, null);
+            assertThat(d.daemonCacheDir(warpd).status()).isEqualTo(Doctor.Status.PASS);
+            for (int i = 0; i < 3000; i++) {
+                Files.writeString(disk.resolve("f" + i), "");
+            }
+            // audit 21: the check without warpd looked at inodes, the one with warpd running did not.
+            Doctor.Check c = d.daemonCacheDir(warpd);
+            assertThat(c.status()).isEqualTo(Doctor.Status.WARN);
+            assertThat(c.detail()).contains("inodes free", "of 12000", "a file per cached block");
+        } finally {
+            new ProcessBuilder("umount", disk.toString()).inheritIO().start().waitFor();
+        }
+    }
+}
