@@ -88,6 +88,18 @@ class WarmOperationTest {
     }
 
     @Test
+    void shardsPastTheLastAreRefusedSayingHowManyThereAre() {
+        // main has 3 shards (audit 22: 0:100 of 10 warmed all ten and said nothing).
+        for (String range : List.of("0:4", "3:", "5:9")) {
+            assertThatThrownBy(() -> run("{\"dataset\":\"ws/name\",\"tables\":[\"main\"],\"shards\":\"" + range + "\"}"))
+                    .as(range).isInstanceOfSatisfying(ControlException.class, e -> {
+                        assertThat(e.type()).isEqualTo("BadRequest");
+                        assertThat(e.getMessage()).contains("passes the last shard", "at most 3 shard(s)", "warpctl inspect");
+                    });
+        }
+    }
+
+    @Test
     void unknownTableIsBadRequestListingTables() {
         assertThatThrownBy(() -> run("{\"dataset\":\"ws/name\",\"tables\":[\"nope\"]}"))
                 .isInstanceOfSatisfying(ControlException.class, e -> {

@@ -66,6 +66,10 @@ public final class WarmOperation extends TypedOperation<WarmCall.Request, WarmCa
     static List<Item> plan(Manifest m, List<String> tables, List<String> artifacts, ShardRange shards,
                            Function<BlobRef, MemberIndex> indexes) {
         boolean everything = tables.isEmpty() && artifacts.isEmpty();
+        if (!shards.equals(ShardRange.ALL)) {
+            requireShardsWithin(m, everything ? List.copyOf(m.tables().keySet()) : tables,
+                    everything ? List.copyOf(m.artifacts().keySet()) : artifacts, shards);
+        }
         Map<BlobId, Item> out = new LinkedHashMap<>();
         for (String t : everything ? List.copyOf(m.tables().keySet()) : tables) {
             Table table = m.tables().get(t);
@@ -106,6 +110,29 @@ public final class WarmOperation extends TypedOperation<WarmCall.Request, WarmCa
             }
         }
         return new ArrayList<>(out.values());
+    }
+
+    /**
+     * Refuses shard positions past the last shard of everything selected (audit 22: 0:100 of 10
+     * shards warmed all ten and said nothing, and a folder's positions are Warp's packed shards,
+     * not the user's files).
+     */
+    private static void requireShardsWithin(Manifest m, List<String> tables, List<String> artifacts, ShardRange shards) {
+        int most = 0;
+        for (String t : tables) {
+            Table table = m.tables().get(t);
+            most = Math.max(most, table == null ? 0 : table.shards().size());
+        }
+        for (String a : artifacts) {
+            Artifact artifact = m.artifacts().get(a);
+            most = Math.max(most, artifact == null ? 0 : artifact.shards().size());
+        }
+        if (shards.from() >= most || (shards.toExclusive() != Integer.MAX_VALUE && shards.toExclusive() > most)) {
+            throw Wire.badArgument(Calls.WARM.op(), "shards", shards.from() + ":" + (shards.toExclusive() == Integer.MAX_VALUE
+                    ? "" : shards.toExclusive()) + " passes the last"
+                    + " shard: what is selected of " + m.datasetId() + " has at most " + most + " shard(s), positions 0:"
+                    + most + " ('warpctl inspect' lists them; a folder's are the shards Warp packed it into)");
+        }
     }
 
     /** The byte range each member occupies, by shard position. */
