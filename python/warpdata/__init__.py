@@ -12,7 +12,7 @@ numpy, PIL, soundfile, torch, pyarrow, pandas and polars are used when importabl
 """
 
 from .client import Client, default_socket
-from .dataset import Dataset, DatasetBuilder, Table, dataset, publish, resolve_shard
+from .dataset import Dataset, DatasetBuilder, Table, dataset, member_batches, publish, resolve_shard
 from .errors import (AccessDeniedError, ArtifactNotFoundError, AuthenticationError, BadRequestError,
                      ColumnNotFoundError, DaemonUnavailableError, DatasetNotFoundError, FormatTooNewError, InvalidFilterError,
                      InvalidInputError, InvalidSafetensorsError, InvalidViewError, ManifestCorruptedError,
@@ -25,7 +25,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "dataset", "publish", "Dataset", "DatasetBuilder", "Table", "FileRef", "ImageRef", "AudioRef", "read_file", "Client", "default_socket",
-    "resolve_shard", "WarpError", "DaemonUnavailableError", "DatasetNotFoundError", "TableNotFoundError",
+    "resolve_shard", "member_batches", "WarpError", "DaemonUnavailableError", "DatasetNotFoundError", "TableNotFoundError",
     "ArtifactNotFoundError", "ColumnNotFoundError", "InvalidFilterError", "MemberNotFoundError", "BadRequestError",
     "AccessDeniedError", "AuthenticationError", "StoreError", "StoreUnreachableError", "NotCachedError",
     "MountUnavailableError", "VerificationFailedError", "MissingDependencyError", "InvalidInputError",

@@ -13,7 +13,7 @@ import time
 from .client import Client
 from .errors import (BadRequestError, InvalidInputError, MountUnavailableError, TableNotFoundError, TooManyRowsError,
                      WarpError, missing)
-from .refs import ref_class
+from .refs import FileRef, ref_class
 
 MODES = ("auto", "remote", "hybrid")
 MAX_ROWS = 1_000_000  # Table.pandas() / polars() without a limit: the guard's default
@@ -221,6 +221,40 @@ def resolve_shard(shard):
         raise BadRequestError("worker %d of %d: need 0 <= worker < workers" % (worker, workers),
                               "pass shard=(rank, world, worker, workers) with 0 <= worker < workers")
     return rank, world, worker, workers
+
+
+def member_batches(ds, artifact, batch_size=1000, shard="auto", by_key=False):
+    """Batches of an artifact's members read through the mount, this rank's (and DataLoader
+    worker's) part of them, in path order: ``{"path": [FileRef, ...]}``. With ``by_key=True``
+    (WebDataset shards) a row is a sample, the files sharing a key (the path up to the file name's
+    first dot), as webdataset yields them: ``{"__key__": [...], "jpg": [FileRef or None], "txt":
+    [...], ...}``, one column per extension, and ranks split samples, never one sample's files.
+    What ``warpctl init`` writes for a dataset without a table."""
+    rank, world, worker, workers = resolve_shard(shard)
+    parts, part = world * workers, rank * workers + worker
+    base = os.path.join(ds.root, artifact)
+    names = sorted(os.path.relpath(os.path.join(d, f), base) for d, _, fs in os.walk(base) for f in fs)
+    if not by_key:
+        names = names[len(names) * part // parts:len(names) * (part + 1) // parts]  # every member once
+        for i in range(0, len(names), batch_size):
+            yield {"path": [FileRef(ds.root, artifact, n) for n in names[i:i + batch_size]]}
+        return
+    samples = {}
+    for n in names:
+        head, tail = os.path.split(n)
+        samples.setdefault(os.path.join(head, tail.split(".", 1)[0]), []).append(n)
+    keys = sorted(samples)
+    keys = keys[len(keys) * part // parts:len(keys) * (part + 1) // parts]  # every sample once
+
+    def ext(name):
+        b = os.path.basename(name)
+        return b.split(".", 1)[1] if "." in b else ""
+    for i in range(0, len(keys), batch_size):
+        batch = {"__key__": keys[i:i + batch_size]}
+        for e in sorted({ext(n) for k in batch["__key__"] for n in samples[k]}):
+            batch[e or "file"] = [next((FileRef(ds.root, artifact, n) for n in samples[k] if ext(n) == e), None)
+                                  for k in batch["__key__"]]
+        yield batch
 
 
 def _torch_worker():

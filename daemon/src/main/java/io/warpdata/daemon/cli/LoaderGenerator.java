@@ -30,7 +30,11 @@ public final class LoaderGenerator {
     /** What the loader is for. */
     public record Target(String dataset, String version, Path mount, Optional<String> table,
                          List<String> shardFiles, List<String> columns, long totalRows,
-                         Map<String, List<String>> bindings) {
+                         Map<String, List<String>> bindings, boolean samplesByKey) {
+        public Target(String dataset, String version, Path mount, Optional<String> table, List<String> shardFiles,
+                      List<String> columns, long totalRows, Map<String, List<String>> bindings) {
+            this(dataset, version, mount, table, shardFiles, columns, totalRows, bindings, false);
+        }
     }
 
     /**
@@ -79,7 +83,11 @@ public final class LoaderGenerator {
             columns.add(MEMBER_COLUMN);
             rows = a.getValue().members();
         }
-        return new Target(info.dataset(), info.version(), mount, table, shards, columns, rows, bindings);
+        // WebDataset shards without a table: a row is a sample (the files sharing a key), as
+        // webdataset yields them; member by member split one sample's files across ranks (audit 22).
+        boolean samplesByKey = table.isEmpty() && info.artifacts().values().stream().findFirst()
+                .map(a -> "webdataset_shards".equals(a.kind())).orElse(false);
+        return new Target(info.dataset(), info.version(), mount, table, shards, columns, rows, bindings, samplesByKey);
     }
 
     /** The stub's source; warpdata finds warpd's socket as warpctl does ($WARP_SOCKET, else the default). */
@@ -101,6 +109,7 @@ public final class LoaderGenerator {
                 .replace("%MOUNT%", py(t.mount().toString()))
                 .replace("%TABLE%", t.table().map(LoaderGenerator::py).orElse("None"))
                 .replace("%ARTIFACT%", t.table().isPresent() ? "None" : py(t.bindings().values().iterator().next().get(0)))
+                .replace("%SAMPLES_BY_KEY%", t.samplesByKey() ? "True" : "False")
                 .replace("%SOCKET%", socket.map(p -> py(p.toString())).orElse("None"))
                 .replace("%WARPDATA%", warpdata.map(p -> py(p.toString())).orElse("None"));
     }
@@ -131,6 +140,7 @@ public final class LoaderGenerator {
             DATASET = %PINNED%
             TABLE = %TABLE%
             ARTIFACT = %ARTIFACT%  # without a table: the artifact whose members are the rows
+            SAMPLES_BY_KEY = %SAMPLES_BY_KEY%  # WebDataset shards: a row is a sample, the files sharing a key
             MOUNT = os.environ.get("WARP_MOUNT", %MOUNT%)
             SOCKET = %SOCKET%  # the warpd `warpctl init` talked to; $WARP_SOCKET wins
             WARPDATA = %WARPDATA%  # where warpctl's copy of the package is, if warpdata is not installed
@@ -153,14 +163,8 @@ public final class LoaderGenerator {
 
             def train_stream(batch_size=1000, shard="auto"):
                 ds = get_dataset()
-                if TABLE is None:  # no table: batches of the artifact's member paths, this rank's (and worker's) part
-                    rank, world, worker, workers = wd.resolve_shard(shard)
-                    parts, part = world * workers, rank * workers + worker
-                    base = os.path.join(ds.root, ARTIFACT)
-                    names = sorted(os.path.relpath(os.path.join(d, f), base) for d, _, fs in os.walk(base) for f in fs)
-                    names = names[len(names) * part // parts:len(names) * (part + 1) // parts]  # every member once
-                    for i in range(0, len(names), batch_size):
-                        yield {"path": [wd.FileRef(ds.root, ARTIFACT, n) for n in names[i:i + batch_size]]}
+                if TABLE is None:  # no table: the artifact's member paths (or samples), this rank's part
+                    yield from wd.member_batches(ds, ARTIFACT, batch_size, shard=shard, by_key=SAMPLES_BY_KEY)
                     return
                 for batch in ds.table(TABLE).batch_dicts(batch_size, shard=shard):
                     # Bound columns hold refs: batch[col][i].read_bytes(), .as_pil(), .local_path()
