@@ -126,7 +126,7 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
                             + limit + " files; warpd's heap (" + (maxHeap >> 20) + " MiB) packs at most that many"
                             + " at once alongside the mount", "Publish in your own process: warpctl publish"
                             + " --no-daemon (warpctl does so by itself), or give warpd a larger heap (WARP_HEAP=1g"
-                            + " for about 250,000 files, 2g for a million; docs/publish.md).");
+                            + " for about 260,000 files, 4g for a million; docs/publish.md).");
                 }
             }
         }

@@ -66,10 +66,6 @@ public final class WarmOperation extends TypedOperation<WarmCall.Request, WarmCa
     static List<Item> plan(Manifest m, List<String> tables, List<String> artifacts, ShardRange shards,
                            Function<BlobRef, MemberIndex> indexes) {
         boolean everything = tables.isEmpty() && artifacts.isEmpty();
-        if (!shards.equals(ShardRange.ALL)) {
-            requireShardsWithin(m, everything ? List.copyOf(m.tables().keySet()) : tables,
-                    everything ? List.copyOf(m.artifacts().keySet()) : artifacts, shards);
-        }
         Map<BlobId, Item> out = new LinkedHashMap<>();
         for (String t : everything ? List.copyOf(m.tables().keySet()) : tables) {
             Table table = m.tables().get(t);
@@ -108,6 +104,11 @@ public final class WarmOperation extends TypedOperation<WarmCall.Request, WarmCa
                     out.put(s.id(), new Item(s, Optional.of(both)));
                 }
             }
+        }
+        if (!shards.equals(ShardRange.ALL)) {
+            // After the names are checked, so an unknown table or artifact is said as such.
+            requireShardsWithin(m, everything ? List.copyOf(m.tables().keySet()) : tables,
+                    everything ? List.copyOf(m.artifacts().keySet()) : artifacts, shards);
         }
         return new ArrayList<>(out.values());
     }
