@@ -234,26 +234,26 @@ def member_batches(ds, artifact, batch_size=1000, shard="auto", by_key=False):
     parts, part = world * workers, rank * workers + worker
     base = os.path.join(ds.root, artifact)
     names = sorted(os.path.relpath(os.path.join(d, f), base) for d, _, fs in os.walk(base) for f in fs)
-    if not by_key:
-        names = names[len(names) * part // parts:len(names) * (part + 1) // parts]  # every member once
-        for i in range(0, len(names), batch_size):
-            yield {"path": [FileRef(ds.root, artifact, n) for n in names[i:i + batch_size]]}
-        return
     samples = {}
-    for n in names:
-        head, tail = os.path.split(n)
-        samples.setdefault(os.path.join(head, tail.split(".", 1)[0]), []).append(n)
-    keys = sorted(samples)
-    keys = keys[len(keys) * part // parts:len(keys) * (part + 1) // parts]  # every sample once
+    if by_key:
+        for n in names:
+            head, tail = os.path.split(n)
+            samples.setdefault(os.path.join(head, tail.split(".", 1)[0]), []).append(n)
+    units = sorted(samples) if by_key else names
+    units = units[len(units) * part // parts:len(units) * (part + 1) // parts]  # every member (or sample) once
 
     def ext(name):
         b = os.path.basename(name)
         return b.split(".", 1)[1] if "." in b else ""
-    for i in range(0, len(keys), batch_size):
-        batch = {"__key__": keys[i:i + batch_size]}
-        for e in sorted({ext(n) for k in batch["__key__"] for n in samples[k]}):
+    for i in range(0, len(units), batch_size):
+        chunk = units[i:i + batch_size]
+        if not by_key:
+            yield {"path": [FileRef(ds.root, artifact, n) for n in chunk]}
+            continue
+        batch = {"__key__": chunk}
+        for e in sorted({ext(n) for k in chunk for n in samples[k]}):
             batch[e or "file"] = [next((FileRef(ds.root, artifact, n) for n in samples[k] if ext(n) == e), None)
-                                  for k in batch["__key__"]]
+                                  for k in chunk]
         yield batch
 
 

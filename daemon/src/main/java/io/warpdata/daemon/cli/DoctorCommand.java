@@ -43,10 +43,8 @@ public final class DoctorCommand implements Callable<Integer> {
         BiFunction<String, Optional<String>, BlobStore> stores = (uri, ep) -> context.stores().open(uri, ep.orElse(null));
         Path home = Path.of(env.getOrDefault("HOME", System.getProperty("user.home")));
         WarpctlCommand root = DaemonCalls.root(spec);
-        Optional<String> remote = Optional.ofNullable(root.remote).or(() -> Optional.ofNullable(env.get("WARP_REMOTE")))
-                .filter(s -> !s.isBlank());
-        Optional<String> endpoint = Optional.ofNullable(root.endpoint).or(() -> Optional.ofNullable(env.get("WARP_S3_ENDPOINT")))
-                .filter(s -> !s.isBlank());
+        Optional<String> remote = root.remoteUri();
+        Optional<String> endpoint = root.endpointUrl();
         Path cache = cacheDir != null ? cacheDir
                 : Optional.ofNullable(env.get("WARP_CACHE_DIR")).filter(s -> !s.isBlank()).map(Path::of)
                 .orElse(home.resolve(".cache/warpdata"));

@@ -31,10 +31,6 @@ public final class LoaderGenerator {
     public record Target(String dataset, String version, Path mount, Optional<String> table,
                          List<String> shardFiles, List<String> columns, long totalRows,
                          Map<String, List<String>> bindings, boolean samplesByKey) {
-        public Target(String dataset, String version, Path mount, Optional<String> table, List<String> shardFiles,
-                      List<String> columns, long totalRows, Map<String, List<String>> bindings) {
-            this(dataset, version, mount, table, shardFiles, columns, totalRows, bindings, false);
-        }
     }
 
     /**

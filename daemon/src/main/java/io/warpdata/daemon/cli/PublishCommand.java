@@ -155,21 +155,20 @@ final class PublishCommand implements Callable<Integer> {
             return Optional.empty();
         }
         try (ControlClient client = ControlClient.connect(sock)) {
-            String wanted = root.remote != null ? root.remote : ctx.env().get("WARP_REMOTE");
+            Optional<String> wanted = root.remoteUri();
             StatusCall.Reply status = client.call(Calls.STATUS);
             String served = Objects.requireNonNullElse(status.remote(), "");
-            if (wanted != null && !wanted.isBlank() && !sameRemote(wanted, served)) {
+            if (wanted.isPresent() && !sameRemote(wanted.get(), served)) {
                 return Optional.empty();
             }
-            String wantedEndpoint = root.endpoint != null ? root.endpoint : ctx.env().get("WARP_S3_ENDPOINT");
+            Optional<String> wantedEndpoint = root.endpointUrl();
             // Another S3 server holding a bucket of the same name is another store. Compared only
             // for an S3 store this command names, and a warpd that says where it goes ("" for
             // AWS's own; null from a warpd too old to say, taken as before: the same store).
-            if (wanted != null && !wanted.isBlank() && served.regionMatches(true, 0, "s3://", 0, 5)
-                    && wantedEndpoint != null && !wantedEndpoint.isBlank() && status.endpoint() != null
-                    && !sameEndpoint(wantedEndpoint, status.endpoint())) {
+            if (wanted.isPresent() && served.regionMatches(true, 0, "s3://", 0, 5) && wantedEndpoint.isPresent()
+                    && status.endpoint() != null && !sameEndpoint(wantedEndpoint.get(), status.endpoint())) {
                 ctx.err().println("warpctl: warpd at " + sock + " serves " + served + " at " + (status.endpoint().isEmpty()
-                        ? "AWS's own endpoint" : status.endpoint()) + "; publishing directly to " + wantedEndpoint
+                        ? "AWS's own endpoint" : status.endpoint()) + "; publishing directly to " + wantedEndpoint.get()
                         + " as --endpoint (or WARP_S3_ENDPOINT) says");
                 return Optional.empty();
             }
@@ -205,10 +204,9 @@ final class PublishCommand implements Callable<Integer> {
                     ctx.err().println("warpctl: " + e.getMessage() + "; publishing in this process instead (as --no-daemon;"
                             + " it needs the store's credentials)");
                     // To warpd's store, as the user asked (no store named: the one warpd serves).
-                    if (wanted == null || wanted.isBlank()) {
+                    if (wanted.isEmpty()) {
                         root.remote = served;
-                        if (root.endpoint == null && status.endpoint() != null && !status.endpoint().isEmpty()
-                                && (wantedEndpoint == null || wantedEndpoint.isBlank())) {
+                        if (wantedEndpoint.isEmpty() && status.endpoint() != null && !status.endpoint().isEmpty()) {
                             root.endpoint = status.endpoint();
                         }
                     }

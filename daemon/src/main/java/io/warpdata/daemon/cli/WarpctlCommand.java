@@ -20,6 +20,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The warpctl client. Exit codes: 0 ok, 1 the operation failed, 2 usage error. Expected errors
@@ -236,15 +237,25 @@ public final class WarpctlCommand implements Runnable {
 
     // ---- helpers for subcommands ----
 
+    /** The store this command names: --remote, else $WARP_REMOTE; empty if neither is given. */
+    Optional<String> remoteUri() {
+        return given(remote, "WARP_REMOTE");
+    }
+
+    /** The S3 endpoint this command names: --endpoint, else $WARP_S3_ENDPOINT; empty if neither is given. */
+    Optional<String> endpointUrl() {
+        return given(endpoint, "WARP_S3_ENDPOINT");
+    }
+
+    private Optional<String> given(String option, String variable) {
+        return Optional.ofNullable(option != null ? option : context.env().get(variable)).filter(s -> !s.isBlank());
+    }
+
     /** Opens the store named by --remote / $WARP_REMOTE. */
     Remote openRemote() {
-        String uri = remote != null ? remote : context.env().get("WARP_REMOTE");
-        if (uri == null || uri.isBlank()) {
-            throw new UsageException("No store given",
-                    "Pass --remote s3://bucket/prefix (or file:///dir), or set WARP_REMOTE.");
-        }
-        String ep = endpoint != null ? endpoint : context.env().get("WARP_S3_ENDPOINT");
-        BlobStore store = context.stores().open(uri, ep == null || ep.isBlank() ? null : ep);
+        String uri = remoteUri().orElseThrow(() -> new UsageException("No store given",
+                "Pass --remote s3://bucket/prefix (or file:///dir), or set WARP_REMOTE."));
+        BlobStore store = context.stores().open(uri, endpointUrl().orElse(null));
         return new Remote(store);
     }
 
