@@ -73,7 +73,9 @@ class Dataset:
 
     @property
     def artifacts(self):
-        """{artifact name: {kind, shards, members, member_bytes}}."""
+        """{artifact name: {kind, shards, members, member_bytes, shard_files}}; shard_files: the
+        names WebDataset shards were published as, which the mount shows in ``ARTIFACT.tars/``
+        (None for other artifacts)."""
         return dict(self._info.get("artifacts", {}))
 
     @property

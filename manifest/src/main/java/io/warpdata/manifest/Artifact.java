@@ -14,9 +14,15 @@ import java.util.TreeMap;
  * @param facts what publish learned of a checked format (safetensors: files, tensors, dtypes;
  *              a tensor warehouse: samples, dimensions), as short strings; hashed, so the version
  *              id covers them; empty for plain folders and tar shards
+ * @param shardNames the file names the shards were published under, one per shard (WebDataset
+ *              shards only: they are the user's tar files byte for byte, and the mount shows them
+ *              as {@code ARTIFACT.tars/NAME}); empty when not recorded (folders, views, versions
+ *              before format 3, names that could not be kept)
  */
 public record Artifact(ArtifactKind kind, List<BlobRef> shards, BlobRef index, long memberCount, long memberBytes,
-                       SortedMap<String, String> facts) {
+                       SortedMap<String, String> facts, List<String> shardNames) {
+    /** {@code ARTIFACT.tars} is the mount's folder of the shard files {@link #shardNames()} names. */
+    public static final String SHARD_FOLDER_SUFFIX = ".tars";
     /** Most facts an artifact carries, and the longest one: a summary, never a listing. */
     public static final int MAX_FACTS = 64;
     public static final int MAX_FACT_CHARS = 4096;
@@ -40,6 +46,31 @@ public record Artifact(ArtifactKind kind, List<BlobRef> shards, BlobRef index, l
                 throw new ManifestValidationException("facts." + f.getKey(), "is longer than " + MAX_FACT_CHARS + " characters");
             }
         }
+        shardNames = List.copyOf(shardNames);
+        if (!shardNames.isEmpty()) {
+            if (kind != ArtifactKind.WEBDATASET_SHARDS) {
+                throw new ManifestValidationException("shard_names", "only webdataset_shards artifacts name their shards, not "
+                        + kind.json());
+            }
+            if (shardNames.size() != shards.size()) {
+                throw new ManifestValidationException("shard_names", shardNames.size() + " names for " + shards.size()
+                        + " shards");
+            }
+            java.util.Set<String> seen = new java.util.HashSet<>();
+            for (int i = 0; i < shardNames.size(); i++) {
+                Names.requireComponent("shard_names[" + i + "]", shardNames.get(i));
+                if (!seen.add(shardNames.get(i))) {
+                    throw new ManifestValidationException("shard_names[" + i + "]", "'" + shardNames.get(i)
+                            + "' names two shards");
+                }
+            }
+        }
+    }
+
+    /** An artifact whose shards' names are not recorded. */
+    public Artifact(ArtifactKind kind, List<BlobRef> shards, BlobRef index, long memberCount, long memberBytes,
+                    SortedMap<String, String> facts) {
+        this(kind, shards, index, memberCount, memberBytes, facts, List.of());
     }
 
     /** An artifact without facts. */

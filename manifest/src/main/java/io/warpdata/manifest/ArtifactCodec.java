@@ -9,7 +9,8 @@ import java.util.SortedMap;
 
 /**
  * {@code artifacts}: name -> {@code {facts?: {name: text}, index: blob, kind, member_bytes,
- * member_count, shards: [blob]}}; {@code facts} only when a checked format gave some.
+ * member_count, shard_names?: [name], shards: [blob]}}; {@code facts} only when a checked format
+ * gave some, {@code shard_names} only when WebDataset shards' file names were kept (format 3).
  */
 final class ArtifactCodec {
     private static final String FACTS = "facts";
@@ -17,6 +18,7 @@ final class ArtifactCodec {
     private static final String KIND = "kind";
     private static final String MEMBER_BYTES = "member_bytes";
     private static final String MEMBER_COUNT = "member_count";
+    private static final String SHARD_NAMES = "shard_names";
     private static final String SHARDS = "shards";
 
     private ArtifactCodec() {
@@ -37,6 +39,13 @@ final class ArtifactCodec {
         g.writeStringField(KIND, a.kind().json());
         g.writeNumberField(MEMBER_BYTES, a.memberBytes());
         g.writeNumberField(MEMBER_COUNT, a.memberCount());
+        if (!a.shardNames().isEmpty()) {
+            g.writeArrayFieldStart(SHARD_NAMES);
+            for (String n : a.shardNames()) {
+                g.writeString(n);
+            }
+            g.writeEndArray();
+        }
         g.writeArrayFieldStart(SHARDS);
         for (BlobRef shard : a.shards()) {
             BlobRefCodec.write(g, shard);
@@ -50,7 +59,7 @@ final class ArtifactCodec {
     }
 
     private static Artifact read(StrictJson.Obj a) {
-        a.allow(FACTS, INDEX, KIND, MEMBER_BYTES, MEMBER_COUNT, SHARDS);
+        a.allow(FACTS, INDEX, KIND, MEMBER_BYTES, MEMBER_COUNT, SHARD_NAMES, SHARDS);
         java.util.SortedMap<String, String> facts = new java.util.TreeMap<>();
         if (a.get(FACTS) != null) {
             StrictJson.Obj f = a.object(FACTS);
@@ -70,6 +79,16 @@ final class ArtifactCodec {
         for (int i = 0; i < list.size(); i++) {
             shards.add(BlobRefCodec.readObject(list.object(i)));
         }
-        return a.check(a.path(), () -> new Artifact(kind, shards, index, memberCount, memberBytes, facts));
+        List<String> names = new ArrayList<>();
+        if (a.get(SHARD_NAMES) != null) {
+            StrictJson.Arr n = a.array(SHARD_NAMES);
+            for (int i = 0; i < n.size(); i++) {
+                names.add(n.string(i));
+            }
+            if (names.isEmpty()) {
+                throw a.corrupted(a.at(SHARD_NAMES), "is empty (written only when there are names)");
+            }
+        }
+        return a.check(a.path(), () -> new Artifact(kind, shards, index, memberCount, memberBytes, facts, names));
     }
 }

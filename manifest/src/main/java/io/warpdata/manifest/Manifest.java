@@ -46,8 +46,20 @@ public record Manifest(DatasetId datasetId,
                 throw new ManifestValidationException("artifacts." + t, "name '" + t + "' is used by a table and an artifact");
             }
         }
-        for (String a : artifacts.keySet()) {
-            Names.requireComponent("artifacts." + a, a);
+        for (Map.Entry<String, Artifact> a : artifacts.entrySet()) {
+            Names.requireComponent("artifacts." + a.getKey(), a.getKey());
+            if (a.getValue().shardNames().isEmpty()) {
+                continue;
+            }
+            if (formatVersion < 3) {
+                throw new ManifestValidationException("artifacts." + a.getKey() + ".shard_names",
+                        "shard names came with format 3, this version says " + formatVersion);
+            }
+            String folder = a.getKey() + Artifact.SHARD_FOLDER_SUFFIX;
+            if (tables.containsKey(folder) || artifacts.containsKey(folder)) {
+                throw new ManifestValidationException("artifacts." + a.getKey() + ".shard_names", "the folder of its shard"
+                        + " files, '" + folder + "', is the name of " + (tables.containsKey(folder) ? "a table" : "an artifact"));
+            }
         }
         for (int i = 0; i < bindings.size(); i++) {
             Binding b = bindings.get(i);
@@ -74,18 +86,23 @@ public record Manifest(DatasetId datasetId,
     }
 
     /**
-     * The oldest format that describes a version of these artifacts: 2 when one has its member
-     * index in parts (more than {@link MemberIndex#PART_MEMBERS} members, as every publisher
-     * cuts them), so that a warpd that cannot read parts refuses the version by its number
-     * instead of failing on its index as if it were damaged; else 1, which every Warp reads.
+     * The oldest format that describes a version of these artifacts: 3 when one names its
+     * shards' files ({@link Artifact#shardNames()}); 2 when one has its member index in parts
+     * (more than {@link MemberIndex#PART_MEMBERS} members, as every publisher cuts them), so that
+     * a warpd that cannot read parts refuses the version by its number instead of failing on its
+     * index as if it were damaged; else 1, which every Warp reads.
      */
     public static int formatFor(Map<String, Artifact> artifacts) {
+        int format = 1;
         for (Artifact a : artifacts.values()) {
+            if (!a.shardNames().isEmpty()) {
+                return 3;
+            }
             if (a.memberCount() > MemberIndex.PART_MEMBERS) {
-                return 2;
+                format = 2;
             }
         }
-        return 1;
+        return format;
     }
 
     /** Builds a manifest, deriving {@link Stats} from the tables and artifacts. */

@@ -65,10 +65,12 @@ public final class ManifestCodec {
      *     parts. Versions published in parts before this number existed (from commit 2d598f7
      *     on, parts of 8,192 members until d032906) carry 1 and are read as they are (the index
      *     says its own layout); they keep their ids.</li>
+     * <li>3: WebDataset shards name the files they were published as ({@code shard_names}), which
+     *     the mount shows as {@code ARTIFACT.tars/}.</li>
      * </ul>
      * A new layout of anything a manifest names is a new number here.
      */
-    public static final int FORMAT_VERSION = 2;
+    public static final int FORMAT_VERSION = 3;
 
     // Keys are written in sorted order by hand; ManifestCodecTest checks that every object of
     // the canonical form has sorted keys, so a new key in the wrong place fails the build.

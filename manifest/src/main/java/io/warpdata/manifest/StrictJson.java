@@ -288,6 +288,11 @@ final class StrictJson {
             return asObject(elements.get(i), path(i));
         }
 
+        /** Element {@code i}, which must be a string. */
+        String string(int i) {
+            return asString(elements.get(i), path(i));
+        }
+
         ManifestCorruptedException corrupted(String at, String message) {
             return StrictJson.this.corrupted(at, message);
         }

@@ -428,20 +428,72 @@ class ManifestCodecTest {
 
     @Test
     void aFormatNewerThanThisWarpIsRefusedAsTooNewNotAsDamage() {
-        assertThatThrownBy(() -> ManifestCodec.fromJson(edit(t -> put(t, "format_version", 3L)), SOURCE))
+        assertThatThrownBy(() -> ManifestCodec.fromJson(edit(t -> put(t, "format_version", 4L)), SOURCE))
                 .isInstanceOf(ManifestFormatTooNewException.class)
-                .hasMessageContaining("format version 3; this Warp reads versions 1 to 2")
+                .hasMessageContaining("format version 4; this Warp reads versions 1 to 3")
                 .hasMessageContaining("published by a newer Warp")
                 .satisfies(e -> assertThat(((WarpException) e).type()).isEqualTo("FormatTooNew"))
                 .satisfies(e -> assertThat(((WarpException) e).nextStep()).contains("Upgrade Warp")
                         .doesNotContain("tamper"));
         // A newer format may well hold fields and kinds this one does not know: still too new.
         assertThatThrownBy(() -> ManifestCodec.fromJson(edit(t -> {
-            put(t, "format_version", 3L);
-            put(t, "lineage", "new in format 3");
+            put(t, "format_version", 4L);
+            put(t, "lineage", "new in format 4");
             put(obj(t, "artifacts.images"), "kind", "zip_shards");
             return t;
         }), SOURCE)).isInstanceOf(ManifestFormatTooNewException.class);
+    }
+
+    @Test
+    void webDatasetShardsThatNameTheirFilesAreFormatThreeAndEveryOtherVersionKeepsItsFormat() {
+        Manifest s = Manifests.sample();
+        Artifact a = s.artifacts().get("images");
+        List<String> names = java.util.stream.IntStream.range(0, a.shards().size())
+                .mapToObj(i -> String.format("shard-%06d.tar", i)).toList();
+        Artifact named = new Artifact(ArtifactKind.WEBDATASET_SHARDS, a.shards(), a.index(), a.memberCount(),
+                a.memberBytes(), new TreeMap<>(), names);
+        Manifest m = Manifest.of(s.datasetId(), s.tables(), Map.of("images", named), s.bindings(), s.metadata());
+        assertThat(m.formatVersion()).as("older readers refuse it by number, not as damage").isEqualTo(3);
+        String json = new String(ManifestCodec.toJson(m), StandardCharsets.UTF_8);
+        assertThat(json).contains("\"format_version\":3", "\"shard_names\":[\"shard-000000.tar\"");
+        Manifest back = ManifestCodec.fromJson(ManifestCodec.toJson(m), SOURCE);
+        assertThat(back).isEqualTo(m);
+        assertThat(back.artifacts().get("images").shardNames()).isEqualTo(names);
+        // Without names (folders, views, older publishes) nothing changes: the golden id holds.
+        assertThat(ManifestCodec.version(Manifests.sample()).hex()).isEqualTo(GOLDEN_SAMPLE_VERSION);
+        assertThat(new String(ManifestCodec.toJson(Manifests.sample()), StandardCharsets.UTF_8))
+                .doesNotContain("shard_names");
+    }
+
+    @Test
+    void shardNamesThatCannotBeShownAsFilesAreRefused() {
+        Manifest s = Manifests.sample();
+        Artifact a = s.artifacts().get("images");
+        int n = a.shards().size();
+        List<String> names = java.util.stream.IntStream.range(0, n).mapToObj(i -> i + ".tar").toList();
+        assertThatThrownBy(() -> new Artifact(ArtifactKind.TAR_SHARDS, a.shards(), a.index(), 1, 1, new TreeMap<>(), names))
+                .isInstanceOf(ManifestValidationException.class).hasMessageContaining("only webdataset_shards");
+        assertThatThrownBy(() -> new Artifact(ArtifactKind.WEBDATASET_SHARDS, a.shards(), a.index(), 1, 1,
+                new TreeMap<>(), names.subList(0, n - 1))).hasMessageContaining((n - 1) + " names for " + n + " shards");
+        List<String> twice = new ArrayList<>(names);
+        twice.set(n - 1, names.get(0));
+        assertThatThrownBy(() -> new Artifact(ArtifactKind.WEBDATASET_SHARDS, a.shards(), a.index(), 1, 1,
+                new TreeMap<>(), twice)).hasMessageContaining("names two shards");
+        List<String> path = new ArrayList<>(names);
+        path.set(0, "sub/0.tar");
+        assertThatThrownBy(() -> new Artifact(ArtifactKind.WEBDATASET_SHARDS, a.shards(), a.index(), 1, 1,
+                new TreeMap<>(), path)).hasMessageContaining("not a valid name");
+        Artifact named = new Artifact(ArtifactKind.WEBDATASET_SHARDS, a.shards(), a.index(), 1, 1, new TreeMap<>(), names);
+        assertThatThrownBy(() -> Manifest.of(s.datasetId(), s.tables(), Map.of("images", named, "images.tars", a),
+                List.of(), s.metadata())).hasMessageContaining("'images.tars', is the name of an artifact");
+        // In a stored manifest: names under an older format number, an empty list.
+        Manifest m = Manifest.of(s.datasetId(), s.tables(), Map.of("images", named), s.bindings(), s.metadata());
+        @SuppressWarnings("unchecked") Map<String, Object> tree = (Map<String, Object>) JsonTree.read(ManifestCodec.toJson(m));
+        put(tree, "format_version", 2L);
+        assertCorrupted(JsonTree.write(tree), "artifacts.images.shard_names").hasMessageContaining("format 3");
+        @SuppressWarnings("unchecked") Map<String, Object> empty = (Map<String, Object>) JsonTree.read(ManifestCodec.toJson(m));
+        put(obj(empty, "artifacts.images"), "shard_names", List.of());
+        assertCorrupted(JsonTree.write(empty), "artifacts.images.shard_names");
     }
 
     private static Manifest withMembers(long members) {

@@ -130,8 +130,9 @@ final class DirectoryListing {
     }
 
     /**
-     * The metadata folder, tables and artifacts. An artifact's node needs its member index; one
-     * that cannot be loaded now is listed without its node, and its lookup reports the error.
+     * The metadata folder, tables, artifacts and folders of WebDataset shards' files. An
+     * artifact's node needs its member index; one that cannot be loaded now is listed without its
+     * node, and its lookup reports the error.
      */
     private List<Entry> versionEntries(VersionTree version) {
         List<Entry> out = new ArrayList<>();
@@ -146,6 +147,7 @@ final class DirectoryListing {
             }
             out.add(new Entry(a.getKey(), dir, Node.Type.DIRECTORY));
         }
+        version.tarFolders().forEach(f -> out.add(new Entry(f, new Node.TableDir(version, f))));
         return out;
     }
 

@@ -89,7 +89,8 @@ public sealed interface Node {
 
     /**
      * {@code <version>/<table>/<dir>}: the table's Parquet shards, and its Hive partition folders
-     * ({@code dir} is {@code ""} for the table's own folder).
+     * ({@code dir} is {@code ""} for the table's own folder); also {@code <artifact>.tars}, the
+     * WebDataset shards of an artifact as whole files ({@link VersionTree#tarFolders()}).
      */
     record TableDir(VersionTree version, String table, String dir) implements Folder {
         /** The table's own folder. */

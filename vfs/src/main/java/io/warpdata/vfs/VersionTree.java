@@ -1,5 +1,6 @@
 package io.warpdata.vfs;
 
+import io.warpdata.manifest.Artifact;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.Manifest;
 import io.warpdata.manifest.ManifestCodec;
@@ -15,8 +16,9 @@ import java.util.Map;
 
 /**
  * The fixed facts of one version that the tree needs on every lookup: the manifest, its stored
- * JSON (served as {@code .warp/manifest.json}), its mtime, and shard names by table. Immutable;
- * shared by every node of the version.
+ * JSON (served as {@code .warp/manifest.json}), its mtime, and shard names by table (and by
+ * {@code ARTIFACT.tars} folder, for WebDataset shards that named their files). Immutable; shared
+ * by every node of the version.
  */
 public final class VersionTree {
     private final DatasetId dataset;
@@ -27,6 +29,7 @@ public final class VersionTree {
     private final Map<String, Map<String, TableShard>> shardsByTable;
     /** Per table, each folder's entries (partition folders, then files), made once. */
     private final Map<String, Map<String, List<TableChild>>> foldersByTable;
+    private final List<String> tarFolders;
 
     /** An entry of a table's folder: a file (its shard) or a partition folder (shard null). */
     record TableChild(String name, TableShard shard) {
@@ -62,8 +65,36 @@ public final class VersionTree {
             dirs.forEach((d, children) -> listed.put(d, List.copyOf(children.values())));
             folders.put(t.getKey(), listed);
         }
+        List<String> tarFolders = new java.util.ArrayList<>();
+        for (Map.Entry<String, Artifact> a : manifest.artifacts().entrySet()) {
+            List<String> names = a.getValue().shardNames();
+            if (names.isEmpty()) {
+                continue;
+            }
+            // WebDataset shards as the files they were published as: read like a table's files.
+            String folder = a.getKey() + Artifact.SHARD_FOLDER_SUFFIX;
+            Map<String, TableShard> shards = new LinkedHashMap<>();
+            List<TableChild> children = new java.util.ArrayList<>(names.size());
+            for (int i = 0; i < names.size(); i++) {
+                TableShard shard = new TableShard(names.get(i), a.getValue().shards().get(i), 0);
+                shards.put(shard.name(), shard);
+                children.add(new TableChild(shard.name(), shard));
+            }
+            byTable.put(folder, shards);
+            folders.put(folder, Map.of("", List.copyOf(children)));
+            tarFolders.add(folder);
+        }
         this.shardsByTable = byTable;
         this.foldersByTable = folders;
+        this.tarFolders = List.copyOf(tarFolders);
+    }
+
+    /**
+     * The folders of WebDataset shards shown as their files ({@code ARTIFACT.tars}, one per
+     * artifact that named them), in artifact order; their nodes are table folders.
+     */
+    List<String> tarFolders() {
+        return tarFolders;
     }
 
     public DatasetId dataset() {

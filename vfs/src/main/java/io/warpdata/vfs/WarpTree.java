@@ -24,6 +24,7 @@ import java.util.concurrent.Executor;
  *     table/shard.parquet             table shards
  *     artifact/member/path            artifact members and their directories
  *     artifact/F.tensors/KEY.npy      in a safetensors artifact: each tensor of F.safetensors
+ *     artifact.tars/NAME.tar          WebDataset shards as the files they were published as
  *     .warp/manifest.json             the stored manifest
  * </pre>
  *
@@ -215,7 +216,7 @@ public final class WarpTree {
             case Node.Workspace w -> dir(1, startedSeconds);
             case Node.Link l -> linkAttributes(l);
             case Node.VersionDir v -> dir(3 + v.version().manifest().tables().size()
-                    + v.version().manifest().artifacts().size(), v.version());
+                    + v.version().manifest().artifacts().size() + v.version().tarFolders().size(), v.version());
             case Node.TableDir t -> dir(2 + t.version().tableFolder(t.table(), t.dir()).stream()
                     .filter(c -> c.shard() == null).count(), t.version());
             case Node.MetaDir m -> dir(2, m.version());

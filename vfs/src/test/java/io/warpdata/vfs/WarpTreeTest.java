@@ -78,6 +78,30 @@ class WarpTreeTest {
         reader.close();
     }
 
+    @Test
+    void webDatasetShardsThatNamedTheirFilesAreShownAsThoseFilesBesideTheirMembers() {
+        Artifact packed = versions.artifact(members, Map.of(), 2);
+        List<String> names = List.of("shard-000.tar", "shard-001.tar", "shard-002.tar");
+        Artifact web = new Artifact(io.warpdata.manifest.ArtifactKind.WEBDATASET_SHARDS, packed.shards(), packed.index(),
+                packed.memberCount(), packed.memberBytes(), new TreeMap<>(), names);
+        VersionHash v = versions.publish(MNIST, Map.of("main", versions.table(Map.of("x.parquet", shard1))),
+                Map.of("web", web, "plain", packed), CREATED, false);
+        String dir = version(v);
+        assertThat(list(dir)).containsExactly(".", "..", ".warp", "main", "plain", "web", "web.tars");
+        assertThat(tree.attributes(tree.lookup(dir)).nlink()).isEqualTo(3 + 1 + 2 + 1);
+        assertThat(list(dir + "/web.tars")).containsExactly(".", "..", "shard-000.tar", "shard-001.tar", "shard-002.tar");
+        for (int i = 0; i < names.size(); i++) {
+            BlobRef shard = packed.shards().get(i);
+            assertThat(readAll(dir + "/web.tars/" + names.get(i), 100)).as(names.get(i))
+                    .isEqualTo(store.get(StoreLayout.blob(shard.id())));
+            assertThat(tree.attributes(tree.lookup(dir + "/web.tars/" + names.get(i))).size()).isEqualTo(shard.size());
+        }
+        assertThat(readAll(dir + "/web/train/dog/1.png", 4096)).isEqualTo(members.get("train/dog/1.png"));
+        // Only artifacts that named their shards have such a folder.
+        assertNotFound(dir + "/plain.tars");
+        assertNotFound(dir + "/web.tars/shard-003.tar");
+    }
+
     private List<String> list(String path) {
         List<String> names = new ArrayList<>();
         tree.list(tree.lookup(path), 0, (name, type, next, node) -> {

@@ -79,6 +79,14 @@ public final class VersionReport {
                     Long.toString(a.memberCount()), ByteSize.format(a.memberBytes()), Integer.toString(a.shards().size()),
                     ByteSize.format(a.shards().stream().mapToLong(BlobRef::size).sum()))));
             sb.append('\n').append(t.render(true));
+            manifest.artifacts().forEach((name, a) -> {
+                if (!a.shardNames().isEmpty()) {
+                    sb.append("files:    ").append(name).append(Artifact.SHARD_FOLDER_SUFFIX).append("/ in the mount holds the ")
+                            .append(a.shardNames().size()).append(" tar file(s) of ").append(name)
+                            .append(" as published (").append(a.shardNames().get(0))
+                            .append(a.shardNames().size() > 1 ? ", ...)" : ")").append('\n');
+                }
+            });
         }
         if (!manifest.bindings().isEmpty()) {
             sb.append('\n').append(bindingsTable().render(true));
@@ -111,7 +119,8 @@ public final class VersionReport {
             TextTable shards = new TextTable(List.of("SHARD", "BYTES", "BLOB"));
             for (int i = 0; i < a.shards().size(); i++) {
                 BlobRef b = a.shards().get(i);
-                shards.add(List.of(Integer.toString(i), Long.toString(b.size()), b.id().hex()));
+                shards.add(List.of(a.shardNames().isEmpty() ? Integer.toString(i) : i + " " + a.shardNames().get(i),
+                        Long.toString(b.size()), b.id().hex()));
             }
             shards.add(List.of("index", Long.toString(a.index().size()), a.index().id().hex()));
             sb.append(indent(shards.render(true)));

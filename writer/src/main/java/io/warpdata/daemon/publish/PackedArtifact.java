@@ -9,15 +9,26 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.Objects;
 
-/** An artifact ready to upload: its tar shards (in order), its member index, and totals. */
+/**
+ * An artifact ready to upload: its tar shards (in order), its member index, totals, and the file
+ * names of WebDataset shards ({@link io.warpdata.manifest.Artifact#shardNames()}; else empty).
+ */
 public record PackedArtifact(ArtifactKind kind, List<StagedBlob> shards, MemberIndex members, StagedIndex stagedIndex,
-                             long memberCount, long memberBytes, SortedMap<String, String> facts) {
+                             long memberCount, long memberBytes, SortedMap<String, String> facts,
+                             List<String> shardNames) {
     public PackedArtifact {
         Objects.requireNonNull(kind, "kind");
         shards = List.copyOf(shards);
         Objects.requireNonNull(members, "members");
         Objects.requireNonNull(stagedIndex, "stagedIndex");
         facts = java.util.Collections.unmodifiableSortedMap(new TreeMap<>(facts));
+        shardNames = List.copyOf(shardNames);
+    }
+
+    /** A packing without shard names. */
+    public PackedArtifact(ArtifactKind kind, List<StagedBlob> shards, MemberIndex members, StagedIndex index,
+                          long memberCount, long memberBytes, SortedMap<String, String> facts) {
+        this(kind, shards, members, index, memberCount, memberBytes, facts, List.of());
     }
 
     /** A packing without format facts. */
@@ -35,7 +46,12 @@ public record PackedArtifact(ArtifactKind kind, List<StagedBlob> shards, MemberI
     public PackedArtifact withFact(String name, String value) {
         TreeMap<String, String> more = new TreeMap<>(facts);
         more.put(name, value);
-        return new PackedArtifact(kind, shards, members, stagedIndex, memberCount, memberBytes, more);
+        return new PackedArtifact(kind, shards, members, stagedIndex, memberCount, memberBytes, more, shardNames);
+    }
+
+    /** The same packing without shard names (the mount will not show its shards as files). */
+    public PackedArtifact withoutShardNames() {
+        return new PackedArtifact(kind, shards, members, stagedIndex, memberCount, memberBytes, facts, List.of());
     }
 
     /** The same packing, published as a checked format with what the check learned. */

@@ -110,6 +110,7 @@ public final class Publisher {
                     requireMembers(name, inputs, packArtifact(name, inputs, staging.resolve(name), request.shardSize(),
                             request.allowThresholdViolations()))));
             checkBoundMembers(request, tables, artifacts);
+            keepShardFoldersFree(artifacts, tables.keySet());
 
             Manifest manifest = manifest(request, tables, artifacts);
             VersionHash version = ManifestCodec.version(manifest);
@@ -400,6 +401,23 @@ public final class Publisher {
                 artifacts.get(name).withFact(MISSING_MEMBERS_FACT, String.join("; ", what))));
     }
 
+    /**
+     * Drops, saying so, the shard names of an artifact whose folder of shard files
+     * ({@code ARTIFACT.tars}) a table or another artifact of the version is named: that name is
+     * theirs. The members are published all the same.
+     */
+    private void keepShardFoldersFree(Map<String, PackedArtifact> artifacts, java.util.Set<String> tables) {
+        for (Map.Entry<String, PackedArtifact> a : List.copyOf(artifacts.entrySet())) {
+            String folder = a.getKey() + Artifact.SHARD_FOLDER_SUFFIX;
+            if (!a.getValue().shardNames().isEmpty() && (tables.contains(folder) || artifacts.containsKey(folder))) {
+                progress.note("artifact " + a.getKey() + ": its tar files are not shown as files in the mount: '"
+                        + folder + "' is the name of " + (tables.contains(folder) ? "a table" : "an artifact")
+                        + "; its members are");
+                artifacts.put(a.getKey(), a.getValue().withoutShardNames());
+            }
+        }
+    }
+
     /** Whether some member lies below {@code value} (the index is sorted, but not by plain prefix: scan). */
     private static boolean isFolder(MemberIndex index, String value) {
         String prefix = value.endsWith("/") ? value : value + "/";
@@ -461,7 +479,7 @@ public final class Publisher {
         Map<String, Artifact> artifactMap = new TreeMap<>();
         artifacts.forEach((name, a) -> artifactMap.put(name, new Artifact(a.kind(),
                 a.shards().stream().map(StagedBlob::ref).toList(), a.index().ref(), a.memberCount(), a.memberBytes(),
-                a.facts())));
+                a.facts(), a.shardNames())));
         Map<String, String> metadata = new TreeMap<>();
         metadata.put("created_at", clock.instant().toString());
         metadata.put("creator", creator);

@@ -137,10 +137,43 @@ public final class TarShardIndexer {
             }
             index = null; // its arrays go before the parts are written
             return new PackedArtifact(ArtifactKind.WEBDATASET_SHARDS, shards, built,
-                    StagedIndex.of(built, StagedIndex.PART_MEMBERS, partsDir), members, memberBytes);
+                    StagedIndex.of(built, StagedIndex.PART_MEMBERS, partsDir), members, memberBytes,
+                    new java.util.TreeMap<>(), shardNames(artifact, tars, progress));
         } finally {
             progress.finish();
         }
+    }
+
+    /**
+     * The tars' file names, which the mount shows them under ({@code ARTIFACT.tars/NAME}); none,
+     * with a note saying why, when two tars share a name (from different folders) or a name
+     * cannot be a file name in the mount: the members are published all the same.
+     */
+    static List<String> shardNames(String artifact, List<Path> tars, PublishProgress progress) {
+        List<String> names = new ArrayList<>(tars.size());
+        Map<String, Path> seen = new HashMap<>();
+        for (Path t : tars) {
+            String name = t.getFileName().toString();
+            String why = null;
+            try {
+                io.warpdata.manifest.Names.requireComponent("shard", name);
+            } catch (ManifestValidationException e) {
+                why = "'" + printable(name) + "' is not a file name the mount shows (letters, digits, '_', '.', '=', '+',"
+                        + " '-')";
+            }
+            Path other = seen.putIfAbsent(name, t);
+            if (why == null && other != null) {
+                why = other + " and " + t + " share a name";
+            }
+            if (why != null) {
+                progress.note("artifact " + artifact + ": its tar files are not shown as files in the mount ("
+                        + artifact + io.warpdata.manifest.Artifact.SHARD_FOLDER_SUFFIX + "/): " + why
+                        + "; its members are");
+                return List.of();
+            }
+            names.add(name);
+        }
+        return names;
     }
 
     /** A tar record: headers, data padding and the end-of-archive marker come in these. */

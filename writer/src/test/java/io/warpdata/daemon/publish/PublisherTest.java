@@ -22,6 +22,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -285,6 +286,31 @@ class PublisherTest {
         assertThat(store.objects().get(StoreLayout.blob(m.artifacts().get("images").shards().get(1).id())))
                 .isEqualTo(Files.readAllBytes(t1));
         assertThat(m.artifacts().get("images").shards().get(0).size()).isEqualTo(Files.size(t0));
+        // Their file names too, so that the mount shows them as images.tars/000.tar: format 3.
+        assertThat(m.artifacts().get("images").shardNames()).containsExactly("000.tar", "001.tar");
+        assertThat(m.formatVersion()).isEqualTo(3);
+    }
+
+    @Test
+    void tarShardsWhoseFolderOfFilesATableIsNamedKeepTheirMembersOnly() throws Exception {
+        TestData.parquet(tmp.resolve("data/part-0.parquet"), 10, 100);
+        Files.createDirectories(tmp.resolve("shards"));
+        TarShardIndexerTest.tar(tmp.resolve("shards/000.tar"), "a/1.jpg", "one");
+        List<String> notes = new ArrayList<>();
+        PublishProgress listening = new PublishProgress() {
+            @Override
+            public void note(String text) {
+                notes.add(text);
+            }
+        };
+        PublishResult r = new Publisher(store, new Catalog(store), CLOCK, "alice", tmp.resolve("staging"), 4, listening)
+                .publish(request(Map.of("images.tars", List.of("data/*.parquet")),
+                        Map.of("images", List.of("shards/*.tar")), List.of()));
+        Manifest m = ManifestCodec.fromJson(store.objects().get(StoreLayout.version(ID, r.version())), "test");
+        assertThat(m.artifacts().get("images").shardNames()).isEmpty();
+        assertThat(m.artifacts().get("images").memberCount()).isEqualTo(1);
+        assertThat(m.formatVersion()).as("readable by every Warp").isEqualTo(1);
+        assertThat(notes).anySatisfy(n -> assertThat(n).contains("'images.tars' is the name of a table"));
     }
 
     @Test

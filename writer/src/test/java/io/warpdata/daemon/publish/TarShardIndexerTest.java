@@ -49,6 +49,28 @@ class TarShardIndexerTest {
         return file;
     }
 
+    @Test
+    void tarsKeepTheirFileNamesUnlessTwoShareOneOrOneCannotBeAFileInTheMount() throws Exception {
+        Files.createDirectories(tmp.resolve("x"));
+        Files.createDirectories(tmp.resolve("y"));
+        Path a = tar(tmp.resolve("x/shard-0.tar"), "a.jpg", "1");
+        Path b = tar(tmp.resolve("y/shard-0.tar"), "b.jpg", "2");
+        Path c = tar(tmp.resolve("y/shard 1.tar"), "c.jpg", "3");
+        assertThat(index(a, c).shardNames()).isEmpty();
+        assertThat(index(tar(tmp.resolve("y/shard-1.tar"), "c.jpg", "3"), a).shardNames())
+                .as("in the order given").containsExactly("shard-1.tar", "shard-0.tar");
+        List<String> notes = new java.util.ArrayList<>();
+        PackedArtifact shared = new TarShardIndexer().index("web", List.of(a, b), new PublishProgress() {
+            @Override
+            public void note(String text) {
+                notes.add(text);
+            }
+        });
+        assertThat(shared.shardNames()).isEmpty();
+        assertThat(shared.memberCount()).as("the members are published all the same").isEqualTo(2);
+        assertThat(notes).singleElement().asString().contains("web.tars/", "share a name", "its members are");
+    }
+
     private PackedArtifact index(Path... tars) {
         return new TarShardIndexer().index("shards", List.of(tars), PublishProgress.NONE);
     }

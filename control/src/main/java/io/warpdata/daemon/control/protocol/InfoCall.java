@@ -52,8 +52,15 @@ public final class InfoCall {
     public record ColumnInfo(String name, String type) {
     }
 
-    /** @param kind files, tar, ... as in the manifest */
-    public record ArtifactInfo(String kind, long shards, long members, long memberBytes) {
+    /**
+     * @param kind files, tar, ... as in the manifest
+     * @param shardFiles the names WebDataset shards were published as, which the mount shows in
+     *        {@code ARTIFACT.tars/}; null when the artifact has none (and from an older warpd)
+     */
+    public record ArtifactInfo(String kind, long shards, long members, long memberBytes, List<String> shardFiles) {
+        public ArtifactInfo(String kind, long shards, long members, long memberBytes) {
+            this(kind, shards, members, memberBytes, null);
+        }
     }
 
     /** @param refType as in the manifest's binding, e.g. {@code file} */

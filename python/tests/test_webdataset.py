@@ -1,0 +1,85 @@
+"""WebDataset shards (tars written by Python's tarfile, as webdataset's own writers do) published
+as tars: the mount shows their members under ARTIFACT/ and the tars themselves, byte for byte
+under the names they were published as, under ARTIFACT.tars/, so that a WebDataset pipeline can
+stream them from the mount (audit 22)."""
+import hashlib
+import io
+import json
+import os
+import tarfile
+
+import warpdata as wd
+
+
+def _write_shards(folder, shards, per_shard, tag=b""):
+    folder.mkdir(exist_ok=True)
+    keys = []
+    for s in range(shards):
+        with tarfile.open(str(folder / ("shard-%06d.tar" % s)), "w") as t:
+            for i in range(per_shard):
+                key = "%06d" % (s * per_shard + i)
+                keys.append(key)
+                for ext, data in (("jpg", b"jpeg " + key.encode() + tag + os.urandom(300)),
+                                  ("cls", str(i % 3).encode())):
+                    info = tarfile.TarInfo("%s.%s" % (key, ext))
+                    info.size = len(data)
+                    t.addfile(info, io.BytesIO(data))
+    return keys
+
+
+def _sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def test_shards_published_as_tars_are_also_their_files_in_the_mount(warp, tmp_path):
+    shards = tmp_path / "shards"
+    keys = _write_shards(shards, 4, 25)
+    warp.warpctl("publish", "pytest/wdsfiles", "--artifact", "train=%s/*.tar" % shards, "--set-latest")
+    version = os.path.join(warp.mount, "pytest", "wdsfiles")
+    assert sorted(os.listdir(version)) == [".warp", "train", "train.tars"]
+    tars = os.path.join(version, "train.tars")
+    assert sorted(os.listdir(tars)) == ["shard-%06d.tar" % s for s in range(4)]
+    for name in os.listdir(tars):
+        assert os.path.getsize(os.path.join(tars, name)) == os.path.getsize(shards / name)
+        assert _sha256(os.path.join(tars, name)) == _sha256(shards / name), name
+    # A WebDataset reader streams each tar front to back ("r|"): every sample, whole, in order.
+    seen = []
+    for name in sorted(os.listdir(tars)):
+        with open(os.path.join(tars, name), "rb") as f, tarfile.open(fileobj=f, mode="r|") as t:
+            for m in t:
+                data = t.extractfile(m).read()
+                key, ext = m.name.split(".", 1)
+                if ext == "jpg":
+                    assert data.startswith(b"jpeg " + key.encode())
+                    seen.append(key)
+    assert seen == keys
+    # The members are where they always were.
+    with open(os.path.join(version, "train", keys[-1] + ".jpg"), "rb") as f:
+        assert f.read().startswith(b"jpeg " + keys[-1].encode())
+    with open(os.path.join(version, ".warp", "manifest.json")) as f:
+        manifest = json.load(f)
+    assert manifest["format_version"] == 3
+    assert manifest["artifacts"]["train"]["shard_names"] == ["shard-%06d.tar" % s for s in range(4)]
+    ds = wd.dataset("pytest/wdsfiles")
+    assert ds.artifacts["train"]["shard_files"] == ["shard-%06d.tar" % s for s in range(4)]
+    info = warp.warpctl("info", "pytest/wdsfiles").stdout.decode()
+    assert "train.tars/ in the mount holds the 4 tar file(s) of train" in info, info
+
+
+def test_a_new_version_shows_its_own_tars_and_an_older_one_keeps_its(warp, tmp_path):
+    first = tmp_path / "v1"
+    _write_shards(first, 2, 10, tag=b" one")
+    warp.warpctl("publish", "pytest/wdsnext", "--artifact", "train=%s/*.tar" % first, "--set-latest")
+    old = os.path.realpath(os.path.join(warp.mount, "pytest", "wdsnext"))
+    second = tmp_path / "v2"
+    _write_shards(second, 3, 10, tag=b" two")
+    published = warp.warpctl("publish", "pytest/wdsnext", "--artifact", "train=%s/*.tar" % second, "--set-latest",
+                             "--json")
+    new = os.path.join(os.path.dirname(old), "wdsnext@" + json.loads(published.stdout)["version"])
+    assert sorted(os.listdir(os.path.join(new, "train.tars"))) == ["shard-%06d.tar" % s for s in range(3)]
+    assert sorted(os.listdir(os.path.join(old, "train.tars"))) == ["shard-%06d.tar" % s for s in range(2)]
+    for s in range(2):
+        assert _sha256(os.path.join(old, "train.tars", "shard-%06d.tar" % s)) == _sha256(first / ("shard-%06d.tar" % s))
+    for s in range(3):
+        assert _sha256(os.path.join(new, "train.tars", "shard-%06d.tar" % s)) == _sha256(second / ("shard-%06d.tar" % s))
