@@ -14,5 +14,10 @@ class PublishEndpointTest {
         assertThat(PublishCommand.sameEndpoint("http://127.0.0.1:18919", "http://127.0.0.1:18920")).isFalse();
         assertThat(PublishCommand.sameEndpoint("http://s3.example.com", "https://s3.example.com")).isFalse();
         assertThat(PublishCommand.sameEndpoint("http://127.0.0.1:9000", "")).as("AWS's own").isFalse();
+        // This machine by any of its names (warpd runs here too).
+        assertThat(PublishCommand.sameEndpoint("http://localhost:18919", "http://127.0.0.1:18919")).isTrue();
+        assertThat(PublishCommand.sameEndpoint("http://[::1]:18919/", "http://LOCALHOST:18919")).isTrue();
+        assertThat(PublishCommand.sameEndpoint("http://localhost:18919", "http://127.0.0.1:18920")).isFalse();
+        assertThat(PublishCommand.sameEndpoint("http://localhost:9000", "http://minio:9000")).isFalse();
     }
 }
