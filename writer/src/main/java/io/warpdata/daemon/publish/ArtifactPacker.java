@@ -230,6 +230,9 @@ public final class ArtifactPacker {
         checkSafetensors(files);
         long total = files.stream().mapToLong(SourceFile::size).sum();
         progress.note("scan " + artifact + ": " + files.size() + " files, " + total + " bytes");
+        if (files.isEmpty()) {
+            throw Publisher.holdsNoFile(artifact, List.of(root)); // not "pack a (0 bytes)" first (audit 21)
+        }
         progress.start("pack " + artifact, total);
         try {
             Files.createDirectories(stagingDir);

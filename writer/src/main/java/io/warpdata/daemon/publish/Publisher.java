@@ -436,11 +436,16 @@ public final class Publisher {
      */
     private static PackedArtifact requireMembers(String name, List<Path> inputs, PackedArtifact packed) {
         if (packed.memberCount() == 0) {
-            throw new InvalidInputException("Artifact '" + name + "' holds no file: " + (inputs.size() == 1 ? inputs.get(0)
-                    : inputs.size() + " inputs") + " has no file in it (folders alone are not members)",
-                    "Check the path; an artifact is the files under it.");
+            throw holdsNoFile(name, inputs);
         }
         return packed;
+    }
+
+    /** An artifact whose inputs hold no file (the packer says so before it packs nothing). */
+    static InvalidInputException holdsNoFile(String name, List<Path> inputs) {
+        return new InvalidInputException("Artifact '" + name + "' holds no file: " + (inputs.size() == 1 ? inputs.get(0)
+                : inputs.size() + " inputs") + " has no file in it (folders alone are not members)",
+                "Check the path; an artifact is the files under it.");
     }
 
     private PackedArtifact packArtifact(String name, List<Path> inputs, Path staging, long shardSize,

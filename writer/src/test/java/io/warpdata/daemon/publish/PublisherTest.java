@@ -231,8 +231,17 @@ class PublisherTest {
         Files.createDirectories(tmp.resolve("empty/sub"));
         PublishRequest empty = request(Map.of("main", List.of("data/*.parquet")), Map.of("images", List.of("empty")),
                 List.of());
-        assertThatThrownBy(() -> publisher(store).publish(empty)).isInstanceOf(InvalidInputException.class)
+        List<String> phases = new ArrayList<>();
+        Publisher saying = new Publisher(store, new Catalog(store), CLOCK, "alice", tmp.resolve("staging"), 4,
+                new PublishProgress() {
+                    @Override
+                    public void start(String task, long totalBytes) {
+                        phases.add(task);
+                    }
+                });
+        assertThatThrownBy(() -> saying.publish(empty)).isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("Artifact 'images' holds no file");
+        assertThat(phases).as("nothing is packed first (audit 21: 'pack images (0 bytes)')").doesNotContain("pack images");
         Path tar = tmp.resolve("dirs-only.tar");
         Process p = new ProcessBuilder("/usr/bin/python3", "-c", "import tarfile, sys\n"
                 + "with tarfile.open(sys.argv[1], 'w') as t:\n"
