@@ -64,11 +64,127 @@ def test_torch_dataloader_workers_read_every_row_once(ds):
     for world in (1, 2, 3, 7, 16):
         seen = []
         for rank in range(world):
-            loader = ds.to_torch(batch_size=8, shard=(rank, world), columns=["id"], num_workers=3)
+            loader = ds.to_torch(batch_size=8, shard=(rank, world), columns=["id"], num_workers=3, even=False)
             for batch in loader:
                 assert isinstance(batch["id"], torch.Tensor)
                 seen.extend(int(i) for i in batch["id"])
         assert sorted(seen) == list(range(TOTAL)), world
+
+
+def test_torch_ranks_make_as_many_batches_by_default_and_read_every_row(ds):
+    """Distributed training runs a step per batch on every rank, and a rank with fewer batches left
+    the others waiting at the end of the epoch (audit 24: 120 against 81 batches, a hang). By default
+    on more than one rank, every rank makes as many batches (a rank one row short reads its first row
+    again, as DistributedSampler pads), with or without workers."""
+    pytest.importorskip("torch")
+    for world in (2, 3, 7):
+        for workers in (0, 3):
+            counts, seen = [], []
+            for rank in range(world):
+                loader = ds.to_torch(batch_size=8, shard=(rank, world), columns=["id"], num_workers=workers)
+                batches = [[int(i) for i in b["id"]] for b in loader]
+                counts.append((len(batches), sum(len(b) for b in batches)))
+                seen.extend(i for b in batches for i in b)
+            assert len(set(counts)) == 1, (world, workers, counts)
+            assert counts[0][1] == -(-TOTAL // world)
+            assert sorted(set(seen)) == list(range(TOTAL)), (world, workers)
+            assert len(seen) - TOTAL < world
+    # drop_last: no short batch; and the ranks still agree.
+    full = [[len(b["id"]) for b in ds.to_torch(batch_size=8, shard=(r, 3), columns=["id"], drop_last=True)]
+            for r in range(3)]
+    assert all(n == 8 for ns in full for n in ns) and len({len(ns) for ns in full}) == 1, full
+
+
+DDP_SCRIPT = """
+import datetime, sys, torch, torch.distributed as dist
+import warpdata as wd
+from torch.nn.parallel import DistributedDataParallel as DDP
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
+loader = wd.dataset(sys.argv[1]).to_torch(batch_size=16, columns=["id"], num_workers=int(sys.argv[2]))
+model = DDP(torch.nn.Linear(1, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.001)
+for epoch in range(2):
+    steps = 0
+    for b in loader:
+        loss = model(b["id"].float().unsqueeze(1)).mean()
+        opt.zero_grad(); loss.backward(); opt.step(); steps += 1
+    print("epoch", epoch, "steps", steps, flush=True)
+dist.barrier()
+print("done", flush=True)
+"""
+
+
+def test_a_ddp_job_over_to_torch_defaults_runs_every_epoch_to_the_end(ds, tmp_path):
+    """audit 24's job, for real: two gloo ranks training on to_torch() with its defaults (RANK and
+    WORLD_SIZE from the environment, as torchrun sets them). With unequal batches rank 0's last
+    steps all-reduced with rank 1's next epoch and the job then hung until the collective timeout."""
+    pytest.importorskip("torch")
+    import os
+    import socket
+    import subprocess
+    import sys
+    script = tmp_path / "ddp.py"
+    script.write_text(DDP_SCRIPT)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for workers in ("0", "2"):
+        procs = []
+        for rank in range(3):
+            env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE="3",
+                       PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(wd.__file__))))
+            procs.append(subprocess.Popen([sys.executable, str(script), ds.pinned, workers], env=env,
+                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
+        outs = []
+        try:
+            for p in procs:
+                outs.append(p.communicate(timeout=180)[0].decode())
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        for p, out in zip(procs, outs):
+            assert p.returncode == 0 and "done" in out, out
+        steps = {tuple(line for line in out.splitlines() if line.startswith("epoch")) for out in outs}
+        assert len(steps) == 1, outs
+        port += 1
+
+
+def test_make_loader_ranks_hold_as_many_rows(ds):
+    pytest.importorskip("torch")
+    from warpdata.loader import make_loader
+    for world in (2, 3):
+        lengths = [len(make_loader(ds, "main", batch_size=4, rank=r, world_size=world, columns=["id"]))
+                   for r in range(world)]
+        assert lengths == [-(-(-(-TOTAL // world)) // 4)] * world, lengths
+        rows = [len(make_loader(ds, "main", rank=r, world_size=world, columns=["id"]).dataset) for r in range(world)]
+        assert rows == [-(-TOTAL // world)] * world, rows
+    once = [len(make_loader(ds, "main", rank=r, world_size=3, columns=["id"], even=False).dataset) for r in range(3)]
+    assert sum(once) == TOTAL
+
+
+def test_ranks_seeded_alike_do_not_shuffle_alike(ds):
+    """audit 24: with one seed on every rank (DDP's usual setup), each rank's order was the same
+    permutation shifted by its first row."""
+    torch = pytest.importorskip("torch")
+    orders = []
+    for rank in range(2):
+        torch.manual_seed(7)
+        loader = ds.to_torch(batch_size=8, shard=(rank, 2), columns=["id"], shuffle=True, shuffle_buffer=32)
+        ids_ = [int(i) for b in loader for i in b["id"]]
+        orders.append([i - min(ids_) for i in ids_])
+    assert orders[0] != orders[1]
+
+
+def test_member_batches_of_an_artifact_that_is_not_there_or_an_absent_mount_say_so(warp, ds):
+    """audit 24: both yielded no batch and no error, so training ran epochs of no step."""
+    with pytest.raises(wd.ArtifactNotFoundError) as e:
+        list(wd.member_batches(ds, "imagez"))
+    assert "images" in e.value.next_step
+    away = wd.dataset(ds.pinned, mount=str(warp.mount) + "-not-there")
+    with pytest.raises(wd.MountUnavailableError):
+        list(wd.member_batches(away, "images"))
 
 
 def test_torch_dataloader_workers_send_refs_of_bound_columns(ds, warp):

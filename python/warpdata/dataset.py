@@ -11,8 +11,8 @@ import sys
 import time
 
 from .client import Client
-from .errors import (BadRequestError, InvalidInputError, MountUnavailableError, TableNotFoundError, TooManyRowsError,
-                     WarpError, missing)
+from .errors import (ArtifactNotFoundError, BadRequestError, InvalidInputError, MountUnavailableError,
+                     TableNotFoundError, TooManyRowsError, WarpError, missing)
 from .refs import FileRef, ref_class
 
 MODES = ("auto", "remote", "hybrid")
@@ -146,18 +146,23 @@ class Dataset:
         return result
 
     def to_torch(self, batch_size=1024, shard="auto", table="main", columns=None, where=None, num_workers=0,
-                 tensors=True, shuffle=False, shuffle_buffer=None, prefetch="auto", **loader_args):
+                 tensors=True, shuffle=False, shuffle_buffer=None, prefetch="auto", even=None, drop_last=False,
+                 **loader_args):
         """A torch DataLoader over this rank's batches (dict-of-lists; numeric columns as tensors of
         the schema's dtype in every batch, NULL as NaN in float columns). DataLoader workers split the
-        rank's rows between them (every row exactly once); shuffle=True shuffles rows within a buffer
-        of shuffle_buffer rows (16 batches), in a new order each epoch. Other keywords go to the
+        rank's rows between them; shuffle=True shuffles rows within a buffer of shuffle_buffer rows
+        (16 batches), in a new order each epoch (and rank). even (default: when there is more than one
+        rank) gives every rank as many batches, as distributed training needs: ranks read row ranges
+        one row apart, and a rank one row short reads its first row again (as DistributedSampler
+        pads); even=False: every row exactly once, by whole files where they split evenly.
+        drop_last=True leaves out each worker's last batch when it is short. Other keywords go to the
         DataLoader (pin_memory, persistent_workers, multiprocessing_context, ...). prefetch: see
         Table.batches."""
         _check_prefetch(prefetch)
         from .torch_data import to_torch
         return to_torch(self.table(table), batch_size=batch_size, shard=shard, columns=columns, where=where,
                         num_workers=num_workers, tensors=tensors, shuffle=shuffle, shuffle_buffer=shuffle_buffer,
-                        **loader_args)
+                        even=even, drop_last=drop_last, **loader_args)
 
     def __repr__(self):
         return "Dataset(%r, version=%r)" % (self.name, self.version[:12])
@@ -234,7 +239,16 @@ def member_batches(ds, artifact, batch_size=1000, shard="auto", by_key=False):
     What ``warpctl init`` writes for a dataset without a table."""
     rank, world, worker, workers = resolve_shard(shard)
     parts, part = world * workers, rank * workers + worker
+    if artifact not in ds.artifacts:
+        # Not an empty listing: a training job would run epochs of no step (audit 24).
+        raise ArtifactNotFoundError("%s has no artifact %r" % (ds.pinned, artifact),
+                                    "pick one of its artifacts: %s" % (", ".join(sorted(ds.artifacts)) or "(none)"))
     base = os.path.join(ds.root, artifact)
+    if not os.path.isdir(base):
+        raise MountUnavailableError("%s is not visible, so the members of %r cannot be listed: is the Warp mount up?"
+                                    % (base, artifact),
+                                    "check the mount (warpctl status; ls %s), and that WARP_MOUNT (or dataset(..., "
+                                    "mount=)) names warpd's mount point" % ds.mount)
     names = sorted(os.path.relpath(os.path.join(d, f), base) for d, _, fs in os.walk(base) for f in fs)
     samples = {}
     if by_key:
@@ -312,7 +326,7 @@ class Table:
         """
         return {c["name"]: c["type"] for c in self._info.get("schema", [])}
 
-    def _stream(self, batch_size, columns, shard, limit, where):
+    def _stream(self, batch_size, columns, shard, limit, where, even=False):
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise BadRequestError("batch_size=%r is not a positive whole number" % (batch_size,),
                                   "pass batch_size=1024 or so")
@@ -322,6 +336,8 @@ class Table:
             self.dataset._warmed.add(self.name)
         args = {"dataset": self.dataset.pinned, "table": self.name, "batch_size": batch_size,
                 "rank": rank, "world": world, "worker": worker, "workers": workers}
+        if even:
+            args["even"] = True
         if columns is None:
             columns = self._columns
         if columns is not None:
@@ -365,18 +381,20 @@ class Table:
             yield cols, msg["rows"]
 
     def batch_dicts(self, batch_size=1024, columns=None, shard=None, limit=None, where=None, refs=True,
-                    prefetch="auto"):
+                    prefetch="auto", even=False):
         """This shard's rows as dict-of-lists batches ({column: [values]}), read by warpd's DuckDB with
         only the columns asked for and the ``where`` filter (a SQL expression) applied there.
         Values of bound columns are FileRef/ImageRef/AudioRef (``refs=False``: the stored strings).
-        prefetch: see ``batches``."""
+        prefetch: see ``batches``. even=True: as many rows on every rank, and on each worker as on
+        the same worker of every other rank (a rank one row short reads its first row again), for
+        distributed training; else every row exactly once."""
         _check_prefetch(prefetch)
         bound = {}
         if refs:
             for col, (artifact, ref_type) in self.refs.items():
                 bound[col] = (artifact, ref_class(ref_type))
         root = None
-        for cols, _ in self._stream(batch_size, columns, shard, limit, where):
+        for cols, _ in self._stream(batch_size, columns, shard, limit, where, even):
             if bound:
                 if root is None:
                     root = _LazyRoot(self.dataset)
@@ -386,7 +404,7 @@ class Table:
                         cols[col] = [None if v is None else cls(root, artifact, v) for v in values]
             yield cols
 
-    def batches(self, batch_size=1024, columns=None, shard=None, limit=None, where=None, prefetch="auto"):
+    def batches(self, batch_size=1024, columns=None, shard=None, limit=None, where=None, prefetch="auto", even=False):
         """Arrow RecordBatches when pyarrow can be imported (bound columns as their stored strings),
         else the same batches as ``batch_dicts``. Columns have the table's types (``schema()``:
         INTEGER int32, FLOAT float32, DECIMAL(p,s) decimal128(p,s), DATE date32, TIMESTAMP
@@ -395,15 +413,16 @@ class Table:
 
         prefetch="auto" (the only setting): warpd reads each shard's bytes ahead of the batches
         (its read-ahead and the table's next shards, through its cache), whatever the caller does;
-        there is no per-read switch to turn that off, so any other value is refused."""
+        there is no per-read switch to turn that off, so any other value is refused. even: see
+        ``batch_dicts``."""
         _check_prefetch(prefetch)
         try:
             import pyarrow as pa
         except ImportError:
-            yield from self.batch_dicts(batch_size, columns, shard, limit, where)
+            yield from self.batch_dicts(batch_size, columns, shard, limit, where, even=even)
             return
         types = {name: _arrow_type(pa, t) for name, t in self.schema().items()}
-        for cols, _ in self._stream(batch_size, columns, shard, limit, where):
+        for cols, _ in self._stream(batch_size, columns, shard, limit, where, even):
             yield pa.RecordBatch.from_arrays([_arrow_array(pa, v, types.get(n)) for n, v in cols.items()],
                                              names=list(cols))
 

@@ -127,8 +127,9 @@ public final class LoaderGenerator {
             Rows come from warpd (its DuckDB reads the table's Parquet shards through its cache); bound
             columns hold refs (ref.read_bytes(), ref.as_pil(), ref.local_path()) read through the mount.
             shard="auto" splits the rows by RANK / WORLD_SIZE (and DataLoader workers) with the one row
-            split of `warpctl stream --shard`: every row exactly once. make_loader() is a torch DataLoader
-            that tells warpd each epoch's read order (order-aware prefetch). See README "Python".
+            split of `warpctl stream --shard`: every row exactly once (even=True: as many rows on every
+            rank, as distributed training needs). make_loader() is a torch DataLoader that tells warpd
+            each epoch's read order (order-aware prefetch), every rank as many rows. See README "Python".
             \"""
             import os
             import sys
@@ -157,12 +158,12 @@ public final class LoaderGenerator {
                 return wd.dataset(DATASET, mount=MOUNT)
 
 
-            def train_stream(batch_size=1000, shard="auto"):
+            def train_stream(batch_size=1000, shard="auto", even=False):
                 ds = get_dataset()
                 if TABLE is None:  # no table: the artifact's member paths (or samples), this rank's part
                     yield from wd.member_batches(ds, ARTIFACT, batch_size, shard=shard, by_key=SAMPLES_BY_KEY)
                     return
-                for batch in ds.table(TABLE).batch_dicts(batch_size, shard=shard):
+                for batch in ds.table(TABLE).batch_dicts(batch_size, shard=shard, even=even):
                     # Bound columns hold refs: batch[col][i].read_bytes(), .as_pil(), .local_path()
                     yield batch
 
@@ -183,10 +184,14 @@ public final class LoaderGenerator {
 
             if __name__ == "__main__":
                 # Smoke test
-                for i, batch in enumerate(train_stream(batch_size=10)):
-                    print(f"Batch {i}: {len(next(iter(batch.values())))} rows")
-                    if i >= 2:
+                batches = 0
+                for batch in train_stream(batch_size=10):
+                    print(f"Batch {batches}: {len(next(iter(batch.values())))} rows")
+                    batches += 1
+                    if batches >= 3:
                         break
+                if not batches:
+                    sys.exit("Smoke test failed: %s gave this rank no batch" % DATASET)
                 print("Smoke test passed!")
             """;
 }

@@ -79,6 +79,54 @@ public final class RowSplit {
     }
 
     /**
+     * The rows worker {@code worker} of {@code workers} of rank {@code rank} reads when every rank
+     * must read as many rows, and every worker as many as the same worker of every other rank
+     * (distributed training: a rank with fewer batches than the others leaves their collectives
+     * waiting at the end of the epoch, audit 24). Ranks read plain row ranges (never whole files:
+     * those may differ by a quarter of a share), which differ by at most one row; a rank one row
+     * short reads its first row once more, as torch's DistributedSampler pads, so that every rank
+     * reads {@code ceil(total / world)} rows. Its workers split those positions as row ranges, so
+     * each worker's count is the same on every rank. Every row is read at least once; at most
+     * {@code world - 1} rows twice (a table of fewer rows than ranks: each rank reads one).
+     *
+     * @return the row ranges to read, in order (the padded row last); empty for an empty table
+     * @throws IllegalArgumentException unless {@code 0 <= rank < world} and {@code 0 <= worker < workers}
+     */
+    public static List<Range> even(long[] fileRows, int rank, int world, int worker, int workers) {
+        if (world < 1 || rank < 0 || rank >= world) {
+            throw new IllegalArgumentException("rank " + rank + " is not in [0, " + world + ")");
+        }
+        if (workers < 1 || worker < 0 || worker >= workers) {
+            throw new IllegalArgumentException("worker " + worker + " is not in [0, " + workers + ")");
+        }
+        long total = 0;
+        for (long n : fileRows) {
+            if (n < 0) {
+                throw new IllegalArgumentException("a file with " + n + " rows");
+            }
+            total += n;
+        }
+        if (total == 0) {
+            return List.of();
+        }
+        long start = total * rank / world;
+        long n = total * (rank + 1) / world - start;
+        long share = (total + world - 1) / world;
+        long a = share * worker / workers;
+        long b = share * (worker + 1) / workers;
+        List<Range> out = new ArrayList<>(2);
+        if (a < Math.min(b, n)) {
+            out.add(new Range(start + a, start + Math.min(b, n), false));
+        }
+        if (b > Math.max(a, n)) {
+            // share - n is 0 or 1: one row, this rank's first (a rank of none: the row at its place,
+            // which the next rank reads, so no row is read by more than ceil(world / total) ranks).
+            out.add(new Range(start, start + 1, false));
+        }
+        return out;
+    }
+
+    /**
      * The rows worker {@code worker} of {@code workers} inside rank {@code rank} of {@code world}
      * reads: the rank's range split again by the same rule, over the parts of the files inside it.
      *

@@ -70,13 +70,22 @@ public final class TableBatches {
      * @param where     a SQL filter over the table's columns, or empty
      * @param limit     at most this many rows (after the filter); negative: no limit
      * @param batchSize rows per batch (the last may have fewer)
+     * @param even      as many rows on every rank, and for every worker as on the same worker of
+     *                  every other rank ({@link RowSplit#even}: distributed training); else the
+     *                  one row split, every row once ({@link RowSplit#of})
      */
     public record Query(List<String> columns, Optional<String> where, long limit, int batchSize,
-                        int rank, int world, int worker, int workers) {
+                        int rank, int world, int worker, int workers, boolean even) {
         public Query {
             if (batchSize < 1) {
                 throw new IllegalArgumentException("batch size " + batchSize);
             }
+        }
+
+        /** The one row split: every row once. */
+        public Query(List<String> columns, Optional<String> where, long limit, int batchSize,
+                     int rank, int world, int worker, int workers) {
+            this(columns, where, limit, batchSize, rank, world, worker, workers, false);
         }
     }
 
@@ -105,9 +114,11 @@ public final class TableBatches {
                 throw new RowStream.NoSuchColumnException(tableName, c, schema);
             }
         }
-        RowSplit.Range range = RowSplit.of(table.shards().stream().mapToLong(TableShard::rowCount).toArray(),
-                q.rank(), q.world(), q.worker(), q.workers());
-        if (range.rows() < totalRows(table) && schema.contains("file_row_number")) {
+        long[] fileRows = table.shards().stream().mapToLong(TableShard::rowCount).toArray();
+        List<RowSplit.Range> ranges = q.even() ? RowSplit.even(fileRows, q.rank(), q.world(), q.worker(), q.workers())
+                : List.of(RowSplit.of(fileRows, q.rank(), q.world(), q.worker(), q.workers()));
+        RowSplit.Range range = ranges.isEmpty() ? new RowSplit.Range(0, 0, false) : ranges.get(0);
+        if ((ranges.size() != 1 || range.rows() < totalRows(table)) && schema.contains("file_row_number")) {
             throw new RowStream.RowNumberClashException(tableName);
         }
         Buffer buffer = new Buffer(chosen, q.batchSize(), sink);
@@ -116,22 +127,24 @@ public final class TableBatches {
         try {
             dir = Files.createTempDirectory(Files.createDirectories(tempDir), "warp-batches-");
             try (Connection c = connect(dir, q.where().isPresent())) {
-                long firstRow = 0;
-                for (TableShard s : table.shards()) {
-                    long from = Math.max(range.start(), firstRow) - firstRow;
-                    long to = Math.min(range.end(), firstRow + s.rowCount()) - firstRow;
-                    firstRow += s.rowCount();
-                    if (to <= from) {
-                        continue;
-                    }
-                    if ((q.limit() >= 0 && buffer.sent + buffer.held >= q.limit()) || cancelled.getAsBoolean()) {
-                        break;
-                    }
-                    String what = "table '" + tableName + "' shard " + s.name();
-                    try (ShardMirror mirror = ShardMirror.open(reader, s, table.schema(), what, dir)) {
-                        readShard(c, mirror, what, chosen, q, from == 0 && to == s.rowCount() ? null : new long[]{from, to},
-                                buffer, cancelled);
-                        bytesRead += mirror.bytesRead();
+                for (RowSplit.Range part : ranges) {
+                    long firstRow = 0;
+                    for (TableShard s : table.shards()) {
+                        long from = Math.max(part.start(), firstRow) - firstRow;
+                        long to = Math.min(part.end(), firstRow + s.rowCount()) - firstRow;
+                        firstRow += s.rowCount();
+                        if (to <= from) {
+                            continue;
+                        }
+                        if ((q.limit() >= 0 && buffer.sent + buffer.held >= q.limit()) || cancelled.getAsBoolean()) {
+                            break;
+                        }
+                        String what = "table '" + tableName + "' shard " + s.name();
+                        try (ShardMirror mirror = ShardMirror.open(reader, s, table.schema(), what, dir)) {
+                            readShard(c, mirror, what, chosen, q, from == 0 && to == s.rowCount() ? null
+                                    : new long[]{from, to}, buffer, cancelled);
+                            bytesRead += mirror.bytesRead();
+                        }
                     }
                 }
             }

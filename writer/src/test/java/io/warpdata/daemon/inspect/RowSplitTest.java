@@ -70,6 +70,59 @@ class RowSplitTest {
     }
 
     @Test
+    void evenSplitsGiveEveryRankAndEachWorkerAsManyRowsAsTheOthersAndReadEveryRow() {
+        // audit 24: 120,000 rows on rank 0 and 80,003 on rank 1 (whole files) left rank 0's last 39
+        // steps all-reducing with rank 1's next epoch, then hanging. Even splits are for that use.
+        Random rng = new Random(24);
+        List<long[]> tables = new ArrayList<>(List.of(new long[]{0}, new long[]{1}, new long[]{7}, new long[]{5, 0, 5},
+                new long[]{40_000, 40_000, 40_000, 50_000, 30_003}, new long[]{1000, 1000, 498}, new long[0]));
+        for (int i = 0; i < 60; i++) {
+            long[] t = new long[1 + rng.nextInt(20)];
+            for (int j = 0; j < t.length; j++) {
+                t[j] = rng.nextInt(301);
+            }
+            tables.add(t);
+        }
+        for (long[] fileRows : tables) {
+            long total = java.util.Arrays.stream(fileRows).sum();
+            for (int world = 1; world <= 12; world++) {
+                for (int workers = 1; workers <= 4; workers++) {
+                    int[] reads = new int[(int) total];
+                    long[] perWorker = null;
+                    for (int rank = 0; rank < world; rank++) {
+                        long[] mine = new long[workers];
+                        for (int worker = 0; worker < workers; worker++) {
+                            for (RowSplit.Range r : RowSplit.even(fileRows, rank, world, worker, workers)) {
+                                assertThat(r.start()).isBetween(0L, r.end());
+                                assertThat(r.end()).isLessThanOrEqualTo(total);
+                                for (long row = r.start(); row < r.end(); row++) {
+                                    reads[(int) row]++;
+                                }
+                                mine[worker] += r.rows();
+                            }
+                        }
+                        if (perWorker == null) {
+                            perWorker = mine;
+                        }
+                        assertThat(mine).as("rank %d of %d, %d workers, %s", rank, world, workers,
+                                java.util.Arrays.toString(fileRows)).containsExactly(perWorker);
+                        assertThat(java.util.Arrays.stream(mine).sum()).isEqualTo(total == 0 ? 0 : (total + world - 1) / world);
+                    }
+                    if (total > 0) {
+                        assertThat(reads).as("every row read").doesNotContain(0);
+                        assertThat(java.util.Arrays.stream(reads).filter(n -> n > 1).count()).as("rows read twice")
+                                .isLessThan(world);
+                        assertThat(java.util.Arrays.stream(reads).max().getAsInt()).as("fewer rows than ranks: one each")
+                                .isLessThanOrEqualTo(total >= world ? 2 : (int) ((world + total - 1) / total));
+                    }
+                }
+            }
+        }
+        assertThatThrownBy(() -> RowSplit.even(new long[]{5}, 2, 2, 0, 1)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> RowSplit.even(new long[]{5}, 0, 2, 1, 1)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void wholeFilesWhenTheySplitEvenlyElseARowRange() {
         // Two files of 25000 and 17000 rows: 2 ranks get one file each; 3 ranks get thirds.
         assertThat(RowSplit.of(new long[]{25_000, 17_000}, 1, 2)).isEqualTo(new RowSplit.Range(25_000, 42_000, true));

@@ -15,10 +15,21 @@ public final class TableBatchesCall {
     private TableBatchesCall() {
     }
 
-    /** Absent numbers take their defaults: all rows, 1024 a batch, rank 0 of 1, worker 0 of 1. */
+    /**
+     * Absent numbers take their defaults: all rows, 1024 a batch, rank 0 of 1, worker 0 of 1.
+     * {@code even}: as many rows on every rank and on each worker as on the same worker of the
+     * others (distributed training; a rank one row short reads its first row again); absent or
+     * false: every row once.
+     */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Request(@JsonProperty(required = true) String dataset, String table, Names columns, String where,
-                          Long limit, Integer batchSize, Integer rank, Integer world, Integer worker, Integer workers) {
+                          Long limit, Integer batchSize, Integer rank, Integer world, Integer worker, Integer workers,
+                          Boolean even) {
+        /** The one row split (every row once). */
+        public Request(String dataset, String table, Names columns, String where, Long limit, Integer batchSize,
+                       Integer rank, Integer world, Integer worker, Integer workers) {
+            this(dataset, table, columns, where, limit, batchSize, rank, world, worker, workers, null);
+        }
     }
 
     /**

@@ -70,7 +70,7 @@ public final class TableBatchesOperation
         long limit = q.limit() == null ? -1 : q.limit();
         Optional<String> where = Optional.ofNullable(q.where()).filter(w -> !w.isBlank());
         TableBatches.Query query = new TableBatches.Query(Names.list(q.columns()), where, limit, batchSize,
-                rank, world, worker, workers);
+                rank, world, worker, workers, Boolean.TRUE.equals(q.even()));
         var ctx = events.context();
         TableBatches.Result r = batches.read(name, table, query, batch -> events.send(new TableBatchesCall.Batch(
                 batch.rows(), new RawValue(batch.columnsJson()), batch.base64().isEmpty() ? null : batch.base64())),
