@@ -321,3 +321,17 @@ def test_a_version_published_by_a_newer_warp_says_upgrade_not_damaged(warp, tmp_
     p = warp.warpctl("info", "pytest/newer", check=False)
     assert p.returncode != 0
     assert b"published by a newer Warp" in p.stderr and b"Upgrade Warp" in p.stderr, p.stderr
+
+
+def test_a_dataset_not_found_says_when_warp_remote_names_another_store_than_warpds(warp, monkeypatch):
+    """audit 24: warpctl in this shell published to $WARP_REMOTE, warpdata reads warpd's store, and
+    the advice ('warpctl list-remote') listed the other store, where the dataset was."""
+    monkeypatch.setenv("WARP_REMOTE", "file:///tmp/another-store")
+    with pytest.raises(wd.DatasetNotFoundError) as e:
+        wd.dataset("pytest/only-elsewhere")
+    assert "$WARP_REMOTE in this shell is file:///tmp/another-store" in e.value.message
+    assert warp.remote in e.value.message and "list-remote --remote " + warp.remote in e.value.next_step
+    monkeypatch.setenv("WARP_REMOTE", warp.remote)
+    with pytest.raises(wd.DatasetNotFoundError) as same:
+        wd.dataset("pytest/only-elsewhere")
+    assert "WARP_REMOTE" not in same.value.message

@@ -11,8 +11,8 @@ import sys
 import time
 
 from .client import Client
-from .errors import (ArtifactNotFoundError, BadRequestError, InvalidInputError, MountUnavailableError,
-                     TableNotFoundError, TooManyRowsError, WarpError, missing)
+from .errors import (ArtifactNotFoundError, BadRequestError, DatasetNotFoundError, InvalidInputError,
+                     MountUnavailableError, TableNotFoundError, TooManyRowsError, WarpError, missing)
 from .refs import FileRef, ref_class
 
 MODES = ("auto", "remote", "hybrid")
@@ -45,10 +45,31 @@ def dataset(name, mode=None, socket=None, mount=None):
     if not isinstance(name, str) or "/" not in name:
         raise BadRequestError("%r is not a dataset name" % (name,), "name it as workspace/name[@version|@tag]")
     client = Client(socket)
-    info = client.call("info", {"dataset": name})
+    try:
+        info = client.call("info", {"dataset": name})
+    except DatasetNotFoundError as e:
+        raise _elsewhere(client, e) from None
     ds = Dataset(client, info, name, mode)
     ds._mount = mount or os.environ.get("WARP_MOUNT") or None
     return ds
+
+
+def _elsewhere(client, e):
+    """``e``, saying so when $WARP_REMOTE (where warpctl in this shell publishes and lists) names
+    another store than warpd's, which is the one warpdata reads (audit 24: the advice to run
+    ``warpctl list-remote`` listed the other store, where the dataset was)."""
+    mine = os.environ.get("WARP_REMOTE", "").strip().rstrip("/")
+    try:
+        served = (client.call("status").get("remote") or "").rstrip("/") if mine else ""
+    except WarpError:
+        return e
+    if not mine or not served or mine == served:
+        return e
+    return DatasetNotFoundError(
+        "%s (warpdata reads the store warpd at %s serves, %s; $WARP_REMOTE in this shell is %s)"
+        % (e.message, client.socket_path, served, mine),
+        "publish to warpd's store, or start a warpd on %s and point WARP_SOCKET at it; 'warpctl list-remote"
+        " --remote %s' lists what warpd serves" % (mine, served), code=e.code, details=e.details)
 
 
 class Dataset:
