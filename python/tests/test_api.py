@@ -189,3 +189,42 @@ def test_polars_is_given_the_same_columns_and_is_named_when_missing(ds, monkeypa
     with pytest.raises(wd.MissingDependencyError) as e:
         table.polars(limit=1)
     assert "polars" in str(e.value)
+
+
+def test_a_publish_too_large_for_warpds_heap_is_made_by_warpctl_in_its_own_process(tmp_path, monkeypatch):
+    """warpd refuses, before reading anything, a folder of more files than its heap packs
+    (PublishTooLarge); wd.publish then runs warpctl publish in its own process, as warpctl does by
+    itself (audit 21). warpd's refusal and warpctl are stand-ins here: the refusal is tested with
+    a real warpd in PublishHeapTest, warpctl's own fallback in PublishChecksIT."""
+    import json
+    import os
+    from warpdata import client as client_module
+    from warpdata.errors import WarpError
+
+    def refuse(self, op, args=None, on_event=None):
+        raise WarpError("this publish holds more than 98304 files", "Publish in your own process: warpctl publish",
+                        code="PublishTooLarge")
+    monkeypatch.setattr(client_module.Client, "call", refuse)
+    argv = tmp_path / "argv.json"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "warpctl"
+    fake.write_text("#!/usr/bin/python3\nimport json, os, sys\n"
+                    "json.dump([sys.argv[1:], os.environ.get('WARP_SOCKET')], open(%r, 'w'))\n"
+                    "print(json.dumps({'dataset': sys.argv[2], 'version': 'ab' * 32}))\n" % str(argv))
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir) + os.pathsep + os.environ["PATH"])
+    result = wd.publish("pytest/huge", tables={"main": ["a.parquet"]}, artifacts={"images": "imgs/"},
+                        bindings=["main.path=images:image"], branch="dev", shard_size=1 << 20,
+                        allow_missing_members=True, socket=str(tmp_path / "warpd.sock"))
+    assert result == {"dataset": "pytest/huge", "version": "ab" * 32}
+    args, socket = json.loads(argv.read_text())
+    assert args == ["publish", "pytest/huge", "--json", "--table", "main=" + os.path.abspath("a.parquet"),
+                    "--artifact", "images=" + os.path.abspath("imgs/"), "--bind", "main.path=images:image",
+                    "--set-latest", "--branch", "dev", "--shard-size", str(1 << 20), "--allow-missing-members"]
+    assert socket == str(tmp_path / "warpd.sock")
+    # No warpctl on PATH: warpd's refusal, saying where warpctl comes from.
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    with pytest.raises(WarpError) as e:
+        wd.publish("pytest/huge", artifacts={"images": "imgs/"}, socket=str(tmp_path / "warpd.sock"))
+    assert e.value.code == "PublishTooLarge" and "scripts/install" in e.value.next_step

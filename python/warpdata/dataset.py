@@ -780,7 +780,46 @@ def publish(name, tables=None, artifacts=None, bindings=None, set_latest=True, s
         args["allow_missing_members"] = True
     if allow_threshold_violations:
         args["allow_threshold_violations"] = True
-    return Client(socket).call("publish", args, on_event=progress)
+    client = Client(socket)
+    try:
+        return client.call("publish", args, on_event=progress)
+    except WarpError as e:
+        if e.code != "PublishTooLarge":
+            raise
+        return _publish_with_warpctl(e, client, args)
+
+
+def _publish_with_warpctl(too_large, client, args):
+    """A publish of more files than warpd's heap packs (nothing was read or written), made by
+    ``warpctl publish`` in its own process instead, as warpctl itself does, to warpd's store:
+    its output goes to this process's stderr, its JSON result is returned."""
+    import shutil
+    import subprocess
+    warpctl = shutil.which("warpctl")
+    if warpctl is None:
+        raise WarpError(too_large.message, "%s (warpctl is not on PATH: scripts/install puts it there)"
+                        % too_large.next_step, code=too_large.code)
+    cmd = [warpctl, "publish", args["dataset"], "--json"]
+    for option, key in (("--table", "tables"), ("--artifact", "artifacts")):
+        for name, paths in args[key].items():
+            cmd += [a for p in paths for a in (option, "%s=%s" % (name, p))]
+    for b in args["bindings"]:
+        cmd += ["--bind", b]
+    if args["set_latest"]:
+        cmd.append("--set-latest")
+    if "branch" in args:
+        cmd += ["--branch", args["branch"]]
+    if "shard_size" in args:
+        cmd += ["--shard-size", str(args["shard_size"])]
+    for flag in ("allow_missing_members", "allow_threshold_violations"):
+        if args.get(flag):
+            cmd.append("--" + flag.replace("_", "-"))
+    sys.stderr.write("warpdata: %s; publishing with %s in its own process instead\n" % (too_large.message, warpctl))
+    done = subprocess.run(cmd, stdout=subprocess.PIPE, env=dict(os.environ, WARP_SOCKET=client.socket_path))
+    if done.returncode != 0:
+        raise WarpError("warpctl publish %s failed (exit %d; its error is above)" % (args["dataset"], done.returncode),
+                        "fix what it says and publish again: the blobs it uploaded are reused", code="PublishFailed")
+    return json.loads(done.stdout)
 
 
 ARTIFACT_KINDS = ("tar_shards", "webdataset_shards", "safetensors", "tensor_warehouse")

@@ -234,8 +234,8 @@ final class PublishCommand implements Callable<Integer> {
 
     /**
      * Whether two endpoint URLs name one server: scheme and host in any case, a default port
-     * written or not, trailing slashes aside ({@code localhost} and {@code 127.0.0.1} differ:
-     * they are told apart, not resolved).
+     * written or not, trailing slashes aside, and this machine's own names ({@code localhost},
+     * {@code 127.0.0.1}, {@code ::1}) alike; other names are compared, not resolved.
      */
     static boolean sameEndpoint(String a, String b) {
         if (a.isBlank() != b.isBlank()) {
