@@ -152,6 +152,8 @@ public final class BlockCache implements BlobReader {
                     config.maxOpenFiles(), metrics, space);
             this.storage = new Tiers(disk);
             this.lists = new HashLists(fetcher, disk.listsDir(), disk.tmpDir(), HASH_LIST_MEMORY, executor);
+            HashLists held = this.lists;
+            disk.onRemade(held::saveHeld);
             this.copies = new LocalCopies(disk.root(), disk.tmpDir(), LocalCopies.budgetFor(config.maxBytes()),
                     disk.freeFloorBytes(), disk.space(), new LocalCopies.Source() {
                         @Override

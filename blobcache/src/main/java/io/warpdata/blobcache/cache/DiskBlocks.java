@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
+import java.util.Objects;
 import java.util.Queue;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -96,6 +97,8 @@ final class DiskBlocks implements BlockStorage {
     /** How long the directory must stay gone before it is made again: 5 s. */
     static final long REMAKE_AFTER_NANOS = 5_000_000_000L;
     private Thread hintThread;
+    /** Told when the directory was made again (the hash lists write back what memory holds). */
+    private volatile Runnable onRemade = () -> { };
     /** Hints waiting at most: a 256 MiB read-ahead of 1 MiB blocks. */
     private static final int HINT_QUEUE = 256;
     private volatile boolean closed;
@@ -474,6 +477,16 @@ final class DiskBlocks implements BlockStorage {
         channels.invalidateAll();
         LOG.warn("The cache directory {} was deleted while warpd ran; it is made again and caching resumes"
                 + " (the {} blocks, {} bytes, it held are gone)", dir.root(), blocks, size);
+        onRemade.run();
+    }
+
+    /**
+     * Runs {@code r} each time the directory is made again after it was deleted under warpd:
+     * what lives beside the blocks (the block hash lists) is written back from memory, since a
+     * block is only served offline with its blob's list on disk (audit 23).
+     */
+    void onRemade(Runnable r) {
+        this.onRemade = Objects.requireNonNull(r, "r");
     }
 
     /** Renames a written file into place under the index's per-key lock, unless the block got there first. */

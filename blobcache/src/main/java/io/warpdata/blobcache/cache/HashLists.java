@@ -118,6 +118,25 @@ final class HashLists {
         return mine;
     }
 
+    /**
+     * Writes every list held in memory to disk again (the cache directory was deleted under warpd
+     * and made again): blocks fetched afterwards are then served offline after a restart, which
+     * needs their lists on disk. Returns how many were written.
+     */
+    int saveHeld() {
+        if (dir == null) {
+            return 0;
+        }
+        int saved = 0;
+        for (var e : memory.asMap().entrySet()) {
+            if (!Files.exists(dir.resolve(e.getKey().hex()))) {
+                save(e.getKey(), e.getValue().serialize());
+                saved++;
+            }
+        }
+        return saved;
+    }
+
     /** The list stored on disk under its id, verified, or null. */
     BlockHashList readFromDisk(BlobId blocks) {
         if (dir == null) {

@@ -791,6 +791,35 @@ class BlockCacheTest {
         assertThat(offline.readAll(ref)).isEqualTo(data);
     }
 
+    /**
+     * audit 23: after {@code rm -rf} of {@code v1/} under warpd, blocks were cached again but the
+     * blobs' hash lists never were (warpd held them in memory), so after a restart with the store
+     * down a fully warmed cache served nothing. They are written back when the folder is made again.
+     */
+    @Test
+    void aCacheDirectoryDeletedUnderWarpdGetsItsHashListsBackAndServesOfflineAfterARestart() throws Exception {
+        byte[] data = TestBlobs.bytes(3 * BS, 71);
+        BlobRef ref = TestBlobs.put(memory, data, BS);
+        BlockCache c = open(config());
+        assertThat(c.readAll(ref)).isEqualTo(data);
+        try (java.util.stream.Stream<Path> all = Files.walk(dir.resolve(CacheDirectory.FORMAT_DIR))) {
+            all.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+        // Writes that find it gone, then (5 s on) the one that makes it again; then warm refills it.
+        for (int i = 0; i < 2; i++) {
+            BlobRef other = TestBlobs.put(memory, TestBlobs.bytes(2 * BS, 80 + i), BS);
+            c.readAll(other);
+            Thread.sleep(DiskBlocks.REMAKE_AFTER_NANOS / 1_000_000 + 1_100);
+        }
+        c.readAll(TestBlobs.put(memory, TestBlobs.bytes(2 * BS, 90), BS));
+        assertThat(Files.isDirectory(dir.resolve(CacheDirectory.FORMAT_DIR).resolve("blocks"))).as("made again").isTrue();
+        assertThat(c.warm(ref, Long.MAX_VALUE, WarmListener.NONE, () -> false).complete()).isTrue();
+        close(c);
+        store.on(Call.READ).fail(Fault.UNAVAILABLE);
+        BlockCache offline = open(config().withMode(CacheMode.LOCAL));
+        assertThat(offline.readAll(ref)).as("blocks and their list on disk").isEqualTo(data);
+    }
+
     @Test
     void remoteModeWritesNothingToDisk() throws IOException {
         byte[] data = TestBlobs.bytes(6 * BS, 80);
