@@ -33,6 +33,16 @@ final class InFlightBlocks {
         return storage.contains(key);
     }
 
+    /** Whether a block is cached where it outlives warpd ({@link Tier#kept}). */
+    boolean kept(BlockKey key) {
+        return storage.kept(key);
+    }
+
+    /** Whether a block is being fetched now. */
+    boolean inFlight(BlockKey key) {
+        return fetches.containsKey(key);
+    }
+
     /** The first block at or after {@code from}, before {@code limit}, that is neither cached nor in flight ({@code limit} if none). */
     int nextMissing(BlobRef blob, int blockSize, int from, int limit) {
         int b = from;

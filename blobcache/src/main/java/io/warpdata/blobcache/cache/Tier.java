@@ -37,4 +37,12 @@ interface Tier {
     boolean put(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit);
 
     boolean contains(BlockKey key);
+
+    /**
+     * Whether a block is held where it outlives warpd (on disk): what {@code warm} promises.
+     * A disk cache's memory fallback holds blocks the disk refused, which are not.
+     */
+    default boolean kept(BlockKey key) {
+        return contains(key);
+    }
 }

@@ -57,6 +57,11 @@ final class Tiers implements BlockStorage {
     }
 
     @Override
+    public boolean kept(BlockKey key) {
+        return disk.contains(key);
+    }
+
+    @Override
     public int length(BlockKey key) {
         int n = memory.length(key);
         return n >= 0 ? n : disk.length(key);

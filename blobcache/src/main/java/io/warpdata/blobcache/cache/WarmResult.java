@@ -10,12 +10,21 @@ package io.warpdata.blobcache.cache;
  * @param complete           whether every block of the whole blob is now cached or on its way
  *                           (false after a partial warm, a stop at the size limit, or cancel)
  * @param cancelled          whether the caller cancelled before the end
+ * @param bytesNotKept       of the bytes fetched or cached, those only in memory because the disk
+ *                           refused them (below its free-space floor, read-only, full): they do
+ *                           not outlive warpd, and a warm that has some is not complete
  */
 public record WarmResult(long blocksFetched, long bytesFetched, long blocksCached, long bytesCached,
-        boolean complete, boolean cancelled) {
+        boolean complete, boolean cancelled, long bytesNotKept) {
 
-    /** Bytes of the blob now cached: already there plus fetched. */
+    /** A warm whose blocks are all kept on disk. */
+    public WarmResult(long blocksFetched, long bytesFetched, long blocksCached, long bytesCached, boolean complete,
+                      boolean cancelled) {
+        this(blocksFetched, bytesFetched, blocksCached, bytesCached, complete, cancelled, 0);
+    }
+
+    /** Bytes of the blob now cached on disk: already there plus fetched, less what the disk refused. */
     public long bytesCovered() {
-        return bytesFetched + bytesCached;
+        return bytesFetched + bytesCached - bytesNotKept;
     }
 }

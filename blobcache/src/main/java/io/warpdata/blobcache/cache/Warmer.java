@@ -37,7 +37,8 @@ final class Warmer {
             return r;
         }
         // Complete means the whole blob: a warm of its first blocks is not.
-        return new WarmResult(r.blocksFetched(), r.bytesFetched(), r.blocksCached(), r.bytesCached(), false, r.cancelled());
+        return new WarmResult(r.blocksFetched(), r.bytesFetched(), r.blocksCached(), r.bytesCached(), false, r.cancelled(),
+                r.bytesNotKept());
     }
 
     /**
@@ -59,6 +60,7 @@ final class Warmer {
         long fetchedBytes = 0;
         long cachedBlocks = 0;
         long cachedBytes = 0;
+        long notKeptBytes = 0;
         long scheduledBytes = 0;
         boolean stopped = false;
         boolean wasCancelled = false;
@@ -81,9 +83,13 @@ final class Warmer {
                     stopped = true;
                     break;
                 }
-                if (scheduler.inFlight().cachedOrInFlight(new BlockKey(blob.id(), bs, b))) {
+                BlockKey key = new BlockKey(blob.id(), bs, b);
+                if (scheduler.inFlight().cachedOrInFlight(key)) {
                     cachedBlocks++;
                     cachedBytes += list.blockLength(b);
+                    if (!scheduler.inFlight().inFlight(key) && !scheduler.inFlight().kept(key)) {
+                        notKeptBytes += list.blockLength(b); // in the memory fallback: the disk refused it
+                    }
                     b++;
                     continue;
                 }
@@ -114,6 +120,10 @@ final class Warmer {
                     Deadlines.await(f.settled, deadline, () -> "writing " + f.key + " to the cache");
                     fetchedBlocks++;
                     fetchedBytes += f.list.blockLength(f.key.index());
+                    if (!scheduler.inFlight().kept(f.key)) {
+                        // Below the floor, read-only, full: served, not kept (audit 23: "in cache", exit 0).
+                        notKeptBytes += f.list.blockLength(f.key.index());
+                    }
                 } catch (RuntimeException e) {
                     if (failure == null) {
                         failure = e;
@@ -127,7 +137,7 @@ final class Warmer {
             throw failure;
         }
         return new WarmResult(fetchedBlocks, fetchedBytes, cachedBlocks, cachedBytes,
-                !stopped && span >= spans.size(), wasCancelled);
+                !stopped && span >= spans.size() && notKeptBytes == 0, wasCancelled, notKeptBytes);
     }
 
     /** Byte ranges as ascending, disjoint {@code [first, end)} block spans, cut off at {@code maxBytes} of blocks. */

@@ -115,10 +115,12 @@ public final class WarmCommand implements Callable<Integer> {
         }
         if (notAllCached) {
             PrintWriter err = spec.commandLine().getErr();
-            err.printf("warpctl: the %s asked for does not all fit in warpd's cache (its --cache-size, or the disk's"
-                            + " free-space floor): what was warmed first was evicted again, and reads of it go to the"
-                            + " store (EIO in --mode local).%n  what to do: raise --cache-size (warpctl doctor shows the"
-                            + " limit and the disk), or warm less (--tables, --artifacts, --max-bytes).%n",
+            err.printf("warpctl: the %s asked for does not all fit in warpd's cache (its --cache-size, the disk's"
+                            + " free-space floor, or a disk that refuses writes): what was warmed first was evicted"
+                            + " again, or never written, and reads of it go to the store (EIO in --mode local).%n"
+                            + "  what to do: raise --cache-size, or free the cache's disk (warpctl doctor shows the"
+                            + " limit, the disk and skipped writes), or warm less (--tables, --artifacts,"
+                            + " --max-bytes).%n",
                     ByteSize.format(result.bytesTotal()));
             err.flush();
             return NOT_ALL_CACHED;
