@@ -213,6 +213,17 @@ public final class Doctor {
         long free = c.freeBytes();
         long floor = c.freeFloorBytes();
         detail += ", " + ByteSize.format(free) + " free on its disk";
+        Path v1 = Path.of(dir).resolve("v1");
+        IOException refused = Files.isDirectory(v1) ? tryWrite(v1) : null;
+        if (refused != null) {
+            // A disk remounted read-only, or permissions changed, under a running warpd (audit 23:
+            // doctor said PASS while warpd skipped every write).
+            long skipped = c.counters().getOrDefault("cache_writes_skipped", 0L);
+            return new Check(name, Status.WARN, detail + ", but " + v1 + " refuses writes (" + refused.getMessage()
+                    + "): warpd caches nothing there" + (skipped > 0 ? " (" + skipped + " blocks served uncached)" : "")
+                    + " and fetches reads from the store again", "make the cache's disk writable again (a read-only"
+                    + " remount?), or restart warpd with a --cache-dir on a writable local disk");
+        }
         Optional<Check> inodes = fewInodes(name, Path.of(dir), detail);
         if (inodes.isPresent()) {
             // With warpd running too (audit 21: only the check without warpd looked at inodes).

@@ -43,4 +43,31 @@ class DoctorDaemonCacheTest {
             new ProcessBuilder("umount", disk.toString()).inheritIO().start().waitFor();
         }
     }
+
+    /** audit 23: a cache made read-only under a running warpd passed, while warpd skipped every write. */
+    @Test
+    void aRunningWarpdsCacheThatRefusesWritesIsWarnedOf() throws Exception {
+        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")), "bind mounts: root only");
+        Path cache = Files.createDirectories(tmp.resolve("cache"));
+        Path v1 = Files.createDirectories(cache.resolve("v1"));
+        Doctor d = new Doctor(new Doctor.Settings(Optional.empty(), Optional.empty(), tmp.resolve("c"), 1,
+                tmp.resolve("none.sock"), false), null);
+        long free = Files.getFileStore(cache).getUsableSpace();
+        CacheCalls.Stats stats = new CacheCalls.Stats("auto", cache.toString(), 0, 1 << 20, 0, free, 0, 0, 0,
+                Map.of("cache_writes_skipped", 1525L), List.of(), List.of());
+        Doctor.Daemon warpd = new Doctor.Daemon(null, stats, null);
+        assertThat(d.daemonCacheDir(warpd).status()).isEqualTo(Doctor.Status.PASS);
+        assertThat(new ProcessBuilder("mount", "--bind", v1.toString(), v1.toString()).inheritIO().start().waitFor())
+                .isZero();
+        try {
+            assertThat(new ProcessBuilder("mount", "-o", "remount,ro,bind", v1.toString()).inheritIO().start().waitFor())
+                    .isZero();
+            Doctor.Check c = d.daemonCacheDir(warpd);
+            assertThat(c.status()).isEqualTo(Doctor.Status.WARN);
+            assertThat(c.detail()).contains("refuses writes", "1525 blocks served uncached");
+            assertThat(c.fix()).contains("writable");
+        } finally {
+            new ProcessBuilder("umount", v1.toString()).inheritIO().start().waitFor();
+        }
+    }
 }
