@@ -195,6 +195,7 @@ public final class LastKnownGood {
                 g.writeString(c);
             }
             g.writeEndArray();
+            g.writeStringField("sum", sum(prefix, now.toEpochMilli(), children, false, null, null));
         });
     }
 
@@ -217,7 +218,32 @@ public final class LastKnownGood {
             if (tag != null) {
                 g.writeStringField("tag", tag);
             }
+            g.writeStringField("sum", sum(key, now.toEpochMilli(), null, true, version, tag));
         });
+    }
+
+    /**
+     * The SHA-256 of what a kept listing or pointer says, written beside it and checked when it is
+     * read back: a flipped bit in a saved pointer (audit 23: a version id with one capital letter,
+     * kept for ever since the store's 304 confirmed its ETag) reads as damage, and the pointer is
+     * read from the store again. Files of an older warpd have none and are checked by shape.
+     */
+    static String sum(String key, long confirmed, List<String> children, boolean pointer, String version, String tag) {
+        java.security.MessageDigest d = BlobId.sha256();
+        java.util.function.Consumer<String> add = t -> {
+            d.update(t == null ? new byte[] {1} : t.getBytes(StandardCharsets.UTF_8));
+            d.update((byte) 0);
+        };
+        add.accept(key);
+        add.accept(Long.toString(confirmed));
+        if (children != null) {
+            children.forEach(add);
+        }
+        if (pointer) {
+            add.accept(version);
+            add.accept(tag);
+        }
+        return HexFormat.of().formatHex(d.digest());
     }
 
     private interface Fields {
@@ -251,6 +277,8 @@ public final class LastKnownGood {
         byte[] digest = BlobId.sha256().digest(key.getBytes(StandardCharsets.UTF_8));
         return dir.resolve("known").resolve(HexFormat.of().formatHex(digest) + ".json");
     }
+
+    private static final java.util.regex.Pattern VERSION_ID = java.util.regex.Pattern.compile("[0-9a-f]{64}");
 
     /** A listing or pointer read back from disk, or null if absent or damaged (then deleted). */
     private <T> T readKnown(String key, Class<T> type) {
@@ -286,6 +314,7 @@ public final class LastKnownGood {
             String version = null;
             boolean hasVersion = false;
             String tag = null;
+            String sum = null;
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw new IOException("not a JSON object");
             }
@@ -312,11 +341,19 @@ public final class LastKnownGood {
                         version = t == JsonToken.VALUE_NULL ? null : p.getValueAsString();
                     }
                     case "tag" -> tag = p.getValueAsString();
+                    case "sum" -> sum = p.getValueAsString();
                     default -> p.skipChildren();
                 }
             }
             if (!key.equals(storedKey) || confirmed == null) {
                 throw new IOException("names key " + storedKey + ", not " + key);
+            }
+            if (sum != null && !sum.equals(sum(key, confirmed, type == Listing.class ? children : null,
+                    type == Pointer.class, version, tag))) {
+                throw new IOException("its content does not match its SHA-256");
+            }
+            if (version != null && !VERSION_ID.matcher(version).matches()) {
+                throw new IOException("its version '" + version + "' is not a version id (64 lowercase hex digits)");
             }
             Instant at = Instant.ofEpochMilli(confirmed);
             written.put(key, at);

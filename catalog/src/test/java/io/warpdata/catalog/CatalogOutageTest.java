@@ -162,6 +162,44 @@ class CatalogOutageTest {
         assertThat(second.workspaces()).containsExactly("vision");
     }
 
+    /**
+     * audit 23: a bit flipped in a saved pointer's version ('b' to 'B') broke ws/name for good, with
+     * "publish again": the store's 304 kept confirming the bad entry's ETag. A flip that keeps the
+     * shape (another valid id) served an older version. Both now read as damage: the entry is
+     * deleted and the pointer is read from the store again.
+     */
+    @Test
+    void aSavedPointerWhoseBytesChangedIsDamageAndIsReadFromTheStoreAgain() throws IOException {
+        VersionHash v2 = publishLatest(2);
+        catalog(LastKnownGood.onDisk(dir)).latest(MNIST);
+        List<Path> known;
+        try (Stream<Path> files = Files.walk(dir.resolve("v1/known"))) {
+            known = files.filter(p -> Files.isRegularFile(p) && readQuietly(p).contains(v2.hex())).toList();
+        }
+        assertThat(known).hasSize(1);
+        Path file = known.get(0);
+        String saved = Files.readString(file);
+        for (String damaged : List.of(v2.hex().substring(0, 20) + "B" + v2.hex().substring(21), "c".repeat(64))) {
+            Files.writeString(file, saved.replace(v2.hex(), damaged));
+            Catalog restarted = catalog(LastKnownGood.onDisk(dir));
+            assertThat(restarted.latest(MNIST)).as(damaged).hasValue(v2);
+            assertThat(Files.readString(file)).contains(v2.hex()).doesNotContain(damaged);
+        }
+        // A file an older warpd wrote (no sum) still reads, if its version is an id.
+        Files.writeString(file, saved.replaceAll(",\"sum\":\"[0-9a-f]+\"", ""));
+        assertThat(Files.readString(file)).doesNotContain("sum");
+        store.down();
+        assertThat(catalog(LastKnownGood.onDisk(dir)).latest(MNIST)).hasValue(v2);
+    }
+
+    private static String readQuietly(Path p) {
+        try {
+            return Files.readString(p);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
     @Test
     void rereadingAnUnchangedPointerIsOneConditionalGetAnsweredNotModified() {
         VersionHash v1 = publishLatest(1);
