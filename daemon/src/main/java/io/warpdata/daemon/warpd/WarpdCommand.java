@@ -55,7 +55,8 @@ public final class WarpdCommand implements Callable<Integer> {
             description = "Group whose members may run gc, cache verify and publish through warpd.")
     String controlGroup;
 
-    @Option(names = "--mode", paramLabel = "MODE", description = "auto | remote | hybrid | local (WARP_MODE, default auto).")
+    @Option(names = "--mode", paramLabel = "MODE", converter = ModeText.class,
+            description = "auto | remote | hybrid | local (WARP_MODE, default auto).")
     String mode;
 
     @Option(names = "--pointer-ttl", paramLabel = "DURATION", converter = DurationText.class,
@@ -126,6 +127,14 @@ public final class WarpdCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException {
+        if (heapTooSmall(Runtime.getRuntime().maxMemory())) {
+            System.err.println("warpd: a heap of " + (Runtime.getRuntime().maxMemory() >> 20) + " MiB is too small: warpd"
+                    + " needs at least " + (MIN_HEAP_BYTES >> 20) + " MiB to read large files without running out of"
+                    + " memory (and leaving its mount dead)");
+            System.err.println("  Set WARP_HEAP=" + (MIN_HEAP_BYTES >> 20) + "m or more (the default, 384m, is what the"
+                    + " README's figures use), or drop a smaller -Xmx from WARP_JAVA_OPTS.");
+            return 2;
+        }
         DaemonConfig config;
         WarpDaemon daemon;
         // Installed before mounting, so that a stop request at any moment after the mount unmounts.
@@ -193,6 +202,31 @@ public final class WarpdCommand implements Callable<Integer> {
             }
             return value;
         }
+    }
+
+    /** A {@code --mode} checked while the command line is parsed, like {@link SizeText} (exit 2, audit 23). */
+    static final class ModeText implements CommandLine.ITypeConverter<String> {
+        @Override
+        public String convert(String value) {
+            try {
+                io.warpdata.blobcache.cache.CacheMode.parse(value);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.TypeConversionException(e.getMessage());
+            }
+            return value;
+        }
+    }
+
+    /**
+     * The heap below which warpd refuses to start: 160 MiB. With 64-96 MiB it mounted, then ran
+     * out of memory on the first large file read and left the mount dead (audit 23); 160 MiB
+     * read it.
+     */
+    static final long MIN_HEAP_BYTES = 160L << 20;
+
+    /** The JVM's heap limit as warpd's: G1 reports a few MiB under -Xmx, hence the slack. */
+    static boolean heapTooSmall(long maxMemory) {
+        return maxMemory < MIN_HEAP_BYTES - (16L << 20);
     }
 
     /** A {@code --pointer-ttl} checked while the command line is parsed, like {@link SizeText}. */

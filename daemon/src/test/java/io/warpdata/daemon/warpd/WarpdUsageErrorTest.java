@@ -54,4 +54,21 @@ class WarpdUsageErrorTest {
         assertThat(r.err()).startsWith("warpd: ").contains("1XB").doesNotContain("Usage:");
         assertThat(r.err().lines().count()).isEqualTo(2);
     }
+
+    @Test
+    void aModeWarpdDoesNotHaveIsAUsageErrorAsABadSizeIs() {
+        // audit 23: --mode offline exited 1, every other bad option value 2.
+        Run r = run("--mount", "/tmp/x", "--mode", "offline");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).startsWith("warpd: ").contains("unknown cache mode 'offline'").doesNotContain("Usage:");
+    }
+
+    @Test
+    void aHeapTooSmallToReadLargeFilesIsRefused() {
+        // audit 23: 64-96 MiB mounted, then died on the first large read, leaving the mount dead.
+        assertThat(WarpdCommand.heapTooSmall(64L << 20)).isTrue();
+        assertThat(WarpdCommand.heapTooSmall(96L << 20)).isTrue();
+        assertThat(WarpdCommand.heapTooSmall(155L << 20)).as("-Xmx160m as G1 reports it").isFalse();
+        assertThat(WarpdCommand.heapTooSmall(384L << 20)).isFalse();
+    }
 }
