@@ -11,7 +11,8 @@ public sealed class StoreUnavailableException extends StoreException
                 + " read can be retried.", cause);
     }
 
-    StoreUnavailableException(String message, String nextStep, Throwable cause) {
+    /** With its own next step (a write: "publish again", not "the read can be retried"). */
+    public StoreUnavailableException(String message, String nextStep, Throwable cause) {
         super(message, nextStep, cause);
     }
 

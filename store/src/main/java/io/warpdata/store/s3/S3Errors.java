@@ -96,7 +96,7 @@ final class S3Errors {
                         "The manifest and the stored object disagree: re-publish the version.", e);
             }
             if (status >= 500 || status == 429) {
-                return new StoreUnavailableException(what + detail + " after " + maxAttempts + " attempts", e);
+                return unavailable(op, what + detail + " after " + maxAttempts + " attempts", e);
             }
             return new StoreException(what + detail + ": " + ase.getMessage(),
                     "Check the remote URI and the server; report a bug if the request looks wrong.", e);
@@ -112,7 +112,19 @@ final class S3Errors {
         if (cannotConnect(e)) {
             return new StoreUnreachableException(what + ": cannot connect to " + location.server() + ": " + msg, e);
         }
-        return new StoreUnavailableException(what + ": " + msg, e);
+        return unavailable(op, what + ": " + msg, e);
+    }
+
+    /**
+     * The store failed a call worth trying again; a write says so as a publish's step (audit 23:
+     * an upload cut short said "the read can be retried").
+     */
+    private static StoreUnavailableException unavailable(String op, String message, Throwable e) {
+        if (op.equals("write") || op.contains("upload") || op.equals("delete")) {
+            return new StoreUnavailableException(message, "Check the network and the endpoint (warpctl doctor), then"
+                    + " run the publish (or the command) again: what was uploaded is kept and not sent twice.", e);
+        }
+        return new StoreUnavailableException(message, e);
     }
 
     /** "not answering": what a call that timed out waiting for the store becomes. */

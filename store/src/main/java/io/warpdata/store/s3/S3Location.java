@@ -46,7 +46,7 @@ record S3Location(String bucket, String root, Optional<URI> endpoint) {
                 }
                 return u;
             } catch (IllegalArgumentException ex) {
-                throw new InvalidRemoteException(e, "the S3 endpoint is not a URL such as http://127.0.0.1:9000");
+                throw InvalidRemoteException.endpoint(e);
             }
         });
         return new S3Location(bucket, prefix.isEmpty() ? "" : prefix + "/", endpointUri);

@@ -34,6 +34,26 @@ class S3ErrorTranslationTest {
     }
 
     @Test
+    void anUploadCutShortSaysToPublishAgainAndAReadThatItCanBeRetried() {
+        // audit 23: a publish whose upload failed said "the read can be retried".
+        SdkClientException reset = SdkClientException.create("Unable to execute HTTP request: Connection reset");
+        StoreException upload = ERRORS.translate(reset, "upload a part of", "blobs/x");
+        assertThat(upload).isInstanceOf(StoreUnavailableException.class);
+        assertThat(upload.nextStep()).contains("publish", "not sent twice").doesNotContain("read");
+        assertThat(ERRORS.translate(reset, "write", "blobs/x").nextStep()).contains("publish");
+        assertThat(ERRORS.translate(reset, "read", "blobs/x").nextStep()).contains("the read can be retried");
+    }
+
+    @Test
+    void anEndpointWithoutASchemeIsSaidAsAnEndpoint() {
+        // audit 23: warpd --endpoint 127.0.0.1:19301 was an "Invalid remote" and advised --remote.
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> S3Location.parse("s3://bucket", Optional.of("127.0.0.1:19301")))
+                .isInstanceOf(io.warpdata.store.InvalidRemoteException.class)
+                .hasMessageContaining("Invalid S3 endpoint '127.0.0.1:19301'")
+                .satisfies(e -> assertThat(((StoreException) e).nextStep()).contains("--endpoint http://127.0.0.1:19301"));
+    }
+
+    @Test
     void missingCredentialsAreAnAuthenticationErrorNamingTheVariables() {
         StoreException e = translate(SdkClientException.create(
                 "Unable to load credentials from any of the providers in the chain AwsCredentialsProviderChain"));
