@@ -70,6 +70,45 @@ class WarpdLifecycleIT {
         assertThat(mount).isEmptyDirectory();
     }
 
+    /**
+     * audit 23: with a file merely held open, a stop waited 5 s for FUSE workers ("still busy")
+     * while a reader in the middle of a file kept reading; the README says a stop unmounts at once
+     * and readers get ENOTCONN, as after a crash.
+     */
+    @Test
+    void sigtermWithAFileHeldOpenFailsItsReaderAtOnceInsteadOfWaitingForIt() throws Exception {
+        Path mount = newMountPoint("held");
+        WarpdProcess w = start(mount);
+        assertServes(mount);
+        Process holder = new ProcessBuilder("/usr/bin/python3", "-c", String.join("\n",
+                "import sys",
+                "f = open(sys.argv[1], 'rb', buffering=0)",
+                "f.read(10)",
+                "print('open', flush=True)",
+                "sys.stdin.readline()",
+                "import os",
+                "os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)  # not from the page cache",
+                "try:",
+                "    f.seek(0)",
+                "    f.read(10)",
+                "    print('read', flush=True)",
+                "except OSError as e:",
+                "    print('errno', e.errno, flush=True)"), mount.resolve("ops/tiny/main/part-0.parquet").toString())
+                .redirectErrorStream(true).start();
+        try {
+            java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(holder.getInputStream()));
+            assertThat(out.readLine()).isEqualTo("open");
+            assertThat(w.terminate(30)).isZero();
+            assertThat(w.output()).doesNotContain("still busy");
+            holder.getOutputStream().write('\n');
+            holder.getOutputStream().flush();
+            assertThat(out.readLine()).as("the held file fails as after a crash").isEqualTo("errno 107");
+        } finally {
+            holder.destroyForcibly().waitFor();
+        }
+        assertThat(WarpdProcess.isMounted(mount)).isFalse();
+    }
+
     @Test
     void theCacheDirectoryItMakesIsItsUsersOnly() throws Exception {
         Path mount = newMountPoint("private");
