@@ -335,3 +335,25 @@ def test_a_dataset_not_found_says_when_warp_remote_names_another_store_than_warp
     with pytest.raises(wd.DatasetNotFoundError) as same:
         wd.dataset("pytest/only-elsewhere")
     assert "WARP_REMOTE" not in same.value.message
+
+
+def test_a_dataset_not_found_says_when_only_the_endpoint_names_another_server(monkeypatch):
+    """audit 25: a bucket of the same name on another server ($WARP_S3_ENDPOINT) got no hint. warpd's
+    status is a stand-in here (the fixture's store is a file:// one)."""
+    import importlib
+    dataset_module = importlib.import_module("warpdata.dataset")
+
+    class Warpd:
+        socket_path = "/run/warp/warpd.sock"
+
+        def call(self, op, args=None, on_event=None):
+            assert op == "status"
+            return {"remote": "s3://warp", "endpoint": "http://127.0.0.1:9000"}
+    monkeypatch.delenv("WARP_REMOTE", raising=False)
+    monkeypatch.setenv("WARP_S3_ENDPOINT", "http://10.9.9.9:9000/")
+    missing = wd.DatasetNotFoundError("A latest version of ws/x is not published in s3://warp", "check the name")
+    e = dataset_module._elsewhere(Warpd(), missing)
+    assert "$WARP_S3_ENDPOINT in this shell is http://10.9.9.9:9000, warpd's http://127.0.0.1:9000" in e.message
+    assert "--endpoint http://127.0.0.1:9000" in e.next_step
+    monkeypatch.setenv("WARP_S3_ENDPOINT", "HTTP://127.0.0.1:9000")
+    assert dataset_module._elsewhere(Warpd(), missing) is missing

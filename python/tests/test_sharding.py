@@ -294,3 +294,23 @@ def test_init_stub_of_webdataset_shards_yields_whole_samples_split_by_rank(warp,
                     assert jpg.read_bytes() == b"jpeg " + k.encode() and txt.read_bytes() == b"caption " + k.encode()
                 seen.extend(batch["__key__"])
         assert sorted(seen) == sorted(keys), world
+    # even=True (distributed training): as many samples, so batches, on every rank (audit 25: 31 and
+    # 32 batches on 4 ranks, and the DDP job hung).
+    for world in (2, 4):
+        counts, seen = [], set()
+        for rank in range(world):
+            monkeypatch.setenv("RANK", str(rank))
+            monkeypatch.setenv("WORLD_SIZE", str(world))
+            batches = list(loader.train_stream(batch_size=2, even=True))
+            counts.append((len(batches), sum(len(b["__key__"]) for b in batches)))
+            seen.update(k for b in batches for k in b["__key__"])
+        assert counts == [counts[0]] * world and counts[0][1] == -(-len(keys) // world), counts
+        assert seen == set(keys)
+
+
+def test_an_even_split_with_a_filter_warns_that_ranks_may_differ(ds):
+    """audit 25: batch_dicts(even=True, where=...) gave ranks 26, 25 and 26 rows and said nothing
+    (to_torch and make_loader warned)."""
+    table = ds.table("main")
+    with pytest.warns(UserWarning, match="publish the filtered rows as a view"):
+        list(table.batch_dicts(10, shard=(0, 3), even=True, where="id % 2 = 0"))

@@ -65,6 +65,10 @@ def test_shards_published_as_tars_are_also_their_files_in_the_mount(warp, tmp_pa
     assert ds.artifacts["train"]["shard_files"] == ["shard-%06d.tar" % s for s in range(4)]
     info = warp.warpctl("info", "pytest/wdsfiles").stdout.decode()
     assert "train.tars/ in the mount holds the 4 tar file(s) of train" in info, info
+    as_json = json.loads(warp.warpctl("info", "pytest/wdsfiles", "--json").stdout)
+    assert as_json["artifacts"]["train"]["shard_files"] == ["shard-%06d.tar" % s for s in range(4)]
+    inspected = json.loads(warp.warpctl("inspect", "pytest/wdsfiles", "--json").stdout)
+    assert [s["name"] for s in inspected["artifacts"]["train"]["shards"]] == ["shard-%06d.tar" % s for s in range(4)]
 
 
 def test_a_new_version_shows_its_own_tars_and_an_older_one_keeps_its(warp, tmp_path):
@@ -83,3 +87,23 @@ def test_a_new_version_shows_its_own_tars_and_an_older_one_keeps_its(warp, tmp_p
         assert _sha256(os.path.join(old, "train.tars", "shard-%06d.tar" % s)) == _sha256(first / ("shard-%06d.tar" % s))
     for s in range(3):
         assert _sha256(os.path.join(new, "train.tars", "shard-%06d.tar" % s)) == _sha256(second / ("shard-%06d.tar" % s))
+
+
+def test_tars_that_share_a_name_publish_their_members_and_say_why_there_is_no_tars_folder(warp, tmp_path):
+    """Two tars of one name from two folders cannot both be shown under it: the publish says so in
+    its result (audit 25: only on stderr), and the members are there; a name with a space is kept."""
+    for sub in ("a", "b"):
+        folder = tmp_path / sub
+        folder.mkdir()
+        with tarfile.open(str(folder / "shard 0.tar"), "w") as t:
+            info = tarfile.TarInfo("%s.jpg" % sub)
+            info.size = 2
+            t.addfile(info, io.BytesIO(b"ok"))
+    result = wd.publish("pytest/wdsdup", artifacts={"train": [str(tmp_path / "a" / "shard 0.tar"),
+                                                              str(tmp_path / "b" / "shard 0.tar")]})
+    assert any("share a name" in n and "train.tars/" in n for n in result["notes"]), result["notes"]
+    version = os.path.join(warp.mount, "pytest", "wdsdup")
+    assert sorted(os.listdir(version)) == [".warp", "train"]
+    assert sorted(os.listdir(os.path.join(version, "train"))) == ["a.jpg", "b.jpg"]
+    wd.publish("pytest/wdsspace", artifacts={"train": [str(tmp_path / "a" / "shard 0.tar")]})
+    assert os.listdir(os.path.join(warp.mount, "pytest", "wdsspace", "train.tars")) == ["shard 0.tar"]

@@ -9,6 +9,7 @@ import os
 from decimal import Decimal, localcontext
 import sys
 import time
+import warnings
 
 from .client import Client
 from .errors import (ArtifactNotFoundError, BadRequestError, DatasetNotFoundError, InvalidInputError,
@@ -55,21 +56,37 @@ def dataset(name, mode=None, socket=None, mount=None):
 
 
 def _elsewhere(client, e):
-    """``e``, saying so when $WARP_REMOTE (where warpctl in this shell publishes and lists) names
-    another store than warpd's, which is the one warpdata reads (audit 24: the advice to run
-    ``warpctl list-remote`` listed the other store, where the dataset was)."""
+    """``e``, saying so when $WARP_REMOTE or $WARP_S3_ENDPOINT (where warpctl in this shell
+    publishes and lists) name another store than warpd's, which is the one warpdata reads (audit
+    24: the advice to run ``warpctl list-remote`` listed the other store, where the dataset was;
+    audit 25: the same with only the endpoint apart)."""
     mine = os.environ.get("WARP_REMOTE", "").strip().rstrip("/")
+    mine_endpoint = os.environ.get("WARP_S3_ENDPOINT", "").strip().rstrip("/").lower()
+    if not mine and not mine_endpoint:
+        return e
     try:
-        served = (client.call("status").get("remote") or "").rstrip("/") if mine else ""
+        status = client.call("status")
     except WarpError:
         return e
-    if not mine or not served or mine == served:
+    served = (status.get("remote") or "").rstrip("/")
+    endpoint = status.get("endpoint")
+    served_endpoint = (endpoint or "").rstrip("/").lower()
+    apart = []
+    if mine and served and mine != served:
+        apart.append("$WARP_REMOTE in this shell is %s" % mine)
+    if mine_endpoint and endpoint is not None and served.startswith("s3://") and mine_endpoint != served_endpoint:
+        apart.append("$WARP_S3_ENDPOINT in this shell is %s, warpd's %s" % (mine_endpoint, served_endpoint or
+                                                                              "AWS's own"))
+    if not apart:
         return e
+    where = served + ("" if not served_endpoint else " at " + served_endpoint)
     return DatasetNotFoundError(
-        "%s (warpdata reads the store warpd at %s serves, %s; $WARP_REMOTE in this shell is %s)"
-        % (e.message, client.socket_path, served, mine),
-        "publish to warpd's store, or start a warpd on %s and point WARP_SOCKET at it; 'warpctl list-remote"
-        " --remote %s' lists what warpd serves" % (mine, served), code=e.code, details=e.details)
+        "%s (warpdata reads the store warpd at %s serves, %s; %s)" % (e.message, client.socket_path, where,
+                                                                      "; ".join(apart)),
+        "publish to warpd's store, or start a warpd on the other store and point WARP_SOCKET at it; 'warpctl"
+        " list-remote --remote %s%s' lists what warpd serves" % (served, "" if not served_endpoint else
+                                                                 " --endpoint " + served_endpoint),
+        code=e.code, details=e.details)
 
 
 class Dataset:
@@ -251,13 +268,16 @@ def resolve_shard(shard):
     return rank, world, worker, workers
 
 
-def member_batches(ds, artifact, batch_size=1000, shard="auto", by_key=False):
+def member_batches(ds, artifact, batch_size=1000, shard="auto", by_key=False, even=False):
     """Batches of an artifact's members read through the mount, this rank's (and DataLoader
     worker's) part of them, in path order: ``{"path": [FileRef, ...]}``. With ``by_key=True``
     (WebDataset shards) a row is a sample, the files sharing a key (the path up to the file name's
     first dot), as webdataset yields them: ``{"__key__": [...], "jpg": [FileRef or None], "txt":
     [...], ...}``, one column per extension, and ranks split samples, never one sample's files.
-    What ``warpctl init`` writes for a dataset without a table."""
+    even=True: as many members (samples) on every rank, and on each worker as on the same worker
+    of every other rank (a rank one short repeats its first), for distributed training, as tables'
+    even splits; else every one exactly once. What ``warpctl init`` writes for a dataset without a
+    table."""
     rank, world, worker, workers = resolve_shard(shard)
     parts, part = world * workers, rank * workers + worker
     if artifact not in ds.artifacts:
@@ -277,7 +297,10 @@ def member_batches(ds, artifact, batch_size=1000, shard="auto", by_key=False):
             head, tail = os.path.split(n)
             samples.setdefault(os.path.join(head, tail.split(".", 1)[0]), []).append(n)
     units = sorted(samples) if by_key else names
-    units = units[len(units) * part // parts:len(units) * (part + 1) // parts]  # every member (or sample) once
+    if even and units:
+        units = _even_part(units, rank, world, worker, workers)
+    else:
+        units = units[len(units) * part // parts:len(units) * (part + 1) // parts]  # every member (or sample) once
 
     def ext(name):
         b = os.path.basename(name)
@@ -292,6 +315,16 @@ def member_batches(ds, artifact, batch_size=1000, shard="auto", by_key=False):
             batch[e or "file"] = [next((FileRef(ds.root, artifact, n) for n in samples[k] if ext(n) == e), None)
                                   for k in chunk]
         yield batch
+
+
+def _even_part(units, rank, world, worker, workers):
+    """The even split of warpd's RowSplit.even over a list: the rank's run of ``len // world`` or
+    one more, padded with its first to ``ceil(len / world)``, those positions split by workers."""
+    n = len(units)
+    start, end = n * rank // world, n * (rank + 1) // world
+    share = -(-n // world)
+    a, b = share * worker // workers, share * (worker + 1) // workers
+    return [units[start + p] if p < end - start else units[start] for p in range(a, b)]
 
 
 def _torch_worker():
@@ -359,6 +392,11 @@ class Table:
                 "rank": rank, "world": world, "worker": worker, "workers": workers}
         if even:
             args["even"] = True
+            if (where or self._where) and world > 1:
+                warnings.warn("even=True with where=... on %d ranks: what the filter keeps of each rank's rows "
+                              "differs, so ranks may make different numbers of batches (a distributed job then waits "
+                              "at the end of an epoch); publish the filtered rows as a view (warpctl view ... "
+                              "--where) and read that" % world, stacklevel=3)
         if columns is None:
             columns = self._columns
         if columns is not None:

@@ -97,10 +97,6 @@ class WarpDataset(_Base):
         # rank makes as many batches: distributed training waits at an epoch's end for a rank that
         # has fewer (audit 24: 1,000 against 1,498 rows). even=False: every row exactly once.
         self.even = self.world_size > 1 if even is None else bool(even)
-        if self.even and where and self.world_size > 1:
-            warnings.warn("make_loader(where=...) on %d ranks: what the filter keeps of each rank's rows differs, so "
-                          "ranks may hold different numbers of rows; publish the filtered rows as a view (warpctl "
-                          "view ... --where) and read that" % self.world_size, stacklevel=3)
         self.table = ds.table(table)
         self.root = ds.root
         self.bindings = self.table.refs

@@ -1,7 +1,6 @@
 """torch integration: ``ds.to_torch(batch_size, shard="auto")``."""
 
 import random
-import warnings
 
 from .dataset import resolve_shard
 from .errors import BadRequestError, missing
@@ -83,11 +82,6 @@ class WarpBatches(_Base):
         self.shuffle_buffer = shuffle_buffer or 16 * batch_size
         self.rank, world, _, _ = resolve_shard(shard)
         self.even = world > 1 if even is None else bool(even)
-        if self.even and where and world > 1:
-            warnings.warn("to_torch(where=...) on %d ranks: what the filter keeps of each rank's rows differs, so "
-                          "ranks may make different numbers of batches (a distributed job then waits at the end of "
-                          "an epoch); publish the filtered rows as a view (warpctl view ... --where) and read that"
-                          % world, stacklevel=3)
         self.drop_last = drop_last
         self._epochs = 0
 

@@ -58,7 +58,7 @@ public record Artifact(ArtifactKind kind, List<BlobRef> shards, BlobRef index, l
             }
             java.util.Set<String> seen = new java.util.HashSet<>();
             for (int i = 0; i < shardNames.size(); i++) {
-                Names.requireComponent("shard_names[" + i + "]", shardNames.get(i));
+                Names.requireFileName("shard_names[" + i + "]", shardNames.get(i));
                 if (!seen.add(shardNames.get(i))) {
                     throw new ManifestValidationException("shard_names[" + i + "]", "'" + shardNames.get(i)
                             + "' names two shards");

@@ -28,6 +28,18 @@ public final class Names {
     }
 
     /**
+     * Checks one file name as the mount shows it: what a member path's component may be (no '/',
+     * NUL or backslash, not '.' or '..', at most 255 UTF-8 bytes, well-formed Unicode); spaces,
+     * accents and '=' are names like any other. Returns the name unchanged.
+     */
+    public static String requireFileName(String field, String name) {
+        if (name != null && name.indexOf('/') >= 0) {
+            throw new ManifestValidationException(field, "'" + name + "' is not a file name (it holds '/')");
+        }
+        return requireMemberPath(field, name);
+    }
+
+    /**
      * Checks a member path inside an artifact: relative, '/'-separated, no empty, '.' or '..'
      * components, no component over 255 UTF-8 bytes, no NUL or backslash, well-formed Unicode.
      * A colon is a character like any other ({@code cam:front.jpg}): a path is only ever a file's

@@ -482,7 +482,11 @@ class ManifestCodecTest {
         List<String> path = new ArrayList<>(names);
         path.set(0, "sub/0.tar");
         assertThatThrownBy(() -> new Artifact(ArtifactKind.WEBDATASET_SHARDS, a.shards(), a.index(), 1, 1,
-                new TreeMap<>(), path)).hasMessageContaining("not a valid name");
+                new TreeMap<>(), path)).hasMessageContaining("is not a file name");
+        List<String> spaced = new ArrayList<>(names);
+        spaced.set(0, "shard 0 ü=+.tar");
+        assertThat(new Artifact(ArtifactKind.WEBDATASET_SHARDS, a.shards(), a.index(), 1, 1, new TreeMap<>(), spaced)
+                .shardNames()).as("any name a member may have").isEqualTo(spaced);
         Artifact named = new Artifact(ArtifactKind.WEBDATASET_SHARDS, a.shards(), a.index(), 1, 1, new TreeMap<>(), names);
         assertThatThrownBy(() -> Manifest.of(s.datasetId(), s.tables(), Map.of("images", named, "images.tars", a),
                 List.of(), s.metadata())).hasMessageContaining("'images.tars', is the name of an artifact");

@@ -76,9 +76,11 @@ public final class VersionTree {
             Map<String, TableShard> shards = new LinkedHashMap<>();
             List<TableChild> children = new java.util.ArrayList<>(names.size());
             for (int i = 0; i < names.size(); i++) {
-                TableShard shard = new TableShard(names.get(i), a.getValue().shards().get(i), 0);
-                shards.put(shard.name(), shard);
-                children.add(new TableChild(shard.name(), shard));
+                // Named by position: a tar's name may be any file name (spaces, accents), which a
+                // table shard's may not; the folder shows it under its own.
+                TableShard shard = new TableShard("shard-" + i, a.getValue().shards().get(i), 0);
+                shards.put(names.get(i), shard);
+                children.add(new TableChild(names.get(i), shard));
             }
             byTable.put(folder, shards);
             folders.put(folder, Map.of("", List.copyOf(children)));

@@ -81,7 +81,7 @@ class WarpTreeTest {
     @Test
     void webDatasetShardsThatNamedTheirFilesAreShownAsThoseFilesBesideTheirMembers() {
         Artifact packed = versions.artifact(members, Map.of(), 2);
-        List<String> names = List.of("shard-000.tar", "shard-001.tar", "shard-002.tar");
+        List<String> names = List.of("shard-000.tar", "shard 001 \u00fc=+.tar", "shard-002.tar");
         Artifact web = new Artifact(io.warpdata.manifest.ArtifactKind.WEBDATASET_SHARDS, packed.shards(), packed.index(),
                 packed.memberCount(), packed.memberBytes(), new TreeMap<>(), names);
         VersionHash v = versions.publish(MNIST, Map.of("main", versions.table(Map.of("x.parquet", shard1))),
@@ -89,7 +89,8 @@ class WarpTreeTest {
         String dir = version(v);
         assertThat(list(dir)).containsExactly(".", "..", ".warp", "main", "plain", "web", "web.tars");
         assertThat(tree.attributes(tree.lookup(dir)).nlink()).isEqualTo(3 + 1 + 2 + 1);
-        assertThat(list(dir + "/web.tars")).containsExactly(".", "..", "shard-000.tar", "shard-001.tar", "shard-002.tar");
+        assertThat(list(dir + "/web.tars")).as("any name a member may have").containsExactly(".", "..", "shard-000.tar",
+                "shard 001 \u00fc=+.tar", "shard-002.tar");
         for (int i = 0; i < names.size(); i++) {
             BlobRef shard = packed.shards().get(i);
             assertThat(readAll(dir + "/web.tars/" + names.get(i), 100)).as(names.get(i))

@@ -70,8 +70,11 @@ public final class InitCommand implements Callable<Integer> {
             DaemonCalls.printJson(pw, new Written(out.toString(), target.dataset(), target.version(), root.toString(),
                     target.table().orElse(null), target.totalRows(), warpdata.map(Path::toString).orElse(null)));
         } else {
-            pw.printf("wrote %s (%s@%s, table %s, %d rows)%n", out, target.dataset(), target.version().substring(0, 12),
-                    target.table().orElse("(none: artifact members)"), target.totalRows());
+            // Without a table the count is of members, which by key are read as fewer samples (audit 25).
+            pw.printf("wrote %s (%s@%s, %s)%n", out, target.dataset(), target.version().substring(0, 12),
+                    target.table().isPresent() ? "table " + target.table().get() + ", " + target.totalRows() + " rows"
+                            : "no table: " + target.totalRows() + " artifact members, read as "
+                            + (target.samplesByKey() ? "samples (the files sharing a key)" : "rows"));
             if (warpdata.isEmpty()) {
                 pw.printf("it imports warpdata: install it with pip install PATH/TO/warp/python (or scripts/install)%n");
             }

@@ -161,7 +161,7 @@ public final class LoaderGenerator {
             def train_stream(batch_size=1000, shard="auto", even=False):
                 ds = get_dataset()
                 if TABLE is None:  # no table: the artifact's member paths (or samples), this rank's part
-                    yield from wd.member_batches(ds, ARTIFACT, batch_size, shard=shard, by_key=SAMPLES_BY_KEY)
+                    yield from wd.member_batches(ds, ARTIFACT, batch_size, shard=shard, by_key=SAMPLES_BY_KEY, even=even)
                     return
                 for batch in ds.table(TABLE).batch_dicts(batch_size, shard=shard, even=even):
                     # Bound columns hold refs: batch[col][i].read_bytes(), .as_pil(), .local_path()

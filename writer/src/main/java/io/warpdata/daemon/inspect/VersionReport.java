@@ -275,8 +275,20 @@ public final class VersionReport {
         if (!a.facts().isEmpty()) {
             am.put("facts", a.facts());
         }
+        if (!a.shardNames().isEmpty()) {
+            // As the text says it (audit 25): the tars as files, in ARTIFACT.tars/ of the mount.
+            am.put("shard_files", a.shardNames());
+        }
         if (detailed) {
-            am.put("shards", a.shards().stream().map(VersionReport::blobJson).toList());
+            List<Object> shards = new ArrayList<>();
+            for (int i = 0; i < a.shards().size(); i++) {
+                Map<String, Object> sm = blobJson(a.shards().get(i));
+                if (!a.shardNames().isEmpty()) {
+                    sm.put("name", a.shardNames().get(i));
+                }
+                shards.add(sm);
+            }
+            am.put("shards", shards);
             am.put("index", blobJson(a.index()));
         }
         return am;

@@ -121,6 +121,8 @@ public final class Publisher {
             progress.checkpoint("write the manifest of " + request.dataset() + "@" + version.hex());
             boolean manifestWritten = store.length(StoreLayout.version(request.dataset(), version)).isEmpty();
             List<String> notes = notes(manifest);
+            artifacts.values().stream().map(PackedArtifact::shardNamesLeftOut).filter(n -> !n.isEmpty())
+                    .forEach(notes::add);
             if (manifestWritten) {
                 catalog.putVersion(manifest);
             } else if (catalog.repairVersion(manifest)) {
@@ -410,10 +412,11 @@ public final class Publisher {
         for (Map.Entry<String, PackedArtifact> a : List.copyOf(artifacts.entrySet())) {
             String folder = a.getKey() + Artifact.SHARD_FOLDER_SUFFIX;
             if (!a.getValue().shardNames().isEmpty() && (tables.contains(folder) || artifacts.containsKey(folder))) {
-                progress.note("artifact " + a.getKey() + ": its tar files are not shown as files in the mount: '"
+                String why = "artifact " + a.getKey() + ": its tar files are not shown as files in the mount: '"
                         + folder + "' is the name of " + (tables.contains(folder) ? "a table" : "an artifact")
-                        + "; its members are");
-                artifacts.put(a.getKey(), a.getValue().withoutShardNames());
+                        + "; its members are, in " + a.getKey() + "/";
+                progress.note(why);
+                artifacts.put(a.getKey(), a.getValue().withoutShardNames(why));
             }
         }
     }

@@ -136,44 +136,46 @@ public final class TarShardIndexer {
                                 + " (rebuild the tar) and publish again.", e);
             }
             index = null; // its arrays go before the parts are written
-            return new PackedArtifact(ArtifactKind.WEBDATASET_SHARDS, shards, built,
+            PackedArtifact packed = new PackedArtifact(ArtifactKind.WEBDATASET_SHARDS, shards, built,
                     StagedIndex.of(built, StagedIndex.PART_MEMBERS, partsDir), members, memberBytes,
-                    new java.util.TreeMap<>(), shardNames(artifact, tars, progress));
+                    new java.util.TreeMap<>(), tars.stream().map(t -> t.getFileName().toString()).toList(), "");
+            String leftOut = shardNamesLeftOut(artifact, tars);
+            if (leftOut != null) {
+                progress.note(leftOut);
+                return packed.withoutShardNames(leftOut);
+            }
+            return packed;
         } finally {
             progress.finish();
         }
     }
 
     /**
-     * The tars' file names, which the mount shows them under ({@code ARTIFACT.tars/NAME}); none,
-     * with a note saying why, when two tars share a name (from different folders) or a name
-     * cannot be a file name in the mount: the members are published all the same.
+     * Why the tars cannot be shown under their file names ({@code ARTIFACT.tars/NAME}), or null
+     * when they can: two tars share a name (from different folders), or a name is not one a file
+     * in the mount may have. The members are published all the same.
      */
-    static List<String> shardNames(String artifact, List<Path> tars, PublishProgress progress) {
-        List<String> names = new ArrayList<>(tars.size());
+    static String shardNamesLeftOut(String artifact, List<Path> tars) {
         Map<String, Path> seen = new HashMap<>();
         for (Path t : tars) {
             String name = t.getFileName().toString();
             String why = null;
             try {
-                io.warpdata.manifest.Names.requireComponent("shard", name);
+                io.warpdata.manifest.Names.requireFileName("shard", name);
             } catch (ManifestValidationException e) {
-                why = "'" + printable(name) + "' is not a file name the mount shows (letters, digits, '_', '.', '=', '+',"
-                        + " '-')";
+                why = "'" + printable(name) + "' is not a file name the mount shows (" + e.getMessage() + ")";
             }
             Path other = seen.putIfAbsent(name, t);
             if (why == null && other != null) {
                 why = other + " and " + t + " share a name";
             }
             if (why != null) {
-                progress.note("artifact " + artifact + ": its tar files are not shown as files in the mount ("
-                        + artifact + io.warpdata.manifest.Artifact.SHARD_FOLDER_SUFFIX + "/): " + why
-                        + "; its members are");
-                return List.of();
+                return "artifact " + artifact + ": its tar files are not shown as files in the mount (" + artifact
+                        + io.warpdata.manifest.Artifact.SHARD_FOLDER_SUFFIX + "/): " + why + "; its members are, in "
+                        + artifact + "/";
             }
-            names.add(name);
         }
-        return names;
+        return null;
     }
 
     /** A tar record: headers, data padding and the end-of-archive marker come in these. */

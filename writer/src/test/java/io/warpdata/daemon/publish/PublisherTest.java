@@ -320,6 +320,8 @@ class PublisherTest {
         assertThat(m.artifacts().get("images").memberCount()).isEqualTo(1);
         assertThat(m.formatVersion()).as("readable by every Warp").isEqualTo(1);
         assertThat(notes).anySatisfy(n -> assertThat(n).contains("'images.tars' is the name of a table"));
+        assertThat(r.notes()).as("in the result too, not only on stderr (audit 25)")
+                .anySatisfy(n -> assertThat(n).contains("'images.tars' is the name of a table", "its members are, in images/"));
     }
 
     @Test

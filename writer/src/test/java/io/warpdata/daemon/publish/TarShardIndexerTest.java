@@ -55,8 +55,11 @@ class TarShardIndexerTest {
         Files.createDirectories(tmp.resolve("y"));
         Path a = tar(tmp.resolve("x/shard-0.tar"), "a.jpg", "1");
         Path b = tar(tmp.resolve("y/shard-0.tar"), "b.jpg", "2");
-        Path c = tar(tmp.resolve("y/shard 1.tar"), "c.jpg", "3");
-        assertThat(index(a, c).shardNames()).isEmpty();
+        Path c = tar(tmp.resolve("y/shard\\1.tar"), "c.jpg", "3");
+        assertThat(index(a, c).shardNames()).as("a backslash: no member name holds one").isEmpty();
+        assertThat(index(a, c).shardNamesLeftOut()).contains("is not a file name the mount shows");
+        Path spaced = tar(tmp.resolve("y/shard 1 \u00fc=+.tar"), "s.jpg", "4");
+        assertThat(index(spaced).shardNames()).as("any name a member may have").containsExactly("shard 1 \u00fc=+.tar");
         assertThat(index(tar(tmp.resolve("y/shard-1.tar"), "c.jpg", "3"), a).shardNames())
                 .as("in the order given").containsExactly("shard-1.tar", "shard-0.tar");
         List<String> notes = new java.util.ArrayList<>();
@@ -68,7 +71,8 @@ class TarShardIndexerTest {
         });
         assertThat(shared.shardNames()).isEmpty();
         assertThat(shared.memberCount()).as("the members are published all the same").isEqualTo(2);
-        assertThat(notes).singleElement().asString().contains("web.tars/", "share a name", "its members are");
+        assertThat(notes).singleElement().asString().contains("web.tars/", "share a name", "its members are, in web/");
+        assertThat(shared.shardNamesLeftOut()).isEqualTo(notes.get(0));
     }
 
     private PackedArtifact index(Path... tars) {
