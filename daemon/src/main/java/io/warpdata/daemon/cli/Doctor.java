@@ -85,6 +85,7 @@ public final class Doctor {
         daemon.ifPresent(d -> checks.add(daemonRemote(d)));
         checks.add(daemon.map(this::daemonCacheDir).orElseGet(this::cacheDir));
         checks.add(daemon.map(Daemon::socketCheck).orElseGet(this::socket));
+        checks.addAll(deadMounts(io.warpdata.daemon.warpd.MountPoint.deadWarpMounts()));
         daemon.flatMap(Doctor::passthrough).ifPresent(checks::add);
         daemon.ifPresent(d -> checks.addAll(mirrors(d.status().mirrors())));
         checks.add(duckdb());
@@ -241,6 +242,20 @@ public final class Doctor {
                             + ByteSize.format((used + free - floor) * 8 / 10).replace(" ", ""));
         }
         return pass(name, detail);
+    }
+
+    /**
+     * One failure per Warp mount whose warpd died (kill -9, out of memory): every read there says
+     * "Transport endpoint is not connected" until it is cleared. None when there is none.
+     */
+    static List<Check> deadMounts(List<Path> dead) {
+        List<Check> out = new ArrayList<>();
+        for (Path m : dead) {
+            out.add(new Check("dead mount", Status.FAIL, m + " is a Warp mount whose warpd is gone: every read there"
+                    + " fails with 'Transport endpoint is not connected'", "start warpd again on it (it clears the"
+                    + " mount first: systemctl restart warpd), or unmount it: fusermount -u -z " + m));
+        }
+        return out;
     }
 
     private static Check pass(String name, String detail) {

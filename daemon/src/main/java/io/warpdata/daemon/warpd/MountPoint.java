@@ -136,6 +136,22 @@ public final class MountPoint {
         }
     }
 
+    /**
+     * The Warp mounts ({@code fuse.warp}) of this machine whose warpd is gone (ENOTCONN): what
+     * {@code warpctl doctor} reports after a crash (audit 23: it said only "a stale socket?").
+     */
+    public static List<Path> deadWarpMounts() {
+        try {
+            return parse(Files.readAllLines(MOUNTINFO)).stream()
+                    .filter(m -> m.fsType().equals("fuse.warp"))
+                    .map(Mount::mountPoint)
+                    .filter(MountPoint::isStale)
+                    .toList();
+        } catch (IOException e) {
+            return List.of();
+        }
+    }
+
     static Optional<Mount> find(List<Mount> mounts, Path dir) {
         Path want = dir.toAbsolutePath().normalize();
         Mount found = null;

@@ -342,6 +342,15 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
                     || e.getCause() instanceof NoSuchBucketException) {
                 throw (StoreException) e.getCause();
             }
+            java.net.UnknownHostException unknown = unknownHost(e.getCause());
+            if (unknown != null && knowsNothing(config)) {
+                // A mistyped endpoint on a fresh cache (audit 23): nothing could be served, and a
+                // mount that says "mounted" while every ls fails looks healthy to systemd.
+                throw new ConfigException("the store's host " + unknown.getMessage() + " is not known (no DNS name"
+                        + " resolves), and this cache holds nothing to serve without it", "Check --endpoint (or"
+                        + " WARP_S3_ENDPOINT) and --remote for a typo, and the machine's DNS; warpd starts without"
+                        + " the store only when it has served this store before (its last known state).");
+            }
             LOG.warn("the store {} does not answer yet ({}); mounting anyway: known datasets and cached data are"
                     + " served, the rest fails with EIO until it answers", store.describe(), e.getCause().getMessage());
         } catch (TimeoutException e) {
@@ -349,6 +358,29 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
                     store.describe(), STORE_CHECK_WAIT.toSeconds());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The unknown host somewhere in {@code e}'s causes, or null. */
+    static java.net.UnknownHostException unknownHost(Throwable e) {
+        for (Throwable t = e; t != null && t.getCause() != t; t = t.getCause()) {
+            if (t instanceof java.net.UnknownHostException u) {
+                return u;
+            }
+        }
+        return null;
+    }
+
+    /** Whether the catalog's last known state holds nothing: a cache that never served this store. */
+    static boolean knowsNothing(DaemonConfig config) {
+        if (!config.mode().usesDisk()) {
+            return true;
+        }
+        Path known = config.cacheDir().resolve(PrivateDirectories.CATALOG).resolve("v1").resolve("known");
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(known)) {
+            return files.findAny().isEmpty();
+        } catch (java.io.IOException | UncheckedIOException e) {
+            return true;
         }
     }
 

@@ -157,6 +157,10 @@ class WarpdLifecycleIT {
         assertThat(WarpdProcess.isMounted(mount)).isTrue();
         Shell.Result stale = Shell.run("ls", mount.toString());
         assertThat(stale.err()).contains("Transport endpoint is not connected");
+        // audit 23: doctor said only "no warpd answers ... (a stale socket?)".
+        Shell.Result doctor = m.warpctl("doctor");
+        assertThat(doctor.out()).contains("dead mount", mount + " is a Warp mount whose warpd is gone",
+                "fusermount -u -z " + mount);
 
         WarpdProcess second = start(mount);
         assertServes(mount);
@@ -187,6 +191,26 @@ class WarpdLifecycleIT {
         assertThat(r.exit()).isEqualTo(1);
         assertThat(r.err()).contains("bucket 'no-such-bucket-here' does not exist").contains("Create the bucket");
         assertThat(WarpdProcess.isMounted(mount)).isFalse();
+    }
+
+    /**
+     * audit 23: an endpoint with a typo in its host, on a fresh cache, started warpd and said
+     * "mounted" while every ls failed (systemd saw a healthy service). A cache that served the
+     * store before still mounts without it, from its last known state.
+     */
+    @Test
+    void refusesAnEndpointWhoseHostIsUnknownWhenItsCacheHoldsNothing() throws Exception {
+        Path mount = newMountPoint("typo");
+        java.util.Map<String, String> typo = new java.util.HashMap<>(m.env());
+        typo.put("WARP_S3_ENDPOINT", "http://warp-store-typo.invalid:9000");
+        try {
+            Shell.Result r = WarpdProcess.runToFailure(mount, m.remote(), work.resolve("cache-typo"), typo);
+            assertThat(r.exit()).isEqualTo(1);
+            assertThat(r.err()).contains("is not known", "Check --endpoint");
+            assertThat(WarpdProcess.isMounted(mount)).isFalse();
+        } finally {
+            WarpdProcess.unmount(mount);
+        }
     }
 
     @Test
