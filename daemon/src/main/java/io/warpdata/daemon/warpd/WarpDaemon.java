@@ -143,6 +143,7 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         health = wiring.health();
         services.push(wiring.bare());
         reader = wiring.openCache(config, metrics);
+        warnIfUnderTheFloor(reader.stats());
         if (config.passthrough()) {
             reader.adoptLocalCopies();
         } else {
@@ -358,6 +359,20 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
                     store.describe(), STORE_CHECK_WAIT.toSeconds());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Said at start, not at the first block write (audit 23: a 64 MiB tmpfs under the default 100 GB
+     * limit logged nothing until then): a cache disk below its free-space floor caches nothing.
+     */
+    private static void warnIfUnderTheFloor(io.warpdata.blobcache.cache.CacheStats s) {
+        Long free = io.warpdata.daemon.control.ops.CacheStatsOperation.freeBytes(s.dir());
+        if (free != null && free < s.freeFloorBytes()) {
+            LOG.warn("the cache directory {} has {} free on its disk, under the free-space floor of {}: warpd caches"
+                    + " nothing there and fetches every read from the store (free space there, or pass a --cache-dir on"
+                    + " a larger disk; warpctl doctor)", s.dir(), io.warpdata.daemon.ByteSize.format(free),
+                    io.warpdata.daemon.ByteSize.format(s.freeFloorBytes()));
         }
     }
 
