@@ -38,6 +38,11 @@ final class InFlightBlocks {
         return storage.kept(key);
     }
 
+    /** Whether a block is kept where it outlives warpd, moved there now if it can be ({@link Tier#keep}). */
+    boolean keep(BlockKey key, io.warpdata.manifest.BlobId listId) {
+        return storage.keep(key, listId);
+    }
+
     /** Whether a block is being fetched now. */
     boolean inFlight(BlockKey key) {
         return fetches.containsKey(key);

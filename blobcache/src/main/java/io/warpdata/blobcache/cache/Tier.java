@@ -45,4 +45,15 @@ interface Tier {
     default boolean kept(BlockKey key) {
         return contains(key);
     }
+
+    /**
+     * Makes a block held only where it does not outlive warpd (a disk cache's memory fallback)
+     * kept on disk, if the disk takes it now: what {@code warm} asks of a block it finds cached.
+     *
+     * @param listId the block hash list of its blob, which a block file names
+     * @return whether it is kept now
+     */
+    default boolean keep(BlockKey key, BlobId listId) {
+        return kept(key);
+    }
 }

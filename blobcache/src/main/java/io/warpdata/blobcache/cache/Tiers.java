@@ -62,6 +62,23 @@ final class Tiers implements BlockStorage {
     }
 
     @Override
+    public boolean keep(BlockKey key, BlobId listId) {
+        if (disk.contains(key)) {
+            return true;
+        }
+        int n = memory.length(key);
+        if (n < 0) {
+            return false;
+        }
+        byte[] data = new byte[n];
+        if (!memory.get(key, 0, ByteBuffer.wrap(data), 0, n) || !disk.put(key, listId, data, 0, n, null)) {
+            return false;
+        }
+        memory.drop(key);
+        return true;
+    }
+
+    @Override
     public int length(BlockKey key) {
         int n = memory.length(key);
         return n >= 0 ? n : disk.length(key);

@@ -87,8 +87,9 @@ final class Warmer {
                 if (scheduler.inFlight().cachedOrInFlight(key)) {
                     cachedBlocks++;
                     cachedBytes += list.blockLength(b);
-                    if (!scheduler.inFlight().inFlight(key) && !scheduler.inFlight().kept(key)) {
-                        notKeptBytes += list.blockLength(b); // in the memory fallback: the disk refused it
+                    if (!scheduler.inFlight().inFlight(key) && !scheduler.inFlight().keep(key, list.id())) {
+                        // In the memory fallback (the disk refused it once) and the disk refuses it still.
+                        notKeptBytes += list.blockLength(b);
                     }
                     b++;
                     continue;

@@ -591,10 +591,11 @@ class BlockCacheTest {
      */
     @Test
     void aWarmTheDiskCannotKeepSaysSoInsteadOfCountingItCached() {
+        java.util.concurrent.atomic.AtomicLong usable = new java.util.concurrent.atomic.AtomicLong();
         DiskSpace full = new DiskSpace() {
             @Override
             public long usableBytes() {
-                return 0;
+                return usable.get();
             }
 
             @Override
@@ -615,6 +616,13 @@ class BlockCacheTest {
         assertThat(again.bytesCovered()).isZero();
         assertThat(again.complete()).isFalse();
         assertThat(c.readAll(ref)).as("served all the same").isEqualTo(data);
+        // Room again: the blocks held in memory are written to disk by the next warm, not refetched.
+        usable.set(1L << 30);
+        long gets = memory.gets.get();
+        WarmResult kept = c.warm(ref, Long.MAX_VALUE, WarmListener.NONE, () -> false);
+        assertThat(kept.bytesCovered()).isEqualTo(data.length);
+        assertThat(kept.complete()).isTrue();
+        assertThat(memory.gets.get()).as("from memory, not the store").isEqualTo(gets);
     }
 
     /**

@@ -129,7 +129,8 @@ class ControlInitIT {
         assertThat(loader).isEqualTo(tmp.resolve("ws_pets_loader.py"));
         String stub = Files.readString(loader);
         assertThat(stub).contains("import warpdata as wd", "DATASET = \"ws/pets@" + version + "\"",
-                "def get_dataset():", "def train_stream(batch_size=1000, shard=\"auto\"):", "Smoke test passed!");
+                "def get_dataset():", "def train_stream(batch_size=1000, shard=\"auto\", even=False):",
+                "Smoke test passed!");
         assertThat(stub.lines().count()).as("a stub, not a loader").isLessThan(80);
 
         String out = python(Map.of(), loader.toString());
