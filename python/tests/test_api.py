@@ -202,6 +202,8 @@ def test_a_publish_too_large_for_warpds_heap_is_made_by_warpctl_in_its_own_proce
     from warpdata.errors import WarpError
 
     def refuse(self, op, args=None, on_event=None):
+        if op == "status":
+            return {"remote": "s3://warp/store", "endpoint": "http://127.0.0.1:9000"}
         raise WarpError("this publish holds more than 98304 files", "Publish in your own process: warpctl publish",
                         code="PublishTooLarge")
     monkeypatch.setattr(client_module.Client, "call", refuse)
@@ -214,14 +216,16 @@ def test_a_publish_too_large_for_warpds_heap_is_made_by_warpctl_in_its_own_proce
                     "print(json.dumps({'dataset': sys.argv[2], 'version': 'ab' * 32}))\n" % str(argv))
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", str(bin_dir) + os.pathsep + os.environ["PATH"])
+    monkeypatch.setenv("WARP_REMOTE", "s3://another/store")  # warpd's store is meant, not this one
     result = wd.publish("pytest/huge", tables={"main": ["a.parquet"]}, artifacts={"images": "imgs/"},
                         bindings=["main.path=images:image"], branch="dev", shard_size=1 << 20,
-                        allow_missing_members=True, socket=str(tmp_path / "warpd.sock"))
+                        allow_missing_members=True, shard_files=False, socket=str(tmp_path / "warpd.sock"))
     assert result == {"dataset": "pytest/huge", "version": "ab" * 32}
     args, socket = json.loads(argv.read_text())
     assert args == ["publish", "pytest/huge", "--json", "--table", "main=" + os.path.abspath("a.parquet"),
                     "--artifact", "images=" + os.path.abspath("imgs/"), "--bind", "main.path=images:image",
-                    "--set-latest", "--branch", "dev", "--shard-size", str(1 << 20), "--allow-missing-members"]
+                    "--set-latest", "--branch", "dev", "--shard-size", str(1 << 20), "--allow-missing-members",
+                    "--no-shard-files", "--remote", "s3://warp/store", "--endpoint", "http://127.0.0.1:9000"]
     assert socket == str(tmp_path / "warpd.sock")
     # No warpctl on PATH: warpd's refusal, saying where warpctl comes from.
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))

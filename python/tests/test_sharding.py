@@ -125,10 +125,10 @@ def test_a_ddp_job_over_to_torch_defaults_runs_every_epoch_to_the_end(ds, tmp_pa
     import sys
     script = tmp_path / "ddp.py"
     script.write_text(DDP_SCRIPT)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     for workers in ("0", "2"):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
         procs = []
         for rank in range(3):
             env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE="3",
@@ -148,7 +148,6 @@ def test_a_ddp_job_over_to_torch_defaults_runs_every_epoch_to_the_end(ds, tmp_pa
             assert p.returncode == 0 and "done" in out, out
         steps = {tuple(line for line in out.splitlines() if line.startswith("epoch")) for out in outs}
         assert len(steps) == 1, outs
-        port += 1
 
 
 def test_make_loader_ranks_hold_as_many_rows(ds):
@@ -314,3 +313,20 @@ def test_an_even_split_with_a_filter_warns_that_ranks_may_differ(ds):
     table = ds.table("main")
     with pytest.warns(UserWarning, match="publish the filtered rows as a view"):
         list(table.batch_dicts(10, shard=(0, 3), even=True, where="id % 2 = 0"))
+
+
+def test_an_even_split_a_warpd_ignored_is_an_error_not_a_hang(ds, monkeypatch):
+    """An older warpd drops the `even` it does not know and splits as before: ranks would make
+    different numbers of batches and a DDP job would hang at the epoch's end. The reply says how
+    it split, and warpdata refuses a split that is not the even one it asked for."""
+    table = ds.table("main")
+    list(table.batch_dicts(10, shard=(0, 3), even=True))
+    assert table.last_result["range"]["how"] == "even"
+    real = ds._client.stream
+
+    def older_warpd(op, args, **kw):
+        yield from real(op, {k: v for k, v in args.items() if k != "even"}, **kw)
+    monkeypatch.setattr(ds._client, "stream", older_warpd)
+    with pytest.raises(wd.WarpError) as e:
+        list(table.batch_dicts(10, shard=(0, 3), even=True))
+    assert e.value.code == "EvenSplitUnsupported" and "upgrade warpd" in e.value.next_step

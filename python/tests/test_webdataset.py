@@ -107,3 +107,20 @@ def test_tars_that_share_a_name_publish_their_members_and_say_why_there_is_no_ta
     assert sorted(os.listdir(os.path.join(version, "train"))) == ["a.jpg", "b.jpg"]
     wd.publish("pytest/wdsspace", artifacts={"train": [str(tmp_path / "a" / "shard 0.tar")]})
     assert os.listdir(os.path.join(warp.mount, "pytest", "wdsspace", "train.tars")) == ["shard 0.tar"]
+
+
+def test_no_shard_files_publishes_members_only_in_a_format_every_reader_reads(warp, tmp_path):
+    """--no-shard-files (wd.publish(shard_files=False)): for fleets with readers older than manifest
+    format 3, which refuse every version that names its tar files."""
+    shards = tmp_path / "shards"
+    _write_shards(shards, 2, 5)
+    warp.warpctl("publish", "pytest/wdsold", "--artifact", "train=%s/*.tar" % shards, "--set-latest",
+                 "--no-shard-files")
+    version = os.path.join(warp.mount, "pytest", "wdsold")
+    assert sorted(os.listdir(version)) == [".warp", "train"]
+    with open(os.path.join(version, ".warp", "manifest.json")) as f:
+        manifest = json.load(f)
+    assert manifest["format_version"] == 1 and "shard_names" not in manifest["artifacts"]["train"]
+    result = wd.publish("pytest/wdsold2", artifacts={"train": [str(p) for p in sorted(shards.iterdir())]},
+                        shard_files=False)
+    assert sorted(os.listdir(os.path.join(warp.mount, "pytest", "wdsold2@" + result["version"]))) == [".warp", "train"]

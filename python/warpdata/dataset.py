@@ -113,8 +113,8 @@ class Dataset:
     def artifacts(self):
         """{artifact name: {kind, shards, members, member_bytes, shard_files}}; shard_files: the
         names WebDataset shards were published as, which the mount shows in ``ARTIFACT.tars/``
-        (None for other artifacts)."""
-        return dict(self._info.get("artifacts", {}))
+        (None for other artifacts, and from a warpd before it)."""
+        return {name: dict(a, shard_files=a.get("shard_files")) for name, a in self._info.get("artifacts", {}).items()}
 
     @property
     def bindings(self):
@@ -425,6 +425,14 @@ class Table:
         for kind, msg in self.dataset._client.stream("table.batches", args, parse_float=Decimal if exact else None):
             if kind == "result":
                 self.last_result = msg
+                if even and (msg.get("range") or {}).get("how") != "even":
+                    # A warpd from before even splits drops the option it does not know and splits
+                    # as before: ranks would make different numbers of batches (review of audit 24).
+                    raise WarpError("warpd at %s did not split %s evenly (it predates even splits): ranks may "
+                                    "read different numbers of rows, and a distributed job then waits at the end "
+                                    "of an epoch" % (self.dataset._client.socket_path, self.name),
+                                    "upgrade warpd (README, Upgrading: readers first), or pass even=False",
+                                    code="EvenSplitUnsupported")
                 return
             if msg.get("event") != "batch":
                 continue
@@ -793,13 +801,16 @@ class _LazyRoot:
 
 
 def publish(name, tables=None, artifacts=None, bindings=None, set_latest=True, shard_size=None, socket=None,
-            progress=None, branch=None, allow_missing_members=False, allow_threshold_violations=False):
+            progress=None, branch=None, allow_missing_members=False, allow_threshold_violations=False,
+            shard_files=True):
     """Publishes files through warpd (its ``publish`` operation): tables {name: [parquet paths]},
     artifacts {name: [folders or tars]}, bindings ["main.path=images:image"]. Idempotent: the same
     inputs give the same version and upload nothing again. branch: move that branch instead of
     latest (``warpctl publish --branch``); allow_missing_members, allow_threshold_violations: as
-    ``warpctl publish``'s options of those names. Returns warpd's result (dataset, version,
-    blobs_uploaded, bytes_uploaded, ...)."""
+    ``warpctl publish``'s options of those names; shard_files=False: WebDataset tars show their
+    members only, not also the tar files in ``ARTIFACT.tars/`` (``--no-shard-files``: a version
+    releases before manifest format 3 read). Returns warpd's result (dataset, version,
+    blobs_uploaded, bytes_uploaded, notes, ...)."""
     def paths(d, what, example):
         if d is not None and not isinstance(d, dict):
             raise BadRequestError("%s=%r is not a dict" % (what, d), "pass %s={%s}" % (what, example))
@@ -818,6 +829,8 @@ def publish(name, tables=None, artifacts=None, bindings=None, set_latest=True, s
         args["allow_missing_members"] = True
     if allow_threshold_violations:
         args["allow_threshold_violations"] = True
+    if not shard_files:
+        args["shard_files"] = False
     client = Client(socket)
     try:
         return client.call("publish", args, on_event=progress)
@@ -852,6 +865,15 @@ def _publish_with_warpctl(too_large, client, args):
     for flag in ("allow_missing_members", "allow_threshold_violations"):
         if args.get(flag):
             cmd.append("--" + flag.replace("_", "-"))
+    if args.get("shard_files") is False:
+        cmd.append("--no-shard-files")
+    # To warpd's store, named outright: warpctl would publish to $WARP_REMOTE (review: another store,
+    # then "not found" from warpdata, which reads warpd's).
+    status = client.call("status")
+    if status.get("remote"):
+        cmd += ["--remote", status["remote"]]
+    if status.get("endpoint"):
+        cmd += ["--endpoint", status["endpoint"]]
     sys.stderr.write("warpdata: %s; publishing with %s in its own process instead\n" % (too_large.message, warpctl))
     done = subprocess.run(cmd, stdout=subprocess.PIPE, env=dict(os.environ, WARP_SOCKET=client.socket_path))
     if done.returncode != 0:

@@ -56,6 +56,10 @@ public record Manifest(DatasetId datasetId,
                         "shard names came with format 3, this version says " + formatVersion);
             }
             String folder = a.getKey() + Artifact.SHARD_FOLDER_SUFFIX;
+            if (folder.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 255) {
+                throw new ManifestValidationException("artifacts." + a.getKey() + ".shard_names", "the folder of its shard"
+                        + " files, '" + folder + "', is longer than a file name may be (255 bytes)");
+            }
             if (tables.containsKey(folder) || artifacts.containsKey(folder)) {
                 throw new ManifestValidationException("artifacts." + a.getKey() + ".shard_names", "the folder of its shard"
                         + " files, '" + folder + "', is the name of " + (tables.containsKey(folder) ? "a table" : "an artifact"));

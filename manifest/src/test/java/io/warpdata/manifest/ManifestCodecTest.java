@@ -490,6 +490,9 @@ class ManifestCodecTest {
         Artifact named = new Artifact(ArtifactKind.WEBDATASET_SHARDS, a.shards(), a.index(), 1, 1, new TreeMap<>(), names);
         assertThatThrownBy(() -> Manifest.of(s.datasetId(), s.tables(), Map.of("images", named, "images.tars", a),
                 List.of(), s.metadata())).hasMessageContaining("'images.tars', is the name of an artifact");
+        String longName = "a".repeat(251);
+        assertThatThrownBy(() -> Manifest.of(s.datasetId(), s.tables(), Map.of(longName, named), List.of(),
+                s.metadata())).hasMessageContaining("longer than a file name may be");
         // In a stored manifest: names under an older format number, an empty list.
         Manifest m = Manifest.of(s.datasetId(), s.tables(), Map.of("images", named), s.bindings(), s.metadata());
         @SuppressWarnings("unchecked") Map<String, Object> tree = (Map<String, Object>) JsonTree.read(ManifestCodec.toJson(m));

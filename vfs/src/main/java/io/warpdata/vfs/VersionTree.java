@@ -135,7 +135,11 @@ public final class VersionTree {
         return folders == null ? null : folders.get(dir);
     }
 
-    /** Shards of {@code table} by path below the table's folder, in manifest order, or null if there is no such table. */
+    /**
+     * Shards of {@code table} by path below the table's folder, in manifest order, or null if there
+     * is no such table; also the tars of an {@code ARTIFACT.tars} folder by their names (their
+     * {@link TableShard} is a stand-in named by position, of 0 rows: read as whole blobs only).
+     */
     Map<String, TableShard> shards(String table) {
         return shardsByTable.get(table);
     }

@@ -153,7 +153,8 @@ public final class BlockCache implements BlobReader {
             this.storage = new Tiers(disk);
             this.lists = new HashLists(fetcher, disk.listsDir(), disk.tmpDir(), HASH_LIST_MEMORY, executor);
             HashLists held = this.lists;
-            disk.onRemade(held::saveHeld);
+            // Off the write that found the folder made again: up to 64 MiB of lists to write.
+            disk.onRemade(() -> executor.execute(held::saveHeld));
             this.copies = new LocalCopies(disk.root(), disk.tmpDir(), LocalCopies.budgetFor(config.maxBytes()),
                     disk.freeFloorBytes(), disk.space(), new LocalCopies.Source() {
                         @Override

@@ -215,8 +215,13 @@ public final class Doctor {
         long floor = c.freeFloorBytes();
         detail += ", " + ByteSize.format(free) + " free on its disk";
         Path v1 = Path.of(dir).resolve("v1");
-        IOException refused = Files.isDirectory(v1) ? tryWrite(v1) : null;
-        if (refused != null) {
+        Path tmpDir = v1.resolve("tmp");
+        IOException refused = Files.isDirectory(tmpDir) ? tryWrite(tmpDir) : null;
+        // Only a refusal that is warpd's too: doctor may run as another user than warpd (a member of
+        // its group may read, not write), so a denied probe says nothing about warpd (review).
+        boolean readOnly = refused instanceof java.nio.file.FileSystemException f
+                && String.valueOf(f.getReason()).contains("Read-only");
+        if (refused != null && (readOnly || c.counters().getOrDefault("cache_writes_skipped", 0L) > 0)) {
             // A disk remounted read-only, or permissions changed, under a running warpd (audit 23:
             // doctor said PASS while warpd skipped every write).
             long skipped = c.counters().getOrDefault("cache_writes_skipped", 0L);

@@ -80,6 +80,11 @@ final class PublishCommand implements Callable<Integer> {
             + " (missing_members) and views skip those values.")
     boolean allowMissingMembers;
 
+    @Option(names = "--no-shard-files", description = "WebDataset tars: show their members only, not also the tar"
+            + " files in ARTIFACT.tars/ (that needs manifest format 3, which releases before it refuse; see"
+            + " README, Upgrading).")
+    boolean noShardFiles;
+
     @Option(names = "--no-daemon", description = "Publish in this process even when a warpd serving the same"
             + " store is reachable (by default the daemon publishes, so the version shows in its mount at once).")
     boolean noDaemon;
@@ -126,7 +131,8 @@ final class PublishCommand implements Callable<Integer> {
         }
         PublishRequest request = new PublishRequest(id, new TreeMap<>(namedTables), new TreeMap<>(namedArtifacts),
                 parsedBindings, setLatest,
-                shardBytes, ctx.cwd(), Optional.ofNullable(branch), allowThresholdViolations, allowMissingMembers);
+                shardBytes, ctx.cwd(), Optional.ofNullable(branch), allowThresholdViolations, allowMissingMembers,
+                !noShardFiles);
         Path staging = ctx.stagingParent(stagingDir);
         PublishProgress bars = progress || (ctx.stderrIsTerminal() && !root.json)
                 ? new TerminalProgress(ctx.err()) : PublishProgress.NONE;
@@ -192,7 +198,8 @@ final class PublishCommand implements Callable<Integer> {
             try {
                 PublishCall.Reply reply = DaemonPublish.publish(client, id, namedTables, namedArtifacts, bindingSpecs,
                         setLatest, Optional.ofNullable(branch),
-                        shardBytes, ctx.cwd(), allowThresholdViolations, allowMissingMembers, ctx.err()::println);
+                        shardBytes, ctx.cwd(), allowThresholdViolations, allowMissingMembers, !noShardFiles,
+                        ctx.err()::println);
                 if (interrupted.get()) {
                     ctx.err().println("warpctl: interrupted too late: warpd had already written the version and moved its"
                             + " pointers. " + reply.summary());

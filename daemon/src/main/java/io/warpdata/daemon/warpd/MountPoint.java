@@ -145,10 +145,30 @@ public final class MountPoint {
             return parse(Files.readAllLines(MOUNTINFO)).stream()
                     .filter(m -> m.fsType().equals("fuse.warp"))
                     .map(Mount::mountPoint)
-                    .filter(MountPoint::isStale)
+                    .filter(MountPoint::staleWithin2s)
                     .toList();
         } catch (IOException e) {
             return List.of();
+        }
+    }
+
+    /**
+     * {@link #isStale}, asked on a thread of its own for at most 2 s: a live warpd that is stuck
+     * would keep opendir waiting, and doctor is what one runs then (review). Not answering in time
+     * is not dead.
+     */
+    private static boolean staleWithin2s(Path dir) {
+        java.util.concurrent.CompletableFuture<Boolean> stale = new java.util.concurrent.CompletableFuture<>();
+        Thread t = new Thread(() -> stale.complete(isStale(dir)), "doctor-mount-probe");
+        t.setDaemon(true);
+        t.start();
+        try {
+            return stale.get(2, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
         }
     }
 

@@ -344,13 +344,14 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
                 throw (StoreException) e.getCause();
             }
             java.net.UnknownHostException unknown = unknownHost(e.getCause());
-            if (unknown != null && knowsNothing(config)) {
+            if (unknown != null && knowsNothing(config) && stillUnknown(unknown)) {
                 // A mistyped endpoint on a fresh cache (audit 23): nothing could be served, and a
                 // mount that says "mounted" while every ls fails looks healthy to systemd.
                 throw new ConfigException("the store's host " + unknown.getMessage() + " is not known (no DNS name"
-                        + " resolves), and this cache holds nothing to serve without it", "Check --endpoint (or"
-                        + " WARP_S3_ENDPOINT) and --remote for a typo, and the machine's DNS; warpd starts without"
-                        + " the store only when it has served this store before (its last known state).");
+                        + " resolves, also after " + DNS_RETRIES + " more tries), and this cache holds nothing to"
+                        + " serve without it", "Check --endpoint (or WARP_S3_ENDPOINT) and --remote for a typo, and"
+                        + " the machine's DNS (not up yet at boot? systemd restarts warpd); warpd starts without the"
+                        + " store only when it has served this store before (its last known state).");
             }
             LOG.warn("the store {} does not answer yet ({}); mounting anyway: known datasets and cached data are"
                     + " served, the rest fails with EIO until it answers", store.describe(), e.getCause().getMessage());
@@ -374,6 +375,27 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
                     + " a larger disk; warpctl doctor)", s.dir(), io.warpdata.daemon.ByteSize.format(free),
                     io.warpdata.daemon.ByteSize.format(s.freeFloorBytes()));
         }
+    }
+
+    /** Tries of a host that did not resolve before warpd refuses it, 2 s apart: DNS may be coming up. */
+    static final int DNS_RETRIES = 3;
+
+    /** Whether the host {@code e} names still does not resolve after {@link #DNS_RETRIES} more tries. */
+    private static boolean stillUnknown(java.net.UnknownHostException e) {
+        String host = String.valueOf(e.getMessage()).split(":", 2)[0].strip();
+        for (int i = 0; i < DNS_RETRIES; i++) {
+            try {
+                Thread.sleep(2_000);
+                java.net.InetAddress.getByName(host);
+                return false;
+            } catch (java.net.UnknownHostException still) {
+                // again
+            } catch (InterruptedException stop) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The unknown host somewhere in {@code e}'s causes, or null. */

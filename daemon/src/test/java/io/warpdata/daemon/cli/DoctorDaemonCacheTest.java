@@ -50,6 +50,7 @@ class DoctorDaemonCacheTest {
         Assumptions.assumeTrue("root".equals(System.getProperty("user.name")), "bind mounts: root only");
         Path cache = Files.createDirectories(tmp.resolve("cache"));
         Path v1 = Files.createDirectories(cache.resolve("v1"));
+        Files.createDirectories(v1.resolve("tmp"));
         Doctor d = new Doctor(new Doctor.Settings(Optional.empty(), Optional.empty(), tmp.resolve("c"), 1,
                 tmp.resolve("none.sock"), false), null);
         long free = Files.getFileStore(cache).getUsableSpace();

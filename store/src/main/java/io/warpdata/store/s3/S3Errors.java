@@ -120,7 +120,7 @@ final class S3Errors {
      * an upload cut short said "the read can be retried").
      */
     private static StoreUnavailableException unavailable(String op, String message, Throwable e) {
-        if (op.equals("write") || op.contains("upload") || op.equals("delete")) {
+        if (op.equals("write") || op.contains("upload")) {
             return new StoreUnavailableException(message, "Check the network and the endpoint (warpctl doctor), then"
                     + " run the publish (or the command) again: what was uploaded is kept and not sent twice.", e);
         }

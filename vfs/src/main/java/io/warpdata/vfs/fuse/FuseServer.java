@@ -158,42 +158,43 @@ final class FuseServer {
         dev.close();
     }
 
-    /** {@code fusermount -u -z}, or {@code umount -l} where fusermount is missing (root). */
     /**
-     * {@code umount -f} as root: the kernel aborts the connection (fuse_umount_begin) even when
-     * the mount is busy, and unmounts it when it is not. Without root it is refused, harmlessly.
+     * {@code umount -f -c} as root: the kernel aborts the connection (fuse_umount_begin) even when
+     * the mount is busy, and unmounts it when it is not; {@code -c} keeps umount from resolving
+     * the path, which would stat the mount's root and wait on workers that may be stuck. Without
+     * root it is refused, harmlessly.
      */
     private static void forceUnmount(Path mountPoint) {
-        if (!"root".equals(System.getProperty("user.name"))) {
-            return;
-        }
-        try {
-            Process p = new ProcessBuilder("umount", "-f", mountPoint.toAbsolutePath().toString())
-                    .redirectErrorStream(true).start();
-            p.getInputStream().readAllBytes();
-            p.waitFor(10, TimeUnit.SECONDS);
-        } catch (java.io.IOException e) {
-            // No umount: the lazy unmount follows.
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        if ("root".equals(System.getProperty("user.name"))) {
+            run(List.of("umount", "-f", "-c", mountPoint.toAbsolutePath().toString()));
         }
     }
 
+    /** {@code fusermount -u -z}, or {@code umount -l} where fusermount is missing (root). */
     private static void lazyUnmount(Path mountPoint) {
         String dir = mountPoint.toAbsolutePath().toString();
         for (List<String> cmd : List.of(List.of("fusermount", "-u", "-z", dir), List.of("umount", "-l", dir))) {
-            try {
-                Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-                p.getInputStream().readAllBytes();
-                if (p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0) {
-                    return;
-                }
-            } catch (java.io.IOException e) {
-                // Try the next way.
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+            if (run(cmd)) {
                 return;
             }
+        }
+    }
+
+    /** Runs a command for at most 10 s (killed after), its output discarded; whether it exited 0. */
+    private static boolean run(List<String> cmd) {
+        try {
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            if (p.waitFor(10, TimeUnit.SECONDS)) {
+                return p.exitValue() == 0;
+            }
+            p.destroyForcibly();
+            return false;
+        } catch (java.io.IOException e) {
+            return false; // not installed: the caller tries the next way
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
         }
     }
 }

@@ -18,7 +18,8 @@ import java.util.List;
  * contiguous rows name contiguous members, which sit one after another in the tar shards.
  *
  * <p>Workers split their rank's rows by the same rule, applied to the parts of the files that
- * lie in the rank's run. Every row goes to exactly one (rank, worker).
+ * lie in the rank's run. Every row goes to exactly one (rank, worker). ({@link #even} is the
+ * other split, for distributed training: as many rows on every rank, a few read twice.)
  */
 public final class RowSplit {
     private RowSplit() {

@@ -60,7 +60,16 @@ public final class TableBatches {
     }
 
     /** What was read: {@code rows} sent, {@code bytesRead} of the shards needed for them. */
-    public record Result(long rows, long batches, long bytesRead, RowSplit.Range range) {
+    /**
+     * @param range the rows read (an even split: its run of real rows, the padded row aside)
+     * @param even  whether the split was even ({@link Query#even}): said back, so that a client can
+     *              tell that a warpd which predates even splits ignored the request
+     */
+    public record Result(long rows, long batches, long bytesRead, RowSplit.Range range, boolean even) {
+        /** How the rows were cut, as the tools print it. */
+        public String how() {
+            return even ? "even" : range.how();
+        }
     }
 
     /**
@@ -118,7 +127,8 @@ public final class TableBatches {
         List<RowSplit.Range> ranges = q.even() ? RowSplit.even(fileRows, q.rank(), q.world(), q.worker(), q.workers())
                 : List.of(RowSplit.of(fileRows, q.rank(), q.world(), q.worker(), q.workers()));
         RowSplit.Range range = ranges.isEmpty() ? new RowSplit.Range(0, 0, false) : ranges.get(0);
-        if ((ranges.size() != 1 || range.rows() < totalRows(table)) && schema.contains("file_row_number")) {
+        if (!ranges.isEmpty() && (ranges.size() != 1 || range.rows() < totalRows(table))
+                && schema.contains("file_row_number")) {
             throw new RowStream.RowNumberClashException(tableName);
         }
         Buffer buffer = new Buffer(chosen, q.batchSize(), sink);
@@ -158,7 +168,7 @@ public final class TableBatches {
         if (!cancelled.getAsBoolean()) {
             buffer.flush();
         }
-        return new Result(buffer.sent, buffer.batches, bytesRead, range);
+        return new Result(buffer.sent, buffer.batches, bytesRead, range, q.even());
     }
 
     /**

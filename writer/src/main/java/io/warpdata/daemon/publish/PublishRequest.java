@@ -37,7 +37,8 @@ public record PublishRequest(DatasetId dataset,
                              Path workDir,
                              Optional<String> branch,
                              boolean allowThresholdViolations,
-                             boolean allowMissingMembers) {
+                             boolean allowMissingMembers,
+                             boolean shardFiles) {
     /** 256 MiB: large enough that S3 request costs vanish, small enough to re-upload cheaply. */
     public static final long DEFAULT_SHARD_SIZE = 256L << 20;
 
@@ -53,6 +54,18 @@ public record PublishRequest(DatasetId dataset,
             throw new InvalidInputException("Nothing to publish for " + dataset,
                     "Give at least one --table NAME=PATH or --artifact NAME=DIR.");
         }
+    }
+
+    /**
+     * A request whose WebDataset tars are also shown as the files they were
+     * ({@code ARTIFACT.tars/}, manifest format 3); {@code shardFiles} false leaves them out, for
+     * readers of an older release ({@code --no-shard-files}).
+     */
+    public PublishRequest(DatasetId dataset, SortedMap<String, List<String>> tables, SortedMap<String, List<String>> artifacts,
+                          List<Binding> bindings, boolean setLatest, long shardSize, Path workDir, Optional<String> branch,
+                          boolean allowThresholdViolations, boolean allowMissingMembers) {
+        this(dataset, tables, artifacts, bindings, setLatest, shardSize, workDir, branch, allowThresholdViolations,
+                allowMissingMembers, true);
     }
 
     /** A request that refuses bound values naming no member. */

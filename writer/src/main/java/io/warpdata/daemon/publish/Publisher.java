@@ -111,6 +111,10 @@ public final class Publisher {
                             request.allowThresholdViolations()))));
             checkBoundMembers(request, tables, artifacts);
             keepShardFoldersFree(artifacts, tables.keySet());
+            if (!request.shardFiles()) {
+                // --no-shard-files: members only, a version every reader of format 1 or 2 reads.
+                artifacts.replaceAll((name, a) -> a.shardNames().isEmpty() ? a : a.withoutShardNames(""));
+            }
 
             Manifest manifest = manifest(request, tables, artifacts);
             VersionHash version = ManifestCodec.version(manifest);
@@ -411,7 +415,13 @@ public final class Publisher {
     private void keepShardFoldersFree(Map<String, PackedArtifact> artifacts, java.util.Set<String> tables) {
         for (Map.Entry<String, PackedArtifact> a : List.copyOf(artifacts.entrySet())) {
             String folder = a.getKey() + Artifact.SHARD_FOLDER_SUFFIX;
-            if (!a.getValue().shardNames().isEmpty() && (tables.contains(folder) || artifacts.containsKey(folder))) {
+            if (!a.getValue().shardNames().isEmpty() && folder.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 255) {
+                String why = "artifact " + a.getKey() + ": its tar files are not shown as files in the mount: '" + folder
+                        + "' is longer than a file name may be (255 bytes); its members are, in " + a.getKey() + "/";
+                progress.note(why);
+                artifacts.put(a.getKey(), a.getValue().withoutShardNames(why));
+            } else if (!a.getValue().shardNames().isEmpty()
+                    && (tables.contains(folder) || artifacts.containsKey(folder))) {
                 String why = "artifact " + a.getKey() + ": its tar files are not shown as files in the mount: '"
                         + folder + "' is the name of " + (tables.contains(folder) ? "a table" : "an artifact")
                         + "; its members are, in " + a.getKey() + "/";

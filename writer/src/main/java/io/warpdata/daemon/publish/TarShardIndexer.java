@@ -165,6 +165,11 @@ public final class TarShardIndexer {
             } catch (ManifestValidationException e) {
                 why = "'" + printable(name) + "' is not a file name the mount shows (" + e.getMessage() + ")";
             }
+            if (why == null && (name.indexOf('\uFFFD') >= 0 || !Files.exists(t.resolveSibling(name)))) {
+                // Bytes this JVM's file-name charset cannot decode (a Latin-1 name, a C locale): the
+                // name recorded would not be the one published (review).
+                why = "'" + printable(name) + "' is not valid UTF-8 here, so it cannot be recorded as it is";
+            }
             Path other = seen.putIfAbsent(name, t);
             if (why == null && other != null) {
                 why = other + " and " + t + " share a name";

@@ -30,10 +30,19 @@ public final class PublishCall {
                           ByteCount shardSize,
                           String branch,
                           boolean allowThresholdViolations,
-                          boolean allowMissingMembers) {
+                          boolean allowMissingMembers,
+                          Boolean shardFiles) {
         public Request {
             tables = tables == null ? Map.of() : tables;
             artifacts = artifacts == null ? Map.of() : artifacts;
+        }
+
+        /** A publish whose WebDataset tars are shown as files too (shardFiles absent: true). */
+        public Request(String dataset, Map<String, PathList> tables, Map<String, PathList> artifacts, Names bindings,
+                       boolean setLatest, ByteCount shardSize, String branch, boolean allowThresholdViolations,
+                       boolean allowMissingMembers) {
+            this(dataset, tables, artifacts, bindings, setLatest, shardSize, branch, allowThresholdViolations,
+                    allowMissingMembers, null);
         }
     }
 

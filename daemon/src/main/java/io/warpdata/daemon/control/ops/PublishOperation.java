@@ -89,7 +89,7 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
         Optional<String> branch = Optional.ofNullable(q.branch()).map(PublishRequest::requireBranchName);
         return new PublishRequest(ref.id(), tables, artifacts, bindings, q.setLatest(),
                 shardSize > 0 ? shardSize : PublishRequest.DEFAULT_SHARD_SIZE, Path.of("/"), branch,
-                q.allowThresholdViolations(), q.allowMissingMembers());
+                q.allowThresholdViolations(), q.allowMissingMembers(), !Boolean.FALSE.equals(q.shardFiles()));
     }
 
     /**

@@ -77,7 +77,7 @@ public final class TableBatchesOperation
                 ctx::cancelled);
         ctx.cancellation().throwIfCancelled("table.batches of " + v.id());
         return new TableBatchesCall.Reply(v.id().toString(), v.version().hex(), name, r.rows(), r.batches(), r.bytesRead(),
-                new TableBatchesCall.RowRange(r.range().start(), r.range().end(), r.range().how()));
+                new TableBatchesCall.RowRange(r.range().start(), r.range().end(), r.how()));
     }
 
     private int atLeastZero(String field, Integer value, int dflt) {
