@@ -44,16 +44,8 @@ public final class RowSplit {
      * @throws IllegalArgumentException unless {@code 0 <= rank < world}
      */
     public static Range of(long[] fileRows, int rank, int world) {
-        if (world < 1 || rank < 0 || rank >= world) {
-            throw new IllegalArgumentException("rank " + rank + " is not in [0, " + world + ")");
-        }
-        long total = 0;
-        for (long n : fileRows) {
-            if (n < 0) {
-                throw new IllegalArgumentException("a file with " + n + " rows");
-            }
-            total += n;
-        }
+        requireRank(rank, world);
+        long total = total(fileRows);
         if (world > 1 && fileRows.length >= world && total > 0) {
             long[] first = new long[world];
             long[] last = new long[world];
@@ -94,19 +86,11 @@ public final class RowSplit {
      * @throws IllegalArgumentException unless {@code 0 <= rank < world} and {@code 0 <= worker < workers}
      */
     public static List<Range> even(long[] fileRows, int rank, int world, int worker, int workers) {
-        if (world < 1 || rank < 0 || rank >= world) {
-            throw new IllegalArgumentException("rank " + rank + " is not in [0, " + world + ")");
-        }
+        requireRank(rank, world);
         if (workers < 1 || worker < 0 || worker >= workers) {
             throw new IllegalArgumentException("worker " + worker + " is not in [0, " + workers + ")");
         }
-        long total = 0;
-        for (long n : fileRows) {
-            if (n < 0) {
-                throw new IllegalArgumentException("a file with " + n + " rows");
-            }
-            total += n;
-        }
+        long total = total(fileRows);
         if (total == 0) {
             return List.of();
         }
@@ -153,5 +137,23 @@ public final class RowSplit {
         }
         Range sub = of(parts.stream().mapToLong(Long::longValue).toArray(), worker, workers);
         return new Range(mine.start() + sub.start(), mine.start() + sub.end(), mine.wholeFiles() && sub.wholeFiles());
+    }
+
+    private static void requireRank(int rank, int world) {
+        if (world < 1 || rank < 0 || rank >= world) {
+            throw new IllegalArgumentException("rank " + rank + " is not in [0, " + world + ")");
+        }
+    }
+
+    /** The rows of all files. */
+    private static long total(long[] fileRows) {
+        long total = 0;
+        for (long n : fileRows) {
+            if (n < 0) {
+                throw new IllegalArgumentException("a file with " + n + " rows");
+            }
+            total += n;
+        }
+        return total;
     }
 }
