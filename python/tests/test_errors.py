@@ -355,5 +355,6 @@ def test_a_dataset_not_found_says_when_only_the_endpoint_names_another_server(mo
     e = dataset_module._elsewhere(Warpd(), missing)
     assert "$WARP_S3_ENDPOINT in this shell is http://10.9.9.9:9000, warpd's http://127.0.0.1:9000" in e.message
     assert "--endpoint http://127.0.0.1:9000" in e.next_step
-    monkeypatch.setenv("WARP_S3_ENDPOINT", "HTTP://127.0.0.1:9000")
-    assert dataset_module._elsewhere(Warpd(), missing) is missing
+    for same in ("HTTP://127.0.0.1:9000", "http://localhost:9000/", "http://[::1]:9000"):
+        monkeypatch.setenv("WARP_S3_ENDPOINT", same)
+        assert dataset_module._elsewhere(Warpd(), missing) is missing, same

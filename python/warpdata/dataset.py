@@ -61,7 +61,7 @@ def _elsewhere(client, e):
     24: the advice to run ``warpctl list-remote`` listed the other store, where the dataset was;
     audit 25: the same with only the endpoint apart)."""
     mine = os.environ.get("WARP_REMOTE", "").strip().rstrip("/")
-    mine_endpoint = os.environ.get("WARP_S3_ENDPOINT", "").strip().rstrip("/").lower()
+    mine_endpoint = os.environ.get("WARP_S3_ENDPOINT", "").strip().rstrip("/")
     if not mine and not mine_endpoint:
         return e
     try:
@@ -70,11 +70,12 @@ def _elsewhere(client, e):
         return e
     served = (status.get("remote") or "").rstrip("/")
     endpoint = status.get("endpoint")
-    served_endpoint = (endpoint or "").rstrip("/").lower()
+    served_endpoint = (endpoint or "").rstrip("/")
     apart = []
     if mine and served and mine != served:
         apart.append("$WARP_REMOTE in this shell is %s" % mine)
-    if mine_endpoint and endpoint is not None and served.startswith("s3://") and mine_endpoint != served_endpoint:
+    if (mine_endpoint and endpoint is not None and served.startswith("s3://")
+            and _server(mine_endpoint) != _server(served_endpoint)):
         apart.append("$WARP_S3_ENDPOINT in this shell is %s, warpd's %s" % (mine_endpoint, served_endpoint or
                                                                               "AWS's own"))
     if not apart:
@@ -87,6 +88,24 @@ def _elsewhere(client, e):
         " list-remote --remote %s%s' lists what warpd serves" % (served, "" if not served_endpoint else
                                                                  " --endpoint " + served_endpoint),
         code=e.code, details=e.details)
+
+
+def _server(url):
+    """An endpoint as one server, as warpctl compares them (PublishCommand.sameEndpoint): scheme and
+    host in any case, a default port written or not, this machine's names (localhost, 127.0.0.1,
+    ::1) alike; "" for AWS's own."""
+    if not url:
+        return ""
+    from urllib.parse import urlsplit
+    try:
+        u = urlsplit(url.strip())
+        scheme, host = (u.scheme or "").lower(), (u.hostname or "").lower()
+        port = u.port or {"https": 443, "http": 80}.get(scheme, -1)
+    except ValueError:
+        return url.strip().rstrip("/")
+    if host in ("localhost", "127.0.0.1", "::1", "ip6-localhost"):
+        host = "loopback"
+    return "%s://%s:%s%s" % (scheme, host, port, u.path.rstrip("/"))
 
 
 class Dataset:

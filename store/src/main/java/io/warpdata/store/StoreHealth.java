@@ -109,8 +109,11 @@ public final class StoreHealth {
             return; // this call is the probe
         }
         fastFailures.increment();
+        // The error is the call that found the store down, perhaps of another object than this
+        // one: said as such (audit 23 looked at the wrong object).
         String message = "The store " + store + " is " + (o.notAnswering() ? "not answering" : "unreachable")
-                + " since " + o.since() + " (" + o.error() + "); not tried again before its next probe";
+                + " since " + o.since() + " (the call that found it so: " + o.error() + "); not tried again before"
+                + " its next probe";
         throw o.notAnswering() ? StoreUnreachableException.notAnswering(message) : new StoreUnreachableException(message, null);
     }
 
