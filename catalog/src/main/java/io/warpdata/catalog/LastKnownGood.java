@@ -166,6 +166,21 @@ public final class LastKnownGood {
         return dir != null;
     }
 
+    /**
+     * Whether it holds no listing or pointer from an earlier run: a cache that never served this
+     * store (always, in memory).
+     */
+    public boolean knowsNothing() {
+        if (dir == null) {
+            return true;
+        }
+        try (java.util.stream.Stream<Path> files = Files.list(dir.resolve("known"))) {
+            return files.findAny().isEmpty();
+        } catch (IOException | UncheckedIOException e) {
+            return true;
+        }
+    }
+
     // ---------------------------------------------------------------- listings and pointers
 
     /** The last listing of {@code prefix} the store gave. */

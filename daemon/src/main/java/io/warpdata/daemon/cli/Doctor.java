@@ -219,12 +219,10 @@ public final class Doctor {
         IOException refused = Files.isDirectory(tmpDir) ? tryWrite(tmpDir) : null;
         // Only a refusal that is warpd's too: doctor may run as another user than warpd (a member of
         // its group may read, not write), so a denied probe says nothing about warpd (review).
-        boolean readOnly = refused instanceof java.nio.file.FileSystemException f
-                && String.valueOf(f.getReason()).contains("Read-only");
-        if (refused != null && (readOnly || c.counters().getOrDefault("cache_writes_skipped", 0L) > 0)) {
+        long skipped = c.counters().getOrDefault("cache_writes_skipped", 0L);
+        if (refused != null && (readOnly(refused) || skipped > 0)) {
             // A disk remounted read-only, or permissions changed, under a running warpd (audit 23:
             // doctor said PASS while warpd skipped every write).
-            long skipped = c.counters().getOrDefault("cache_writes_skipped", 0L);
             return new Check(name, Status.WARN, detail + ", but " + v1 + " refuses writes (" + refused.getMessage()
                     + "): warpd caches nothing there" + (skipped > 0 ? " (" + skipped + " blocks served uncached)" : "")
                     + " and fetches reads from the store again", "make the cache's disk writable again (a read-only"
@@ -466,7 +464,7 @@ public final class Doctor {
         }
         // One probe: a temp file made and deleted where the cache will be (or its nearest parent).
         IOException refused = existing != null && Files.isDirectory(existing) ? tryWrite(existing) : null;
-        if (refused instanceof java.nio.file.FileSystemException f && String.valueOf(f.getReason()).contains("Read-only")) {
+        if (readOnly(refused)) {
             // The JDK's FileStore misses a read-only bind mount of a writable disk: asked by writing.
             return new Check("cache dir", Status.FAIL, dir + " is on a read-only file system: warpd refuses to start"
                     + " there", "pass a --cache-dir (or set WARP_CACHE_DIR) on a writable local disk");
@@ -507,6 +505,11 @@ public final class Doctor {
     }
 
     /** Why a temp file cannot be made (and deleted) in {@code dir}, or null if it can. */
+    /** Whether a write probe was refused by a read-only file system (EROFS), not by permissions. */
+    private static boolean readOnly(IOException refused) {
+        return refused instanceof java.nio.file.FileSystemException f && String.valueOf(f.getReason()).contains("Read-only");
+    }
+
     private static IOException tryWrite(Path dir) {
         try {
             Files.delete(Files.createTempFile(dir, ".warp-doctor", ".tmp"));

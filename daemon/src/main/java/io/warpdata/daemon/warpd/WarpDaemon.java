@@ -83,6 +83,8 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
     private BlobStore store;
     private StoreHealth health;
     private Catalog catalog;
+    /** The catalog's last known state (whether this cache ever served the store: checkStore). */
+    private LastKnownGood known;
     private BlockCache reader;
     private Errno errno;
     private WarpTree tree;
@@ -152,8 +154,9 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         }
         services.push(reader);
         // Version manifests come from the store only, never a mirror (Manifests says why).
+        known = openKnownState(config);
         catalog = new Catalog(store, Catalog.Config.defaults().withPointerTtl(config.pointerTtl()),
-                Ticker.systemTicker(), openKnownState(config), Clock.systemUTC());
+                Ticker.systemTicker(), known, Clock.systemUTC());
         if (config.mode() != CacheMode.LOCAL) {
             checkStore();
         }
@@ -344,7 +347,7 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
                 throw (StoreException) e.getCause();
             }
             java.net.UnknownHostException unknown = unknownHost(e.getCause());
-            if (unknown != null && knowsNothing(config) && stillUnknown(unknown)) {
+            if (unknown != null && known.knowsNothing() && stillUnknown(unknown)) {
                 // A mistyped endpoint on a fresh cache (audit 23): nothing could be served, and a
                 // mount that says "mounted" while every ls fails looks healthy to systemd.
                 throw new ConfigException("the store's host " + unknown.getMessage() + " is not known (no DNS name"
@@ -406,19 +409,6 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
             }
         }
         return null;
-    }
-
-    /** Whether the catalog's last known state holds nothing: a cache that never served this store. */
-    static boolean knowsNothing(DaemonConfig config) {
-        if (!config.mode().usesDisk()) {
-            return true;
-        }
-        Path known = config.cacheDir().resolve(PrivateDirectories.CATALOG).resolve("v1").resolve("known");
-        try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(known)) {
-            return files.findAny().isEmpty();
-        } catch (java.io.IOException | UncheckedIOException e) {
-            return true;
-        }
     }
 
     private void unmount() {

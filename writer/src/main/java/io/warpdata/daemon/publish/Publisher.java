@@ -414,19 +414,18 @@ public final class Publisher {
      */
     private void keepShardFoldersFree(Map<String, PackedArtifact> artifacts, java.util.Set<String> tables) {
         for (Map.Entry<String, PackedArtifact> a : List.copyOf(artifacts.entrySet())) {
+            if (a.getValue().shardNames().isEmpty()) {
+                continue;
+            }
             String folder = a.getKey() + Artifact.SHARD_FOLDER_SUFFIX;
-            if (!a.getValue().shardNames().isEmpty() && folder.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 255) {
-                String why = "artifact " + a.getKey() + ": its tar files are not shown as files in the mount: '" + folder
-                        + "' is longer than a file name may be (255 bytes); its members are, in " + a.getKey() + "/";
-                progress.note(why);
-                artifacts.put(a.getKey(), a.getValue().withoutShardNames(why));
-            } else if (!a.getValue().shardNames().isEmpty()
-                    && (tables.contains(folder) || artifacts.containsKey(folder))) {
-                String why = "artifact " + a.getKey() + ": its tar files are not shown as files in the mount: '"
-                        + folder + "' is the name of " + (tables.contains(folder) ? "a table" : "an artifact")
-                        + "; its members are, in " + a.getKey() + "/";
-                progress.note(why);
-                artifacts.put(a.getKey(), a.getValue().withoutShardNames(why));
+            String why = folder.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 255
+                    ? "'" + folder + "' is longer than a file name may be (255 bytes)"
+                    : tables.contains(folder) ? "'" + folder + "' is the name of a table"
+                    : artifacts.containsKey(folder) ? "'" + folder + "' is the name of an artifact" : null;
+            if (why != null) {
+                String note = TarShardIndexer.notShown(a.getKey(), why);
+                progress.note(note);
+                artifacts.put(a.getKey(), a.getValue().withoutShardNames(note));
             }
         }
     }

@@ -175,12 +175,17 @@ public final class TarShardIndexer {
                 why = other + " and " + t + " share a name";
             }
             if (why != null) {
-                return "artifact " + artifact + ": its tar files are not shown as files in the mount (" + artifact
-                        + io.warpdata.manifest.Artifact.SHARD_FOLDER_SUFFIX + "/): " + why + "; its members are, in "
-                        + artifact + "/";
+                return notShown(artifact, why);
             }
         }
         return null;
+    }
+
+    /** The note of an artifact whose tars are left out of {@code ARTIFACT.tars/}, saying {@code why}. */
+    static String notShown(String artifact, String why) {
+        return "artifact " + artifact + ": its tar files are not shown as files in the mount (" + artifact
+                + io.warpdata.manifest.Artifact.SHARD_FOLDER_SUFFIX + "/): " + why + "; its members are, in "
+                + artifact + "/";
     }
 
     /** A tar record: headers, data padding and the end-of-archive marker come in these. */
