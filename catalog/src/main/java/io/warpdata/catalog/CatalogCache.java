@@ -129,6 +129,14 @@ final class CatalogCache {
         if (running != null) {
             return running;
         }
+        // A load that ended after the caller found nothing cached, and before the look at `loads`
+        // above, cached its answer before it left `loads`: it is there, and no second request is due.
+        T done = into.getIfPresent(key);
+        if (done != null) {
+            loads.remove(key, mine);
+            mine.answer().complete(done);
+            return mine;
+        }
         loader.execute(() -> {
             try {
                 T value = read.apply(key);
