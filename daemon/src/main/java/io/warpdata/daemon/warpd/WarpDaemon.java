@@ -77,6 +77,10 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
     private final Instant startedAt = Instant.now();
     private final Deque<AutoCloseable> services = new ArrayDeque<>();
     private final CountDownLatch closed = new CountDownLatch(1);
+    /** Counted down when {@link #open} has returned or failed. */
+    private final CountDownLatch opened = new CountDownLatch(1);
+    /** Set (under this object's lock) just before the mount, unless a close came first. */
+    private boolean mounting;
     private final AtomicBoolean closing = new AtomicBoolean();
     private final DaemonMetrics metrics = new DaemonMetrics();
     private volatile String metricsUrl;
@@ -104,13 +108,35 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
      * @throws StoreException if the store rejects our credentials
      */
     public static WarpDaemon start(DaemonConfig config) {
+        return start(config, d -> { });
+    }
+
+    /**
+     * As {@link #start(DaemonConfig)}, handing the daemon to {@code created} before anything is
+     * opened: a shutdown hook that closes it then unmounts a mount made at any moment of the start
+     * (a SIGTERM just after the mount appeared left it dead, audit 27). A close during the start
+     * stops it before the mount, or waits for the started daemon and closes all of it.
+     *
+     * @throws StartStoppedException if the daemon was closed before it mounted
+     */
+    public static WarpDaemon start(DaemonConfig config, java.util.function.Consumer<WarpDaemon> created) {
         WarpDaemon d = new WarpDaemon(config);
+        created.accept(d);
         try {
             d.open();
+            d.opened.countDown();
             return d;
         } catch (RuntimeException e) {
+            d.opened.countDown();
             d.close();
             throw e;
+        }
+    }
+
+    /** The daemon was stopped (SIGTERM, SIGINT) while it started, before it mounted: nothing is left behind. */
+    public static final class StartStoppedException extends RuntimeException {
+        StartStoppedException() {
+            super("stopped while starting, before the mount");
         }
     }
 
@@ -171,6 +197,14 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         }
         fuse = new WarpFuse(tree, errno, uid(), gid());
         fuse.listen(metrics);
+        synchronized (this) {
+            // A close that came first finds no mount to wait for; one that comes after waits for
+            // the rest of the start, so that it unmounts (see close()).
+            if (closing.get()) {
+                throw new StartStoppedException();
+            }
+            mounting = true;
+        }
         fuse.mount(config.mountPoint(), MountOptions.defaults(config.allowOther()).withLinkCheck(config.pointerTtl())
                 .withPassthrough(config.passthrough() && config.mode().usesDisk()));
         mounted = true;
@@ -420,8 +454,19 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
     }
 
     /** Registers a service to close (before the mount goes) when the daemon stops. */
-    public synchronized void addService(AutoCloseable service) {
-        services.push(service);
+    public void addService(AutoCloseable service) {
+        synchronized (this) {
+            if (!closing.get()) {
+                services.push(service);
+                return;
+            }
+        }
+        // Closed meanwhile (a stop request during the start): nobody else will close it.
+        try {
+            service.close();
+        } catch (Exception e) {
+            LOG.warn("closing {} failed: {}", service, e.toString());
+        }
     }
 
     /** Counters and gauges, as written to stats.json and served on the control socket. */
@@ -648,6 +693,21 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
                 Thread.currentThread().interrupt();
             }
             return;
+        }
+        boolean startMounted;
+        synchronized (this) {
+            startMounted = mounting;
+        }
+        if (startMounted) {
+            // The start has mounted or is mounting: what follows the mount in it makes no network
+            // call, so it ends soon; its services (the unmount first) are then all here to close.
+            try {
+                if (!opened.await(30, TimeUnit.SECONDS)) {
+                    LOG.warn("the start had not ended 30 s after a stop request; closing what it opened so far");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         try {
             while (true) {

@@ -149,8 +149,11 @@ public final class WarpdCommand implements Callable<Integer> {
             config = DaemonConfig.resolve(cliOptions(), loadConfigFile(), System.getenv(),
                     Path.of(System.getProperty("user.home")), (int) WarpDaemon.uid());
             io.warpdata.daemon.control.SocketFile.requireNotServed(config.socket());
-            daemon = WarpDaemon.start(config);
-            running.set(daemon);
+            // Handed to the hook before anything opens: a stop request at any moment of the start unmounts.
+            daemon = WarpDaemon.start(config, running::set);
+        } catch (WarpDaemon.StartStoppedException e) {
+            System.err.println("warpd: " + e.getMessage());
+            return 0;
         } catch (WarpException e) {
             System.err.println("warpd: " + e.getMessage());
             System.err.println("  " + e.nextStep());

@@ -160,6 +160,14 @@ final class MountedStore implements AutoCloseable {
         return w;
     }
 
+    /** As {@link #startWarpd}, returning at once: the caller waits for what it wants to see. */
+    WarpdProcess launchWarpd(Path mountPoint, Path cacheDir) {
+        otherMounts.add(mountPoint);
+        WarpdProcess w = WarpdProcess.launch(heap, mountPoint, remote(), cacheDir, env);
+        others.add(w);
+        return w;
+    }
+
     /** warpd started on {@code mountPoint} expecting it to refuse: its exit code and output. */
     Shell.Result runWarpdToFailure(Path mountPoint, Path cacheDir) {
         return runWarpdToFailure(mountPoint, cacheDir, remote());

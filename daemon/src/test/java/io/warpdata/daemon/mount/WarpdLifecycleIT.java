@@ -71,6 +71,29 @@ class WarpdLifecycleIT {
     }
 
     /**
+     * audit 27: a SIGTERM the moment the mount appeared (before warpd's "mounted" line) exited 143
+     * and left the mount dead ("Transport endpoint is not connected"), 3 times of 3, and once left
+     * the JVM stuck on a stat of its own mount. Any moment of the start must unmount.
+     */
+    @Test
+    void sigtermTheMomentTheMountAppearsStillUnmounts() throws Exception {
+        for (int delayMs : new int[] {0, 0, 100, 300}) {
+            Path mount = newMountPoint("early-" + delayMs + "-" + System.nanoTime());
+            WarpdProcess w = m.launchWarpd(mount, work.resolve("cache-early"));
+            long end = System.nanoTime() + 60_000_000_000L;
+            while (!WarpdProcess.isMounted(mount) && w.isAlive() && System.nanoTime() < end) {
+                Thread.sleep(1);
+            }
+            assertThat(WarpdProcess.isMounted(mount)).as("mounted; output:%n%s", w.output()).isTrue();
+            Thread.sleep(delayMs);
+            w.terminate(30);
+            assertThat(WarpdProcess.isMounted(mount)).as("a SIGTERM %d ms after the mount appeared left it; output:%n%s",
+                    delayMs, w.output()).isFalse();
+            assertThat(mount).as("the mount point is an empty folder again, not a dead mount").isEmptyDirectory();
+        }
+    }
+
+    /**
      * audit 23: with a file merely held open, a stop waited 5 s for FUSE workers ("still busy")
      * while a reader in the middle of a file kept reading; the README says a stop unmounts at once
      * and readers get ENOTCONN, as after a crash.

@@ -42,6 +42,23 @@ final class WarpdProcess implements AutoCloseable {
     /** As {@link #start}, with the heap given ({@code -Xmx}), e.g. warpd's default from scripts/lib/common.sh. */
     static WarpdProcess startWithHeap(String heap, Path mountPoint, String remote, Path cacheDir, Map<String, String> env,
                                       String... extra) {
+        WarpdProcess w = launch(heap, mountPoint, remote, cacheDir, env, extra);
+        try {
+            if (!w.mounted.await(60, TimeUnit.SECONDS)) {
+                w.close();
+                throw new AssertionError("warpd did not mount within 60 s; output:\n" + w.output());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            w.close();
+            throw new AssertionError("interrupted");
+        }
+        return w;
+    }
+
+    /** Starts warpd and returns at once, without waiting for its "mounted" line. */
+    static WarpdProcess launch(String heap, Path mountPoint, String remote, Path cacheDir, Map<String, String> env,
+                               String... extra) {
         if (!Files.isRegularFile(JAR)) {
             throw new IllegalStateException(JAR + " is missing: run the ITs with 'mvn verify' (package builds it)");
         }
@@ -60,18 +77,7 @@ final class WarpdProcess implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        WarpdProcess w = new WarpdProcess(p, mountPoint);
-        try {
-            if (!w.mounted.await(60, TimeUnit.SECONDS)) {
-                w.close();
-                throw new AssertionError("warpd did not mount within 60 s; output:\n" + w.output());
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            w.close();
-            throw new AssertionError("interrupted");
-        }
-        return w;
+        return new WarpdProcess(p, mountPoint);
     }
 
     /** Starts warpd expecting it to fail; returns its exit code and output. */
