@@ -22,6 +22,9 @@ class InstallScriptIT {
         ScriptRun run = install("--root", root.toString());
 
         assertThat(run.exitCode()).as(run.toString()).isZero();
+        // audit 27: a staged tree is not importable yet by the machine's python3; it said it was.
+        assertThat(run.stdout() + run.stderr()).doesNotContain("import warpdata works in /usr/bin/python3")
+                .contains("staged for /usr/bin/python3 in " + root);
         Path lib = root.resolve("usr/local/lib/warp");
         assertThat(lib.resolve("warp.jar")).isRegularFile().hasSameBinaryContentAs(ScriptRun.builtJar());
         for (String program : List.of("warpd", "warpctl")) {
