@@ -56,6 +56,18 @@ class BlobStoresTest {
     }
 
     @Test
+    void aTildeInAFileUriIsNamedAsNotExpanded() {
+        String home = System.getProperty("user.home");
+        for (String remote : new String[] {"file://~/fstore", "file:///~/fstore"}) {
+            assertThatThrownBy(() -> BlobStores.open(remote, Optional.empty()))
+                    .isInstanceOf(InvalidRemoteException.class)
+                    .hasMessageContaining("~ is not expanded in a URI")
+                    .hasMessageContaining("file://" + home + "/fstore")
+                    .hasMessageNotContaining("three slashes");
+        }
+    }
+
+    @Test
     void badBucketNameIsInvalidRemote() {
         assertThatThrownBy(() -> BlobStores.open("s3://Bad_Bucket/x", Optional.empty()))
                 .isInstanceOf(InvalidRemoteException.class);

@@ -154,7 +154,7 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
                         "Use the option names as keys: mount, remote, endpoint, cache-dir, cache-size, socket, mode, allow-other,"
                                 + " pointer-ttl, metrics-listen, mirror, mirror-timeout, passthrough.");
             }
-            putIfSet(merged, key, file.getProperty(key));
+            putIfSet(merged, key, unquoted(file.getProperty(key)));
         }
         cli.forEach((k, v) -> putIfSet(merged, k, v));
 
@@ -305,6 +305,22 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
                  MIRROR_TIMEOUT, PASSTHROUGH -> true;
             default -> false;
         };
+    }
+
+    /**
+     * A config file's value without one pair of quotes around it: {@code remote = "s3://b/warp"},
+     * as shell, systemd and YAML files quote, was read with the quotes ("unsupported scheme
+     * '\"s3'", audit 27). No option's value starts and ends with a quote.
+     */
+    static String unquoted(String value) {
+        if (value == null) {
+            return null;
+        }
+        String v = value.trim();
+        if (v.length() >= 2 && (v.charAt(0) == '"' || v.charAt(0) == '\'') && v.charAt(v.length() - 1) == v.charAt(0)) {
+            return v.substring(1, v.length() - 1);
+        }
+        return value;
     }
 
     private static void putIfSet(Map<String, String> map, String key, String value) {

@@ -54,6 +54,19 @@ class DaemonConfigTest {
     }
 
     @Test
+    void aConfigFileValueInQuotesIsReadWithoutThem() {
+        Properties file = new Properties();
+        file.setProperty("mount", "'/warp'");
+        file.setProperty("remote", " \"s3://bucket1/warp\" ");
+        file.setProperty("cache-size", "\"20GB\"");
+        DaemonConfig c = DaemonConfig.resolve(Map.of(), file, Map.of(), HOME, 0);
+        assertThat(c.remote()).isEqualTo("s3://bucket1/warp");
+        assertThat(c.mountPoint()).isEqualTo(Path.of("/warp"));
+        assertThat(c.cacheSizeBytes()).isEqualTo(20_000_000_000L);
+        assertThat(DaemonConfig.unquoted("\"s3://b")).as("one quote is not a pair").isEqualTo("\"s3://b");
+    }
+
+    @Test
     void passthroughIsOnOrOffFromAnySourceAndAnythingElseSaysWhatItTakes() {
         Map<String, String> cli = Map.of("mount", "/warp", "remote", "s3://b");
         assertThat(DaemonConfig.resolve(Map.of("mount", "/warp", "remote", "s3://b", "passthrough", "on"), new Properties(),

@@ -83,6 +83,13 @@ public final class LocalBlobStore implements BlobStore {
         } catch (IllegalArgumentException e) {
             throw new InvalidRemoteException(remote, "not a URI: " + e.getMessage());
         }
+        if ("file".equals(uri.getScheme()) && ("~".equals(uri.getAuthority())
+                || (uri.getPath() != null && uri.getPath().startsWith("/~")))) {
+            // file://~/store: no shell expands ~ inside a URI (audit 27).
+            String rest = remote.substring(remote.indexOf('~') + 1);
+            throw new InvalidRemoteException(remote, "~ is not expanded in a URI: write the home directory out, file://"
+                    + System.getProperty("user.home") + (rest.startsWith("/") ? rest : "/" + rest));
+        }
         if (!"file".equals(uri.getScheme()) || uri.getPath() == null || !uri.getPath().startsWith("/")
                 || (uri.getAuthority() != null && !uri.getAuthority().isEmpty())) {
             throw new InvalidRemoteException(remote, "a local store is file:///absolute/dir (three slashes)");

@@ -31,7 +31,9 @@ public final class InputPaths {
             Path p = cwd.resolve(spec).normalize();
             if (!Files.exists(p)) {
                 throw new InvalidInputException("Input " + spec + " of " + what + " does not exist",
-                        "Check the path" + (spec.startsWith("/") ? "." : " (relative paths start at " + cwd + ")."));
+                        spec.startsWith("~") ? "A ~ inside quotes is not expanded by the shell: write ~/ outside the"
+                                + " quotes, or $HOME/ (relative paths start at " + cwd + ")."
+                                : "Check the path" + (spec.startsWith("/") ? "." : " (relative paths start at " + cwd + ")."));
             }
             return List.of(p);
         }

@@ -1,0 +1,40 @@
+package io.warpdata.daemon.publish;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** What publish makes of the paths and globs it is given. */
+class InputPathsTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void aPathThatIsThereAndAGlobAreExpanded() throws IOException {
+        Files.writeString(dir.resolve("a.parquet"), "x");
+        Files.writeString(dir.resolve("b.parquet"), "y");
+        assertThat(InputPaths.expand("a.parquet", dir, "--table main")).containsExactly(dir.resolve("a.parquet"));
+        assertThat(InputPaths.expand("*.parquet", dir, "--table main"))
+                .containsExactly(dir.resolve("a.parquet"), dir.resolve("b.parquet"));
+    }
+
+    @Test
+    void aQuotedTildeIsNamedAsNotExpanded() {
+        // audit 27: --artifact 'files=~/nonexist' said only "does not exist".
+        assertThatThrownBy(() -> InputPaths.expand("~/nonexist", dir, "--artifact files"))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("~/nonexist of --artifact files does not exist")
+                .satisfies(e -> assertThat(((InvalidInputException) e).nextStep())
+                        .contains("A ~ inside quotes is not expanded", "$HOME/"));
+        assertThatThrownBy(() -> InputPaths.expand("nonexist", dir, "--artifact files"))
+                .isInstanceOf(InvalidInputException.class)
+                .satisfies(e -> assertThat(((InvalidInputException) e).nextStep())
+                        .startsWith("Check the path").doesNotContain("~"));
+    }
+}
