@@ -529,6 +529,11 @@ public final class BlockCache implements BlobReader {
         return fetcher.remotes().snapshot();
     }
 
+    /** The block hash lists this cache holds (for tests: whether a list is in memory). */
+    HashLists hashLists() {
+        return lists;
+    }
+
     @Override
     public ReadMetrics metrics() {
         return metrics;

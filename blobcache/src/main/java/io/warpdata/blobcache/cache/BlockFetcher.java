@@ -83,7 +83,14 @@ final class BlockFetcher {
      */
     boolean fromRemotes(String key, long offset, byte[] dst, int off, int len, int blockSize, long blobSize,
                         Remotes.Check check, long deadlineNanos) {
-        return !remotes.isEmpty() && remotes.read(key, offset, dst, off, len, blockSize, blobSize, check, deadlineNanos);
+        return fromRemotes(key, offset, dst, off, len, blockSize, blobSize, check, null, deadlineNanos);
+    }
+
+    /** As above, showing {@code widened} the whole blocks a tier served for a range widened to them. */
+    boolean fromRemotes(String key, long offset, byte[] dst, int off, int len, int blockSize, long blobSize,
+                        Remotes.Check check, Remotes.Widened widened, long deadlineNanos) {
+        return !remotes.isEmpty() && remotes.read(key, offset, dst, off, len, blockSize, blobSize, check, widened,
+                deadlineNanos);
     }
 
     /** Offers a block-aligned range verified from the store to the tiers warpd fills; never blocks. */

@@ -59,6 +59,16 @@ final class Remotes implements AutoCloseable {
     }
 
     /**
+     * Sees the whole blocks a tier served for a range it was asked to widen (a member read on its
+     * own), once the asked bytes passed their check: {@code data[0, len)} are bytes
+     * {@code [offset, offset + len)} of the blob, block aligned, not verified as blocks. Called on
+     * the reading thread, before {@link #read} returns; {@code data} is not the caller's to keep.
+     */
+    interface Widened {
+        void served(long offset, byte[] data, int len);
+    }
+
+    /**
      * Where a tier stands: up, skipped until a time, or being tried by one read after a backoff.
      * Each state is a new object, compared by identity: the ticket a read was let in under.
      */
@@ -178,6 +188,12 @@ final class Remotes implements AutoCloseable {
      */
     boolean read(String key, long offset, byte[] dst, int off, int len, int blockSize, long blobSize, Check check,
                  long deadlineNanos) {
+        return read(key, offset, dst, off, len, blockSize, blobSize, check, null, deadlineNanos);
+    }
+
+    /** As {@link #read(String, long, byte[], int, int, int, long, Check, long)}, showing {@code widened} the blocks a widened read got. */
+    boolean read(String key, long offset, byte[] dst, int off, int len, int blockSize, long blobSize, Check check,
+                 Widened widened, long deadlineNanos) {
         if (entries.isEmpty() || len <= 0 || blockSize <= 0) {
             return false;
         }
@@ -199,6 +215,9 @@ final class Remotes implements AutoCloseable {
             return false;
         }
         System.arraycopy(wide, at, dst, off, len);
+        if (widened != null) {
+            widened.served(a0, wide, width);
+        }
         return true;
     }
 
