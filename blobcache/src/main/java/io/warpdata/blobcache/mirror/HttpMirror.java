@@ -104,6 +104,10 @@ public final class HttpMirror implements Mirror {
             throw new IllegalArgumentException("'" + base + "' is not an http(s)://HOST[:PORT]/BASE URL");
         }
         String origin = scheme + "://" + base.getHost() + (base.getPort() < 0 ? "" : ":" + base.getPort());
+        if (base.getPort() == 0 || base.getPort() > 65535) {
+            // Accepted, it failed every read ("port out of range") and looked like a mirror down (audit 26).
+            throw new IllegalArgumentException("'" + origin + "': port " + base.getPort() + " cannot exist (1 to 65535)");
+        }
         if (base.getRawUserInfo() != null) {
             throw new IllegalArgumentException("'" + origin + "': a mirror URL must not carry user info;"
                     + " warpd never sends credentials to a mirror");
@@ -322,8 +326,8 @@ public final class HttpMirror implements Mirror {
                         + timeout.toMillis() + " ms", cause);
             }
             if (cause instanceof IOException) {
-                throw new MirrorException(MirrorException.Kind.CONNECTION, name + ": " + cause.getClass().getSimpleName()
-                        + " reading " + key + (cause.getMessage() == null ? "" : ": " + cause.getMessage()), cause);
+                throw new MirrorException(MirrorException.Kind.CONNECTION, name + ": " + plainly(cause) + " reading " + key,
+                        cause);
             }
             throw new MirrorException(MirrorException.Kind.CONNECTION, name + ": " + cause + " reading " + key, cause);
         } finally {
@@ -333,6 +337,27 @@ public final class HttpMirror implements Mirror {
                 pending.cancel(true);
             }
         }
+    }
+
+    /**
+     * What a connection failure was, in words: the JDK's client says "ConnectException" with no
+     * message for a refused connection, and "header parser received no bytes" for one closed
+     * before any answer (audit 26).
+     */
+    static String plainly(Throwable cause) {
+        String m = cause.getMessage() == null ? "" : cause.getMessage();
+        if (cause instanceof java.net.ConnectException) {
+            return "connection refused (nothing listens there, or a firewall rejects it)"
+                    + (m.isEmpty() || m.equalsIgnoreCase("connection refused") ? "" : ": " + m);
+        }
+        if (m.contains("received no bytes") || cause instanceof java.io.EOFException) {
+            return "the mirror closed the connection without answering (" + cause.getClass().getSimpleName()
+                    + (m.isEmpty() ? "" : ": " + m) + ")";
+        }
+        if (cause instanceof java.net.SocketException && m.toLowerCase(java.util.Locale.ROOT).contains("reset")) {
+            return "the mirror reset the connection (" + m + ")";
+        }
+        return cause.getClass().getSimpleName() + (m.isEmpty() ? "" : ": " + m);
     }
 
     @Override

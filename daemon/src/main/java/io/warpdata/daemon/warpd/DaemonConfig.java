@@ -185,7 +185,14 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
         Duration pointerTtl = merged.containsKey(POINTER_TTL) ? duration(merged.get(POINTER_TTL)) : DEFAULT_POINTER_TTL;
         Optional<InetSocketAddress> metrics = Optional.ofNullable(merged.get(METRICS_LISTEN)).map(DaemonConfig::listenAddress);
         List<MirrorSpec> mirrors = merged.containsKey(MIRROR) ? mirrors(merged.get(MIRROR), remote, env) : List.of();
-        Duration mirrorTimeout = merged.containsKey(MIRROR_TIMEOUT) ? duration(merged.get(MIRROR_TIMEOUT)) : MirrorSpec.DEFAULT_TIMEOUT;
+        Duration mirrorTimeout;
+        try {
+            mirrorTimeout = merged.containsKey(MIRROR_TIMEOUT) ? duration(merged.get(MIRROR_TIMEOUT)) : MirrorSpec.DEFAULT_TIMEOUT;
+        } catch (ConfigException e) {
+            // The general hint names 2m and 1h, which this option refuses (at most 30 s).
+            throw new ConfigException("bad --mirror-timeout: " + e.getMessage(), "Pass --mirror-timeout like 2s or 500ms (at most "
+                    + MAX_MIRROR_TIMEOUT.toSeconds() + "s).");
+        }
         boolean passthrough = switch (merged.getOrDefault(PASSTHROUGH, "off").trim().toLowerCase(java.util.Locale.ROOT)) {
             case "on", "true" -> true;
             case "off", "false" -> false;

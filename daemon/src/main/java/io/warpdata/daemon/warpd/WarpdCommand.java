@@ -261,6 +261,11 @@ public final class WarpdCommand implements Callable<Integer> {
         put(m, DaemonConfig.POINTER_TTL, pointerTtl);
         put(m, DaemonConfig.METRICS_LISTEN, metricsListen);
         if (mirrors != null && !mirrors.isEmpty()) {
+            if (mirrors.stream().anyMatch(String::isBlank)) {
+                // --mirror "$CACHE_URL" with the variable unset read straight from the store, silently (audit 26).
+                throw new ConfigException("an empty --mirror was given",
+                        "Give the mirror's URL (is a variable meant to hold it unset?), or drop --mirror.");
+            }
             m.put(DaemonConfig.MIRROR, String.join(" ", mirrors));
         }
         put(m, DaemonConfig.MIRROR_TIMEOUT, mirrorTimeout);

@@ -91,6 +91,28 @@ class MirrorOptionsTest {
         }
     }
 
+    /** audit 26: these mounted, then failed every read ("port out of range") as if the mirror were down. */
+    @Test
+    void aPortThatCannotExistIsRefusedAtStart() {
+        for (String bad : new String[] {"http://127.0.0.1:99999/warp", "https://cache:0/warp",
+                "s3://tier/warp?endpoint=http://127.0.0.1:99999"}) {
+            assertThatThrownBy(() -> resolve(Map.of("mirror", bad), new Properties(), Map.of()))
+                    .as(bad).isInstanceOf(ConfigException.class).hasMessageContaining("cannot exist (1 to 65535)");
+        }
+        assertThat(resolve(Map.of("mirror", "http://127.0.0.1:65535/warp"), new Properties(), Map.of()).mirrors()).hasSize(1);
+    }
+
+    /** audit 26: --mirror "$CACHE_URL" with the variable unset read from the store without a word. */
+    @Test
+    void anEmptyMirrorOnTheCommandLineIsRefused() {
+        CommandLine cl = WarpdCommand.commandLine();
+        cl.parseArgs("--mount", "/warp", "--remote", "s3://datasets/warp", "--mirror", "");
+        WarpdCommand command = cl.getCommand();
+        assertThatThrownBy(command::cliOptions).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("an empty --mirror")
+                .satisfies(e -> assertThat(((ConfigException) e).nextStep()).contains("unset"));
+    }
+
     @Test
     void theStoreItselfOrTheSameMirrorTwiceIsRefused() {
         assertThatThrownBy(() -> resolve(Map.of("mirror", "s3://datasets/warp/"), new Properties(), Map.of()))
@@ -102,7 +124,9 @@ class MirrorOptionsTest {
     @Test
     void aMirrorTimeoutMustBeAPositiveDuration() {
         assertThatThrownBy(() -> resolve(Map.of("mirror-timeout", "soon"), new Properties(), Map.of()))
-                .isInstanceOf(ConfigException.class).hasMessageContaining("bad duration");
+                .isInstanceOf(ConfigException.class).hasMessageContaining("bad duration")
+                .satisfies(e -> assertThat(((ConfigException) e).nextStep()).as("audit 26: not 2m or 1h, which it refuses")
+                        .contains("2s or 500ms", "at most 30s").doesNotContain("1h"));
         assertThatThrownBy(() -> resolve(Map.of("mirror-timeout", "0s"), new Properties(), Map.of()))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("must be more than 0");
         // Over one answer's ceiling: said in the option's own units, not Java's (PT10M).
