@@ -476,8 +476,11 @@ public final class Publisher {
         }
         for (Path p : inputs) {
             if (Files.isDirectory(p)) {
-                throw new InvalidInputException("Artifact '" + name + "' mixes a directory (" + p + ") with other inputs",
-                        "Give one directory, or tar files only.");
+                // Most often the same name given twice (audit 27): --artifact files=a --artifact files=b.
+                throw new InvalidInputException("Artifact '" + name + "' mixes a directory (" + p + ") with other inputs"
+                        + " (was --artifact " + name + "=... given more than once?)",
+                        "Give each artifact one directory under its own name (--artifact a=DIR1 --artifact b=DIR2), or"
+                                + " tar files only.");
             }
         }
         return new TarShardIndexer().index(name, inputs, progress, java.util.Optional.of(staging.resolve("index")));

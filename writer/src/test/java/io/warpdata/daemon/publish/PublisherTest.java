@@ -221,6 +221,22 @@ class PublisherTest {
         assertThat(store.objects()).isEmpty();
     }
 
+    /** audit 27: --artifact files=a --artifact files=b said only "mixes a directory ... with other inputs". */
+    @Test
+    void oneArtifactNameGivenTwoDirectoriesAsksWhetherTheNameWasGivenTwice() throws Exception {
+        TestData.parquet(tmp.resolve("data/part-0.parquet"), 10, 100);
+        Files.createDirectories(tmp.resolve("a"));
+        Files.createDirectories(tmp.resolve("b"));
+        Files.writeString(tmp.resolve("a/x.txt"), "x");
+        Files.writeString(tmp.resolve("b/y.txt"), "y");
+        PublishRequest req = request(Map.of("main", List.of("data/*.parquet")), Map.of("files", List.of("a", "b")), List.of());
+        assertThatThrownBy(() -> publisher(store).publish(req))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("was --artifact files=... given more than once?")
+                .satisfies(e -> assertThat(((InvalidInputException) e).nextStep()).contains("its own name"));
+        assertThat(store.objects()).isEmpty();
+    }
+
     /**
      * An artifact with no file in it is refused, as an empty tar is: an empty folder, and a tar
      * written by Python's tarfile that holds only a folder entry (both published 0 members).
