@@ -145,6 +145,18 @@ public final class WarpdCommand implements Callable<Integer> {
                 d.close();
             }
         }, "warpd-shutdown"));
+        // SIGTERM/SIGINT are a normal stop at any moment, the start included: unmount what is
+        // mounted, close, exit 0 (the JVM's default handling exits 143/130; it did for a stop
+        // just after the mount appeared, audit 28). The hook covers every other way the JVM may go down.
+        for (String signal : new String[] {"TERM", "INT"}) {
+            sun.misc.Signal.handle(new sun.misc.Signal(signal), s -> new Thread(() -> {
+                WarpDaemon d = running.get();
+                if (d != null) {
+                    d.close();
+                }
+                System.exit(0);
+            }, "warpd-stop-" + s.getName()).start());
+        }
         try {
             config = DaemonConfig.resolve(cliOptions(), loadConfigFile(), System.getenv(),
                     Path.of(System.getProperty("user.home")), (int) WarpDaemon.uid());
@@ -167,14 +179,6 @@ public final class WarpdCommand implements Callable<Integer> {
             System.err.println("warpd: " + e.getMessage());
             System.err.println("  " + e.nextStep());
             return 1;
-        }
-        // SIGTERM/SIGINT are a normal stop: unmount, close, exit 0 (the JVM's default handling
-        // would exit 143/130). The hook covers every other way the JVM may go down.
-        for (String signal : new String[] {"TERM", "INT"}) {
-            sun.misc.Signal.handle(new sun.misc.Signal(signal), s -> {
-                Thread stop = new Thread(daemon::close, "warpd-stop-" + s.getName());
-                stop.start();
-            });
         }
         // Before "mounted": whoever waits for that line (a script, a test) has this one too.
         daemon.metricsUrl().ifPresent(url -> System.out.println("warpd: metrics at " + url));
