@@ -48,7 +48,11 @@ final class HeadCommand implements Callable<Integer> {
                 // Each row as DuckDB's to_json renders it, as 'stream' writes it: lists and structs
                 // as JSON arrays and objects, BLOBs as escaped strings.
                 List<JsonNode> out = new ArrayList<>();
-                com.fasterxml.jackson.databind.ObjectMapper mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+                // Numbers kept as DuckDB wrote them: a DECIMAL(38,10) or a HUGEINT read as a double
+                // lost digits and its scale, unlike 'stream' and warpdata (audit 28).
+                com.fasterxml.jackson.databind.ObjectMapper mapper = new com.fasterxml.jackson.databind.ObjectMapper()
+                        .enable(com.fasterxml.jackson.databind.DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+                        .setNodeFactory(com.fasterxml.jackson.databind.node.JsonNodeFactory.withExactBigDecimals(true));
                 for (ParquetHead.Row row : result.rows()) {
                     try {
                         out.add(mapper.readTree(row.json()));
@@ -66,7 +70,9 @@ final class HeadCommand implements Callable<Integer> {
                 root.context.out().print(text.render(true));
                 if (result.shardsRead() == 0) {
                     // -n 0: "read 0 B of the 0 B of 0 shard(s)" read as if the table had none.
-                    root.context.err().println("table " + name + ": no row asked, nothing read");
+                    // A table of no rows (audit 28) reads nothing either, for another reason.
+                    root.context.err().println("table " + name + ": " + (rows <= 0 ? "no row asked, nothing read"
+                            : "holds no rows (" + t.shards().size() + " shard(s) of 0 rows), nothing read"));
                 } else {
                     // DuckDB reads a small file's footer more than once: then it read more than the file holds.
                     root.context.err().println("table " + name + ": " + result.rows().size() + " row(s) from "

@@ -95,6 +95,47 @@ class CatAndStreamCommandTest {
         assertThat(pub.code()).as(pub.err()).isZero();
     }
 
+    /** audit 28: head of a table with no rows said "no row asked", though -n 10 asked for ten. */
+    @Test
+    void headOfATableWithNoRowsSaysItHoldsNone() throws Exception {
+        Path file = tmp.resolve("none/part-0.parquet");
+        Files.createDirectories(file.getParent());
+        duck("COPY (SELECT i::BIGINT AS id FROM range(0) t(i)) TO '" + file + "' (FORMAT PARQUET)");
+        assertThat(warpctl("publish", "vision/none", "--table", "main=none/*.parquet", "--set-latest").code()).isZero();
+        Run head = warpctl("head", "vision/none");
+        assertThat(head.code()).as(head.err()).isZero();
+        assertThat(head.err()).contains("holds no rows").doesNotContain("no row asked");
+        assertThat(warpctl("head", "vision/none", "-n", "0").err()).contains("no row asked");
+    }
+
+    /** audit 28: head --json read each row through doubles: DECIMAL(38,10) lost digits, 1.100 became 1.1, a HUGEINT 1.0E12. */
+    @Test
+    void headKeepsDecimalsAndHugeIntegersDigitForDigitAsStreamDoes() throws Exception {
+        Path file = tmp.resolve("dec/part-0.parquet");
+        Files.createDirectories(file.getParent());
+        duck("COPY (SELECT i::BIGINT AS id, (i * 12345678901.123456789 - 5e12)::DECIMAL(38,10) AS dec38,"
+                + " (i * 1.1)::DECIMAL(18,3) AS dec18, (i * 1000000000000)::HUGEINT AS huge FROM range(3) t(i)) TO '"
+                + file + "' (FORMAT PARQUET)");
+        assertThat(warpctl("publish", "vision/dec", "--table", "main=dec/*.parquet", "--set-latest").code()).isZero();
+
+        Run json = warpctl("head", "vision/dec", "-n", "2", "--json");
+        Run stream = warpctl("stream", "vision/dec");
+
+        assertThat(json.code()).as(json.err()).isZero();
+        assertThat(stream.text()).contains("-4987654321098.8769378304", "1.100");
+        String compact = json.text().replaceAll("\\s+", "");
+        assertThat(compact).contains("\"dec38\":-4987654321098.8769378304", "\"dec18\":1.100", "\"dec18\":0.000")
+                .doesNotContain("E12", "E-");
+        com.fasterxml.jackson.databind.ObjectMapper exact = new com.fasterxml.jackson.databind.ObjectMapper()
+                .enable(com.fasterxml.jackson.databind.DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+                .setNodeFactory(com.fasterxml.jackson.databind.node.JsonNodeFactory.withExactBigDecimals(true));
+        List<com.fasterxml.jackson.databind.JsonNode> streamed = new ArrayList<>();
+        for (String line : stream.lines().subList(0, 2)) {
+            streamed.add(exact.readTree(line));
+        }
+        assertThat(exact.readTree(json.text()).path("rows")).containsExactlyElementsOf(streamed);
+    }
+
     @Test
     void headRendersBlobsListsAndStructsAsStreamDoes() throws Exception {
         Path file = tmp.resolve("odd/part-0.parquet");
@@ -178,7 +219,8 @@ class CatAndStreamCommandTest {
         // unquoted, the comma splits: no column 'a'
         Run split = warpctl("stream", "vision/commas", "--columns", "a,b");
         assertThat(split.code()).isEqualTo(1);
-        assertThat(split.err()).contains("has no column 'a'");
+        assertThat(split.err()).contains("has no column 'a'")
+                .as("audit 28: the hint names them as --columns takes them").contains("\"a,b\"", "\"say \"\"hi\"\"\"");
     }
 
     @Test

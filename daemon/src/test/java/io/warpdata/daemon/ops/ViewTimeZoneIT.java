@@ -55,6 +55,12 @@ class ViewTimeZoneIT {
             views.add(json.readTree(view.stdout()));
         }
         assertThat(views.get(0).path("rows").asLong()).as("ids 24 to 47: the day in UTC").isEqualTo(24);
+        // stream and head render a TIMESTAMPTZ in UTC too (it was +05:30 under TZ=Asia/Kolkata).
+        ScriptRun csv = warpctl("Asia/Kolkata", "stream", "audit/tz", "--format", "csv");
+        assertThat(csv.exitCode()).as(csv.toString()).isZero();
+        assertThat(csv.stdout()).contains("2026-03-29 00:30:00+00").doesNotContain("+05:30");
+        ScriptRun head = warpctl("Asia/Kolkata", "head", "audit/tz", "-n", "1");
+        assertThat(head.stdout()).as(head.toString()).contains("2026-03-29 00:30:00+00").doesNotContain("+05:30");
         assertThat(views).extracting(v -> v.path("version").asText()).as("one version whatever TZ warpctl ran in")
                 .containsOnly(views.get(0).path("version").asText());
     }

@@ -93,6 +93,7 @@ public final class ParquetHead {
             // One thread: a small read needs no parallel scan, and the fallback LIMIT query
             // then reads row groups in order.
             st.execute("SET threads = 1");
+            st.execute("SET TimeZone = 'UTC'"); // as stream renders them (RowStream)
             String lit = mirror.sqlLiteral();
             // DuckDB reads one row group past a LIMIT; a filter on file_row_number instead
             // prunes every row group beyond the rows asked for, so none of their bytes is needed.

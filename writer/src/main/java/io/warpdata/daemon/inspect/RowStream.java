@@ -138,6 +138,9 @@ public final class RowStream {
                              int batchSize, Format format, OutputStream out) throws IOException {
         try (Connection c = DuckDb.streamResults(DuckDb.connect());
              Statement st = c.createStatement()) {
+            // TIMESTAMPTZ values rendered in UTC, as warpdata's batches and views read them, not in
+            // the zone of whoever runs warpctl (audit 28: +05:30 under TZ=Asia/Kolkata).
+            st.execute("SET TimeZone = 'UTC'");
             String lit = mirror.sqlLiteral();
             mirror.fetch(columnChunks(st, lit, all ? List.of() : columns));
             String projection = columns.stream().map(RowRendering::ident).collect(Collectors.joining(", "));
@@ -212,8 +215,17 @@ public final class RowStream {
     public static final class NoSuchColumnException extends WarpException {
         public NoSuchColumnException(String table, String column, List<String> columns) {
             super("Table '" + table + "' has no column '" + column + "'",
-                    "Its columns are " + String.join(", ", columns)
+                    "Its columns are " + String.join(", ", columns.stream().map(NoSuchColumnException::asGiven).toList())
                             + "; ask for some of them (warpctl: --columns a,b; Python: columns=[\"a\", \"b\"]).");
+        }
+
+        /**
+         * A name as --columns takes it: in double quotes (a quote doubled) when it holds a comma,
+         * a quote or a space, which --columns would split or trim (audit 28: {@code a,b} shown bare).
+         */
+        static String asGiven(String column) {
+            boolean quote = column.isEmpty() || column.chars().anyMatch(c -> c == ',' || c == '"' || Character.isWhitespace(c));
+            return quote ? "\"" + column.replace("\"", "\"\"") + "\"" : column;
         }
 
         @Override
