@@ -113,6 +113,17 @@ class MirrorOptionsTest {
                 .satisfies(e -> assertThat(((ConfigException) e).nextStep()).contains("unset"));
     }
 
+    /** audit 28: mirror = "" in a config file (a template whose variable was empty) was taken as no mirror. */
+    @Test
+    void anEmptyMirrorInTheConfigFileIsRefused() {
+        for (String empty : new String[] {"", "\"\"", "''", "  "}) {
+            Properties file = new Properties();
+            file.setProperty("mirror", empty);
+            assertThatThrownBy(() -> resolve(Map.of(), file, Map.of())).as("mirror = [%s]", empty)
+                    .isInstanceOf(ConfigException.class).hasMessageContaining("mirror is empty");
+        }
+    }
+
     @Test
     void theStoreItselfOrTheSameMirrorTwiceIsRefused() {
         assertThatThrownBy(() -> resolve(Map.of("mirror", "s3://datasets/warp/"), new Properties(), Map.of()))
