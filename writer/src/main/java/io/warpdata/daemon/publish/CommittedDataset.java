@@ -167,6 +167,15 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
         if (meta != null && !meta.isNull() && !meta.isObject()) {
             throw corrupted(where, "has 'metadata' that is neither an object nor null");
         }
+        if (meta != null && meta.isObject()) {
+            // dict[str, str] in the writer's spec (seed 002): {"n": 1} was published (audit 28).
+            for (var e : (Iterable<java.util.Map.Entry<String, JsonNode>>) meta::fields) {
+                if (!e.getValue().isTextual()) {
+                    throw corrupted(where, "has 'metadata' whose value of '" + e.getKey() + "' is not a string"
+                            + " (the writer's metadata maps strings to strings)");
+                }
+            }
+        }
         JsonNode rows = m.get("row_count");
         if (rows == null || !rows.isIntegralNumber() || !rows.canConvertToLong() || rows.asLong() < 0) {
             throw corrupted(where, rows == null ? "lacks 'row_count'" : "has 'row_count' that is not a count");

@@ -101,6 +101,21 @@ class WriterManifestsFuzzTest {
         assertThat(TensorWarehouse.check("seed", WAREHOUSE, false).violations()).isEmpty();
     }
 
+    /** audit 28: metadata is dict[str, str] in seed 002's spec; {"n": 1} was published. */
+    @Test
+    void aCommittedManifestWhoseMetadataValueIsNotAStringIsRefused() throws IOException {
+        String good = new String(seed("committedDatasetManifest"), StandardCharsets.UTF_8);
+        com.fasterxml.jackson.databind.node.ObjectNode m = (com.fasterxml.jackson.databind.node.ObjectNode)
+                new com.fasterxml.jackson.databind.ObjectMapper().readTree(good);
+        m.putObject("metadata").put("owner", "x").put("n", 1);
+        Files.writeString(COMMITTED.resolve(CommittedDataset.MANIFEST), m.toString());
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> CommittedDataset.read("m", COMMITTED))
+                .isInstanceOf(WarpException.class).hasMessageContaining("'n' is not a string");
+        m.putObject("metadata").put("owner", "x");
+        Files.writeString(COMMITTED.resolve(CommittedDataset.MANIFEST), m.toString());
+        assertThat(CommittedDataset.read("m", COMMITTED).parts()).hasSize(1);
+    }
+
     private static byte[] seed(String method) throws IOException {
         try (var in = WriterManifestsFuzzTest.class.getResourceAsStream("WriterManifestsFuzzTestInputs/" + method + "/seed-0")) {
             assertThat(in).as("seed of " + method).isNotNull();
