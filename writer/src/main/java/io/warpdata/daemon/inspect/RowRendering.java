@@ -27,7 +27,7 @@ public final class RowRendering {
      * {@code "NaN"}, {@code "Infinity"}, {@code "-Infinity"}, as Jackson and Spark write them.
      */
     public static String strictJson(String json) {
-        if (json == null || (json.indexOf("NaN") < 0 && json.indexOf("Infinity") < 0)) {
+        if (json == null || (json.indexOf("NaN") < 0 && json.indexOf("Infinity") < 0 && !bareFraction(json))) {
             return json;
         }
         StringBuilder out = new StringBuilder(json.length() + 16);
@@ -50,7 +50,12 @@ public final class RowRendering {
             }
             String token = json.startsWith("NaN", i) ? "NaN" : json.startsWith("-Infinity", i) ? "-Infinity"
                     : json.startsWith("Infinity", i) ? "Infinity" : null;
-            if (token != null) {
+            char before = out.isEmpty() ? 0 : out.charAt(out.length() - 1);
+            boolean valueStart = before == ':' || before == ',' || before == '[';
+            if (c == '.' && (valueStart || before == '-')) {
+                // A DECIMAL whose width is its scale (DECIMAL(18,18)) renders as .123: JSON wants 0.123 (audit 29).
+                out.append("0.");
+            } else if (token != null) {
                 out.append('"').append(token).append('"');
                 i += token.length() - 1;
             } else {
@@ -63,6 +68,12 @@ public final class RowRendering {
     /** The select items rendering each of {@code columns} as text, in order. */
     public static String text(List<String> columns) {
         return columns.stream().map(c -> "CAST(t." + ident(c) + " AS VARCHAR)").collect(Collectors.joining(", "));
+    }
+
+    /** Whether a rendered row may hold a number written without its leading 0 ({@code .5}, {@code -.5}). */
+    private static boolean bareFraction(String json) {
+        return json.contains(":.") || json.contains(",.") || json.contains("[.") || json.contains(":-.")
+                || json.contains(",-.") || json.contains("[-.");
     }
 
     /** The FROM clause over a query whose rows are rendered (aliased {@code t}). */
