@@ -453,6 +453,16 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         }
     }
 
+    /** Whether a stop was asked for (the daemon is closing or closed). */
+    public boolean stopping() {
+        return closing.get();
+    }
+
+    /** Whether the start reached its mount: from then on the start runs to its end, and its caller finishes it. */
+    public synchronized boolean mountStarted() {
+        return mounting;
+    }
+
     /** Registers a service to close (before the mount goes) when the daemon stops. */
     public void addService(AutoCloseable service) {
         synchronized (this) {

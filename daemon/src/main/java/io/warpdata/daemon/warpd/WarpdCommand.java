@@ -153,6 +153,11 @@ public final class WarpdCommand implements Callable<Integer> {
                 WarpDaemon d = running.get();
                 if (d != null) {
                     d.close();
+                    if (d.mountStarted()) {
+                        // The main thread ends the start (its control socket is closed as it is
+                        // added) and returns 0; exiting here could leave that socket file behind.
+                        return;
+                    }
                 }
                 System.exit(0);
             }, "warpd-stop-" + s.getName()).start());
@@ -179,6 +184,10 @@ public final class WarpdCommand implements Callable<Integer> {
             System.err.println("warpd: " + e.getMessage());
             System.err.println("  " + e.nextStep());
             return 1;
+        }
+        if (daemon.stopping()) {
+            // Stopped during the start, after the mount: it is unmounted already (audit 29: "mounted" came after "unmounted").
+            return 0;
         }
         // Before "mounted": whoever waits for that line (a script, a test) has this one too.
         daemon.metricsUrl().ifPresent(url -> System.out.println("warpd: metrics at " + url));
