@@ -104,10 +104,7 @@ public final class HttpMirror implements Mirror {
             throw new IllegalArgumentException("'" + base + "' is not an http(s)://HOST[:PORT]/BASE URL");
         }
         String origin = scheme + "://" + base.getHost() + (base.getPort() < 0 ? "" : ":" + base.getPort());
-        if (base.getPort() == 0 || base.getPort() > 65535) {
-            // Accepted, it failed every read ("port out of range") and looked like a mirror down (audit 26).
-            throw new IllegalArgumentException("'" + origin + "': port " + base.getPort() + " cannot exist (1 to 65535)");
-        }
+        requirePossiblePort(base, "'" + origin + "'");
         if (base.getRawUserInfo() != null) {
             throw new IllegalArgumentException("'" + origin + "': a mirror URL must not carry user info;"
                     + " warpd never sends credentials to a mirror");
@@ -336,6 +333,16 @@ public final class HttpMirror implements Mirror {
                 body.abandon();
                 pending.cancel(true);
             }
+        }
+    }
+
+    /**
+     * Refuses a port no server can listen on (0, over 65535): accepted, it failed every read
+     * ("port out of range") and looked like a mirror down (audit 26).
+     */
+    static void requirePossiblePort(URI url, String what) {
+        if (url.getPort() == 0 || url.getPort() > 65535) {
+            throw new IllegalArgumentException(what + ": port " + url.getPort() + " cannot exist (1 to 65535)");
         }
     }
 

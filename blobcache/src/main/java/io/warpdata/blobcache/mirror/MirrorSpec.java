@@ -183,9 +183,7 @@ public sealed interface MirrorSpec {
             if (u.getScheme() == null || u.getHost() == null || u.getRawUserInfo() != null) {
                 throw new IllegalArgumentException("endpoint '" + e + "' is not a URL such as http://minio.rack7:9000");
             }
-            if (u.getPort() == 0 || u.getPort() > 65535) {
-                throw new IllegalArgumentException("endpoint '" + e + "': port " + u.getPort() + " cannot exist (1 to 65535)");
-            }
+            HttpMirror.requirePossiblePort(u, "endpoint '" + e + "'");
             return u;
         });
         String access = env.get(ACCESS_KEY_ENV);

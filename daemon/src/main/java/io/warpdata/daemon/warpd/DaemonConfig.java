@@ -154,12 +154,13 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
                         "Use the option names as keys: mount, remote, endpoint, cache-dir, cache-size, socket, mode, allow-other,"
                                 + " pointer-ttl, metrics-listen, mirror, mirror-timeout, passthrough.");
             }
-            if (key.equals(MIRROR) && unquoted(file.getProperty(key)).isBlank()) {
+            String value = unquoted(file.getProperty(key));
+            if (key.equals(MIRROR) && value.isBlank()) {
                 // As an empty --mirror: a template's mirror = "${CACHE_URL}" left empty read from the store, silently (audit 28).
                 throw new ConfigException("the config file's mirror is empty",
                         "Give the mirror's URL, or remove the line for no mirror.");
             }
-            putIfSet(merged, key, unquoted(file.getProperty(key)));
+            putIfSet(merged, key, value);
         }
         cli.forEach((k, v) -> putIfSet(merged, k, v));
 

@@ -37,6 +37,23 @@ public final class DuckDb {
     }
 
     /**
+     * As {@link #connect}, its session's time zone UTC, not the zone of whoever runs the query:
+     * what Warp selects or renders from a TIMESTAMPTZ (a view's {@code ts::DATE} filter, the rows
+     * stream, head and warpd's batches write) is then the same on every machine (audit 28:
+     * {@code TZ=Pacific/Kiritimati} made another version of the same view).
+     */
+    public static Connection connectInUtc() throws SQLException {
+        Connection c = connect();
+        try (java.sql.Statement st = c.createStatement()) {
+            st.execute("SET TimeZone = 'UTC'");
+        } catch (SQLException e) {
+            c.close();
+            throw e;
+        }
+        return c;
+    }
+
+    /**
      * Makes {@code c}'s results streamed and returns it: rows are computed as the reader takes
      * them, at most about 1 MiB ahead. The driver's default for an in-memory URL computes a whole
      * result before its first row, in native memory outside the heap and DuckDB's memory limit: a

@@ -88,12 +88,11 @@ public final class ParquetHead {
     private ShardRows headOfShard(String tableName, Table table, TableShard shard, int n) {
         String what = "table '" + tableName + "' shard " + shard.name();
         try (ShardMirror mirror = ShardMirror.open(reader, shard, table.schema(), what, tempDir);
-             Connection c = DuckDb.connect();
+             Connection c = DuckDb.connectInUtc();
              Statement st = c.createStatement()) {
             // One thread: a small read needs no parallel scan, and the fallback LIMIT query
             // then reads row groups in order.
             st.execute("SET threads = 1");
-            st.execute("SET TimeZone = 'UTC'"); // as stream renders them (RowStream)
             String lit = mirror.sqlLiteral();
             // DuckDB reads one row group past a LIMIT; a filter on file_row_number instead
             // prunes every row group beyond the rows asked for, so none of their bytes is needed.

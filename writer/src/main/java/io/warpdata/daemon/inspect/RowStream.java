@@ -136,11 +136,8 @@ public final class RowStream {
     /** @param rows the file's rows {@code [from, to)} to write, or null for all of them */
     private long streamShard(ShardMirror mirror, String what, List<String> columns, boolean all, long[] rows,
                              int batchSize, Format format, OutputStream out) throws IOException {
-        try (Connection c = DuckDb.streamResults(DuckDb.connect());
+        try (Connection c = DuckDb.streamResults(DuckDb.connectInUtc());
              Statement st = c.createStatement()) {
-            // TIMESTAMPTZ values rendered in UTC, as warpdata's batches and views read them, not in
-            // the zone of whoever runs warpctl (audit 28: +05:30 under TZ=Asia/Kolkata).
-            st.execute("SET TimeZone = 'UTC'");
             String lit = mirror.sqlLiteral();
             mirror.fetch(columnChunks(st, lit, all ? List.of() : columns));
             String projection = columns.stream().map(RowRendering::ident).collect(Collectors.joining(", "));

@@ -194,7 +194,7 @@ public final class TableBatches {
                 }
             }
         }
-        Connection c = DuckDb.streamResults(DuckDb.connect());
+        Connection c = DuckDb.streamResults(DuckDb.connectInUtc());
         try (Statement st = c.createStatement()) {
             st.execute("SET threads TO 1");
             st.execute("SET memory_limit = '256MB'");
@@ -205,10 +205,6 @@ public final class TableBatches {
             st.execute("SET temp_directory = " + RowRendering.literal(dir.resolve(".spill").toString()));
             st.execute("SET allowed_directories = [" + RowRendering.literal(dir + "/") + "]");
             st.execute("SET enable_external_access = false");
-            // UTC, not the zone of whoever runs the query: a filter such as ts::DATE of a
-            // TIMESTAMPTZ then selects the same rows (and a view the same version) on every machine
-            // (audit 28: TZ=Pacific/Kiritimati made another version of the same view).
-            st.execute("SET TimeZone = 'UTC'");
             st.execute("SET lock_configuration = true");
         } catch (SQLException e) {
             c.close();

@@ -53,7 +53,7 @@ public final class ViewSelector implements AutoCloseable {
      */
     private Connection open(List<Path> files, Path out, long seed) throws SQLException {
         close();
-        db = DuckDb.connect();
+        db = DuckDb.connectInUtc();
         try (Statement st = db.createStatement()) {
             // One thread: row groups and their order in the written file never depend on timing.
             st.execute("SET threads = 1");
@@ -66,10 +66,6 @@ public final class ViewSelector implements AutoCloseable {
             st.execute("SET temp_directory = " + RowRendering.literal(out.toAbsolutePath().getParent().resolve(".spill").toString()));
             st.execute("SET allowed_directories = [" + String.join(", ", dirs.stream().map(RowRendering::literal).toList()) + "]");
             st.execute("SET enable_external_access = false");
-            // UTC, not the zone of whoever runs the query: a filter such as ts::DATE of a
-            // TIMESTAMPTZ then selects the same rows (and a view the same version) on every machine
-            // (audit 28: TZ=Pacific/Kiritimati made another version of the same view).
-            st.execute("SET TimeZone = 'UTC'");
             st.execute("SET lock_configuration = true");
             st.execute("SELECT setseed(" + (Math.floorMod(seed, 1_000_003L) / 1_000_003.0) + ")");
         }
