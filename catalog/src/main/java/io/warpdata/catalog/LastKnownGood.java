@@ -311,7 +311,7 @@ public final class LastKnownGood {
             return parseKnown(key, bytes, type);
         } catch (IOException | RuntimeException e) {
             LOG.warn("the catalog state {} is damaged ({}); deleting it", file, e.getMessage());
-            deleteQuietly(file);
+            deleteIfStill(file, bytes);
             return null;
         }
     }
@@ -409,11 +409,11 @@ public final class LastKnownGood {
         }
     }
 
-    /** Drops a kept manifest that failed verification. */
-    public void forgetManifest(String key) {
+    /** Drops a kept manifest that failed verification, unless it no longer holds {@code damaged}. */
+    public void forgetManifest(String key, byte[] damaged) {
         if (dir != null) {
             LOG.warn("the kept manifest {} does not verify; deleting it", key);
-            deleteQuietly(manifestFile(key));
+            deleteIfStill(manifestFile(key), damaged);
         }
     }
 
@@ -439,7 +439,7 @@ public final class LastKnownGood {
         }
         if (!Arrays.equals(BlobId.sha256().digest(bytes), id.digest())) {
             LOG.warn("the kept blob {} does not match its SHA-256; deleting it", file);
-            deleteQuietly(file);
+            deleteIfStill(file, bytes);
             return Optional.empty();
         }
         return Optional.of(bytes);
@@ -471,6 +471,17 @@ public final class LastKnownGood {
         return false;
     }
 
+    private static boolean verifies(Path file, BlobId id) throws IOException {
+        java.security.MessageDigest sha = BlobId.sha256();
+        try (java.io.InputStream in = Files.newInputStream(file)) {
+            byte[] buf = new byte[1 << 16];
+            for (int n; (n = in.read(buf)) > 0; ) {
+                sha.update(buf, 0, n);
+            }
+        }
+        return Arrays.equals(sha.digest(), id.digest());
+    }
+
     /**
      * The file of a kept metadata blob, to be read in place (a member index of any size), or
      * empty if none is kept (or this state is in memory). Verified against its id, streaming, the
@@ -487,21 +498,21 @@ public final class LastKnownGood {
             }
             verifiedFiles.remove(id);
         }
-        java.security.MessageDigest sha = BlobId.sha256();
-        try (java.io.InputStream in = Files.newInputStream(file)) {
-            byte[] buf = new byte[1 << 16];
-            for (int n; (n = in.read(buf)) > 0; ) {
-                sha.update(buf, 0, n);
+        try {
+            if (!verifies(file, id)) {
+                LOG.warn("the kept blob {} does not match its SHA-256; deleting it", file);
+                synchronized (lockOf(file)) {
+                    // A reader beside this one may have just put a good copy in its place.
+                    if (!verifies(file, id)) {
+                        deleteQuietly(file);
+                    }
+                }
+                return Optional.empty();
             }
         } catch (NoSuchFileException e) {
             return Optional.empty();
         } catch (IOException e) {
             LOG.warn("cannot read the kept blob {} ({}); treating it as unknown", file, e.toString());
-            return Optional.empty();
-        }
-        if (!Arrays.equals(sha.digest(), id.digest())) {
-            LOG.warn("the kept blob {} does not match its SHA-256; deleting it", file);
-            deleteQuietly(file);
             return Optional.empty();
         }
         verifiedFiles.add(id);
@@ -592,7 +603,7 @@ public final class LastKnownGood {
             if (!Arrays.equals(sha.digest(), id.digest())) {
                 throw new IllegalStateException("the bytes written for blob " + id + " do not match its SHA-256");
             }
-            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            moveIntoPlace(tmp, file);
             verifiedFiles.add(id);
             return Optional.of(file);
         } catch (IOException e) {
@@ -617,13 +628,46 @@ public final class LastKnownGood {
             try (java.io.OutputStream out = Files.newOutputStream(tmp)) {
                 out.write(bytes, 0, len);
             }
-            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            moveIntoPlace(tmp, file);
             return true;
         } catch (IOException e) {
             // Only the outage fallback loses: the answer itself was served.
             LOG.warn("cannot keep {} in the catalog state ({}); it will not be known offline", file, e.toString());
             deleteQuietly(tmp);
             return false;
+        }
+    }
+
+    /**
+     * Locks striped by file: a file is moved into place, or deleted as damaged, under its lock.
+     * Two readers may find one damaged file; the first reads the store again and writes a good
+     * copy, and the second must not then delete that copy (CI, session 25).
+     */
+    private final Object[] fileLocks = java.util.stream.IntStream.range(0, 64).mapToObj(i -> new Object()).toArray();
+
+    private Object lockOf(Path file) {
+        return fileLocks[Math.floorMod(file.hashCode(), fileLocks.length)];
+    }
+
+    private void moveIntoPlace(Path tmp, Path file) throws IOException {
+        synchronized (lockOf(file)) {
+            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        }
+    }
+
+    /** Deletes {@code file} if it still holds {@code damaged}: not a good copy written since it was read. */
+    private void deleteIfStill(Path file, byte[] damaged) {
+        synchronized (lockOf(file)) {
+            try {
+                if (!Arrays.equals(Files.readAllBytes(file), damaged)) {
+                    return;
+                }
+            } catch (NoSuchFileException e) {
+                return;
+            } catch (IOException e) {
+                // Unreadable now as it was readable before: delete it as damaged.
+            }
+            deleteQuietly(file);
         }
     }
 

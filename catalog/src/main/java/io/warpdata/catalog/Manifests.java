@@ -69,7 +69,7 @@ final class Manifests {
             } catch (ManifestCorruptedException | ManifestValidationException | ManifestFormatTooNewException damaged) {
                 // Kept only once verified, so a number this reader does not know is damage here
                 // (or a newer warpd's copy on a shared cache): read the store's.
-                known.forgetManifest(key);
+                known.forgetManifest(key, kept.get());
             }
         }
         byte[] json = store.get(key, MANIFEST_MAX_BYTES);
@@ -95,8 +95,8 @@ final class Manifests {
         } catch (ManifestCorruptedException | ManifestValidationException | ManifestFormatTooNewException damaged) {
             // The hash covers the format: a newer number under this version's key is damage too.
             store.put(key, ManifestCodec.toJson(manifest));
+            // A kept copy was verified before it was kept: it is this manifest, and stays.
             verified.invalidate(key);
-            known.forgetManifest(key);
             return true;
         }
     }

@@ -1,0 +1,48 @@
+package io.warpdata.catalog;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A damaged kept file is deleted only while it still holds the damage: two readers may find it,
+ * and the first may have written a good copy in its place before the second deletes (CI, session
+ * 25: a saved pointer, read again from the store and written, then deleted by the other reader).
+ */
+class LastKnownGoodDamageTest {
+    private static final String KEY = "datasets/ws/a/versions/abc.json";
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aGoodCopyWrittenAfterTheDamageWasReadIsNotDeleted() throws IOException {
+        LastKnownGood first = LastKnownGood.onDisk(dir);
+        first.keepManifest(KEY, "{\"damaged\":1}".getBytes(StandardCharsets.UTF_8));
+        byte[] damaged = first.manifest(KEY).orElseThrow();
+        byte[] good = "{\"good\":1}".getBytes(StandardCharsets.UTF_8);
+
+        // The other reader found the same damage, deleted it and kept the store's copy.
+        LastKnownGood other = LastKnownGood.onDisk(dir);
+        other.forgetManifest(KEY, other.manifest(KEY).orElseThrow());
+        assertThat(other.manifest(KEY)).isEmpty();
+        other.keepManifest(KEY, good);
+
+        first.forgetManifest(KEY, damaged);
+        assertThat(first.manifest(KEY)).hasValueSatisfying(b -> assertThat(b).isEqualTo(good));
+    }
+
+    @Test
+    void damageStillInPlaceIsDeleted() {
+        LastKnownGood known = LastKnownGood.onDisk(dir);
+        known.keepManifest(KEY, "{\"damaged\":1}".getBytes(StandardCharsets.UTF_8));
+        known.forgetManifest(KEY, known.manifest(KEY).orElseThrow());
+        assertThat(known.manifest(KEY)).isEmpty();
+        assertThat(Files.exists(dir.resolve("v1/manifests/datasets/ws/a/abc.json"))).isFalse();
+    }
+}
