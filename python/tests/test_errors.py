@@ -313,7 +313,7 @@ def test_a_version_published_by_a_newer_warp_says_upgrade_not_damaged(warp, tmp_
         stored = f.read()
     assert b'"format_version":1' in stored
     with open(path, "wb") as f:
-        f.write(stored.replace(b'"format_version":1', b'"format_version":4'))
+        f.write(stored.replace(b'"format_version":1', b'"format_version":5'))
     with pytest.raises(wd.FormatTooNewError) as e:
         wd.dataset("pytest/newer").info()
     assert "format version 4" in e.value.message and "newer Warp" in e.value.message

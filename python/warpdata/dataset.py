@@ -821,14 +821,16 @@ class _LazyRoot:
 
 def publish(name, tables=None, artifacts=None, bindings=None, set_latest=True, shard_size=None, socket=None,
             progress=None, branch=None, allow_missing_members=False, allow_threshold_violations=False,
-            shard_files=True):
+            shard_files=True, tensor_hashes=True):
     """Publishes files through warpd (its ``publish`` operation): tables {name: [parquet paths]},
     artifacts {name: [folders or tars]}, bindings ["main.path=images:image"]. Idempotent: the same
     inputs give the same version and upload nothing again. branch: move that branch instead of
     latest (``warpctl publish --branch``); allow_missing_members, allow_threshold_violations: as
     ``warpctl publish``'s options of those names; shard_files=False: WebDataset tars show their
     members only, not also the tar files in ``ARTIFACT.tars/`` (``--no-shard-files``: a version
-    releases before manifest format 3 read). Returns warpd's result (dataset, version,
+    releases before manifest format 3 read); tensor_hashes=False: no hash per tensor of safetensors
+    files (``--no-tensor-hashes``: a version releases before manifest format 4 read; a tensor read
+    through the mount then fetches the blocks around it). Returns warpd's result (dataset, version,
     blobs_uploaded, bytes_uploaded, notes, ...)."""
     def paths(d, what, example):
         if d is not None and not isinstance(d, dict):
@@ -850,6 +852,8 @@ def publish(name, tables=None, artifacts=None, bindings=None, set_latest=True, s
         args["allow_threshold_violations"] = True
     if not shard_files:
         args["shard_files"] = False
+    if not tensor_hashes:
+        args["tensor_hashes"] = False
     client = Client(socket)
     try:
         return client.call("publish", args, on_event=progress)
@@ -886,6 +890,8 @@ def _publish_with_warpctl(too_large, client, args):
             cmd.append("--" + flag.replace("_", "-"))
     if args.get("shard_files") is False:
         cmd.append("--no-shard-files")
+    if args.get("tensor_hashes") is False:
+        cmd.append("--no-tensor-hashes")
     # To warpd's store, named outright: warpctl would publish to $WARP_REMOTE (review: another store,
     # then "not found" from warpdata, which reads warpd's).
     status = client.call("status")

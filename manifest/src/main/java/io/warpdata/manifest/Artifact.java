@@ -18,9 +18,11 @@ import java.util.TreeMap;
  *              shards only: they are the user's tar files byte for byte, and the mount shows them
  *              as {@code ARTIFACT.tars/NAME}); empty when not recorded (folders, views, versions
  *              before format 3, names that could not be kept)
+ * @param tensorHashes the {@link TensorHashes} of its safetensors members, by which one tensor is
+ *              fetched on its own (format 4); null when it has none, or was published before
  */
 public record Artifact(ArtifactKind kind, List<BlobRef> shards, BlobRef index, long memberCount, long memberBytes,
-                       SortedMap<String, String> facts, List<String> shardNames) {
+                       SortedMap<String, String> facts, List<String> shardNames, BlobRef tensorHashes) {
     /** {@code ARTIFACT.tars} is the mount's folder of the shard files {@link #shardNames()} names. */
     public static final String SHARD_FOLDER_SUFFIX = ".tars";
     /** Most facts an artifact carries, and the longest one: a summary, never a listing. */
@@ -65,6 +67,17 @@ public record Artifact(ArtifactKind kind, List<BlobRef> shards, BlobRef index, l
                 }
             }
         }
+    }
+
+    /** An artifact without tensor hashes. */
+    public Artifact(ArtifactKind kind, List<BlobRef> shards, BlobRef index, long memberCount, long memberBytes,
+                    SortedMap<String, String> facts, List<String> shardNames) {
+        this(kind, shards, index, memberCount, memberBytes, facts, shardNames, null);
+    }
+
+    /** The same artifact naming {@code hashes} as its tensor hashes (null: none). */
+    public Artifact withTensorHashes(BlobRef hashes) {
+        return new Artifact(kind, shards, index, memberCount, memberBytes, facts, shardNames, hashes);
     }
 
     /** An artifact whose shards' names are not recorded. */

@@ -9,8 +9,10 @@ import java.util.SortedMap;
 
 /**
  * {@code artifacts}: name -> {@code {facts?: {name: text}, index: blob, kind, member_bytes,
- * member_count, shard_names?: [name], shards: [blob]}}; {@code facts} only when a checked format
- * gave some, {@code shard_names} only when WebDataset shards' file names were kept (format 3).
+ * member_count, shard_names?: [name], shards: [blob], tensor_hashes?: blob}}; {@code facts} only
+ * when a checked format gave some, {@code shard_names} only when WebDataset shards' file names were
+ * kept (format 3), {@code tensor_hashes} only when its safetensors members' tensors were hashed
+ * (format 4).
  */
 final class ArtifactCodec {
     private static final String FACTS = "facts";
@@ -20,6 +22,7 @@ final class ArtifactCodec {
     private static final String MEMBER_COUNT = "member_count";
     private static final String SHARD_NAMES = "shard_names";
     private static final String SHARDS = "shards";
+    private static final String TENSOR_HASHES = "tensor_hashes";
 
     private ArtifactCodec() {
     }
@@ -51,6 +54,10 @@ final class ArtifactCodec {
             BlobRefCodec.write(g, shard);
         }
         g.writeEndArray();
+        if (a.tensorHashes() != null) {
+            g.writeFieldName(TENSOR_HASHES);
+            BlobRefCodec.write(g, a.tensorHashes());
+        }
         g.writeEndObject();
     }
 
@@ -59,7 +66,7 @@ final class ArtifactCodec {
     }
 
     private static Artifact read(StrictJson.Obj a) {
-        a.allow(FACTS, INDEX, KIND, MEMBER_BYTES, MEMBER_COUNT, SHARD_NAMES, SHARDS);
+        a.allow(FACTS, INDEX, KIND, MEMBER_BYTES, MEMBER_COUNT, SHARD_NAMES, SHARDS, TENSOR_HASHES);
         java.util.SortedMap<String, String> facts = new java.util.TreeMap<>();
         if (a.get(FACTS) != null) {
             StrictJson.Obj f = a.object(FACTS);
@@ -89,6 +96,8 @@ final class ArtifactCodec {
                 throw a.corrupted(a.at(SHARD_NAMES), "is empty (written only when there are names)");
             }
         }
-        return a.check(a.path(), () -> new Artifact(kind, shards, index, memberCount, memberBytes, facts, names));
+        BlobRef tensorHashes = a.get(TENSOR_HASHES) == null ? null : BlobRefCodec.readObject(a.object(TENSOR_HASHES));
+        return a.check(a.path(), () -> new Artifact(kind, shards, index, memberCount, memberBytes, facts, names,
+                tensorHashes));
     }
 }

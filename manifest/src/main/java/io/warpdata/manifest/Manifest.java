@@ -48,6 +48,10 @@ public record Manifest(DatasetId datasetId,
         }
         for (Map.Entry<String, Artifact> a : artifacts.entrySet()) {
             Names.requireComponent("artifacts." + a.getKey(), a.getKey());
+            if (a.getValue().tensorHashes() != null && formatVersion < 4) {
+                throw new ManifestValidationException("artifacts." + a.getKey() + ".tensor_hashes",
+                        "tensor hashes came with format 4, this version says " + formatVersion);
+            }
             if (a.getValue().shardNames().isEmpty()) {
                 continue;
             }
@@ -90,19 +94,23 @@ public record Manifest(DatasetId datasetId,
     }
 
     /**
-     * The oldest format that describes a version of these artifacts: 3 when one names its
-     * shards' files ({@link Artifact#shardNames()}); 2 when one has its member index in parts
-     * (more than {@link MemberIndex#PART_MEMBERS} members, as every publisher cuts them), so that
-     * a warpd that cannot read parts refuses the version by its number instead of failing on its
-     * index as if it were damaged; else 1, which every Warp reads.
+     * The oldest format that describes a version of these artifacts: 4 when one names tensor
+     * hashes ({@link Artifact#tensorHashes()}); 3 when one names its shards' files
+     * ({@link Artifact#shardNames()}); 2 when one has its member index in parts (more than
+     * {@link MemberIndex#PART_MEMBERS} members, as every publisher cuts them), so that a warpd
+     * that cannot read parts refuses the version by its number instead of failing on its index as
+     * if it were damaged; else 1, which every Warp reads.
      */
     public static int formatFor(Map<String, Artifact> artifacts) {
         int format = 1;
         for (Artifact a : artifacts.values()) {
-            if (!a.shardNames().isEmpty()) {
-                return 3;
+            if (a.tensorHashes() != null) {
+                return 4;
             }
-            if (a.memberCount() > MemberIndex.PART_MEMBERS) {
+            if (!a.shardNames().isEmpty()) {
+                format = 3;
+            }
+            if (format < 3 && a.memberCount() > MemberIndex.PART_MEMBERS) {
                 format = 2;
             }
         }

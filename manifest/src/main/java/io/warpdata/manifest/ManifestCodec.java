@@ -67,10 +67,12 @@ public final class ManifestCodec {
      *     says its own layout); they keep their ids.</li>
      * <li>3: WebDataset shards name the files they were published as ({@code shard_names}), which
      *     the mount shows as {@code ARTIFACT.tars/}.</li>
+     * <li>4: an artifact with safetensors members names the SHA-256 of each of their tensors
+     *     ({@code tensor_hashes}, {@link TensorHashes}), by which one tensor is fetched on its own.</li>
      * </ul>
      * A new layout of anything a manifest names is a new number here.
      */
-    public static final int FORMAT_VERSION = 3;
+    public static final int FORMAT_VERSION = 4;
 
     // Keys are written in sorted order by hand; ManifestCodecTest checks that every object of
     // the canonical form has sorted keys, so a new key in the wrong place fails the build.

@@ -428,17 +428,17 @@ class ManifestCodecTest {
 
     @Test
     void aFormatNewerThanThisWarpIsRefusedAsTooNewNotAsDamage() {
-        assertThatThrownBy(() -> ManifestCodec.fromJson(edit(t -> put(t, "format_version", 4L)), SOURCE))
+        assertThatThrownBy(() -> ManifestCodec.fromJson(edit(t -> put(t, "format_version", 5L)), SOURCE))
                 .isInstanceOf(ManifestFormatTooNewException.class)
-                .hasMessageContaining("format version 4; this Warp reads versions 1 to 3")
+                .hasMessageContaining("format version 5; this Warp reads versions 1 to 4")
                 .hasMessageContaining("published by a newer Warp")
                 .satisfies(e -> assertThat(((WarpException) e).type()).isEqualTo("FormatTooNew"))
                 .satisfies(e -> assertThat(((WarpException) e).nextStep()).contains("Upgrade Warp")
                         .doesNotContain("tamper"));
         // A newer format may well hold fields and kinds this one does not know: still too new.
         assertThatThrownBy(() -> ManifestCodec.fromJson(edit(t -> {
-            put(t, "format_version", 4L);
-            put(t, "lineage", "new in format 4");
+            put(t, "format_version", 5L);
+            put(t, "lineage", "new in format 5");
             put(obj(t, "artifacts.images"), "kind", "zip_shards");
             return t;
         }), SOURCE)).isInstanceOf(ManifestFormatTooNewException.class);
@@ -463,6 +463,34 @@ class ManifestCodecTest {
         assertThat(ManifestCodec.version(Manifests.sample()).hex()).isEqualTo(GOLDEN_SAMPLE_VERSION);
         assertThat(new String(ManifestCodec.toJson(Manifests.sample()), StandardCharsets.UTF_8))
                 .doesNotContain("shard_names");
+    }
+
+    @Test
+    void anArtifactWithTensorHashesIsFormatFourAndReadsBackWithThem() {
+        Manifest s = Manifests.sample();
+        Artifact a = s.artifacts().get("images");
+        BlobRef hashes = new BlobRef(BlobId.of("tensor hashes".getBytes(StandardCharsets.UTF_8)), 13,
+                BlobId.of("blocks".getBytes(StandardCharsets.UTF_8)));
+        Manifest m = Manifest.of(s.datasetId(), s.tables(), Map.of("images", a.withTensorHashes(hashes)), s.bindings(),
+                s.metadata());
+        assertThat(m.formatVersion()).as("older readers refuse it by number, not as damage").isEqualTo(4);
+        String json = new String(ManifestCodec.toJson(m), StandardCharsets.UTF_8);
+        assertThat(json).contains("\"format_version\":4", "\"tensor_hashes\":{");
+        Manifest back = ManifestCodec.fromJson(ManifestCodec.toJson(m), SOURCE);
+        assertThat(back).isEqualTo(m);
+        assertThat(back.artifacts().get("images").tensorHashes()).isEqualTo(hashes);
+        // Shard names too: still 4, the newest thing it names.
+        Artifact both = new Artifact(ArtifactKind.WEBDATASET_SHARDS, a.shards(), a.index(), a.memberCount(), a.memberBytes(),
+                new TreeMap<>(), java.util.stream.IntStream.range(0, a.shards().size()).mapToObj(i -> i + ".tar").toList(),
+                hashes);
+        assertThat(Manifest.of(s.datasetId(), s.tables(), Map.of("images", both), s.bindings(), s.metadata())
+                .formatVersion()).isEqualTo(4);
+        // Without them nothing changes: the golden id holds.
+        assertThat(ManifestCodec.version(Manifests.sample()).hex()).isEqualTo(GOLDEN_SAMPLE_VERSION);
+        // In a stored manifest under an older number they are damage.
+        @SuppressWarnings("unchecked") Map<String, Object> tree = (Map<String, Object>) JsonTree.read(ManifestCodec.toJson(m));
+        put(tree, "format_version", 3L);
+        assertCorrupted(JsonTree.write(tree), "artifacts.images.tensor_hashes").hasMessageContaining("format 4");
     }
 
     @Test

@@ -14,7 +14,8 @@ import java.util.Objects;
  * {@link BlobSlice}; an archive member is one {@link Member} (a range of its tar shard whose own
  * SHA-256 is known, so the cache may serve it by that hash); a synthesized header followed by a
  * blob range (a tensor as an {@code .npy} file) is {@link Pieces} of an {@link Inline} and a
- * {@link BlobSlice}, and is read, verified and cached like any member.
+ * {@link BlobSlice} (or a {@link HashedRange}, when the tensor's own hash was published), and is
+ * read, verified and cached like any member.
  */
 public sealed interface FileContent {
 
@@ -93,6 +94,23 @@ public sealed interface FileContent {
                 throw corrupted("lies at bytes [" + offset + ", +" + length + ") of a shard of " + shard.size() + " bytes");
             }
             return new BlobMember(shard, offset, length, index.hash(member));
+        }
+    }
+
+    /**
+     * A range of a blob whose own SHA-256 is known (a tensor of a safetensors member, from its
+     * artifact's {@link io.warpdata.manifest.TensorHashes}): read as a lookup
+     * ({@link BlobMember#lookup}), fetched and checked on its own rather than through the blocks
+     * around it.
+     */
+    record HashedRange(BlobMember range) implements FileContent {
+        public HashedRange {
+            Objects.requireNonNull(range, "range");
+        }
+
+        @Override
+        public long size() {
+            return range.length();
         }
     }
 

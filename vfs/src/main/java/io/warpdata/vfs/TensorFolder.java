@@ -1,6 +1,9 @@
 package io.warpdata.vfs;
 
+import io.warpdata.blobcache.cache.BlobMember;
+import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.TensorHashes;
 import io.warpdata.manifest.formats.NpyHeader;
 import io.warpdata.manifest.formats.SafetensorsHeader;
 
@@ -64,7 +67,24 @@ public final class TensorFolder {
      * header is {@code header}.
      */
     public static TensorFolder of(BlobRef shard, long memberOffset, SafetensorsHeader header) {
+        return of(shard, memberOffset, header, null);
+    }
+
+    /**
+     * The same, each tensor read as a {@link FileContent.HashedRange} of its own when
+     * {@code hashes} (its artifact's {@link io.warpdata.manifest.TensorHashes} for this file, one
+     * per tensor in the order of {@link TensorHashes#BY_OFFSET}) is given; else through the blocks.
+     */
+    public static TensorFolder of(BlobRef shard, long memberOffset, SafetensorsHeader header, List<BlobId> hashes) {
         long dataStart = memberOffset + header.dataStart();
+        Map<SafetensorsHeader.Tensor, BlobId> hashOf = new java.util.IdentityHashMap<>();
+        if (hashes != null) {
+            List<SafetensorsHeader.Tensor> byOffset = new java.util.ArrayList<>(header.tensors());
+            byOffset.sort(TensorHashes.BY_OFFSET);
+            for (int i = 0; i < byOffset.size(); i++) {
+                hashOf.put(byOffset.get(i), hashes.get(i));
+            }
+        }
         NavigableMap<String, FileContent> files = new TreeMap<>();
         TreeSet<String> dirs = new TreeSet<>();
         for (SafetensorsHeader.Tensor t : header.tensors()) {
@@ -74,7 +94,9 @@ public final class TensorFolder {
             if (!isPath(t.name()) || !isPath(path) || dirs.contains(path)) {
                 continue;
             }
-            FileContent data = new FileContent.BlobSlice(shard, dataStart + t.begin(), t.byteSize());
+            BlobId hash = hashOf.get(t);
+            FileContent data = hash == null ? new FileContent.BlobSlice(shard, dataStart + t.begin(), t.byteSize())
+                    : new FileContent.HashedRange(BlobMember.lookup(shard, dataStart + t.begin(), t.byteSize(), hash));
             FileContent content = descr.isPresent()
                     ? FileContent.Pieces.of(new FileContent.Inline(NpyHeader.of(descr.get(), t.shape())), data) : data;
             files.put(path, content);

@@ -435,6 +435,14 @@ public final class WarpTree {
                             "This is a bug in the blob reader; report it.", null);
                 }
             }
+            case FileContent.HashedRange r -> {
+                int got = reader.readMember(r.range(), offset, dst.slice(at, n));
+                if (got != n) {
+                    throw new StoreException("Short read of bytes [" + r.range().offset() + ", +" + r.size() + ") of blob "
+                            + r.range().blob().id() + " at offset " + offset + ": " + got + " of " + n + " bytes",
+                            "This is a bug in the blob reader; report it.", null);
+                }
+            }
             case FileContent.Inline i -> dst.put(at, i.bytes(), (int) offset, n);
             case FileContent.Pieces p -> {
                 long pieceStart = 0;

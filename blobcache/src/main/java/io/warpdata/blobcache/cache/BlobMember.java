@@ -9,8 +9,23 @@ import java.util.Objects;
  * {@code blob} (its tar shard), whose own SHA-256 is {@code hash} (from the member index). The
  * hash lets a reader serve the member from wherever the same bytes are cached, and fetch it on
  * its own and check it.
+ *
+ * @param lookup a range looked up inside a file rather than a file (a tensor of a safetensors
+ *               member, its header, its tensor hashes): fetched on its own up to 1 MiB, and its
+ *               fetches never make the blob dense (read whole): a training loop looks up a few
+ *               tensors of a file, as a query reads a few column chunks
  */
-public record BlobMember(BlobRef blob, long offset, long length, BlobId hash) {
+public record BlobMember(BlobRef blob, long offset, long length, BlobId hash, boolean lookup) {
+    /** A member (a file of an archive). */
+    public BlobMember(BlobRef blob, long offset, long length, BlobId hash) {
+        this(blob, offset, length, hash, false);
+    }
+
+    /** A range looked up inside a file, whose SHA-256 is {@code hash} ({@link #lookup}). */
+    public static BlobMember lookup(BlobRef blob, long offset, long length, BlobId hash) {
+        return new BlobMember(blob, offset, length, hash, true);
+    }
+
     public BlobMember {
         Objects.requireNonNull(blob, "blob");
         Objects.requireNonNull(hash, "hash");

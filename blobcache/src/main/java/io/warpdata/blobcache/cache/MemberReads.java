@@ -60,7 +60,10 @@ import org.slf4j.LoggerFactory;
  *     bytes, checked against its SHA-256 (a mismatch is fetched once more, then the read fails
  *     with {@code MemberVerificationException}), handed to its readers, then cached under its
  *     hash ({@code member_fetches}, {@code member_fetched_bytes}). A cold random read of a
- *     30 KB image costs 30 KB, not a 1 MiB block;</li>
+ *     30 KB image costs 30 KB, not a 1 MiB block. A lookup ({@link BlobMember#lookup}: a tensor
+ *     of a safetensors file, its header, its tensor hashes) is fetched so up to 1 MiB, and its
+ *     fetches are no missed seeks: 1,000 random tensors of 1 KiB cost about their own bytes and
+ *     the files' headers, not the files;</li>
  * <li>else the block path: its shard's blocks with read-ahead.</li>
  * </ol>
  * Steps 1 and 2 need nothing of the member's own shard, not even its block hash list, so a
@@ -89,7 +92,8 @@ import org.slf4j.LoggerFactory;
  * data. The locator holds at most {@code MemberLocator.SLOTS} = 65,536 locations (~5 MiB) of
  * members up to {@code MemberLocator.MAX_LOCATED_BYTES} = 16 MiB, 4 ways per set, losing a
  * location to a newer one when its set is full. Member GETs run on the fetch executor, at most
- * {@code maxConcurrentFetches} at once (8 MiB of buffers at the default 32); readers wait for them
+ * {@code maxConcurrentFetches} at once (8 MiB of buffers at the default 32, up to 32 MiB when they
+ * are all lookups of 1 MiB); readers wait for them
  * until their deadline, single flight by hash.
  */
 final class MemberReads {

@@ -230,8 +230,9 @@ final class ReadExecutor implements ReadPlan.Holdings {
                             int at, int n, long deadline) {
         if (f.toStart()) {
             // Before the GET, so that a shuffled pass over a shard still counts as one (and may
-            // have the blob fetched whole while this member's GET is under way).
-            track(m.blob(), list, m.offset(), (int) m.length(), true);
+            // have the blob fetched whole while this member's GET is under way). A lookup's
+            // fetch is no missed seek: it never has its file's shard fetched whole.
+            track(m.blob(), list, m.offset(), (int) m.length(), !m.lookup(), m.lookup());
             members.start(f, m, deadline);
         }
         dst.put(at, members.await(f, m, deadline), (int) offset, n);
@@ -334,10 +335,15 @@ final class ReadExecutor implements ReadPlan.Holdings {
      * the blocks it advises, and has the blob fetched whole if it says so.
      */
     private void track(BlobRef blob, BlockHashList list, long offset, int n, boolean missed) {
+        track(blob, list, offset, n, missed, false);
+    }
+
+    private void track(BlobRef blob, BlockHashList list, long offset, int n, boolean missed, boolean lookup) {
         if (readAhead == null) {
             return;
         }
-        ReadAhead.Advice advice = readAhead.onRead(blob, list, offset, n, missed, scheduler.runBlocks(list.blockSize()));
+        ReadAhead.Advice advice = readAhead.onRead(blob, list, offset, n, missed, scheduler.runBlocks(list.blockSize()),
+                lookup);
         // A disk that keeps no block now (under its free-space floor, or failing writes): what is
         // fetched ahead waits in the 32 MiB memory tier only, and a 64 MiB window pushed it out
         // before its reader came; so read ahead a few blocks only, and fetch no blob whole.
@@ -457,7 +463,7 @@ final class ReadExecutor implements ReadPlan.Holdings {
 
     @Override
     public boolean followsBlocks(BlobMember m, BlockHashList list, long from) {
-        return readAhead != null && readAhead.followsBlocks(m.blob(), list, from, m.offset() + m.length());
+        return readAhead != null && readAhead.followsBlocks(m.blob(), list, from, m.offset() + m.length(), m.lookup());
     }
 
     @Override

@@ -85,10 +85,13 @@ final class ReadPlan {
 
     /**
      * Whether the mode fetches members on their own and the member is small enough: auto and
-     * remote do; hybrid fetches whole blobs at first touch, local fetches nothing.
+     * remote do; hybrid fetches whole blobs at first touch, local fetches nothing. A lookup (a
+     * tensor, a safetensors header) is small enough up to the member cache's 1 MiB: the blocks
+     * around it are what the reader skips.
      */
     static boolean memberGetAllowed(BlobMember m, CacheMode mode) {
-        return m.length() <= MemberReads.MAX_FETCH_BYTES && mode.fetches() && mode != CacheMode.HYBRID;
+        long max = m.lookup() ? MemberReads.MEMBER_BLOCK_SIZE : MemberReads.MAX_FETCH_BYTES;
+        return m.length() <= max && mode.fetches() && mode != CacheMode.HYBRID;
     }
 
     /**

@@ -46,13 +46,34 @@ class ReadAheadTest {
         BlockHashList list = TestBlobs.sizesOnly(100, MIB);
         BlobRef blob = TestBlobs.ref(list, 12);
         long member = 10L * MIB + 512;
-        assertThat(readAhead.followsBlocks(blob, list, member, member + 30_000)).as("never read").isFalse();
+        assertThat(readAhead.followsBlocks(blob, list, member, member + 30_000, false)).as("never read").isFalse();
         onRead(blob, list, member, 30_000, true);
         long next = member + 30_000 + 512;
-        assertThat(readAhead.followsBlocks(blob, list, next, next + 20_000)).as("the next member of a scan").isTrue();
-        assertThat(readAhead.followsBlocks(blob, list, member, member + 30_000)).as("the same member again").isFalse();
-        assertThat(readAhead.followsBlocks(blob, list, 40L * MIB, 40L * MIB + 1000)).as("far away").isFalse();
+        assertThat(readAhead.followsBlocks(blob, list, next, next + 20_000, false)).as("the next member of a scan").isTrue();
+        assertThat(readAhead.followsBlocks(blob, list, member, member + 30_000, false)).as("the same member again").isFalse();
+        assertThat(readAhead.followsBlocks(blob, list, 40L * MIB, 40L * MIB + 1000, false)).as("far away").isFalse();
         assertThat(scheduled).as("asking records nothing").isEmpty();
+    }
+
+    /**
+     * Tensors looked up at random (1 KiB each, 250 of a file's 5,000) often land within a scan's
+     * 16 KiB gap of the last one: as lookups they open no read-ahead window; the next tensor in
+     * file order, starting exactly where the last ended, still continues the stream.
+     */
+    @Test
+    void aLookupContinuesAStreamOnlyWhereItEndedExactly() {
+        BlockHashList list = TestBlobs.sizesOnly(32, MIB);
+        BlobRef blob = TestBlobs.ref(list, 14);
+        long tensor = 5L * MIB + 8_192;
+        readAhead.onRead(blob, list, tensor, 1024, false, Integer.MAX_VALUE, true);
+        long near = tensor + 1024 + 9 * 1024; // nine tensors on
+        assertThat(readAhead.followsBlocks(blob, list, near, near + 1024, true)).as("a lookup near the end").isFalse();
+        assertThat(readAhead.followsBlocks(blob, list, near, near + 1024, false)).as("a member there would").isTrue();
+        ReadAhead.Advice a = readAhead.onRead(blob, list, near, 1024, false, Integer.MAX_VALUE, true);
+        assertThat(a.fetchAhead()).as("no window opened by a near lookup").isFalse();
+        long next = near + 1024;
+        assertThat(readAhead.followsBlocks(blob, list, next, next + 1024, true)).as("the next tensor in file order").isTrue();
+        assertThat(readAhead.onRead(blob, list, next, 1024, false, Integer.MAX_VALUE, true).fetchAhead()).isTrue();
     }
 
     @Test
@@ -62,7 +83,7 @@ class ReadAheadTest {
         for (int i = 0; i < ReadAhead.DENSE_MIN_SEEKS; i++) {
             onRead(blob, list, (long) i * 8 * MIB, 200_000, true);
         }
-        assertThat(readAhead.followsBlocks(blob, list, 63L * MIB, 63L * MIB + 1000)).isTrue();
+        assertThat(readAhead.followsBlocks(blob, list, 63L * MIB, 63L * MIB + 1000, false)).isTrue();
     }
 
     /**
@@ -451,9 +472,9 @@ class ReadAheadTest {
         // Another small member picked at random, 100 KB further: no scan, nothing read ahead.
         onRead(blob, list, member + 100_000, 200, true);
         assertThat(scheduled).isEmpty();
-        assertThat(readAhead.followsBlocks(blob, list, member + 200_000, member + 200_200)).isFalse();
+        assertThat(readAhead.followsBlocks(blob, list, member + 200_000, member + 200_200, false)).isFalse();
         // The next member after a tar header: a scan, read ahead.
-        assertThat(readAhead.followsBlocks(blob, list, member + 100_200 + 512, member + 100_200 + 712)).isTrue();
+        assertThat(readAhead.followsBlocks(blob, list, member + 100_200 + 512, member + 100_200 + 712, false)).isTrue();
         onRead(blob, list, member + 100_200 + 512, 200, true);
         assertThat(scheduled).hasSize(1);
     }

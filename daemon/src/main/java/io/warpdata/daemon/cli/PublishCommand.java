@@ -85,6 +85,11 @@ final class PublishCommand implements Callable<Integer> {
             + " README, Upgrading).")
     boolean noShardFiles;
 
+    @Option(names = "--no-tensor-hashes", description = "Safetensors files: publish no hash per tensor, so that a"
+            + " tensor read through the mount fetches the blocks around it rather than about its own bytes (the"
+            + " hashes need manifest format 4, which releases before it refuse; see README, Upgrading).")
+    boolean noTensorHashes;
+
     @Option(names = "--no-daemon", description = "Publish in this process even when a warpd serving the same"
             + " store is reachable (by default the daemon publishes, so the version shows in its mount at once).")
     boolean noDaemon;
@@ -132,7 +137,7 @@ final class PublishCommand implements Callable<Integer> {
         PublishRequest request = new PublishRequest(id, new TreeMap<>(namedTables), new TreeMap<>(namedArtifacts),
                 parsedBindings, setLatest,
                 shardBytes, ctx.cwd(), Optional.ofNullable(branch), allowThresholdViolations, allowMissingMembers,
-                !noShardFiles);
+                !noShardFiles, !noTensorHashes);
         Path staging = ctx.stagingParent(stagingDir);
         PublishProgress bars = progress || (ctx.stderrIsTerminal() && !root.json)
                 ? new TerminalProgress(ctx.err()) : PublishProgress.NONE;
@@ -199,7 +204,7 @@ final class PublishCommand implements Callable<Integer> {
                 PublishCall.Reply reply = DaemonPublish.publish(client, id, namedTables, namedArtifacts, bindingSpecs,
                         setLatest, Optional.ofNullable(branch),
                         shardBytes, ctx.cwd(), allowThresholdViolations, allowMissingMembers, !noShardFiles,
-                        ctx.err()::println);
+                        !noTensorHashes, ctx.err()::println);
                 if (interrupted.get()) {
                     ctx.err().println("warpctl: interrupted too late: warpd had already written the version and moved its"
                             + " pointers. " + reply.summary());

@@ -233,6 +233,94 @@ class SafetensorsIT {
     }
 
     /** A writer that spells its files "./part-00000.safetensors" lists the same files. */
+    /**
+     * A safetensors dataset of one file of 4,096 tensors of 1 KiB (4 MiB), written by numpy from
+     * the format (seed 001's dataset_manifest.json beside it); reads the
+     * tensors whose numbers it is given through the mount's .npy files and exits 0 if every one
+     * equals what was written (prints "bad N: error" for a tensor whose read failed).
+     */
+    static final String BIG = """
+            import json, os, struct, sys
+            import numpy as np
+            def values():
+                return np.random.default_rng(26).standard_normal((4096, 256)).astype("<f4")
+            if sys.argv[1] == "write":
+                v = values()
+                header = {("emb/%d" % i): {"dtype": "F32", "shape": [256], "data_offsets": [i * 1024, (i + 1) * 1024]}
+                          for i in range(4096)}
+                h = json.dumps(header).encode()
+                h += b" " * (-len(h) % 8)
+                os.makedirs(sys.argv[2], exist_ok=True)
+                with open(os.path.join(sys.argv[2], "big.safetensors"), "wb") as f:
+                    f.write(struct.pack("<Q", len(h)) + h + v.tobytes())
+                size = os.path.getsize(os.path.join(sys.argv[2], "big.safetensors"))
+                with open(os.path.join(sys.argv[2], "dataset_manifest.json"), "w") as m:
+                    json.dump({"format_version": "1.0", "total_samples": 4096, "total_bytes": size,
+                               "shards": [{"file": "big.safetensors", "samples_count": 4096, "bytes": size}]}, m)
+            else:
+                v, bad = values(), 0
+                for i in map(int, sys.argv[3].split(",")):
+                    try:
+                        got = np.load(os.path.join(sys.argv[2], "big.tensors", "emb", "%d.npy" % i), mmap_mode="r")
+                        assert np.array_equal(np.asarray(got), v[i]), i
+                    except OSError as e:
+                        print("bad", i, e)
+                        bad += 1
+                sys.exit(1 if bad else 0)
+            """;
+
+    /**
+     * Issue 26: a tensor read through the mount is fetched as a range of its own, checked against
+     * the SHA-256 publish wrote for it, not through the 1 MiB blocks around it; bytes that fail it
+     * fail the read (and the blocks' own hashes too), never reach the reader; a version published
+     * without tensor hashes (--no-tensor-hashes, for releases before manifest format 4) reads the
+     * same bytes through the blocks.
+     */
+    @Test
+    void aTensorIsFetchedAsItsOwnCheckedRangeNotTheBlocksAroundIt() throws Exception {
+        Files.writeString(store.work.resolve("big.py"), BIG);
+        Path src = store.work.resolve("big");
+        store.python("big.py", "write", src.toString()).requireSuccess();
+        store.warpctl("publish", "st/big", "--artifact", "t=" + src, "--set-latest").requireSuccess();
+        store.warpctl("publish", "st/big0", "--artifact", "t=" + src, "--set-latest", "--no-tensor-hashes").requireSuccess();
+        Path root = store.mount.resolve("st/big/t");
+        MountIT.waitFor(() -> Files.isDirectory(root));
+        assertThat(Files.readString(store.mount.resolve("st/big/.warp/manifest.json")))
+                .contains("\"format_version\":4", "\"tensor_hashes\":");
+        assertThat(Files.readString(store.mount.resolve("st/big0/.warp/manifest.json")))
+                .contains("\"format_version\":1").doesNotContain("tensor_hashes");
+
+        // The folder: the file's header and its tensors' hashes (about 330 KB), not its 4 MiB.
+        store.s3.resetCounters();
+        assertThat(Shell.run("ls", root.resolve("big.tensors/emb").toString()).requireSuccess().out().lines().count())
+                .isEqualTo(4096);
+        long folder = store.s3.counters().bytesServed();
+        assertThat(folder).as("bytes fetched to list the tensors").isBetween(250_000L, 600_000L);
+        // 32 tensors at random: about 32 KiB, where each would cost a 1 MiB block.
+        String picks = String.join(",", new java.util.Random(26).ints(32, 0, 4096).mapToObj(String::valueOf).toList());
+        store.s3.resetCounters();
+        Shell.Result read = store.python("big.py", "read", root.toString(), picks);
+        assertThat(read.exit()).as(read.out() + read.err()).isZero();
+        assertThat(store.s3.counters().bytesServed()).as("bytes fetched for 32 tensors of 1 KiB")
+                .isBetween(32L * 1024, 4L * 32 * 1024);
+
+        // Wrong bytes from the store fail the read of a tensor not yet cached, and are never served.
+        store.s3.faults().corruptNextGets(1000);
+        try {
+            Shell.Result poisoned = store.python("big.py", "read", root.toString(), "4000");
+            assertThat(poisoned.exit()).as(poisoned.out() + poisoned.err()).isEqualTo(1);
+            assertThat(poisoned.out()).contains("bad 4000", "Input/output error");
+        } finally {
+            store.s3.faults().clear();
+        }
+        store.python("big.py", "read", root.toString(), "4000," + picks).requireSuccess();
+
+        // Without tensor hashes: the same bytes, through the blocks.
+        Path old = store.mount.resolve("st/big0/t");
+        MountIT.waitFor(() -> Files.isDirectory(old));
+        store.python("big.py", "read", old.toString(), picks).requireSuccess();
+    }
+
     @Test
     void filesListedWithALeadingDotSlashAreTheFolderFiles() throws Exception {
         Path dotted = dataset("dotted", 2);

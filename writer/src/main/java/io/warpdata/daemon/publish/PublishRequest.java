@@ -38,7 +38,8 @@ public record PublishRequest(DatasetId dataset,
                              Optional<String> branch,
                              boolean allowThresholdViolations,
                              boolean allowMissingMembers,
-                             boolean shardFiles) {
+                             boolean shardFiles,
+                             boolean tensorHashes) {
     /** 256 MiB: large enough that S3 request costs vanish, small enough to re-upload cheaply. */
     public static final long DEFAULT_SHARD_SIZE = 256L << 20;
 
@@ -54,6 +55,18 @@ public record PublishRequest(DatasetId dataset,
             throw new InvalidInputException("Nothing to publish for " + dataset,
                     "Give at least one --table NAME=PATH or --artifact NAME=DIR.");
         }
+    }
+
+    /**
+     * A request whose safetensors members' tensors are hashed ({@code tensor_hashes}, manifest
+     * format 4: a tensor read through the mount fetches about its own bytes); {@code tensorHashes}
+     * false leaves them out, for readers of an older release ({@code --no-tensor-hashes}).
+     */
+    public PublishRequest(DatasetId dataset, SortedMap<String, List<String>> tables, SortedMap<String, List<String>> artifacts,
+                          List<Binding> bindings, boolean setLatest, long shardSize, Path workDir, Optional<String> branch,
+                          boolean allowThresholdViolations, boolean allowMissingMembers, boolean shardFiles) {
+        this(dataset, tables, artifacts, bindings, setLatest, shardSize, workDir, branch, allowThresholdViolations,
+                allowMissingMembers, shardFiles, true);
     }
 
     /**

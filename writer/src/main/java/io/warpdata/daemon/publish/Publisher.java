@@ -116,12 +116,16 @@ public final class Publisher {
                 artifacts.replaceAll((name, a) -> a.shardNames().isEmpty() ? a : a.withoutShardNames(""));
             }
 
-            Manifest manifest = manifest(request, tables, artifacts);
+            Map<String, StagedBlob> tensorHashes = new TreeMap<>();
+            if (request.tensorHashes()) {
+                artifacts.forEach((name, a) -> TensorHashing.of(name, a, progress).ifPresent(h -> tensorHashes.put(name, h)));
+            }
+            Manifest manifest = manifest(request, tables, artifacts, tensorHashes);
             VersionHash version = ManifestCodec.version(manifest);
             // A listing first: unlike HEAD, a refused LIST carries the error code, so wrong
             // credentials surface as an authentication error rather than a bare 403.
             store.list(StoreLayout.dataset(request.dataset()));
-            BlobUploader.Upload upload = new BlobUploader(store, uploadThreads, progress).uploadMissing(blobs(tables, artifacts));
+            BlobUploader.Upload upload = new BlobUploader(store, uploadThreads, progress).uploadMissing(blobs(tables, artifacts, tensorHashes));
             progress.checkpoint("write the manifest of " + request.dataset() + "@" + version.hex());
             boolean manifestWritten = store.length(StoreLayout.version(request.dataset(), version)).isEmpty();
             List<String> notes = notes(manifest);
@@ -487,7 +491,7 @@ public final class Publisher {
     }
 
     private Manifest manifest(PublishRequest request, Map<String, StagedTable> tables,
-                              Map<String, PackedArtifact> artifacts) {
+                              Map<String, PackedArtifact> artifacts, Map<String, StagedBlob> tensorHashes) {
         Map<String, Table> tableMap = new TreeMap<>();
         tables.forEach((name, t) -> {
             List<TableShard> shards = new ArrayList<>();
@@ -499,7 +503,7 @@ public final class Publisher {
         Map<String, Artifact> artifactMap = new TreeMap<>();
         artifacts.forEach((name, a) -> artifactMap.put(name, new Artifact(a.kind(),
                 a.shards().stream().map(StagedBlob::ref).toList(), a.index().ref(), a.memberCount(), a.memberBytes(),
-                a.facts(), a.shardNames())));
+                a.facts(), a.shardNames(), tensorHashes.containsKey(name) ? tensorHashes.get(name).ref() : null)));
         Map<String, String> metadata = new TreeMap<>();
         metadata.put("created_at", clock.instant().toString());
         metadata.put("creator", creator);
@@ -507,13 +511,15 @@ public final class Publisher {
     }
 
     /** Every blob of the version (block hash lists are added by the uploader). */
-    private static List<StagedBlob> blobs(Map<String, StagedTable> tables, Map<String, PackedArtifact> artifacts) {
+    private static List<StagedBlob> blobs(Map<String, StagedTable> tables, Map<String, PackedArtifact> artifacts,
+                                          Map<String, StagedBlob> tensorHashes) {
         List<StagedBlob> main = new ArrayList<>();
         tables.values().forEach(t -> main.addAll(t.files()));
         artifacts.values().forEach(a -> {
             main.addAll(a.shards());
             main.addAll(a.stagedIndex().blobs());
         });
+        main.addAll(tensorHashes.values());
         return main;
     }
 

@@ -41,9 +41,13 @@ public record StagedBlob(BlobId id, long size, Optional<Path> file, Optional<byt
     }
 
     public static StagedBlob ofBytes(byte[] data) {
+        return ofBytes(data, BlockHashList.DEFAULT_BLOCK_SIZE);
+    }
+
+    /** Bytes in memory, with blocks of {@code blockSize} for readers that want a few KiB of it. */
+    public static StagedBlob ofBytes(byte[] data, int blockSize) {
         try {
-            BlockHashList blocks = BlockHashList.compute(new java.io.ByteArrayInputStream(data),
-                    BlockHashList.DEFAULT_BLOCK_SIZE);
+            BlockHashList blocks = BlockHashList.compute(new java.io.ByteArrayInputStream(data), blockSize);
             return new StagedBlob(BlobId.of(data), data.length, Optional.empty(), Optional.of(data), blocks);
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -327,8 +327,9 @@ public final class ViewPublisher {
             bytes += index.length(i);
         }
         StagedIndex staged = StagedIndex.of(b.build());
-        return new Subset(new Artifact(artifact.kind(), shards, staged.top().ref(), selected.cardinality(), bytes, facts),
-                staged);
+        // Tensor hashes are found by each member's own hash: the parent's serve the subset too.
+        return new Subset(new Artifact(artifact.kind(), shards, staged.top().ref(), selected.cardinality(), bytes, facts)
+                .withTensorHashes(artifact.tensorHashes()), staged);
     }
 
     private MemberIndex readIndex(String name, Artifact artifact) {

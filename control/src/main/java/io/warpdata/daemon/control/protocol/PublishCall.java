@@ -31,10 +31,19 @@ public final class PublishCall {
                           String branch,
                           boolean allowThresholdViolations,
                           boolean allowMissingMembers,
-                          Boolean shardFiles) {
+                          Boolean shardFiles,
+                          Boolean tensorHashes) {
         public Request {
             tables = tables == null ? Map.of() : tables;
             artifacts = artifacts == null ? Map.of() : artifacts;
+        }
+
+        /** A publish whose safetensors members' tensors are hashed (tensorHashes absent: true). */
+        public Request(String dataset, Map<String, PathList> tables, Map<String, PathList> artifacts, Names bindings,
+                       boolean setLatest, ByteCount shardSize, String branch, boolean allowThresholdViolations,
+                       boolean allowMissingMembers, Boolean shardFiles) {
+            this(dataset, tables, artifacts, bindings, setLatest, shardSize, branch, allowThresholdViolations,
+                    allowMissingMembers, shardFiles, null);
         }
 
         /** A publish whose WebDataset tars are shown as files too (shardFiles absent: true). */

@@ -221,11 +221,18 @@ public final class PrefetchOrderOperation extends TypedOperation<PrefetchOrderCa
         switch (f.content()) {
             case FileContent.BlobSlice s -> p.builder.add(s.blob(), s.offset(), s.length());
             case FileContent.Member m -> p.builder.add(m.shard(), m.index().offset(m.member()), m.index().length(m.member()));
+            case FileContent.HashedRange r -> p.builder.add(r.range().blob(), r.range().offset(), r.range().length());
             case FileContent.Inline i -> p.builder.addEmpty();
             case FileContent.Pieces pieces -> {
                 boolean started = false;
                 for (FileContent piece : pieces.pieces()) {
-                    if (piece instanceof FileContent.BlobSlice s) {
+                    FileContent.BlobSlice s = switch (piece) {
+                        case FileContent.BlobSlice slice -> slice;
+                        case FileContent.HashedRange r -> new FileContent.BlobSlice(r.range().blob(), r.range().offset(),
+                                r.range().length());
+                        default -> null;
+                    };
+                    if (s != null) {
                         if (started) {
                             p.builder.addToMember(s.blob(), s.offset(), s.length());
                         } else {

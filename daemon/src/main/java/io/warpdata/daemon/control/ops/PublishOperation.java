@@ -89,7 +89,8 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
         Optional<String> branch = Optional.ofNullable(q.branch()).map(PublishRequest::requireBranchName);
         return new PublishRequest(ref.id(), tables, artifacts, bindings, q.setLatest(),
                 shardSize > 0 ? shardSize : PublishRequest.DEFAULT_SHARD_SIZE, Path.of("/"), branch,
-                q.allowThresholdViolations(), q.allowMissingMembers(), !Boolean.FALSE.equals(q.shardFiles()));
+                q.allowThresholdViolations(), q.allowMissingMembers(), !Boolean.FALSE.equals(q.shardFiles()),
+                !Boolean.FALSE.equals(q.tensorHashes()));
     }
 
     /**

@@ -85,6 +85,10 @@ public final class WarmOperation extends TypedOperation<WarmCall.Request, WarmCa
                         + " (artifacts: " + String.join(", ", m.artifacts().keySet()) + ")");
             }
             out.putIfAbsent(artifact.index().id(), Item.whole(artifact.index()));
+            if (artifact.tensorHashes() != null) {
+                // Its tensor folders are made from it: without it, --mode local could not list them.
+                out.putIfAbsent(artifact.tensorHashes().id(), Item.whole(artifact.tensorHashes()));
+            }
             if (m.derivedFrom().isEmpty()) {
                 shards.select(artifact.shards()).forEach(s -> out.putIfAbsent(s.id(), Item.whole(s)));
                 continue;

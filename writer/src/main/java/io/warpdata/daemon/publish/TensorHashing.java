@@ -1,0 +1,162 @@
+package io.warpdata.daemon.publish;
+
+import io.warpdata.manifest.ArtifactKind;
+import io.warpdata.manifest.BlobId;
+import io.warpdata.manifest.MemberIndex;
+import io.warpdata.manifest.TensorHashes;
+import io.warpdata.manifest.formats.SafetensorsException;
+import io.warpdata.manifest.formats.SafetensorsHeader;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Hashes every tensor of a safetensors dataset's {@code .safetensors} members, and each one's header, into
+ * its {@link TensorHashes} blob, so that the mount fetches one tensor ({@code F.tensors/KEY.npy})
+ * on its own, checked against its own SHA-256, instead of the 1 MiB blocks around it (issue 26).
+ * Reads the members from the staged shards (or the user's tars, indexed in place) once more,
+ * member by member in shard order. A member whose header does not parse (a tar's file publish
+ * did not check) gets no entry and reads through its blocks as before.
+ */
+final class TensorHashing {
+    /** The file suffix the mount makes tensor folders for. */
+    static final String SUFFIX = ".safetensors";
+    /**
+     * Most tensors hashed in one artifact: 4,194,304 (128 MiB of hashes held while publishing).
+     * Beyond it the artifact gets no tensor hashes, and its tensors read through their blocks.
+     */
+    static final long MAX_TENSORS = 4L << 20;
+    /**
+     * Block size of the blob: 4 KiB, so that finding one file's entry costs a few KiB, not the
+     * 1 MiB block that would hold every file's hashes too.
+     */
+    static final int BLOCK_SIZE = 4 << 10;
+
+    private TensorHashing() {
+    }
+
+    /**
+     * The artifact's tensor hashes, or empty if it is no safetensors dataset (the mount shows
+     * tensor folders for those only), has no safetensors member, or too many tensors.
+     */
+    static Optional<StagedBlob> of(String artifact, PackedArtifact packed, PublishProgress progress) {
+        if (packed.kind() != ArtifactKind.SAFETENSORS) {
+            return Optional.empty();
+        }
+        MemberIndex members = packed.members();
+        long bytes = 0;
+        for (int i = 0; i < members.size(); i++) {
+            if (isSafetensors(members, i)) {
+                bytes += members.length(i);
+            }
+        }
+        if (bytes == 0) {
+            return Optional.empty();
+        }
+        progress.start("hash the tensors of " + artifact, bytes);
+        try {
+            TensorHashes.Builder b = new TensorHashes.Builder();
+            long tensors = 0;
+            FileChannel open = null;
+            int openShard = -1;
+            byte[] buf = new byte[1 << 20];
+            try {
+                for (int i = 0; i < members.size(); i++) {
+                    if (!isSafetensors(members, i)) {
+                        continue;
+                    }
+                    if (members.shard(i) != openShard) {
+                        if (open != null) {
+                            open.close();
+                        }
+                        openShard = members.shard(i);
+                        open = FileChannel.open(shardFile(packed, openShard), StandardOpenOption.READ);
+                    }
+                    tensors += hash(open, members, i, b, buf);
+                    progress.advance(members.length(i));
+                    if (tensors > MAX_TENSORS) {
+                        progress.note("hash the tensors of " + artifact + ": more than " + MAX_TENSORS
+                                + " tensors; they read through their blocks");
+                        return Optional.empty();
+                    }
+                }
+            } finally {
+                if (open != null) {
+                    open.close();
+                }
+            }
+            return b.isEmpty() ? Optional.empty() : Optional.of(StagedBlob.ofBytes(b.build(), BLOCK_SIZE));
+        } catch (IOException e) {
+            throw new InvalidInputException("Cannot read the packed shards of artifact '" + artifact + "' again to hash"
+                    + " its tensors: " + e.getMessage(), "Check the staging disk, then publish again.", e);
+        } finally {
+            progress.finish();
+        }
+    }
+
+    private static boolean isSafetensors(MemberIndex members, int i) {
+        return members.length(i) >= 8 && members.path(i).endsWith(SUFFIX);
+    }
+
+    private static Path shardFile(PackedArtifact packed, int shard) {
+        return packed.shards().get(shard).file().orElseThrow(
+                () -> new IllegalStateException("shard " + shard + " is staged in memory, not as a file"));
+    }
+
+    /** Adds member {@code i}'s hashes; returns its tensor count (0 if its header does not parse). */
+    private static int hash(FileChannel shard, MemberIndex members, int i, TensorHashes.Builder b, byte[] buf)
+            throws IOException {
+        long at = members.offset(i);
+        long size = members.length(i);
+        String name = members.path(i);
+        SafetensorsHeader header;
+        byte[] json;
+        try {
+            long n = SafetensorsHeader.headerLength(read(shard, at, 8), size, name);
+            json = read(shard, at + 8, (int) n);
+            header = SafetensorsHeader.parse(json, size, name);
+        } catch (SafetensorsException notOne) {
+            return 0;
+        }
+        List<SafetensorsHeader.Tensor> byOffset = new ArrayList<>(header.tensors());
+        byOffset.sort(TensorHashes.BY_OFFSET);
+        List<BlobId> hashes = new ArrayList<>(byOffset.size());
+        MessageDigest sha = BlobId.sha256();
+        long data = at + header.dataStart();
+        for (SafetensorsHeader.Tensor t : byOffset) {
+            sha.reset();
+            for (long done = 0; done < t.byteSize(); ) {
+                int len = (int) Math.min(buf.length, t.byteSize() - done);
+                readFully(shard, data + t.begin() + done, ByteBuffer.wrap(buf, 0, len));
+                sha.update(buf, 0, len);
+                done += len;
+            }
+            hashes.add(BlobId.fromDigest(sha.digest()));
+        }
+        b.add(members.hash(i), json.length, BlobId.of(json), hashes);
+        return hashes.size();
+    }
+
+    private static byte[] read(FileChannel ch, long at, int len) throws IOException {
+        byte[] out = new byte[len];
+        readFully(ch, at, ByteBuffer.wrap(out));
+        return out;
+    }
+
+    private static void readFully(FileChannel ch, long at, ByteBuffer dst) throws IOException {
+        while (dst.hasRemaining()) {
+            int n = ch.read(dst, at);
+            if (n < 0) {
+                throw new java.io.EOFException("the shard ends at " + at);
+            }
+            at += n;
+        }
+    }
+}
