@@ -593,6 +593,9 @@ public final class LastKnownGood {
             return Optional.empty();
         }
         Path file = dir.resolve("blobs").resolve(id.hex());
+        if (!folders(file.getParent())) {
+            return Optional.empty();
+        }
         Path tmp = dir.resolve("tmp").resolve(id.hex() + "." + tmpCounter.incrementAndGet());
         java.security.MessageDigest sha = BlobId.sha256();
         try {
@@ -607,7 +610,7 @@ public final class LastKnownGood {
             verifiedFiles.add(id);
             return Optional.of(file);
         } catch (IOException e) {
-            LOG.warn("cannot keep {} in the catalog state ({}); it will not be known offline", file, e.toString());
+            cannotKeep(file, e);
             return Optional.empty();
         } finally {
             deleteQuietly(tmp);
@@ -624,7 +627,9 @@ public final class LastKnownGood {
     private boolean writeAtomically(Path file, byte[] bytes, int len) {
         Path tmp = dir.resolve("tmp").resolve(file.getFileName() + "." + tmpCounter.incrementAndGet());
         try {
-            Files.createDirectories(file.getParent());
+            if (!folders(file.getParent())) {
+                return false;
+            }
             try (java.io.OutputStream out = Files.newOutputStream(tmp)) {
                 out.write(bytes, 0, len);
             }
@@ -632,11 +637,54 @@ public final class LastKnownGood {
             return true;
         } catch (IOException e) {
             // Only the outage fallback loses: the answer itself was served.
-            LOG.warn("cannot keep {} in the catalog state ({}); it will not be known offline", file, e.toString());
+            cannotKeep(file, e);
             deleteQuietly(tmp);
             return false;
         }
     }
+
+    /**
+     * Makes {@code parent} and {@code tmp/} when they are missing (the catalog's folder deleted
+     * under a running warpd: audit 31 found every write failing from then on, offline state lost
+     * for the rest of the run), its owner's only (0700) as at start; not when the cache directory
+     * itself is gone (deleted on purpose, as the block cache leaves it).
+     *
+     * @return whether they are there
+     */
+    private boolean folders(Path parent) {
+        Path tmp = dir.resolve("tmp");
+        if (Files.isDirectory(parent) && Files.isDirectory(tmp)) {
+            return true;
+        }
+        Path cacheDir = dir.getParent() == null ? null : dir.getParent().getParent();
+        if (cacheDir != null && !Files.isDirectory(cacheDir)) {
+            return false;
+        }
+        java.nio.file.attribute.FileAttribute<?> ownerOnly = java.nio.file.attribute.PosixFilePermissions
+                .asFileAttribute(java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+        try {
+            Files.createDirectories(tmp, ownerOnly);
+            Files.createDirectories(parent, ownerOnly);
+            return true;
+        } catch (IOException e) {
+            cannotKeep(parent, e);
+            return false;
+        }
+    }
+
+    /** Logs a write the state could not keep, at most once a minute (a deleted or read-only disk fails every one). */
+    private void cannotKeep(Path file, Exception e) {
+        long now = System.nanoTime();
+        long last = lastCannotKeep.get();
+        if (last == 0 || now - last >= 60_000_000_000L) {
+            if (lastCannotKeep.compareAndSet(last, now == 0 ? 1 : now)) {
+                LOG.warn("cannot keep {} in the catalog state ({}); it will not be known offline (said at most once a"
+                        + " minute)", file, e.toString());
+            }
+        }
+    }
+
+    private final java.util.concurrent.atomic.AtomicLong lastCannotKeep = new java.util.concurrent.atomic.AtomicLong();
 
     /**
      * Locks striped by file: a file is moved into place, or deleted as damaged, under its lock.

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,6 +36,35 @@ class LastKnownGoodDamageTest {
 
         first.forgetManifest(KEY, damaged);
         assertThat(first.manifest(KEY)).hasValueSatisfying(b -> assertThat(b).isEqualTo(good));
+    }
+
+    /**
+     * The catalog's folder deleted under a running warpd (audit 31): the next write makes it
+     * again, its owner's only, instead of failing every write for the rest of the run; the whole
+     * cache directory deleted (on purpose) is not made again.
+     */
+    @Test
+    void aDeletedCatalogFolderIsMadeAgainButADeletedCacheDirectoryIsNot() throws IOException {
+        Path cache = dir.resolve("cache");
+        LastKnownGood known = LastKnownGood.onDisk(cache.resolve("catalog"));
+        deleteTree(cache.resolve("catalog"));
+        byte[] json = "{\"m\":1}".getBytes(StandardCharsets.UTF_8);
+        known.keepManifest(KEY, json);
+        assertThat(known.manifest(KEY)).hasValueSatisfying(b -> assertThat(b).isEqualTo(json));
+        for (Path p : List.of(cache.resolve("catalog"), cache.resolve("catalog/v1"), cache.resolve("catalog/v1/tmp"))) {
+            assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(p)))
+                    .as(p.toString()).isEqualTo("rwx------");
+        }
+        deleteTree(cache);
+        known.keepManifest(KEY, json);
+        assertThat(known.manifest(KEY)).isEmpty();
+        assertThat(cache).doesNotExist();
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        try (java.util.stream.Stream<Path> all = Files.walk(root)) {
+            all.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
     }
 
     @Test

@@ -41,6 +41,8 @@ final class CacheDirectory implements AutoCloseable {
     private final Path tmpDir;
     private FileChannel lockChannel;
     private FileLock lock;
+    /** The identity of the lock file {@link #lock} is on (see {@link #stillLocked}). */
+    private Object lockFile;
     private final AtomicLong tmpCounter = new AtomicLong();
     /** Which of the 256 block subdirectories are known to exist (made on first use). */
     private final AtomicIntegerArray shardMade = new AtomicIntegerArray(256);
@@ -79,6 +81,7 @@ final class CacheDirectory implements AutoCloseable {
                 throw new OverlappingFileLockException();
             }
             this.lock = l;
+            this.lockFile = fileKey();
         } catch (OverlappingFileLockException | IOException e) {
             closeQuietly(lockChannel);
             throw new CacheDirectoryException(dir, "is in use by another warpd", "Stop the other warpd, or give"
@@ -108,11 +111,12 @@ final class CacheDirectory implements AutoCloseable {
             if (l == null) {
                 closeQuietly(ch);
                 LOG.warn("The cache directory {} was made again, but another process holds its lock", root);
-            } else {
-                closeQuietly(lockChannel);
-                lockChannel = ch;
-                lock = l;
+                return false;
             }
+            closeQuietly(lockChannel);
+            lockChannel = ch;
+            lock = l;
+            lockFile = fileKey();
             return true;
         } catch (IOException | OverlappingFileLockException e) {
             LOG.debug("cannot make the cache directory {} again: {}", root, e.toString());
@@ -120,12 +124,38 @@ final class CacheDirectory implements AutoCloseable {
         }
     }
 
-    /** Makes the three folders (those missing) and opens the lock file, not yet locked. */
+    /**
+     * Makes the three folders (those missing, and {@code v1/} itself: its owner's only, 0700,
+     * as warpd makes them at start; audit 31 found them remade readable by every user) and opens
+     * the lock file, not yet locked.
+     */
     private FileChannel makeFolders() throws IOException {
-        Files.createDirectories(blocksDir);
-        Files.createDirectories(listsDir);
-        Files.createDirectories(tmpDir);
+        java.nio.file.attribute.FileAttribute<?> ownerOnly = java.nio.file.attribute.PosixFilePermissions
+                .asFileAttribute(java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+        Files.createDirectories(blocksDir, ownerOnly);
+        Files.createDirectories(listsDir, ownerOnly);
+        Files.createDirectories(tmpDir, ownerOnly);
         return FileChannel.open(root.resolve("lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    }
+
+    /** The identity (device and inode) of the lock file in place now, or null if there is none. */
+    private Object fileKey() {
+        try {
+            return Files.readAttributes(root.resolve("lock"), java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Whether the lock file in place is still the one this process locked. After {@code v1/} was
+     * deleted, another warpd may start on the directory before this one makes it again, and take
+     * a new lock file (audit 31): both then wrote blocks into one directory and evicted each
+     * other's. A process whose lock was taken over so keeps off the disk.
+     */
+    synchronized boolean stillLocked() {
+        Object now = fileKey();
+        return now == null || now.equals(lockFile);
     }
 
     /** Whether a folder of the cache is missing (deleted under a running warpd). */

@@ -90,6 +90,10 @@ final class DiskBlocks implements BlockStorage {
     private final PageCacheHints hints = PageCacheHints.shared();
     /** Blocks whose files wait to be read ahead ({@link #willNeed}); made, with its thread, at the first hint. */
     private volatile BlockingQueue<BlockKey> hintQueue;
+    /** When a write last looked whether the directory's lock is still this process's ({@link #takenOver}). */
+    private volatile long lastLockCheck = System.nanoTime();
+    /** Whether another process has taken the directory over: no more writes. */
+    private volatile boolean takenOver;
     /** When a failed write last looked whether the directory was deleted ({@link #remakeIfGone}). */
     private volatile long lastGoneCheck = System.nanoTime() - 2_000_000_000L;
     /** When a failed write first found the directory broken (0: not broken), for {@link #REMAKE_AFTER_NANOS}. */
@@ -421,6 +425,9 @@ final class DiskBlocks implements BlockStorage {
     }
 
     private void putOnDisk(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit) {
+        if (takenOver()) {
+            return;
+        }
         int headerLength = BlockFile.headerLength(len);
         long bytes = (long) headerLength + len;
         if (!writes.reserve(key, bytes)) {
@@ -437,6 +444,30 @@ final class DiskBlocks implements BlockStorage {
         } finally {
             writes.release(bytes);
         }
+    }
+
+    /**
+     * Whether another warpd has taken the cache directory over (its lock file is not the one this
+     * process locked: see {@link CacheDirectory#stillLocked}); looked at most once a second, and
+     * for good once it has been: this process then keeps nothing more on that disk.
+     */
+    private boolean takenOver() {
+        if (takenOver) {
+            return true;
+        }
+        long now = System.nanoTime();
+        if (now - lastLockCheck < 1_000_000_000L) {
+            return false;
+        }
+        lastLockCheck = now;
+        if (dir.stillLocked()) {
+            return false;
+        }
+        takenOver = true;
+        LOG.warn("Another process has taken over the cache directory {} (it was deleted and made again, with a lock"
+                + " of its own): this warpd writes no more blocks there and serves from what it has and from the"
+                + " store. Restart it with its own --cache-dir", dir.root());
+        return true;
     }
 
     /**

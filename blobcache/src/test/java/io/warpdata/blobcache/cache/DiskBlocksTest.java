@@ -160,6 +160,11 @@ class DiskBlocksTest {
             assertThat(disk.blockCount()).as("the deleted block is forgotten").isZero();
             assertThat(disk.sizeBytes()).isZero();
             assertThat(Files.isDirectory(dir.resolve(CacheDirectory.FORMAT_DIR).resolve("blocks"))).isTrue();
+            for (String folder : java.util.List.of("", "blocks", "lists", "tmp")) {
+                assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(
+                        dir.resolve(CacheDirectory.FORMAT_DIR).resolve(folder)))).as("v1/%s its owner's only", folder)
+                        .isEqualTo("rwx------");
+            }
 
             disk.put(new BlockKey(blob, BS, 2), blob, data, 2 * BS, BS, null);
             assertThat(disk.blockCount()).as("caching resumed").isEqualTo(1);
@@ -169,6 +174,40 @@ class DiskBlocksTest {
             assertThat(metrics.cacheWritesSkipped.sum()).isEqualTo(2);
         } finally {
             disk.close();
+        }
+    }
+
+    /**
+     * {@code rm -rf v1/} under a running warpd, and a second warpd started on the directory
+     * before the first made it again (audit 31): the second takes a lock of its own; the first,
+     * whose lock file is gone, writes nothing more there (both used to write and evict each
+     * other's blocks).
+     */
+    @Test
+    void aDirectoryAnotherWarpdTookOverIsWrittenNoMore() throws IOException, InterruptedException {
+        ReadMetrics metrics = new ReadMetrics();
+        byte[] data = TestBlobs.bytes(3 * BS, 5);
+        BlobId blob = BlobId.of(data);
+        DiskBlocks first = new DiskBlocks(dir, 64L << 20, 0, 16, metrics, null);
+        DiskBlocks second = null;
+        try {
+            first.put(new BlockKey(blob, BS, 0), blob, data, 0, BS, null);
+            try (Stream<Path> all = Files.walk(dir.resolve(CacheDirectory.FORMAT_DIR))) {
+                all.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+            second = new DiskBlocks(dir, 64L << 20, 0, 16, new ReadMetrics(), null);
+            Thread.sleep(1_100);
+            first.put(new BlockKey(blob, BS, 1), blob, data, BS, BS, null);
+            assertThat(first.contains(new BlockKey(blob, BS, 1))).as("the first warpd keeps off the disk").isFalse();
+            second.put(new BlockKey(blob, BS, 2), blob, data, 2 * BS, BS, null);
+            try (Stream<Path> files = Files.walk(dir.resolve(CacheDirectory.FORMAT_DIR).resolve("blocks"))) {
+                assertThat(files.filter(Files::isRegularFile).count()).as("only the second's block").isEqualTo(1);
+            }
+        } finally {
+            first.close();
+            if (second != null) {
+                second.close();
+            }
         }
     }
 
