@@ -18,8 +18,8 @@ public final class OfflineStore implements BlobStore {
     }
 
     private StoreUnreachableException offline() {
-        return new StoreUnreachableException("warpd runs in --mode local and does not contact the store " + remote
-                + "; only cached data and the datasets known from earlier runs are served", null);
+        return StoreUnreachableException.offline("warpd runs in --mode local and does not contact the store " + remote
+                + "; only cached data and the datasets known from earlier runs are served");
     }
 
     @Override

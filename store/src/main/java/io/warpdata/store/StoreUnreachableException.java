@@ -17,10 +17,23 @@ public final class StoreUnreachableException extends StoreUnavailableException {
     }
 
     private StoreUnreachableException(String message, Throwable cause, boolean notAnswering) {
-        super(message, notAnswering ? StoreNotAnsweringException.NEXT_STEP
+        this(message, notAnswering ? StoreNotAnsweringException.NEXT_STEP
                 : "Check that the store (or --endpoint) is up and reachable (warpctl doctor); cached data"
-                        + " and known datasets keep serving, and warpd reconnects by itself.", cause);
+                        + " and known datasets keep serving, and warpd reconnects by itself.", cause, notAnswering);
+    }
+
+    private StoreUnreachableException(String message, String nextStep, Throwable cause, boolean notAnswering) {
+        super(message, nextStep, cause);
         this.notAnswering = notAnswering;
+    }
+
+    /**
+     * A call a warpd in {@code --mode local} does not make: it never contacts the store, so the
+     * next step is another mode, not waiting for a reconnect that never comes (audit 31).
+     */
+    static StoreUnreachableException offline(String message) {
+        return new StoreUnreachableException(message, "warpd runs in --mode local and never contacts the store: restart it"
+                + " with --mode auto (or hybrid) to read from the store or run 'warpctl warm'.", null, false);
     }
 
     /** A call not tried because the store is known not to answer (it takes connections, sends nothing). */

@@ -9,8 +9,8 @@ public final class BlockNotCachedException extends StoreException {
      */
     public BlockNotCachedException(String what) {
         super(what + " is not in the disk cache, and the cache is in local (offline) mode",
-                "Run 'warpctl warm DATASET' while the store is reachable, or restart warpd with"
-                        + " --mode auto to read from the store.",
+                "Restart warpd with --mode auto (it reads from the store, and 'warpctl warm DATASET' then"
+                        + " caches what a later --mode local run serves).",
                 null);
     }
 

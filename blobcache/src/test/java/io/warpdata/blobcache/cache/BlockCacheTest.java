@@ -818,8 +818,16 @@ class BlockCacheTest {
         long t0 = System.nanoTime();
         assertThatThrownBy(() -> read(local, ref, 0, 10)).isInstanceOf(BlockNotCachedException.class)
                 .hasMessageContaining(ref.id().hex())
-                .satisfies(e -> assertThat(((BlockNotCachedException) e).nextStep()).contains("warpctl warm"));
+                .satisfies(e -> assertThat(((BlockNotCachedException) e).nextStep()).contains("warpctl warm")
+                        .contains("--mode auto").doesNotContain("while the store is reachable"));
         assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(1));
+        // What a local-mode warpd's store says (warm, a lookup it never knew): another mode, not a
+        // reconnect that never comes (audit 31).
+        io.warpdata.store.StoreUnreachableException never = org.assertj.core.api.Assertions.catchThrowableOfType(
+                io.warpdata.store.StoreUnreachableException.class,
+                () -> new io.warpdata.store.OfflineStore("s3://b/w").get("datasets/ws/a/latest.json", 100));
+        assertThat(never.nextStep()).contains("--mode auto").doesNotContain("reconnects");
+        assertThat(never.type()).isEqualTo("StoreUnreachable");
         assertThat(store.calls(Call.READ)).isZero();
         assertThat(memory.gets.get()).isZero();
 
