@@ -163,6 +163,37 @@ public final class ParquetHead {
      * SHA-256 recorded at publish (the store cannot have changed them unnoticed), so the file was
      * already damaged when it was published: publish checks a file's footer, not every page.
      */
+    /**
+     * What a DuckDB failure reading verified bytes is: damage ({@link CorruptShardException})
+     * only when DuckDB says the file is no valid Parquet; else a failed read
+     * ({@link ReadFailedException}): the 53rd of 80 open readers failed with "Invalid result set"
+     * and was told the source file was damaged (audit 30), while a new read of it returned every row.
+     */
+    public static WarpException unreadable(String what, java.sql.SQLException e) {
+        String m = String.valueOf(e.getMessage());
+        String lower = m.toLowerCase(java.util.Locale.ROOT);
+        for (String damage : List.of("magic bytes", "too small to be a parquet", "corrupt", "invalid parquet",
+                "not a parquet", "thrift", "decompress", "checksum", "page header", "out of bounds")) {
+            if (lower.contains(damage)) {
+                return new CorruptShardException(what + " cannot be read as Parquet: " + m);
+            }
+        }
+        return new ReadFailedException(what + " could not be read by DuckDB: " + m);
+    }
+
+    /** DuckDB failed on bytes that were verified and are valid Parquet as far as it said. */
+    public static final class ReadFailedException extends WarpException {
+        public ReadFailedException(String message) {
+            super(message, "The file's bytes were checked against their SHA-256: it is as published. DuckDB ran out of"
+                    + " something (memory, open files: many tables read at once?): read it again, or fewer at once.");
+        }
+
+        @Override
+        public String type() {
+            return "ReadFailed";
+        }
+    }
+
     public static final class CorruptShardException extends WarpException {
         public CorruptShardException(String message) {
             super(message, "These are the bytes that were published (checked against their SHA-256), so the source file"

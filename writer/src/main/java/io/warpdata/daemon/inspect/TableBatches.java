@@ -252,7 +252,7 @@ public final class TableBatches {
                 if (q.where().isPresent()) {
                     throw new BadFilterException(q.where().get(), e);
                 }
-                throw new ParquetHead.CorruptShardException(what + " cannot be read as Parquet: " + e.getMessage());
+                throw ParquetHead.unreadable(what, e);
             }
             List<String> select = new ArrayList<>();
             for (int i = 0; i < columns.size(); i++) {
@@ -292,14 +292,17 @@ public final class TableBatches {
                 if (cancelled.getAsBoolean()) {
                     return; // interrupted by cancelling(): the client went away
                 }
-                if (q.where().isPresent() && e.getMessage() != null && !e.getMessage().contains("Corrupt")
-                        && !e.getMessage().contains("IO Error")) {
+                // A filter's fault is DuckDB's binder, parser or a conversion it asked for; anything
+                // else (out of memory, a resource) is no bad filter (audit 30).
+                String m = String.valueOf(e.getMessage());
+                if (q.where().isPresent() && (m.contains("Binder Error") || m.contains("Parser Error")
+                        || m.contains("Conversion Error") || m.contains("Catalog Error") || m.contains("Out of Range Error"))) {
                     throw new BadFilterException(q.where().get(), e);
                 }
-                throw new ParquetHead.CorruptShardException(what + " cannot be read as Parquet: " + e.getMessage());
+                throw ParquetHead.unreadable(what, e);
             }
         } catch (SQLException e) {
-            throw new ParquetHead.CorruptShardException(what + " cannot be read as Parquet: " + e.getMessage());
+            throw ParquetHead.unreadable(what, e);
         }
     }
 

@@ -51,6 +51,25 @@ class ParquetHeadTest {
         return new ParquetHead(reader, tmp.resolve("head-tmp"));
     }
 
+    /**
+     * DuckDB's failure on verified bytes is damage only when it says the file is no valid Parquet
+     * (audit 30: "Invalid result set", the 53rd of 80 open readers, was called a damaged source
+     * file, while a new read returned every row).
+     */
+    @Test
+    void aFailureIsDamageOnlyWhenDuckDbSaysTheFileIsNoParquet() {
+        assertThat(ParquetHead.unreadable("shard p0.parquet", new java.sql.SQLException(
+                "Invalid Input Error: No magic bytes found at end of file 'p0.parquet'")))
+                .isInstanceOf(ParquetHead.CorruptShardException.class).hasMessageContaining("p0.parquet");
+        io.warpdata.manifest.WarpException resource = ParquetHead.unreadable("shard p0.parquet",
+                new java.sql.SQLException("Invalid Input Error: Invalid result set"));
+        assertThat(resource).isInstanceOf(ParquetHead.ReadFailedException.class).hasMessageContaining("Invalid result set");
+        assertThat(resource.type()).isEqualTo("ReadFailed");
+        assertThat(resource.nextStep()).contains("as published", "read it again").doesNotContain("damaged");
+        assertThat(ParquetHead.unreadable("x", new java.sql.SQLException("Out of Memory Error: could not allocate")))
+                .isInstanceOf(ParquetHead.ReadFailedException.class);
+    }
+
     @Test
     void readsFirstRowsFromFooterAndFirstRowGroupOnly() throws Exception {
         TableShard s = shard(TestData.parquet(tmp.resolve("part-0.parquet"), 20_000, 2_000));
