@@ -62,7 +62,8 @@ final class PublishCommand implements Callable<Integer> {
     long shardBytes;
 
     @Option(names = "--staging-dir", paramLabel = "DIR",
-            description = "Where packed shards are staged (default: the system temp directory).")
+            description = "Where packed shards are staged (default: the system temp directory; through warpd, its"
+                    + " cache directory). Given, warpctl publishes in its own process, staging there.")
     Path stagingDir;
 
     @Option(names = "--threads", paramLabel = "N", defaultValue = "8", description = "Parallel uploads.")
@@ -129,7 +130,9 @@ final class PublishCommand implements Callable<Integer> {
         if (branch != null) {
             PublishRequest.requireBranchName(branch);
         }
-        Optional<PublishCall.Reply> viaDaemon = noDaemon ? Optional.empty()
+        // warpd stages in its own cache directory: a --staging-dir (most often the advice of a full
+        // one) is honoured by publishing here (audit 31: it was ignored through warpd).
+        Optional<PublishCall.Reply> viaDaemon = noDaemon || stagingDir != null ? Optional.empty()
                 : publishThroughDaemon(ctx, id, namedTables, namedArtifacts, bindings, shardBytes);
         if (viaDaemon.isPresent()) {
             return root.print(viaDaemon.get(), viaDaemon.get().summary());

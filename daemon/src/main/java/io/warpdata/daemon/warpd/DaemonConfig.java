@@ -137,6 +137,11 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
         putIfSet(fromEnv, CACHE_DIR, env.get("WARP_CACHE_DIR"));
         String gb = env.get("WARP_CACHE_SIZE_GB");
         if (gb != null && !gb.isBlank()) {
+            if (!gb.trim().matches("[0-9]+(\\.[0-9]+)?")) {
+                // Said by name: it was reported as "'20MBGB' is not a size" (audit 31).
+                throw new ConfigException("WARP_CACHE_SIZE_GB=" + gb + " is not a number of GB",
+                        "Set it to a plain number of gigabytes (WARP_CACHE_SIZE_GB=20), or pass --cache-size 20MB.");
+            }
             fromEnv.put(CACHE_SIZE, gb.trim() + "GB");
         }
         putIfSet(fromEnv, MODE, env.get("WARP_MODE"));

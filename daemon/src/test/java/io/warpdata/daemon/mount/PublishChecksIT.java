@@ -149,6 +149,28 @@ class PublishChecksIT {
         assertThat(datasets("t")).doesNotContain("t/bad");
     }
 
+    /**
+     * --staging-dir with warpd running (audit 31: warpd staged in its own cache directory whatever
+     * was given, and a full one's error advised this very option): warpctl publishes in its own
+     * process, staging there, and leaves nothing behind.
+     */
+    @Test
+    @Order(10)
+    void aStagingDirIsWhereThePublishStagesEvenWithWarpdRunning() throws Exception {
+        Path notADir = Files.writeString(store.work.resolve("staging-file"), "x");
+        Shell.Result r = store.warpctl("publish", "t/staged", "--artifact", "files=" + src.resolve("many"),
+                "--staging-dir", notADir.toString());
+        assertThat(r.exit()).as(r.err()).isNotZero();
+        assertThat(r.err()).contains(notADir.toString());
+        Path dir = Files.createDirectories(store.work.resolve("staging"));
+        store.warpctl("publish", "t/staged", "--artifact", "files=" + src.resolve("many"), "--staging-dir", dir.toString(),
+                "--set-latest").requireSuccess();
+        try (java.util.stream.Stream<Path> left = Files.list(dir)) {
+            assertThat(left.toList()).as("the staged shards are removed").isEmpty();
+        }
+        assertThat(datasets("t")).contains("t/staged");
+    }
+
     @Test
     @Order(2)
     void boundValuesNamingNoMemberAreRefusedOrRecordedWithAllowMissingMembers() throws Exception {

@@ -27,6 +27,14 @@ class DaemonConfigTest {
         assertThat(c.allowOther()).isFalse();
         assertThat(c.passthrough()).as("files open without a round trip unless asked").isFalse();
         assertThat(c.statsFile()).isEqualTo(Path.of("/home/ada/.cache/warpdata/stats.json"));
+        // A size with its unit in the variable of GB is named as the variable (audit 31).
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> DaemonConfig.resolve(Map.of("mount", "/warp"),
+                        new Properties(), Map.of("WARP_REMOTE", "s3://bucket/p", "WARP_CACHE_SIZE_GB", "20MB"), HOME, 1000))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("WARP_CACHE_SIZE_GB=20MB is not a number of GB")
+                .satisfies(e -> assertThat(((ConfigException) e).nextStep()).contains("WARP_CACHE_SIZE_GB=20"));
+        assertThat(DaemonConfig.resolve(Map.of("mount", "/warp"), new Properties(),
+                Map.of("WARP_REMOTE", "s3://bucket/p", "WARP_CACHE_SIZE_GB", " 1.5 "), HOME, 1000).cacheSizeBytes())
+                .isEqualTo(1_500_000_000L);
     }
 
     @Test

@@ -86,6 +86,10 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
             bindings.add(PublishRequest.parseBinding(b));
         }
         long shardSize = q.shardSize() == null ? 0 : q.shardSize().bytes();
+        if (q.shardSize() != null && shardSize < 4096) {
+            // As warpctl's --shard-size says it (audit 30: 1 came back as a Java exception, 0 was taken as the default).
+            throw badArg("shard_size", shardSize + " bytes is too small: pass at least 4 KiB (4096)");
+        }
         Optional<String> branch = Optional.ofNullable(q.branch()).map(PublishRequest::requireBranchName);
         return new PublishRequest(ref.id(), tables, artifacts, bindings, q.setLatest(),
                 shardSize > 0 ? shardSize : PublishRequest.DEFAULT_SHARD_SIZE, Path.of("/"), branch,

@@ -43,4 +43,17 @@ class PublishHeapTest {
         assertThatCode(() -> PublishOperation.requireRoomInHeap(tenThousand, 64L << 20))
                 .as("a 64 MiB heap packs 16,384").doesNotThrowAnyException();
     }
+
+    /** A shard size under 4 KiB is refused as warpctl refuses it (audit 30: 1 came back as a Java exception, 0 published). */
+    @Test
+    void aShardSizeUnderFourKibIsRefusedByName() {
+        for (long bytes : new long[] {0, 1, 4095}) {
+            io.warpdata.daemon.control.protocol.PublishCall.Request q = new io.warpdata.daemon.control.protocol.PublishCall.Request(
+                    "ws/name", java.util.Map.of(), java.util.Map.of("a", new io.warpdata.daemon.control.protocol.PathList(
+                    java.util.List.of(tmp.toString()))), null, true, new io.warpdata.daemon.control.protocol.ByteCount(bytes),
+                    null, false, false);
+            assertThatThrownBy(() -> PublishOperation.request(q)).as("%d bytes", bytes)
+                    .hasMessageContaining("shard_size").hasMessageContaining("at least 4 KiB");
+        }
+    }
 }
