@@ -12,8 +12,9 @@ import java.util.Objects;
  *
  * @param lookup a range looked up inside a file rather than a file (a tensor of a safetensors
  *               member, its header, its tensor hashes): fetched on its own up to 1 MiB, and its
- *               fetches never make the blob dense (read whole): a training loop looks up a few
- *               tensors of a file, as a query reads a few column chunks
+ *               fetches make the blob dense (read whole) only once they have read half of it
+ *               (ReadAhead.LOOKUP_DENSE_FRACTION): a loop looks up some tensors of a file, as a
+ *               query reads some column chunks
  */
 public record BlobMember(BlobRef blob, long offset, long length, BlobId hash, boolean lookup) {
     /** A member (a file of an archive). */

@@ -365,6 +365,21 @@ final class DiskBlocks implements BlockStorage {
     }
 
     /** Removes a damaged block (if still the indexed one): it becomes a miss and is refetched. */
+    /** Forgets a block whose file is gone (deleted by something else): a miss from now on, no damage. */
+    private void forget(BlockKey key, DiskEntry e) {
+        index.asMap().computeIfPresent(key, (k, v) -> {
+            if (v != e || v.evicted) {
+                return v;
+            }
+            v.evicted = true;
+            channels.invalidate(k);
+            if (v.member) {
+                members.invalidate(k);
+            }
+            return null;
+        });
+    }
+
     private void drop(BlockKey key, DiskEntry e, String why) {
         index.asMap().computeIfPresent(key, (k, v) -> {
             if (v != e || v.evicted) {
@@ -593,7 +608,7 @@ final class DiskBlocks implements BlockStorage {
     @Override
     public VerifyResult verify(HashLists lists, LongConsumer progress, BooleanSupplier cancelled) {
         return DiskVerify.run(List.copyOf(index.asMap().entrySet()), dir, lists, progress,
-                () -> cancelled.getAsBoolean() || closed, (key, e) -> drop(key, e, "fails verification"));
+                () -> cancelled.getAsBoolean() || closed, (key, e) -> drop(key, e, "fails verification"), this::forget);
     }
 
     @Override

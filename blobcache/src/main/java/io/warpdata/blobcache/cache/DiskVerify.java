@@ -21,18 +21,22 @@ final class DiskVerify {
 
     /**
      * Re-hashes {@code entries} (blocks against their list's SHA-256, members against their own
-     * id) and has {@code drop} remove each that does not match.
+     * id) and has {@code drop} remove each that does not match, and {@code forget} each whose
+     * file is gone (deleted by something else: no damage; audit 31 saw a deleted cache reported
+     * as 19 corrupt blocks).
      *
      * @param stop polled before each block
      */
     static VerifyResult run(List<Map.Entry<BlockKey, DiskEntry>> entries, CacheDirectory dir, HashLists lists,
-                            LongConsumer progress, BooleanSupplier stop, BiConsumer<BlockKey, DiskEntry> drop) {
+                            LongConsumer progress, BooleanSupplier stop, BiConsumer<BlockKey, DiskEntry> drop,
+                            BiConsumer<BlockKey, DiskEntry> forget) {
         long checked = 0;
         long checkedBytes = 0;
         boolean stopped = false;
         long removed = 0;
         long removedBytes = 0;
         long withoutList = 0;
+        long missing = 0;
         Map<BlobId, BlockHashList> listCache = new HashMap<>();
         byte[] buf = new byte[0];
         for (Map.Entry<BlockKey, DiskEntry> me : entries) {
@@ -49,6 +53,11 @@ final class DiskVerify {
             try (FileChannel ch = FileChannel.open(dir.path(key), StandardOpenOption.READ)) {
                 ok = BlockFile.readFully(ch, ByteBuffer.wrap(buf, 0, e.length), e.headerLength)
                         && ch.size() == (long) e.headerLength + e.length;
+            } catch (java.nio.file.NoSuchFileException gone) {
+                missing++;
+                forget.accept(key, e);
+                progress.accept(checkedBytes);
+                continue;
             } catch (IOException ex) {
                 ok = false;
             }
@@ -77,6 +86,6 @@ final class DiskVerify {
             }
             progress.accept(checkedBytes);
         }
-        return new VerifyResult(checked, checkedBytes, removed, removedBytes, withoutList, stopped);
+        return new VerifyResult(checked, checkedBytes, removed, removedBytes, withoutList, stopped, missing);
     }
 }

@@ -62,8 +62,8 @@ import org.slf4j.LoggerFactory;
  *     hash ({@code member_fetches}, {@code member_fetched_bytes}). A cold random read of a
  *     30 KB image costs 30 KB, not a 1 MiB block. A lookup ({@link BlobMember#lookup}: a tensor
  *     of a safetensors file, its header, its tensor hashes) is fetched so up to 1 MiB, and its
- *     fetches are no missed seeks: 1,000 random tensors of 1 KiB cost about their own bytes and
- *     the files' headers, not the files;</li>
+ *     fetches have the shard fetched whole only once they have read half of it: 1,000 random
+ *     tensors of 1 KiB cost about their own bytes and the files' headers, not the files;</li>
  * <li>else the block path: its shard's blocks with read-ahead.</li>
  * </ol>
  * Steps 1 and 2 need nothing of the member's own shard, not even its block hash list, so a

@@ -230,9 +230,9 @@ final class ReadExecutor implements ReadPlan.Holdings {
                             int at, int n, long deadline) {
         if (f.toStart()) {
             // Before the GET, so that a shuffled pass over a shard still counts as one (and may
-            // have the blob fetched whole while this member's GET is under way). A lookup's
-            // fetch is no missed seek: it never has its file's shard fetched whole.
-            track(m.blob(), list, m.offset(), (int) m.length(), !m.lookup(), m.lookup());
+            // have the blob fetched whole while this member's GET is under way); lookups count by
+            // their own rule (ReadAhead.LOOKUP_DENSE_FRACTION).
+            track(m.blob(), list, m.offset(), (int) m.length(), true, m.lookup());
             members.start(f, m, deadline);
         }
         dst.put(at, members.await(f, m, deadline), (int) offset, n);

@@ -116,8 +116,10 @@ public final class CacheCommand implements Runnable {
         @Override
         public Integer call() {
             CacheCalls.VerifyReply r = DaemonCalls.call(spec, Calls.CACHE_VERIFY, Empty.INSTANCE);
-            return DaemonCalls.print(spec, r, String.format("cache verify: %d blocks (%s) checked, %d bad removed%n",
-                    r.blocksChecked(), ByteSize.format(r.bytesChecked()), r.blocksRemoved()));
+            return DaemonCalls.print(spec, r, String.format("cache verify: %d blocks (%s) checked, %d bad removed%s%n",
+                    r.blocksChecked(), ByteSize.format(r.bytesChecked()), r.blocksRemoved(), r.blocksMissing() == 0 ? ""
+                            : String.format("; %d whose files were gone (deleted by something else) forgotten",
+                            r.blocksMissing())));
         }
     }
 }

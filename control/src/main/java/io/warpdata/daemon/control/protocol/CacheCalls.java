@@ -38,7 +38,8 @@ public final class CacheCalls {
     public record VerifyProgress(long bytesDone, long bytesTotal) {
     }
 
+    /** @param blocksMissing blocks whose files were gone (deleted by something else), forgotten: no damage */
     public record VerifyReply(long blocksChecked, long bytesChecked, long blocksRemoved, long bytesRemoved,
-                              long blocksWithoutList) {
+                              long blocksWithoutList, long blocksMissing) {
     }
 }

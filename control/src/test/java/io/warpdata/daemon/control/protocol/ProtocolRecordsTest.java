@@ -58,7 +58,7 @@ class ProtocolRecordsTest {
                 null, 2, 0.5, 0.25, Map.of("gets_issued", 4L),
                 List.of(new ReadSourceCount("member_get", 3, 90_000), new ReadSourceCount("blocks", 2, 1 << 20)), MIRRORS)));
         m.put(Calls.CACHE_GC, List.of(new CacheCalls.GcRequest(new ByteCount(1000)), new CacheCalls.GcReply(10, 5, 1, 5)));
-        m.put(Calls.CACHE_VERIFY, List.of(Empty.INSTANCE, new CacheCalls.VerifyReply(4, 400, 1, 100, 0),
+        m.put(Calls.CACHE_VERIFY, List.of(Empty.INSTANCE, new CacheCalls.VerifyReply(4, 400, 1, 100, 0, 2),
                 new CacheCalls.VerifyProgress(200, 400)));
         m.put(Calls.WARM, List.of(new WarmCall.Request("ws/name", new Names(List.of("main")), Names.NONE, "0-3",
                         new ByteCount(1 << 20)),

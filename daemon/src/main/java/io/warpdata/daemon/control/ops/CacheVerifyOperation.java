@@ -38,6 +38,6 @@ public final class CacheVerifyOperation extends TypedOperation<Empty, CacheCalls
         }, cancellation);
         cancellation.throwIfCancelled("cache verify");
         return new CacheCalls.VerifyReply(v.blocksChecked(), v.bytesChecked(), v.blocksRemoved(), v.bytesRemoved(),
-                v.blocksWithoutList());
+                v.blocksWithoutList(), v.blocksMissing());
     }
 }
