@@ -25,6 +25,7 @@ class DoctorDaemonCacheTest {
         assertThat(new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=2g,nr_inodes=12000", "tmpfs", disk.toString())
                 .inheritIO().start().waitFor()).isZero();
         try {
+            Files.createDirectories(disk.resolve("v1/tmp"));
             Doctor d = new Doctor(new Doctor.Settings(Optional.empty(), Optional.empty(), tmp.resolve("c"), 1,
                     tmp.resolve("none.sock"), false), null);
             long free = Files.getFileStore(disk).getUsableSpace();
@@ -42,6 +43,25 @@ class DoctorDaemonCacheTest {
         } finally {
             new ProcessBuilder("umount", disk.toString()).inheritIO().start().waitFor();
         }
+    }
+
+    /** audit 31: a cache whose v1/ was deleted under an idle warpd passed, with the blocks it no longer had. */
+    @Test
+    void aRunningWarpdsCacheWhoseFolderWasDeletedIsWarnedOf() throws Exception {
+        Path cache = Files.createDirectories(tmp.resolve("gone"));
+        Files.createDirectories(cache.resolve("v1/tmp"));
+        Doctor d = new Doctor(new Doctor.Settings(Optional.empty(), Optional.empty(), tmp.resolve("c"), 1,
+                tmp.resolve("none.sock"), false), null);
+        CacheCalls.Stats stats = new CacheCalls.Stats("auto", cache.toString(), 19_000_000, 20_000_000, 0,
+                Files.getFileStore(cache).getUsableSpace(), 19, 0, 0, Map.of(), List.of(), List.of());
+        Doctor.Daemon warpd = new Doctor.Daemon(null, stats, null);
+        assertThat(d.daemonCacheDir(warpd).status()).isEqualTo(Doctor.Status.PASS);
+        Files.delete(cache.resolve("v1/tmp"));
+        Files.delete(cache.resolve("v1"));
+        Doctor.Check c = d.daemonCacheDir(warpd);
+        assertThat(c.status()).isEqualTo(Doctor.Status.WARN);
+        assertThat(c.detail()).contains("v1 is gone", "19.0 MB it reports are no longer there");
+        assertThat(c.fix()).contains("makes it again");
     }
 
     /** audit 23: a cache made read-only under a running warpd passed, while warpd skipped every write. */
