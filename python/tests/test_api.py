@@ -114,6 +114,27 @@ def test_publish_options_and_typed_errors_of_a_refused_input(warp, tmp_path):
     assert "_SUCCESS" in str(e.value) and "touch" in e.value.next_step
 
 
+def test_a_publish_to_a_branch_leaves_latest_alone_unless_set_latest_is_passed(warp, tmp_path):
+    """branch="dev" moved latest too (set_latest=True was the default and still applied), where
+    warpctl publish --branch leaves it; set_latest=True with a branch moves both, as warpctl's
+    --branch --set-latest does."""
+    def one_row_table(n):
+        out = tmp_path / ("part-%d.parquet" % n)
+        warp.sql("COPY (SELECT %d AS id) TO '%s' (FORMAT PARQUET)" % (n, out))
+        return {"main": [str(out)]}
+    first = wd.publish("pytest/branches", tables=one_row_table(1))
+    assert wd.dataset("pytest/branches").version == first["version"]
+    dev = wd.publish("pytest/branches", tables=one_row_table(2), branch="dev")
+    assert wd.dataset("pytest/branches@dev").version == dev["version"]
+    assert wd.dataset("pytest/branches").version == first["version"]
+    built = wd.DatasetBuilder("pytest/branches").add_table("main", one_row_table(3)["main"]).publish(branch="dev")
+    assert wd.dataset("pytest/branches@dev").version == built["version"]
+    assert wd.dataset("pytest/branches").version == first["version"]
+    both = wd.publish("pytest/branches", tables=one_row_table(4), branch="dev", set_latest=True)
+    assert wd.dataset("pytest/branches@dev").version == both["version"]
+    assert wd.dataset("pytest/branches").version == both["version"]
+
+
 def test_a_manifest_damaged_in_the_store_is_a_manifest_corrupted_error(warp, tmp_path):
     src = tmp_path / "m"
     src.mkdir()
@@ -224,9 +245,15 @@ def test_a_publish_too_large_for_warpds_heap_is_made_by_warpctl_in_its_own_proce
     args, socket = json.loads(argv.read_text())
     assert args == ["publish", "pytest/huge", "--json", "--table", "main=" + os.path.abspath("a.parquet"),
                     "--artifact", "images=" + os.path.abspath("imgs/"), "--bind", "main.path=images:image",
-                    "--set-latest", "--branch", "dev", "--shard-size", str(1 << 20), "--allow-missing-members",
+                    "--branch", "dev", "--shard-size", str(1 << 20), "--allow-missing-members",
                     "--no-shard-files", "--remote", "s3://warp/store", "--endpoint", "http://127.0.0.1:9000"]
     assert socket == str(tmp_path / "warpd.sock")
+    # latest moves with a branch only when asked, as with warpctl's own --branch --set-latest
+    wd.publish("pytest/huge", tables={"main": ["a.parquet"]}, branch="dev", set_latest=True,
+               socket=str(tmp_path / "warpd.sock"))
+    assert json.loads(argv.read_text())[0][4:] == ["main=" + os.path.abspath("a.parquet"), "--set-latest", "--branch",
+                                                   "dev", "--remote", "s3://warp/store", "--endpoint",
+                                                   "http://127.0.0.1:9000"]
     # No warpctl on PATH: warpd's refusal, saying where warpctl comes from.
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
     with pytest.raises(WarpError) as e:

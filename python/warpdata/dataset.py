@@ -819,13 +819,15 @@ class _LazyRoot:
         self._root, self._error = state
 
 
-def publish(name, tables=None, artifacts=None, bindings=None, set_latest=True, shard_size=None, socket=None,
+def publish(name, tables=None, artifacts=None, bindings=None, set_latest=None, shard_size=None, socket=None,
             progress=None, branch=None, allow_missing_members=False, allow_threshold_violations=False,
             shard_files=True, tensor_hashes=True):
     """Publishes files through warpd (its ``publish`` operation): tables {name: [parquet paths]},
     artifacts {name: [folders or tars]}, bindings ["main.path=images:image"]. Idempotent: the same
-    inputs give the same version and upload nothing again. branch: move that branch instead of
-    latest (``warpctl publish --branch``); allow_missing_members, allow_threshold_violations: as
+    inputs give the same version and upload nothing again. set_latest: point latest at the new
+    version; by default (None) it does unless ``branch`` is given. branch: move that branch
+    instead of latest (``warpctl publish --branch``; with set_latest=True both move, as
+    ``warpctl publish --branch B --set-latest``); allow_missing_members, allow_threshold_violations: as
     ``warpctl publish``'s options of those names; shard_files=False: WebDataset tars show their
     members only, not also the tar files in ``ARTIFACT.tars/`` (``--no-shard-files``: a version
     releases before manifest format 3 read); tensor_hashes=False: no hash per tensor of safetensors
@@ -841,7 +843,9 @@ def publish(name, tables=None, artifacts=None, bindings=None, set_latest=True, s
         bindings = [bindings]
     args = {"dataset": name, "tables": paths(tables, "tables", '"main": ["data/part-0.parquet"]'),
             "artifacts": paths(artifacts, "artifacts", '"images": ["images/"]'),
-            "bindings": list(bindings or []), "set_latest": bool(set_latest)}
+            "bindings": list(bindings or []),
+            # latest moves unless a branch is named, as warpctl publish --branch leaves it alone
+            "set_latest": branch is None if set_latest is None else bool(set_latest)}
     if shard_size is not None:
         args["shard_size"] = shard_size
     if branch is not None:
@@ -977,9 +981,9 @@ class DatasetBuilder:
         self.bindings.append("%s=%s:%s" % (column, artifact, ref_type))
         return self
 
-    def publish(self, set_latest=True, **options):
-        """Publishes what was added (``wd.publish``'s keywords: branch, shard_size, progress, ...);
-        returns warpd's result."""
+    def publish(self, set_latest=None, **options):
+        """Publishes what was added (``wd.publish``'s keywords: branch, shard_size, progress, ...;
+        set_latest as there: latest moves unless a branch is given); returns warpd's result."""
         for name, (paths, kind) in self.artifacts.items():
             found = _artifact_kind([os.path.abspath(p) for p in paths])
             if kind is not None and found != kind:
