@@ -186,6 +186,57 @@ def test_member_batches_of_an_artifact_that_is_not_there_or_an_absent_mount_say_
         list(wd.member_batches(away, "images"))
 
 
+def test_member_batches_of_a_mount_that_cannot_be_listed_is_a_typed_error_not_an_empty_epoch(ds, monkeypatch):
+    """os.walk swallowed a folder it could not list: a mount left by a warpd killed -9 (ENOTCONN)
+    gave an epoch of no batch, and a subfolder warpd could not serve (EIO) was left out."""
+    import errno
+    import os
+    scandir = os.scandir
+    base = os.path.join(ds.root, "images")
+    for failing, err, typed in ((base, errno.ENOTCONN, wd.MountUnavailableError),
+                                (os.path.join(base, "dog"), errno.EIO, wd.StoreError)):
+        def refusing(path=".", failing=failing, err=err):
+            if os.fspath(path) == failing:
+                raise OSError(err, os.strerror(err), path)
+            return scandir(path)
+        monkeypatch.setattr(os, "scandir", refusing)
+        with pytest.raises(typed) as e:
+            next(wd.member_batches(ds, "images", shard=None))
+        assert failing in e.value.message and "warpctl status" in e.value.next_step
+    monkeypatch.setattr(os, "scandir", scandir)
+    assert sum(len(b["path"]) for b in wd.member_batches(ds, "images", shard=None)) == TOTAL
+
+
+def test_member_batches_after_warpd_was_killed_is_a_mount_unavailable_error(warp):
+    """A warpd killed -9 leaves its mount behind ('Transport endpoint is not connected')."""
+    import os
+    import shutil
+    import signal
+    import tempfile
+    from conftest import Warp, mounted
+    base = tempfile.mkdtemp(prefix="warpdata-killed-")
+    killed = Warp(base)
+    try:
+        images = os.path.join(base, "images", "a")
+        os.makedirs(images)
+        for i in range(3):
+            with open(os.path.join(images, "%d.bin" % i), "wb") as f:
+                f.write(bytes([i]) * 10)
+        killed.warpctl("publish", "pytest/killed", "--artifact", "images=" + os.path.dirname(images), "--set-latest")
+        killed.start_warpd()
+        gone = wd.dataset("pytest/killed", socket=killed.socket, mount=killed.mount)
+        assert sum(len(b["path"]) for b in wd.member_batches(gone, "images", shard=None)) == 3
+        os.killpg(killed.proc.pid, signal.SIGKILL)
+        killed.proc.wait(30)
+        with pytest.raises(wd.MountUnavailableError) as e:
+            next(wd.member_batches(gone, "images", shard=None))
+        assert "not connected" in e.value.message and "fusermount -u" in e.value.next_step
+    finally:
+        killed.stop()
+        if not mounted(killed.mount):
+            shutil.rmtree(base, ignore_errors=True)
+
+
 def test_torch_dataloader_workers_send_refs_of_bound_columns(ds, warp):
     """The README's to_torch(num_workers=4) over every column: the image and audio refs of bound
     columns cross from the workers to the main process (they were not picklable: every batch was

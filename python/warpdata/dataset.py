@@ -2,6 +2,7 @@
 
 import base64
 import copy
+import errno
 import glob
 import operator
 import json
@@ -13,7 +14,7 @@ import warnings
 
 from .client import Client
 from .errors import (ArtifactNotFoundError, BadRequestError, DatasetNotFoundError, InvalidInputError,
-                     MountUnavailableError, TableNotFoundError, TooManyRowsError, WarpError, missing)
+                     MountUnavailableError, StoreError, TableNotFoundError, TooManyRowsError, WarpError, missing)
 from .refs import FileRef, ref_class
 
 MODES = ("auto", "remote", "hybrid")
@@ -309,7 +310,7 @@ def member_batches(ds, artifact, batch_size=1000, shard="auto", by_key=False, ev
                                     % (base, artifact),
                                     "check the mount (warpctl status; ls %s), and that WARP_MOUNT (or dataset(..., "
                                     "mount=)) names warpd's mount point" % ds.mount)
-    names = sorted(os.path.relpath(os.path.join(d, f), base) for d, _, fs in os.walk(base) for f in fs)
+    names = _member_names(ds, artifact, base)
     samples = {}
     if by_key:
         for n in names:
@@ -334,6 +335,44 @@ def member_batches(ds, artifact, batch_size=1000, shard="auto", by_key=False, ev
             batch[e or "file"] = [next((FileRef(ds.root, artifact, n) for n in samples[k] if ext(n) == e), None)
                                   for k in chunk]
         yield batch
+
+
+def _member_names(ds, artifact, base):
+    """The paths of the members under ``base`` (the artifact's folder in the mount), sorted.
+
+    A folder that cannot be listed is an error, not a folder of nothing: os.walk skips it unless
+    told otherwise, and a mount whose warpd died (ENOTCONN) gave an epoch of no batch."""
+    def unlisted(e):
+        typed = _listing_error(ds, artifact, e)
+        if typed is None:
+            raise e
+        raise typed from e
+    names = []
+    for folder, _, files in os.walk(base, onerror=unlisted):
+        names.extend(os.path.relpath(os.path.join(folder, f), base) for f in files)
+    return sorted(names)
+
+
+def _listing_error(ds, artifact, e):
+    """The typed error for a folder of artifact ``artifact`` the mount would not list (``e``), or
+    None to raise ``e`` as it is."""
+    where = e.filename or os.path.join(ds.root, artifact)
+    if e.errno in (errno.ENOTCONN, errno.ENOENT, errno.ENOTDIR):
+        # ENOTCONN: warpd died and left its mount (kill -9); ENOENT: the mount went away meanwhile
+        return MountUnavailableError(
+            "%s cannot be listed (%s), so the members of %r cannot be read: is the Warp mount up?"
+            % (where, e.strerror or e, artifact),
+            "check warpd and its mount (warpctl status; ls %s); a mount left by a warpd that died says 'Transport"
+            " endpoint is not connected': unmount it (fusermount -u %s) and start warpd again"
+            % (ds.mount, ds.mount))
+    if e.errno == errno.EIO:
+        # the mount answers EIO when warpd could not serve the folder's listing (the artifact's
+        # member index): the store did not answer, or what it gave failed verification
+        return StoreError(
+            "%s cannot be listed: warpd could not serve the members of %r (%s)" % (where, artifact, e.strerror or e),
+            "warpctl status and warpd's log say why (the store unreachable, or data failing verification); read"
+            " again once it is mended")
+    return None
 
 
 def _even_part(units, rank, world, worker, workers):
