@@ -216,3 +216,56 @@ def test_arrow_batches_have_the_tables_types_in_every_batch(warp, tmp_path):
     assert rows[0]["maybe"] is None and rows[2]["maybe"] == 2
     assert rows[1]["price"] == Decimal("1.25") and rows[2]["day"].isoformat() == "2026-12-01"
     assert rows[2]["ts"].isoformat() == "2026-11-29T05:00:02" and rows[0]["big"] == 2 ** 64 - 1
+
+
+def test_arrow_batches_keep_nested_and_temporal_types_and_null_what_arrow_cannot_hold(warp, tmp_path):
+    """A MAP(BIGINT, BIGINT) column crashed batches() (pa.array of {0: 0}); DECIMALs in a struct
+    came as decimal128(2,1) in one batch and (3,1) in the next, DECIMAL(6,2)[] as null in an all-NULL
+    batch, 'infinity' timestamps and dates as strings, TIMESTAMP_NS always as strings, INTEGER[]
+    as list<int64>: pa.Table.from_batches refused the batches."""
+    pa = pytest.importorskip("pyarrow")
+    out = tmp_path / "arrow-nested.parquet"
+    warp.sql("COPY (SELECT MAP {0::BIGINT: 0::BIGINT, 10: CASE WHEN i = 1 THEN NULL ELSE i END} AS m,"
+             " {'a': (i * 5.5)::DECIMAL(3,1), 'b': 2.5::DOUBLE} AS st,"
+             " CASE WHEN i = 0 THEN NULL ELSE [1.25::DECIMAL(6,2)] END AS decs,"
+             " CASE WHEN i = 2 THEN 'infinity'::TIMESTAMP ELSE TIMESTAMP '2026-01-01 01:02:03' END AS ts,"
+             " CASE WHEN i = 2 THEN '-infinity'::DATE ELSE DATE '2026-01-01' END AS d,"
+             " TIMESTAMP_NS '2026-01-01 01:02:03.123456789' AS tns, [i, 2]::INTEGER[] AS ints,"
+             " TIMESTAMPTZ '2026-01-01 01:02:03+00' AS tz, TIME '05:06:07' AS tm, [DATE '2026-01-02'] AS days"
+             " FROM range(3) t(i)) TO '%s' (FORMAT PARQUET)" % out)
+    warp.warpctl("publish", "pytest/arrow-nested", "--table", "main=%s" % out, "--set-latest")
+    with pytest.warns(RuntimeWarning) as caught:
+        batches = list(wd.dataset("pytest/arrow-nested").table("main").batches(batch_size=1))
+    said = " ".join(str(w.message) for w in caught)
+    assert "'ts'" in said and "'d'" in said and "'infinity'" in said
+    assert len(caught) == 2, said  # once per column, not once per batch
+    table = pa.Table.from_batches(batches)
+    types = {f.name: f.type for f in table.schema}
+    assert types == {"m": pa.map_(pa.int64(), pa.int64()),
+                     "st": pa.struct([("a", pa.decimal128(3, 1)), ("b", pa.float64())]),
+                     "decs": pa.list_(pa.decimal128(6, 2)), "ts": pa.timestamp("us"), "d": pa.date32(),
+                     "tns": pa.timestamp("ns"), "ints": pa.list_(pa.int32()), "tz": pa.timestamp("us", tz="UTC"),
+                     "tm": pa.time64("us"), "days": pa.list_(pa.date32())}
+    rows = table.to_pylist()
+    assert [r["m"] for r in rows] == [[(0, 0), (10, 0)], [(0, 0), (10, None)], [(0, 0), (10, 2)]]
+    assert [r["st"]["a"] for r in rows] == [Decimal("0.0"), Decimal("5.5"), Decimal("11.0")]
+    assert [r["decs"] for r in rows] == [None, [Decimal("1.25")], [Decimal("1.25")]]
+    assert [r["ts"] and r["ts"].isoformat() for r in rows] == ["2026-01-01T01:02:03"] * 2 + [None]
+    assert [r["d"] and r["d"].isoformat() for r in rows] == ["2026-01-01"] * 2 + [None]
+    assert table.column("tns").cast(pa.int64())[0].as_py() % 10 ** 9 == 123456789
+    assert rows[1]["ints"] == [1, 2] and rows[0]["tm"].isoformat() == "05:06:07"
+    assert rows[0]["tz"].isoformat() == "2026-01-01T01:02:03+00:00" and rows[0]["days"][0].isoformat() == "2026-01-02"
+
+
+def test_arrow_types_follow_duckdbs_spelling_of_nested_types():
+    """The type map batches() builds each column with, for the spellings schema() gives."""
+    pa = pytest.importorskip("pyarrow")
+    from warpdata.dataset import _arrow_type
+    assert _arrow_type(pa, "MAP(VARCHAR, DECIMAL(4,1)[])") == pa.map_(pa.string(), pa.list_(pa.decimal128(4, 1)))
+    assert _arrow_type(pa, 'STRUCT("a, b" DECIMAL(4,1), c STRUCT(e NUMERIC(3,1)))') == \
+        pa.struct([("a, b", pa.decimal128(4, 1)), ("c", pa.struct([("e", pa.decimal128(3, 1))]))])
+    assert _arrow_type(pa, "INTEGER[3]") == pa.list_(pa.int32(), 3)
+    assert _arrow_type(pa, "DECIMAL") == pa.decimal128(18, 3) and _arrow_type(pa, "DECIMAL(5)") == pa.decimal128(5, 0)
+    assert _arrow_type(pa, "UUID") == pa.string() and _arrow_type(pa, "INTERVAL") == pa.string()
+    assert _arrow_type(pa, "ENUM('a', 'b')") == pa.string()
+    assert _arrow_type(pa, "UNION(a INTEGER, b VARCHAR)") is None

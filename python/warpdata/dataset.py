@@ -533,8 +533,13 @@ class Table:
         """Arrow RecordBatches when pyarrow can be imported (bound columns as their stored strings),
         else the same batches as ``batch_dicts``. Columns have the table's types (``schema()``:
         INTEGER int32, FLOAT float32, DECIMAL(p,s) decimal128(p,s), DATE date32, TIMESTAMP
-        timestamp[us], UBIGINT uint64, ...) in every batch, NULL-only batches included, so that
-        ``pa.Table.from_batches`` takes them; nested types (LIST, STRUCT, MAP) are inferred.
+        timestamp[us], TIMESTAMP_NS timestamp[ns], TIMESTAMPTZ timestamp[us, UTC], TIME time64[us],
+        UBIGINT uint64, HUGEINT decimal128(38,0); T[] list_, STRUCT struct, MAP map_, nested as
+        deep as they go; UUID, INTERVAL, TIMETZ and ENUM as their text) in every batch, NULL-only
+        batches included, so that ``pa.Table.from_batches`` takes them. A value Arrow cannot hold in
+        its column's type ('infinity' dates and timestamps, years past 9999) is null, and a
+        RuntimeWarning names the column once per read (``batch_dicts`` gives such values as
+        DuckDB's text); a UNION's type is inferred from each batch.
 
         prefetch="auto" (the only setting): warpd reads each shard's bytes ahead of the batches
         (its read-ahead and the table's next shards, through its cache), whatever the caller does;
@@ -547,8 +552,9 @@ class Table:
             yield from self.batch_dicts(batch_size, columns, shard, limit, where, even=even)
             return
         types = {name: _arrow_type(pa, t) for name, t in self.schema().items()}
+        lost = set()
         for cols, _ in self._stream(batch_size, columns, shard, limit, where, even):
-            yield pa.RecordBatch.from_arrays([_arrow_array(pa, v, types.get(n)) for n, v in cols.items()],
+            yield pa.RecordBatch.from_arrays([_arrow_array(pa, v, types.get(n), n, lost) for n, v in cols.items()],
                                              names=list(cols))
 
     def rows(self, columns=None, shard=None, limit=None, where=None, batch_size=4096):
@@ -651,40 +657,124 @@ def _both(a, b):
 
 
 def _arrow_type(pa, duck):
-    """The Arrow type of a column of DuckDB type ``duck``, or None to let Arrow infer it (nested
-    types, and any this does not know)."""
-    u = " ".join(duck.upper().split())
+    """The Arrow type of a column of DuckDB type ``duck`` (as ``schema()`` spells it), nested
+    types too: ``T[]`` a list_, ``STRUCT(...)`` a struct, ``MAP(K, V)`` a map_; DuckDB's text
+    types (UUID, INTERVAL, TIMETZ, ENUM, JSON, BIT) are strings. None for a type Arrow has no
+    match for here (a UNION): its values are inferred per batch."""
+    t = " ".join(duck.strip().split())
+    u = t.upper()
+    if t.endswith("]"):
+        depth = 0
+        for i in range(len(t) - 1, -1, -1):
+            depth += {"]": 1, "[": -1}.get(t[i], 0)
+            if depth == 0:
+                inner, size = _arrow_type(pa, t[:i]), t[i + 1:-1].strip()
+                if inner is None:
+                    return None
+                return pa.list_(inner, int(size)) if size.isdigit() else pa.list_(inner)
+        return None
     simple = {"BOOLEAN": pa.bool_(), "BOOL": pa.bool_(), "TINYINT": pa.int8(), "INT1": pa.int8(),
               "SMALLINT": pa.int16(), "INT2": pa.int16(), "SHORT": pa.int16(), "INTEGER": pa.int32(),
               "INT": pa.int32(), "INT4": pa.int32(), "BIGINT": pa.int64(), "INT8": pa.int64(),
               "LONG": pa.int64(), "UTINYINT": pa.uint8(), "USMALLINT": pa.uint16(), "UINTEGER": pa.uint32(),
-              "UBIGINT": pa.uint64(), "FLOAT": pa.float32(), "REAL": pa.float32(), "FLOAT4": pa.float32(),
+              "UBIGINT": pa.uint64(), "HUGEINT": pa.decimal128(38, 0), "UHUGEINT": pa.decimal128(38, 0),
+              "FLOAT": pa.float32(), "REAL": pa.float32(), "FLOAT4": pa.float32(),
               "DOUBLE": pa.float64(), "FLOAT8": pa.float64(), "VARCHAR": pa.string(), "TEXT": pa.string(),
-              "STRING": pa.string(), "BLOB": pa.binary(), "BYTEA": pa.binary(), "DATE": pa.date32(),
+              "STRING": pa.string(), "UUID": pa.string(), "INTERVAL": pa.string(), "JSON": pa.string(),
+              "BIT": pa.string(), "BITSTRING": pa.string(), "VARINT": pa.string(), "BIGNUM": pa.string(),
+              "BLOB": pa.binary(), "BYTEA": pa.binary(), "DATE": pa.date32(), "TIME": pa.time64("us"),
+              "TIME WITH TIME ZONE": pa.string(), "TIMETZ": pa.string(),
               "TIMESTAMP": pa.timestamp("us"), "DATETIME": pa.timestamp("us"), "TIMESTAMP_US": pa.timestamp("us"),
-              "TIMESTAMP_MS": pa.timestamp("ms"), "TIMESTAMP_S": pa.timestamp("s")}
+              "TIMESTAMP_MS": pa.timestamp("ms"), "TIMESTAMP_S": pa.timestamp("s"),
+              "TIMESTAMP_NS": pa.timestamp("ns"), "TIMESTAMP WITH TIME ZONE": pa.timestamp("us", tz="UTC"),
+              "TIMESTAMPTZ": pa.timestamp("us", tz="UTC")}
     if u in simple:
         return simple[u]
-    if u.startswith(("DECIMAL(", "NUMERIC(")) and u.endswith(")"):
+    if u.startswith(("DECIMAL", "NUMERIC")):
+        tree = _type_tree(t)
+        inner = u[u.find("(") + 1:u.rfind(")")] if "(" in u and u.endswith(")") else ""
         try:
-            p, s = (int(x) for x in u[u.index("(") + 1:-1].split(","))
-            return pa.decimal128(p, s) if 0 < p <= 38 else None
+            precision = int(inner.split(",")[0]) if inner else 18
         except ValueError:
             return None
+        return pa.decimal128(precision, tree[1]) if tree[1] is not None and 0 < precision <= 38 else None
+    if u.startswith("ENUM("):
+        return pa.string()
+    if u.startswith("MAP(") and t.endswith(")"):
+        parts = _top_level(t[len("MAP("):-1])
+        kv = [_arrow_type(pa, p) for p in parts] if len(parts) == 2 else [None]
+        return None if None in kv else pa.map_(*kv)
+    if u.startswith("STRUCT(") and t.endswith(")"):
+        fields = _struct_fields(t)
+        typed = [(name, _arrow_type(pa, rest)) for name, rest in fields or ()]
+        return None if fields is None or any(f is None for _, f in typed) else pa.struct(typed)
     return None
 
 
-def _arrow_array(pa, values, t):
-    """``values`` as an Arrow array of type ``t`` (dates and timestamps come as DuckDB's text and
-    are parsed); inferred where ``t`` is None or the values do not fit it."""
+def _text_times(pa, t):
+    """``t`` with its dates and timestamps as strings: how warpd sends them (DuckDB's text), which
+    Arrow then casts to ``t`` (Arrow takes no strings for a date or timestamp type directly)."""
+    if pa.types.is_date(t) or pa.types.is_timestamp(t):
+        return pa.string()
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(_text_times(pa, t.value_type), t.list_size)
+    if pa.types.is_list(t):
+        return pa.list_(_text_times(pa, t.value_type))
+    if pa.types.is_map(t):
+        return pa.map_(_text_times(pa, t.key_type), _text_times(pa, t.item_type))
+    if pa.types.is_struct(t):
+        return pa.struct([(f.name, _text_times(pa, f.type)) for f in t])
+    return t
+
+
+def _times(pa, v, t):
+    """``v`` with the TIME values in it (text, which Arrow does not cast to time64) as datetime.time."""
+    if v is None:
+        return None
+    if pa.types.is_time(t):
+        import datetime
+        return datetime.time.fromisoformat(v) if isinstance(v, str) else v
+    if pa.types.is_list(t) or pa.types.is_fixed_size_list(t):
+        return [_times(pa, x, t.value_type) for x in v]
+    if pa.types.is_map(t):
+        return {_times(pa, k, t.key_type): _times(pa, x, t.item_type) for k, x in v.items()}
+    if pa.types.is_struct(t):
+        return {k: _times(pa, x, t.field(k).type if t.get_field_index(k) >= 0 else pa.null()) for k, x in v.items()}
+    return v
+
+
+def _arrow_array(pa, values, t, column=None, lost=None):
+    """``values`` as an Arrow array of type ``t`` (None: inferred). A value Arrow cannot hold in
+    ``t`` ('infinity' dates and timestamps, a year past 9999, a HUGEINT of 39 digits) is null,
+    and a RuntimeWarning says so once per column of a read (``lost``: the columns warned of)."""
     if t is None:
         return pa.array(values)
+    wire, timed = _text_times(pa, t), "time64" in str(t)
+
+    def convert(vs):
+        if timed:
+            vs = [_times(pa, v, t) for v in vs]
+        a = pa.array(vs, type=wire)
+        return a if wire == t else a.cast(t)
+    refused = (pa.ArrowException, OverflowError, TypeError, ValueError, AttributeError, KeyError)
     try:
-        if pa.types.is_date(t) or pa.types.is_timestamp(t):
-            return pa.array(values, type=pa.string()).cast(t)
-        return pa.array(values, type=t)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError, TypeError, ValueError):
-        return pa.array(values)
+        return convert(values)
+    except refused:
+        pass
+    kept, dropped = [], []
+    for v in values:
+        try:
+            convert([v])
+            kept.append(v)
+        except refused:
+            kept.append(None)
+            dropped.append(v)
+    if lost is not None and column not in lost:
+        lost.add(column)
+        warnings.warn("column %r has values Arrow's %s cannot hold (%r%s): batches() gives them as null;"
+                      " batch_dicts() gives them as DuckDB's text" % (column, t, dropped[0], ", ..." if len(dropped) > 1
+                                                                      else ""), RuntimeWarning, stacklevel=4)
+    return convert(kept)
 
 
 _DECIMAL = ("decimal", None)
@@ -732,21 +822,27 @@ def _type_tree(t):
             return _UNKNOWN
         return ("map", parts[0].strip(), _type_tree(parts[1]))
     if u.startswith("STRUCT(") and t.endswith(")"):
-        fields = {}
-        for part in _top_level(t[len("STRUCT("):-1]):
-            part = part.strip()
-            if part.startswith('"'):
-                end = part.find('"', 1)
-                while end != -1 and part[end + 1:end + 2] == '"':
-                    end = part.find('"', end + 2)
-                if end == -1:
-                    return _UNKNOWN
-                name, rest = part[1:end].replace('""', '"'), part[end + 1:]
-            else:
-                name, _, rest = part.partition(" ")
-            fields[name] = _type_tree(rest)
-        return ("struct", fields)
+        fields = _struct_fields(t)
+        return _UNKNOWN if fields is None else ("struct", {name: _type_tree(rest) for name, rest in fields})
     return _UNKNOWN
+
+
+def _struct_fields(t):
+    """[(field name, its type)] of ``STRUCT(...)`` type ``t``, names unquoted; None if not understood."""
+    fields = []
+    for part in _top_level(t.strip()[len("STRUCT("):-1]):
+        part = part.strip()
+        if part.startswith('"'):
+            end = part.find('"', 1)
+            while end != -1 and part[end + 1:end + 2] == '"':
+                end = part.find('"', end + 2)
+            if end == -1:
+                return None
+            name, rest = part[1:end].replace('""', '"'), part[end + 1:]
+        else:
+            name, _, rest = part.partition(" ")
+        fields.append((name, rest.strip()))
+    return fields
 
 
 def _top_level(s):
