@@ -138,6 +138,20 @@ def test_type_trees_of_nested_decimal_and_map_spellings():
     assert _typed([{"1": [Decimal("1.5")]}], _type_tree("MAP(INTEGER, DOUBLE[])[]")) == [{1: [1.5]}]
 
 
+def test_a_decimal_of_scale_0_comes_as_a_decimal_not_an_int(warp, tmp_path):
+    """DECIMAL(10,0) came as int (JSON writes it as an integer) and pandas() made it int64, against
+    the README's 'DECIMAL values come as decimal.Decimal at their type's scale'."""
+    row = _published_row(warp, tmp_path, "pytest/dec0", "42::DECIMAL(10,0) AS d0, [7::DECIMAL(3,0)] AS l0,"
+                         " 1.5::DECIMAL(4,1) AS d1, 3 AS n")
+    assert type(row["d0"]) is Decimal and row["d0"] == Decimal("42")
+    assert [type(v) for v in row["l0"]] == [Decimal] and row["l0"] == [Decimal("7")]
+    assert type(row["n"]) is int
+    pandas = pytest.importorskip("pandas")
+    frame = wd.dataset("pytest/dec0").table("main").pandas()
+    assert frame["d0"].dtype == object and frame["d0"][0] == Decimal("42") and type(frame["d0"][0]) is Decimal
+    assert frame["d0"].dtype == frame["d1"].dtype and frame["n"].dtype == "int64"
+
+
 def test_maps_and_nested_decimals_come_typed_as_duckdb_gives_them(warp, tmp_path):
     """A MAP's keys are of its key type and a DECIMAL inside a list or a map keeps its scale, as
     DuckDB's own client gives them (the keys came as strings, 1.10 as 1.1)."""

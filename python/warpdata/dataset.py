@@ -498,8 +498,9 @@ class Table:
             if typed or exact:
                 for name in cols:
                     tree = typed.get(name, _OTHER)
-                    # a top-level DECIMAL comes with its digits and scale as they are
-                    if (exact or tree is not _OTHER) and tree[0] != "decimal":
+                    # a top-level DECIMAL comes with its digits and scale as they are, but
+                    # one of scale 0 as a JSON integer, which json.loads makes an int
+                    if (exact or tree is not _OTHER) and (tree[0] != "decimal" or tree[1] == 0):
                         cols[name] = [_typed(v, tree) for v in cols[name]]
             for name in msg.get("base64", ()):
                 cols[name] = [None if v is None else base64.b64decode(v) for v in cols[name]]
