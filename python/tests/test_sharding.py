@@ -237,6 +237,44 @@ def test_member_batches_after_warpd_was_killed_is_a_mount_unavailable_error(warp
             shutil.rmtree(base, ignore_errors=True)
 
 
+def _write_safetensors(path, tensors):
+    """A safetensors file of float32 tensors {key: [values]}."""
+    import json
+    import struct
+    header, data = {}, b""
+    for key, values in tensors.items():
+        raw = struct.pack("<%df" % len(values), *values)
+        header[key] = {"dtype": "F32", "shape": [len(values)], "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + data)
+
+
+def test_member_batches_of_safetensors_are_its_members_not_the_mounts_tensor_folders(warp, tmp_path):
+    """The mount shows F.tensors/KEY.npy beside each F.safetensors; member_batches yielded those
+    .npy files as members too (19 paths for 5 members)."""
+    import os
+    src = tmp_path / "emb"
+    (src / "sub").mkdir(parents=True)
+    files = ["part-00000.safetensors", "sub/part-00001.safetensors"]
+    for n, f in enumerate(files):
+        _write_safetensors(src / f, {"emb/%d" % k: [float(n), float(k)] for k in range(3)})
+    shards = [{"file": f, "samples_count": 3, "bytes": os.path.getsize(src / f)} for f in files]
+    (src / "dataset_manifest.json").write_text(json.dumps({
+        "format_version": "1", "total_samples": 6, "total_bytes": sum(s["bytes"] for s in shards), "shards": shards}))
+    wd.publish("pytest/emb", artifacts={"emb": str(src)})
+    emb = wd.dataset("pytest/emb")
+    assert emb.artifacts["emb"]["kind"] == "safetensors"
+    # the mount's tensor folders are there, beside each file
+    assert sorted(os.listdir(os.path.join(emb.root, "emb", "part-00000.tensors", "emb"))) == ["0.npy", "1.npy", "2.npy"]
+    assert os.path.isdir(os.path.join(emb.root, "emb", "sub", "part-00001.tensors"))
+    paths = [r.path for b in wd.member_batches(emb, "emb", shard=None) for r in b["path"]]
+    assert paths == ["dataset_manifest.json", "part-00000.safetensors", "sub/part-00001.safetensors"]
+    assert len(paths) == emb.artifacts["emb"]["members"]
+
+
 def test_torch_dataloader_workers_send_refs_of_bound_columns(ds, warp):
     """The README's to_torch(num_workers=4) over every column: the image and audio refs of bound
     columns cross from the workers to the main process (they were not picklable: every batch was

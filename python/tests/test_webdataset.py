@@ -63,6 +63,9 @@ def test_shards_published_as_tars_are_also_their_files_in_the_mount(warp, tmp_pa
     assert manifest["artifacts"]["train"]["shard_names"] == ["shard-%06d.tar" % s for s in range(4)]
     ds = wd.dataset("pytest/wdsfiles")
     assert ds.artifacts["train"]["shard_files"] == ["shard-%06d.tar" % s for s in range(4)]
+    # train.tars/ is beside the artifact's folder: an epoch over the members does not read the tars too
+    members = [r.path for b in wd.member_batches(ds, "train", shard=None) for r in b["path"]]
+    assert len(members) == ds.artifacts["train"]["members"] and not any(".tar" in m for m in members)
     info = warp.warpctl("info", "pytest/wdsfiles").stdout.decode()
     assert "train.tars/ in the mount holds the 4 tar file(s) of train" in info, info
     as_json = json.loads(warp.warpctl("info", "pytest/wdsfiles", "--json").stdout)

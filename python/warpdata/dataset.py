@@ -341,14 +341,22 @@ def _member_names(ds, artifact, base):
     """The paths of the members under ``base`` (the artifact's folder in the mount), sorted.
 
     A folder that cannot be listed is an error, not a folder of nothing: os.walk skips it unless
-    told otherwise, and a mount whose warpd died (ENOTCONN) gave an epoch of no batch."""
+    told otherwise, and a mount whose warpd died (ENOTCONN) gave an epoch of no batch. The folder
+    the mount shows beside each ``F.safetensors`` of a safetensors artifact (``F.tensors/``, its
+    tensors as .npy) is not a member and is not walked: publish refuses an input folder of that
+    name, so every such folder is the mount's. (A WebDataset artifact's ``NAME.tars/`` is beside
+    the artifact's folder, not in it.)"""
     def unlisted(e):
         typed = _listing_error(ds, artifact, e)
         if typed is None:
             raise e
         raise typed from e
+    safetensors = ds.artifacts[artifact].get("kind") == "safetensors"
     names = []
-    for folder, _, files in os.walk(base, onerror=unlisted):
+    for folder, dirs, files in os.walk(base, onerror=unlisted):
+        if safetensors:
+            made = {f[:-len(".safetensors")] + ".tensors" for f in files if f.endswith(".safetensors")}
+            dirs[:] = [d for d in dirs if d not in made]
         names.extend(os.path.relpath(os.path.join(folder, f), base) for f in files)
     return sorted(names)
 
