@@ -106,6 +106,24 @@ def test_publish_arguments_of_the_wrong_shape_say_so(warp, tmp_path):
     assert "Binding 'm'" not in str(e.value)
 
 
+def test_a_shard_size_warpctl_refuses_is_refused_before_warpd_is_asked(tmp_path, monkeypatch):
+    """shard_size=0 was taken silently, and 1 gave a WarpError showing Java's
+    IllegalArgumentException; warpctl refuses --shard-size under 4KiB."""
+    monkeypatch.setenv("WARP_SOCKET", str(tmp_path / "none.sock"))
+    tables = {"main": [str(tmp_path / "a.parquet")]}
+    for wrong in (0, 1, 4095, "1KiB", "4KB", "abc", "", 5.0, True):
+        with pytest.raises(wd.BadRequestError) as e:
+            wd.publish("pytest/shards", tables=tables, shard_size=wrong)
+        assert "shard_size=" in e.value.message and "shard_size" in e.value.next_step, wrong
+    with pytest.raises(wd.BadRequestError) as e:
+        wd.publish("pytest/shards", tables=tables, shard_size=0)
+    assert "too small" in e.value.message and "at least 4KiB" in e.value.next_step
+    import numpy as np
+    for right in (4096, np.int64(4096), "4KiB", "256MiB", "1.5G"):
+        with pytest.raises(wd.DaemonUnavailableError):  # taken: what is left is asking warpd
+            wd.publish("pytest/shards", tables=tables, shard_size=right)
+
+
 def test_an_eio_while_reading_a_ref_names_the_file(monkeypatch):
     """The mount answers EIO when warpd cannot serve bytes; a read error carries no file name,
     so read_bytes() names the member's path and where to look."""

@@ -7,6 +7,7 @@ import glob
 import operator
 import json
 import os
+import re
 from decimal import Decimal, localcontext
 import sys
 import time
@@ -991,7 +992,7 @@ def publish(name, tables=None, artifacts=None, bindings=None, set_latest=None, s
             # latest moves unless a branch is named, as warpctl publish --branch leaves it alone
             "set_latest": branch is None if set_latest is None else bool(set_latest)}
     if shard_size is not None:
-        args["shard_size"] = shard_size
+        args["shard_size"] = _shard_size(shard_size)
     if branch is not None:
         args["branch"] = branch
     if allow_missing_members:
@@ -1009,6 +1010,38 @@ def publish(name, tables=None, artifacts=None, bindings=None, set_latest=None, s
         if e.code != "PublishTooLarge":
             raise
         return _publish_with_warpctl(e, client, args)
+
+
+MIN_SHARD_SIZE = 4096  # warpctl publish --shard-size's least, as warpd's publisher needs
+
+_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+_SIZE_UNITS = {"": 1, "b": 1, "kb": 10 ** 3, "mb": 10 ** 6, "gb": 10 ** 9, "tb": 10 ** 12, "k": 1 << 10, "kib": 1 << 10,
+               "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tib": 1 << 40}
+
+
+def _shard_size(size):
+    """publish's shard_size in bytes: a whole number of bytes, or a size as warpctl's --shard-size
+    takes it ("256MiB", "1GB": SI units powers of 1000, IEC units and K/M/G/T of 1024), of at
+    least 4KiB; else BadRequestError, as warpctl refuses it."""
+    if isinstance(size, str):
+        m = _SIZE.match(size)
+        unit = m and _SIZE_UNITS.get(m.group(2).lower())
+        if not unit:
+            raise BadRequestError("shard_size=%r is not a size" % (size,),
+                                  'write e.g. shard_size="256MiB", "1GB" or a number of bytes')
+        n = round(float(m.group(1)) * unit)
+    else:
+        try:
+            n = _whole(size)
+        except TypeError:
+            raise BadRequestError("shard_size=%r is not a size" % (size,),
+                                  'write e.g. shard_size="256MiB", "1GB" or a number of bytes') from None
+    if n < MIN_SHARD_SIZE:
+        raise BadRequestError("shard_size=%r (%d bytes) is too small" % (size, n),
+                              "pass shard_size of at least 4KiB (4096, or \"4KiB\"), as warpctl publish --shard-size")
+    if n >= 1 << 63:
+        raise BadRequestError("shard_size=%r is too large" % (size,), 'pass shard_size="256MiB" or so')
+    return n
 
 
 def _publish_with_warpctl(too_large, client, args):
