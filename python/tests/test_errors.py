@@ -292,6 +292,21 @@ def test_arguments_of_the_wrong_kind_are_bad_requests_not_python_errors_or_silen
     assert sum(len(b["id"]) for b in t.batch_dicts(50, columns=("id",), limit=np.int64(3), shard=(np.int64(0), 1))) == 3
 
 
+def test_a_batch_size_or_limit_out_of_warpds_range_is_a_bad_request_naming_the_range(ds):
+    """batch_dicts(10**12) leaked Jackson's 'Numeric value (1000000000000) out of range of int',
+    limit=2**70 'out of range of long'; the cap of 1,048,576 rows a batch was said nowhere."""
+    t = ds.table("main")
+    for batch_size in (10 ** 8, 10 ** 12, 2 ** 20 + 1, 0, "8", 8.0):
+        with pytest.raises(wd.BadRequestError) as e:
+            next(t.batch_dicts(batch_size))
+        assert "from 1 to 1048576" in e.value.message and "batch_size=" in e.value.next_step, batch_size
+    for limit in (2 ** 63, 2 ** 70, -1):
+        with pytest.raises(wd.BadRequestError) as e:
+            next(t.batch_dicts(8, limit=limit))
+        assert "from 0 to 2**63-1" in e.value.message, limit
+    assert sum(len(b["id"]) for b in t.batch_dicts(2 ** 20, columns=["id"], limit=2 ** 63 - 1)) == t.num_rows
+
+
 def test_a_ref_to_a_missing_artifact_or_member_or_mount_says_which(ds, tmp_path):
     """A ref to an artifact the version does not have said "artifact 'nope' has no member 'x'", and
     ArtifactNotFoundError was never raised; a wrong mount did not name WARP_MOUNT."""

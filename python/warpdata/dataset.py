@@ -20,6 +20,8 @@ from .refs import FileRef, ref_class
 
 MODES = ("auto", "remote", "hybrid")
 MAX_ROWS = 1_000_000  # Table.pandas() / polars() without a limit: the guard's default
+MAX_BATCH_SIZE = 1 << 20  # warpd's largest batch: a batch is one line, held whole by both sides
+MAX_LIMIT = (1 << 63) - 1  # warpd reads limit as a Java long
 
 
 def dataset(name, mode=None, socket=None, mount=None):
@@ -252,6 +254,18 @@ def _whole(x):
     return operator.index(x)
 
 
+def _batch_size(batch_size):
+    """``batch_size`` as an int from 1 to MAX_BATCH_SIZE (warpd's largest), else BadRequestError."""
+    try:
+        n = _whole(batch_size)
+    except TypeError:
+        n = 0
+    if not 1 <= n <= MAX_BATCH_SIZE:
+        raise BadRequestError("batch_size=%r is not a whole number from 1 to %d (warpd's largest batch)"
+                              % (batch_size, MAX_BATCH_SIZE), "pass batch_size=1024 or so")
+    return n
+
+
 def resolve_shard(shard):
     """(rank, world, worker, workers) for shard=None, "auto", (rank, world) or (rank, world, worker, workers).
 
@@ -448,9 +462,7 @@ class Table:
         return {c["name"]: c["type"] for c in self._info.get("schema", [])}
 
     def _stream(self, batch_size, columns, shard, limit, where, even=False):
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise BadRequestError("batch_size=%r is not a positive whole number" % (batch_size,),
-                                  "pass batch_size=1024 or so")
+        batch_size = _batch_size(batch_size)
         rank, world, worker, workers = resolve_shard(shard)
         if self.dataset.mode == "hybrid" and self.name not in self.dataset._warmed:
             self.dataset.warm(tables=[self.name], artifacts=sorted({a for a, _ in self.refs.values()}), progress=False)
@@ -478,8 +490,9 @@ class Table:
                 args["limit"] = _whole(limit)
             except TypeError:
                 args["limit"] = -1
-            if args["limit"] < 0:
-                raise BadRequestError("limit=%r is not a whole number >= 0" % (limit,), "pass limit=1000, or leave it out")
+            if not 0 <= args["limit"] <= MAX_LIMIT:
+                raise BadRequestError("limit=%r is not a whole number from 0 to 2**63-1" % (limit,),
+                                      "pass limit=1000, or leave it out for every row")
         where = _both(self._where, where) if where else self._where
         if where:
             args["where"] = where
@@ -519,6 +532,8 @@ class Table:
                     prefetch="auto", even=False):
         """This shard's rows as dict-of-lists batches ({column: [values]}), read by warpd's DuckDB with
         only the columns asked for and the ``where`` filter (a SQL expression) applied there.
+        batch_size: rows a batch, 1 to 1,048,576 (warpd holds a batch whole); limit: at most that
+        many rows, 0 to 2**63-1; either out of range is a BadRequestError.
         Values of bound columns are FileRef/ImageRef/AudioRef (``refs=False``: the stored strings).
         prefetch: see ``batches``. even=True: as many rows on every rank, and on each worker as on
         the same worker of every other rank (a rank one row short reads its first row again), for
