@@ -307,6 +307,28 @@ def test_a_batch_size_or_limit_out_of_warpds_range_is_a_bad_request_naming_the_r
     assert sum(len(b["id"]) for b in t.batch_dicts(2 ** 20, columns=["id"], limit=2 ** 63 - 1)) == t.num_rows
 
 
+def test_numpy_integers_are_whole_numbers_and_bools_and_floats_are_not(ds):
+    """head(np.int64(3)), pandas(max_rows=np.int64(...)) and to_torch(batch_size=np.int32(8)) said
+    the number was not a whole number."""
+    import numpy as np
+    t = ds.table("main")
+    assert [r["id"] for r in t.select("id").head(np.int64(3))] == [0, 1, 2]
+    assert [len(b["id"]) for b in t.batch_dicts(np.int32(8), columns=["id"], limit=np.uint8(20))] == [8, 8, 4]
+    for wrong in (True, 3.0, "3"):
+        with pytest.raises(wd.BadRequestError, match="not a whole number"):
+            t.head(wrong)
+        with pytest.raises(wd.BadRequestError, match="not a whole number"):
+            next(t.batch_dicts(wrong))
+    with pytest.raises(wd.BadRequestError, match=r"max_rows=2\.5 is not a whole number"):
+        t._collect("pandas()", None, None, None, None, 2.5)
+    assert len(t._collect("pandas()", ["id"], None, None, None, np.int64(1000))["id"]) == t.num_rows
+    with pytest.raises(wd.BadRequestError, match="batch_size=0"):
+        ds.to_torch(batch_size=np.int32(0))  # refused before torch is imported
+    from warpdata.torch_data import WarpBatches  # its dataset's batches, without torch's DataLoader
+    batches = WarpBatches(t, batch_size=np.int32(40), shard=None, columns=["id"], tensors=False)
+    assert [len(b["id"]) for b in batches._batches()] == [40, 40, 40, 40]
+
+
 def test_a_ref_to_a_missing_artifact_or_member_or_mount_says_which(ds, tmp_path):
     """A ref to an artifact the version does not have said "artifact 'nope' has no member 'x'", and
     ArtifactNotFoundError was never raised; a wrong mount did not name WARP_MOUNT."""

@@ -220,6 +220,7 @@ class Dataset:
         DataLoader (pin_memory, persistent_workers, multiprocessing_context, ...). prefetch: see
         Table.batches."""
         _check_prefetch(prefetch)
+        batch_size = _batch_size(batch_size)
         from .torch_data import to_torch
         return to_torch(self.table(table), batch_size=batch_size, shard=shard, columns=columns, where=where,
                         num_workers=num_workers, tensors=tensors, shuffle=shuffle, shuffle_buffer=shuffle_buffer,
@@ -452,9 +453,13 @@ class Table:
     def head(self, n=5):
         """The first ``n`` rows of the table (of all its shards, in order; after ``select`` and
         ``filter``) as a list of dicts, like ``warpctl head``; only the shards those rows lie in are read."""
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        try:
+            count = _whole(n)
+        except TypeError:
+            count = -1
+        if count < 0:
             raise BadRequestError("head(%r): n is not a whole number >= 0" % (n,), "pass head(5)")
-        return [] if n == 0 else list(self.rows(limit=n, batch_size=min(n, 4096)))
+        return [] if count == 0 else list(self.rows(limit=count, batch_size=min(count, 4096)))
 
     def schema(self):
         """{column: type} in order (DuckDB type names); from the manifest, no data is read.
@@ -620,9 +625,15 @@ class Table:
 
     def _collect(self, what, columns, limit, where, shard, max_rows):
         """{column: [values]} of every row read, for pandas() and polars()."""
-        if max_rows is not None and (isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 0):
-            raise BadRequestError("max_rows=%r is not a whole number >= 0" % (max_rows,),
-                                  "pass max_rows=1000000, or max_rows=None for no guard")
+        if max_rows is not None:
+            asked = max_rows
+            try:
+                max_rows = _whole(max_rows)
+            except TypeError:
+                max_rows = -1
+            if max_rows < 0:
+                raise BadRequestError("max_rows=%r is not a whole number >= 0" % (asked,),
+                                      "pass max_rows=1000000, or max_rows=None for no guard")
         guarded = limit is None and max_rows is not None
         unnarrowed = where is None and self._where is None and shard is None
         if guarded and unnarrowed and self.num_rows > max_rows:
