@@ -27,6 +27,16 @@ def test_missing_table_names_itself_and_the_tables(ds):
     assert "'nope'" in e.value.message and "main" in e.value.next_step
 
 
+def test_a_table_name_that_is_not_a_str_is_a_bad_request_not_a_missing_table(ds):
+    """table(Path("main")) said "has no table 'main'", table(0) TableNotFound."""
+    import pathlib
+    for wrong in (pathlib.Path("main"), 0, b"main", None):
+        with pytest.raises(wd.BadRequestError) as e:
+            ds.table(wrong)
+        assert "a table name is a str" in e.value.message and 'table("main")' in e.value.next_step
+        assert not isinstance(e.value, wd.TableNotFoundError)
+
+
 def test_missing_column_and_bad_filter_are_typed(ds):
     with pytest.raises(wd.ColumnNotFoundError) as e:
         next(ds.table("main").batch_dicts(columns=["id", "nope"]))

@@ -169,6 +169,10 @@ class Dataset:
         """The table ``name`` of this version (``Table``: schema, batches, rows, pandas...); reads
         nothing. A name the version does not have is ``TableNotFoundError``, naming those it has."""
         tables = self._info.get("tables", {})
+        if not isinstance(name, str):
+            # a Path or a number is no table name ("has no table 'main'" of Path("main") said so)
+            raise BadRequestError("table(%r): a table name is a str, not %s" % (name, type(name).__name__),
+                                  'pass its name as a string, e.g. table("%s")' % (next(iter(tables), "main")))
         if name not in tables:
             raise TableNotFoundError("%s has no table '%s'" % (self.pinned[:len(self.name) + 13], name),
                                      "pick one of its tables: %s" % ", ".join(tables) if tables else
