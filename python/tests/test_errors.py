@@ -134,6 +134,29 @@ def test_a_shard_size_warpctl_refuses_is_refused_before_warpd_is_asked(tmp_path,
             wd.publish("pytest/shards", tables=tables, shard_size=right)
 
 
+def test_bytes_where_a_str_is_needed_is_a_bad_request_and_a_socket_may_be_a_path(warp, ds, tmp_path):
+    """where=b"id=1" and publish tables={"main": [b"..."]} raised 'Object of type bytes is not JSON
+    serializable'; socket=pathlib.Path(...) 'a bytes-like object is required, not PosixPath'."""
+    import pathlib
+    from conftest import DATASET
+    with pytest.raises(wd.BadRequestError, match="where=b'id=1' is not an expression") as e:
+        next(ds.table("main").batch_dicts(where=b"id=1"))
+    assert "str" in e.value.next_step
+    for wrong in ({"tables": {"main": [b"/tmp/a.parquet"]}}, {"tables": {"main": b"/tmp/a.parquet"}},
+                  {"tables": {b"main": ["/tmp/a.parquet"]}}, {"artifacts": {"images": [b"/tmp/images"]}},
+                  {"tables": {"main": ["/tmp/a.parquet"]}, "bindings": [b"main.path=images:image"]}):
+        with pytest.raises(wd.BadRequestError, match="is not a str") as e:
+            wd.publish("pytest/bytes", **wrong)
+        assert "str" in e.value.next_step, wrong
+    with pytest.raises(wd.BadRequestError, match="dataset name"):
+        wd.publish(b"pytest/bytes", tables={"main": ["/tmp/a.parquet"]})
+    pinned = wd.dataset(DATASET, socket=pathlib.Path(warp.socket), mount=pathlib.Path(warp.mount))
+    assert pinned.version == ds.version
+    assert next(pinned.table("main").batch_dicts(2, columns=["id"]))["id"] == [0, 1]
+    with pytest.raises(wd.InvalidInputError):  # a Path in tables= is taken as its path: warpd says it is missing
+        wd.publish("pytest/bytes", tables={"main": [tmp_path / "none.parquet"]}, socket=pathlib.Path(warp.socket))
+
+
 def test_an_eio_while_reading_a_ref_names_the_file(monkeypatch):
     """The mount answers EIO when warpd cannot serve bytes; a read error carries no file name,
     so read_bytes() names the member's path and where to look."""

@@ -72,7 +72,8 @@ class Client:
     """Talks to one warpd. Each call opens its own connection (closing it cancels the call)."""
 
     def __init__(self, socket_path=None, timeout=DEFAULT_TIMEOUT):
-        self.socket_path = socket_path or default_socket()
+        """socket_path: a str or a path-like (pathlib.Path); None: ``default_socket()``."""
+        self.socket_path = os.fspath(socket_path) if socket_path else default_socket()
         self.timeout = timeout
 
     def _timeout(self, op):

@@ -502,6 +502,9 @@ class Table:
             if not 0 <= args["limit"] <= MAX_LIMIT:
                 raise BadRequestError("limit=%r is not a whole number from 0 to 2**63-1" % (limit,),
                                       "pass limit=1000, or leave it out for every row")
+        if where is not None and not isinstance(where, str):
+            raise BadRequestError("where=%r is not an expression: it is a %s" % (where, type(where).__name__),
+                                  'pass SQL as a str, e.g. where="label = 3"')
         where = _both(self._where, where) if where else self._where
         if where:
             args["where"] = where
@@ -1012,10 +1015,22 @@ def publish(name, tables=None, artifacts=None, bindings=None, set_latest=None, s
     def paths(d, what, example):
         if d is not None and not isinstance(d, dict):
             raise BadRequestError("%s=%r is not a dict" % (what, d), "pass %s={%s}" % (what, example))
-        return {k: [os.path.abspath(p) for p in ([v] if isinstance(v, (str, os.PathLike)) else v)]
+        return {text(k, what + " name"): [os.path.abspath(text(p, "path in " + what))
+                                          for p in ([v] if isinstance(v, (str, bytes, os.PathLike)) else v)]
                 for k, v in (d or {}).items()}
+
+    def text(v, what):
+        """``v`` as a str (a path may be a PathLike), else BadRequestError: JSON has no bytes."""
+        s = os.fspath(v) if isinstance(v, os.PathLike) else v
+        if not isinstance(s, str):
+            raise BadRequestError("%s %r is not a str (a %s)" % (what, v, type(v).__name__),
+                                  "pass it as a str (or a pathlib.Path), e.g. decoded with .decode()")
+        return s
+    text(name, "the dataset name")
     if isinstance(bindings, str):
         bindings = [bindings]
+    for b in bindings or ():
+        text(b, "binding")
     args = {"dataset": name, "tables": paths(tables, "tables", '"main": ["data/part-0.parquet"]'),
             "artifacts": paths(artifacts, "artifacts", '"images": ["images/"]'),
             "bindings": list(bindings or []),
