@@ -52,6 +52,13 @@ def test_refs_false_gives_the_stored_strings(ds):
     assert b["path"] == [expected_row(i)["path"] for i in range(3)]
 
 
+def test_rows_take_refs_false_as_batch_dicts_do(ds):
+    """rows(refs=False) was a TypeError (unexpected keyword 'refs')."""
+    row = next(ds.table("main").rows(columns=["id", "path"], refs=False))
+    assert row == {"id": 0, "path": expected_row(0)["path"]}
+    assert isinstance(next(ds.table("main").rows(columns=["path"]))["path"], wd.ImageRef)
+
+
 def test_projection_filter_and_limit_run_in_warpd(ds):
     table = ds.table("main")
     got = []

@@ -594,9 +594,10 @@ class Table:
             yield pa.RecordBatch.from_arrays([_arrow_array(pa, v, types.get(n), n, lost) for n, v in cols.items()],
                                              names=list(cols))
 
-    def rows(self, columns=None, shard=None, limit=None, where=None, batch_size=4096):
-        """This shard's rows one dict at a time (convenient, slower than batches)."""
-        for b in self.batch_dicts(batch_size, columns, shard, limit, where):
+    def rows(self, columns=None, shard=None, limit=None, where=None, batch_size=4096, refs=True):
+        """This shard's rows one dict at a time (convenient, slower than batches); values of bound
+        columns are refs, or with ``refs=False`` the stored strings, as ``batch_dicts`` gives them."""
+        for b in self.batch_dicts(batch_size, columns, shard, limit, where, refs=refs):
             names = list(b)
             for values in zip(*(b[n] for n in names)):
                 yield dict(zip(names, values))
