@@ -178,6 +178,33 @@ def test_an_eio_while_reading_a_ref_names_the_file(monkeypatch):
     assert "warpctl status" in str(e.value)
 
 
+def test_a_ref_on_a_mount_whose_warpd_died_is_a_mount_unavailable_error(monkeypatch):
+    """read_bytes() and as_numpy() raised a plain OSError [Errno 107] Transport endpoint is not
+    connected, at the open or at the read."""
+    import builtins
+    import errno
+    import io
+    from warpdata import refs
+    ref = refs.ImageRef("/warp/ws/pets@abc", "images", "cat/0.png")
+
+    class Failing(io.RawIOBase):
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            raise OSError(errno.ENOTCONN, "Transport endpoint is not connected")
+
+    def gone(path, *args, **kwargs):
+        raise OSError(errno.ENOTCONN, "Transport endpoint is not connected", str(path))
+    for opening in (gone, lambda path, *args, **kwargs: io.BufferedReader(Failing())):
+        monkeypatch.setattr(builtins, "open", opening)
+        for read in (ref.read_bytes, ref.as_numpy):
+            with pytest.raises(wd.MountUnavailableError) as e:
+                read()
+            assert "/warp/ws/pets@abc/images/cat/0.png" in e.value.message
+            assert "fusermount -u /warp)" in e.value.next_step
+
+
 def test_a_warpd_that_never_answers_fails_a_quick_call_not_after_ten_minutes(tmp_path, monkeypatch):
     """A stopped (SIGSTOP) or wedged warpd takes the connection and never answers: status and
     info give up after QUICK_TIMEOUT (here shortened), not the 600 s of table reads."""

@@ -225,12 +225,16 @@ def test_member_batches_after_warpd_was_killed_is_a_mount_unavailable_error(warp
         killed.warpctl("publish", "pytest/killed", "--artifact", "images=" + os.path.dirname(images), "--set-latest")
         killed.start_warpd()
         gone = wd.dataset("pytest/killed", socket=killed.socket, mount=killed.mount)
-        assert sum(len(b["path"]) for b in wd.member_batches(gone, "images", shard=None)) == 3
+        refs = [r for b in wd.member_batches(gone, "images", shard=None) for r in b["path"]]
+        assert [r.read_bytes() for r in refs[:2]] == [bytes([0]) * 10, bytes([1]) * 10]  # the last one unread
         os.killpg(killed.proc.pid, signal.SIGKILL)
         killed.proc.wait(30)
         with pytest.raises(wd.MountUnavailableError) as e:
             next(wd.member_batches(gone, "images", shard=None))
         assert "not connected" in e.value.message and "fusermount -u" in e.value.next_step
+        with pytest.raises(wd.MountUnavailableError) as e:  # a ref made before (a plain OSError 107)
+            refs[2].read_bytes()
+        assert "fusermount -u %s" % killed.mount in e.value.next_step
     finally:
         killed.stop()
         if not mounted(killed.mount):

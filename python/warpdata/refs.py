@@ -55,7 +55,11 @@ class FileRef:
         p = self.local_path()
         try:
             return open(p, "rb", buffering=BUFFER_SIZE)
-        except FileNotFoundError:
+        except OSError as e:
+            if e.errno == errno.ENOTCONN:
+                raise self._mount_gone(e) from None
+            if not isinstance(e, FileNotFoundError):
+                raise
             root = self._version_dir()
             if not os.path.isdir(root):
                 raise MountUnavailableError(
@@ -78,12 +82,21 @@ class FileRef:
             try:
                 return f.read()
             except OSError as e:
+                if e.errno == errno.ENOTCONN:
+                    raise self._mount_gone(e) from None
                 if e.errno != errno.EIO:
                     raise
                 # A read error carries no file name; the mount answers EIO when warpd could not
                 # serve the bytes (store down, bytes failing verification): say which file, and where to look.
                 raise OSError(e.errno, "%s (warpd could not serve it: warpctl status, and warpd's log, say why)"
                               % e.strerror, str(self.local_path())) from None
+
+    def _mount_gone(self, e):
+        """ENOTCONN: the mount is still there, but the warpd that served it died (kill -9, a crash)."""
+        path, mount = str(self.local_path()), os.path.dirname(os.path.dirname(self._version_dir()))
+        return MountUnavailableError(
+            "%s cannot be read (%s): the warpd that served the Warp mount is gone" % (path, e.strerror or e),
+            "unmount it (fusermount -u %s) and start warpd again; warpctl status says whether one runs" % mount)
 
     def __fspath__(self):
         return str(self.local_path())
@@ -113,9 +126,8 @@ class ImageRef(FileRef):
             from PIL import Image
         except ImportError:
             raise missing("PIL", "ImageRef.as_pil()", "python3-pil") from None
-        with self.open() as f:
-            im = Image.open(io.BytesIO(f.read()))
-            im.load()
+        im = Image.open(io.BytesIO(self.read_bytes()))
+        im.load()
         return im
 
     def as_numpy(self):
