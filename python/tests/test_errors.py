@@ -102,6 +102,16 @@ def test_warp_mode_is_read_as_warpd_reads_it(warp, monkeypatch):
         wd.dataset(DATASET)
     monkeypatch.setenv("WARP_MODE", "hybrid")
     assert wd.dataset(DATASET).mode == "hybrid"
+    # in any case, as warpd reads it (HYBRID and mode="Auto" were refused)
+    monkeypatch.setenv("WARP_MODE", "HYBRID")
+    assert wd.dataset(DATASET).mode == "hybrid"
+    monkeypatch.setenv("WARP_MODE", "Local")
+    assert wd.dataset(DATASET).mode == "auto"
+    assert wd.dataset(DATASET, mode="Remote").mode == "remote"
+    monkeypatch.delenv("WARP_MODE")
+    assert wd.dataset(DATASET, mode="Auto").mode == "auto"
+    with pytest.raises(wd.BadRequestError, match="mode 'Turbo'"):
+        wd.dataset(DATASET, mode="Turbo")
 
 
 def test_publish_arguments_of_the_wrong_shape_say_so(warp, tmp_path):

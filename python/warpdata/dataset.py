@@ -28,23 +28,23 @@ def dataset(name, mode=None, socket=None, mount=None):
     """The dataset ``ws/name`` (its latest version), ``ws/name@<hash prefix>``, ``ws/name@<tag>`` or
     ``ws/name@<branch>``, pinned to one version: every table, batch and ref of it reads that version.
 
-    mode: ``auto`` (default, or $WARP_MODE; warpd's ``local`` reads as auto): remote-first, warpd caches what is read;
+    mode (in any case): ``auto`` (default, or $WARP_MODE; warpd's ``local`` reads as auto): remote-first, warpd caches what is read;
     ``remote``: the same (warpd holds what is cached, the process stores nothing);
     ``hybrid``: a table's shards are warmed into warpd's cache before its first batch.
     warpd is found through ``socket``, else $WARP_SOCKET, else the default socket; the mount (for
     refs) through ``mount``, else $WARP_MOUNT, else warpd's status.
     """
     if not mode and os.environ.get("WARP_MODE"):
-        mode = os.environ["WARP_MODE"]
+        mode = os.environ["WARP_MODE"].strip().lower()  # HYBRID is hybrid, as warpd reads --mode
         if mode == "local":
             # warpd's own mode (serve only what is cached); for this process it reads as auto does.
             mode = "auto"
         elif mode not in MODES:
-            raise BadRequestError("$WARP_MODE=%r is not a mode of this warpdata" % (mode,),
+            raise BadRequestError("$WARP_MODE=%r is not a mode of this warpdata" % (os.environ["WARP_MODE"],),
                                   "set WARP_MODE to one of %s (or local, warpd's), or pass mode=" % ", ".join(MODES))
-    mode = mode or "auto"
+    asked, mode = mode, mode.strip().lower() if isinstance(mode, str) else mode or "auto"
     if mode not in MODES:
-        raise BadRequestError("mode %r is not a mode of this warpdata" % (mode,),
+        raise BadRequestError("mode %r is not a mode of this warpdata" % (asked,),
                               "pass mode= one of %s (offline reading: warpd serves cached data when the"
                               " store is down)" % ", ".join(MODES), code="BadRequest")
     if not isinstance(name, str) or "/" not in name:
