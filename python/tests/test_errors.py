@@ -21,6 +21,17 @@ def test_missing_tag_names_itself(warp):
     assert "no-such-tag" in str(e.value)
 
 
+def test_a_dataset_with_no_latest_says_how_to_set_it_from_python_too(warp, tmp_path):
+    """The next step said only warpctl's '--set-latest' to a Python user."""
+    out = tmp_path / "part-0.parquet"
+    warp.sql("COPY (SELECT 1 AS id) TO '%s' (FORMAT PARQUET)" % out)
+    wd.publish("pytest/no-latest", tables={"main": [str(out)]}, set_latest=False)
+    with pytest.raises(wd.DatasetNotFoundError) as e:
+        wd.dataset("pytest/no-latest")
+    assert "--set-latest" in e.value.next_step and "wd.publish(..., set_latest=True)" in e.value.next_step
+    assert e.value.code == "DatasetNotFoundError" and "no latest" in e.value.message
+
+
 def test_missing_table_names_itself_and_the_tables(ds):
     with pytest.raises(wd.TableNotFoundError) as e:
         ds.table("nope")

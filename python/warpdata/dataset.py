@@ -53,10 +53,19 @@ def dataset(name, mode=None, socket=None, mount=None):
     try:
         info = client.call("info", {"dataset": name})
     except DatasetNotFoundError as e:
-        raise _elsewhere(client, e) from None
+        raise _elsewhere(client, _in_python(e)) from None
     ds = Dataset(client, info, name, mode)
     ds._mount = mount or os.environ.get("WARP_MOUNT") or None
     return ds
+
+
+def _in_python(e):
+    """``e`` with its next step's warpctl option also said as a Python user writes it: warpd's
+    "publish it again with --set-latest" for a dataset with no latest."""
+    if "--set-latest" not in e.next_step:
+        return e
+    return type(e)(e.message, e.next_step.replace("--set-latest", "--set-latest (wd.publish(..., set_latest=True))", 1),
+                   code=e.code, details=e.details)
 
 
 def _elsewhere(client, e):
