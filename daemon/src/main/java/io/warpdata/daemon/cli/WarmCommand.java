@@ -106,9 +106,11 @@ public final class WarmCommand implements Callable<Integer> {
             DaemonCalls.printJson(out, result);
         } else {
             // Not "in cache" when it does not fit: what was warmed first was evicted again (audit 18).
+            // "kept of": bytesDone is what the cache holds at the end (audit 31 read "read through" as all of it).
             out.printf("warmed %s@%s: %s %s (%s fetched now) in %.1f s%s%n",
                     result.dataset(), result.version().substring(0, Math.min(12, result.version().length())),
-                    ByteSize.format(result.bytesDone()), notAllCached ? "read through the cache, not all kept"
+                    ByteSize.format(result.bytesDone()), notAllCached ? "kept in the cache of the "
+                            + ByteSize.format(result.bytesTotal()) + " asked, the rest did not fit"
                             : "in cache", ByteSize.format(result.bytesFetched()),
                     result.seconds(), result.truncated() ? " (stopped at --max-bytes)" : "");
             out.flush();

@@ -139,7 +139,7 @@ class ControlCliIT {
                 world.operations(policy), policy, new PeerResolver(EtcUserDatabase.system()));
         ControlWorld.Result r = warpctl("warm", "ws/name");
         assertThat(r.exit()).as(r.out() + r.err()).isEqualTo(4);
-        assertThat(r.out()).contains("warmed ws/name@", "read through the cache, not all kept").doesNotContain(" in cache (");
+        assertThat(r.out()).contains("warmed ws/name@", "kept in the cache of the", "asked, the rest did not fit").doesNotContain(" in cache (");
         assertThat(r.err()).contains("does not all fit in warpd's cache", "--cache-size");
 
         // What fits, in a cache emptied of the blocks the first warm left (which could keep out new
