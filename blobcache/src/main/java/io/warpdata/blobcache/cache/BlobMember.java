@@ -11,10 +11,10 @@ import java.util.Objects;
  * its own and check it.
  *
  * @param lookup a range looked up inside a file rather than a file (a tensor of a safetensors
- *               member, its header, its tensor hashes): fetched on its own up to 1 MiB, and its
- *               fetches make the blob dense (read whole) only once they have read half of it
- *               (ReadAhead.LOOKUP_DENSE_FRACTION): a loop looks up some tensors of a file, as a
- *               query reads some column chunks
+ *               member, its header, its tensor hashes): fetched on its own up to 1 MiB while
+ *               the blob's lookups are sparse (ReadAhead.LOOKUP_SPARSE_MIN), and its fetches
+ *               make the blob dense (read whole) only once they have read half of it
+ *               (ReadAhead.LOOKUP_DENSE_FRACTION)
  */
 public record BlobMember(BlobRef blob, long offset, long length, BlobId hash, boolean lookup) {
     /** A member (a file of an archive). */

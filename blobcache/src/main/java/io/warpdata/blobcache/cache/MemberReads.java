@@ -61,9 +61,10 @@ import org.slf4j.LoggerFactory;
  *     with {@code MemberVerificationException}), handed to its readers, then cached under its
  *     hash ({@code member_fetches}, {@code member_fetched_bytes}). A cold random read of a
  *     30 KB image costs 30 KB, not a 1 MiB block. A lookup ({@link BlobMember#lookup}: a tensor
- *     of a safetensors file, its header, its tensor hashes) is fetched so up to 1 MiB, and its
- *     fetches have the shard fetched whole only once they have read half of it: 1,000 random
- *     tensors of 1 KiB cost about their own bytes and the files' headers, not the files;</li>
+ *     of a safetensors file, its header, its tensor hashes) is fetched so up to 1 MiB while its
+ *     blob's lookups are sparse (fewer than two a block they touched), and its fetches have the
+ *     shard fetched whole only once they have read half of it: 32 random tensors of 16 KiB of a
+ *     64 MiB file cost about their own bytes and the file's header, not 32 blocks;</li>
  * <li>else the block path: its shard's blocks with read-ahead.</li>
  * </ol>
  * Steps 1 and 2 need nothing of the member's own shard, not even its block hash list, so a

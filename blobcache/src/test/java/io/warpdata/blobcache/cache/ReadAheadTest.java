@@ -109,6 +109,33 @@ class ReadAheadTest {
         assertThat(memberFlags & ReadAhead.DENSE_RANDOM).isNotZero();
     }
 
+    /**
+     * Lookups spread over a blob's blocks (one a block) stay on their own; once they are twice as
+     * many as the blocks they touched (tensors read at random from a small file) the blocks serve
+     * them: a GET then brings the tensors read next.
+     */
+    @Test
+    void lookupsFollowTheBlocksOnceTheyAreManyABlock() {
+        BlockHashList list = TestBlobs.sizesOnly(1024, MIB);
+        BlobRef big = TestBlobs.ref(list, 17);
+        for (int i = 0; i < 100; i++) {
+            readAhead.onRead(big, list, (long) i * 7 * MIB + 4096, 1024, true, Integer.MAX_VALUE, true);
+        }
+        assertThat(readAhead.followsBlocks(big, list, 900L * MIB, 900L * MIB + 1024, true))
+                .as("100 lookups in 100 blocks: sparse").isFalse();
+        BlockHashList small = TestBlobs.sizesOnly(4, MIB);
+        BlobRef file = TestBlobs.ref(small, 18);
+        for (int i = 0; i < ReadAhead.LOOKUP_SPARSE_MIN - 1; i++) {
+            readAhead.onRead(file, small, (long) (i % 4) * MIB + 8192 + i * 4096L, 1024, true, Integer.MAX_VALUE, true);
+        }
+        assertThat(readAhead.followsBlocks(file, small, 3L * MIB, 3L * MIB + 1024, true)).as("too few yet").isFalse();
+        readAhead.onRead(file, small, 2L * MIB + 500_000, 1024, true, Integer.MAX_VALUE, true);
+        assertThat(readAhead.followsBlocks(file, small, 3L * MIB, 3L * MIB + 1024, true))
+                .as("8 lookups in 4 blocks").isTrue();
+        assertThat(readAhead.followsBlocks(file, small, 3L * MIB, 3L * MIB + 1024, false))
+                .as("a member read is no lookup").isFalse();
+    }
+
     @Test
     void aDenseBlobFollowsTheBlocksEverywhere() {
         BlockHashList list = TestBlobs.sizesOnly(64, MIB);
