@@ -48,15 +48,20 @@ final class TensorFolders {
             String name = d.version().describe() + "/" + d.artifactName() + "/" + d.index().path(i);
             try {
                 BlobRef hashes = d.artifact().tensorHashes();
-                TensorHashes.Entry entry = hashes == null ? null : entry(hashes, d.index().hash(i), name);
+                // A shard under 64 MiB is read through its blocks whatever its tensors' hashes say
+                // (BlobMember.LOOKUP_MIN_BLOB_BYTES): its header too, whose blocks hold the first
+                // tensors, and the hashes are not fetched for it.
+                TensorHashes.Entry entry = hashes == null || shard.size() < BlobMember.LOOKUP_MIN_BLOB_BYTES ? null
+                        : entry(hashes, d.index().hash(i), name);
                 if (entry == null) {
                     byte[] first8 = read(shard, offset, 8);
                     long n = SafetensorsHeader.headerLength(first8, size, name);
                     SafetensorsHeader header = SafetensorsHeader.parse(read(shard, offset + 8, (int) n), size, name);
                     return TensorFolder.of(shard, offset, header);
                 }
-                // The header and the tensors' hashes as ranges of their own, each checked against
-                // its hash: about their bytes, not the 1 MiB blocks around them.
+                // In a large shard, the header and the tensors' hashes as ranges of their own, each
+                // checked against its hash: about their bytes, not the blocks around them (and the
+                // blocks read ahead of them).
                 if (entry.headerLength() > size - 8 || entry.headerLength() > SafetensorsHeader.MAX_HEADER_BYTES) {
                     throw new StoreException("The tensor hashes of " + name + " give it a header of " + entry.headerLength()
                             + " bytes, in a file of " + size, "Publish the dataset again.", null);

@@ -499,6 +499,9 @@ final class ReadAhead {
      * the read is recorded by {@link #onRead} once it is decided.
      */
     boolean followsBlocks(BlobRef blob, BlockHashList list, long offset, long memberEnd, boolean lookup) {
+        if (lookup && blob.size() < BlobMember.LOOKUP_MIN_BLOB_BYTES) {
+            return true;
+        }
         Access a = blobs.getIfPresent(blob.id());
         if (a == null) {
             return false;

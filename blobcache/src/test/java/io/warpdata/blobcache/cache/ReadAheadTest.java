@@ -62,7 +62,7 @@ class ReadAheadTest {
      */
     @Test
     void aLookupContinuesAStreamOnlyWhereItEndedExactly() {
-        BlockHashList list = TestBlobs.sizesOnly(32, MIB);
+        BlockHashList list = TestBlobs.sizesOnly(128, MIB);
         BlobRef blob = TestBlobs.ref(list, 14);
         long tensor = 5L * MIB + 8_192;
         readAhead.onRead(blob, list, tensor, 1024, false, Integer.MAX_VALUE, true);
@@ -123,7 +123,7 @@ class ReadAheadTest {
         }
         assertThat(readAhead.followsBlocks(big, list, 900L * MIB, 900L * MIB + 1024, true))
                 .as("100 lookups in 100 blocks: sparse").isFalse();
-        BlockHashList small = TestBlobs.sizesOnly(4, MIB);
+        BlockHashList small = TestBlobs.sizesOnly(128, MIB);
         BlobRef file = TestBlobs.ref(small, 18);
         for (int i = 0; i < ReadAhead.LOOKUP_SPARSE_MIN - 1; i++) {
             readAhead.onRead(file, small, (long) (i % 4) * MIB + 8192 + i * 4096L, 1024, true, Integer.MAX_VALUE, true);
@@ -134,6 +134,9 @@ class ReadAheadTest {
                 .as("8 lookups in 4 blocks").isTrue();
         assertThat(readAhead.followsBlocks(file, small, 3L * MIB, 3L * MIB + 1024, false))
                 .as("a member read is no lookup").isFalse();
+        BlockHashList tiny = TestBlobs.sizesOnly(21, MIB);
+        assertThat(readAhead.followsBlocks(TestBlobs.ref(tiny, 19), tiny, 0, 1024, true))
+                .as("a blob under 64 MiB: its blocks, from the first lookup").isTrue();
     }
 
     @Test
