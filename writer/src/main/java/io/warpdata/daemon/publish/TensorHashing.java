@@ -1,5 +1,6 @@
 package io.warpdata.daemon.publish;
 
+import io.warpdata.blobcache.cache.BlobMember;
 import io.warpdata.manifest.ArtifactKind;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.MemberIndex;
@@ -44,16 +45,26 @@ final class TensorHashing {
 
     /**
      * The artifact's tensor hashes, or empty if it is no safetensors dataset (the mount shows
-     * tensor folders for those only), has no safetensors member, or too many tensors.
+     * tensor folders for those only), has no safetensors member in a shard of at least
+     * {@link BlobMember#LOOKUP_MIN_BLOB_BYTES} (a smaller shard is read through its blocks
+     * whatever they say: the version then stays in a format older readers read), or too many
+     * tensors.
      */
     static Optional<StagedBlob> of(String artifact, PackedArtifact packed, PublishProgress progress) {
+        return of(artifact, packed, progress, BlobMember.LOOKUP_MIN_BLOB_BYTES);
+    }
+
+    /** As above, for members of shards of at least {@code minShardBytes}. */
+    static Optional<StagedBlob> of(String artifact, PackedArtifact packed, PublishProgress progress, long minShardBytes) {
         if (packed.kind() != ArtifactKind.SAFETENSORS) {
             return Optional.empty();
         }
         MemberIndex members = packed.members();
         long bytes = 0;
+        java.util.BitSet hashed = new java.util.BitSet(members.size());
         for (int i = 0; i < members.size(); i++) {
-            if (isSafetensors(members, i)) {
+            if (isSafetensors(members, i) && packed.shards().get(members.shard(i)).size() >= minShardBytes) {
+                hashed.set(i);
                 bytes += members.length(i);
             }
         }
@@ -68,10 +79,7 @@ final class TensorHashing {
             int openShard = -1;
             byte[] buf = new byte[1 << 20];
             try {
-                for (int i = 0; i < members.size(); i++) {
-                    if (!isSafetensors(members, i)) {
-                        continue;
-                    }
+                for (int i = hashed.nextSetBit(0); i >= 0; i = hashed.nextSetBit(i + 1)) {
                     if (members.shard(i) != openShard) {
                         if (open != null) {
                             open.close();

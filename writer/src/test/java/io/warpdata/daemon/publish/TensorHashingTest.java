@@ -69,7 +69,9 @@ class TensorHashingTest {
         PackedArtifact folder = new ArtifactPacker(tmp.resolve("staging"), 1 << 20).pack("t", src, PublishProgress.NONE);
         assertThat(TensorHashing.of("t", folder, PublishProgress.NONE)).as("a plain folder shows no tensor folders").isEmpty();
         PackedArtifact packed = folder.asFormat(io.warpdata.manifest.ArtifactKind.SAFETENSORS, Map.of());
-        StagedBlob staged = TensorHashing.of("t", packed, PublishProgress.NONE).orElseThrow();
+        assertThat(TensorHashing.of("t", packed, PublishProgress.NONE)).as("a shard under 64 MiB: read through its blocks")
+                .isEmpty();
+        StagedBlob staged = TensorHashing.of("t", packed, PublishProgress.NONE, 0).orElseThrow();
         byte[] blob = staged.bytes().orElseThrow();
         assertThat(staged.blocks().blockSize()).as("a few KiB per lookup").isEqualTo(TensorHashing.BLOCK_SIZE);
         int count = TensorHashes.count(Arrays.copyOf(blob, TensorHashes.HEAD_BYTES), blob.length, "t");
@@ -104,6 +106,6 @@ class TensorHashingTest {
         Files.write(src.resolve("x.safetensors.bak"), new byte[64]);
         PackedArtifact packed = new ArtifactPacker(tmp.resolve("staging"), 1 << 20).pack("t", src, PublishProgress.NONE)
                 .asFormat(io.warpdata.manifest.ArtifactKind.SAFETENSORS, Map.of());
-        assertThat(TensorHashing.of("t", packed, PublishProgress.NONE)).isEmpty();
+        assertThat(TensorHashing.of("t", packed, PublishProgress.NONE, 0)).isEmpty();
     }
 }
