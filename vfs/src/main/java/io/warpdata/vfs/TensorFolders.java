@@ -113,8 +113,8 @@ final class TensorFolders {
         byte[] out = new byte[Math.toIntExact(range.length())];
         int got = reader.readMember(range, 0, ByteBuffer.wrap(out));
         if (got != out.length) {
-            throw new StoreException("Short read of bytes [" + range.offset() + ", +" + range.length() + ") of blob "
-                    + range.blob().id() + ": " + got, "This is a bug in the blob reader; report it.", null);
+            throw WarpTree.shortRead("bytes [" + range.offset() + ", +" + range.length() + ") of blob " + range.blob().id(),
+                    got, out.length);
         }
         return out;
     }
@@ -123,8 +123,7 @@ final class TensorFolders {
         byte[] out = new byte[len];
         int got = reader.read(blob, offset, ByteBuffer.wrap(out));
         if (got != len) {
-            throw new StoreException("Short read of blob " + blob.id() + " at " + offset + ": " + got + " of " + len,
-                    "This is a bug in the blob reader; report it.", null);
+            throw WarpTree.shortRead("blob " + blob.id() + " at " + offset, got, len);
         }
         return out;
     }

@@ -423,24 +423,20 @@ public final class WarpTree {
             case FileContent.BlobSlice s -> {
                 int got = reader.read(s.blob(), s.offset() + offset, dst.slice(at, n));
                 if (got != n) {
-                    throw new StoreException("Short read of blob " + s.blob().id() + " at offset " + (s.offset() + offset)
-                            + ": " + got + " of " + n + " bytes", "This is a bug in the blob reader; report it.", null);
+                    throw shortRead("blob " + s.blob().id() + " at offset " + (s.offset() + offset), got, n);
                 }
             }
             case FileContent.Member m -> {
                 int got = reader.readMember(m.blobMember(), offset, dst.slice(at, n));
                 if (got != n) {
-                    throw new StoreException("Short read of member " + m.member() + " of blob " + m.shard().id()
-                            + " at offset " + offset + ": " + got + " of " + n + " bytes",
-                            "This is a bug in the blob reader; report it.", null);
+                    throw shortRead("member " + m.member() + " of blob " + m.shard().id() + " at offset " + offset, got, n);
                 }
             }
             case FileContent.HashedRange r -> {
                 int got = reader.readMember(r.range(), offset, dst.slice(at, n));
                 if (got != n) {
-                    throw new StoreException("Short read of bytes [" + r.range().offset() + ", +" + r.size() + ") of blob "
-                            + r.range().blob().id() + " at offset " + offset + ": " + got + " of " + n + " bytes",
-                            "This is a bug in the blob reader; report it.", null);
+                    throw shortRead("bytes [" + r.range().offset() + ", +" + r.size() + ") of blob " + r.range().blob().id()
+                            + " at offset " + offset, got, n);
                 }
             }
             case FileContent.Inline i -> dst.put(at, i.bytes(), (int) offset, n);
@@ -462,4 +458,10 @@ public final class WarpTree {
         return n;
     }
 
+
+    /** A reader that returned fewer bytes than asked: a bug, said with what was read ({@code what}). */
+    static StoreException shortRead(String what, int got, int wanted) {
+        return new StoreException("Short read of " + what + ": " + got + " of " + wanted + " bytes",
+                "This is a bug in the blob reader; report it.", null);
+    }
 }
