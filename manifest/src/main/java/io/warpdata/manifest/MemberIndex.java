@@ -146,6 +146,36 @@ public abstract class MemberIndex {
         return path == null ? -1 : find(path.getBytes(StandardCharsets.UTF_8));
     }
 
+    /**
+     * Position of the member a user's spelling of a path names, or -1: {@code path} as it is, or
+     * else without its leading {@code /} and {@code ./} and with {@code a//b} and {@code a/./b}
+     * folded ({@link #memberPath}), as the mount resolves such a path. Bound column values,
+     * {@code warpctl cat} and views find members this way.
+     */
+    public int findSpelled(String path) {
+        int i = find(path);
+        if (i >= 0 || path == null) {
+            return i;
+        }
+        String member = memberPath(path);
+        return member.equals(path) ? -1 : find(member);
+    }
+
+    /**
+     * {@code path} as a member is named: no leading {@code /} or {@code ./}, no {@code //} or
+     * {@code /./} inside. {@code ..} is left as it is (no member is named through it).
+     */
+    public static String memberPath(String path) {
+        String p = path;
+        while (p.startsWith("./") || p.startsWith("/")) {
+            p = p.substring(p.startsWith("./") ? 2 : 1);
+        }
+        while (p.contains("/./") || p.contains("//")) {
+            p = p.replace("/./", "/").replace("//", "/");
+        }
+        return p;
+    }
+
     /** Position of the member whose UTF-8 path is {@code utf8}, or -1. */
     public int find(byte[] utf8) {
         return find(utf8, 0, size());

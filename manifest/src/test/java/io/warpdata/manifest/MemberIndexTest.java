@@ -169,6 +169,26 @@ class MemberIndexTest {
     }
 
     @Test
+    void findSpelledTakesThePathsTheMountResolvesAndNoOthers() {
+        Random r = new Random(4);
+        List<Member> members = randomTree(r, 200);
+        MemberIndex index = build(members);
+        for (int i = 0; i < index.size(); i++) {
+            String p = index.path(i);
+            String deep = p.replace("/", "//");
+            for (String spelled : List.of(p, "/" + p, "./" + p, "//./" + p, "././" + p, deep, p.replace("/", "/./"))) {
+                assertThat(index.findSpelled(spelled)).as(spelled).isEqualTo(i);
+            }
+            assertThat(index.findSpelled("../" + p)).as("../" + p).isEqualTo(-1);
+            assertThat(index.findSpelled(p + "/")).isEqualTo(-1);
+        }
+        assertThat(index.findSpelled(null)).isEqualTo(-1);
+        assertThat(index.findSpelled("/")).isEqualTo(-1);
+        assertThat(MemberIndex.memberPath("./a//b/./c")).isEqualTo("a/b/c");
+        assertThat(MemberIndex.memberPath("a/../b")).isEqualTo("a/../b");
+    }
+
+    @Test
     void rangeMatchesABruteForceFilterOnRandomTrees() {
         Random r = new Random(4);
         for (int run = 0; run < 25; run++) {

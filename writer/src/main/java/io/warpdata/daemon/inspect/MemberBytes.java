@@ -48,10 +48,10 @@ public final class MemberBytes {
         if (artifact == null) {
             throw new NoSuchArtifactException(version, artifactName, manifest.artifacts().keySet());
         }
-        String member = normalise(path);
+        String member = MemberIndex.memberPath(path);
         MemberIndex index = MemberIndex.open(IndexBytes.of(reader.readAll(artifact.index())), "member index of " + artifactName,
                 part -> IndexBytes.of(reader.readAll(part)));
-        int i = index.find(member);
+        int i = index.findSpelled(path);
         if (i < 0) {
             throw new NoSuchMemberException(version, artifactName, member, index.isDirectory(member));
         }
@@ -83,15 +83,6 @@ public final class MemberBytes {
                     + HexFormat.of().formatHex(digest) + ", the index records " + index.hash(i).hex());
         }
         return length;
-    }
-
-    /** A member path as the index holds it: no leading {@code ./} or {@code /}. */
-    static String normalise(String path) {
-        String p = path;
-        while (p.startsWith("./") || p.startsWith("/")) {
-            p = p.substring(p.startsWith("./") ? 2 : 1);
-        }
-        return p;
     }
 
     private static MessageDigest sha256() {

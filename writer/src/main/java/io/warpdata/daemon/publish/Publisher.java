@@ -374,7 +374,7 @@ public final class Publisher {
                 for (Path source : t.sources()) {
                     inspector.forEachValue(source, b.column(), (row, value) -> {
                         rows[0]++;
-                        if (value == null || index.find(value) >= 0) {
+                        if (value == null || index.findSpelled(value) >= 0) {
                             return;
                         }
                         missing[0]++;
@@ -436,7 +436,8 @@ public final class Publisher {
 
     /** Whether some member lies below {@code value} (the index is sorted, but not by plain prefix: scan). */
     private static boolean isFolder(MemberIndex index, String value) {
-        String prefix = value.endsWith("/") ? value : value + "/";
+        String member = MemberIndex.memberPath(value);
+        String prefix = member.endsWith("/") ? member : member + "/";
         for (int i = 0; i < index.size(); i++) {
             if (index.path(i).startsWith(prefix)) {
                 return true;

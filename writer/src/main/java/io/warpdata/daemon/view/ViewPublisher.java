@@ -284,7 +284,7 @@ public final class ViewPublisher {
             if (ref.value() == null) {
                 continue;
             }
-            int i = index.find(ref.value());
+            int i = index.findSpelled(ref.value());
             if (i < 0) {
                 missing++;
                 first = first == null ? ref : first;

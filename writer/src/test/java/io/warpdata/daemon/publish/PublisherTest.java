@@ -382,6 +382,27 @@ class PublisherTest {
     }
 
     @Test
+    void boundValuesSpelledAsTheMountResolvesThemAreMembers() throws Exception {
+        Files.createDirectories(tmp.resolve("images/cat"));
+        Files.writeString(tmp.resolve("images/cat/1.jpg"), "one");
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:duckdb:");
+             java.sql.Statement st = c.createStatement()) {
+            st.execute("COPY (SELECT * FROM (VALUES (0, '/cat/1.jpg'), (1, './cat/1.jpg'), (2, 'cat//1.jpg'),"
+                    + " (3, 'cat/./1.jpg'), (4, '../cat/1.jpg')) v(id, path) ORDER BY id) TO '" + tmp.resolve("a.parquet")
+                    + "' (FORMAT PARQUET)");
+        }
+        PublishRequest req = new PublishRequest(ID, new TreeMap<>(Map.of("main", List.of("a.parquet"))),
+                new TreeMap<>(Map.of("images", List.of("images"))),
+                List.of(new Binding("main", "path", "images", RefType.IMAGE)), true, 64 * 1024, tmp,
+                java.util.Optional.empty(), false, false);
+        // Only '..' is not a spelling of cat/1.jpg: the mount does not resolve it inside the artifact.
+        assertThatThrownBy(() -> publisher(store).publish(req))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("1 of 5 row(s) name no member of artifact 'images'")
+                .hasMessageContaining("row 4 of " + tmp.resolve("a.parquet") + " names '../cat/1.jpg'");
+    }
+
+    @Test
     void allowMissingMembersPublishesAndRecordsTheCountInTheArtifactsFacts() throws Exception {
         PublishResult r = publisher(store).publish(boundRequest(true));
         Manifest m = ManifestCodec.fromJson(store.objects().get(StoreLayout.version(ID, r.version())), "test");
