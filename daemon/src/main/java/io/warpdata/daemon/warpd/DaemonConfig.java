@@ -347,8 +347,13 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
         }
     }
 
-    /** Where warpd writes its counters every second. */
-    public Path statsFile() {
-        return cacheDir.resolve("stats.json");
+    /**
+     * Where warpd writes its counters every second: {@code <cache dir>/stats.json}, or nowhere in
+     * {@code --mode remote}, which writes nothing to disk (and so does not overwrite the file of
+     * another warpd that uses the same cache directory); its counters stay on the control socket
+     * ({@code warpctl status --watch --json}) and on {@code --metrics-listen}.
+     */
+    public java.util.Optional<Path> statsFile() {
+        return mode.usesDisk() ? java.util.Optional.of(cacheDir.resolve("stats.json")) : java.util.Optional.empty();
     }
 }

@@ -211,7 +211,7 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         everMounted = true;
         services.push(this::unmount);
         KernelReadAhead.raise(config.mountPoint(), MountOptions.MAX_READAHEAD);
-        services.push(new StatsWriter(config.statsFile(), this::stats).start());
+        config.statsFile().ifPresent(file -> services.push(new StatsWriter(file, this::stats).start()));
         metrics.bind(this);
         config.metricsListen().ifPresent(address -> {
             var server = metrics.serve(address);
