@@ -94,6 +94,10 @@ final class DiskBlocks implements BlockStorage {
     private volatile long lastLockCheck = System.nanoTime();
     /** Whether another process has taken the directory over: no more writes. */
     private volatile boolean takenOver;
+    /** When running out of inodes was last logged ({@link #freeFiles}). */
+    private volatile long lastInodeWarn = System.nanoTime() - 60_000_000_000L;
+    /** Out of inodes, the cache gives up this fraction of itself (1/64) so that writes land again. */
+    static final int INODE_EVICT_FRACTION = 64;
     /** When a failed write last looked whether the directory was deleted ({@link #remakeIfGone}). */
     private volatile long lastGoneCheck = System.nanoTime() - 2_000_000_000L;
     /** When a failed write first found the directory broken (0: not broken), for {@link #REMAKE_AFTER_NANOS}. */
@@ -450,7 +454,10 @@ final class DiskBlocks implements BlockStorage {
             return;
         }
         try {
-            DiskWrites.Written w = writes.toTemp(key, listId, data, off, len, headerLength);
+            DiskWrites.Written w = writes.toTemp(key, listId, data, off, len, headerLength, false);
+            if (w == DiskWrites.NO_SPACE) {
+                w = freeFiles(bytes) ? writes.toTemp(key, listId, data, off, len, headerLength, true) : null;
+            }
             if (w != null) {
                 place(key, w, new DiskEntry(key, headerLength, len, w.crcs(), listId, prefetchCredit));
             } else {
@@ -459,6 +466,36 @@ final class DiskBlocks implements BlockStorage {
         } finally {
             writes.release(bytes);
         }
+    }
+
+    /**
+     * After the file system refused a block for want of space that the floor had found free: the
+     * disk is out of inodes (a file per block; small members fill a disk's inodes long before its
+     * bytes). Evicts, by the normal policy, {@link #INODE_EVICT_FRACTION} of the cache (at least
+     * {@code bytes}), so that this write and the next ones land, rather than caching nothing more
+     * until an operator steps in. Logged at most once a minute.
+     *
+     * @return false if there was nothing to evict
+     */
+    private boolean freeFiles(long bytes) {
+        long evicted;
+        long size;
+        synchronized (gcLock) {
+            size = sizeBytes();
+            evicted = evictTo(Math.max(0, size - Math.max(bytes, size / INODE_EVICT_FRACTION)));
+        }
+        if (evicted > 0) {
+            long now = System.nanoTime();
+            long last = lastInodeWarn;
+            if (now - last >= 60_000_000_000L) {
+                lastInodeWarn = now;
+                LOG.warn("The cache's disk at {} refused a block for want of space though {} bytes are free: it is out"
+                        + " of inodes (warpd keeps a file per block). Evicted {} bytes of blocks to keep caching; give"
+                        + " the cache a disk with more inodes (df -i), or a smaller --cache-size", dir.root(),
+                        floor.usableBytes(), evicted);
+            }
+        }
+        return evicted > 0;
     }
 
     /**

@@ -35,6 +35,13 @@ final class DiskWrites {
     record Written(Path tmp, int[] crcs) {
     }
 
+    /**
+     * What {@link #toTemp} answers when the file system refused the file for want of space (ENOSPC)
+     * though the floor had found the bytes free: the disk is out of inodes (a file per block), which
+     * evicting cached blocks cures. Not counted or logged: the caller evicts and tries once more.
+     */
+    static final Written NO_SPACE = new Written(null, null);
+
     private final CacheDirectory dir;
     private final FreeSpaceFloor floor;
     private final ReadMetrics metrics;
@@ -95,7 +102,7 @@ final class DiskWrites {
      *
      * @return the file, or null if it could not be written (counted and logged, nothing left behind)
      */
-    Written toTemp(BlockKey key, BlobId listId, byte[] data, int off, int len, int headerLength) {
+    Written toTemp(BlockKey key, BlobId listId, byte[] data, int off, int len, int headerLength, boolean lastTry) {
         DiskScratch.Write w = writeScratch.poll();
         if (w == null) {
             w = new DiskScratch.Write();
@@ -103,7 +110,7 @@ final class DiskWrites {
             idleWriteScratch.decrementAndGet();
         }
         try {
-            return toTemp(key, listId, data, off, len, headerLength, w);
+            return toTemp(key, listId, data, off, len, headerLength, lastTry, w);
         } finally {
             if (idleWriteScratch.incrementAndGet() <= IDLE_WRITE_BUFFERS) {
                 writeScratch.offer(w);
@@ -114,7 +121,7 @@ final class DiskWrites {
     }
 
     private Written toTemp(BlockKey key, BlobId listId, byte[] data, int off, int len, int headerLength,
-                           DiskScratch.Write w) {
+                           boolean lastTry, DiskScratch.Write w) {
         int[] crcs = BlockFile.chunkCrcs(data, off, len, w.crc);
         // The whole file in one direct buffer, written with one write(): a heap buffer would be
         // copied into a temporary direct one by the JDK anyway (two, header and data, for a
@@ -128,18 +135,30 @@ final class DiskWrites {
                 ch.write(file);
             }
         } catch (IOException e) {
-            failed(key, e);
             deleteFile(tmp);
-            return null;
+            return notWritten(key, e, lastTry);
         }
         try {
             dir.makeShard(key);
         } catch (IOException e) {
-            failed(key, e);
             deleteFile(tmp);
-            return null;
+            return notWritten(key, e, lastTry);
         }
         return new Written(tmp, crcs);
+    }
+
+    private Written notWritten(BlockKey key, IOException e, boolean lastTry) {
+        if (!lastTry && noSpace(e)) {
+            return NO_SPACE;
+        }
+        failed(key, e);
+        return null;
+    }
+
+    /** Whether the file system refused for want of space (ENOSPC: blocks or inodes). */
+    static boolean noSpace(IOException e) {
+        String reason = e instanceof java.nio.file.FileSystemException f ? f.getReason() : e.getMessage();
+        return reason != null && reason.contains("No space left on device");
     }
 
     /** A write of {@code key} that failed: counted, logged at most every 10 s. */

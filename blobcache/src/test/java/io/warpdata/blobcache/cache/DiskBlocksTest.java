@@ -211,6 +211,39 @@ class DiskBlocksTest {
         }
     }
 
+    @Test
+    void aDiskOutOfInodesEvictsBlocksAndKeepsCaching() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
+                "mounts a tmpfs: root only");
+        Path disk = Files.createDirectories(dir.resolve("inodes"));
+        // Bytes for hundreds of blocks, inodes for a few dozen files (audit 31: out of inodes, warpd cached
+        // nothing more until an operator stepped in, its byte limit far away).
+        assertThat(new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=64m,nr_inodes=48", "tmpfs", disk.toString())
+                .inheritIO().start().waitFor()).isZero();
+        ReadMetrics metrics = new ReadMetrics();
+        DiskBlocks cache = null;
+        try {
+            cache = new DiskBlocks(disk.resolve("cache"), 64L << 20, 0, 16, metrics, null);
+            byte[] data = TestBlobs.bytes(120 * BS, 9);
+            BlobId blob = BlobId.of(data);
+            for (int i = 0; i < 120; i++) {
+                BlockKey key = new BlockKey(blob, BS, i);
+                cache.put(key, blob, data, i * BS, BS, null);
+                assertThat(cache.contains(key)).as("block %d is kept", i).isTrue();
+                java.nio.ByteBuffer back = java.nio.ByteBuffer.allocate(BS);
+                assertThat(cache.get(key, 0, back, 0, BS)).isTrue();
+                assertThat(back.array()).isEqualTo(java.util.Arrays.copyOfRange(data, i * BS, (i + 1) * BS));
+            }
+            assertThat(metrics.evictions.sum()).as("room was made by evicting").isPositive();
+            assertThat(cache.blockCount()).isLessThan(48).isPositive();
+        } finally {
+            if (cache != null) {
+                cache.close();
+            }
+            new ProcessBuilder("umount", disk.toString()).inheritIO().start().waitFor();
+        }
+    }
+
     /** Waits until {@code t} has finished or is blocked (e.g. waiting for a lock the caller holds). */
     private static void awaitDoneOrBlocked(Thread t) {
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);

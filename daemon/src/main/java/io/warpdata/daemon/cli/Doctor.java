@@ -450,8 +450,8 @@ public final class Doctor {
 
     /**
      * A warning when the disk holding {@code dir} has fewer than max({@link #LOW_INODES}, 1%)
-     * inodes free: warpd keeps a file per cached block, so with none left it caches nothing
-     * ({@code cache_writes_skipped}) though bytes are free.
+     * inodes free: warpd keeps a file per cached block, so with none left it keeps only the
+     * blocks whose files it can make by evicting others, though bytes are free.
      */
     private static Optional<Check> fewInodes(String name, Path dir, String detail) {
         Optional<Inodes.Count> inodes = Inodes.of(dir);
@@ -459,8 +459,8 @@ public final class Doctor {
             return Optional.empty();
         }
         return Optional.of(new Check(name, Status.WARN, detail + ", but only " + inodes.get().free() + " of "
-                + inodes.get().total() + " inodes free: warpd keeps a file per cached block, so it caches little or"
-                + " nothing there and fetches reads from the store again", "delete files on that disk (many small"
+                + inodes.get().total() + " inodes free: warpd keeps a file per cached block, so it keeps few blocks"
+                + " there (out of inodes it evicts its own to write new ones) and fetches reads from the store again", "delete files on that disk (many small"
                 + " ones), or put the cache on another disk (--cache-dir)"));
     }
 
