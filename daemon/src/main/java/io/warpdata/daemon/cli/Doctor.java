@@ -242,8 +242,17 @@ public final class Doctor {
                     + " remount?), or restart warpd with a --cache-dir on a writable local disk");
         }
         if (free < floor) {
+            // What warpd does at its next write, not a state it is in while idle (audit 31): it
+            // evicts its own blocks to get back above the floor, and caches nothing new only when
+            // they cannot make up the difference.
+            long shortBy = floor - free;
+            String next = used > shortBy
+                    ? ": at its next write warpd evicts " + ByteSize.format(shortBy) + " of its blocks to get back"
+                    + " above it, so its cache holds at most " + ByteSize.format(used - shortBy) + " until space returns"
+                    : ": its own " + ByteSize.format(used) + " of blocks cannot make up the " + ByteSize.format(shortBy)
+                    + " missing, so warpd caches nothing new and fetches reads from the store again";
             return new Check(name, Status.WARN, detail + ", under the free-space floor of " + ByteSize.format(floor)
-                    + ": warpd is not caching new blocks", "free space on that disk, or give warpd a --cache-dir on a larger"
+                    + next, "free space on that disk, or give warpd a --cache-dir on a larger"
                     + " one: the floor is max(5% of its file system, 1 GiB) whatever --cache-size is");
         }
         if (used + free - floor < limit) {

@@ -45,6 +45,27 @@ class DoctorDaemonCacheTest {
         }
     }
 
+    /** audit 31: under the floor, doctor said "warpd is not caching new blocks" though warpd evicts its own to cache on. */
+    @Test
+    void aRunningWarpdsCacheUnderTheFloorSaysWhatWarpdDoesAtItsNextWrite() throws Exception {
+        Path cache = Files.createDirectories(tmp.resolve("floor"));
+        Files.createDirectories(cache.resolve("v1/tmp"));
+        Doctor d = new Doctor(new Doctor.Settings(Optional.empty(), Optional.empty(), tmp.resolve("c"), 1,
+                tmp.resolve("none.sock"), false), null);
+        // 3 GB cached, 1 GB free, a floor of 1.5 GB: 500 MB of its blocks go at the next write.
+        Doctor.Check evicts = d.daemonCacheDir(new Doctor.Daemon(null, new CacheCalls.Stats("auto", cache.toString(),
+                3_000_000_000L, 10_000_000_000L, 1_500_000_000L, 1_000_000_000L, 3000, 0, 0, Map.of(), List.of(),
+                List.of()), null));
+        assertThat(evicts.status()).isEqualTo(Doctor.Status.WARN);
+        assertThat(evicts.detail()).contains("under the free-space floor of 1.5 GB",
+                "at its next write warpd evicts 500.0 MB of its blocks", "holds at most 2.5 GB");
+        // 200 MB cached cannot make up 500 MB: then nothing new is cached.
+        Doctor.Check nothing = d.daemonCacheDir(new Doctor.Daemon(null, new CacheCalls.Stats("auto", cache.toString(),
+                200_000_000L, 10_000_000_000L, 1_500_000_000L, 1_000_000_000L, 200, 0, 0, Map.of(), List.of(),
+                List.of()), null));
+        assertThat(nothing.detail()).contains("cannot make up the 500.0 MB missing", "caches nothing new");
+    }
+
     /** audit 31: a cache whose v1/ was deleted under an idle warpd passed, with the blocks it no longer had. */
     @Test
     void aRunningWarpdsCacheWhoseFolderWasDeletedIsWarnedOf() throws Exception {
