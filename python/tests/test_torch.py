@@ -100,3 +100,31 @@ def test_the_init_stubs_make_loader_passes_dataloader_options_through(warp, ds, 
     for order in orders:
         assert sorted(order) == list(range(TOTAL))
     assert orders[0] != orders[1]
+
+
+def test_make_loader_collates_each_column_by_its_schema_type_in_every_batch(nulls):
+    """make_loader's collate made y a tensor in three batches and a list in the one with its NULL,
+    and gave BOOLEAN as lists: a column's batches now take its schema's dtype, as to_torch's do."""
+    torch = pytest.importorskip("torch")
+    from warpdata.loader import make_loader
+    batches = list(make_loader(nulls, batch_size=10, columns=["id", "y", "f", "even"], rank=0, world_size=1,
+                               prefetch_order=False))
+    assert len(batches) == 4
+    for b in batches:
+        assert b["id"].dtype == torch.int64 and b["y"].dtype == torch.float64
+        assert b["f"].dtype == torch.float32 and b["even"].dtype == torch.bool
+    y = torch.cat([b["y"] for b in batches])
+    assert torch.isnan(y[15]) and int(torch.isnan(y).sum()) == 1
+    with pytest.raises(wd.BadRequestError, match="'label'") as e:
+        list(make_loader(nulls, batch_size=10, columns=["id", "label"], rank=0, world_size=1, prefetch_order=False))
+    assert "IS NOT NULL" in e.value.next_step and "collate_fn" in e.value.next_step
+
+
+def test_make_loader_keeps_text_columns_lists_and_collates_a_transforms_keys_by_value(ds):
+    pytest.importorskip("torch")
+    from warpdata.loader import make_loader
+    loader = make_loader(ds, batch_size=7, columns=["id", "note"], rank=0, world_size=1, prefetch_order=False,
+                         transform=lambda row: dict(row, twice=row["id"] * 2))
+    for b in loader:
+        assert isinstance(b["note"], list)  # VARCHAR with NULLs in some batches: a list in all of them
+        assert b["twice"].tolist() == [2 * i for i in b["id"].tolist()]

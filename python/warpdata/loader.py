@@ -18,6 +18,7 @@ from .client import Client
 from .dataset import resolve_shard
 from .errors import BadRequestError, missing
 from .refs import read_file
+from .torch_data import column_tensor, tensor_dtypes
 
 try:
     import torch
@@ -138,15 +139,44 @@ class WarpDataset(_Base):
         return self.transform(row) if self.transform else row
 
 
-def collate_rows(batch):
-    """A list of row dicts -> a dict of lists (numbers become tensors when torch is there)."""
-    out = {}
-    for key in batch[0]:
-        values = [row[key] for row in batch]
-        if torch is not None and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-            values = torch.tensor(values)
-        out[key] = values
-    return out
+class RowCollate:
+    """make_loader's collate_fn: a list of row dicts -> {key: batch}, each of the table's columns
+    collated as its schema type says, in every batch whatever the batch holds (as ``to_torch``):
+    numeric and BOOLEAN columns are tensors of the schema's dtype (a NULL is NaN in a float column
+    and a BadRequestError in any other), other types (text, DECIMAL, nested, bound columns' paths)
+    lists. Keys that are not the table's columns (a transform's, decode's COLUMN_data) are tensors
+    when every value is a number, else lists. A module-level class, so that it pickles for workers
+    started with spawn."""
+
+    def __init__(self, dtypes, columns, table_name):
+        self.dtypes = dtypes  # {column: torch dtype name} (torch_data.tensor_dtypes)
+        self.columns = frozenset(columns)
+        self.table_name = table_name
+
+    def __call__(self, batch):
+        out = {}
+        for key in batch[0]:
+            values = [row[key] for row in batch]
+            dtype = self.dtypes.get(key)
+            if dtype is not None:
+                try:
+                    values = column_tensor(values, dtype, key, self.table_name, _OWN_COLLATE)
+                except (TypeError, ValueError, RuntimeError) as e:
+                    raise BadRequestError("column %r of table %r is made a %s tensor in every batch, and a row holds"
+                                          " %r (%s)" % (key, self.table_name, dtype, _not_number(values), e),
+                                          "leave the column's values as the table gives them, or " + _OWN_COLLATE)
+            elif key not in self.columns and torch is not None and values and all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+                values = torch.tensor(values)
+            out[key] = values
+        return out
+
+
+_OWN_COLLATE = "pass make_loader(..., collate_fn=...) of your own"
+
+
+def _not_number(values):
+    return next((v for v in values if v is not None and not isinstance(v, (int, float))), None)
 
 
 class EpochOrder(_SamplerBase):
@@ -199,7 +229,8 @@ def make_loader(ds, table="main", batch_size=32, num_workers=0, shuffle=False, s
     """A torch DataLoader over this rank's rows that tells warpd each epoch's order (EpochOrder).
     rank, world_size, transform, decode, columns, where and even go to WarpDataset; other keywords
     (persistent_workers, pin_memory, multiprocessing_context, drop_last, collate_fn, ...) to the
-    DataLoader."""
+    DataLoader. Batches are collated by RowCollate (each column by its schema type, in every batch)
+    unless collate_fn= is given."""
     if DataLoader is None:
         raise missing("torch", "make_loader()", "python3-torch")
     for taken in ("sampler", "batch_sampler"):
@@ -209,6 +240,9 @@ def make_loader(ds, table="main", batch_size=32, num_workers=0, shuffle=False, s
                                   "pass shuffle= and seed= (and call loader.sampler.set_epoch(n) each epoch)")
     dataset_args = {k: args.pop(k) for k in _DATASET_ARGS if k in args}
     wds = WarpDataset(ds, table, **dataset_args)
-    args.setdefault("collate_fn", collate_rows)
+    if "collate_fn" not in args:
+        # bound columns hold mount paths by then, whatever their stored type
+        dtypes = {c: d for c, d in tensor_dtypes(wds.table.schema()).items() if c not in wds.bindings}
+        args["collate_fn"] = RowCollate(dtypes, wds.table.schema(), wds.table.name)
     return DataLoader(wds, batch_size=batch_size, num_workers=num_workers,
                       sampler=EpochOrder(wds, shuffle=shuffle, seed=seed, prefetch_order=prefetch_order), **args)

@@ -27,23 +27,22 @@ def tensor_dtypes(schema):
     return {c: _DTYPES[t.strip().upper()] for c, t in schema.items() if t.strip().upper() in _DTYPES}
 
 
+def column_tensor(values, dtype, column, table_name, for_lists="pass tensors=False for lists"):
+    """``values`` of ``column`` as a tensor of its schema's ``dtype``: a NULL is NaN in a float column
+    and a BadRequestError in any other, whose next step ends with ``for_lists``."""
+    if None in values:
+        if dtype.startswith("float"):
+            values = [float("nan") if x is None else x for x in values]
+        else:
+            raise BadRequestError(
+                "column %r of table %r holds a NULL, which a %s tensor cannot" % (column, table_name, dtype),
+                "leave those rows out (where=\"%s IS NOT NULL\"), leave the column out (columns=[...]), or %s"
+                % (column.replace('"', '""'), for_lists))
+    return torch.tensor(values, dtype=getattr(torch, dtype))
+
+
 def _tensorize(batch, dtypes, table_name):
-    out = {}
-    for k, v in batch.items():
-        dtype = dtypes.get(k)
-        if dtype is None:
-            out[k] = v
-            continue
-        if None in v:
-            if dtype.startswith("float"):
-                v = [float("nan") if x is None else x for x in v]
-            else:
-                raise BadRequestError(
-                    "column %r of table %r holds a NULL, which a %s tensor cannot" % (k, table_name, dtype),
-                    "leave those rows out (where=\"%s IS NOT NULL\"), leave the column out (columns=[...]), or pass "
-                    "tensors=False for lists" % k.replace('"', '""'))
-        out[k] = torch.tensor(v, dtype=getattr(torch, dtype))
-    return out
+    return {k: v if dtypes.get(k) is None else column_tensor(v, dtypes[k], k, table_name) for k, v in batch.items()}
 
 
 def _draw(buffer, rng):
