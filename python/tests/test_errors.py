@@ -32,6 +32,22 @@ def test_a_dataset_with_no_latest_says_how_to_set_it_from_python_too(warp, tmp_p
     assert e.value.code == "DatasetNotFoundError" and "no latest" in e.value.message
 
 
+
+def test_a_bad_publish_names_warpctls_real_options(warp, tmp_path):
+    """warpd's hint named "warpctl's --dataset, Python's dataset=" and "warpctl's --tables": warpctl
+    publish has neither (DATASET is its first argument; --table, --artifact), nor has wd.publish."""
+    out = tmp_path / "part-0.parquet"
+    warp.sql("COPY (SELECT 1 AS id) TO '%s' (FORMAT PARQUET)" % out)
+    for publish in (lambda: wd.publish("pytest/pets@v1", tables={"main": [str(out)]}),
+                    lambda: wd.DatasetBuilder("pytest/pets@v1").add_table("main", str(out)).publish()):
+        with pytest.raises(wd.BadRequestError) as e:
+            publish()
+        assert "--dataset" not in str(e.value) and "dataset=" not in str(e.value)
+        assert "'pytest/pets@v1'" in e.value.message and "warpctl publish DATASET" in e.value.next_step
+    with pytest.raises(wd.BadRequestError) as e:
+        wd.publish("pytest/empty", tables={}, artifacts={})
+    assert "--tables" not in str(e.value) and "--table" in e.value.next_step and "--artifact" in e.value.next_step
+
 def test_missing_table_names_itself_and_the_tables(ds):
     with pytest.raises(wd.TableNotFoundError) as e:
         ds.table("nope")

@@ -1037,6 +1037,16 @@ def publish(name, tables=None, artifacts=None, bindings=None, set_latest=None, s
                                   "pass it as a str (or a pathlib.Path), e.g. decoded with .decode()")
         return s
     text(name, "the dataset name")
+    # Said here in a Python user's words: warpd's hint for these names warpctl options that do not
+    # exist ("--dataset", "--tables").
+    if "@" in name:
+        raise BadRequestError("publish %r: a name with @ names a version, and publish makes the version" % (name,),
+                              "pass workspace/name, e.g. wd.publish(%r, ...) (as warpctl publish DATASET)"
+                              % name.split("@", 1)[0])
+    if not tables and not artifacts:
+        raise BadRequestError("publish %r: tables and artifacts are both empty: nothing to publish" % (name,),
+                              'pass tables={"main": [...]} or artifacts={"images": "imgs/"} (warpctl publish'
+                              " --table NAME=PATH / --artifact NAME=DIR)")
     if isinstance(bindings, str):
         bindings = [bindings]
     for b in bindings or ():
