@@ -585,7 +585,8 @@ class Table:
         batches included, so that ``pa.Table.from_batches`` takes them. A value Arrow cannot hold in
         its column's type ('infinity' dates and timestamps, years past 9999) is null, and a
         RuntimeWarning names the column once per read (``batch_dicts`` gives such values as
-        DuckDB's text); a UNION's type is inferred from each batch.
+        DuckDB's text). A UNION is a sparse_union of its members (type code k for member k, as
+        DuckDB's own Arrow export), a NULL one a null of its first member.
 
         prefetch="auto" (the only setting): warpd reads each shard's bytes ahead of the batches
         (its read-ahead and the table's next shards, through its cache), whatever the caller does;
@@ -712,8 +713,8 @@ def _both(a, b):
 def _arrow_type(pa, duck):
     """The Arrow type of a column of DuckDB type ``duck`` (as ``schema()`` spells it), nested
     types too: ``T[]`` a list_, ``STRUCT(...)`` a struct, ``MAP(K, V)`` a map_; DuckDB's text
-    types (UUID, INTERVAL, TIMETZ, ENUM, JSON, BIT) are strings. None for a type Arrow has no
-    match for here (a UNION): its values are inferred per batch."""
+    types (UUID, INTERVAL, TIMETZ, ENUM, JSON, BIT) are strings, a ``UNION`` a sparse_union of
+    its members. None for a spelling not understood: its values are inferred per batch."""
     t = " ".join(duck.strip().split())
     u = t.upper()
     if t.endswith("]"):
@@ -757,10 +758,13 @@ def _arrow_type(pa, duck):
         parts = _top_level(t[len("MAP("):-1])
         kv = [_arrow_type(pa, p) for p in parts] if len(parts) == 2 else [None]
         return None if None in kv else pa.map_(*kv)
-    if u.startswith("STRUCT(") and t.endswith(")"):
+    if u.startswith(("STRUCT(", "UNION(")) and t.endswith(")"):
         fields = _struct_fields(t)
         typed = [(name, _arrow_type(pa, rest)) for name, rest in fields or ()]
-        return None if fields is None or any(f is None for _, f in typed) else pa.struct(typed)
+        if fields is None or any(f is None for _, f in typed):
+            return None
+        # A sparse union, as DuckDB's own Arrow export makes one: member k has type code k.
+        return pa.struct(typed) if u.startswith("STRUCT(") else pa.sparse_union([pa.field(n, f) for n, f in typed])
     return None
 
 
@@ -805,6 +809,8 @@ def _arrow_array(pa, values, t, column=None, lost=None):
     wire, timed = _text_times(pa, t), "time64" in str(t)
 
     def convert(vs):
+        if _has_union(pa, t):
+            return _union_array(pa, vs, t, column, lost)
         if timed:
             vs = [_times(pa, v, t) for v in vs]
         a = pa.array(vs, type=wire)
@@ -830,6 +836,56 @@ def _arrow_array(pa, values, t, column=None, lost=None):
     return convert(kept)
 
 
+def _has_union(pa, t):
+    """Whether Arrow type ``t`` is, or holds, a union (pa.array makes none from Python values)."""
+    if pa.types.is_union(t):
+        return True
+    if pa.types.is_list(t) or pa.types.is_fixed_size_list(t):
+        return _has_union(pa, t.value_type)
+    if pa.types.is_map(t):
+        return _has_union(pa, t.key_type) or _has_union(pa, t.item_type)
+    if pa.types.is_struct(t):
+        return any(_has_union(pa, f.type) for f in t)
+    return False
+
+
+def _union_array(pa, values, t, column=None, lost=None):
+    """``values`` as an array of type ``t``, which holds a union: built part by part, each part
+    without a union by ``_arrow_array`` (which nulls what Arrow cannot hold, warning of ``column``
+    once). A UNION value comes as DuckDB's to_json writes it, {member: value}; a NULL one is a
+    null of its first member (an Arrow union has no nulls of its own)."""
+    if not _has_union(pa, t):
+        return _arrow_array(pa, values, t, column, lost)
+    mask = pa.array([v is None for v in values], type=pa.bool_())
+    if pa.types.is_union(t):
+        names = [t.field(k).name for k in range(t.num_fields)]
+        codes, members = [], [[None] * len(values) for _ in names]
+        for i, v in enumerate(values):
+            name, member = next(iter(v.items())) if isinstance(v, dict) and len(v) == 1 else (names[0], None)
+            k = names.index(name) if name in names else 0
+            codes.append(k)
+            members[k][i] = member
+        children = [_union_array(pa, m, t.field(k).type, column, lost) for k, m in enumerate(members)]
+        return pa.UnionArray.from_sparse(pa.array(codes, type=pa.int8()), children, names, list(t.type_codes))
+    if pa.types.is_struct(t):
+        return pa.StructArray.from_arrays([_union_array(pa, [None if v is None else v.get(f.name) for v in values],
+                                                        f.type, column, lost) for f in t], fields=list(t), mask=mask)
+    if pa.types.is_fixed_size_list(t):
+        flat = [x for v in values for x in (v if v is not None else [None] * t.list_size)]
+        return pa.FixedSizeListArray.from_arrays(_union_array(pa, flat, t.value_type, column, lost), type=t, mask=mask)
+    offsets, at = [], 0
+    for v in values:
+        offsets.append(at)
+        at += 0 if v is None else len(v)
+    offsets = pa.array(offsets + [at], type=pa.int32(), mask=pa.array([v is None for v in values] + [False]))
+    if pa.types.is_map(t):
+        pairs = [kv for v in values if v is not None for kv in (v.items() if isinstance(v, dict) else v)]
+        return pa.MapArray.from_arrays(offsets, _union_array(pa, [k for k, _ in pairs], t.key_type, column, lost),
+                                       _union_array(pa, [x for _, x in pairs], t.item_type, column, lost), type=t)
+    return pa.ListArray.from_arrays(offsets, _union_array(pa, [x for v in values if v is not None for x in v],
+                                                          t.value_type, column, lost), type=t)
+
+
 _DECIMAL = ("decimal", None)
 _OTHER = ("other",)
 _UNKNOWN = ("unknown",)
@@ -849,8 +905,8 @@ def _needs_typing(t):
 def _type_tree(t):
     """A DuckDB type as a tree for ``_typed``: ``("decimal", scale)``, ``("list", element)``,
     ``("struct", {field: tree})``, ``("map", key type, value tree)``, ``_OTHER`` (nothing inside
-    to retype) or ``_UNKNOWN`` (a UNION, or a spelling not understood: its values are left as
-    parsed, DECIMAL-exact)."""
+    to retype) or ``_UNKNOWN`` (a spelling not understood: its values are left as parsed,
+    DECIMAL-exact). A UNION is a struct here: warpd sends its value as {member: value}."""
     t = t.strip()
     u = t.upper()
     if not _needs_typing(t):
@@ -874,16 +930,19 @@ def _type_tree(t):
         if len(parts) != 2:
             return _UNKNOWN
         return ("map", parts[0].strip(), _type_tree(parts[1]))
-    if u.startswith("STRUCT(") and t.endswith(")"):
+    if u.startswith(("STRUCT(", "UNION(")) and t.endswith(")"):
+        # a UNION value is {member: value}, a struct of one of its fields
         fields = _struct_fields(t)
         return _UNKNOWN if fields is None else ("struct", {name: _type_tree(rest) for name, rest in fields})
     return _UNKNOWN
 
 
 def _struct_fields(t):
-    """[(field name, its type)] of ``STRUCT(...)`` type ``t``, names unquoted; None if not understood."""
+    """[(field name, its type)] of ``STRUCT(...)`` (or ``UNION(...)``) type ``t``, names unquoted;
+    None if not understood."""
     fields = []
-    for part in _top_level(t.strip()[len("STRUCT("):-1]):
+    t = t.strip()
+    for part in _top_level(t[t.index("(") + 1:-1]):
         part = part.strip()
         if part.startswith('"'):
             end = part.find('"', 1)
