@@ -16,6 +16,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warpdata.daemon.control.ControlException;
 
+import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
@@ -87,12 +88,25 @@ public final class Wire {
         }
     }
 
+    /**
+     * How warpctl and the Python package spell an argument where it is not {@code --FIELD} and
+     * {@code FIELD=}: keyed by {@code op.field} or by {@code field} for every operation. (A guess
+     * named "warpctl's --dataset", which no command has: audit 30.)
+     */
+    private static final Map<String, String> SPELLED = Map.of(
+            "dataset", "warpctl's DATASET argument, the first argument in Python",
+            "publish.dataset", "warpctl publish's DATASET argument, wd.publish's name",
+            "publish.tables", "warpctl's --table NAME=PATH, Python's tables=",
+            "publish.artifacts", "warpctl's --artifact NAME=DIR, Python's artifacts=",
+            "publish.bindings", "warpctl's --bind TABLE.COLUMN=ARTIFACT:TYPE, Python's bindings=");
+
     /** A bad argument of {@code op}, in the words every operation uses. */
     public static ControlException badArgument(String op, String field, String problem) {
         String top = field.contains(".") ? field.substring(0, field.indexOf('.')) : field;
+        String spelled = SPELLED.getOrDefault(op + "." + top, SPELLED.getOrDefault(top,
+                "warpctl's --" + top.replace('_', '-') + ", Python's " + top + "="));
         return new ControlException(ControlException.BAD_REQUEST, op + ": argument '" + field + "' " + problem,
-                "fix the value of " + top + " (warpctl's --" + top.replace('_', '-') + ", Python's " + top
-                        + "=); docs/control.md lists the arguments of '" + op + "'");
+                "fix the value of " + top + " (" + spelled + "); docs/control.md lists the arguments of '" + op + "'");
     }
 
     /** The dotted path of the field a Jackson error is about, e.g. {@code tables.main}; empty if none. */

@@ -247,7 +247,16 @@ class ProtocolRecordsTest {
                 PrefetchOrderCall.Request.class)).hasMessage("prefetch.order: argument 'paths' is required");
         assertThatThrownBy(() -> Wire.request("publish", PLAIN.readTree("""
                 {"dataset": "ws/n", "tables": {"main": [7]}}"""), PublishCall.Request.class))
-                .hasMessageStartingWith("publish: argument 'tables.main' must hold paths");
+                .hasMessageStartingWith("publish: argument 'tables.main' must hold paths")
+                .isInstanceOfSatisfying(ControlException.class, e -> assertThat(e.nextStep())
+                        .contains("warpctl's --table NAME=PATH, Python's tables=").doesNotContain("--tables"));
+        // audit 30: the hint named "warpctl's --dataset", which no command has.
+        assertThatThrownBy(() -> Wire.request("warm", PLAIN.readTree("{\"dataset\": 5}"), WarmCall.Request.class))
+                .isInstanceOfSatisfying(ControlException.class, e -> assertThat(e.nextStep())
+                        .contains("warpctl's DATASET argument").doesNotContain("--dataset"));
+        assertThatThrownBy(() -> Wire.request("warm", PLAIN.readTree("{\"dataset\": \"ws/n\", \"max_bytes\": \"lots\"}"),
+                WarmCall.Request.class)).isInstanceOfSatisfying(ControlException.class,
+                        e -> assertThat(e.nextStep()).contains("warpctl's --max-bytes, Python's max_bytes="));
         assertThatThrownBy(() -> Wire.request("refresh", PLAIN.readTree("{\"dataset\": true}"), RefreshCall.Request.class))
                 .hasMessage("refresh: argument 'dataset' must be a string");
     }
