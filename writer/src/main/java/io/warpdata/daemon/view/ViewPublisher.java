@@ -209,7 +209,9 @@ public final class ViewPublisher {
                 bound.stream().filter(b -> b.artifact().equals(name))
                         .forEach(b -> refs.addAll(selection.bound().get(b.column())));
                 Subset subset = subset(name, pm.artifacts().get(name), refs, table, query.table(), parent);
-                uploads.addAll(subset.index().blobs());
+                if (subset.index() != null) {
+                    uploads.addAll(subset.index().blobs());
+                }
                 artifacts.put(name, subset.artifact());
                 members.put(name, subset.artifact().memberCount());
             }
@@ -264,6 +266,7 @@ public final class ViewPublisher {
     }
 
     /** A bound artifact narrowed to the members the view's rows name. */
+    /** A view's artifact, and its new member index to upload (null: the parent's, every member kept). */
     private record Subset(Artifact artifact, StagedIndex index) {
     }
 
@@ -304,6 +307,13 @@ public final class ViewPublisher {
         }
         if (missing > 0) {
             facts.put(MISSING_MEMBERS_FACT, missing + " selected value(s) naming no member");
+        }
+        if (selected.cardinality() == index.size()) {
+            // Every member: the parent's artifact as it is (its index, the names of its shard files,
+            // shown as NAME.tars/, its tensor hashes), with the view's facts (audit 32: a view of all
+            // the rows lost NAME.tars/ and wrote an index equal to the parent's).
+            return new Subset(new Artifact(artifact.kind(), artifact.shards(), artifact.index(), artifact.memberCount(),
+                    artifact.memberBytes(), facts, artifact.shardNames(), artifact.tensorHashes()), null);
         }
         int[] shardMap = new int[artifact.shards().size()];
         Arrays.fill(shardMap, -1);

@@ -67,6 +67,43 @@ class ViewPublisherTest {
                         new ViewPublisher.Target(DatasetId.parse(as), setLatest, Optional.empty(), Optional.empty()));
     }
 
+    /** audit 32: a view of every row of a WebDataset artifact lost its shard files (NAME.tars/) and format 3. */
+    @Test
+    void aViewOfEveryMemberOfTarShardsKeepsTheirFilesAndASubsetDoesNot() throws Exception {
+        Files.createDirectories(tmp.resolve("shards"));
+        // Written by Python's tarfile.
+        Process p = new ProcessBuilder("/usr/bin/python3", "-c", "import tarfile, io, sys\n"
+                + "for name, members in ((sys.argv[1], ('a/1.jpg', 'a/2.jpg')), (sys.argv[2], ('b/3.jpg',))):\n"
+                + "    with tarfile.open(name, 'w') as t:\n"
+                + "        for m in members:\n"
+                + "            ti = tarfile.TarInfo(m); ti.size = len(m); t.addfile(ti, io.BytesIO(m.encode()))\n",
+                tmp.resolve("shards/000.tar").toString(), tmp.resolve("shards/001.tar").toString()).inheritIO().start();
+        assertThat(p.waitFor()).isZero();
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement st = c.createStatement()) {
+            st.execute("COPY (SELECT * FROM (VALUES (0, 'a/1.jpg', 'a'), (1, 'a/2.jpg', 'a'), (2, 'b/3.jpg', 'b'))"
+                    + " v(id, path, label) ORDER BY id) TO '" + tmp.resolve("w.parquet") + "' (FORMAT PARQUET)");
+        }
+        DatasetId wds = DatasetId.parse("t/wds");
+        new Publisher(store, catalog, CLOCK, "alice", tmp.resolve("staging"), 2, PublishProgress.NONE)
+                .publish(new PublishRequest(wds, new TreeMap<>(Map.of("main", List.of("w.parquet"))),
+                        new TreeMap<>(Map.of("images", List.of("shards/*.tar"))),
+                        List.of(new Binding("main", "path", "images", RefType.IMAGE)), true, 64 * 1024, tmp,
+                        Optional.empty(), false, false));
+        Manifest parent = catalog.manifest(wds, catalog.latest(wds).orElseThrow());
+        assertThat(parent.artifacts().get("images").shardNames()).containsExactly("000.tar", "001.tar");
+
+        ViewPublisher.Result allRows = view("t/wds", "t/all", "id >= 0", true);
+        Manifest all = catalog.manifest(allRows.dataset(), allRows.version());
+        assertThat(all.artifacts().get("images")).isEqualTo(parent.artifacts().get("images"));
+        assertThat(all.formatVersion()).isEqualTo(3);
+
+        ViewPublisher.Result aRows = view("t/wds", "t/some", "label = 'a'", true);
+        Manifest some = catalog.manifest(aRows.dataset(), aRows.version());
+        assertThat(some.artifacts().get("images").memberCount()).isEqualTo(2);
+        assertThat(some.artifacts().get("images").shards()).hasSize(1);
+        assertThat(some.artifacts().get("images").shardNames()).as("a subset's shards hold members it does not have").isEmpty();
+    }
+
     @Test
     void theSeedIsRecordedWheneverItDecidedTheRows() {
         ViewQuery byRandom = new ViewQuery("main", Optional.of("RANDOM() < 0.5"), Optional.empty(), OptionalLong.empty(),
