@@ -88,8 +88,10 @@ final class RefWriter {
         if (now.version().isPresent() && !force && !now.version().equals(version)) {
             throw new RefExistsException("Tag " + id + "@" + tag + " already names version "
                     + now.version().get().shortHex(16) + "; tags never move",
-                    "Use another tag name, or re-tag with --force (mounts follow within about two pointer"
-                            + " TTLs; files already open keep reading the old version).");
+                    "Use another tag name, or move the tag: warpctl tag " + id + (version.isPresent()
+                            ? "@" + version.get().shortHex(12) : "@VERSION") + " " + tag + " --force (mounts"
+                            + " follow within about two pointer TTLs; files already open keep reading the old"
+                            + " version).");
         }
         return now;
     }
@@ -110,7 +112,8 @@ final class RefWriter {
             if (now.version().isEmpty() && !force) {
                 throw new RefExistsException("Tag " + id + "@" + tag + " was created by someone else meanwhile"
                         + then.version().map(v -> " (it names " + v.shortHex(16) + ")").orElse("") + "; tags never move,"
-                        + " so this one was not written", "Use another tag name, or re-tag with --force.");
+                        + " so this one was not written", "Use another tag name, or move the tag: warpctl tag " + id
+                        + "@" + version.shortHex(12) + " " + tag + " --force.");
             }
             throw new PointerMovedException("Tag " + id + "@" + tag + " was changed by someone else meanwhile"
                     + then.version().map(v -> " (it names " + v.shortHex(16) + " now)").orElse(" (it is deleted now)")

@@ -121,7 +121,9 @@ class CatalogRefsTest {
         assertThatThrownBy(() -> catalog.tag(MNIST, "v1.0", v2, "bob", false))
                 .isInstanceOf(RefExistsException.class)
                 .hasMessageContaining("already names version " + v1.shortHex(16))
-                .hasMessageContaining("tags never move");
+                .hasMessageContaining("tags never move")
+                .satisfies(e -> assertThat(((RefExistsException) e).nextStep())
+                        .contains("warpctl tag " + MNIST + "@" + v2.shortHex(12) + " v1.0 --force"));
         assertThat(catalog.tag(MNIST, "v1.0", v2, "bob", true)).isTrue();
         assertThat(new Catalog(store).tag(MNIST, "v1.0")).hasValue(v2);
     }

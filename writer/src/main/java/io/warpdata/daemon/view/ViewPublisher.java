@@ -223,7 +223,17 @@ public final class ViewPublisher {
                     .derivedFrom(new Derivation(parent.id(), parent.version(), query.table(), terms(query)));
             VersionHash version = ManifestCodec.version(manifest);
             // A tag that cannot name this version fails now, before anything is uploaded.
-            target.tag().ifPresent(t -> catalog.requireTagFree(target.as(), t, Optional.of(version)));
+            // Its advice is for the view's command, which has no --force (audit 32): the view is
+            // not published, so the tag can move to it only once it is.
+            target.tag().ifPresent(t -> {
+                try {
+                    catalog.requireTagFree(target.as(), t, Optional.of(version));
+                } catch (io.warpdata.catalog.RefExistsException e) {
+                    throw new io.warpdata.catalog.RefExistsException(e.getMessage(), "Use another --tag; or run the"
+                            + " view without --tag, then move the tag to it: warpctl tag " + target.as() + "@"
+                            + version.shortHex(12) + " " + t + " --force");
+                }
+            });
 
             BlobUploader.Upload upload = new BlobUploader(store, 4, progress).uploadMissing(uploads);
             boolean manifestWritten = store.length(StoreLayout.version(target.as(), version)).isEmpty();

@@ -155,7 +155,10 @@ class ViewPublisherTest {
         assertThatThrownBy(() -> new ViewPublisher(store, catalog, CLOCK, "bob", tmp.resolve("staging"), PublishProgress.NONE)
                 .publish(DatasetRef.parse("t/pets"), dogs, new ViewPublisher.Target(DatasetId.parse("t/cats"), false,
                         Optional.empty(), Optional.of("v1"))))
-                .isInstanceOf(io.warpdata.catalog.RefExistsException.class)
+                .isInstanceOfSatisfying(io.warpdata.catalog.RefExistsException.class, e -> assertThat(e.nextStep())
+                        // audit 32: it said "re-tag with --force", which view does not take.
+                        .contains("Use another --tag", "run the view without --tag", "warpctl tag t/cats@")
+                        .contains(" v1 --force"))
                 .hasMessageContaining("already names version " + cats.version().shortHex(16));
         assertThat(store.list(io.warpdata.store.StoreLayout.versions(DatasetId.parse("t/cats"))))
                 .as("audit 19: no version left that no name points at").hasSize(versions);
