@@ -32,7 +32,10 @@ final class LatestCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         DatasetRef id = WarpctlCommand.datasetRef(dataset);
-        WarpctlCommand.requireDatasetOnly(id, "latest", "warpctl latest " + id.id() + " " + id.ref());
+        // The REF given is where latest moves; @X on the dataset is the user's other candidate (audit 32:
+        // the advice dropped REF and moved latest to X).
+        WarpctlCommand.requireDatasetOnly(id, "latest", "warpctl latest " + id.id() + " " + ref + " (REF is the version"
+                + " latest moves to; to move it to " + id.ref() + ": warpctl latest " + id.id() + " " + id.ref() + ")");
         DatasetRef target = WarpctlCommand.datasetRef(id.id() + "@" + ref);
         LatestOutput out;
         String text;

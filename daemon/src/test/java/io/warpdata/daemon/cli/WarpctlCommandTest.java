@@ -56,6 +56,15 @@ class WarpctlCommandTest {
         assertThat(r.err()).contains("--frobnicate");
     }
 
+    /** audit 32: the advice for 'latest WS/NAME@X REF' dropped REF and moved latest to X. */
+    @Test
+    void latestOfADatasetWithARefAdvisesTheRefGiven() {
+        Run r = warpctl("latest", "img/pets@dogs", "v2");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("latest takes the dataset without @dogs", "Write: warpctl latest img/pets v2 (",
+                "to move it to dogs: warpctl latest img/pets dogs");
+    }
+
     @Test
     void publishWithoutInputsSaysWhatToGiveInTheCommandsWords() {
         Run r = warpctl("publish", "vision/pets");
