@@ -58,10 +58,25 @@ public final class TarShardIndexer {
                     "Check the glob given to --artifact " + artifact + "=...");
         }
         long totalBytes = 0;
+        Map<Path, Path> given = new HashMap<>();
         for (Path t : tars) {
             if (!Files.isRegularFile(t)) {
                 throw new InvalidInputException("Artifact '" + artifact + "' tar " + t + " does not exist or is not a file",
                         "Check the path given to --artifact " + artifact + "=...");
+            }
+            // One file given twice (the same --artifact twice, two globs that match it) is not a
+            // tar holding each member twice (audit 32).
+            Path before;
+            try {
+                before = given.putIfAbsent(t.toRealPath(), t);
+            } catch (IOException e) {
+                throw unreadable(artifact, t, e);
+            }
+            if (before != null) {
+                throw new InvalidInputException("Artifact '" + artifact + "' is given the tar file " + t + " twice"
+                        + (before.equals(t) ? "" : " (also as " + before + ")"),
+                        "Give each tar file once: was --artifact " + artifact + "=... given more than once, or do two"
+                                + " of its globs match the same file?");
             }
             try {
                 totalBytes += Files.size(t);

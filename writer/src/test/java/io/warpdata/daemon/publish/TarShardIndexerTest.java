@@ -152,6 +152,21 @@ class TarShardIndexerTest {
                 .hasMessageContaining(b.toString());
     }
 
+    /** audit 32: the same file twice was reported as a tar holding each member twice. */
+    @Test
+    void theSameTarGivenTwiceIsRefusedAsGivenTwice() throws Exception {
+        Path a = tar(tmp.resolve("a.tar"), "x/1.jpg", "one");
+        Path other = Files.createDirectories(tmp.resolve("d")).resolve("../a.tar");
+        for (Path again : List.of(a, other)) {
+            assertThatThrownBy(() -> index(a, again))
+                    .isInstanceOf(InvalidInputException.class)
+                    .hasMessageContaining("is given the tar file " + again + " twice")
+                    .hasMessageNotContaining("appears twice")
+                    .satisfies(e -> assertThat(((InvalidInputException) e).nextStep())
+                            .contains("given more than once", "globs"));
+        }
+    }
+
     @Test
     void fileThatIsNotATarIsRefused() throws Exception {
         Path t = Files.writeString(tmp.resolve("notatar.tar"), "x".repeat(2000));
