@@ -128,9 +128,16 @@ public final class TarShardIndexer {
                         memberBytes += e.getSize();
                     }
                 } catch (IOException e) {
+                    refuseSparseByPax(artifact, tar);
                     InvalidInputException where = whereItBreaks(artifact, tar, length);
-                    throw where != null ? where
-                            : notATar(artifact, tar, "it cannot be read as a tar file (" + e.getMessage() + ")", e);
+                    // Its first header is a tar header (checkHeaderAtStart): a reader stopping further on is
+                    // damage or a cut, e.g. inside a long name or PAX record (audit 32), not "no tar".
+                    throw where != null ? where : truncated(artifact, tar, "the tar reader stopped inside it ("
+                            + e.getMessage() + ")");
+                } catch (InvalidInputException e) {
+                    // A PAX sparse file (tar --format=posix -S) misleads the reader into damage it reports.
+                    refuseSparseByPax(artifact, tar);
+                    throw e;
                 }
                 shards.add(StagedBlob.ofFile(tar));
                 try {
@@ -271,11 +278,17 @@ public final class TarShardIndexer {
     private static void checkWhole(String artifact, Path tar, long length, List<TarArchiveEntry> entries)
             throws IOException {
         if (entries.isEmpty()) {
-            throw empty(artifact, tar, "it holds no member");
+            // Its first record is a tar header (checkHeaderAtStart), yet no entry came of it: the file
+            // ends inside that header's long name or PAX records (audit 32), or after it.
+            throw truncated(artifact, tar, "its first header is not followed by an entry the tar reader can read"
+                    + " (the file ends inside a long name's or PAX header's records, or after them)");
         }
         long end = 0;
         String last = null;
         for (TarArchiveEntry e : entries) {
+            if (e.getLinkFlag() == LF_GNU_DUMPDIR) {
+                throw dumpDir(artifact, tar, e.getName());
+            }
             if (e.isDirectory() && e.getSize() > 0 && e.getLinkFlag() != TarConstants.LF_DIR) {
                 // Before anything else: the reader skipped its data and read on inside it.
                 throw fileNamedLikeAFolder(artifact, tar, e.getName(), e.getSize());
@@ -304,11 +317,23 @@ public final class TarShardIndexer {
                     break;
                 }
                 for (int i = 0; i < n; i++) {
-                    if (b.get(i) != 0) {
-                        throw truncated(artifact, tar, "byte " + (at + i) + ", after the last member '" + last
-                                + "', is neither a header the tar reader accepts nor part of the end-of-archive"
-                                + " marker (zeros)");
+                    if (b.get(i) == 0) {
+                        continue;
                     }
+                    if (at + i - end >= 2 * RECORD) {
+                        // After a whole end-of-archive marker: a complete tar with more behind it (another
+                        // tar appended, or other bytes), which GNU tar and Python read up to the marker (audit 32).
+                        throw new InvalidInputException("Artifact '" + artifact + "' tar " + tar + " holds "
+                                + (length - (at + i)) + " more byte(s) from byte " + (at + i) + ", after its"
+                                + " end-of-archive marker (another tar appended to it, or other data): tar readers"
+                                + " stop at the marker, so what follows would be lost",
+                                "Publish each tar as a file of its own (cat a.tar b.tar makes such a file: give"
+                                        + " a.tar and b.tar), or cut the file at the marker: truncate -s " + (end + 2 * RECORD)
+                                        + " " + tar + " (after checking that nothing in the rest is wanted).");
+                    }
+                    throw truncated(artifact, tar, "byte " + (at + i) + ", after the last member '" + last
+                            + "', is neither a header the tar reader accepts nor part of the end-of-archive"
+                            + " marker (zeros)");
                 }
                 at += n;
             }
@@ -328,6 +353,9 @@ public final class TarShardIndexer {
     private static InvalidInputException whereItBreaks(String artifact, Path tar, long length) {
         try (TarArchiveInputStream in = new TarArchiveInputStream(new BufferedInputStream(Files.newInputStream(tar)))) {
             for (TarArchiveEntry e; (e = in.getNextEntry()) != null; ) {
+                if (e.getLinkFlag() == LF_GNU_DUMPDIR) {
+                    return dumpDir(artifact, tar, e.getName());
+                }
                 if (e.getName().endsWith("/") && e.getSize() > 0 && e.getLinkFlag() != TarConstants.LF_DIR) {
                     return fileNamedLikeAFolder(artifact, tar, e.getName(), e.getSize());
                 }
@@ -465,6 +493,73 @@ public final class TarShardIndexer {
                 + why, "An empty tar has nothing to publish: check that it was written in full ('tar -tf " + tar
                 + "' lists its members), or leave it out. If the file is content rather than a tar, put it in a folder"
                 + " and give the folder: --artifact " + artifact + "=DIR.");
+    }
+
+    /** GNU tar's incremental "dump directory" entry type ({@code tar -g}): a folder with its listing as data. */
+    private static final byte LF_GNU_DUMPDIR = 'D';
+
+    private static InvalidInputException dumpDir(String artifact, Path tar, String name) {
+        return new InvalidInputException("Artifact '" + artifact + "' tar " + tar + " entry '" + printable(name)
+                + "' is a GNU incremental dump directory (type 'D': the tar was written with -g or"
+                + " --listed-incremental), which tar readers other than GNU tar take for a file or a folder",
+                "Write the tar again without -g / --listed-incremental (a plain 'tar -cf'), or extract it with GNU"
+                        + " tar and give the folder.");
+    }
+
+    /**
+     * Refuses a tar holding a PAX-format sparse file ({@code tar --format=posix -S}: an extended
+     * header with {@code GNU.sparse.*} records), which the reader otherwise takes for damage. Walks
+     * the headers by their checksums and sizes; stops quietly at the first it cannot read.
+     */
+    private static void refuseSparseByPax(String artifact, Path tar) {
+        byte[] header = new byte[RECORD];
+        try (FileChannel ch = FileChannel.open(tar)) {
+            long length = ch.size();
+            for (long at = 0; at + RECORD <= length; ) {
+                if (!readFully(ch, ByteBuffer.wrap(header), at) || allZero(header, 0, RECORD) || !checksumMatches(header)) {
+                    return;
+                }
+                long size;
+                try {
+                    size = TarUtils.parseOctalOrBinary(header, 124, 12);
+                } catch (IllegalArgumentException e) {
+                    return;
+                }
+                byte type = header[156];
+                if ((type == 'x' || type == 'g') && size > 0 && size <= 1 << 20 && at + RECORD + size <= length) {
+                    ByteBuffer pax = ByteBuffer.allocate((int) size);
+                    if (readFully(ch, pax, at + RECORD)) {
+                        String records = new String(pax.array(), StandardCharsets.UTF_8);
+                        int sparse = records.indexOf("GNU.sparse.");
+                        if (sparse >= 0) {
+                            int name = records.indexOf("GNU.sparse.name=");
+                            int nl = name < 0 ? -1 : records.indexOf('\n', name);
+                            String file = name < 0 ? "at byte " + at
+                                    : records.substring(name + 16, nl < 0 ? records.length() : nl);
+                            throw new InvalidInputException("Artifact '" + artifact + "' tar " + tar + " entry '"
+                                    + printable(file) + "' is a sparse file (PAX format, tar --format=posix -S),"
+                                    + " which cannot be published",
+                                    "Rebuild the tar without --sparse (GNU tar) so that the file's bytes are stored whole.");
+                        }
+                    }
+                }
+                if (size < 0) {
+                    return;
+                }
+                at += RECORD + (size + RECORD - 1) / RECORD * RECORD;
+            }
+        } catch (IOException e) {
+            // The reader's own error stands.
+        }
+    }
+
+    private static boolean readFully(FileChannel ch, ByteBuffer b, long at) throws IOException {
+        while (b.hasRemaining()) {
+            if (ch.read(b, at + b.position()) <= 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static InvalidInputException truncated(String artifact, Path tar, String why) {

@@ -203,6 +203,75 @@ class TarShardIndexerTest {
         assertThat(p.waitFor()).as("%s: %s", List.of(cmd), out).isZero();
     }
 
+    /** audit 32: GNU tar's PAX sparse files were reported as a damaged header, with advice to copy the tar again. */
+    @Test
+    void aPaxSparseFileByGnuTarIsRefusedAsASparseFile() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("sparse"));
+        run("/bin/sh", "-c", "truncate -s 6000 \"$0\"/s.bin && printf HELLO | dd of=\"$0\"/s.bin bs=1 seek=5000"
+                + " conv=notrunc 2>/dev/null && echo hi > \"$0\"/z.txt", dir.toString());
+        Path t = tmp.resolve("sp.tar");
+        run("tar", "-C", dir.toString(), "--format=posix", "-S", "-cf", t.toString(), "s.bin", "z.txt");
+        assertThatThrownBy(() -> index(t))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("'s.bin' is a sparse file (PAX format")
+                .hasMessageNotContaining("cut short")
+                .satisfies(e -> assertThat(((InvalidInputException) e).nextStep()).contains("without --sparse"));
+    }
+
+    /** audit 32: an incremental tar's dump directory was called a file named like a folder. */
+    @Test
+    void aGnuIncrementalTarIsRefusedNamingItsDumpDirectory() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("g/d"));
+        Files.writeString(dir.resolve("f"), "x");
+        Path t = tmp.resolve("incr.tar");
+        run("tar", "-C", tmp.resolve("g").toString(), "-g", tmp.resolve("snap").toString(), "-cf", t.toString(), ".");
+        assertThatThrownBy(() -> index(t))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("is a GNU incremental dump directory (type 'D'")
+                .hasMessageNotContaining("whose name ends in '/'")
+                .satisfies(e -> assertThat(((InvalidInputException) e).nextStep()).contains("without -g"));
+    }
+
+    /** audit 32: a tar cut inside a long name's or PAX header's record was "not a tar file", with the reader's text. */
+    @Test
+    void aTarCutInsideALongNameOrPaxHeaderIsCutShortNotNotATar() throws Exception {
+        for (String format : List.of("GNU_FORMAT", "PAX_FORMAT")) {
+            Path whole = pythonTar(format + ".tar", "with tarfile.open(sys.argv[1], 'w', format=tarfile." + format + ") as t:\n"
+                    + "    ti = tarfile.TarInfo('d/' + 'n' * 150 + '.jpg'); ti.size = 3000\n"
+                    + "    t.addfile(ti, io.BytesIO(b'x' * 3000))\n");
+            Path cut = headC(whole, 1024, format + "-cut.tar");
+            assertThatThrownBy(() -> index(cut))
+                    .as(format)
+                    .isInstanceOf(InvalidInputException.class)
+                    .hasMessageContaining("is cut short or damaged")
+                    .hasMessageNotContaining("is not a tar file")
+                    .satisfies(e -> assertThat(((InvalidInputException) e).nextStep()).contains("in full"));
+        }
+    }
+
+    /** audit 32: bytes after a whole end-of-archive marker (cat a.tar b.tar) were called a cut tar. */
+    @Test
+    void dataAfterTheEndOfArchiveMarkerIsNamedAsSuchNotAsACut() throws Exception {
+        Path one = pythonTar("one.tar", 2, 20_000);
+        Path concat = tmp.resolve("concat.tar");
+        run("/bin/sh", "-c", "cat \"$0\" \"$0\" > \"$1\"", one.toString(), concat.toString());
+        Path garbage = tmp.resolve("garbage-after.tar");
+        run("/bin/sh", "-c", "{ cat \"$0\"; printf 'GARBAGE-TRAILING'; } > \"$1\"", one.toString(), garbage.toString());
+        for (Path t : List.of(concat, garbage)) {
+            assertThatThrownBy(() -> index(t))
+                    .as(t.toString())
+                    .isInstanceOf(InvalidInputException.class)
+                    .hasMessageContaining("after its end-of-archive marker")
+                    .hasMessageNotContaining("cut short")
+                    .satisfies(e -> assertThat(((InvalidInputException) e).nextStep())
+                            // 2 members of 512 + 20,480 bytes, then the 1,024 bytes of the marker
+                            .contains("each tar as a file of its own", "truncate -s 43008 " + t));
+        }
+        // The advice works: cut there, the tar is whole.
+        run("truncate", "-s", "43008", garbage.toString());
+        assertThat(index(garbage).memberCount()).isEqualTo(2);
+    }
+
     @Test
     void aWholeTarFromPythonsTarfileIsIndexed() throws Exception {
         Path t = pythonTar("whole.tar", 3, 700);
