@@ -427,9 +427,8 @@ public final class Publisher {
                     : tables.contains(folder) ? "'" + folder + "' is the name of a table"
                     : artifacts.containsKey(folder) ? "'" + folder + "' is the name of an artifact" : null;
             if (why != null) {
-                String note = TarShardIndexer.notShown(a.getKey(), why);
-                progress.note(note);
-                artifacts.put(a.getKey(), a.getValue().withoutShardNames(note));
+                // Said once, in the result's notes (audit 32: also sent as progress, it was printed twice).
+                artifacts.put(a.getKey(), a.getValue().withoutShardNames(TarShardIndexer.notShown(a.getKey(), why)));
             }
         }
     }

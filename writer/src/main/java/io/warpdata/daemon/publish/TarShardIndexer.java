@@ -163,8 +163,7 @@ public final class TarShardIndexer {
                     new java.util.TreeMap<>(), tars.stream().map(t -> t.getFileName().toString()).toList(), "");
             String leftOut = shardNamesLeftOut(artifact, tars);
             if (leftOut != null) {
-                progress.note(leftOut);
-                return packed.withoutShardNames(leftOut);
+                return packed.withoutShardNames(leftOut); // said in the result's notes, once
             }
             return packed;
         } finally {

@@ -71,8 +71,8 @@ class TarShardIndexerTest {
         });
         assertThat(shared.shardNames()).isEmpty();
         assertThat(shared.memberCount()).as("the members are published all the same").isEqualTo(2);
-        assertThat(notes).singleElement().asString().contains("web.tars/", "share a name", "its members are, in web/");
-        assertThat(shared.shardNamesLeftOut()).isEqualTo(notes.get(0));
+        assertThat(shared.shardNamesLeftOut()).contains("web.tars/", "share a name", "its members are, in web/");
+        assertThat(notes).as("said once, in the result's notes (audit 32: printed twice)").isEmpty();
     }
 
     private PackedArtifact index(Path... tars) {
