@@ -102,8 +102,11 @@ final class ListRemoteCommand implements Callable<Integer> {
         Catalog catalog = remote.catalog();
         List<VersionHash> versions = only.map(List::of).orElseGet(() -> catalog.versions(id));
         if (versions.isEmpty()) {
-            throw new DatasetNotFoundException("A version of " + id, remote.store.describe(),
-                    catalog.datasets(id.workspace()).stream().map(DatasetId::toString).limit(20).toList());
+            // The workspace's datasets, or else the store's workspaces: "nothing is published there" only
+            // of an empty store (audit 32 said it of a store with 4 workspaces).
+            List<String> existing = catalog.datasets(id.workspace()).stream().map(DatasetId::toString).limit(20).toList();
+            throw new DatasetNotFoundException("A version of " + id, remote.store.describe(), existing.isEmpty()
+                    ? catalog.workspaces().stream().map(w -> w + "/").limit(20).toList() : existing);
         }
         RefNames names = RefNames.of(catalog, id);
         List<VersionRow> rows = new ArrayList<>();

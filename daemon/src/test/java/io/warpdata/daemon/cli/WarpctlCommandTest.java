@@ -56,6 +56,17 @@ class WarpctlCommandTest {
         assertThat(r.err()).contains("--frobnicate");
     }
 
+    /** audit 32: list-remote of a dataset in a workspace that does not exist said "Nothing is published there". */
+    @Test
+    void listRemoteOfADatasetInAnUnknownWorkspaceListsTheWorkspaces() throws Exception {
+        TestData.parquet(tmp.resolve("data/part-0.parquet"), 10, 100);
+        assertThat(warpctl("publish", "vision/pets", "--table", "main=data/*.parquet").code()).isZero();
+        Run r = warpctl("list-remote", "nows/x");
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err()).contains("A version of nows/x is not published", "Existing: vision/.")
+                .doesNotContain("Nothing is published there");
+    }
+
     /** audit 32: the advice for 'latest WS/NAME@X REF' dropped REF and moved latest to X. */
     @Test
     void latestOfADatasetWithARefAdvisesTheRefGiven() {
