@@ -8,7 +8,6 @@ import io.warpdata.store.Versioned;
 
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.DatasetRef;
-import io.warpdata.manifest.ManifestValidationException;
 import io.warpdata.manifest.VersionHash;
 
 import java.time.Clock;
@@ -209,13 +208,15 @@ final class RefWriter {
     private static void requireNewRefName(DatasetId id, String name) {
         DatasetRef.requireRefName("ref", name);
         if (name.equals(DatasetRef.LATEST)) {
-            throw new ManifestValidationException("ref", "'latest' is the default branch's name; pick another");
+            throw new RefNameException("'latest' is the default branch's name, so no tag or branch may have it",
+                    "Pick another name, e.g. v1 or dev.");
         }
         int shown = id.name().length() + 1 + name.length();
         if (shown > 255) {
-            throw new ManifestValidationException("ref", "the mount would show " + id.name() + "@" + name.substring(0, 16)
-                    + "... as a name of " + shown + " characters; a file name holds at most 255: pick a name of at most "
-                    + (255 - 1 - id.name().length()) + " characters");
+            throw new RefNameException("The name '" + name.substring(0, 16) + "...' (" + name.length() + " characters) is"
+                    + " too long for " + id + ": the mount would show " + id.name() + "@" + name.substring(0, 16)
+                    + "... as a name of " + shown + " characters, and a file name holds at most 255",
+                    "Pick a name of at most " + Math.max(0, 255 - 1 - id.name().length()) + " characters.");
         }
     }
 }

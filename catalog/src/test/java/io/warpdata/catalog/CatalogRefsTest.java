@@ -107,11 +107,16 @@ class CatalogRefsTest {
         VersionHash v = catalog.putVersion(CatalogTest.manifest(wide, 1));
         String fits = "t".repeat(255 - 1 - DatasetId.MAX_NAME);
         assertThat(catalog.tag(wide, fits, v, "alice", false)).isTrue();
+        // audit 32: it said "ref: ..." and "Fix the input that produced 'ref' and publish again".
         assertThatThrownBy(() -> catalog.tag(wide, fits + "t", v, "alice", false))
-                .isInstanceOf(ManifestValidationException.class)
-                .hasMessageContaining("256 characters").hasMessageContaining("at most " + fits.length());
+                .isInstanceOfSatisfying(RefNameException.class, e -> {
+                    assertThat(e.type()).isEqualTo("InvalidInput");
+                    assertThat(e.getMessage()).contains("256 characters").doesNotStartWith("ref:");
+                    assertThat(e.nextStep()).contains("at most " + fits.length() + " characters")
+                            .doesNotContain("publish");
+                });
         assertThatThrownBy(() -> catalog.moveBranch(wide, fits + "b", v, "alice", null))
-                .isInstanceOf(ManifestValidationException.class).hasMessageContaining("256 characters");
+                .isInstanceOf(RefNameException.class).hasMessageContaining("256 characters");
     }
 
     @Test
@@ -143,7 +148,7 @@ class CatalogRefsTest {
         assertThatThrownBy(() -> catalog.tag(MNIST, "deadbeef", v1, null, false))
                 .isInstanceOf(ManifestValidationException.class).hasMessageContaining("version hash prefix");
         assertThatThrownBy(() -> catalog.tag(MNIST, "latest", v1, null, false))
-                .isInstanceOf(ManifestValidationException.class);
+                .isInstanceOf(RefNameException.class);
         assertThatThrownBy(() -> catalog.moveBranch(MNIST, "Dev", v1, null, null))
                 .isInstanceOf(ManifestValidationException.class);
         VersionHash missing = new VersionHash("c".repeat(64));
