@@ -125,7 +125,7 @@ final class PublishCommand implements Callable<Integer> {
             throw new UsageException("--threads " + threads + " is out of range", "Pass --threads between 1 and 256.");
         }
         if (shardBytes < 4096) {
-            throw new UsageException("--shard-size " + shardBytes + " bytes is too small", "Pass --shard-size of at least 4KiB.");
+            throw new UsageException("--shard-size " + shardBytes + " byte(s) is too small", "Pass --shard-size of at least 4KiB.");
         }
         if (branch != null) {
             PublishRequest.requireBranchName(branch);

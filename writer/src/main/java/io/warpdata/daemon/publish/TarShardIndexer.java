@@ -589,13 +589,17 @@ public final class TarShardIndexer {
             throw new InvalidInputException("Artifact '" + artifact + "' tar " + tar + " entry '" + printable(name)
                     + "' is a " + kind + ", which cannot be published", e.isSparse()
                     ? "Rebuild the tar without --sparse (GNU tar) so that the file's bytes are stored whole."
-                    : "Rebuild the tar with regular files only (GNU tar: --dereference for symlinks, --hard-dereference"
-                            + " for hard links).");
+                    : e.isSymbolicLink() || e.isLink()
+                    ? "Rebuild the tar with regular files only (GNU tar: --dereference for symlinks, --hard-dereference"
+                            + " for hard links)."
+                    : "Rebuild the tar with regular files only: leave the " + kind + " out (it has no bytes to read).");
         }
         try {
             Names.requireMemberPath("member", name);
         } catch (ManifestValidationException ex) {
-            String why = ex.getMessage();
+            // Without the field's name ("member: member path has ...": audit 32).
+            String why = ex.getMessage().startsWith(ex.field() + ": ") ? ex.getMessage().substring(ex.field().length() + 2)
+                    : ex.getMessage();
             throw new InvalidInputException("Artifact '" + artifact + "' tar " + tar + " entry '" + printable(name)
                     + "' has a hostile or invalid name: " + printable(why),
                     why.contains("backslash") ? "Rename it without '\\' (member paths separate folders with '/';"

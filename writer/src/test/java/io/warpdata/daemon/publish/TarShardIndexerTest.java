@@ -272,6 +272,22 @@ class TarShardIndexerTest {
         assertThat(index(garbage).memberCount()).isEqualTo(2);
     }
 
+    /** audit 32: a fifo was told to rebuild with --dereference; a bad name's reason repeated "member: member path". */
+    @Test
+    void aFifoIsToldToBeLeftOutAndABadNameIsExplainedOnce() throws Exception {
+        Path fifo = pythonTar("fifo.tar", "with tarfile.open(sys.argv[1], 'w') as t:\n"
+                + "    ti = tarfile.TarInfo('q'); ti.type = tarfile.FIFOTYPE; t.addfile(ti)\n");
+        assertThatThrownBy(() -> index(fifo))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("'q' is a fifo")
+                .satisfies(e -> assertThat(((InvalidInputException) e).nextStep()).contains("leave the fifo out")
+                        .doesNotContain("dereference"));
+        Path empty = pythonTar("empty-part.tar", "with tarfile.open(sys.argv[1], 'w') as t:\n"
+                + "    ti = tarfile.TarInfo('a//b.jpg'); ti.size = 1; t.addfile(ti, io.BytesIO(b'x'))\n");
+        assertThatThrownBy(() -> index(empty))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("has a hostile or invalid name: ")
+                .hasMessageNotContaining("name: member:");
+    }
+
     @Test
     void aWholeTarFromPythonsTarfileIsIndexed() throws Exception {
         Path t = pythonTar("whole.tar", 3, 700);
