@@ -45,7 +45,8 @@ public final class InputPaths {
         List<Path> out = new ArrayList<>();
         if (Files.isDirectory(base)) {
             try (Stream<Path> s = Files.walk(base, depth)) {
-                s.filter(p -> !p.equals(base) && matcher.matches(base.relativize(p))).forEach(out::add);
+                s.filter(p -> !p.equals(base) && matcher.matches(base.relativize(p))
+                        && !hiddenUnasked(base.relativize(p), pattern)).forEach(out::add);
             } catch (IOException e) {
                 throw new UncheckedIOException("listing " + base, e);
             }
@@ -56,6 +57,22 @@ public final class InputPaths {
         }
         out.sort((a, b) -> ComponentOrder.INSTANCE.compare(a.toString(), b.toString()));
         return out;
+    }
+
+    /**
+     * As a shell globs: a name starting with '.' is matched only by a pattern that spells the dot
+     * ({@code .*.tar}, {@code dir/.x}); {@code *.tar} took {@code .hidden.tar} too (audit 32).
+     */
+    private static boolean hiddenUnasked(Path relative, String pattern) {
+        if (pattern.startsWith(".") || pattern.contains("/.") || pattern.contains("{.") || pattern.contains(",.")) {
+            return false;
+        }
+        for (Path part : relative) {
+            if (part.toString().startsWith(".")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static int firstGlobChar(String s) {

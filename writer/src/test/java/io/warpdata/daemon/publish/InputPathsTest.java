@@ -24,6 +24,18 @@ class InputPathsTest {
                 .containsExactly(dir.resolve("a.parquet"), dir.resolve("b.parquet"));
     }
 
+    /** audit 32: '*.tar' took .hidden.tar, which the shell's glob leaves out. */
+    @Test
+    void aGlobLeavesOutDotFilesAsTheShellDoesUnlessItSpellsTheDot() throws IOException {
+        Files.writeString(dir.resolve("a.tar"), "x");
+        Files.writeString(dir.resolve(".hidden.tar"), "y");
+        Files.createDirectories(dir.resolve(".git/x"));
+        Files.writeString(dir.resolve(".git/x/b.tar"), "z");
+        assertThat(InputPaths.expand("*.tar", dir, "--artifact s")).containsExactly(dir.resolve("a.tar"));
+        assertThat(InputPaths.expand("**.tar", dir, "--artifact s")).containsExactly(dir.resolve("a.tar"));
+        assertThat(InputPaths.expand(".*.tar", dir, "--artifact s")).containsExactly(dir.resolve(".hidden.tar"));
+    }
+
     @Test
     void aQuotedTildeIsNamedAsNotExpanded() {
         // audit 27: --artifact 'files=~/nonexist' said only "does not exist".
