@@ -447,13 +447,26 @@ public final class TableBatches {
     /** A filter DuckDB could not run. */
     public static final class BadFilterException extends WarpException {
         public BadFilterException(String where, SQLException e) {
-            this(where, firstLine(e.getMessage()));
+            this(where, inUsersWords(where, firstLine(e.getMessage())));
         }
 
         public BadFilterException(String where, String why) {
             super("The filter '" + where + "' cannot be run: " + why,
-                    "Write a DuckDB SQL expression over the table's columns, e.g. where=\"label = 'cat' AND id < 100\""
-                            + " (it can read nothing but the table).");
+                    "Write one DuckDB SQL expression over the table's columns, e.g. label = 'cat' AND id < 100 (warpctl"
+                            + " view --where, Python's where=; it can read nothing but the table).");
+        }
+
+        /**
+         * DuckDB's words about the filter as the user wrote it: the filter is placed inside
+         * parentheses, so a filter that stops short (label =) was "near ')'", a ')' the user never
+         * wrote (audit 32).
+         */
+        private static String inUsersWords(String where, String why) {
+            if (why.contains("syntax error at or near \")\"") && where.indexOf(')') < 0 && where.indexOf('(') < 0) {
+                return why.replace("syntax error at or near \")\"", "syntax error at the end of the filter (it stops"
+                        + " before its expression is complete)");
+            }
+            return why;
         }
 
         @Override

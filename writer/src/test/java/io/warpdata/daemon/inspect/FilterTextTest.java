@@ -47,4 +47,15 @@ class FilterTextTest {
                     .hasMessageContaining("cannot be run");
         }
     }
+
+    /** audit 32: "label = " was "near ')'", a parenthesis Warp wrote; a CLI user was shown Python's where=. */
+    @Test
+    void aFilterThatStopsShortIsSaidToInTheUsersWords() {
+        TableBatches.BadFilterException e = new TableBatches.BadFilterException("label = ",
+                new java.sql.SQLException("Parser Error: syntax error at or near \")\"\n\nLINE 1: ..."));
+        assertThat(e.getMessage()).contains("syntax error at the end of the filter").doesNotContain("near \")\"");
+        assertThat(e.nextStep()).contains("warpctl view --where", "Python's where=").doesNotContain("where=\"");
+        assertThat(new TableBatches.BadFilterException("id IN (1, 2", new java.sql.SQLException("syntax error at or near \")\""))
+                .getMessage()).as("a filter that has parentheses of its own: DuckDB's words stay").contains("near \")\"");
+    }
 }
