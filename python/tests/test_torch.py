@@ -128,3 +128,15 @@ def test_make_loader_keeps_text_columns_lists_and_collates_a_transforms_keys_by_
     for b in loader:
         assert isinstance(b["note"], list)  # VARCHAR with NULLs in some batches: a list in all of them
         assert b["twice"].tolist() == [2 * i for i in b["id"].tolist()]
+
+
+def test_make_loader_stacks_a_numeric_column_a_transform_made_tensors(ds):
+    """A transform that one-hot encodes a numeric column got a BadRequestError from the schema rule:
+    its tensors are stacked, as torch's default_collate would."""
+    torch = pytest.importorskip("torch")
+    from warpdata.loader import make_loader
+    loader = make_loader(ds, batch_size=7, columns=["id"], rank=0, world_size=1, prefetch_order=False,
+                         transform=lambda row: dict(row, id=torch.nn.functional.one_hot(torch.tensor(row["id"] % 3), 3)))
+    batches = list(loader)
+    assert batches and all(b["id"].shape == (len(b["id"]), 3) for b in batches)
+    assert all(int(b["id"].sum()) == len(b["id"]) for b in batches)

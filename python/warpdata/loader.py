@@ -145,7 +145,8 @@ class RowCollate:
     numeric and BOOLEAN columns are tensors of the schema's dtype (a NULL is NaN in a float column
     and a BadRequestError in any other), other types (text, DECIMAL, nested, bound columns' paths)
     lists. Keys that are not the table's columns (a transform's, decode's COLUMN_data) are tensors
-    when every value is a number, else lists. A module-level class, so that it pickles for workers
+    when every value is a number, else lists; a numeric column a transform turned into tensors of one
+    shape is stacked (torch's default_collate), into anything else left as a list. A module-level class, so that it pickles for workers
     started with spawn."""
 
     def __init__(self, dtypes, columns, table_name):
@@ -158,6 +159,17 @@ class RowCollate:
         for key in batch[0]:
             values = [row[key] for row in batch]
             dtype = self.dtypes.get(key)
+            if dtype is not None and not all(v is None or isinstance(v, (int, float)) for v in values):
+                # A transform made the column something else (a one-hot tensor, a string): its values
+                # as it made them, collated as a transform's own keys are.
+                dtype = None
+                if torch is not None and all(isinstance(v, torch.Tensor) for v in values):
+                    try:
+                        values = torch.stack(values)
+                    except RuntimeError:
+                        pass
+                out[key] = values
+                continue
             if dtype is not None:
                 try:
                     values = column_tensor(values, dtype, key, self.table_name, _OWN_COLLATE)
