@@ -456,7 +456,10 @@ final class DiskBlocks implements BlockStorage {
         try {
             DiskWrites.Written w = writes.toTemp(key, listId, data, off, len, headerLength, false);
             if (w == DiskWrites.NO_SPACE) {
-                w = freeFiles(bytes) ? writes.toTemp(key, listId, data, off, len, headerLength, true) : null;
+                // Tried again once, after evicting; with nothing to evict, the second refusal is what
+                // is counted and logged.
+                freeFiles(bytes);
+                w = writes.toTemp(key, listId, data, off, len, headerLength, true);
             }
             if (w != null) {
                 place(key, w, new DiskEntry(key, headerLength, len, w.crcs(), listId, prefetchCredit));
@@ -474,10 +477,8 @@ final class DiskBlocks implements BlockStorage {
      * bytes). Evicts, by the normal policy, {@link #INODE_EVICT_FRACTION} of the cache (at least
      * {@code bytes}), so that this write and the next ones land, rather than caching nothing more
      * until an operator steps in. Logged at most once a minute.
-     *
-     * @return false if there was nothing to evict
      */
-    private boolean freeFiles(long bytes) {
+    private void freeFiles(long bytes) {
         long evicted;
         long size;
         synchronized (gcLock) {
@@ -495,7 +496,6 @@ final class DiskBlocks implements BlockStorage {
                         floor.usableBytes(), evicted);
             }
         }
-        return evicted > 0;
     }
 
     /**
