@@ -37,7 +37,6 @@ final class ListRemoteCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         try (Remote remote = root.openRemote()) {
-            io.warpdata.store.BlobStores.requireExisting(remote.store);
             if (workspace == null) {
                 List<String> ws = remote.catalog().workspaces();
                 if (root.json) {

@@ -146,7 +146,7 @@ final class PublishCommand implements Callable<Integer> {
                 ? new TerminalProgress(ctx.err()) : PublishProgress.NONE;
         String creator = ctx.user();
         PublishResult result;
-        try (Remote remote = root.openRemote()) {
+        try (Remote remote = root.openRemote(true)) {
             result = new Publisher(remote.store, remote.catalog(), ctx.clock(), creator, staging, threads, bars).publish(request);
         }
         // Published in this process (--no-daemon, or warpd serves another store): a warpd on the

@@ -251,11 +251,28 @@ public final class WarpctlCommand implements Runnable {
         return Optional.ofNullable(option != null ? option : context.env().get(variable)).filter(s -> !s.isBlank());
     }
 
-    /** Opens the store named by --remote / $WARP_REMOTE. */
+    /**
+     * Opens the store named by --remote / $WARP_REMOTE to read what it holds: a {@code file://}
+     * directory that does not exist is refused as such (audit 32: {@code tag} said "Nothing is
+     * published there" of a mistyped directory).
+     */
     Remote openRemote() {
+        return openRemote(false);
+    }
+
+    /** As {@link #openRemote()}; {@code mayCreate}: a publish, which makes a new store's directory. */
+    Remote openRemote(boolean mayCreate) {
         String uri = remoteUri().orElseThrow(() -> new UsageException("No store given",
                 "Pass --remote s3://bucket/prefix (or file:///dir), or set WARP_REMOTE."));
         BlobStore store = context.stores().open(uri, endpointUrl().orElse(null));
+        if (!mayCreate) {
+            try {
+                io.warpdata.store.BlobStores.requireExisting(store);
+            } catch (RuntimeException e) {
+                store.close();
+                throw e;
+            }
+        }
         return new Remote(store);
     }
 

@@ -67,6 +67,20 @@ class WarpctlCommandTest {
                 .doesNotContain("Nothing is published there");
     }
 
+    /** audit 32: tag on a file:// store whose directory does not exist said "Nothing is published there". */
+    @Test
+    void readingCommandsOnAStoreDirectoryThatDoesNotExistSaySo() {
+        store = io.warpdata.store.local.LocalBlobStore.open(tmp.resolve("nostore").toUri().toString());
+        for (String[] args : List.of(new String[]{"tag", "img/pets", "v1"}, new String[]{"info", "img/pets"},
+                new String[]{"latest", "img/pets", "v1"}, new String[]{"list-remote"})) {
+            Run r = warpctl(args);
+            assertThat(r.code()).as(String.join(" ", args)).isEqualTo(1);
+            assertThat(r.err()).as(String.join(" ", args)).contains("The store directory " + tmp.resolve("nostore")
+                    + " does not exist").doesNotContain("Nothing is published there");
+        }
+        assertThat(Files.exists(tmp.resolve("nostore"))).isFalse();
+    }
+
     /** audit 32: the advice for 'latest WS/NAME@X REF' dropped REF and moved latest to X. */
     @Test
     void latestOfADatasetWithARefAdvisesTheRefGiven() {
