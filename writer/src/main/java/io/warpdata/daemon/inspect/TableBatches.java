@@ -461,7 +461,7 @@ public final class TableBatches {
          * parentheses, so a filter that stops short (label =) was "near ')'", a ')' the user never
          * wrote (audit 32).
          */
-        private static String inUsersWords(String where, String why) {
+        public static String inUsersWords(String where, String why) {
             if (why.contains("syntax error at or near \")\"") && where.indexOf(')') < 0 && where.indexOf('(') < 0) {
                 return why.replace("syntax error at or near \")\"", "syntax error at the end of the filter (it stops"
                         + " before its expression is complete)");

@@ -267,6 +267,10 @@ public final class ViewSelector implements AutoCloseable {
             st.execute(sql);
         } catch (SQLException e) {
             String msg = String.valueOf(e.getMessage()).lines().findFirst().orElse("");
+            if (option.equals("--where")) {
+                // The filter is placed in parentheses: "near ')'" of one that stops short is ours (audit 33).
+                msg = io.warpdata.daemon.inspect.TableBatches.BadFilterException.inUsersWords(q.where().orElse(""), msg);
+            }
             throw new ViewException("DuckDB refused the view's " + option + ": " + msg,
                     "Fix the SQL; table " + q.table() + " has the columns " + String.join(", ", columns) + ".", e);
         }

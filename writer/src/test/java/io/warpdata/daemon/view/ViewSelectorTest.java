@@ -183,8 +183,10 @@ class ViewSelectorTest {
                 dir.resolve("x.parquet"), Set.of()))
                 .isInstanceOf(ViewException.class).hasMessageContaining("--where").hasMessageContaining("nope")
                 .satisfies(e -> assertThat(((ViewException) e).nextStep()).contains("id, path, label, score"));
+        // audit 33: a filter that stops short failed "near ')'", a parenthesis Warp wrote.
         assertThatThrownBy(() -> selector.select(files, COLUMNS, query("id >", null, null, null, null, null, 0),
-                dir.resolve("x.parquet"), Set.of())).isInstanceOf(ViewException.class);
+                dir.resolve("x.parquet"), Set.of())).isInstanceOf(ViewException.class)
+                .hasMessageContaining("syntax error at the end of the filter").hasMessageNotContaining("near \")\"");
         assertThatThrownBy(() -> selector.select(files, COLUMNS, query(null, null, null, 10L, null, "colour", 0),
                 dir.resolve("x.parquet"), Set.of())).isInstanceOf(ViewException.class)
                 .hasMessageContaining("'colour' is not a column");
