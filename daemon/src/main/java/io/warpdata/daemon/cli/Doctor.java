@@ -224,8 +224,10 @@ public final class Doctor {
                             + " gone (after 5 s) and forgets those blocks; a whole cache directory deleted is not made"
                             + " again: restart warpd");
         }
-        // Out of inodes first: a disk without inodes refuses writes too, and its fix is another (audit 31).
-        Optional<Check> inodes = fewInodes(name, Path.of(dir), detail);
+        // Out of inodes before refused writes: a disk without inodes refuses writes too, and its fix is
+        // another (audit 31); but after the free-space floor, under which nothing is kept whatever the
+        // inodes (audit 33: the inode warning alone advised freeing inodes on a disk under its floor).
+        Optional<Check> inodes = free < floor ? Optional.empty() : fewInodes(name, Path.of(dir), detail);
         if (inodes.isPresent()) {
             return inodes.get();
         }

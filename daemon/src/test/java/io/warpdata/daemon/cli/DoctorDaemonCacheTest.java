@@ -45,6 +45,35 @@ class DoctorDaemonCacheTest {
         }
     }
 
+    /** audit 33: a disk both under the floor and short of inodes got the inode warning alone, whose advice cannot help. */
+    @Test
+    void aDiskUnderTheFloorIsSaidSoEvenWhenItsInodesAreShortToo() throws Exception {
+        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")), "mounts a tmpfs: root only");
+        Path disk = Files.createDirectories(tmp.resolve("small"));
+        assertThat(new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=256m,nr_inodes=12000", "tmpfs", disk.toString())
+                .inheritIO().start().waitFor()).isZero();
+        try {
+            Files.createDirectories(disk.resolve("v1/tmp"));
+            // All but a few of its inodes taken by other files.
+            for (int i = 0; i < 11_990; i++) {
+                try {
+                    Files.writeString(disk.resolve("f" + i), "");
+                } catch (java.io.IOException full) {
+                    break;
+                }
+            }
+            Doctor d = new Doctor(new Doctor.Settings(Optional.empty(), Optional.empty(), tmp.resolve("c"), 1,
+                    tmp.resolve("none.sock"), false), null);
+            CacheCalls.Stats stats = new CacheCalls.Stats("auto", disk.toString(), 0, 1L << 30, 1L << 30,
+                    Files.getFileStore(disk).getUsableSpace(), 0, 0, 0, Map.of(), List.of(), List.of());
+            Doctor.Check c = d.daemonCacheDir(new Doctor.Daemon(null, stats, null));
+            assertThat(c.status()).isEqualTo(Doctor.Status.WARN);
+            assertThat(c.detail()).contains("under the free-space floor", "caches nothing new");
+        } finally {
+            new ProcessBuilder("umount", disk.toString()).inheritIO().start().waitFor();
+        }
+    }
+
     /** audit 31: under the floor, doctor said "warpd is not caching new blocks" though warpd evicts its own to cache on. */
     @Test
     void aRunningWarpdsCacheUnderTheFloorSaysWhatWarpdDoesAtItsNextWrite() throws Exception {
