@@ -89,24 +89,29 @@ public final class Wire {
     }
 
     /**
-     * How warpctl and the Python package spell an argument where it is not {@code --FIELD} and
-     * {@code FIELD=}: keyed by {@code op.field} or by {@code field} for every operation. (A guess
-     * named "warpctl's --dataset", which no command has: audit 30.)
+     * How warpctl and the Python package spell the arguments they pass, keyed by {@code op.field}
+     * or by {@code field} for every operation. Only spellings that exist: a guess of "--FIELD" and
+     * "FIELD=" named "warpctl's --dataset" (audit 30), "--world", "--paths" (audit 33), which no
+     * command has; any other field is named as the operation's argument alone.
      */
     private static final Map<String, String> SPELLED = Map.of(
             "dataset", "warpctl's DATASET argument, the first argument in Python",
             "publish.dataset", "warpctl publish's DATASET argument, wd.publish's name",
             "publish.tables", "warpctl's --table NAME=PATH, Python's tables=",
             "publish.artifacts", "warpctl's --artifact NAME=DIR, Python's artifacts=",
-            "publish.bindings", "warpctl's --bind TABLE.COLUMN=ARTIFACT:TYPE, Python's bindings=");
+            "publish.bindings", "warpctl's --bind TABLE.COLUMN=ARTIFACT:TYPE, Python's bindings=",
+            "warm.tables", "warpctl warm's --tables, Python's tables=",
+            "warm.artifacts", "warpctl warm's --artifacts, Python's artifacts=",
+            "warm.shards", "warpctl warm's --shards",
+            "warm.max_bytes", "warpctl warm's --max-bytes, Python's max_bytes=");
 
     /** A bad argument of {@code op}, in the words every operation uses. */
     public static ControlException badArgument(String op, String field, String problem) {
         String top = field.contains(".") ? field.substring(0, field.indexOf('.')) : field;
-        String spelled = SPELLED.getOrDefault(op + "." + top, SPELLED.getOrDefault(top,
-                "warpctl's --" + top.replace('_', '-') + ", Python's " + top + "="));
+        String spelled = SPELLED.getOrDefault(op + "." + top, SPELLED.get(top));
         return new ControlException(ControlException.BAD_REQUEST, op + ": argument '" + field + "' " + problem,
-                "fix the value of " + top + " (" + spelled + "); docs/control.md lists the arguments of '" + op + "'");
+                "fix the value of " + top + (spelled == null ? "" : " (" + spelled + ")") + "; docs/control.md lists"
+                        + " the arguments of '" + op + "'");
     }
 
     /** The dotted path of the field a Jackson error is about, e.g. {@code tables.main}; empty if none. */

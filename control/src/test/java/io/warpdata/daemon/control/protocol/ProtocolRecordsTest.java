@@ -256,7 +256,12 @@ class ProtocolRecordsTest {
                         .contains("warpctl's DATASET argument").doesNotContain("--dataset"));
         assertThatThrownBy(() -> Wire.request("warm", PLAIN.readTree("{\"dataset\": \"ws/n\", \"max_bytes\": \"lots\"}"),
                 WarmCall.Request.class)).isInstanceOfSatisfying(ControlException.class,
-                        e -> assertThat(e.nextStep()).contains("warpctl's --max-bytes, Python's max_bytes="));
+                        e -> assertThat(e.nextStep()).contains("warpctl warm's --max-bytes, Python's max_bytes="));
+        // audit 33: fields no command spells are named as the operation's argument, with no made-up option.
+        assertThatThrownBy(() -> Wire.request("prefetch.order", PLAIN.readTree("{\"paths\": 5}"),
+                PrefetchOrderCall.Request.class)).isInstanceOfSatisfying(ControlException.class, e ->
+                        assertThat(e.nextStep()).startsWith("fix the value of paths; docs/control.md")
+                                .doesNotContain("--paths", "paths="));
         assertThatThrownBy(() -> Wire.request("refresh", PLAIN.readTree("{\"dataset\": true}"), RefreshCall.Request.class))
                 .hasMessage("refresh: argument 'dataset' must be a string");
     }
