@@ -25,13 +25,23 @@ final class LatestCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "WS/NAME", description = "The dataset whose latest moves.")
     String dataset;
 
-    @Parameters(index = "1", paramLabel = "REF", description = "A version prefix (8+ hex digits), a tag or a branch of"
-            + " WS/NAME.")
+    @Parameters(index = "1", arity = "0..1", paramLabel = "REF", description = "A version prefix (8+ hex digits), a tag"
+            + " or a branch of WS/NAME (or write WS/NAME@REF alone).")
     String ref;
 
     @Override
     public Integer call() {
         DatasetRef id = WarpctlCommand.datasetRef(dataset);
+        if (ref == null) {
+            // 'latest WS/NAME@REF', as tag and branch take a version (audit 33): latest moves to REF.
+            if (id.ref() instanceof DatasetRef.Latest) {
+                throw new UsageException("latest needs the version to point latest at",
+                        "Write: warpctl latest " + id.id() + " REF (a version prefix, a tag or a branch), or warpctl"
+                                + " latest " + id.id() + "@REF");
+            }
+            ref = id.ref().toString();
+            id = WarpctlCommand.datasetRef(id.id().toString());
+        }
         // The REF given is where latest moves; @X on the dataset is the user's other candidate (audit 32:
         // the advice dropped REF and moved latest to X).
         WarpctlCommand.requireDatasetOnly(id, "latest", "warpctl latest " + id.id() + " " + ref + " (REF is the version"

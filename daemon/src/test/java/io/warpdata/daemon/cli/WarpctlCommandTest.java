@@ -81,6 +81,22 @@ class WarpctlCommandTest {
         assertThat(Files.exists(tmp.resolve("nostore"))).isFalse();
     }
 
+    /** audit 33: 'latest WS/NAME@REF' (as tag and branch take a version) was a bare "Missing required parameter". */
+    @Test
+    void latestOfDatasetAtRefAloneMovesLatestThere() throws Exception {
+        TestData.parquet(tmp.resolve("data/part-0.parquet"), 10, 100);
+        Run pub = warpctl("publish", "vision/pets", "--table", "main=data/*.parquet", "--json");
+        assertThat(pub.code()).as(pub.err()).isZero();
+        String version = new ObjectMapper().readTree(pub.out()).path("version").asText();
+        assertThat(warpctl("tag", "vision/pets@" + version.substring(0, 12), "v1").code()).isZero();
+        Run moved = warpctl("latest", "vision/pets@v1");
+        assertThat(moved.code()).as(moved.err()).isZero();
+        assertThat(moved.out()).contains("latest of vision/pets: (none) -> " + version);
+        Run none = warpctl("latest", "vision/pets");
+        assertThat(none.code()).isEqualTo(2);
+        assertThat(none.err()).contains("latest needs the version", "warpctl latest vision/pets REF");
+    }
+
     /** audit 32: the advice for 'latest WS/NAME@X REF' dropped REF and moved latest to X. */
     @Test
     void latestOfADatasetWithARefAdvisesTheRefGiven() {
