@@ -79,7 +79,11 @@ public final class CacheCommand implements Runnable {
             }
         }
 
-        private static String show(String key, JsonNode v) {
+        static String show(String key, JsonNode v) {
+            if (v.isNull()) {
+                // A cache in memory (--mode remote) has no directory and no disk (audit 33: "dir null").
+                return key.equals("dir") || key.equals("free_bytes") ? "(none: the cache is in memory)" : "(none)";
+            }
             if (v.isIntegralNumber() && key.contains("bytes")) {
                 return ByteSize.format(v.asLong()) + " (" + v.asLong() + ")";
             }

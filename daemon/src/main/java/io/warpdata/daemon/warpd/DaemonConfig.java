@@ -349,7 +349,7 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
 
     /**
      * Where warpd writes its counters every second: {@code <cache dir>/stats.json}, or nowhere in
-     * {@code --mode remote}, which writes nothing to disk (and so does not overwrite the file of
+     * {@code --mode remote}, which keeps nothing on disk (and so does not overwrite the file of
      * another warpd that uses the same cache directory); its counters stay on the control socket
      * ({@code warpctl status --watch --json}) and on {@code --metrics-listen}.
      */
