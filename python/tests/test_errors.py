@@ -48,6 +48,21 @@ def test_a_bad_publish_names_warpctls_real_options(warp, tmp_path):
         wd.publish("pytest/empty", tables={}, artifacts={})
     assert "--tables" not in str(e.value) and "--table" in e.value.next_step and "--artifact" in e.value.next_step
 
+def test_publish_bindings_are_checked_in_pythons_words(warp, tmp_path):
+    """A dict passed as bindings= reached warpd as its keys, and a bad binding got warpctl's --bind
+    advice; a name without a workspace was told to try workspace/name@<hash>, which publish refuses."""
+    out = tmp_path / "part-0.parquet"
+    warp.sql("COPY (SELECT 'a.jpg' AS path) TO '%s' (FORMAT PARQUET)" % out)
+    tables = {"main": [str(out)]}
+    for bad in ({"main.path": "images:image"}, ["main.path=images"], ["main.path=images:pdf"], ["path=images:image"]):
+        with pytest.raises(wd.BadRequestError) as e:
+            wd.publish("pytest/binds", tables=tables, artifacts={"images": str(tmp_path)}, bindings=bad)
+        assert "--bind" not in str(e.value) and 'bindings=["main.path=images:image"]' in e.value.next_step, bad
+    with pytest.raises(wd.WarpError) as e:
+        wd.publish("noworkspace", tables=tables)
+    assert "workspace/name" in e.value.next_step and "@" not in e.value.next_step
+
+
 def test_missing_table_names_itself_and_the_tables(ds):
     with pytest.raises(wd.TableNotFoundError) as e:
         ds.table("nope")

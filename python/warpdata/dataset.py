@@ -1108,8 +1108,16 @@ def publish(name, tables=None, artifacts=None, bindings=None, set_latest=None, s
                               " --table NAME=PATH / --artifact NAME=DIR)")
     if isinstance(bindings, str):
         bindings = [bindings]
+    if isinstance(bindings, dict):
+        # Iterated, a dict gives its keys alone (audit 33): "main.path" reached warpd as a binding.
+        raise BadRequestError("bindings=%r is a dict; bindings is a list of TABLE.COLUMN=ARTIFACT:TYPE" % (bindings,),
+                              'pass bindings=["main.path=images:image"] (or DatasetBuilder(...).bind("main.path",'
+                              ' "images", "image"))')
     for b in bindings or ():
-        text(b, "binding")
+        if not _binding_form(text(b, "binding")):
+            # Checked here so that the advice is in Python's words (warpd's names warpctl's --bind).
+            raise BadRequestError("binding %r is not of the form TABLE.COLUMN=ARTIFACT:TYPE" % (b,),
+                                  'pass e.g. bindings=["main.path=images:image"] (TYPE: image, audio, video or file)')
     args = {"dataset": name, "tables": paths(tables, "tables", '"main": ["data/part-0.parquet"]'),
             "artifacts": paths(artifacts, "artifacts", '"images": ["images/"]'),
             "bindings": list(bindings or []),
@@ -1134,6 +1142,16 @@ def publish(name, tables=None, artifacts=None, bindings=None, set_latest=None, s
         if e.code != "PublishTooLarge":
             raise
         return _publish_with_warpctl(e, client, args)
+
+
+def _binding_form(b):
+    """Whether ``b`` reads as TABLE.COLUMN=ARTIFACT:TYPE as warpd parses it (the last '.' before the
+    '=' ends the table; the last ':' starts a type warpd knows)."""
+    eq = b.find("=")
+    dot = b.rfind(".", 0, eq) if eq >= 0 else -1
+    colon = b.rfind(":")
+    return (eq >= 0 and dot > 0 and dot != eq - 1 and colon > eq + 1
+            and b[colon + 1:].lower() in ("image", "audio", "video", "file"))
 
 
 MIN_SHARD_SIZE = 4096  # warpctl publish --shard-size's least, as warpd's publisher needs

@@ -72,7 +72,7 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
 
     /** The writer's request from the wire's: absolute paths, already expanded by the client. */
     static PublishRequest request(PublishCall.Request q) {
-        DatasetRef ref = Datasets.ref(q.dataset());
+        DatasetRef ref = Datasets.toPublish(q.dataset());
         if (!(ref.ref() instanceof DatasetRef.Latest)) {
             throw badArg("dataset", "must be workspace/name without @version (publish makes the version)");
         }
