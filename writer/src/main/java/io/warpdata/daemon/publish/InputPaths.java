@@ -43,17 +43,25 @@ public final class InputPaths {
         PathMatcher matcher = FileSystems.getDefault().getPathMatcher("glob:" + pattern);
         int depth = pattern.contains("**") ? Integer.MAX_VALUE : pattern.split("/").length;
         List<Path> out = new ArrayList<>();
+        int hidden = 0;
         if (Files.isDirectory(base)) {
             try (Stream<Path> s = Files.walk(base, depth)) {
-                s.filter(p -> !p.equals(base) && matcher.matches(base.relativize(p))
-                        && !hiddenUnasked(base.relativize(p), pattern)).forEach(out::add);
+                for (Path p : (Iterable<Path>) s.filter(p -> !p.equals(base) && matcher.matches(base.relativize(p)))::iterator) {
+                    if (hiddenUnasked(base.relativize(p), pattern)) {
+                        hidden++;
+                    } else {
+                        out.add(p);
+                    }
+                }
             } catch (IOException e) {
                 throw new UncheckedIOException("listing " + base, e);
             }
         }
         if (out.isEmpty()) {
-            throw new InvalidInputException("Glob " + spec + " of " + what + " matches nothing",
-                    "Check the pattern" + (spec.startsWith("/") ? "." : " (relative paths start at " + cwd + ")."));
+            throw new InvalidInputException("Glob " + spec + " of " + what + " matches nothing"
+                    + (hidden > 0 ? " but " + hidden + " name(s) starting with '.', which a glob leaves out as the shell"
+                    + " does" : ""), hidden > 0 ? "Spell the dot in the pattern to take them (e.g. '.*.tar'), or name"
+                    + " the files." : "Check the pattern" + (spec.startsWith("/") ? "." : " (relative paths start at " + cwd + ")."));
         }
         out.sort((a, b) -> ComponentOrder.INSTANCE.compare(a.toString(), b.toString()));
         return out;

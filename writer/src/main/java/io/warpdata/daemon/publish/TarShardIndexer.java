@@ -339,8 +339,9 @@ public final class TarShardIndexer {
             checkHeaders(artifact, tar, entries, ch);
         }
         if (length - end < RECORD) {
-            throw truncated(artifact, tar, "it ends " + (length - end) + " byte(s) after its last member '" + last
-                    + "', without the end-of-archive marker (512-byte records of zeros)");
+            throw truncated(artifact, tar, (length == end ? "it ends right after its last member '" + last + "'"
+                    : "it ends " + (length - end) + " byte(s) after its last member '" + last + "'")
+                    + ", without the end-of-archive marker (512-byte records of zeros)");
         }
     }
 

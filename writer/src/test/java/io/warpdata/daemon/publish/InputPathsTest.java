@@ -34,6 +34,12 @@ class InputPathsTest {
         assertThat(InputPaths.expand("*.tar", dir, "--artifact s")).containsExactly(dir.resolve("a.tar"));
         assertThat(InputPaths.expand("**.tar", dir, "--artifact s")).containsExactly(dir.resolve("a.tar"));
         assertThat(InputPaths.expand(".*.tar", dir, "--artifact s")).containsExactly(dir.resolve(".hidden.tar"));
+        // audit 33: a glob that matched dot files only said "matches nothing".
+        Files.delete(dir.resolve("a.tar"));
+        assertThatThrownBy(() -> InputPaths.expand("*.tar", dir, "--artifact s"))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("matches nothing but 1 name(s) starting with '.'")
+                .satisfies(e -> assertThat(((InvalidInputException) e).nextStep()).contains("'.*.tar'"));
     }
 
     @Test

@@ -249,6 +249,17 @@ class TarShardIndexerTest {
         }
     }
 
+    /** audit 33: a tar cut right after its last member's data said "it ends 0 byte(s) after its last member". */
+    @Test
+    void aTarCutRightAfterItsLastMemberSaysSo() throws Exception {
+        Path whole = pythonTar("w.tar", 1, 1024);
+        Path cut = headC(whole, 512 + 1024, "w-cut.tar");
+        assertThatThrownBy(() -> index(cut))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("it ends right after its last member 's/000.jpg', without the end-of-archive marker")
+                .hasMessageNotContaining("0 byte(s)");
+    }
+
     /** audit 32: bytes after a whole end-of-archive marker (cat a.tar b.tar) were called a cut tar. */
     @Test
     void dataAfterTheEndOfArchiveMarkerIsNamedAsSuchNotAsACut() throws Exception {
