@@ -806,10 +806,10 @@ def _arrow_array(pa, values, t, column=None, lost=None):
     and a RuntimeWarning says so once per column of a read (``lost``: the columns warned of)."""
     if t is None:
         return pa.array(values)
-    wire, timed = _text_times(pa, t), "time64" in str(t)
+    wire, timed, union = _text_times(pa, t), "time64" in str(t), _has_union(pa, t)
 
     def convert(vs):
-        if _has_union(pa, t):
+        if union:
             return _union_array(pa, vs, t, column, lost)
         if timed:
             vs = [_times(pa, v, t) for v in vs]

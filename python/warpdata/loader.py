@@ -174,8 +174,8 @@ class RowCollate:
                 try:
                     values = column_tensor(values, dtype, key, self.table_name, _OWN_COLLATE)
                 except (TypeError, ValueError, RuntimeError) as e:
-                    raise BadRequestError("column %r of table %r is made a %s tensor in every batch, and a row holds"
-                                          " %r (%s)" % (key, self.table_name, dtype, _not_number(values), e),
+                    raise BadRequestError("column %r of table %r is made a %s tensor in every batch, and torch"
+                                          " refused this batch's values (%s)" % (key, self.table_name, dtype, e),
                                           "leave the column's values as the table gives them, or " + _OWN_COLLATE)
             elif key not in self.columns and torch is not None and values and all(
                     isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
@@ -185,10 +185,6 @@ class RowCollate:
 
 
 _OWN_COLLATE = "pass make_loader(..., collate_fn=...) of your own"
-
-
-def _not_number(values):
-    return next((v for v in values if v is not None and not isinstance(v, (int, float))), None)
 
 
 class EpochOrder(_SamplerBase):

@@ -147,18 +147,14 @@ public abstract class MemberIndex {
     }
 
     /**
-     * Position of the member a user's spelling of a path names, or -1: {@code path} as it is, or
-     * else without its leading {@code /} and {@code ./} and with {@code a//b} and {@code a/./b}
-     * folded ({@link #memberPath}), as the mount resolves such a path. Bound column values,
+     * Position of the member a user's spelling of a path names, or -1: {@code path} without its
+     * leading {@code /} and {@code ./} and with {@code a//b} and {@code a/./b} folded
+     * ({@link #memberPath}), as the mount resolves such a path. Bound column values,
      * {@code warpctl cat} and views find members this way.
      */
     public int findSpelled(String path) {
-        int i = find(path);
-        if (i >= 0 || path == null) {
-            return i;
-        }
-        String member = memberPath(path);
-        return member.equals(path) ? -1 : find(member);
+        // No member's name has a leading '/', '//' or '/./' (Names.memberPathProblem): only the folded path can match.
+        return path == null ? -1 : find(memberPath(path));
     }
 
     /**

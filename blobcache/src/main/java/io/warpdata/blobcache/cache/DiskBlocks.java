@@ -94,8 +94,11 @@ final class DiskBlocks implements BlockStorage {
     private volatile long lastLockCheck = System.nanoTime();
     /** Whether another process has taken the directory over: no more writes. */
     private volatile boolean takenOver;
-    /** When running out of inodes was last logged ({@link #freeFiles}). */
-    private volatile long lastInodeWarn = System.nanoTime() - 60_000_000_000L;
+    /** How often running out of inodes is logged at most ({@link #freeFiles}). */
+    private static final long INODE_WARN_EVERY_NANOS = 60_000_000_000L;
+    /** When running out of inodes was last logged. */
+    private final java.util.concurrent.atomic.AtomicLong lastInodeWarn =
+            new java.util.concurrent.atomic.AtomicLong(System.nanoTime() - INODE_WARN_EVERY_NANOS);
     /** Out of inodes, the cache gives up this fraction of itself (1/64) so that writes land again. */
     static final int INODE_EVICT_FRACTION = 64;
     /** When a failed write last looked whether the directory was deleted ({@link #remakeIfGone}). */
@@ -485,16 +488,13 @@ final class DiskBlocks implements BlockStorage {
             size = sizeBytes();
             evicted = evictTo(Math.max(0, size - Math.max(bytes, size / INODE_EVICT_FRACTION)));
         }
-        if (evicted > 0) {
-            long now = System.nanoTime();
-            long last = lastInodeWarn;
-            if (now - last >= 60_000_000_000L) {
-                lastInodeWarn = now;
-                LOG.warn("The cache's disk at {} refused a block for want of space though {} bytes are free: it is out"
-                        + " of inodes (warpd keeps a file per block). Evicted {} bytes of blocks to keep caching; give"
-                        + " the cache a disk with more inodes (df -i), or a smaller --cache-size", dir.root(),
-                        floor.usableBytes(), evicted);
-            }
+        long now = System.nanoTime();
+        long last = lastInodeWarn.get();
+        if (evicted > 0 && now - last >= INODE_WARN_EVERY_NANOS && lastInodeWarn.compareAndSet(last, now)) {
+            LOG.warn("The cache's disk at {} refused a block for want of space though {} bytes are free: most likely"
+                    + " it is out of inodes (warpd keeps a file per block). Evicted {} bytes of blocks to keep caching;"
+                    + " give the cache a disk with more inodes (df -i), or a smaller --cache-size", dir.root(),
+                    floor.usableBytes(), evicted);
         }
     }
 

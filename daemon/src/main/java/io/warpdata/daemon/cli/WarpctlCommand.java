@@ -5,6 +5,7 @@ import io.warpdata.daemon.control.protocol.Wire;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.warpdata.store.BlobStore;
+import io.warpdata.store.BlobStores;
 import io.warpdata.manifest.DatasetRef;
 import io.warpdata.manifest.ManifestValidationException;
 import io.warpdata.manifest.WarpException;
@@ -267,7 +268,7 @@ public final class WarpctlCommand implements Runnable {
         BlobStore store = context.stores().open(uri, endpointUrl().orElse(null));
         if (!mayCreate) {
             try {
-                io.warpdata.store.BlobStores.requireExisting(store);
+                BlobStores.requireExisting(store);
             } catch (RuntimeException e) {
                 store.close();
                 throw e;

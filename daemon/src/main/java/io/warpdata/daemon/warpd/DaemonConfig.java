@@ -353,7 +353,7 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
      * another warpd that uses the same cache directory); its counters stay on the control socket
      * ({@code warpctl status --watch --json}) and on {@code --metrics-listen}.
      */
-    public java.util.Optional<Path> statsFile() {
-        return mode.usesDisk() ? java.util.Optional.of(cacheDir.resolve("stats.json")) : java.util.Optional.empty();
+    public Optional<Path> statsFile() {
+        return mode.usesDisk() ? Optional.of(cacheDir.resolve("stats.json")) : Optional.empty();
     }
 }

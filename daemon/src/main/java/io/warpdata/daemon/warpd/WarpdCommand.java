@@ -38,7 +38,7 @@ public final class WarpdCommand implements Callable<Integer> {
     @Option(names = "--endpoint", paramLabel = "URL", description = "S3-compatible endpoint for non-AWS servers (WARP_S3_ENDPOINT).")
     String endpoint;
 
-    @Option(names = "--cache-dir", paramLabel = "DIR", description = "Disk cache and stats.json (WARP_CACHE_DIR, default ~/.cache/warpdata).")
+    @Option(names = "--cache-dir", paramLabel = "DIR", description = "Disk cache and stats.json; in --mode remote only publish-staging/ (WARP_CACHE_DIR, default ~/.cache/warpdata).")
     String cacheDir;
 
     @Option(names = "--cache-size", paramLabel = "SIZE", converter = SizeText.class, description = "Disk cache limit, e.g. 500MB, 200GB, 1TiB (WARP_CACHE_SIZE_GB, default 100GB).")

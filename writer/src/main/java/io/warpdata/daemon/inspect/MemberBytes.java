@@ -51,7 +51,7 @@ public final class MemberBytes {
         String member = MemberIndex.memberPath(path);
         MemberIndex index = MemberIndex.open(IndexBytes.of(reader.readAll(artifact.index())), "member index of " + artifactName,
                 part -> IndexBytes.of(reader.readAll(part)));
-        int i = index.findSpelled(path);
+        int i = index.find(member);
         if (i < 0) {
             throw new NoSuchMemberException(version, artifactName, member, index.isDirectory(member));
         }

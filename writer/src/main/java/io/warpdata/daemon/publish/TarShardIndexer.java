@@ -133,7 +133,7 @@ public final class TarShardIndexer {
                     // Its first header is a tar header (checkHeaderAtStart): a reader stopping further on is
                     // damage or a cut, e.g. inside a long name or PAX record (audit 32), not "no tar".
                     throw where != null ? where : truncated(artifact, tar, "the tar reader stopped inside it ("
-                            + e.getMessage() + ")");
+                            + e.getMessage() + ")", e);
                 } catch (InvalidInputException e) {
                     // A PAX sparse file (tar --format=posix -S) misleads the reader into damage it reports.
                     refuseSparseByPax(artifact, tar);
@@ -239,14 +239,14 @@ public final class TarShardIndexer {
                             + ") and give the .tar; Warp's own shards and the store compress nothing either.");
         }
         if (length < RECORD) {
-            throw notATar(artifact, tar, "it has " + length + " byte(s), fewer than one tar header (512 bytes)", null);
+            throw notATar(artifact, tar, "it has " + length + " byte(s), fewer than one tar header (512 bytes)");
         }
         if (allZero(header, 0, RECORD)) {
             throw empty(artifact, tar, "its first 512 bytes are zeros, so it holds no member (an empty tar, or"
                     + " not a tar)");
         }
         if (!checksumMatches(header)) {
-            throw notATar(artifact, tar, "there is no tar header at byte 0 (the header checksum does not match)", null);
+            throw notATar(artifact, tar, "there is no tar header at byte 0 (the header checksum does not match)");
         }
         return length;
     }
@@ -480,11 +480,10 @@ public final class TarShardIndexer {
         return true;
     }
 
-    private static InvalidInputException notATar(String artifact, Path tar, String why, IOException cause) {
+    private static InvalidInputException notATar(String artifact, Path tar, String why) {
         return new InvalidInputException("Artifact '" + artifact + "' file " + tar + " is not a tar file: " + why,
                 "--artifact " + artifact + "=FILE takes tar / WebDataset shards (uncompressed tar). To publish a file"
-                        + " as content, put it in a folder and give the folder: --artifact " + artifact + "=DIR.",
-                cause);
+                        + " as content, put it in a folder and give the folder: --artifact " + artifact + "=DIR.");
     }
 
     /** A tar with nothing in it (GNU tar writes an empty one as 10 KiB of zeros), or a file of zeros. */
@@ -563,8 +562,13 @@ public final class TarShardIndexer {
     }
 
     private static InvalidInputException truncated(String artifact, Path tar, String why) {
+        return truncated(artifact, tar, why, null);
+    }
+
+    private static InvalidInputException truncated(String artifact, Path tar, String why, IOException cause) {
         return new InvalidInputException("Artifact '" + artifact + "' tar " + tar + " is cut short or damaged: " + why,
-                "Copy or write the tar again in full (compare its size with the original's); nothing was published.");
+                "Copy or write the tar again in full (compare its size with the original's); nothing was published.",
+                cause);
     }
 
     /**

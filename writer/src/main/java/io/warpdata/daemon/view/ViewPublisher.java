@@ -2,6 +2,7 @@ package io.warpdata.daemon.view;
 
 import io.warpdata.store.BlobStore;
 import io.warpdata.catalog.Catalog;
+import io.warpdata.catalog.RefExistsException;
 import io.warpdata.store.StoreException;
 import io.warpdata.store.StoreLayout;
 import io.warpdata.daemon.inspect.HivePartitions;
@@ -101,7 +102,7 @@ public final class ViewPublisher {
             Objects.requireNonNull(branch, "branch");
             Objects.requireNonNull(tag, "tag");
             if (branch.isPresent() && branch.equals(tag)) {
-                throw new io.warpdata.catalog.RefExistsException(as + "@" + tag.get() + " cannot be both the view's"
+                throw new RefExistsException(as + "@" + tag.get() + " cannot be both the view's"
                         + " branch and its tag (tags and branches share one namespace)",
                         "Give the tag or the branch another name.");
             }
@@ -228,8 +229,8 @@ public final class ViewPublisher {
             target.tag().ifPresent(t -> {
                 try {
                     catalog.requireTagFree(target.as(), t, Optional.of(version));
-                } catch (io.warpdata.catalog.RefExistsException e) {
-                    throw new io.warpdata.catalog.RefExistsException(e.getMessage(), "Use another --tag; or run the"
+                } catch (RefExistsException e) {
+                    throw new RefExistsException(e.getMessage(), "Use another --tag; or run the"
                             + " view without --tag, then move the tag to it: warpctl tag " + target.as() + "@"
                             + version.shortHex(12) + " " + t + " --force");
                 }
@@ -275,7 +276,6 @@ public final class ViewPublisher {
         return sql.map(s -> s.toLowerCase(java.util.Locale.ROOT).contains("random")).orElse(false);
     }
 
-    /** A bound artifact narrowed to the members the view's rows name. */
     /** A view's artifact, and its new member index to upload (null: the parent's, every member kept). */
     private record Subset(Artifact artifact, StagedIndex index) {
     }
