@@ -136,3 +136,38 @@ def test_a_path_that_is_no_mount_point_is_not_mounted(tmp_path):
     assert not procs.is_mounted(str(tmp_path))
     procs.unmount(str(tmp_path))  # nothing to do, and no error
     assert procs.is_mounted("/proc")
+
+
+
+def test_jit_cpu_seconds_counts_the_threads_named_as_hotspots_compilers_and_no_other():
+    # A helper whose threads are named as HotSpot names its C1 and C2 compiler threads, and one
+    # named otherwise; each spins for its own CPU time, then waits alive (an ended thread leaves
+    # /proc/<pid>/task) until the test closes the helper's stdin.
+    helper = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import ctypes, sys, threading, time
+        libc = ctypes.CDLL(None)
+        done, stop = threading.Barrier(4), threading.Event()
+        def spin(name, seconds):
+            libc.prctl(15, name.encode(), 0, 0, 0)  # PR_SET_NAME: the thread's comm
+            end = time.thread_time() + seconds
+            while time.thread_time() < end:
+                pass
+            done.wait()
+            stop.wait()
+        ts = [threading.Thread(target=spin, args=a, daemon=True) for a in
+              (("C2 CompilerThre", 0.3), ("C1 CompilerThre", 0.2), ("warp-fetch-1", 0.8))]
+        for t in ts: t.start()
+        done.wait()
+        print("spun", flush=True)
+        sys.stdin.read()
+        stop.set()
+        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert helper.stdout.readline().strip() == "spun"
+        spent = procs.jit_cpu_seconds(helper.pid)
+        assert 0.45 <= spent <= 0.75, spent  # 0.5 s of the two compilers (clock ticks of 10 ms), not the 0.8 s
+    finally:
+        helper.stdin.close()
+        helper.wait(10)
+    with pytest.raises(OSError):
+        procs.jit_cpu_seconds(helper.pid)  # gone: the caller says what

@@ -50,6 +50,10 @@ def parser():
     ap.add_argument("--rclone-cache-mode", default="full", help="rclone --vfs-cache-mode (default full)")
     ap.add_argument("--warp-cache-size", default="20GB", help="warpd --cache-size (default 20GB)")
     ap.add_argument("--warp-via-jar", action="store_true", help="run java -jar warp.jar warpd, not scripts/warpd")
+    ap.add_argument("--warp-warm-up-passes", type=int, default=12, metavar="N",
+                    help="cold passes over the big file and the images that warm a fresh warpd's JIT up before "
+                         "cold measurements, at most; they stop when a pass costs the JIT compilers under "
+                         "0.25 CPU s (default 12; 1 = one pass, as before)")
     ap.add_argument("--warp-cold-restart", action="store_true",
                     help="make Warp cold by restarting warpd on an empty cache (default: empty the running daemon's cache)")
     ap.add_argument("--network", choices=list(NETWORKS), default="loopback",

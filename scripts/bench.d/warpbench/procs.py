@@ -234,6 +234,21 @@ def proc_hwm_kib(pid):
         return None
 
 
+def jit_cpu_seconds(pid):
+    """CPU seconds (user and system) the JVM pid's JIT compiler threads have used so far."""
+    total = 0
+    for t in os.listdir(f"/proc/{pid}/task"):  # OSError when pid is gone: the caller says what
+        try:
+            with open(f"/proc/{pid}/task/{t}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue  # the thread ended
+        name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+        if name.startswith(("C1 CompilerThre", "C2 CompilerThre")):
+            total += int(rest[11]) + int(rest[12])  # utime and stime, fields 14 and 15 of stat
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def java_descendant(pid):
     """The java process that is pid or its descendant (a launcher script may not exec)."""
     frontier = [pid]
