@@ -68,19 +68,27 @@ public final class InputPaths {
     }
 
     /**
-     * As a shell globs: a name starting with '.' is matched only by a pattern that spells the dot
-     * ({@code .*.tar}, {@code dir/.x}); {@code *.tar} took {@code .hidden.tar} too (audit 32).
+     * As a shell globs: a name starting with '.' is matched only by a pattern component that
+     * spells the dot ({@code .*.tar}, {@code x/.y}); {@code *.tar} took {@code .hidden.tar} too
+     * (audit 32); and one dot anywhere in a pattern used to turn the rule off for all its
+     * components, so a pattern whose second component was {@code .cache} took
+     * {@code .git/.cache/.x.tar}. A pattern with {@code **}, whose components do not line up
+     * with the path's, takes dot names if it spells a dot anywhere.
      */
     private static boolean hiddenUnasked(Path relative, String pattern) {
-        if (pattern.startsWith(".") || pattern.contains("/.") || pattern.contains("{.") || pattern.contains(",.")) {
-            return false;
-        }
-        for (Path part : relative) {
-            if (part.toString().startsWith(".")) {
+        String[] parts = pattern.split("/", -1);
+        boolean aligned = !pattern.contains("**") && parts.length == relative.getNameCount();
+        for (int i = 0; i < relative.getNameCount(); i++) {
+            if (relative.getName(i).toString().startsWith(".") && !spellsDot(aligned ? parts[i] : pattern)) {
                 return true;
             }
         }
         return false;
+    }
+
+    /** Whether a glob (or one component of it) names a leading dot: {@code .x}, {@code a/.x}, {@code {.x,y}}. */
+    private static boolean spellsDot(String glob) {
+        return glob.startsWith(".") || glob.contains("/.") || glob.contains("{.") || glob.contains(",.");
     }
 
     private static int firstGlobChar(String s) {

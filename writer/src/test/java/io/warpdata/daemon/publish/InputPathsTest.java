@@ -6,6 +6,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -40,6 +41,19 @@ class InputPathsTest {
                 .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("matches nothing but 1 name(s) starting with '.'")
                 .satisfies(e -> assertThat(((InvalidInputException) e).nextStep()).contains("'.*.tar'"));
+    }
+
+    /** Session 27's review: one dot anywhere in a pattern took dot names in all its components. */
+    @Test
+    void theDotRuleHoldsForEachComponentOfThePattern() throws IOException {
+        for (String f : List.of("a/.cache/x.tar", "a/.cache/.y.tar", ".git/.cache/z.tar", "b/.cache/.w.tar")) {
+            Files.createDirectories(dir.resolve(f).getParent());
+            Files.writeString(dir.resolve(f), f);
+        }
+        assertThat(InputPaths.expand("*/.cache/*.tar", dir, "--artifact s")).containsExactly(dir.resolve("a/.cache/x.tar"));
+        assertThat(InputPaths.expand("*/.cache/.*.tar", dir, "--artifact s"))
+                .containsExactly(dir.resolve("a/.cache/.y.tar"), dir.resolve("b/.cache/.w.tar"));
+        assertThat(InputPaths.expand(".*/.cache/*.tar", dir, "--artifact s")).containsExactly(dir.resolve(".git/.cache/z.tar"));
     }
 
     @Test
