@@ -129,6 +129,7 @@ public final class TarShardIndexer {
                     }
                 } catch (IOException e) {
                     refuseSparseByPax(artifact, tar);
+                    refuseGlobalHeaderAlone(artifact, tar, length);
                     InvalidInputException where = whereItBreaks(artifact, tar, length);
                     // Its first header is a tar header (checkHeaderAtStart): a reader stopping further on is
                     // damage or a cut, e.g. inside a long name or PAX record (audit 32), not "no tar".
@@ -277,6 +278,7 @@ public final class TarShardIndexer {
     private static void checkWhole(String artifact, Path tar, long length, List<TarArchiveEntry> entries)
             throws IOException {
         if (entries.isEmpty()) {
+            refuseGlobalHeaderAlone(artifact, tar, length);
             // Its first record is a tar header (checkHeaderAtStart), yet no entry came of it: the file
             // ends inside that header's long name or PAX records (audit 32), or after it.
             throw truncated(artifact, tar, "its first header is not followed by an entry the tar reader can read"
@@ -484,6 +486,40 @@ public final class TarShardIndexer {
         return new InvalidInputException("Artifact '" + artifact + "' file " + tar + " is not a tar file: " + why,
                 "--artifact " + artifact + "=FILE takes tar / WebDataset shards (uncompressed tar). To publish a file"
                         + " as content, put it in a folder and give the folder: --artifact " + artifact + "=DIR.");
+    }
+
+    /**
+     * Refuses, as empty, a tar that is a whole PAX global header ('g', with all of its records)
+     * followed by zeros alone (Python's tarfile writes one with {@code pax_headers=} though no
+     * member was added): the tar reader fails on it, and it is not cut short (session 27's review).
+     */
+    private static void refuseGlobalHeaderAlone(String artifact, Path tar, long length) {
+        if (onlyAGlobalHeader(tar, length)) {
+            throw empty(artifact, tar, "it holds a PAX global header and no member");
+        }
+    }
+
+    private static boolean onlyAGlobalHeader(Path tar, long length) {
+        if (length > (1 << 20)) {
+            return false; // a global header is a few records; this many bytes are more than that
+        }
+        byte[] all;
+        try {
+            all = Files.readAllBytes(tar);
+        } catch (IOException e) {
+            return false; // the caller's own error says what is wrong with the file
+        }
+        if (all.length < 2 * RECORD || all[156] != 'g') {
+            return false;
+        }
+        long size;
+        try {
+            size = TarUtils.parseOctalOrBinary(all, 124, 12);
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+        long end = RECORD + (size + RECORD - 1) / RECORD * RECORD;
+        return size >= 0 && end + RECORD <= all.length && allZero(all, (int) end, all.length);
     }
 
     /** A tar with nothing in it (GNU tar writes an empty one as 10 KiB of zeros), or a file of zeros. */

@@ -283,6 +283,22 @@ class TarShardIndexerTest {
         assertThat(index(garbage).memberCount()).isEqualTo(2);
     }
 
+    /** Session 27's review: a tar of a PAX global header alone (no member) was called cut short. */
+    @Test
+    void aTarOfAGlobalHeaderAloneIsEmptyNotCutShort() throws Exception {
+        Path global = pythonTar("global.tar", "with tarfile.open(sys.argv[1], 'w', format=tarfile.PAX_FORMAT,"
+                + " pax_headers={'comment': 'made by a tool'}) as t:\n    pass\n");
+        assertThatThrownBy(() -> index(global))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("holds a PAX global header and no member").hasMessageNotContaining("cut short")
+                .satisfies(e -> assertThat(((InvalidInputException) e).nextStep()).contains("An empty tar has nothing to publish"));
+        // The same header cut inside its records is still cut short.
+        byte[] whole = Files.readAllBytes(global);
+        Path cut = tmp.resolve("global-cut.tar");
+        Files.write(cut, java.util.Arrays.copyOf(whole, 700));
+        assertThatThrownBy(() -> index(cut)).isInstanceOf(InvalidInputException.class).hasMessageContaining("cut short");
+    }
+
     /** audit 32: a fifo was told to rebuild with --dereference; a bad name's reason repeated "member: member path". */
     @Test
     void aFifoIsToldToBeLeftOutAndABadNameIsExplainedOnce() throws Exception {
