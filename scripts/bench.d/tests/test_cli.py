@@ -36,6 +36,16 @@ def test_impossible_networks_are_refused(argv, capsys):
     assert "scripts/bench" in capsys.readouterr().err
 
 
+def test_warm_up_passes_default_to_12_and_take_at_least_one(capsys):
+    assert cli.parse_args([]).warp_warm_up_passes == 12
+    assert cli.parse_args(["--warp-warm-up-passes", "1"]).warp_warm_up_passes == 1
+    for bad in ("0", "two"):
+        with pytest.raises(SystemExit) as e:
+            cli.parse_args(["--warp-warm-up-passes", bad])
+        assert e.value.code == 2
+        assert "--warp-warm-up-passes" in capsys.readouterr().err
+
+
 def test_json_path_is_made_absolute(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert cli.parse_args(["--json", "out.json"]).json == str(tmp_path / "out.json")

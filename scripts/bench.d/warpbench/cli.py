@@ -34,6 +34,18 @@ def store_link(text):
     return v
 
 
+def passes(text):
+    """--warp-warm-up-passes' value: a whole number >= 1 (a fresh warpd always gets one pass)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of passes") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError("at least 1 pass: a fresh warpd's first cold row otherwise measures JVM"
+                                         " start-up; --warp-cold-restart measures that on purpose")
+    return v
+
+
 def parser():
     ap = argparse.ArgumentParser(prog="scripts/bench", description=DESCRIPTION)
     ap.add_argument("--quick", action="store_true", help="small data, 1 run: under 5 minutes")
@@ -50,7 +62,7 @@ def parser():
     ap.add_argument("--rclone-cache-mode", default="full", help="rclone --vfs-cache-mode (default full)")
     ap.add_argument("--warp-cache-size", default="20GB", help="warpd --cache-size (default 20GB)")
     ap.add_argument("--warp-via-jar", action="store_true", help="run java -jar warp.jar warpd, not scripts/warpd")
-    ap.add_argument("--warp-warm-up-passes", type=int, default=12, metavar="N",
+    ap.add_argument("--warp-warm-up-passes", type=passes, default=12, metavar="N",
                     help="cold passes over the big file and the images that warm a fresh warpd's JIT up before "
                          "cold measurements, at most; they stop when a pass costs the JIT compilers under "
                          "0.25 CPU s (default 12; 1 = one pass, as before)")

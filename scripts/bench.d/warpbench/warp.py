@@ -120,7 +120,7 @@ class Warp(MountSystem):
         buf = bytearray(1 << 20)
         spent = []
         with self.env.clock.timed("  warp: JIT warm-up passes after start (big file, images)"):
-            passes = max(1, self.env.args.warp_warm_up_passes)
+            passes = self.env.args.warp_warm_up_passes
             for n in range(passes):
                 before = self.jit_cpu_seconds()
                 for f in files:
