@@ -317,22 +317,27 @@ def test_a_union_column_has_the_schemas_arrow_type_in_every_batch():
     pa = pytest.importorskip("pyarrow")
     u = "UNION(n INTEGER, s VARCHAR)"
     client = _FakeClient([
-        {"u": [{"n": 1}, {"n": 2}], "lu": [[{"n": 1}, {"s": "y"}], None], "st": [{"a": {"n": 3}}, None]},
-        {"u": [{"s": "x"}, None], "lu": [[], [{"s": "z"}]], "st": [{"a": None}, {"a": {"s": "w"}}]},
-        {"u": [None], "lu": [None], "st": [None]},
+        {"u": [{"n": 1}, {"n": 2}], "lu": [[{"n": 1}, {"s": "y"}], None], "st": [{"a": {"n": 3}}, None],
+         "mu": [{"k": {"n": 4}}, {}]},
+        {"u": [{"s": "x"}, None], "lu": [[], [{"s": "z"}]], "st": [{"a": None}, {"a": {"s": "w"}}],
+         "mu": [None, {"k": {"s": "v"}, "j": None}]},
+        {"u": [None], "lu": [None], "st": [None], "mu": [{"k": {"n": 5}}]},
     ])
     table = wd.Table(_FakeDataset(client), "main", {"rows": 5, "schema": [
-        {"name": "u", "type": u}, {"name": "lu", "type": u + "[]"}, {"name": "st", "type": "STRUCT(a %s)" % u}]})
+        {"name": "u", "type": u}, {"name": "lu", "type": u + "[]"}, {"name": "st", "type": "STRUCT(a %s)" % u},
+        {"name": "mu", "type": "MAP(VARCHAR, %s)" % u}]})
     batches = list(table.batches(batch_size=2))
     union = pa.sparse_union([pa.field("n", pa.int32()), pa.field("s", pa.string())])
     for b in batches:
         assert b.schema.field("u").type == union
         assert b.schema.field("lu").type == pa.list_(union)
         assert b.schema.field("st").type == pa.struct([("a", union)])
+        assert b.schema.field("mu").type == pa.map_(pa.string(), union)
     rows = pa.Table.from_batches(batches).to_pylist()
     assert [r["u"] for r in rows] == [1, 2, "x", None, None]
     assert [r["lu"] for r in rows] == [[1, "y"], None, [], ["z"], None]
     assert [r["st"] for r in rows] == [{"a": 3}, None, {"a": None}, {"a": "w"}, None]
+    assert [r["mu"] for r in rows] == [[("k", 4)], [], None, [("k", "v"), ("j", None)], [("k", 5)]]
 
 
 def test_a_unions_decimal_member_keeps_its_scale_and_a_double_member_is_a_float():
