@@ -183,6 +183,15 @@ def test_cold_only_and_absent_systems_leave_their_cells_empty():
     assert cells[column("s3fs")] == cells[column("local disk")] == ""
 
 
+def test_the_header_says_how_warpds_jit_was_warmed_before_its_cold_rows():
+    res = R.Results()
+    text, _doc = render(res, [WORKLOADS["seq-dd"]], m=meta(warp_jit_warm_up=[[2.1, 0.9, 0.2], [1.8, 0.3]]))
+    assert ("Warp's JIT before its cold rows: 2 fresh warpd(s) served 3, 2 cold warm-up pass(es) over the big"
+            " file and the images; their JIT compilers used 0.20, 0.30 CPU s in the last pass") in text
+    text, _doc = render(res, [WORKLOADS["seq-dd"]], m=meta())
+    assert "Warp's JIT" not in text
+
+
 def test_the_cache_files_row_follows_warm_seq_dd():
     res = R.Results()
     res.add(("seq-dd", "warm", "warp"), 900.0, {})

@@ -196,6 +196,15 @@ def link_cap(net):
     return f", at most {net['link_mbps']:g} MB/s for all connections together" if net.get("link_mbps") else ""
 
 
+def jit_warm_up_text(starts):
+    """What the warm-up passes of each warpd start did (a list per start of the compiler CPU
+    seconds of each pass), in words."""
+    passes = ", ".join(str(len(s)) for s in starts)
+    last = ", ".join(f"{s[-1]:.2f}" for s in starts)
+    return (f"{len(starts)} fresh warpd(s) served {passes} cold warm-up pass(es) over the big file and the images; "
+            f"their JIT compilers used {last} CPU s in the last pass (under 0.25: settled)")
+
+
 def render(meta, res, peak_rss, warp_stats, workloads, systems):
     """The whole report: (Markdown text, the JSON document). workloads: the run's Workloads;
     systems: name -> an object whose .missing is None or why it did not run."""
@@ -214,6 +223,9 @@ def render(meta, res, peak_rss, warp_stats, workloads, systems):
     lines.append(f"Machine: {meta['cpus']} cores, {meta['mem_gib']} GiB RAM, Linux {meta['kernel']}, "
                  f"{where}; load average {meta['load_start'][0]} at start, "
                  f"{meta['load_end'][0]} at end; {meta['elapsed_s']} s in all  ")
+    jit = meta.get("warp_jit_warm_up")
+    if jit:
+        lines.append(f"Warp's JIT before its cold rows: {jit_warm_up_text(jit)}  ")
     lines.append(f"Data: big file {d['big_bytes'] / MIB:.0f} MiB; table {d['table_shards']} shards, "
                  f"{d['table_rows']} rows; {d['images']} images ({d['image_bytes'] / MIB:.0f} MiB); "
                  f"wide tree {d['tree_files']} files; {d['tensors']} F32 tensors of {TENSOR_FLOATS} values "

@@ -125,5 +125,6 @@ def main_bench(args):
         network["shaper_bytes_down"] = sh.get("bytes_down")
     meta["warp_read_counters"] = {f"{w}/{ph}": v for (w, ph), v in loop.warp_last.items()}
     meta["warp_heap_bytes_per_indexed_member"] = loop.heap_per_member
+    meta["warp_jit_warm_up"] = getattr(systems.get("warp"), "warm_ups", [])
     report(meta, loop.res, loop.peak_rss, loop.warp_stats, workloads, systems, args)
 

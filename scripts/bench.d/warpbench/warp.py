@@ -102,6 +102,7 @@ class Warp(MountSystem):
                 raise BenchError(f"warp: cache gc after the warm-up pass did not empty the cache ({why[:200]})")
 
     jit_warm = False  # whether this warpd has served the warm-up passes since it started
+    warm_ups = []     # per warpd start: the compiler CPU s of each warm-up pass
     JIT_SETTLED_CPU_S = 0.25  # a pass whose JIT compiler threads used less than this ends the warm-up
 
     def warm_up(self):
@@ -135,6 +136,7 @@ class Warp(MountSystem):
                     raise BenchError(f"warp: cache gc between warm-up passes did not empty the cache ({why[:200]})")
         log(f"warp: JIT warm-up: {len(spent)} pass(es), compiler CPU s per pass: "
             + ", ".join(f"{s:.2f}" for s in spent))
+        self.warm_ups = self.warm_ups + [spent]  # per start, for the report's header
         self.jit_warm = True
 
     def jit_cpu_seconds(self):
