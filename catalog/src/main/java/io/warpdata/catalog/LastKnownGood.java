@@ -521,6 +521,20 @@ public final class LastKnownGood {
     }
 
     /**
+     * Deletes the kept file of blob {@code id}, found damaged while it was read ({@code why}), so
+     * that the next {@link #blobFile} does not find it and the blob is fetched again.
+     */
+    public void forgetBlobFile(BlobId id, String why) {
+        if (dir == null) {
+            return;
+        }
+        Path file = dir.resolve("blobs").resolve(id.hex());
+        LOG.warn("the kept blob {} is damaged ({}); deleting it", file, why);
+        verifiedFiles.remove(id);
+        deleteQuietly(file);
+    }
+
+    /**
      * Deletes kept member indexes, least recently used first, until those left hold at most
      * {@code budgetBytes}: for warpd's start, before any is open (one deleted under an open
      * index would fail its next page read). Used means opened by a warpd process: the first open in

@@ -1,5 +1,6 @@
 package io.warpdata.vfs;
 
+import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.IndexBytes;
 
 import java.io.IOException;
@@ -21,8 +22,22 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * exact. At most {@link #OPEN_FILES} index files are held open (the least recently read are
  * closed), so many open indexes do not exhaust file descriptors. Thread-safe; racing readers of
  * one slot at worst read a page twice.
+ *
+ * <p>A file is verified against its SHA-256 before it is opened here (once per process), and its
+ * pages' CRC32Cs are taken as it is opened; every page read from disk afterwards is checked
+ * against them, as the block cache checks its blocks. A page that fails, or a file cut short or
+ * gone, is not served: the file is fetched again from the store ({@link Refetch}) and the read
+ * retried, so a file damaged while warpd runs costs one GET, not a wrong name in a listing nor an
+ * EIO until warpd restarts (audit 34).
  */
 final class IndexPages {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(IndexPages.class);
+
+    /** Fetches a damaged index file again from the store, verified, into its place; returns its path. */
+    @FunctionalInterface
+    interface Refetch {
+        Path again(String why) throws IOException;
+    }
     static final int PAGE_SHIFT = 14;
     static final int PAGE = 1 << PAGE_SHIFT;
     static final int OPEN_FILES = 128;
@@ -69,9 +84,24 @@ final class IndexPages {
         return reads.get();
     }
 
-    /** The index file at {@code file}, {@code length} bytes, read through this cache. */
-    IndexBytes open(Path file, long length) {
-        return new PagedFile(file, length, nextFile.incrementAndGet());
+    /** Files fetched again because a page failed its CRC32C or the file was cut short or gone. */
+    private final AtomicLong refetches = new AtomicLong();
+
+    /** Index files fetched again after damage on disk (for tests and gauges). */
+    long refetches() {
+        return refetches.get();
+    }
+
+    /**
+     * The index file at {@code file}, blob {@code id} of {@code length} bytes, read through this
+     * cache. It is read whole once here, checked against its SHA-256 as its pages' CRC32Cs are
+     * taken (a file damaged since an earlier open in this process is caught here too); {@code
+     * refetch} puts it back whenever its disk copy turns out damaged, now or later.
+     *
+     * @throws UncheckedIOException if the file is damaged and fetching it again did not mend it
+     */
+    IndexBytes open(Path file, BlobId id, long length, Refetch refetch) {
+        return new PagedFile(file, id, length, nextFile.incrementAndGet(), refetch);
     }
 
     private byte[] page(PagedFile f, long number) {
@@ -80,7 +110,7 @@ final class IndexPages {
         if (p != null && p.file == f.id && p.number == number) {
             return p.bytes;
         }
-        byte[] bytes = f.read(number);
+        byte[] bytes = f.verifiedPage(number);
         reads.incrementAndGet();
         slots.set(slot, new Page(f.id, number, bytes));
         return bytes;
@@ -95,54 +125,134 @@ final class IndexPages {
 
     /** One index file. */
     private final class PagedFile implements IndexBytes {
-        private final Path path;
+        private volatile Path path;
         private final long length;
         private final long id;
+        private final Refetch refetch;
+        /** CRC32C of each page, taken when the (verified) file was opened. */
+        private final int[] crcs;
+        /** Bumped by each refetch: a reader that failed before another reader's refetch just reads again. */
+        private volatile int generation;
 
-        PagedFile(Path path, long length, long id) {
+        PagedFile(Path path, BlobId blob, long length, long id, Refetch refetch) {
             this.path = Objects.requireNonNull(path, "path");
             this.length = length;
             this.id = id;
+            this.refetch = Objects.requireNonNull(refetch, "refetch");
+            this.crcs = new int[(int) ((length + PAGE - 1) >>> PAGE_SHIFT)];
+            String why = takeCrcs(blob);
+            if (why != null) {
+                repair(generation, why);
+                why = takeCrcs(blob);
+                if (why != null) {
+                    throw cannotRead(new IOException(why + ", after it was fetched again"));
+                }
+            }
         }
 
-        byte[] read(long number) {
+        /** Reads the file whole, taking its pages' CRC32Cs: null, or why it does not match {@code blob}. */
+        private String takeCrcs(BlobId blob) {
+            java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+            java.security.MessageDigest sha = BlobId.sha256();
+            try {
+                for (int i = 0; i < crcs.length; i++) {
+                    byte[] page = read(i);
+                    crcs[i] = crc(crc, page);
+                    sha.update(page);
+                }
+            } catch (IOException e) {
+                return e.getMessage();
+            }
+            return java.util.Arrays.equals(sha.digest(), blob.digest()) ? null : "it does not match its SHA-256";
+        }
+
+        private static int crc(java.util.zip.CRC32C crc, byte[] page) {
+            crc.reset();
+            crc.update(page);
+            return (int) crc.getValue();
+        }
+
+        /** Page {@code number}, checked against its CRC32C; a damaged file is fetched again once. */
+        byte[] verifiedPage(long number) {
+            int seen = generation;
+            String why;
+            try {
+                byte[] bytes = read(number);
+                if (crc(new java.util.zip.CRC32C(), bytes) == crcs[(int) number]) {
+                    return bytes;
+                }
+                why = "page " + number + " fails its CRC32C";
+            } catch (IOException e) {
+                why = e.getMessage();
+            }
+            repair(seen, why);
+            try {
+                byte[] bytes = read(number);
+                if (crc(new java.util.zip.CRC32C(), bytes) == crcs[(int) number]) {
+                    return bytes;
+                }
+                why = "page " + number + " fails its CRC32C again after it was fetched again";
+            } catch (IOException e) {
+                why = e.getMessage() + ", after it was fetched again";
+            }
+            throw cannotRead(new IOException(why));
+        }
+
+        /** Fetches the file again, unless another reader did since this one began ({@code seen}). */
+        private synchronized void repair(int seen, String why) {
+            if (generation != seen) {
+                return;
+            }
+            channels.invalidate(id);
+            try {
+                path = refetch.again(why);
+            } catch (IOException | RuntimeException e) {
+                throw cannotRead(new IOException(why + "; fetching it again failed: " + e.getMessage(), e));
+            }
+            refetches.incrementAndGet();
+            generation = seen + 1;
+            LOG.warn("The member index file {} was damaged on disk ({}): fetched it again from the store", path, why);
+        }
+
+        private UncheckedIOException cannotRead(IOException e) {
+            return new UncheckedIOException("cannot read the member index file " + path + " (" + e.getMessage()
+                    + "); check the cache directory's disk, or remove the file so that warpd fetches it again", e);
+        }
+
+        private byte[] read(long number) throws IOException {
             long at = number << PAGE_SHIFT;
             int n = (int) Math.min(PAGE, length - at);
             byte[] bytes = new byte[n];
             ByteBuffer buf = ByteBuffer.wrap(bytes);
-            try {
-                for (int attempt = 0; ; attempt++) {
-                    FileChannel ch = channels.get(id, k -> open());
-                    try {
-                        while (buf.hasRemaining()) {
-                            if (ch.read(buf, at + buf.position()) < 0) {
-                                throw new IOException("the file ends at " + (at + buf.position()) + " of " + length + " bytes");
-                            }
-                        }
-                        break;
-                    } catch (java.nio.channels.ClosedChannelException e) {
-                        // closed by eviction, or by an interrupt of another reader: reopen once
-                        channels.asMap().remove(id, ch);
-                        if (attempt > 0) {
-                            throw e;
+            for (int attempt = 0; ; attempt++) {
+                FileChannel ch;
+                try {
+                    ch = channels.get(id, k -> open());
+                } catch (UncheckedIOException e) {
+                    throw e.getCause();
+                }
+                try {
+                    while (buf.hasRemaining()) {
+                        if (ch.read(buf, at + buf.position()) < 0) {
+                            throw new IOException("the file ends at " + (at + buf.position()) + " of " + length + " bytes");
                         }
                     }
+                    return bytes;
+                } catch (java.nio.channels.ClosedChannelException e) {
+                    // closed by eviction, or by an interrupt of another reader: reopen once
+                    channels.asMap().remove(id, ch);
+                    if (attempt > 0) {
+                        throw e;
+                    }
                 }
-            } catch (UncheckedIOException e) {
-                throw e;
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot read the member index file " + path + " (" + e.getMessage()
-                        + "); check the cache directory's disk, or remove the file so that warpd fetches it again", e);
             }
-            return bytes;
         }
 
         private FileChannel open() {
             try {
                 return FileChannel.open(path, StandardOpenOption.READ);
             } catch (IOException e) {
-                throw new UncheckedIOException("cannot open the member index file " + path + " (" + e.getMessage()
-                        + "); check the cache directory's disk, or remove the file so that warpd fetches it again", e);
+                throw new UncheckedIOException(new IOException("cannot open it: " + e.getMessage(), e));
             }
         }
 

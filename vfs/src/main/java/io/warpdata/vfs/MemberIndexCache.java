@@ -97,27 +97,21 @@ final class MemberIndexCache {
         if (known.persistent()) {
             Optional<Path> file = known.blobFile(ref.id());
             if (file.isEmpty()) {
-                if (ref.size() <= WHOLE_FETCH_MAX) {
-                    // Kept from the reader's buffer (a pooled one for a part): no array of its size.
-                    byte[][] refused = new byte[1][];
-                    reader.readIndex(ref, (bytes, len) -> {
-                        if (!known.keepBlob(ref.id(), bytes, len)) {
-                            refused[0] = Arrays.copyOf(bytes, len);
-                        }
-                    });
-                    if (refused[0] != null) { // the disk refused (logged): read it from the heap this time
-                        return IndexBytes.of(refused[0]);
-                    }
-                    file = known.blobFile(ref.id());
-                    if (file.isEmpty()) { // gone again at once: read it whole this time
-                        return IndexBytes.of(reader.readIndex(ref));
-                    }
-                } else {
-                    file = known.keepBlob(ref.id(), ref.size(), out -> stream(ref, out));
+                byte[][] refused = new byte[1][];
+                file = fetchToFile(ref, refused);
+                if (refused[0] != null) { // the disk refused (logged): read it from the heap this time
+                    return IndexBytes.of(refused[0]);
+                }
+                if (file.isEmpty() && ref.size() <= WHOLE_FETCH_MAX) { // gone again at once: read it whole this time
+                    return IndexBytes.of(reader.readIndex(ref));
                 }
             }
             if (file.isPresent()) {
-                return pages.open(file.get(), ref.size());
+                return pages.open(file.get(), ref.id(), ref.size(), why -> {
+                    known.forgetBlobFile(ref.id(), why);
+                    return fetchToFile(ref, new byte[1][]).orElseThrow(() -> new java.io.IOException(
+                            "the cache directory did not take it again (its disk refused, or it is full)"));
+                });
             }
         }
         if (ref.size() > maxIndexBytes) {
@@ -133,6 +127,24 @@ final class MemberIndexCache {
         byte[] bytes = reader.readIndex(ref);
         known.keepBlob(ref.id(), bytes);
         return IndexBytes.of(bytes);
+    }
+
+    /**
+     * Fetches an index blob from the store (verified by the reader) into its kept file: the file,
+     * or empty if the disk refused it; then {@code refused[0]} holds its bytes if it was fetched
+     * whole (up to {@link #WHOLE_FETCH_MAX}: from the reader's buffer, a pooled one for a part, so
+     * no array of its size unless the disk refused), else stays null.
+     */
+    private Optional<Path> fetchToFile(BlobRef ref, byte[][] refused) {
+        if (ref.size() > WHOLE_FETCH_MAX) {
+            return known.keepBlob(ref.id(), ref.size(), out -> stream(ref, out));
+        }
+        reader.readIndex(ref, (bytes, len) -> {
+            if (!known.keepBlob(ref.id(), bytes, len)) {
+                refused[0] = Arrays.copyOf(bytes, len);
+            }
+        });
+        return refused[0] != null ? Optional.empty() : known.blobFile(ref.id());
     }
 
     /** Copies a large index blob through the verified read path, a block at a time. */

@@ -30,7 +30,7 @@ class IndexPagesTest {
         Path file = dir.resolve("f");
         Files.write(file, data);
         IndexPages pages = new IndexPages(16L * IndexPages.PAGE); // far smaller than the file
-        IndexBytes paged = pages.open(file, data.length);
+        IndexBytes paged = open(pages, file, data);
         IndexBytes heap = IndexBytes.of(data);
         Random r = new Random(4);
         for (int k = 0; k < 20_000; k++) {
@@ -50,12 +50,81 @@ class IndexPagesTest {
         assertThatThrownBy(() -> paged.get(-1)).isInstanceOf(ManifestCorruptedException.class);
     }
 
+    /** A file of {@code bytes} that no store can give again. */
+    private static IndexBytes open(IndexPages pages, Path file, byte[] bytes) {
+        return pages.open(file, BlobId.of(bytes), bytes.length, why -> {
+            throw new IOException("no store in this test (" + why + ")");
+        });
+    }
+
+    /** Audit 34: a kept index part damaged while warpd ran was served (a wrong name listed), a cut one gave EIO until a restart. */
+    @Test
+    void aFileDamagedOrCutOnDiskAfterItWasOpenedIsFetchedAgainNeverServed() throws IOException {
+        byte[] data = new byte[IndexPages.PAGE * 40 + 123];
+        new Random(6).nextBytes(data);
+        Path file = dir.resolve("part");
+        Files.write(file, data);
+        List<String> refetched = new ArrayList<>();
+        IndexPages pages = new IndexPages(16L * IndexPages.PAGE); // pages leave the heap and are read again
+        IndexBytes paged = pages.open(file, BlobId.of(data), data.length, why -> {
+            refetched.add(why);
+            Files.write(file, data); // what the store gives: the verified bytes, again
+            return file;
+        });
+        byte[] all = new byte[data.length];
+        paged.get(0, all, 0, all.length);
+        assertThat(all).isEqualTo(data);
+
+        // One byte flipped in page 5 on disk, after the page left the heap: not served, fetched again.
+        byte[] damaged = data.clone();
+        damaged[5 * IndexPages.PAGE + 77] ^= 0x20;
+        Files.write(file, damaged);
+        paged.get(0, all, 0, all.length);
+        assertThat(all).isEqualTo(data);
+        assertThat(refetched).singleElement().asString().contains("page 5 fails its CRC32C");
+
+        // Cut short: fetched again too, not an EIO for good.
+        Files.write(file, java.util.Arrays.copyOf(data, 500_000));
+        paged.get(0, all, 0, all.length);
+        assertThat(all).isEqualTo(data);
+        assertThat(refetched).hasSize(2).last().asString().contains("the file ends at 500000");
+        assertThat(pages.refetches()).isEqualTo(2);
+
+        // Deleted while open: the open file still reads, every page still checked; nothing to fetch.
+        Files.delete(file);
+        paged.get(0, all, 0, all.length);
+        assertThat(all).isEqualTo(data);
+        assertThat(pages.refetches()).isEqualTo(2);
+    }
+
+    @Test
+    void aDamagedFileThatCannotBeFetchedAgainFailsItsReadsAndServesNothingWrong() throws IOException {
+        byte[] data = new byte[IndexPages.PAGE * 40];
+        new Random(7).nextBytes(data);
+        Path file = dir.resolve("p");
+        Files.write(file, data);
+        IndexPages pages = new IndexPages(16L * IndexPages.PAGE);
+        IndexBytes paged = open(pages, file, data);
+        paged.get(0, new byte[data.length], 0, data.length);
+        byte[] damaged = data.clone();
+        damaged[3] ^= 1;
+        Files.write(file, damaged);
+        assertThatThrownBy(() -> paged.get(0))
+                .isInstanceOf(java.io.UncheckedIOException.class)
+                .hasMessageContaining("page 0 fails its CRC32C; fetching it again failed: no store in this test")
+                .hasMessageContaining("remove the file so that warpd fetches it again");
+        // A file damaged before it is opened (since this process verified it once) is caught at the open.
+        assertThatThrownBy(() -> open(new IndexPages(1 << 20), file, data))
+                .isInstanceOf(java.io.UncheckedIOException.class)
+                .hasMessageContaining("it does not match its SHA-256");
+    }
+
     @Test
     void aHotPageIsReadFromDiskOnce() throws IOException {
         Path file = dir.resolve("g");
         Files.write(file, new byte[IndexPages.PAGE * 4]);
         IndexPages pages = new IndexPages(1 << 20);
-        IndexBytes paged = pages.open(file, IndexPages.PAGE * 4L);
+        IndexBytes paged = open(pages, file, new byte[IndexPages.PAGE * 4]);
         for (int k = 0; k < 1000; k++) {
             paged.getInt(100);
         }
@@ -80,7 +149,7 @@ class IndexPagesTest {
         Files.write(file, bytes);
         IndexPages pages = new IndexPages(16L * IndexPages.PAGE);
         assertThat(bytes.length).isGreaterThan(4 * (int) pages.capacityBytes());
-        MemberIndex paged = MemberIndex.open(pages.open(file, bytes.length), "index", MemberIndex.NO_PARTS);
+        MemberIndex paged = MemberIndex.open(open(pages, file, bytes), "index", MemberIndex.NO_PARTS);
         assertThat(paged.retainedBytes()).isLessThan(1024);
         assertThat(paged.size()).isEqualTo(20_000);
         Random r = new Random(5);
@@ -102,7 +171,7 @@ class IndexPagesTest {
         byte[] junk = ByteBuffer.allocate(64).putInt(0x574D4958).putInt(1).putInt(1_000_000).array();
         Files.write(file, junk);
         IndexPages pages = new IndexPages(1 << 20);
-        assertThatThrownBy(() -> MemberIndex.open(pages.open(file, junk.length), "junk", MemberIndex.NO_PARTS))
+        assertThatThrownBy(() -> MemberIndex.open(open(pages, file, junk), "junk", MemberIndex.NO_PARTS))
                 .isInstanceOf(ManifestCorruptedException.class).hasMessageContaining("count");
     }
 }

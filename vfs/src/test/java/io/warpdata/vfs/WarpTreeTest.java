@@ -616,6 +616,40 @@ class WarpTreeTest {
         assertThat(errno.of(new io.warpdata.store.StoreUnreachableException("down", null), "read", v)).isEqualTo(Errno.EIO);
     }
 
+    /** Audit 34: a kept member index damaged on disk while warpd ran was listed as it was (a name not in the dataset). */
+    @Test
+    void aKeptIndexDamagedOnDiskWhileWarpdRunsIsFetchedAgainAndListsRight(@org.junit.jupiter.api.io.TempDir java.nio.file.Path state)
+            throws java.io.IOException {
+        io.warpdata.catalog.LastKnownGood known = io.warpdata.catalog.LastKnownGood.onDisk(state);
+        Catalog catalog = new Catalog(store, Catalog.Config.defaults(), ticker::get, known, java.time.Clock.systemUTC());
+        String v = version(v1);
+        List<String> listed = new ArrayList<>();
+        WarpTree first = new WarpTree(catalog, new DirectBlobReader(store), 1_000_000, loader);
+        first.list(first.lookup(v + "/images/train/dog"), 0, (name, type, next, node) -> listed.add(name) && false);
+        assertThat(listed).isNotEmpty();
+        List<java.nio.file.Path> kept;
+        try (var files = java.nio.file.Files.list(state.resolve("v1").resolve("blobs"))) {
+            kept = files.toList();
+        }
+        assertThat(kept).isNotEmpty();
+        for (java.nio.file.Path f : kept) { // every byte of every kept index flipped: any read of it is wrong
+            byte[] b = java.nio.file.Files.readAllBytes(f);
+            for (int i = 0; i < b.length; i++) {
+                b[i] ^= 0x01;
+            }
+            java.nio.file.Files.write(f, b);
+        }
+        // The same process (its catalog verified these files once), a new open of the index.
+        WarpTree second = new WarpTree(catalog, new DirectBlobReader(store), 1_000_000, loader);
+        List<String> again = new ArrayList<>();
+        second.list(second.lookup(v + "/images/train/dog"), 0, (name, type, next, node) -> again.add(name) && false);
+        assertThat(again).isEqualTo(listed);
+        assertThat(second.read(second.lookup(v + "/images/train/dog/1.png"), 0, new byte[10], 10)).isEqualTo(10);
+        for (java.nio.file.Path f : kept) {
+            assertThat(io.warpdata.manifest.BlobId.of(java.nio.file.Files.readAllBytes(f)).hex()).isEqualTo(f.getFileName().toString());
+        }
+    }
+
     @Test
     void statOfTheRootNeverFailsEvenWithNothingKnownAndTheStoreDown() {
         io.warpdata.store.FaultStore outage = new io.warpdata.store.FaultStore(store).down();
