@@ -107,10 +107,11 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
     static final java.time.Duration PROGRESS_EVERY = java.time.Duration.ofSeconds(5);
 
     /**
-     * Refuses, before anything is read or written, a publish whose artifact folders hold more
-     * files than a quarter of warpd's heap can pack (audit 18: 1.28M files ran a 384 MiB warpd out
-     * of memory, and the mount with it). warpctl then publishes in its own process. Counting
-     * stops at the limit; tar files are not counted (their index is built as they are read).
+     * Refuses, before anything is read or written, a publish whose artifact folders and tar files
+     * hold more files than a quarter of warpd's heap can pack or index (audit 18: 1.28M files in
+     * folders ran a 384 MiB warpd out of memory, and the mount with it; audit 34: 1.28M members in
+     * 10 tar files did the same). warpctl then publishes in its own process. Counting stops at the
+     * limit; a tar's members are counted from their headers alone ({@link #tarMembers}).
      */
     static void requireRoomInHeap(Map<String, List<String>> artifacts, long maxHeap) {
         long limit = Math.max(10_000, maxHeap / 4 / HEAP_PER_FILE);
@@ -118,23 +119,58 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
         for (List<String> sources : artifacts.values()) {
             for (String s : sources) {
                 Path p = Path.of(s);
-                if (!java.nio.file.Files.isDirectory(p)) {
-                    continue;
-                }
-                try (java.util.stream.Stream<Path> walk = java.nio.file.Files.walk(p)) {
-                    files += walk.filter(java.nio.file.Files::isRegularFile).limit(limit + 1 - files).count();
-                } catch (java.io.IOException | java.io.UncheckedIOException e) {
-                    return; // the publish itself reports what cannot be read, naming it
+                if (java.nio.file.Files.isDirectory(p)) {
+                    try (java.util.stream.Stream<Path> walk = java.nio.file.Files.walk(p)) {
+                        files += walk.filter(java.nio.file.Files::isRegularFile).limit(limit + 1 - files).count();
+                    } catch (java.io.IOException | java.io.UncheckedIOException e) {
+                        return; // the publish itself reports what cannot be read, naming it
+                    }
+                } else {
+                    files += tarMembers(p, limit + 1 - files);
                 }
                 if (files > limit) {
                     throw new ControlException(ControlException.PUBLISH_TOO_LARGE, "this publish holds more than "
-                            + limit + " files; warpd's heap (" + (maxHeap >> 20) + " MiB) packs at most that many"
-                            + " at once alongside the mount", "Publish in your own process: warpctl publish"
-                            + " --no-daemon (warpctl does so by itself), or give warpd a larger heap (WARP_HEAP=1g"
-                            + " for about 260,000 files, 4g for a million; docs/publish.md).");
+                            + limit + " files or tar members; warpd's heap (" + (maxHeap >> 20) + " MiB) packs or"
+                            + " indexes at most that many at once alongside the mount", "Publish in your own process:"
+                            + " warpctl publish --no-daemon (warpctl does so by itself), or give warpd a larger heap"
+                            + " (WARP_HEAP=1g for about 260,000 files, 4g for a million; docs/publish.md).");
                 }
             }
         }
+    }
+
+    /**
+     * The regular-file members of a tar, counted from its headers alone (each header's size says
+     * where the next one is: no member's bytes are read), at most {@code atMost}; 0 for a file that
+     * does not start as a tar, and the count so far where one stops being one (the publish itself
+     * then says what is wrong with it).
+     */
+    static long tarMembers(Path tar, long atMost) {
+        long members = 0;
+        byte[] header = new byte[512];
+        java.nio.ByteBuffer buf = java.nio.ByteBuffer.wrap(header);
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(tar)) {
+            long pos = 0;
+            long length = ch.size();
+            while (members < atMost && pos + 512 <= length) {
+                buf.clear();
+                while (buf.hasRemaining() && ch.read(buf, pos + buf.position()) > 0) {
+                    // fill the record
+                }
+                if (buf.hasRemaining() || !org.apache.commons.compress.archivers.tar.TarUtils.verifyCheckSum(header)) {
+                    break; // zeros (the end), or not a header
+                }
+                long size = org.apache.commons.compress.archivers.tar.TarUtils.parseOctalOrBinary(header, 124, 12);
+                byte type = header[156];
+                if (type == '0' || type == 0 || type == '7') {
+                    members++;
+                }
+                pos += 512 + (size + 511) / 512 * 512;
+            }
+        } catch (java.io.IOException | IllegalArgumentException e) {
+            // unreadable or a malformed size: the publish itself reports it, naming the file
+        }
+        return members;
     }
 
     private static ControlException badArg(String field, String problem) {

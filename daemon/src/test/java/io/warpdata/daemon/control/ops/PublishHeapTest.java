@@ -44,6 +44,41 @@ class PublishHeapTest {
                 .as("a 64 MiB heap packs 16,384").doesNotThrowAnyException();
     }
 
+    /** Audit 34: 1.28M members in 10 tar files ran a 384 MiB warpd out of heap (the mount with it); tars were not counted. */
+    @Test
+    void tarMembersCountAsFilesCountedFromTheirHeadersByATarNotOurs() throws Exception {
+        Path tars = Files.createDirectories(tmp.resolve("tars"));
+        // Python's tarfile writes them (PAX headers, long names, a folder entry, one big member): not Warp's writer.
+        Process py = new ProcessBuilder("/usr/bin/python3", "-c", """
+                import io, sys, tarfile
+                for s, n in ((0, 6000), (1, 4000)):
+                    with tarfile.open('%s/s%d.tar' % (sys.argv[1], s), 'w', format=tarfile.PAX_FORMAT) as t:
+                        d = tarfile.TarInfo('c%d' % s); d.type = tarfile.DIRTYPE; t.addfile(d)
+                        for i in range(n):
+                            name = 'c%d/' % s + ('x' * 120 if i == 0 else '') + '%05d.jpg' % i
+                            data = b'y' * (70000 if i == 1 else 10)
+                            ti = tarfile.TarInfo(name); ti.size = len(data); t.addfile(ti, io.BytesIO(data))
+                """, tars.toString()).inheritIO().start();
+        assertThat(py.waitFor()).isZero();
+        assertThat(PublishOperation.tarMembers(tars.resolve("s0.tar"), Long.MAX_VALUE)).isEqualTo(6000);
+        assertThat(PublishOperation.tarMembers(tars.resolve("s1.tar"), 100)).as("counting stops at the limit").isEqualTo(100);
+        Map<String, List<String>> tenThousand = Map.of("x", List.of(tars.resolve("s0.tar").toString(),
+                tars.resolve("s1.tar").toString()));
+        assertThatCode(() -> PublishOperation.requireRoomInHeap(tenThousand, 1 << 20)).doesNotThrowAnyException();
+        Map<String, List<String>> more = Map.of("x", List.of(tars.resolve("s0.tar").toString(),
+                tars.resolve("s1.tar").toString()), "y", List.of(tars.resolve("s0.tar").toString()));
+        assertThatThrownBy(() -> PublishOperation.requireRoomInHeap(more, 1 << 20))
+                .isInstanceOf(ControlException.class)
+                .satisfies(e -> assertThat(((ControlException) e).type()).isEqualTo(ControlException.PUBLISH_TOO_LARGE))
+                .hasMessageContaining("more than 10000 files or tar members");
+        // Not a tar, or cut: counted as far as it is one; the publish says what is wrong with it.
+        Files.write(tmp.resolve("junk.tar"), "not a tar at all".repeat(100).getBytes());
+        assertThat(PublishOperation.tarMembers(tmp.resolve("junk.tar"), 10)).isZero();
+        byte[] s0 = Files.readAllBytes(tars.resolve("s0.tar"));
+        Files.write(tmp.resolve("cut.tar"), java.util.Arrays.copyOf(s0, 40_000));
+        assertThat(PublishOperation.tarMembers(tmp.resolve("cut.tar"), Long.MAX_VALUE)).isBetween(1L, 5999L);
+    }
+
     /** A shard size under 4 KiB is refused as warpctl refuses it (audit 30: 1 came back as a Java exception, 0 published). */
     @Test
     void aShardSizeUnderFourKibIsRefusedByName() {
