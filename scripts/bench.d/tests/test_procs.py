@@ -164,8 +164,12 @@ def test_jit_cpu_seconds_counts_the_threads_named_as_hotspots_compilers_and_no_o
         """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert helper.stdout.readline().strip() == "spun"
-        spent = procs.jit_cpu_seconds(helper.pid)
+        threads = procs.jit_cpu_seconds(helper.pid)
+        assert len(threads) == 2, threads
+        spent = procs.jit_cpu_delta({}, threads)
         assert 0.45 <= spent <= 0.75, spent  # 0.5 s of the two compilers (clock ticks of 10 ms), not the 0.8 s
+        # A compiler thread that ended between two readings is not a negative delta; a new one counts from 0.
+        assert procs.jit_cpu_delta({1: 5.0, 2: 1.0}, {2: 1.5, 3: 0.25}) == 0.75
     finally:
         helper.stdin.close()
         helper.wait(10)

@@ -185,9 +185,13 @@ def test_cold_only_and_absent_systems_leave_their_cells_empty():
 
 def test_the_header_says_how_warpds_jit_was_warmed_before_its_cold_rows():
     res = R.Results()
-    text, _doc = render(res, [WORKLOADS["seq-dd"]], m=meta(warp_jit_warm_up=[[2.1, 0.9, 0.2], [1.8, 0.3]]))
+    text, _doc = render(res, [WORKLOADS["seq-dd"]], m=meta(warp_jit_warm_up=[[2.1, 0.9, 0.2], [1.8, 0.3]],
+                                                          warp_jit_settled_cpu_s=0.25))
     assert ("Warp's JIT before its cold rows: 2 fresh warpd(s) served 3, 2 cold warm-up pass(es) over the big"
-            " file and the images; their JIT compilers used 0.20, 0.30 CPU s in the last pass") in text
+            " file and the images; their JIT compilers used 0.20, 0.30 CPU s in the last pass; 1 of 2 not settled"
+            " (under 0.25) when the passes ran out") in text
+    text, _doc = render(res, [WORKLOADS["seq-dd"]], m=meta(warp_jit_warm_up=[[0.1]], warp_jit_settled_cpu_s=0.25))
+    assert "in the last pass; settled (under 0.25) in every start" in text
     text, _doc = render(res, [WORKLOADS["seq-dd"]], m=meta())
     assert "Warp's JIT" not in text
 

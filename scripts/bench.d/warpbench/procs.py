@@ -235,8 +235,10 @@ def proc_hwm_kib(pid):
 
 
 def jit_cpu_seconds(pid):
-    """CPU seconds (user and system) the JVM pid's JIT compiler threads have used so far."""
-    total = 0
+    """CPU seconds (user and system) of each of the JVM pid's JIT compiler threads so far, by
+    thread id. HotSpot ends idle compiler threads and starts new ones: compare two of these per
+    thread (jit_cpu_delta), not their sums."""
+    out = {}
     for t in os.listdir(f"/proc/{pid}/task"):  # OSError when pid is gone: the caller says what
         try:
             with open(f"/proc/{pid}/task/{t}/stat") as f:
@@ -245,8 +247,14 @@ def jit_cpu_seconds(pid):
             continue  # the thread ended
         name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
         if name.startswith(("C1 CompilerThre", "C2 CompilerThre")):
-            total += int(rest[11]) + int(rest[12])  # utime and stime, fields 14 and 15 of stat
-    return total / os.sysconf("SC_CLK_TCK")
+            out[int(t)] = (int(rest[11]) + int(rest[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime: fields 14, 15
+    return out
+
+
+def jit_cpu_delta(before, after):
+    """Compiler CPU seconds between two jit_cpu_seconds: each thread alive at the end counts from
+    where it was (0 if it started since); a thread that ended meanwhile takes what it used along."""
+    return sum(secs - before.get(t, 0.0) for t, secs in after.items())
 
 
 def java_descendant(pid):

@@ -196,13 +196,17 @@ def link_cap(net):
     return f", at most {net['link_mbps']:g} MB/s for all connections together" if net.get("link_mbps") else ""
 
 
-def jit_warm_up_text(starts):
+def jit_warm_up_text(starts, settled_below):
     """What the warm-up passes of each warpd start did (a list per start of the compiler CPU
-    seconds of each pass), in words."""
+    seconds of each pass), in words; a start whose last pass cost settled_below or more ran out
+    of passes before its JIT settled."""
     passes = ", ".join(str(len(s)) for s in starts)
     last = ", ".join(f"{s[-1]:.2f}" for s in starts)
+    unsettled = sum(1 for s in starts if s[-1] >= settled_below)
     return (f"{len(starts)} fresh warpd(s) served {passes} cold warm-up pass(es) over the big file and the images; "
-            f"their JIT compilers used {last} CPU s in the last pass (under 0.25: settled)")
+            f"their JIT compilers used {last} CPU s in the last pass; "
+            + (f"settled (under {settled_below:g}) in every start" if not unsettled else
+               f"{unsettled} of {len(starts)} not settled (under {settled_below:g}) when the passes ran out"))
 
 
 def render(meta, res, peak_rss, warp_stats, workloads, systems):
@@ -225,7 +229,7 @@ def render(meta, res, peak_rss, warp_stats, workloads, systems):
                  f"{meta['load_end'][0]} at end; {meta['elapsed_s']} s in all  ")
     jit = meta.get("warp_jit_warm_up")
     if jit:
-        lines.append(f"Warp's JIT before its cold rows: {jit_warm_up_text(jit)}  ")
+        lines.append(f"Warp's JIT before its cold rows: {jit_warm_up_text(jit, meta['warp_jit_settled_cpu_s'])}  ")
     lines.append(f"Data: big file {d['big_bytes'] / MIB:.0f} MiB; table {d['table_shards']} shards, "
                  f"{d['table_rows']} rows; {d['images']} images ({d['image_bytes'] / MIB:.0f} MiB); "
                  f"wide tree {d['tree_files']} files; {d['tensors']} F32 tensors of {TENSOR_FLOATS} values "

@@ -126,5 +126,6 @@ def main_bench(args):
     meta["warp_read_counters"] = {f"{w}/{ph}": v for (w, ph), v in loop.warp_last.items()}
     meta["warp_heap_bytes_per_indexed_member"] = loop.heap_per_member
     meta["warp_jit_warm_up"] = getattr(systems.get("warp"), "warm_ups", [])
+    meta["warp_jit_settled_cpu_s"] = getattr(systems.get("warp"), "JIT_SETTLED_CPU_S", None)
     report(meta, loop.res, loop.peak_rss, loop.warp_stats, workloads, systems, args)
 

@@ -79,8 +79,9 @@ class Warp(MountSystem):
         """A production warpd runs for days, so "cold" means its disk cache is empty, not its
         JVM: the running daemon's cache is emptied through its control socket (warpctl cache gc
         --limit 0) and the page cache dropped. A daemon that has not served anything since it
-        started first reads the big file and the images once (the JIT compiles the read path,
-        as it has in any daemon that ran for a while), then is emptied the same way.
+        started first reads the big file and the images cold until its JIT settles (warm_up: the
+        JIT compiles the read path, as it has in any daemon that ran for a while), then is
+        emptied the same way.
         Time-to-first-byte rows (and --warp-cold-restart) restart warpd instead, so JVM
         start-up and JIT warm-up are measured there."""
         self.target = target
@@ -99,7 +100,7 @@ class Warp(MountSystem):
             self.warm_up()
             why = self.empty_cache()
             if why is not None:
-                raise BenchError(f"warp: cache gc after the warm-up pass did not empty the cache ({why[:200]})")
+                raise BenchError(f"warp: cache gc after the warm-up passes did not empty the cache ({why[:200]})")
 
     jit_warm = False  # whether this warpd has served the warm-up passes since it started
     warm_ups = []     # per warpd start: the compiler CPU s of each warm-up pass
@@ -128,7 +129,7 @@ class Warp(MountSystem):
                     with open(f, "rb", buffering=0) as fh:
                         while fh.readinto(buf):
                             pass
-                spent.append(max(0.0, self.jit_cpu_seconds() - before))  # a compiler thread that ended takes its time along
+                spent.append(procs.jit_cpu_delta(before, self.jit_cpu_seconds()))
                 if spent[-1] < self.JIT_SETTLED_CPU_S or n == passes - 1:
                     break
                 why = self.empty_cache()

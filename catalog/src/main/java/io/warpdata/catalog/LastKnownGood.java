@@ -521,23 +521,34 @@ public final class LastKnownGood {
     }
 
     /**
-     * Deletes the kept file of blob {@code id}, found damaged while it was read ({@code why}), so
-     * that the next {@link #blobFile} does not find it and the blob is fetched again.
+     * Deletes the kept file of blob {@code id}, found damaged while it was read (the
+     * reader logs it), so that the blob is fetched again, unless the file verifies now (another
+     * reader of the blob put a good copy in its place): under the file's lock, as {@link
+     * #blobFile} deletes.
      */
-    public void forgetBlobFile(BlobId id, String why) {
+    public void forgetBlobFile(BlobId id) {
         if (dir == null) {
             return;
         }
         Path file = dir.resolve("blobs").resolve(id.hex());
-        LOG.warn("the kept blob {} is damaged ({}); deleting it", file, why);
         verifiedFiles.remove(id);
-        deleteQuietly(file);
+        synchronized (lockOf(file)) {
+            // Another reader of the same blob may have just put a good copy in its place: keep that one.
+            try {
+                if (verifies(file, id)) {
+                    return;
+                }
+            } catch (IOException e) {
+                // gone or unreadable: deleted below (a missing file stays missing)
+            }
+            deleteQuietly(file);
+        }
     }
 
     /**
      * Deletes kept member indexes, least recently used first, until those left hold at most
      * {@code budgetBytes}: for warpd's start, before any is open (one deleted under an open
-     * index would fail its next page read). Used means opened by a warpd process: the first open in
+     * index would be fetched again at its next page read). Used means opened by a warpd process: the first open in
      * each process sets the file's modification time. Manifests, pointers and listings stay.
      *
      * @return the bytes deleted

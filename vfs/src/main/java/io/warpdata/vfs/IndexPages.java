@@ -3,15 +3,24 @@ package io.warpdata.vfs;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.IndexBytes;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.zip.CRC32C;
 
 /**
  * The page cache of member index files: member indexes are read in place from their verified
@@ -23,20 +32,36 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * closed), so many open indexes do not exhaust file descriptors. Thread-safe; racing readers of
  * one slot at worst read a page twice.
  *
- * <p>A file is verified against its SHA-256 before it is opened here (once per process), and its
- * pages' CRC32Cs are taken as it is opened; every page read from disk afterwards is checked
- * against them, as the block cache checks its blocks. A page that fails, or a file cut short or
- * gone, is not served: the file is fetched again from the store ({@link Refetch}) and the read
- * retried, so a file damaged while warpd runs costs one GET, not a wrong name in a listing nor an
- * EIO until warpd restarts (audit 34).
+ * <p>A file is verified against its SHA-256 before it is opened here (once per process), and the
+ * first open of a blob in this process reads it whole again, checking its SHA-256 as it takes its
+ * pages' CRC32Cs (kept per blob, so later opens cost nothing); every page read from disk is
+ * checked against them, as the block cache checks its blocks. A page that fails, or a file cut
+ * short or gone, is not served: the file is fetched again from the store ({@link Refetch}) and
+ * the read retried, so a file damaged while warpd runs costs one GET, not a wrong name in a
+ * listing nor an EIO until warpd restarts (audit 34). The refetch holds the file's monitor, so
+ * that its readers wait for one GET rather than each making one; readers of other files do not
+ * wait. A refetch that failed is not tried again for {@link #REFETCH_BACKOFF_NANOS}: the readers
+ * of the file fail at once meanwhile.
  */
 final class IndexPages {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(IndexPages.class);
+    private static final Logger LOG = LoggerFactory.getLogger(IndexPages.class);
 
     /** Fetches a damaged index file again from the store, verified, into its place; returns its path. */
     @FunctionalInterface
     interface Refetch {
         Path again(String why) throws IOException;
+    }
+
+    /** How long a failed refetch of a file is not tried again. */
+    static final long REFETCH_BACKOFF_NANOS = 5_000_000_000L;
+    /** Page CRCs kept per blob, in ints: 1 MiB parts take 64 each; 4 MiB of them. */
+    static final long KEPT_CRC_INTS = 1 << 20;
+
+    /** A read that found the file damaged: cut short, or gone. */
+    private static final class Damaged extends IOException {
+        Damaged(String why) {
+            super(why);
+        }
     }
     static final int PAGE_SHIFT = 14;
     static final int PAGE = 1 << PAGE_SHIFT;
@@ -86,6 +111,9 @@ final class IndexPages {
 
     /** Files fetched again because a page failed its CRC32C or the file was cut short or gone. */
     private final AtomicLong refetches = new AtomicLong();
+    /** The page CRCs of blobs opened in this process (taken from a read checked against the blob's SHA-256). */
+    private final Cache<BlobId, int[]> crcsByBlob = Caffeine.newBuilder()
+            .maximumWeight(KEPT_CRC_INTS).weigher((BlobId id, int[] crcs) -> crcs.length).build();
 
     /** Index files fetched again after damage on disk (for tests and gauges). */
     long refetches() {
@@ -139,84 +167,127 @@ final class IndexPages {
             this.length = length;
             this.id = id;
             this.refetch = Objects.requireNonNull(refetch, "refetch");
-            this.crcs = new int[(int) ((length + PAGE - 1) >>> PAGE_SHIFT)];
-            String why = takeCrcs(blob);
-            if (why != null) {
-                repair(generation, why);
-                why = takeCrcs(blob);
-                if (why != null) {
-                    throw cannotRead(new IOException(why + ", after it was fetched again"));
-                }
+            int pages = Math.toIntExact((length + PAGE - 1) >>> PAGE_SHIFT);
+            int[] kept = crcsByBlob.getIfPresent(blob);
+            if (kept != null && kept.length == pages) {
+                this.crcs = kept;
+                return;
             }
+            this.crcs = new int[pages];
+            try {
+                String why = takeCrcs(blob);
+                if (why != null) {
+                    repair(generation, why);
+                    why = takeCrcs(blob);
+                    if (why != null) {
+                        throw cannotRead(new IOException(why + ", after it was fetched again"), false);
+                    }
+                }
+            } catch (RuntimeException e) {
+                channels.invalidate(id); // no handle left open for an index that did not open
+                throw e;
+            }
+            crcsByBlob.put(blob, crcs);
         }
 
-        /** Reads the file whole, taking its pages' CRC32Cs: null, or why it does not match {@code blob}. */
+        /**
+         * Reads the file whole, taking its pages' CRC32Cs: null, or why it does not match {@code
+         * blob}. An error that says nothing of the file's bytes (an interrupt) is thrown as it is.
+         */
         private String takeCrcs(BlobId blob) {
-            java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
-            java.security.MessageDigest sha = BlobId.sha256();
+            CRC32C crc = new CRC32C();
+            MessageDigest sha = BlobId.sha256();
             try {
                 for (int i = 0; i < crcs.length; i++) {
                     byte[] page = read(i);
                     crcs[i] = crc(crc, page);
                     sha.update(page);
                 }
-            } catch (IOException e) {
+            } catch (Damaged | NoSuchFileException e) {
                 return e.getMessage();
+            } catch (IOException e) {
+                throw cannotRead(e, false);
             }
-            return java.util.Arrays.equals(sha.digest(), blob.digest()) ? null : "it does not match its SHA-256";
+            return Arrays.equals(sha.digest(), blob.digest()) ? null : "it does not match its SHA-256";
         }
 
-        private static int crc(java.util.zip.CRC32C crc, byte[] page) {
+        private static int crc(CRC32C crc, byte[] page) {
             crc.reset();
             crc.update(page);
             return (int) crc.getValue();
         }
 
-        /** Page {@code number}, checked against its CRC32C; a damaged file is fetched again once. */
+        /**
+         * Page {@code number}, checked against its CRC32C; a damaged file (a page that fails, the
+         * file cut short or gone) is fetched again once. Other read errors (an interrupt) say
+         * nothing of the file and are thrown as they are. Read from disk only when the page is
+         * not on the heap (a miss of the page cache): the CRC32C is allocated there, beside the
+         * page's own array and pread.
+         */
         byte[] verifiedPage(long number) {
             int seen = generation;
             String why;
             try {
                 byte[] bytes = read(number);
-                if (crc(new java.util.zip.CRC32C(), bytes) == crcs[(int) number]) {
+                if (crc(new CRC32C(), bytes) == crcs[(int) number]) {
                     return bytes;
                 }
                 why = "page " + number + " fails its CRC32C";
-            } catch (IOException e) {
+            } catch (Damaged | NoSuchFileException e) {
                 why = e.getMessage();
+            } catch (IOException e) {
+                throw cannotRead(e, false);
             }
             repair(seen, why);
             try {
                 byte[] bytes = read(number);
-                if (crc(new java.util.zip.CRC32C(), bytes) == crcs[(int) number]) {
+                if (crc(new CRC32C(), bytes) == crcs[(int) number]) {
                     return bytes;
                 }
                 why = "page " + number + " fails its CRC32C again after it was fetched again";
             } catch (IOException e) {
                 why = e.getMessage() + ", after it was fetched again";
             }
-            throw cannotRead(new IOException(why));
+            throw cannotRead(new IOException(why), true);
         }
 
-        /** Fetches the file again, unless another reader did since this one began ({@code seen}). */
+        /** When a refetch of this file last failed (0: never), and why. */
+        private long failedAt;
+        private String failure;
+
+        /**
+         * Fetches the file again, unless another reader did since this one began ({@code seen}),
+         * or a refetch failed less than {@link #REFETCH_BACKOFF_NANOS} ago. The handles open on
+         * the damaged file are closed once the good copy is in place, so that no reader opens the
+         * damaged one in between and keeps it.
+         */
         private synchronized void repair(int seen, String why) {
             if (generation != seen) {
                 return;
             }
-            channels.invalidate(id);
-            try {
-                path = refetch.again(why);
-            } catch (IOException | RuntimeException e) {
-                throw cannotRead(new IOException(why + "; fetching it again failed: " + e.getMessage(), e));
+            if (failure != null && System.nanoTime() - failedAt < REFETCH_BACKOFF_NANOS) {
+                throw cannotRead(new IOException(why + "; fetching it again failed moments ago: " + failure), true);
             }
+            Path fresh;
+            try {
+                fresh = refetch.again(why);
+            } catch (IOException | RuntimeException e) {
+                failedAt = System.nanoTime();
+                failure = String.valueOf(e.getMessage());
+                throw cannotRead(new IOException(why + "; fetching it again failed: " + e.getMessage(), e), true);
+            }
+            path = fresh;
+            channels.invalidate(id);
+            failure = null;
             refetches.incrementAndGet();
             generation = seen + 1;
             LOG.warn("The member index file {} was damaged on disk ({}): fetched it again from the store", path, why);
         }
 
-        private UncheckedIOException cannotRead(IOException e) {
-            return new UncheckedIOException("cannot read the member index file " + path + " (" + e.getMessage()
-                    + "); check the cache directory's disk, or remove the file so that warpd fetches it again", e);
+        private UncheckedIOException cannotRead(IOException e, boolean refetched) {
+            return new UncheckedIOException("cannot read the member index file " + path + " (" + e.getMessage() + "); "
+                    + (refetched ? "warpd could not fetch it again: check the store (warpctl status) and the cache"
+                    + " directory's disk" : "check the cache directory's disk"), e);
         }
 
         private byte[] read(long number) throws IOException {
@@ -234,7 +305,7 @@ final class IndexPages {
                 try {
                     while (buf.hasRemaining()) {
                         if (ch.read(buf, at + buf.position()) < 0) {
-                            throw new IOException("the file ends at " + (at + buf.position()) + " of " + length + " bytes");
+                            throw new Damaged("the file ends at " + (at + buf.position()) + " of " + length + " bytes");
                         }
                     }
                     return bytes;
@@ -251,8 +322,10 @@ final class IndexPages {
         private FileChannel open() {
             try {
                 return FileChannel.open(path, StandardOpenOption.READ);
+            } catch (NoSuchFileException e) {
+                throw new UncheckedIOException(new NoSuchFileException(path.toString(), null, "it is gone"));
             } catch (IOException e) {
-                throw new UncheckedIOException(new IOException("cannot open it: " + e.getMessage(), e));
+                throw new UncheckedIOException(e);
             }
         }
 
@@ -308,7 +381,7 @@ final class IndexPages {
 
         @Override
         public long retainedBytes() {
-            return 64;
+            return 64 + 4L * crcs.length;
         }
 
         @Override

@@ -108,7 +108,7 @@ final class MemberIndexCache {
             }
             if (file.isPresent()) {
                 return pages.open(file.get(), ref.id(), ref.size(), why -> {
-                    known.forgetBlobFile(ref.id(), why);
+                    known.forgetBlobFile(ref.id());
                     return fetchToFile(ref, new byte[1][]).orElseThrow(() -> new java.io.IOException(
                             "the cache directory did not take it again (its disk refused, or it is full)"));
                 });

@@ -104,15 +104,24 @@ class IndexPagesTest {
         Path file = dir.resolve("p");
         Files.write(file, data);
         IndexPages pages = new IndexPages(16L * IndexPages.PAGE);
-        IndexBytes paged = open(pages, file, data);
+        java.util.concurrent.atomic.AtomicInteger tries = new java.util.concurrent.atomic.AtomicInteger();
+        IndexBytes paged = pages.open(file, BlobId.of(data), data.length, why -> {
+            tries.incrementAndGet();
+            throw new IOException("the store is down");
+        });
         paged.get(0, new byte[data.length], 0, data.length);
         byte[] damaged = data.clone();
         damaged[3] ^= 1;
         Files.write(file, damaged);
         assertThatThrownBy(() -> paged.get(0))
                 .isInstanceOf(java.io.UncheckedIOException.class)
-                .hasMessageContaining("page 0 fails its CRC32C; fetching it again failed: no store in this test")
-                .hasMessageContaining("remove the file so that warpd fetches it again");
+                .hasMessageContaining("page 0 fails its CRC32C; fetching it again failed: the store is down")
+                .hasMessageContaining("warpd could not fetch it again: check the store");
+        // The next reader within the back-off fails at once, without another GET.
+        assertThatThrownBy(() -> paged.get(1))
+                .isInstanceOf(java.io.UncheckedIOException.class)
+                .hasMessageContaining("fetching it again failed moments ago: the store is down");
+        assertThat(tries).hasValue(1);
         // A file damaged before it is opened (since this process verified it once) is caught at the open.
         assertThatThrownBy(() -> open(new IndexPages(1 << 20), file, data))
                 .isInstanceOf(java.io.UncheckedIOException.class)

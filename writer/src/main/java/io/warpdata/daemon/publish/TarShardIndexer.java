@@ -518,8 +518,11 @@ public final class TarShardIndexer {
         } catch (IllegalArgumentException e) {
             return false;
         }
+        if (size < 0 || size >= all.length) {
+            return false; // a size this file cannot hold
+        }
         long end = RECORD + (size + RECORD - 1) / RECORD * RECORD;
-        return size >= 0 && end + RECORD <= all.length && allZero(all, (int) end, all.length);
+        return end + RECORD <= all.length && allZero(all, (int) end, all.length);
     }
 
     /** A tar with nothing in it (GNU tar writes an empty one as 10 KiB of zeros), or a file of zeros. */

@@ -12,6 +12,8 @@ import io.warpdata.daemon.control.protocol.PathList;
 import io.warpdata.daemon.control.protocol.PublishCall;
 import io.warpdata.daemon.control.protocol.Wire;
 import io.warpdata.daemon.control.SourceAccess;
+import io.warpdata.daemon.publish.InputPaths;
+import io.warpdata.daemon.publish.InvalidInputException;
 import io.warpdata.daemon.publish.PublishProgress;
 import io.warpdata.daemon.publish.PublishRequest;
 import io.warpdata.daemon.publish.PublishResult;
@@ -19,9 +21,15 @@ import io.warpdata.daemon.publish.Publisher;
 import io.warpdata.manifest.Binding;
 import io.warpdata.manifest.DatasetRef;
 
+import org.apache.commons.compress.archivers.tar.TarUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -111,21 +119,29 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
      * hold more files than a quarter of warpd's heap can pack or index (audit 18: 1.28M files in
      * folders ran a 384 MiB warpd out of memory, and the mount with it; audit 34: 1.28M members in
      * 10 tar files did the same). warpctl then publishes in its own process. Counting stops at the
-     * limit; a tar's members are counted from their headers alone ({@link #tarMembers}).
+     * limit; a tar's members are counted from their headers alone ({@link #tarMembers}). A glob
+     * (as {@code wd.publish} sends it; warpctl expands its own) is expanded as the publish will.
      */
     static void requireRoomInHeap(Map<String, List<String>> artifacts, long maxHeap) {
         long limit = Math.max(10_000, maxHeap / 4 / HEAP_PER_FILE);
         long files = 0;
-        for (List<String> sources : artifacts.values()) {
-            for (String s : sources) {
-                Path p = Path.of(s);
-                if (java.nio.file.Files.isDirectory(p)) {
-                    try (java.util.stream.Stream<Path> walk = java.nio.file.Files.walk(p)) {
-                        files += walk.filter(java.nio.file.Files::isRegularFile).limit(limit + 1 - files).count();
-                    } catch (java.io.IOException | java.io.UncheckedIOException e) {
+        for (List<String> specs : artifacts.values()) {
+            List<Path> sources = new ArrayList<>();
+            for (String spec : specs) {
+                try {
+                    sources.addAll(InputPaths.expand(spec, Path.of("/"), "an artifact"));
+                } catch (InvalidInputException e) {
+                    return; // the publish itself reports it, naming the artifact
+                }
+            }
+            for (Path p : sources) {
+                if (Files.isDirectory(p)) {
+                    try (java.util.stream.Stream<Path> walk = Files.walk(p)) {
+                        files += walk.filter(Files::isRegularFile).limit(limit + 1 - files).count();
+                    } catch (IOException | UncheckedIOException e) {
                         return; // the publish itself reports what cannot be read, naming it
                     }
-                } else {
+                } else if (Files.isRegularFile(p)) { // not a fifo: opening one waits for a writer
                     files += tarMembers(p, limit + 1 - files);
                 }
                 if (files > limit) {
@@ -148,8 +164,8 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
     static long tarMembers(Path tar, long atMost) {
         long members = 0;
         byte[] header = new byte[512];
-        java.nio.ByteBuffer buf = java.nio.ByteBuffer.wrap(header);
-        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(tar)) {
+        ByteBuffer buf = ByteBuffer.wrap(header);
+        try (FileChannel ch = FileChannel.open(tar)) {
             long pos = 0;
             long length = ch.size();
             while (members < atMost && pos + 512 <= length) {
@@ -157,17 +173,20 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
                 while (buf.hasRemaining() && ch.read(buf, pos + buf.position()) > 0) {
                     // fill the record
                 }
-                if (buf.hasRemaining() || !org.apache.commons.compress.archivers.tar.TarUtils.verifyCheckSum(header)) {
+                if (buf.hasRemaining() || !TarUtils.verifyCheckSum(header)) {
                     break; // zeros (the end), or not a header
                 }
-                long size = org.apache.commons.compress.archivers.tar.TarUtils.parseOctalOrBinary(header, 124, 12);
+                long size = TarUtils.parseOctalOrBinary(header, 124, 12);
+                if (size < 0 || size > length) {
+                    break; // not a size this file can hold: the publish says what is wrong
+                }
                 byte type = header[156];
                 if (type == '0' || type == 0 || type == '7') {
                     members++;
                 }
                 pos += 512 + (size + 511) / 512 * 512;
             }
-        } catch (java.io.IOException | IllegalArgumentException e) {
+        } catch (IOException | IllegalArgumentException e) {
             // unreadable or a malformed size: the publish itself reports it, naming the file
         }
         return members;
