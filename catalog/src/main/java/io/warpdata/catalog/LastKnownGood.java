@@ -86,8 +86,8 @@ public final class LastKnownGood {
     /** When an entry was last written to disk, to throttle confirmations. */
     private final Map<String, Instant> written = new ConcurrentHashMap<>();
     private final AtomicLong tmpCounter = new AtomicLong();
-    /** Kept blob files verified against their ids by this process (each is hashed once). */
-    private final java.util.Set<BlobId> verifiedFiles = ConcurrentHashMap.newKeySet();
+    /** Kept blob files this process has asked for (each marked used once, for {@link #trimBlobs}). */
+    private final java.util.Set<BlobId> usedFiles = ConcurrentHashMap.newKeySet();
 
     /** Whether a member index of so many bytes may be kept: the disk stays above its free-space floor. */
     private final java.util.function.LongPredicate roomFor;
@@ -465,7 +465,7 @@ public final class LastKnownGood {
             return true;
         }
         if (room(len) && writeAtomically(file, bytes, len)) {
-            verifiedFiles.add(id);
+            usedFiles.add(id); // written now: its modification time says so
             return true;
         }
         return false;
@@ -484,54 +484,38 @@ public final class LastKnownGood {
 
     /**
      * The file of a kept metadata blob, to be read in place (a member index of any size), or
-     * empty if none is kept (or this state is in memory). Verified against its id, streaming, the
-     * first time this process asks (a damaged file is deleted and reported missing).
+     * empty if none is kept (or this state is in memory). <b>Not verified here:</b> its reader
+     * checks it against {@code id} as it reads it (warpd's page cache of index files checks its
+     * SHA-256 at the first open in a process, or each page against CRC32Cs taken from the fetched
+     * bytes) and calls {@link #forgetBlobFile} when it does not match. Hashing it here too read
+     * and hashed each kept index twice at its first open. The first ask in this process marks the
+     * file used, for {@link #trimBlobs}.
      */
-    public Optional<Path> blobFile(BlobId id) {
+    public Optional<Path> keptBlobFile(BlobId id) {
         if (dir == null) {
             return Optional.empty();
         }
         Path file = dir.resolve("blobs").resolve(id.hex());
-        if (verifiedFiles.contains(id)) {
-            if (Files.exists(file)) {
-                return Optional.of(file);
-            }
-            verifiedFiles.remove(id);
-        }
-        try {
-            if (!verifies(file, id)) {
-                LOG.warn("the kept blob {} does not match its SHA-256; deleting it", file);
-                synchronized (lockOf(file)) {
-                    // A reader beside this one may have just put a good copy in its place.
-                    if (!verifies(file, id)) {
-                        deleteQuietly(file);
-                    }
-                }
-                return Optional.empty();
-            }
-        } catch (NoSuchFileException e) {
-            return Optional.empty();
-        } catch (IOException e) {
-            LOG.warn("cannot read the kept blob {} ({}); treating it as unknown", file, e.toString());
+        if (!Files.isRegularFile(file)) {
+            usedFiles.remove(id);
             return Optional.empty();
         }
-        verifiedFiles.add(id);
-        markUsed(file);
+        if (usedFiles.add(id)) {
+            markUsed(file);
+        }
         return Optional.of(file);
     }
 
     /**
      * Deletes the kept file of blob {@code id}, found damaged while it was read (the
      * reader logs it), so that the blob is fetched again, unless the file verifies now (another
-     * reader of the blob put a good copy in its place): under the file's lock, as {@link
-     * #blobFile} deletes.
+     * reader of the blob put a good copy in its place): under the file's lock.
      */
     public void forgetBlobFile(BlobId id) {
         if (dir == null) {
             return;
         }
         Path file = dir.resolve("blobs").resolve(id.hex());
-        verifiedFiles.remove(id);
         synchronized (lockOf(file)) {
             // Another reader of the same blob may have just put a good copy in its place: keep that one.
             try {
@@ -632,7 +616,7 @@ public final class LastKnownGood {
                 throw new IllegalStateException("the bytes written for blob " + id + " do not match its SHA-256");
             }
             moveIntoPlace(tmp, file);
-            verifiedFiles.add(id);
+            usedFiles.add(id);
             return Optional.of(file);
         } catch (IOException e) {
             cannotKeep(file, e);

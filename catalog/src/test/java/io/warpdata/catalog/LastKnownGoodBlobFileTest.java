@@ -35,10 +35,9 @@ class LastKnownGoodBlobFileTest {
         });
         assertThat(kept).isPresent();
         assertThat(Files.readAllBytes(kept.get())).isEqualTo(data);
-        assertThat(known.blobFile(id)).contains(kept.get());
-        // After a restart the file is hashed once more before it is trusted.
+        assertThat(known.keptBlobFile(id)).contains(kept.get());
         LastKnownGood again = LastKnownGood.onDisk(dir);
-        assertThat(again.blobFile(id)).contains(kept.get());
+        assertThat(again.keptBlobFile(id)).contains(kept.get());
         assertThat(again.blob(id)).hasValueSatisfying(b -> assertThat(b).isEqualTo(data));
     }
 
@@ -58,15 +57,15 @@ class LastKnownGoodBlobFileTest {
 
         // A later process opens blob 1: it becomes the most recently used.
         LastKnownGood later = LastKnownGood.onDisk(dir);
-        assertThat(later.blobFile(ids[1])).isPresent();
+        assertThat(later.keptBlobFile(ids[1])).isPresent();
         assertThat(later.trimBlobs(4000)).as("under budget: nothing").isZero();
 
         LastKnownGood restarted = LastKnownGood.onDisk(dir);
         assertThat(restarted.trimBlobs(2500)).isEqualTo(2000);
-        assertThat(restarted.blobFile(ids[0])).isEmpty();
-        assertThat(restarted.blobFile(ids[2])).isEmpty();
-        assertThat(restarted.blobFile(ids[1])).isPresent();
-        assertThat(restarted.blobFile(ids[3])).isPresent();
+        assertThat(restarted.keptBlobFile(ids[0])).isEmpty();
+        assertThat(restarted.keptBlobFile(ids[2])).isEmpty();
+        assertThat(restarted.keptBlobFile(ids[1])).isPresent();
+        assertThat(restarted.keptBlobFile(ids[3])).isPresent();
         assertThat(restarted.manifest("datasets/ws/a/versions/abc.json")).isPresent();
         assertThat(restarted.trimBlobs(0)).isEqualTo(2000);
         assertThat(Files.list(dir.resolve("v1/blobs")).count()).isZero();
@@ -80,11 +79,15 @@ class LastKnownGoodBlobFileTest {
         LastKnownGood known = LastKnownGood.onDisk(dir);
         assertThatThrownBy(() -> known.keepBlob(other, data.length, out -> out.write(data)))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining(other.toString());
-        assertThat(known.blobFile(other)).isEmpty();
+        assertThat(known.keptBlobFile(other)).isEmpty();
     }
 
+    /**
+     * Its reader verifies a kept file (warpd's page cache of index files) and asks for it to be
+     * forgotten when it does not match: deleted then, unless a good copy is in its place by then.
+     */
     @Test
-    void aDamagedFileIsDeletedAndReportedMissingAfterARestart() throws IOException {
+    void aDamagedFileIsDeletedWhenItsReaderForgetsItAndAGoodOneIsNot() throws IOException {
         byte[] data = bytes(5000, 4);
         BlobId id = BlobId.of(data);
         LastKnownGood.onDisk(dir).keepBlob(id, data);
@@ -94,8 +97,16 @@ class LastKnownGoodBlobFileTest {
         damaged[4000] ^= 1;
         Files.write(file, damaged);
         LastKnownGood again = LastKnownGood.onDisk(dir);
-        assertThat(again.blobFile(id)).isEmpty();
+        assertThat(again.keptBlobFile(id)).as("not hashed here: its reader checks it").contains(file);
+        again.forgetBlobFile(id);
         assertThat(file).doesNotExist();
+        assertThat(again.keptBlobFile(id)).isEmpty();
+
+        // Another reader put a good copy back before this one forgot it: that copy stays.
+        again.keepBlob(id, data);
+        again.forgetBlobFile(id);
+        assertThat(file).exists();
+        assertThat(Files.readAllBytes(file)).isEqualTo(data);
     }
 
     @Test
@@ -107,7 +118,7 @@ class LastKnownGoodBlobFileTest {
         LastKnownGood known = LastKnownGood.onDisk(dir);
 
         assertThat(known.keepBlob(id, buffer, data.length)).isTrue();
-        Optional<Path> file = known.blobFile(id);
+        Optional<Path> file = known.keptBlobFile(id);
         assertThat(file).isPresent();
         assertThat(Files.readAllBytes(file.get())).isEqualTo(data);
         assertThat(known.keepBlob(id, buffer, data.length)).as("kept already").isTrue();
@@ -119,7 +130,7 @@ class LastKnownGoodBlobFileTest {
         byte[] data = bytes(100, 5);
         LastKnownGood known = LastKnownGood.inMemory();
         assertThat(known.keepBlob(BlobId.of(data), data.length, out -> out.write(data))).isEmpty();
-        assertThat(known.blobFile(BlobId.of(data))).isEmpty();
+        assertThat(known.keptBlobFile(BlobId.of(data))).isEmpty();
     }
 
     @Test

@@ -32,10 +32,12 @@ import java.util.zip.CRC32C;
  * closed), so many open indexes do not exhaust file descriptors. Thread-safe; racing readers of
  * one slot at worst read a page twice.
  *
- * <p>A file is verified against its SHA-256 before it is opened here (once per process), and the
- * first open of a blob in this process reads it whole again, checking its SHA-256 as it takes its
- * pages' CRC32Cs (kept per blob, so later opens cost nothing); every page read from disk is
- * checked against them, as the block cache checks its blocks. A page that fails, or a file cut
+ * <p>Every page read from disk is checked against its CRC32C, as the block cache checks its
+ * blocks. The page CRC32Cs of a blob are kept per blob: taken from its bytes as they are fetched
+ * (verified by the blob reader, {@link #learn}), or, for a file kept by an earlier process, by the
+ * first open of the blob in this process, which reads the file whole and checks its SHA-256 as it
+ * takes them. Either way a file is read and hashed once per process at most, and later opens cost
+ * nothing. A page that fails, or a file cut
  * short or gone, is not served: the file is fetched again from the store ({@link Refetch}) and
  * the read retried, so a file damaged while warpd runs costs one GET, not a wrong name in a
  * listing nor an EIO until warpd restarts (audit 34). The refetch holds the file's monitor, so
@@ -121,10 +123,84 @@ final class IndexPages {
     }
 
     /**
+     * The page CRC32Cs of an index blob's bytes, taken as they stream past, a page at a time. For
+     * bytes already verified against the blob's id (a fetch), and for the first open of a file.
+     */
+    static final class PageCrcs {
+        private final CRC32C crc = new CRC32C();
+        private final int[] crcs;
+        private final long length;
+        private long seen;
+        private int page;
+        private int inPage;
+
+        PageCrcs(long length) {
+            this.length = length;
+            this.crcs = new int[Math.toIntExact((length + PAGE - 1) >>> PAGE_SHIFT)];
+        }
+
+        void update(byte[] b, int off, int len) {
+            if (len > length - seen) {
+                throw new IllegalStateException("more than the blob's " + length + " bytes");
+            }
+            seen += len;
+            while (len > 0) {
+                int n = Math.min(len, PAGE - inPage);
+                crc.update(b, off, n);
+                off += n;
+                len -= n;
+                inPage += n;
+                if (inPage == PAGE) {
+                    crcs[page++] = (int) crc.getValue();
+                    crc.reset();
+                    inPage = 0;
+                }
+            }
+        }
+
+        /** The CRC32C of each page, or null if not all of the blob's bytes went past. */
+        int[] done() {
+            if (seen != length) {
+                return null;
+            }
+            if (inPage > 0) {
+                crcs[page++] = (int) crc.getValue();
+                inPage = 0;
+            }
+            return crcs;
+        }
+    }
+
+    /**
+     * Keeps the page CRC32Cs of blob {@code id}, from its bytes {@code verified[0, len)} that the
+     * caller checked against {@code id} (the blob reader does, for a fetch): its first open in this
+     * process then reads nothing, and each page read from its file is checked against them.
+     */
+    void learn(BlobId id, byte[] verified, int len) {
+        PageCrcs taken = new PageCrcs(len);
+        taken.update(verified, 0, len);
+        learn(id, taken.done());
+    }
+
+    /** Keeps page CRC32Cs taken from verified bytes (see {@link #learn(BlobId, byte[], int)}); null: nothing. */
+    void learn(BlobId id, int[] crcs) {
+        if (crcs != null) {
+            crcsByBlob.put(id, crcs);
+        }
+    }
+
+    /** The page CRC32Cs kept for {@code blob}, if this process has them for its {@code pages} pages. */
+    private int[] keptCrcs(BlobId blob, int pages) {
+        int[] kept = crcsByBlob.getIfPresent(blob);
+        return kept != null && kept.length == pages ? kept : null;
+    }
+
+    /**
      * The index file at {@code file}, blob {@code id} of {@code length} bytes, read through this
-     * cache. It is read whole once here, checked against its SHA-256 as its pages' CRC32Cs are
-     * taken (a file damaged since an earlier open in this process is caught here too); {@code
-     * refetch} puts it back whenever its disk copy turns out damaged, now or later.
+     * cache. Unless this process knows its pages' CRC32Cs (from its fetch, or an earlier open), it
+     * is read whole here, checked against its SHA-256 as they are taken: a file damaged before
+     * then is caught here and fetched again. {@code refetch} puts it back whenever its disk copy
+     * turns out damaged, now or later.
      *
      * @throws UncheckedIOException if the file is damaged and fetching it again did not mend it
      */
@@ -168,47 +244,56 @@ final class IndexPages {
             this.id = id;
             this.refetch = Objects.requireNonNull(refetch, "refetch");
             int pages = Math.toIntExact((length + PAGE - 1) >>> PAGE_SHIFT);
-            int[] kept = crcsByBlob.getIfPresent(blob);
-            if (kept != null && kept.length == pages) {
-                this.crcs = kept;
-                return;
-            }
-            this.crcs = new int[pages];
+            int[] known = keptCrcs(blob, pages);
             try {
-                String why = takeCrcs(blob);
-                if (why != null) {
-                    repair(generation, why);
-                    why = takeCrcs(blob);
-                    if (why != null) {
-                        throw cannotRead(new IOException(why + ", after it was fetched again"), false);
+                if (known == null) {
+                    Taken taken = takeCrcs(blob);
+                    if (taken.why() != null) {
+                        repair(generation, taken.why());
+                        known = keptCrcs(blob, pages); // a refetch learns them from the bytes it fetched
+                        if (known == null) {
+                            taken = takeCrcs(blob);
+                            if (taken.why() != null) {
+                                throw cannotRead(new IOException(taken.why() + ", after it was fetched again"), false);
+                            }
+                        }
+                    }
+                    if (known == null) {
+                        known = taken.crcs();
+                        crcsByBlob.put(blob, known);
                     }
                 }
             } catch (RuntimeException e) {
                 channels.invalidate(id); // no handle left open for an index that did not open
                 throw e;
             }
-            crcsByBlob.put(blob, crcs);
+            this.crcs = known;
+        }
+
+        /** A file read whole: its pages' CRC32Cs, or why it does not match its blob. */
+        private record Taken(int[] crcs, String why) {
         }
 
         /**
-         * Reads the file whole, taking its pages' CRC32Cs: null, or why it does not match {@code
+         * Reads the file whole, taking its pages' CRC32Cs and checking its SHA-256 against {@code
          * blob}. An error that says nothing of the file's bytes (an interrupt) is thrown as it is.
          */
-        private String takeCrcs(BlobId blob) {
-            CRC32C crc = new CRC32C();
+        private Taken takeCrcs(BlobId blob) {
+            PageCrcs taken = new PageCrcs(length);
             MessageDigest sha = BlobId.sha256();
             try {
-                for (int i = 0; i < crcs.length; i++) {
+                for (long i = 0, pages = (length + PAGE - 1) >>> PAGE_SHIFT; i < pages; i++) {
                     byte[] page = read(i);
-                    crcs[i] = crc(crc, page);
+                    taken.update(page, 0, page.length);
                     sha.update(page);
                 }
             } catch (Damaged | NoSuchFileException e) {
-                return e.getMessage();
+                return new Taken(null, e.getMessage());
             } catch (IOException e) {
                 throw cannotRead(e, false);
             }
-            return Arrays.equals(sha.digest(), blob.digest()) ? null : "it does not match its SHA-256";
+            return Arrays.equals(sha.digest(), blob.digest())
+                    ? new Taken(taken.done(), null) : new Taken(null, "it does not match its SHA-256");
         }
 
         private static int crc(CRC32C crc, byte[] page) {

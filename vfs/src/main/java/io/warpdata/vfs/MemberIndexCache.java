@@ -95,7 +95,7 @@ final class MemberIndexCache {
     /** The verified bytes of an index blob (or part): its kept file if there is a disk, else an array. */
     private IndexBytes bytes(BlobRef ref) {
         if (known.persistent()) {
-            Optional<Path> file = known.blobFile(ref.id());
+            Optional<Path> file = known.keptBlobFile(ref.id()); // verified as it is read, by the page cache
             if (file.isEmpty()) {
                 byte[][] refused = new byte[1][];
                 file = fetchToFile(ref, refused);
@@ -137,18 +137,25 @@ final class MemberIndexCache {
      */
     private Optional<Path> fetchToFile(BlobRef ref, byte[][] refused) {
         if (ref.size() > WHOLE_FETCH_MAX) {
-            return known.keepBlob(ref.id(), ref.size(), out -> stream(ref, out));
+            IndexPages.PageCrcs crcs = new IndexPages.PageCrcs(ref.size());
+            Optional<Path> kept = known.keepBlob(ref.id(), ref.size(), out -> stream(ref, out, crcs));
+            if (kept.isPresent()) {
+                pages.learn(ref.id(), crcs.done());
+            }
+            return kept;
         }
         reader.readIndex(ref, (bytes, len) -> {
-            if (!known.keepBlob(ref.id(), bytes, len)) {
+            if (known.keepBlob(ref.id(), bytes, len)) {
+                pages.learn(ref.id(), bytes, len); // the reader verified them: the file's first open reads nothing
+            } else {
                 refused[0] = Arrays.copyOf(bytes, len);
             }
         });
-        return refused[0] != null ? Optional.empty() : known.blobFile(ref.id());
+        return refused[0] != null ? Optional.empty() : known.keptBlobFile(ref.id());
     }
 
-    /** Copies a large index blob through the verified read path, a block at a time. */
-    private void stream(BlobRef ref, java.io.OutputStream out) throws java.io.IOException {
+    /** Copies a large index blob through the verified read path, a block at a time, taking its page CRCs. */
+    private void stream(BlobRef ref, java.io.OutputStream out, IndexPages.PageCrcs crcs) throws java.io.IOException {
         byte[] buf = new byte[1 << 20];
         long at = 0;
         while (at < ref.size()) {
@@ -156,6 +163,7 @@ final class MemberIndexCache {
             if (n <= 0) {
                 throw new java.io.IOException("the index blob " + ref.id() + " ended at " + at + " of " + ref.size() + " bytes");
             }
+            crcs.update(buf, 0, n);
             out.write(buf, 0, n);
             at += n;
         }

@@ -97,6 +97,153 @@ class IndexPagesTest {
         assertThat(pages.refetches()).isEqualTo(2);
     }
 
+    /** A fetch's verified bytes give the page CRCs: the first open reads nothing, and damage is still caught at the page. */
+    @Test
+    void crcsLearnedFromAFetchOpenTheFileWithoutReadingItAndStillCatchItsDamage() throws IOException {
+        byte[] data = new byte[IndexPages.PAGE * 10 + 5];
+        new Random(8).nextBytes(data);
+        BlobId id = BlobId.of(data);
+        Path file = dir.resolve("fetched");
+        IndexPages pages = new IndexPages(1 << 20);
+        pages.learn(id, data, data.length);
+        List<String> refetched = new ArrayList<>();
+        // The file is not there at the open: nothing reads it then.
+        IndexBytes paged = pages.open(file, id, data.length, why -> {
+            refetched.add(why);
+            Files.write(file, data);
+            return file;
+        });
+        assertThat(refetched).isEmpty();
+        assertThat(pages.pageReads()).isZero();
+        byte[] all = new byte[data.length];
+        paged.get(0, all, 0, all.length);
+        assertThat(all).isEqualTo(data);
+        assertThat(refetched).singleElement().asString().contains("gone");
+
+        // Written wrong on its way to disk (page 3): caught by the learned CRC, fetched again.
+        byte[] damaged = data.clone();
+        damaged[3 * IndexPages.PAGE + 9] ^= 0x40;
+        Files.write(file, damaged);
+        IndexPages next = new IndexPages(1 << 20);
+        next.learn(id, data, data.length);
+        IndexBytes again = next.open(file, id, data.length, why -> {
+            refetched.add(why);
+            Files.write(file, data);
+            return file;
+        });
+        again.get(0, all, 0, all.length);
+        assertThat(all).isEqualTo(data);
+        assertThat(refetched).hasSize(2).last().asString().contains("page 3 fails its CRC32C");
+
+        // Bytes that are not the blob's teach nothing: a learned list of the wrong length is not used.
+        IndexPages other = new IndexPages(1 << 20);
+        other.learn(id, data, IndexPages.PAGE);
+        IndexBytes checked = open(other, file, data);
+        checked.get(0, all, 0, all.length);
+        assertThat(all).isEqualTo(data);
+        IndexPages.PageCrcs partial = new IndexPages.PageCrcs(data.length);
+        partial.update(data, 0, 100);
+        assertThat(partial.done()).as("not all the blob's bytes went past").isNull();
+    }
+
+    /** A file kept by an earlier process and damaged since is caught at its first open and fetched again, once. */
+    @Test
+    void aFileDamagedBeforeItsFirstOpenInThisProcessIsFetchedAgainAtTheOpen() throws IOException {
+        byte[] data = new byte[IndexPages.PAGE * 6 + 100];
+        new Random(9).nextBytes(data);
+        BlobId id = BlobId.of(data);
+        Path file = dir.resolve("kept");
+        byte[] damaged = data.clone();
+        damaged[100] ^= 1;
+        Files.write(file, damaged);
+        IndexPages pages = new IndexPages(1 << 20);
+        List<String> refetched = new ArrayList<>();
+        IndexBytes paged = pages.open(file, id, data.length, why -> {
+            refetched.add(why);
+            Files.write(file, data);
+            pages.learn(id, data, data.length); // as MemberIndexCache's refetch does
+            return file;
+        });
+        assertThat(refetched).singleElement().asString().contains("it does not match its SHA-256");
+        byte[] all = new byte[data.length];
+        paged.get(0, all, 0, all.length);
+        assertThat(all).isEqualTo(data);
+        assertThat(pages.refetches()).isEqualTo(1);
+    }
+
+    /**
+     * Readers on four threads while the file is damaged in place five times: each damage is
+     * fetched again exactly once (the readers that met it wait for that one GET), and no reader
+     * gets a wrong byte or an error.
+     */
+    @Test
+    void readersOnManyThreadsMeetingDamageShareOneRefetchAndNeverGetAWrongByte() throws Exception {
+        byte[] data = new byte[IndexPages.PAGE * 40 + 321];
+        new Random(10).nextBytes(data);
+        Path file = dir.resolve("busy");
+        Files.write(file, data);
+        IndexPages pages = new IndexPages(16L * IndexPages.PAGE); // most reads go to disk
+        java.util.concurrent.atomic.AtomicInteger gets = new java.util.concurrent.atomic.AtomicInteger();
+        IndexBytes paged = pages.open(file, BlobId.of(data), data.length, why -> {
+            gets.incrementAndGet();
+            Path tmp = dir.resolve("busy.tmp");
+            Files.write(tmp, data); // a fresh copy renamed into place, as the kept files are
+            Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            return file;
+        });
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+        java.util.concurrent.atomic.AtomicLong sweeps = new java.util.concurrent.atomic.AtomicLong();
+        List<Thread> readers = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            int seed = t;
+            Thread reader = new Thread(() -> {
+                Random r = new Random(seed);
+                byte[] all = new byte[data.length];
+                try {
+                    while (!done.get()) {
+                        int from = r.nextInt(data.length / 2);
+                        paged.get(from, all, 0, data.length - from);
+                        if (!java.util.Arrays.equals(all, 0, data.length - from, data, from, data.length)) {
+                            throw new AssertionError("wrong bytes read from " + from);
+                        }
+                        sweeps.incrementAndGet();
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            });
+            reader.start();
+            readers.add(reader);
+        }
+        try {
+            for (int k = 1; k <= 5; k++) {
+                try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
+                        java.nio.file.StandardOpenOption.WRITE)) { // in place: the bits of a failing disk
+                    long at = (long) (k * 7) * IndexPages.PAGE + 11;
+                    ch.write(ByteBuffer.wrap(new byte[] {(byte) (data[(int) at] ^ 0x04)}), at);
+                }
+                long deadline = System.nanoTime() + 20_000_000_000L;
+                while (gets.get() < k && failures.isEmpty() && System.nanoTime() < deadline) {
+                    Thread.sleep(5);
+                }
+                assertThat(gets).as("damage " + k + " fetched again").hasValue(k);
+                Thread.sleep(100); // the readers move on to the good copy
+            }
+        } finally {
+            done.set(true);
+            for (Thread reader : readers) {
+                reader.join(20_000);
+            }
+        }
+        assertThat(failures).isEmpty();
+        assertThat(gets).hasValue(5);
+        assertThat(pages.refetches()).isEqualTo(5);
+        assertThat(sweeps.get()).isGreaterThan(5);
+        assertThat(Files.readAllBytes(file)).isEqualTo(data);
+    }
+
     @Test
     void aDamagedFileThatCannotBeFetchedAgainFailsItsReadsAndServesNothingWrong() throws IOException {
         byte[] data = new byte[IndexPages.PAGE * 40];

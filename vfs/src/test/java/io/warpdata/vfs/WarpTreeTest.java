@@ -648,6 +648,22 @@ class WarpTreeTest {
         for (java.nio.file.Path f : kept) {
             assertThat(io.warpdata.manifest.BlobId.of(java.nio.file.Files.readAllBytes(f)).hex()).isEqualTo(f.getFileName().toString());
         }
+
+        // Damaged again while warpd was down: the restarted one catches it at the first open, fetches it again.
+        for (java.nio.file.Path f : kept) {
+            byte[] b = java.nio.file.Files.readAllBytes(f);
+            b[b.length / 2] ^= 0x10;
+            java.nio.file.Files.write(f, b);
+        }
+        Catalog restarted = new Catalog(store, Catalog.Config.defaults(), ticker::get,
+                io.warpdata.catalog.LastKnownGood.onDisk(state), java.time.Clock.systemUTC());
+        WarpTree third = new WarpTree(restarted, new DirectBlobReader(store), 1_000_000, loader);
+        List<String> afterRestart = new ArrayList<>();
+        third.list(third.lookup(v + "/images/train/dog"), 0, (name, type, next, node) -> afterRestart.add(name) && false);
+        assertThat(afterRestart).isEqualTo(listed);
+        for (java.nio.file.Path f : kept) {
+            assertThat(io.warpdata.manifest.BlobId.of(java.nio.file.Files.readAllBytes(f)).hex()).isEqualTo(f.getFileName().toString());
+        }
     }
 
     @Test
