@@ -503,26 +503,17 @@ public final class TarShardIndexer {
         if (length > (1 << 20)) {
             return false; // a global header is a few records; this many bytes are more than that
         }
-        byte[] all;
+        List<Byte> types = new ArrayList<>();
         try {
-            all = Files.readAllBytes(tar);
+            TarHeaders.Walked walked = TarHeaders.walk(tar, h -> types.add(h.type()) && types.size() < 2);
+            if (walked.end() != TarHeaders.End.ZEROS || !types.equals(List.of((byte) 'g'))) {
+                return false;
+            }
+            byte[] all = Files.readAllBytes(tar);
+            return allZero(all, (int) walked.at(), all.length); // zeros to the end: no member hides after them
         } catch (IOException e) {
             return false; // the caller's own error says what is wrong with the file
         }
-        if (all.length < 2 * RECORD || all[156] != 'g') {
-            return false;
-        }
-        long size;
-        try {
-            size = TarUtils.parseOctalOrBinary(all, 124, 12);
-        } catch (IllegalArgumentException e) {
-            return false;
-        }
-        if (size < 0 || size >= all.length) {
-            return false; // a size this file cannot hold
-        }
-        long end = RECORD + (size + RECORD - 1) / RECORD * RECORD;
-        return end + RECORD <= all.length && allZero(all, (int) end, all.length);
     }
 
     /** A tar with nothing in it (GNU tar writes an empty one as 10 KiB of zeros), or a file of zeros. */
@@ -550,54 +541,24 @@ public final class TarShardIndexer {
      * the headers by their checksums and sizes; stops quietly at the first it cannot read.
      */
     private static void refuseSparseByPax(String artifact, Path tar) {
-        byte[] header = new byte[RECORD];
-        try (FileChannel ch = FileChannel.open(tar)) {
-            long length = ch.size();
-            for (long at = 0; at + RECORD <= length; ) {
-                if (!readFully(ch, ByteBuffer.wrap(header), at) || allZero(header, 0, RECORD) || !checksumMatches(header)) {
-                    return;
+        try {
+            TarHeaders.walk(tar, h -> {
+                int sparse = h.pax() == null ? -1 : h.pax().indexOf("GNU.sparse.");
+                if (sparse >= 0) {
+                    String records = h.pax();
+                    int name = records.indexOf("GNU.sparse.name=");
+                    int nl = name < 0 ? -1 : records.indexOf('\n', name);
+                    String file = name < 0 ? "at byte " + h.at() : records.substring(name + 16, nl < 0 ? records.length() : nl);
+                    throw new InvalidInputException("Artifact '" + artifact + "' tar " + tar + " entry '"
+                            + printable(file) + "' is a sparse file (PAX format, tar --format=posix -S),"
+                            + " which cannot be published",
+                            "Rebuild the tar without --sparse (GNU tar) so that the file's bytes are stored whole.");
                 }
-                long size;
-                try {
-                    size = TarUtils.parseOctalOrBinary(header, 124, 12);
-                } catch (IllegalArgumentException e) {
-                    return;
-                }
-                byte type = header[156];
-                if ((type == 'x' || type == 'g') && size > 0 && size <= 1 << 20 && at + RECORD + size <= length) {
-                    ByteBuffer pax = ByteBuffer.allocate((int) size);
-                    if (readFully(ch, pax, at + RECORD)) {
-                        String records = new String(pax.array(), StandardCharsets.UTF_8);
-                        int sparse = records.indexOf("GNU.sparse.");
-                        if (sparse >= 0) {
-                            int name = records.indexOf("GNU.sparse.name=");
-                            int nl = name < 0 ? -1 : records.indexOf('\n', name);
-                            String file = name < 0 ? "at byte " + at
-                                    : records.substring(name + 16, nl < 0 ? records.length() : nl);
-                            throw new InvalidInputException("Artifact '" + artifact + "' tar " + tar + " entry '"
-                                    + printable(file) + "' is a sparse file (PAX format, tar --format=posix -S),"
-                                    + " which cannot be published",
-                                    "Rebuild the tar without --sparse (GNU tar) so that the file's bytes are stored whole.");
-                        }
-                    }
-                }
-                if (size < 0) {
-                    return;
-                }
-                at += RECORD + (size + RECORD - 1) / RECORD * RECORD;
-            }
+                return true;
+            });
         } catch (IOException e) {
             // The reader's own error stands.
         }
-    }
-
-    private static boolean readFully(FileChannel ch, ByteBuffer b, long at) throws IOException {
-        while (b.hasRemaining()) {
-            if (ch.read(b, at + b.position()) <= 0) {
-                return false;
-            }
-        }
-        return true;
     }
 
     private static InvalidInputException truncated(String artifact, Path tar, String why) {

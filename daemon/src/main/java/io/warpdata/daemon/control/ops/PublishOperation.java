@@ -18,17 +18,15 @@ import io.warpdata.daemon.publish.PublishProgress;
 import io.warpdata.daemon.publish.PublishRequest;
 import io.warpdata.daemon.publish.PublishResult;
 import io.warpdata.daemon.publish.Publisher;
+import io.warpdata.daemon.publish.TarHeaders;
 import io.warpdata.manifest.Binding;
 import io.warpdata.manifest.DatasetRef;
 
-import org.apache.commons.compress.archivers.tar.TarUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -156,40 +154,24 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
     }
 
     /**
-     * The regular-file members of a tar, counted from its headers alone (each header's size says
-     * where the next one is: no member's bytes are read), at most {@code atMost}; 0 for a file that
-     * does not start as a tar, and the count so far where one stops being one (the publish itself
-     * then says what is wrong with it).
+     * The regular-file members of a tar, counted from its headers alone ({@link TarHeaders}: no
+     * member's bytes are read), at most {@code atMost}; 0 for a file that does not start as a
+     * tar, and the count so far where one stops being one (the publish itself then says what is
+     * wrong with it).
      */
     static long tarMembers(Path tar, long atMost) {
-        long members = 0;
-        byte[] header = new byte[512];
-        ByteBuffer buf = ByteBuffer.wrap(header);
-        try (FileChannel ch = FileChannel.open(tar)) {
-            long pos = 0;
-            long length = ch.size();
-            while (members < atMost && pos + 512 <= length) {
-                buf.clear();
-                while (buf.hasRemaining() && ch.read(buf, pos + buf.position()) > 0) {
-                    // fill the record
+        long[] members = {0};
+        try {
+            TarHeaders.walk(tar, h -> {
+                if (h.regularFile()) {
+                    members[0]++;
                 }
-                if (buf.hasRemaining() || !TarUtils.verifyCheckSum(header)) {
-                    break; // zeros (the end), or not a header
-                }
-                long size = TarUtils.parseOctalOrBinary(header, 124, 12);
-                if (size < 0 || size > length) {
-                    break; // not a size this file can hold: the publish says what is wrong
-                }
-                byte type = header[156];
-                if (type == '0' || type == 0 || type == '7') {
-                    members++;
-                }
-                pos += 512 + (size + 511) / 512 * 512;
-            }
-        } catch (IOException | IllegalArgumentException e) {
-            // unreadable or a malformed size: the publish itself reports it, naming the file
+                return members[0] < atMost;
+            });
+        } catch (IOException e) {
+            // unreadable: the publish itself reports it, naming the file
         }
-        return members;
+        return members[0];
     }
 
     private static ControlException badArg(String field, String problem) {
