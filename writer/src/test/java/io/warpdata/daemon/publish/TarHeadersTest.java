@@ -91,11 +91,9 @@ class TarHeadersTest {
 
         // A size field in GNU's base-256 far beyond the file (and beyond a long once padded): no overflow, a stop.
         byte[] huge = bytes.clone();
-        huge[1024 + 124] = (byte) 0xFF; // the second member's header (after the first 'L' and its name record)
-        for (int i = 125; i < 136; i++) {
-            huge[1024 + i] = (byte) 0xFF;
-        }
-        huge[1024 + 124] = (byte) 0x80;
+        // the second member's header (after the first 'L' and its name record): Long.MAX_VALUE in base-256
+        byte[] max = {(byte) 0x80, 0, 0, 0, 0x7F, -1, -1, -1, -1, -1, -1, -1};
+        System.arraycopy(max, 0, huge, 1024 + 124, 12);
         fixChecksum(huge, 1024);
         Files.write(tmp.resolve("huge.tar"), huge);
         ended.clear();
