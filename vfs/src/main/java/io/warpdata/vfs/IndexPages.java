@@ -1,7 +1,9 @@
 package io.warpdata.vfs;
 
+import io.warpdata.blobcache.cache.CacheDirectoryException;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.IndexBytes;
+import io.warpdata.manifest.WarpException;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
@@ -202,7 +204,8 @@ final class IndexPages {
      * then is caught here and fetched again. {@code refetch} puts it back whenever its disk copy
      * turns out damaged, now or later.
      *
-     * @throws UncheckedIOException if the file is damaged and fetching it again did not mend it
+     * @throws WarpException if the file is damaged and fetching it again did not mend it: the
+     *     store's own error, or a {@link CacheDirectoryException}
      */
     IndexBytes open(Path file, BlobId id, long length, Refetch refetch) {
         return new PagedFile(file, id, length, nextFile.incrementAndGet(), refetch);
@@ -336,30 +339,36 @@ final class IndexPages {
             throw cannotRead(new IOException(why), true);
         }
 
-        /** When a refetch of this file last failed (0: never), and why. */
+        /** When a refetch of this file last failed (0: never), and what it threw. */
         private long failedAt;
-        private String failure;
+        private Exception failure;
 
         /**
          * Fetches the file again, unless another reader did since this one began ({@code seen}),
          * or a refetch failed less than {@link #REFETCH_BACKOFF_NANOS} ago. The handles open on
          * the damaged file are closed once the good copy is in place, so that no reader opens the
-         * damaged one in between and keeps it.
+         * damaged one in between and keeps it. A refetch that the store failed throws the store's
+         * own error (StoreUnavailable, PermissionDenied...: what to do next is the store's), as
+         * the block cache does; within the back-off, the same one.
          */
         private synchronized void repair(int seen, String why) {
             if (generation != seen) {
                 return;
             }
             if (failure != null && System.nanoTime() - failedAt < REFETCH_BACKOFF_NANOS) {
-                throw cannotRead(new IOException(why + "; fetching it again failed moments ago: " + failure), true);
+                throw failure instanceof WarpException w ? w
+                        : cannotRead(new IOException(why + "; fetching it again failed moments ago: " + failure.getMessage()), true);
             }
             Path fresh;
             try {
                 fresh = refetch.again(why);
             } catch (IOException | RuntimeException e) {
                 failedAt = System.nanoTime();
-                failure = String.valueOf(e.getMessage());
-                throw cannotRead(new IOException(why + "; fetching it again failed: " + e.getMessage(), e), true);
+                failure = e;
+                LOG.warn("The member index file {} is damaged on disk ({}), and fetching it again failed: {}", path, why,
+                        e.getMessage());
+                throw e instanceof WarpException w ? w
+                        : cannotRead(new IOException(why + "; fetching it again failed: " + e.getMessage(), e), true);
             }
             path = fresh;
             channels.invalidate(id);
@@ -369,10 +378,13 @@ final class IndexPages {
             LOG.warn("The member index file {} was damaged on disk ({}): fetched it again from the store", path, why);
         }
 
-        private UncheckedIOException cannotRead(IOException e, boolean refetched) {
-            return new UncheckedIOException("cannot read the member index file " + path + " (" + e.getMessage() + "); "
-                    + (refetched ? "warpd could not fetch it again: check the store (warpctl status) and the cache"
-                    + " directory's disk" : "check the cache directory's disk"), e);
+        /** A typed error for the errno mapper: the cache directory's disk, not a bug. */
+        private CacheDirectoryException cannotRead(IOException e, boolean refetched) {
+            return new CacheDirectoryException(path.getParent(), "holds the member index file " + path.getFileName()
+                    + ", which cannot be read (" + e.getMessage() + ")", refetched
+                    ? "warpd could not fetch it again: check the store (warpctl status) and the cache directory's disk;"
+                    + " it is fetched again at the next read" : "Check the cache directory's disk (dmesg, warpctl cache verify).",
+                    e);
         }
 
         private byte[] read(long number) throws IOException {

@@ -261,18 +261,34 @@ class IndexPagesTest {
         damaged[3] ^= 1;
         Files.write(file, damaged);
         assertThatThrownBy(() -> paged.get(0))
-                .isInstanceOf(java.io.UncheckedIOException.class)
+                .isInstanceOf(io.warpdata.blobcache.cache.CacheDirectoryException.class)
                 .hasMessageContaining("page 0 fails its CRC32C; fetching it again failed: the store is down")
-                .hasMessageContaining("warpd could not fetch it again: check the store");
+                .satisfies(e -> assertThat(((io.warpdata.manifest.WarpException) e).nextStep())
+                        .contains("warpd could not fetch it again: check the store"));
         // The next reader within the back-off fails at once, without another GET.
         assertThatThrownBy(() -> paged.get(1))
-                .isInstanceOf(java.io.UncheckedIOException.class)
+                .isInstanceOf(io.warpdata.blobcache.cache.CacheDirectoryException.class)
                 .hasMessageContaining("fetching it again failed moments ago: the store is down");
         assertThat(tries).hasValue(1);
         // A file damaged before it is opened (since this process verified it once) is caught at the open.
         assertThatThrownBy(() -> open(new IndexPages(1 << 20), file, data))
-                .isInstanceOf(java.io.UncheckedIOException.class)
+                .isInstanceOf(io.warpdata.blobcache.cache.CacheDirectoryException.class)
                 .hasMessageContaining("it does not match its SHA-256");
+
+        // A store that fails the refetch: its own typed error reaches the errno mapper (an I/O
+        // error of unknown type before, logged as a bug), now and within the back-off.
+        IndexPages other = new IndexPages(16L * IndexPages.PAGE);
+        Files.write(file, data);
+        IndexBytes unreachable = other.open(file, BlobId.of(data), data.length, why -> {
+            throw new io.warpdata.store.StoreUnreachableException("the store at http://127.0.0.1:9 did not answer", null);
+        });
+        unreachable.get(0, new byte[data.length], 0, data.length);
+        Files.write(file, damaged);
+        for (int k = 0; k < 2; k++) {
+            assertThatThrownBy(() -> unreachable.get(0))
+                    .isInstanceOf(io.warpdata.store.StoreUnreachableException.class)
+                    .hasMessageContaining("did not answer");
+        }
     }
 
     @Test
