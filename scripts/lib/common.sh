@@ -206,8 +206,9 @@ warp_jvm_flags() {
       # find over 10M members fetched 1,222 index parts of 704,524 bytes, each into one array:
       # warpd peaked at 562-565 MiB, and at 392-394 MiB with 2 MiB regions (same jar, find
       # unchanged). But with 2 MiB regions DuckDB's filtered aggregate cold took 0.176-0.206 s
-      # against 0.132-0.173 s in four pairs of bench --quick. Publishers now cut index parts at
-      # 480 KiB instead (MemberIndexWriter.MAX_PART_BYTES), under half of a 1 MiB region.
+      # against 0.132-0.173 s in four pairs of bench --quick. Index parts are now read in place from
+      # their files through a page cache of 16 KiB pages (and fetched into a reused buffer), so no
+      # array of a part's size is allocated, whatever MemberIndexWriter.MAX_PART_BYTES is (1 MiB).
       # An idle daemon gives heap back to the OS: a collection after 60 s without one lets G1
       # uncommit what a burst of reads grew.
       echo "-XX:G1PeriodicGCInterval=60000"
