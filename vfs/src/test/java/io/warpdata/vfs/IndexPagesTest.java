@@ -25,10 +25,8 @@ class IndexPagesTest {
 
     @Test
     void readsEveryByteIntAndLongAsTheArrayDoesAcrossPageBoundaries() throws IOException {
-        byte[] data = new byte[IndexPages.PAGE * 40 + 123];
-        new Random(3).nextBytes(data);
-        Path file = dir.resolve("f");
-        Files.write(file, data);
+        byte[] data = random(IndexPages.PAGE * 40 + 123, 3);
+        Path file = written("f", data);
         IndexPages pages = new IndexPages(16L * IndexPages.PAGE); // far smaller than the file
         IndexBytes paged = open(pages, file, data);
         IndexBytes heap = IndexBytes.of(data);
@@ -42,12 +40,37 @@ class IndexPagesTest {
             assertThat(paged.getInt(pos)).isEqualTo(heap.getInt(pos));
             assertThat(paged.getLong(pos)).isEqualTo(heap.getLong(pos));
         }
-        byte[] all = new byte[data.length];
-        paged.get(0, all, 0, all.length);
-        assertThat(all).isEqualTo(data);
+        assertReadsWhole(paged, data);
         assertThat(pages.capacityBytes()).isEqualTo(16L * IndexPages.PAGE);
         assertThatThrownBy(() -> paged.getInt(data.length - 3)).isInstanceOf(ManifestCorruptedException.class);
         assertThatThrownBy(() -> paged.get(-1)).isInstanceOf(ManifestCorruptedException.class);
+    }
+
+    /** A file of {@code data} in the test's folder. */
+    private Path written(String name, byte[] data) throws IOException {
+        return Files.write(dir.resolve(name), data);
+    }
+
+    private static byte[] random(int n, long seed) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    /** Reads the whole file through {@code paged}: exactly {@code data}. */
+    private static void assertReadsWhole(IndexBytes paged, byte[] data) {
+        byte[] all = new byte[data.length];
+        paged.get(0, all, 0, all.length);
+        assertThat(all).isEqualTo(data);
+    }
+
+    /** The index file {@code file} of {@code data}, put back whole by each refetch, whose reason is added to {@code refetched}. */
+    private static IndexBytes refetching(IndexPages pages, Path file, byte[] data, List<String> refetched) {
+        return pages.open(file, BlobId.of(data), data.length, why -> {
+            refetched.add(why);
+            Files.write(file, data); // what the store gives: the verified bytes, again
+            return file;
+        });
     }
 
     /** A file of {@code bytes} that no store can give again. */
@@ -60,64 +83,46 @@ class IndexPagesTest {
     /** Audit 34: a kept index part damaged while warpd ran was served (a wrong name listed), a cut one gave EIO until a restart. */
     @Test
     void aFileDamagedOrCutOnDiskAfterItWasOpenedIsFetchedAgainNeverServed() throws IOException {
-        byte[] data = new byte[IndexPages.PAGE * 40 + 123];
-        new Random(6).nextBytes(data);
-        Path file = dir.resolve("part");
-        Files.write(file, data);
+        byte[] data = random(IndexPages.PAGE * 40 + 123, 6);
+        Path file = written("part", data);
         List<String> refetched = new ArrayList<>();
         IndexPages pages = new IndexPages(16L * IndexPages.PAGE); // pages leave the heap and are read again
-        IndexBytes paged = pages.open(file, BlobId.of(data), data.length, why -> {
-            refetched.add(why);
-            Files.write(file, data); // what the store gives: the verified bytes, again
-            return file;
-        });
-        byte[] all = new byte[data.length];
-        paged.get(0, all, 0, all.length);
-        assertThat(all).isEqualTo(data);
+        IndexBytes paged = refetching(pages, file, data, refetched);
+        assertReadsWhole(paged, data);
 
         // One byte flipped in page 5 on disk, after the page left the heap: not served, fetched again.
         byte[] damaged = data.clone();
         damaged[5 * IndexPages.PAGE + 77] ^= 0x20;
         Files.write(file, damaged);
-        paged.get(0, all, 0, all.length);
-        assertThat(all).isEqualTo(data);
+        assertReadsWhole(paged, data);
         assertThat(refetched).singleElement().asString().contains("page 5 fails its CRC32C");
 
         // Cut short: fetched again too, not an EIO for good.
         Files.write(file, java.util.Arrays.copyOf(data, 500_000));
-        paged.get(0, all, 0, all.length);
-        assertThat(all).isEqualTo(data);
+        assertReadsWhole(paged, data);
         assertThat(refetched).hasSize(2).last().asString().contains("the file ends at 500000");
         assertThat(pages.refetches()).isEqualTo(2);
 
         // Deleted while open: the open file still reads, every page still checked; nothing to fetch.
         Files.delete(file);
-        paged.get(0, all, 0, all.length);
-        assertThat(all).isEqualTo(data);
+        assertReadsWhole(paged, data);
         assertThat(pages.refetches()).isEqualTo(2);
     }
 
     /** A fetch's verified bytes give the page CRCs: the first open reads nothing, and damage is still caught at the page. */
     @Test
     void crcsLearnedFromAFetchOpenTheFileWithoutReadingItAndStillCatchItsDamage() throws IOException {
-        byte[] data = new byte[IndexPages.PAGE * 10 + 5];
-        new Random(8).nextBytes(data);
+        byte[] data = random(IndexPages.PAGE * 10 + 5, 8);
         BlobId id = BlobId.of(data);
         Path file = dir.resolve("fetched");
         IndexPages pages = new IndexPages(1 << 20);
         pages.learn(id, data, data.length);
         List<String> refetched = new ArrayList<>();
         // The file is not there at the open: nothing reads it then.
-        IndexBytes paged = pages.open(file, id, data.length, why -> {
-            refetched.add(why);
-            Files.write(file, data);
-            return file;
-        });
+        IndexBytes paged = refetching(pages, file, data, refetched);
         assertThat(refetched).isEmpty();
         assertThat(pages.pageReads()).isZero();
-        byte[] all = new byte[data.length];
-        paged.get(0, all, 0, all.length);
-        assertThat(all).isEqualTo(data);
+        assertReadsWhole(paged, data);
         assertThat(refetched).singleElement().asString().contains("gone");
 
         // Written wrong on its way to disk (page 3): caught by the learned CRC, fetched again.
@@ -126,21 +131,15 @@ class IndexPagesTest {
         Files.write(file, damaged);
         IndexPages next = new IndexPages(1 << 20);
         next.learn(id, data, data.length);
-        IndexBytes again = next.open(file, id, data.length, why -> {
-            refetched.add(why);
-            Files.write(file, data);
-            return file;
-        });
-        again.get(0, all, 0, all.length);
-        assertThat(all).isEqualTo(data);
+        IndexBytes again = refetching(next, file, data, refetched);
+        assertReadsWhole(again, data);
         assertThat(refetched).hasSize(2).last().asString().contains("page 3 fails its CRC32C");
 
         // Bytes that are not the blob's teach nothing: a learned list of the wrong length is not used.
         IndexPages other = new IndexPages(1 << 20);
         other.learn(id, data, IndexPages.PAGE);
         IndexBytes checked = open(other, file, data);
-        checked.get(0, all, 0, all.length);
-        assertThat(all).isEqualTo(data);
+        assertReadsWhole(checked, data);
         IndexPages.PageCrcs partial = new IndexPages.PageCrcs(data.length);
         partial.update(data, 0, 100);
         assertThat(partial.done()).as("not all the blob's bytes went past").isNull();
@@ -149,8 +148,7 @@ class IndexPagesTest {
     /** A file kept by an earlier process and damaged since is caught at its first open and fetched again, once. */
     @Test
     void aFileDamagedBeforeItsFirstOpenInThisProcessIsFetchedAgainAtTheOpen() throws IOException {
-        byte[] data = new byte[IndexPages.PAGE * 6 + 100];
-        new Random(9).nextBytes(data);
+        byte[] data = random(IndexPages.PAGE * 6 + 100, 9);
         BlobId id = BlobId.of(data);
         Path file = dir.resolve("kept");
         byte[] damaged = data.clone();
@@ -165,9 +163,7 @@ class IndexPagesTest {
             return file;
         });
         assertThat(refetched).singleElement().asString().contains("it does not match its SHA-256");
-        byte[] all = new byte[data.length];
-        paged.get(0, all, 0, all.length);
-        assertThat(all).isEqualTo(data);
+        assertReadsWhole(paged, data);
         assertThat(pages.refetches()).isEqualTo(1);
     }
 
@@ -178,10 +174,8 @@ class IndexPagesTest {
      */
     @Test
     void readersOnManyThreadsMeetingDamageShareOneRefetchAndNeverGetAWrongByte() throws Exception {
-        byte[] data = new byte[IndexPages.PAGE * 40 + 321];
-        new Random(10).nextBytes(data);
-        Path file = dir.resolve("busy");
-        Files.write(file, data);
+        byte[] data = random(IndexPages.PAGE * 40 + 321, 10);
+        Path file = written("busy", data);
         IndexPages pages = new IndexPages(16L * IndexPages.PAGE); // most reads go to disk
         java.util.concurrent.atomic.AtomicInteger gets = new java.util.concurrent.atomic.AtomicInteger();
         IndexBytes paged = pages.open(file, BlobId.of(data), data.length, why -> {
@@ -246,10 +240,8 @@ class IndexPagesTest {
 
     @Test
     void aDamagedFileThatCannotBeFetchedAgainFailsItsReadsAndServesNothingWrong() throws IOException {
-        byte[] data = new byte[IndexPages.PAGE * 40];
-        new Random(7).nextBytes(data);
-        Path file = dir.resolve("p");
-        Files.write(file, data);
+        byte[] data = random(IndexPages.PAGE * 40, 7);
+        Path file = written("p", data);
         IndexPages pages = new IndexPages(16L * IndexPages.PAGE);
         java.util.concurrent.atomic.AtomicInteger tries = new java.util.concurrent.atomic.AtomicInteger();
         IndexBytes paged = pages.open(file, BlobId.of(data), data.length, why -> {
