@@ -261,6 +261,18 @@ final class CacheDirectory implements AutoCloseable {
         }
     }
 
+    /**
+     * Makes the subdirectory of {@code key} again, found gone at a rename: a user freeing space
+     * deleted {@code blocks/*} under a running warpd, and every block of the shards not made again
+     * was served without being cached, for good, until a restart (audit 35).
+     *
+     * @throws IOException if it cannot be made
+     */
+    void remakeShard(BlockKey key) throws IOException {
+        shardMade.set(Integer.parseInt(key.blob().hex().substring(0, 2), 16), 0);
+        makeShard(key);
+    }
+
     /** Releases the lock: another warpd may open the directory. */
     @Override
     public synchronized void close() {

@@ -581,7 +581,7 @@ final class DiskBlocks implements BlockStorage {
                 return old;
             }
             try {
-                Files.move(w.tmp(), target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                moveIntoPlace(key, w.tmp(), target);
             } catch (IOException e) {
                 writes.failed(key, e);
                 deleteFile(w.tmp());
@@ -592,6 +592,19 @@ final class DiskBlocks implements BlockStorage {
         if (placed == fresh && fresh.member) {
             members.put(key, Boolean.TRUE);
             dropMembersOut();
+        }
+    }
+
+    /** Renames a written block file into place; its shard folder is made again if it was deleted since it was made. */
+    private void moveIntoPlace(BlockKey key, Path tmp, Path target) throws IOException {
+        try {
+            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (java.nio.file.NoSuchFileException e) {
+            if (!Files.exists(tmp) || Files.isDirectory(target.getParent())) {
+                throw e;
+            }
+            dir.remakeShard(key);
+            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         }
     }
 

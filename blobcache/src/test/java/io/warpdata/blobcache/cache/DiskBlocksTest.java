@@ -244,6 +244,44 @@ class DiskBlocksTest {
         }
     }
 
+    /**
+     * Audit 35: a user freeing space ran {@code rm -rf CACHE/v1/blocks/*} under a running warpd;
+     * the shard folders it had made once were not made again, and every block of those shards was
+     * served without being cached, for good, until a restart.
+     */
+    @Test
+    void blockFoldersDeletedUnderARunningCacheAreMadeAgainAndCachingGoesOn() throws Exception {
+        ReadMetrics metrics = new ReadMetrics();
+        DiskBlocks cache = new DiskBlocks(dir, 64L << 20, 0, 16, metrics, null);
+        try {
+            byte[] data = TestBlobs.bytes(4 * BS, 11);
+            BlobId blob = BlobId.of(data);
+            cache.put(new BlockKey(blob, BS, 0), blob, data, 0, BS, null);
+            Path blocks = dir.resolve(CacheDirectory.FORMAT_DIR).resolve("blocks");
+            try (Stream<Path> shards = Files.list(blocks)) {
+                for (Path shard : shards.toList()) {
+                    try (Stream<Path> files = Files.walk(shard)) {
+                        for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                            Files.delete(f);
+                        }
+                    }
+                }
+            }
+            assertThat(blocks).isEmptyDirectory();
+            for (int i = 1; i < 4; i++) {
+                BlockKey key = new BlockKey(blob, BS, i);
+                cache.put(key, blob, data, i * BS, BS, null);
+                assertThat(cache.contains(key)).as("block %d is cached", i).isTrue();
+                java.nio.ByteBuffer back = java.nio.ByteBuffer.allocate(BS);
+                assertThat(cache.get(key, 0, back, 0, BS)).isTrue();
+                assertThat(back.array()).isEqualTo(java.util.Arrays.copyOfRange(data, i * BS, (i + 1) * BS));
+            }
+            assertThat(metrics.cacheWritesSkipped.sum()).as("no write skipped").isZero();
+        } finally {
+            cache.close();
+        }
+    }
+
     /** Waits until {@code t} has finished or is blocked (e.g. waiting for a lock the caller holds). */
     private static void awaitDoneOrBlocked(Thread t) {
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
