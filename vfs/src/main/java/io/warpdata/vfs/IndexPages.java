@@ -401,8 +401,8 @@ final class IndexPages {
                 }
                 try {
                     while (buf.hasRemaining()) {
-                        if (ch.read(buf, at + buf.position()) < 0) {
-                            throw new Damaged("the file ends at " + (at + buf.position()) + " of " + length + " bytes");
+                        if (ch.read(buf, at + buf.position()) < 0) { // its size, not where this read stopped (audit 35)
+                            throw new Damaged("the file ends at " + ch.size() + " of " + length + " bytes");
                         }
                     }
                     return bytes;
