@@ -144,7 +144,7 @@ final class MemberIndexCache {
             }
             return kept;
         }
-        reader.readIndex(ref, (bytes, len) -> {
+        reader.readIndex(ref, false, (bytes, len) -> { // its kept file is its copy here: no blocks too
             if (known.keepBlob(ref.id(), bytes, len)) {
                 pages.learn(ref.id(), bytes, len); // the reader verified them: the file's first open reads nothing
             } else {

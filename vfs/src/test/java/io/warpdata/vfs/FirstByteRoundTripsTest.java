@@ -140,13 +140,14 @@ class FirstByteRoundTripsTest {
 
         kernelLookup(version, "images");
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (blobGets() < WarpTree.HASH_LISTS_PREFETCHED + 2 && System.nanoTime() < until) {
+        while (blobGets() < WarpTree.HASH_LISTS_PREFETCHED + 1 && System.nanoTime() < until) {
             Thread.sleep(10);
         }
         Thread.sleep(300);
 
-        // 64 of the 100 shards' lists, and the member index with its own list.
-        assertThat(blobGets()).as("blobs fetched").isEqualTo(WarpTree.HASH_LISTS_PREFETCHED + 2);
+        // 64 of the 100 shards' lists, and the member index, whole: the catalog keeps it as a file,
+        // so it is not cached as blocks too, and its own list is not fetched (audit 35).
+        assertThat(blobGets()).as("blobs fetched: %s", store.requests()).isEqualTo(WarpTree.HASH_LISTS_PREFETCHED + 1);
     }
 
     private long blobGets() {

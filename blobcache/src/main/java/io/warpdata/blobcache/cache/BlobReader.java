@@ -136,7 +136,7 @@ public interface BlobReader extends AutoCloseable {
     default void closed(BlobRef blob) {
     }
 
-    /** Where {@link #readIndex(BlobRef, IndexSink)} hands the verified bytes of an index blob. */
+    /** Where {@link #readIndex(BlobRef, boolean, IndexSink)} hands the verified bytes of an index blob. */
     @FunctionalInterface
     interface IndexSink {
         /**
@@ -151,8 +151,13 @@ public interface BlobReader extends AutoCloseable {
      * before returning, so that an implementation may read it into a reused buffer rather than a
      * new array of its size (index parts of up to 1 MiB would each be a "humongous" array for
      * G1 in warpd's heap, which makes it grow). The default reads it into a new array.
+     *
+     * @param keepBlocks whether an implementation with a cache keeps the blob's blocks there too;
+     *                   false when the caller keeps the verified blob itself (warpd's catalog keeps
+     *                   each member index as a file: a second copy as blocks took the data's room
+     *                   in the cache, all of a small one, and a disk write per part, audit 35)
      */
-    default void readIndex(BlobRef blob, IndexSink sink) {
+    default void readIndex(BlobRef blob, boolean keepBlocks, IndexSink sink) {
         byte[] b = readIndex(blob);
         sink.accept(b, b.length);
     }

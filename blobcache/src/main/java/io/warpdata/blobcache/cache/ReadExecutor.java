@@ -261,12 +261,12 @@ final class ReadExecutor implements ReadPlan.Holdings {
      * An index read whole at first touch, handed to {@code sink} ({@link WholeBlobReads#readInto}:
      * a pooled buffer for an index of one block); false if it is to be read through its blocks.
      */
-    boolean readIndexWhole(BlobRef blob, BlobReader.IndexSink sink) {
+    boolean readIndexWhole(BlobRef blob, boolean keepBlocks, BlobReader.IndexSink sink) {
         if (!ReadPlan.indexWhole(blob, lists.knownHere(blob.blocks()), config.mode())) {
             return false;
         }
         try {
-            boolean mirrored = wholeReads.readInto(blob, System.nanoTime() + deadlineNanos, sink);
+            boolean mirrored = wholeReads.readInto(blob, System.nanoTime() + deadlineNanos, keepBlocks, sink);
             served(Source.WholeBlob.INSTANCE, (int) blob.size(), mirrored);
             return true;
         } catch (RuntimeException e) {

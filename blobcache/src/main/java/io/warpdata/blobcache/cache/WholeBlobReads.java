@@ -129,19 +129,23 @@ final class WholeBlobReads {
      * G1, which grows the heap for them (docs/bench.md, "Peak RSS at 10M"). Its blocks are cached
      * from the buffer before it is reused, once its list is in (derived at once for one block;
      * a list that does not come by the deadline only means they are not cached). A buffer a GET
-     * may still write into (the reader's deadline passed first) is never reused.
+     * may still write into (the reader's deadline passed first) is never reused. Without {@code
+     * keepBlocks} its blocks are not cached, and its list is not loaded for them: the caller keeps
+     * the blob.
      *
      * @return whether a mirror served the bytes (else the store did)
      */
-    boolean readInto(BlobRef blob, long deadlineNanos, BlobReader.IndexSink sink) {
+    boolean readInto(BlobRef blob, long deadlineNanos, boolean keepBlocks, BlobReader.IndexSink sink) {
         if (blob.size() > POOLED_BYTES) {
-            Whole whole = read(blob, deadlineNanos);
+            Whole whole = keepBlocks ? read(blob, deadlineNanos)
+                    : Deadlines.await(onExecutor(() -> fetchVerified(blob, deadlineNanos)), deadlineNanos,
+                            () -> "reading blob " + blob.id() + " whole from " + fetcher.store().describe());
             sink.accept(whole.data(), whole.data().length);
             return whole.mirrored();
         }
         byte[] buffer = pooled();
         CompletableFuture<Boolean> fetched = onExecutor(() -> fetchVerifiedInto(blob, buffer, deadlineNanos));
-        CompletableFuture<BlockHashList> list = lists.loading(blob, deadlineNanos);
+        CompletableFuture<BlockHashList> list = keepBlocks ? lists.loading(blob, deadlineNanos) : null;
         boolean mirrored;
         try {
             mirrored = Deadlines.await(fetched, deadlineNanos, () -> "reading blob " + blob.id() + " whole from "
@@ -154,7 +158,7 @@ final class WholeBlobReads {
         }
         int len = (int) blob.size();
         try {
-            BlockHashList l = listBy(list, blob, deadlineNanos);
+            BlockHashList l = list == null ? null : listBy(list, blob, deadlineNanos);
             if (l != null) {
                 keep(blob, l, buffer, len, true);
             }

@@ -41,7 +41,7 @@ public final class WarpdCommand implements Callable<Integer> {
     @Option(names = "--cache-dir", paramLabel = "DIR", description = "Disk cache and stats.json; in --mode remote only publish-staging/ (WARP_CACHE_DIR, default ~/.cache/warpdata).")
     String cacheDir;
 
-    @Option(names = "--cache-size", paramLabel = "SIZE", converter = SizeText.class, description = "Disk cache limit, e.g. 500MB, 200GB, 1TiB (WARP_CACHE_SIZE_GB, default 100GB).")
+    @Option(names = "--cache-size", paramLabel = "SIZE", converter = SizeText.class, description = "Disk cache limit of the data blocks, e.g. 500MB, 200GB, 1TiB (WARP_CACHE_SIZE_GB, default 100GB); kept member index files (an eighth of it, at least 1GiB) and passthrough copies (an eighth, at most 8GiB) come on top (docs/cache.md).")
     String cacheSize;
 
     @Option(names = "--socket", paramLabel = "PATH", description = "Control socket (WARP_SOCKET; default /run/warp/warpd.sock as root, else $XDG_RUNTIME_DIR/warp/warpd.sock).")
