@@ -57,7 +57,7 @@ final class FlatMemberIndex extends MemberIndex {
         byte[] prev = null;
         for (int i = 0; i < count; i++) {
             byte[] p = pathBytes(i);
-            IndexChecks.sortedPath(source, field(i, "path"), prev, p);
+            IndexChecks.sortedPath(source, "members", i, "path", prev, p);
             if (prev != null && ComponentOrder.isDirectoryOf(prev, 0, prev.length, p, 0, p.length)) {
                 throw new ManifestCorruptedException(source, field(i, "path"), "'" + IndexChecks.str(prev)
                         + "' is both a member and a directory of '" + IndexChecks.str(p) + "'");

@@ -123,7 +123,7 @@ final class PartedIndexTop {
         byte[] prev = null;
         for (int k = 0; k < parts; k++) {
             byte[] first = firstPath(k);
-            IndexChecks.sortedPath(source, "parts[" + k + "].first", prev, first);
+            IndexChecks.sortedPath(source, "parts", k, "first", prev, first);
             prev = first;
         }
         // Directories: sorted, each one's parent listed (as the innermost open one), runs nested.
@@ -133,7 +133,7 @@ final class PartedIndexTop {
         prev = null;
         for (int j = 0; j < dirs; j++) {
             byte[] path = dirPath(j);
-            IndexChecks.sortedPath(source, "directories[" + j + "].path", prev, path);
+            IndexChecks.sortedPath(source, "directories", j, "path", prev, path);
             prev = path;
             while (depth > 0) {
                 byte[] top = dirPath(stack[depth - 1]);
