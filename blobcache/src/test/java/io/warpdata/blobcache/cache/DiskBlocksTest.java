@@ -227,12 +227,7 @@ class DiskBlocksTest {
             byte[] data = TestBlobs.bytes(120 * BS, 9);
             BlobId blob = BlobId.of(data);
             for (int i = 0; i < 120; i++) {
-                BlockKey key = new BlockKey(blob, BS, i);
-                cache.put(key, blob, data, i * BS, BS, null);
-                assertThat(cache.contains(key)).as("block %d is kept", i).isTrue();
-                java.nio.ByteBuffer back = java.nio.ByteBuffer.allocate(BS);
-                assertThat(cache.get(key, 0, back, 0, BS)).isTrue();
-                assertThat(back.array()).isEqualTo(java.util.Arrays.copyOfRange(data, i * BS, (i + 1) * BS));
+                putAndReadBack(cache, blob, data, i);
             }
             assertThat(metrics.evictions.sum()).as("room was made by evicting").isPositive();
             assertThat(cache.blockCount()).isLessThan(48).isPositive();
@@ -269,17 +264,22 @@ class DiskBlocksTest {
             }
             assertThat(blocks).isEmptyDirectory();
             for (int i = 1; i < 4; i++) {
-                BlockKey key = new BlockKey(blob, BS, i);
-                cache.put(key, blob, data, i * BS, BS, null);
-                assertThat(cache.contains(key)).as("block %d is cached", i).isTrue();
-                java.nio.ByteBuffer back = java.nio.ByteBuffer.allocate(BS);
-                assertThat(cache.get(key, 0, back, 0, BS)).isTrue();
-                assertThat(back.array()).isEqualTo(java.util.Arrays.copyOfRange(data, i * BS, (i + 1) * BS));
+                putAndReadBack(cache, blob, data, i);
             }
             assertThat(metrics.cacheWritesSkipped.sum()).as("no write skipped").isZero();
         } finally {
             cache.close();
         }
+    }
+
+    /** Puts block {@code i} of {@code data} and checks that it is kept and reads back as it is. */
+    private static void putAndReadBack(DiskBlocks cache, BlobId blob, byte[] data, int i) {
+        BlockKey key = new BlockKey(blob, BS, i);
+        cache.put(key, blob, data, i * BS, BS, null);
+        assertThat(cache.contains(key)).as("block %d is kept", i).isTrue();
+        java.nio.ByteBuffer back = java.nio.ByteBuffer.allocate(BS);
+        assertThat(cache.get(key, 0, back, 0, BS)).isTrue();
+        assertThat(back.array()).isEqualTo(java.util.Arrays.copyOfRange(data, i * BS, (i + 1) * BS));
     }
 
     /** Waits until {@code t} has finished or is blocked (e.g. waiting for a lock the caller holds). */
