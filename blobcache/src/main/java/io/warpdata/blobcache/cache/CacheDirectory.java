@@ -254,7 +254,7 @@ final class CacheDirectory implements AutoCloseable {
      * @throws IOException if it cannot be made
      */
     void makeShard(BlockKey key) throws IOException {
-        int shard = Integer.parseInt(key.blob().hex().substring(0, 2), 16);
+        int shard = shardOf(key);
         if (shardMade.get(shard) == 0) {
             Files.createDirectories(path(key).getParent());
             shardMade.set(shard, 1);
@@ -269,8 +269,22 @@ final class CacheDirectory implements AutoCloseable {
      * @throws IOException if it cannot be made
      */
     void remakeShard(BlockKey key) throws IOException {
-        shardMade.set(Integer.parseInt(key.blob().hex().substring(0, 2), 16), 0);
-        makeShard(key);
+        Path shard = path(key).getParent();
+        if (!Files.isDirectory(shard.getParent())) {
+            // blocks/ itself is gone: remakeIfGone makes the cache's folders again, after its wait
+            throw new java.nio.file.NoSuchFileException(shard.getParent().toString(), null, "the cache's blocks folder is gone");
+        }
+        try {
+            Files.createDirectory(shard);
+        } catch (java.nio.file.FileAlreadyExistsException e) {
+            // another writer made it first
+        }
+        shardMade.set(shardOf(key), 1);
+    }
+
+    /** The subdirectory number of {@code key}: its blob id's first byte. */
+    private static int shardOf(BlockKey key) {
+        return Integer.parseInt(key.blob().hex().substring(0, 2), 16);
     }
 
     /** Releases the lock: another warpd may open the directory. */

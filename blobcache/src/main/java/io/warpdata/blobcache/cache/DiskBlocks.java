@@ -326,6 +326,10 @@ final class DiskBlocks implements BlockStorage {
                     } else {
                         closeQuietly(opened);
                     }
+                } catch (java.nio.file.NoSuchFileException ex) {
+                    // Deleted under warpd (rm -rf v1/blocks/*, to free space): a miss, not a damaged block.
+                    forget(key, e);
+                    return false;
                 } catch (IOException ex) {
                     if (!e.evicted) {
                         drop(key, e, "cannot be opened (" + ex + ")");
@@ -371,7 +375,6 @@ final class DiskBlocks implements BlockStorage {
         return true;
     }
 
-    /** Removes a damaged block (if still the indexed one): it becomes a miss and is refetched. */
     /** Forgets a block whose file is gone (deleted by something else): a miss from now on, no damage. */
     private void forget(BlockKey key, DiskEntry e) {
         index.asMap().computeIfPresent(key, (k, v) -> {
@@ -387,6 +390,7 @@ final class DiskBlocks implements BlockStorage {
         });
     }
 
+    /** Removes a damaged block (if still the indexed one): it becomes a miss and is refetched. */
     private void drop(BlockKey key, DiskEntry e, String why) {
         index.asMap().computeIfPresent(key, (k, v) -> {
             if (v != e || v.evicted) {

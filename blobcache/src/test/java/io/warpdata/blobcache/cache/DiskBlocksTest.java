@@ -263,6 +263,11 @@ class DiskBlocksTest {
                 }
             }
             assertThat(blocks).isEmptyDirectory();
+            // The deleted block is a miss, forgotten quietly: not a damaged block (no warning, not counted).
+            BlockKey gone = new BlockKey(blob, BS, 0);
+            assertThat(cache.get(gone, 0, java.nio.ByteBuffer.allocate(BS), 0, BS)).isFalse();
+            assertThat(cache.contains(gone)).isFalse();
+            assertThat(metrics.cacheCorruptBlocks.sum()).isZero();
             for (int i = 1; i < 4; i++) {
                 putAndReadBack(cache, blob, data, i);
             }
