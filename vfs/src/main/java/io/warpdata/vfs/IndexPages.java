@@ -32,8 +32,7 @@ import java.util.zip.CRC32C;
  * chosen by its file and number; a newcomer takes an empty one or a random one of them): no
  * lock, no per-read allocation, and the bound is exact. At most {@link #OPEN_FILES} index files
  * are held open (the least recently read are closed), so many open indexes do not exhaust file
- * descriptors. Thread-safe; racing readers of
- * one slot at worst read a page twice.
+ * descriptors. Thread-safe; racing readers of one set at worst read a page twice.
  *
  * <p>Every page read from disk is checked against its CRC32C, as the block cache checks its
  * blocks. The page CRC32Cs of a blob are kept per blob: taken from its bytes as they are fetched
@@ -132,7 +131,7 @@ final class IndexPages {
 
     /** Files fetched again because a page failed its CRC32C or the file was cut short or gone. */
     private final AtomicLong refetches = new AtomicLong();
-    /** The page CRCs of blobs opened in this process (taken from a read checked against the blob's SHA-256). */
+    /** The page CRCs of blobs in this process: learned from their fetched bytes, or taken by a first open that checked the file's SHA-256. */
     private final Cache<BlobId, int[]> crcsByBlob = Caffeine.newBuilder()
             .maximumWeight(KEPT_CRC_INTS).weigher((BlobId id, int[] crcs) -> crcs.length).build();
 
@@ -191,9 +190,11 @@ final class IndexPages {
     }
 
     /**
-     * Keeps the page CRC32Cs of blob {@code id}, from its bytes {@code verified[0, len)} that the
-     * caller checked against {@code id} (the blob reader does, for a fetch): its first open in this
-     * process then reads nothing, and each page read from its file is checked against them.
+     * Keeps the page CRC32Cs of blob {@code id}, from its bytes {@code verified[0, len)}, which the
+     * caller got verified (the blob reader checks a fetch against the id, or each block against the
+     * blob's block hash list): its first open in this process then reads nothing, and each page
+     * read from its file is checked against them. This trusts the caller: bytes that are not the
+     * blob's would make every page of the good file fail (and be fetched again), never pass.
      */
     void learn(BlobId id, byte[] verified, int len) {
         PageCrcs taken = new PageCrcs(len);
@@ -339,35 +340,46 @@ final class IndexPages {
          * page's own array and pread.
          */
         byte[] verifiedPage(long number) {
-            int seen = generation;
-            String why;
-            try {
-                byte[] bytes = read(number);
-                if (crc(new CRC32C(), bytes) == crcs[(int) number]) {
-                    return bytes;
+            for (int attempt = 0; ; attempt++) {
+                int seen = generation;
+                String why;
+                try {
+                    byte[] bytes = read(number);
+                    if (crc(new CRC32C(), bytes) == crcs[(int) number]) {
+                        return bytes;
+                    }
+                    why = "page " + number + " fails its CRC32C";
+                } catch (Damaged | NoSuchFileException e) {
+                    why = e.getMessage();
+                } catch (IOException e) {
+                    throw cannotRead(e, false);
                 }
-                why = "page " + number + " fails its CRC32C";
-            } catch (Damaged | NoSuchFileException e) {
-                why = e.getMessage();
-            } catch (IOException e) {
-                throw cannotRead(e, false);
-            }
-            repair(seen, why);
-            try {
-                byte[] bytes = read(number);
-                if (crc(new CRC32C(), bytes) == crcs[(int) number]) {
-                    return bytes;
+                if (attempt == 2) {
+                    throw cannotRead(new IOException(why + ", after it was fetched again"), true);
                 }
-                why = "page " + number + " fails its CRC32C again after it was fetched again";
-            } catch (IOException e) {
-                why = e.getMessage() + ", after it was fetched again";
+                // A reader that began before another's refetch reads again first; one that still
+                // fails after that (a damage new since the refetch) fetches it again itself.
+                repair(seen, why);
             }
-            throw cannotRead(new IOException(why), true);
         }
 
         /** When a refetch of this file last failed (0: never), and what it threw. */
         private long failedAt;
         private Exception failure;
+
+        /** Whether {@code e} comes of the reader's own interrupt, which says nothing of the store or the disk. */
+        private static boolean interrupt(Throwable e) {
+            if (Thread.currentThread().isInterrupted()) {
+                return true;
+            }
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                if (t instanceof InterruptedException || t instanceof java.io.InterruptedIOException
+                        || t instanceof java.nio.channels.ClosedByInterruptException) {
+                    return true;
+                }
+            }
+            return false;
+        }
 
         /**
          * Fetches the file again, unless another reader did since this one began ({@code seen}),
@@ -382,17 +394,20 @@ final class IndexPages {
                 return;
             }
             if (failure != null && System.nanoTime() - failedAt < REFETCH_BACKOFF_NANOS) {
-                throw failure instanceof WarpException w ? w
-                        : cannotRead(new IOException(why + "; fetching it again failed moments ago: " + failure.getMessage()), true);
+                // A new error for this reader, carrying the one the refetch met (its next step too).
+                throw cannotRead(new IOException(why + "; fetching it again failed moments ago: " + failure.getMessage(),
+                        failure), true);
             }
             Path fresh;
             try {
                 fresh = refetch.again(why);
             } catch (IOException | RuntimeException e) {
-                failedAt = System.nanoTime();
-                failure = e;
-                LOG.warn("The member index file {} is damaged on disk ({}), and fetching it again failed: {}", path, why,
-                        e.getMessage());
+                if (!interrupt(e)) { // an interrupted reader's failure is its own: the next reader tries
+                    failedAt = System.nanoTime();
+                    failure = e;
+                    LOG.warn("The member index file {} is damaged on disk ({}), and fetching it again failed: {}", path,
+                            why, e.getMessage());
+                }
                 throw e instanceof WarpException w ? w
                         : cannotRead(new IOException(why + "; fetching it again failed: " + e.getMessage(), e), true);
             }
@@ -404,13 +419,17 @@ final class IndexPages {
             LOG.warn("The member index file {} was damaged on disk ({}): fetched it again from the store", path, why);
         }
 
-        /** A typed error for the errno mapper: the cache directory's disk, not a bug. */
+        /**
+         * A typed error for the errno mapper: the cache directory's disk, not a bug. After a
+         * refetch that failed, its next step is the store's, when the store's error gave one.
+         */
         private CacheDirectoryException cannotRead(IOException e, boolean refetched) {
+            String next = !refetched ? "Check the cache directory's disk (dmesg); the file is read again at the next access."
+                    : e.getCause() instanceof WarpException w ? w.nextStep() + " The member index file is fetched again at"
+                    + " the next read." : "Check the store (warpctl status) and the cache directory's disk (dmesg); the"
+                    + " member index file is fetched again at the next read.";
             return new CacheDirectoryException(path.getParent(), "holds the member index file " + path.getFileName()
-                    + ", which cannot be read (" + e.getMessage() + ")", refetched
-                    ? "warpd could not fetch it again: check the store (warpctl status) and the cache directory's disk;"
-                    + " it is fetched again at the next read" : "Check the cache directory's disk (dmesg, warpctl cache verify).",
-                    e);
+                    + ", which cannot be read (" + e.getMessage() + ")", next, e);
         }
 
         private byte[] read(long number) throws IOException {

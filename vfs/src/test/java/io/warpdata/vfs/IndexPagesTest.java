@@ -262,7 +262,7 @@ class IndexPagesTest {
                 .isInstanceOf(io.warpdata.blobcache.cache.CacheDirectoryException.class)
                 .hasMessageContaining("page 0 fails its CRC32C; fetching it again failed: the store is down")
                 .satisfies(e -> assertThat(((io.warpdata.manifest.WarpException) e).nextStep())
-                        .contains("warpd could not fetch it again: check the store"));
+                        .contains("Check the store (warpctl status)"));
         // The next reader within the back-off fails at once, without another GET.
         assertThatThrownBy(() -> paged.get(1))
                 .isInstanceOf(io.warpdata.blobcache.cache.CacheDirectoryException.class)
@@ -283,11 +283,37 @@ class IndexPagesTest {
         unreachable.get(0, new byte[data.length], 0, data.length);
         Files.write(file, damaged);
         other.clear();
-        for (int k = 0; k < 2; k++) {
-            assertThatThrownBy(() -> unreachable.get(0))
-                    .isInstanceOf(io.warpdata.store.StoreUnreachableException.class)
-                    .hasMessageContaining("did not answer");
-        }
+        assertThatThrownBy(() -> unreachable.get(0))
+                .isInstanceOf(io.warpdata.store.StoreUnreachableException.class)
+                .hasMessageContaining("did not answer");
+        // Within the back-off, each reader gets an error of its own that carries the store's (and its next step).
+        assertThatThrownBy(() -> unreachable.get(0))
+                .isInstanceOf(io.warpdata.blobcache.cache.CacheDirectoryException.class)
+                .hasMessageContaining("fetching it again failed moments ago: the store at http://127.0.0.1:9 did not answer")
+                .hasRootCauseInstanceOf(io.warpdata.store.StoreUnreachableException.class);
+    }
+
+    /** A reader interrupted while it fetches a damaged file again starts no back-off: the next reader fetches it. */
+    @Test
+    void anInterruptedRefetchStartsNoBackOff() throws IOException {
+        byte[] data = random(IndexPages.PAGE * 8, 14);
+        Path file = written("interrupted", data);
+        IndexPages pages = new IndexPages(16L * IndexPages.PAGE);
+        java.util.concurrent.atomic.AtomicInteger tries = new java.util.concurrent.atomic.AtomicInteger();
+        IndexBytes paged = pages.open(file, BlobId.of(data), data.length, why -> {
+            if (tries.incrementAndGet() == 1) {
+                throw new java.nio.channels.ClosedByInterruptException(); // as a GET the reader's interrupt cut
+            }
+            Files.write(file, data);
+            return file;
+        });
+        byte[] damaged = data.clone();
+        damaged[IndexPages.PAGE + 1] ^= 1;
+        Files.write(file, damaged);
+        pages.clear();
+        assertThatThrownBy(() -> paged.get(IndexPages.PAGE + 1)).isInstanceOf(io.warpdata.blobcache.cache.CacheDirectoryException.class);
+        assertReadsWhole(paged, data);
+        assertThat(tries).hasValue(2);
     }
 
     /**
