@@ -84,7 +84,7 @@ final class FlatMemberIndex extends MemberIndex {
     }
 
     private static String field(int i, String field) {
-        return "members[" + i + "]." + field;
+        return IndexChecks.name("members", i, field);
     }
 
     @Override

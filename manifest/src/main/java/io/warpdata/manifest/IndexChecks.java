@@ -77,7 +77,7 @@ final class IndexChecks {
      * "array[index].field", built only for an error: a check of every member of a 1.28M-member
      * index built one per member (about 100 MB of strings in a cold find's parts).
      */
-    private static String name(String array, int index, String field) {
+    static String name(String array, int index, String field) {
         return array + "[" + index + "]." + field;
     }
 

@@ -105,10 +105,18 @@ final class WholeBlobReads {
      * @throws io.warpdata.store.StoreException if it cannot be fetched by the deadline
      */
     Whole read(BlobRef blob, long deadlineNanos) {
+        return read(blob, deadlineNanos, true);
+    }
+
+    /** As {@link #read(BlobRef, long)}; without {@code keepBlocks} its list is not loaded nor its blocks cached. */
+    private Whole read(BlobRef blob, long deadlineNanos, boolean keepBlocks) {
         CompletableFuture<Whole> whole = onExecutor(() -> fetchVerified(blob, deadlineNanos));
-        CompletableFuture<BlockHashList> list = lists.loading(blob, deadlineNanos);
+        CompletableFuture<BlockHashList> list = keepBlocks ? lists.loading(blob, deadlineNanos) : null;
         Whole read = Deadlines.await(whole, deadlineNanos, () -> "reading blob " + blob.id() + " whole from "
                 + fetcher.store().describe());
+        if (list == null) {
+            return read;
+        }
         byte[] data = read.data();
         // The blocks are written from the caller's array: each is verified against the list
         // first, so even a caller that changed the array could not put a wrong block in the cache.
@@ -137,9 +145,7 @@ final class WholeBlobReads {
      */
     boolean readInto(BlobRef blob, long deadlineNanos, boolean keepBlocks, BlobReader.IndexSink sink) {
         if (blob.size() > POOLED_BYTES) {
-            Whole whole = keepBlocks ? read(blob, deadlineNanos)
-                    : Deadlines.await(onExecutor(() -> fetchVerified(blob, deadlineNanos)), deadlineNanos,
-                            () -> "reading blob " + blob.id() + " whole from " + fetcher.store().describe());
+            Whole whole = read(blob, deadlineNanos, keepBlocks);
             sink.accept(whole.data(), whole.data().length);
             return whole.mirrored();
         }

@@ -40,12 +40,17 @@ public final class TarHeaders {
     /**
      * One header: its offset, type flag, the size of its data (for a member, after its PAX
      * {@code size=} record, if any), and, for a PAX header ('x' or 'g') of at most {@link
-     * #MAX_PAX_BYTES}, its records as text (else null).
+     * #MAX_PAX_BYTES}, its records' bytes (else null; {@link #pax()} decodes them).
      */
-    public record Header(long at, byte type, long size, String pax) {
+    public record Header(long at, byte type, long size, byte[] paxRecords) {
         /** A regular file (ustar '0', old tar's NUL, contiguous '7'). */
         public boolean regularFile() {
             return type == '0' || type == 0 || type == '7';
+        }
+
+        /** A PAX header's records as text, or null: decoded only when asked (GNU tar writes one per member). */
+        public String pax() {
+            return paxRecords == null ? null : new String(paxRecords, StandardCharsets.UTF_8);
         }
     }
 
@@ -90,7 +95,6 @@ public final class TarHeaders {
                     ByteBuffer b = ByteBuffer.allocate((int) size);
                     records = readFully(ch, b, at + RECORD) ? b.array() : null;
                 }
-                String pax = records == null ? null : new String(records, StandardCharsets.UTF_8);
                 if (!extension(type) && nextSize >= 0) {
                     size = nextSize;
                     nextSize = -1;
@@ -98,7 +102,7 @@ public final class TarHeaders {
                         return new Walked(End.NOT_A_HEADER, at);
                     }
                 }
-                if (!visitor.visit(new Header(at, type, size, pax))) {
+                if (!visitor.visit(new Header(at, type, size, records))) {
                     return new Walked(End.STOPPED, at);
                 }
                 if (type == 'x' && records != null) {
@@ -124,10 +128,12 @@ public final class TarHeaders {
     }
 
     /**
-     * The value of a PAX {@code size=} record in an extended header's data ("LEN size=VALUE\n",
-     * LEN counting bytes), or -1 if there is none, or a record is malformed before it.
+     * The value of the last PAX {@code size=} record in an extended header's data ("LEN
+     * size=VALUE\n", LEN counting bytes; a later record of a keyword wins, as tar readers have it),
+     * or -1 if there is none, or a record is malformed before it.
      */
     static long paxSize(byte[] r) {
+        long last = -1;
         int at = 0;
         while (at < r.length) {
             int space = at;
@@ -139,26 +145,25 @@ public final class TarHeaders {
             }
             if (space == at || space >= r.length || len <= space - at + 1 || at + len > r.length
                     || r[(int) (at + len - 1)] != '\n') {
-                return -1;
+                return last;
             }
             int end = (int) (at + len - 1);
             if (startsWith(r, space + 1, "size=")) {
                 long size = 0;
                 int from = space + 6;
-                if (from == end) {
-                    return -1;
-                }
-                for (int i = from; i < end; i++) {
+                boolean digits = from < end;
+                for (int i = from; i < end && digits; i++) {
                     if (r[i] < '0' || r[i] > '9' || size > (Long.MAX_VALUE - 9) / 10) {
-                        return -1;
+                        digits = false;
+                    } else {
+                        size = size * 10 + (r[i] - '0');
                     }
-                    size = size * 10 + (r[i] - '0');
                 }
-                return size;
+                last = digits ? size : -1;
             }
             at = (int) (at + len);
         }
-        return -1;
+        return last;
     }
 
     private static boolean startsWith(byte[] b, int at, String ascii) {
@@ -173,7 +178,7 @@ public final class TarHeaders {
         return true;
     }
 
-    private static boolean checksumMatches(byte[] header) {
+    static boolean checksumMatches(byte[] header) {
         try {
             return TarUtils.verifyCheckSum(header);
         } catch (IllegalArgumentException e) {
@@ -182,8 +187,12 @@ public final class TarHeaders {
     }
 
     static boolean allZero(byte[] b) {
-        for (byte x : b) {
-            if (x != 0) {
+        return allZero(b, 0, b.length);
+    }
+
+    static boolean allZero(byte[] b, int from, int to) {
+        for (int i = from; i < to; i++) {
+            if (b[i] != 0) {
                 return false;
             }
         }

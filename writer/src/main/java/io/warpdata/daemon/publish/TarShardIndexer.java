@@ -10,7 +10,6 @@ import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.apache.commons.compress.archivers.tar.TarConstants;
 import org.apache.commons.compress.archivers.tar.TarFile;
-import org.apache.commons.compress.archivers.tar.TarUtils;
 
 import java.io.BufferedInputStream;
 import java.io.IOException;
@@ -211,7 +210,7 @@ public final class TarShardIndexer {
     }
 
     /** A tar record: headers, data padding and the end-of-archive marker come in these. */
-    private static final int RECORD = 512;
+    private static final int RECORD = TarHeaders.RECORD;
 
     /**
      * Refuses a file that does not begin with a tar header: shorter than one record, a first
@@ -242,11 +241,11 @@ public final class TarShardIndexer {
         if (length < RECORD) {
             throw notATar(artifact, tar, "it has " + length + " byte(s), fewer than one tar header (512 bytes)");
         }
-        if (allZero(header, 0, RECORD)) {
+        if (TarHeaders.allZero(header, 0, RECORD)) {
             throw empty(artifact, tar, "its first 512 bytes are zeros, so it holds no member (an empty tar, or"
                     + " not a tar)");
         }
-        if (!checksumMatches(header)) {
+        if (!TarHeaders.checksumMatches(header)) {
             throw notATar(artifact, tar, "there is no tar header at byte 0 (the header checksum does not match)");
         }
         return length;
@@ -391,7 +390,7 @@ public final class TarShardIndexer {
             while (b.hasRemaining() && at >= 0 && ch.read(b, at + b.position()) > 0) {
                 // fill the record
             }
-            if (at < 0 || b.hasRemaining() || !checksumMatches(header)) {
+            if (at < 0 || b.hasRemaining() || !TarHeaders.checksumMatches(header)) {
                 throw truncated(artifact, tar, "the header of entry '" + printable(e.getName()) + "' at byte "
                         + Math.max(at, 0) + " fails its checksum (GNU tar says 'Skipping to next header' here)");
             }
@@ -465,22 +464,6 @@ public final class TarShardIndexer {
                 "Rebuild the tar without the trailing '/' on that name (or as a folder entry with no data).");
     }
 
-    private static boolean checksumMatches(byte[] header) {
-        try {
-            return TarUtils.verifyCheckSum(header);
-        } catch (IllegalArgumentException e) {
-            return false; // the checksum field is not octal
-        }
-    }
-
-    private static boolean allZero(byte[] b, int from, int to) {
-        for (int i = from; i < to; i++) {
-            if (b[i] != 0) {
-                return false;
-            }
-        }
-        return true;
-    }
 
     private static InvalidInputException notATar(String artifact, Path tar, String why) {
         return new InvalidInputException("Artifact '" + artifact + "' file " + tar + " is not a tar file: " + why,
@@ -510,7 +493,7 @@ public final class TarShardIndexer {
                 return false;
             }
             byte[] all = Files.readAllBytes(tar);
-            return allZero(all, (int) walked.at(), all.length); // zeros to the end: no member hides after them
+            return TarHeaders.allZero(all, (int) walked.at(), all.length); // zeros to the end: no member hides after them
         } catch (IOException e) {
             return false; // the caller's own error says what is wrong with the file
         }
@@ -543,9 +526,8 @@ public final class TarShardIndexer {
     private static void refuseSparseByPax(String artifact, Path tar) {
         try {
             TarHeaders.walk(tar, h -> {
-                int sparse = h.pax() == null ? -1 : h.pax().indexOf("GNU.sparse.");
-                if (sparse >= 0) {
-                    String records = h.pax();
+                String records = h.pax();
+                if (records != null && records.contains("GNU.sparse.")) {
                     int name = records.indexOf("GNU.sparse.name=");
                     int nl = name < 0 ? -1 : records.indexOf('\n', name);
                     String file = name < 0 ? "at byte " + h.at() : records.substring(name + 16, nl < 0 ? records.length() : nl);

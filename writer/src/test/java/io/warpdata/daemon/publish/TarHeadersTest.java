@@ -127,5 +127,8 @@ class TarHeadersTest {
         assertThat(TarHeaders.paxSize("11 size=-3\n".getBytes(StandardCharsets.UTF_8))).isEqualTo(-1);
         assertThat(TarHeaders.paxSize("99 size=3\n".getBytes(StandardCharsets.UTF_8))).as("a length past the end").isEqualTo(-1);
         assertThat(TarHeaders.paxSize("".getBytes(StandardCharsets.UTF_8))).isEqualTo(-1);
+        // A later record of a keyword wins, as tar readers have it (commons-compress, GNU tar).
+        assertThat(TarHeaders.paxSize("10 size=3\n11 size=40\n".getBytes(StandardCharsets.UTF_8))).isEqualTo(40);
+        assertThat(TarHeaders.paxSize("11 size=40\n6 x=1\n".getBytes(StandardCharsets.UTF_8))).isEqualTo(40);
     }
 }
