@@ -46,8 +46,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * </pre>
  * Every file is written to {@code tmp/} and renamed into place, so a crash leaves the old file
  * or the new one, never half of one. Whatever cannot be read back, or does not verify (a blob
- * against its id; the catalog checks a manifest against its version), is deleted and treated
- * as unknown: a damaged entry is a miss, never an error that stops the mount.
+ * read whole against its id; the catalog checks a manifest against its version), is deleted and
+ * treated as unknown: a damaged entry is a miss, never an error that stops the mount. A blob file
+ * handed out to be read in place ({@link #keptBlobFile}) is verified by its reader, which
+ * forgets it ({@link #forgetBlobFile}) when it does not match.
  *
  * <p>Memory: what is read or written is also kept in maps (listings and pointers are small and
  * few; manifests and blobs are read from disk when needed and cached by their users).

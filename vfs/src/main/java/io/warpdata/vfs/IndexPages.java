@@ -135,6 +135,14 @@ final class IndexPages {
     private final Cache<BlobId, int[]> crcsByBlob = Caffeine.newBuilder()
             .maximumWeight(KEPT_CRC_INTS).weigher((BlobId id, int[] crcs) -> crcs.length).build();
 
+    /** Files read whole at an open, their page CRCs not known here (for tests). */
+    private final AtomicLong wholeReads = new AtomicLong();
+
+    /** Files read whole at an open so far (for tests). */
+    long wholeReads() {
+        return wholeReads.get();
+    }
+
     /** Index files fetched again after damage on disk (for tests and gauges). */
     long refetches() {
         return refetches.get();
@@ -309,6 +317,7 @@ final class IndexPages {
          * blob}. An error that says nothing of the file's bytes (an interrupt) is thrown as it is.
          */
         private Taken takeCrcs(BlobId blob) {
+            wholeReads.incrementAndGet();
             PageCrcs taken = new PageCrcs(length);
             MessageDigest sha = BlobId.sha256();
             try {

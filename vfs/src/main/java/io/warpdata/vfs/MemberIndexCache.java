@@ -144,7 +144,7 @@ final class MemberIndexCache {
             }
             return kept;
         }
-        reader.readIndex(ref, false, (bytes, len) -> { // its kept file is its copy here: no blocks too
+        reader.readIndex(ref, BlobReader.IndexBlocks.CALLER_KEEPS, (bytes, len) -> {
             if (known.keepBlob(ref.id(), bytes, len)) {
                 pages.learn(ref.id(), bytes, len); // the reader verified them: the file's first open reads nothing
             } else {

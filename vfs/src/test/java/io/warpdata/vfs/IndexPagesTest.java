@@ -126,7 +126,7 @@ class IndexPagesTest {
         // The file is not there at the open: nothing reads it then.
         IndexBytes paged = refetching(pages, file, data, refetched);
         assertThat(refetched).isEmpty();
-        assertThat(pages.pageReads()).isZero();
+        assertThat(pages.wholeReads()).as("not read at the open").isZero();
         assertReadsWhole(paged, data);
         assertThat(refetched).singleElement().asString().contains("gone");
 
@@ -140,11 +140,12 @@ class IndexPagesTest {
         assertReadsWhole(again, data);
         assertThat(refetched).hasSize(2).last().asString().contains("page 3 fails its CRC32C");
 
-        // Bytes that are not the blob's teach nothing: a learned list of the wrong length is not used.
+        // A learned list of the wrong length for the file is not used: the open reads the file whole.
         IndexPages other = new IndexPages(1 << 20);
         other.learn(id, data, IndexPages.PAGE);
         IndexBytes checked = open(other, file, data);
         assertReadsWhole(checked, data);
+        assertThat(other.wholeReads()).isEqualTo(1);
         IndexPages.PageCrcs partial = new IndexPages.PageCrcs(data.length);
         partial.update(data, 0, 100);
         assertThat(partial.done()).as("not all the blob's bytes went past").isNull();

@@ -136,7 +136,19 @@ public interface BlobReader extends AutoCloseable {
     default void closed(BlobRef blob) {
     }
 
-    /** Where {@link #readIndex(BlobRef, boolean, IndexSink)} hands the verified bytes of an index blob. */
+    /** Whether a cache keeps the blocks of an index blob it reads whole. */
+    enum IndexBlocks {
+        /** Kept as if the blob had been read block by block. */
+        CACHE,
+        /**
+         * Not kept: the caller keeps the verified blob itself (warpd's catalog keeps each member
+         * index as a file: a second copy as blocks took the data's room in the cache, all of a
+         * small one, and a disk write per part, audit 35).
+         */
+        CALLER_KEEPS
+    }
+
+    /** Where {@link #readIndex(BlobRef, IndexBlocks, IndexSink)} hands the verified bytes of an index blob. */
     @FunctionalInterface
     interface IndexSink {
         /**
@@ -152,12 +164,9 @@ public interface BlobReader extends AutoCloseable {
      * new array of its size (index parts of up to 1 MiB would each be a "humongous" array for
      * G1 in warpd's heap, which makes it grow). The default reads it into a new array.
      *
-     * @param keepBlocks whether an implementation with a cache keeps the blob's blocks there too;
-     *                   false when the caller keeps the verified blob itself (warpd's catalog keeps
-     *                   each member index as a file: a second copy as blocks took the data's room
-     *                   in the cache, all of a small one, and a disk write per part, audit 35)
+     * @param blocks whether an implementation with a cache keeps the blob's blocks there too
      */
-    default void readIndex(BlobRef blob, boolean keepBlocks, IndexSink sink) {
+    default void readIndex(BlobRef blob, IndexBlocks blocks, IndexSink sink) {
         byte[] b = readIndex(blob);
         sink.accept(b, b.length);
     }

@@ -347,14 +347,14 @@ public final class BlockCache implements BlobReader {
      * {@inheritDoc}
      *
      * <p>Here: read as {@link #readIndex(BlobRef)}; an index of at most one default block read
-     * whole comes into a pooled buffer ({@link WholeBlobReads#readInto}). Without {@code
-     * keepBlocks}, an index read whole is not written to the cache as blocks (one read through
+     * whole comes into a pooled buffer ({@link WholeBlobReads#readInto}). With {@link
+     * IndexBlocks#CALLER_KEEPS}, an index read whole is not written to the cache as blocks (one read through
      * its blocks, when its list is known here, still is).
      */
     @Override
-    public void readIndex(BlobRef blob, boolean keepBlocks, IndexSink sink) {
+    public void readIndex(BlobRef blob, IndexBlocks blocks, IndexSink sink) {
         ensureOpen();
-        if (!reads.readIndexWhole(blob, keepBlocks, sink)) {
+        if (!reads.readIndexWhole(blob, blocks == IndexBlocks.CACHE, sink)) {
             byte[] b = readAll(blob);
             sink.accept(b, b.length);
         }
