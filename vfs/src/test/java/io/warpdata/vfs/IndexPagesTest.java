@@ -299,15 +299,15 @@ class IndexPagesTest {
     void anInterruptedRefetchStartsNoBackOff() throws IOException {
         byte[] data = random(IndexPages.PAGE * 8, 14);
         Path file = written("interrupted", data);
-        IndexPages pages = new IndexPages(16L * IndexPages.PAGE);
         java.util.concurrent.atomic.AtomicInteger tries = new java.util.concurrent.atomic.AtomicInteger();
-        IndexBytes paged = pages.open(file, BlobId.of(data), data.length, why -> {
+        IndexPages.Refetch cutThenGood = why -> {
             if (tries.incrementAndGet() == 1) {
                 throw new java.nio.channels.ClosedByInterruptException(); // as a GET the reader's interrupt cut
             }
-            Files.write(file, data);
-            return file;
-        });
+            return Files.write(file, data);
+        };
+        IndexPages pages = new IndexPages(16L * IndexPages.PAGE);
+        IndexBytes paged = pages.open(file, BlobId.of(data), data.length, cutThenGood);
         byte[] damaged = data.clone();
         damaged[IndexPages.PAGE + 1] ^= 1;
         Files.write(file, damaged);
