@@ -198,8 +198,16 @@ public final class Doctor {
 
     /** warpd's cache directory, its use and the free space on its disk, as warpd reports them. */
     Check daemonCacheDir(Daemon d) {
+        return cacheCheck(d.cache());
+    }
+
+    /**
+     * The check of a running warpd's cache from its {@code cache.stats} (the disk looked at from
+     * here: the folder, its inodes, a write): doctor's "warpd's cache" line and {@code warpctl
+     * status}'s "cache:" line (audit 35: status said nothing of a full cache disk).
+     */
+    static Check cacheCheck(CacheCalls.Stats c) {
         String name = "warpd's cache";
-        CacheCalls.Stats c = d.cache();
         String dir = c.dir() == null ? "" : c.dir();
         if (dir.isBlank() || "remote".equals(c.mode())) {
             return pass(name, "warpd keeps its cache in memory (mode " + (c.mode() == null ? "?" : c.mode()) + ", "

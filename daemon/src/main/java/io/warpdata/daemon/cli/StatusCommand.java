@@ -1,5 +1,7 @@
 package io.warpdata.daemon.cli;
 
+import io.warpdata.manifest.WarpException;
+import io.warpdata.daemon.control.protocol.CacheCalls;
 import io.warpdata.daemon.control.protocol.MirrorStatus;
 import io.warpdata.daemon.control.protocol.Calls;
 import io.warpdata.daemon.control.protocol.Empty;
@@ -14,10 +16,11 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
+import java.util.List;
 import java.util.concurrent.Callable;
 
 /** {@code warpctl status}: what the running warpd is doing. */
-@Command(name = "status", mixinStandardHelpOptions = true, description = "Show the running warpd: version, mount, remote, mode, uptime, open files, recent errors.")
+@Command(name = "status", mixinStandardHelpOptions = true, description = "Show the running warpd: version, mount, remote, mode, uptime, open files, store, cache and its disk (with a warning when full), recent errors.")
 public final class StatusCommand implements Callable<Integer> {
     /** How often --watch asks warpd for its counters. */
     static final long WATCH_INTERVAL_MILLIS = 1000;
@@ -48,6 +51,7 @@ public final class StatusCommand implements Callable<Integer> {
         out.printf("  open files: %s%s%n", s.openFiles() == null ? "n/a" : s.openFiles(),
                 s.openDirectories() != null ? " (and " + s.openDirectories() + " directories)" : "");
         out.printf("  store:      %s%n", storeLine(s.store()));
+        cacheLines().forEach(out::println);
         s.mirrors().forEach(m -> out.printf("  mirror:     %s%n", mirrorLine(m)));
         if (s.passthrough() != null) {
             out.printf("  passthrough: %s%n", passthroughLine(s.passthrough()));
@@ -63,6 +67,29 @@ public final class StatusCommand implements Callable<Integer> {
                 peer.privileged() ? ", may gc/verify/publish" : ", read-only operations");
         out.flush();
         return 0;
+    }
+
+    /**
+     * The "cache:" line: doctor's check of warpd's cache (its use, the free space on its disk, and
+     * a warning with its fix when the disk is under warpd's free-space floor, out of inodes,
+     * refusing writes or deleted; audit 35: status said nothing of a full cache disk). None from
+     * a warpd that does not answer {@code cache.stats}.
+     */
+    private List<String> cacheLines() {
+        CacheCalls.Stats c;
+        try {
+            c = DaemonCalls.call(spec, Calls.CACHE_STATS, Empty.INSTANCE);
+        } catch (WarpException e) {
+            return List.of();
+        }
+        return cacheLines(Doctor.cacheCheck(c));
+    }
+
+    static List<String> cacheLines(Doctor.Check c) {
+        if (c.status() == Doctor.Status.PASS) {
+            return List.of("  cache:      " + c.detail());
+        }
+        return List.of("  cache:      " + c.status() + " " + c.detail(), "              fix: " + c.fix());
     }
 
     /**

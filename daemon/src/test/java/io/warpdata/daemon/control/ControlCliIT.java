@@ -51,6 +51,8 @@ class ControlCliIT {
         assertThat(text.exit()).as(text.err()).isZero();
         assertThat(text.out()).contains("warpd 0.1.0-test", "mount:      /warp", "s3://bucket/prefix",
                 "2026-11-24T01:00:00Z read /ws/name@ab/images/x.jpg failed (EIO): StoreUnavailable: timeout");
+        // The cache's use and its disk's free space, as doctor checks them (audit 35).
+        assertThat(text.out()).containsPattern("\n  cache: +(WARN )?\\S+cache: [0-9.]+ \\S*B used of its ");
 
         ControlWorld.Result json = warpctl("status", "--json");
         assertThat(json.exit()).isZero();
