@@ -329,7 +329,7 @@ final class IndexPages {
             } catch (Damaged | NoSuchFileException e) {
                 return new Taken(null, e.getMessage());
             } catch (IOException e) {
-                throw cannotRead(e, false);
+                throw interrupt(e) ? interrupted(e) : cannotRead(e, false);
             }
             return Arrays.equals(sha.digest(), blob.digest())
                     ? new Taken(taken.done(), null) : new Taken(null, "it does not match its SHA-256");
@@ -361,7 +361,7 @@ final class IndexPages {
                 } catch (Damaged | NoSuchFileException e) {
                     why = e.getMessage();
                 } catch (IOException e) {
-                    throw cannotRead(e, false);
+                    throw interrupt(e) ? interrupted(e) : cannotRead(e, false);
                 }
                 if (attempt == 2) {
                     throw cannotRead(new IOException(why + ", after it was fetched again"), true);
@@ -429,6 +429,17 @@ final class IndexPages {
         }
 
         /**
+         * A read cut by the reader's own interrupt (warpd stopping, a cancelled warm): nothing
+         * wrong with the file or its disk, so not {@link #cannotRead}'s "check the disk". Typed
+         * as the block cache's interrupted waits are ({@code Deadlines}).
+         */
+        private io.warpdata.store.StoreUnavailableException interrupted(IOException e) {
+            Thread.currentThread().interrupt();
+            return new io.warpdata.store.StoreUnavailableException("Interrupted while reading the member index file "
+                    + path.getFileName() + " (nothing is wrong with it; it is read again at the next access)", e);
+        }
+
+        /**
          * A typed error for the errno mapper: the cache directory's disk, not a bug. After a
          * refetch that failed, its next step is the store's, when the store's error gave one.
          */
@@ -461,9 +472,10 @@ final class IndexPages {
                     }
                     return bytes;
                 } catch (java.nio.channels.ClosedChannelException e) {
-                    // closed by eviction, or by an interrupt of another reader: reopen once
+                    // closed by eviction, or by an interrupt of another reader: reopen once; this
+                    // reader's own interrupt would close the new handle too
                     channels.asMap().remove(id, ch);
-                    if (attempt > 0) {
+                    if (attempt > 0 || e instanceof java.nio.channels.ClosedByInterruptException) {
                         throw e;
                     }
                 }

@@ -318,6 +318,43 @@ class IndexPagesTest {
     }
 
     /**
+     * A reader interrupted while it reads a page (warpd stopping, a cancelled warm) gets an error
+     * that says so, not the "check the disk" of a file that cannot be read; the file is not taken
+     * for damaged, and the next reader reads it.
+     */
+    @Test
+    void aReaderInterruptedAtAPageReadIsToldSoAndTheFileStaysGood() throws Exception {
+        byte[] data = random(IndexPages.PAGE * 4, 15);
+        Path file = written("interruptedRead", data);
+        java.util.concurrent.atomic.AtomicInteger refetches = new java.util.concurrent.atomic.AtomicInteger();
+        IndexPages pages = new IndexPages(16L * IndexPages.PAGE);
+        IndexBytes paged = pages.open(file, BlobId.of(data), data.length, why -> {
+            refetches.incrementAndGet();
+            return Files.write(file, data);
+        });
+        pages.clear();
+        java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicBoolean stillInterrupted = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread reader = new Thread(() -> {
+            Thread.currentThread().interrupt();
+            try {
+                paged.get(IndexPages.PAGE * 2 + 3);
+            } catch (Throwable t) {
+                thrown.set(t);
+            }
+            stillInterrupted.set(Thread.currentThread().isInterrupted());
+        });
+        reader.start();
+        reader.join(10_000);
+        assertThat(thrown.get()).isInstanceOf(io.warpdata.store.StoreUnavailableException.class)
+                .hasMessageContaining("Interrupted while reading the member index file interruptedRead")
+                .hasMessageNotContaining("dmesg");
+        assertThat(stillInterrupted).isTrue();
+        assertReadsWhole(paged, data);
+        assertThat(refetches).hasValue(0);
+    }
+
+    /**
      * Pages that share a slot must not read each other out at every other access: direct-mapped, a
      * cold find over 1.28M members read each index page 5.7 times from disk. Eight files of a
      * working set a quarter of the cache, read side by side ten times over: about once each.
