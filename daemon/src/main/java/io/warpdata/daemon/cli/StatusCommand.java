@@ -1,15 +1,15 @@
 package io.warpdata.daemon.cli;
 
-import io.warpdata.manifest.WarpException;
 import io.warpdata.daemon.control.protocol.CacheCalls;
-import io.warpdata.daemon.control.protocol.MirrorStatus;
 import io.warpdata.daemon.control.protocol.Calls;
+import io.warpdata.daemon.control.protocol.MirrorStatus;
 import io.warpdata.daemon.control.protocol.Empty;
 import io.warpdata.daemon.control.protocol.PassthroughStatus;
 import io.warpdata.daemon.control.protocol.StatsCall;
 import io.warpdata.daemon.control.protocol.StatusCall;
 import io.warpdata.daemon.control.protocol.StoreStatus;
 import io.warpdata.daemon.control.protocol.Wire;
+import io.warpdata.manifest.WarpException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
