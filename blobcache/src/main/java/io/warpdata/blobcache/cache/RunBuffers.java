@@ -1,6 +1,5 @@
 package io.warpdata.blobcache.cache;
 
-import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -12,9 +11,19 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Buffers come in power-of-two sizes from {@link #MIN_BYTES} up to {@code maxPooledBytes}
  * (a run's length rounded up, so the in-flight memory bound counts what is really held); larger
- * runs (block sizes above 8 MiB) get a buffer of their own. At most {@code maxIdleBytes} of idle
- * buffers are kept, most recently used first (its pages are the likeliest still in the CPU
- * cache); a buffer returned beyond that is left to the garbage collector.
+ * runs (block sizes above 8 MiB) get a buffer of their own. Idle buffers are one list, most
+ * recently returned first, and a run takes the smallest that fits it, whatever its size: the
+ * runs' lengths change all the time (read-ahead windows opening at 2 blocks and doubling, a
+ * shard's last run, 4 MiB runs on a slow link and 32 MiB ones on a fast one), and pooled by exact
+ * size the idle buffers were mostly of the wrong size. A bound of {@code maxIdleBytes} counts
+ * the idle buffers and what lent ones hold beyond their run's capacity (so the heap they take is
+ * still at most the in-flight bound plus it); beyond it the buffers returned longest ago are
+ * left to the garbage collector. (Measured with JFR, session 30, {@code bench --quick --only
+ * seq-dd,img-seq} on loopback, 32 MiB runs: with a list per size, 4.5 GB of the 4.9 GB warpd
+ * allocated were new run buffers, each of 1 MiB or more a G1 humongous object; 78 collections
+ * were started by them and 20 were full, compacting ones: 1.5 s of pauses. With this list, 2.2 GB
+ * of 2.6 GB, 34 and 8: 0.7 s. Under {@code --network s3like}'s 4 MiB runs the pool mostly hit
+ * either way: 734 and 594 MB of new buffers over about 7 GB fetched, no full collection from them.)
  *
  * <p>A buffer goes back to the pool only when its {@link Run} is released by everyone holding
  * it: the fetch that filled it, and each reader copying a block out of it (see {@link Run#retain}).
@@ -26,22 +35,18 @@ final class RunBuffers {
 
     private final int maxPooledBytes;
     private final long maxIdleBytes;
-    /** idle[c] holds idle buffers of MIN_BYTES << c bytes. */
-    private final ConcurrentLinkedDeque<byte[]>[] idle;
-    private final AtomicLong idleBytes = new AtomicLong();
+    /** Idle buffers, most recently returned first. Guarded by this. */
+    private final java.util.ArrayDeque<byte[]> idle = new java.util.ArrayDeque<>();
+    /** Bytes of the idle buffers, plus what lent buffers hold beyond their run's capacity. Guarded by this. */
+    private long pooledBytes;
     private final AtomicLong allocations = new AtomicLong();
 
-    @SuppressWarnings("unchecked")
     RunBuffers(int maxPooledBytes, long maxIdleBytes) {
         if (Integer.bitCount(maxPooledBytes) != 1 || maxPooledBytes < MIN_BYTES) {
             throw new IllegalArgumentException("maxPooledBytes must be a power of two >= " + MIN_BYTES);
         }
         this.maxPooledBytes = maxPooledBytes;
         this.maxIdleBytes = maxIdleBytes;
-        this.idle = new ConcurrentLinkedDeque[Integer.numberOfTrailingZeros(maxPooledBytes / MIN_BYTES) + 1];
-        for (int c = 0; c < idle.length; c++) {
-            idle[c] = new ConcurrentLinkedDeque<>();
-        }
     }
 
     /** Bytes a buffer for a run of {@code len} bytes holds: what the memory bound must count. */
@@ -53,34 +58,51 @@ final class RunBuffers {
         return cap < len ? cap << 1 : cap;
     }
 
-    /** A buffer of at least {@code len} bytes (its contents are arbitrary), held once by the caller. */
+    /**
+     * A buffer of at least {@code len} bytes (its contents are arbitrary; it may be longer than
+     * {@link #capacityFor}), held once by the caller.
+     */
     Run acquire(int len) {
         int cap = capacityFor(len);
         if (cap <= maxPooledBytes) {
-            byte[] b = idle[sizeClass(cap)].pollFirst();
+            byte[] b = take(cap);
             if (b != null) {
-                idleBytes.addAndGet(-cap);
-                return new Run(b, this);
+                return new Run(b, this, cap);
             }
         }
         allocations.incrementAndGet();
-        return new Run(new byte[cap], this);
+        return new Run(new byte[cap], this, cap);
     }
 
-    private void recycle(byte[] b) {
-        int cap = b.length;
-        if (cap > maxPooledBytes || Integer.bitCount(cap) != 1 || cap < MIN_BYTES) {
-            return;
+    /** The smallest idle buffer of at least {@code cap} bytes, or null. */
+    private synchronized byte[] take(int cap) {
+        byte[] best = null;
+        for (byte[] b : idle) {
+            if (b.length >= cap && (best == null || b.length < best.length)) {
+                best = b;
+                if (b.length == cap) {
+                    break;
+                }
+            }
         }
-        if (idleBytes.addAndGet(cap) > maxIdleBytes) {
-            idleBytes.addAndGet(-cap);
-            return;
+        if (best != null) {
+            idle.removeFirstOccurrence(best);
+            pooledBytes -= cap; // what it holds beyond cap stays counted here until it comes back
         }
-        idle[sizeClass(cap)].offerFirst(b);
+        return best;
     }
 
-    private static int sizeClass(int cap) {
-        return Integer.numberOfTrailingZeros(cap / MIN_BYTES);
+    /** Takes back a buffer lent for a run counted as {@code counted} bytes. */
+    private synchronized void recycle(byte[] b, int counted) {
+        int len = b.length;
+        if (len > maxPooledBytes || Integer.bitCount(len) != 1 || len < MIN_BYTES) {
+            return;
+        }
+        pooledBytes += counted;
+        idle.addFirst(b);
+        while (pooledBytes > maxIdleBytes && !idle.isEmpty()) {
+            pooledBytes -= idle.removeLast().length;
+        }
     }
 
     /** Buffers allocated (not taken from the pool) so far. */
@@ -88,9 +110,9 @@ final class RunBuffers {
         return allocations.get();
     }
 
-    /** Bytes of idle buffers held. */
-    long idleBytes() {
-        return idleBytes.get();
+    /** Bytes of idle buffers held (and what lent ones hold beyond their runs). */
+    synchronized long idleBytes() {
+        return pooledBytes;
     }
 
     /**
@@ -103,11 +125,14 @@ final class RunBuffers {
     static final class Run {
         final byte[] array;
         private final RunBuffers pool;
+        /** The capacity the run was counted as ({@link #capacityFor}); the array may be longer. */
+        private final int counted;
         private final AtomicInteger holders = new AtomicInteger(1);
 
-        private Run(byte[] array, RunBuffers pool) {
+        private Run(byte[] array, RunBuffers pool, int counted) {
             this.array = array;
             this.pool = pool;
+            this.counted = counted;
         }
 
         /** Holds the buffer for a copy; false if it has already gone back to the pool. */
@@ -127,7 +152,7 @@ final class RunBuffers {
         void release() {
             int h = holders.decrementAndGet();
             if (h == 0) {
-                pool.recycle(array);
+                pool.recycle(array, counted);
             } else if (h < 0) {
                 throw new IllegalStateException("run buffer released more often than held");
             }

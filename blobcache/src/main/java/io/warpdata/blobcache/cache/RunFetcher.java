@@ -30,7 +30,8 @@ import java.util.function.Consumer;
  * SDK's request handling and per block a file create and rename.
  * <ul>
  * <li>Fetch buffers are pooled ({@code RunBuffers}, {@code FetchScheduler.POOLED_BUFFER_BYTES} =
- *     128 MiB of idle buffers at most): a fresh 8 MiB array per GET was zeroed by the JVM,
+ *     64 MiB of idle buffers at most; a run takes the smallest idle one that fits it, whatever
+ *     its size): a fresh 8 MiB array per GET was zeroed by the JVM,
  *     page-faulted in by the kernel 4 KiB at a time (zeroed again) and, being a G1 humongous
  *     object, collected by collections of its own: about 16% of the fetch threads' CPU and
  *     1 GiB of allocation per GiB read. A buffer returns to the pool only when the fetch and
