@@ -87,6 +87,8 @@ public final class TensorFolder {
         }
         NavigableMap<String, FileContent> files = new TreeMap<>();
         TreeSet<String> dirs = new TreeSet<>();
+        // One NPY header for the tensors of one dtype and shape (an embedding table's are all alike).
+        Map<List<Object>, FileContent.Inline> npyHeaders = new java.util.HashMap<>();
         for (SafetensorsHeader.Tensor t : header.tensors()) {
             Optional<String> descr = NpyHeader.descr(t.dtype());
             String path = t.name() + (descr.isPresent() ? ".npy" : ".bf16");
@@ -98,7 +100,8 @@ public final class TensorFolder {
             FileContent data = hash == null ? new FileContent.BlobSlice(shard, dataStart + t.begin(), t.byteSize())
                     : new FileContent.HashedRange(BlobMember.lookup(shard, dataStart + t.begin(), t.byteSize(), hash));
             FileContent content = descr.isPresent()
-                    ? FileContent.Pieces.of(new FileContent.Inline(NpyHeader.of(descr.get(), t.shape())), data) : data;
+                    ? FileContent.Pieces.of(npyHeaders.computeIfAbsent(List.of(descr.get(), t.shape()),
+                            k -> new FileContent.Inline(NpyHeader.of(descr.get(), t.shape()))), data) : data;
             files.put(path, content);
             for (int slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1)) {
                 dirs.add(path.substring(0, slash));
