@@ -327,6 +327,27 @@ class SafetensorsIT {
         Path old = store.mount.resolve("st/big0/t");
         MountIT.waitFor(() -> Files.isDirectory(old));
         store.python("big.py", "read", old.toString(), picks).requireSuccess();
+
+        // One bad byte in the store's tensor hash blob: the shard is intact, and its blocks' own
+        // hashes vouch for its tensors, so the folder is read through them (audit 36: every one of
+        // its tensors was EIO, and the folder itself).
+        String manifest = Files.readString(store.mount.resolve("st/big/.warp/manifest.json"));
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(
+                "\"tensor_hashes\":\\{\"blocks\":\"[0-9a-f]{64}\",\"byte_size\":[0-9]+,\"hash\":\"([0-9a-f]{64})\"")
+                .matcher(manifest);
+        assertThat(m.find()).as(manifest).isTrue();
+        String key = io.warpdata.store.StoreLayout.blob(new io.warpdata.manifest.BlobId(m.group(1)));
+        byte[] hashes = store.store().get(key);
+        hashes[hashes.length - 100] ^= 1;
+        store.store().put(key, hashes);
+        store.warpctl("cache", "gc", "--limit", "0").requireSuccess();
+        store.stopWarpds();
+        store.mount();
+        MountIT.waitFor(() -> Files.isDirectory(root));
+        assertThat(Shell.run("ls", root.resolve("big.tensors/emb").toString()).requireSuccess().out().lines().count())
+                .isEqualTo(4096);
+        store.python("big.py", "read", root.toString(), "4000," + picks).requireSuccess();
+        assertThat(store.warpd().output()).contains("read through the blocks of their file instead");
     }
 
     @Test
