@@ -182,7 +182,11 @@ final class ReadExecutor implements ReadPlan.Holdings {
                 return true;
             }
             case Source.Blocks b -> {
-                served(s, 0, readBlocks(m.blob(), b.list(), from, dst, at, n, deadline, ReadSource.BLOCKS));
+                try {
+                    served(s, 0, readBlocks(m.blob(), b.list(), from, dst, at, n, deadline, ReadSource.BLOCKS));
+                } catch (BlockVerificationException bad) {
+                    return servedOnItsOwn(m, b.list(), offset, dst, at, n, deadline, bad);
+                }
                 remember(m, offset);
                 return true;
             }
@@ -193,6 +197,29 @@ final class ReadExecutor implements ReadPlan.Holdings {
         // only through another dataset's cache should not be read ahead); order plans follow
         // every read of a planned file.
         followPlan(m.blob(), from);
+        return true;
+    }
+
+    /**
+     * A member read through its shard's blocks, one of which the store serves wrong (it failed
+     * its block hash twice): fetched on its own, checked against its own hash, when the mode and
+     * its size allow. Audit 36: once a file's tensor reads were dense enough for its blocks to
+     * serve them, one damaged tensor made every intact tensor of its 1 MiB block EIO. Bytes that
+     * fail their own hash too fail the read with the block's error.
+     */
+    private boolean servedOnItsOwn(BlobMember m, BlockHashList list, long offset, ByteBuffer dst, int at, int n,
+                                   long deadline, BlockVerificationException bad) {
+        if (!ReadPlan.memberGetAllowed(m, config.mode())) {
+            throw bad;
+        }
+        boolean mirrored;
+        try {
+            mirrored = copyMember(members.claim(m), m, list, offset, dst, at, n, deadline);
+        } catch (MemberVerificationException alsoBad) {
+            bad.addSuppressed(alsoBad);
+            throw bad;
+        }
+        served(new Source.MemberGet(list), n, mirrored);
         return true;
     }
 

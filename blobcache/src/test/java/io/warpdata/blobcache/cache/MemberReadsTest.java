@@ -266,6 +266,31 @@ class MemberReadsTest {
         assertThat(readMember(c, s.member(bad))).as("the next read tries afresh").isEqualTo(s.content(bad));
     }
 
+    /**
+     * Audit 36: once a file's tensor reads were dense enough for its blocks to serve them, one
+     * damaged tensor in the store made every intact tensor of its 1 MiB block EIO. A member read
+     * through a block that fails its hash twice is fetched on its own, checked by its own hash.
+     */
+    @Test
+    void aMemberInABlockTheStoreServesWrongIsFetchedOnItsOwnWhenItsOwnBytesAreIntact() {
+        Shard s = new Shard(4 * MIB, 30);
+        int intact = s.add(MIB + 100, TestBlobs.bytes(1_024, 31));
+        int damaged = s.add(MIB + 50_000, TestBlobs.bytes(1_024, 32));
+        s.publish(memory);
+        byte[] stored = s.bytes.clone();
+        stored[MIB + 50_100] ^= 1;
+        memory.put(io.warpdata.store.StoreLayout.blob(s.ref.id()), stored);
+        BlockCache c = open(config());
+        // Lookups (tensors) of a shard under 64 MiB are read through its blocks.
+        BlobMember tensor = BlobMember.lookup(s.ref, MIB + 100, 1_024, s.member(intact).hash());
+        BlobMember bad = BlobMember.lookup(s.ref, MIB + 50_000, 1_024, s.member(damaged).hash());
+
+        assertThatThrownBy(() -> readMember(c, bad)).isInstanceOf(BlockVerificationException.class);
+        assertThat(readMember(c, tensor)).as("its own bytes, checked by its own hash").isEqualTo(s.content(intact));
+        assertThat(readMember(c, tensor)).isEqualTo(s.content(intact));
+        assertThatThrownBy(() -> readMember(c, bad)).as("still no wrong byte").isInstanceOf(BlockVerificationException.class);
+    }
+
     @Test
     void aMemberIndexHashThatTheBytesDoNotHaveServesTheShardsVerifiedBytesAsItsCachedBlocksWould() {
         // Audit 5: such a member failed with EIO on a fresh node and was served once its shard's
