@@ -14,9 +14,13 @@ public final class SafetensorsException extends WarpException {
      * @param tensor the tensor at fault, or null for the file as a whole
      */
     public SafetensorsException(String file, String tensor, String problem) {
-        super("Safetensors file " + file + (tensor == null ? "" : ": tensor '" + tensor + "'") + " " + problem,
-                "Rewrite the file with a safetensors writer (safetensors.numpy.save_file, torch's save_file), or leave it"
-                        + " out of the artifact.");
+        this(file, tensor, problem, "Rewrite the file with a safetensors writer (safetensors.numpy.save_file, torch's"
+                + " save_file), or leave it out of the artifact.");
+    }
+
+    /** As above, with what to do when rewriting the file would not help (a dtype Warp does not know). */
+    public SafetensorsException(String file, String tensor, String problem, String nextStep) {
+        super("Safetensors file " + file + (tensor == null ? "" : ": tensor '" + tensor + "'") + " " + problem, nextStep);
         this.file = file;
         this.tensor = tensor;
     }

@@ -151,8 +151,14 @@ public record SafetensorsHeader(long headerLength, Map<String, String> metadata,
                 if (!seen.add(name)) {
                     throw new SafetensorsException(file, name, "appears twice in the header");
                 }
-                if (p.nextToken() != JsonToken.START_OBJECT) {
-                    throw new SafetensorsException(file, name, "is not a JSON object in the header");
+                JsonToken value = p.nextToken();
+                if (name.equals("__metadata__") && value == JsonToken.VALUE_NULL) {
+                    continue; // no metadata, as the safetensors library reads it (audit 36)
+                }
+                if (value != JsonToken.START_OBJECT) {
+                    throw name.equals("__metadata__")
+                            ? new SafetensorsException(file, null, "has __metadata__ that is not a JSON object of strings")
+                            : new SafetensorsException(file, name, "is not a JSON object in the header");
                 }
                 if (name.equals("__metadata__")) {
                     readMetadata(p, file, metadata);
@@ -175,7 +181,9 @@ public record SafetensorsHeader(long headerLength, Map<String, String> metadata,
         List<Tensor> byOffset = new ArrayList<>(tensors);
         byOffset.sort(Comparator.comparingLong(Tensor::begin).thenComparingLong(Tensor::end));
         long at = 0;
+        Tensor last = null;
         for (Tensor x : byOffset) {
+            last = x;
             if (x.begin() > at) {
                 throw new SafetensorsException(file, x.name(), "starts at byte " + x.begin() + " of the buffer, leaving a"
                         + " hole after byte " + at + " (the buffer must be fully indexed)");
@@ -186,9 +194,14 @@ public record SafetensorsHeader(long headerLength, Map<String, String> metadata,
             }
             at = x.end();
         }
+        if (at > buffer) {
+            // The tensor named (audit 36): its header's offsets may be what is wrong, not the file's length.
+            throw new SafetensorsException(file, last.name(), "ends at byte " + at + " of a byte buffer of " + buffer
+                    + " bytes (the file is truncated), unless its data_offsets are wrong");
+        }
         if (at != buffer) {
             throw new SafetensorsException(file, null, "has a byte buffer of " + buffer + " bytes, but its tensors end"
-                    + " at byte " + at + (at < buffer ? " (trailing bytes)" : " (the file is truncated)"));
+                    + " at byte " + at + " (trailing bytes)");
         }
         return new SafetensorsHeader(header.length, metadata, tensors);
     }
@@ -269,8 +282,11 @@ public record SafetensorsHeader(long headerLength, Map<String, String> metadata,
         try {
             return Dtype.valueOf(text);
         } catch (IllegalArgumentException e) {
+            // A writer would write the same dtype again (audit 36: F8_E4M3 was told to rewrite the file).
             throw new SafetensorsException(file, name, "has dtype '" + text + "', which Warp does not know (F16 F32 F64"
-                    + " BF16 U8 I8 U16 I16 U32 I32 U64 I64 BOOL)");
+                    + " BF16 U8 I8 U16 I16 U32 I32 U64 I64 BOOL)", "Convert that tensor to one of those dtypes (an"
+                    + " F8 one to F16 or BF16, e.g. tensor.to(torch.bfloat16)) and save the file again, or leave the file"
+                    + " out of the artifact.");
         }
     }
 

@@ -77,6 +77,7 @@ class SafetensorsHeaderTest {
                 new String[] {"{\"a\":{" + ok + "},\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[12,20]}}", "tensor 'b' starts at byte 12 of the buffer, leaving a hole after byte 8"},
                 new String[] {"{\"a\":{" + ok + "},\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", "tensor 'b' starts at byte 4 of the buffer, overlapping"},
                 new String[] {"{\"__metadata__\":{\"k\":1},\"t\":{" + ok + "}}", "__metadata__.k that is not a string"},
+                new String[] {"{\"__metadata__\":[1],\"t\":{" + ok + "}}", "has __metadata__ that is not a JSON object of strings"},
                 new String[] {"[1,2]", "does not start with '{'"},
                 new String[] {"{\"t\":{" + ok + "}} x", "not valid JSON"},
                 new String[] {"{\"t\":{" + ok + "}", "not valid JSON"},
@@ -87,11 +88,30 @@ class SafetensorsHeaderTest {
         }
     }
 
+    /** Audit 36: null metadata is no metadata, as the safetensors library reads it (serde's Option). */
+    @Test
+    void nullMetadataIsNoMetadata() {
+        SafetensorsHeader h = parse("{\"__metadata__\":null,\"t\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8);
+        assertThat(h.metadata()).isEmpty();
+        assertThat(h.tensors()).extracting(SafetensorsHeader.Tensor::name).containsExactly("t");
+    }
+
+    /** Audit 36: a dtype Warp does not know is not cured by writing the file again with the same dtype. */
+    @Test
+    void anUnknownDtypeSaysToConvertTheTensor() {
+        assertThatThrownBy(() -> parse("{\"t\":{\"dtype\":\"F8_E4M3\",\"shape\":[8],\"data_offsets\":[0,8]}}", 8))
+                .isInstanceOfSatisfying(SafetensorsException.class, e -> assertThat(e.nextStep())
+                        .contains("Convert that tensor to one of those dtypes").doesNotContain("Rewrite the file"));
+    }
+
     @Test
     void theBufferMustEndWhereTheLastTensorDoes() {
         String json = "{\"t\":{\"dtype\":\"U16\",\"shape\":[3],\"data_offsets\":[0,6]}}";
         assertThatThrownBy(() -> parse(json, 7)).hasMessageContaining("buffer of 7 bytes, but its tensors end at byte 6 (trailing bytes)");
         assertThatThrownBy(() -> parse(json, 5)).hasMessageContaining("(the file is truncated)");
+        // The tensor that ends past the buffer is named: its offsets may be what is wrong (audit 36).
+        assertThatThrownBy(() -> parse(json, 5)).hasMessageContaining("'t'")
+                .hasMessageContaining("ends at byte 6 of a byte buffer of 5 bytes").hasMessageContaining("data_offsets");
         byte[] badUtf8 = {'{', '"', (byte) 0xC3, '"', ':', '1', '}'};
         assertThatThrownBy(() -> SafetensorsHeader.parse(badUtf8, 100, FILE)).hasMessageContaining("not valid UTF-8");
     }
