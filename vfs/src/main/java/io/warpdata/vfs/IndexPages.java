@@ -4,6 +4,7 @@ import io.warpdata.blobcache.cache.CacheDirectoryException;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.IndexBytes;
 import io.warpdata.manifest.WarpException;
+import io.warpdata.store.StoreUnavailableException;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
@@ -433,10 +434,11 @@ final class IndexPages {
          * wrong with the file or its disk, so not {@link #cannotRead}'s "check the disk". Typed
          * as the block cache's interrupted waits are ({@code Deadlines}).
          */
-        private io.warpdata.store.StoreUnavailableException interrupted(IOException e) {
+        private StoreUnavailableException interrupted(IOException e) {
             Thread.currentThread().interrupt();
-            return new io.warpdata.store.StoreUnavailableException("Interrupted while reading the member index file "
-                    + path.getFileName() + " (nothing is wrong with it; it is read again at the next access)", e);
+            return new StoreUnavailableException("Interrupted while reading the member index file " + path.getFileName(),
+                    "Nothing to do: the read was cancelled (warpd stopping, or a cancelled warm); nothing is wrong with"
+                            + " the file, and it is read again at the next access.", e);
         }
 
         /**

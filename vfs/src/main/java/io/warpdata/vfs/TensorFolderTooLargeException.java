@@ -17,13 +17,15 @@ public final class TensorFolderTooLargeException extends WarpException {
     /** A header too long to read and parse at all within the folders' share of the heap. */
     public TensorFolderTooLargeException(String name, long headerBytes, long heapBytes) {
         super(name + " has a header of " + headerBytes + " bytes, more than warpd reads as one .tensors/ folder with its"
-                        + " heap of " + (heapBytes >> 20) + " MiB", nextStep(headerBytes * TensorFolders.HEAP_PER_HEADER_BYTE));
+                        + " heap of " + (heapBytes >> 20) + " MiB",
+                // A short key is about 66 bytes of JSON and 900 of folder: sized for that, the densest.
+                nextStep(headerBytes * TensorFolders.BYTES_PER_TENSOR / 60));
     }
 
     /** What to do, for a folder that would take about {@code folderBytes} of heap. */
     private static String nextStep(long folderBytes) {
         return "Read its tensors from the .safetensors file itself (numpy.memmap, torch.from_file, safetensors'"
-                + " safe_open: no listing needed), or give warpd a larger heap (WARP_HEAP, about "
+                + " safe_open: no listing needed), or give warpd a larger heap (WARP_HEAP, at least "
                 + ((folderBytes * 10 / 3 >> 20) + 384) + "m for this file) and restart it.";
     }
 

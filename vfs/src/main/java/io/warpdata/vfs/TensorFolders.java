@@ -40,7 +40,7 @@ final class TensorFolders {
      * 35 MB of header, took 4 minutes of collections to list, and warpd's heap was full after).
      */
     static final int HEAP_PER_HEADER_BYTE = 8;
-    /** Share of the heap the folders held may take, together: 3/10 (115 MiB, about 128,000 tensors at 384m). */
+    /** Share of the heap the folders held may take, together: 3/10 (115 MiB, about 134,000 tensors at 384m). */
     private static final int HEAP_SHARE_TENTHS = 3;
 
     private final BlobReader reader;
@@ -51,6 +51,9 @@ final class TensorFolders {
      * sixth of six files of 100,000 tensors).
      */
     private final Cache<Key, TensorFolder> folders;
+    /** Files refused as too large, for a minute: a lookup of one is answered without its header. */
+    private final Cache<Key, TensorFolderTooLargeException> refusals = Caffeine.newBuilder().maximumSize(1024)
+            .expireAfterWrite(java.time.Duration.ofMinutes(1)).build();
 
     private record Key(BlobId shard, long offset) {
     }
@@ -82,13 +85,11 @@ final class TensorFolders {
     }
 
     /** Refuses a file whose folder would not fit the budget alone, before the folder is made. */
-    private SafetensorsHeader fits(SafetensorsHeader header, String name) {
-        int tensors = header.tensors().size();
+    private void fits(int tensors, String name) {
         if (weight(tensors) > budgetBytes) {
             throw new TensorFolderTooLargeException(name, tensors, (int) Math.max(0, (budgetBytes - 4096) / BYTES_PER_TENSOR),
                     Runtime.getRuntime().maxMemory());
         }
-        return header;
     }
 
     /**
@@ -101,61 +102,107 @@ final class TensorFolders {
         BlobRef shard = d.artifact().shards().get(d.index().shard(i));
         long offset = d.index().offset(i);
         long size = d.index().length(i);
-        return folders.get(new Key(shard.id(), offset), k -> {
-            String name = d.version().describe() + "/" + d.artifactName() + "/" + d.index().path(i);
-            try {
-                BlobRef hashes = d.artifact().tensorHashes();
-                // A shard under 64 MiB is read through its blocks whatever its tensors' hashes say
-                // (BlobMember.LOOKUP_MIN_BLOB_BYTES): its header too, whose blocks hold the first
-                // tensors, and the hashes are not fetched for it.
-                TensorHashes.Entry entry = hashes == null || shard.size() < BlobMember.LOOKUP_MIN_BLOB_BYTES ? null
-                        : entry(hashes, d.index().hash(i), name);
-                if (entry == null) {
-                    return throughBlocks(shard, offset, size, name);
-                }
-                // In a large shard, the header and the tensors' hashes as ranges of their own, each
-                // checked against its hash: about their bytes, not the blocks around them (and the
-                // blocks read ahead of them).
-                if (entry.headerLength() > size - 8 || entry.headerLength() > SafetensorsHeader.MAX_HEADER_BYTES) {
-                    throw new StoreException("The tensor hashes of " + name + " give it a header of " + entry.headerLength()
-                            + " bytes, in a file of " + size, "Publish the dataset again.", null);
-                }
-                headerFits(entry.headerLength(), name);
-                byte[] json = readLookup(BlobMember.lookup(shard, offset + 8, entry.headerLength(), entry.header()));
-                SafetensorsHeader header = fits(SafetensorsHeader.parse(json, size, name), name);
-                List<BlobId> tensorHashes = TensorHashes.hashes(
-                        readLookup(BlobMember.lookup(hashes, entry.hashesAt(), entry.hashesLength(), entry.hashes())));
-                if (tensorHashes.size() != header.tensors().size()) {
-                    throw new StoreException("The tensor hashes of " + name + " name " + tensorHashes.size()
-                            + " tensors; its header has " + header.tensors().size(), "Publish the dataset again.", null);
-                }
-                return TensorFolder.of(shard, offset, header, tensorHashes);
-            } catch (BlockVerificationException | MemberVerificationException e) {
-                // The tensor hashes (or the header read by its hash) came wrong from the store: the
-                // shard's own blocks, with their own hashes, still vouch for its tensors (audit 36:
-                // one bad byte in the hash blob made all 4,103 tensors of an intact shard EIO).
-                LOG.warn("The tensor hashes of {} cannot be read ({}): its tensors are read through the blocks of"
-                        + " their file instead", name, e.getMessage());
-                return throughBlocks(shard, offset, size, name);
-            } catch (SafetensorsException e) {
-                throw new StoreException(e.getMessage() + " (it passed the check at publish: the store's copy differs)",
-                        "Publish the dataset again; the file itself reads as it is.", e);
-            }
-        });
+        Key key = new Key(shard.id(), offset);
+        TensorFolderTooLargeException refused = refusals.getIfPresent(key);
+        if (refused != null) {
+            throw refused;
+        }
+        try {
+            return folders.get(key, k -> make(d, i, shard, offset, size));
+        } catch (TensorFolderTooLargeException e) {
+            // Remembered: each lookup of the folder would read and parse its header again to refuse it.
+            refusals.put(key, e);
+            throw e;
+        }
+    }
+
+    private TensorFolder make(Node.MemberDir d, int i, BlobRef shard, long offset, long size) {
+        String name = d.version().describe() + "/" + d.artifactName() + "/" + d.index().path(i);
+        BlobRef hashes = d.artifact().tensorHashes();
+        // A shard under 64 MiB is read through its blocks whatever its tensors' hashes say
+        // (BlobMember.LOOKUP_MIN_BLOB_BYTES): its header too, whose blocks hold the first
+        // tensors, and the hashes are not fetched for it.
+        if (hashes == null || shard.size() < BlobMember.LOOKUP_MIN_BLOB_BYTES) {
+            return throughBlocks(shard, offset, size, name);
+        }
+        TensorHashes.Entry entry;
+        try {
+            entry = entry(hashes, d.index().hash(i), name);
+        } catch (BlockVerificationException | MemberVerificationException e) {
+            return hashesUnreadable(shard, offset, size, name, e);
+        }
+        if (entry == null) {
+            return throughBlocks(shard, offset, size, name);
+        }
+        // In a large shard, the header and the tensors' hashes as ranges of their own, each
+        // checked against its hash: about their bytes, not the blocks around them (and the
+        // blocks read ahead of them).
+        if (entry.headerLength() > size - 8 || entry.headerLength() > SafetensorsHeader.MAX_HEADER_BYTES) {
+            throw new StoreException("The tensor hashes of " + name + " give it a header of " + entry.headerLength()
+                    + " bytes, in a file of " + size, "Publish the dataset again.", null);
+        }
+        headerFits(entry.headerLength(), name);
+        fits(entry.tensors(), name); // the hash list's length is the tensor count: known before the header is read
+        List<BlobId> tensorHashes;
+        try {
+            tensorHashes = TensorHashes.hashes(
+                    readLookup(BlobMember.lookup(hashes, entry.hashesAt(), entry.hashesLength(), entry.hashes())));
+        } catch (BlockVerificationException | MemberVerificationException e) {
+            return hashesUnreadable(shard, offset, size, name, e);
+        }
+        SafetensorsHeader header = parsed(readLookup(BlobMember.lookup(shard, offset + 8, entry.headerLength(),
+                entry.header())), size, name);
+        fits(header.tensors().size(), name);
+        if (tensorHashes.size() != header.tensors().size()) {
+            throw new StoreException("The tensor hashes of " + name + " name " + tensorHashes.size()
+                    + " tensors; its header has " + header.tensors().size(), "Publish the dataset again.", null);
+        }
+        return TensorFolder.of(shard, offset, header, tensorHashes);
+    }
+
+    /**
+     * The tensor hashes came wrong from the store: the shard's own blocks, with their own hashes,
+     * still vouch for its tensors (audit 36: one bad byte in the hash blob made all 4,103 tensors
+     * of an intact shard EIO). If those fail too, their error carries this one.
+     */
+    private TensorFolder hashesUnreadable(BlobRef shard, long offset, long size, String name, RuntimeException e) {
+        LOG.warn("The tensor hashes of {} cannot be read ({}): its tensors are read through the blocks of their file"
+                + " instead", name, e.getMessage());
+        try {
+            return throughBlocks(shard, offset, size, name);
+        } catch (RuntimeException also) {
+            also.addSuppressed(e);
+            throw also;
+        }
     }
 
     /** The folder read through the shard's blocks: its header, and each tensor as a slice of them. */
     private TensorFolder throughBlocks(BlobRef shard, long offset, long size, String name) {
+        byte[] first8 = read(shard, offset, 8);
+        long n;
         try {
-            byte[] first8 = read(shard, offset, 8);
-            long n = SafetensorsHeader.headerLength(first8, size, name);
-            headerFits(n, name);
-            SafetensorsHeader header = fits(SafetensorsHeader.parse(read(shard, offset + 8, (int) n), size, name), name);
-            return TensorFolder.of(shard, offset, header);
+            n = SafetensorsHeader.headerLength(first8, size, name);
         } catch (SafetensorsException e) {
-            throw new StoreException(e.getMessage() + " (it passed the check at publish: the store's copy differs)",
-                    "Publish the dataset again; the file itself reads as it is.", e);
+            throw differs(e);
         }
+        headerFits(n, name);
+        SafetensorsHeader header = parsed(read(shard, offset + 8, (int) n), size, name);
+        fits(header.tensors().size(), name);
+        return TensorFolder.of(shard, offset, header);
+    }
+
+    private static SafetensorsHeader parsed(byte[] json, long size, String name) {
+        try {
+            return SafetensorsHeader.parse(json, size, name);
+        } catch (SafetensorsException e) {
+            throw differs(e);
+        }
+    }
+
+    /** A header that breaks the format though it passed publish's check: the store's copy differs. */
+    private static StoreException differs(SafetensorsException e) {
+        return new StoreException(e.getMessage() + " (it passed the check at publish: the store's copy differs)",
+                "Publish the dataset again; the file itself reads as it is.", e);
     }
 
     /**

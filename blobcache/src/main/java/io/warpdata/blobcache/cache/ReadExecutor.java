@@ -215,8 +215,9 @@ final class ReadExecutor implements ReadPlan.Holdings {
         boolean mirrored;
         try {
             mirrored = copyMember(members.claim(m), m, list, offset, dst, at, n, deadline);
-        } catch (MemberVerificationException alsoBad) {
-            bad.addSuppressed(alsoBad);
+        } catch (RuntimeException alsoFailed) {
+            // Its own hash failed too, or the store failed it: the read fails naming the bad block.
+            bad.addSuppressed(alsoFailed);
             throw bad;
         }
         served(new Source.MemberGet(list), n, mirrored);

@@ -1,5 +1,6 @@
 package io.warpdata.blobcache.cache;
 
+import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -36,7 +37,7 @@ final class RunBuffers {
     private final int maxPooledBytes;
     private final long maxIdleBytes;
     /** Idle buffers, most recently returned first. Guarded by this. */
-    private final java.util.ArrayDeque<byte[]> idle = new java.util.ArrayDeque<>();
+    private final ArrayDeque<byte[]> idle = new ArrayDeque<>();
     /** Bytes of the idle buffers, plus what lent buffers hold beyond their run's capacity. Guarded by this. */
     private long pooledBytes;
     private final AtomicLong allocations = new AtomicLong();

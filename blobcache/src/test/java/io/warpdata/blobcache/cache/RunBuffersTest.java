@@ -53,6 +53,7 @@ class RunBuffersTest {
         pool.acquire(8 * MIB);
         assertThat(pool.allocations()).isEqualTo(4);
     }
+
     /**
      * Runs change length all the time (windows opening at 2 blocks and doubling, a shard's last
      * run): pooled by exact size, most idle buffers were of the wrong size and every run a new

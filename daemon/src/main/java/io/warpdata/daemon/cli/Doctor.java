@@ -224,8 +224,9 @@ public final class Doctor {
         detail += ", " + ByteSize.format(free) + " free on its disk";
         Path v1 = Path.of(dir).resolve("v1");
         Path tmpDir = v1.resolve("tmp");
-        if (!Files.isDirectory(v1)) {
-            // Deleted under a running warpd (audit 31: doctor said PASS with 19 blocks reported).
+        if (Files.notExists(v1)) {
+            // Deleted under a running warpd (audit 31: doctor said PASS with 19 blocks reported). Not
+            // merely out of reach: a user who may not enter warpd's 0700 cache directory cannot tell.
             return new Check(name, Status.WARN, detail + ", but " + v1 + " is gone (deleted while warpd runs): the "
                     + ByteSize.format(used) + " it reports are no longer there",
                     "nothing to do if that was meant: warpd makes it again at its next write that finds it still"
