@@ -185,7 +185,7 @@ public final class BlockCache implements BlobReader {
         this.reads = new ReadExecutor(config, metrics, lists, storage, scheduler,
                 config.mode().fetches() ? new ReadAhead(suspects, new ParquetLayouts(storage), storage.limitBytes()) : null,
                 orders, members,
-                new WholeBlobReads(fetcher, lists, storage, metrics, executor, () -> closed));
+                new WholeBlobReads(fetcher, lists, storage, metrics, executor, () -> closed), suspects);
     }
 
     // ---------------------------------------------------------------- reads

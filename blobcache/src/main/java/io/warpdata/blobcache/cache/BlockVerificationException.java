@@ -7,13 +7,23 @@ import io.warpdata.manifest.BlobId;
 
 /** Bytes fetched for a block (or a small blob read whole) did not match their recorded SHA-256, also after a refetch. */
 public final class BlockVerificationException extends StoreException {
+    /** The block that failed, or -1 for a blob read whole. */
+    private final int block;
+
     public BlockVerificationException(BlobId blob, int block) {
         super("Block " + block + " of blob " + blob + " failed SHA-256 verification twice", nextStep(blob), null);
+        this.block = block;
     }
 
     /** A small blob read whole (a member index) whose bytes did not hash to its id, twice. */
     public BlockVerificationException(BlobId blob) {
         super("Blob " + blob + " read whole failed SHA-256 verification twice", nextStep(blob), null);
+        this.block = -1;
+    }
+
+    /** The block that failed, or -1 for a blob read whole. */
+    public int block() {
+        return block;
     }
 
     /**

@@ -40,12 +40,14 @@ final class ReadExecutor implements ReadPlan.Holdings {
     private final OrderPrefetcher orders;
     private final MemberReads members;
     private final WholeBlobReads wholeReads;
+    private final Suspects suspects;
     private final long deadlineNanos;
     private final AtomicLong lastNotCachedLog = new AtomicLong(System.nanoTime() - NOT_CACHED_LOG_EVERY.toNanos());
     private final ThreadLocal<ArrayList<Fetch>> pendingScratch = ThreadLocal.withInitial(ArrayList::new);
 
     ReadExecutor(CacheConfig config, ReadMetrics metrics, HashLists lists, BlockStorage tiers, FetchScheduler scheduler,
-                 ReadAhead readAhead, OrderPrefetcher orders, MemberReads members, WholeBlobReads wholeReads) {
+                 ReadAhead readAhead, OrderPrefetcher orders, MemberReads members, WholeBlobReads wholeReads,
+                 Suspects suspects) {
         this.config = config;
         this.metrics = metrics;
         this.lists = lists;
@@ -55,6 +57,7 @@ final class ReadExecutor implements ReadPlan.Holdings {
         this.orders = orders;
         this.members = members;
         this.wholeReads = wholeReads;
+        this.suspects = suspects;
         this.deadlineNanos = config.retry().readDeadline().toNanos();
     }
 
@@ -209,6 +212,9 @@ final class ReadExecutor implements ReadPlan.Holdings {
      */
     private boolean servedOnItsOwn(BlobMember m, BlockHashList list, long offset, ByteBuffer dst, int at, int n,
                                    long deadline, BlockVerificationException bad) {
+        if (bad.block() >= 0) {
+            suspects.failedTwice(m.blob().id(), bad.block()); // its neighbours go around it from now on
+        }
         if (!ReadPlan.memberGetAllowed(m, config.mode())) {
             throw bad;
         }
@@ -487,6 +493,13 @@ final class ReadExecutor implements ReadPlan.Holdings {
             }
         }
         return false;
+    }
+
+    @Override
+    public boolean blockFailed(BlobMember m, BlockHashList list) {
+        int bs = list.blockSize();
+        return suspects.badBlock(m.blob().id(), (int) (m.offset() / bs),
+                (int) ((m.offset() + Math.max(1, m.length()) - 1) / bs));
     }
 
     @Override

@@ -29,6 +29,9 @@ final class ReadPlan {
         /** Whether a fetch of this member on its own is under way. */
         boolean memberInFlight(BlobMember m);
 
+        /** Whether a block the member lies in failed verification twice lately ({@link Suspects#badBlock}). */
+        boolean blockFailed(BlobMember m, BlockHashList list);
+
         /** Whether a block the member lies in is being fetched and not cached yet. */
         boolean blocksInFlight(BlobMember m, BlockHashList list);
 
@@ -72,6 +75,11 @@ final class ReadPlan {
         if (from < 5 && memberGetAllowed(m, h.mode())) {
             if (h.memberInFlight(m)) {
                 return new Source.AwaitMember(list);
+            }
+            // Its block is served wrong by the store: the member's own bytes, checked by its own
+            // hash, may be intact; the block would be fetched twice more and fail again.
+            if (h.blockFailed(m, list)) {
+                return new Source.MemberGet(list);
             }
             // Blocks serve a stream better than member GETs only if they are kept: on a disk that
             // keeps nothing a member's 1 MiB block is fetched for its few KB and soon dropped (a

@@ -190,8 +190,10 @@ final class RunFetcher {
                     f.done.complete(new Fetch.BlockBytes(run, nextStart, bl, false));
                 } catch (BlockVerificationException e) {
                     // Before the readers hear of it, so that a reader going on sequentially
-                    // finds read-ahead already held back.
+                    // finds read-ahead already held back, and the members around the block are
+                    // fetched on their own.
                     suspect(f.blob);
+                    suspects.failedTwice(f.blob.id(), f.key.index());
                     fail(f, e);
                 } catch (RuntimeException e) {
                     fail(f, e);

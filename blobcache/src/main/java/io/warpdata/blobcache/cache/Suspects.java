@@ -3,18 +3,31 @@ package io.warpdata.blobcache.cache;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.warpdata.manifest.BlobId;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Blobs whose fetched bytes failed verification: read-ahead of a suspect blob is held back
  * until one GET of it verifies without a single mismatch. Written by the fetchers
  * ({@link RunFetcher}, {@link MemberReads}), read by the planners ({@link ReadAhead}) and the
  * scheduler; nobody calls anybody back. Bounded like {@link ReadAhead}'s tracked blobs.
+ *
+ * <p>It also remembers the blocks that failed twice (the store serves them wrong), for
+ * {@link #BAD_BLOCK_NANOS}: a small member in one of them is then fetched on its own straight
+ * away ({@link ReadPlan#member}) instead of fetching the bad block twice more, and logging it,
+ * before its own GET (session 30's review, M6: each intact tensor beside a damaged one did).
  */
 final class Suspects {
+    /** How long a block that failed verification twice sends members around it: 10 minutes. */
+    static final long BAD_BLOCK_NANOS = 600_000_000_000L;
+    /** Bad blocks remembered per blob: a blob with more is damaged all over, and its members fail anyway. */
+    static final int BAD_BLOCKS_PER_BLOB = 64;
+
     private static final class State {
         volatile boolean suspect;
         /** Failures so far: a planner that saw fewer closes its windows. */
         volatile int failures;
+        /** Block index -> System.nanoTime() until which it counts as bad; null until one is. */
+        volatile ConcurrentHashMap<Integer, Long> badBlocks;
     }
 
     private final Cache<BlobId, State> blobs = Caffeine.newBuilder()
@@ -43,6 +56,42 @@ final class Suspects {
     boolean suspect(BlobId blob) {
         State s = blobs.getIfPresent(blob);
         return s != null && s.suspect;
+    }
+
+    /** Block {@code block} of {@code blob} failed verification twice: the store serves it wrong. */
+    void failedTwice(BlobId blob, int block) {
+        State s = blobs.get(blob, k -> new State());
+        ConcurrentHashMap<Integer, Long> bad;
+        synchronized (s) {
+            bad = s.badBlocks;
+            if (bad == null) {
+                bad = s.badBlocks = new ConcurrentHashMap<>();
+            }
+        }
+        long until = System.nanoTime() + BAD_BLOCK_NANOS;
+        if (bad.size() < BAD_BLOCKS_PER_BLOB || bad.containsKey(block)) {
+            bad.put(block, until);
+        }
+    }
+
+    /** Whether a block of {@code [first, last]} of {@code blob} failed verification twice lately. */
+    boolean badBlock(BlobId blob, int first, int last) {
+        State s = blobs.getIfPresent(blob);
+        ConcurrentHashMap<Integer, Long> bad = s == null ? null : s.badBlocks;
+        if (bad == null) {
+            return false;
+        }
+        long now = System.nanoTime();
+        for (int b = first; b <= last; b++) {
+            Long until = bad.get(b);
+            if (until != null) {
+                if (until - now > 0) {
+                    return true;
+                }
+                bad.remove(b, until);
+            }
+        }
+        return false;
     }
 
     /** How many verification failures {@code blob} has had (as far as remembered). */

@@ -291,6 +291,36 @@ class MemberReadsTest {
         assertThatThrownBy(() -> readMember(c, bad)).as("still no wrong byte").isInstanceOf(BlockVerificationException.class);
     }
 
+    /**
+     * Session 30's review (M6): each intact neighbour of a block the store serves wrong fetched
+     * that block twice more, and logged it, before its own GET. The block is remembered as bad:
+     * its neighbours are fetched on their own straight away.
+     */
+    @Test
+    void membersBesideABlockThatFailedTwiceAreFetchedOnTheirOwnWithoutFetchingTheBlockAgain() {
+        Shard s = new Shard(4 * MIB, 33);
+        int[] intact = new int[4];
+        for (int k = 0; k < intact.length; k++) {
+            intact[k] = s.add(MIB + 100 + k * 100_000L, TestBlobs.bytes(1_024, 34 + k));
+        }
+        int damaged = s.add(MIB + 50_000, TestBlobs.bytes(1_024, 40));
+        s.publish(memory);
+        byte[] stored = s.bytes.clone();
+        stored[MIB + 50_100] ^= 1;
+        memory.put(io.warpdata.store.StoreLayout.blob(s.ref.id()), stored);
+        BlockCache c = open(config());
+        assertThatThrownBy(() -> readMember(c, BlobMember.lookup(s.ref, MIB + 50_000, 1_024, s.member(damaged).hash())))
+                .isInstanceOf(BlockVerificationException.class);
+        long blockBytes = store.bytes(Call.READ);
+
+        for (int k = 0; k < intact.length; k++) {
+            BlobMember tensor = BlobMember.lookup(s.ref, MIB + 100 + k * 100_000L, 1_024, s.member(intact[k]).hash());
+            assertThat(readMember(c, tensor)).isEqualTo(s.content(intact[k]));
+        }
+        assertThat(store.bytes(Call.READ) - blockBytes).as("their own 1,024 bytes each, not the 1 MiB block twice each")
+                .isEqualTo(4L * 1_024);
+    }
+
     @Test
     void aMemberIndexHashThatTheBytesDoNotHaveServesTheShardsVerifiedBytesAsItsCachedBlocksWould() {
         // Audit 5: such a member failed with EIO on a fresh node and was served once its shard's

@@ -24,6 +24,7 @@ class ReadPlanTest {
         boolean memberInFlight;
         boolean blocksInFlight;
         boolean followsBlocks;
+        boolean blockFailed;
         boolean diskKeeps = true;
         CacheMode mode = CacheMode.AUTO;
         final List<String> asked = new ArrayList<>();
@@ -64,6 +65,12 @@ class ReadPlanTest {
         @Override
         public boolean followsBlocks(BlobMember m, BlockHashList list, long from) {
             return followsBlocks;
+        }
+
+        @Override
+        public boolean blockFailed(BlobMember m, BlockHashList list) {
+            asked.add("blockFailed");
+            return blockFailed;
         }
 
         @Override
@@ -164,6 +171,22 @@ class ReadPlanTest {
         assertThat(plan(member(30_000), h)).isEqualTo(new Source.Blocks(LIST));
         h.blocksInFlight = false;
         h.followsBlocks = true;
+        assertThat(plan(member(30_000), h)).isEqualTo(new Source.Blocks(LIST));
+    }
+
+    @Test
+    void aMemberInABlockTheStoreServesWrongIsFetchedOnItsOwnEvenWhereItsBlocksWouldServeIt() {
+        Held h = new Held();
+        h.followsBlocks = true;
+        h.blocksInFlight = true;
+        h.blockFailed = true;
+        assertThat(plan(member(30_000), h)).isEqualTo(new Source.MemberGet(LIST));
+        h.memberInFlight = true;
+        assertThat(plan(member(30_000), h)).as("one GET of it at a time").isEqualTo(new Source.AwaitMember(LIST));
+        h.memberInFlight = false;
+        assertThat(plan(member(MemberReads.MAX_FETCH_BYTES + 1), h)).as("too large to fetch on its own")
+                .isEqualTo(new Source.Blocks(LIST));
+        h.mode = CacheMode.HYBRID;
         assertThat(plan(member(30_000), h)).isEqualTo(new Source.Blocks(LIST));
     }
 
