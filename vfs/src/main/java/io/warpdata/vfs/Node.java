@@ -159,12 +159,22 @@ public sealed interface Node {
      * {@code F.safetensors} as files ({@link TensorFolder}); {@code dir} is {@code ""} for the
      * folder itself, else a path inside it without the trailing '/'.
      *
+     * The node holds where its folder comes from, not the folder: the kernel keeps directory
+     * inodes as long as it likes, and a folder of 100,000 tensors (90 MB) held by one would be
+     * outside the budget of {@link TensorFolders} (session 30's review, M1).
+     *
+     * @param source the folder's file, whose folder {@link TensorFolders} keeps or makes again
      * @param path the folder's path in the version, for messages
      */
-    record TensorDir(VersionTree version, TensorFolder folder, String dir, String path) implements Folder {
+    record TensorDir(VersionTree version, TensorFolders.Source source, String dir, String path) implements Folder {
         /** The subfolder at {@code inner}. */
         TensorDir subfolder(String inner) {
-            return new TensorDir(version, folder, inner, path);
+            return new TensorDir(version, source, inner, path);
+        }
+
+        /** The folder: kept by {@link TensorFolders}, or made again from its header. */
+        TensorFolder folder() {
+            return source.folder();
         }
 
         /** A tensor's file. */

@@ -43,8 +43,17 @@ final class TensorFolders {
     /** Share of the heap the folders held may take, together: 3/10 (115 MiB, about 134,000 tensors at 384m). */
     private static final int HEAP_SHARE_TENTHS = 3;
 
+    /** How long a folder waits for the others being made to finish: a minute, far longer than one takes. */
+    static final long BUILD_WAIT_SECONDS = 60;
+
     private final BlobReader reader;
     private final long budgetBytes;
+    /**
+     * Heap of the folders being made, in KiB at {@link #HEAP_PER_HEADER_BYTE} a header byte:
+     * together they stay within the budget (session 30's review, M2: each FUSE thread could make
+     * one as large as the budget at the same time, beside the folders kept).
+     */
+    private final java.util.concurrent.Semaphore building;
     /**
      * Folders kept, weighed by their tensors: bounded by count (256) they filled the heap when
      * files of many tensors were listed in turn (audit 36: warpd died of OutOfMemoryError at the
@@ -58,6 +67,14 @@ final class TensorFolders {
     private record Key(BlobId shard, long offset) {
     }
 
+    /** Where a folder comes from: member {@code member} of {@code dir}. What a {@link Node.TensorDir} holds. */
+    record Source(TensorFolders folders, Node.MemberDir dir, int member) {
+        /** The folder, kept or made again. */
+        TensorFolder folder() {
+            return folders.folder(dir, member);
+        }
+    }
+
     TensorFolders(BlobReader reader) {
         this(reader, Runtime.getRuntime().maxMemory() / 10 * HEAP_SHARE_TENTHS);
     }
@@ -66,6 +83,7 @@ final class TensorFolders {
     TensorFolders(BlobReader reader, long budgetBytes) {
         this.reader = reader;
         this.budgetBytes = budgetBytes;
+        this.building = new java.util.concurrent.Semaphore((int) Math.min(Integer.MAX_VALUE, Math.max(1, budgetBytes >> 10)));
         // Softly held too: what else needs the heap (a publish checking a file of 200,000 tensors'
         // header ran out of it beside a folder of 100,000, in TensorFoldersIT) gets it first.
         this.folders = Caffeine.newBuilder().maximumWeight(budgetBytes).softValues()
@@ -73,8 +91,38 @@ final class TensorFolders {
                 .build();
     }
 
+    /** Lets every folder kept go (tests: a node must not keep one). */
+    void forgetAll() {
+        folders.invalidateAll();
+    }
+
     private static long weight(int tensors) {
         return 4096L + (long) tensors * BYTES_PER_TENSOR;
+    }
+
+    /**
+     * Makes a folder of a header of {@code headerBytes} once the folders being made leave room
+     * for it within the budget (a header within it, as {@link #headerFits} lets through, always
+     * gets it once the others are done).
+     */
+    private TensorFolder whileBuilding(long headerBytes, String name, java.util.function.Supplier<TensorFolder> make) {
+        int kib = (int) Math.max(1, Math.min(budgetBytes >> 10, headerBytes * HEAP_PER_HEADER_BYTE >> 10));
+        try {
+            if (!building.tryAcquire(kib, BUILD_WAIT_SECONDS, java.util.concurrent.TimeUnit.SECONDS)) {
+                throw new io.warpdata.store.StoreUnavailableException("The tensor folder of " + name + " waited "
+                        + BUILD_WAIT_SECONDS + " s for the folders of other files being made at once",
+                        "Read it again; or read fewer files' tensor folders at once, or raise WARP_HEAP.", null);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new io.warpdata.store.StoreUnavailableException("Interrupted while the tensor folder of " + name
+                    + " waited for others being made", "Nothing to do: the read was cancelled.", e);
+        }
+        try {
+            return make.get();
+        } finally {
+            building.release(kib);
+        }
     }
 
     /** Refuses a header too long to read and parse within the budget, before it is read. */
@@ -143,12 +191,29 @@ final class TensorFolders {
         }
         headerFits(entry.headerLength(), name);
         fits(entry.tensors(), name); // the hash list's length is the tensor count: known before the header is read
+        try {
+            return whileBuilding(entry.headerLength(), name, () -> hashed(shard, offset, size, name, hashes, entry));
+        } catch (HashesUnreadable e) {
+            // Outside whileBuilding: the blocks' folder waits for its own share of the budget.
+            return hashesUnreadable(shard, offset, size, name, (RuntimeException) e.getCause());
+        }
+    }
+
+    /** The tensor hashes failed their verification: {@link #make} reads the folder through the blocks instead. */
+    private static final class HashesUnreadable extends RuntimeException {
+        HashesUnreadable(RuntimeException cause) {
+            super(cause.getMessage(), cause, false, false);
+        }
+    }
+
+    /** The folder of a file in a large shard, its header and tensor hashes read as ranges of their own. */
+    private TensorFolder hashed(BlobRef shard, long offset, long size, String name, BlobRef hashes, TensorHashes.Entry entry) {
         List<BlobId> tensorHashes;
         try {
             tensorHashes = TensorHashes.hashes(
                     readLookup(BlobMember.lookup(hashes, entry.hashesAt(), entry.hashesLength(), entry.hashes())));
         } catch (BlockVerificationException | MemberVerificationException e) {
-            return hashesUnreadable(shard, offset, size, name, e);
+            throw new HashesUnreadable(e);
         }
         SafetensorsHeader header = parsed(readLookup(BlobMember.lookup(shard, offset + 8, entry.headerLength(),
                 entry.header())), size, name);
@@ -186,9 +251,11 @@ final class TensorFolders {
             throw differs(e);
         }
         headerFits(n, name);
-        SafetensorsHeader header = parsed(read(shard, offset + 8, (int) n), size, name);
-        fits(header.tensors().size(), name);
-        return TensorFolder.of(shard, offset, header);
+        return whileBuilding(n, name, () -> {
+            SafetensorsHeader header = parsed(read(shard, offset + 8, (int) n), size, name);
+            fits(header.tensors().size(), name);
+            return TensorFolder.of(shard, offset, header);
+        });
     }
 
     private static SafetensorsHeader parsed(byte[] json, long size, String name) {

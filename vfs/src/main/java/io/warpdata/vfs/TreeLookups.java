@@ -182,8 +182,9 @@ final class TreeLookups {
         }
         int st = tensorSource(d, path);
         if (st >= 0) {
-            return new Node.TensorDir(d.version(), tensors.folder(d, st),
-                    "", d.version().describe() + "/" + d.artifactName() + "/" + path);
+            TensorFolders.Source source = new TensorFolders.Source(tensors, d, st);
+            source.folder(); // refused here, at its lookup, when it is too large or its header unreadable
+            return new Node.TensorDir(d.version(), source, "", d.version().describe() + "/" + d.artifactName() + "/" + path);
         }
         throw new NoSuchEntryException(d.version().describe() + "/" + d.artifactName() + "/" + path);
     }

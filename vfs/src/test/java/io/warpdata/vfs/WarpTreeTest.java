@@ -134,6 +134,36 @@ class WarpTreeTest {
         return "/vision/mnist@" + v.hex();
     }
 
+    /**
+     * Session 30's review (M1): a tensor folder's directory node held the folder itself, and the
+     * kernel keeps directory inodes as long as it likes, so folders the cache let go stayed on
+     * the heap outside its budget. The node holds where the folder comes from.
+     */
+    @Test
+    void aTensorFolderNodeDoesNotKeepItsFolderOnceTheFoldersCacheLetsItGo() {
+        String json = "{\"emb/0\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+                + "\"emb/1\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}";
+        byte[] header = (json + " ".repeat((8 - json.length() % 8) % 8)).getBytes(StandardCharsets.US_ASCII);
+        ByteBuffer file = ByteBuffer.allocate(8 + header.length + 16).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        file.putLong(header.length).put(header).putFloat(1).putFloat(2).putFloat(3).putFloat(4);
+        Artifact packed = versions.artifact(Map.of("a.safetensors", file.array()), Map.of(), 1);
+        Artifact tensors = new Artifact(io.warpdata.manifest.ArtifactKind.SAFETENSORS, packed.shards(), packed.index(),
+                packed.memberCount(), packed.memberBytes());
+        VersionHash v = versions.publish(MNIST, Map.of(), Map.of("tensors", tensors), CREATED, false);
+        Node.TensorDir dir = (Node.TensorDir) tree.lookup("/vision/mnist@" + v.hex() + "/tensors/a.tensors");
+        java.lang.ref.WeakReference<TensorFolder> made = new java.lang.ref.WeakReference<>(dir.folder());
+
+        dir.source().folders().forgetAll();
+        for (int i = 0; i < 20 && made.get() != null; i++) {
+            System.gc();
+        }
+
+        assertThat(made.get()).as("let go while its node is still held").isNull();
+        assertThat(dir.folder().children("emb")).extracting(TensorFolder.Child::name).containsExactly("0.npy", "1.npy");
+        assertThat(tree.lookup("/vision/mnist@" + v.hex() + "/tensors/a.tensors/emb/1.npy").type())
+                .isEqualTo(Node.Type.FILE);
+    }
+
     @Test
     void rootListsWorkspacesAndWorkspaceListsLatestLinkAndEveryVersion() {
         VersionHash v2 = versions.publish(MNIST, Map.of("main", versions.table(Map.of("x.parquet", shard1))),
