@@ -1,6 +1,7 @@
 """Errors: typed, naming what is missing, saying what to do."""
 
 import os
+import sys
 
 import pytest
 
@@ -525,3 +526,47 @@ def test_a_dataset_not_found_says_when_only_the_endpoint_names_another_server(mo
     for same in ("HTTP://127.0.0.1:9000", "http://localhost:9000/", "http://[::1]:9000"):
         monkeypatch.setenv("WARP_S3_ENDPOINT", same)
         assert dataset_module._elsewhere(Warpd(), missing) is missing, same
+
+
+def test_a_socket_that_refuses_this_user_names_the_group_to_join_and_never_group_root():
+    # Audit 37: the advice said to run ls -l on a socket the user may not look at, and for a warpd
+    # started without --socket-group it amounted to joining group root.
+    from warpdata import client
+    assert "join its group warp (sudo usermod -aG warp alice" in client._join_advice("/run/warp/warpd.sock", "warp", "alice")
+    root = client._join_advice("/run/warp/warpd.sock", "root", "alice")
+    assert "--socket-group GROUP" in root and "usermod -aG root" not in root
+    unknown = client._join_advice("/run/warp/warpd.sock", None, "alice")
+    assert "ls -ld /run/warp" in unknown
+
+
+def test_a_service_socket_folder_this_user_may_not_enter_is_still_where_warpd_is(tmp_path):
+    # Audit 37: /run/warp is 0750 warp:warp; an outsider's client took it for absent and said
+    # "start the daemon" instead of "join group warp".
+    from warpdata import client
+    folder = tmp_path / "run"
+    folder.mkdir()
+    assert not client._unsearchable(str(folder))
+    assert not client._unsearchable(str(tmp_path / "absent"))
+    # As a user who may not enter it (nobody, when the test runs as root): a folder readable to
+    # its parent's visitors, closed to them.
+    import subprocess, tempfile
+    if os.geteuid() != 0:
+        folder.chmod(0o600)
+        assert client._unsearchable(str(folder))
+        return
+    outer = tempfile.mkdtemp(prefix="warp-unsearchable-")
+    try:
+        os.chmod(outer, 0o755)
+        closed = os.path.join(outer, "run")
+        os.mkdir(closed, 0o750)
+        package = os.path.dirname(os.path.dirname(client.__file__))
+        probe = ("import sys; sys.path.insert(0, %r); from warpdata import client; "
+                 "print(client._unsearchable(%r))" % (package, closed))
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                             preexec_fn=lambda: (os.setgid(65534), os.setuid(65534)))
+        if "Permission denied" in out.stderr and "warpdata" in out.stderr:
+            pytest.skip("nobody may not read the package's folder here")
+        assert out.stdout.strip() == "True", out.stderr
+    finally:
+        import shutil
+        shutil.rmtree(outer)

@@ -32,7 +32,7 @@ def default_socket():
         own = os.path.join(os.environ["XDG_RUNTIME_DIR"], "warp", "warpd.sock")
     else:
         own = "/tmp/warp-%d/warpd.sock" % os.geteuid()
-    if not os.path.exists(own) and os.path.exists(SERVICE_SOCKET):
+    if not os.path.exists(own) and (os.path.exists(SERVICE_SOCKET) or _unsearchable(os.path.dirname(SERVICE_SOCKET))):
         return SERVICE_SOCKET
     if own.startswith("/tmp/") and os.path.exists(own):
         _require_own_folder(os.path.dirname(own))
@@ -50,14 +50,36 @@ def _require_own_folder(folder):
             "remove %s if you did not make it, or set XDG_RUNTIME_DIR or WARP_SOCKET to warpd's real socket" % folder)
 
 
-def _owner(path):
-    """``ls -l``'s view of who may use ``path``: 'group G, mode 0660', or what stops asking it."""
-    try:
-        import grp
-        st = os.stat(path)
-        return "group %s, mode %04o" % (grp.getgrgid(st.st_gid).gr_name, st.st_mode & 0o7777)
-    except (OSError, KeyError):
-        return "ls -l %s shows its group" % path
+def _unsearchable(folder):
+    """Whether ``folder`` exists but this user may not look inside it: the service's socket may be
+    there (/run/warp is 0750 warp:warp), and connecting says which group to join (audit 37)."""
+    return os.path.isdir(folder) and not os.access(folder, os.X_OK)
+
+
+def _group_of(path):
+    """The group that may use the socket: the socket's, else its folder's (which this user may not
+    be allowed to look inside), else None."""
+    import grp
+    for p in (path, os.path.dirname(path)):
+        try:
+            return grp.getgrgid(os.stat(p).st_gid).gr_name
+        except (OSError, KeyError):
+            continue
+    return None
+
+
+def _join_advice(path, group, user):
+    """What to do when the socket does not let this user in (as warpctl's ControlClient.joinAdvice)."""
+    if group is None:
+        return ("ask warpd's administrator which group may use it (ls -ld %s shows its folder's group) and join that"
+                " group (sudo usermod -aG GROUP %s, then log in again), or run as warpd's user or root"
+                % (os.path.dirname(path), user))
+    if group == "root":
+        return ("only warpd's user and root may use it: have warpd started with --socket-group GROUP (socket-group ="
+                " GROUP in its config file) and join that group (sudo usermod -aG GROUP %s, then log in again), or run"
+                " as warpd's user or root" % user)
+    return ("join its group %s (sudo usermod -aG %s %s, then log in again), or run as warpd's user or root"
+            % (group, group, user))
 
 
 def _user():
@@ -90,8 +112,7 @@ class Client:
             if e.errno in (errno.EACCES, errno.EPERM):
                 raise DaemonUnavailableError(
                     "warpd's socket %s does not let this user in (permission denied)" % self.socket_path,
-                    "join the socket's group (%s; usermod -aG GROUP %s, then log in again), or run as warpd's user"
-                    " or root" % (_owner(self.socket_path), _user())) from None
+                    _join_advice(self.socket_path, _group_of(self.socket_path), _user())) from None
             raise DaemonUnavailableError(
                 "no warpd answers on %s (%s)" % (self.socket_path, e.strerror or e),
                 "start one (the installed service: systemctl start warpd, as root; where systemd does not run, the"

@@ -6,7 +6,10 @@ import java.util.Optional;
  * Who may run what over the control socket. Reaching the socket at all is governed by its file
  * mode (0660, owner and group); beyond that, {@link Access#OPEN} operations (status, stats,
  * info, warm, refresh) are for every peer, {@link Access#PRIVILEGED} ones (gc, verify, publish)
- * only for root, the daemon's own user, or members of the control group.
+ * only for root, the daemon's own user, or members of the control group. Publish asks more: it
+ * runs only for root and the daemon's own user (the daemon would read the caller's files with its
+ * own rights), which {@code PublishOperation} checks, and warpctl publishes in its own process
+ * for anyone else.
  */
 public final class AccessPolicy {
     /** How much an operation needs. */
@@ -41,13 +44,15 @@ public final class AccessPolicy {
         if (access == Access.OPEN || privileged(peer)) {
             return;
         }
-        String who = "root, the daemon's user " + daemonUser
+        // "root, the daemon's user root" read oddly when warpd runs as root (audit 37).
+        String who = (daemonUid == 0 ? "root" : "root, the daemon's user " + daemonUser)
                 + controlGroup.map(g -> " or members of group " + g.name()).orElse("");
         String how = controlGroup
                 .map(g -> "run it as root (sudo warpctl ...) or add yourself to group " + g.name()
                         + ": sudo usermod -aG " + g.name() + " " + peer.userName() + " (then log in again)")
-                .orElse("run it as root (sudo warpctl ...) or as user " + daemonUser
-                        + ", or start warpd with --control-group GROUP and join that group");
+                .orElse("run it as root (sudo warpctl ...)" + (daemonUid == 0 ? "" : " or as user " + daemonUser)
+                        + ", or have warpd started with --control-group GROUP (control-group = GROUP in its config"
+                        + " file) and join that group");
         throw new ControlException(ControlException.ACCESS_DENIED,
                 peer.describe() + " may not run '" + op + "': only " + who + " may", how);
     }

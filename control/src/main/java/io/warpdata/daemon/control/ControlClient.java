@@ -60,8 +60,7 @@ public final class ControlClient implements AutoCloseable {
                 // warpd is there, but the socket (or its folder) does not let this user in.
                 throw new ControlException(ControlException.DAEMON_UNAVAILABLE,
                         "warpd's control socket " + socket + " does not let this user in (permission denied)",
-                        "join the socket's group (" + group(socket) + "; usermod -aG GROUP " + System.getProperty("user.name")
-                                + ", then log in again), or run as warpd's user or root", e);
+                        joinAdvice(socket, groupOf(socket), System.getProperty("user.name")), e);
             }
             String why = Files.exists(socket) ? "no warpd answers on " + socket + " (a stale socket?)"
                     : "no warpd control socket at " + socket;
@@ -73,13 +72,41 @@ public final class ControlClient implements AutoCloseable {
     }
 
     /** Who may use {@code socket}, as {@code ls -l} shows it: "group G, mode rw-rw----". */
-    private static String group(Path socket) {
-        try {
-            return "group " + Files.readAttributes(socket, java.nio.file.attribute.PosixFileAttributes.class).group().getName()
-                    + ", mode " + java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(socket));
-        } catch (IOException | UnsupportedOperationException e) {
-            return "ls -l " + socket + " shows its group";
+    /**
+     * The group that may use the socket: the socket's, else its folder's (this user may not be
+     * allowed to look inside the folder: /run/warp is 0750), else null.
+     */
+    private static String groupOf(Path socket) {
+        for (Path p : new Path[] {socket, socket.getParent()}) {
+            try {
+                if (p != null) {
+                    return Files.readAttributes(p, java.nio.file.attribute.PosixFileAttributes.class).group().getName();
+                }
+            } catch (IOException | UnsupportedOperationException e) {
+                // the next
+            }
         }
+        return null;
+    }
+
+    /**
+     * What to do when the socket does not let this user in. Audit 37: it said to run
+     * {@code ls -l} on a socket this user may not look at, and, for a warpd started without
+     * {@code --socket-group}, amounted to joining group root.
+     */
+    static String joinAdvice(Path socket, String group, String user) {
+        if (group == null) {
+            return "ask warpd's administrator which group may use it (ls -ld " + socket.getParent() + " shows its folder's"
+                    + " group) and join that group (sudo usermod -aG GROUP " + user + ", then log in again), or run as"
+                    + " warpd's user or root";
+        }
+        if (group.equals("root")) {
+            return "only warpd's user and root may use it: have warpd started with --socket-group GROUP (socket-group = GROUP"
+                    + " in its config file) and join that group (sudo usermod -aG GROUP " + user + ", then log in again),"
+                    + " or run as warpd's user or root";
+        }
+        return "join its group " + group + " (sudo usermod -aG " + group + " " + user + ", then log in again), or run as"
+                + " warpd's user or root";
     }
 
     /**

@@ -101,6 +101,30 @@ public final class SocketFile implements AutoCloseable {
                 // Someone created it between our check and now: fall through and check what it is.
             }
         }
+        int owner = checkDirectory(dir);
+        int mode = (Integer) Files.getAttribute(dir, "unix:mode", LinkOption.NOFOLLOW_LINKS);
+        int me = ProcessIdentity.uid();
+        boolean sticky = (mode & 01000) != 0;
+        // A socket group needs to enter the directory: one an earlier warpd made without a group
+        // (0700, or another group) is given this one, as a new one would be (its socket was
+        // 0660 root:group, and the group still got EACCES on the directory). Only a directory of
+        // warpd's own that holds nothing but the socket: a shared one like /tmp is left alone.
+        if (socketGid.isPresent() && owner == me && !sticky && onlySocketsIn(dir)) {
+            int gid = (Integer) Files.getAttribute(dir, "unix:gid", LinkOption.NOFOLLOW_LINKS);
+            if (gid != socketGid.get() || (mode & 0050) != 0050) {
+                Files.setAttribute(dir, "unix:gid", socketGid.get(), LinkOption.NOFOLLOW_LINKS);
+                Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-x---"));
+            }
+        }
+    }
+
+    /**
+     * Refuses a socket directory that is a symbolic link, not a directory, someone else's, or
+     * writable by others without the sticky bit.
+     *
+     * @return its owner's uid
+     */
+    private static int checkDirectory(Path dir) throws IOException {
         if (Files.isSymbolicLink(dir)) {
             throw unsafe("the socket directory " + dir + " is a symbolic link; refusing to follow it",
                     "remove it (rm " + dir + ") or pass --socket in a directory you own", null);
@@ -123,17 +147,7 @@ public final class SocketFile implements AutoCloseable {
                     + Integer.toOctalString(mode & 07777) + "); someone could replace the socket",
                     "chmod go-w " + dir + ", or pass --socket in a private directory", null);
         }
-        // A socket group needs to enter the directory: one an earlier warpd made without a group
-        // (0700, or another group) is given this one, as a new one would be (its socket was
-        // 0660 root:group, and the group still got EACCES on the directory). Only a directory of
-        // warpd's own that holds nothing but the socket: a shared one like /tmp is left alone.
-        if (socketGid.isPresent() && owner == me && !sticky && onlySocketsIn(dir)) {
-            int gid = (Integer) Files.getAttribute(dir, "unix:gid", LinkOption.NOFOLLOW_LINKS);
-            if (gid != socketGid.get() || (mode & 0050) != 0050) {
-                Files.setAttribute(dir, "unix:gid", socketGid.get(), LinkOption.NOFOLLOW_LINKS);
-                Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-x---"));
-            }
-        }
+        return owner;
     }
 
     /** Whether {@code dir} holds nothing but sockets (a directory made for warpd's socket, not one of a user's). */
@@ -176,6 +190,22 @@ public final class SocketFile implements AutoCloseable {
      * binding, it mounted, then unmounted again with the error.
      */
     public static void requireNotServed(Path socket) {
+        Path dir = socket.toAbsolutePath().normalize().getParent();
+        try {
+            // What bind refuses, refused before anything is mounted (audit 37: warpd mounted, then
+            // unmounted with the error).
+            if (dir != null && (Files.exists(dir, LinkOption.NOFOLLOW_LINKS) || Files.isSymbolicLink(dir))) {
+                checkDirectory(dir);
+            }
+            if (Files.isSymbolicLink(socket)) {
+                // Not "another warpd is serving it" when it points at a live socket (audit 37).
+                throw unsafe(socket + " is a symbolic link, not a socket; refusing to follow or replace it",
+                        "remove it (rm " + socket + ") if it is not yours, then start warpd again", null);
+            }
+        } catch (IOException e) {
+            throw unsafe("cannot check the control socket's directory " + dir + ": " + e,
+                    "check that " + dir + " is readable by the daemon's user, or pass --socket PATH", e);
+        }
         if (Files.exists(socket, LinkOption.NOFOLLOW_LINKS) && answers(socket)) {
             throw unsafe("another warpd is already serving the control socket " + socket,
                     "stop it first (warpctl --socket " + socket + " status shows it), or pass --socket PATH", null);

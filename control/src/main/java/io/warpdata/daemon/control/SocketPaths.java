@@ -52,7 +52,16 @@ public final class SocketPaths {
             requireOwnTmpDirectory(own, uid);
             return own;
         }
-        return java.nio.file.Files.exists(serviceSocket) ? serviceSocket : own;
+        return java.nio.file.Files.exists(serviceSocket) || unsearchable(serviceSocket.getParent()) ? serviceSocket : own;
+    }
+
+    /**
+     * Whether {@code dir} exists but this user may not look inside it: the service's socket may
+     * be there, and connecting to it says "permission denied" with the group to join, where this
+     * user's own absent socket said "start the daemon" (audit 37: /run/warp is 0750 warp:warp).
+     */
+    static boolean unsearchable(Path dir) {
+        return dir != null && java.nio.file.Files.isDirectory(dir) && !java.nio.file.Files.isExecutable(dir);
     }
 
     /**

@@ -74,4 +74,19 @@ class ControlClientTest {
             acceptor.join();
         }
     }
+
+    /**
+     * Audit 37: a user the socket refuses was told to run {@code ls -l} on a socket they may not
+     * look at, and for a warpd started without --socket-group the advice amounted to joining root.
+     */
+    @Test
+    void aRefusedUserIsToldWhichGroupToJoinAndNeverGroupRoot() {
+        java.nio.file.Path sock = java.nio.file.Path.of("/run/warp/warpd.sock");
+        org.assertj.core.api.Assertions.assertThat(ControlClient.joinAdvice(sock, "warp", "alice"))
+                .contains("join its group warp (sudo usermod -aG warp alice");
+        org.assertj.core.api.Assertions.assertThat(ControlClient.joinAdvice(sock, "root", "alice"))
+                .contains("--socket-group GROUP").contains("socket-group = GROUP").doesNotContain("-aG root");
+        org.assertj.core.api.Assertions.assertThat(ControlClient.joinAdvice(sock, null, "alice"))
+                .contains("ls -ld /run/warp");
+    }
 }

@@ -155,6 +155,15 @@ final class PublishCommand implements Callable<Integer> {
         return root.print(PublishOperation.reply(result), result.summary());
     }
 
+    /** The uid owning the control socket (the warpd that made it), or -1 if it cannot be told. */
+    static int socketOwner(Path sock) {
+        try {
+            return (Integer) java.nio.file.Files.getAttribute(sock, "unix:uid");
+        } catch (java.io.IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
     /**
      * Publishes through a running warpd when one is reachable and serves the store this command
      * names (or no store is named): the daemon then shows the new version in its mount as soon as
@@ -166,6 +175,16 @@ final class PublishCommand implements Callable<Integer> {
                                                             List<String> bindingSpecs, long shardBytes) {
         Path sock = root.socket != null ? root.socket : SocketPaths.clientSocket(ctx.env(), ProcessIdentity.uid());
         if (!ControlClient.reachable(sock)) {
+            return Optional.empty();
+        }
+        int me = ProcessIdentity.uid();
+        int warpdUid = socketOwner(sock);
+        if (me != 0 && warpdUid >= 0 && me != warpdUid) {
+            // warpd publishes only for its own user and root (PublishOperation): it would read this
+            // user's files with its own rights. Audit 37: every member of the socket's group who
+            // typed the README's publish was refused, and told to pass --no-daemon.
+            ctx.err().println("warpctl: warpd at " + sock + " runs as uid " + warpdUid + " and publishes only for its own"
+                    + " user and root: publishing here, with your own rights and store credentials (as --no-daemon)");
             return Optional.empty();
         }
         try (ControlClient client = ControlClient.connect(sock)) {

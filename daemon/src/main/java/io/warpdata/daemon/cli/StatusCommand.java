@@ -64,7 +64,7 @@ public final class StatusCommand implements Callable<Integer> {
         }
         StatusCall.Asker peer = s.peer() == null ? new StatusCall.Asker(-1, "?", false) : s.peer();
         out.printf("  you:        %s (uid %d)%s%n", peer.user(), peer.uid(),
-                peer.privileged() ? ", may gc/verify/publish" : ", read-only operations");
+                peer.privileged() ? ", may gc and cache verify" : ", read-only operations");
         out.flush();
         return 0;
     }

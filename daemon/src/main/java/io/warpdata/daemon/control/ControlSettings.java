@@ -20,7 +20,7 @@ public final class ControlSettings {
     String socketGroup;
 
     @Option(names = "--control-group", paramLabel = "GROUP",
-            description = "group whose members may run gc, cache verify and publish through the daemon")
+            description = "group whose members may run gc and cache verify through the daemon (publish through it is for its own user and root only)")
     String controlGroup;
 
     public ControlSettings() {
@@ -45,6 +45,20 @@ public final class ControlSettings {
         int uid = ProcessIdentity.uid();
         String name = users.userName(uid).orElse(Integer.toString(uid));
         return new AccessPolicy(uid, name, Optional.ofNullable(controlGroup).map(g -> group(users, g, "--control-group")));
+    }
+
+    /**
+     * Refuses, before anything is mounted, what {@link #start} would: a group that does not
+     * exist, an unsafe socket directory or socket path, a socket another daemon serves (audit 37:
+     * warpd mounted, then unmounted with the error).
+     *
+     * @throws ControlException naming what is wrong
+     */
+    public void check() {
+        UserDatabase users = EtcUserDatabase.system();
+        Optional.ofNullable(socketGroup).ifPresent(g -> group(users, g, "--socket-group"));
+        Optional.ofNullable(controlGroup).ifPresent(g -> group(users, g, "--control-group"));
+        SocketFile.requireNotServed(socket());
     }
 
     /**

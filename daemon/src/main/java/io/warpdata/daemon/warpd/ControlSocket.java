@@ -21,7 +21,7 @@ public final class ControlSocket {
      * Serves {@code daemon.config().socket()}.
      *
      * @param socketGroup  group that may connect (socket mode 0660), or empty: only warpd's user and root
-     * @param controlGroup group whose members may gc, verify and publish, or empty
+     * @param controlGroup group whose members may gc and verify, or empty
      * @throws io.warpdata.daemon.control.ControlException if the socket cannot be created safely,
      *         another warpd serves it, or a configured group does not exist
      */

@@ -62,6 +62,13 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
      */
     static final Duration MAX_MIRROR_TIMEOUT = Duration.ofSeconds(30);
     public static final String PASSTHROUGH = "passthrough";
+    /**
+     * The control socket's groups ({@code --socket-group}, {@code --control-group}): read by
+     * {@link #accessGroup}, not part of the record. Audit 37: the config file refused them, and
+     * the installed unit runs {@code warpd --config} alone.
+     */
+    public static final String SOCKET_GROUP = "socket-group";
+    public static final String CONTROL_GROUP = "control-group";
 
     public static final long DEFAULT_CACHE_SIZE_GB = 100;
     /**
@@ -156,8 +163,9 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
         for (String key : file.stringPropertyNames()) {
             if (!knownKey(key)) {
                 throw new ConfigException("unknown key '" + key + "' in the config file",
-                        "Use the option names as keys: mount, remote, endpoint, cache-dir, cache-size, socket, mode, allow-other,"
-                                + " pointer-ttl, metrics-listen, mirror, mirror-timeout, passthrough.");
+                        "Use the option names as keys: mount, remote, endpoint, cache-dir, cache-size, socket, socket-group,"
+                                + " control-group, mode, allow-other, pointer-ttl, metrics-listen, mirror, mirror-timeout,"
+                                + " passthrough.");
             }
             String value = unquoted(file.getProperty(key));
             if (key.equals(MIRROR) && value.isBlank()) {
@@ -210,6 +218,7 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
             default -> throw new ConfigException("bad passthrough setting '" + merged.get(PASSTHROUGH) + "'",
                     "Pass --passthrough on or off (the default).");
         };
+        refuseCredentials(merged.get(ENDPOINT));
         return new DaemonConfig(Path.of(mount).toAbsolutePath().normalize(), remote,
                 Optional.ofNullable(merged.get(ENDPOINT)), cacheDir.toAbsolutePath().normalize(), cacheSize,
                 socket.toAbsolutePath().normalize(), mode, allowOther, pointerTtl, metrics, mirrors, mirrorTimeout,
@@ -317,10 +326,50 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
         }
     }
 
+    /**
+     * Refuses an endpoint URL with a user name or password in it: the S3 client never uses them,
+     * and {@code warpctl status} showed them to everyone who may reach the socket (audit 37), as
+     * mirror URLs already are refused.
+     */
+    static void refuseCredentials(String endpoint) {
+        if (endpoint == null) {
+            return;
+        }
+        java.net.URI uri;
+        try {
+            uri = java.net.URI.create(endpoint.trim());
+        } catch (IllegalArgumentException notAUri) {
+            return; // said by the store when it is opened, as before
+        }
+        if (uri.getRawUserInfo() != null) {
+            throw new ConfigException("the endpoint " + uri.getScheme() + "://...@" + uri.getHost()
+                    + (uri.getPort() < 0 ? "" : ":" + uri.getPort()) + " carries a user name or password, which the S3"
+                    + " client never uses (and warpctl status would show to everyone who may use the control socket)",
+                    "Remove them from the URL and give the store's key pair as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+                            + " (in /etc/warp/warpd.env for the installed service).");
+        }
+    }
+
+    /**
+     * A control socket group ({@link #SOCKET_GROUP} or {@link #CONTROL_GROUP}): the command line's,
+     * else the config file's, else {@code WARP_SOCKET_GROUP} / {@code WARP_CONTROL_GROUP}, as the
+     * other settings are merged (an empty value is none).
+     */
+    public static Optional<String> accessGroup(String key, String cli, Properties file, Map<String, String> env) {
+        String envName = key.equals(SOCKET_GROUP) ? "WARP_SOCKET_GROUP" : "WARP_CONTROL_GROUP";
+        for (String v : new String[] {cli, file.getProperty(key) == null ? null : unquoted(file.getProperty(key)),
+                env.get(envName)}) {
+            if (v != null && !v.isBlank()) {
+                return Optional.of(v.trim());
+            }
+        }
+        return Optional.empty();
+    }
+
     private static boolean knownKey(String key) {
         return switch (key) {
             case MOUNT, REMOTE, ENDPOINT, CACHE_DIR, CACHE_SIZE, SOCKET, MODE, ALLOW_OTHER, POINTER_TTL, METRICS_LISTEN, MIRROR,
-                 MIRROR_TIMEOUT, PASSTHROUGH -> true;
+                 MIRROR_TIMEOUT, PASSTHROUGH, SOCKET_GROUP, CONTROL_GROUP -> true;
             default -> false;
         };
     }

@@ -48,11 +48,11 @@ public final class WarpdCommand implements Callable<Integer> {
     String socket;
 
     @Option(names = "--socket-group", paramLabel = "GROUP",
-            description = "Group that may connect to the control socket (mode 0660); default: only warpd's user and root.")
+            description = "Group that may connect to the control socket (mode 0660; WARP_SOCKET_GROUP); default: only warpd's user and root.")
     String socketGroup;
 
     @Option(names = "--control-group", paramLabel = "GROUP",
-            description = "Group whose members may run gc, cache verify and publish through warpd.")
+            description = "Group whose members may run gc and cache verify through warpd (WARP_CONTROL_GROUP; publish through warpd is for its own user and root only).")
     String controlGroup;
 
     @Option(names = "--mode", paramLabel = "MODE", converter = ModeText.class,
@@ -162,10 +162,15 @@ public final class WarpdCommand implements Callable<Integer> {
                 System.exit(0);
             }, "warpd-stop-" + s.getName()).start());
         }
+        io.warpdata.daemon.control.ControlSettings control;
         try {
-            config = DaemonConfig.resolve(cliOptions(), loadConfigFile(), System.getenv(),
+            Properties file = loadConfigFile();
+            config = DaemonConfig.resolve(cliOptions(), file, System.getenv(),
                     Path.of(System.getProperty("user.home")), (int) WarpDaemon.uid());
-            io.warpdata.daemon.control.SocketFile.requireNotServed(config.socket());
+            control = new io.warpdata.daemon.control.ControlSettings(config.socket(),
+                    DaemonConfig.accessGroup(DaemonConfig.SOCKET_GROUP, socketGroup, file, System.getenv()).orElse(null),
+                    DaemonConfig.accessGroup(DaemonConfig.CONTROL_GROUP, controlGroup, file, System.getenv()).orElse(null));
+            control.check();
             // Handed to the hook before anything opens: a stop request at any moment of the start unmounts.
             daemon = WarpDaemon.start(config, running::set);
         } catch (WarpDaemon.StartStoppedException e) {
@@ -177,8 +182,7 @@ public final class WarpdCommand implements Callable<Integer> {
             return 1;
         }
         try {
-            daemon.addService(ControlSocket.start(daemon, Optional.ofNullable(socketGroup), Optional.ofNullable(controlGroup),
-                    Clock.systemUTC()));
+            daemon.addService(ControlSocket.start(daemon, control, Clock.systemUTC()));
         } catch (WarpException e) {
             daemon.close();
             System.err.println("warpd: " + e.getMessage());

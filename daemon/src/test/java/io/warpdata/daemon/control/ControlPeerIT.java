@@ -141,6 +141,44 @@ class ControlPeerIT {
         assertThat(world.catalog.versions(io.warpdata.manifest.DatasetId.parse("ws/x"))).isEmpty();
     }
 
+    /**
+     * Audit 37: warpctl sent every publish to a warpd it could reach, so each member of the
+     * socket's group who typed the README's publish was refused and told to pass --no-daemon.
+     * It now publishes in its own process, with its own rights, saying why.
+     */
+    @Test
+    void warpctlPublishAsAnotherUserPublishesInItsOwnProcessInsteadOfBeingRefused() throws Exception {
+        start(Optional.of("nogroup"));
+        Path jar = Files.copy(Path.of("target/warp.jar").toAbsolutePath(), base.resolve("warp.jar")); // nobody may read it here
+        Path open = Files.createDirectories(base.resolve("nobodys"));
+        Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxrwxrwx"));
+        Path mine = Files.createDirectories(base.resolve("mine"));
+        Files.writeString(mine.resolve("b.txt"), "nobody's own file");
+        String java = ProcessHandle.current().info().command().orElse("java");
+        ProcessBuilder pb = new ProcessBuilder("setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY, "--clear-groups",
+                java, "-jar", jar.toString(), "warpctl", "--socket", server.socketPath().toString(), "publish", "ws/mine",
+                "--artifact", "files=" + mine, "--remote", "file://" + open.resolve("store"))
+                .redirectErrorStream(true);
+        pb.environment().put("HOME", open.toString());
+        pb.environment().remove("WARP_SOCKET");
+        Process p = pb.start();
+        try {
+            assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("warpctl finished").isTrue();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(p.exitValue()).as(out).isZero();
+            assertThat(out).contains("publishes only for its own user and root: publishing here")
+                    .doesNotContain("AccessDenied").doesNotContain("may not run");
+        } finally {
+            p.destroyForcibly();
+        }
+        assertThat(world.catalog.versions(io.warpdata.manifest.DatasetId.parse("ws/mine"))).as("not through warpd's store")
+                .isEmpty();
+        try (var store = io.warpdata.store.BlobStores.open("file://" + open.resolve("store"), Optional.empty())) {
+            assertThat(new io.warpdata.catalog.Catalog(store, io.warpdata.catalog.Catalog.Config.defaults(), System::nanoTime)
+                    .versions(io.warpdata.manifest.DatasetId.parse("ws/mine"))).hasSize(1);
+        }
+    }
+
     @Test
     void peerOutsideTheSocketGroupCannotConnectAtAll() throws Exception {
         start(Optional.empty());

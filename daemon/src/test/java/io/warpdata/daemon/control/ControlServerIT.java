@@ -183,6 +183,19 @@ class ControlServerIT {
         Path dir = Files.createDirectories(tmp.resolve("open"));
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
         assertThatThrownBy(() -> start(dir.resolve("warpd.sock"))).hasMessageContaining("writable by other users");
+        // Audit 37: refused before warpd mounts anything, by the check warpd runs first.
+        assertThatThrownBy(() -> SocketFile.requireNotServed(dir.resolve("warpd.sock")))
+                .hasMessageContaining("writable by other users");
+    }
+
+    /** Audit 37: a symlink planted at the socket path, to a live socket, was called "another warpd serving it". */
+    @Test
+    void aSymlinkToALiveSocketIsRefusedAsASymlinkBeforeMounting() throws IOException {
+        Path dir = Files.createDirectories(tmp.resolve("planted-live"));
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+        Path link = Files.createSymbolicLink(dir.resolve("warpd.sock"), socket);
+        assertThatThrownBy(() -> SocketFile.requireNotServed(link)).hasMessageContaining("is a symbolic link, not a socket");
+        assertThat(Files.isSymbolicLink(link)).isTrue();
     }
 
     @Test

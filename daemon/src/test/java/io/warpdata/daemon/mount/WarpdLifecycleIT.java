@@ -238,6 +238,27 @@ class WarpdLifecycleIT {
         }
     }
 
+    /**
+     * Audit 37: a socket group that does not exist was found only when the control socket was
+     * made, after the mount: warpd mounted, then unmounted, then said so. Given here as the
+     * environment's WARP_SOCKET_GROUP, which the config file's socket-group also feeds.
+     */
+    @Test
+    void refusesASocketGroupThatDoesNotExistBeforeMountingAnything() throws Exception {
+        Path mount = newMountPoint("nogroup");
+        java.util.Map<String, String> env = new java.util.HashMap<>(m.env());
+        env.put("WARP_SOCKET_GROUP", "warp-no-such-group-37");
+        try {
+            Shell.Result r = WarpdProcess.runToFailure(mount, m.remote(), work.resolve("cache-nogroup"), env);
+            assertThat(r.exit()).isEqualTo(1);
+            assertThat(r.err()).contains("--socket-group warp-no-such-group-37: no such group").contains("groupadd");
+            assertThat(r.out() + r.err()).doesNotContain("unmounted").doesNotContain("created the mount point");
+            assertThat(WarpdProcess.isMounted(mount)).isFalse();
+        } finally {
+            WarpdProcess.unmount(mount);
+        }
+    }
+
     @Test
     void refusesANonEmptyMountPointSayingWhatToDo() throws Exception {
         Path mount = newMountPoint("full");

@@ -37,6 +37,32 @@ class DaemonConfigTest {
                 .isEqualTo(1_500_000_000L);
     }
 
+    /** Audit 37: the config file refused socket-group and control-group, and the installed unit runs warpd --config alone. */
+    @Test
+    void theSocketsGroupsComeFromTheCommandLineTheConfigFileOrTheEnvironment() {
+        Properties file = new Properties();
+        file.setProperty("socket-group", "\"warp\"");
+        file.setProperty("control-group", "warp-admin");
+        DaemonConfig.resolve(Map.of("mount", "/warp", "remote", "s3://b"), file, Map.of(), HOME, 0); // known keys
+        Map<String, String> env = Map.of("WARP_SOCKET_GROUP", "env-g", "WARP_CONTROL_GROUP", "env-c");
+        assertThat(DaemonConfig.accessGroup(DaemonConfig.SOCKET_GROUP, null, file, env)).contains("warp");
+        assertThat(DaemonConfig.accessGroup(DaemonConfig.CONTROL_GROUP, "cli-c", file, env)).contains("cli-c");
+        assertThat(DaemonConfig.accessGroup(DaemonConfig.SOCKET_GROUP, null, new Properties(), env)).contains("env-g");
+        assertThat(DaemonConfig.accessGroup(DaemonConfig.CONTROL_GROUP, null, new Properties(), Map.of())).isEmpty();
+    }
+
+    /** Audit 37: a password in --endpoint was never used and was shown by warpctl status. */
+    @Test
+    void anEndpointWithCredentialsInItIsRefusedWithoutRepeatingThem() {
+        assertThatThrownBy(() -> DaemonConfig.resolve(Map.of("mount", "/warp", "remote", "s3://b",
+                "endpoint", "http://EPUSER:EPPASS@127.0.0.1:9000"), new Properties(), Map.of(), HOME, 0))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("127.0.0.1:9000")
+                .hasMessageNotContaining("EPPASS").hasMessageNotContaining("EPUSER")
+                .satisfies(e -> assertThat(((ConfigException) e).nextStep()).contains("AWS_SECRET_ACCESS_KEY"));
+        assertThat(DaemonConfig.resolve(Map.of("mount", "/warp", "remote", "s3://b", "endpoint", "http://127.0.0.1:9000"),
+                new Properties(), Map.of(), HOME, 0).endpoint()).contains("http://127.0.0.1:9000");
+    }
+
     @Test
     void rootGetsTheSystemSocketWarpctlLooksFor() {
         DaemonConfig c = DaemonConfig.resolve(Map.of("mount", "/warp", "remote", "s3://b"), new Properties(), Map.of(), HOME, 0);
