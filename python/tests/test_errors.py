@@ -570,3 +570,29 @@ def test_a_service_socket_folder_this_user_may_not_enter_is_still_where_warpd_is
     finally:
         import shutil
         shutil.rmtree(outer)
+
+
+def test_a_mount_this_user_may_not_enter_says_allow_other(tmp_path):
+    # Audit 37: os.listdir(ds.root) raised a bare PermissionError for a user other than warpd's.
+    import warpdata.dataset  # noqa: F401 (the package's name 'dataset' is the function)
+    dsmod = sys.modules["warpdata.dataset"]
+    dsmod._require_access(str(tmp_path))  # enterable: nothing raised
+    if os.geteuid() == 0:
+        import subprocess
+        import shutil
+        import tempfile
+        outer = tempfile.mkdtemp(prefix="warp-mount-access-")  # under /tmp: nobody may reach it
+        os.chmod(outer, 0o755)
+        shut = os.path.join(outer, "mnt")
+        os.mkdir(shut, 0o700)
+        package = os.path.dirname(os.path.dirname(dsmod.__file__))
+        probe = ("import sys; sys.path.insert(0, %r)\nimport warpdata.dataset\nfrom warpdata import errors as e\n"
+                 "d = sys.modules['warpdata.dataset']\n"
+                 "try:\n    d._require_access(%r)\nexcept e.MountUnavailableError as x:\n    print('REFUSED', x.next_step)\n"
+                 % (package, shut))
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                             preexec_fn=lambda: (os.setgid(65534), os.setuid(65534)))
+        shutil.rmtree(outer)
+        if "Permission denied" in out.stderr:
+            pytest.skip("nobody may not read the package here")
+        assert out.stdout.startswith("REFUSED") and "--allow-other" in out.stdout, out.stdout + out.stderr

@@ -59,6 +59,17 @@ def dataset(name, mode=None, socket=None, mount=None):
     return ds
 
 
+def _require_access(mount):
+    """Audit 37: a user other than warpd's reading a mount made without --allow-other got a bare
+    PermissionError from os.listdir(ds.root); say why, as warpctl doctor does."""
+    if os.path.isdir(mount) and not os.access(mount, os.R_OK | os.X_OK):
+        raise MountUnavailableError(
+            "warpd's mount %s does not let this user in (permission denied): warpd was started without"
+            " --allow-other, so the kernel lets only warpd's own user read it" % mount,
+            "restart warpd with --allow-other (allow-other = true in /etc/warp/warpd.conf; a warpd that is not root"
+            " needs user_allow_other in /etc/fuse.conf too), or read as warpd's user")
+
+
 def _in_python(e):
     """``e`` with its next step's warpctl option also said as a Python user writes it: warpd's
     "publish it again with --set-latest" for a dataset with no latest."""
@@ -165,6 +176,7 @@ class Dataset:
             if not m:
                 raise MountUnavailableError("warpd at %s serves no mount" % self._client.socket_path,
                                             "start warpd with --mount DIR to read artifact members")
+            _require_access(m)
             self._mount = m
         return self._mount
 

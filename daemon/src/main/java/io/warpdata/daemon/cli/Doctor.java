@@ -68,11 +68,15 @@ public final class Doctor {
      */
     public List<Check> run() {
         List<Check> checks = new ArrayList<>();
-        checks.add(devFuse());
-        checks.add(fusermount());
-        checks.add(libfuse());
-        checks.add(allowOther());
         Optional<Daemon> daemon = daemon();
+        // What a warpd needs to mount: a failure is this user's only to start one of their own
+        // when a warpd has mounted already (audit 37: a user reading a root warpd's mount got a
+        // FAIL on /dev/fuse, exit 1, though they mount nothing).
+        for (Check c : List.of(devFuse(), fusermount(), libfuse())) {
+            checks.add(daemon.isPresent() ? mountedAlready(c, daemon.get()) : c);
+        }
+        checks.add(allowOther());
+        daemon.map(d -> mountAccess(Path.of(d.status().mount()))).ifPresent(checks::add);
         if (daemon.isEmpty() || settings.remote().isPresent()) {
             Check remote = remote();
             settings.remote().filter(r -> r.startsWith("s3://"))
@@ -90,6 +94,40 @@ public final class Doctor {
         daemon.ifPresent(d -> checks.addAll(mirrors(d.status().mirrors())));
         checks.add(duckdb());
         return checks;
+    }
+
+    /** A mount prerequisite's failure, when a warpd has mounted already: a warning for starting another. */
+    static Check mountedAlready(Check c, Daemon d) {
+        if (c.status() != Status.FAIL) {
+            return c;
+        }
+        return new Check(c.name(), Status.WARN, c.detail() + " (only to start a warpd as this user: " + d.serves()
+                + " has mounted already)", c.fix());
+    }
+
+    /**
+     * Whether this user may read a running warpd's mount. Audit 37: without --allow-other the
+     * kernel lets only warpd's own user in, and everyone else got a bare "Permission denied"
+     * that neither status nor doctor explained.
+     */
+    static Check mountAccess(Path mount) {
+        return mountAccess(mount, m -> Files.isReadable(m) && Files.isExecutable(m));
+    }
+
+    /** As {@link #mountAccess(Path)}, with how this user's access is told ({@code access(2)}: tests). */
+    static Check mountAccess(Path mount, java.util.function.Predicate<Path> mayEnter) {
+        String name = "mount access";
+        if (!Files.isDirectory(mount) && !Files.exists(mount, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return new Check(name, Status.WARN, mount + " is not there from here (another mount namespace?)",
+                    "run doctor where the training jobs run");
+        }
+        if (mayEnter.test(mount)) {
+            return pass(name, mount + " may be read by this user");
+        }
+        return new Check(name, Status.FAIL, mount + " does not let this user in (permission denied): warpd was started"
+                + " without --allow-other, so the kernel lets only warpd's own user read its mount",
+                "restart warpd with --allow-other (allow-other = true in /etc/warp/warpd.conf; a warpd that is not root"
+                        + " needs user_allow_other in /etc/fuse.conf too), or read as warpd's user");
     }
 
     /** What a running warpd said about itself: {@code status} and {@code cache.stats}. */
