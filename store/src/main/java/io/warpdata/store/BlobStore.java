@@ -202,4 +202,13 @@ public interface BlobStore extends AutoCloseable {
 
     @Override
     void close();
+
+    /**
+     * Attempts the store's client made beyond the first of each call, over all calls (its own
+     * retries of 5xx, throttling and resets): each one a request the store saw that no caller
+     * counted. 0 for stores without such retries.
+     */
+    default long clientRetries() {
+        return 0;
+    }
 }

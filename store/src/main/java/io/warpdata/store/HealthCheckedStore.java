@@ -137,6 +137,11 @@ public final class HealthCheckedStore implements BlobStore {
     }
 
     @Override
+    public long clientRetries() {
+        return delegate.clientRetries();
+    }
+
+    @Override
     public void close() {
         delegate.close();
     }

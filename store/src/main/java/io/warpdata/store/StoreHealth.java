@@ -17,7 +17,8 @@ import java.util.function.LongSupplier;
  * catalog, publish), or attempt by attempt with {@link #enter()} and {@link #ended} (the block
  * cache's fetcher, which reads the bare store and shares this health with the catalog). Down
  * from the first call that fails with {@link StoreUnavailableException} (after the store's own
- * retries) until the next call that the store answers (a "not found" is an answer). One log
+ * retries) until the next call that the store answers (a "not found" is an answer), and, for a
+ * store that answers with errors, answers for {@link #FAILING_QUIET} without a failure. One log
  * line when it goes down, one when it is back; never one per request.
  *
  * <p>While the last failure was a connection that could not be made
@@ -35,6 +36,14 @@ public final class StoreHealth {
      * and a dead one costs one failed connection attempt per 5 s, whatever the load.
      */
     public static final Duration PROBE_INTERVAL = Duration.ofSeconds(5);
+    /**
+     * A store that answers some calls and fails others (5xx on ranged GETs while LISTs and
+     * pointers are answered) is back only once it has answered for this long without a failure.
+     * Audit 38: any answered call ended the outage, so {@code warp_store_reachable} flapped every
+     * few seconds while every uncached read failed (16 outages in 80 s, 283 in one refresh), and
+     * an alert on it with {@code for: 1m} never fired.
+     */
+    public static final Duration FAILING_QUIET = Duration.ofSeconds(10);
 
     /**
      * When and why the store went down.
@@ -63,6 +72,8 @@ public final class StoreHealth {
     private final LongSupplier nanos;
     private final AtomicReference<Outage> outage = new AtomicReference<>();
     private final AtomicLong nextProbe = new AtomicLong();
+    /** When a call last failed (System.nanoTime based), for {@link #FAILING_QUIET}. */
+    private final AtomicLong lastFailed = new AtomicLong();
     /** When a call last got an answer (System.nanoTime based); before any, just before this was made. */
     private final AtomicLong lastAnswered;
     private final LongAdder failures = new LongAdder();
@@ -165,11 +176,35 @@ public final class StoreHealth {
 
     /** The store answered a call. */
     void succeeded() {
-        lastAnswered.set(nanos.getAsLong());
+        long now = nanos.getAsLong();
+        lastAnswered.set(now);
         Outage o = outage.get();
+        if (o != null && !o.unreachable() && now - lastFailed.get() < FAILING_QUIET.toNanos()) {
+            return; // failing some calls still: not back yet ({@link #settle} ends it once quiet)
+        }
+        end(o);
+    }
+
+    /** Ends outage {@code o} (if it is still the current one), logging it once. */
+    private void end(Outage o) {
         if (o != null && outage.compareAndSet(o, null)) {
             long seconds = Duration.between(o.since(), clock.instant()).toSeconds();
             LOG.info("store {} is reachable again after {} s", store, seconds);
+        }
+    }
+
+    /**
+     * Ends a "failing" outage whose store answered after its last failure and has not failed
+     * for {@link #FAILING_QUIET} since: an idle daemon is not shown failing for good because no
+     * call came after the quiet time.
+     */
+    private void settle() {
+        Outage o = outage.get();
+        if (o != null && !o.unreachable()) {
+            long failed = lastFailed.get();
+            if (lastAnswered.get() - failed >= 0 && nanos.getAsLong() - failed >= FAILING_QUIET.toNanos()) {
+                end(o);
+            }
         }
     }
 
@@ -192,6 +227,7 @@ public final class StoreHealth {
         if (notAnswering && lastAnswered.get() - startedNanos >= 0) {
             return;
         }
+        lastFailed.set(nanos.getAsLong());
         boolean unreachable = notAnswering || e instanceof StoreUnreachableException;
         Outage now = new Outage(clock.instant(), e.getMessage(), unreachable, notAnswering);
         while (true) {
@@ -200,8 +236,15 @@ public final class StoreHealth {
                 if (outage.compareAndSet(null, now)) {
                     outages.increment();
                     nextProbe.set(nanos.getAsLong() + PROBE_INTERVAL.toNanos());
-                    LOG.warn("store {} is {} ({}); serving from the cache and the last known state"
-                            + " until it answers again", store, notAnswering ? "not answering" : "unreachable", e.getMessage());
+                    if (unreachable) {
+                        LOG.warn("store {} is {} ({}); serving from the cache and the last known state"
+                                + " until it answers again", store, notAnswering ? "not answering" : "unreachable", e.getMessage());
+                    } else {
+                        // Not "unreachable": the store answers, with errors; reads of what the
+                        // cache lacks keep retrying until their deadline (audit 38).
+                        LOG.warn("store {} is failing ({}); reads of what the cache lacks retry until their read deadline,"
+                                + " the rest is served from the cache and the last known state", store, e.getMessage());
+                    }
                     return;
                 }
             } else {
@@ -225,6 +268,7 @@ public final class StoreHealth {
     }
 
     public Snapshot snapshot() {
+        settle();
         return new Snapshot(store, offline, Optional.ofNullable(outage.get()), failures.sum(), fastFailures.sum(),
                 outages.sum());
     }

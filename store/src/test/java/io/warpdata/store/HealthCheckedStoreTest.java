@@ -93,8 +93,39 @@ class HealthCheckedStoreTest {
         outage.failWith5xx();
         assertThatThrownBy(() -> store.get("missing")).isInstanceOf(StoreUnavailableException.class);
         outage.up();
+        nanos.addAndGet(StoreHealth.FAILING_QUIET.toNanos());
         assertThatThrownBy(() -> store.get("missing")).isInstanceOf(BlobNotFoundException.class);
         assertThat(health.snapshot().reachable()).isTrue();
+    }
+
+    /**
+     * Audit 38: a store failing its ranged GETs while answering pointers and LISTs was "reachable
+     * again" at each answer, so the outage flapped (16 in 80 s) and an alert on it never fired.
+     */
+    @Test
+    void aStoreThatFailsSomeCallsAndAnswersOthersStaysDownUntilItAnswersForAWhileWithoutFailing() {
+        backing.put("k", new byte[] {1});
+        backing.put("pointer", new byte[] {2});
+        outage.on(FaultStore.Call.GET).keys("k").fail(FaultStore.Fault.UNAVAILABLE).always();
+        for (int i = 0; i < 5; i++) {
+            assertThatThrownBy(() -> store.get("k")).isInstanceOf(StoreUnavailableException.class);
+            nanos.addAndGet(2_000_000_000L);
+            assertThat(store.get("pointer")).containsExactly(2);
+            assertThat(health.snapshot().reachable()).as("answering some calls, failing others").isFalse();
+            nanos.addAndGet(2_000_000_000L);
+        }
+        assertThat(health.snapshot().outages()).as("one outage, not one per answer").isEqualTo(1);
+        assertThat(health.snapshot().outage().orElseThrow().state()).isEqualTo("failing");
+        outage.clear();
+        assertThat(store.get("k")).containsExactly(1);
+        assertThat(health.snapshot().reachable()).as("answered moments after failing").isFalse();
+        nanos.addAndGet(StoreHealth.FAILING_QUIET.toNanos());
+        assertThat(health.snapshot().reachable()).as("an idle store is back once quiet").isTrue();
+        outage.on(FaultStore.Call.GET).keys("k").fail(FaultStore.Fault.UNAVAILABLE).once();
+        assertThatThrownBy(() -> store.get("k")).isInstanceOf(StoreUnavailableException.class);
+        nanos.addAndGet(StoreHealth.FAILING_QUIET.toNanos());
+        assertThat(store.get("k")).containsExactly(1);
+        assertThat(health.snapshot().reachable()).as("back after answering without a failure").isTrue();
     }
 
     @Test

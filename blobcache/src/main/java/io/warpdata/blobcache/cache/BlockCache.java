@@ -51,6 +51,8 @@ public final class BlockCache implements BlobReader {
     private final Warmer warmer;
     private final MemberReads members;
     private final ReadExecutor reads;
+    /** Blobs whose bytes failed verification, and their bad blocks. */
+    private final Suspects suspects = new Suspects();
     private final HashListPrefetcher prefetcher;
     /** Order plans (null in local mode, which fetches nothing). */
     private final OrderPrefetcher orders;
@@ -172,7 +174,7 @@ public final class BlockCache implements BlobReader {
             this.storage = new MemoryBlocks(config.memoryBytes(), metrics);
             this.lists = new HashLists(fetcher, null, null, HASH_LIST_MEMORY, executor);
         }
-        Suspects suspects = new Suspects();
+        Suspects suspects = this.suspects;
         // Order plans share read-ahead's budget: none without one (nor in local mode, which fetches nothing).
         this.orders = config.mode().fetches() && config.maxPrefetchBytes() > 0
                 ? new OrderPrefetcher(lists, config.retry().readDeadline(), OrderPrefetcher.aheadBytes(config),
@@ -186,6 +188,11 @@ public final class BlockCache implements BlobReader {
                 config.mode().fetches() ? new ReadAhead(suspects, new ParquetLayouts(storage), storage.limitBytes()) : null,
                 orders, members,
                 new WholeBlobReads(fetcher, lists, storage, metrics, executor, () -> closed), suspects);
+    }
+
+    /** Forgets the blocks that failed verification twice, as if their 30 s had passed (tests). */
+    void forgetBadBlocks() {
+        suspects.forgetBadBlocks();
     }
 
     // ---------------------------------------------------------------- reads

@@ -15,6 +15,13 @@ public final class BlockVerificationException extends StoreException {
         this.block = block;
     }
 
+    /** Block {@code block}, which failed twice {@code secondsAgo} seconds ago: not fetched again yet. */
+    public BlockVerificationException(BlobId blob, int block, long secondsAgo) {
+        super("Block " + block + " of blob " + blob + " failed SHA-256 verification twice " + secondsAgo + " s ago (the"
+                + " store serves it wrong; it is fetched again at most every 30 s)", nextStep(blob), null);
+        this.block = block;
+    }
+
     /** A small blob read whole (a member index) whose bytes did not hash to its id, twice. */
     public BlockVerificationException(BlobId blob) {
         super("Blob " + blob + " read whole failed SHA-256 verification twice", nextStep(blob), null);

@@ -346,6 +346,11 @@ final class ReadExecutor implements ReadPlan.Holdings {
                 } else if (!config.mode().fetches()) {
                     throw notCached(blob, b);
                 } else {
+                    long ago = suspects.failedMomentsAgo(blob.id(), b);
+                    if (ago >= 0) {
+                        // Served wrong twice moments ago: failed at once, not fetched again (audit 38).
+                        throw new BlockVerificationException(blob.id(), b, ago);
+                    }
                     pending.add(scheduler.demand(blob, list, key));
                 }
             }

@@ -341,6 +341,16 @@ class BlockCacheTest {
         assertThat(c.metrics().verificationFailures.sum()).isEqualTo(3);
 
         corrupting.remove();
+        // Audit 38: a reader retrying a damaged file fetched its block twice a try (1.55 GB in
+        // 20 s) and logged each. For 30 s the block's reads fail at once, without a GET.
+        long gets = store.calls(Call.READ);
+        for (int i = 0; i < 20; i++) {
+            assertThatThrownBy(() -> read(c, ref, 2 * BS, 10)).isInstanceOf(BlockVerificationException.class)
+                    .hasMessageContaining("s ago");
+        }
+        assertThat(store.calls(Call.READ)).as("not fetched again within 30 s").isEqualTo(gets);
+        assertThat(read(c, ref, 3 * BS, 10)).as("the blob's other blocks read").isEqualTo(range(data, 3 * BS, 10));
+        c.forgetBadBlocks(); // its 30 s are over
         assertThat(read(c, ref, 2 * BS, 10)).as("nothing bad was cached").isEqualTo(range(data, 2 * BS, 10));
     }
 

@@ -169,6 +169,12 @@ public final class StatusCommand implements Callable<Integer> {
             long outages = store.outages();
             return "reachable" + (outages > 0 ? " (" + outages + " outage(s) since start; " + counters + ")" : "");
         }
+        if ("failing".equals(store.state())) {
+            // It answers, with errors: reads of uncached data wait out their deadline rather than
+            // failing fast (audit 38: this said "unreachable ... serving from cache").
+            return "failing since " + store.unreachableSince() + " (" + store.lastError() + "); reads the cache lacks retry"
+                    + " until their read deadline (60 s) and then fail; cached data is served; " + counters;
+        }
         String state = store.notAnswering() ? "unreachable (not answering)" : "unreachable";
         return state + " since " + store.unreachableSince() + " (" + store.lastError()
                 + "); serving from cache; " + counters;

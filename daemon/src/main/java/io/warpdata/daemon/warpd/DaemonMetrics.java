@@ -14,6 +14,7 @@ import io.prometheus.metrics.model.snapshots.Unit;
 import io.warpdata.blobcache.cache.ReadMetrics;
 import io.warpdata.blobcache.cache.ReadSource;
 import io.warpdata.store.StoreHealth;
+import io.warpdata.store.BlobStore;
 import io.warpdata.blobcache.cache.CacheStats;
 import io.warpdata.blobcache.cache.RemoteTierStats;
 import java.util.function.ToLongFunction;
@@ -54,12 +55,16 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
     /** The label of reads beyond {@link #MAX_DATASET_LABELS} datasets (no dataset id looks like it). */
     static final String OTHER = "_other";
 
-    /** Latency buckets, seconds: a page-cache-speed read (50 us) up to a read waiting out retries (10 s). */
+    /**
+     * Latency buckets, seconds: a page-cache-speed read (50 us) up to a read waiting out the read
+     * deadline (60 s; audit 38: with 10 s the last, a p99 in an outage of a failing store could
+     * never show more).
+     */
     private static final double[] LATENCY_BUCKETS = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-            0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+            0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
     /** GET latency buckets, seconds: a loopback GET (1 ms) up to one near the read deadline (30 s). */
     private static final double[] GET_LATENCY_BUCKETS = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
-            2.5, 5, 10, 30};
+            2.5, 5, 10, 30, 60};
     /** GET size buckets, bytes: powers of 4 from a small member (4 KiB) to the largest run (64 MiB). */
     private static final double[] GET_SIZE_BUCKETS = {4096, 16384, 65536, 262144, 1048576, 4194304, 16777216,
             67108864};
@@ -162,6 +167,10 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
         counter("warp_store_gets_total", "GETs of data issued to the store (retries included).", read.getsIssued::sum);
         counter("warp_store_fetched_bytes_total", "Bytes of data fetched from the store.", read.bytesFetched::sum);
         counter("warp_store_retries_total", "GETs retried after a transient store failure.", read.retries::sum);
+        BlobStore store = daemon.store();
+        counter("warp_store_client_retries_total", "Attempts the S3 client made beyond the first of a call, for every"
+                + " call (its own retries of 5xx, throttling and resets): requests the store saw that"
+                + " warp_store_gets_total does not count.", store == null ? () -> 0L : store::clientRetries);
         gauge("warp_store_gets_in_flight", "GETs of data under way now.", read.getsInFlight::sum);
         counter("warp_cache_corrupt_blocks_total", "Cached blocks found damaged on the cache's disk (CRC32C or hash"
                 + " failed, unreadable) and deleted, by a read or warpctl cache verify: a disk to look at.",
@@ -191,7 +200,8 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
                 read.verificationFailures::sum);
         counter("warp_cache_evictions_total", "Blocks evicted from the cache.", read.evictions::sum);
         counter("warp_cache_evicted_bytes_total", "Bytes evicted from the cache.", read.evictedBytes::sum);
-        counter("warp_read_errors_total", "Reads that failed (EIO).", read.readErrors::sum);
+        counter("warp_read_errors_total", "Reads of the block cache that failed (EIO): kernel read requests, so one"
+                + " file read by an application may count several.", read.readErrors::sum);
         CounterWithCallback.builder().name("warp_read_source_reads_total")
                 .help("Reads served, by where their bytes came from (the read plan's sources; mirror: fetched bytes a"
                         + " mirror served instead of the store). Each read counts once.").labelNames("source")

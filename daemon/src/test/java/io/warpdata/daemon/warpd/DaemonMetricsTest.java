@@ -66,6 +66,17 @@ class DaemonMetricsTest {
         assertThat(m.bytesReadByDataset()).containsExactly(java.util.Map.entry("vision/pets", 5096L));
     }
 
+    /** Audit 38: a read that waited out the 60 s deadline landed in +Inf only, past the last bucket (10 s). */
+    @Test
+    void aReadThatWaitedOutTheReadDeadlineHasABucketOfItsOwn() {
+        DaemonMetrics m = new DaemonMetrics();
+        m.onReadFailed(0, TimeUnit.SECONDS.toNanos(59));
+        m.onGetFailed(TimeUnit.SECONDS.toNanos(45));
+        assertThat(m.text()).contains("warp_fuse_read_seconds_bucket{le=\"30.0\"} 0\n")
+                .contains("warp_fuse_read_seconds_bucket{le=\"60.0\"} 1\n")
+                .contains("warp_store_get_seconds_bucket{le=\"60.0\"} 1\n");
+    }
+
     @Test
     void datasetLabelsAreBoundedAndTheRestCountAsOther() {
         DaemonMetrics m = new DaemonMetrics();

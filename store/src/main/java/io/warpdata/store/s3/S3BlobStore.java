@@ -167,6 +167,11 @@ public final class S3BlobStore implements BlobStore {
     }
 
     @Override
+    public long clientRetries() {
+        return connection.retries();
+    }
+
+    @Override
     public OptionalLong length(String key) {
         try {
             HeadObjectResponse r = s3.headObject(h -> h.bucket(bucket).key(root + key));

@@ -96,7 +96,9 @@ final class S3Errors {
                         "The manifest and the stored object disagree: re-publish the version.", e);
             }
             if (status >= 500 || status == 429) {
-                return unavailable(op, what + detail + " after " + maxAttempts + " attempts", e);
+                // "Up to": the client's retry quota may have run dry under a burst of failures, and
+                // then it tried once (audit 38: every message said "after 4 attempts").
+                return unavailable(op, what + detail + " (the S3 client tries a call up to " + maxAttempts + " times)", e);
             }
             return new StoreException(what + detail + ": " + ase.getMessage(),
                     "Check the remote URI and the server; report a bug if the request looks wrong.", e);

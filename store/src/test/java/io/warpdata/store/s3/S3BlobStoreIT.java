@@ -174,6 +174,9 @@ class S3BlobStoreIT extends BlobStoreContract {
         store.read("k", 0, dst, 0, 1000);
         assertThat(dst).isEqualTo(data);
         assertThat(store.retries()).isEqualTo(2);
+        assertThat(store.clientRetries()).as("what warp_store_client_retries_total reports").isEqualTo(2);
+        assertThat(new io.warpdata.store.HealthCheckedStore(store, io.warpdata.store.StoreHealth.of("s3")).clientRetries())
+                .as("through the health check warpd wraps it in").isEqualTo(2);
         assertThat(s3.counters().faultsInjected.sum()).isEqualTo(2);
     }
 

@@ -1,0 +1,29 @@
+package io.warpdata.daemon.cli;
+
+import io.warpdata.daemon.control.protocol.StoreStatus;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@code warpctl status}'s "store:" line. */
+class StatusStoreLineTest {
+    private static StoreStatus store(String state, boolean notAnswering) {
+        return new StoreStatus(false, false, state, notAnswering, "2026-11-30T10:00:00Z",
+                "GET blobs/x: 500 InternalError", 12, 0, 1, 0, 30);
+    }
+
+    /**
+     * Audit 38: a store answering 500 was shown as "unreachable ... serving from cache" while each
+     * read of uncached data waited out its 60 s deadline.
+     */
+    @Test
+    void aStoreAnsweringWithErrorsIsFailingAndItsReadsWaitTheirDeadline() {
+        String failing = StatusCommand.storeLine(store("failing", false));
+        assertThat(failing).startsWith("failing since 2026-11-30T10:00:00Z (GET blobs/x: 500 InternalError)")
+                .contains("retry until their read deadline (60 s)").doesNotContain("unreachable");
+        assertThat(StatusCommand.storeLine(store("unreachable", false))).startsWith("unreachable since")
+                .contains("serving from cache");
+        assertThat(StatusCommand.storeLine(store("unreachable (not answering)", true)))
+                .startsWith("unreachable (not answering) since");
+    }
+}
