@@ -15,10 +15,11 @@ public final class BlockVerificationException extends StoreException {
         this.block = block;
     }
 
-    /** Block {@code block}, which failed twice {@code secondsAgo} seconds ago: not fetched again yet. */
-    public BlockVerificationException(BlobId blob, int block, long secondsAgo) {
-        super("Block " + block + " of blob " + blob + " failed SHA-256 verification twice " + secondsAgo + " s ago (the"
-                + " store serves it wrong; it is fetched again at most every 30 s)", nextStep(blob), null);
+    /** Block {@code block}, which failed twice {@code times} times, the last {@code secondsAgo} s ago: not fetched again yet. */
+    public BlockVerificationException(BlobId blob, int block, int times, long secondsAgo, long waitSeconds) {
+        super("Block " + block + " of blob " + blob + " failed SHA-256 verification twice, " + times + " times, the last "
+                + secondsAgo + " s ago: the store serves it wrong, and it is not fetched again until " + waitSeconds
+                + " s after that", nextStep(blob), null);
         this.block = block;
     }
 

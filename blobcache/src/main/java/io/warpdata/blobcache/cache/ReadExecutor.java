@@ -346,10 +346,12 @@ final class ReadExecutor implements ReadPlan.Holdings {
                 } else if (!config.mode().fetches()) {
                     throw notCached(blob, b);
                 } else {
-                    long ago = suspects.failedMomentsAgo(blob.id(), b);
-                    if (ago >= 0) {
-                        // Served wrong twice moments ago: failed at once, not fetched again (audit 38).
-                        throw new BlockVerificationException(blob.id(), b, ago);
+                    Suspects.Bad bad = suspects.waiting(blob.id(), b);
+                    if (bad != null) {
+                        // Served wrong again and again, moments ago: failed at once, not fetched again (audit 38).
+                        throw new BlockVerificationException(blob.id(), b, bad.times(),
+                                (System.nanoTime() - bad.failedAt()) / 1_000_000_000L,
+                                Suspects.retryAfterNanos(bad.times()) / 1_000_000_000L);
                     }
                     pending.add(scheduler.demand(blob, list, key));
                 }

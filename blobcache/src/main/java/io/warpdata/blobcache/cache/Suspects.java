@@ -15,15 +15,18 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@link #BAD_BLOCK_NANOS}: a small member in one of them is then fetched on its own straight
  * away ({@link ReadPlan#member}) instead of fetching the bad block twice more, and logging it,
  * before its own GET (session 30's review, M6: each intact tensor beside a damaged one did);
- * and a read that needs the bad block itself fails at once, without a GET, for
- * {@link #RETRY_BAD_BLOCK_NANOS} after each failure (audit 38: a reader retrying one damaged
- * file fetched its block twice a try, 1.55 GB in 20 s, and logged each).
+ * and a read that needs the bad block itself fails at once, without a GET, for a while after
+ * each failure ({@link #retryAfterNanos}: none after the first, so a store that served wrong bytes
+ * once is read again at once, then 5 s more each time, up to 30 s; audit 38: a reader retrying
+ * one damaged file fetched its block twice a try, 1.55 GB in 20 s, and logged each).
  */
 final class Suspects {
     /** How long a block that failed verification twice sends members around it: 10 minutes. */
     static final long BAD_BLOCK_NANOS = 600_000_000_000L;
-    /** How long after a block failed twice reads that need it fail at once: 30 s (then one read fetches it again). */
+    /** The most a block that failed twice again and again waits before a read fetches it again: 30 s. */
     static final long RETRY_BAD_BLOCK_NANOS = 30_000_000_000L;
+    /** What each failure of a block beyond its first adds to that wait: 5 s. */
+    static final long RETRY_STEP_NANOS = 5_000_000_000L;
     /** Bad blocks remembered per blob: a blob with more is damaged all over, and its members fail anyway. */
     static final int BAD_BLOCKS_PER_BLOB = 64;
 
@@ -31,8 +34,17 @@ final class Suspects {
         volatile boolean suspect;
         /** Failures so far: a planner that saw fewer closes its windows. */
         volatile int failures;
-        /** Block index -> System.nanoTime() when it last failed twice; null until one has. */
-        volatile ConcurrentHashMap<Integer, Long> badBlocks;
+        /** Block index -> when it last failed twice and how often it has; null until one has. */
+        volatile ConcurrentHashMap<Integer, Bad> badBlocks;
+    }
+
+    /** A bad block: when it last failed twice (System.nanoTime), and how many times it has. */
+    record Bad(long failedAt, int times) {
+    }
+
+    /** How long after its {@code times}-th failure a block waits before a read fetches it again. */
+    static long retryAfterNanos(int times) {
+        return Math.min(RETRY_BAD_BLOCK_NANOS, (times - 1) * RETRY_STEP_NANOS);
     }
 
     private final Cache<BlobId, State> blobs = Caffeine.newBuilder()
@@ -66,7 +78,7 @@ final class Suspects {
     /** Block {@code block} of {@code blob} failed verification twice: the store serves it wrong. */
     void failedTwice(BlobId blob, int block) {
         State s = blobs.get(blob, k -> new State());
-        ConcurrentHashMap<Integer, Long> bad;
+        ConcurrentHashMap<Integer, Bad> bad;
         synchronized (s) {
             bad = s.badBlocks;
             if (bad == null) {
@@ -75,22 +87,22 @@ final class Suspects {
         }
         long now = System.nanoTime();
         if (bad.size() < BAD_BLOCKS_PER_BLOB || bad.containsKey(block)) {
-            bad.put(block, now);
+            bad.merge(block, new Bad(now, 1), (old, one) -> new Bad(now, old.times() + 1));
         }
     }
 
     /** Whether a block of {@code [first, last]} of {@code blob} failed verification twice lately. */
     boolean badBlock(BlobId blob, int first, int last) {
         State s = blobs.getIfPresent(blob);
-        ConcurrentHashMap<Integer, Long> bad = s == null ? null : s.badBlocks;
+        ConcurrentHashMap<Integer, Bad> bad = s == null ? null : s.badBlocks;
         if (bad == null) {
             return false;
         }
         long now = System.nanoTime();
         for (int b = first; b <= last; b++) {
-            Long failed = bad.get(b);
+            Bad failed = bad.get(b);
             if (failed != null) {
-                if (now - failed < BAD_BLOCK_NANOS) {
+                if (now - failed.failedAt() < BAD_BLOCK_NANOS) {
                     return true;
                 }
                 bad.remove(b, failed);
@@ -100,18 +112,17 @@ final class Suspects {
     }
 
     /**
-     * How many seconds ago block {@code block} of {@code blob} failed twice, if within
-     * {@link #RETRY_BAD_BLOCK_NANOS}: a read that needs it then fails at once; else -1.
+     * The bad block {@code block} of {@code blob} while a read that needs it is to fail at once
+     * (within {@link #retryAfterNanos} of its last failure), else null.
      */
-    long failedMomentsAgo(BlobId blob, int block) {
+    Bad waiting(BlobId blob, int block) {
         State s = blobs.getIfPresent(blob);
-        ConcurrentHashMap<Integer, Long> bad = s == null ? null : s.badBlocks;
-        Long failed = bad == null ? null : bad.get(block);
-        if (failed == null) {
-            return -1;
+        ConcurrentHashMap<Integer, Bad> bad = s == null ? null : s.badBlocks;
+        Bad failed = bad == null ? null : bad.get(block);
+        if (failed == null || System.nanoTime() - failed.failedAt() >= retryAfterNanos(failed.times())) {
+            return null;
         }
-        long ago = System.nanoTime() - failed;
-        return ago < RETRY_BAD_BLOCK_NANOS ? ago / 1_000_000_000L : -1;
+        return failed;
     }
 
     /** Forgets every bad block, as if their time had passed (tests). */

@@ -32,6 +32,10 @@ public final class StatusCommand implements Callable<Integer> {
             + " busiest datasets (Ctrl-C stops it). With --json: one stats sample per line.")
     boolean watch;
 
+    @Option(names = "--check", description = "Exit 1 when warpd answers but is degraded: its store unreachable or"
+            + " failing (not --mode local), or its cache's disk warned of (the cache: line). For health checks and"
+            + " alerts from scripts; without it, status exits 0 whenever warpd answers.")
+    boolean check;
 
     @Override
     public Integer call() throws InterruptedException {
@@ -40,9 +44,11 @@ public final class StatusCommand implements Callable<Integer> {
         }
         StatusCall.Reply s = DaemonCalls.call(spec, Calls.STATUS, Empty.INSTANCE);
         PrintWriter out = spec.commandLine().getOut();
+        Doctor.Check cache = cacheCheck();
+        int exit = check && degraded(s.store(), cache) ? 1 : 0;
         if (DaemonCalls.json(spec)) {
             DaemonCalls.printJson(out, s);
-            return 0;
+            return exit;
         }
         out.printf("warpd %s, up %s%n", s.version(), uptime(s.uptimeSeconds()));
         out.printf("  mount:      %s%n", s.mount());
@@ -51,7 +57,9 @@ public final class StatusCommand implements Callable<Integer> {
         out.printf("  open files: %s%s%n", s.openFiles() == null ? "n/a" : s.openFiles(),
                 s.openDirectories() != null ? " (and " + s.openDirectories() + " directories)" : "");
         out.printf("  store:      %s%n", storeLine(s.store()));
-        cacheLines().forEach(out::println);
+        if (cache != null) {
+            cacheLines(cache).forEach(out::println);
+        }
         s.mirrors().forEach(m -> out.printf("  mirror:     %s%n", mirrorLine(m)));
         if (s.passthrough() != null) {
             out.printf("  passthrough: %s%n", passthroughLine(s.passthrough()));
@@ -66,7 +74,17 @@ public final class StatusCommand implements Callable<Integer> {
         out.printf("  you:        %s (uid %d)%s%n", peer.user(), peer.uid(),
                 peer.privileged() ? ", may gc and cache verify" : ", read-only operations");
         out.flush();
-        return 0;
+        return exit;
+    }
+
+    /**
+     * What {@code --check} fails on: a store that is down (not offline by choice), or a cache
+     * check that is not a pass. Audit 38: status exited 0 with the store unreachable and the cache
+     * disk under its floor, so a health check had nothing cheap to run.
+     */
+    static boolean degraded(StoreStatus store, Doctor.Check cache) {
+        boolean storeDown = store != null && !store.reachable() && !store.offline();
+        return storeDown || (cache != null && cache.status() != Doctor.Status.PASS);
     }
 
     /**
@@ -75,14 +93,14 @@ public final class StatusCommand implements Callable<Integer> {
      * refusing writes or deleted; audit 35: status said nothing of a full cache disk). None from
      * a warpd that does not answer {@code cache.stats}.
      */
-    private List<String> cacheLines() {
+    private Doctor.Check cacheCheck() {
         CacheCalls.Stats c;
         try {
             c = DaemonCalls.call(spec, Calls.CACHE_STATS, Empty.INSTANCE);
         } catch (WarpException e) {
-            return List.of();
+            return null;
         }
-        return cacheLines(Doctor.cacheCheck(c));
+        return Doctor.cacheCheck(c);
     }
 
     static List<String> cacheLines(Doctor.Check c) {

@@ -26,4 +26,18 @@ class StatusStoreLineTest {
         assertThat(StatusCommand.storeLine(store("unreachable (not answering)", true)))
                 .startsWith("unreachable (not answering) since");
     }
+
+    /** Audit 38: status exited 0 whatever warpd's state; --check fails on a store down or a cache warning. */
+    @Test
+    void checkFailsOnAStoreDownOrACacheWarningAndNotOnAStoreOfflineByChoice() {
+        Doctor.Check fine = new Doctor.Check("warpd's cache", Doctor.Status.PASS, "ok", "");
+        Doctor.Check full = new Doctor.Check("warpd's cache", Doctor.Status.WARN, "under the floor", "free space");
+        StoreStatus up = new StoreStatus(true, false, "reachable", false, null, null, 0, 0, 0, 0, 30);
+        StoreStatus offline = new StoreStatus(false, true, "offline", false, null, null, 0, 0, 0, 0, 30);
+        assertThat(StatusCommand.degraded(up, fine)).isFalse();
+        assertThat(StatusCommand.degraded(offline, fine)).as("--mode local: a choice").isFalse();
+        assertThat(StatusCommand.degraded(store("failing", false), fine)).isTrue();
+        assertThat(StatusCommand.degraded(store("unreachable", false), null)).isTrue();
+        assertThat(StatusCommand.degraded(up, full)).isTrue();
+    }
 }

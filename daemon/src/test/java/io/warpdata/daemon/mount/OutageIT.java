@@ -119,6 +119,11 @@ class OutageIT {
         coldReadFailsWithEioWithinTheBound();
         Shell.Result status = warpctl("status");
         assertThat(status.out()).contains("unreachable since");
+        assertThat(status.exit()).as("status answers: 0 without --check").isZero();
+        // Audit 38: a health check had nothing cheap to fail on.
+        Shell.Result check = warpctl("status", "--check");
+        assertThat(check.exit()).as(check.out()).isEqualTo(1);
+        assertThat(check.out()).contains("unreachable since");
         Shell.Result doctor = warpctl("doctor", "--remote", m.remote());
         assertThat(doctor.out()).as(doctor.err()).containsPattern("WARN +control socket .*store unreachable since .*serving from cache")
                 .contains("cached data keeps serving");
