@@ -76,6 +76,10 @@ public final class Errno {
     private final AtomicLong linesInWindow = new AtomicLong();
     private final AtomicLong suppressed = new AtomicLong();
     private final LongAdder suppressedTotal = new LongAdder();
+    /** When the first and the last error of the lines not logged yet happened, for their summary line. */
+    private final java.util.concurrent.atomic.AtomicReference<java.time.Instant> firstSuppressed =
+            new java.util.concurrent.atomic.AtomicReference<>();
+    private volatile java.time.Instant lastSuppressed;
     /** The last logged lines, for `warpctl status`; touched only when a line is logged. */
     private final ArrayDeque<String> recent = new ArrayDeque<>();
     private static final int RECENT_LINES = 20;
@@ -136,8 +140,13 @@ public final class Errno {
         if (now - start >= WINDOW_NANOS && windowStart.compareAndSet(start, now)) {
             linesInWindow.set(0);
             long dropped = suppressed.getAndSet(0);
+            java.time.Instant from = firstSuppressed.getAndSet(null);
             if (dropped > 0) {
-                LOG.warn("{} more mount errors were not logged in the last {} s", dropped, WINDOW_NANOS / 1_000_000_000L);
+                // Said with when they happened: the line comes with the next error, which may be
+                // long after (audit 38: "in the last 10 s" for errors 49 s old).
+                LOG.warn("{} more mount errors were not logged, from {} to {} (at most {} lines each {} s;"
+                        + " warp_mount_log_lines_suppressed_total counts them all)", dropped, from, lastSuppressed,
+                        LINES_PER_WINDOW, WINDOW_NANOS / 1_000_000_000L);
             }
         }
         // Remembered for status whether logged or not (it kept only what the log let through: the
@@ -150,6 +159,9 @@ public final class Errno {
                 : failure instanceof WarpException w ? operation + " " + path + " failed (EIO): " + w.type() + ": " + message
                 : operation + " " + path + " failed (EIO): " + io.warpdata.manifest.Printable.of(failure.toString()));
         if (linesInWindow.incrementAndGet() > LINES_PER_WINDOW) {
+            java.time.Instant at = java.time.Instant.now();
+            firstSuppressed.compareAndSet(null, at);
+            lastSuppressed = at;
             suppressed.incrementAndGet();
             suppressedTotal.increment();
             return;

@@ -283,6 +283,9 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
                 .register(registry);
 
         counter("warp_mount_not_found_total", "Lookups answered ENOENT.", () -> daemon.errno().notFoundCount());
+        counter("warp_mount_log_lines_suppressed_total", "Mount error lines not logged by the log's rate limit (20 each"
+                + " 10 s): a burst's size, whether or not its summary line was written yet.",
+                () -> daemon.errno().suppressedLogLines());
         CounterWithCallback.builder().name("warp_mount_io_errors_total")
                 .help("Requests answered EIO, by the failure's type.").labelNames("type")
                 .callback(cb -> daemon.errno().ioErrorsByType().forEach((type, n) -> cb.call(n, type)))

@@ -133,6 +133,7 @@ class MetricsIT {
                     v -> assertThat(v).startsWith("text/plain").contains("version=0.0.4"));
             assertThat(text.body()).contains("# TYPE warp_store_gets_total counter\n",
                     "# TYPE warp_store_client_retries_total counter\n",
+                    "# TYPE warp_mount_log_lines_suppressed_total counter\n",
                     "# TYPE warp_fuse_read_seconds histogram\n",
                     "warp_dataset_read_bytes_total{dataset=\"ops/metered\"} ");
 
