@@ -276,11 +276,7 @@ class MemberReadsTest {
         Shard s = new Shard(4 * MIB, 30);
         int intact = s.add(MIB + 100, TestBlobs.bytes(1_024, 31));
         int damaged = s.add(MIB + 50_000, TestBlobs.bytes(1_024, 32));
-        s.publish(memory);
-        byte[] stored = s.bytes.clone();
-        stored[MIB + 50_100] ^= 1;
-        memory.put(io.warpdata.store.StoreLayout.blob(s.ref.id()), stored);
-        BlockCache c = open(config());
+        BlockCache c = publishedWithADamagedByte(s, MIB + 50_100);
         // Lookups (tensors) of a shard under 64 MiB are read through its blocks.
         BlobMember tensor = BlobMember.lookup(s.ref, MIB + 100, 1_024, s.member(intact).hash());
         BlobMember bad = BlobMember.lookup(s.ref, MIB + 50_000, 1_024, s.member(damaged).hash());
@@ -289,6 +285,15 @@ class MemberReadsTest {
         assertThat(readMember(c, tensor)).as("its own bytes, checked by its own hash").isEqualTo(s.content(intact));
         assertThat(readMember(c, tensor)).isEqualTo(s.content(intact));
         assertThatThrownBy(() -> readMember(c, bad)).as("still no wrong byte").isInstanceOf(BlockVerificationException.class);
+    }
+
+    /** Publishes {@code s}, then damages its byte at {@code at} in the store; a cache over it. */
+    private BlockCache publishedWithADamagedByte(Shard s, int at) {
+        s.publish(memory);
+        byte[] stored = s.bytes.clone();
+        stored[at] ^= 1;
+        memory.put(io.warpdata.store.StoreLayout.blob(s.ref.id()), stored);
+        return open(config());
     }
 
     /**
@@ -304,11 +309,7 @@ class MemberReadsTest {
             intact[k] = s.add(MIB + 100 + k * 100_000L, TestBlobs.bytes(1_024, 34 + k));
         }
         int damaged = s.add(MIB + 50_000, TestBlobs.bytes(1_024, 40));
-        s.publish(memory);
-        byte[] stored = s.bytes.clone();
-        stored[MIB + 50_100] ^= 1;
-        memory.put(io.warpdata.store.StoreLayout.blob(s.ref.id()), stored);
-        BlockCache c = open(config());
+        BlockCache c = publishedWithADamagedByte(s, MIB + 50_100);
         assertThatThrownBy(() -> readMember(c, BlobMember.lookup(s.ref, MIB + 50_000, 1_024, s.member(damaged).hash())))
                 .isInstanceOf(BlockVerificationException.class);
         long blockBytes = store.bytes(Call.READ);

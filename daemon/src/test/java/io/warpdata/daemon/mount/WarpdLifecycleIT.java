@@ -225,14 +225,23 @@ class WarpdLifecycleIT {
      */
     @Test
     void refusesAnEndpointWhoseHostIsUnknownWhenItsCacheHoldsNothing() throws Exception {
-        Path mount = newMountPoint("typo");
-        java.util.Map<String, String> typo = new java.util.HashMap<>(m.env());
-        typo.put("WARP_S3_ENDPOINT", "http://warp-store-typo.invalid:9000");
+        Shell.Result r = refusedWith("typo", "WARP_S3_ENDPOINT", "http://warp-store-typo.invalid:9000");
+        assertThat(r.err()).contains("is not known", "Check --endpoint");
+    }
+
+    /**
+     * warpd started on a fresh mount point and cache with {@code variable=value} added to the
+     * environment, expected to refuse to start (exit 1) and leave nothing mounted.
+     */
+    private Shell.Result refusedWith(String name, String variable, String value) {
+        Path mount = newMountPoint(name);
+        java.util.Map<String, String> env = new java.util.HashMap<>(m.env());
+        env.put(variable, value);
         try {
-            Shell.Result r = WarpdProcess.runToFailure(mount, m.remote(), work.resolve("cache-typo"), typo);
-            assertThat(r.exit()).isEqualTo(1);
-            assertThat(r.err()).contains("is not known", "Check --endpoint");
+            Shell.Result r = WarpdProcess.runToFailure(mount, m.remote(), work.resolve("cache-" + name), env);
+            assertThat(r.exit()).as(r.err()).isEqualTo(1);
             assertThat(WarpdProcess.isMounted(mount)).isFalse();
+            return r;
         } finally {
             WarpdProcess.unmount(mount);
         }
@@ -245,18 +254,9 @@ class WarpdLifecycleIT {
      */
     @Test
     void refusesASocketGroupThatDoesNotExistBeforeMountingAnything() throws Exception {
-        Path mount = newMountPoint("nogroup");
-        java.util.Map<String, String> env = new java.util.HashMap<>(m.env());
-        env.put("WARP_SOCKET_GROUP", "warp-no-such-group-37");
-        try {
-            Shell.Result r = WarpdProcess.runToFailure(mount, m.remote(), work.resolve("cache-nogroup"), env);
-            assertThat(r.exit()).isEqualTo(1);
-            assertThat(r.err()).contains("--socket-group warp-no-such-group-37: no such group").contains("groupadd");
-            assertThat(r.out() + r.err()).doesNotContain("unmounted").doesNotContain("created the mount point");
-            assertThat(WarpdProcess.isMounted(mount)).isFalse();
-        } finally {
-            WarpdProcess.unmount(mount);
-        }
+        Shell.Result r = refusedWith("nogroup", "WARP_SOCKET_GROUP", "warp-no-such-group-37");
+        assertThat(r.err()).contains("--socket-group warp-no-such-group-37: no such group").contains("groupadd");
+        assertThat(r.out() + r.err()).doesNotContain("unmounted").doesNotContain("created the mount point");
     }
 
     @Test
