@@ -233,7 +233,7 @@ class WarpdLifecycleIT {
      * warpd started on a fresh mount point and cache with {@code variable=value} added to the
      * environment, expected to refuse to start (exit 1) and leave nothing mounted.
      */
-    private Shell.Result refusedWith(String name, String variable, String value) {
+    private Shell.Result refusedWith(String name, String variable, String value) throws IOException {
         Path mount = newMountPoint(name);
         java.util.Map<String, String> env = new java.util.HashMap<>(m.env());
         env.put(variable, value);
