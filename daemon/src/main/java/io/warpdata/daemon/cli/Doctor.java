@@ -245,6 +245,16 @@ public final class Doctor {
      * status}'s "cache:" line (audit 35: status said nothing of a full cache disk).
      */
     static Check cacheCheck(CacheCalls.Stats c) {
+        return cacheCheck(c, true);
+    }
+
+    /**
+     * As {@link #cacheCheck(CacheCalls.Stats)}; {@code probeWrites} false leaves out the write
+     * probe (a temp file made and deleted in warpd's {@code v1/tmp}), which only doctor makes:
+     * {@code status}, run every few seconds by health checks ({@code --check}), writes nothing
+     * into warpd's cache (session 30's review), and does not tell a read-only remount.
+     */
+    static Check cacheCheck(CacheCalls.Stats c, boolean probeWrites) {
         String name = "warpd's cache";
         String dir = c.dir() == null ? "" : c.dir();
         if (dir.isBlank() || "remote".equals(c.mode())) {
@@ -278,7 +288,7 @@ public final class Doctor {
         if (inodes.isPresent()) {
             return inodes.get();
         }
-        IOException refused = Files.isDirectory(tmpDir) ? tryWrite(tmpDir) : null;
+        IOException refused = probeWrites && Files.isDirectory(tmpDir) ? tryWrite(tmpDir) : null;
         // Only a refusal that is warpd's too: doctor may run as another user than warpd (a member of
         // its group may read, not write), so a denied probe says nothing about warpd (review).
         long skipped = c.counters().getOrDefault("cache_writes_skipped", 0L);

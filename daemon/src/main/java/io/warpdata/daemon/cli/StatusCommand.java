@@ -100,7 +100,7 @@ public final class StatusCommand implements Callable<Integer> {
         } catch (WarpException e) {
             return null;
         }
-        return Doctor.cacheCheck(c);
+        return Doctor.cacheCheck(c, false);
     }
 
     static List<String> cacheLines(Doctor.Check c) {

@@ -45,4 +45,18 @@ class StatusCacheLineTest {
         List<String> lines = StatusCommand.cacheLines(Doctor.cacheCheck(stats(5L << 20, 1L << 30, 1L << 20, 4L << 30)));
         assertThat(lines.get(0)).contains("WARN", "is gone (deleted while warpd runs)");
     }
+
+    /** Session 30's review: status, run by health checks every few seconds, wrote doctor's probe file into warpd's cache. */
+    @Test
+    void statusWritesNothingIntoWarpdsCache() throws Exception {
+        Path dir = java.nio.file.Files.createDirectories(tmp.resolve("c").resolve("v1/tmp"));
+        java.nio.file.attribute.FileTime before = java.nio.file.Files.getLastModifiedTime(dir);
+        Thread.sleep(20);
+        CacheCalls.Stats c = new CacheCalls.Stats("auto", tmp.resolve("c").toString(), 0, 1L << 30, 1L << 20,
+                java.nio.file.Files.getFileStore(tmp).getUsableSpace(), 0, 0, 0, Map.of(), List.of(), List.of());
+        Doctor.cacheCheck(c, false);
+        assertThat(java.nio.file.Files.getLastModifiedTime(dir)).as("no file made and deleted there").isEqualTo(before);
+        Doctor.cacheCheck(c, true);
+        assertThat(java.nio.file.Files.getLastModifiedTime(dir)).as("doctor's probe does").isNotEqualTo(before);
+    }
 }
