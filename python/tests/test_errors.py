@@ -572,27 +572,32 @@ def test_a_service_socket_folder_this_user_may_not_enter_is_still_where_warpd_is
         shutil.rmtree(outer)
 
 
-def test_a_mount_this_user_may_not_enter_says_allow_other(tmp_path):
-    # Audit 37: os.listdir(ds.root) raised a bare PermissionError for a user other than warpd's.
+def test_a_mount_this_user_may_not_enter_says_allow_other(tmp_path, warp):
+    # Audit 37: os.listdir(ds.root) raised a bare PermissionError for a user other than warpd's;
+    # audit 39: the kernel refuses such a user even a stat of the mount's root, so checking
+    # os.path.isdir first raised nothing. Checked against the fixture's real mount (no
+    # --allow-other), as nobody.
     import warpdata.dataset  # noqa: F401 (the package's name 'dataset' is the function)
     dsmod = sys.modules["warpdata.dataset"]
     dsmod._require_access(str(tmp_path))  # enterable: nothing raised
-    if os.geteuid() == 0:
-        import subprocess
-        import shutil
-        import tempfile
-        outer = tempfile.mkdtemp(prefix="warp-mount-access-")  # under /tmp: nobody may reach it
-        os.chmod(outer, 0o755)
-        shut = os.path.join(outer, "mnt")
-        os.mkdir(shut, 0o700)
-        package = os.path.dirname(os.path.dirname(dsmod.__file__))
-        probe = ("import sys; sys.path.insert(0, %r)\nimport warpdata.dataset\nfrom warpdata import errors as e\n"
-                 "d = sys.modules['warpdata.dataset']\n"
-                 "try:\n    d._require_access(%r)\nexcept e.MountUnavailableError as x:\n    print('REFUSED', x.next_step)\n"
-                 % (package, shut))
+    dsmod._require_access(str(tmp_path / "absent"))  # not there: os.listdir says so itself
+    if os.geteuid() != 0:
+        pytest.skip("needs root to read the mount as another user")
+    import subprocess
+    package = os.path.dirname(os.path.dirname(dsmod.__file__))
+    probe = ("import os, sys; sys.path.insert(0, %r)\nimport warpdata.dataset\nfrom warpdata import errors as e\n"
+             "d = sys.modules['warpdata.dataset']\n"
+             "try:\n    os.stat(%r)\nexcept PermissionError:\n    print('STAT-DENIED')\n"
+             "try:\n    d._require_access(%r)\nexcept e.MountUnavailableError as x:\n    print('REFUSED', x.next_step)\n"
+             % (package, warp.mount, warp.mount))
+    before = os.stat(warp.base).st_mode & 0o7777
+    os.chmod(warp.base, 0o755)  # the way to the mount, as a shared box has it
+    try:
         out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
                              preexec_fn=lambda: (os.setgid(65534), os.setuid(65534)))
-        shutil.rmtree(outer)
-        if "Permission denied" in out.stderr:
-            pytest.skip("nobody may not read the package here")
-        assert out.stdout.startswith("REFUSED") and "--allow-other" in out.stdout, out.stdout + out.stderr
+    finally:
+        os.chmod(warp.base, before)
+    if "Permission denied" in out.stderr and "warpdata" in out.stderr:
+        pytest.skip("nobody may not read the package here")
+    assert "STAT-DENIED" in out.stdout, out.stdout + out.stderr  # the kernel's rule this guards against
+    assert "REFUSED" in out.stdout and "--allow-other" in out.stdout, out.stdout + out.stderr

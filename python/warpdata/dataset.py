@@ -62,7 +62,16 @@ def dataset(name, mode=None, socket=None, mount=None):
 def _require_access(mount):
     """Audit 37: a user other than warpd's reading a mount made without --allow-other got a bare
     PermissionError from os.listdir(ds.root); say why, as warpctl doctor does."""
-    if os.path.isdir(mount) and not os.access(mount, os.R_OK | os.X_OK):
+    try:
+        os.stat(mount)
+        denied = not os.access(mount, os.R_OK | os.X_OK)
+    except PermissionError:
+        # Without allow_other the kernel refuses even a stat of the mount's root (audit 39:
+        # os.path.isdir said False, and nothing was raised).
+        denied = True
+    except OSError:
+        denied = False  # not there: os.listdir says so itself
+    if denied:
         raise MountUnavailableError(
             "warpd's mount %s does not let this user in (permission denied): warpd was started without"
             " --allow-other, so the kernel lets only warpd's own user read it" % mount,

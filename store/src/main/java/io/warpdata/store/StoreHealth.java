@@ -44,6 +44,12 @@ public final class StoreHealth {
      * an alert on it with {@code for: 1m} never fired.
      */
     public static final Duration FAILING_QUIET = Duration.ofSeconds(10);
+    /**
+     * Failures with errors (5xx, throttling) within {@link #FAILING_QUIET} that make the store
+     * failing: 3. One 503 that the read path's retry rode out is no outage (the review: with the
+     * quiet time, it left the store "failing" for 10 s, and status --check failed, though no read did).
+     */
+    public static final int FAILING_AFTER = 3;
 
     /**
      * When and why the store went down.
@@ -74,6 +80,9 @@ public final class StoreHealth {
     private final AtomicLong nextProbe = new AtomicLong();
     /** When a call last failed (System.nanoTime based), for {@link #FAILING_QUIET}. */
     private final AtomicLong lastFailed = new AtomicLong();
+    /** Failures with errors in the window that started at {@link #failWindowStart}, for {@link #FAILING_AFTER}. */
+    private final java.util.concurrent.atomic.AtomicInteger failsInWindow = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicLong failWindowStart;
     /** When a call last got an answer (System.nanoTime based); before any, just before this was made. */
     private final AtomicLong lastAnswered;
     private final LongAdder failures = new LongAdder();
@@ -86,6 +95,7 @@ public final class StoreHealth {
         this.clock = clock;
         this.nanos = nanos;
         this.lastAnswered = new AtomicLong(nanos.getAsLong() - 1);
+        this.failWindowStart = new AtomicLong(nanos.getAsLong() - FAILING_QUIET.toNanos());
     }
 
     /** The health of {@code store} (its description, for log lines). */
@@ -227,8 +237,12 @@ public final class StoreHealth {
         if (notAnswering && lastAnswered.get() - startedNanos >= 0) {
             return;
         }
-        lastFailed.set(nanos.getAsLong());
+        long nowNanos = nanos.getAsLong();
+        lastFailed.set(nowNanos);
         boolean unreachable = notAnswering || e instanceof StoreUnreachableException;
+        if (!unreachable && outage.get() == null && !failingNow(nowNanos)) {
+            return; // counted; not an outage yet
+        }
         Outage now = new Outage(clock.instant(), e.getMessage(), unreachable, notAnswering);
         while (true) {
             Outage o = outage.get();
@@ -260,6 +274,15 @@ public final class StoreHealth {
                 }
             }
         }
+    }
+
+    /** Counts a failure with an error: whether {@link #FAILING_AFTER} of them came within {@link #FAILING_QUIET}. */
+    private boolean failingNow(long now) {
+        long start = failWindowStart.get();
+        if (now - start >= FAILING_QUIET.toNanos() && failWindowStart.compareAndSet(start, now)) {
+            failsInWindow.set(0);
+        }
+        return failsInWindow.incrementAndGet() >= FAILING_AFTER;
     }
 
     /** Whether the store is never contacted ({@code --mode local}). */

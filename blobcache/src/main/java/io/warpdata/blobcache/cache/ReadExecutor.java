@@ -212,9 +212,9 @@ final class ReadExecutor implements ReadPlan.Holdings {
      */
     private boolean servedOnItsOwn(BlobMember m, BlockHashList list, long offset, ByteBuffer dst, int at, int n,
                                    long deadline, BlockVerificationException bad) {
-        if (bad.block() >= 0) {
-            suspects.failedTwice(m.blob().id(), bad.block()); // its neighbours go around it from now on
-        }
+        // The block was recorded bad where it failed (RunFetcher), once: not again here for each
+        // reader, nor for a read failed at once because of it (the review: that re-armed its wait
+        // at every retry, so it never recovered while a reader kept trying).
         if (!ReadPlan.memberGetAllowed(m, config.mode())) {
             throw bad;
         }

@@ -87,7 +87,9 @@ final class Suspects {
         }
         long now = System.nanoTime();
         if (bad.size() < BAD_BLOCKS_PER_BLOB || bad.containsKey(block)) {
-            bad.merge(block, new Bad(now, 1), (old, one) -> new Bad(now, old.times() + 1));
+            // A failure after the last one was forgotten starts over: a one-off is read again at once.
+            bad.merge(block, new Bad(now, 1),
+                    (old, one) -> now - old.failedAt() >= BAD_BLOCK_NANOS ? one : new Bad(now, old.times() + 1));
         }
     }
 
@@ -119,10 +121,15 @@ final class Suspects {
         State s = blobs.getIfPresent(blob);
         ConcurrentHashMap<Integer, Bad> bad = s == null ? null : s.badBlocks;
         Bad failed = bad == null ? null : bad.get(block);
-        if (failed == null || System.nanoTime() - failed.failedAt() >= retryAfterNanos(failed.times())) {
+        if (failed == null) {
             return null;
         }
-        return failed;
+        long ago = System.nanoTime() - failed.failedAt();
+        if (ago >= BAD_BLOCK_NANOS) {
+            bad.remove(block, failed);
+            return null;
+        }
+        return ago >= retryAfterNanos(failed.times()) ? null : failed;
     }
 
     /** Forgets every bad block, as if their time had passed (tests). */

@@ -287,6 +287,30 @@ class MemberReadsTest {
         assertThatThrownBy(() -> readMember(c, bad)).as("still no wrong byte").isInstanceOf(BlockVerificationException.class);
     }
 
+    /**
+     * The review of session 31: each reader of a member read through a bad block recorded the
+     * block's failure again, and so did each read failed at once because of it, so its wait
+     * grew and restarted at every retry and the block never recovered while anyone kept trying.
+     * A failure is counted once, where the block failed.
+     */
+    @Test
+    void aMemberReadThroughABadBlockCountsItsFailureOnceAndItsRetriesDoNotRestartTheWait() {
+        Shard s = new Shard(4 * MIB, 41);
+        int large = s.add(MIB + 100, TestBlobs.bytes(300_000, 42)); // too large to fetch on its own
+        BlockCache c = publishedWithADamagedByte(s, MIB + 50_100);
+        assertThatThrownBy(() -> readMember(c, s.member(large))).isInstanceOf(BlockVerificationException.class);
+        long gets = store.calls(Call.READ);
+        assertThatThrownBy(() -> readMember(c, s.member(large))).as("after one failure: fetched again at once")
+                .isInstanceOf(BlockVerificationException.class);
+        assertThat(store.calls(Call.READ)).isGreaterThan(gets);
+        gets = store.calls(Call.READ);
+        for (int i = 0; i < 20; i++) {
+            assertThatThrownBy(() -> readMember(c, s.member(large))).isInstanceOf(BlockVerificationException.class)
+                    .hasMessageContaining("2 times").hasMessageContaining("until 5 s");
+        }
+        assertThat(store.calls(Call.READ)).as("failed at once, without a GET").isEqualTo(gets);
+    }
+
     /** Publishes {@code s}, then damages its byte at {@code at} in the store; a cache over it. */
     private BlockCache publishedWithADamagedByte(Shard s, int at) {
         s.publish(memory);

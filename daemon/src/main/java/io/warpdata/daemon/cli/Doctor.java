@@ -111,23 +111,35 @@ public final class Doctor {
      * that neither status nor doctor explained.
      */
     static Check mountAccess(Path mount) {
-        return mountAccess(mount, m -> Files.isReadable(m) && Files.isExecutable(m));
+        return mountAccess(mount, m -> {
+            try {
+                // The kernel refuses even a stat of the mount's root to other users without
+                // allow_other (EACCES): Files.exists said false, and the check called the mount
+                // "not there" (audit 39).
+                Files.readAttributes(m, java.nio.file.attribute.BasicFileAttributes.class);
+            } catch (java.nio.file.AccessDeniedException denied) {
+                return false;
+            } catch (IOException other) {
+                return true; // not there: said below
+            }
+            return Files.isReadable(m) && Files.isExecutable(m);
+        });
     }
 
     /** As {@link #mountAccess(Path)}, with how this user's access is told ({@code access(2)}: tests). */
     static Check mountAccess(Path mount, java.util.function.Predicate<Path> mayEnter) {
         String name = "mount access";
-        if (!Files.isDirectory(mount) && !Files.exists(mount, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        if (!mayEnter.test(mount)) {
+            return new Check(name, Status.FAIL, mount + " does not let this user in (permission denied): warpd was started"
+                    + " without --allow-other, so the kernel lets only warpd's own user read its mount",
+                    "restart warpd with --allow-other (allow-other = true in /etc/warp/warpd.conf; a warpd that is not root"
+                            + " needs user_allow_other in /etc/fuse.conf too), or read as warpd's user");
+        }
+        if (!Files.isDirectory(mount)) {
             return new Check(name, Status.WARN, mount + " is not there from here (another mount namespace?)",
                     "run doctor where the training jobs run");
         }
-        if (mayEnter.test(mount)) {
-            return pass(name, mount + " may be read by this user");
-        }
-        return new Check(name, Status.FAIL, mount + " does not let this user in (permission denied): warpd was started"
-                + " without --allow-other, so the kernel lets only warpd's own user read its mount",
-                "restart warpd with --allow-other (allow-other = true in /etc/warp/warpd.conf; a warpd that is not root"
-                        + " needs user_allow_other in /etc/fuse.conf too), or read as warpd's user");
+        return pass(name, mount + " may be read by this user");
     }
 
     /** What a running warpd said about itself: {@code status} and {@code cache.stats}. */
@@ -244,6 +256,9 @@ public final class Doctor {
      * here: the folder, its inodes, a write): doctor's "warpd's cache" line and {@code warpctl
      * status}'s "cache:" line (audit 35: status said nothing of a full cache disk).
      */
+    /** What the cache line says when warpd keeps nothing it fetches: what {@code status --check} fails on. */
+    static final String CACHES_NOTHING = "caches nothing";
+
     static Check cacheCheck(CacheCalls.Stats c) {
         return cacheCheck(c, true);
     }
@@ -296,7 +311,7 @@ public final class Doctor {
             // A disk remounted read-only, or permissions changed, under a running warpd (audit 23:
             // doctor said PASS while warpd skipped every write).
             return new Check(name, Status.WARN, detail + ", but " + v1 + " refuses writes (" + refused.getMessage()
-                    + "): warpd caches nothing there" + (skipped > 0 ? " (" + skipped + " blocks served uncached)" : "")
+                    + "): warpd " + CACHES_NOTHING + " there" + (skipped > 0 ? " (" + skipped + " blocks served uncached)" : "")
                     + " and fetches reads from the store again", "make the cache's disk writable again (a read-only"
                     + " remount?), or restart warpd with a --cache-dir on a writable local disk");
         }
@@ -309,7 +324,7 @@ public final class Doctor {
                     ? ": at its next write warpd evicts " + ByteSize.format(shortBy) + " of its blocks to get back"
                     + " above it, so its cache holds at most " + ByteSize.format(used - shortBy) + " until space returns"
                     : ": its own " + ByteSize.format(used) + " of blocks cannot make up the " + ByteSize.format(shortBy)
-                    + " missing, so warpd caches nothing new and fetches reads from the store again";
+                    + " missing, so warpd " + CACHES_NOTHING + " new and fetches reads from the store again";
             return new Check(name, Status.WARN, detail + ", under the free-space floor of " + ByteSize.format(floor)
                     + next, "free space on that disk, or give warpd a --cache-dir on a larger"
                     + " one: the floor is max(5% of its file system, 1 GiB) whatever --cache-size is");

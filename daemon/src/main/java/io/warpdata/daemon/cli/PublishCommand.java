@@ -179,18 +179,26 @@ final class PublishCommand implements Callable<Integer> {
         }
         int me = ProcessIdentity.uid();
         int warpdUid = socketOwner(sock);
-        if (me != 0 && warpdUid >= 0 && me != warpdUid) {
-            // warpd publishes only for its own user and root (PublishOperation): it would read this
-            // user's files with its own rights. Audit 37: every member of the socket's group who
-            // typed the README's publish was refused, and told to pass --no-daemon.
-            ctx.err().println("warpctl: warpd at " + sock + " runs as uid " + warpdUid + " and publishes only for its own"
-                    + " user and root: publishing here, with your own rights and store credentials (as --no-daemon)");
-            return Optional.empty();
-        }
         try (ControlClient client = ControlClient.connect(sock)) {
             Optional<String> wanted = root.remoteUri();
             StatusCall.Reply status = client.call(Calls.STATUS);
             String served = Objects.requireNonNullElse(status.remote(), "");
+            if (me != 0 && warpdUid >= 0 && me != warpdUid) {
+                // warpd publishes only for its own user and root (PublishOperation): it would read
+                // this user's files with its own rights. Audit 37: every member of the socket's
+                // group who typed the README's publish was refused, and told to pass --no-daemon.
+                ctx.err().println("warpctl: warpd at " + sock + " runs as uid " + warpdUid + " and publishes only for its"
+                        + " own user and root: publishing here, with your own rights and store credentials (as"
+                        + " --no-daemon)");
+                // To warpd's store when none is named (the review: "No store given", or the user's own store).
+                if (wanted.isEmpty() && !served.isEmpty()) {
+                    root.remote = served;
+                    if (root.endpointUrl().isEmpty() && status.endpoint() != null && !status.endpoint().isEmpty()) {
+                        root.endpoint = status.endpoint();
+                    }
+                }
+                return Optional.empty();
+            }
             if (wanted.isPresent() && !sameRemote(wanted.get(), served)) {
                 return Optional.empty();
             }

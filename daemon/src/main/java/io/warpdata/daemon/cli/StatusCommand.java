@@ -33,7 +33,7 @@ public final class StatusCommand implements Callable<Integer> {
     boolean watch;
 
     @Option(names = "--check", description = "Exit 1 when warpd answers but is degraded: its store unreachable or"
-            + " failing (not --mode local), or its cache's disk warned of (the cache: line). For health checks and"
+            + " failing (not --mode local), or its cache keeping nothing it fetches (the cache: line). For health checks and"
             + " alerts from scripts; without it, status exits 0 whenever warpd answers.")
     boolean check;
 
@@ -79,12 +79,17 @@ public final class StatusCommand implements Callable<Integer> {
 
     /**
      * What {@code --check} fails on: a store that is down (not offline by choice), or a cache
-     * check that is not a pass. Audit 38: status exited 0 with the store unreachable and the cache
-     * disk under its floor, so a health check had nothing cheap to run.
+     * that keeps nothing it fetches (its disk refusing writes, or under the free-space floor with
+     * nothing of its own left to evict). Audit 38: status exited 0 with the store unreachable and
+     * the cache disk under its floor, so a health check had nothing cheap to run. The warnings that
+     * forecast (a disk that reaches the floor before the cache limit) or that warpd mends itself
+     * (evicting to get back above the floor, few inodes, v1/ deleted) do not fail it (the review:
+     * a 100 GB default cache on a smaller disk failed it for good).
      */
     static boolean degraded(StoreStatus store, Doctor.Check cache) {
         boolean storeDown = store != null && !store.reachable() && !store.offline();
-        return storeDown || (cache != null && cache.status() != Doctor.Status.PASS);
+        return storeDown || (cache != null && cache.status() != Doctor.Status.PASS
+                && cache.detail().contains(Doctor.CACHES_NOTHING));
     }
 
     /**

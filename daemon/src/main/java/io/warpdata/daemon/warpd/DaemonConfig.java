@@ -218,9 +218,8 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
             default -> throw new ConfigException("bad passthrough setting '" + merged.get(PASSTHROUGH) + "'",
                     "Pass --passthrough on or off (the default).");
         };
-        refuseCredentials(merged.get(ENDPOINT));
         return new DaemonConfig(Path.of(mount).toAbsolutePath().normalize(), remote,
-                Optional.ofNullable(merged.get(ENDPOINT)), cacheDir.toAbsolutePath().normalize(), cacheSize,
+                Optional.ofNullable(withoutCredentials(merged.get(ENDPOINT))), cacheDir.toAbsolutePath().normalize(), cacheSize,
                 socket.toAbsolutePath().normalize(), mode, allowOther, pointerTtl, metrics, mirrors, mirrorTimeout,
                 passthrough);
     }
@@ -327,27 +326,22 @@ public record DaemonConfig(Path mountPoint, String remote, Optional<String> endp
     }
 
     /**
-     * Refuses an endpoint URL with a user name or password in it: the S3 client never uses them,
-     * and {@code warpctl status} showed them to everyone who may reach the socket (audit 37), as
-     * mirror URLs already are refused.
+     * An endpoint URL without the user name and password in it, which the S3 client never uses
+     * and {@code warpctl status} showed to everyone who may reach the socket (audit 37). Dropped
+     * with a warning rather than refused: a config that worked before keeps starting (the review).
      */
-    static void refuseCredentials(String endpoint) {
+    static String withoutCredentials(String endpoint) {
         if (endpoint == null) {
-            return;
+            return null;
         }
-        java.net.URI uri;
-        try {
-            uri = java.net.URI.create(endpoint.trim());
-        } catch (IllegalArgumentException notAUri) {
-            return; // said by the store when it is opened, as before
+        String bare = endpoint.trim().replaceFirst("^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#@]*@", "$1");
+        if (!bare.equals(endpoint.trim())) {
+            org.slf4j.LoggerFactory.getLogger(DaemonConfig.class).warn("The endpoint {} carried a user name or password,"
+                    + " which the S3 client never uses: dropped. Remove it from the URL and give the store's key pair as"
+                    + " AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (in /etc/warp/warpd.env for the installed service).",
+                    bare);
         }
-        if (uri.getRawUserInfo() != null) {
-            throw new ConfigException("the endpoint " + uri.getScheme() + "://...@" + uri.getHost()
-                    + (uri.getPort() < 0 ? "" : ":" + uri.getPort()) + " carries a user name or password, which the S3"
-                    + " client never uses (and warpctl status would show to everyone who may use the control socket)",
-                    "Remove them from the URL and give the store's key pair as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
-                            + " (in /etc/warp/warpd.env for the installed service).");
-        }
+        return bare;
     }
 
     /**

@@ -149,6 +149,8 @@ class ControlPeerIT {
     @Test
     void warpctlPublishAsAnotherUserPublishesInItsOwnProcessInsteadOfBeingRefused() throws Exception {
         start(Optional.of("nogroup"));
+        String served = "file://" + base.resolve("nobodys").resolve("store");
+        world.daemon.remote = served; // no --remote given below: the store warpd says it serves (the review)
         Path jar = Files.copy(Path.of("target/warp.jar").toAbsolutePath(), base.resolve("warp.jar")); // nobody may read it here
         Path open = Files.createDirectories(base.resolve("nobodys"));
         Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxrwxrwx"));
@@ -157,10 +159,12 @@ class ControlPeerIT {
         String java = ProcessHandle.current().info().command().orElse("java");
         ProcessBuilder pb = new ProcessBuilder("setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY, "--clear-groups",
                 java, "-jar", jar.toString(), "warpctl", "--socket", server.socketPath().toString(), "publish", "ws/mine",
-                "--artifact", "files=" + mine, "--remote", "file://" + open.resolve("store"))
+                "--artifact", "files=" + mine)
                 .redirectErrorStream(true);
         pb.environment().put("HOME", open.toString());
         pb.environment().remove("WARP_SOCKET");
+        pb.environment().remove("WARP_REMOTE");
+        pb.environment().remove("WARP_S3_ENDPOINT");
         Process p = pb.start();
         try {
             assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("warpctl finished").isTrue();

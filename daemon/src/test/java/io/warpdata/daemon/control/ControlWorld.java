@@ -167,9 +167,12 @@ final class ControlWorld implements AutoCloseable {
             return "/warp";
         }
 
+        /** The store this warpd says it serves (a test may point it at a store another process can open). */
+        volatile String remote = "s3://bucket/prefix";
+
         @Override
         public String remote() {
-            return "s3://bucket/prefix";
+            return remote;
         }
 
         @Override
