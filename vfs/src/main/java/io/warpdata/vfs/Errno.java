@@ -145,7 +145,8 @@ public final class Errno {
                 // Said with when they happened: the line comes with the next error, which may be
                 // long after (audit 38: "in the last 10 s" for errors 49 s old).
                 LOG.warn("{} more mount errors were not logged, from {} to {} (at most {} lines each {} s;"
-                        + " warp_mount_log_lines_suppressed_total counts them all)", dropped, from, lastSuppressed,
+                        + " warp_mount_log_lines_suppressed_total counts them all)", dropped,
+                        from == null ? lastSuppressed : from, lastSuppressed,
                         LINES_PER_WINDOW, WINDOW_NANOS / 1_000_000_000L);
             }
         }

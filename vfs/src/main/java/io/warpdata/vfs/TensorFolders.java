@@ -83,7 +83,9 @@ final class TensorFolders {
     TensorFolders(BlobReader reader, long budgetBytes) {
         this.reader = reader;
         this.budgetBytes = budgetBytes;
-        this.building = new java.util.concurrent.Semaphore((int) Math.min(Integer.MAX_VALUE, Math.max(1, budgetBytes >> 10)));
+        // Fair: a large header waits its turn rather than behind a stream of small ones (the review).
+        this.building = new java.util.concurrent.Semaphore((int) Math.min(Integer.MAX_VALUE, Math.max(1, budgetBytes >> 10)),
+                true);
         // Softly held too: what else needs the heap (a publish checking a file of 200,000 tensors'
         // header ran out of it beside a folder of 100,000, in TensorFoldersIT) gets it first.
         this.folders = Caffeine.newBuilder().maximumWeight(budgetBytes).softValues()
@@ -109,9 +111,7 @@ final class TensorFolders {
         int kib = (int) Math.max(1, Math.min(budgetBytes >> 10, headerBytes * HEAP_PER_HEADER_BYTE >> 10));
         try {
             if (!building.tryAcquire(kib, BUILD_WAIT_SECONDS, java.util.concurrent.TimeUnit.SECONDS)) {
-                throw new io.warpdata.store.StoreUnavailableException("The tensor folder of " + name + " waited "
-                        + BUILD_WAIT_SECONDS + " s for the folders of other files being made at once",
-                        "Read it again; or read fewer files' tensor folders at once, or raise WARP_HEAP.", null);
+                throw new TensorFoldersBusyException(name, BUILD_WAIT_SECONDS);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -48,6 +48,11 @@ final class BlockFetcher {
     private final ReadMetrics metrics;
     private final RetryPolicy policy;
     private final Remotes remotes;
+    /** Blobs whose bad block was logged in the last minute: one line a minute per blob, not one a read. */
+    private final Cache<io.warpdata.manifest.BlobId, Boolean> badLogged = Caffeine.newBuilder()
+            .maximumSize(1024)
+            .expireAfterWrite(Duration.ofMinutes(1))
+            .build();
     /**
      * Keys whose last read gave up (its deadline passed, or the store went silent on it twice),
      * for {@link #GAVE_UP_MEMORY}: their next reads get one attempt, not another deadline. A
@@ -55,11 +60,6 @@ final class BlockFetcher {
      * read used to wait its own 60 s: one {@code cat} of a store answering 500 took 119 s and 206
      * GETs of the same blob.
      */
-    /** Blobs whose bad block was logged in the last minute: one line a minute per blob, not one a read. */
-    private final Cache<io.warpdata.manifest.BlobId, Boolean> badLogged = Caffeine.newBuilder()
-            .maximumSize(1024)
-            .expireAfterWrite(Duration.ofMinutes(1))
-            .build();
     private final Cache<String, Boolean> gaveUp = Caffeine.newBuilder()
             .maximumSize(4096)
             .expireAfterWrite(GAVE_UP_MEMORY)

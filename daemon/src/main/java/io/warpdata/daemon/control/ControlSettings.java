@@ -56,7 +56,20 @@ public final class ControlSettings {
      */
     public void check() {
         UserDatabase users = EtcUserDatabase.system();
-        Optional.ofNullable(socketGroup).ifPresent(g -> group(users, g, "--socket-group"));
+        Optional.ofNullable(socketGroup).ifPresent(g -> {
+            int gid = group(users, g, "--socket-group").gid();
+            // A process that is not root may give its files only to its own groups: the unit runs
+            // warpd as user warp, and another group failed only at the socket, after the mount (the review).
+            java.util.Set<Integer> mine = ownGroups();
+            if (ProcessIdentity.uid() != 0 && !mine.isEmpty() && !mine.contains(gid)) {
+                int uid = ProcessIdentity.uid();
+                String user = users.userName(uid).orElse(Integer.toString(uid));
+                throw new ControlException(ControlException.BAD_REQUEST, "--socket-group " + g + ": warpd runs as " + user
+                        + " (uid " + uid + "), which is not in group " + g + ", so it cannot give the socket to it",
+                        "add " + user + " to the group (sudo usermod -aG " + g + " " + user + ") and start warpd again, or"
+                                + " name one of its own groups (id " + user + ")");
+            }
+        });
         Optional.ofNullable(controlGroup).ifPresent(g -> group(users, g, "--control-group"));
         SocketFile.requireNotServed(socket());
     }
@@ -70,6 +83,25 @@ public final class ControlSettings {
         UserDatabase users = EtcUserDatabase.system();
         Optional<Integer> gid = Optional.ofNullable(socketGroup).map(g -> group(users, g, "--socket-group").gid());
         return ControlServer.start(new ControlServer.Config(socket(), gid), operations, policy(users), new PeerResolver(users));
+    }
+
+    /** This process's groups: its gids and supplementary groups, from /proc/self/status (empty if unreadable). */
+    static java.util.Set<Integer> ownGroups() {
+        java.util.Set<Integer> out = new java.util.HashSet<>();
+        try {
+            for (String line : java.nio.file.Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("Gid:") || line.startsWith("Groups:")) {
+                    for (String f : line.substring(line.indexOf(':') + 1).trim().split("\\s+")) {
+                        if (!f.isEmpty()) {
+                            out.add(Integer.parseInt(f));
+                        }
+                    }
+                }
+            }
+        } catch (java.io.IOException | NumberFormatException e) {
+            // Unknown: the socket's own checks say what goes wrong.
+        }
+        return out;
     }
 
     private static AccessPolicy.Group group(UserDatabase users, String name, String flag) {

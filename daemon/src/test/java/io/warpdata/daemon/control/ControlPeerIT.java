@@ -183,6 +183,34 @@ class ControlPeerIT {
         }
     }
 
+    /**
+     * The review: the unit runs warpd as user warp, which may give its socket only to its own
+     * groups; another socket-group failed at the socket, after the mount. Refused first.
+     */
+    @Test
+    void aWarpdThatIsNotRootRefusesASocketGroupItIsNotInBeforeMounting() throws Exception {
+        Path jar = Files.copy(Path.of("target/warp.jar").toAbsolutePath(), base.resolve("warp.jar"));
+        Path open = Files.createDirectories(base.resolve("nobodys-warpd"));
+        Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxrwxrwx"));
+        String java = ProcessHandle.current().info().command().orElse("java");
+        ProcessBuilder pb = new ProcessBuilder("setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY, "--clear-groups",
+                java, "-jar", jar.toString(), "warpd", "--mount", open.resolve("mnt").toString(), "--remote",
+                "file://" + open.resolve("store"), "--cache-dir", open.resolve("cache").toString(), "--socket",
+                open.resolve("run/warpd.sock").toString(), "--socket-group", "root").redirectErrorStream(true);
+        pb.environment().put("HOME", open.toString());
+        Process p = pb.start();
+        try {
+            assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("warpd gave up").isTrue();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(p.exitValue()).as(out).isEqualTo(1);
+            assertThat(out).contains("--socket-group root: warpd runs as nobody (uid 65534), which is not in group root")
+                    .doesNotContain("mounted");
+            assertThat(Files.exists(open.resolve("mnt"))).as("nothing made for a mount").isFalse();
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+
     @Test
     void peerOutsideTheSocketGroupCannotConnectAtAll() throws Exception {
         start(Optional.empty());
