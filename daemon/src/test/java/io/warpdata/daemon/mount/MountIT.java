@@ -305,12 +305,25 @@ class MountIT {
     }
 
     static void waitFor(Check check) throws Exception {
-        long deadline = System.nanoTime() + 15_000_000_000L;
-        while (!check.ok()) {
+        waitFor(check, 15);
+    }
+
+    /** As {@link #waitFor(Check)}, within {@code seconds}; a check that throws counts as not met yet. */
+    static void waitFor(Check check, int seconds) throws Exception {
+        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
+        while (!passes(check)) {
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("condition not met within 15 s");
+                throw new AssertionError("condition not met within " + seconds + " s");
             }
             Thread.sleep(100);
+        }
+    }
+
+    private static boolean passes(Check check) throws Exception {
+        try {
+            return check.ok();
+        } catch (java.io.IOException notYet) {
+            return false;
         }
     }
 }

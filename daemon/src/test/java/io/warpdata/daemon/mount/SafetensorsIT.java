@@ -315,7 +315,9 @@ class SafetensorsIT {
         } finally {
             store.s3.faults().clear();
         }
-        store.python("big.py", "read", root.toString(), "4000," + picks).requireSuccess();
+        // Read again once the store is healthy: a tensor served wrong again and again is not
+        // fetched again for a while (5 s after its second failure, up to 30 s: audit 38).
+        MountIT.waitFor(() -> store.python("big.py", "read", root.toString(), "4000," + picks).exit() == 0, 40);
 
         // 600 more at random (about 10 a block): the blocks serve them, far fewer GETs than tensors.
         String many = String.join(",", new java.util.Random(27).ints(600, 0, 4096).mapToObj(String::valueOf).toList());

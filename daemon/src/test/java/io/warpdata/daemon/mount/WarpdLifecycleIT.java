@@ -287,9 +287,13 @@ class WarpdLifecycleIT {
         assertThat(bad.err()).contains("Input/output error");
         assertThat(bad.out()).isEmpty();
 
-        // The daemon keeps serving: other files, and the same file once the store is healthy.
-        assertThat(Files.readAllBytes(mount.resolve("ops/tiny/main/part-1.parquet")))
-                .isEqualTo(Files.readAllBytes(src.resolve("main/part-1.parquet")));
+        // The daemon keeps serving: other files, and the same file once the store is healthy. A
+        // block served wrong again and again is not fetched again for a while (5 s after its
+        // second failure, up to 30 s: audit 38), so the healthy store is read within that.
+        MountIT.waitFor(() -> java.util.Arrays.equals(Files.readAllBytes(mount.resolve("ops/tiny/main/part-1.parquet")),
+                Files.readAllBytes(src.resolve("main/part-1.parquet"))), 40);
+        MountIT.waitFor(() -> java.util.Arrays.equals(Files.readAllBytes(shard),
+                Files.readAllBytes(src.resolve("main/part-0.parquet"))), 40);
         assertServes(mount);
         assertThat(w.output()).contains("failed (EIO)").contains("ops/tiny@" + version.hex());
         Path stats = work.resolve("cache-corrupt/stats.json");
