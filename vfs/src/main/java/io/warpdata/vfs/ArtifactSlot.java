@@ -10,12 +10,12 @@ import java.util.Objects;
  * inodes are computed from ({@link MemberInodes}), given the first time a lookup or listing
  * reaches the artifact's folder and kept, never reused, for the life of the tree (the mount).
  *
- * @param number the slot, {@code 0 <= number <= MemberInodes.MAX_SLOT}
+ * @param number the slot, {@code 0 <= number <= Slots.MAX_SLOT}
  * @param name   the artifact's name in its version
  */
 public record ArtifactSlot(int number, VersionTree version, String name, Artifact artifact) {
     public ArtifactSlot {
-        if (number < 0 || number > MemberInodes.MAX_SLOT) {
+        if (number < 0 || number > Slots.MAX_SLOT) {
             throw new IllegalArgumentException("slot " + number);
         }
         Objects.requireNonNull(version, "version");
@@ -33,7 +33,7 @@ public record ArtifactSlot(int number, VersionTree version, String name, Artifac
      * shard, known by its SHA-256.
      */
     Node.File member(MemberIndex index, int i) {
-        return new Node.File(version, new FileContent.Member(this, index, i), (index.mode(i) & 0111) != 0);
+        return new Node.File(version, new FileContent.Member(this, index, i), (index.mode(i) & 0111) != 0, inode(i));
     }
 
     /** {@code ws/name@hash/artifact}, for log lines. */

@@ -255,7 +255,7 @@ final class DirectoryListing {
     private static List<Entry> tensorEntries(Node.TensorDir t) {
         List<Entry> out = new ArrayList<>();
         for (TensorFolder.Child c : t.folder().children(t.dir())) {
-            out.add(new Entry(c.name(), c.file() == null ? t.subfolder(t.child(c.name())) : t.tensor(c.file())));
+            out.add(new Entry(c.name(), c.file() == null ? t.subfolder(t.child(c.name())) : t.tensor(c.position(), c.file())));
         }
         return out;
     }

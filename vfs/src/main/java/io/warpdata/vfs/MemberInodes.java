@@ -5,9 +5,6 @@ import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.MemberIndex;
 import io.warpdata.manifest.VersionHash;
 
-import java.util.Arrays;
-import java.util.concurrent.ConcurrentHashMap;
-
 /**
  * Inode numbers of member files, computed rather than kept: a member's inode is made of its
  * artifact's slot ({@link ArtifactSlot}) and its position in the artifact's member index, so a
@@ -17,16 +14,18 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <pre>
  *  63  62  61 ............ 31  30 ............ 0
- *  1   0   slot (31 bits)      position (31 bits)
+ *  1   0   slot (31 bits)      position (31 bits)    an artifact member
+ *  1   1   slot (31 bits)      position (31 bits)    a tensor file ({@link TensorInodes})
  * </pre>
  *
  * <ul>
  * <li>Bit 63 set: a computed member inode. The FUSE adapter's table hands out its ids from 2
  *     upward, one per kernel lookup, and never reaches 2^63, so the two kinds never collide.</li>
- * <li>Bit 62 clear: a number with it set was never handed out, and decodes as stale.</li>
- * <li>Slot: 0 to {@link #MAX_SLOT} (about 2^31), one per (version, artifact) the mount has
- *     reached, given in order and never reused while the tree lives; past the last,
- *     {@link TooManyArtifactsException}.</li>
+ * <li>Bit 62 clear: with it set, the number is a tensor file's ({@link TensorInodes}), from
+ *     slots of its own.</li>
+ * <li>Slot: 0 to {@link Slots#MAX_SLOT} (about 2^31), one per (version, artifact) the mount
+ *     has reached, given in order and never reused while the tree lives ({@link Slots}); past
+ *     the last, {@link TooManyArtifactsException}.</li>
  * <li>Position: a member index position, a non-negative {@code int} (an index holds at most
  *     2^31 - 1 members), so every member of every index fits.</li>
  * </ul>
@@ -39,21 +38,15 @@ import java.util.concurrent.ConcurrentHashMap;
  * manifest stays parsed with it), nothing per member.
  */
 final class MemberInodes {
+    /** Set in every computed inode (member or tensor). */
     static final long MEMBER_BIT = 1L << 63;
-    private static final long UNUSED_BIT = 1L << 62;
+    /** Set in a tensor file's computed inode ({@link TensorInodes}). */
+    static final long TENSOR_BIT = 1L << 62;
     static final int POSITION_BITS = 31;
-    /**
-     * The last slot number: slots have 31 bits, but are held in one array, whose length Java
-     * bounds a little below 2^31.
-     */
-    static final int MAX_SLOT = Integer.MAX_VALUE - 9;
-    private static final long POSITION_MASK = (1L << POSITION_BITS) - 1;
+    static final long POSITION_MASK = (1L << POSITION_BITS) - 1;
 
     private final MemberIndexCache indexes;
-    private final ConcurrentHashMap<Key, ArtifactSlot> byArtifact = new ConcurrentHashMap<>();
-    /** Slots by number; replaced (grown) under the lock of {@code byArtifact}'s writers, read without. */
-    private volatile ArtifactSlot[] byNumber = new ArtifactSlot[16];
-    private int next;
+    private final Slots<Key, ArtifactSlot> slots = new Slots<>();
 
     private record Key(DatasetId dataset, VersionHash version, String artifact) {
     }
@@ -62,12 +55,12 @@ final class MemberInodes {
         this.indexes = indexes;
     }
 
-    /** Whether {@code nodeid} is a computed member inode (whether or not it names a member). */
+    /** Whether {@code nodeid} is a computed inode, a member's or a tensor's (whether or not it names one). */
     static boolean isMember(long nodeid) {
         return (nodeid & MEMBER_BIT) != 0;
     }
 
-    /** Bits 31-62 of {@code nodeid}: its slot, with the unused bit (a member inode's artifact, for grouping). */
+    /** Bits 31-62 of {@code nodeid}: its slot, with the tensor bit (a member's artifact or a tensor's folder, for grouping). */
     static long slotBits(long nodeid) {
         return (nodeid & ~MEMBER_BIT) >>> POSITION_BITS;
     }
@@ -77,6 +70,11 @@ final class MemberInodes {
             throw new IllegalArgumentException("slot " + slot + ", position " + position);
         }
         return MEMBER_BIT | (long) slot << POSITION_BITS | position;
+    }
+
+    /** The slot number of a computed inode of the kind {@code kindBits} (its top two bits), or -1 if it is not of that kind. */
+    static long slotNumber(long nodeid, long kindBits) {
+        return (nodeid & (MEMBER_BIT | TENSOR_BIT)) == kindBits ? (nodeid & ~(MEMBER_BIT | TENSOR_BIT)) >>> POSITION_BITS : -1;
     }
 
     /**
@@ -92,30 +90,13 @@ final class MemberInodes {
     }
 
     private ArtifactSlot slot(VersionTree version, String name, Artifact artifact) {
-        Key key = new Key(version.dataset(), version.version(), name);
-        ArtifactSlot slot = byArtifact.get(key);
-        return slot != null ? slot : byArtifact.computeIfAbsent(key, k -> number(version, name, artifact));
-    }
-
-    /** A new slot; called inside {@code computeIfAbsent}, so each artifact is numbered once. */
-    private synchronized ArtifactSlot number(VersionTree version, String name, Artifact artifact) {
-        if (next > MAX_SLOT) {
-            throw new TooManyArtifactsException((long) MAX_SLOT + 1);
-        }
-        ArtifactSlot slot = new ArtifactSlot(next, version, name, artifact);
-        ArtifactSlot[] table = byNumber;
-        if (next == table.length) {
-            table = Arrays.copyOf(table, (int) Math.min((long) table.length * 2, (long) MAX_SLOT + 1));
-        }
-        table[next] = slot;
-        byNumber = table;
-        next++;
-        return slot;
+        return slots.slot(new Key(version.dataset(), version.version(), name),
+                number -> new ArtifactSlot(number, version, name, artifact));
     }
 
     /** Artifacts numbered so far (a gauge, and for tests). */
     int slots() {
-        return byArtifact.size();
+        return slots.size();
     }
 
     /**
@@ -135,12 +116,7 @@ final class MemberInodes {
     }
 
     private ArtifactSlot slotOf(long nodeid) {
-        if (!isMember(nodeid) || (nodeid & UNUSED_BIT) != 0) {
-            throw new StaleNodeException(nodeid);
-        }
-        long number = (nodeid & ~(MEMBER_BIT | UNUSED_BIT)) >>> POSITION_BITS;
-        ArtifactSlot[] table = byNumber;
-        ArtifactSlot slot = number < table.length ? table[(int) number] : null;
+        ArtifactSlot slot = slots.get(slotNumber(nodeid, MEMBER_BIT));
         if (slot == null) {
             throw new StaleNodeException(nodeid);
         }

@@ -163,33 +163,46 @@ public sealed interface Node {
      * inodes as long as it likes, and a folder of 100,000 tensors (90 MB) held by one would be
      * outside the budget of {@link TensorFolders} (session 30's review, M1).
      *
-     * @param source the folder's file, whose folder {@link TensorFolders} keeps or makes again
-     * @param path the folder's path in the version, for messages
+     * @param slot the folder as the mount numbers it: where it comes from, its path in the
+     *             version, and the number its files' inodes are computed from ({@link TensorInodes})
      */
-    record TensorDir(VersionTree version, TensorFolders.Source source, String dir, String path) implements Folder {
+    record TensorDir(VersionTree version, TensorInodes.Slot slot, String dir) implements Folder {
         /** The subfolder at {@code inner}. */
         TensorDir subfolder(String inner) {
-            return new TensorDir(version, source, inner, path);
+            return new TensorDir(version, slot, inner);
         }
 
         /** The folder: kept by {@link TensorFolders}, or made again from its header. */
         TensorFolder folder() {
-            return source.folder();
+            return slot.folder();
         }
 
-        /** A tensor's file. */
-        File tensor(FileContent content) {
-            return new File(version, content, false);
+        /** The folder's path in the version, for messages. */
+        String path() {
+            return slot.path();
+        }
+
+        /** The file at {@code position} of the folder, whose content is {@code content}. */
+        File tensor(int position, FileContent content) {
+            return new File(version, content, false, slot.inode(position));
         }
     }
 
     /**
      * A regular file of a version: a table shard (a whole blob), an artifact member (a slice of
-     * its tar shard), the manifest (inline bytes), or anything made of such pieces. An artifact
-     * member ({@link FileContent.Member}) is the one node whose inode the mount computes instead
-     * of keeping ({@link WarpTree#computedInode}): millions of them are listed at a time.
+     * its tar shard), the manifest (inline bytes), or anything made of such pieces. Artifact
+     * members and tensor files are the nodes whose inodes the mount computes instead of keeping
+     * ({@link WarpTree#computedInode}): millions of them are listed at a time.
+     *
+     * @param inode its computed inode ({@link MemberInodes}, {@link TensorInodes}), or 0 when the
+     *              FUSE adapter numbers it from its own table
      */
-    record File(VersionTree version, FileContent content, boolean executable) implements Node {
+    record File(VersionTree version, FileContent content, boolean executable, long inode) implements Node {
+        /** A file whose inode the FUSE adapter tables. */
+        public File(VersionTree version, FileContent content, boolean executable) {
+            this(version, content, executable, 0);
+        }
+
         @Override
         public Type type() {
             return Type.FILE;

@@ -31,8 +31,13 @@ public final class TensorFolder {
 
     private final BlobRef shard;
     private final long dataStart;
-    /** Path of every file ("a/b.npy") -> its content. */
-    private final NavigableMap<String, FileContent> files;
+    /**
+     * Path of every file ("a/b.npy"), sorted, and each one's content: a file's position here is
+     * the same every time the folder is made from its header, and numbers its inode
+     * ({@link TensorInodes}).
+     */
+    private final String[] paths;
+    private final FileContent[] contents;
     /** Every folder below the root ("a", "a/b"). */
     private final TreeSet<String> dirs;
     /** Each folder's entries, made once: a folder of a million tensors lists in pages. */
@@ -41,21 +46,22 @@ public final class TensorFolder {
     private TensorFolder(BlobRef shard, long dataStart, NavigableMap<String, FileContent> files, TreeSet<String> dirs) {
         this.shard = shard;
         this.dataStart = dataStart;
-        this.files = files;
+        this.paths = files.keySet().toArray(new String[0]);
+        this.contents = files.values().toArray(new FileContent[0]);
         this.dirs = dirs;
         Map<String, TreeMap<String, Child>> byDir = new java.util.HashMap<>();
         byDir.put("", new TreeMap<>());
         for (String d : dirs) {
             int slash = d.lastIndexOf('/');
             String parent = slash < 0 ? "" : d.substring(0, slash);
-            byDir.computeIfAbsent(parent, k -> new TreeMap<>()).put(d.substring(slash + 1), new Child(d.substring(slash + 1), null));
+            byDir.computeIfAbsent(parent, k -> new TreeMap<>()).put(d.substring(slash + 1), new Child(d.substring(slash + 1), null, -1));
             byDir.computeIfAbsent(d, k -> new TreeMap<>());
         }
-        for (Map.Entry<String, FileContent> f : files.entrySet()) {
-            int slash = f.getKey().lastIndexOf('/');
-            String parent = slash < 0 ? "" : f.getKey().substring(0, slash);
-            String name = f.getKey().substring(slash + 1);
-            byDir.get(parent).put(name, new Child(name, f.getValue()));
+        for (int i = 0; i < paths.length; i++) {
+            int slash = paths[i].lastIndexOf('/');
+            String parent = slash < 0 ? "" : paths[i].substring(0, slash);
+            String name = paths[i].substring(slash + 1);
+            byDir.get(parent).put(name, new Child(name, contents[i], i));
         }
         Map<String, List<Child>> out = new java.util.HashMap<>();
         byDir.forEach((d, children) -> out.put(d, List.copyOf(children.values())));
@@ -124,7 +130,24 @@ public final class TensorFolder {
 
     /** The file at {@code path}, if there is one. */
     public Optional<FileContent> file(String path) {
-        return Optional.ofNullable(files.get(path));
+        int i = position(path);
+        return i < 0 ? Optional.empty() : Optional.of(contents[i]);
+    }
+
+    /** The position of the file at {@code path} (0 to {@link #fileCount()} - 1), or -1 if there is none. */
+    public int position(String path) {
+        int i = java.util.Arrays.binarySearch(paths, path);
+        return i < 0 ? -1 : i;
+    }
+
+    /** The file at {@code position}. */
+    public FileContent file(int position) {
+        return contents[position];
+    }
+
+    /** The path in the folder of the file at {@code position}. */
+    public String path(int position) {
+        return paths[position];
     }
 
     /** Whether {@code path} is a folder ({@code ""}: the root). */
@@ -132,8 +155,11 @@ public final class TensorFolder {
         return path.isEmpty() || dirs.contains(path);
     }
 
-    /** One entry of a folder: a name, and the file's content or null for a subfolder. */
-    public record Child(String name, FileContent file) {
+    /**
+     * One entry of a folder: a name, and the file's content and {@link #position} or null and -1
+     * for a subfolder.
+     */
+    public record Child(String name, FileContent file, int position) {
     }
 
     /** The entries of folder {@code dir}, files and subfolders, sorted by name (empty for no folder). */
@@ -148,11 +174,11 @@ public final class TensorFolder {
 
     /** Files in the folder, all levels. */
     public int fileCount() {
-        return files.size();
+        return paths.length;
     }
 
     @Override
     public String toString() {
-        return "TensorFolder[" + files.size() + " tensors in blob " + shard.id() + " from " + dataStart + "]";
+        return "TensorFolder[" + paths.length + " tensors in blob " + shard.id() + " from " + dataStart + "]";
     }
 }

@@ -39,6 +39,7 @@ final class TreeLookups {
     private final BlobReader reader;
     private final MemberInodes members;
     private final TensorFolders tensors;
+    private final TensorInodes tensorInodes;
     private final Cache<VersionKey, VersionTree> versionTrees;
     /**
      * Versions the store said do not exist, remembered briefly: the kernel does not cache
@@ -48,10 +49,11 @@ final class TreeLookups {
      */
     private final Cache<VersionKey, Boolean> missingVersions;
 
-    TreeLookups(Catalog catalog, BlobReader reader, MemberInodes members) {
+    TreeLookups(Catalog catalog, BlobReader reader, MemberInodes members, TensorInodes tensorInodes) {
         this.catalog = catalog;
         this.reader = reader;
         this.members = members;
+        this.tensorInodes = tensorInodes;
         this.tensors = new TensorFolders(reader);
         this.versionTrees = Caffeine.newBuilder().maximumSize(VERSION_TREES_HELD).build();
         this.missingVersions = Caffeine.newBuilder().maximumSize(10_000)
@@ -182,9 +184,10 @@ final class TreeLookups {
         }
         int st = tensorSource(d, path);
         if (st >= 0) {
-            TensorFolders.Source source = new TensorFolders.Source(tensors, d, st);
-            source.folder(); // refused here, at its lookup, when it is too large or its header unreadable
-            return new Node.TensorDir(d.version(), source, "", d.version().describe() + "/" + d.artifactName() + "/" + path);
+            TensorInodes.Slot slot = tensorInodes.slot(new TensorFolders.Source(tensors, d, st),
+                    d.version().describe() + "/" + d.artifactName() + "/" + path);
+            slot.folder(); // refused here, at its lookup, when it is too large or its header unreadable
+            return new Node.TensorDir(d.version(), slot, "");
         }
         throw new NoSuchEntryException(d.version().describe() + "/" + d.artifactName() + "/" + path);
     }
@@ -202,11 +205,12 @@ final class TreeLookups {
 
     private static Node tensorEntry(Node.TensorDir t, String name) {
         String inner = t.child(name);
-        Optional<FileContent> file = t.folder().file(inner);
-        if (file.isPresent()) {
-            return t.tensor(file.get());
+        TensorFolder folder = t.folder();
+        int position = folder.position(inner);
+        if (position >= 0) {
+            return t.tensor(position, folder.file(position));
         }
-        if (t.folder().isDirectory(inner)) {
+        if (folder.isDirectory(inner)) {
             return t.subfolder(inner);
         }
         throw new NoSuchEntryException(t.path() + "/" + inner);

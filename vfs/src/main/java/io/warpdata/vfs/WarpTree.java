@@ -59,6 +59,7 @@ public final class WarpTree {
     private final BlobReader reader;
     private final MemberIndexCache indexes;
     private final MemberInodes members;
+    private final TensorInodes tensors = new TensorInodes();
     private final TreeLookups lookups;
     private final DirectoryListing listing;
     /** When the tree was made (the mount's start): the time of the root and workspace folders. */
@@ -84,7 +85,7 @@ public final class WarpTree {
         this.reader = reader;
         this.indexes = new MemberIndexCache(reader, catalog.known(), maxIndexedMembers, indexPageCacheBytes(), indexLoader);
         this.members = new MemberInodes(indexes);
-        this.lookups = new TreeLookups(catalog, reader, members);
+        this.lookups = new TreeLookups(catalog, reader, members, tensors);
         this.listing = new DirectoryListing(catalog, members);
     }
 
@@ -114,18 +115,19 @@ public final class WarpTree {
     // ---------------------------------------------------------------- inodes
 
     /**
-     * The inode of a node the mount numbers by computation (an artifact member: see
-     * {@link MemberInodes} for the layout), or 0 for any other node, which the FUSE adapter
-     * numbers from its own table. A computed inode is the same for every lookup of the member
-     * and stays valid for the life of the tree, with nothing kept for it.
+     * The inode of a node the mount numbers by computation (an artifact member or a tensor file:
+     * see {@link MemberInodes} and {@link TensorInodes} for the layout), or 0 for any other node,
+     * which the FUSE adapter numbers from its own table. A computed inode is the same for every
+     * lookup of the file and stays valid for the life of the tree, with nothing kept for it.
      */
     public long computedInode(Node node) {
-        return node instanceof Node.File f && f.content() instanceof FileContent.Member m ? m.inode() : 0;
+        return node instanceof Node.File f ? f.inode() : 0;
     }
 
     /**
-     * The artifact of a computed inode, as a number that is the same for every member of one
-     * version's artifact and differs between artifacts (its slot; see {@link MemberInodes}).
+     * The folder of a computed inode, as a number that is the same for every member of one
+     * version's artifact (or every file of one tensor folder) and differs between folders (its
+     * slot; see {@link MemberInodes}).
      */
     public static long artifactOfComputedInode(long nodeid) {
         return MemberInodes.slotBits(nodeid);
@@ -137,18 +139,23 @@ public final class WarpTree {
     }
 
     /**
-     * The member file a computed inode names.
+     * The member or tensor file a computed inode names.
      *
      * @throws StaleNodeException if it names none (a number never handed out by this tree)
-     * @throws StoreException if the member's index cannot be read now
+     * @throws StoreException if the member's index, or the tensor's folder, cannot be read now
      */
     public Node nodeOfComputedInode(long nodeid) {
-        return members.file(nodeid);
+        return TensorInodes.isTensor(nodeid) ? tensors.file(nodeid) : members.file(nodeid);
     }
 
-    /** The path of a computed inode's member, for log lines; {@code (node N)} if it names none. */
+    /** The path of a computed inode's file, for log lines; {@code (node N)} if it names none. */
     public String describeComputedInode(long nodeid) {
-        return members.describe(nodeid);
+        return TensorInodes.isTensor(nodeid) ? tensors.describe(nodeid) : members.describe(nodeid);
+    }
+
+    /** Tensor folders numbered for tensor inodes since the tree was made (for tests). */
+    int numberedTensorFolders() {
+        return tensors.slots();
     }
 
     /** Artifacts numbered for member inodes since the tree was made (a gauge). */

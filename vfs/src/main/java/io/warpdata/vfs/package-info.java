@@ -32,8 +32,15 @@
  *     member. A READDIRPLUS entry of a member hands the kernel this id only while members of its
  *     artifact are being looked up ({@code fuse.AttributeDemand}); otherwise the dirent carries
  *     the same number as its inode number and the kernel builds no inode for it.</li>
+ * <li><b>Tensor files are computed too</b> ({@code TensorInodes}): bits 63 and 62 set, the slot
+ *     of their {@code F.tensors/} folder (one per safetensors file the mount reaches) in bits
+ *     31-61, and the file's position in its folder (files sorted by path, from the header alone)
+ *     in bits 0-30. GETATTR and READ find the file in its folder, kept by {@code TensorFolders}
+ *     or made again from its header. Why: tabled, each listed tensor cost ~330 bytes of entry and
+ *     node while the kernel held it, outside the folders' heap budget (audit 39: 600,000 of them,
+ *     about 200 MB, after six folders of 100,000 tensors were listed).</li>
  * <li><b>Everything else is tabled</b> ({@code fuse.NodeTable}): the root, workspaces, links,
- *     versions, directories, table shards, tensor files and the manifest get ids counted up from
+ *     versions, directories, table shards and the manifest get ids counted up from
  *     2 (never near 2^63), one per name the kernel holds, dropped when the kernel forgets it.
  *     These need state (a link's target moves, a directory's listing is resumed by its node),
  *     and there are few of them: ImageNet has 1,000 folders for its 1.28M files.</li>

@@ -153,7 +153,7 @@ class WarpTreeTest {
         Node.TensorDir dir = (Node.TensorDir) tree.lookup("/vision/mnist@" + v.hex() + "/tensors/a.tensors");
         java.lang.ref.WeakReference<TensorFolder> made = new java.lang.ref.WeakReference<>(dir.folder());
 
-        dir.source().folders().forgetAll();
+        dir.slot().source().folders().forgetAll();
         for (int i = 0; i < 20 && made.get() != null; i++) {
             System.gc();
         }
@@ -162,6 +162,68 @@ class WarpTreeTest {
         assertThat(dir.folder().children("emb")).extracting(TensorFolder.Child::name).containsExactly("0.npy", "1.npy");
         assertThat(tree.lookup("/vision/mnist@" + v.hex() + "/tensors/a.tensors/emb/1.npy").type())
                 .isEqualTo(Node.Type.FILE);
+    }
+
+    /**
+     * Audit 39: tensor files took a table entry and a node each while the kernel held their
+     * inodes (600,000 after six folders of 100,000 were listed, about 200 MB outside the
+     * folders' budget). Their inodes are computed now, from the folder's slot and the file's
+     * position, and decode to the same tensor after the folder was let go and made again.
+     */
+    @Test
+    void aTensorFileHasAComputedInodeThatOutlivesItsFolder() {
+        String json = "{\"emb/0\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+                + "\"emb/1\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]},"
+                + "\"w\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[16,20]}}";
+        byte[] header = (json + " ".repeat((8 - json.length() % 8) % 8)).getBytes(StandardCharsets.US_ASCII);
+        ByteBuffer file = ByteBuffer.allocate(8 + header.length + 20).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        file.putLong(header.length).put(header).putFloat(1).putFloat(2).putFloat(3).putFloat(4).putInt(0x3f803f80);
+        Artifact packed = versions.artifact(Map.of("a.safetensors", file.array(), "b.safetensors", file.array()), Map.of(), 1);
+        Artifact tensors = new Artifact(io.warpdata.manifest.ArtifactKind.SAFETENSORS, packed.shards(), packed.index(),
+                packed.memberCount(), packed.memberBytes());
+        VersionHash v = versions.publish(MNIST, Map.of(), Map.of("tensors", tensors), CREATED, false);
+        String a = "/vision/mnist@" + v.hex() + "/tensors/a.tensors";
+        Node one = tree.lookup(a + "/emb/1.npy");
+        long ino = tree.computedInode(one);
+
+        assertThat(WarpTree.isComputedInode(ino)).isTrue();
+        assertThat(TensorInodes.isTensor(ino)).isTrue();
+        assertThat(tree.computedInode(tree.lookup(a + "/emb/1.npy"))).as("the same at every lookup").isEqualTo(ino);
+        Map<String, Long> listed = new LinkedHashMap<>();
+        tree.list(tree.lookup(a + "/emb"), 0, (name, type, next, node) -> {
+            listed.put(name, node == null ? null : tree.computedInode(node));
+            return false;
+        });
+        assertThat(listed.get("1.npy")).as("the same in a listing").isEqualTo(ino);
+        assertThat(listed.get("0.npy")).isNotEqualTo(ino);
+        long w = tree.computedInode(tree.lookup(a + "/w.bf16"));
+        long other = tree.computedInode(tree.lookup("/vision/mnist@" + v.hex() + "/tensors/b.tensors/emb/1.npy"));
+        assertThat(WarpTree.artifactOfComputedInode(other)).as("another file: another folder slot")
+                .isNotEqualTo(WarpTree.artifactOfComputedInode(ino));
+        assertThat(WarpTree.artifactOfComputedInode(w)).isEqualTo(WarpTree.artifactOfComputedInode(ino));
+        assertThat(tree.computedInode(tree.lookup(a + "/emb"))).as("its folders stay tabled").isZero();
+        assertThat(tree.numberedTensorFolders()).isEqualTo(2);
+
+        byte[] npy = readAll(a + "/emb/1.npy", 7);
+        ((Node.TensorDir) tree.lookup(a)).slot().source().folders().forgetAll();
+        Node decoded = tree.nodeOfComputedInode(ino);
+        assertThat(tree.computedInode(decoded)).isEqualTo(ino);
+        assertThat(tree.attributes(decoded).size()).isEqualTo(npy.length);
+        byte[] again = new byte[npy.length];
+        assertThat(tree.read(decoded, 0, again, again.length)).isEqualTo(npy.length);
+        assertThat(again).isEqualTo(npy);
+        assertThat(Arrays.copyOfRange(again, npy.length - 8, npy.length))
+                .isEqualTo(ByteBuffer.allocate(8).order(java.nio.ByteOrder.LITTLE_ENDIAN).putFloat(3).putFloat(4).array());
+        assertThat(tree.attributes(tree.nodeOfComputedInode(w)).size()).isEqualTo(4);
+        assertThat(tree.describeComputedInode(ino)).endsWith("/tensors/a.tensors/emb/1.npy");
+        assertThat(tree.numberedTensorFolders()).as("made again: the same slot").isEqualTo(2);
+
+        // A position past the folder's files, or a folder slot never given: stale, never another tensor.
+        for (long bad : new long[] {(ino & ~MemberInodes.POSITION_MASK) | 3, (ino & ~MemberInodes.POSITION_MASK) | Integer.MAX_VALUE,
+                ino + (5L << MemberInodes.POSITION_BITS)}) {
+            assertThatThrownBy(() -> tree.nodeOfComputedInode(bad)).as("%x", bad).isInstanceOf(StaleNodeException.class);
+            assertThat(tree.describeComputedInode(bad)).startsWith("(node ");
+        }
     }
 
     @Test

@@ -305,7 +305,7 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
         gauge("warp_open_handles", "Directories open in the mount (files need no open).", () -> daemon.fuse().openHandles());
         counter("warp_passthrough_opens_total", "Opens of whole files the kernel reads from warpd's local copy, without warpd (docs/cache.md, Passthrough).",
                 () -> daemon.fuse().passthroughOpens());
-        gauge("warp_kernel_inodes", "Inodes of the mount the kernel holds that take a table entry in warpd (folders, links, tables, tensors; member files have computed inode numbers and take none).", () -> daemon.fuse().kernelInodes());
+        gauge("warp_kernel_inodes", "Inodes of the mount the kernel holds that take a table entry in warpd (folders, links, table shards; member and tensor files have computed inode numbers and take none).", () -> daemon.fuse().kernelInodes());
         gauge("warp_indexed_members", "Archive members whose index entries are in memory.",
                 () -> daemon.tree().indexedMembers());
         gauge("warp_mounted", "1 while the tree is mounted.", () -> daemon.mounted() ? 1 : 0);

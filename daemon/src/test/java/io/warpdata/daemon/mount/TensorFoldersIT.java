@@ -10,6 +10,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -91,6 +92,39 @@ class TensorFoldersIT {
         // The first file's folder was let go for the others: made again, it reads the same.
         store.python("reader.py", root.toString(), "0", "7", "99998").requireSuccess();
         assertThat(store.warpd().isAlive()).as(store.warpd().output()).isTrue();
+
+        // Audit 39: each tensor file the kernel held took a table entry and a node (600,000 here,
+        // about 200 MB outside the folders' budget). Their inodes are computed, like members'.
+        Shell.Result find = Shell.run("find", root.resolve("part-00005.tensors").toString(), "-type", "f", "-printf", "%i\n");
+        assertThat(find.exit()).as(find.err()).isZero();
+        List<java.math.BigInteger> inodes = find.out().lines().map(java.math.BigInteger::new).toList();
+        assertThat(inodes).hasSize(100_000).doesNotHaveDuplicates()
+                .allMatch(i -> i.testBit(63) && i.testBit(62), "computed: bits 63 and 62 set");
+        java.time.Instant listed = java.time.Instant.now();
+        Shell.Result lsl = Shell.run("ls", "-l", root.resolve("part-00004.tensors/e").toString());
+        assertThat(lsl.exit()).as(lsl.err()).isZero();
+        assertThat(lsl.out().lines().filter(l -> l.startsWith("-r--r--r--")).count()).isEqualTo(100_000);
+        assertThat(kernelInodesAfter(listed)).as("tensor files take no table entry").isLessThan(1_000);
+        store.python("reader.py", root.toString(), "4", "1", "99997").requireSuccess();
+    }
+
+    /** stats.json's {@code kernel_inodes} gauge, from a file written after {@code since}. */
+    private static long kernelInodesAfter(java.time.Instant since) throws Exception {
+        Path file = store.cache.resolve("stats.json");
+        for (int i = 0; i < 200; i++) {
+            if (Files.exists(file) && Files.getLastModifiedTime(file).toInstant().isAfter(since.plusSeconds(1))) {
+                try {
+                    com.fasterxml.jackson.databind.JsonNode gauges = new com.fasterxml.jackson.databind.ObjectMapper()
+                            .readTree(file.toFile()).path("gauges");
+                    assertThat(gauges.has("kernel_inodes")).as(gauges.toString()).isTrue();
+                    return gauges.path("kernel_inodes").asLong();
+                } catch (IOException torn) {
+                    // replaced while read: try again
+                }
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("stats.json was not written after " + since);
     }
 
     /**

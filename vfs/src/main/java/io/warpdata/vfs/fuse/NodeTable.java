@@ -10,15 +10,17 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The kernel's inodes: node id -> parent, name and {@link Node}, with the kernel's lookup count,
- * for every node but artifact members, whose ids the tree computes ({@link WarpTree#computedInode}:
- * bit 63 set, see {@code MemberInodes}) and which therefore cost no entry here.
+ * for every node but artifact members and tensor files, whose ids the tree computes
+ * ({@link WarpTree#computedInode}: bit 63 set, see {@code MemberInodes} and {@code TensorInodes})
+ * and which therefore cost no entry here.
  *
  * <p>Why members are not tabled: {@code find} or {@code ls -lR} over an artifact of a million
  * members makes the kernel hold a million inodes, each handed out by a READDIRPLUS entry and
  * given back by FORGET. An entry here cost about 290 bytes and two map writes per inode (370 MiB
  * of heap for ImageNet's 1.28M); a computed id costs nothing to hand out or forget, and GETATTR
- * and READ decode it from the artifact's slot and the member's index position. What stays tabled
- * is every directory (a thousand for ImageNet), links, table shards and tensor files.
+ * and READ decode it from the artifact's slot and the member's index position (a tensor file's
+ * from its folder's slot and its position in the folder). What stays tabled is every directory
+ * (a thousand for ImageNet), links and table shards.
  *
  * <p>Every reply that hands the kernel a node id (a LOOKUP, an entry of READDIRPLUS) counts one
  * lookup; FORGET gives them back, and at zero the kernel no longer knows the id and the entry is
@@ -95,9 +97,9 @@ final class NodeTable {
     }
 
     /**
-     * The entry of a directory (or link) the kernel names: never a member file, whose id is computed.
+     * The entry of a directory (or link) the kernel names: never a member or tensor file, whose id is computed.
      *
-     * @throws WrongNodeTypeException if {@code id} is a member file's
+     * @throws WrongNodeTypeException if {@code id} is a member or tensor file's
      * @throws StaleNodeException if the kernel has forgotten it
      */
     Entry entry(long id) {
@@ -113,7 +115,7 @@ final class NodeTable {
 
     /**
      * The id to send the kernel for {@code name} in {@code parent}, resolved to {@code node}:
-     * computed for a member file, else its entry's with one more lookup counted. Call it only for
+     * computed for a member or tensor file, else its entry's with one more lookup counted. Call it only for
      * an id that is about to be sent to the kernel.
      */
     long handOut(Entry parent, String name, Node node) {
@@ -121,13 +123,13 @@ final class NodeTable {
         return computed != 0 ? computed : lookedUp(parent, name, node).id;
     }
 
-    /** The entry whose inode number (stat's, fdinfo's) is {@code ino}, or null: not held, or a member file's. */
+    /** The entry whose inode number (stat's, fdinfo's) is {@code ino}, or null: not held, or a member or tensor file's. */
     Entry byIno(long ino) {
         return ino == FuseAbi.ROOT_ID ? root : byIno.get(ino);
     }
 
     /**
-     * The inode number of {@code id} for stat: a member file's computed id, else its entry's
+     * The inode number of {@code id} for stat: a member or tensor file's computed id, else its entry's
      * {@link Entry#ino}.
      *
      * @throws StaleNodeException if the kernel has forgotten it
