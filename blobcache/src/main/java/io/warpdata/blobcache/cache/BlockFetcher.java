@@ -48,11 +48,8 @@ final class BlockFetcher {
     private final ReadMetrics metrics;
     private final RetryPolicy policy;
     private final Remotes remotes;
-    /** Blobs whose bad block was logged in the last minute: one line a minute per blob, not one a read. */
-    private final Cache<io.warpdata.manifest.BlobId, Boolean> badLogged = Caffeine.newBuilder()
-            .maximumSize(1024)
-            .expireAfterWrite(Duration.ofMinutes(1))
-            .build();
+    /** Blobs whose bad block was logged in the last minute. */
+    private final OncePerMinute badLogged = new OncePerMinute();
     /**
      * Keys whose last read gave up (its deadline passed, or the store went silent on it twice),
      * for {@link #GAVE_UP_MEMORY}: their next reads get one attempt, not another deadline. A
@@ -174,7 +171,7 @@ final class BlockFetcher {
         if (!list.verify(b, data, pos, bl)) {
             metrics.verificationFailures.increment();
             // Once a minute per blob: a reader retrying a damaged file logged a line a try (audit 38).
-            if (badLogged.asMap().putIfAbsent(blob.id(), Boolean.TRUE) == null) {
+            if (badLogged.first(blob.id())) {
                 LOG.warn("Block {} of blob {} from {} failed SHA-256 verification twice; failing the read (logged once a"
                         + " minute per blob; warp_verification_failures_total counts each)", b, blob.id(), store.describe());
             }

@@ -150,17 +150,8 @@ final class MemberReads {
     private final BlockFetcher fetcher;
     private final HashLists lists;
     private final Suspects suspects;
-    /**
-     * Members whose own GETs failed their hash twice, by hash: fetched again only after the same
-     * wait as a bad block ({@link Suspects#retryAfterNanos}), and logged once a minute (audit 39:
-     * a reader retrying one damaged 100 KB member made 754 GETs and 374 log lines in 10 s).
-     */
-    private final com.github.benmanes.caffeine.cache.Cache<io.warpdata.manifest.BlobId, Suspects.Bad> badMembers =
-            com.github.benmanes.caffeine.cache.Caffeine.newBuilder().maximumSize(4096)
-                    .expireAfterWrite(java.time.Duration.ofNanos(Suspects.BAD_BLOCK_NANOS)).build();
-    private final com.github.benmanes.caffeine.cache.Cache<io.warpdata.manifest.BlobId, Boolean> badLogged =
-            com.github.benmanes.caffeine.cache.Caffeine.newBuilder().maximumSize(1024)
-                    .expireAfterWrite(java.time.Duration.ofMinutes(1)).build();
+    /** Members whose GETs failed their hash twice that were logged in the last minute. */
+    private final OncePerMinute badLogged = new OncePerMinute();
     private final Executor executor;
     private final MemberLocator locator = new MemberLocator();
     private final ConcurrentHashMap<BlobId, MemberFetch> inflight = new ConcurrentHashMap<>();
@@ -376,8 +367,7 @@ final class MemberReads {
                 deadline)) {
             return true;
         }
-        Suspects.Bad bad = badMembers.getIfPresent(m.hash());
-        if (bad != null && System.nanoTime() - bad.failedAt() < Suspects.retryAfterNanos(bad.times())) {
+        if (suspects.memberWaiting(m.hash()) != null) {
             // Its bytes came wrong again and again moments ago: failed at once, no GET.
             throw new MemberVerificationException(m.blob().id(), m.offset(), m.length(), m.hash());
         }
@@ -391,9 +381,8 @@ final class MemberReads {
             // As a block that fails: the shard's read-ahead holds back until a GET of it verifies.
             suspects.failed(m.blob().id());
             if (attempt > 0) {
-                long now = System.nanoTime();
-                badMembers.asMap().merge(m.hash(), new Suspects.Bad(now, 1), (old, one) -> new Suspects.Bad(now, old.times() + 1));
-                if (badLogged.asMap().putIfAbsent(m.hash(), Boolean.TRUE) == null) {
+                suspects.memberFailedTwice(m.hash());
+                if (badLogged.first(m.hash())) {
                     LOG.warn("Member {} ({} bytes at offset {} of blob {}) from {} failed SHA-256 verification twice;"
                             + " failing the read (logged once a minute per member)", m.hash(), m.length(), m.offset(),
                             m.blob().id(), fetcher.store().describe());

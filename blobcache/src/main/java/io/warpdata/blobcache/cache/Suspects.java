@@ -18,7 +18,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * and a read that needs the bad block itself fails at once, without a GET, for a while after
  * each failure ({@link #retryAfterNanos}: none after the first, so a store that served wrong bytes
  * once is read again at once, then 5 s more each time, up to 30 s; audit 38: a reader retrying
- * one damaged file fetched its block twice a try, 1.55 GB in 20 s, and logged each).
+ * one damaged file fetched its block twice a try, 1.55 GB in 20 s, and logged each). A member
+ * fetched on its own ({@link MemberReads}) that fails its hash twice waits the same way.
  */
 final class Suspects {
     /** How long a block that failed verification twice sends members around it: 10 minutes. */
@@ -34,12 +35,21 @@ final class Suspects {
         volatile boolean suspect;
         /** Failures so far: a planner that saw fewer closes its windows. */
         volatile int failures;
-        /** Block index -> when it last failed twice and how often it has; null until one has. */
-        volatile ConcurrentHashMap<Integer, Bad> badBlocks;
+        /** Block index -> when it last failed twice and how often it has. */
+        final ConcurrentHashMap<Integer, Bad> badBlocks = new ConcurrentHashMap<>();
     }
 
-    /** A bad block: when it last failed twice (System.nanoTime), and how many times it has. */
+    /** A bad block or member: when it last failed twice (System.nanoTime), and how many times it has. */
     record Bad(long failedAt, int times) {
+        /** Another failure, {@code now}: one after the last was forgotten starts over (a one-off is read again at once). */
+        Bad again(long now) {
+            return now - failedAt >= BAD_BLOCK_NANOS ? new Bad(now, 1) : new Bad(now, times + 1);
+        }
+
+        /** Whether a read that needs it is to fail at once, {@code now}: within {@link #retryAfterNanos} of its last failure. */
+        boolean waiting(long now) {
+            return now - failedAt < retryAfterNanos(times);
+        }
     }
 
     /** How long after its {@code times}-th failure a block waits before a read fetches it again. */
@@ -49,6 +59,16 @@ final class Suspects {
 
     private final Cache<BlobId, State> blobs = Caffeine.newBuilder()
             .maximumSize(ReadAhead.TRACKED_BLOBS)
+            .executor(Runnable::run)
+            .build();
+    /**
+     * Members fetched on their own whose GETs failed their hash twice, by the member's hash: they
+     * wait as bad blocks do (audit 39: a reader retrying one damaged 100 KB member made 754 GETs
+     * in 10 s).
+     */
+    private final Cache<BlobId, Bad> badMembers = Caffeine.newBuilder()
+            .maximumSize(4096)
+            .expireAfterWrite(java.time.Duration.ofNanos(BAD_BLOCK_NANOS))
             .executor(Runnable::run)
             .build();
 
@@ -77,27 +97,30 @@ final class Suspects {
 
     /** Block {@code block} of {@code blob} failed verification twice: the store serves it wrong. */
     void failedTwice(BlobId blob, int block) {
-        State s = blobs.get(blob, k -> new State());
-        ConcurrentHashMap<Integer, Bad> bad;
-        synchronized (s) {
-            bad = s.badBlocks;
-            if (bad == null) {
-                bad = s.badBlocks = new ConcurrentHashMap<>();
-            }
-        }
+        ConcurrentHashMap<Integer, Bad> bad = blobs.get(blob, k -> new State()).badBlocks;
         long now = System.nanoTime();
         if (bad.size() < BAD_BLOCKS_PER_BLOB || bad.containsKey(block)) {
-            // A failure after the last one was forgotten starts over: a one-off is read again at once.
-            bad.merge(block, new Bad(now, 1),
-                    (old, one) -> now - old.failedAt() >= BAD_BLOCK_NANOS ? one : new Bad(now, old.times() + 1));
+            bad.merge(block, new Bad(now, 1), (old, one) -> old.again(now));
         }
+    }
+
+    /** The member whose SHA-256 is {@code member}, fetched on its own, failed it twice. */
+    void memberFailedTwice(BlobId member) {
+        long now = System.nanoTime();
+        badMembers.asMap().merge(member, new Bad(now, 1), (old, one) -> old.again(now));
+    }
+
+    /** The bad member {@code member} while a read of it is to fail at once, without a GET, else null. */
+    Bad memberWaiting(BlobId member) {
+        Bad bad = badMembers.getIfPresent(member);
+        return bad != null && bad.waiting(System.nanoTime()) ? bad : null;
     }
 
     /** Whether a block of {@code [first, last]} of {@code blob} failed verification twice lately. */
     boolean badBlock(BlobId blob, int first, int last) {
         State s = blobs.getIfPresent(blob);
         ConcurrentHashMap<Integer, Bad> bad = s == null ? null : s.badBlocks;
-        if (bad == null) {
+        if (bad == null || bad.isEmpty()) {
             return false;
         }
         long now = System.nanoTime();
@@ -119,22 +142,22 @@ final class Suspects {
      */
     Bad waiting(BlobId blob, int block) {
         State s = blobs.getIfPresent(blob);
-        ConcurrentHashMap<Integer, Bad> bad = s == null ? null : s.badBlocks;
-        Bad failed = bad == null ? null : bad.get(block);
+        Bad failed = s == null ? null : s.badBlocks.get(block);
         if (failed == null) {
             return null;
         }
-        long ago = System.nanoTime() - failed.failedAt();
-        if (ago >= BAD_BLOCK_NANOS) {
-            bad.remove(block, failed);
+        long now = System.nanoTime();
+        if (now - failed.failedAt() >= BAD_BLOCK_NANOS) {
+            s.badBlocks.remove(block, failed);
             return null;
         }
-        return ago >= retryAfterNanos(failed.times()) ? null : failed;
+        return failed.waiting(now) ? failed : null;
     }
 
-    /** Forgets every bad block, as if their time had passed (tests). */
+    /** Forgets every bad block and member, as if their time had passed (tests). */
     void forgetBadBlocks() {
-        blobs.asMap().values().forEach(s -> s.badBlocks = null);
+        blobs.asMap().values().forEach(s -> s.badBlocks.clear());
+        badMembers.invalidateAll();
     }
 
     /** How many verification failures {@code blob} has had (as far as remembered). */
