@@ -18,6 +18,8 @@ import org.slf4j.LoggerFactory;
 
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The {@link TensorFolder}s of safetensors members, made from their headers, which are read
@@ -60,6 +62,8 @@ final class TensorFolders {
      * sixth of six files of 100,000 tensors).
      */
     private final Cache<Key, TensorFolder> folders;
+    /** Folders being made, each by the first thread that needed it: the others wait for it. */
+    private final ConcurrentHashMap<Key, CompletableFuture<TensorFolder>> making = new ConcurrentHashMap<>();
     /** Files refused as too large, for a minute: a lookup of one is answered without its header. */
     private final Cache<Key, TensorFolderTooLargeException> refusals = Caffeine.newBuilder().maximumSize(1024)
             .expireAfterWrite(java.time.Duration.ofMinutes(1)).build();
@@ -155,11 +159,47 @@ final class TensorFolders {
         if (refused != null) {
             throw refused;
         }
+        TensorFolder kept = folders.getIfPresent(key);
+        if (kept != null) {
+            return kept;
+        }
+        // Made outside the cache's compute: a folder waiting for others being made (up to a
+        // minute) held the lock of its bin of the cache's map, which every resize of the map, and
+        // every folder hashed to that bin, then waited for (the review of session 30's M2).
+        CompletableFuture<TensorFolder> mine = new CompletableFuture<>();
+        CompletableFuture<TensorFolder> other = making.putIfAbsent(key, mine);
+        if (other != null) {
+            return joined(other);
+        }
         try {
-            return folders.get(key, k -> make(d, i, shard, offset, size));
+            TensorFolder made = make(d, i, shard, offset, size);
+            folders.put(key, made);
+            mine.complete(made);
+            return made;
         } catch (TensorFolderTooLargeException e) {
             // Remembered: each lookup of the folder would read and parse its header again to refuse it.
             refusals.put(key, e);
+            mine.completeExceptionally(e);
+            throw e;
+        } catch (RuntimeException | Error e) {
+            mine.completeExceptionally(e);
+            throw e;
+        } finally {
+            making.remove(key, mine);
+        }
+    }
+
+    /** The folder another thread is making (one header read for the lookups of a folder at once), or what it threw. */
+    private static TensorFolder joined(CompletableFuture<TensorFolder> other) {
+        try {
+            return other.join();
+        } catch (java.util.concurrent.CompletionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            if (e.getCause() instanceof Error err) {
+                throw err;
+            }
             throw e;
         }
     }

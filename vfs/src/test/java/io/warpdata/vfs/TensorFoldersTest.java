@@ -113,4 +113,80 @@ class TensorFoldersTest {
         assertThat(b.get(30, TimeUnit.SECONDS).children("emb")).hasSize(2);
         assertThat(most.get()).as("headers read and parsed at once").isEqualTo(1);
     }
+    /**
+     * The review of session 30's M2: a folder was made inside the cache's compute, so one waiting
+     * (for its header, or up to a minute for the others' budget) held the lock of its bin of the
+     * cache's map, and every resize of the map waited for it, with every folder made meanwhile.
+     * Now 100 other folders are made while one is stuck in its header's read, and the lookups of
+     * the stuck one made at once read its header once.
+     */
+    @Test
+    void aFolderStuckWhileMadeHoldsUpNoOtherAndIsMadeOnce() throws Exception {
+        Map<String, byte[]> files = new LinkedHashMap<>();
+        files.put("slow.safetensors", safetensors(-1));
+        for (int f = 0; f < 100; f++) {
+            files.put("f%03d.safetensors".formatted(f), safetensors(f));
+        }
+        Artifact packed = versions.artifact(files, Map.of(), 1);
+        Artifact tensors = new Artifact(ArtifactKind.SAFETENSORS, packed.shards(), packed.index(),
+                packed.memberCount(), packed.memberBytes());
+        VersionHash v = versions.publish(new DatasetId("emb", "many"), Map.of(), Map.of("t", tensors), null, false);
+        WarpTree tree = new WarpTree(catalog, direct, 1_000_000, pool);
+        Node.MemberDir dir = (Node.MemberDir) tree.lookup("/emb/many@" + v.hex() + "/t");
+        int slow = dir.index().find("slow.safetensors");
+        long slowHeader = dir.index().offset(slow) + 8;
+        BlobRef slowShard = dir.artifact().shards().get(dir.index().shard(slow));
+
+        CountDownLatch stuck = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger slowReads = new AtomicInteger();
+        BlobReader gated = new BlobReader() {
+            @Override
+            public int read(BlobRef blob, long offset, byte[] dst, int dstOff, int len) {
+                if (blob.equals(slowShard) && offset == slowHeader && len == HEADER_BYTES) {
+                    slowReads.incrementAndGet();
+                    stuck.countDown();
+                    try {
+                        release.await(60, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                }
+                return direct.read(blob, offset, dst, dstOff, len);
+            }
+
+            @Override
+            public ReadMetrics metrics() {
+                return direct.metrics();
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        TensorFolders folders = new TensorFolders(gated, 64L << 20);
+        ExecutorService threads = Executors.newFixedThreadPool(3);
+        try {
+            CompletableFuture<TensorFolder> first = CompletableFuture.supplyAsync(() -> folders.folder(dir, slow), threads);
+            assertThat(stuck.await(10, TimeUnit.SECONDS)).as("the slow header's read began").isTrue();
+            CompletableFuture<TensorFolder> second = CompletableFuture.supplyAsync(() -> folders.folder(dir, slow), threads);
+            CompletableFuture<Integer> others = CompletableFuture.supplyAsync(() -> {
+                int made = 0;
+                for (int f = 0; f < 100; f++) {
+                    made += folders.folder(dir, dir.index().find("f%03d.safetensors".formatted(f))).fileCount();
+                }
+                return made;
+            }, threads);
+
+            assertThat(others.get(20, TimeUnit.SECONDS)).as("made while the slow one is stuck").isEqualTo(200);
+            assertThat(second).isNotDone();
+            release.countDown();
+            assertThat(first.get(20, TimeUnit.SECONDS).children("emb")).hasSize(2);
+            assertThat(second.get(20, TimeUnit.SECONDS)).isSameAs(first.get());
+            assertThat(slowReads.get()).as("its header read once").isEqualTo(1);
+        } finally {
+            release.countDown();
+            threads.shutdownNow();
+        }
+    }
 }

@@ -284,7 +284,8 @@ public final class WarpFuse {
 
     /**
      * Inodes the kernel holds of this mount that take an entry in the node table: directories,
-     * links and files other than artifact members (whose inodes are computed and cost nothing).
+     * links and files other than artifact members and tensor files (whose inodes are computed and
+     * cost nothing).
      */
     public int kernelInodes() {
         return nodes.size();
