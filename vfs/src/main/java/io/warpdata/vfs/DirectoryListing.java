@@ -58,7 +58,7 @@ final class DirectoryListing {
                     listMembers(d, from, sink);
                 }
             }
-            case Node.TensorDir t -> listEntries(tensorEntries(t), from, sink);
+            case Node.TensorDir t -> listTensors(t, from, sink);
             case Node.Root r -> listEntries(workspaceNames(), from, sink);
             case Node.Workspace w -> listEntries(workspaceEntries(w.name()), from, sink);
             case Node.VersionDir v -> listEntries(versionEntries(v.version()), from, sink);
@@ -252,12 +252,21 @@ final class DirectoryListing {
         return safetensorsMembers(d).stream().filter(e -> e.node() == null).count();
     }
 
-    private static List<Entry> tensorEntries(Node.TensorDir t) {
-        List<Entry> out = new ArrayList<>();
-        for (TensorFolder.Child c : t.folder().children(t.dir())) {
-            out.add(new Entry(c.name(), c.file() == null ? t.subfolder(t.child(c.name())) : t.tensor(c.position(), c.file())));
+    /**
+     * A tensor folder's entries from {@code from}, made one at a time as the sink takes them: a
+     * listing that made all of a folder's entries for each chunk of it cost O(n^2) (audit 40: 92 s
+     * for a flat folder of 120,000 tensors).
+     */
+    private static void listTensors(Node.TensorDir t, long from, DirectorySink sink) {
+        TensorFolder folder = t.folder();
+        int count = folder.childCount(t.dir());
+        for (int i = (int) Math.min(from, count); i < count; i++) {
+            TensorFolder.Child c = folder.child(t.dir(), i);
+            Node node = c.file() == null ? t.subfolder(t.child(c.name())) : t.tensor(c.position(), c.file());
+            if (sink.add(c.name(), node.type(), FIRST_ENTRY_OFFSET + i, node)) {
+                return;
+            }
         }
-        return out;
     }
 
     private List<VersionHash> versionsOrEmpty(DatasetId id) {

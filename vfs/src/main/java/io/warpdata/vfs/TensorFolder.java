@@ -8,10 +8,12 @@ import io.warpdata.manifest.formats.NpyHeader;
 import io.warpdata.manifest.formats.SafetensorsHeader;
 
 import java.nio.charset.StandardCharsets;
-import java.util.Collections;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.NavigableMap;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -32,40 +34,102 @@ public final class TensorFolder {
     private final BlobRef shard;
     private final long dataStart;
     /**
-     * Path of every file ("a/b.npy"), sorted, and each one's content: a file's position here is
-     * the same every time the folder is made from its header, and numbers its inode
-     * ({@link TensorInodes}).
+     * Path of every file ("a/b.npy"), sorted: a file's position here is the same every time the
+     * folder is made from its header, and numbers its inode ({@link TensorInodes}). A file's
+     * content is made when asked for, from the arrays beside: the folder keeps about 100 bytes a
+     * tensor, not the 900 its content objects, names and listing entries took (audit 40: two
+     * files of 120,000 tensors did not fit the folders' budget together, and a loader reading
+     * both made each folder again at almost every lookup).
      */
     private final String[] paths;
-    private final FileContent[] contents;
-    /** Every folder below the root ("a", "a/b"). */
-    private final TreeSet<String> dirs;
-    /** Each folder's entries, made once: a folder of a million tensors lists in pages. */
-    private final Map<String, List<Child>> listings;
+    /** Where each file's tensor bytes are in the shard, and how many. */
+    private final long[] starts;
+    private final long[] lengths;
+    /** Each file's NPY header in {@link #npyHeaders}, or -1 for raw bytes (BF16). */
+    private final int[] headerOf;
+    /** NPY headers, one per dtype and shape (an embedding table's are all alike). */
+    private final FileContent.Inline[] npyHeaders;
+    /** Each tensor's SHA-256, 32 bytes a file, or null: read through the shard's blocks. */
+    private final byte[] hashes;
+    /** Every folder below the root ("a", "a/b"), sorted. */
+    private final String[] dirs;
+    /**
+     * Each folder's entries, sorted by name: a file as its position, a subfolder as
+     * {@code -1 - its index in dirs}. Listed by index, a chunk at a time (audit 40: a listing
+     * that made all of a flat folder's 120,000 entries for each chunk took 92 s).
+     */
+    private final Map<String, int[]> listings;
+    private final Map<String, Integer> subfolders;
+    /** What the folder keeps on the heap, about ({@link #heapBytes}). */
+    private final long heapBytes;
 
-    private TensorFolder(BlobRef shard, long dataStart, NavigableMap<String, FileContent> files, TreeSet<String> dirs) {
+    private TensorFolder(BlobRef shard, long dataStart, String[] paths, long[] starts, long[] lengths, int[] headerOf,
+            FileContent.Inline[] npyHeaders, byte[] hashes, String[] dirs) {
         this.shard = shard;
         this.dataStart = dataStart;
-        this.paths = files.keySet().toArray(new String[0]);
-        this.contents = files.values().toArray(new FileContent[0]);
+        this.paths = paths;
+        this.starts = starts;
+        this.lengths = lengths;
+        this.headerOf = headerOf;
+        this.npyHeaders = npyHeaders;
+        this.hashes = hashes;
         this.dirs = dirs;
-        Map<String, TreeMap<String, Child>> byDir = new java.util.HashMap<>();
-        byDir.put("", new TreeMap<>());
-        for (String d : dirs) {
-            int slash = d.lastIndexOf('/');
-            String parent = slash < 0 ? "" : d.substring(0, slash);
-            byDir.computeIfAbsent(parent, k -> new TreeMap<>()).put(d.substring(slash + 1), new Child(d.substring(slash + 1), null, -1));
-            byDir.computeIfAbsent(d, k -> new TreeMap<>());
+        Map<String, List<Integer>> byDir = new HashMap<>();
+        byDir.put("", new ArrayList<>());
+        Map<String, Integer> subs = new HashMap<>();
+        for (int d = 0; d < dirs.length; d++) {
+            String parent = parent(dirs[d]);
+            byDir.computeIfAbsent(parent, k -> new ArrayList<>()).add(-1 - d);
+            byDir.computeIfAbsent(dirs[d], k -> new ArrayList<>());
+            subs.merge(parent, 1, Integer::sum);
         }
         for (int i = 0; i < paths.length; i++) {
-            int slash = paths[i].lastIndexOf('/');
-            String parent = slash < 0 ? "" : paths[i].substring(0, slash);
-            String name = paths[i].substring(slash + 1);
-            byDir.get(parent).put(name, new Child(name, contents[i], i));
+            byDir.get(parent(paths[i])).add(i);
         }
-        Map<String, List<Child>> out = new java.util.HashMap<>();
-        byDir.forEach((d, children) -> out.put(d, List.copyOf(children.values())));
+        Map<String, int[]> out = new HashMap<>();
+        // Each folder's subfolders came first, then its files, each already in name order (their
+        // paths share the folder's prefix): merged.
+        byDir.forEach((d, entries) -> {
+            int split = 0;
+            while (split < entries.size() && entries.get(split) < 0) {
+                split++;
+            }
+            int[] merged = new int[entries.size()];
+            for (int a = 0, b = split, k = 0; k < merged.length; k++) {
+                boolean folderFirst = b == entries.size()
+                        || (a < split && entryName(entries.get(a)).compareTo(entryName(entries.get(b))) < 0);
+                merged[k] = folderFirst ? entries.get(a++) : entries.get(b++);
+            }
+            out.put(d, merged);
+        });
         this.listings = out;
+        this.subfolders = subs;
+        long bytes = 4096 + (long) TensorFolders.BYTES_PER_TENSOR * paths.length;
+        for (String p : paths) {
+            bytes += (p.length() + 7) & ~7;
+        }
+        for (String d : dirs) {
+            bytes += 160 + d.length(); // its String, its listing's array and map entry, its count
+        }
+        this.heapBytes = bytes;
+    }
+
+    /** About how much heap the folder keeps: {@link TensorFolders#BYTES_PER_TENSOR} a tensor and its path, and its folders. */
+    public long heapBytes() {
+        return heapBytes;
+    }
+
+    private static String parent(String path) {
+        int slash = path.lastIndexOf('/');
+        return slash < 0 ? "" : path.substring(0, slash);
+    }
+
+    private static String name(String path) {
+        return path.substring(path.lastIndexOf('/') + 1);
+    }
+
+    private String entryName(int entry) {
+        return name(entry >= 0 ? paths[entry] : dirs[-1 - entry]);
     }
 
     /**
@@ -83,39 +147,56 @@ public final class TensorFolder {
      */
     public static TensorFolder of(BlobRef shard, long memberOffset, SafetensorsHeader header, List<BlobId> hashes) {
         long dataStart = memberOffset + header.dataStart();
-        Map<SafetensorsHeader.Tensor, BlobId> hashOf = new java.util.IdentityHashMap<>();
+        Map<SafetensorsHeader.Tensor, BlobId> hashOf = new IdentityHashMap<>();
         if (hashes != null) {
-            List<SafetensorsHeader.Tensor> byOffset = new java.util.ArrayList<>(header.tensors());
+            List<SafetensorsHeader.Tensor> byOffset = new ArrayList<>(header.tensors());
             byOffset.sort(TensorHashes.BY_OFFSET);
             for (int i = 0; i < byOffset.size(); i++) {
                 hashOf.put(byOffset.get(i), hashes.get(i));
             }
         }
-        NavigableMap<String, FileContent> files = new TreeMap<>();
+        TreeMap<String, SafetensorsHeader.Tensor> files = new TreeMap<>();
         TreeSet<String> dirs = new TreeSet<>();
-        // One NPY header for the tensors of one dtype and shape (an embedding table's are all alike).
-        Map<List<Object>, FileContent.Inline> npyHeaders = new java.util.HashMap<>();
         for (SafetensorsHeader.Tensor t : header.tensors()) {
-            Optional<String> descr = NpyHeader.descr(t.dtype());
-            String path = t.name() + (descr.isPresent() ? ".npy" : ".bf16");
+            String path = t.name() + (NpyHeader.descr(t.dtype()).isPresent() ? ".npy" : ".bf16");
             // The key's own components: an empty key (or "a/") would be a hidden ".npy" file.
             if (!isPath(t.name()) || !isPath(path) || dirs.contains(path)) {
                 continue;
             }
-            BlobId hash = hashOf.get(t);
-            FileContent data = hash == null ? new FileContent.BlobSlice(shard, dataStart + t.begin(), t.byteSize())
-                    : new FileContent.HashedRange(BlobMember.lookup(shard, dataStart + t.begin(), t.byteSize(), hash));
-            FileContent content = descr.isPresent()
-                    ? FileContent.Pieces.of(npyHeaders.computeIfAbsent(List.of(descr.get(), t.shape()),
-                            k -> new FileContent.Inline(NpyHeader.of(descr.get(), t.shape()))), data) : data;
-            files.put(path, content);
+            files.put(path, t);
             for (int slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1)) {
                 dirs.add(path.substring(0, slash));
             }
         }
         // A folder and a file of one name: the folder wins (its tensors are the many).
         files.keySet().removeIf(dirs::contains);
-        return new TensorFolder(shard, dataStart, Collections.unmodifiableNavigableMap(files), dirs);
+        int n = files.size();
+        String[] paths = new String[n];
+        long[] starts = new long[n];
+        long[] lengths = new long[n];
+        int[] headerOf = new int[n];
+        byte[] digests = hashes == null ? null : new byte[32 * n];
+        Map<List<Object>, Integer> headerIndex = new HashMap<>();
+        List<FileContent.Inline> npyHeaders = new ArrayList<>();
+        int i = 0;
+        for (Map.Entry<String, SafetensorsHeader.Tensor> f : files.entrySet()) {
+            SafetensorsHeader.Tensor t = f.getValue();
+            paths[i] = f.getKey();
+            starts[i] = dataStart + t.begin();
+            lengths[i] = t.byteSize();
+            Optional<String> descr = NpyHeader.descr(t.dtype());
+            headerOf[i] = descr.isEmpty() ? -1 : headerIndex.computeIfAbsent(List.of(descr.get(), t.shape()), k -> {
+                npyHeaders.add(new FileContent.Inline(NpyHeader.of(descr.get(), t.shape())));
+                return npyHeaders.size() - 1;
+            });
+            BlobId hash = hashOf.get(t);
+            if (digests != null && hash != null) {
+                System.arraycopy(hash.digest(), 0, digests, 32 * i, 32);
+            }
+            i++;
+        }
+        return new TensorFolder(shard, dataStart, paths, starts, lengths, headerOf,
+                npyHeaders.toArray(new FileContent.Inline[0]), digests, dirs.toArray(new String[0]));
     }
 
     private static boolean isPath(String path) {
@@ -131,18 +212,27 @@ public final class TensorFolder {
     /** The file at {@code path}, if there is one. */
     public Optional<FileContent> file(String path) {
         int i = position(path);
-        return i < 0 ? Optional.empty() : Optional.of(contents[i]);
+        return i < 0 ? Optional.empty() : Optional.of(file(i));
     }
 
     /** The position of the file at {@code path} (0 to {@link #fileCount()} - 1), or -1 if there is none. */
     public int position(String path) {
-        int i = java.util.Arrays.binarySearch(paths, path);
+        int i = Arrays.binarySearch(paths, path);
         return i < 0 ? -1 : i;
     }
 
-    /** The file at {@code position}. */
+    /**
+     * The file at {@code position}: its NPY header and the tensor's bytes in the shard (read
+     * through the shard's blocks, or as a range of its own with its own hash), or the raw bytes.
+     */
     public FileContent file(int position) {
-        return contents[position];
+        long start = starts[position];
+        long length = lengths[position];
+        FileContent data = hashes == null ? new FileContent.BlobSlice(shard, start, length)
+                : new FileContent.HashedRange(BlobMember.lookup(shard, start, length,
+                        BlobId.fromDigest(Arrays.copyOfRange(hashes, 32 * position, 32 * position + 32))));
+        int h = headerOf[position];
+        return h < 0 ? data : FileContent.Pieces.of(npyHeaders[h], data);
     }
 
     /** The path in the folder of the file at {@code position}. */
@@ -152,7 +242,7 @@ public final class TensorFolder {
 
     /** Whether {@code path} is a folder ({@code ""}: the root). */
     public boolean isDirectory(String path) {
-        return path.isEmpty() || dirs.contains(path);
+        return path.isEmpty() || Arrays.binarySearch(dirs, path) >= 0;
     }
 
     /**
@@ -162,14 +252,30 @@ public final class TensorFolder {
     public record Child(String name, FileContent file, int position) {
     }
 
+    /** How many entries folder {@code dir} has, files and subfolders (0 for no folder). */
+    public int childCount(String dir) {
+        int[] entries = listings.get(dir);
+        return entries == null ? 0 : entries.length;
+    }
+
+    /** Entry {@code i} of folder {@code dir}, in name order: made on each call. */
+    public Child child(String dir, int i) {
+        int entry = listings.get(dir)[i];
+        return entry >= 0 ? new Child(name(paths[entry]), file(entry), entry) : new Child(entryName(entry), null, -1);
+    }
+
     /** The entries of folder {@code dir}, files and subfolders, sorted by name (empty for no folder). */
     public List<Child> children(String dir) {
-        return listings.getOrDefault(dir, List.of());
+        List<Child> out = new ArrayList<>();
+        for (int i = 0; i < childCount(dir); i++) {
+            out.add(child(dir, i));
+        }
+        return out;
     }
 
     /** Subfolders of {@code dir}, for its link count. */
     public long childDirectoryCount(String dir) {
-        return children(dir).stream().filter(c -> c.file() == null).count();
+        return subfolders.getOrDefault(dir, 0);
     }
 
     /** Files in the folder, all levels. */

@@ -30,20 +30,29 @@ import java.util.concurrent.ConcurrentHashMap;
 final class TensorFolders {
     private static final Logger LOG = LoggerFactory.getLogger(TensorFolders.class);
     /**
-     * Heap a listed tensor takes, rounded up: its path, its NPY header (shared by tensors of one
-     * dtype and shape), its content and its entry in the folder's listing. Audit 36 measured
-     * 0.88 KB a tensor (two folders of 100,000 F32 [4] tensors: 205 MB live against 29 MB).
+     * Heap a kept tensor takes beside its path's characters ({@link TensorFolder#heapBytes}): its
+     * place and length in the shard, its NPY header's index, its listing entry, its path's String
+     * and its hash. Measured: 92 bytes a tensor (126-138 with hashes) for paths of 20-23 characters. The
+     * folder used to keep a content object, a name and a listing entry per tensor, 900 bytes
+     * with the node each listed file took (audit 36), and two files of 120,000 tensors did not
+     * fit the budget together (audit 40).
      */
-    static final int BYTES_PER_TENSOR = 900;
+    static final int BYTES_PER_TENSOR = 110;
     /**
-     * Heap a header byte may cost: read, parsed and made a folder (a tensor of a short key is
-     * about 66 bytes of JSON and {@link #BYTES_PER_TENSOR} of folder). A header longer than the
-     * folders' budget over this is refused before it is read (audit 36: a file of 450,000 tensors,
-     * 35 MB of header, took 4 minutes of collections to list, and warpd's heap was full after).
+     * Heap a header byte may cost while its folder is made: read, parsed and sorted (a tensor of
+     * a short key is about 66 bytes of JSON). A header longer than the folders' budget over this
+     * is refused before it is read (audit 36: a file of 450,000 tensors, 35 MB of header, took 4
+     * minutes of collections to list, and warpd's heap was full after).
      */
     static final int HEAP_PER_HEADER_BYTE = 8;
-    /** Share of the heap the folders held may take, together: 3/10 (115 MiB, about 134,000 tensors at 384m). */
+    /**
+     * Share of the heap the folders held may take, together: 3/10 (115 MiB at 384m: about a
+     * million tensors of short keys). A file's header may take 1/8 of it while read (14 MiB at
+     * 384m, about 200,000 tensors of short keys).
+     */
     private static final int HEAP_SHARE_TENTHS = 3;
+    /** How often a folder may be made again from its header before the log says the budget is too small. */
+    static final int REMADE_WARNING = 3;
 
     /** How long a folder waits for the others being made to finish: a minute, far longer than one takes. */
     static final long BUILD_WAIT_SECONDS = 60;
@@ -62,6 +71,11 @@ final class TensorFolders {
      * sixth of six files of 100,000 tensors).
      */
     private final Cache<Key, TensorFolder> folders;
+    /** How often each folder was made in the last 10 minutes (for {@link #remade}). */
+    private final Cache<Key, java.util.concurrent.atomic.AtomicInteger> madeLately = Caffeine.newBuilder()
+            .maximumSize(4096).expireAfterAccess(java.time.Duration.ofMinutes(10)).build();
+    private final java.util.concurrent.atomic.AtomicLong lastRemadeLog = new java.util.concurrent.atomic.AtomicLong(
+            System.nanoTime() - java.util.concurrent.TimeUnit.MINUTES.toNanos(2));
     /** Folders being made, each by the first thread that needed it: the others wait for it. */
     private final ConcurrentHashMap<Key, CompletableFuture<TensorFolder>> making = new ConcurrentHashMap<>();
     /** Files refused as too large, for a minute: a lookup of one is answered without its header. */
@@ -93,7 +107,7 @@ final class TensorFolders {
         // Softly held too: what else needs the heap (a publish checking a file of 200,000 tensors'
         // header ran out of it beside a folder of 100,000, in TensorFoldersIT) gets it first.
         this.folders = Caffeine.newBuilder().maximumWeight(budgetBytes).softValues()
-                .weigher((Key k, TensorFolder f) -> (int) Math.min(Integer.MAX_VALUE, weight(f.fileCount())))
+                .weigher((Key k, TensorFolder f) -> (int) Math.min(Integer.MAX_VALUE, f.heapBytes()))
                 .build();
     }
 
@@ -102,8 +116,9 @@ final class TensorFolders {
         folders.invalidateAll();
     }
 
-    private static long weight(int tensors) {
-        return 4096L + (long) tensors * BYTES_PER_TENSOR;
+    /** The most a folder of {@code tensors} whose header has {@code headerBytes} can weigh: its paths are in the header. */
+    private static long weightBound(int tensors, long headerBytes) {
+        return 4096L + (long) tensors * BYTES_PER_TENSOR + headerBytes;
     }
 
     /**
@@ -136,11 +151,11 @@ final class TensorFolders {
         }
     }
 
-    /** Refuses a file whose folder would not fit the budget alone, before the folder is made. */
-    private void fits(int tensors, String name) {
-        if (weight(tensors) > budgetBytes) {
-            throw new TensorFolderTooLargeException(name, tensors, (int) Math.max(0, (budgetBytes - 4096) / BYTES_PER_TENSOR),
-                    Runtime.getRuntime().maxMemory());
+    /** Refuses a file whose folder might not fit the budget alone, before the folder is made. */
+    private void fits(int tensors, long headerBytes, String name) {
+        long bound = weightBound(tensors, headerBytes);
+        if (bound > budgetBytes) {
+            throw new TensorFolderTooLargeException(name, tensors, bound, budgetBytes, Runtime.getRuntime().maxMemory());
         }
     }
 
@@ -173,6 +188,7 @@ final class TensorFolders {
         }
         try {
             TensorFolder made = make(d, i, shard, offset, size);
+            remade(key, d, i, made);
             folders.put(key, made);
             mine.complete(made);
             return made;
@@ -187,6 +203,34 @@ final class TensorFolders {
         } finally {
             making.remove(key, mine);
         }
+    }
+
+    /**
+     * Counts a folder made again from its header (let go for others, or collected), and says in
+     * the log, once a minute, when folders are made again and again: the folders a reader goes
+     * between do not fit their share of the heap together, and each lookup may cost a header's
+     * read and parse (audit 40: a loader reading two large files at random ran 130 times slower,
+     * and nothing said why).
+     */
+    private void remade(Key key, Node.MemberDir d, int i, TensorFolder made) {
+        java.util.concurrent.atomic.AtomicInteger times = made(key);
+        int n = times.incrementAndGet();
+        if (n > REMADE_WARNING) {
+            long now = System.nanoTime();
+            long last = lastRemadeLog.get();
+            if (now - last >= java.util.concurrent.TimeUnit.MINUTES.toNanos(1) && lastRemadeLog.compareAndSet(last, now)) {
+                LOG.warn("The .tensors/ folder of {} ({} tensors, {} KiB) was made again from its header {} times in 10"
+                        + " minutes: the folders read lately do not fit warpd's {} MiB for them (3/10 of its heap) together,"
+                        + " and each lookup may read a header again. Give warpd a larger heap (WARP_HEAP), or read the"
+                        + " tensors from the .safetensors files (numpy.memmap, safetensors' safe_open)",
+                        d.version().describe() + "/" + d.artifactName() + "/" + d.index().path(i), made.fileCount(),
+                        made.heapBytes() >> 10, n - 1, budgetBytes >> 20);
+            }
+        }
+    }
+
+    private java.util.concurrent.atomic.AtomicInteger made(Key key) {
+        return madeLately.get(key, k -> new java.util.concurrent.atomic.AtomicInteger());
     }
 
     /** The folder another thread is making (one header read for the lookups of a folder at once), or what it threw. */
@@ -230,7 +274,7 @@ final class TensorFolders {
                     + " bytes, in a file of " + size, "Publish the dataset again.", null);
         }
         headerFits(entry.headerLength(), name);
-        fits(entry.tensors(), name); // the hash list's length is the tensor count: known before the header is read
+        fits(entry.tensors(), entry.headerLength(), name); // the hash list's length is the tensor count: known before the header is read
         try {
             return whileBuilding(entry.headerLength(), name, () -> hashed(shard, offset, size, name, hashes, entry));
         } catch (HashesUnreadable e) {
@@ -257,7 +301,7 @@ final class TensorFolders {
         }
         SafetensorsHeader header = parsed(readLookup(BlobMember.lookup(shard, offset + 8, entry.headerLength(),
                 entry.header())), size, name);
-        fits(header.tensors().size(), name);
+        fits(header.tensors().size(), entry.headerLength(), name);
         if (tensorHashes.size() != header.tensors().size()) {
             throw new StoreException("The tensor hashes of " + name + " name " + tensorHashes.size()
                     + " tensors; its header has " + header.tensors().size(), "Publish the dataset again.", null);
@@ -293,7 +337,7 @@ final class TensorFolders {
         headerFits(n, name);
         return whileBuilding(n, name, () -> {
             SafetensorsHeader header = parsed(read(shard, offset + 8, (int) n), size, name);
-            fits(header.tensors().size(), name);
+            fits(header.tensors().size(), n, name);
             return TensorFolder.of(shard, offset, header);
         });
     }

@@ -189,4 +189,76 @@ class TensorFoldersTest {
             threads.shutdownNow();
         }
     }
+    /** A safetensors file of {@code n} F32 [1] tensors keyed {@code layer.I.weight}, tensor I holding {@code first + I}. */
+    private static byte[] layers(int n, float first) {
+        StringBuilder json = new StringBuilder("{");
+        for (int t = 0; t < n; t++) {
+            json.append(t == 0 ? "" : ",").append("\"layer.").append(t).append(".weight\":{\"dtype\":\"F32\",\"shape\":[1],"
+                    + "\"data_offsets\":[").append(4 * t).append(',').append(4 * t + 4).append("]}");
+        }
+        json.append('}');
+        while (json.length() % 8 != 0) {
+            json.append(' ');
+        }
+        byte[] header = json.toString().getBytes(StandardCharsets.US_ASCII);
+        ByteBuffer file = ByteBuffer.allocate(8 + header.length + 4 * n).order(ByteOrder.LITTLE_ENDIAN);
+        file.putLong(header.length).put(header);
+        for (int t = 0; t < n; t++) {
+            file.putFloat(first + t);
+        }
+        return file.array();
+    }
+
+    /**
+     * Audit 40: a folder kept 900 bytes a tensor, so two files of 120,000 tensors did not fit the
+     * folders' budget (3/10 of the default heap) together, and a loader reading both at random
+     * made a folder again from its header at almost every lookup (417 s against 3 s for one).
+     * Here, in proportion: two files of 2,000 tensors in a budget of 2 MB, read in turn, are
+     * each made once (at 900 bytes a tensor, 1.8 MB each, they were made at every turn).
+     */
+    @Test
+    void twoLargeFoldersReadInTurnAreEachMadeOnce() throws Exception {
+        Map<String, byte[]> files = new LinkedHashMap<>();
+        files.put("a.safetensors", layers(2000, 0));
+        files.put("b.safetensors", layers(2000, 10_000));
+        Artifact packed = versions.artifact(files, Map.of(), 1);
+        Artifact tensors = new Artifact(ArtifactKind.SAFETENSORS, packed.shards(), packed.index(),
+                packed.memberCount(), packed.memberBytes());
+        VersionHash v = versions.publish(new DatasetId("emb", "pair"), Map.of(), Map.of("t", tensors), null, false);
+        WarpTree tree = new WarpTree(catalog, direct, 1_000_000, pool);
+        Node.MemberDir dir = (Node.MemberDir) tree.lookup("/emb/pair@" + v.hex() + "/t");
+        int headerBytes = (int) java.nio.ByteBuffer.wrap(files.get("a.safetensors"), 0, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
+        AtomicInteger headersRead = new AtomicInteger();
+        BlobReader counting = new BlobReader() {
+            @Override
+            public int read(BlobRef blob, long offset, byte[] dst, int dstOff, int len) {
+                if (len == headerBytes) {
+                    headersRead.incrementAndGet();
+                }
+                return direct.read(blob, offset, dst, dstOff, len);
+            }
+
+            @Override
+            public ReadMetrics metrics() {
+                return direct.metrics();
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        TensorFolders folders = new TensorFolders(counting, 2L << 20);
+        int a = dir.index().find("a.safetensors");
+        int b = dir.index().find("b.safetensors");
+
+        for (int turn = 0; turn < 10; turn++) {
+            TensorFolder fa = folders.folder(dir, a);
+            TensorFolder fb = folders.folder(dir, b);
+            assertThat(fa.fileCount()).isEqualTo(2000);
+            assertThat(fb.position("layer." + (1999 - turn) + ".weight.npy")).isNotNegative();
+        }
+
+        assertThat(headersRead.get()).as("each header read once").isEqualTo(2);
+        assertThat(folders.folder(dir, a).heapBytes()).as("about 140 bytes a tensor").isLessThan(2000 * 150);
+    }
 }
