@@ -6,8 +6,8 @@ import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.TensorHashes;
 import io.warpdata.manifest.formats.NpyHeader;
 import io.warpdata.manifest.formats.SafetensorsHeader;
+import io.warpdata.manifest.formats.TensorPaths;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -28,9 +28,6 @@ import java.util.TreeSet;
  * is left out of the folder; the tensor stays readable in the safetensors file itself.
  */
 public final class TensorFolder {
-    /** Longest file name the kernel accepts. */
-    private static final int MAX_NAME_BYTES = 255;
-
     private final BlobRef shard;
     private final long dataStart;
     /**
@@ -155,21 +152,8 @@ public final class TensorFolder {
                 hashOf.put(byOffset.get(i), hashes.get(i));
             }
         }
-        TreeMap<String, SafetensorsHeader.Tensor> files = new TreeMap<>();
-        TreeSet<String> dirs = new TreeSet<>();
-        for (SafetensorsHeader.Tensor t : header.tensors()) {
-            String path = t.name() + (NpyHeader.descr(t.dtype()).isPresent() ? ".npy" : ".bf16");
-            // The key's own components: an empty key (or "a/") would be a hidden ".npy" file.
-            if (!isPath(t.name()) || !isPath(path) || dirs.contains(path)) {
-                continue;
-            }
-            files.put(path, t);
-            for (int slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1)) {
-                dirs.add(path.substring(0, slash));
-            }
-        }
-        // A folder and a file of one name: the folder wins (its tensors are the many).
-        files.keySet().removeIf(dirs::contains);
+        TreeMap<String, SafetensorsHeader.Tensor> files = TensorPaths.files(header.tensors());
+        TreeSet<String> dirs = TensorPaths.folders(files.keySet());
         int n = files.size();
         String[] paths = new String[n];
         long[] starts = new long[n];
@@ -197,16 +181,6 @@ public final class TensorFolder {
         }
         return new TensorFolder(shard, dataStart, paths, starts, lengths, headerOf,
                 npyHeaders.toArray(new FileContent.Inline[0]), digests, dirs.toArray(new String[0]));
-    }
-
-    private static boolean isPath(String path) {
-        for (String c : path.split("/", -1)) {
-            if (c.isEmpty() || c.equals(".") || c.equals("..") || c.indexOf('\0') >= 0
-                    || c.getBytes(StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
-                return false;
-            }
-        }
-        return true;
     }
 
     /** The file at {@code path}, if there is one. */

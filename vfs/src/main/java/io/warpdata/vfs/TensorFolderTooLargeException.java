@@ -28,7 +28,7 @@ public final class TensorFolderTooLargeException extends WarpException {
     private static String nextStep(long folderBytes) {
         return "Read its tensors from the .safetensors file itself (numpy.memmap, torch.from_file, safetensors'"
                 + " safe_open: no listing needed), or give warpd a larger heap (WARP_HEAP, at least "
-                + ((folderBytes * 10 / 3 >> 20) + 384) + "m for this file) and restart it.";
+                + io.warpdata.manifest.formats.TensorPaths.heapMibFor(folderBytes) + "m for this file) and restart it.";
     }
 
     @Override

@@ -12,6 +12,7 @@ import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.TensorHashes;
 import io.warpdata.manifest.formats.SafetensorsException;
 import io.warpdata.manifest.formats.SafetensorsHeader;
+import io.warpdata.manifest.formats.TensorPaths;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,13 +39,8 @@ final class TensorFolders {
      * fit the budget together (audit 40).
      */
     static final int BYTES_PER_TENSOR = 110;
-    /**
-     * Heap a header byte may cost while its folder is made: read, parsed and sorted (a tensor of
-     * a short key is about 66 bytes of JSON). A header longer than the folders' budget over this
-     * is refused before it is read (audit 36: a file of 450,000 tensors, 35 MB of header, took 4
-     * minutes of collections to list, and warpd's heap was full after).
-     */
-    static final int HEAP_PER_HEADER_BYTE = 8;
+    /** Heap a header byte may cost while its folder is made ({@link TensorPaths#HEAP_PER_HEADER_BYTE}). */
+    static final int HEAP_PER_HEADER_BYTE = TensorPaths.HEAP_PER_HEADER_BYTE;
     /**
      * Share of the heap the folders held may take, together: 3/10 (115 MiB at 384m: about a
      * million tensors of short keys). A file's header may take 1/8 of it while read (14 MiB at

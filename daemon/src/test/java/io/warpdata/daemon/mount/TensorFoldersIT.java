@@ -157,7 +157,10 @@ class TensorFoldersIT {
         // tensors, 20 MB of JSON (audit 36: 450,000 took 4 minutes of collections to list).
         Path longer = store.work.resolve("longer");
         store.python("writer.py", longer.toString(), "1", "300000").requireSuccess();
-        store.warpctl("publish", "tf/longer", "--artifact", "t=" + longer, "--set-latest").requireSuccess();
+        Shell.Result published = store.warpctl("publish", "tf/longer", "--artifact", "t=" + longer, "--set-latest").requireSuccess();
+        // Audit 40: publish said nothing of a file the mount's default heap will refuse to list.
+        assertThat(published.out() + published.err()).contains("part-00000.safetensors has a header of",
+                "300000 tensors", "with a heap of at least", "WARP_HEAP");
         Path longerRoot = store.mount.resolve("tf/longer/t");
         MountIT.waitFor(() -> Files.isDirectory(longerRoot));
         store.s3.resetCounters();
@@ -177,5 +180,43 @@ class TensorFoldersIT {
                 """);
         store.python("memmap.py", root.resolve("part-00000.safetensors").toString()).requireSuccess();
         assertThat(store.warpd().isAlive()).isTrue();
+    }
+    /**
+     * Audit 40: keys that cannot be file names were left out of the folder with no word, and a
+     * training job met them as FileNotFoundError. Publish says how many, with one, and they read
+     * from the file itself.
+     */
+    @Test
+    @Order(3)
+    void keysThatCannotBeFileNamesAreCountedAtPublish() throws Exception {
+        Path src = store.work.resolve("odd");
+        Files.writeString(store.work.resolve("odd.py"), """
+                import json, os, struct, sys
+                import numpy as np
+                root = sys.argv[1]
+                os.makedirs(root, exist_ok=True)
+                keys = ["ok", "../up", "a//b", "conf", "conf.npy/g"]
+                header, at = {}, 0
+                for k in keys:
+                    header[k] = {"dtype": "F32", "shape": [1], "data_offsets": [at, at + 4]}
+                    at += 4
+                h = json.dumps(header).encode()
+                h += b" " * (-len(h) % 8)
+                path = os.path.join(root, "w.safetensors")
+                with open(path, "wb") as out:
+                    out.write(struct.pack("<Q", len(h)) + h + np.arange(len(keys), dtype="<f4").tobytes())
+                size = os.path.getsize(path)
+                with open(os.path.join(root, "dataset_manifest.json"), "w") as m:
+                    json.dump({"format_version": "1.0", "safetensors_version": "1.0", "total_samples": 1,
+                               "total_bytes": size, "shards": [{"file": "w.safetensors", "samples_count": 1, "bytes": size}]}, m)
+                """);
+        store.python("odd.py", src.toString()).requireSuccess();
+        Shell.Result published = store.warpctl("publish", "tf/odd", "--artifact", "t=" + src, "--set-latest").requireSuccess();
+        assertThat(published.out() + published.err()).contains("artifact t: 3 tensor keys cannot be file names",
+                "e.g. '../up' of w.safetensors");
+        Path folder = store.mount.resolve("tf/odd/t/w.tensors");
+        MountIT.waitFor(() -> Files.isDirectory(folder));
+        assertThat(Shell.run("ls", folder.toString()).requireSuccess().out().lines().toList())
+                .containsExactly("conf.npy", "ok.npy");
     }
 }

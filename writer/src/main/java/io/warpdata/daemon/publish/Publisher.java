@@ -106,9 +106,10 @@ public final class Publisher {
             }
             checkBindings(request.bindings(), tables, artifactInputs.keySet());
             Map<String, PackedArtifact> artifacts = new TreeMap<>();
+            List<String> checkNotes = new ArrayList<>();
             artifactInputs.forEach((name, inputs) -> artifacts.put(name,
                     requireMembers(name, inputs, packArtifact(name, inputs, staging.resolve(name), request.shardSize(),
-                            request.allowThresholdViolations()))));
+                            request.allowThresholdViolations(), checkNotes))));
             checkBoundMembers(request, tables, artifacts);
             keepShardFoldersFree(artifacts, tables.keySet());
             if (!request.shardFiles()) {
@@ -129,6 +130,7 @@ public final class Publisher {
             progress.checkpoint("write the manifest of " + request.dataset() + "@" + version.hex());
             boolean manifestWritten = store.length(StoreLayout.version(request.dataset(), version)).isEmpty();
             List<String> notes = notes(manifest);
+            notes.addAll(checkNotes);
             artifacts.values().stream().map(PackedArtifact::shardNamesLeftOut).filter(n -> !n.isEmpty())
                     .forEach(notes::add);
             if (manifestWritten) {
@@ -464,12 +466,16 @@ public final class Publisher {
                 "Check the path; an artifact is the files under it.");
     }
 
+    /** @param notes takes what the format's check says beside the summary (for the publish's result) */
     private PackedArtifact packArtifact(String name, List<Path> inputs, Path staging, long shardSize,
-                                        boolean allowThresholdViolations) {
+                                        boolean allowThresholdViolations, List<String> notes) {
         if (inputs.size() == 1 && Files.isDirectory(inputs.get(0))) {
             Path dir = inputs.get(0);
             // A safetensors dataset is checked whole before any byte is packed (seed 001).
             SafetensorsDataset.Summary safetensors = SafetensorsDataset.isOne(dir) ? SafetensorsDataset.check(name, dir) : null;
+            if (safetensors != null) {
+                safetensors.notes().forEach(n -> notes.add("artifact " + name + ": " + n));
+            }
             // So is a tensor warehouse: its manifest, every shard's header and checksum, its
             // thresholds (seed 003).
             TensorWarehouse.Summary warehouse = safetensors == null && TensorWarehouse.isOne(dir)

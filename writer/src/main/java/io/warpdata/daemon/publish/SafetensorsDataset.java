@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.warpdata.manifest.formats.SafetensorsException;
 import io.warpdata.manifest.formats.SafetensorsHeader;
+import io.warpdata.manifest.formats.TensorPaths;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -43,7 +44,7 @@ final class SafetensorsDataset {
 
     /** What a checked dataset holds. */
     record Summary(long files, long tensors, long samples, long bytes, Map<String, Long> dtypes,
-                   Map<String, Long> shapes) {
+                   Map<String, Long> shapes, List<String> notes) {
         /** Most common shapes kept in the facts: a summary, not a listing. */
         static final int SHAPES_KEPT = 8;
 
@@ -98,6 +99,9 @@ final class SafetensorsDataset {
         long samples = 0;
         long bytes = 0;
         long tensors = 0;
+        long leftOut = 0;
+        String leftOutExample = null;
+        List<String> notes = new ArrayList<>();
         Map<String, Long> dtypes = new LinkedHashMap<>();
         Map<String, Long> shapes = new LinkedHashMap<>();
         for (int i = 0; i < shards.size(); i++) {
@@ -126,6 +130,25 @@ final class SafetensorsDataset {
             }
             SafetensorsHeader h = header(p, file, actual);
             tensors += h.tensors().size();
+            // What the mount's F.tensors/ folder will not show, said now rather than met as
+            // FileNotFoundError in a training job (audit 40).
+            var files = TensorPaths.files(h.tensors());
+            if (files.size() < h.tensors().size()) {
+                leftOut += h.tensors().size() - files.size();
+                if (leftOutExample == null) {
+                    java.util.Set<SafetensorsHeader.Tensor> kept = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+                    kept.addAll(files.values());
+                    leftOutExample = h.tensors().stream().filter(t -> !kept.contains(t)).findFirst()
+                            .map(t -> "'" + t.name() + "' of " + file).orElse("");
+                }
+            }
+            if (!TensorPaths.listsAtDefaultHeap(h.headerLength())) {
+                notes.add(file + " has a header of " + h.headerLength() + " bytes (" + h.tensors().size() + " tensors):"
+                        + " warpd lists its .tensors/ folder with a heap of at least "
+                        + TensorPaths.heapMibFor(h.headerLength() * TensorPaths.HEAP_PER_HEADER_BYTE) + "m (WARP_HEAP;"
+                        + " the default " + TensorPaths.DEFAULT_HEAP_MIB + "m refuses it as TensorFolderTooLarge); the file"
+                        + " itself reads at any heap (numpy.memmap, safetensors' safe_open)");
+            }
             h.tensors().forEach(t -> {
                 dtypes.merge(t.dtype().name(), 1L, Long::sum);
                 shapes.merge(t.shape().isEmpty() ? "scalar" : t.shape().stream().map(String::valueOf)
@@ -155,7 +178,13 @@ final class SafetensorsDataset {
         if (bytes != totalBytes) {
             throw FIELDS.corrupted(where, "says total_bytes " + totalBytes + " but its shards add up to " + bytes);
         }
-        return new Summary(listed.size(), tensors, samples, bytes, dtypes, shapes);
+        if (leftOut > 0) {
+            notes.add(0, leftOut + " tensor key" + (leftOut == 1 ? "" : "s") + " cannot be file names (an empty, '.' or"
+                    + " '..' part, a NUL, a part over 255 bytes, or a file that is also another key's folder), so the"
+                    + " .tensors/ folders leave them out, e.g. " + leftOutExample + "; they read from the .safetensors"
+                    + " files");
+        }
+        return new Summary(listed.size(), tensors, samples, bytes, dtypes, shapes, List.copyOf(notes));
     }
 
     /** The file's header, read from disk (8 bytes, then the header only; never the buffer). */
