@@ -271,6 +271,10 @@ def test_member_batches_of_safetensors_are_its_members_not_the_mounts_tensor_fol
     wd.publish("pytest/emb", artifacts={"emb": str(src)})
     emb = wd.dataset("pytest/emb")
     assert emb.artifacts["emb"]["kind"] == "safetensors"
+    # what publish's check learned, as warpctl inspect shows it (audit 40: Python had no way to it)
+    facts = emb.artifacts["emb"]["facts"]
+    assert facts["format"] == "safetensors" and facts["files"] == "2" and facts["tensors"] == "6", facts
+    assert facts["dtypes"].startswith("F"), facts
     # the mount's tensor folders are there, beside each file
     assert sorted(os.listdir(os.path.join(emb.root, "emb", "part-00000.tensors", "emb"))) == ["0.npy", "1.npy", "2.npy"]
     assert os.path.isdir(os.path.join(emb.root, "emb", "sub", "part-00001.tensors"))

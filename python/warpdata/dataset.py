@@ -163,10 +163,14 @@ class Dataset:
 
     @property
     def artifacts(self):
-        """{artifact name: {kind, shards, members, member_bytes, shard_files}}; shard_files: the
-        names WebDataset shards were published as, which the mount shows in ``ARTIFACT.tars/``
-        (None for other artifacts, and from a warpd before it)."""
-        return {name: dict(a, shard_files=a.get("shard_files")) for name, a in self._info.get("artifacts", {}).items()}
+        """{artifact name: {kind, shards, members, member_bytes, shard_files, facts}}; shard_files:
+        the names WebDataset shards were published as, which the mount shows in ``ARTIFACT.tars/``
+        (None for other artifacts, and from a warpd before it); facts: what publish's check of its
+        format learned, as ``warpctl inspect`` shows it, e.g. a safetensors dataset's
+        {"files": "3", "tensors": "135", "dtypes": "F32:120 ...", "shapes": ...} (None for plain
+        files and tars, and from a warpd before it)."""
+        return {name: dict(a, shard_files=a.get("shard_files"), facts=a.get("facts"))
+                for name, a in self._info.get("artifacts", {}).items()}
 
     @property
     def bindings(self):

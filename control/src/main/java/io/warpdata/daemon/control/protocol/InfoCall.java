@@ -56,10 +56,14 @@ public final class InfoCall {
      * @param kind files, tar, ... as in the manifest
      * @param shardFiles the names WebDataset shards were published as, which the mount shows in
      *        {@code ARTIFACT.tars/}; null when the artifact has none (and from an older warpd)
+     * @param facts what publish's check of its format learned, as {@code warpctl inspect} shows it
+     *        (a safetensors dataset's files, tensors, dtypes, shapes; a tensor warehouse's); null
+     *        when it has none (and from an older warpd). Audit 40: Python had no way to them.
      */
-    public record ArtifactInfo(String kind, long shards, long members, long memberBytes, List<String> shardFiles) {
+    public record ArtifactInfo(String kind, long shards, long members, long memberBytes, List<String> shardFiles,
+                               Map<String, String> facts) {
         public ArtifactInfo(String kind, long shards, long members, long memberBytes) {
-            this(kind, shards, members, memberBytes, null);
+            this(kind, shards, members, memberBytes, null, null);
         }
     }
 

@@ -84,7 +84,8 @@ public final class InfoOperation extends TypedOperation<DatasetArg, InfoCall.Rep
         for (Map.Entry<String, Artifact> a : m.artifacts().entrySet()) {
             Artifact art = a.getValue();
             artifacts.put(a.getKey(), new InfoCall.ArtifactInfo(art.kind().json(), art.shards().size(), art.memberCount(),
-                    art.memberBytes(), art.shardNames().isEmpty() ? null : art.shardNames()));
+                    art.memberBytes(), art.shardNames().isEmpty() ? null : art.shardNames(),
+                    art.facts().isEmpty() ? null : art.facts()));
         }
         List<InfoCall.BindingInfo> bindings = new ArrayList<>();
         for (Binding b : m.bindings()) {
