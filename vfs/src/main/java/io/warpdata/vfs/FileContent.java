@@ -75,11 +75,6 @@ public sealed interface FileContent {
                     "members[" + member + "]", problem);
         }
 
-        /** The member file's inode (see {@link MemberInodes}). */
-        public long inode() {
-            return artifact.inode(member);
-        }
-
         @Override
         public long size() {
             return index.length(member);

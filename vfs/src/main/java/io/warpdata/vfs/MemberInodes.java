@@ -39,7 +39,7 @@ import io.warpdata.manifest.VersionHash;
  */
 final class MemberInodes {
     /** Set in every computed inode (member or tensor). */
-    static final long MEMBER_BIT = 1L << 63;
+    static final long COMPUTED_BIT = 1L << 63;
     /** Set in a tensor file's computed inode ({@link TensorInodes}). */
     static final long TENSOR_BIT = 1L << 62;
     static final int POSITION_BITS = 31;
@@ -56,25 +56,25 @@ final class MemberInodes {
     }
 
     /** Whether {@code nodeid} is a computed inode, a member's or a tensor's (whether or not it names one). */
-    static boolean isMember(long nodeid) {
-        return (nodeid & MEMBER_BIT) != 0;
+    static boolean isComputed(long nodeid) {
+        return (nodeid & COMPUTED_BIT) != 0;
     }
 
     /** Bits 31-62 of {@code nodeid}: its slot, with the tensor bit (a member's artifact or a tensor's folder, for grouping). */
     static long slotBits(long nodeid) {
-        return (nodeid & ~MEMBER_BIT) >>> POSITION_BITS;
+        return (nodeid & ~COMPUTED_BIT) >>> POSITION_BITS;
     }
 
     static long inode(int slot, int position) {
         if (slot < 0 || position < 0) {
             throw new IllegalArgumentException("slot " + slot + ", position " + position);
         }
-        return MEMBER_BIT | (long) slot << POSITION_BITS | position;
+        return COMPUTED_BIT | (long) slot << POSITION_BITS | position;
     }
 
     /** The slot number of a computed inode of the kind {@code kindBits} (its top two bits), or -1 if it is not of that kind. */
     static long slotNumber(long nodeid, long kindBits) {
-        return (nodeid & (MEMBER_BIT | TENSOR_BIT)) == kindBits ? (nodeid & ~(MEMBER_BIT | TENSOR_BIT)) >>> POSITION_BITS : -1;
+        return (nodeid & (COMPUTED_BIT | TENSOR_BIT)) == kindBits ? (nodeid & ~(COMPUTED_BIT | TENSOR_BIT)) >>> POSITION_BITS : -1;
     }
 
     /**
@@ -92,6 +92,11 @@ final class MemberInodes {
     private ArtifactSlot slot(VersionTree version, String name, Artifact artifact) {
         return slots.slot(new Key(version.dataset(), version.version(), name),
                 number -> new ArtifactSlot(number, version, name, artifact));
+    }
+
+    /** The member index of {@code slot}'s artifact, from the index cache (loaded again if it let it go). */
+    MemberIndex index(ArtifactSlot slot) {
+        return indexes.get(slot.artifact().index());
     }
 
     /** Artifacts numbered so far (a gauge, and for tests). */
@@ -116,7 +121,7 @@ final class MemberInodes {
     }
 
     private ArtifactSlot slotOf(long nodeid) {
-        ArtifactSlot slot = slots.get(slotNumber(nodeid, MEMBER_BIT));
+        ArtifactSlot slot = slots.get(slotNumber(nodeid, COMPUTED_BIT));
         if (slot == null) {
             throw new StaleNodeException(nodeid);
         }

@@ -198,6 +198,12 @@ public sealed interface Node {
      *              FUSE adapter numbers it from its own table
      */
     record File(VersionTree version, FileContent content, boolean executable, long inode) implements Node {
+        public File {
+            if (inode != 0 && !MemberInodes.isComputed(inode)) {
+                throw new IllegalArgumentException("inode " + inode + " is not a computed one");
+            }
+        }
+
         /** A file whose inode the FUSE adapter tables. */
         public File(VersionTree version, FileContent content, boolean executable) {
             this(version, content, executable, 0);

@@ -101,17 +101,29 @@ public final class TensorFolder {
         });
         this.listings = out;
         this.subfolders = subs;
-        long bytes = 4096 + (long) TensorFolders.BYTES_PER_TENSOR * paths.length;
+        long bytes = 4096 + (long) TensorFolders.BYTES_PER_TENSOR * paths.length + (hashes == null ? 0 : hashes.length);
         for (String p : paths) {
-            bytes += (p.length() + 7) & ~7;
+            bytes += stringBytes(p);
         }
         for (String d : dirs) {
-            bytes += 160 + d.length(); // its String, its listing's array and map entry, its count
+            bytes += 160 + stringBytes(d); // its String, its listing's array and map entry, its count
+        }
+        for (FileContent.Inline h : npyHeaders) {
+            bytes += 48 + h.bytes().length; // one per dtype and shape: one a tensor where every shape differs
         }
         this.heapBytes = bytes;
     }
 
-    /** About how much heap the folder keeps: {@link TensorFolders#BYTES_PER_TENSOR} a tensor and its path, and its folders. */
+    /** A String's characters on the heap: a byte each, two where one is beyond Latin-1 (8-byte aligned). */
+    private static long stringBytes(String s) {
+        boolean latin1 = s.chars().allMatch(c -> c < 256);
+        return ((long) s.length() * (latin1 ? 1 : 2) + 7) & ~7;
+    }
+
+    /**
+     * About how much heap the folder keeps: {@link TensorFolders#BYTES_PER_TENSOR} a tensor, its
+     * path and its hash, its folders and its NPY headers.
+     */
     public long heapBytes() {
         return heapBytes;
     }

@@ -9,6 +9,7 @@ import io.warpdata.blobcache.cache.MemberVerificationException;
 import io.warpdata.store.StoreException;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.MemberIndex;
 import io.warpdata.manifest.TensorHashes;
 import io.warpdata.manifest.formats.SafetensorsException;
 import io.warpdata.manifest.formats.SafetensorsHeader;
@@ -18,9 +19,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * The {@link TensorFolder}s of safetensors members, made from their headers, which are read
@@ -31,14 +40,14 @@ import java.util.concurrent.ConcurrentHashMap;
 final class TensorFolders {
     private static final Logger LOG = LoggerFactory.getLogger(TensorFolders.class);
     /**
-     * Heap a kept tensor takes beside its path's characters ({@link TensorFolder#heapBytes}): its
-     * place and length in the shard, its NPY header's index, its listing entry, its path's String
-     * and its hash. Measured: 92 bytes a tensor (126-138 with hashes) for paths of 20-23 characters. The
+     * Heap a kept tensor takes beside its path's characters and its hash ({@link TensorFolder#heapBytes}):
+     * its place and length in the shard, its NPY header's index, its listing entry and its path's
+     * String. Measured: 92 bytes a tensor (126-138 with hashes) for paths of 20-23 characters. The
      * folder used to keep a content object, a name and a listing entry per tensor, 900 bytes
      * with the node each listed file took (audit 36), and two files of 120,000 tensors did not
      * fit the budget together (audit 40).
      */
-    static final int BYTES_PER_TENSOR = 110;
+    static final int BYTES_PER_TENSOR = 80;
     /** Heap a header byte may cost while its folder is made ({@link TensorPaths#HEAP_PER_HEADER_BYTE}). */
     static final int HEAP_PER_HEADER_BYTE = TensorPaths.HEAP_PER_HEADER_BYTE;
     /**
@@ -60,7 +69,7 @@ final class TensorFolders {
      * together they stay within the budget (session 30's review, M2: each FUSE thread could make
      * one as large as the budget at the same time, beside the folders kept).
      */
-    private final java.util.concurrent.Semaphore building;
+    private final Semaphore building;
     /**
      * Folders kept, weighed by their tensors: bounded by count (256) they filled the heap when
      * files of many tensors were listed in turn (audit 36: warpd died of OutOfMemoryError at the
@@ -68,24 +77,68 @@ final class TensorFolders {
      */
     private final Cache<Key, TensorFolder> folders;
     /** How often each folder was made in the last 10 minutes (for {@link #remade}). */
-    private final Cache<Key, java.util.concurrent.atomic.AtomicInteger> madeLately = Caffeine.newBuilder()
-            .maximumSize(4096).expireAfterAccess(java.time.Duration.ofMinutes(10)).build();
-    private final java.util.concurrent.atomic.AtomicLong lastRemadeLog = new java.util.concurrent.atomic.AtomicLong(
-            System.nanoTime() - java.util.concurrent.TimeUnit.MINUTES.toNanos(2));
+    private final Cache<Key, AtomicInteger> madeLately = Caffeine.newBuilder()
+            .maximumSize(4096).expireAfterWrite(Duration.ofMinutes(10)).build();
+    private final AtomicLong lastRemadeLog = new AtomicLong(
+            System.nanoTime() - TimeUnit.MINUTES.toNanos(2));
     /** Folders being made, each by the first thread that needed it: the others wait for it. */
     private final ConcurrentHashMap<Key, CompletableFuture<TensorFolder>> making = new ConcurrentHashMap<>();
     /** Files refused as too large, for a minute: a lookup of one is answered without its header. */
     private final Cache<Key, TensorFolderTooLargeException> refusals = Caffeine.newBuilder().maximumSize(1024)
-            .expireAfterWrite(java.time.Duration.ofMinutes(1)).build();
+            .expireAfterWrite(Duration.ofMinutes(1)).build();
 
     private record Key(BlobId shard, long offset) {
     }
 
-    /** Where a folder comes from: member {@code member} of {@code dir}. What a {@link Node.TensorDir} holds. */
-    record Source(TensorFolders folders, Node.MemberDir dir, int member) {
+    /**
+     * Where a folder comes from: member {@code member} of an artifact. What a
+     * {@link Node.TensorDir} and a {@link TensorInodes.Slot} hold, for as long as the mount lives:
+     * so it holds no member index (it gets one from the index cache when the folder is made), and
+     * it learns the folder's key in the cache once, so that a READ of a kept folder's file costs
+     * one cache lookup (the review: three index reads and two lookups a READ).
+     */
+    static final class Source {
+        private final TensorFolders folders;
+        private final ArtifactSlot artifact;
+        private final int member;
+        private final Function<ArtifactSlot, MemberIndex> index;
+        private volatile Key key;
+
+        /** @param index the artifact's member index, from the index cache */
+        Source(TensorFolders folders, ArtifactSlot artifact, int member, Function<ArtifactSlot, MemberIndex> index) {
+            this.folders = folders;
+            this.artifact = artifact;
+            this.member = member;
+            this.index = index;
+        }
+
+        TensorFolders folders() {
+            return folders;
+        }
+
+        ArtifactSlot artifact() {
+            return artifact;
+        }
+
+        int member() {
+            return member;
+        }
+
         /** The folder, kept or made again. */
         TensorFolder folder() {
-            return folders.folder(dir, member);
+            TensorFolder kept = kept();
+            if (kept != null) {
+                return kept;
+            }
+            Node.MemberDir d = new Node.MemberDir(artifact, index.apply(artifact), "");
+            key = key(d, member);
+            return folders.folder(d, member);
+        }
+
+        /** The folder if the cache keeps it now, else null (never made here: for log lines). */
+        TensorFolder kept() {
+            Key k = key;
+            return k == null ? null : folders.folders.getIfPresent(k);
         }
     }
 
@@ -98,7 +151,7 @@ final class TensorFolders {
         this.reader = reader;
         this.budgetBytes = budgetBytes;
         // Fair: a large header waits its turn rather than behind a stream of small ones (the review).
-        this.building = new java.util.concurrent.Semaphore((int) Math.min(Integer.MAX_VALUE, Math.max(1, budgetBytes >> 10)),
+        this.building = new Semaphore((int) Math.min(Integer.MAX_VALUE, Math.max(1, budgetBytes >> 10)),
                 true);
         // Softly held too: what else needs the heap (a publish checking a file of 200,000 tensors'
         // header ran out of it beside a folder of 100,000, in TensorFoldersIT) gets it first.
@@ -112,9 +165,13 @@ final class TensorFolders {
         folders.invalidateAll();
     }
 
-    /** The most a folder of {@code tensors} whose header has {@code headerBytes} can weigh: its paths are in the header. */
+    /**
+     * The most a folder of {@code tensors} whose header has {@code headerBytes} can weigh: its
+     * paths and NPY headers are no longer than the header's JSON, twice for characters beyond
+     * Latin-1, and a hash is 32 bytes.
+     */
     private static long weightBound(int tensors, long headerBytes) {
-        return 4096L + (long) tensors * BYTES_PER_TENSOR + headerBytes;
+        return 4096L + (long) tensors * (BYTES_PER_TENSOR + 32 + 48) + 2 * headerBytes;
     }
 
     /**
@@ -122,10 +179,10 @@ final class TensorFolders {
      * for it within the budget (a header within it, as {@link #headerFits} lets through, always
      * gets it once the others are done).
      */
-    private TensorFolder whileBuilding(long headerBytes, String name, java.util.function.Supplier<TensorFolder> make) {
+    private TensorFolder whileBuilding(long headerBytes, String name, Supplier<TensorFolder> make) {
         int kib = (int) Math.max(1, Math.min(budgetBytes >> 10, headerBytes * HEAP_PER_HEADER_BYTE >> 10));
         try {
-            if (!building.tryAcquire(kib, BUILD_WAIT_SECONDS, java.util.concurrent.TimeUnit.SECONDS)) {
+            if (!building.tryAcquire(kib, BUILD_WAIT_SECONDS, TimeUnit.SECONDS)) {
                 throw new TensorFoldersBusyException(name, BUILD_WAIT_SECONDS);
             }
         } catch (InterruptedException e) {
@@ -165,7 +222,7 @@ final class TensorFolders {
         BlobRef shard = d.artifact().shards().get(d.index().shard(i));
         long offset = d.index().offset(i);
         long size = d.index().length(i);
-        Key key = new Key(shard.id(), offset);
+        Key key = key(d, i);
         TensorFolderTooLargeException refused = refusals.getIfPresent(key);
         if (refused != null) {
             throw refused;
@@ -183,7 +240,13 @@ final class TensorFolders {
             return joined(other);
         }
         try {
-            TensorFolder made = make(d, i, shard, offset, size);
+            // Made and put by another thread between the miss above and this thread's turn.
+            TensorFolder made = folders.getIfPresent(key);
+            if (made != null) {
+                mine.complete(made);
+                return made;
+            }
+            made = make(d, i, shard, offset, size);
             remade(key, d, i, made);
             folders.put(key, made);
             mine.complete(made);
@@ -209,12 +272,12 @@ final class TensorFolders {
      * and nothing said why).
      */
     private void remade(Key key, Node.MemberDir d, int i, TensorFolder made) {
-        java.util.concurrent.atomic.AtomicInteger times = made(key);
+        AtomicInteger times = made(key);
         int n = times.incrementAndGet();
         if (n > REMADE_WARNING) {
             long now = System.nanoTime();
             long last = lastRemadeLog.get();
-            if (now - last >= java.util.concurrent.TimeUnit.MINUTES.toNanos(1) && lastRemadeLog.compareAndSet(last, now)) {
+            if (now - last >= TimeUnit.MINUTES.toNanos(1) && lastRemadeLog.compareAndSet(last, now)) {
                 LOG.warn("The .tensors/ folder of {} ({} tensors, {} KiB) was made again from its header {} times in 10"
                         + " minutes: the folders read lately do not fit warpd's {} MiB for them (3/10 of its heap) together,"
                         + " and each lookup may read a header again. Give warpd a larger heap (WARP_HEAP), or read the"
@@ -225,15 +288,20 @@ final class TensorFolders {
         }
     }
 
-    private java.util.concurrent.atomic.AtomicInteger made(Key key) {
-        return madeLately.get(key, k -> new java.util.concurrent.atomic.AtomicInteger());
+    private AtomicInteger made(Key key) {
+        return madeLately.get(key, k -> new AtomicInteger());
+    }
+
+    /** The cache's key of the folder of member {@code i} of {@code d}: its shard and offset there. */
+    private static Key key(Node.MemberDir d, int i) {
+        return new Key(d.artifact().shards().get(d.index().shard(i)).id(), d.index().offset(i));
     }
 
     /** The folder another thread is making (one header read for the lookups of a folder at once), or what it threw. */
     private static TensorFolder joined(CompletableFuture<TensorFolder> other) {
         try {
             return other.join();
-        } catch (java.util.concurrent.CompletionException e) {
+        } catch (CompletionException e) {
             if (e.getCause() instanceof RuntimeException r) {
                 throw r;
             }

@@ -20,7 +20,7 @@ package io.warpdata.vfs;
  * <p>Memory: one {@link Slot} per safetensors file whose folder the mount has reached.
  */
 final class TensorInodes {
-    private static final long KIND = MemberInodes.MEMBER_BIT | MemberInodes.TENSOR_BIT;
+    private static final long KIND = MemberInodes.COMPUTED_BIT | MemberInodes.TENSOR_BIT;
 
     private final Slots<Key, Slot> slots = new Slots<>();
 
@@ -55,7 +55,7 @@ final class TensorInodes {
      * @throws TooManyArtifactsException if every slot is taken
      */
     Slot slot(TensorFolders.Source source, String path) {
-        return slots.slot(new Key(source.dir().slot().number(), source.member()), n -> new Slot(n, source, path));
+        return slots.slot(new Key(source.artifact().number(), source.member()), n -> new Slot(n, source, path));
     }
 
     /** Whether {@code nodeid} is a tensor file's computed inode (whether or not it names one). */
@@ -76,7 +76,7 @@ final class TensorInodes {
         if (position >= folder.fileCount()) {
             throw new StaleNodeException(nodeid);
         }
-        return new Node.File(slot.source().dir().version(), folder.file(position), false, nodeid);
+        return new Node.File(slot.source().artifact().version(), folder.file(position), false, nodeid);
     }
 
     private Slot slotOf(long nodeid) {
@@ -92,7 +92,16 @@ final class TensorInodes {
         try {
             Slot slot = slotOf(nodeid);
             int position = (int) (nodeid & MemberInodes.POSITION_MASK);
-            return slot.path() + "/" + slot.folder().path(position);
+            // Only a folder kept now: a log line must not read a header (the review: the line of a
+            // READ that failed as the store went down tried a second header read).
+            TensorFolder kept = slot.source().kept();
+            if (kept == null) {
+                return slot.path() + "/(tensor file " + position + ")";
+            }
+            if (position >= kept.fileCount()) {
+                throw new StaleNodeException(nodeid);
+            }
+            return slot.path() + "/" + kept.path(position);
         } catch (RuntimeException unknown) {
             return "(node " + Long.toUnsignedString(nodeid) + ")";
         }

@@ -184,7 +184,7 @@ final class TreeLookups {
         }
         int st = tensorSource(d, path);
         if (st >= 0) {
-            TensorInodes.Slot slot = tensorInodes.slot(new TensorFolders.Source(tensors, d, st),
+            TensorInodes.Slot slot = tensorInodes.slot(new TensorFolders.Source(tensors, d.slot(), st, members::index),
                     d.version().describe() + "/" + d.artifactName() + "/" + path);
             slot.folder(); // refused here, at its lookup, when it is too large or its header unreadable
             return new Node.TensorDir(d.version(), slot, "");

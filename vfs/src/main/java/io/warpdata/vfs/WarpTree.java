@@ -135,7 +135,7 @@ public final class WarpTree {
 
     /** Whether {@code nodeid} is in the range of computed inodes ({@link #computedInode}), named or not. */
     public static boolean isComputedInode(long nodeid) {
-        return MemberInodes.isMember(nodeid);
+        return MemberInodes.isComputed(nodeid);
     }
 
     /**

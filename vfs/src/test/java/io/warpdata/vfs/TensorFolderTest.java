@@ -53,4 +53,30 @@ class TensorFolderTest {
         assertThat(bf16.offset()).isEqualTo(1000 + 8 + 120 + 32);
         assertThat(bf16.length()).isEqualTo(4);
     }
+    /**
+     * The review: a folder's weight left out its NPY headers (one per dtype and shape: one a
+     * tensor where every shape differs) and its hashes, so the folders' budget could be exceeded
+     * twice over.
+     */
+    @Test
+    void aFoldersWeightCountsItsNpyHeadersHashesAndWidePaths() {
+        List<SafetensorsHeader.Tensor> sameShape = new java.util.ArrayList<>();
+        List<SafetensorsHeader.Tensor> ownShapes = new java.util.ArrayList<>();
+        List<BlobId> hashes = new java.util.ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            sameShape.add(t("k" + i, SafetensorsHeader.Dtype.U8, i * 200L, 1));
+            ownShapes.add(t("k" + i, SafetensorsHeader.Dtype.U8, i * 200L, i + 1));
+            hashes.add(BlobId.of(new byte[] {(byte) i}));
+        }
+        long shared = TensorFolder.of(SHARD, 0, new SafetensorsHeader(120, Map.of(), sameShape)).heapBytes();
+        long own = TensorFolder.of(SHARD, 0, new SafetensorsHeader(120, Map.of(), ownShapes)).heapBytes();
+        long hashed = TensorFolder.of(SHARD, 0, new SafetensorsHeader(120, Map.of(), ownShapes), hashes).heapBytes();
+        assertThat(own - shared).as("99 more NPY headers of 128 bytes").isGreaterThanOrEqualTo(99 * 128);
+        assertThat(hashed - own).as("32 bytes a hash").isEqualTo(100 * 32);
+        long latin = TensorFolder.of(SHARD, 0, new SafetensorsHeader(120, Map.of(), List.of(t("\u00e9" + "a".repeat(30),
+                SafetensorsHeader.Dtype.U8, 0, 1)))).heapBytes();
+        long wide = TensorFolder.of(SHARD, 0, new SafetensorsHeader(120, Map.of(), List.of(t("\u4e2d" + "a".repeat(30),
+                SafetensorsHeader.Dtype.U8, 0, 1)))).heapBytes();
+        assertThat(wide - latin).as("a path beyond Latin-1 takes 2 bytes a character").isGreaterThanOrEqualTo(30);
+    }
 }

@@ -217,6 +217,11 @@ class WarpTreeTest {
         assertThat(tree.attributes(tree.nodeOfComputedInode(w)).size()).isEqualTo(4);
         assertThat(tree.describeComputedInode(ino)).endsWith("/tensors/a.tensors/emb/1.npy");
         assertThat(tree.numberedTensorFolders()).as("made again: the same slot").isEqualTo(2);
+        // A log line names a file of a folder let go by its position: it never reads the header.
+        Node.TensorDir held = (Node.TensorDir) tree.lookup(a);
+        held.slot().source().folders().forgetAll();
+        assertThat(tree.describeComputedInode(ino)).endsWith("/tensors/a.tensors/(tensor file 1)");
+        assertThat(held.slot().source().kept()).as("not made by the line").isNull();
 
         // A position past the folder's files, or a folder slot never given: stale, never another tensor.
         for (long bad : new long[] {(ino & ~MemberInodes.POSITION_MASK) | 3, (ino & ~MemberInodes.POSITION_MASK) | Integer.MAX_VALUE,

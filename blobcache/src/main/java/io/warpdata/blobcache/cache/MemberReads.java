@@ -367,7 +367,7 @@ final class MemberReads {
                 deadline)) {
             return true;
         }
-        if (suspects.memberWaiting(m.hash()) != null) {
+        if (suspects.memberWaiting(m.hash())) {
             // Its bytes came wrong again and again moments ago: failed at once, no GET.
             throw new MemberVerificationException(m.blob().id(), m.offset(), m.length(), m.hash());
         }

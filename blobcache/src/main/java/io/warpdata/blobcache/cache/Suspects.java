@@ -110,10 +110,10 @@ final class Suspects {
         badMembers.asMap().merge(member, new Bad(now, 1), (old, one) -> old.again(now));
     }
 
-    /** The bad member {@code member} while a read of it is to fail at once, without a GET, else null. */
-    Bad memberWaiting(BlobId member) {
+    /** Whether a read of the bad member {@code member} is to fail at once, without a GET. */
+    boolean memberWaiting(BlobId member) {
         Bad bad = badMembers.getIfPresent(member);
-        return bad != null && bad.waiting(System.nanoTime()) ? bad : null;
+        return bad != null && bad.waiting(System.nanoTime());
     }
 
     /** Whether a block of {@code [first, last]} of {@code blob} failed verification twice lately. */

@@ -8,7 +8,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 /**
- * Whether a READDIRPLUS listing of member files hands the kernel their inodes and attributes,
+ * Whether a READDIRPLUS listing of member files (and of tensor files, whose inodes are computed
+ * too: their folder stands for the artifact below) hands the kernel their inodes and attributes,
  * or their names, types and inode numbers alone: per artifact, by whether its members were
  * looked up in the last {@link #WINDOW_SECONDS}, or read in the last {@link #READ_WINDOW_SECONDS}.
  *
