@@ -26,7 +26,8 @@ public final class TensorFolderTooLargeException extends WarpException {
 
     /** What to do, for a folder that needs about {@code folderBytes} of heap. */
     private static String nextStep(long folderBytes) {
-        return "Read its tensors from the .safetensors file itself (numpy.memmap, torch.from_file, safetensors'"
+        return "Read its tensors from the .safetensors file itself (numpy.memmap, torch.from_file with shared=False,"
+                + " safetensors'"
                 + " safe_open: no listing needed), or give warpd a larger heap (WARP_HEAP, at least "
                 + io.warpdata.manifest.formats.TensorPaths.heapMibFor(folderBytes) + "m for this file) and restart it.";
     }

@@ -2,6 +2,7 @@ package io.warpdata.vfs;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.warpdata.blobcache.cache.BlobMember;
 import io.warpdata.blobcache.cache.BlobReader;
 import io.warpdata.blobcache.cache.BlockVerificationException;
@@ -56,7 +57,7 @@ final class TensorFolders {
      * 384m, about 200,000 tensors of short keys).
      */
     private static final int HEAP_SHARE_TENTHS = 3;
-    /** How often a folder may be made again from its header before the log says the budget is too small. */
+    /** How often a folder may be let go for room and made again in 10 minutes before the log says the budget is too small. */
     static final int REMADE_WARNING = 3;
 
     /** How long a folder waits for the others being made to finish: a minute, far longer than one takes. */
@@ -76,7 +77,7 @@ final class TensorFolders {
      * sixth of six files of 100,000 tensors).
      */
     private final Cache<Key, TensorFolder> folders;
-    /** How often each folder was made in the last 10 minutes (for {@link #remade}). */
+    /** How often each folder was let go for room in the 10 minutes since the first time (for {@link #remade}). */
     private final Cache<Key, AtomicInteger> madeLately = Caffeine.newBuilder()
             .maximumSize(4096).expireAfterWrite(Duration.ofMinutes(10)).build();
     private final AtomicLong lastRemadeLog = new AtomicLong(
@@ -157,6 +158,14 @@ final class TensorFolders {
         // header ran out of it beside a folder of 100,000, in TensorFoldersIT) gets it first.
         this.folders = Caffeine.newBuilder().maximumWeight(budgetBytes).softValues()
                 .weigher((Key k, TensorFolder f) -> (int) Math.min(Integer.MAX_VALUE, f.heapBytes()))
+                // Only a folder let go for room counts toward the warning: one the collector took
+                // while idle (soft values) says nothing of the budget (audit 41).
+                .removalListener((Key k, TensorFolder f, RemovalCause cause) -> {
+                    if (cause == RemovalCause.SIZE && k != null) {
+                        madeLately.get(k, x -> new AtomicInteger()).incrementAndGet();
+                    }
+                })
+                .executor(Runnable::run)
                 .build();
     }
 
@@ -265,31 +274,33 @@ final class TensorFolders {
     }
 
     /**
-     * Counts a folder made again from its header (let go for others, or collected), and says in
-     * the log, once a minute, when folders are made again and again: the folders a reader goes
-     * between do not fit their share of the heap together, and each lookup may cost a header's
-     * read and parse (audit 40: a loader reading two large files at random ran 130 times slower,
-     * and nothing said why).
+     * Says in the log, once a minute, when a folder is made again after it was let go for room
+     * more than {@link #REMADE_WARNING} times in 10 minutes: the folders a reader goes between do
+     * not fit their share of the heap together, and each lookup may cost a header's read and parse
+     * (audit 40: a loader reading two large files at random ran 130 times slower, and nothing
+     * said why).
      */
     private void remade(Key key, Node.MemberDir d, int i, TensorFolder made) {
-        AtomicInteger times = made(key);
-        int n = times.incrementAndGet();
+        AtomicInteger letGo = madeLately.getIfPresent(key);
+        int n = letGo == null ? 0 : letGo.get();
         if (n > REMADE_WARNING) {
             long now = System.nanoTime();
             long last = lastRemadeLog.get();
             if (now - last >= TimeUnit.MINUTES.toNanos(1) && lastRemadeLog.compareAndSet(last, now)) {
-                LOG.warn("The .tensors/ folder of {} ({} tensors, {} KiB) was made again from its header {} times in 10"
-                        + " minutes: the folders read lately do not fit warpd's {} MiB for them (3/10 of its heap) together,"
-                        + " and each lookup may read a header again. Give warpd a larger heap (WARP_HEAP), or read the"
-                        + " tensors from the .safetensors files (numpy.memmap, safetensors' safe_open)",
-                        d.version().describe() + "/" + d.artifactName() + "/" + d.index().path(i), made.fileCount(),
-                        made.heapBytes() >> 10, n - 1, budgetBytes >> 20);
+                LOG.warn("The .tensors/ folder of {} ({} tensors, {} KiB) was let go for room and made again from its"
+                        + " header {} times in 10 minutes: the folders read lately do not fit warpd's {} MiB for them (3/10"
+                        + " of its heap) together, and each lookup may read a header again. Give warpd a larger heap"
+                        + " (WARP_HEAP), or read the tensors from the .safetensors files (numpy.memmap, safetensors'"
+                        + " safe_open)", d.version().describe() + "/" + d.artifactName() + "/" + d.index().path(i),
+                        made.fileCount(), made.heapBytes() >> 10, n, budgetBytes >> 20);
             }
         }
     }
 
-    private AtomicInteger made(Key key) {
-        return madeLately.get(key, k -> new AtomicInteger());
+    /** How often the folder of member {@code i} of {@code d} was let go for room lately (tests). */
+    int timesLetGo(Node.MemberDir d, int i) {
+        AtomicInteger n = madeLately.getIfPresent(key(d, i));
+        return n == null ? 0 : n.get();
     }
 
     /** The cache's key of the folder of member {@code i} of {@code d}: its shard and offset there. */

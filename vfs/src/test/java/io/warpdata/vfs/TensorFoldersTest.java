@@ -260,5 +260,30 @@ class TensorFoldersTest {
 
         assertThat(headersRead.get()).as("each header read once").isEqualTo(2);
         assertThat(folders.folder(dir, a).heapBytes()).as("about 140 bytes a tensor").isLessThan(2000 * 150);
+        assertThat(folders.timesLetGo(dir, a)).isZero();
+
+        // A budget that holds about 6 of them (and one header being read), and 8 read in turn:
+        // folders are let go for room, and each time is counted toward the log's warning (audit 41:
+        // not a folder the collector took while idle).
+        Map<String, byte[]> eight = new LinkedHashMap<>();
+        for (int f = 0; f < 8; f++) {
+            eight.put("f" + f + ".safetensors", layers(2000, f * 10_000));
+        }
+        Artifact packed8 = versions.artifact(eight, Map.of(), 1);
+        VersionHash v8 = versions.publish(new DatasetId("emb", "eight"), Map.of(), Map.of("t", new Artifact(
+                ArtifactKind.SAFETENSORS, packed8.shards(), packed8.index(), packed8.memberCount(), packed8.memberBytes())),
+                null, false);
+        Node.MemberDir dir8 = (Node.MemberDir) tree.lookup("/emb/eight@" + v8.hex() + "/t");
+        TensorFolders small = new TensorFolders(counting, 1300 << 10);
+        for (int turn = 0; turn < 5; turn++) {
+            for (int f = 0; f < 8; f++) {
+                assertThat(small.folder(dir8, dir8.index().find("f" + f + ".safetensors")).fileCount()).isEqualTo(2000);
+            }
+        }
+        int letGo = 0;
+        for (int f = 0; f < 8; f++) {
+            letGo += small.timesLetGo(dir8, dir8.index().find("f" + f + ".safetensors"));
+        }
+        assertThat(letGo).as("let go for room").isGreaterThanOrEqualTo(8);
     }
 }

@@ -195,7 +195,7 @@ class TensorFoldersIT {
                 import numpy as np
                 root = sys.argv[1]
                 os.makedirs(root, exist_ok=True)
-                keys = ["ok", "../up", "a//b", "conf", "conf.npy/g"]
+                keys = ["ok", "bad\\n\\x00", "../up", "a//b", "conf", "conf.npy/g"]
                 header, at = {}, 0
                 for k in keys:
                     header[k] = {"dtype": "F32", "shape": [1], "data_offsets": [at, at + 4]}
@@ -212,8 +212,9 @@ class TensorFoldersIT {
                 """);
         store.python("odd.py", src.toString()).requireSuccess();
         Shell.Result published = store.warpctl("publish", "tf/odd", "--artifact", "t=" + src, "--set-latest").requireSuccess();
-        assertThat(published.out() + published.err()).contains("artifact t: 3 tensor keys cannot be file names",
-                "e.g. '../up' of w.safetensors");
+        // The key as JSON writes it (audit 41: its newline made a line of its own, a NUL or escape went raw)
+        assertThat(published.out() + published.err()).contains("artifact t: 4 tensor keys cannot be file names",
+                "e.g. \"bad\\n\\u0000\" of w.safetensors").doesNotContain("\0");
         Path folder = store.mount.resolve("tf/odd/t/w.tensors");
         MountIT.waitFor(() -> Files.isDirectory(folder));
         assertThat(Shell.run("ls", folder.toString()).requireSuccess().out().lines().toList())

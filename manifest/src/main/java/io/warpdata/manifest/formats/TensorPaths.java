@@ -25,9 +25,14 @@ public final class TensorPaths {
     /** warpd's default heap (WARP_HEAP), in MiB. */
     public static final int DEFAULT_HEAP_MIB = 384;
 
-    /** The heap, in MiB, warpd needs to list a folder whose making takes {@code folderBytes}: 3/10 of it, and a margin. */
+    /**
+     * The heap, in MiB, warpd needs to list a folder whose making takes {@code folderBytes}: of
+     * which that is 3/10, rounded up to 64 MiB (audit 41: a whole default heap was added on top,
+     * so "at least 768m" was said of a header that lists at 448m).
+     */
     public static long heapMibFor(long folderBytes) {
-        return (folderBytes * 10 / 3 >> 20) + DEFAULT_HEAP_MIB;
+        long mib = (folderBytes * 10 / 3 + (1 << 20) - 1) >> 20;
+        return Math.max(DEFAULT_HEAP_MIB, (mib + 63) / 64 * 64);
     }
 
     /** Whether warpd's default heap reads a header of {@code headerBytes} to list its folder. */

@@ -139,7 +139,7 @@ final class SafetensorsDataset {
                     java.util.Set<SafetensorsHeader.Tensor> kept = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
                     kept.addAll(files.values());
                     leftOutExample = h.tensors().stream().filter(t -> !kept.contains(t)).findFirst()
-                            .map(t -> "'" + t.name() + "' of " + file).orElse("");
+                            .map(t -> quoted(t.name()) + " of " + file).orElse("");
                 }
             }
             if (!TensorPaths.listsAtDefaultHeap(h.headerLength())) {
@@ -179,12 +179,24 @@ final class SafetensorsDataset {
             throw FIELDS.corrupted(where, "says total_bytes " + totalBytes + " but its shards add up to " + bytes);
         }
         if (leftOut > 0) {
-            notes.add(0, leftOut + " tensor key" + (leftOut == 1 ? "" : "s") + " cannot be file names (an empty, '.' or"
-                    + " '..' part, a NUL, a part over 255 bytes, or a file that is also another key's folder), so the"
-                    + " .tensors/ folders leave them out, e.g. " + leftOutExample + "; they read from the .safetensors"
-                    + " files");
+            notes.add(0, (leftOut == 1 ? "1 tensor key cannot be a file name" : leftOut + " tensor keys cannot be file names")
+                    + " (an empty, '.' or '..' part, a NUL, a part over 255 bytes, or a file that is also another key's"
+                    + " folder), so the .tensors/ folders leave " + (leftOut == 1 ? "it" : "them") + " out, e.g. "
+                    + leftOutExample + "; " + (leftOut == 1 ? "it reads" : "they read") + " from the .safetensors files");
         }
         return new Summary(listed.size(), tensors, samples, bytes, dtypes, shapes, List.copyOf(notes));
+    }
+
+    /**
+     * A key as JSON writes it, quoted and escaped: a key is the input's bytes, and a newline or a
+     * terminal's escape in one must not make lines or colours of the publish's output (audit 41).
+     */
+    static String quoted(String key) {
+        try {
+            return JSON.writeValueAsString(key);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** The file's header, read from disk (8 bytes, then the header only; never the buffer). */
