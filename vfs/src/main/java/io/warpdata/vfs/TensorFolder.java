@@ -164,8 +164,9 @@ public final class TensorFolder {
                 hashOf.put(byOffset.get(i), hashes.get(i));
             }
         }
-        TreeMap<String, SafetensorsHeader.Tensor> files = TensorPaths.files(header.tensors());
-        TreeSet<String> dirs = TensorPaths.folders(files.keySet());
+        TensorPaths.Layout layout = TensorPaths.of(header.tensors());
+        TreeMap<String, SafetensorsHeader.Tensor> files = layout.files();
+        TreeSet<String> dirs = layout.folders();
         int n = files.size();
         String[] paths = new String[n];
         long[] starts = new long[n];

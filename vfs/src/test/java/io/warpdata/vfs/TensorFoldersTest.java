@@ -43,6 +43,30 @@ class TensorFoldersTest {
         direct.close();
     }
 
+    /** Reads of a shard, as a test watches or holds them. */
+    private interface Reads {
+        int read(BlobRef blob, long offset, byte[] dst, int dstOff, int len);
+    }
+
+    /** A reader whose reads are {@code reads}' (which go on to {@link #direct}), with its metrics. */
+    private BlobReader reader(Reads reads) {
+        return new BlobReader() {
+            @Override
+            public int read(BlobRef blob, long offset, byte[] dst, int dstOff, int len) {
+                return reads.read(blob, offset, dst, dstOff, len);
+            }
+
+            @Override
+            public ReadMetrics metrics() {
+                return direct.metrics();
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
+
     /** A safetensors file of two F32 tensors whose header is padded (as the format allows) to {@link #HEADER_BYTES}. */
     private static byte[] safetensors(float first) {
         String json = "{\"emb/0\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
@@ -74,33 +98,21 @@ class TensorFoldersTest {
         AtomicInteger reading = new AtomicInteger();
         AtomicInteger most = new AtomicInteger();
         CountDownLatch both = new CountDownLatch(2);
-        BlobReader gated = new BlobReader() {
-            @Override
-            public int read(BlobRef blob, long offset, byte[] dst, int dstOff, int len) {
-                if (len != HEADER_BYTES) {
-                    return direct.read(blob, offset, dst, dstOff, len);
-                }
-                most.accumulateAndGet(reading.incrementAndGet(), Math::max);
-                both.countDown();
-                try {
-                    both.await(1, TimeUnit.SECONDS); // long enough for the other header's read to begin, if it may
-                    return direct.read(blob, offset, dst, dstOff, len);
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                } finally {
-                    reading.decrementAndGet();
-                }
+        BlobReader gated = reader((blob, offset, dst, dstOff, len) -> {
+            if (len != HEADER_BYTES) {
+                return direct.read(blob, offset, dst, dstOff, len);
             }
-
-            @Override
-            public ReadMetrics metrics() {
-                return direct.metrics();
+            most.accumulateAndGet(reading.incrementAndGet(), Math::max);
+            both.countDown();
+            try {
+                both.await(1, TimeUnit.SECONDS); // long enough for the other header's read to begin, if it may
+                return direct.read(blob, offset, dst, dstOff, len);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            } finally {
+                reading.decrementAndGet();
             }
-
-            @Override
-            public void close() {
-            }
-        };
+        });
         // Budget: both folders fit (5,896 bytes each), and one header being made (3 KiB), not two.
         TensorFolders folders = new TensorFolders(gated, 5 * 1024 + 1000);
 
@@ -140,30 +152,18 @@ class TensorFoldersTest {
         CountDownLatch stuck = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         AtomicInteger slowReads = new AtomicInteger();
-        BlobReader gated = new BlobReader() {
-            @Override
-            public int read(BlobRef blob, long offset, byte[] dst, int dstOff, int len) {
-                if (blob.equals(slowShard) && offset == slowHeader && len == HEADER_BYTES) {
-                    slowReads.incrementAndGet();
-                    stuck.countDown();
-                    try {
-                        release.await(60, TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        throw new IllegalStateException(e);
-                    }
+        BlobReader gated = reader((blob, offset, dst, dstOff, len) -> {
+            if (blob.equals(slowShard) && offset == slowHeader && len == HEADER_BYTES) {
+                slowReads.incrementAndGet();
+                stuck.countDown();
+                try {
+                    release.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
                 }
-                return direct.read(blob, offset, dst, dstOff, len);
             }
-
-            @Override
-            public ReadMetrics metrics() {
-                return direct.metrics();
-            }
-
-            @Override
-            public void close() {
-            }
-        };
+            return direct.read(blob, offset, dst, dstOff, len);
+        });
         TensorFolders folders = new TensorFolders(gated, 64L << 20);
         ExecutorService threads = Executors.newFixedThreadPool(3);
         try {
@@ -229,24 +229,12 @@ class TensorFoldersTest {
         Node.MemberDir dir = (Node.MemberDir) tree.lookup("/emb/pair@" + v.hex() + "/t");
         int headerBytes = (int) java.nio.ByteBuffer.wrap(files.get("a.safetensors"), 0, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
         AtomicInteger headersRead = new AtomicInteger();
-        BlobReader counting = new BlobReader() {
-            @Override
-            public int read(BlobRef blob, long offset, byte[] dst, int dstOff, int len) {
-                if (len == headerBytes) {
-                    headersRead.incrementAndGet();
-                }
-                return direct.read(blob, offset, dst, dstOff, len);
+        BlobReader counting = reader((blob, offset, dst, dstOff, len) -> {
+            if (len == headerBytes) {
+                headersRead.incrementAndGet();
             }
-
-            @Override
-            public ReadMetrics metrics() {
-                return direct.metrics();
-            }
-
-            @Override
-            public void close() {
-            }
-        };
+            return direct.read(blob, offset, dst, dstOff, len);
+        });
         TensorFolders folders = new TensorFolders(counting, 2L << 20);
         int a = dir.index().find("a.safetensors");
         int b = dir.index().find("b.safetensors");

@@ -43,8 +43,15 @@ public final class TensorPaths {
     private TensorPaths() {
     }
 
-    /** The files of {@code tensors}, by path ("a/b.npy"), sorted; left out: tensors that cannot be files. */
-    public static TreeMap<String, SafetensorsHeader.Tensor> files(List<SafetensorsHeader.Tensor> tensors) {
+    /**
+     * What a file's tensors become: its files by path ("a/b.npy"), sorted, and the folders below
+     * the root ("a", "a/b"), sorted.
+     */
+    public record Layout(TreeMap<String, SafetensorsHeader.Tensor> files, TreeSet<String> folders) {
+    }
+
+    /** The layout of {@code tensors}; left out of its files: tensors that cannot be files. */
+    public static Layout of(List<SafetensorsHeader.Tensor> tensors) {
         TreeMap<String, SafetensorsHeader.Tensor> files = new TreeMap<>();
         TreeSet<String> dirs = new TreeSet<>();
         for (SafetensorsHeader.Tensor t : tensors) {
@@ -58,19 +65,10 @@ public final class TensorPaths {
                 dirs.add(path.substring(0, slash));
             }
         }
+        // A file left out for a folder of its name leaves that folder's parents: they are the
+        // parents of the folder's own files too.
         files.keySet().removeIf(dirs::contains);
-        return files;
-    }
-
-    /** The folders below the root of {@code files} ("a", "a/b"), sorted. */
-    public static TreeSet<String> folders(Iterable<String> files) {
-        TreeSet<String> dirs = new TreeSet<>();
-        for (String path : files) {
-            for (int slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1)) {
-                dirs.add(path.substring(0, slash));
-            }
-        }
-        return dirs;
+        return new Layout(files, dirs);
     }
 
     /** The file a tensor would be: its key and {@code .npy}, or {@code .bf16} for a dtype NumPy has no type for. */

@@ -132,7 +132,7 @@ final class SafetensorsDataset {
             tensors += h.tensors().size();
             // What the mount's F.tensors/ folder will not show, said now rather than met as
             // FileNotFoundError in a training job (audit 40).
-            var files = TensorPaths.files(h.tensors());
+            var files = TensorPaths.of(h.tensors()).files();
             if (files.size() < h.tensors().size()) {
                 leftOut += h.tensors().size() - files.size();
                 if (leftOutExample == null) {
