@@ -140,8 +140,24 @@ class SafetensorsIT {
                     + " [16] AS shape, 'F32' AS dtype FROM range(3) a(f), range(40) b(i) ORDER BY f, i) TO '"
                     + src.resolve("_tensor_index.parquet") + "' (FORMAT PARQUET)");
         }
+        // An index whose row names a tensor its file does not hold is refused, and nothing is published.
+        Path wrong = dataset("wrong-index", 1);
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:duckdb:");
+             java.sql.Statement st = c.createStatement()) {
+            st.execute("COPY (SELECT 'emb/' || i AS tensor_key, 'part-00000.safetensors' AS file_name, [16] AS shape,"
+                    + " 'F32' AS dtype FROM range(41) b(i)) TO '" + wrong.resolve("_tensor_index.parquet") + "' (FORMAT PARQUET)");
+        }
+        Shell.Result refused = store.warpctl("publish", "st/wrong", "--artifact", "emb=" + wrong, "--set-latest");
+        assertThat(refused.exit()).isNotZero();
+        assertThat(refused.err()).contains("InvalidInput", "_tensor_index.parquet has 1 row naming a tensor its file does not"
+                + " hold, e.g. \"emb/40\" of part-00000.safetensors", "generate_index=true");
+        Shell.Result none = store.warpctl("list-remote", "st/wrong");
+        assertThat(none.exit()).isNotZero();
+        assertThat(none.err()).contains("is not published");
         Shell.Result p = store.warpctl("publish", "st/emb", "--artifact", "emb=" + src, "--set-latest");
         assertThat(p.exit()).as(p.err()).isZero();
+        // The index lists the 120 emb/ tensors; the files' 15 others are said, not refused.
+        assertThat(p.out() + p.err()).contains("_tensor_index.parquet leaves out 15 tensors of the files");
         Path root = store.mount.resolve("st/emb/emb");
         MountIT.waitFor(() -> Files.isDirectory(root));
         assertThat(Shell.run("ls", root.toString()).requireSuccess().out().lines().toList()).containsExactly(

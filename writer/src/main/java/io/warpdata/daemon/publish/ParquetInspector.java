@@ -156,7 +156,7 @@ public final class ParquetInspector implements AutoCloseable {
         return "'" + s.replace("'", "''") + "'";
     }
 
-    private static String firstLine(String s) {
+    static String firstLine(String s) {
         if (s == null) {
             return "unknown error";
         }

@@ -23,7 +23,8 @@ import java.util.stream.Stream;
  * {@code total_bytes}, {@code shards[file, samples_count, bytes]}), the {@code *.safetensors}
  * files it lists, and optionally {@code _tensor_index.parquet}. Checked whole before anything is
  * packed or uploaded: the manifest's fields, that its files and byte counts are the folder's and
- * its totals add up, and every file's header ({@link SafetensorsHeader}). The files are then
+ * its totals add up, every file's header ({@link SafetensorsHeader}), and the index's rows
+ * against the headers ({@link TensorIndexCheck}). The files are then
  * published as they are (packed like any folder), so they read and mmap through the mount.
  *
  * <p>Not checked: {@code samples_count} against the tensors, since how samples map to tensors
@@ -87,6 +88,12 @@ final class SafetensorsDataset {
      */
     static Summary check(String artifact, Path dir) {
         JsonNode m = readManifest(artifact, dir);
+        try (TensorIndexCheck index = TensorIndexCheck.of(artifact, dir)) {
+            return check(artifact, dir, m, index);
+        }
+    }
+
+    private static Summary check(String artifact, Path dir, JsonNode m, TensorIndexCheck index) {
         String where = "Artifact '" + artifact + "': " + dir.resolve(MANIFEST);
         FIELDS.text(m, "format_version", where);
         long totalSamples = FIELDS.count(m, "total_samples", where);
@@ -129,6 +136,9 @@ final class SafetensorsDataset {
                         "The file was changed or truncated after the dataset was written; write it again.");
             }
             SafetensorsHeader h = header(p, file, actual);
+            if (index != null) {
+                index.add(dir.relativize(p).toString(), h);
+            }
             tensors += h.tensors().size();
             // What the mount's F.tensors/ folder will not show, said now rather than met as
             // FileNotFoundError in a training job (audit 40).
@@ -183,6 +193,9 @@ final class SafetensorsDataset {
                     + " (an empty, '.' or '..' part, a NUL, a part over 255 bytes, or a file that is also another key's"
                     + " folder), so the .tensors/ folders leave " + (leftOut == 1 ? "it" : "them") + " out, e.g. "
                     + leftOutExample + "; " + (leftOut == 1 ? "it reads" : "they read") + " from the .safetensors files");
+        }
+        if (index != null) {
+            notes.addAll(index.finish(listed));
         }
         return new Summary(listed.size(), tensors, samples, bytes, dtypes, shapes, List.copyOf(notes));
     }

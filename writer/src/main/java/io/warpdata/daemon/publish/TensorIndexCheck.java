@@ -1,0 +1,274 @@
+package io.warpdata.daemon.publish;
+
+import io.warpdata.daemon.inspect.DuckDb;
+import io.warpdata.daemon.inspect.RowRendering;
+import io.warpdata.manifest.formats.SafetensorsHeader;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.duckdb.DuckDBAppender;
+import org.duckdb.DuckDBConnection;
+
+/**
+ * Checks a safetensors dataset's {@code _tensor_index.parquet} (seed 001, section 3.6: one row a
+ * tensor, {@code tensor_key}, {@code file_name}, {@code shape}, {@code dtype}) against the files'
+ * headers, before it is published as the table {@code NAME_tensor_index}.
+ *
+ * <p>A reader finds a key's file through this index (seed 001's predicate pushdown passes only
+ * the file it names), so a row that names a tensor its file does not hold, or another dtype or
+ * shape than the header's, sends a query to the wrong file or to none: those are refused. A
+ * tensor the index leaves out is only noted: a reader of the index will not find it, but the files
+ * hold it and the mount shows it.
+ *
+ * <p>The headers' tensors are appended to an in-memory DuckDB table, one file at a time, and
+ * compared with the index in SQL: the heap holds no more than one header, and DuckDB spills past
+ * {@link #MEMORY_LIMIT} to a folder of its own, removed on {@link #close}.
+ */
+final class TensorIndexCheck implements AutoCloseable {
+    static final String FILE = "_tensor_index.parquet";
+    private static final String MEMORY_LIMIT = "256MB";
+    private static final List<String> COLUMNS = List.of("tensor_key", "file_name", "shape", "dtype");
+    private static final String FIX = "Write _tensor_index.parquet again from the files (seed 001's writer:"
+            + " generate_index=true), or remove it: the files publish and read without it.";
+
+    private final String where;
+    private final Path index;
+    private final Path spill;
+    private final Connection connection;
+    private final DuckDBAppender headers;
+
+    private TensorIndexCheck(String artifact, Path index) throws SQLException, IOException {
+        this.where = "Artifact '" + artifact + "': " + index;
+        this.index = index;
+        this.spill = Files.createTempDirectory("warp-tensor-index");
+        Connection c = null;
+        try {
+            c = DuckDb.connect();
+            try (Statement st = c.createStatement()) {
+                st.execute("SET memory_limit = '" + MEMORY_LIMIT + "'");
+                st.execute("SET temp_directory = " + RowRendering.literal(spill.resolve("spill").toString()));
+                st.execute("CREATE TABLE h (file VARCHAR, tensor_key VARCHAR, dtype VARCHAR, shape VARCHAR)");
+            }
+            this.headers = c.unwrap(DuckDBConnection.class).createAppender(DuckDBConnection.DEFAULT_SCHEMA, "h");
+            this.connection = c;
+        } catch (SQLException | RuntimeException e) {
+            if (c != null) {
+                c.close();
+            }
+            deleteTree(spill);
+            throw e;
+        }
+    }
+
+    /** A check of {@code dir}'s index, or null when it has none. */
+    static TensorIndexCheck of(String artifact, Path dir) {
+        Path index = dir.resolve(FILE);
+        if (!Files.isRegularFile(index)) {
+            return null;
+        }
+        try {
+            return new TensorIndexCheck(artifact, index);
+        } catch (SQLException | IOException e) {
+            throw new IllegalStateException("cannot start an in-memory DuckDB to check " + index + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Adds the tensors of {@code file} (the folder's spelling of it) as its header has them. */
+    void add(String file, SafetensorsHeader header) {
+        try {
+            for (SafetensorsHeader.Tensor t : header.tensors()) {
+                headers.beginRow().append(file).append(t.name()).append(t.dtype().name()).append(shape(t.shape())).endRow();
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot keep the tensors of " + file + " to check " + index + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Compares the index with every header added.
+     *
+     * @param files the dataset's files, as {@link #add} spelled them
+     * @return notes for the publish's output (tensors the index leaves out)
+     * @throws InvalidInputException for an index that is not Parquet, lacks a column, names a
+     *         file that is not the dataset's, or has a row that disagrees with a header
+     */
+    List<String> finish(Set<String> files) {
+        try {
+            headers.close();
+            try (Statement st = connection.createStatement()) {
+                columns(st);
+                st.execute("CREATE TEMP TABLE names (file_name VARCHAR, file VARCHAR)");
+                List<String> raw = strings(st, "SELECT DISTINCT file_name FROM " + source() + " WHERE file_name IS NOT NULL"
+                        + " ORDER BY 1 LIMIT " + (files.size() + 1));
+                for (String name : raw) {
+                    String file = normalized(name);
+                    if (!files.contains(file)) {
+                        throw refused("has a row whose file_name is " + SafetensorsDataset.quoted(name)
+                                + ", which is not a file of the dataset's manifest (" + listed(files) + ")");
+                    }
+                    st.execute("INSERT INTO names VALUES (" + RowRendering.literal(name) + ", " + RowRendering.literal(file) + ")");
+                }
+                long nulls = count(st, "SELECT count(*) FROM " + source() + " WHERE file_name IS NULL OR tensor_key IS NULL");
+                if (nulls > 0) {
+                    throw refused("has " + rows(nulls) + " without a file_name or tensor_key");
+                }
+                st.execute("CREATE TEMP TABLE i AS SELECT n.file, x.tensor_key, upper(x.dtype) AS dtype,"
+                        + " array_to_string(x.shape, 'x') AS shape, (x.shape IS NULL OR list_count(x.shape) <> len(x.shape)) AS no_shape"
+                        + " FROM " + source() + " x JOIN names n USING (file_name)");
+                String twice = first(st, "SELECT tensor_key || ' of ' || file || ' (' || count(*) || ' rows)' FROM i"
+                        + " GROUP BY file, tensor_key HAVING count(*) > 1 ORDER BY file, tensor_key LIMIT 1");
+                if (twice != null) {
+                    throw refused("lists a tensor more than once: " + twice);
+                }
+                long unknown = count(st, "SELECT count(*) FROM i ANTI JOIN h USING (file, tensor_key)");
+                if (unknown > 0) {
+                    throw refused("has " + rows(unknown) + " naming a tensor its file does not hold, e.g. "
+                            + example(st, "SELECT file, tensor_key FROM i ANTI JOIN h USING (file, tensor_key)"
+                            + " ORDER BY file, tensor_key LIMIT 1"));
+                }
+                String odd = first(st, "SELECT i.tensor_key || ' of ' || i.file || ': the index says ' || coalesce(i.dtype, 'NULL')"
+                        + " || ' [' || CASE WHEN i.no_shape THEN 'NULL' ELSE i.shape END || '], the header '"
+                        + " || h.dtype || ' [' || h.shape || ']' FROM i JOIN h USING (file, tensor_key)"
+                        + " WHERE i.dtype IS DISTINCT FROM h.dtype OR i.no_shape OR i.shape <> h.shape"
+                        + " ORDER BY i.file, i.tensor_key LIMIT 1");
+                if (odd != null) {
+                    long n = count(st, "SELECT count(*) FROM i JOIN h USING (file, tensor_key)"
+                            + " WHERE i.dtype IS DISTINCT FROM h.dtype OR i.no_shape OR i.shape <> h.shape");
+                    throw refused("has " + rows(n) + " whose dtype or shape is not the header's, e.g. " + odd);
+                }
+                long missing = count(st, "SELECT count(*) FROM h ANTI JOIN i USING (file, tensor_key)");
+                if (missing == 0) {
+                    return List.of();
+                }
+                String e = example(st, "SELECT file, tensor_key FROM h ANTI JOIN i USING (file, tensor_key)"
+                        + " ORDER BY file, tensor_key LIMIT 1");
+                return List.of(FILE + " leaves out " + (missing == 1 ? "1 tensor" : missing + " tensors") + " of the files,"
+                        + " e.g. " + e + ": a reader that finds a key's file through the index will not find "
+                        + (missing == 1 ? "it" : "them") + " (the files and the mount's .tensors/ folders do)");
+            }
+        } catch (SQLException e) {
+            throw new InvalidInputException(where + " cannot be read as seed 001's tensor index ("
+                    + ParquetInspector.firstLine(e.getMessage()) + ")", FIX, e);
+        }
+    }
+
+    /** The four columns of seed 001, of the types it gives them (shape: a list of integers). */
+    private void columns(Statement st) throws SQLException {
+        Map<String, String> types = new LinkedHashMap<>();
+        try (ResultSet rs = st.executeQuery("DESCRIBE SELECT * FROM " + source())) {
+            while (rs.next()) {
+                types.put(rs.getString("column_name"), rs.getString("column_type"));
+            }
+        }
+        for (String c : COLUMNS) {
+            String type = types.get(c);
+            if (type == null) {
+                throw refused("has no column '" + c + "' (seed 001's index has tensor_key, file_name, shape, dtype; this one has "
+                        + String.join(", ", types.keySet()) + ")");
+            }
+            boolean ok = c.equals("shape")
+                    ? type.matches("(TINYINT|SMALLINT|INTEGER|BIGINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|HUGEINT)\\[\\]")
+                    : type.equals("VARCHAR");
+            if (!ok) {
+                throw refused("has column '" + c + "' of type " + type + "; seed 001 makes it "
+                        + (c.equals("shape") ? "a list of integers (Array[Int])" : "a string"));
+            }
+        }
+    }
+
+    private String source() {
+        return "read_parquet(" + RowRendering.literal(index.toAbsolutePath().toString()) + ", hive_partitioning = false)";
+    }
+
+    private InvalidInputException refused(String what) {
+        return new InvalidInputException(where + " " + what, FIX);
+    }
+
+    /** A file_name as the manifest's files are compared: "./a.safetensors" is a.safetensors. */
+    private String normalized(String name) {
+        Path dir = index.getParent();
+        Path p = dir.resolve(name).normalize();
+        return p.startsWith(dir) && !p.equals(dir) ? dir.relativize(p).toString() : name;
+    }
+
+    static String shape(List<Long> shape) {
+        StringBuilder sb = new StringBuilder();
+        for (Long d : shape) {
+            sb.append(sb.isEmpty() ? "" : "x").append(d);
+        }
+        return sb.toString();
+    }
+
+    private static String rows(long n) {
+        return n == 1 ? "1 row" : n + " rows";
+    }
+
+    private static String listed(Set<String> files) {
+        List<String> some = files.stream().sorted().limit(3).toList();
+        return String.join(", ", some) + (files.size() > some.size() ? ", ..." : "");
+    }
+
+    private static String example(Statement st, String sql) throws SQLException {
+        try (ResultSet rs = st.executeQuery(sql)) {
+            return rs.next() ? SafetensorsDataset.quoted(rs.getString(2)) + " of " + rs.getString(1) : "";
+        }
+    }
+
+    private static long count(Statement st, String sql) throws SQLException {
+        try (ResultSet rs = st.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private static String first(Statement st, String sql) throws SQLException {
+        try (ResultSet rs = st.executeQuery(sql)) {
+            return rs.next() ? rs.getString(1) : null;
+        }
+    }
+
+    private static List<String> strings(Statement st, String sql) throws SQLException {
+        List<String> out = new ArrayList<>();
+        try (ResultSet rs = st.executeQuery(sql)) {
+            while (rs.next()) {
+                out.add(rs.getString(1));
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public void close() {
+        try {
+            headers.close();
+        } catch (SQLException e) {
+            // closing: what it could not flush is not checked anyway
+        }
+        try {
+            connection.close();
+        } catch (SQLException e) {
+            // an in-memory database: nothing is kept
+        }
+        deleteTree(spill);
+    }
+
+    private static void deleteTree(Path dir) {
+        try (Stream<Path> s = Files.walk(dir)) {
+            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            // a temp folder left behind is the OS's to clean
+        }
+    }
+}

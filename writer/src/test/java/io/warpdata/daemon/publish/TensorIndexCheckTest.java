@@ -1,0 +1,160 @@
+package io.warpdata.daemon.publish;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A safetensors dataset's {@code _tensor_index.parquet} against its headers: the files written by
+ * Python from the format, the index by DuckDB with seed 001's columns.
+ */
+class TensorIndexCheckTest {
+    /** part-0: a F32[4], b I64[2,3]; part-1: a F32[4], c U8 scalar. */
+    private static final String ALL = "('a', 'part-0.safetensors', [4], 'F32'), ('b', 'part-0.safetensors', [2, 3], 'I64'),"
+            + " ('a', 'part-1.safetensors', [4], 'F32'), ('c', 'part-1.safetensors', []::INTEGER[], 'U8')";
+
+    @TempDir
+    Path tmp;
+    private Path src;
+
+    @BeforeEach
+    void dataset() throws Exception {
+        src = Files.createDirectories(tmp.resolve("st"));
+        Process p = new ProcessBuilder("/usr/bin/python3", "-c", """
+                import json, struct, sys
+                def write(name, tensors):
+                    header, data = {}, b""
+                    for key, dtype, shape, size in tensors:
+                        header[key] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + size]}
+                        data += bytes(size)
+                    h = json.dumps(header).encode()
+                    out = struct.pack("<Q", len(h)) + h + data
+                    with open(sys.argv[1] + "/" + name, "wb") as f:
+                        f.write(out)
+                    return {"file": name, "samples_count": 1, "bytes": len(out)}
+                shards = [write("part-0.safetensors", [("a", "F32", [4], 16), ("b", "I64", [2, 3], 48)]),
+                          write("part-1.safetensors", [("a", "F32", [4], 16), ("c", "U8", [], 1)])]
+                with open(sys.argv[1] + "/dataset_manifest.json", "w") as f:
+                    json.dump({"format_version": "1", "total_samples": 2,
+                               "total_bytes": sum(s["bytes"] for s in shards), "shards": shards}, f)
+                """, src.toString()).redirectErrorStream(true).start();
+        assertThat(p.waitFor()).as(new String(p.getInputStream().readAllBytes())).isZero();
+    }
+
+    /** Writes the index with DuckDB from {@code rows} (tensor_key, file_name, shape, dtype). */
+    private void index(String select) throws Exception {
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement st = c.createStatement()) {
+            st.execute("COPY (" + select + ") TO '" + src.resolve("_tensor_index.parquet") + "' (FORMAT PARQUET)");
+        }
+    }
+
+    private void rows(String values) throws Exception {
+        index("SELECT * FROM (VALUES " + values + ") v(tensor_key, file_name, shape, dtype)");
+    }
+
+    @Test
+    void aCompleteIndexPublishesWithoutANoteWhateverItsSpellingOfFilesAndDtypes() throws Exception {
+        rows("('a', './part-0.safetensors', [4], 'f32'), ('b', 'part-0.safetensors', [2, 3]::BIGINT[], 'I64'),"
+                + " ('a', 'part-1.safetensors', [4], 'F32'), ('c', 'part-1.safetensors', []::INTEGER[], 'U8')");
+        SafetensorsDataset.Summary s = SafetensorsDataset.check("emb", src);
+        assertThat(s.tensors()).isEqualTo(4);
+        assertThat(s.notes()).isEmpty();
+    }
+
+    @Test
+    void tensorsTheIndexLeavesOutAreNotedNotRefused() throws Exception {
+        rows("('a', 'part-0.safetensors', [4], 'F32'), ('a', 'part-1.safetensors', [4], 'F32')");
+        assertThat(SafetensorsDataset.check("emb", src).notes()).singleElement().asString()
+                .contains("_tensor_index.parquet leaves out 2 tensors of the files, e.g. \"b\" of part-0.safetensors",
+                        "will not find them");
+    }
+
+    @Test
+    void aRowNamingATensorItsFileDoesNotHoldIsRefused() throws Exception {
+        rows(ALL + ", ('c', 'part-0.safetensors', [4], 'F32')");
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("_tensor_index.parquet has 1 row naming a tensor its file does not hold,"
+                        + " e.g. \"c\" of part-0.safetensors")
+                .satisfies(e -> assertThat(((InvalidInputException) e).nextStep()).contains("generate_index=true", "remove it"));
+    }
+
+    @Test
+    void aRowNamingAFileOutsideTheDatasetIsRefused() throws Exception {
+        rows(ALL + ", ('a', 'part-9.safetensors', [4], 'F32')");
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("whose file_name is \"part-9.safetensors\", which is not a file of the dataset's manifest"
+                        + " (part-0.safetensors, part-1.safetensors)");
+        rows(ALL + ", ('a', '../other/part-0.safetensors', [4], 'F32')");
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("whose file_name is \"../other/part-0.safetensors\"");
+    }
+
+    @Test
+    void aDtypeOrShapeOtherThanTheHeadersIsRefused() throws Exception {
+        rows("('a', 'part-0.safetensors', [4], 'F16'), ('b', 'part-0.safetensors', [2, 3], 'I64'),"
+                + " ('a', 'part-1.safetensors', [4], 'F32'), ('c', 'part-1.safetensors', []::INTEGER[], 'U8')");
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("has 1 row whose dtype or shape is not the header's, e.g. a of part-0.safetensors:"
+                        + " the index says F16 [4], the header F32 [4]");
+        rows("('a', 'part-0.safetensors', [4], 'F32'), ('b', 'part-0.safetensors', [3, 2], 'I64'),"
+                + " ('a', 'part-1.safetensors', [4, NULL], 'F32'), ('c', 'part-1.safetensors', [1], 'U8')");
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("has 3 rows whose dtype or shape is not the header's, e.g. b of part-0.safetensors:"
+                        + " the index says I64 [3x2], the header I64 [2x3]");
+        rows("('a', 'part-0.safetensors', [4], NULL), ('b', 'part-0.safetensors', [2, 3], 'I64'),"
+                + " ('a', 'part-1.safetensors', [4], 'F32'), ('c', 'part-1.safetensors', []::INTEGER[], 'U8')");
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("the index says NULL [4], the header F32 [4]");
+    }
+
+    @Test
+    void aTensorListedTwiceOrARowWithoutAKeyIsRefused() throws Exception {
+        rows(ALL + ", ('b', './part-0.safetensors', [2, 3], 'I64')");
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("lists a tensor more than once: b of part-0.safetensors (2 rows)");
+        rows(ALL + ", (NULL, 'part-0.safetensors', [2, 3], 'I64')");
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("has 1 row without a file_name or tensor_key");
+    }
+
+    @Test
+    void anIndexOfOtherColumnsOrTypesOrNotParquetIsRefusedSayingWhatItHas() throws Exception {
+        index("SELECT * FROM (VALUES ('a', 'part-0.safetensors', [4], 'F32')) v(key, file_name, shape, dtype)");
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("has no column 'tensor_key' (seed 001's index has tensor_key, file_name, shape, dtype;"
+                        + " this one has key, file_name, shape, dtype)");
+        index("SELECT * FROM (VALUES ('a', 'part-0.safetensors', '[4]', 'F32')) v(tensor_key, file_name, shape, dtype)");
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("has column 'shape' of type VARCHAR; seed 001 makes it a list of integers");
+        Files.writeString(src.resolve("_tensor_index.parquet"), "tensor_key,file_name\na,part-0.safetensors\n");
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("cannot be read as seed 001's tensor index");
+    }
+
+    @Test
+    void theCheckLeavesNoSpillFolderBehind() throws Exception {
+        Path temp = Path.of(System.getProperty("java.io.tmpdir"));
+        long before = spills(temp);
+        rows(ALL);
+        assertThat(SafetensorsDataset.check("emb", src).notes()).isEmpty();
+        rows(ALL + ", ('c', 'part-0.safetensors', [4], 'F32')");
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class);
+        assertThat(spills(temp)).isEqualTo(before);
+    }
+
+    private static long spills(Path temp) throws IOException {
+        try (Stream<Path> s = Files.list(temp)) {
+            return s.filter(p -> p.getFileName().toString().startsWith("warp-tensor-index")).count();
+        }
+    }
+}
