@@ -84,6 +84,9 @@ final class TensorFolders {
             System.nanoTime() - TimeUnit.MINUTES.toNanos(2));
     /** Folders being made, each by the first thread that needed it: the others wait for it. */
     private final ConcurrentHashMap<Key, CompletableFuture<TensorFolder>> making = new ConcurrentHashMap<>();
+    /** Folders made from their headers, and of those let go for room (the budget), since start. */
+    private final java.util.concurrent.atomic.LongAdder made = new java.util.concurrent.atomic.LongAdder();
+    private final java.util.concurrent.atomic.LongAdder letGoForRoom = new java.util.concurrent.atomic.LongAdder();
     /** Files refused as too large, for a minute: a lookup of one is answered without its header. */
     private final Cache<Key, TensorFolderTooLargeException> refusals = Caffeine.newBuilder().maximumSize(1024)
             .expireAfterWrite(Duration.ofMinutes(1)).build();
@@ -162,11 +165,18 @@ final class TensorFolders {
                 // while idle (soft values) says nothing of the budget (audit 41).
                 .removalListener((Key k, TensorFolder f, RemovalCause cause) -> {
                     if (cause == RemovalCause.SIZE && k != null) {
+                        letGoForRoom.increment();
                         madeLately.get(k, x -> new AtomicInteger()).incrementAndGet();
                     }
                 })
                 .executor(Runnable::run)
                 .build();
+    }
+
+    /** What the folders cost so far: stats.json's counters and Prometheus ({@link TensorFolderStats}). */
+    TensorFolderStats stats() {
+        long bytes = folders.policy().eviction().map(e -> e.weightedSize().orElse(0L)).orElse(0L);
+        return new TensorFolderStats(made.sum(), letGoForRoom.sum(), folders.estimatedSize(), bytes, budgetBytes);
     }
 
     /** Lets every folder kept go (tests: a node must not keep one). */
@@ -256,6 +266,7 @@ final class TensorFolders {
                 return made;
             }
             made = make(d, i, shard, offset, size);
+            this.made.increment();
             remade(key, d, i, made);
             folders.put(key, made);
             mine.complete(made);

@@ -60,6 +60,11 @@ final class TreeLookups {
                 .expireAfterWrite(MISSING_VERSION_TTL).build();
     }
 
+    /** What the tensor folders cost so far. */
+    TensorFolderStats tensorFolders() {
+        return tensors.stats();
+    }
+
     /** See {@link WarpTree#lookup(Node, String)}. */
     Node lookup(Node parent, String name) {
         if (!validComponent(name)) {

@@ -107,6 +107,11 @@ public final class WarpTree {
         return indexes.readAhead();
     }
 
+    /** What the mount's tensor folders cost so far (stats.json, Prometheus). */
+    public TensorFolderStats tensorFolders() {
+        return lookups.tensorFolders();
+    }
+
     /** The root directory. */
     public Node root() {
         return ROOT;

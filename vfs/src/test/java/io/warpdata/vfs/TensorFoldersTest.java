@@ -249,6 +249,11 @@ class TensorFoldersTest {
         assertThat(headersRead.get()).as("each header read once").isEqualTo(2);
         assertThat(folders.folder(dir, a).heapBytes()).as("about 140 bytes a tensor").isLessThan(2000 * 150);
         assertThat(folders.timesLetGo(dir, a)).isZero();
+        TensorFolderStats pair = folders.stats();
+        assertThat(pair.made()).as("made").isEqualTo(2);
+        assertThat(pair.letGoForRoom()).as("let go for room").isZero();
+        assertThat(pair.keptBytes()).isPositive().isLessThanOrEqualTo(pair.budgetBytes()).isEqualTo(
+                folders.folder(dir, a).heapBytes() + folders.folder(dir, b).heapBytes());
 
         // A budget that holds about 6 of them (and one header being read), and 8 read in turn:
         // folders are let go for room, and each time is counted toward the log's warning (audit 41:
@@ -273,5 +278,11 @@ class TensorFoldersTest {
             letGo += small.timesLetGo(dir8, dir8.index().find("f" + f + ".safetensors"));
         }
         assertThat(letGo).as("let go for room").isGreaterThanOrEqualTo(8);
+        // The counters say it too (stats.json, Prometheus): each let go was made again.
+        TensorFolderStats crowded = small.stats();
+        assertThat(crowded.letGoForRoom()).isEqualTo(letGo);
+        assertThat(crowded.made()).as("each made is kept or was let go (or collected while idle)")
+                .isGreaterThanOrEqualTo(crowded.kept() + letGo);
+        assertThat(crowded.keptBytes()).isLessThanOrEqualTo(crowded.budgetBytes());
     }
 }

@@ -302,6 +302,15 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
                 () -> daemon.tree().indexPartsReadAhead().started());
         counter("warp_index_parts_read_ahead_failed_total", "Index parts read ahead whose load failed (dropped; the walk's"
                 + " own load reports the error).", () -> daemon.tree().indexPartsReadAhead().failures());
+        counter("warp_tensor_folders_made_total", "F.tensors/ folders made from their safetensors file's header (again each"
+                + " time one let go is needed).", () -> daemon.tree().tensorFolders().made());
+        counter("warp_tensor_folders_let_go_for_room_total", "F.tensors/ folders let go because those kept did not fit their"
+                + " budget together (3/10 of the heap); growing with warp_tensor_folders_made_total: raise WARP_HEAP.",
+                () -> daemon.tree().tensorFolders().letGoForRoom());
+        gauge("warp_tensor_folders_kept_bytes", "Heap the F.tensors/ folders kept weigh now.",
+                () -> daemon.tree().tensorFolders().keptBytes());
+        gauge("warp_tensor_folders_budget_bytes", "The most the F.tensors/ folders may weigh together.",
+                () -> daemon.tree().tensorFolders().budgetBytes());
         gauge("warp_open_handles", "Directories open in the mount (files need no open).", () -> daemon.fuse().openHandles());
         counter("warp_passthrough_opens_total", "Opens of whole files the kernel reads from warpd's local copy, without warpd (docs/cache.md, Passthrough).",
                 () -> daemon.fuse().passthroughOpens());

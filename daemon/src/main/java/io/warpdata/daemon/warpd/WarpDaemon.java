@@ -509,6 +509,9 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
             all.put("index_parts_read_ahead", ahead.started());
             all.put("index_parts_read_ahead_loaded", ahead.loadedParts());
             all.put("index_parts_read_ahead_failed", ahead.failures());
+            var folders = tree.tensorFolders();
+            all.put("tensor_folders_made", folders.made());
+            all.put("tensor_folders_let_go_for_room", folders.letGoForRoom());
         }
         if (fuse != null) {
             all.put("passthrough_opens", fuse.passthroughOpens());

@@ -98,6 +98,9 @@ class TensorFoldersIT {
             }
         }
         assertThat(store.warpd().output()).doesNotContain("was made again from its header");
+        com.fasterxml.jackson.databind.JsonNode read = statsAfter(java.time.Instant.now()).path("read");
+        assertThat(read.path("tensor_folders_made").asLong()).as(read.toString()).isEqualTo(6);
+        assertThat(read.path("tensor_folders_let_go_for_room").asLong()).as(read.toString()).isZero();
         assertThat(store.warpd().isAlive()).as(store.warpd().output()).isTrue();
 
         // Audit 39: each tensor file the kernel held took a table entry and a node (600,000 here,
@@ -117,14 +120,18 @@ class TensorFoldersIT {
 
     /** stats.json's {@code kernel_inodes} gauge, from a file written after {@code since}. */
     private static long kernelInodesAfter(java.time.Instant since) throws Exception {
+        com.fasterxml.jackson.databind.JsonNode gauges = statsAfter(since).path("gauges");
+        assertThat(gauges.has("kernel_inodes")).as(gauges.toString()).isTrue();
+        return gauges.path("kernel_inodes").asLong();
+    }
+
+    /** stats.json, written after {@code since}. */
+    private static com.fasterxml.jackson.databind.JsonNode statsAfter(java.time.Instant since) throws Exception {
         Path file = store.cache.resolve("stats.json");
         for (int i = 0; i < 200; i++) {
             if (Files.exists(file) && Files.getLastModifiedTime(file).toInstant().isAfter(since.plusSeconds(1))) {
                 try {
-                    com.fasterxml.jackson.databind.JsonNode gauges = new com.fasterxml.jackson.databind.ObjectMapper()
-                            .readTree(file.toFile()).path("gauges");
-                    assertThat(gauges.has("kernel_inodes")).as(gauges.toString()).isTrue();
-                    return gauges.path("kernel_inodes").asLong();
+                    return new com.fasterxml.jackson.databind.ObjectMapper().readTree(file.toFile());
                 } catch (IOException torn) {
                     // replaced while read: try again
                 }
