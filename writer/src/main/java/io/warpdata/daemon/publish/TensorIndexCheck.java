@@ -166,17 +166,20 @@ final class TensorIndexCheck implements AutoCloseable {
 
     /** The four columns of seed 001, of the types it gives them (shape: a list of integers). */
     private void columns(Statement st) throws SQLException {
+        // By name in any case, as DuckDB's queries find them (Tensor_Key is tensor_key).
         Map<String, String> types = new LinkedHashMap<>();
+        List<String> names = new ArrayList<>();
         try (ResultSet rs = st.executeQuery("DESCRIBE SELECT * FROM " + source())) {
             while (rs.next()) {
-                types.put(rs.getString("column_name"), rs.getString("column_type"));
+                names.add(rs.getString("column_name"));
+                types.putIfAbsent(rs.getString("column_name").toLowerCase(Locale.ROOT), rs.getString("column_type"));
             }
         }
         for (String c : COLUMNS) {
             String type = types.get(c);
             if (type == null) {
                 throw refused("has no column '" + c + "' (seed 001's index has tensor_key, file_name, shape, dtype; this one has "
-                        + String.join(", ", types.keySet()) + ")");
+                        + String.join(", ", names) + ")");
             }
             boolean ok = c.equals("shape")
                     ? type.matches("(TINYINT|SMALLINT|INTEGER|BIGINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|HUGEINT)\\[\\]")

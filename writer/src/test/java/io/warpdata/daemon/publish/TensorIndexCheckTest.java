@@ -64,6 +64,10 @@ class TensorIndexCheckTest {
 
     @Test
     void aCompleteIndexPublishesWithoutANoteWhateverItsSpellingOfFilesAndDtypes() throws Exception {
+        index("SELECT * FROM (VALUES ('a', './part-0.safetensors', [4], 'f32'), ('b', 'part-0.safetensors', [2, 3], 'I64'),"
+                + " ('a', 'part-1.safetensors', [4], 'F32'), ('c', 'part-1.safetensors', []::INTEGER[], 'U8'))"
+                + " v(Tensor_Key, FILE_NAME, Shape, dtype)");
+        assertThat(SafetensorsDataset.check("emb", src).notes()).as("columns named in another case").isEmpty();
         rows("('a', './part-0.safetensors', [4], 'f32'), ('b', 'part-0.safetensors', [2, 3]::BIGINT[], 'I64'),"
                 + " ('a', 'part-1.safetensors', [4], 'F32'), ('c', 'part-1.safetensors', []::INTEGER[], 'U8')");
         SafetensorsDataset.Summary s = SafetensorsDataset.check("emb", src);
