@@ -40,7 +40,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>On disk, under {@code <cache dir>/catalog/} (format version 1):
  * <pre>
  * v1/known/&lt;sha256 of the store key&gt;.json   one listing or pointer, naming its key
- * v1/manifests/&lt;ws&gt;/&lt;name&gt;/&lt;hash&gt;.json    manifests as the store holds them
+ * v1/manifests/&lt;ws&gt;/&lt;name&gt;/&lt;hash&gt;.json    manifests of format 1 as the store holds them
+ * v1/manifests.format-N/&lt;ws&gt;/&lt;name&gt;/&lt;hash&gt;.json   those of format N &gt; 1
  * v1/blobs/&lt;blob id&gt;                          member indexes, named by their own SHA-256
  * v1/tmp/                                     files being written; emptied at start
  * </pre>
@@ -394,34 +395,62 @@ public final class LastKnownGood {
         if (dir == null) {
             return Optional.empty();
         }
-        try {
-            return Optional.of(Files.readAllBytes(manifestFile(key)));
-        } catch (NoSuchFileException e) {
-            return Optional.empty();
-        } catch (IOException e) {
-            LOG.warn("cannot read the kept manifest {} ({}); treating it as unknown", key, e.toString());
-            return Optional.empty();
+        // The formats this release reads, newest first, then format 1's folder (where releases
+        // before the per-format folders kept every format).
+        for (int format = io.warpdata.manifest.ManifestCodec.FORMAT_VERSION; format >= 1; format--) {
+            try {
+                return Optional.of(Files.readAllBytes(manifestFile(key, format)));
+            } catch (NoSuchFileException e) {
+                // not in this one
+            } catch (IOException e) {
+                LOG.warn("cannot read the kept manifest {} ({}); treating it as unknown", key, e.toString());
+                return Optional.empty();
+            }
         }
+        return Optional.empty();
     }
 
-    /** Keeps a verified manifest (once; a version never changes). */
+    /** Keeps a verified manifest of format 1 (once; a version never changes). */
     public void keepManifest(String key, byte[] json) {
-        if (dir != null && !Files.exists(manifestFile(key))) {
-            writeAtomically(manifestFile(key), json);
+        keepManifest(key, json, 1);
+    }
+
+    /**
+     * Keeps a verified manifest of format {@code format} (once; a version never changes). One of
+     * format 2 or more goes to {@code manifests.format-N/}, where a release that cannot read it
+     * does not look: one that found it in {@code manifests/} took it for damage and deleted it
+     * (audit 42: a downgraded warpd deleted every kept manifest of format 2 to 4, and the
+     * upgraded one could not serve those versions while the store was down). A copy of it in
+     * {@code manifests/}, kept by a release before this layout, moves there.
+     */
+    public void keepManifest(String key, byte[] json, int format) {
+        if (dir == null) {
+            return;
+        }
+        Path file = manifestFile(key, format);
+        boolean kept = Files.exists(file) || writeAtomically(file, json);
+        if (format > 1 && kept) {
+            deleteIfStill(manifestFile(key, 1), json);
         }
     }
 
-    /** Drops a kept manifest that failed verification, unless it no longer holds {@code damaged}. */
+    /**
+     * Drops a kept manifest that failed verification (in whichever folder it is), unless it no
+     * longer holds {@code damaged}. Not for one of a format this release does not know: that is
+     * a newer release's, not damage.
+     */
     public void forgetManifest(String key, byte[] damaged) {
         if (dir != null) {
             LOG.warn("the kept manifest {} does not verify; deleting it", key);
-            deleteIfStill(manifestFile(key), damaged);
+            for (int format = io.warpdata.manifest.ManifestCodec.FORMAT_VERSION; format >= 1; format--) {
+                deleteIfStill(manifestFile(key, format), damaged);
+            }
         }
     }
 
-    private Path manifestFile(String key) {
+    private Path manifestFile(String key, int format) {
         // Version keys are datasets/<ws>/<name>/versions/<hex>.json: names already validated, no '..'.
-        return dir.resolve("manifests").resolve(key.replace("/versions/", "/"));
+        return dir.resolve(format > 1 ? "manifests.format-" + format : "manifests").resolve(key.replace("/versions/", "/"));
     }
 
     /** A kept metadata blob, verified against its id, or empty (a damaged one is deleted). */

@@ -64,17 +64,22 @@ final class Manifests {
         if (kept.isPresent()) {
             try {
                 m = verify(kept.get(), "kept copy of " + store.describe() + "/" + key, id, version);
+                if (m.formatVersion() > 1) {
+                    known.keepManifest(key, kept.get(), m.formatVersion()); // to its format's folder
+                }
                 verified.put(key, m);
                 return m;
-            } catch (ManifestCorruptedException | ManifestValidationException | ManifestFormatTooNewException damaged) {
-                // Kept only once verified, so a number this reader does not know is damage here
-                // (or a newer warpd's copy on a shared cache): read the store's.
+            } catch (ManifestFormatTooNewException newer) {
+                // A newer warpd's copy on a cache it shares (or shared, before a downgrade): not
+                // damage, and that warpd needs it while the store is down (audit 42). The
+                // store's copy says the same to this reader.
+            } catch (ManifestCorruptedException | ManifestValidationException damaged) {
                 known.forgetManifest(key, kept.get());
             }
         }
         byte[] json = store.get(key, MANIFEST_MAX_BYTES);
         m = verify(json, store.describe() + "/" + key, id, version);
-        known.keepManifest(key, json);
+        known.keepManifest(key, json, m.formatVersion());
         verified.put(key, m);
         return m;
     }

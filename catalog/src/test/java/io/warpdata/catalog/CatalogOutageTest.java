@@ -121,6 +121,57 @@ class CatalogOutageTest {
         assertThat(second.resolve(DatasetRef.parse("vision/mnist@" + v.hex())).version()).isEqualTo(v);
     }
 
+    /** A version of format 3 (its artifact names its shards' files). */
+    private static io.warpdata.manifest.Manifest format3(DatasetId id) {
+        byte[] tar = "a tar".getBytes(StandardCharsets.UTF_8);
+        io.warpdata.manifest.BlobRef shard = new io.warpdata.manifest.BlobRef(io.warpdata.manifest.BlobId.of(tar), tar.length,
+                io.warpdata.manifest.BlobId.of(new byte[] {1}));
+        io.warpdata.manifest.Artifact a = new io.warpdata.manifest.Artifact(io.warpdata.manifest.ArtifactKind.WEBDATASET_SHARDS,
+                List.of(shard), shard, 1, tar.length, new java.util.TreeMap<>(), List.of("a.tar"), null);
+        io.warpdata.manifest.Manifest m = io.warpdata.manifest.Manifest.of(id, java.util.Map.of(), java.util.Map.of("samples", a),
+                List.of(), java.util.Map.of("created_at", "2026-11-30T05:00:00Z"));
+        assertThat(m.formatVersion()).isEqualTo(3);
+        return m;
+    }
+
+    /**
+     * Audit 42: a downgraded warpd took the kept manifests of formats it could not read for damage
+     * and deleted them, and the upgraded one could not serve those versions while the store was
+     * down. They are kept where an older release does not look, and a newer format's copy is not
+     * deleted by this one.
+     */
+    @Test
+    void aKeptManifestOfANewerFormatIsKeptApartAndNeverTakenForDamage() throws IOException {
+        VersionHash v = publisher.putVersion(format3(MNIST));
+        catalog(LastKnownGood.onDisk(dir)).manifest(MNIST, v);
+        String file = "datasets/vision/mnist/" + v.hex() + ".json";
+        Path format3 = dir.resolve("v1/manifests.format-3").resolve(file);
+        Path format1 = dir.resolve("v1/manifests").resolve(file);
+        assertThat(format3).exists();
+        assertThat(format1).as("where a release reading format 1 only looks").doesNotExist();
+
+        // One kept by a release before the per-format folders moves to its format's, read offline.
+        Files.createDirectories(format1.getParent());
+        Files.move(format3, format1);
+        store.down();
+        assertThat(catalog(LastKnownGood.onDisk(dir)).manifest(MNIST, v).formatVersion()).isEqualTo(3);
+        assertThat(format3).exists();
+        assertThat(format1).doesNotExist();
+
+        // A copy of a format this release cannot read is a newer release's: left for it.
+        store.up();
+        VersionHash w = publisher.putVersion(CatalogTest.manifest(MNIST, 2));
+        Path newer = dir.resolve("v1/manifests").resolve("datasets/vision/mnist/" + w.hex() + ".json");
+        Files.createDirectories(newer.getParent());
+        String json = new String(ManifestCodec.toJson(CatalogTest.manifest(MNIST, 2)), StandardCharsets.UTF_8);
+        assertThat(json).contains("\"format_version\":1");
+        String future = json.replace("\"format_version\":1", "\"format_version\":" + (ManifestCodec.FORMAT_VERSION + 1));
+        Files.writeString(newer, future);
+        assertThat(catalog(LastKnownGood.onDisk(dir)).manifest(MNIST, w).stats().totalRows())
+                .as("the store's copy, which this release reads").isEqualTo(2);
+        assertThat(Files.readString(newer)).as("the newer release's copy stays").isEqualTo(future);
+    }
+
     @Test
     void aKeptManifestIsVerifiedAgainstItsVersionAndADamagedOneIsRefetched() throws IOException {
         VersionHash v = publishLatest(1);
