@@ -1156,10 +1156,9 @@ def publish(name, tables=None, artifacts=None, bindings=None, set_latest=None, s
         args["allow_missing_members"] = True
     if allow_threshold_violations:
         args["allow_threshold_violations"] = True
-    if not shard_files:
-        args["shard_files"] = False
-    if not tensor_hashes:
-        args["tensor_hashes"] = False
+    # Named either way: warpd takes an absent one for False, as a client from before it asked.
+    args["shard_files"] = bool(shard_files)
+    args["tensor_hashes"] = bool(tensor_hashes)
     client = Client(socket)
     try:
         return client.call("publish", args, on_event=progress)

@@ -239,6 +239,14 @@ final class PublishCommand implements Callable<Integer> {
                     ctx.err().println("warpctl: interrupted too late: warpd had already written the version and moved its"
                             + " pointers. " + reply.summary());
                 }
+                if (reply.formatVersion() == 0 && !namedArtifacts.isEmpty()) {
+                    // Audit 42: an older warpd ignores the options it does not know, and published
+                    // without what this warpctl would have written (a different version id).
+                    ctx.err().println("warpctl: warpd (" + status.version() + ") is older than this warpctl and did not"
+                            + " say which manifest format it wrote: WebDataset tars' file names (ARTIFACT.tars/) and"
+                            + " per-tensor hashes may be left out of this version. Upgrade warpd, or publish with"
+                            + " --no-daemon to write them.");
+                }
                 return Optional.of(reply);
             } catch (io.warpdata.manifest.WarpException e) {
                 if (io.warpdata.daemon.control.ControlException.PUBLISH_TOO_LARGE.equals(e.type())) {

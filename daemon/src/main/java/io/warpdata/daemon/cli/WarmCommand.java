@@ -105,15 +105,16 @@ public final class WarmCommand implements Callable<Integer> {
         if (json) {
             DaemonCalls.printJson(out, result);
         } else {
-            // Not "in cache" when it does not fit: what was warmed first was evicted again (audit 18).
-            // "kept of": bytesDone is what the cache holds at the end (audit 31 read "read through" as all of it).
-            out.printf("warmed %s@%s: %s %s (%s fetched now) in %.1f s%s%n",
-                    result.dataset(), result.version().substring(0, Math.min(12, result.version().length())),
-                    ByteSize.format(result.bytesDone()), notAllCached ? "kept in the cache of the "
-                            + ByteSize.format(result.bytesTotal()) + " asked, the rest did not fit"
-                            : "in cache", ByteSize.format(result.bytesFetched()),
-                    result.seconds(), result.truncated() ? " (stopped at --max-bytes)" : "");
+            out.println(summary(result, notAllCached));
             out.flush();
+        }
+        if (!notAllCached && !result.truncated() && result.fits() == null) {
+            // Audit 42: a warpd before "fits" answered none, and this said "in cache" of a cache
+            // that held nothing (a disk that refused every write).
+            PrintWriter err = spec.commandLine().getErr();
+            err.println("warpctl: warpd is older than this warpctl and does not say whether what it warmed stays in its"
+                    + " cache; 'warpctl cache stats' shows what it holds");
+            err.flush();
         }
         if (notAllCached) {
             PrintWriter err = spec.commandLine().getErr();
@@ -128,6 +129,22 @@ public final class WarmCommand implements Callable<Integer> {
             return NOT_ALL_CACHED;
         }
         return 0;
+    }
+
+    /**
+     * The line warm ends with. Not "in cache" when it does not fit: what was warmed first was
+     * evicted again (audit 18); "kept of": bytesDone is what the cache holds at the end (audit 31
+     * read "read through" as all of it); "read through" when warpd does not say (one before
+     * {@code fits}, audit 42).
+     */
+    static String summary(WarmCall.Reply result, boolean notAllCached) {
+        String where = notAllCached ? "kept in the cache of the " + ByteSize.format(result.bytesTotal())
+                + " asked, the rest did not fit" : result.fits() == null && !result.truncated() ? "read through"
+                : "in cache";
+        return String.format(java.util.Locale.ROOT, "warmed %s@%s: %s %s (%s fetched now) in %.1f s%s",
+                result.dataset(), result.version().substring(0, Math.min(12, result.version().length())),
+                ByteSize.format(result.bytesDone()), where, ByteSize.format(result.bytesFetched()),
+                result.seconds(), result.truncated() ? " (stopped at --max-bytes)" : "");
     }
 
     /** Exit status when less than asked fits in the cache (the summary is still printed). */

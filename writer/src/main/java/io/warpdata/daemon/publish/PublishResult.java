@@ -24,7 +24,8 @@ public record PublishResult(DatasetId dataset,
                             boolean manifestWritten,
                             boolean latestSet,
                             List<String> pointersMoved,
-                            List<String> notes) {
+                            List<String> notes,
+                            int formatVersion) {
     public PublishResult {
         pointersMoved = List.copyOf(pointersMoved);
         notes = List.copyOf(notes);

@@ -146,7 +146,8 @@ public final class Publisher {
                     tables.values().stream().mapToInt(t -> t.files().size()).sum(),
                     manifest.stats().totalRows(), artifacts.size(), manifest.stats().totalMembers(),
                     upload.uploaded(), upload.skipped(), upload.bytesUploaded(), upload.bytesSkipped(),
-                    manifestWritten, request.setLatest() || latestNames(request, version), moved, notes);
+                    manifestWritten, request.setLatest() || latestNames(request, version), moved, notes,
+                    manifest.formatVersion());
         }
     }
 

@@ -20,6 +20,11 @@ public final class PublishCall {
      * @param bindings  {@code table.column=artifact:ref_type} each
      * @param shardSize target shard size; the default when absent or 0
      * @param branch    move this branch to the new version
+     * @param shardFiles record WebDataset tars' file names (manifest format 3); absent: false, as a
+     *                  client from before this option published (audit 42: a warpd that took absent
+     *                  for true wrote, for an older warpctl, versions that its release cannot read)
+     * @param tensorHashes hash each tensor of safetensors shards of 64 MiB or more (format 4);
+     *                  absent: false, likewise
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Request(@JsonProperty(required = true) String dataset,
@@ -38,7 +43,7 @@ public final class PublishCall {
             artifacts = artifacts == null ? Map.of() : artifacts;
         }
 
-        /** A publish whose safetensors members' tensors are hashed (tensorHashes absent: true). */
+        /** A publish that names no tensor hashes (absent: none, as a client before them asked). */
         public Request(String dataset, Map<String, PathList> tables, Map<String, PathList> artifacts, Names bindings,
                        boolean setLatest, ByteCount shardSize, String branch, boolean allowThresholdViolations,
                        boolean allowMissingMembers, Boolean shardFiles) {
@@ -46,7 +51,7 @@ public final class PublishCall {
                     allowMissingMembers, shardFiles, null);
         }
 
-        /** A publish whose WebDataset tars are shown as files too (shardFiles absent: true). */
+        /** A publish that names neither option (absent: neither, as a client before them asked). */
         public Request(String dataset, Map<String, PathList> tables, Map<String, PathList> artifacts, Names bindings,
                        boolean setLatest, ByteCount shardSize, String branch, boolean allowThresholdViolations,
                        boolean allowMissingMembers) {
@@ -59,7 +64,11 @@ public final class PublishCall {
     public record Progress(String message) {
     }
 
-    /** @param summary the line(s) warpctl prints at the end */
+    /**
+     * @param summary the line(s) warpctl prints at the end
+     * @param formatVersion the manifest format the version was written in (0 from a warpd before
+     *                      this field: one that may not know the formats its client asked for)
+     */
     public record Reply(@JsonProperty(required = true) String dataset,
                         @JsonProperty(required = true) String version,
                         int tables,
@@ -75,7 +84,8 @@ public final class PublishCall {
                         boolean latestSet,
                         List<String> pointersMoved,
                         List<String> notes,
-                        String summary) {
+                        String summary,
+                        int formatVersion) {
         public Reply {
             pointersMoved = pointersMoved == null ? List.of() : List.copyOf(pointersMoved);
             notes = notes == null ? List.of() : List.copyOf(notes);

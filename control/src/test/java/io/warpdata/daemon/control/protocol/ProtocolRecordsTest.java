@@ -73,7 +73,7 @@ class ProtocolRecordsTest {
                         Map.of("images", new PathList(List.of("/d/images", "/d/more,images"))),
                         new Names(List.of("main.path=images:file")), true, new ByteCount(64 << 20), "dev", false, true),
                 new PublishCall.Reply("ws/name", "ab".repeat(32), 1, 1, 10, 1, 10, 2, 0, 4096, 0, true, true,
-                        List.of("latest -> abab"), List.of(), "published ws/name@abab"),
+                        List.of("latest -> abab"), List.of(), "published ws/name@abab", 4),
                 new PublishCall.Progress("uploading (4096 bytes)")));
         m.put(Calls.PREFETCH_ORDER, List.of(new PrefetchOrderCall.Request("p", "ws/name@abcdef12", List.of("a.jpg", "b.jpg"), 0,
                         false),

@@ -99,8 +99,8 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
         Optional<String> branch = Optional.ofNullable(q.branch()).map(PublishRequest::requireBranchName);
         return new PublishRequest(ref.id(), tables, artifacts, bindings, q.setLatest(),
                 shardSize > 0 ? shardSize : PublishRequest.DEFAULT_SHARD_SIZE, Path.of("/"), branch,
-                q.allowThresholdViolations(), q.allowMissingMembers(), !Boolean.FALSE.equals(q.shardFiles()),
-                !Boolean.FALSE.equals(q.tensorHashes()));
+                q.allowThresholdViolations(), q.allowMissingMembers(), Boolean.TRUE.equals(q.shardFiles()),
+                Boolean.TRUE.equals(q.tensorHashes()));
     }
 
     /**
@@ -294,7 +294,8 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
     public static PublishCall.Reply reply(PublishResult res) {
         return new PublishCall.Reply(res.dataset().toString(), res.version().hex(), res.tables(), res.tableFiles(),
                 res.rows(), res.artifacts(), res.members(), res.blobsUploaded(), res.blobsSkipped(), res.bytesUploaded(),
-                res.bytesSkipped(), res.manifestWritten(), res.latestSet(), res.pointersMoved(), res.notes(), res.summary());
+                res.bytesSkipped(), res.manifestWritten(), res.latestSet(), res.pointersMoved(), res.notes(), res.summary(),
+                res.formatVersion());
     }
 
     private static List<String> flat(Map<String, List<String>> m) {
