@@ -32,8 +32,16 @@ public final class Staging implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Staging.class);
     /** Held locked by the publish that owns the directory. */
     static final String LOCK = ".warp-staging.lock";
-    /** Directories changed more recently than this may be a publish that is just starting. */
+    /** Directories without a lock file changed more recently than this may be a publish that is just starting. */
     static final Duration JUST_MADE = Duration.ofMinutes(1);
+    /**
+     * A lock file made more recently than this may not be locked yet: its publish opens it and
+     * locks it at once (microseconds), so 2 s is ample. Its age, not the directory's, decides:
+     * the directory changes with every file a publish writes, and a warpd restarted right after a
+     * publish it ran was cut off left a full copy behind until the next publish a minute later
+     * (audit 42).
+     */
+    static final Duration LOCK_JUST_MADE = Duration.ofSeconds(2);
     /** Directories without a lock file this old are leftovers of an earlier version. */
     static final Duration UNLOCKED_LEFTOVER_AGE = Duration.ofDays(1);
 
@@ -117,8 +125,9 @@ public final class Staging implements AutoCloseable {
 
     /**
      * Whether nobody holds {@code d}'s lock (its publish is gone), or it has none and is old. A
-     * directory changed in the last minute is left alone: a publish starting now makes its
-     * directory, then its lock file, then locks it, and must not be taken for gone in between.
+     * publish starting now makes its directory, then its lock file, then locks it, and must not be
+     * taken for gone in between: a directory without a lock file changed in the last minute, and
+     * a lock file made in the last {@link #LOCK_JUST_MADE}, are left alone.
      */
     private static boolean abandoned(Path d) {
         Path lock = d.resolve(LOCK);
@@ -128,11 +137,17 @@ public final class Staging implements AutoCloseable {
         } catch (IOException e) {
             return false;
         }
-        if (changed.isAfter(Instant.now().minus(JUST_MADE))) {
-            return false;
-        }
         if (!Files.exists(lock, LinkOption.NOFOLLOW_LINKS)) {
-            return changed.isBefore(Instant.now().minus(UNLOCKED_LEFTOVER_AGE));
+            return changed.isBefore(Instant.now().minus(JUST_MADE))
+                    && changed.isBefore(Instant.now().minus(UNLOCKED_LEFTOVER_AGE));
+        }
+        try {
+            if (Files.getLastModifiedTime(lock, LinkOption.NOFOLLOW_LINKS).toInstant()
+                    .isAfter(Instant.now().minus(LOCK_JUST_MADE))) {
+                return false;
+            }
+        } catch (IOException e) {
+            return false;
         }
         try (FileChannel ch = FileChannel.open(lock, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
             FileLock held = ch.tryLock();

@@ -24,6 +24,9 @@ class StagingTest {
         Files.createDirectories(killed.resolve("a"));
         Files.write(killed.resolve("a/a-00000.tar"), new byte[100_000]);
         Files.createFile(killed.resolve(Staging.LOCK)); // its publish died holding nothing
+        // Audit 42: cut off 10 s after it started, while writing (the folder changed just now);
+        // a warpd restarted at once left its full copy until a publish a minute later.
+        Files.setLastModifiedTime(killed.resolve(Staging.LOCK), FileTime.from(Instant.now().minus(Duration.ofSeconds(10))));
         Path starting = Files.createDirectories(parent.resolve("warp-publish-000")); // made just now, not locked yet
         Files.createFile(starting.resolve(Staging.LOCK));
         Path otherKind = parent.resolve("warp-view-222");
@@ -36,8 +39,9 @@ class StagingTest {
         Path lock = otherProcess.resolve(Staging.LOCK);
         Files.createFile(lock);
         FileTime twoMinutesAgo = FileTime.from(Instant.now().minus(Duration.ofMinutes(2)));
-        for (Path d : new Path[] {killed, otherKind, otherProcess}) {
+        for (Path d : new Path[] {otherKind, otherProcess}) {
             Files.setLastModifiedTime(d, twoMinutesAgo);
+            Files.setLastModifiedTime(d.resolve(Staging.LOCK), twoMinutesAgo);
         }
         Process holder = new ProcessBuilder("/usr/bin/python3", "-c",
                 "import fcntl,sys; f=open(sys.argv[1],'w'); fcntl.lockf(f, fcntl.LOCK_EX); print('locked', flush=True);"
@@ -52,7 +56,7 @@ class StagingTest {
                 assertThat(otherProcess).as("locked by a live process").exists();
                 assertThat(running.dir()).as("locked by this process").exists();
                 assertThat(otherKind).as("another prefix").exists();
-                assertThat(starting).as("changed within the minute: maybe a publish about to lock it").exists();
+                assertThat(starting).as("its lock file just made: maybe a publish about to lock it").exists();
                 assertThat(next.dir()).isDirectory();
             }
             assertThat(running.dir()).exists();
@@ -60,7 +64,7 @@ class StagingTest {
             holder.getOutputStream().close();
             holder.waitFor();
         }
-        Files.setLastModifiedTime(otherProcess, twoMinutesAgo);
+        Files.setLastModifiedTime(lock, twoMinutesAgo); // the holder's open("w") touched it
         assertThat(Staging.removeLeftovers(parent, "warp-publish-")).as("the live one exited: its lock is free").isZero();
         assertThat(otherProcess).as("empty but for its lock file").doesNotExist();
         try (var left = Files.list(parent)) {
