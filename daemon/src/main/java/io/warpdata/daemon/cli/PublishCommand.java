@@ -170,6 +170,20 @@ final class PublishCommand implements Callable<Integer> {
      * this returns. Sources are expanded here, as the calling user, and read by the daemon only
      * where this user may read them.
      */
+    /**
+     * What to say when a warpd older than this warpctl published: it ignores the options it does
+     * not know, and may have left out what this warpctl would have written, in a version of another
+     * id (audit 42). Such a warpd does not say which manifest format it wrote.
+     */
+    static Optional<String> olderDaemonNote(PublishCall.Reply reply, boolean artifacts, String daemonVersion) {
+        if (reply.formatVersion() != 0 || !artifacts) {
+            return Optional.empty();
+        }
+        return Optional.of("warpctl: warpd (" + daemonVersion + ") is older than this warpctl and did not say which"
+                + " manifest format it wrote: WebDataset tars' file names (ARTIFACT.tars/) and per-tensor hashes may be"
+                + " left out of this version. Upgrade warpd, or publish with --no-daemon to write them.");
+    }
+
     private Optional<PublishCall.Reply> publishThroughDaemon(CliContext ctx, DatasetId id, Map<String, List<String>> namedTables,
                                                             Map<String, List<String>> namedArtifacts,
                                                             List<String> bindingSpecs, long shardBytes) {
@@ -239,14 +253,7 @@ final class PublishCommand implements Callable<Integer> {
                     ctx.err().println("warpctl: interrupted too late: warpd had already written the version and moved its"
                             + " pointers. " + reply.summary());
                 }
-                if (reply.formatVersion() == 0 && !namedArtifacts.isEmpty()) {
-                    // Audit 42: an older warpd ignores the options it does not know, and published
-                    // without what this warpctl would have written (a different version id).
-                    ctx.err().println("warpctl: warpd (" + status.version() + ") is older than this warpctl and did not"
-                            + " say which manifest format it wrote: WebDataset tars' file names (ARTIFACT.tars/) and"
-                            + " per-tensor hashes may be left out of this version. Upgrade warpd, or publish with"
-                            + " --no-daemon to write them.");
-                }
+                olderDaemonNote(reply, !namedArtifacts.isEmpty(), status.version()).ifPresent(ctx.err()::println);
                 return Optional.of(reply);
             } catch (io.warpdata.manifest.WarpException e) {
                 if (io.warpdata.daemon.control.ControlException.PUBLISH_TOO_LARGE.equals(e.type())) {
