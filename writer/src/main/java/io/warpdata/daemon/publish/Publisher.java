@@ -230,16 +230,19 @@ public final class Publisher {
         if (inputs.size() != 1 || !Files.isDirectory(inputs.get(0)) || !SafetensorsDataset.isOne(inputs.get(0))) {
             return Optional.empty();
         }
-        Path index = inputs.get(0).resolve("_tensor_index.parquet");
-        if (!Files.isRegularFile(index)) {
+        if (!TensorIndexCheck.has(inputs.get(0))) {
             return Optional.empty();
         }
+        Path index = inputs.get(0).resolve(TensorIndexCheck.FILE);
         String table = artifact + TENSOR_INDEX_TABLE;
         if (request.tables().containsKey(table) || request.artifacts().containsKey(table)) {
             throw new InvalidInputException("'" + table + "' is given, but it is the name of artifact " + artifact
                     + "'s tensor index table", "Rename the table or artifact " + table + ".");
         }
-        return Optional.of(CommittedDataset.loose(List.of(new CommittedDataset.Part(index, ""))));
+        // Spark writes it as a folder of part files with _SUCCESS: a committed dataset (the review:
+        // such an index was neither checked nor a table, and nothing said so).
+        return Optional.of(Files.isDirectory(index) ? CommittedDataset.read(table, index)
+                : CommittedDataset.loose(List.of(new CommittedDataset.Part(index, ""))));
     }
 
     /**
@@ -473,7 +476,8 @@ public final class Publisher {
         if (inputs.size() == 1 && Files.isDirectory(inputs.get(0))) {
             Path dir = inputs.get(0);
             // A safetensors dataset is checked whole before any byte is packed (seed 001).
-            SafetensorsDataset.Summary safetensors = SafetensorsDataset.isOne(dir) ? SafetensorsDataset.check(name, dir) : null;
+            SafetensorsDataset.Summary safetensors = SafetensorsDataset.isOne(dir) ? SafetensorsDataset.check(name, dir, staging)
+                    : null;
             if (safetensors != null) {
                 safetensors.notes().forEach(n -> notes.add("artifact " + name + ": " + n));
             }

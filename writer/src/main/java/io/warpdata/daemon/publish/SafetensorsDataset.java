@@ -87,8 +87,13 @@ final class SafetensorsDataset {
      * @throws SafetensorsException naming the file and the tensor: a header that breaks the format
      */
     static Summary check(String artifact, Path dir) {
+        return check(artifact, dir, Path.of(System.getProperty("java.io.tmpdir")));
+    }
+
+    /** As {@link #check(String, Path)}, the index's check spilling below {@code spillParent} (the publish's staging). */
+    static Summary check(String artifact, Path dir, Path spillParent) {
         JsonNode m = readManifest(artifact, dir);
-        try (TensorIndexCheck index = TensorIndexCheck.of(artifact, dir)) {
+        try (TensorIndexCheck index = TensorIndexCheck.of(artifact, dir, spillParent)) {
             return check(artifact, dir, m, index);
         }
     }
@@ -161,8 +166,7 @@ final class SafetensorsDataset {
             }
             h.tensors().forEach(t -> {
                 dtypes.merge(t.dtype().name(), 1L, Long::sum);
-                shapes.merge(t.shape().isEmpty() ? "scalar" : t.shape().stream().map(String::valueOf)
-                        .reduce((a, b) -> a + "x" + b).orElse(""), 1L, Long::sum);
+                shapes.merge(t.shape().isEmpty() ? "scalar" : TensorIndexCheck.shape(t.shape()), 1L, Long::sum);
             });
             samples += count;
             bytes += size;

@@ -34,7 +34,10 @@ import org.duckdb.DuckDBConnection;
  *
  * <p>The headers' tensors are appended to an in-memory DuckDB table, one file at a time, and
  * compared with the index in SQL: the heap holds no more than one header, and DuckDB spills past
- * {@link #MEMORY_LIMIT} to a folder of its own, removed on {@link #close}.
+ * {@link #MEMORY_LIMIT} to a folder of its own in the publish's staging folder (not a tmpfs
+ * {@code /tmp}; a killed publish's goes with its staging folder), removed on {@link #close}.
+ *
+ * <p>The index may be a file or, as Spark writes a Parquet "file", a folder of them.
  */
 final class TensorIndexCheck implements AutoCloseable {
     static final String FILE = "_tensor_index.parquet";
@@ -49,10 +52,10 @@ final class TensorIndexCheck implements AutoCloseable {
     private final Connection connection;
     private final DuckDBAppender headers;
 
-    private TensorIndexCheck(String artifact, Path index) throws SQLException, IOException {
+    private TensorIndexCheck(String artifact, Path index, Path spillParent) throws SQLException, IOException {
         this.where = "Artifact '" + artifact + "': " + index;
         this.index = index;
-        this.spill = Files.createTempDirectory("warp-tensor-index");
+        this.spill = Files.createTempDirectory(Files.createDirectories(spillParent), "warp-tensor-index");
         Connection c = null;
         try {
             c = DuckDb.connect();
@@ -72,15 +75,23 @@ final class TensorIndexCheck implements AutoCloseable {
         }
     }
 
-    /** A check of {@code dir}'s index, or null when it has none. */
-    static TensorIndexCheck of(String artifact, Path dir) {
+    /** Whether {@code dir} has an index: a file, or a folder (Spark's). */
+    static boolean has(Path dir) {
         Path index = dir.resolve(FILE);
-        if (!Files.isRegularFile(index)) {
+        return Files.isRegularFile(index) || Files.isDirectory(index);
+    }
+
+    /** A check of {@code dir}'s index, spilling below {@code spillParent}, or null when it has none. */
+    static TensorIndexCheck of(String artifact, Path dir, Path spillParent) {
+        if (!has(dir)) {
             return null;
         }
+        Path index = dir.resolve(FILE);
         try {
-            return new TensorIndexCheck(artifact, index);
-        } catch (SQLException | IOException e) {
+            return new TensorIndexCheck(artifact, index, spillParent);
+        } catch (IOException e) {
+            throw StagingFullException.of("checking " + index, spillParent, e);
+        } catch (SQLException e) {
             throw new IllegalStateException("cannot start an in-memory DuckDB to check " + index + ": " + e.getMessage(), e);
         }
     }
@@ -106,19 +117,29 @@ final class TensorIndexCheck implements AutoCloseable {
      */
     List<String> finish(Set<String> files) {
         try {
+            // close() would drop a failed flush's error, and with it the last rows (the review).
+            headers.flush();
             headers.close();
             try (Statement st = connection.createStatement()) {
                 columns(st);
                 st.execute("CREATE TEMP TABLE names (file_name VARCHAR, file VARCHAR)");
-                List<String> raw = strings(st, "SELECT DISTINCT file_name FROM " + source() + " WHERE file_name IS NOT NULL"
-                        + " ORDER BY 1 LIMIT " + (files.size() + 1));
-                for (String name : raw) {
-                    String file = normalized(name);
-                    if (!files.contains(file)) {
-                        throw refused("has a row whose file_name is " + SafetensorsDataset.quoted(name)
-                                + ", which is not a file of the dataset's manifest (" + listed(files) + ")");
+                // Every spelling, to the first that is not the dataset's: a limit let one past it
+                // drop out of the comparison unchecked (the review).
+                List<String[]> spellings = new ArrayList<>();
+                try (ResultSet rs = st.executeQuery("SELECT DISTINCT file_name FROM " + source()
+                        + " WHERE file_name IS NOT NULL ORDER BY 1")) {
+                    while (rs.next()) {
+                        String name = rs.getString(1);
+                        String file = normalized(name);
+                        if (!files.contains(file)) {
+                            throw refused("has a row whose file_name is " + SafetensorsDataset.quoted(name)
+                                    + ", which is not a file of the dataset's manifest (" + listed(files) + ")");
+                        }
+                        spellings.add(new String[] {name, file});
                     }
-                    st.execute("INSERT INTO names VALUES (" + RowRendering.literal(name) + ", " + RowRendering.literal(file) + ")");
+                }
+                for (String[] n : spellings) {
+                    st.execute("INSERT INTO names VALUES (" + RowRendering.literal(n[0]) + ", " + RowRendering.literal(n[1]) + ")");
                 }
                 long nulls = count(st, "SELECT count(*) FROM " + source() + " WHERE file_name IS NULL OR tensor_key IS NULL");
                 if (nulls > 0) {
@@ -127,10 +148,11 @@ final class TensorIndexCheck implements AutoCloseable {
                 st.execute("CREATE TEMP TABLE i AS SELECT n.file, x.tensor_key, upper(x.dtype) AS dtype,"
                         + " array_to_string(x.shape, 'x') AS shape, (x.shape IS NULL OR list_count(x.shape) <> len(x.shape)) AS no_shape"
                         + " FROM " + source() + " x JOIN names n USING (file_name)");
-                String twice = first(st, "SELECT tensor_key || ' of ' || file || ' (' || count(*) || ' rows)' FROM i"
-                        + " GROUP BY file, tensor_key HAVING count(*) > 1 ORDER BY file, tensor_key LIMIT 1");
+                String[] twice = row(st, "SELECT file, tensor_key, count(*) FROM i GROUP BY file, tensor_key"
+                        + " HAVING count(*) > 1 ORDER BY file, tensor_key LIMIT 1");
                 if (twice != null) {
-                    throw refused("lists a tensor more than once: " + twice);
+                    throw refused("lists a tensor more than once: " + SafetensorsDataset.quoted(twice[1]) + " of " + twice[0]
+                            + " (" + twice[2] + " rows)");
                 }
                 long unknown = count(st, "SELECT count(*) FROM i ANTI JOIN h USING (file, tensor_key)");
                 if (unknown > 0) {
@@ -138,15 +160,15 @@ final class TensorIndexCheck implements AutoCloseable {
                             + example(st, "SELECT file, tensor_key FROM i ANTI JOIN h USING (file, tensor_key)"
                             + " ORDER BY file, tensor_key LIMIT 1"));
                 }
-                String odd = first(st, "SELECT i.tensor_key || ' of ' || i.file || ': the index says ' || coalesce(i.dtype, 'NULL')"
-                        + " || ' [' || CASE WHEN i.no_shape THEN 'NULL' ELSE i.shape END || '], the header '"
-                        + " || h.dtype || ' [' || h.shape || ']' FROM i JOIN h USING (file, tensor_key)"
-                        + " WHERE i.dtype IS DISTINCT FROM h.dtype OR i.no_shape OR i.shape <> h.shape"
+                String differ = " FROM i JOIN h USING (file, tensor_key)"
+                        + " WHERE i.dtype IS DISTINCT FROM h.dtype OR i.no_shape OR i.shape <> h.shape";
+                String[] odd = row(st, "SELECT i.file, i.tensor_key, coalesce(i.dtype, 'NULL'),"
+                        + " CASE WHEN i.no_shape THEN 'NULL' ELSE i.shape END, h.dtype, h.shape, count(*) OVER ()" + differ
                         + " ORDER BY i.file, i.tensor_key LIMIT 1");
                 if (odd != null) {
-                    long n = count(st, "SELECT count(*) FROM i JOIN h USING (file, tensor_key)"
-                            + " WHERE i.dtype IS DISTINCT FROM h.dtype OR i.no_shape OR i.shape <> h.shape");
-                    throw refused("has " + rows(n) + " whose dtype or shape is not the header's, e.g. " + odd);
+                    throw refused("has " + rows(Long.parseLong(odd[6])) + " whose dtype or shape is not the header's, e.g. "
+                            + SafetensorsDataset.quoted(odd[1]) + " of " + odd[0] + ": the index says "
+                            + SafetensorsDataset.quoted(odd[2]) + " [" + odd[3] + "], the header " + odd[4] + " [" + odd[5] + "]");
                 }
                 long missing = count(st, "SELECT count(*) FROM h ANTI JOIN i USING (file, tensor_key)");
                 if (missing == 0) {
@@ -159,8 +181,17 @@ final class TensorIndexCheck implements AutoCloseable {
                         + (missing == 1 ? "it" : "them") + " (the files and the mount's .tensors/ folders do)");
             }
         } catch (SQLException e) {
-            throw new InvalidInputException(where + " cannot be read as seed 001's tensor index ("
-                    + ParquetInspector.firstLine(e.getMessage()) + ")", FIX, e);
+            String why = ParquetInspector.firstLine(e.getMessage());
+            // Room, not the index, when the spill folder's disk is full or DuckDB's memory ran
+            // out: that is no reason to rewrite or remove a good index (the review).
+            if (why.contains("No space left") || why.contains("Disk quota")) {
+                throw StagingFullException.of("checking " + index, spill, new IOException(why, e));
+            }
+            if (why.contains("Out of Memory")) {
+                throw new IllegalStateException("checking " + index + ": DuckDB ran out of its " + MEMORY_LIMIT
+                        + " (spilling to " + spill + "): " + why, e);
+            }
+            throw new InvalidInputException(where + " cannot be read as seed 001's tensor index (" + why + ")", FIX, e);
         }
     }
 
@@ -192,7 +223,8 @@ final class TensorIndexCheck implements AutoCloseable {
     }
 
     private String source() {
-        return "read_parquet(" + RowRendering.literal(index.toAbsolutePath().toString()) + ", hive_partitioning = false)";
+        String files = index.toAbsolutePath().toString() + (Files.isDirectory(index) ? "/**/*.parquet" : "");
+        return "read_parquet(" + RowRendering.literal(files) + ", hive_partitioning = false)";
     }
 
     private InvalidInputException refused(String what) {
@@ -202,8 +234,12 @@ final class TensorIndexCheck implements AutoCloseable {
     /** A file_name as the manifest's files are compared: "./a.safetensors" is a.safetensors. */
     private String normalized(String name) {
         Path dir = index.getParent();
-        Path p = dir.resolve(name).normalize();
-        return p.startsWith(dir) && !p.equals(dir) ? dir.relativize(p).toString() : name;
+        try {
+            Path p = dir.resolve(name).normalize();
+            return p.startsWith(dir) && !p.equals(dir) ? dir.relativize(p).toString() : name;
+        } catch (java.nio.file.InvalidPathException e) {
+            return name; // a NUL: no file of the dataset's, refused as such
+        }
     }
 
     static String shape(List<Long> shape) {
@@ -236,20 +272,18 @@ final class TensorIndexCheck implements AutoCloseable {
         }
     }
 
-    private static String first(Statement st, String sql) throws SQLException {
+    /** The first row of {@code sql} as strings, or null. */
+    private static String[] row(Statement st, String sql) throws SQLException {
         try (ResultSet rs = st.executeQuery(sql)) {
-            return rs.next() ? rs.getString(1) : null;
-        }
-    }
-
-    private static List<String> strings(Statement st, String sql) throws SQLException {
-        List<String> out = new ArrayList<>();
-        try (ResultSet rs = st.executeQuery(sql)) {
-            while (rs.next()) {
-                out.add(rs.getString(1));
+            if (!rs.next()) {
+                return null;
             }
+            String[] out = new String[rs.getMetaData().getColumnCount()];
+            for (int i = 0; i < out.length; i++) {
+                out[i] = rs.getString(i + 1);
+            }
+            return out;
         }
-        return out;
     }
 
     @Override

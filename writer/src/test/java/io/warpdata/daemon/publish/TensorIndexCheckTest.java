@@ -101,6 +101,37 @@ class TensorIndexCheckTest {
         rows(ALL + ", ('a', '../other/part-0.safetensors', [4], 'F32')");
         assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("whose file_name is \"../other/part-0.safetensors\"");
+        // The review: a limit of one spelling a file let a stray one past it through unchecked.
+        // Two spellings of part-0, then part-1 and part-9: the fourth name was past that limit.
+        rows("('a', './part-0.safetensors', [4], 'F32'), ('b', 'part-0.safetensors', [2, 3], 'I64'),"
+                + " ('a', 'part-1.safetensors', [4], 'F32'), ('c', 'part-1.safetensors', []::INTEGER[], 'U8'),"
+                + " ('z', 'part-9.safetensors', [1], 'F32')");
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("whose file_name is \"part-9.safetensors\"");
+        rows(ALL + ", ('a', 'part-' || chr(0) || '.safetensors', [4], 'F32')");
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).as("a NUL in a name").isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("which is not a file of the dataset's manifest");
+    }
+
+    @Test
+    void anIndexWrittenAsAFolderOfPartsAsSparkWritesItIsCheckedToo() throws Exception {
+        Path folder = src.resolve("_tensor_index.parquet");
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement st = c.createStatement()) {
+            st.execute("SET threads = 2");
+            st.execute("COPY (SELECT * FROM (VALUES " + ALL + ", ('c', 'part-0.safetensors', [4], 'F32'))"
+                    + " v(tensor_key, file_name, shape, dtype)) TO '" + folder + "' (FORMAT PARQUET, PER_THREAD_OUTPUT true)");
+        }
+        assertThat(folder).isDirectory();
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("has 1 row naming a tensor its file does not hold, e.g. \"c\" of part-0.safetensors");
+    }
+
+    @Test
+    void aKeyInAMessageIsWrittenAsJsonWould() throws Exception {
+        // Audit 41's rule: a newline or a terminal's escape in a key must not make lines of the output.
+        rows(ALL + ", ('bad' || chr(10) || chr(27) || '[31m', 'part-0.safetensors', [4], 'F32')");
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("e.g. \"bad\\n\\u001B[31m\" of part-0.safetensors").hasMessageNotContaining("\n");
     }
 
     @Test
@@ -108,24 +139,24 @@ class TensorIndexCheckTest {
         rows("('a', 'part-0.safetensors', [4], 'F16'), ('b', 'part-0.safetensors', [2, 3], 'I64'),"
                 + " ('a', 'part-1.safetensors', [4], 'F32'), ('c', 'part-1.safetensors', []::INTEGER[], 'U8')");
         assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
-                .hasMessageContaining("has 1 row whose dtype or shape is not the header's, e.g. a of part-0.safetensors:"
-                        + " the index says F16 [4], the header F32 [4]");
+                .hasMessageContaining("has 1 row whose dtype or shape is not the header's, e.g. \"a\" of part-0.safetensors:"
+                        + " the index says \"F16\" [4], the header F32 [4]");
         rows("('a', 'part-0.safetensors', [4], 'F32'), ('b', 'part-0.safetensors', [3, 2], 'I64'),"
                 + " ('a', 'part-1.safetensors', [4, NULL], 'F32'), ('c', 'part-1.safetensors', [1], 'U8')");
         assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
-                .hasMessageContaining("has 3 rows whose dtype or shape is not the header's, e.g. b of part-0.safetensors:"
-                        + " the index says I64 [3x2], the header I64 [2x3]");
+                .hasMessageContaining("has 3 rows whose dtype or shape is not the header's, e.g. \"b\" of part-0.safetensors:"
+                        + " the index says \"I64\" [3x2], the header I64 [2x3]");
         rows("('a', 'part-0.safetensors', [4], NULL), ('b', 'part-0.safetensors', [2, 3], 'I64'),"
                 + " ('a', 'part-1.safetensors', [4], 'F32'), ('c', 'part-1.safetensors', []::INTEGER[], 'U8')");
         assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
-                .hasMessageContaining("the index says NULL [4], the header F32 [4]");
+                .hasMessageContaining("the index says \"NULL\" [4], the header F32 [4]");
     }
 
     @Test
     void aTensorListedTwiceOrARowWithoutAKeyIsRefused() throws Exception {
         rows(ALL + ", ('b', './part-0.safetensors', [2, 3], 'I64')");
         assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
-                .hasMessageContaining("lists a tensor more than once: b of part-0.safetensors (2 rows)");
+                .hasMessageContaining("lists a tensor more than once: \"b\" of part-0.safetensors (2 rows)");
         rows(ALL + ", (NULL, 'part-0.safetensors', [2, 3], 'I64')");
         assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("has 1 row without a file_name or tensor_key");
@@ -146,14 +177,14 @@ class TensorIndexCheckTest {
     }
 
     @Test
-    void theCheckLeavesNoSpillFolderBehind() throws Exception {
-        Path temp = Path.of(System.getProperty("java.io.tmpdir"));
-        long before = spills(temp);
+    void theCheckSpillsInTheStagingFolderAndLeavesNothingThere() throws Exception {
+        Path staging = tmp.resolve("staging");
         rows(ALL);
-        assertThat(SafetensorsDataset.check("emb", src).notes()).isEmpty();
+        assertThat(SafetensorsDataset.check("emb", src, staging).notes()).isEmpty();
         rows(ALL + ", ('c', 'part-0.safetensors', [4], 'F32')");
-        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class);
-        assertThat(spills(temp)).isEqualTo(before);
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src, staging)).isInstanceOf(InvalidInputException.class);
+        assertThat(staging).isDirectory();
+        assertThat(spills(staging)).isZero();
     }
 
     private static long spills(Path temp) throws IOException {
