@@ -8,6 +8,7 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import io.warpdata.manifest.BlobId;
+import io.warpdata.manifest.ManifestCodec;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -156,7 +157,68 @@ public final class LastKnownGood {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot prepare the catalog state directory " + root, e);
         }
-        return new LastKnownGood(root, roomFor);
+        LastKnownGood known = new LastKnownGood(root, roomFor);
+        known.moveManifestsToTheirFormats();
+        return known;
+    }
+
+    /**
+     * Moves each manifest of format 2 or more kept in {@code manifests/} (by a release before the
+     * per-format folders) to its format's folder, at start: one not read since an upgrade would
+     * otherwise still be taken for damage by a downgraded warpd (the review). A file whose format
+     * cannot be read stays, for the reader to verify.
+     */
+    private void moveManifestsToTheirFormats() {
+        Path legacy = dir.resolve("manifests");
+        List<Path> files;
+        try (var walk = Files.walk(legacy)) {
+            files = walk.filter(p -> p.getFileName().toString().endsWith(".json") && Files.isRegularFile(p)).toList();
+        } catch (IOException e) {
+            LOG.warn("cannot list the kept manifests in {} ({}); each moves to its format's folder when read", legacy,
+                    e.toString());
+            return;
+        }
+        int moved = 0;
+        for (Path f : files) {
+            int format = formatOf(f);
+            if (format < 2 || format > ManifestCodec.FORMAT_VERSION) {
+                continue;
+            }
+            Path target = dir.resolve("manifests.format-" + format).resolve(legacy.relativize(f));
+            try {
+                synchronized (lockOf(target)) {
+                    if (folders(target.getParent())) {
+                        Files.move(f, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+                        moved++;
+                    }
+                }
+            } catch (IOException e) {
+                LOG.warn("cannot move the kept manifest {} to {} ({}); it moves when read", f, target, e.toString());
+            }
+        }
+        if (moved > 0) {
+            LOG.info("moved {} kept manifest(s) of format 2 or more to their formats' folders in {}", moved, dir);
+        }
+    }
+
+    /** The top-level {@code format_version} of a kept manifest, or 0 when it has none or cannot be read. */
+    private static int formatOf(Path file) {
+        try (JsonParser p = JSON.createParser(file.toFile())) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                return 0;
+            }
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                JsonToken value = p.nextToken();
+                if ("format_version".equals(name)) {
+                    return value == JsonToken.VALUE_NUMBER_INT ? p.getIntValue() : 0;
+                }
+                p.skipChildren();
+            }
+            return 0;
+        } catch (IOException e) {
+            return 0;
+        }
     }
 
     /** State kept in memory only. */
@@ -395,9 +457,10 @@ public final class LastKnownGood {
         if (dir == null) {
             return Optional.empty();
         }
-        // The formats this release reads, newest first, then format 1's folder (where releases
-        // before the per-format folders kept every format).
-        for (int format = io.warpdata.manifest.ManifestCodec.FORMAT_VERSION; format >= 1; format--) {
+        // Format 1's folder first (where releases before the per-format folders kept every
+        // format), then the others: a copy is written to its format's folder before the one in
+        // manifests/ is deleted, so a reader racing a move finds one of them (the review).
+        for (int format : manifestFormats()) {
             try {
                 return Optional.of(Files.readAllBytes(manifestFile(key, format)));
             } catch (NoSuchFileException e) {
@@ -408,11 +471,6 @@ public final class LastKnownGood {
             }
         }
         return Optional.empty();
-    }
-
-    /** Keeps a verified manifest of format 1 (once; a version never changes). */
-    public void keepManifest(String key, byte[] json) {
-        keepManifest(key, json, 1);
     }
 
     /**
@@ -436,16 +494,21 @@ public final class LastKnownGood {
 
     /**
      * Drops a kept manifest that failed verification (in whichever folder it is), unless it no
-     * longer holds {@code damaged}. Not for one of a format this release does not know: that is
-     * a newer release's, not damage.
+     * longer holds {@code damaged}. A newer release keeps a format this one cannot read in a
+     * folder this one does not read, so one found here is damage too.
      */
     public void forgetManifest(String key, byte[] damaged) {
         if (dir != null) {
             LOG.warn("the kept manifest {} does not verify; deleting it", key);
-            for (int format = io.warpdata.manifest.ManifestCodec.FORMAT_VERSION; format >= 1; format--) {
+            for (int format : manifestFormats()) {
                 deleteIfStill(manifestFile(key, format), damaged);
             }
         }
+    }
+
+    /** The formats whose folders this release reads: 1 (manifests/, every format before the per-format folders), then 2 up. */
+    private static int[] manifestFormats() {
+        return java.util.stream.IntStream.rangeClosed(1, ManifestCodec.FORMAT_VERSION).toArray();
     }
 
     private Path manifestFile(String key, int format) {

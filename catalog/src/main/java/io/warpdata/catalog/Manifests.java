@@ -69,11 +69,9 @@ final class Manifests {
                 }
                 verified.put(key, m);
                 return m;
-            } catch (ManifestFormatTooNewException newer) {
-                // A newer warpd's copy on a cache it shares (or shared, before a downgrade): not
-                // damage, and that warpd needs it while the store is down (audit 42). The
-                // store's copy says the same to this reader.
-            } catch (ManifestCorruptedException | ManifestValidationException damaged) {
+            } catch (ManifestCorruptedException | ManifestValidationException | ManifestFormatTooNewException damaged) {
+                // Kept only once verified, and a newer release keeps a format this one cannot
+                // read where this one does not look (LastKnownGood): damage. Read the store's.
                 known.forgetManifest(key, kept.get());
             }
         }

@@ -6,6 +6,11 @@ import io.warpdata.store.StoreLayout;
 import io.warpdata.store.StoreNotAnsweringException;
 import io.warpdata.store.StoreUnreachableException;
 
+import io.warpdata.manifest.Manifest;
+import io.warpdata.manifest.BlobRef;
+import io.warpdata.manifest.BlobId;
+import io.warpdata.manifest.Artifact;
+import io.warpdata.manifest.ArtifactKind;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.DatasetRef;
 import io.warpdata.manifest.ManifestCodec;
@@ -122,13 +127,13 @@ class CatalogOutageTest {
     }
 
     /** A version of format 3 (its artifact names its shards' files). */
-    private static io.warpdata.manifest.Manifest format3(DatasetId id) {
+    private static Manifest format3(DatasetId id) {
         byte[] tar = "a tar".getBytes(StandardCharsets.UTF_8);
-        io.warpdata.manifest.BlobRef shard = new io.warpdata.manifest.BlobRef(io.warpdata.manifest.BlobId.of(tar), tar.length,
-                io.warpdata.manifest.BlobId.of(new byte[] {1}));
-        io.warpdata.manifest.Artifact a = new io.warpdata.manifest.Artifact(io.warpdata.manifest.ArtifactKind.WEBDATASET_SHARDS,
+        BlobRef shard = new BlobRef(BlobId.of(tar), tar.length,
+                BlobId.of(new byte[] {1}));
+        Artifact a = new Artifact(ArtifactKind.WEBDATASET_SHARDS,
                 List.of(shard), shard, 1, tar.length, new java.util.TreeMap<>(), List.of("a.tar"), null);
-        io.warpdata.manifest.Manifest m = io.warpdata.manifest.Manifest.of(id, java.util.Map.of(), java.util.Map.of("samples", a),
+        Manifest m = Manifest.of(id, java.util.Map.of(), java.util.Map.of("samples", a),
                 List.of(), java.util.Map.of("created_at", "2026-11-30T05:00:00Z"));
         assertThat(m.formatVersion()).isEqualTo(3);
         return m;
@@ -137,11 +142,10 @@ class CatalogOutageTest {
     /**
      * Audit 42: a downgraded warpd took the kept manifests of formats it could not read for damage
      * and deleted them, and the upgraded one could not serve those versions while the store was
-     * down. They are kept where an older release does not look, and a newer format's copy is not
-     * deleted by this one.
+     * down. They are kept where an older release does not look.
      */
     @Test
-    void aKeptManifestOfANewerFormatIsKeptApartAndNeverTakenForDamage() throws IOException {
+    void aKeptManifestOfFormat2OrMoreIsKeptWhereAnOlderReleaseDoesNotLook() throws IOException {
         VersionHash v = publisher.putVersion(format3(MNIST));
         catalog(LastKnownGood.onDisk(dir)).manifest(MNIST, v);
         String file = "datasets/vision/mnist/" + v.hex() + ".json";
@@ -150,15 +154,19 @@ class CatalogOutageTest {
         assertThat(format3).exists();
         assertThat(format1).as("where a release reading format 1 only looks").doesNotExist();
 
-        // One kept by a release before the per-format folders moves to its format's, read offline.
+        // One kept by a release before the per-format folders moves to its format's at start,
+        // before any read (the review: else a downgrade before it was read deleted it), and reads
+        // offline.
         Files.createDirectories(format1.getParent());
         Files.move(format3, format1);
-        store.down();
-        assertThat(catalog(LastKnownGood.onDisk(dir)).manifest(MNIST, v).formatVersion()).isEqualTo(3);
+        LastKnownGood restarted = LastKnownGood.onDisk(dir);
         assertThat(format3).exists();
         assertThat(format1).doesNotExist();
+        store.down();
+        assertThat(catalog(restarted).manifest(MNIST, v).formatVersion()).isEqualTo(3);
 
-        // A copy of a format this release cannot read is a newer release's: left for it.
+        // A newer release keeps a format this one cannot read in a folder this one does not read:
+        // a copy of one in manifests/ is damage, replaced by the store's.
         store.up();
         VersionHash w = publisher.putVersion(CatalogTest.manifest(MNIST, 2));
         Path newer = dir.resolve("v1/manifests").resolve("datasets/vision/mnist/" + w.hex() + ".json");
@@ -169,7 +177,7 @@ class CatalogOutageTest {
         Files.writeString(newer, future);
         assertThat(catalog(LastKnownGood.onDisk(dir)).manifest(MNIST, w).stats().totalRows())
                 .as("the store's copy, which this release reads").isEqualTo(2);
-        assertThat(Files.readString(newer)).as("the newer release's copy stays").isEqualTo(future);
+        assertThat(Files.readString(newer)).as("replaced by the store's").isEqualTo(json);
     }
 
     @Test

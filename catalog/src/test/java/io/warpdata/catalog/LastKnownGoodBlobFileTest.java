@@ -53,7 +53,7 @@ class LastKnownGoodBlobFileTest {
             Files.setLastModifiedTime(dir.resolve("v1/blobs").resolve(ids[i].hex()),
                     java.nio.file.attribute.FileTime.fromMillis(86_400_000L * (i + 1)));
         }
-        first.keepManifest("datasets/ws/a/versions/abc.json", "{}".getBytes());
+        first.keepManifest("datasets/ws/a/versions/abc.json", "{}".getBytes(), 1);
 
         // A later process opens blob 1: it becomes the most recently used.
         LastKnownGood later = LastKnownGood.onDisk(dir);
@@ -147,7 +147,7 @@ class LastKnownGoodBlobFileTest {
         assertThat(asked[0]).isEqualTo(data.length);
         assertThat(dir.resolve("v1/blobs").resolve(id.hex())).doesNotExist();
         assertThat(known.blobsNotKeptForRoom()).isEqualTo(2);
-        known.keepManifest("datasets/ws/a/versions/x.json", new byte[] {'{', '}'});
+        known.keepManifest("datasets/ws/a/versions/x.json", new byte[] {'{', '}'}, 1);
         assertThat(known.manifest("datasets/ws/a/versions/x.json")).isPresent();
     }
 }

@@ -24,7 +24,7 @@ class LastKnownGoodDamageTest {
     @Test
     void aGoodCopyWrittenAfterTheDamageWasReadIsNotDeleted() throws IOException {
         LastKnownGood first = LastKnownGood.onDisk(dir);
-        first.keepManifest(KEY, "{\"damaged\":1}".getBytes(StandardCharsets.UTF_8));
+        first.keepManifest(KEY, "{\"damaged\":1}".getBytes(StandardCharsets.UTF_8), 1);
         byte[] damaged = first.manifest(KEY).orElseThrow();
         byte[] good = "{\"good\":1}".getBytes(StandardCharsets.UTF_8);
 
@@ -32,7 +32,7 @@ class LastKnownGoodDamageTest {
         LastKnownGood other = LastKnownGood.onDisk(dir);
         other.forgetManifest(KEY, other.manifest(KEY).orElseThrow());
         assertThat(other.manifest(KEY)).isEmpty();
-        other.keepManifest(KEY, good);
+        other.keepManifest(KEY, good, 1);
 
         first.forgetManifest(KEY, damaged);
         assertThat(first.manifest(KEY)).hasValueSatisfying(b -> assertThat(b).isEqualTo(good));
@@ -49,14 +49,14 @@ class LastKnownGoodDamageTest {
         LastKnownGood known = LastKnownGood.onDisk(cache.resolve("catalog"));
         deleteTree(cache.resolve("catalog"));
         byte[] json = "{\"m\":1}".getBytes(StandardCharsets.UTF_8);
-        known.keepManifest(KEY, json);
+        known.keepManifest(KEY, json, 1);
         assertThat(known.manifest(KEY)).hasValueSatisfying(b -> assertThat(b).isEqualTo(json));
         for (Path p : List.of(cache.resolve("catalog"), cache.resolve("catalog/v1"), cache.resolve("catalog/v1/tmp"))) {
             assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(p)))
                     .as(p.toString()).isEqualTo("rwx------");
         }
         deleteTree(cache);
-        known.keepManifest(KEY, json);
+        known.keepManifest(KEY, json, 1);
         assertThat(known.manifest(KEY)).isEmpty();
         assertThat(cache).doesNotExist();
     }
@@ -70,7 +70,7 @@ class LastKnownGoodDamageTest {
     @Test
     void damageStillInPlaceIsDeleted() {
         LastKnownGood known = LastKnownGood.onDisk(dir);
-        known.keepManifest(KEY, "{\"damaged\":1}".getBytes(StandardCharsets.UTF_8));
+        known.keepManifest(KEY, "{\"damaged\":1}".getBytes(StandardCharsets.UTF_8), 1);
         known.forgetManifest(KEY, known.manifest(KEY).orElseThrow());
         assertThat(known.manifest(KEY)).isEmpty();
         assertThat(Files.exists(dir.resolve("v1/manifests/datasets/ws/a/abc.json"))).isFalse();
