@@ -7,6 +7,7 @@ import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
@@ -32,16 +33,8 @@ public final class Staging implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Staging.class);
     /** Held locked by the publish that owns the directory. */
     static final String LOCK = ".warp-staging.lock";
-    /** Directories without a lock file changed more recently than this may be a publish that is just starting. */
+    /** A folder still being made ({@code .PREFIX...}) changed more recently than this may be a publish starting. */
     static final Duration JUST_MADE = Duration.ofMinutes(1);
-    /**
-     * A lock file made more recently than this may not be locked yet: its publish opens it and
-     * locks it at once (microseconds), so 2 s is ample. Its age, not the directory's, decides:
-     * the directory changes with every file a publish writes, and a warpd restarted right after a
-     * publish it ran was cut off left a full copy behind until the next publish a minute later
-     * (audit 42).
-     */
-    static final Duration LOCK_JUST_MADE = Duration.ofSeconds(2);
     /** Directories without a lock file this old are leftovers of an earlier version. */
     static final Duration UNLOCKED_LEFTOVER_AGE = Duration.ofDays(1);
 
@@ -66,21 +59,29 @@ public final class Staging implements AutoCloseable {
      * @throws InvalidInputException if it cannot be created
      */
     public static Staging create(Path parent, String prefix, String room) {
-        Path dir;
+        Path making;
         try {
             Files.createDirectories(parent);
             removeLeftovers(parent, prefix);
-            dir = Files.createTempDirectory(parent, prefix);
+            // Made as .PREFIX..., locked, then renamed: a folder named PREFIX... is locked from
+            // the moment it has that name, so no age tells a publish starting from one that is
+            // gone (the review: a 2 s window, and before it a minute, which left a warpd restarted
+            // during a publish with its full copy until a publish a minute later; audit 42).
+            making = Files.createTempDirectory(parent, "." + prefix);
         } catch (IOException e) {
             throw new InvalidInputException("Cannot create a staging directory under " + parent + ": " + e,
                     "Pass --staging-dir DIR with " + room + ".", e);
         }
+        Path dir = making;
         FileChannel ch = null;
         try {
-            ch = FileChannel.open(dir.resolve(LOCK), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+            ch = FileChannel.open(making.resolve(LOCK), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
             if (ch.tryLock() == null) {
                 throw new IOException("its lock file is locked by another process");
             }
+            // The lock is the open file's, and goes with it through the rename.
+            dir = Files.move(making, parent.resolve(making.getFileName().toString().substring(1)),
+                    StandardCopyOption.ATOMIC_MOVE);
             return new Staging(dir, ch);
         } catch (IOException | OverlappingFileLockException e) {
             closeQuietly(ch);
@@ -99,7 +100,8 @@ public final class Staging implements AutoCloseable {
     public static long removeLeftovers(Path parent, String prefix) {
         List<Path> candidates;
         try (Stream<Path> s = Files.list(parent)) {
-            candidates = s.filter(p -> p.getFileName().toString().startsWith(prefix)
+            candidates = s.filter(p -> (p.getFileName().toString().startsWith(prefix)
+                    || p.getFileName().toString().startsWith("." + prefix))
                     && Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS) && mine(p)).toList();
         } catch (IOException e) {
             return 0;
@@ -125,9 +127,9 @@ public final class Staging implements AutoCloseable {
 
     /**
      * Whether nobody holds {@code d}'s lock (its publish is gone), or it has none and is old. A
-     * publish starting now makes its directory, then its lock file, then locks it, and must not be
-     * taken for gone in between: a directory without a lock file changed in the last minute, and
-     * a lock file made in the last {@link #LOCK_JUST_MADE}, are left alone.
+     * folder named PREFIX... is locked from the moment it has that name ({@link #create}); one
+     * still being made ({@code .PREFIX...}) may be a publish between making it and locking it, so
+     * it is left alone for a minute. One without a lock file (an earlier version's) is a day old.
      */
     private static boolean abandoned(Path d) {
         Path lock = d.resolve(LOCK);
@@ -137,17 +139,12 @@ public final class Staging implements AutoCloseable {
         } catch (IOException e) {
             return false;
         }
-        if (!Files.exists(lock, LinkOption.NOFOLLOW_LINKS)) {
-            return changed.isBefore(Instant.now().minus(JUST_MADE))
-                    && changed.isBefore(Instant.now().minus(UNLOCKED_LEFTOVER_AGE));
-        }
-        try {
-            if (Files.getLastModifiedTime(lock, LinkOption.NOFOLLOW_LINKS).toInstant()
-                    .isAfter(Instant.now().minus(LOCK_JUST_MADE))) {
-                return false;
-            }
-        } catch (IOException e) {
+        if (d.getFileName().toString().startsWith(".") && changed.isAfter(Instant.now().minus(JUST_MADE))) {
             return false;
+        }
+        if (!Files.exists(lock, LinkOption.NOFOLLOW_LINKS)) {
+            return d.getFileName().toString().startsWith(".")
+                    || changed.isBefore(Instant.now().minus(UNLOCKED_LEFTOVER_AGE));
         }
         try (FileChannel ch = FileChannel.open(lock, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
             FileLock held = ch.tryLock();

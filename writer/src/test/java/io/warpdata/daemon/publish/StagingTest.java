@@ -23,12 +23,13 @@ class StagingTest {
         Path killed = parent.resolve("warp-publish-111");
         Files.createDirectories(killed.resolve("a"));
         Files.write(killed.resolve("a/a-00000.tar"), new byte[100_000]);
-        Files.createFile(killed.resolve(Staging.LOCK)); // its publish died holding nothing
-        // Audit 42: cut off 10 s after it started, while writing (the folder changed just now);
-        // a warpd restarted at once left its full copy until a publish a minute later.
-        Files.setLastModifiedTime(killed.resolve(Staging.LOCK), FileTime.from(Instant.now().minus(Duration.ofSeconds(10))));
-        Path starting = Files.createDirectories(parent.resolve("warp-publish-000")); // made just now, not locked yet
+        // Its publish died holding nothing, while writing (the folder changed just now: audit 42,
+        // a warpd restarted at once left its full copy until a publish a minute later).
+        Files.createFile(killed.resolve(Staging.LOCK));
+        Path starting = Files.createDirectories(parent.resolve(".warp-publish-000")); // being made, not locked yet
         Files.createFile(starting.resolve(Staging.LOCK));
+        Path crashedWhileMade = Files.createDirectories(parent.resolve(".warp-publish-666")); // before its lock file
+        Files.setLastModifiedTime(crashedWhileMade, FileTime.from(Instant.now().minus(Duration.ofMinutes(5))));
         Path otherKind = parent.resolve("warp-view-222");
         Files.createDirectories(otherKind);
         Files.createFile(otherKind.resolve(Staging.LOCK));
@@ -41,7 +42,6 @@ class StagingTest {
         FileTime twoMinutesAgo = FileTime.from(Instant.now().minus(Duration.ofMinutes(2)));
         for (Path d : new Path[] {otherKind, otherProcess}) {
             Files.setLastModifiedTime(d, twoMinutesAgo);
-            Files.setLastModifiedTime(d.resolve(Staging.LOCK), twoMinutesAgo);
         }
         Process holder = new ProcessBuilder("/usr/bin/python3", "-c",
                 "import fcntl,sys; f=open(sys.argv[1],'w'); fcntl.lockf(f, fcntl.LOCK_EX); print('locked', flush=True);"
@@ -56,7 +56,9 @@ class StagingTest {
                 assertThat(otherProcess).as("locked by a live process").exists();
                 assertThat(running.dir()).as("locked by this process").exists();
                 assertThat(otherKind).as("another prefix").exists();
-                assertThat(starting).as("its lock file just made: maybe a publish about to lock it").exists();
+                assertThat(starting).as("being made within the minute: maybe a publish about to lock it").exists();
+                assertThat(crashedWhileMade).as("being made, five minutes ago, with no lock file").doesNotExist();
+                assertThat(running.dir().getFileName().toString()).as("renamed once locked").startsWith("warp-publish-");
                 assertThat(next.dir()).isDirectory();
             }
             assertThat(running.dir()).exists();
@@ -64,12 +66,11 @@ class StagingTest {
             holder.getOutputStream().close();
             holder.waitFor();
         }
-        Files.setLastModifiedTime(lock, twoMinutesAgo); // the holder's open("w") touched it
         assertThat(Staging.removeLeftovers(parent, "warp-publish-")).as("the live one exited: its lock is free").isZero();
         assertThat(otherProcess).as("empty but for its lock file").doesNotExist();
         try (var left = Files.list(parent)) {
             assertThat(left.map(p -> p.getFileName().toString()))
-                    .containsExactlyInAnyOrder("warp-view-222", "warp-publish-444", "warp-publish-000");
+                    .containsExactlyInAnyOrder("warp-view-222", "warp-publish-444", ".warp-publish-000");
         }
     }
 }
