@@ -129,21 +129,20 @@ def test_no_shard_files_publishes_members_only_in_a_format_every_reader_reads(wa
     assert sorted(os.listdir(os.path.join(warp.mount, "pytest", "wdsold2@" + result["version"]))) == [".warp", "train"]
 
 
-def test_a_publish_naming_neither_option_writes_what_a_client_before_them_reads(warp, tmp_path):
+def test_a_publish_naming_neither_option_is_noted_for_clients_before_them(warp, tmp_path):
     """Audit 42: a warpctl or warpdata from before manifest formats 3 and 4 names neither
-    shard_files nor tensor_hashes, and warpd took them as true: it wrote versions that client's
-    own release refuses. Absent is now false; this release's clients name both, and warpd says
-    which format it wrote."""
+    shard_files nor tensor_hashes, and got, silently, versions its own release refuses. warpd
+    still takes absent for on (as clients of the releases since sent it) and says so in the
+    reply's notes and summary, which older clients print; this release's clients name both."""
     shards = tmp_path / "shards"
     _write_shards(shards, 2, 5)
     paths = [str(p) for p in sorted(shards.iterdir())]
     older = wd.Client(warp.socket).call("publish", {"dataset": "pytest/wdsolder", "artifacts": {"train": paths},
                                                     "set_latest": True})
-    assert older["format_version"] == 1, older
-    version = os.path.join(warp.mount, "pytest", "wdsolder@" + older["version"])
-    with open(os.path.join(version, ".warp", "manifest.json")) as f:
-        manifest = json.load(f)
-    assert manifest["format_version"] == 1 and "shard_names" not in manifest["artifacts"]["train"]
+    assert older["format_version"] == 3, older
+    assert any("manifest format 3" in n and "--no-daemon" in n for n in older["notes"]), older["notes"]
+    assert "manifest format 3" in older["summary"]
     newer = wd.publish("pytest/wdsnewer", artifacts={"train": paths})
     assert newer["format_version"] == 3, newer
+    assert not any("manifest format" in n for n in newer["notes"]), newer["notes"]
     assert os.listdir(os.path.join(warp.mount, "pytest", "wdsnewer@" + newer["version"], "train.tars")) != []

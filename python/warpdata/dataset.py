@@ -1156,7 +1156,8 @@ def publish(name, tables=None, artifacts=None, bindings=None, set_latest=None, s
         args["allow_missing_members"] = True
     if allow_threshold_violations:
         args["allow_threshold_violations"] = True
-    # Named either way: warpd takes an absent one for False, as a client from before it asked.
+    # Named either way: warpd notes an absent one that raised the version's format, for clients
+    # from before formats 3 and 4 (which name neither and cannot read those).
     args["shard_files"] = bool(shard_files)
     args["tensor_hashes"] = bool(tensor_hashes)
     client = Client(socket)

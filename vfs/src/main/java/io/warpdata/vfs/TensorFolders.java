@@ -28,6 +28,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -85,8 +86,8 @@ final class TensorFolders {
     /** Folders being made, each by the first thread that needed it: the others wait for it. */
     private final ConcurrentHashMap<Key, CompletableFuture<TensorFolder>> making = new ConcurrentHashMap<>();
     /** Folders made from their headers, and of those let go for room (the budget), since start. */
-    private final java.util.concurrent.atomic.LongAdder made = new java.util.concurrent.atomic.LongAdder();
-    private final java.util.concurrent.atomic.LongAdder letGoForRoom = new java.util.concurrent.atomic.LongAdder();
+    private final LongAdder made = new LongAdder();
+    private final LongAdder letGoForRoom = new LongAdder();
     /** Files refused as too large, for a minute: a lookup of one is answered without its header. */
     private final Cache<Key, TensorFolderTooLargeException> refusals = Caffeine.newBuilder().maximumSize(1024)
             .expireAfterWrite(Duration.ofMinutes(1)).build();

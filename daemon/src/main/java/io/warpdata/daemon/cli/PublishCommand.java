@@ -20,6 +20,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -165,24 +166,46 @@ final class PublishCommand implements Callable<Integer> {
     }
 
     /**
+     * What to say when a warpd older than this warpctl published what formats 3 or 4 would carry:
+     * a warpd before them ignores the options it does not know, and left out what this warpctl
+     * would have written, in a version of another id (audit 42). Such a warpd does not say which
+     * manifest format it wrote (nor does one of the releases just before this one, which wrote
+     * them: hence "if").
+     *
+     * @param newFormats whether the publish asked for what formats 3 or 4 carry: tars with their
+     *                   file names, or a safetensors dataset with its tensors' hashes
+     */
+    static Optional<String> olderDaemonNote(PublishCall.Reply reply, boolean newFormats, String daemonVersion) {
+        if (reply.formatVersion() != 0 || !newFormats) {
+            return Optional.empty();
+        }
+        return Optional.of("warpctl: warpd (" + daemonVersion + ") is older than this warpctl and did not say which"
+                + " manifest format it wrote; if it is from before 2026-11-29, WebDataset tars' file names"
+                + " (ARTIFACT.tars/) and per-tensor hashes are left out of this version. Upgrade warpd, or publish with"
+                + " --no-daemon to write them.");
+    }
+
+    /** Whether the artifacts asked for what formats 3 or 4 carry ({@link #olderDaemonNote}). */
+    private boolean asksNewFormats(Map<String, List<String>> artifacts, Path cwd) {
+        for (List<String> specs : artifacts.values()) {
+            for (String spec : specs) {
+                if (!noShardFiles && spec.contains(".tar")) {
+                    return true;
+                }
+                if (!noTensorHashes && Files.isRegularFile(cwd.resolve(spec).resolve("dataset_manifest.json"))) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
      * Publishes through a running warpd when one is reachable and serves the store this command
      * names (or no store is named): the daemon then shows the new version in its mount as soon as
      * this returns. Sources are expanded here, as the calling user, and read by the daemon only
      * where this user may read them.
      */
-    /**
-     * What to say when a warpd older than this warpctl published: it ignores the options it does
-     * not know, and may have left out what this warpctl would have written, in a version of another
-     * id (audit 42). Such a warpd does not say which manifest format it wrote.
-     */
-    static Optional<String> olderDaemonNote(PublishCall.Reply reply, boolean artifacts, String daemonVersion) {
-        if (reply.formatVersion() != 0 || !artifacts) {
-            return Optional.empty();
-        }
-        return Optional.of("warpctl: warpd (" + daemonVersion + ") is older than this warpctl and did not say which"
-                + " manifest format it wrote: WebDataset tars' file names (ARTIFACT.tars/) and per-tensor hashes may be"
-                + " left out of this version. Upgrade warpd, or publish with --no-daemon to write them.");
-    }
 
     private Optional<PublishCall.Reply> publishThroughDaemon(CliContext ctx, DatasetId id, Map<String, List<String>> namedTables,
                                                             Map<String, List<String>> namedArtifacts,
@@ -253,7 +276,8 @@ final class PublishCommand implements Callable<Integer> {
                     ctx.err().println("warpctl: interrupted too late: warpd had already written the version and moved its"
                             + " pointers. " + reply.summary());
                 }
-                olderDaemonNote(reply, !namedArtifacts.isEmpty(), status.version()).ifPresent(ctx.err()::println);
+                olderDaemonNote(reply, asksNewFormats(namedArtifacts, ctx.cwd()), status.version())
+                        .ifPresent(ctx.err()::println);
                 return Optional.of(reply);
             } catch (io.warpdata.manifest.WarpException e) {
                 if (io.warpdata.daemon.control.ControlException.PUBLISH_TOO_LARGE.equals(e.type())) {

@@ -108,7 +108,7 @@ public final class WarmCommand implements Callable<Integer> {
             out.println(summary(result, notAllCached));
             out.flush();
         }
-        if (!notAllCached && !result.truncated() && result.fits() == null) {
+        if (!notAllCached && result.fits() == null) {
             // Audit 42: a warpd before "fits" answered none, and this said "in cache" of a cache
             // that held nothing (a disk that refused every write).
             PrintWriter err = spec.commandLine().getErr();
@@ -139,8 +139,7 @@ public final class WarmCommand implements Callable<Integer> {
      */
     static String summary(WarmCall.Reply result, boolean notAllCached) {
         String where = notAllCached ? "kept in the cache of the " + ByteSize.format(result.bytesTotal())
-                + " asked, the rest did not fit" : result.fits() == null && !result.truncated() ? "read through"
-                : "in cache";
+                + " asked, the rest did not fit" : result.fits() == null ? "read through" : "in cache";
         return String.format(java.util.Locale.ROOT, "warmed %s@%s: %s %s (%s fetched now) in %.1f s%s",
                 result.dataset(), result.version().substring(0, Math.min(12, result.version().length())),
                 ByteSize.format(result.bytesDone()), where, ByteSize.format(result.bytesFetched()),

@@ -2,6 +2,7 @@ package io.warpdata.daemon.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.warpdata.daemon.control.protocol.Wire;
 import io.warpdata.daemon.control.protocol.PublishCall;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -17,16 +18,17 @@ class PublishCommandNotesTest {
     void aWarpdThatDoesNotSayItsFormatIsSaidToBeOlder() {
         // Audit 42: an older warpd ignored shard_files and tensor_hashes, silently.
         assertThat(PublishCommand.olderDaemonNote(reply(0), true, "0.1.0+7d493873")).hasValueSatisfying(n -> assertThat(n)
-                .contains("warpd (0.1.0+7d493873) is older than this warpctl", "ARTIFACT.tars/", "--no-daemon"));
+                .contains("warpd (0.1.0+7d493873) is older than this warpctl", "before 2026-11-29", "ARTIFACT.tars/",
+                        "--no-daemon"));
         assertThat(PublishCommand.olderDaemonNote(reply(3), true, "0.1.0+abc")).isEmpty();
         assertThat(PublishCommand.olderDaemonNote(reply(1), true, "0.1.0+abc")).as("format 1 said").isEmpty();
-        assertThat(PublishCommand.olderDaemonNote(reply(0), false, "0.1.0+old")).as("tables only: nothing left out").isEmpty();
+        assertThat(PublishCommand.olderDaemonNote(reply(0), false, "0.1.0+old")).as("no tars nor safetensors asked").isEmpty();
     }
 
     @Test
     void anOlderWarpdsReplyWithoutAFormatReadsAsZero() throws Exception {
         String old = "{\"dataset\":\"ws/name\",\"version\":\"" + "ab".repeat(32) + "\",\"summary\":\"published\"}";
-        PublishCall.Reply r = io.warpdata.daemon.control.protocol.Wire.reply("publish", io.warpdata.daemon.control.protocol.Wire.json().readTree(old), PublishCall.Reply.class);
+        PublishCall.Reply r = Wire.reply("publish", Wire.json().readTree(old), PublishCall.Reply.class);
         assertThat(r.formatVersion()).isZero();
     }
 }

@@ -22,6 +22,7 @@ class WarmCommandTest {
         assertThat(WarmCommand.summary(reply(1000, 1000, false, null), false))
                 .contains("1.0 KB read through (").doesNotContain("in cache");
         assertThat(WarmCommand.summary(reply(500, 1000, true, null), false))
-                .contains("in cache", "(stopped at --max-bytes)");
+                .contains("500 B read through (", "(stopped at --max-bytes)").doesNotContain("in cache");
+        assertThat(WarmCommand.summary(reply(500, 1000, true, true), false)).contains("500 B in cache (", "(stopped at");
     }
 }

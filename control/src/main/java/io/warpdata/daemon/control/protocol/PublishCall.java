@@ -20,11 +20,11 @@ public final class PublishCall {
      * @param bindings  {@code table.column=artifact:ref_type} each
      * @param shardSize target shard size; the default when absent or 0
      * @param branch    move this branch to the new version
-     * @param shardFiles record WebDataset tars' file names (manifest format 3); absent: false, as a
-     *                  client from before this option published (audit 42: a warpd that took absent
-     *                  for true wrote, for an older warpctl, versions that its release cannot read)
+     * @param shardFiles record WebDataset tars' file names (manifest format 3); absent: true, and
+     *                  the reply notes that a client from before format 3 cannot read such a
+     *                  version (audit 42); this release's clients name it
      * @param tensorHashes hash each tensor of safetensors shards of 64 MiB or more (format 4);
-     *                  absent: false, likewise
+     *                  absent: true, likewise
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Request(@JsonProperty(required = true) String dataset,
@@ -43,7 +43,7 @@ public final class PublishCall {
             artifacts = artifacts == null ? Map.of() : artifacts;
         }
 
-        /** A publish that names no tensor hashes (absent: none, as a client before them asked). */
+        /** A publish whose safetensors members' tensors are hashed (tensorHashes absent: true). */
         public Request(String dataset, Map<String, PathList> tables, Map<String, PathList> artifacts, Names bindings,
                        boolean setLatest, ByteCount shardSize, String branch, boolean allowThresholdViolations,
                        boolean allowMissingMembers, Boolean shardFiles) {
@@ -51,7 +51,7 @@ public final class PublishCall {
                     allowMissingMembers, shardFiles, null);
         }
 
-        /** A publish that names neither option (absent: neither, as a client before them asked). */
+        /** A publish whose WebDataset tars are shown as files too (shardFiles absent: true). */
         public Request(String dataset, Map<String, PathList> tables, Map<String, PathList> artifacts, Names bindings,
                        boolean setLatest, ByteCount shardSize, String branch, boolean allowThresholdViolations,
                        boolean allowMissingMembers) {

@@ -99,8 +99,8 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
         Optional<String> branch = Optional.ofNullable(q.branch()).map(PublishRequest::requireBranchName);
         return new PublishRequest(ref.id(), tables, artifacts, bindings, q.setLatest(),
                 shardSize > 0 ? shardSize : PublishRequest.DEFAULT_SHARD_SIZE, Path.of("/"), branch,
-                q.allowThresholdViolations(), q.allowMissingMembers(), Boolean.TRUE.equals(q.shardFiles()),
-                Boolean.TRUE.equals(q.tensorHashes()));
+                q.allowThresholdViolations(), q.allowMissingMembers(), !Boolean.FALSE.equals(q.shardFiles()),
+                !Boolean.FALSE.equals(q.tensorHashes()));
     }
 
     /**
@@ -271,7 +271,30 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
         catalog.refresh();
         keepForOffline(res.dataset());
         afterPublish.run();
-        return reply(res);
+        return reply(withFormatNote(res, request));
+    }
+
+    /**
+     * {@code res}, with a note when the version is of format 3 or 4 and the request did not name
+     * the option that made it so: a warpctl or warpdata from before formats 3 and 4 names
+     * neither, and wrote, through a newer warpd, a version its own release refuses (audit 42).
+     * Absent still means on, as this release's clients before 2026-11-30 sent it; this release's
+     * clients name both. An older client prints the summary, which carries the note.
+     */
+    static PublishResult withFormatNote(PublishResult res, PublishCall.Request q) {
+        boolean unnamed = (res.formatVersion() == 3 && q.shardFiles() == null)
+                || (res.formatVersion() == 4 && q.tensorHashes() == null);
+        if (!unnamed) {
+            return res;
+        }
+        List<String> notes = new ArrayList<>(res.notes());
+        notes.add("this version is manifest format " + res.formatVersion() + " ("
+                + (res.formatVersion() == 4 ? "per-tensor hashes" : "WebDataset tars' file names") + "), which Warp"
+                + " releases before 2026-11-29 cannot read, and this client did not say whether to write it: if it is such"
+                + " a release, it cannot read this version; publish again with its --no-daemon, or upgrade it");
+        return new PublishResult(res.dataset(), res.version(), res.tables(), res.tableFiles(), res.rows(), res.artifacts(),
+                res.members(), res.blobsUploaded(), res.blobsSkipped(), res.bytesUploaded(), res.bytesSkipped(),
+                res.manifestWritten(), res.latestSet(), res.pointersMoved(), notes, res.formatVersion());
     }
 
     /**
