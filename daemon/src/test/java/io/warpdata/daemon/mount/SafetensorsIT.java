@@ -197,6 +197,34 @@ class SafetensorsIT {
         assertThat(ls.out()).doesNotContain(dataset);
     }
 
+    /** The review: Spark writes its Parquet "file" as a folder of parts with _SUCCESS; it was neither checked nor a table. */
+    @Test
+    void anIndexWrittenAsAFolderIsCheckedAndIsATable() throws Exception {
+        Path src = dataset("index-folder", 2);
+        Path folder = src.resolve("_tensor_index.parquet");
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:duckdb:");
+             java.sql.Statement st = c.createStatement()) {
+            st.execute("SET threads = 2");
+            st.execute("COPY (SELECT 'emb/' || i AS tensor_key, printf('part-%05d.safetensors', f) AS file_name,"
+                    + " [16] AS shape, 'F32' AS dtype FROM range(2) a(f), range(40) b(i)) TO '" + folder
+                    + "' (FORMAT PARQUET, PER_THREAD_OUTPUT true)");
+        }
+        Files.createFile(folder.resolve("_SUCCESS"));
+        Shell.Result p = store.warpctl("publish", "st/indexfolder", "--artifact", "emb=" + src, "--set-latest");
+        assertThat(p.exit()).as(p.err()).isZero();
+        assertThat(p.out() + p.err()).contains("_tensor_index.parquet leaves out 10 tensors of the files");
+        Path table = store.mount.resolve("st/indexfolder/emb_tensor_index");
+        MountIT.waitFor(() -> Files.isDirectory(table));
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:duckdb:");
+             java.sql.Statement st = c.createStatement();
+             java.sql.ResultSet rs = st.executeQuery("SELECT count(*), count(DISTINCT file_name) FROM read_parquet('"
+                     + table + "/*.parquet')")) {
+            rs.next();
+            assertThat(rs.getLong(1)).isEqualTo(80);
+            assertThat(rs.getLong(2)).isEqualTo(2);
+        }
+    }
+
     @Test
     void brokenDatasetsAreRefusedNamingTheFileAndTheTensorAndPublishNothing() throws Exception {
         Path overlap = dataset("overlap", 2);
