@@ -88,6 +88,8 @@ final class TensorFolders {
     /** Folders made from their headers, and of those let go for room (the budget), since start. */
     private final LongAdder made = new LongAdder();
     private final LongAdder letGoForRoom = new LongAdder();
+    /** Folders the collector took (softly held) when the heap ran short. */
+    private final LongAdder collected = new LongAdder();
     /** Files refused as too large, for a minute: a lookup of one is answered without its header. */
     private final Cache<Key, TensorFolderTooLargeException> refusals = Caffeine.newBuilder().maximumSize(1024)
             .expireAfterWrite(Duration.ofMinutes(1)).build();
@@ -165,6 +167,9 @@ final class TensorFolders {
                 // Only a folder let go for room counts toward the warning: one the collector took
                 // while idle (soft values) says nothing of the budget (audit 41).
                 .removalListener((Key k, TensorFolder f, RemovalCause cause) -> {
+                    if (cause == RemovalCause.COLLECTED) {
+                        collected.increment();
+                    }
                     if (cause == RemovalCause.SIZE && k != null) {
                         letGoForRoom.increment();
                         madeLately.get(k, x -> new AtomicInteger()).incrementAndGet();
@@ -177,7 +182,8 @@ final class TensorFolders {
     /** What the folders cost so far: stats.json's counters and Prometheus ({@link TensorFolderStats}). */
     TensorFolderStats stats() {
         long bytes = folders.policy().eviction().map(e -> e.weightedSize().orElse(0L)).orElse(0L);
-        return new TensorFolderStats(made.sum(), letGoForRoom.sum(), folders.estimatedSize(), bytes, budgetBytes);
+        return new TensorFolderStats(made.sum(), letGoForRoom.sum(), collected.sum(), folders.estimatedSize(), bytes,
+                budgetBytes);
     }
 
     /** Lets every folder kept go (tests: a node must not keep one). */

@@ -307,6 +307,8 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
         counter("warp_tensor_folders_let_go_for_room_total", "F.tensors/ folders let go because those kept did not fit their"
                 + " budget together (3/10 of the heap); growing with warp_tensor_folders_made_total: raise WARP_HEAP.",
                 () -> daemon.tree().tensorFolders().letGoForRoom());
+        counter("warp_tensor_folders_collected_total", "F.tensors/ folders the collector took when the heap ran short;"
+                + " growing with warp_tensor_folders_made_total: raise WARP_HEAP.", () -> daemon.tree().tensorFolders().collected());
         gauge("warp_tensor_folders_kept", "F.tensors/ folders kept now (about).", () -> daemon.tree().tensorFolders().kept());
         gauge("warp_tensor_folders_kept_bytes", "Heap the F.tensors/ folders kept weigh now.",
                 () -> daemon.tree().tensorFolders().keptBytes());

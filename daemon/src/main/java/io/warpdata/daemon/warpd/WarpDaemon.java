@@ -512,6 +512,7 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
             var folders = tree.tensorFolders();
             all.put("tensor_folders_made", folders.made());
             all.put("tensor_folders_let_go_for_room", folders.letGoForRoom());
+            all.put("tensor_folders_collected", folders.collected());
         }
         if (fuse != null) {
             all.put("passthrough_opens", fuse.passthroughOpens());

@@ -223,6 +223,13 @@ class SafetensorsIT {
             assertThat(rs.getLong(1)).isEqualTo(80);
             assertThat(rs.getLong(2)).isEqualTo(2);
         }
+        // Audit 43: an index that is not Parquet was refused with --table's advice.
+        Path text = dataset("index-text", 1);
+        Files.writeString(text.resolve("_tensor_index.parquet"), "tensor_key,file_name\n");
+        Shell.Result refused = store.warpctl("publish", "st/indextext", "--artifact", "emb=" + text);
+        assertThat(refused.exit()).isNotZero();
+        assertThat(refused.err()).contains("_tensor_index.parquet is not a readable Parquet file", "generate_index=true")
+                .doesNotContain("--table");
     }
 
     @Test

@@ -241,8 +241,17 @@ public final class Publisher {
         }
         // Spark writes it as a folder of part files with _SUCCESS: a committed dataset (the review:
         // such an index was neither checked nor a table, and nothing said so).
-        return Optional.of(Files.isDirectory(index) ? CommittedDataset.read(table, index)
-                : CommittedDataset.loose(List.of(new CommittedDataset.Part(index, ""))));
+        if (Files.isDirectory(index)) {
+            return Optional.of(CommittedDataset.read(table, index));
+        }
+        // Not Parquet: said as the index's fault, with its advice, not --table's (audit 43).
+        try (ParquetInspector footer = new ParquetInspector()) {
+            footer.inspect(index);
+        } catch (InvalidInputException e) {
+            throw new InvalidInputException("Artifact '" + artifact + "': " + index + " is not a readable Parquet file ("
+                    + e.getMessage() + ")", TensorIndexCheck.FIX, e);
+        }
+        return Optional.of(CommittedDataset.loose(List.of(new CommittedDataset.Part(index, ""))));
     }
 
     /**

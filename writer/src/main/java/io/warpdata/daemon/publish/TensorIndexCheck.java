@@ -43,7 +43,7 @@ final class TensorIndexCheck implements AutoCloseable {
     static final String FILE = "_tensor_index.parquet";
     private static final String MEMORY_LIMIT = "256MB";
     private static final List<String> COLUMNS = List.of("tensor_key", "file_name", "shape", "dtype");
-    private static final String FIX = "Write _tensor_index.parquet again from the files (seed 001's writer:"
+    static final String FIX = "Write _tensor_index.parquet again from the files (seed 001's writer:"
             + " generate_index=true), or remove it: the files publish and read without it.";
 
     private final String where;
