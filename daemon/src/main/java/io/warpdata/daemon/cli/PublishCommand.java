@@ -206,7 +206,6 @@ final class PublishCommand implements Callable<Integer> {
      * this returns. Sources are expanded here, as the calling user, and read by the daemon only
      * where this user may read them.
      */
-
     private Optional<PublishCall.Reply> publishThroughDaemon(CliContext ctx, DatasetId id, Map<String, List<String>> namedTables,
                                                             Map<String, List<String>> namedArtifacts,
                                                             List<String> bindingSpecs, long shardBytes) {

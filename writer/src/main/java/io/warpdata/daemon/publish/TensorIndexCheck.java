@@ -151,14 +151,13 @@ final class TensorIndexCheck implements AutoCloseable {
                 String[] twice = row(st, "SELECT file, tensor_key, count(*) FROM i GROUP BY file, tensor_key"
                         + " HAVING count(*) > 1 ORDER BY file, tensor_key LIMIT 1");
                 if (twice != null) {
-                    throw refused("lists a tensor more than once: " + SafetensorsDataset.quoted(twice[1]) + " of " + twice[0]
-                            + " (" + twice[2] + " rows)");
+                    throw refused("lists a tensor more than once: " + example(twice) + " (" + twice[2] + " rows)");
                 }
                 long unknown = count(st, "SELECT count(*) FROM i ANTI JOIN h USING (file, tensor_key)");
                 if (unknown > 0) {
                     throw refused("has " + rows(unknown) + " naming a tensor its file does not hold, e.g. "
-                            + example(st, "SELECT file, tensor_key FROM i ANTI JOIN h USING (file, tensor_key)"
-                            + " ORDER BY file, tensor_key LIMIT 1"));
+                            + example(row(st, "SELECT file, tensor_key FROM i ANTI JOIN h USING (file, tensor_key)"
+                            + " ORDER BY file, tensor_key LIMIT 1")));
                 }
                 String differ = " FROM i JOIN h USING (file, tensor_key)"
                         + " WHERE i.dtype IS DISTINCT FROM h.dtype OR i.no_shape OR i.shape <> h.shape";
@@ -167,15 +166,15 @@ final class TensorIndexCheck implements AutoCloseable {
                         + " ORDER BY i.file, i.tensor_key LIMIT 1");
                 if (odd != null) {
                     throw refused("has " + rows(Long.parseLong(odd[6])) + " whose dtype or shape is not the header's, e.g. "
-                            + SafetensorsDataset.quoted(odd[1]) + " of " + odd[0] + ": the index says "
+                            + example(odd) + ": the index says "
                             + SafetensorsDataset.quoted(odd[2]) + " [" + odd[3] + "], the header " + odd[4] + " [" + odd[5] + "]");
                 }
                 long missing = count(st, "SELECT count(*) FROM h ANTI JOIN i USING (file, tensor_key)");
                 if (missing == 0) {
                     return List.of();
                 }
-                String e = example(st, "SELECT file, tensor_key FROM h ANTI JOIN i USING (file, tensor_key)"
-                        + " ORDER BY file, tensor_key LIMIT 1");
+                String e = example(row(st, "SELECT file, tensor_key FROM h ANTI JOIN i USING (file, tensor_key)"
+                        + " ORDER BY file, tensor_key LIMIT 1"));
                 return List.of(FILE + " leaves out " + (missing == 1 ? "1 tensor" : missing + " tensors") + " of the files,"
                         + " e.g. " + e + ": a reader that finds a key's file through the index will not find "
                         + (missing == 1 ? "it" : "them") + " (the files and the mount's .tensors/ folders do)");
@@ -259,10 +258,9 @@ final class TensorIndexCheck implements AutoCloseable {
         return String.join(", ", some) + (files.size() > some.size() ? ", ..." : "");
     }
 
-    private static String example(Statement st, String sql) throws SQLException {
-        try (ResultSet rs = st.executeQuery(sql)) {
-            return rs.next() ? SafetensorsDataset.quoted(rs.getString(2)) + " of " + rs.getString(1) : "";
-        }
+    /** A tensor of a row whose first two columns are its file and key, as messages name it: {@code "key" of file}. */
+    private static String example(String[] fileAndKey) {
+        return fileAndKey == null ? "" : SafetensorsDataset.quoted(fileAndKey[1]) + " of " + fileAndKey[0];
     }
 
     private static long count(Statement st, String sql) throws SQLException {
