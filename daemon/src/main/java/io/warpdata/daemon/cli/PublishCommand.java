@@ -176,13 +176,14 @@ final class PublishCommand implements Callable<Integer> {
      *                   file names, or a safetensors dataset with its tensors' hashes
      */
     static Optional<String> olderDaemonNote(PublishCall.Reply reply, boolean newFormats, String daemonVersion) {
-        if (reply.formatVersion() != 0 || !newFormats) {
+        if (reply.formatVersion() != null || !newFormats) {
             return Optional.empty();
         }
         return Optional.of("warpctl: warpd (" + daemonVersion + ") is older than this warpctl and did not say which"
-                + " manifest format it wrote; if it is from before 2026-11-29, WebDataset tars' file names"
-                + " (ARTIFACT.tars/) and per-tensor hashes are left out of this version. Upgrade warpd, or publish with"
-                + " --no-daemon to write them.");
+                + " manifest format it wrote: one from before commit 00a20612 (2026-11-29) leaves WebDataset tars' file"
+                + " names (ARTIFACT.tars/) out of this version, one from before 7f889ead per-tensor hashes, and one from"
+                + " before 2026-11-30 does not check a safetensors dataset's _tensor_index.parquet against its headers."
+                + " Upgrade warpd, or publish with --no-daemon.");
     }
 
     /** Whether the artifacts asked for what formats 3 or 4 carry ({@link #olderDaemonNote}). */

@@ -122,8 +122,37 @@ class TensorIndexCheckTest {
                     + " v(tensor_key, file_name, shape, dtype)) TO '" + folder + "' (FORMAT PARQUET, PER_THREAD_OUTPUT true)");
         }
         assertThat(folder).isDirectory();
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).as("no _SUCCESS: not committed, as for its table")
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("cannot be read as seed 001's tensor index");
+        Files.createFile(folder.resolve("_SUCCESS"));
         assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("has 1 row naming a tensor its file does not hold, e.g. \"c\" of part-0.safetensors");
+    }
+
+    /**
+     * Audit 44: the check read every Parquet file below the folder, the table only a committed
+     * dataset's parts: a task's leftovers in _temporary/ hid a tensor the table leaves out, and a
+     * hidden copy made a false "listed twice". A part that is not Parquet gets the index's advice.
+     */
+    @Test
+    void aFolderIndexIsCheckedOnTheFilesItsTablePublishes() throws Exception {
+        Path folder = Files.createDirectories(src.resolve("_tensor_index.parquet"));
+        Path leftovers = Files.createDirectories(folder.resolve("_temporary/0/task_1"));
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement st = c.createStatement()) {
+            String part0 = "SELECT * FROM (VALUES " + ALL + ") v(tensor_key, file_name, shape, dtype) WHERE file_name = 'part-0.safetensors'";
+            st.execute("COPY (" + part0 + ") TO '" + folder.resolve("part-00000.parquet") + "' (FORMAT PARQUET)");
+            st.execute("COPY (" + part0.replace("= 'part-0", "= 'part-1") + ") TO '" + leftovers.resolve("part-00001.parquet")
+                    + "' (FORMAT PARQUET)");
+            st.execute("COPY (" + part0 + ") TO '" + folder.resolve(".part-00000.parquet") + "' (FORMAT PARQUET)");
+        }
+        Files.createFile(folder.resolve("_SUCCESS"));
+        assertThat(SafetensorsDataset.check("emb", src).notes()).singleElement().asString()
+                .contains("leaves out 2 tensors of the files, e.g. \"a\" of part-1.safetensors");
+        Files.writeString(folder.resolve("part-00001.parquet"), "not parquet");
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("cannot be read as seed 001's tensor index", "part-00001.parquet")
+                .satisfies(e -> assertThat(((InvalidInputException) e).nextStep()).contains("generate_index=true")
+                        .doesNotContain("--table"));
     }
 
     @Test

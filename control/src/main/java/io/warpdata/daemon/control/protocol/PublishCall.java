@@ -66,8 +66,8 @@ public final class PublishCall {
 
     /**
      * @param summary the line(s) warpctl prints at the end
-     * @param formatVersion the manifest format the version was written in (0 from a warpd before
-     *                      this field: one that may not know the formats its client asked for)
+     * @param formatVersion the manifest format the version was written in (null from a warpd
+     *                      before this field: one that may not know the formats its client asked for)
      */
     public record Reply(@JsonProperty(required = true) String dataset,
                         @JsonProperty(required = true) String version,
@@ -85,7 +85,7 @@ public final class PublishCall {
                         List<String> pointersMoved,
                         List<String> notes,
                         String summary,
-                        int formatVersion) {
+                        Integer formatVersion) {
         public Reply {
             pointersMoved = pointersMoved == null ? List.of() : List.copyOf(pointersMoved);
             notes = notes == null ? List.of() : List.copyOf(notes);

@@ -290,8 +290,9 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
         List<String> notes = new ArrayList<>(res.notes());
         notes.add("this version is manifest format " + res.formatVersion() + " ("
                 + (res.formatVersion() == 4 ? "per-tensor hashes" : "WebDataset tars' file names") + "), which Warp"
-                + " releases before 2026-11-29 cannot read, and this client did not say whether to write it: if it is such"
-                + " a release, it cannot read this version; publish again with its --no-daemon, or upgrade it");
+                + " releases before commit " + (res.formatVersion() == 4 ? "7f889ead" : "00a20612") + " (2026-11-29)"
+                + " cannot read, and this client did not say whether to write it: if it is such a release, it cannot read"
+                + " this version; publish again with its --no-daemon, or upgrade it");
         return new PublishResult(res.dataset(), res.version(), res.tables(), res.tableFiles(), res.rows(), res.artifacts(),
                 res.members(), res.blobsUploaded(), res.blobsSkipped(), res.bytesUploaded(), res.bytesSkipped(),
                 res.manifestWritten(), res.latestSet(), res.pointersMoved(), notes, res.formatVersion());
