@@ -63,6 +63,9 @@ public final class LastKnownGood {
     private static final JsonFactory JSON = new JsonFactory();
     /** The layout's version: a future change of format goes to v2/ and leaves v1/ alone. */
     static final String FORMAT = "v1";
+    /** The formats whose folders this release reads: 1 (manifests/, every format before the per-format folders), then 2 up. */
+    private static final int[] MANIFEST_FORMATS = java.util.stream.IntStream.rangeClosed(1, ManifestCodec.FORMAT_VERSION)
+            .toArray();
     /**
      * A confirmation that changes nothing is written to disk at most this often: the time a
      * pointer was last confirmed is shown after a restart to within 5 minutes, while a pointer
@@ -460,7 +463,7 @@ public final class LastKnownGood {
         // Format 1's folder first (where releases before the per-format folders kept every
         // format), then the others: a copy is written to its format's folder before the one in
         // manifests/ is deleted, so a reader racing a move finds one of them (the review).
-        for (int format : manifestFormats()) {
+        for (int format : MANIFEST_FORMATS) {
             try {
                 return Optional.of(Files.readAllBytes(manifestFile(key, format)));
             } catch (NoSuchFileException e) {
@@ -478,17 +481,12 @@ public final class LastKnownGood {
      * format 2 or more goes to {@code manifests.format-N/}, where a release that cannot read it
      * does not look: one that found it in {@code manifests/} took it for damage and deleted it
      * (audit 42: a downgraded warpd deleted every kept manifest of format 2 to 4, and the
-     * upgraded one could not serve those versions while the store was down). A copy of it in
-     * {@code manifests/}, kept by a release before this layout, moves there.
+     * upgraded one could not serve those versions while the store was down). Copies an earlier
+     * release kept in {@code manifests/} move there at start ({@link #moveManifestsToTheirFormats}).
      */
     public void keepManifest(String key, byte[] json, int format) {
-        if (dir == null) {
-            return;
-        }
-        Path file = manifestFile(key, format);
-        boolean kept = Files.exists(file) || writeAtomically(file, json);
-        if (format > 1 && kept) {
-            deleteIfStill(manifestFile(key, 1), json);
+        if (dir != null && !Files.exists(manifestFile(key, format))) {
+            writeAtomically(manifestFile(key, format), json);
         }
     }
 
@@ -500,15 +498,10 @@ public final class LastKnownGood {
     public void forgetManifest(String key, byte[] damaged) {
         if (dir != null) {
             LOG.warn("the kept manifest {} does not verify; deleting it", key);
-            for (int format : manifestFormats()) {
+            for (int format : MANIFEST_FORMATS) {
                 deleteIfStill(manifestFile(key, format), damaged);
             }
         }
-    }
-
-    /** The formats whose folders this release reads: 1 (manifests/, every format before the per-format folders), then 2 up. */
-    private static int[] manifestFormats() {
-        return java.util.stream.IntStream.rangeClosed(1, ManifestCodec.FORMAT_VERSION).toArray();
     }
 
     private Path manifestFile(String key, int format) {

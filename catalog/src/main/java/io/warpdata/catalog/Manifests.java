@@ -64,9 +64,6 @@ final class Manifests {
         if (kept.isPresent()) {
             try {
                 m = verify(kept.get(), "kept copy of " + store.describe() + "/" + key, id, version);
-                if (m.formatVersion() > 1) {
-                    known.keepManifest(key, kept.get(), m.formatVersion()); // to its format's folder
-                }
                 verified.put(key, m);
                 return m;
             } catch (ManifestCorruptedException | ManifestValidationException | ManifestFormatTooNewException damaged) {

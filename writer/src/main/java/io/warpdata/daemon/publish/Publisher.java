@@ -239,21 +239,9 @@ public final class Publisher {
             throw new InvalidInputException("'" + table + "' is given, but it is the name of artifact " + artifact
                     + "'s tensor index table", "Rename the table or artifact " + table + ".");
         }
-        // Spark writes it as a folder of part files with _SUCCESS: a committed dataset (the review:
-        // such an index was neither checked nor a table, and nothing said so).
-        String where = "Artifact '" + artifact + "': " + index;
-        if (Files.isDirectory(index)) {
-            TensorIndexCheck.parts(where, index); // what is wrong with it, said as the index's fault (audit 44)
-            return Optional.of(CommittedDataset.read(table, index));
-        }
-        // Not Parquet: said as the index's fault, with its advice, not --table's (audit 43).
-        try (ParquetInspector footer = new ParquetInspector()) {
-            footer.inspect(index);
-        } catch (InvalidInputException e) {
-            throw new InvalidInputException(where + " is not a readable Parquet file (" + e.getMessage() + ")",
-                    TensorIndexCheck.FIX, e);
-        }
-        return Optional.of(CommittedDataset.loose(List.of(new CommittedDataset.Part(index, ""))));
+        // A file, or a folder of parts with _SUCCESS as Spark writes it (the review: such an index
+        // was neither checked nor a table, and nothing said so).
+        return Optional.of(TensorIndexCheck.table("Artifact '" + artifact + "': " + index, index));
     }
 
     /**

@@ -12,13 +12,11 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.stream.Stream;
 import org.duckdb.DuckDBAppender;
 import org.duckdb.DuckDBConnection;
 
@@ -73,7 +71,7 @@ final class TensorIndexCheck implements AutoCloseable {
             if (c != null) {
                 c.close();
             }
-            deleteTree(spill);
+            Staging.delete(spill);
             throw e;
         }
     }
@@ -239,25 +237,26 @@ final class TensorIndexCheck implements AutoCloseable {
      */
     private String source() {
         if (parts == null) {
-            parts = Files.isDirectory(index) ? parts(where, index).stream().map(p -> p.toAbsolutePath().toString()).toList()
-                    : List.of(index.toAbsolutePath().toString());
+            parts = table(where, index).parts().stream().map(p -> p.file().toAbsolutePath().toString()).toList();
         }
         return "read_parquet([" + String.join(", ", parts.stream().map(RowRendering::literal).toList())
                 + "], hive_partitioning = false)";
     }
 
     /**
-     * The Parquet files of an index written as a folder, as its table publishes them (a committed
-     * dataset's parts), each with a readable footer; what is wrong said as the index's fault, with
-     * its advice (audit 44: a part that was not Parquet got --table's).
+     * The index as its table publishes it: the file, or the parts of a folder written as Spark
+     * writes one (a committed dataset), each with a readable footer; what is wrong said as the
+     * index's fault, with its advice (audits 43 and 44: a text file or a part that was not Parquet
+     * got --table's).
      */
-    static List<Path> parts(String where, Path index) {
+    static CommittedDataset table(String where, Path index) {
         try (ParquetInspector footer = new ParquetInspector()) {
-            List<Path> files = CommittedDataset.read(FILE, index).parts().stream().map(CommittedDataset.Part::file).toList();
-            for (Path f : files) {
-                footer.inspect(f);
+            CommittedDataset table = Files.isDirectory(index) ? CommittedDataset.read(FILE, index)
+                    : CommittedDataset.loose(List.of(new CommittedDataset.Part(index, "")));
+            for (CommittedDataset.Part p : table.parts()) {
+                footer.inspect(p.file());
             }
-            return files;
+            return table;
         } catch (InvalidInputException e) {
             throw new InvalidInputException(where + " cannot be read as seed 001's tensor index (" + e.getMessage() + ")",
                     FIX, e);
@@ -335,14 +334,6 @@ final class TensorIndexCheck implements AutoCloseable {
         } catch (SQLException e) {
             // an in-memory database: nothing is kept
         }
-        deleteTree(spill);
-    }
-
-    private static void deleteTree(Path dir) {
-        try (Stream<Path> s = Files.walk(dir)) {
-            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException e) {
-            // a temp folder left behind is the OS's to clean
-        }
+        Staging.delete(spill);
     }
 }
