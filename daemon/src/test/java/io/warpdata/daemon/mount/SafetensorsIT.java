@@ -230,6 +230,31 @@ class SafetensorsIT {
         assertThat(refused.exit()).isNotZero();
         assertThat(refused.err()).contains("_tensor_index.parquet is not a readable Parquet file", "generate_index=true")
                 .doesNotContain("--table");
+
+        // Spark's partitionBy("file_name") (DuckDB's PARTITION_BY writes the same folders): the
+        // column is the folders', was refused as missing (audit 44), and is the table's column.
+        Path parted = dataset("index-parted", 2);
+        Path byFile = parted.resolve("_tensor_index.parquet");
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:duckdb:");
+             java.sql.Statement st = c.createStatement()) {
+            st.execute("COPY (SELECT 'emb/' || i AS tensor_key, printf('part-%05d.safetensors', f) AS file_name,"
+                    + " [16] AS shape, 'F32' AS dtype FROM range(2) a(f), range(40) b(i)) TO '" + byFile
+                    + "' (FORMAT PARQUET, PARTITION_BY (file_name))");
+        }
+        Files.createFile(byFile.resolve("_SUCCESS"));
+        Shell.Result pp = store.warpctl("publish", "st/indexparted", "--artifact", "emb=" + parted, "--set-latest");
+        assertThat(pp.exit()).as(pp.err()).isZero();
+        assertThat(pp.out() + pp.err()).contains("_tensor_index.parquet leaves out 10 tensors of the files");
+        Path partedTable = store.mount.resolve("st/indexparted/emb_tensor_index");
+        MountIT.waitFor(() -> Files.isDirectory(partedTable));
+        assertThat(partedTable.resolve("file_name=part-00001.safetensors")).isDirectory();
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:duckdb:");
+             java.sql.Statement st = c.createStatement();
+             java.sql.ResultSet rs = st.executeQuery("SELECT count(*) FROM read_parquet('" + partedTable
+                     + "/*/*.parquet', hive_partitioning = true) WHERE file_name = 'part-00001.safetensors'")) {
+            rs.next();
+            assertThat(rs.getLong(1)).isEqualTo(40);
+        }
     }
 
     @Test

@@ -99,9 +99,17 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
             return fromManifest(what, dir, manifest);
         }
         List<Part> parts = new ArrayList<>();
-        try (Stream<Path> s = Files.walk(dir)) {
+        // Walked from where a symlinked folder leads (a 'latest' link to a dated output): a walk
+        // of the link itself yields the link alone, and the folder was called empty (audit 44).
+        Path root;
+        try {
+            root = dir.toRealPath();
+        } catch (IOException e) {
+            throw new InvalidInputException("Cannot read " + dir + ": " + e.getMessage(), "Make it readable.", e);
+        }
+        try (Stream<Path> s = Files.walk(root)) {
             for (Path p : s.filter(Files::isRegularFile).sorted().toList()) {
-                Path rel = dir.relativize(p);
+                Path rel = root.relativize(p);
                 if (hidden(rel) || !p.getFileName().toString().endsWith(".parquet")) {
                     continue;
                 }

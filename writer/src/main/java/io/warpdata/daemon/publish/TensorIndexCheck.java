@@ -52,6 +52,8 @@ final class TensorIndexCheck implements AutoCloseable {
     private final DuckDBAppender headers;
     /** The index's Parquet files ({@link #source}), listed once. */
     private List<String> parts;
+    /** Whether they lie in partition folders ({@code dtype=F32/}). */
+    private boolean partitioned;
 
     private TensorIndexCheck(String artifact, Path index, Path spillParent) throws SQLException, IOException {
         this.where = "Artifact '" + artifact + "': " + index;
@@ -237,10 +239,36 @@ final class TensorIndexCheck implements AutoCloseable {
      */
     private String source() {
         if (parts == null) {
-            parts = table(where, index).parts().stream().map(p -> p.file().toAbsolutePath().toString()).toList();
+            List<CommittedDataset.Part> table = table(where, index).parts();
+            partitioned = table.stream().anyMatch(p -> !p.dir().isEmpty());
+            parts = partitioned ? linked(table) : table.stream().map(p -> p.file().toAbsolutePath().toString()).toList();
         }
+        // Partition folders' values are columns, as in the table (Spark's partitionBy("dtype")
+        // writes dtype=F32/part-*.parquet, files without the column), read as text: a folder
+        // file_name=0 is a name, not the number DuckDB would make of it.
         return "read_parquet([" + String.join(", ", parts.stream().map(RowRendering::literal).toList())
-                + "], hive_partitioning = false)";
+                + "], hive_partitioning = " + partitioned + (partitioned ? ", hive_types_autocast = false" : "") + ")";
+    }
+
+    /**
+     * The parts linked under their partition folders in the spill folder, so that folders above
+     * the index (a cache folder named {@code k=v}) add no column, as in the table
+     * ({@link ParquetInspector#partitionedSchema}).
+     */
+    private List<String> linked(List<CommittedDataset.Part> table) {
+        List<String> out = new ArrayList<>();
+        Path root = spill.resolve("parts");
+        try {
+            for (CommittedDataset.Part p : table) {
+                Path link = root.resolve(p.dir()).resolve(p.file().getFileName().toString());
+                Files.createDirectories(link.getParent());
+                Files.createSymbolicLink(link, p.file().toAbsolutePath());
+                out.add(link.toString());
+            }
+        } catch (IOException e) {
+            throw StagingFullException.of("linking the parts of " + index, root, e);
+        }
+        return out;
     }
 
     /**

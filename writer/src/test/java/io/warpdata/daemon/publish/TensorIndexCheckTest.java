@@ -155,6 +155,45 @@ class TensorIndexCheckTest {
                         .doesNotContain("--table"));
     }
 
+    /**
+     * Spark's {@code partitionBy("dtype")} (here DuckDB's PARTITION_BY, which writes the same
+     * folders) leaves the column out of the files: its values are the folders'. The check was
+     * refusing such an index as lacking dtype (audit 44). A symlinked folder is read where it leads.
+     */
+    @Test
+    void anIndexPartitionedIntoFoldersTakesItsColumnFromTheFolders() throws Exception {
+        Path folder = src.resolve("_tensor_index.parquet");
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement st = c.createStatement()) {
+            st.execute("COPY (SELECT * FROM (VALUES " + ALL + ") v(tensor_key, file_name, shape, dtype)) TO '" + folder
+                    + "' (FORMAT PARQUET, PARTITION_BY (dtype))");
+        }
+        assertThat(folder.resolve("dtype=F32")).isDirectory();
+        Files.createFile(folder.resolve("_SUCCESS"));
+        assertThat(SafetensorsDataset.check("emb", src).notes()).isEmpty();
+        assertThat(TensorIndexCheck.table("emb", folder).parts()).extracting(CommittedDataset.Part::dir)
+                .contains("dtype=F32", "dtype=I64", "dtype=U8");
+
+        // The folder's value is checked like a column's: b is I64, not F32.
+        Staging.delete(folder.resolve("dtype=I64"));
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement st = c.createStatement()) {
+            st.execute("COPY (SELECT 'b' AS tensor_key, 'part-0.safetensors' AS file_name, [2, 3] AS shape) TO '"
+                    + folder.resolve("dtype=F32/b.parquet") + "' (FORMAT PARQUET)");
+        }
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("whose dtype or shape is not the header's, e.g. \"b\" of part-0.safetensors:"
+                        + " the index says \"F32\" [2x3], the header I64 [2x3]");
+
+        // A table or index given as a symlink to its folder (a 'latest' link) is read where it leads.
+        Path real = Files.move(src, tmp.resolve("real"));
+        Path link = Files.createSymbolicLink(tmp.resolve("latest"), real);
+        Files.delete(real.resolve("_tensor_index.parquet/dtype=F32/b.parquet"));
+        assertThat(CommittedDataset.read("t", link.resolve("_tensor_index.parquet")).parts()).hasSize(2);
+        assertThat(CommittedDataset.read("t", Files.createSymbolicLink(tmp.resolve("index"),
+                real.resolve("_tensor_index.parquet"))).parts()).hasSize(2);
+        assertThat(SafetensorsDataset.check("emb", link).notes()).singleElement().asString()
+                .contains("leaves out 1 tensor of the files, e.g. \"b\" of part-0.safetensors");
+    }
+
     @Test
     void aKeyInAMessageIsWrittenAsJsonWould() throws Exception {
         // Audit 41's rule: a newline or a terminal's escape in a key must not make lines of the output.
