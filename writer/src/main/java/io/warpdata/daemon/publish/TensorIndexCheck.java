@@ -46,6 +46,7 @@ final class TensorIndexCheck implements AutoCloseable {
             + " generate_index=true), or remove it: the files publish and read without it.";
 
     private final String where;
+    private final String memoryLimit;
     private final Path index;
     private final Path spill;
     private final Connection connection;
@@ -55,15 +56,16 @@ final class TensorIndexCheck implements AutoCloseable {
     /** Whether they lie in partition folders ({@code dtype=F32/}). */
     private boolean partitioned;
 
-    private TensorIndexCheck(String artifact, Path index, Path spillParent) throws SQLException, IOException {
+    private TensorIndexCheck(String artifact, Path index, Path spillParent, String memoryLimit) throws SQLException, IOException {
         this.where = "Artifact '" + artifact + "': " + index;
+        this.memoryLimit = memoryLimit;
         this.index = index;
         this.spill = Files.createTempDirectory(Files.createDirectories(spillParent), "warp-tensor-index");
         Connection c = null;
         try {
             c = DuckDb.connect();
             try (Statement st = c.createStatement()) {
-                st.execute("SET memory_limit = '" + MEMORY_LIMIT + "'");
+                st.execute("SET memory_limit = '" + memoryLimit + "'");
                 st.execute("SET temp_directory = " + RowRendering.literal(spill.resolve("spill").toString()));
                 st.execute("CREATE TABLE h (file VARCHAR, tensor_key VARCHAR, dtype VARCHAR, shape VARCHAR)");
             }
@@ -86,12 +88,17 @@ final class TensorIndexCheck implements AutoCloseable {
 
     /** A check of {@code dir}'s index, spilling below {@code spillParent}, or null when it has none. */
     static TensorIndexCheck of(String artifact, Path dir, Path spillParent) {
+        return of(artifact, dir, spillParent, MEMORY_LIMIT);
+    }
+
+    /** As {@link #of(String, Path, Path)}, DuckDB given {@code memoryLimit} (a test's, to make it spill). */
+    static TensorIndexCheck of(String artifact, Path dir, Path spillParent, String memoryLimit) {
         if (!has(dir)) {
             return null;
         }
         Path index = dir.resolve(FILE);
         try {
-            return new TensorIndexCheck(artifact, index, spillParent);
+            return new TensorIndexCheck(artifact, index, spillParent, memoryLimit);
         } catch (IOException e) {
             throw StagingFullException.of("checking " + index, spillParent, e);
         } catch (SQLException e) {
@@ -106,7 +113,9 @@ final class TensorIndexCheck implements AutoCloseable {
                 headers.beginRow().append(file).append(t.name()).append(t.dtype().name()).append(shape(t.shape())).endRow();
             }
         } catch (SQLException e) {
-            throw new IllegalStateException("cannot keep the tensors of " + file + " to check " + index + ": " + e.getMessage(), e);
+            RuntimeException room = noRoom(e);
+            throw room != null ? room
+                    : new IllegalStateException("cannot keep the tensors of " + file + " to check " + index + ": " + e.getMessage(), e);
         }
     }
 
@@ -188,21 +197,36 @@ final class TensorIndexCheck implements AutoCloseable {
                         + (missing == 1 ? "it" : "them") + " (the files and the mount's .tensors/ folders do)");
             }
         } catch (SQLException e) {
+            RuntimeException room = noRoom(e);
+            if (room != null) {
+                throw room;
+            }
             String why = ParquetInspector.firstLine(e.getMessage());
-            // Room, not the index, when the spill folder's disk is full or DuckDB's memory ran
-            // out: that is no reason to rewrite or remove a good index (the review).
-            // DuckDB caps its spill at 90% of the disk's free space and then says "failed to
-            // offload" under "Out of Memory" (audit 44): a full disk too.
-            if (why.contains("No space left") || why.contains("Disk quota") || why.contains("failed to offload")
-                    || why.contains("max_temp_directory_size")) {
-                throw StagingFullException.of("checking " + index, spill, new IOException(why, e));
-            }
-            if (why.contains("Out of Memory")) {
-                throw new IllegalStateException("checking " + index + ": DuckDB ran out of its " + MEMORY_LIMIT
-                        + " (spilling to " + spill + "): " + why, e);
-            }
             throw new InvalidInputException(where + " cannot be read as seed 001's tensor index (" + why + ")", FIX, e);
         }
+    }
+
+    /**
+     * Room, not the index, when the spill folder's disk is full or DuckDB's memory ran out: that
+     * is no reason to rewrite or remove a good index (the review). DuckDB caps its spill at 90% of
+     * the disk's free space and then says "failed to offload" under "Out of Memory" (audit 44),
+     * appending the headers as well as querying (a test on a 1 MiB tmpfs): a full disk too.
+     *
+     * @return the failure to throw, or null when {@code e} is about something else
+     */
+    private RuntimeException noRoom(SQLException e) {
+        String why = ParquetInspector.firstLine(e.getMessage());
+        if (why.contains("No space left") || why.contains("Disk quota") || why.contains("failed to offload")
+                || why.contains("max_temp_directory_size")) {
+            // Not StagingFullException.of, which knows the OS's words alone: this was an
+            // UncheckedIOException until a test filled a tmpfs.
+            return new StagingFullException("checking " + index, spill.getParent(), new IOException(why, e));
+        }
+        if (why.contains("Out of Memory")) {
+            return new IllegalStateException("checking " + index + ": DuckDB ran out of its " + memoryLimit
+                    + " (spilling to " + spill + "): " + why, e);
+        }
+        return null;
     }
 
     /** The four columns of seed 001, of the types it gives them (shape: a list of integers). */

@@ -9,6 +9,9 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
+import io.warpdata.manifest.formats.SafetensorsHeader;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -192,6 +195,42 @@ class TensorIndexCheckTest {
                 real.resolve("_tensor_index.parquet"))).parts()).hasSize(2);
         assertThat(SafetensorsDataset.check("emb", link).notes()).singleElement().asString()
                 .contains("leaves out 1 tensor of the files, e.g. \"b\" of part-0.safetensors");
+    }
+
+    /**
+     * A spill that fills its disk is the staging folder's room, not the index's fault: DuckDB
+     * says "Out of Memory ... failed to offload" once its spill reaches 90% of the disk (audit
+     * 44), which must be StagingFull, not advice to rewrite a good index. A 1 MiB tmpfs as the
+     * staging folder and a 16 MB memory limit make 1,000,000 tensors spill.
+     */
+    @Test
+    void aSpillThatFillsItsDiskIsStagingFullNotTheIndexsFault() throws Exception {
+        int n = 1_000_000;
+        index("SELECT 'key/number/' || i AS tensor_key, 'part-0.safetensors' AS file_name, [4] AS shape, 'F32' AS dtype"
+                + " FROM range(" + n + ") r(i)");
+        List<SafetensorsHeader.Tensor> tensors = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            tensors.add(new SafetensorsHeader.Tensor("key/number/" + i, SafetensorsHeader.Dtype.F32, List.of(4L), 16L * i, 16L * i + 16));
+        }
+        SafetensorsHeader header = new SafetensorsHeader(8, java.util.Map.of(), tensors);
+        Path staging = Files.createDirectories(tmp.resolve("staging"));
+        Process mount = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", staging.toString())
+                .redirectErrorStream(true).start();
+        assertThat(mount.waitFor()).as(new String(mount.getInputStream().readAllBytes())).isZero();
+        try {
+            try (TensorIndexCheck check = TensorIndexCheck.of("emb", src, staging, "16MB")) {
+                // Appending the headers fills it first (an IllegalStateException before this test).
+                assertThatThrownBy(() -> {
+                    check.add("part-0.safetensors", header);
+                    check.finish(java.util.Set.of("part-0.safetensors"));
+                }).isInstanceOf(StagingFullException.class).hasMessageContaining("failed to offload");
+            }
+            try (Stream<Path> left = Files.list(staging)) {
+                assertThat(left).as("the spill folder goes with the check").isEmpty();
+            }
+        } finally {
+            new ProcessBuilder("umount", "-l", staging.toString()).inheritIO().start().waitFor();
+        }
     }
 
     @Test
