@@ -208,16 +208,14 @@ final class TensorIndexCheck implements AutoCloseable {
 
     /**
      * Room, not the index, when the spill folder's disk is full or DuckDB's memory ran out: that
-     * is no reason to rewrite or remove a good index (the review). DuckDB caps its spill at 90% of
-     * the disk's free space and then says "failed to offload" under "Out of Memory" (audit 44),
-     * appending the headers as well as querying (a test on a 1 MiB tmpfs): a full disk too.
+     * is no reason to rewrite or remove a good index (the review). {@link DuckDb#spillDiskFull}
+     * comes appending the headers as well as querying.
      *
      * @return the failure to throw, or null when {@code e} is about something else
      */
     private RuntimeException noRoom(SQLException e) {
         String why = ParquetInspector.firstLine(e.getMessage());
-        if (why.contains("No space left") || why.contains("Disk quota") || why.contains("failed to offload")
-                || why.contains("max_temp_directory_size")) {
+        if (DuckDb.spillDiskFull(why)) {
             // Not StagingFullException.of, which knows the OS's words alone: this was an
             // UncheckedIOException until a test filled a tmpfs.
             return new StagingFullException("checking " + index, spill.getParent(), new IOException(why, e));

@@ -3,6 +3,7 @@ package io.warpdata.daemon.view;
 import io.warpdata.daemon.inspect.DuckDb;
 import io.warpdata.daemon.inspect.FilterText;
 import io.warpdata.daemon.inspect.RowRendering;
+import io.warpdata.daemon.publish.StagingFullException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -119,7 +120,7 @@ public final class ViewSelector implements AutoCloseable {
                     + " DROP TABLE IF EXISTS strata; DROP TABLE IF EXISTS quota");
             st.execute("CREATE OR REPLACE TEMP VIEW src AS " + source(files, readArgs));
             run(st, "CREATE TEMP TABLE filtered AS SELECT * FROM src" + q.where().map(FilterText::clause).orElse(""),
-                    "--where", q, columns);
+                    "--where", q, columns, out);
             long matching = count(st, "filtered");
             if (matching == 0) {
                 throw new ViewException("The view selects no rows: " + (q.where().isPresent()
@@ -130,7 +131,7 @@ public final class ViewSelector implements AutoCloseable {
             String order = q.orderBy().map(o -> o + ", ").orElse("") + FILE + ", " + ROW;
             run(st, "CREATE TEMP TABLE result AS SELECT *, row_number() OVER (ORDER BY " + order + ") AS " + ORD
                     + " FROM sampled" + (q.limit().isPresent() ? " QUALIFY " + ORD + " <= " + q.limit().getAsLong() : ""),
-                    "--order-by", q, columns);
+                    "--order-by", q, columns, out);
             long rows = count(st, "result");
             Files.deleteIfExists(out);
             st.execute("COPY (SELECT * EXCLUDE (" + FILE + ", " + ROW + ", " + ORD + ") FROM result ORDER BY " + ORD
@@ -148,7 +149,8 @@ public final class ViewSelector implements AutoCloseable {
             }
             return new Selection(rows, bound);
         } catch (SQLException e) {
-            throw new IllegalStateException("DuckDB failed selecting the view's rows: " + e.getMessage(), e);
+            throw noRoom(out, e).orElseGet(() -> new IllegalStateException("DuckDB failed selecting the view's rows: "
+                    + e.getMessage(), e));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -262,10 +264,24 @@ public final class ViewSelector implements AutoCloseable {
     }
 
     /** Runs user SQL: DuckDB's refusal becomes a ViewException naming the option and the table's columns. */
-    private static void run(Statement st, String sql, String option, ViewQuery q, List<String> columns) {
+    /**
+     * A full staging disk (DuckDB spills beside the output, in a folder of the staging folder) as
+     * {@link StagingFullException}, not as the SQL's fault: "Fix the SQL" was the advice for a
+     * view whose sort filled the disk.
+     */
+    private static java.util.Optional<RuntimeException> noRoom(Path out, SQLException e) {
+        String msg = String.valueOf(e.getMessage()).lines().findFirst().orElse("");
+        return DuckDb.spillDiskFull(msg) ? java.util.Optional.of(new StagingFullException("selecting the view's rows",
+                out.toAbsolutePath().getParent().getParent(), new IOException(msg, e))) : java.util.Optional.empty();
+    }
+
+    private static void run(Statement st, String sql, String option, ViewQuery q, List<String> columns, Path out) {
         try {
             st.execute(sql);
         } catch (SQLException e) {
+            noRoom(out, e).ifPresent(r -> {
+                throw r;
+            });
             String msg = String.valueOf(e.getMessage()).lines().findFirst().orElse("");
             if (option.equals("--where")) {
                 // The filter is placed in parentheses: "near ')'" of one that stops short is ours (audit 33).

@@ -75,6 +75,36 @@ class ViewSelectorTest {
         return out;
     }
 
+    /**
+     * A staging disk that fills while the view is written is StagingFull (room, with
+     * --staging-dir as advice), not "DuckDB failed" nor "Fix the SQL". The view's 400,000 rows of
+     * random text do not fit in a 1 MiB tmpfs.
+     */
+    @Test
+    void aStagingDiskThatFillsIsStagingFullNotTheQuerysFault() throws Exception {
+        Path big = dir.resolve("big.parquet");
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement st = c.createStatement()) {
+            st.execute("COPY (SELECT i AS id, md5(i::VARCHAR) AS path, 'c' AS label, 0.5 AS score FROM range(400000) t(i))"
+                    + " TO '" + big + "' (FORMAT PARQUET)");
+        }
+        Path staging = Files.createDirectories(dir.resolve("staging"));
+        Process mount = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", staging.toString())
+                .redirectErrorStream(true).start();
+        assertThat(mount.waitFor()).as(new String(mount.getInputStream().readAllBytes())).isZero();
+        try {
+            Path out = Files.createDirectories(staging.resolve("warp-view-1")).resolve("view.parquet");
+            assertThatThrownBy(() -> selector.select(List.of(big), COLUMNS, query("id >= 0", "path", null, null, null, null, 1),
+                    out, Set.of()))
+                    .isInstanceOf(io.warpdata.daemon.publish.StagingFullException.class)
+                    .hasMessageContaining("the disk holding " + staging + " is full")
+                    .satisfies(e -> assertThat(((io.warpdata.daemon.publish.StagingFullException) e).nextStep())
+                            .contains("--staging-dir"));
+        } finally {
+            selector.close();
+            new ProcessBuilder("umount", "-l", staging.toString()).inheritIO().start().waitFor();
+        }
+    }
+
     @Test
     void aWhereKeepsMatchingRowsInTheParentsOrderAndReportsTheirBoundPaths() throws Exception {
         Path out = dir.resolve("view.parquet");
