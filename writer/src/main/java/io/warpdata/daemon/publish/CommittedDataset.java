@@ -6,6 +6,9 @@ import io.warpdata.manifest.ManifestValidationException;
 import io.warpdata.manifest.Names;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.FileSystemLoopException;
+import java.nio.file.FileVisitOption;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -94,20 +97,24 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
                     + (hasPartitionFolders(dir) ? " (a glob of its files would lose the partition columns)."
                             : "; or give its Parquet files or a glob to publish them as they are."));
         }
-        Path manifest = dir.resolve(MANIFEST);
-        if (Files.isRegularFile(manifest)) {
-            return fromManifest(what, dir, manifest);
-        }
-        List<Part> parts = new ArrayList<>();
-        // Walked from where a symlinked folder leads (a 'latest' link to a dated output): a walk
-        // of the link itself yields the link alone, and the folder was called empty (audit 44).
+        // Read from where a symlinked folder leads (a 'latest' link to a dated output, which
+        // InputPaths resolves once for the whole publish): a walk of the link itself yields the
+        // link alone, and the folder was called empty (audit 44); a manifest's parts read through
+        // a link that moved came from two outputs (audit 45).
         Path root;
         try {
             root = dir.toRealPath();
         } catch (IOException e) {
             throw new InvalidInputException("Cannot read " + dir + ": " + e.getMessage(), "Make it readable.", e);
         }
-        try (Stream<Path> s = Files.walk(root)) {
+        Path manifest = root.resolve(MANIFEST);
+        if (Files.isRegularFile(manifest)) {
+            return fromManifest(what, root, manifest);
+        }
+        List<Part> parts = new ArrayList<>();
+        // Symlinked folders below it are followed (a partition folder linked from elsewhere: its
+        // rows were silently left out, audit 45), each file read where it leads now.
+        try (Stream<Path> s = Files.walk(root, FileVisitOption.FOLLOW_LINKS)) {
             for (Path p : s.filter(Files::isRegularFile).sorted().toList()) {
                 Path rel = root.relativize(p);
                 if (hidden(rel) || !p.getFileName().toString().endsWith(".parquet")) {
@@ -122,8 +129,14 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
                                 + " the mount: " + e.getMessage(), "Rename the folder.");
                     }
                 }
-                parts.add(new Part(p, folder));
+                parts.add(new Part(p.toRealPath(), folder));
             }
+        } catch (UncheckedIOException e) {
+            if (e.getCause() instanceof FileSystemLoopException loop) {
+                throw new InvalidInputException(what + ": " + loop.getFile() + " is a symlink leading back to a folder"
+                        + " above it (a loop)", "Remove the symlink, or point it at a folder outside " + dir + ".", e);
+            }
+            throw new InvalidInputException("Cannot list " + dir + ": " + e.getCause().getMessage(), "Make it readable.", e);
         } catch (IOException e) {
             throw new InvalidInputException("Cannot list " + dir + ": " + e.getMessage(), "Make it readable.", e);
         }

@@ -178,13 +178,15 @@ final class TensorIndexCheck implements AutoCloseable {
                 }
                 String differ = " FROM i JOIN h USING (file, tensor_key)"
                         + " WHERE i.dtype IS DISTINCT FROM h.dtype OR i.no_shape OR i.shape <> h.shape";
-                String[] odd = row(st, "SELECT i.file, i.tensor_key, coalesce(i.dtype, 'NULL'),"
+                String[] odd = row(st, "SELECT i.file, i.tensor_key, i.dtype,"
                         + " CASE WHEN i.no_shape THEN 'NULL' ELSE i.shape END, h.dtype, h.shape, count(*) OVER ()" + differ
                         + " ORDER BY i.file, i.tensor_key LIMIT 1");
                 if (odd != null) {
                     throw refused("has " + rows(Long.parseLong(odd[6])) + " whose dtype or shape is not the header's, e.g. "
                             + example(odd) + ": the index says "
-                            + SafetensorsDataset.quoted(odd[2]) + " [" + odd[3] + "], the header " + odd[4] + " [" + odd[5] + "]");
+                            // NULL, not "NULL": a row without a dtype is not one spelled NULL (audit 45).
+                            + (odd[2] == null ? "NULL" : SafetensorsDataset.quoted(odd[2])) + " [" + odd[3] + "], the header "
+                            + odd[4] + " [" + odd[5] + "]");
                 }
                 long missing = count(st, "SELECT count(*) FROM h ANTI JOIN i USING (file, tensor_key)");
                 if (missing == 0) {

@@ -69,4 +69,29 @@ class InputPathsTest {
                 .satisfies(e -> assertThat(((InvalidInputException) e).nextStep())
                         .startsWith("Check the path").doesNotContain("~"));
     }
+
+    /**
+     * Audit 45: a folder given as a 'latest' link was read through the link by each step of the
+     * publish, so a link moved meanwhile mixed two outputs into one version. It is resolved once;
+     * a file keeps the name it is given (a tar's name is recorded).
+     */
+    @Test
+    void aFolderGivenAsALinkIsTheFolderItLeadsToAndABrokenOrLoopingLinkIsNamed() throws IOException {
+        Path d1 = Files.createDirectories(dir.resolve("2026-11-30"));
+        Path latest = Files.createSymbolicLink(dir.resolve("latest"), Path.of("2026-11-30"));
+        assertThat(InputPaths.expand("latest", dir, "--table t")).containsExactly(d1.toRealPath());
+        assertThat(InputPaths.expand("lat*", dir, "--table t")).containsExactly(d1.toRealPath());
+        Files.writeString(d1.resolve("a.tar"), "x");
+        Path file = Files.createSymbolicLink(dir.resolve("shard-0.tar"), d1.resolve("a.tar"));
+        assertThat(InputPaths.expand("shard-0.tar", dir, "--artifact x")).containsExactly(file);
+
+        Files.createSymbolicLink(dir.resolve("gone"), Path.of("nowhere"));
+        assertThatThrownBy(() -> InputPaths.expand("gone", dir, "--table t")).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("Input gone of --table t is a broken symlink (to nowhere, which does not exist)");
+        Files.createSymbolicLink(dir.resolve("loopa"), Path.of("loopb"));
+        Files.createSymbolicLink(dir.resolve("loopb"), Path.of("loopa"));
+        assertThatThrownBy(() -> InputPaths.expand("loopa", dir, "--table t")).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("Input loopa of --table t is a symlink loop (it leads back to itself through loopb)");
+        assertThat(latest).isSymbolicLink();
+    }
 }

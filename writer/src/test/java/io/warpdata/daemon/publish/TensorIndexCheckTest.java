@@ -256,7 +256,11 @@ class TensorIndexCheckTest {
         rows("('a', 'part-0.safetensors', [4], NULL), ('b', 'part-0.safetensors', [2, 3], 'I64'),"
                 + " ('a', 'part-1.safetensors', [4], 'F32'), ('c', 'part-1.safetensors', []::INTEGER[], 'U8')");
         assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).isInstanceOf(InvalidInputException.class)
-                .hasMessageContaining("the index says \"NULL\" [4], the header F32 [4]");
+                .hasMessageContaining("the index says NULL [4], the header F32 [4]");
+        rows("('a', 'part-0.safetensors', [4], 'NULL'), ('b', 'part-0.safetensors', [2, 3], 'I64'),"
+                + " ('a', 'part-1.safetensors', [4], 'F32'), ('c', 'part-1.safetensors', []::INTEGER[], 'U8')");
+        assertThatThrownBy(() -> SafetensorsDataset.check("emb", src)).as("a dtype spelled NULL is a string")
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("the index says \"NULL\" [4], the header F32 [4]");
     }
 
     @Test
