@@ -17,9 +17,9 @@ public final class BlockVerificationException extends StoreException {
 
     /** Block {@code block}, which failed twice {@code times} times, the last {@code secondsAgo} s ago: not fetched again yet. */
     public BlockVerificationException(BlobId blob, int block, int times, long secondsAgo, long waitSeconds) {
-        super("Block " + block + " of blob " + blob + " failed SHA-256 verification twice, " + times + " times, the last "
-                + secondsAgo + " s ago: the store serves it wrong, and it is not fetched again until " + waitSeconds
-                + " s after that", nextStep(blob), null);
+        super("Block " + block + " of blob " + blob + " failed SHA-256 verification twice in a row, " + times
+                + (times == 1 ? " time" : " times") + " in all, the last " + secondsAgo + " s ago: it is served wrong,"
+                + " and it is not fetched again until " + waitSeconds + " s after that", nextStep(blob), null);
         this.block = block;
     }
 
@@ -35,17 +35,23 @@ public final class BlockVerificationException extends StoreException {
     }
 
     /**
-     * What repairs it. Publishing again alone does not: a publish uploads only the objects the
-     * store lacks, and this one is there, damaged.
+     * What to check, then what repairs it. The bytes came wrong twice, but from the store's copy
+     * or changed on the way (a proxy, a mirror, the network) cannot be told here: advice to
+     * delete the object, given for both, would have deleted a good one (audit 45: a proxy that
+     * flipped a byte in transit). Publishing again alone does not repair a damaged copy: a
+     * publish uploads only the objects the store lacks, and this one is there.
      */
     private static String nextStep(BlobId blob) {
-        return "The store holds bad bytes for this blob: " + repair(blob);
+        return "Its bytes arrived wrong twice: " + repair(blob);
     }
 
-    /** How to put a damaged object right: delete it, then publish again. */
+    /** How to tell a damaged object from bytes damaged on the way, and how to put each right. */
     static String repair(BlobId blob) {
-        return "delete its object " + StoreLayout.blob(blob) + " from the store (or restore it from a copy), then"
-                + " publish the version again from its source, which uploads what the store lacks, and read again.";
+        return "check the store's copy, object " + StoreLayout.blob(blob) + " (e.g. 'aws s3 cp s3://BUCKET/PREFIX/"
+                + StoreLayout.blob(blob) + " - | sha256sum' must print " + blob.hex() + "). If it does not, the copy is"
+                + " damaged: delete it (or restore it from a copy), then publish the version again from its source,"
+                + " which uploads what the store lacks. If it does, the bytes were changed on the way (a proxy, a"
+                + " mirror or cache in front of the store, the network): fix that, and leave the store as it is.";
     }
 
     @Override

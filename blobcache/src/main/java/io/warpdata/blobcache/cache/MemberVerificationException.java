@@ -12,7 +12,7 @@ public final class MemberVerificationException extends StoreException {
     public MemberVerificationException(BlobId blob, long offset, long length, BlobId hash) {
         super("Member " + hash + " (" + length + " bytes at offset " + offset + " of blob " + blob
                         + ") failed SHA-256 verification twice",
-                "The store's copy of the shard or of the member index is wrong: if it is the shard's, "
+                "The shard's bytes or the member index's are wrong, in the store or on the way: for the shard's, "
                         + BlockVerificationException.repair(blob), null);
     }
 
