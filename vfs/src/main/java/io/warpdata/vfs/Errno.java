@@ -7,7 +7,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Instant;
-import java.util.ArrayDeque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -81,7 +80,8 @@ public final class Errno {
             new java.util.concurrent.atomic.AtomicReference<>();
     private volatile java.time.Instant lastSuppressed;
     /** The last logged lines, for `warpctl status`; touched only when a line is logged. */
-    private final ArrayDeque<String> recent = new ArrayDeque<>();
+    /** The recent lines, oldest first, each once. */
+    private final java.util.LinkedHashMap<String, Repeats> recent = new java.util.LinkedHashMap<>();
     private static final int RECENT_LINES = 20;
 
     /** @param nanoClock monotonic time for the log rate limit (System::nanoTime in production) */
@@ -177,19 +177,33 @@ public final class Errno {
         }
     }
 
+    /**
+     * Keeps {@code line} among the recent ones; the same line again moves to the end with a count
+     * (audit 45: four DataLoader workers retrying one outage's reads filled all 20 lines with the
+     * same 4 files within a second, pushing out the errors before them).
+     */
     private void remember(String line) {
+        Instant now = Instant.now();
         synchronized (recent) {
-            if (recent.size() == RECENT_LINES) {
-                recent.removeFirst();
+            Repeats r = recent.remove(line);
+            recent.put(line, r == null ? new Repeats(now, now, 1) : new Repeats(r.first(), now, r.times() + 1));
+            if (recent.size() > RECENT_LINES) {
+                recent.pollFirstEntry();
             }
-            recent.addLast(Instant.now() + " " + line);
         }
+    }
+
+    /** How often a recent line came, first and last. */
+    private record Repeats(Instant first, Instant last, long times) {
     }
 
     /** The last logged error lines, oldest first. */
     public List<String> recentErrors() {
         synchronized (recent) {
-            return List.copyOf(recent);
+            List<String> out = new java.util.ArrayList<>(recent.size());
+            recent.forEach((line, r) -> out.add(r.last() + " " + line
+                    + (r.times() > 1 ? " (" + r.times() + " times since " + r.first() + ")" : "")));
+            return out;
         }
     }
 

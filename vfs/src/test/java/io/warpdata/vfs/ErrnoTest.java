@@ -52,6 +52,23 @@ class ErrnoTest {
                 .doesNotContain("\n", "\u001b");
     }
 
+    /**
+     * Audit 45: four DataLoader workers retrying the same files in one outage filled all 20 lines
+     * within a second, pushing out the errors before them. A line that comes again is kept once,
+     * last, with how often and since when.
+     */
+    @Test
+    void theSameErrorAgainIsOneLineWithACount() {
+        errno.of(new ManifestCorruptedException("k", "$", "bad"), "getattr", "/ws/a@h");
+        for (int i = 0; i < 100; i++) {
+            errno.of(new StoreUnavailableException("down", null), "read", "/ws/a@h/t/x" + (i % 4));
+        }
+        List<String> recent = errno.recentErrors();
+        assertThat(recent).hasSize(5);
+        assertThat(recent.get(0)).contains("ManifestCorrupted").doesNotContain("times since");
+        assertThat(recent.get(4)).contains("/ws/a@h/t/x3", "(25 times since ");
+    }
+
     @Test
     void wrongTypesMapToTheirPosixErrors() {
         assertThat(errno.of(new WrongNodeTypeException("read", Node.Type.DIRECTORY), "read", "/ws")).isEqualTo(Errno.EISDIR);
