@@ -79,8 +79,7 @@ public final class Errno {
     private final java.util.concurrent.atomic.AtomicReference<java.time.Instant> firstSuppressed =
             new java.util.concurrent.atomic.AtomicReference<>();
     private volatile java.time.Instant lastSuppressed;
-    /** The last logged lines, for `warpctl status`; touched only when a line is logged. */
-    /** The recent lines, oldest first, each once. */
+    /** The recent errors for `warpctl status`, oldest first, each once (by operation, path and type). */
     private final java.util.LinkedHashMap<String, Repeats> recent = new java.util.LinkedHashMap<>();
     private static final int RECENT_LINES = 20;
 
@@ -156,7 +155,8 @@ public final class Errno {
         String path = io.warpdata.manifest.Printable.of(where.get());
         boolean plain = failure instanceof AmbiguousVersionException || failure instanceof StaleNodeException;
         String message = io.warpdata.manifest.Printable.of(String.valueOf(failure.getMessage()));
-        remember(plain ? operation + " " + path + ": " + message
+        String type = failure instanceof WarpException w ? w.type() : failure.getClass().getName();
+        remember(operation + " " + path + " " + type, plain ? operation + " " + path + ": " + message
                 : failure instanceof WarpException w ? operation + " " + path + " failed (EIO): " + w.type() + ": " + message
                 : operation + " " + path + " failed (EIO): " + io.warpdata.manifest.Printable.of(failure.toString()));
         if (linesInWindow.incrementAndGet() > LINES_PER_WINDOW) {
@@ -182,26 +182,30 @@ public final class Errno {
      * (audit 45: four DataLoader workers retrying one outage's reads filled all 20 lines with the
      * same 4 files within a second, pushing out the errors before them).
      */
-    private void remember(String line) {
+    private void remember(String key, String line) {
         Instant now = Instant.now();
         synchronized (recent) {
-            Repeats r = recent.remove(line);
-            recent.put(line, r == null ? new Repeats(now, now, 1) : new Repeats(r.first(), now, r.times() + 1));
+            Repeats r = recent.remove(key);
+            recent.put(key, r == null ? new Repeats(line, now, now, 1) : new Repeats(line, r.first(), now, r.times() + 1));
             if (recent.size() > RECENT_LINES) {
                 recent.pollFirstEntry();
             }
         }
     }
 
-    /** How often a recent line came, first and last. */
-    private record Repeats(Instant first, Instant last, long times) {
+    /**
+     * How often an error came, first and last, and its latest line: the same error is the same
+     * operation, path and type, whatever numbers its message carries (an offset, "5 times in all":
+     * the review).
+     */
+    private record Repeats(String line, Instant first, Instant last, long times) {
     }
 
     /** The last logged error lines, oldest first. */
     public List<String> recentErrors() {
         synchronized (recent) {
             List<String> out = new java.util.ArrayList<>(recent.size());
-            recent.forEach((line, r) -> out.add(r.last() + " " + line
+            recent.values().forEach(r -> out.add(r.last() + " " + r.line()
                     + (r.times() > 1 ? " (" + r.times() + " times since " + r.first() + ")" : "")));
             return out;
         }

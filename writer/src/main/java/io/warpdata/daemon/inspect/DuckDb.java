@@ -60,8 +60,12 @@ public final class DuckDb {
      */
     public static boolean spillDiskFull(String message) {
         String m = String.valueOf(message);
-        return m.contains("No space left") || m.contains("Disk quota") || m.contains("failed to offload")
-                || m.contains("max_temp_directory_size");
+        // DuckDB's own classes only: a Conversion Error can quote the user's text, 'failed to
+        // offload' included (the review); an appender's failure starts "Failed to append".
+        boolean ours = m.startsWith("IO Error") || m.startsWith("Out of Memory Error") || m.startsWith("Failed to append")
+                || m.startsWith("java.io.IOException");
+        return ours && (m.contains("No space left") || m.contains("Disk quota") || m.contains("failed to offload")
+                || m.contains("max_temp_directory_size"));
     }
 
     /**

@@ -6,11 +6,11 @@ import io.warpdata.manifest.ManifestValidationException;
 import io.warpdata.manifest.Names;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.FileSystemLoopException;
 import java.nio.file.FileVisitOption;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -89,62 +89,113 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
      */
     static CommittedDataset read(String table, Path dir) {
         String what = "Table '" + table + "' folder " + dir;
-        if (!Files.isRegularFile(dir.resolve(SUCCESS))) {
-            throw new InvalidInputException(what + " has no " + SUCCESS + ": its writer has not finished, or failed"
-                    + " (DatasetIncomplete)", "Publish the folder once its writer has written " + SUCCESS + " (Spark and"
-                    + " Hadoop write it last). DuckDB's COPY ... (PARTITION_BY ...) writes none: once COPY has returned,"
-                    + " run 'touch " + dir.resolve(SUCCESS) + "' and publish again"
-                    + (hasPartitionFolders(dir) ? " (a glob of its files would lose the partition columns)."
-                            : "; or give its Parquet files or a glob to publish them as they are."));
-        }
         // Read from where a symlinked folder leads (a 'latest' link to a dated output, which
-        // InputPaths resolves once for the whole publish): a walk of the link itself yields the
-        // link alone, and the folder was called empty (audit 44); a manifest's parts read through
-        // a link that moved came from two outputs (audit 45).
+        // InputPaths resolves once for the whole publish), _SUCCESS included: a walk of the link
+        // itself yields the link alone, and the folder was called empty (audit 44); a manifest's
+        // parts read through a link that moved came from two outputs (audit 45).
         Path root;
         try {
             root = dir.toRealPath();
         } catch (IOException e) {
             throw new InvalidInputException("Cannot read " + dir + ": " + e.getMessage(), "Make it readable.", e);
         }
+        if (!Files.isRegularFile(root.resolve(SUCCESS))) {
+            throw new InvalidInputException(what + " has no " + SUCCESS + ": its writer has not finished, or failed"
+                    + " (DatasetIncomplete)", "Publish the folder once its writer has written " + SUCCESS + " (Spark and"
+                    + " Hadoop write it last). DuckDB's COPY ... (PARTITION_BY ...) writes none: once COPY has returned,"
+                    + " run 'touch " + dir.resolve(SUCCESS) + "' and publish again"
+                    + (hasPartitionFolders(root) ? " (a glob of its files would lose the partition columns)."
+                            : "; or give its Parquet files or a glob to publish them as they are."));
+        }
         Path manifest = root.resolve(MANIFEST);
         if (Files.isRegularFile(manifest)) {
             return fromManifest(what, root, manifest);
         }
         List<Part> parts = new ArrayList<>();
-        // Symlinked folders below it are followed (a partition folder linked from elsewhere: its
-        // rows were silently left out, audit 45), each file read where it leads now.
-        try (Stream<Path> s = Files.walk(root, FileVisitOption.FOLLOW_LINKS)) {
-            for (Path p : s.filter(Files::isRegularFile).sorted().toList()) {
-                Path rel = root.relativize(p);
-                if (hidden(rel) || !p.getFileName().toString().endsWith(".parquet")) {
-                    continue;
+        for (Path p : walk(what, dir, root)) {
+            Path rel = root.relativize(p);
+            String folder = rel.getParent() == null ? "" : rel.getParent().toString();
+            if (!folder.isEmpty()) {
+                try {
+                    Names.requireMemberPath("dir", folder);
+                } catch (ManifestValidationException e) {
+                    throw new InvalidInputException(what + ": partition folder " + folder + " cannot be shown in"
+                            + " the mount: " + e.getMessage(), "Rename the folder.");
                 }
-                String folder = rel.getParent() == null ? "" : rel.getParent().toString();
-                if (!folder.isEmpty()) {
-                    try {
-                        Names.requireMemberPath("dir", folder);
-                    } catch (ManifestValidationException e) {
-                        throw new InvalidInputException(what + ": partition folder " + folder + " cannot be shown in"
-                                + " the mount: " + e.getMessage(), "Rename the folder.");
-                    }
-                }
-                parts.add(new Part(p.toRealPath(), folder));
             }
-        } catch (UncheckedIOException e) {
-            if (e.getCause() instanceof FileSystemLoopException loop) {
-                throw new InvalidInputException(what + ": " + loop.getFile() + " is a symlink leading back to a folder"
-                        + " above it (a loop)", "Remove the symlink, or point it at a folder outside " + dir + ".", e);
-            }
-            throw new InvalidInputException("Cannot list " + dir + ": " + e.getCause().getMessage(), "Make it readable.", e);
-        } catch (IOException e) {
-            throw new InvalidInputException("Cannot list " + dir + ": " + e.getMessage(), "Make it readable.", e);
+            parts.add(new Part(readFrom(what, p), folder));
         }
         if (parts.isEmpty()) {
             throw new InvalidInputException(what + " holds no .parquet file", "Give the folder a Parquet writer"
                     + " committed, or Parquet files.");
         }
         return new CommittedDataset(parts, OptionalLong.empty(), what);
+    }
+
+    /**
+     * The {@code *.parquet} files below {@code root}, in path order, as the table's folders name
+     * them. Hidden folders ({@link #hidden}) are not entered. A symlinked folder is followed when
+     * it leads outside the table (a partition linked from elsewhere: its rows were silently left
+     * out, audit 45) and skipped when it leads inside (a {@code latest} link beside the dated
+     * folders would publish their rows twice: the review); one leading back above is a loop.
+     */
+    private static List<Path> walk(String what, Path dir, Path root) {
+        List<Path> files = new ArrayList<>();
+        try {
+            Files.walkFileTree(root, java.util.EnumSet.of(FileVisitOption.FOLLOW_LINKS), Integer.MAX_VALUE,
+                    new java.nio.file.SimpleFileVisitor<>() {
+                        @Override
+                        public java.nio.file.FileVisitResult preVisitDirectory(Path d, BasicFileAttributes attrs)
+                                throws IOException {
+                            if (d.equals(root)) {
+                                return java.nio.file.FileVisitResult.CONTINUE;
+                            }
+                            if (hidden(root.relativize(d)) || Files.isSymbolicLink(d) && d.toRealPath().startsWith(root)) {
+                                return java.nio.file.FileVisitResult.SKIP_SUBTREE;
+                            }
+                            return java.nio.file.FileVisitResult.CONTINUE;
+                        }
+
+                        @Override
+                        public java.nio.file.FileVisitResult visitFile(Path f, BasicFileAttributes attrs) {
+                            if (attrs.isRegularFile() && !hidden(root.relativize(f))
+                                    && f.getFileName().toString().endsWith(".parquet")) {
+                                files.add(f);
+                            }
+                            return java.nio.file.FileVisitResult.CONTINUE;
+                        }
+
+                        @Override
+                        public java.nio.file.FileVisitResult visitFileFailed(Path f, IOException e) throws IOException {
+                            if (e instanceof FileSystemLoopException) {
+                                throw new InvalidInputException(what + ": " + f + " is a symlink leading back to a folder"
+                                        + " above it (a loop)", "Remove the symlink, or point it at a folder outside "
+                                        + dir + ".", e);
+                            }
+                            if (hidden(root.relativize(f))) {
+                                return java.nio.file.FileVisitResult.CONTINUE; // not data: never read
+                            }
+                            throw e;
+                        }
+                    });
+        } catch (IOException e) {
+            throw new InvalidInputException("Cannot list " + dir + ": " + e.getMessage(), "Make it readable.", e);
+        }
+        files.sort(null);
+        return files;
+    }
+
+    /**
+     * The file as its folder names it, reached through what its folder leads to now: a link to
+     * a file keeps its own name (a Hugging Face snapshot's {@code train-00000.parquet} links to
+     * a blob named by its hash, and the table's file is {@code train-00000.parquet}: the review).
+     */
+    private static Path readFrom(String what, Path p) {
+        try {
+            return p.getParent().toRealPath().resolve(p.getFileName());
+        } catch (IOException e) {
+            throw new InvalidInputException(what + ": cannot read " + p + ": " + e.getMessage(), "Make it readable.", e);
+        }
     }
 
     /** Spark's and Hadoop's bookkeeping: any path component starting with '_' or '.'. */

@@ -41,7 +41,9 @@ public final class InputPaths {
             return List.of(folderWhereItLeads(spec, p, what));
         }
         int slash = spec.lastIndexOf('/', glob);
-        Path base = cwd.resolve(slash < 0 ? "." : spec.substring(0, slash + 1)).normalize();
+        Path given = cwd.resolve(slash < 0 ? "." : spec.substring(0, slash + 1)).normalize();
+        // 'latest/*.parquet': one output, whatever the link does next.
+        Path base = Files.isDirectory(given) ? folderWhereItLeads(spec, given, what) : given;
         String pattern = spec.substring(slash + 1);
         PathMatcher matcher = FileSystems.getDefault().getPathMatcher("glob:" + pattern);
         int depth = pattern.contains("**") ? Integer.MAX_VALUE : pattern.split("/").length;
@@ -76,17 +78,42 @@ public final class InputPaths {
      * the packing) then reads one output, even if the link moves meanwhile (audit 45: a link
      * repointed during a publish made a version of one output's index and the other's files, and
      * a table of 2,700 rows of one and 2,300 of the other). A file keeps the name it is given
-     * (a tar's name is recorded), read once.
+     * (a tar's name is recorded), in the folder its parent leads to now ('latest/data.parquet').
      */
     private static Path folderWhereItLeads(String spec, Path p, String what) {
-        if (!Files.isDirectory(p)) {
-            return p;
-        }
         try {
-            return p.toRealPath();
+            if (Files.isDirectory(p)) {
+                return p.toRealPath();
+            }
+            Path parent = p.getParent();
+            return parent == null ? p : parent.toRealPath().resolve(p.getFileName());
         } catch (IOException e) {
-            throw brokenLink(spec, p, what);
+            if (Files.isSymbolicLink(p)) {
+                throw brokenLink(spec, p, what);
+            }
+            throw new InvalidInputException("Input " + spec + " of " + what + ": cannot read " + p + " (" + e.getMessage() + ")",
+                    "Make it readable.", e);
         }
+    }
+
+    /**
+     * Whether following {@code p}'s links comes back to one already passed: by the links
+     * themselves, not by the error's text, which the system's locale translates (the review).
+     */
+    private static boolean loops(Path p) {
+        java.util.Set<Path> seen = new java.util.HashSet<>();
+        Path at = p.toAbsolutePath().normalize();
+        while (Files.isSymbolicLink(at)) {
+            if (!seen.add(at) || seen.size() > 40) {
+                return true;
+            }
+            try {
+                at = at.getParent().resolve(Files.readSymbolicLink(at)).normalize();
+            } catch (IOException e) {
+                return false;
+            }
+        }
+        return false;
     }
 
     private static InvalidInputException brokenLink(String spec, Path p, String what) {
@@ -96,12 +123,7 @@ public final class InputPaths {
         } catch (IOException | UnsupportedOperationException e) {
             target = "?";
         }
-        boolean loop = false;
-        try {
-            p.toRealPath();
-        } catch (IOException e) {
-            loop = String.valueOf(e.getMessage()).contains("Too many levels of symbolic links");
-        }
+        boolean loop = loops(p);
         return new InvalidInputException("Input " + spec + " of " + what + " is " + (loop
                 ? "a symlink loop (it leads back to itself through " + target + ")"
                 : "a broken symlink (to " + target + ", which does not exist)"),

@@ -290,7 +290,9 @@ final class TensorIndexCheck implements AutoCloseable {
                 out.add(link.toString());
             }
         } catch (IOException e) {
-            throw StagingFullException.of("linking the parts of " + index, root, e);
+            RuntimeException full = StagingFullException.of("linking the parts of " + index, spill.getParent(), e);
+            throw full instanceof StagingFullException ? full : new IllegalStateException("cannot link the parts of "
+                    + index + " in the staging folder " + root + " to read their partition folders: " + e.getMessage(), e);
         }
         return out;
     }

@@ -263,7 +263,6 @@ public final class ViewSelector implements AutoCloseable {
         }
     }
 
-    /** Runs user SQL: DuckDB's refusal becomes a ViewException naming the option and the table's columns. */
     /**
      * A full staging disk (DuckDB spills beside the output, in a folder of the staging folder) as
      * {@link StagingFullException}, not as the SQL's fault: "Fix the SQL" was the advice for a
@@ -275,6 +274,7 @@ public final class ViewSelector implements AutoCloseable {
                 out.toAbsolutePath().getParent().getParent(), new IOException(msg, e))) : java.util.Optional.empty();
     }
 
+    /** Runs user SQL: DuckDB's refusal becomes a ViewException naming the option and the table's columns. */
     private static void run(Statement st, String sql, String option, ViewQuery q, List<String> columns, Path out) {
         try {
             st.execute(sql);

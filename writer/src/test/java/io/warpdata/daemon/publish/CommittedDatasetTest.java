@@ -38,10 +38,43 @@ class CommittedDatasetTest {
         CommittedDataset read = CommittedDataset.read("t", dir);
         assertThat(read.parts()).extracting(CommittedDataset.Part::dir).containsExactly("cls=0", "cls=1", "cls=2");
         assertThat(read.parts().get(2).file()).startsWith(outside.toRealPath());
+        assertThat(read.parts().get(2).file().getFileName()).isEqualTo(read.parts().get(0).file().getFileName());
 
         Files.createSymbolicLink(dir.resolve("cls=1").resolve("up"), dir);
         assertThatThrownBy(() -> CommittedDataset.read("t", dir)).isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("is a symlink leading back to a folder above it (a loop)");
+    }
+
+    /**
+     * The review: a link beside the dated folders (latest -> cls=1) would publish their rows
+     * twice, and a loop inside a folder nobody reads (_temporary/) must not fail the publish.
+     */
+    @Test
+    void aLinkIntoTheTableIsSkippedAndHiddenFoldersAreNotEntered() throws Exception {
+        Path dir = table(tmp.resolve("t"));
+        Files.createSymbolicLink(dir.resolve("latest"), dir.resolve("cls=1"));
+        Path temp = Files.createDirectories(dir.resolve("_temporary/0"));
+        Files.createSymbolicLink(temp.resolve("up"), dir);
+        assertThat(CommittedDataset.read("t", dir).parts()).extracting(CommittedDataset.Part::dir)
+                .containsExactly("cls=0", "cls=1", "cls=2");
+    }
+
+    /**
+     * The review: a file that is a link (a Hugging Face snapshot's train-00000.parquet leads to a
+     * blob named by its hash; DVC's symlink cache) keeps its own name, which the table's file takes.
+     */
+    @Test
+    void aFileGivenAsALinkKeepsItsName() throws Exception {
+        Path blobs = Files.createDirectories(tmp.resolve("blobs"));
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement st = c.createStatement()) {
+            st.execute("COPY (SELECT 1 AS id) TO '" + blobs.resolve("9f86d081884c7d65") + "' (FORMAT PARQUET)");
+        }
+        Path data = Files.createDirectories(tmp.resolve("snapshot/data"));
+        Files.createSymbolicLink(data.resolve("train-00000-of-00001.parquet"), Path.of("../../blobs/9f86d081884c7d65"));
+        Files.createFile(data.resolve("_SUCCESS"));
+        assertThat(CommittedDataset.read("t", data).parts()).singleElement()
+                .satisfies(p -> assertThat(p.file().getFileName()).hasToString("train-00000-of-00001.parquet"))
+                .satisfies(p -> assertThat(Files.size(p.file())).isPositive());
     }
 
     /** A folder given as a link is read in the folder it leads to when read, not through the link file by file. */

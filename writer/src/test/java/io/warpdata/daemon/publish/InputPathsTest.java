@@ -84,6 +84,9 @@ class InputPathsTest {
         Files.writeString(d1.resolve("a.tar"), "x");
         Path file = Files.createSymbolicLink(dir.resolve("shard-0.tar"), d1.resolve("a.tar"));
         assertThat(InputPaths.expand("shard-0.tar", dir, "--artifact x")).containsExactly(file);
+        // The review: a file or a glob through a folder link was read through the link each time.
+        assertThat(InputPaths.expand("latest/a.tar", dir, "--artifact x")).containsExactly(d1.toRealPath().resolve("a.tar"));
+        assertThat(InputPaths.expand("latest/*.tar", dir, "--artifact x")).containsExactly(d1.toRealPath().resolve("a.tar"));
 
         Files.createSymbolicLink(dir.resolve("gone"), Path.of("nowhere"));
         assertThatThrownBy(() -> InputPaths.expand("gone", dir, "--table t")).isInstanceOf(InvalidInputException.class)
