@@ -144,7 +144,8 @@ public interface BlobStore extends AutoCloseable {
     }
 
     /**
-     * Deletes an object (pointers only: content-addressed objects are never deleted by Warp).
+     * Deletes an object (pointers; and a blob a publish has just made from a file that changed
+     * during its upload, whose bytes are not its hash's: Warp never deletes a good blob).
      * Deleting what is not there is not an error.
      *
      * @throws StoreException on failure, or if this store cannot delete

@@ -5,6 +5,7 @@ import io.warpdata.store.StoreException;
 import io.warpdata.store.StoreLayout;
 import io.warpdata.manifest.BlobId;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -123,6 +124,31 @@ public final class BlobUploader {
             }
             return false;
         }
-        return b.file().isPresent() ? store.putIfAbsent(key, b.file().get()) : store.putIfAbsent(key, b.bytes().get());
+        if (b.file().isEmpty()) {
+            return store.putIfAbsent(key, b.bytes().get());
+        }
+        // The file is uploaded from where it is, read again after it was hashed: the bytes sent
+        // must be the bytes hashed, or the store holds other bytes under this hash for good (a
+        // later publish skips the object as present). Checked before, and after: an object made
+        // from a file that changed meanwhile is deleted again.
+        Path file = b.file().get();
+        FileStamp stamp = b.stamp().orElseThrow();
+        stamp.requireSame(file, "after it was hashed, before its upload");
+        boolean written = store.putIfAbsent(key, file);
+        if (written) {
+            try {
+                stamp.requireSame(file, "during its upload");
+            } catch (InvalidInputException e) {
+                try {
+                    store.delete(key); // made by this upload, of bytes that are not its hash's
+                } catch (RuntimeException d) {
+                    throw new InvalidInputException(e.getMessage() + "; and the object " + key + " it made could not be"
+                            + " deleted (" + d.getMessage() + ")", "Delete that object from " + store.describe()
+                            + " with the store's own tools, then publish again once the file stays put.", d);
+                }
+                throw e;
+            }
+        }
+        return written;
     }
 }

@@ -18,22 +18,31 @@ import java.util.Optional;
  * A blob ready to upload: its bytes (a file on disk or a small array), its content id, and its
  * block hash list, which is itself uploaded as a side blob.
  */
-public record StagedBlob(BlobId id, long size, Optional<Path> file, Optional<byte[]> bytes, BlockHashList blocks) {
+public record StagedBlob(BlobId id, long size, Optional<Path> file, Optional<byte[]> bytes, BlockHashList blocks,
+                         Optional<FileStamp> stamp) {
     public StagedBlob {
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(blocks, "blocks");
+        Objects.requireNonNull(stamp, "stamp");
         if (file.isPresent() == bytes.isPresent()) {
             throw new IllegalArgumentException("exactly one of file and bytes");
         }
     }
 
-    /** Hashes a file in one pass: content id and block hash list together. */
+    /**
+     * Hashes a file in one pass: content id and block hash list together, with what the file was
+     * ({@link FileStamp}), so that the upload can tell it is still those bytes.
+     *
+     * @throws InvalidInputException if the file cannot be read, or changes while it is read
+     */
     public static StagedBlob ofFile(Path file) {
         MessageDigest sha = BlobId.sha256();
         try (InputStream in = new DigestInputStream(Files.newInputStream(file), sha)) {
+            FileStamp stamp = FileStamp.of(file);
             BlockHashList blocks = BlockHashList.compute(in, BlockHashList.DEFAULT_BLOCK_SIZE);
+            stamp.requireSame(file, "while it was hashed");
             return new StagedBlob(BlobId.fromDigest(sha.digest()), blocks.blobSize(), Optional.of(file),
-                    Optional.empty(), blocks);
+                    Optional.empty(), blocks, Optional.of(stamp));
         } catch (IOException e) {
             throw new InvalidInputException("Cannot read " + file + ": " + e.getMessage(),
                     "Check that the file exists and is readable by you, then publish again.", e);
@@ -48,7 +57,7 @@ public record StagedBlob(BlobId id, long size, Optional<Path> file, Optional<byt
     public static StagedBlob ofBytes(byte[] data, int blockSize) {
         try {
             BlockHashList blocks = BlockHashList.compute(new java.io.ByteArrayInputStream(data), blockSize);
-            return new StagedBlob(BlobId.of(data), data.length, Optional.empty(), Optional.of(data), blocks);
+            return new StagedBlob(BlobId.of(data), data.length, Optional.empty(), Optional.of(data), blocks, Optional.empty());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
