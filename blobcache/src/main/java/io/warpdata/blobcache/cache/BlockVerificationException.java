@@ -47,14 +47,14 @@ public final class BlockVerificationException extends StoreException {
 
     /** How to tell a damaged object from bytes damaged on the way, and how to put each right. */
     static String repair(BlobId blob) {
-        return "check the store's own copy, object " + StoreLayout.blob(blob) + ", by a path that does not go through"
-                + " warpd's proxy, mirror or cache (on the storage side, or from another network: 'aws s3 cp"
-                + " s3://BUCKET/PREFIX/" + StoreLayout.blob(blob) + " - | sha256sum' with HTTPS_PROXY unset and your"
-                + " --endpoint-url; for a file:// store, sha256sum DIR/" + StoreLayout.blob(blob) + "): it must print "
-                + blob.hex() + ". If it does not, the copy is damaged: copy it aside, delete it (or restore it from a"
-                + " copy), then publish the version again from its source, which uploads what the store lacks. If it"
-                + " does, the bytes were changed on the way (a proxy, a mirror or cache in front of the store, the"
-                + " network): fix that, and leave the store as it is.";
+        return "check the store's own copy of object " + StoreLayout.blob(blob) + " where it is kept, not through"
+                + " the endpoint, proxy, mirror or cache warpd reads it by (any of them can be what changes the bytes):"
+                + " on the storage side (the object's file, sha256sum DIR/" + StoreLayout.blob(blob) + " for a file://"
+                + " store), or from a machine whose requests reach the storage server itself. Its SHA-256 must be "
+                + blob.hex() + ". If it is not, the copy is damaged: save a copy of it there, delete it (or restore it"
+                + " from a backup), then publish the version again from its source, which uploads what the store"
+                + " lacks. If it is, the bytes were changed on the way (an endpoint that is a proxy, a mirror or"
+                + " cache in front of the store, the network): fix that, and leave the store as it is.";
     }
 
     @Override

@@ -367,8 +367,8 @@ class BlockCacheTest {
                     // Audit 45: bytes flipped on the way were called the store's, and the advice
                     // was to delete a good object. Which it is cannot be told here: check first.
                     .satisfies(e -> assertThat(((BlockVerificationException) e).nextStep())
-                            .contains("check the store's own copy", "does not go through warpd's proxy, mirror or cache",
-                                    "must print " + ref.id().hex(), "If it does not, the copy is damaged: copy it aside",
+                            .contains("check the store's own copy", "not through the endpoint, proxy, mirror or cache warpd reads it by",
+                                    "Its SHA-256 must be " + ref.id().hex(), "If it is not, the copy is damaged: save a copy",
                                     "leave the store as it is"));
         }
         assertThat(store.calls(Call.READ)).as("not fetched again for 5 s").isEqualTo(gets);

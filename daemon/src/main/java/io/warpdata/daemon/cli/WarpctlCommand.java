@@ -212,6 +212,20 @@ public final class WarpctlCommand implements Runnable {
             }
             return w instanceof UsageException ? 2 : 1;
         }
+        if (root.json) {
+            // --json promises one JSON object on stderr for every error, this one too (audit 46).
+            try {
+                err.println(Wire.json().writeValueAsString(errorOutput(new ControlProtocol.ErrorBody("Unexpected",
+                        "unexpected failure: " + ex, "Run again with --debug for details, and report it if it persists.",
+                        java.util.Map.of()))));
+                if (root.debug) {
+                    ex.printStackTrace(err);
+                }
+                return 1;
+            } catch (Exception jsonFailure) {
+                // fall through to the plain form
+            }
+        }
         err.println("error: unexpected failure: " + ex);
         if (root.debug) {
             ex.printStackTrace(err);

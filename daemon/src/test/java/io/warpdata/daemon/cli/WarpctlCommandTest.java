@@ -49,6 +49,18 @@ class WarpctlCommandTest {
                 "WARP_SOCKET", tmp.resolve("no-warpd.sock").toString()), args);
     }
 
+    /** Audit 46: with --json, a failure that is not Warp's own was printed as plain text. */
+    @Test
+    void anUnexpectedFailureIsOneJsonObjectWithJson() throws Exception {
+        store = null; // a bug's NullPointerException, not a WarpException
+        Run r = warpctl("list-remote", "ws/", "--json");
+        assertThat(r.code()).isEqualTo(1);
+        com.fasterxml.jackson.databind.JsonNode e = new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.err()).get("error");
+        assertThat(e.get("type").asText()).isEqualTo("Unexpected");
+        assertThat(e.get("message").asText()).startsWith("unexpected failure: java.lang.NullPointerException");
+        assertThat(e.get("next_step").asText()).contains("--debug");
+    }
+
     @Test
     void unknownOptionIsAUsageError() {
         Run r = warpctl("info", "--frobnicate", "a/b");

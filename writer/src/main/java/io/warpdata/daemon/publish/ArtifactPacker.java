@@ -66,7 +66,7 @@ public final class ArtifactPacker {
     }
 
     /** One source file as it will be packed. */
-    record SourceFile(String member, Path file, long size, int mode) {
+    record SourceFile(String member, Path file, long size, int mode, FileStamp stamp) {
     }
 
     /**
@@ -166,7 +166,7 @@ public final class ArtifactPacker {
             throw unreadable(artifact, file, null);
         }
         boolean exec = attrs.permissions().contains(PosixFilePermission.OWNER_EXECUTE);
-        return new SourceFile(member, file, attrs.size(), exec ? 0755 : 0644);
+        return new SourceFile(member, file, attrs.size(), exec ? 0755 : 0644, FileStamp.of(attrs));
     }
 
     private SourceFile symlink(String artifact, Path realRoot, String member, Path link) {
@@ -348,6 +348,9 @@ public final class ArtifactPacker {
             if (copied != f.size()) {
                 throw changed(f);
             }
+            // The same size is not the same bytes: rewritten in place while it was copied, the
+            // member was its old start and its new end, bytes that never were a file (audit 46).
+            f.stamp().requireSame(f.file(), "while it was packed (since the publish listed it)");
             tar.closeArchiveEntry();
             byte[] hash = d.digest();
             members.add(f);

@@ -134,7 +134,15 @@ public final class BlobUploader {
         Path file = b.file().get();
         FileStamp stamp = b.stamp().orElseThrow();
         stamp.requireSame(file, "after it was hashed, before its upload");
-        boolean written = store.putIfAbsent(key, file);
+        boolean written;
+        try {
+            written = store.putIfAbsent(key, file);
+        } catch (RuntimeException e) {
+            // A file cut short mid-upload fails the upload itself (S3: "400 EntityTooSmall", said
+            // as the server's fault: audit 46): the file's change is the cause to name.
+            stamp.requireSame(file, "during its upload");
+            throw e;
+        }
         if (written) {
             try {
                 stamp.requireSame(file, "during its upload");

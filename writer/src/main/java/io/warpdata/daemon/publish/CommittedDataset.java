@@ -134,10 +134,11 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
 
     /**
      * The {@code *.parquet} files below {@code root}, in path order, as the table's folders name
-     * them. Hidden folders ({@link #hidden}) are not entered. A symlinked folder is followed when
-     * it leads outside the table (a partition linked from elsewhere: its rows were silently left
-     * out, audit 45) and skipped when it leads inside (a {@code latest} link beside the dated
-     * folders would publish their rows twice: the review); one leading back above is a loop.
+     * them. Hidden folders ({@link #hidden}) are not entered. A symlinked folder or file is
+     * followed when it leads outside the table (a partition linked from elsewhere: its rows were
+     * silently left out, audit 45) or into a hidden folder, and skipped when it leads to what the
+     * walk reaches anyway (a {@code latest} link beside the dated folders would publish their rows
+     * twice: the review); one leading back above is a loop, a broken one is refused.
      */
     private static List<Path> walk(String what, Path dir, Path root) {
         List<Path> files = new ArrayList<>();
@@ -150,19 +151,37 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
                             if (d.equals(root)) {
                                 return java.nio.file.FileVisitResult.CONTINUE;
                             }
-                            if (hidden(root.relativize(d)) || Files.isSymbolicLink(d) && d.toRealPath().startsWith(root)) {
+                            if (hidden(root.relativize(d)) || Files.isSymbolicLink(d) && walkedAnyway(d)) {
                                 return java.nio.file.FileVisitResult.SKIP_SUBTREE;
                             }
                             return java.nio.file.FileVisitResult.CONTINUE;
                         }
 
                         @Override
-                        public java.nio.file.FileVisitResult visitFile(Path f, BasicFileAttributes attrs) {
-                            if (attrs.isRegularFile() && !hidden(root.relativize(f))
-                                    && f.getFileName().toString().endsWith(".parquet")) {
+                        public java.nio.file.FileVisitResult visitFile(Path f, BasicFileAttributes attrs) throws IOException {
+                            if (hidden(root.relativize(f)) || !f.getFileName().toString().endsWith(".parquet")) {
+                                return java.nio.file.FileVisitResult.CONTINUE;
+                            }
+                            if (attrs.isSymbolicLink()) {
+                                // A link the walk could not follow: its rows would be lost without a word (audit 46).
+                                throw new InvalidInputException(what + ": " + f + " is a broken symlink (to "
+                                        + Files.readSymbolicLink(f) + ")", "Point it at its file, or remove it.");
+                            }
+                            if (attrs.isRegularFile() && !(Files.isSymbolicLink(f) && walkedAnyway(f))) {
                                 files.add(f);
                             }
                             return java.nio.file.FileVisitResult.CONTINUE;
+                        }
+
+                        /**
+                         * A link to a file or folder of the table that the walk reaches by its own
+                         * name: followed too, its rows would be published twice (the review,
+                         * audit 46). A link into a hidden folder ({@code year=2 -> _stage}) is
+                         * the only way to it, and is followed.
+                         */
+                        private boolean walkedAnyway(Path link) throws IOException {
+                            Path real = link.toRealPath();
+                            return real.startsWith(root) && !hidden(root.relativize(real));
                         }
 
                         @Override

@@ -6,22 +6,49 @@ import java.nio.file.Path;
 import java.util.Map;
 
 /**
- * What a file was when publish hashed it: which file (device and inode, through any link), its
- * size, and when its bytes and its inode last changed. A publish uploads a table's files and
- * tar shards from where they are, after hashing them; a file rewritten in place, or a link
- * moved to another, in between would put other bytes in the store under the first bytes' hash,
- * and a later publish would skip that object as present (the review of audit 45's link race).
+ * What an input file was when publish first read it: which file (device and inode, through any
+ * link), its size, and when its bytes and its inode last changed. Publish reads a file more than
+ * once (a table's footer, then its hash, then its upload; a tar's index, then its hash and
+ * upload; a packed file's scan, then its copy): a file rewritten in place, or a link moved to
+ * another, in between would make a version whose facts come from one file and bytes from another,
+ * a member that never existed, or other bytes in the store under the first bytes' hash, which a
+ * later publish skips as present (audits 45 and 46). Each read is checked against the stamp of the first.
  *
- * @param identity {@code dev:ino}
+ * @param identity the file system's key for the file ({@code (dev=...,ino=...)})
  * @param size     bytes
  * @param modified last modification, ns
- * @param changed  last inode change (a restored mtime still moves it), ns
+ * @param changed  last inode change (a restored mtime still moves it), ns; -1 when not read (a
+ *                 folder walk's attributes carry none), then not compared
  */
 record FileStamp(String identity, long size, long modified, long changed) {
     static FileStamp of(Path file) throws IOException {
-        Map<String, Object> a = Files.readAttributes(file, "unix:dev,ino,size,lastModifiedTime,ctime");
-        return new FileStamp(a.get("dev") + ":" + a.get("ino"), (Long) a.get("size"),
+        Map<String, Object> a = Files.readAttributes(file, "unix:fileKey,size,lastModifiedTime,ctime");
+        return new FileStamp(String.valueOf(a.get("fileKey")), (Long) a.get("size"),
                 nanos(a.get("lastModifiedTime")), nanos(a.get("ctime")));
+    }
+
+    /** From attributes a walk already read (no second stat per file): without the change time. */
+    static FileStamp of(java.nio.file.attribute.BasicFileAttributes a) {
+        return new FileStamp(String.valueOf(a.fileKey()), a.size(), a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS), -1);
+    }
+
+    /**
+     * {@link #of(Path)}, a file that cannot be read said as the input's fault.
+     *
+     * @throws InvalidInputException if it cannot be read
+     */
+    static FileStamp read(Path file) {
+        try {
+            return of(file);
+        } catch (IOException e) {
+            throw new InvalidInputException("Cannot read " + file + ": " + e.getMessage(),
+                    "Check that the file exists and is readable by you, then publish again.", e);
+        }
+    }
+
+    private boolean sameAs(FileStamp now) {
+        return identity.equals(now.identity) && size == now.size && modified == now.modified
+                && (changed < 0 || now.changed < 0 || changed == now.changed);
     }
 
     private static long nanos(Object time) {
@@ -39,7 +66,7 @@ record FileStamp(String identity, long size, long modified, long changed) {
             throw new InvalidInputException("Cannot read " + file + " " + when + ": " + e.getMessage(),
                     "Check that nothing moves or deletes it during the publish, then publish again.", e);
         }
-        if (!now.equals(this)) {
+        if (!sameAs(now)) {
             throw new InvalidInputException(file + " changed " + when + " (" + describe(now) + "): what was hashed is"
                     + " not what would be stored; nothing of it was kept",
                     "Publish again once its writer has finished (for a folder behind a 'latest' link, once the link"

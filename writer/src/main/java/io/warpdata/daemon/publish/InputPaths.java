@@ -1,14 +1,12 @@
 package io.warpdata.daemon.publish;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.PathMatcher;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
 
 /**
  * Expands a path or glob given on the command line ({@code ./data/*.parquet}), so that users can
@@ -50,16 +48,46 @@ public final class InputPaths {
         List<Path> out = new ArrayList<>();
         int hidden = 0;
         if (Files.isDirectory(base)) {
-            try (Stream<Path> s = Files.walk(base, depth)) {
-                for (Path p : (Iterable<Path>) s.filter(p -> !p.equals(base) && matcher.matches(base.relativize(p)))::iterator) {
-                    if (hiddenUnasked(base.relativize(p), pattern)) {
-                        hidden++;
-                    } else {
-                        out.add(p);
-                    }
-                }
+            List<Path> matched = new ArrayList<>();
+            try {
+                // A visitor, not Files.walk: a file that vanishes beside the matches (a writer's
+                // temp file) failed the walk with NoSuchFileException (audit 46).
+                Files.walkFileTree(base, java.util.EnumSet.noneOf(java.nio.file.FileVisitOption.class), depth,
+                        new java.nio.file.SimpleFileVisitor<>() {
+                            @Override
+                            public java.nio.file.FileVisitResult preVisitDirectory(Path d, java.nio.file.attribute.BasicFileAttributes a) {
+                                if (!d.equals(base) && matcher.matches(base.relativize(d))) {
+                                    matched.add(d);
+                                }
+                                return java.nio.file.FileVisitResult.CONTINUE;
+                            }
+
+                            @Override
+                            public java.nio.file.FileVisitResult visitFile(Path f, java.nio.file.attribute.BasicFileAttributes a) {
+                                if (matcher.matches(base.relativize(f))) {
+                                    matched.add(f);
+                                }
+                                return java.nio.file.FileVisitResult.CONTINUE;
+                            }
+
+                            @Override
+                            public java.nio.file.FileVisitResult visitFileFailed(Path f, IOException e) throws IOException {
+                                if (e instanceof java.nio.file.NoSuchFileException || !matcher.matches(base.relativize(f))) {
+                                    return java.nio.file.FileVisitResult.CONTINUE; // gone, or not asked for
+                                }
+                                throw e;
+                            }
+                        });
             } catch (IOException e) {
-                throw new UncheckedIOException("listing " + base, e);
+                throw new InvalidInputException("Cannot list " + base + " for " + spec + " of " + what + ": " + e.getMessage(),
+                        "Make it readable.", e);
+            }
+            for (Path p : matched) {
+                if (hiddenUnasked(base.relativize(p), pattern)) {
+                    hidden++;
+                } else {
+                    out.add(p);
+                }
             }
         }
         if (out.isEmpty()) {

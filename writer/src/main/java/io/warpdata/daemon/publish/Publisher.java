@@ -291,6 +291,10 @@ public final class Publisher {
                         + " starting with '.' or '-' (artifact members may have any UTF-8 name without NUL or backslash)",
                         "Rename the file (e.g. part-0.parquet); its rows are not affected.");
             }
+            // Its rows and schema from the footer, its bytes hashed and uploaded later: one file
+            // throughout (audit 46: a link moved meanwhile gave a version of one file's row count
+            // and the other's bytes).
+            FileStamp stamp = FileStamp.read(file);
             ParquetInspector.ParquetInfo info = inspector.inspect(file);
             if (schema == null) {
                 schema = info.schema();
@@ -304,7 +308,7 @@ public final class Publisher {
             dirs.add(part.dir());
             rows.add(info.rowCount());
             progress.start("hash " + name, safeSize(file));
-            blobs.add(StagedBlob.ofFile(file));
+            blobs.add(StagedBlob.ofFile(file, stamp));
             progress.advance(safeSize(file));
             progress.finish();
         }

@@ -36,11 +36,19 @@ public record StagedBlob(BlobId id, long size, Optional<Path> file, Optional<byt
      * @throws InvalidInputException if the file cannot be read, or changes while it is read
      */
     public static StagedBlob ofFile(Path file) {
+        return ofFile(file, FileStamp.read(file));
+    }
+
+    /**
+     * As {@link #ofFile(Path)}, checked against {@code since}, what the file was when the publish
+     * first read it (a table's footer, a tar's index): the upload is then checked against it too.
+     */
+    static StagedBlob ofFile(Path file, FileStamp since) {
         MessageDigest sha = BlobId.sha256();
         try (InputStream in = new DigestInputStream(Files.newInputStream(file), sha)) {
-            FileStamp stamp = FileStamp.of(file);
+            FileStamp stamp = since;
             BlockHashList blocks = BlockHashList.compute(in, BlockHashList.DEFAULT_BLOCK_SIZE);
-            stamp.requireSame(file, "while it was hashed");
+            stamp.requireSame(file, "while it was read");
             return new StagedBlob(BlobId.fromDigest(sha.digest()), blocks.blobSize(), Optional.of(file),
                     Optional.empty(), blocks, Optional.of(stamp));
         } catch (IOException e) {

@@ -93,6 +93,9 @@ public final class TarShardIndexer {
             byte[] buf = new byte[64 * 1024];
             for (int s = 0; s < tars.size(); s++) {
                 Path tar = tars.get(s);
+                // Indexed, then hashed and uploaded: one file throughout (audit 46: rewritten
+                // while indexed, the index held the old members' hashes, the store the new bytes).
+                FileStamp stamp = FileStamp.read(tar);
                 long length = checkHeaderAtStart(artifact, tar);
                 try (TarFile tf = new TarFile(tar, StandardCharsets.UTF_8.name())) {
                     List<TarArchiveEntry> entries = tf.getEntries();
@@ -139,7 +142,7 @@ public final class TarShardIndexer {
                     refuseSparseByPax(artifact, tar);
                     throw e;
                 }
-                shards.add(StagedBlob.ofFile(tar));
+                shards.add(StagedBlob.ofFile(tar, stamp));
                 try {
                     progress.advance(Files.size(tar));
                 } catch (IOException e) {

@@ -60,6 +60,27 @@ class CommittedDatasetTest {
     }
 
     /**
+     * Audit 46: a partition folder linked to a hidden one (year=2 -> _stage) lost its rows; a link
+     * to a sibling file published its rows twice; a broken link lost its rows without a word.
+     */
+    @Test
+    void aLinkToAHiddenFolderIsFollowedALinkToASiblingSkippedABrokenOneRefused() throws Exception {
+        Path dir = table(tmp.resolve("t"));
+        Files.move(dir.resolve("cls=2"), dir.resolve("_stage_cls2"));
+        Files.createSymbolicLink(dir.resolve("cls=2"), Path.of("_stage_cls2"));
+        Path first;
+        try (var files = Files.list(dir.resolve("cls=0"))) {
+            first = files.findFirst().orElseThrow();
+        }
+        Files.createSymbolicLink(dir.resolve("cls=0/data_latest.parquet"), first.getFileName());
+        assertThat(CommittedDataset.read("t", dir).parts()).extracting(CommittedDataset.Part::dir)
+                .containsExactly("cls=0", "cls=1", "cls=2");
+        Files.createSymbolicLink(dir.resolve("cls=1/data_9.parquet"), Path.of("../../nowhere.parquet"));
+        assertThatThrownBy(() -> CommittedDataset.read("t", dir)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("data_9.parquet is a broken symlink (to ../../nowhere.parquet)");
+    }
+
+    /**
      * The review: a file that is a link (a Hugging Face snapshot's train-00000.parquet leads to a
      * blob named by its hash; DVC's symlink cache) keeps its own name, which the table's file takes.
      */
