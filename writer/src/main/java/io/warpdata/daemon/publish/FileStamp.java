@@ -14,22 +14,23 @@ import java.util.Map;
  * a member that never existed, or other bytes in the store under the first bytes' hash, which a
  * later publish skips as present (audits 45 and 46). Each read is checked against the stamp of the first.
  *
- * @param identity the file system's key for the file ({@code (dev=...,ino=...)})
+ * @param identity the hash of the file system's key for the file (device and inode): a long, not
+ *                 the key, as one is kept per packed file (1.28M for an ImageNet folder)
  * @param size     bytes
  * @param modified last modification, ns
  * @param changed  last inode change (a restored mtime still moves it), ns; -1 when not read (a
  *                 folder walk's attributes carry none), then not compared
  */
-record FileStamp(String identity, long size, long modified, long changed) {
+record FileStamp(long identity, long size, long modified, long changed) {
     static FileStamp of(Path file) throws IOException {
         Map<String, Object> a = Files.readAttributes(file, "unix:fileKey,size,lastModifiedTime,ctime");
-        return new FileStamp(String.valueOf(a.get("fileKey")), (Long) a.get("size"),
+        return new FileStamp(java.util.Objects.hashCode(a.get("fileKey")), (Long) a.get("size"),
                 nanos(a.get("lastModifiedTime")), nanos(a.get("ctime")));
     }
 
     /** From attributes a walk already read (no second stat per file): without the change time. */
     static FileStamp of(java.nio.file.attribute.BasicFileAttributes a) {
-        return new FileStamp(String.valueOf(a.fileKey()), a.size(), a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS), -1);
+        return new FileStamp(java.util.Objects.hashCode(a.fileKey()), a.size(), a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS), -1);
     }
 
     /**
@@ -47,7 +48,7 @@ record FileStamp(String identity, long size, long modified, long changed) {
     }
 
     private boolean sameAs(FileStamp now) {
-        return identity.equals(now.identity) && size == now.size && modified == now.modified
+        return identity == now.identity && size == now.size && modified == now.modified
                 && (changed < 0 || now.changed < 0 || changed == now.changed);
     }
 
@@ -77,7 +78,7 @@ record FileStamp(String identity, long size, long modified, long changed) {
     }
 
     private String describe(FileStamp now) {
-        if (!now.identity.equals(identity)) {
+        if (now.identity != identity) {
             return "it is another file now: a link moved, or it was replaced";
         }
         if (now.size != size) {
