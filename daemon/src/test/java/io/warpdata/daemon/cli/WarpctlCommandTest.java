@@ -56,7 +56,7 @@ class WarpctlCommandTest {
         Run r = warpctl("list-remote", "ws/", "--json");
         assertThat(r.code()).isEqualTo(1);
         com.fasterxml.jackson.databind.JsonNode e = new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.err()).get("error");
-        assertThat(e.get("type").asText()).isEqualTo("Unexpected");
+        assertThat(e.get("type").asText()).as("as warpd says it").isEqualTo("InternalError");
         assertThat(e.get("message").asText()).startsWith("unexpected failure: java.lang.NullPointerException");
         assertThat(e.get("next_step").asText()).contains("--debug");
     }

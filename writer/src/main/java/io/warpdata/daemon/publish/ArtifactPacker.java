@@ -334,8 +334,8 @@ public final class ArtifactPacker {
             tar.putArchiveEntry(e);
             MessageDigest d = BlobId.sha256();
             long copied = 0;
-            try (InputStream in = Files.newInputStream(f.file())) {
-                for (int n; (n = in.read(buf)) > 0; ) {
+            try (InputStream in = source(f)) {
+                for (int n; (n = read(f, in, buf)) > 0; ) {
                     if (copied + n > f.size()) {
                         throw changed(f);
                     }
@@ -357,6 +357,33 @@ public final class ArtifactPacker {
             hashes.add(BlobId.fromDigest(hash));
             bytes += tarBytes(f);
             return hash;
+        }
+
+        /**
+         * The source file's bytes: what fails there is the input's (gone since the folder was
+         * listed, a source file system's EIO), said naming it; a failure to write the shard is the
+         * staging folder's (the review: both were "packing artifact 'x' into STAGING", an
+         * unexpected failure).
+         */
+        private static InputStream source(SourceFile f) {
+            try {
+                return Files.newInputStream(f.file());
+            } catch (IOException e) {
+                throw unreadableSince(f, e);
+            }
+        }
+
+        private static int read(SourceFile f, InputStream in, byte[] buf) {
+            try {
+                return in.read(buf);
+            } catch (IOException e) {
+                throw unreadableSince(f, e);
+            }
+        }
+
+        private static InvalidInputException unreadableSince(SourceFile f, IOException e) {
+            return new InvalidInputException("File " + f.file() + " can no longer be read since the publish listed its folder ("
+                    + e + ")", "Publish again once nothing moves or deletes files in the folder, and it is readable.", e);
         }
 
         /** Closes the file after a failure; the staging directory is removed by the caller. */

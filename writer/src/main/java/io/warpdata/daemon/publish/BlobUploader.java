@@ -112,6 +112,16 @@ public final class BlobUploader {
         return new ArrayList<>(out.values());
     }
 
+    private void deleteIfThere(String key) {
+        try {
+            if (store.length(key).isPresent()) {
+                store.delete(key);
+            }
+        } catch (RuntimeException e) {
+            // the store's own error is already the reason the upload failed
+        }
+    }
+
     /** Whether the blob was written (false: the store had it). */
     private boolean uploadOne(StagedBlob b) {
         String key = StoreLayout.blob(b.id());
@@ -139,8 +149,16 @@ public final class BlobUploader {
             written = store.putIfAbsent(key, file);
         } catch (RuntimeException e) {
             // A file cut short mid-upload fails the upload itself (S3: "400 EntityTooSmall", said
-            // as the server's fault: audit 46): the file's change is the cause to name.
-            stamp.requireSame(file, "during its upload");
+            // as the server's fault: audit 46): the file's change is the cause to name, the
+            // store's error beside it, and an object the failed upload still made (a lost answer
+            // to a retried PUT) goes too.
+            try {
+                stamp.requireSame(file, "during its upload");
+            } catch (InvalidInputException changed) {
+                changed.addSuppressed(e);
+                deleteIfThere(key);
+                throw changed;
+            }
             throw e;
         }
         if (written) {

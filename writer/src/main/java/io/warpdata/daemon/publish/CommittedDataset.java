@@ -112,8 +112,8 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
             return fromManifest(what, root, manifest);
         }
         List<Part> parts = new ArrayList<>();
-        for (Path p : walk(what, dir, root)) {
-            Path rel = root.relativize(p);
+        for (Path[] walkedAndReal : walk(what, dir, root)) {
+            Path rel = root.relativize(walkedAndReal[0]);
             String folder = rel.getParent() == null ? "" : rel.getParent().toString();
             if (!folder.isEmpty()) {
                 try {
@@ -123,7 +123,7 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
                             + " the mount: " + e.getMessage(), "Rename the folder.");
                 }
             }
-            parts.add(new Part(readFrom(what, p), folder));
+            parts.add(new Part(walkedAndReal[1], folder));
         }
         if (parts.isEmpty()) {
             throw new InvalidInputException(what + " holds no .parquet file", "Give the folder a Parquet writer"
@@ -133,15 +133,17 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
     }
 
     /**
-     * The {@code *.parquet} files below {@code root}, in path order, as the table's folders name
-     * them. Hidden folders ({@link #hidden}) are not entered. A symlinked folder or file is
+     * The {@code *.parquet} files below {@code root}, in path order: each as the table's folders
+     * name it, and where it is read from. Hidden folders ({@link #hidden}) are not entered. A symlinked folder or file is
      * followed when it leads outside the table (a partition linked from elsewhere: its rows were
      * silently left out, audit 45) or into a hidden folder, and skipped when it leads to what the
      * walk reaches anyway (a {@code latest} link beside the dated folders would publish their rows
      * twice: the review); one leading back above is a loop, a broken one is refused.
      */
-    private static List<Path> walk(String what, Path dir, Path root) {
-        List<Path> files = new ArrayList<>();
+    private static List<Path[]> walk(String what, Path dir, Path root) {
+        List<Path[]> files = new ArrayList<>();
+        // Each folder as walked, and where it led when the walk listed it.
+        java.util.Map<Path, Path> realFolders = new java.util.HashMap<>();
         try {
             Files.walkFileTree(root, java.util.EnumSet.of(FileVisitOption.FOLLOW_LINKS), Integer.MAX_VALUE,
                     new java.nio.file.SimpleFileVisitor<>() {
@@ -149,39 +151,52 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
                         public java.nio.file.FileVisitResult preVisitDirectory(Path d, BasicFileAttributes attrs)
                                 throws IOException {
                             if (d.equals(root)) {
+                                realFolders.put(d, root);
                                 return java.nio.file.FileVisitResult.CONTINUE;
                             }
-                            if (hidden(root.relativize(d)) || Files.isSymbolicLink(d) && walkedAnyway(d)) {
+                            if (hidden(root.relativize(d))) {
                                 return java.nio.file.FileVisitResult.SKIP_SUBTREE;
                             }
+                            // Resolved once, here, as the walk lists it (the review: resolved again
+                            // after the walk, a link repointed meanwhile mixed two outputs).
+                            Path real = Files.isSymbolicLink(d) ? d.toRealPath() : realFolders.get(d.getParent()).resolve(d.getFileName());
+                            if (Files.isSymbolicLink(d) && real.startsWith(root) && !hidden(root.relativize(real))) {
+                                return java.nio.file.FileVisitResult.SKIP_SUBTREE; // walked by its own name
+                            }
+                            realFolders.put(d, real);
                             return java.nio.file.FileVisitResult.CONTINUE;
                         }
 
                         @Override
                         public java.nio.file.FileVisitResult visitFile(Path f, BasicFileAttributes attrs) throws IOException {
-                            if (hidden(root.relativize(f)) || !f.getFileName().toString().endsWith(".parquet")) {
+                            if (hidden(root.relativize(f))) {
                                 return java.nio.file.FileVisitResult.CONTINUE;
                             }
                             if (attrs.isSymbolicLink()) {
-                                // A link the walk could not follow: its rows would be lost without a word (audit 46).
-                                throw new InvalidInputException(what + ": " + f + " is a broken symlink (to "
-                                        + Files.readSymbolicLink(f) + ")", "Point it at its file, or remove it.");
+                                // A link the walk could not follow, to a file or a partition folder:
+                                // its rows would be lost without a word (audit 46, the review).
+                                throw new InvalidInputException(what + ": " + f + " is a symlink that cannot be followed (to "
+                                        + Files.readSymbolicLink(f) + ": missing, or not readable by you)",
+                                        "Point it at its file or folder, or remove it.");
                             }
-                            if (attrs.isRegularFile() && !(Files.isSymbolicLink(f) && walkedAnyway(f))) {
-                                files.add(f);
+                            if (!f.getFileName().toString().endsWith(".parquet") || !attrs.isRegularFile()) {
+                                return java.nio.file.FileVisitResult.CONTINUE;
                             }
+                            if (Files.isSymbolicLink(f)) {
+                                // A link to a table file the walk takes by its own name would be
+                                // published twice (audit 46); to anything else (a hidden folder's
+                                // file, data.parquet -> data.parquet.20261130) it is the only way.
+                                Path real = f.toRealPath();
+                                if (real.startsWith(root) && !hidden(root.relativize(real))
+                                        && real.getFileName().toString().endsWith(".parquet")) {
+                                    return java.nio.file.FileVisitResult.CONTINUE;
+                                }
+                            }
+                            // As the folder names it (a link to a file keeps its own name: a Hugging Face
+                            // snapshot's train-00000.parquet leads to a blob named by its hash, the review),
+                            // in the folder the walk listed.
+                            files.add(new Path[] {f, realFolders.get(f.getParent()).resolve(f.getFileName())});
                             return java.nio.file.FileVisitResult.CONTINUE;
-                        }
-
-                        /**
-                         * A link to a file or folder of the table that the walk reaches by its own
-                         * name: followed too, its rows would be published twice (the review,
-                         * audit 46). A link into a hidden folder ({@code year=2 -> _stage}) is
-                         * the only way to it, and is followed.
-                         */
-                        private boolean walkedAnyway(Path link) throws IOException {
-                            Path real = link.toRealPath();
-                            return real.startsWith(root) && !hidden(root.relativize(real));
                         }
 
                         @Override
@@ -200,21 +215,8 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
         } catch (IOException e) {
             throw new InvalidInputException("Cannot list " + dir + ": " + e.getMessage(), "Make it readable.", e);
         }
-        files.sort(null);
+        files.sort((a, b) -> a[0].compareTo(b[0]));
         return files;
-    }
-
-    /**
-     * The file as its folder names it, reached through what its folder leads to now: a link to
-     * a file keeps its own name (a Hugging Face snapshot's {@code train-00000.parquet} links to
-     * a blob named by its hash, and the table's file is {@code train-00000.parquet}: the review).
-     */
-    private static Path readFrom(String what, Path p) {
-        try {
-            return p.getParent().toRealPath().resolve(p.getFileName());
-        } catch (IOException e) {
-            throw new InvalidInputException(what + ": cannot read " + p + ": " + e.getMessage(), "Make it readable.", e);
-        }
     }
 
     /** Spark's and Hadoop's bookkeeping: any path component starting with '_' or '.'. */

@@ -14,8 +14,9 @@ import java.util.Map;
  * a member that never existed, or other bytes in the store under the first bytes' hash, which a
  * later publish skips as present (audits 45 and 46). Each read is checked against the stamp of the first.
  *
- * @param identity the hash of the file system's key for the file (device and inode): a long, not
- *                 the key, as one is kept per packed file (1.28M for an ImageNet folder)
+ * @param identity a 32-bit hash of the file system's key for the file (device and inode), not the
+ *                 key, as one is kept per packed file (1.28M for an ImageNet folder): a collision
+ *                 can only hide a change, never invent one
  * @param size     bytes
  * @param modified last modification, ns
  * @param changed  last inode change (a restored mtime still moves it), ns; -1 when not read (a
@@ -47,9 +48,15 @@ record FileStamp(long identity, long size, long modified, long changed) {
         }
     }
 
+    /**
+     * A stamp without a change time (a packed file's, from its folder's listing, compared hours
+     * later for a big folder) compares size and modification time only: a FUSE file system
+     * without stable inode numbers (sshfs, libfuse without use_ino) gives an untouched file a new
+     * one once the kernel forgot it (the review), and a rewrite moves the modification time.
+     */
     private boolean sameAs(FileStamp now) {
-        return identity == now.identity && size == now.size && modified == now.modified
-                && (changed < 0 || now.changed < 0 || changed == now.changed);
+        boolean sameBytes = size == now.size && modified == now.modified;
+        return changed < 0 ? sameBytes : sameBytes && identity == now.identity && changed == now.changed;
     }
 
     private static long nanos(Object time) {
@@ -84,6 +91,11 @@ record FileStamp(long identity, long size, long modified, long changed) {
         if (now.size != size) {
             return size + " bytes then, " + now.size + " now";
         }
-        return "it was written to";
+        if (now.modified != modified) {
+            return "it was written to";
+        }
+        // Only the inode's change time: written with its time put back, or linked, or its
+        // owner, permissions or attributes changed (the review: not always a writer).
+        return "its inode changed: written with its time put back, linked, or its owner, permissions or attributes changed";
     }
 }

@@ -72,9 +72,11 @@ public final class InputPaths {
 
                             @Override
                             public java.nio.file.FileVisitResult visitFileFailed(Path f, IOException e) throws IOException {
-                                if (e instanceof java.nio.file.NoSuchFileException || !matcher.matches(base.relativize(f))) {
-                                    return java.nio.file.FileVisitResult.CONTINUE; // gone, or not asked for
+                                if (e instanceof java.nio.file.NoSuchFileException) {
+                                    return java.nio.file.FileVisitResult.CONTINUE; // gone since it was listed
                                 }
+                                // A folder that cannot be opened may hold matches (the review: its
+                                // files were left out, exit 0): whatever its name, refused.
                                 throw e;
                             }
                         });

@@ -126,7 +126,15 @@ public final class Publisher {
             // A listing first: unlike HEAD, a refused LIST carries the error code, so wrong
             // credentials surface as an authentication error rather than a bare 403.
             store.list(StoreLayout.dataset(request.dataset()));
-            BlobUploader.Upload upload = new BlobUploader(store, uploadThreads, progress).uploadMissing(blobs(tables, artifacts, tensorHashes));
+            List<StagedBlob> staged = blobs(tables, artifacts, tensorHashes);
+            BlobUploader.Upload upload = new BlobUploader(store, uploadThreads, progress).uploadMissing(staged);
+            // Every input read in place is still what it was at its first read, after the last read
+            // (a table's partition typing and bound columns read it after its hash) and whether or
+            // not its blob was uploaded (one the store had, or a duplicate, skipped the upload's
+            // check: the review).
+            for (StagedBlob b : staged) {
+                b.stamp().ifPresent(st -> st.requireSame(b.file().orElseThrow(), "during the publish"));
+            }
             progress.checkpoint("write the manifest of " + request.dataset() + "@" + version.hex());
             boolean manifestWritten = store.length(StoreLayout.version(request.dataset(), version)).isEmpty();
             List<String> notes = notes(manifest);

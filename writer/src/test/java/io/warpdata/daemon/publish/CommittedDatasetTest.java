@@ -75,9 +75,19 @@ class CommittedDatasetTest {
         Files.createSymbolicLink(dir.resolve("cls=0/data_latest.parquet"), first.getFileName());
         assertThat(CommittedDataset.read("t", dir).parts()).extracting(CommittedDataset.Part::dir)
                 .containsExactly("cls=0", "cls=1", "cls=2");
-        Files.createSymbolicLink(dir.resolve("cls=1/data_9.parquet"), Path.of("../../nowhere.parquet"));
+        // The review: a link to a file the walk does not take by its name is the only way to it.
+        Path swapped = Files.move(first, first.resolveSibling("data.parquet.20261130"));
+        Files.createSymbolicLink(first, swapped.getFileName());
+        Files.delete(dir.resolve("cls=0/data_latest.parquet"));
+        assertThat(CommittedDataset.read("t", dir).parts()).extracting(CommittedDataset.Part::dir)
+                .containsExactly("cls=0", "cls=1", "cls=2");
+        Path broken = Files.createSymbolicLink(dir.resolve("cls=1/data_9.parquet"), Path.of("../../nowhere.parquet"));
         assertThatThrownBy(() -> CommittedDataset.read("t", dir)).isInstanceOf(InvalidInputException.class)
-                .hasMessageContaining("data_9.parquet is a broken symlink (to ../../nowhere.parquet)");
+                .hasMessageContaining("data_9.parquet is a symlink that cannot be followed (to ../../nowhere.parquet");
+        Files.delete(broken);
+        Files.createSymbolicLink(dir.resolve("cls=3"), Path.of("/nonexistent/cls3"));
+        assertThatThrownBy(() -> CommittedDataset.read("t", dir)).as("a partition folder's link, the review")
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("cls=3 is a symlink that cannot be followed");
     }
 
     /**
