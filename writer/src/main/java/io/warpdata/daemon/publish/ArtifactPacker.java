@@ -224,9 +224,22 @@ public final class ArtifactPacker {
      * @throws InvalidInputException naming the entry, before any shard is written
      */
     public PackedArtifact pack(String artifact, Path root, PublishProgress progress) {
+        return pack(artifact, root, list(artifact, root, progress), progress);
+    }
+
+    /** The files under {@code root}, each with what it was when listed ({@link FileStamp}), saying so as it goes. */
+    List<SourceFile> list(String artifact, Path root, PublishProgress progress) {
         // Listing a million files takes tens of seconds before the first byte is packed (audit 18).
         progress.note("scan " + artifact + ": listing and checking the files under " + root);
-        List<SourceFile> files = scan(artifact, root);
+        return scan(artifact, root);
+    }
+
+    /**
+     * Packs {@code files}, listed by {@link #list} before the publish's format checks read them:
+     * each is checked against its listing after its copy, so the checks' facts and the packed
+     * bytes are of one file (the review: a warehouse's checksums were checked before the listing).
+     */
+    PackedArtifact pack(String artifact, Path root, List<SourceFile> files, PublishProgress progress) {
         checkSafetensors(files);
         long total = files.stream().mapToLong(SourceFile::size).sum();
         progress.note("scan " + artifact + ": " + files.size() + " files, " + total + " bytes");

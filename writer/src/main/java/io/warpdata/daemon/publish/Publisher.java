@@ -486,6 +486,10 @@ public final class Publisher {
                                         boolean allowThresholdViolations, List<String> notes) {
         if (inputs.size() == 1 && Files.isDirectory(inputs.get(0))) {
             Path dir = inputs.get(0);
+            // Listed first: the checks below read the files, and the packer checks each against
+            // its listing when it copies it, so facts and bytes are of one file (the review).
+            ArtifactPacker packer = new ArtifactPacker(staging, shardSize);
+            List<ArtifactPacker.SourceFile> listed = packer.list(name, dir, progress);
             // A safetensors dataset is checked whole before any byte is packed (seed 001).
             SafetensorsDataset.Summary safetensors = SafetensorsDataset.isOne(dir) ? SafetensorsDataset.check(name, dir, staging)
                     : null;
@@ -496,7 +500,7 @@ public final class Publisher {
             // thresholds (seed 003).
             TensorWarehouse.Summary warehouse = safetensors == null && TensorWarehouse.isOne(dir)
                     ? TensorWarehouse.check(name, dir, allowThresholdViolations) : null;
-            PackedArtifact packed = new ArtifactPacker(staging, shardSize).pack(name, dir, progress);
+            PackedArtifact packed = packer.pack(name, dir, listed, progress);
             return safetensors != null ? packed.asFormat(ArtifactKind.SAFETENSORS, safetensors.facts())
                     : warehouse != null ? packed.asFormat(ArtifactKind.TENSOR_WAREHOUSE, warehouse.facts()) : packed;
         }
