@@ -317,6 +317,9 @@ public final class ArtifactPacker {
     }
 
     /** One shard being written. */
+    /** Files from this size on get a stamp with their change time around their copy. */
+    static final long STAMPED_COPY_BYTES = 1 << 20;
+
     private static final class ShardWriter {
         private final Path file;
         private final TarArchiveOutputStream tar;
@@ -347,6 +350,11 @@ public final class ArtifactPacker {
             tar.putArchiveEntry(e);
             MessageDigest d = BlobId.sha256();
             long copied = 0;
+            // A file big enough for a writer to reach while it is copied is stamped with its
+            // change time too: rewritten in place with its mtime put back (rsync --inplace -t), it
+            // became a member that never was a file (audit 47). Small files' copies take
+            // microseconds, and cost no second stat.
+            FileStamp during = f.size() >= STAMPED_COPY_BYTES ? FileStamp.read(f.file()) : null;
             try (InputStream in = source(f)) {
                 for (int n; (n = read(f, in, buf)) > 0; ) {
                     if (copied + n > f.size()) {
@@ -364,6 +372,9 @@ public final class ArtifactPacker {
             // The same size is not the same bytes: rewritten in place while it was copied, the
             // member was its old start and its new end, bytes that never were a file (audit 46).
             f.stamp().requireSame(f.file(), "while it was packed (since the publish listed it)");
+            if (during != null) {
+                during.requireSame(f.file(), "while it was packed");
+            }
             tar.closeArchiveEntry();
             byte[] hash = d.digest();
             members.add(f);

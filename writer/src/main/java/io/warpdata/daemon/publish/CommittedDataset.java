@@ -49,11 +49,31 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
     private static final long MAX_MANIFEST_BYTES = 64L << 20;
     private static final ObjectMapper JSON = WriterManifest.JSON;
 
-    /** One Parquet file and the partition folder it sits in. */
-    record Part(Path file, String dir) {
+    /**
+     * One Parquet file and the partition folder it sits in.
+     *
+     * @param file what is read: the file itself, through no link (a link moved away and back
+     *             between two reads gave a version of one file's rows and the other's bytes, and
+     *             other bytes in the store under a blob's hash: audit 47)
+     * @param dir  the partition folder, "" for the table's own
+     * @param name the file's name in the table: as its folder names it (a Hugging Face snapshot's
+     *             train-00000.parquet is a link to a blob named by its hash)
+     */
+    record Part(Path file, String dir, String name) {
         Part {
             Objects.requireNonNull(file, "file");
             Objects.requireNonNull(dir, "dir");
+            Objects.requireNonNull(name, "name");
+        }
+
+        /** {@code file} read where it leads now, once, under its own name. */
+        static Part of(Path file, String dir) {
+            try {
+                return new Part(file.toRealPath(), dir, file.getFileName().toString());
+            } catch (IOException e) {
+                throw new InvalidInputException("Cannot read " + file + ": " + e.getMessage(),
+                        "Check that the file exists and is readable by you, then publish again.", e);
+            }
         }
     }
 
@@ -123,7 +143,7 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
                             + " the mount: " + e.getMessage(), "Rename the folder.");
                 }
             }
-            parts.add(new Part(walkedAndReal[1], folder));
+            parts.add(new Part(walkedAndReal[1], folder, walkedAndReal[0].getFileName().toString()));
         }
         if (parts.isEmpty()) {
             throw new InvalidInputException(what + " holds no .parquet file", "Give the folder a Parquet writer"
@@ -195,7 +215,8 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
                             // As the folder names it (a link to a file keeps its own name: a Hugging Face
                             // snapshot's train-00000.parquet leads to a blob named by its hash, the review),
                             // in the folder the walk listed.
-                            files.add(new Path[] {f, realFolders.get(f.getParent()).resolve(f.getFileName())});
+                            Path folder = realFolders.get(f.getParent()).resolve(f.getFileName());
+                            files.add(new Path[] {f, Files.isSymbolicLink(f) ? folder.toRealPath() : folder});
                             return java.nio.file.FileVisitResult.CONTINUE;
                         }
 
@@ -292,7 +313,7 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
                 throw new InvalidInputException(where + " lists part " + p.asText() + ", which the folder lacks"
                         + " (DatasetIncomplete)", "Copy the missing part, or write the dataset again.");
             }
-            parts.add(new Part(part, ""));
+            parts.add(Part.of(part, ""));
         }
         return new CommittedDataset(parts, OptionalLong.of(rows.asLong()), where);
     }

@@ -89,7 +89,8 @@ public final class ParquetInspector implements AutoCloseable {
         try {
             List<String> literals = new ArrayList<>();
             for (int i = 0; i < files.size(); i++) {
-                Path link = root.resolve(dirs.get(i)).resolve(files.get(i).getFileName().toString());
+                // Numbered: two of a table's files may be links to files of one name (blobs).
+                Path link = root.resolve(dirs.get(i)).resolve("part-" + i + ".parquet");
                 Files.createDirectories(link.getParent());
                 Files.createSymbolicLink(link, files.get(i).toAbsolutePath());
                 literals.add(sqlString(link.toString()));

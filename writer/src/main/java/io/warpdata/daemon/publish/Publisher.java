@@ -270,7 +270,7 @@ public final class Publisher {
                         + " inputs", "Give one committed dataset folder (with _SUCCESS), or Parquet files or a glob,"
                         + " e.g. --table " + table + "=" + file + "/*.parquet");
             }
-            parts.add(new CommittedDataset.Part(file, ""));
+            parts.add(CommittedDataset.Part.of(file, ""));
         }
         return CommittedDataset.loose(parts);
     }
@@ -285,7 +285,7 @@ public final class Publisher {
         Path schemaFrom = null;
         for (CommittedDataset.Part part : input.parts()) {
             Path file = part.file();
-            String name = file.getFileName().toString();
+            String name = part.name();
             String path = part.dir().isEmpty() ? name : part.dir() + "/" + name;
             if (!paths.add(path)) {
                 throw new InvalidInputException("Table '" + table + "' has two files named " + path,

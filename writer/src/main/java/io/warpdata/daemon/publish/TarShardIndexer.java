@@ -92,9 +92,12 @@ public final class TarShardIndexer {
             long memberBytes = 0;
             byte[] buf = new byte[64 * 1024];
             for (int s = 0; s < tars.size(); s++) {
-                Path tar = tars.get(s);
+                Path asGiven = tars.get(s);
                 // Indexed, then hashed and uploaded: one file throughout (audit 46: rewritten
-                // while indexed, the index held the old members' hashes, the store the new bytes).
+                // while indexed, the index held the old members' hashes, the store the new bytes),
+                // read where a link leads now, once (audit 47: a link moved away and back between
+                // two reads went unseen). Its name stays the one given.
+                Path tar = CommittedDataset.Part.of(asGiven, "").file();
                 FileStamp stamp = FileStamp.read(tar);
                 long length = checkHeaderAtStart(artifact, tar);
                 try (TarFile tf = new TarFile(tar, StandardCharsets.UTF_8.name())) {
@@ -130,6 +133,8 @@ public final class TarShardIndexer {
                         memberBytes += e.getSize();
                     }
                 } catch (IOException e) {
+                    // Changed while indexed reads as damage: the change is the cause to name (audit 47).
+                    stamp.requireSame(tar, "while it was indexed");
                     refuseSparseByPax(artifact, tar);
                     refuseGlobalHeaderAlone(artifact, tar, length);
                     InvalidInputException where = whereItBreaks(artifact, tar, length);
@@ -138,6 +143,7 @@ public final class TarShardIndexer {
                     throw where != null ? where : truncated(artifact, tar, "the tar reader stopped inside it ("
                             + e.getMessage() + ")", e);
                 } catch (InvalidInputException e) {
+                    stamp.requireSame(tar, "while it was indexed");
                     // A PAX sparse file (tar --format=posix -S) misleads the reader into damage it reports.
                     refuseSparseByPax(artifact, tar);
                     throw e;

@@ -284,7 +284,7 @@ final class TensorIndexCheck implements AutoCloseable {
         Path root = spill.resolve("parts");
         try {
             for (CommittedDataset.Part p : table) {
-                Path link = root.resolve(p.dir()).resolve(p.file().getFileName().toString());
+                Path link = root.resolve(p.dir()).resolve(p.name());
                 Files.createDirectories(link.getParent());
                 Files.createSymbolicLink(link, p.file().toAbsolutePath());
                 out.add(link.toString());
@@ -306,7 +306,7 @@ final class TensorIndexCheck implements AutoCloseable {
     static CommittedDataset table(String where, Path index) {
         try (ParquetInspector footer = new ParquetInspector()) {
             CommittedDataset table = Files.isDirectory(index) ? CommittedDataset.read(FILE, index)
-                    : CommittedDataset.loose(List.of(new CommittedDataset.Part(index, "")));
+                    : CommittedDataset.loose(List.of(CommittedDataset.Part.of(index, "")));
             for (CommittedDataset.Part p : table.parts()) {
                 footer.inspect(p.file());
             }
