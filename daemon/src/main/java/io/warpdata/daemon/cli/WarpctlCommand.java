@@ -215,7 +215,7 @@ public final class WarpctlCommand implements Runnable {
         if (root.json) {
             // --json promises one JSON object on stderr for every error, this one too (audit 46).
             try {
-                err.println(Wire.json().writeValueAsString(errorOutput(new ControlProtocol.ErrorBody("InternalError",
+                err.println(Wire.json().writeValueAsString(errorOutput(new ControlProtocol.ErrorBody(io.warpdata.daemon.control.ControlException.INTERNAL,
                         "unexpected failure: " + ex, "Run again with --debug for details, and report it if it persists.",
                         java.util.Map.of()))));
                 if (root.debug) {

@@ -50,6 +50,8 @@ import java.util.Objects;
  * stops packing with an {@link InvalidInputException} naming the entry.
  */
 public final class ArtifactPacker {
+    /** Files from this size on get a stamp with their change time around their copy. */
+    static final long STAMPED_COPY_BYTES = 1 << 20;
     /** Tar header record; also our block size, so that shard ends carry no extra padding. */
     private static final int RECORD = 512;
     private static final int S_IFMT = 0170000;
@@ -317,9 +319,6 @@ public final class ArtifactPacker {
     }
 
     /** One shard being written. */
-    /** Files from this size on get a stamp with their change time around their copy. */
-    static final long STAMPED_COPY_BYTES = 1 << 20;
-
     private static final class ShardWriter {
         private final Path file;
         private final TarArchiveOutputStream tar;
@@ -354,7 +353,14 @@ public final class ArtifactPacker {
             // change time too: rewritten in place with its mtime put back (rsync --inplace -t), it
             // became a member that never was a file (audit 47). Small files' copies take
             // microseconds, and cost no second stat.
-            FileStamp during = f.size() >= STAMPED_COPY_BYTES ? FileStamp.read(f.file()) : null;
+            FileStamp during = null;
+            if (f.size() >= STAMPED_COPY_BYTES) {
+                try {
+                    during = FileStamp.of(f.file());
+                } catch (IOException gone) {
+                    throw unreadableSince(f, gone);
+                }
+            }
             try (InputStream in = source(f)) {
                 for (int n; (n = read(f, in, buf)) > 0; ) {
                     if (copied + n > f.size()) {

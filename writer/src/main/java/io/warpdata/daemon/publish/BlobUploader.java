@@ -112,9 +112,14 @@ public final class BlobUploader {
         return new ArrayList<>(out.values());
     }
 
-    private void deleteIfThere(String key) {
+    /**
+     * An object the failed upload may still have made, if it cannot be this blob (another size):
+     * one of the right size may be another publisher's, made meanwhile from a good copy (the review).
+     */
+    private void deleteIfOfOtherSize(String key, long size) {
         try {
-            if (store.length(key).isPresent()) {
+            OptionalLong now = store.length(key);
+            if (now.isPresent() && now.getAsLong() != size) {
                 store.delete(key);
             }
         } catch (RuntimeException e) {
@@ -156,7 +161,7 @@ public final class BlobUploader {
                 stamp.requireSame(file, "during its upload");
             } catch (InvalidInputException changed) {
                 changed.addSuppressed(e);
-                deleteIfThere(key);
+                deleteIfOfOtherSize(key, b.size());
                 throw changed;
             }
             throw e;

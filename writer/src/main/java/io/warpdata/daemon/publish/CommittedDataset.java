@@ -162,6 +162,7 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
      */
     private static List<Path[]> walk(String what, Path dir, Path root) {
         List<Path[]> files = new ArrayList<>();
+        List<Path[]> links = new ArrayList<>();
         // Each folder as walked, and where it led when the walk listed it.
         java.util.Map<Path, Path> realFolders = new java.util.HashMap<>();
         try {
@@ -202,21 +203,15 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
                             if (!f.getFileName().toString().endsWith(".parquet") || !attrs.isRegularFile()) {
                                 return java.nio.file.FileVisitResult.CONTINUE;
                             }
-                            if (Files.isSymbolicLink(f)) {
-                                // A link to a table file the walk takes by its own name would be
-                                // published twice (audit 46); to anything else (a hidden folder's
-                                // file, data.parquet -> data.parquet.20261130) it is the only way.
-                                Path real = f.toRealPath();
-                                if (real.startsWith(root) && !hidden(root.relativize(real))
-                                        && real.getFileName().toString().endsWith(".parquet")) {
-                                    return java.nio.file.FileVisitResult.CONTINUE;
-                                }
-                            }
                             // As the folder names it (a link to a file keeps its own name: a Hugging Face
                             // snapshot's train-00000.parquet leads to a blob named by its hash, the review),
-                            // in the folder the walk listed.
+                            // in the folder the walk listed, a link read from its target.
                             Path folder = realFolders.get(f.getParent()).resolve(f.getFileName());
-                            files.add(new Path[] {f, Files.isSymbolicLink(f) ? folder.toRealPath() : folder});
+                            if (Files.isSymbolicLink(f)) {
+                                links.add(new Path[] {f, folder.toRealPath()});
+                            } else {
+                                files.add(new Path[] {f, folder});
+                            }
                             return java.nio.file.FileVisitResult.CONTINUE;
                         }
 
@@ -236,6 +231,12 @@ record CommittedDataset(List<Part> parts, OptionalLong rowCount, String source) 
         } catch (IOException e) {
             throw new InvalidInputException("Cannot list " + dir + ": " + e.getMessage(), "Make it readable.", e);
         }
+        // A link to a file the walk took by its own name would publish its rows twice (audit 46;
+        // the review: also inside a partition folder linked from outside); to anything else (a
+        // hidden folder's file, data.parquet -> data.parquet.20261130, blobs) it is the only way.
+        java.util.Set<Path> taken = new java.util.HashSet<>();
+        files.forEach(f -> taken.add(f[1]));
+        links.stream().filter(l -> !taken.contains(l[1])).forEach(files::add);
         files.sort((a, b) -> a[0].compareTo(b[0]));
         return files;
     }

@@ -49,14 +49,13 @@ record FileStamp(long identity, long size, long modified, long changed) {
     }
 
     /**
-     * A stamp without a change time (a packed file's, from its folder's listing, compared hours
-     * later for a big folder) compares size and modification time only: a FUSE file system
-     * without stable inode numbers (sshfs, libfuse without use_ino) gives an untouched file a new
-     * one once the kernel forgot it (the review), and a rewrite moves the modification time.
+     * Size, modification time and, where both stamps have it, change time. A stamp without a
+     * change time (a packed file's, from its folder's listing) compares the first two.
      */
     private boolean sameAs(FileStamp now) {
-        boolean sameBytes = size == now.size && modified == now.modified;
-        return changed < 0 ? sameBytes : sameBytes && identity == now.identity && changed == now.changed;
+        // Not the identity: a FUSE file system without stable inode numbers renumbers an
+        // untouched file (the reviews), and a file put in its place has its own change time.
+        return size == now.size && modified == now.modified && (changed < 0 || now.changed < 0 || changed == now.changed);
     }
 
     private static long nanos(Object time) {
@@ -88,6 +87,10 @@ record FileStamp(long identity, long size, long modified, long changed) {
         if (now.identity != identity) {
             return "it is another file now: a link moved, or it was replaced";
         }
+        return sameFileChanged(now);
+    }
+
+    private String sameFileChanged(FileStamp now) {
         if (now.size != size) {
             return size + " bytes then, " + now.size + " now";
         }

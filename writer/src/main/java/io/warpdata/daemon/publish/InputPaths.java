@@ -72,8 +72,8 @@ public final class InputPaths {
 
                             @Override
                             public java.nio.file.FileVisitResult visitFileFailed(Path f, IOException e) throws IOException {
-                                if (e instanceof java.nio.file.NoSuchFileException) {
-                                    return java.nio.file.FileVisitResult.CONTINUE; // gone since it was listed
+                                if (e instanceof java.nio.file.NoSuchFileException || hiddenUnasked(base.relativize(f), pattern)) {
+                                    return java.nio.file.FileVisitResult.CONTINUE; // gone since it was listed, or a dot folder the glob leaves out
                                 }
                                 // A folder that cannot be opened may hold matches (the review: its
                                 // files were left out, exit 0): whatever its name, refused.
@@ -82,7 +82,7 @@ public final class InputPaths {
                         });
             } catch (IOException e) {
                 throw new InvalidInputException("Cannot list " + base + " for " + spec + " of " + what + ": " + e.getMessage(),
-                        "Make it readable.", e);
+                        "Make it readable, or narrow the glob so that it does not enter that folder.", e);
             }
             for (Path p : matched) {
                 if (hiddenUnasked(base.relativize(p), pattern)) {

@@ -489,6 +489,7 @@ public final class Publisher {
             // Listed first: the checks below read the files, and the packer checks each against
             // its listing when it copies it, so facts and bytes are of one file (the review).
             ArtifactPacker packer = new ArtifactPacker(staging, shardSize);
+            FileStamp folder = FileStamp.read(dir);
             List<ArtifactPacker.SourceFile> listed = packer.list(name, dir, progress);
             // A safetensors dataset is checked whole before any byte is packed (seed 001).
             SafetensorsDataset.Summary safetensors = SafetensorsDataset.isOne(dir) ? SafetensorsDataset.check(name, dir, staging)
@@ -500,6 +501,13 @@ public final class Publisher {
             // thresholds (seed 003).
             TensorWarehouse.Summary warehouse = safetensors == null && TensorWarehouse.isOne(dir)
                     ? TensorWarehouse.check(name, dir, allowThresholdViolations) : null;
+            if (safetensors != null || warehouse != null) {
+                // A file the check read but the listing lacks (a writer's shard and manifest,
+                // written since) would be in the facts and not in the artifact (the review): the
+                // folder changes when an entry is made, removed or renamed in it.
+                folder.requireSame(dir, "while the publish listed and checked it (a file was made, removed or renamed"
+                        + " in it)");
+            }
             PackedArtifact packed = packer.pack(name, dir, listed, progress);
             return safetensors != null ? packed.asFormat(ArtifactKind.SAFETENSORS, safetensors.facts())
                     : warehouse != null ? packed.asFormat(ArtifactKind.TENSOR_WAREHOUSE, warehouse.facts()) : packed;

@@ -49,6 +49,11 @@ class BlobUploaderTest {
         Files.createSymbolicLink(link, b);
         assertThatThrownBy(() -> new BlobUploader(memory, 1, PublishProgress.NONE).uploadMissing(List.of(blob)))
                 .isInstanceOf(InvalidInputException.class).hasMessageContaining("it is another file now");
+        // The same size and times under another inode number alone (a FUSE source renumbering an
+        // untouched file) is no change: only a stamp's bytes and times count (the review).
+        FileStamp first = FileStamp.of(a);
+        FileStamp renumbered = new FileStamp(first.identity() + 1, first.size(), first.modified(), first.changed());
+        org.assertj.core.api.Assertions.assertThatCode(() -> renumbered.requireSame(a, "later")).doesNotThrowAnyException();
         assertThat(memory.length(StoreLayout.blob(blob.id()))).isEmpty();
     }
 

@@ -81,6 +81,15 @@ class CommittedDatasetTest {
         Files.delete(dir.resolve("cls=0/data_latest.parquet"));
         assertThat(CommittedDataset.read("t", dir).parts()).extracting(CommittedDataset.Part::dir)
                 .containsExactly("cls=0", "cls=1", "cls=2");
+        assertThat(CommittedDataset.read("t", dir).parts().get(0).name()).isEqualTo(first.getFileName().toString());
+        // The review: inside a partition folder linked from outside, a link to its sibling file.
+        Path outside = Files.move(dir.resolve("cls=1"), tmp.resolve("cls1-real"));
+        Files.createSymbolicLink(dir.resolve("cls=1"), outside);
+        try (var files = Files.list(outside)) {
+            Files.createSymbolicLink(outside.resolve("latest.parquet"), files.findFirst().orElseThrow().getFileName());
+        }
+        assertThat(CommittedDataset.read("t", dir).parts()).extracting(CommittedDataset.Part::dir)
+                .as("its rows once").containsExactly("cls=0", "cls=1", "cls=2");
         Path broken = Files.createSymbolicLink(dir.resolve("cls=1/data_9.parquet"), Path.of("../../nowhere.parquet"));
         assertThatThrownBy(() -> CommittedDataset.read("t", dir)).isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("data_9.parquet is a symlink that cannot be followed (to ../../nowhere.parquet");
