@@ -69,6 +69,15 @@ public final class ArtifactPacker {
 
     /** One source file as it will be packed. */
     record SourceFile(String member, Path file, long size, int mode, FileStamp stamp) {
+        /** This file with {@code stamp}, taken after its listing (with its change time). */
+        SourceFile restamped(FileStamp stamp) {
+            if (stamp.size() != size) {
+                throw new InvalidInputException("File " + file + " changed size since the publish listed it ("
+                        + size + " bytes then, " + stamp.size() + " now)", "Publish again once its writer has finished.");
+            }
+            return new SourceFile(member, file, size, mode, stamp);
+        }
+
     }
 
     /**

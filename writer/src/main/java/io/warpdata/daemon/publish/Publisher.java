@@ -13,6 +13,7 @@ import io.warpdata.manifest.ManifestCodec;
 import io.warpdata.manifest.ManifestValidationException;
 import io.warpdata.manifest.MemberIndex;
 import io.warpdata.manifest.Names;
+import io.warpdata.manifest.Printable;
 import io.warpdata.manifest.Table;
 import io.warpdata.manifest.TableShard;
 import io.warpdata.manifest.VersionHash;
@@ -489,8 +490,14 @@ public final class Publisher {
             // Listed first: the checks below read the files, and the packer checks each against
             // its listing when it copies it, so facts and bytes are of one file (the review).
             ArtifactPacker packer = new ArtifactPacker(staging, shardSize);
-            FileStamp folder = FileStamp.read(dir);
             List<ArtifactPacker.SourceFile> listed = packer.list(name, dir, progress);
+            boolean checked = SafetensorsDataset.isOne(dir) || TensorWarehouse.isOne(dir);
+            if (checked) {
+                // These folders' files are read by their check, then copied: stamped with their
+                // change time now (a few files), so a rewrite with its time put back in between
+                // is seen at the copy (audit 48: the facts said F32, the packed header I32).
+                listed = listed.stream().map(f -> f.restamped(FileStamp.read(f.file()))).toList();
+            }
             // A safetensors dataset is checked whole before any byte is packed (seed 001).
             SafetensorsDataset.Summary safetensors = SafetensorsDataset.isOne(dir) ? SafetensorsDataset.check(name, dir, staging)
                     : null;
@@ -501,12 +508,25 @@ public final class Publisher {
             // thresholds (seed 003).
             TensorWarehouse.Summary warehouse = safetensors == null && TensorWarehouse.isOne(dir)
                     ? TensorWarehouse.check(name, dir, allowThresholdViolations) : null;
-            if (safetensors != null || warehouse != null) {
-                // A file the check read but the listing lacks (a writer's shard and manifest,
-                // written since) would be in the facts and not in the artifact (the review): the
-                // folder changes when an entry is made, removed or renamed in it.
-                folder.requireSame(dir, "while the publish listed and checked it (a file was made, removed or renamed"
-                        + " in it)");
+            if (checked) {
+                // A file the check read but the listing lacks (a writer's next shard and manifest,
+                // written since, also in a subfolder: audit 48) would be in the facts and not in
+                // the artifact (the review): listed again, the folder must hold the same files.
+                java.util.Set<String> before = new java.util.TreeSet<>(listed.stream().map(ArtifactPacker.SourceFile::member).toList());
+                java.util.Set<String> after = new java.util.TreeSet<>(packer.scan(name, dir).stream()
+                        .map(ArtifactPacker.SourceFile::member).toList());
+                if (!before.equals(after)) {
+                    java.util.Set<String> made = new java.util.TreeSet<>(after);
+                    made.removeAll(before);
+                    java.util.Set<String> gone = new java.util.TreeSet<>(before);
+                    gone.removeAll(after);
+                    throw new InvalidInputException("Artifact '" + name + "': " + dir + " changed while the publish listed"
+                            + " and checked it (" + (made.isEmpty() ? "" : "made: " + Printable.of(made.iterator().next())
+                            + (made.size() > 1 ? " and " + (made.size() - 1) + " more" : "") + (gone.isEmpty() ? "" : "; "))
+                            + (gone.isEmpty() ? "" : "gone: " + Printable.of(gone.iterator().next())
+                            + (gone.size() > 1 ? " and " + (gone.size() - 1) + " more" : "")) + "): nothing was published",
+                            "Publish again once its writer has finished.");
+                }
             }
             PackedArtifact packed = packer.pack(name, dir, listed, progress);
             return safetensors != null ? packed.asFormat(ArtifactKind.SAFETENSORS, safetensors.facts())
