@@ -509,6 +509,19 @@ public final class Publisher {
             TensorWarehouse.Summary warehouse = safetensors == null && TensorWarehouse.isOne(dir)
                     ? TensorWarehouse.check(name, dir, allowThresholdViolations) : null;
             if (checked) {
+                // Every file the check read is one the packer copies: a file made after the listing
+                // and gone again before the folder is listed again (a writer flipping it) is
+                // caught here, not by the second listing (audit 48's flipper, 1 in 16).
+                java.util.Set<String> members = new java.util.HashSet<>(listed.stream().map(ArtifactPacker.SourceFile::member).toList());
+                java.util.Set<String> read = safetensors != null ? safetensors.read() : warehouse != null ? warehouse.read()
+                        : java.util.Set.of();
+                for (String f : read) {
+                    if (!members.contains(f)) {
+                        throw new InvalidInputException("Artifact '" + name + "': " + dir + " changed while the publish"
+                                + " listed and checked it (" + Printable.of(f) + " was read by the check but not there when"
+                                + " the folder was listed): nothing was published", "Publish again once its writer has finished.");
+                    }
+                }
                 // A file the check read but the listing lacks (a writer's next shard and manifest,
                 // written since, also in a subfolder: audit 48) would be in the facts and not in
                 // the artifact (the review): listed again, the folder must hold the same files.

@@ -43,9 +43,9 @@ final class SafetensorsDataset {
     private SafetensorsDataset() {
     }
 
-    /** What a checked dataset holds. */
+    /** What a checked dataset holds; {@code read}: the files the check read, relative to its folder. */
     record Summary(long files, long tensors, long samples, long bytes, Map<String, Long> dtypes,
-                   Map<String, Long> shapes, List<String> notes) {
+                   Map<String, Long> shapes, List<String> notes, java.util.Set<String> read) {
         /** Most common shapes kept in the facts: a summary, not a listing. */
         static final int SHAPES_KEPT = 8;
 
@@ -201,7 +201,9 @@ final class SafetensorsDataset {
         if (index != null) {
             notes.addAll(index.finish(listed));
         }
-        return new Summary(listed.size(), tensors, samples, bytes, dtypes, shapes, List.copyOf(notes));
+        java.util.Set<String> read = new TreeSet<>(listed);
+        read.add(MANIFEST);
+        return new Summary(listed.size(), tensors, samples, bytes, dtypes, shapes, List.copyOf(notes), read);
     }
 
     /**

@@ -72,9 +72,10 @@ final class TensorWarehouse {
      *
      * @param violations the thresholds its summary violates (published only when allowed)
      * @param unchecked  the thresholds that could not be checked, with the reason (published)
+     * @param read       the files the check read, relative to its folder
      */
     record Summary(int shards, long samples, long bytes, List<String> violations, List<String> unchecked,
-                   java.util.SortedMap<String, Long> dims) {
+                   java.util.SortedMap<String, Long> dims, java.util.Set<String> read) {
         Summary {
             violations = List.copyOf(violations);
             unchecked = List.copyOf(unchecked);
@@ -209,7 +210,10 @@ final class TensorWarehouse {
                     + String.join("; ", judged.violations())
                     + (judged.unchecked().isEmpty() ? "" : " (and " + String.join("; ", judged.unchecked()) + ")"));
         }
-        return new Summary(shards.size(), samples, bytes, judged.violations(), judged.unchecked(), dims);
+        java.util.Set<String> read = new java.util.TreeSet<>();
+        listed.forEach(f -> read.add(dir.relativize(f).toString()));
+        read.add(MANIFEST);
+        return new Summary(shards.size(), samples, bytes, judged.violations(), judged.unchecked(), dims, read);
     }
 
     /** A shard's manifest entry, its fields checked for type. */
