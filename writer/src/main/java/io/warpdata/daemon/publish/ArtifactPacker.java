@@ -361,9 +361,10 @@ public final class ArtifactPacker {
             // A file big enough for a writer to reach while it is copied is stamped with its
             // change time too: rewritten in place with its mtime put back (rsync --inplace -t), it
             // became a member that never was a file (audit 47). Small files' copies take
-            // microseconds, and cost no second stat.
+            // microseconds, and cost no second stat. A listing stamp with its change time (a
+            // checked format's) already is one.
             FileStamp during = null;
-            if (f.size() >= STAMPED_COPY_BYTES) {
+            if (f.size() >= STAMPED_COPY_BYTES && f.stamp().changed() < 0) {
                 try {
                     during = FileStamp.of(f.file());
                 } catch (IOException gone) {

@@ -87,10 +87,6 @@ record FileStamp(long identity, long size, long modified, long changed) {
         if (now.identity != identity) {
             return "it is another file now: a link moved, or it was replaced";
         }
-        return sameFileChanged(now);
-    }
-
-    private String sameFileChanged(FileStamp now) {
         if (now.size != size) {
             return size + " bytes then, " + now.size + " now";
         }

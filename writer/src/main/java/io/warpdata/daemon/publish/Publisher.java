@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -482,6 +483,41 @@ public final class Publisher {
                 "Check the path; an artifact is the files under it.");
     }
 
+    /**
+     * What a format's check read is what the packer copies: every file the check read is in the
+     * folder's listing (one made after it and gone again before a second listing, a writer
+     * flipping it, is caught only so: audit 48's flipper, 1 in 16), and the folder, listed again,
+     * holds the same files anywhere below it (a writer's next shard and manifest, also in a
+     * subfolder, were in the facts and not in the artifact: the review, audit 48).
+     */
+    private static void requireListingHolds(String name, Path dir, List<ArtifactPacker.SourceFile> listed, Set<String> read,
+                                            ArtifactPacker packer) {
+        Set<String> before = new java.util.TreeSet<>(listed.stream().map(ArtifactPacker.SourceFile::member).toList());
+        for (String f : read) {
+            if (!before.contains(f)) {
+                throw new InvalidInputException("Artifact '" + name + "': " + dir + " changed while the publish"
+                        + " listed and checked it (" + Printable.of(f) + " was read by the check but not there when"
+                        + " the folder was listed): nothing was published", "Publish again once its writer has finished.");
+            }
+        }
+        Set<String> after = new java.util.TreeSet<>(packer.scan(name, dir).stream().map(ArtifactPacker.SourceFile::member).toList());
+        if (!before.equals(after)) {
+            Set<String> made = new java.util.TreeSet<>(after);
+            made.removeAll(before);
+            Set<String> gone = new java.util.TreeSet<>(before);
+            gone.removeAll(after);
+            throw new InvalidInputException("Artifact '" + name + "': " + dir + " changed while the publish listed and"
+                    + " checked it (" + String.join("; ", java.util.stream.Stream.of(some("made", made), some("gone", gone))
+                    .filter(x -> !x.isEmpty()).toList()) + "): nothing was published", "Publish again once its writer has finished.");
+        }
+    }
+
+    /** "made: a and 2 more", or "" for none. */
+    private static String some(String what, Set<String> names) {
+        return names.isEmpty() ? "" : what + ": " + Printable.of(names.iterator().next())
+                + (names.size() > 1 ? " and " + (names.size() - 1) + " more" : "");
+    }
+
     /** @param notes takes what the format's check says beside the summary (for the publish's result) */
     private PackedArtifact packArtifact(String name, List<Path> inputs, Path staging, long shardSize,
                                         boolean allowThresholdViolations, List<String> notes) {
@@ -491,7 +527,8 @@ public final class Publisher {
             // its listing when it copies it, so facts and bytes are of one file (the review).
             ArtifactPacker packer = new ArtifactPacker(staging, shardSize);
             List<ArtifactPacker.SourceFile> listed = packer.list(name, dir, progress);
-            boolean checked = SafetensorsDataset.isOne(dir) || TensorWarehouse.isOne(dir);
+            boolean isSafetensors = SafetensorsDataset.isOne(dir);
+            boolean checked = isSafetensors || TensorWarehouse.isOne(dir);
             if (checked) {
                 // These folders' files are read by their check, then copied: stamped with their
                 // change time now (a few files), so a rewrite with its time put back in between
@@ -499,8 +536,7 @@ public final class Publisher {
                 listed = listed.stream().map(f -> f.restamped(FileStamp.read(f.file()))).toList();
             }
             // A safetensors dataset is checked whole before any byte is packed (seed 001).
-            SafetensorsDataset.Summary safetensors = SafetensorsDataset.isOne(dir) ? SafetensorsDataset.check(name, dir, staging)
-                    : null;
+            SafetensorsDataset.Summary safetensors = isSafetensors ? SafetensorsDataset.check(name, dir, staging) : null;
             if (safetensors != null) {
                 safetensors.notes().forEach(n -> notes.add("artifact " + name + ": " + n));
             }
@@ -509,37 +545,8 @@ public final class Publisher {
             TensorWarehouse.Summary warehouse = safetensors == null && TensorWarehouse.isOne(dir)
                     ? TensorWarehouse.check(name, dir, allowThresholdViolations) : null;
             if (checked) {
-                // Every file the check read is one the packer copies: a file made after the listing
-                // and gone again before the folder is listed again (a writer flipping it) is
-                // caught here, not by the second listing (audit 48's flipper, 1 in 16).
-                java.util.Set<String> members = new java.util.HashSet<>(listed.stream().map(ArtifactPacker.SourceFile::member).toList());
-                java.util.Set<String> read = safetensors != null ? safetensors.read() : warehouse != null ? warehouse.read()
-                        : java.util.Set.of();
-                for (String f : read) {
-                    if (!members.contains(f)) {
-                        throw new InvalidInputException("Artifact '" + name + "': " + dir + " changed while the publish"
-                                + " listed and checked it (" + Printable.of(f) + " was read by the check but not there when"
-                                + " the folder was listed): nothing was published", "Publish again once its writer has finished.");
-                    }
-                }
-                // A file the check read but the listing lacks (a writer's next shard and manifest,
-                // written since, also in a subfolder: audit 48) would be in the facts and not in
-                // the artifact (the review): listed again, the folder must hold the same files.
-                java.util.Set<String> before = new java.util.TreeSet<>(listed.stream().map(ArtifactPacker.SourceFile::member).toList());
-                java.util.Set<String> after = new java.util.TreeSet<>(packer.scan(name, dir).stream()
-                        .map(ArtifactPacker.SourceFile::member).toList());
-                if (!before.equals(after)) {
-                    java.util.Set<String> made = new java.util.TreeSet<>(after);
-                    made.removeAll(before);
-                    java.util.Set<String> gone = new java.util.TreeSet<>(before);
-                    gone.removeAll(after);
-                    throw new InvalidInputException("Artifact '" + name + "': " + dir + " changed while the publish listed"
-                            + " and checked it (" + (made.isEmpty() ? "" : "made: " + Printable.of(made.iterator().next())
-                            + (made.size() > 1 ? " and " + (made.size() - 1) + " more" : "") + (gone.isEmpty() ? "" : "; "))
-                            + (gone.isEmpty() ? "" : "gone: " + Printable.of(gone.iterator().next())
-                            + (gone.size() > 1 ? " and " + (gone.size() - 1) + " more" : "")) + "): nothing was published",
-                            "Publish again once its writer has finished.");
-                }
+                requireListingHolds(name, dir, listed, safetensors != null ? safetensors.read()
+                        : warehouse != null ? warehouse.read() : Set.of(), packer);
             }
             PackedArtifact packed = packer.pack(name, dir, listed, progress);
             return safetensors != null ? packed.asFormat(ArtifactKind.SAFETENSORS, safetensors.facts())

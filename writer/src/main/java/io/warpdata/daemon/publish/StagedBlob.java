@@ -46,11 +46,10 @@ public record StagedBlob(BlobId id, long size, Optional<Path> file, Optional<byt
     static StagedBlob ofFile(Path file, FileStamp since) {
         MessageDigest sha = BlobId.sha256();
         try (InputStream in = new DigestInputStream(Files.newInputStream(file), sha)) {
-            FileStamp stamp = since;
             BlockHashList blocks = BlockHashList.compute(in, BlockHashList.DEFAULT_BLOCK_SIZE);
-            stamp.requireSame(file, "while it was read");
+            since.requireSame(file, "while it was read");
             return new StagedBlob(BlobId.fromDigest(sha.digest()), blocks.blobSize(), Optional.of(file),
-                    Optional.empty(), blocks, Optional.of(stamp));
+                    Optional.empty(), blocks, Optional.of(since));
         } catch (IOException e) {
             throw new InvalidInputException("Cannot read " + file + ": " + e.getMessage(),
                     "Check that the file exists and is readable by you, then publish again.", e);

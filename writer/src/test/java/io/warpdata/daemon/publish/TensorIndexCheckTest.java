@@ -213,13 +213,8 @@ class TensorIndexCheckTest {
             tensors.add(new SafetensorsHeader.Tensor("key/number/" + i, SafetensorsHeader.Dtype.F32, List.of(4L), 16L * i, 16L * i + 16));
         }
         SafetensorsHeader header = new SafetensorsHeader(8, java.util.Map.of(), tensors);
-        org.junit.jupiter.api.Assumptions.assumeTrue(io.warpdata.daemon.control.ProcessIdentity.uid() == 0,
-                "mounting a tmpfs needs root");
-        Path staging = Files.createDirectories(tmp.resolve("staging"));
-        Process mount = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", staging.toString())
-                .redirectErrorStream(true).start();
-        assertThat(mount.waitFor()).as(new String(mount.getInputStream().readAllBytes())).isZero();
-        try {
+        try (SmallTmpfs disk = SmallTmpfs.mount(tmp.resolve("staging"), "1m")) {
+            Path staging = disk.dir();
             try (TensorIndexCheck check = TensorIndexCheck.of("emb", src, staging, "16MB")) {
                 // Appending the headers fills it first (an IllegalStateException before this test).
                 assertThatThrownBy(() -> {
@@ -230,8 +225,6 @@ class TensorIndexCheckTest {
             try (Stream<Path> left = Files.list(staging)) {
                 assertThat(left).as("the spill folder goes with the check").isEmpty();
             }
-        } finally {
-            new ProcessBuilder("umount", "-l", staging.toString()).inheritIO().start().waitFor();
         }
     }
 

@@ -87,13 +87,8 @@ class ViewSelectorTest {
             st.execute("COPY (SELECT i AS id, md5(i::VARCHAR) AS path, 'c' AS label, 0.5 AS score FROM range(400000) t(i))"
                     + " TO '" + big + "' (FORMAT PARQUET)");
         }
-        org.junit.jupiter.api.Assumptions.assumeTrue(io.warpdata.daemon.control.ProcessIdentity.uid() == 0,
-                "mounting a tmpfs needs root");
-        Path staging = Files.createDirectories(dir.resolve("staging"));
-        Process mount = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", staging.toString())
-                .redirectErrorStream(true).start();
-        assertThat(mount.waitFor()).as(new String(mount.getInputStream().readAllBytes())).isZero();
-        try {
+        try (io.warpdata.daemon.publish.SmallTmpfs disk = io.warpdata.daemon.publish.SmallTmpfs.mount(dir.resolve("staging"), "1m")) {
+            Path staging = disk.dir();
             Path out = Files.createDirectories(staging.resolve("warp-view-1")).resolve("view.parquet");
             assertThatThrownBy(() -> selector.select(List.of(big), COLUMNS, query("id >= 0", "path", null, null, null, null, 1),
                     out, Set.of()))
@@ -103,7 +98,6 @@ class ViewSelectorTest {
                             .contains("--staging-dir"));
         } finally {
             selector.close();
-            new ProcessBuilder("umount", "-l", staging.toString()).inheritIO().start().waitFor();
         }
     }
 
