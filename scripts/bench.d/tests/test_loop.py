@@ -1,6 +1,7 @@
 """The measurement loop on fake systems and measurements (no process, no sleep: a fake clock):
 cold before each workload, warm right after, cold-only peers, --repeat-limit, the warm timeout
 of a slow peer, failures, Warp's counters and the cache-files row."""
+import types
 from dataclasses import replace
 
 from warpbench import loop as L
@@ -21,6 +22,7 @@ class Env:
 
     def __init__(self):
         self.clock = Clock()
+        self.reg = types.SimpleNamespace(procs={})
 
 
 class Sys:
@@ -178,3 +180,23 @@ def test_warps_counters_are_the_change_during_each_measurement():
     assert m.warp_stats["img-seq/warm"]["read"]["gets_issued"] == 121
     assert m.heap_per_member == {"img-seq": 200.0}
     assert m.res.extra[("img-seq", "cold", "warp")][0]["warp_read_delta"] == {"gets_issued": 7}
+
+
+def test_each_measurement_says_where_the_machines_cpu_went():
+    m, _events, now = make(systems=("warp",))
+    m.run([workload(now, "seq-dd", seconds={"warp": 2.0})])
+    split = m.res.extra[("seq-dd", "cold", "warp")][0]["cpu_split"]
+    assert set(split) == {"busy", "daemon", "store", "shaper", "client", "rest", "wall", "cores"}
+    assert split["wall"] == 2.0
+    assert split["cores"] >= 1
+    # no daemon, store or shaper here: the machine's busy time is all the client's and the rest's
+    assert split["daemon"] == split["store"] == split["shaper"] == 0.0
+    assert split["rest"] == round(split["busy"] - split["client"], 3) or split["rest"] == 0.0
+
+
+def test_a_cpu_split_is_the_change_of_each_part_with_the_rest_what_no_part_used():
+    before = {"busy": 10.0, "daemon": 1.0, "store": 2.0, "shaper": 0.5, "client": 3.0}
+    after = {"busy": 16.0, "daemon": 2.5, "store": 3.0, "shaper": 1.0, "client": 4.5}
+    d = L.cpu_split_delta(before, after, 3.5)
+    assert d == {"busy": 6.0, "daemon": 1.5, "store": 1.0, "shaper": 0.5, "client": 1.5, "rest": 1.5,
+                 "wall": 3.5, "cores": d["cores"]}

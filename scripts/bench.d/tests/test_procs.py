@@ -175,3 +175,41 @@ def test_jit_cpu_seconds_counts_the_threads_named_as_hotspots_compilers_and_no_o
         helper.wait(10)
     with pytest.raises(OSError):
         procs.jit_cpu_seconds(helper.pid)  # gone: the caller says what
+
+
+BURNER = textwrap.dedent("""
+    import os, sys, time
+    def burn(seconds):
+        end = time.process_time() + seconds
+        while time.process_time() < end:
+            pass
+    # A child that has exited and been waited for (cutime), then one still running (children).
+    pid = os.fork()
+    if pid == 0:
+        burn(0.3)
+        os._exit(0)
+    os.waitpid(pid, 0)
+    if os.fork() == 0:
+        burn(0.3)
+        print("burnt", flush=True)
+        time.sleep(60)
+        os._exit(0)
+    time.sleep(60)
+""")
+
+
+def test_a_process_trees_cpu_counts_its_waited_and_its_running_children(reg, tmp_path):
+    script = tmp_path / "burner.py"
+    script.write_text(BURNER)
+    p = reg.start("burner", [sys.executable, "-u", str(script)], str(tmp_path / "burner.log"),
+                  stdout=subprocess.PIPE)
+    busy0 = procs.machine_busy_seconds()
+    assert p.stdout.readline() == b"burnt\n"
+    own = procs.proc_cpu_seconds(p.pid)
+    tree = procs.proc_tree_cpu_seconds(p.pid)
+    # the parent itself only forked and slept; both children burnt 0.3 s each
+    assert own < 0.25
+    assert tree >= own + 0.55
+    assert procs.machine_busy_seconds() - busy0 >= 0.25
+    reg.stop("burner", grace=1)
+    assert procs.proc_tree_cpu_seconds(p.pid) is None

@@ -267,6 +267,32 @@ def test_shaped_network_targets_count_round_trips_and_peak_rss():
     assert "the shaper used 3.5 CPU s for 2.5 GB" in text
 
 
+def test_the_cpu_table_bounds_imagefolder_over_the_big_file_by_cpu_per_gib():
+    net = {"rtt_ms": 20.0, "rate_mbps": 25.0, "ttfb_ms": 21.0, "shaper_cpu_s": 3.5, "shaper_bytes_down": 2.5e9}
+    res = R.Results()
+
+    def split(busy, daemon, store, shaper, client, wall):
+        return {"busy": busy, "daemon": daemon, "store": store, "shaper": shaper, "client": client,
+                "rest": busy - daemon - store - shaper - client, "wall": wall, "cores": 2}
+    # the big file: 1 GiB, 6.5 CPU s in 3.4 s of 2 cores; ImageFolder: 0.5 GiB, 4.5 CPU s in 2.3 s
+    res.add(("seq-dd", "cold", "warp"), 300.0, {"bytes": 1 << 30, "seconds": 3.4,
+                                                "cpu_split": split(6.5, 3.0, 1.5, 1.5, 0.1, 3.4)})
+    res.add(("img-seq", "cold", "warp"), 1500.0, {"bytes": 1 << 29, "seconds": 2.3,
+                                                  "cpu_split": split(4.5, 1.6, 0.75, 0.75, 1.3, 2.3)})
+    res.add(("seq-dd", "cold", "pget"), 200.0, {"bytes": 1 << 30, "seconds": 5.0})
+    text, doc = render(res, [WORKLOADS["seq-dd"], WORKLOADS["img-seq"]], m=meta(runs=1, network=net))
+    assert "| big file, dd, Warp | 96% | 3.00 | 1.50 | 1.50 | 0.10 | 0.40 | 6.50 |" in text
+    assert "| ImageFolder, folder order, Warp | 98% | 3.20 | 1.50 | 1.50 | 2.60 | 0.20 | 9.00 |" in text
+    assert "8 ranged GETs" not in text.split("Where the CPU went")[1].split("The machine was busy")[0]
+    assert doc["cpu_bound_imagefolder_over_big_file"] == {"ratio": 0.722, "busy_share_big": 0.956,
+                                                          "busy_share_img": 0.978}
+    assert "can be at most about 0.72" in text
+    assert "9.00 CPU s against 6.50 for the big file, 2.50 of the difference in the client and 0.20 in the daemon" in text
+    # unshaped runs have no such table
+    plain, _ = render(res, [WORKLOADS["seq-dd"], WORKLOADS["img-seq"]])
+    assert "Where the CPU went" not in plain
+
+
 # -- side tables ------------------------------------------------------------------------------
 
 def test_tensor_table_puts_mmap_over_npy_and_warp_over_local():
@@ -312,6 +338,7 @@ def test_report_prints_the_table_and_writes_the_same_json(tmp_path, capsys):
     printed = capsys.readouterr().out
     doc = json.loads(out.read_text())
     assert printed == doc["markdown"] + "\n"
-    assert set(doc) == {"meta", "results", "targets", "daemon", "warp_stats", "markdown"}
+    assert set(doc) == {"meta", "results", "targets", "daemon", "cpu_bound_imagefolder_over_big_file",
+                        "warp_stats", "markdown"}
     assert doc["daemon"]["peak_rss_kib"] == {"warp": 2048}
     assert "| peak RSS, MiB (VmHWM, max over the run) | 2 |  |  |" in printed

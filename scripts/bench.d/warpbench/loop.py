@@ -3,6 +3,7 @@ workload (and measured warm right after, where the workload has a warm phase), i
 that every system meets the same machine. What it measured is left in Results and the fields
 below for the report."""
 import math
+import os
 import shutil
 import time
 
@@ -10,6 +11,19 @@ from . import procs
 from .common import GIB, BenchError, log
 from .report import Results, counter_delta
 from .systems import COLD_ONLY, DAEMONS, PEERS
+
+# The helpers a workload's client runs in (procs.LineServer names, measures.Runner).
+CLIENT_HELPERS = ("imagefolder", "tensors", "duckdb")
+
+
+def cpu_split_delta(before, after, wall):
+    """CPU seconds each part used between two Loop.cpu_split snapshots, the machine's busy
+    seconds and what is left of them (the kernel's threads, the harness, anything else)."""
+    d = {k: round(max(0.0, after[k] - before[k]), 3) for k in before}
+    d["rest"] = round(max(0.0, d["busy"] - d["daemon"] - d["store"] - d["shaper"] - d["client"]), 3)
+    d["wall"] = round(wall, 3)
+    d["cores"] = os.cpu_count()
+    return d
 
 
 class Measurements:
@@ -95,6 +109,7 @@ class Measurements:
         key = (w, ph, sn)
         pid = getattr(s, "daemon_pid", None)
         cpu0 = procs.proc_cpu_seconds(pid) if pid else None
+        split0 = self.cpu_split(pid)
         runner.timeout = self.timeout(ph, sn)
         req0 = env.requests_settled() if env.network else None
         t_m = self.now()
@@ -111,8 +126,10 @@ class Measurements:
             self.spent += self.now() - t_m
             env.clock.add(f"measure {sn}: {w}", self.now() - t_m)
             runner.timeout = self.base_timeout
+        split1 = self.cpu_split(pid)
         if ph == "cold":
             self.cold_secs = self.now() - t_m
+        extra["cpu_split"] = cpu_split_delta(split0, split1, self.now() - t_m)
         if req0 is not None:
             req1 = env.requests_settled() or {}
             extra["requests"] = {k: req1.get(k, 0) - req0.get(k, 0) for k in req1}
@@ -131,6 +148,23 @@ class Measurements:
             + (f" (cold start took {t_m - t_reset:.1f}s)" if ph == "cold" else ""))
         if w == "seq-dd" and sn == "warp" and ph == "warm":
             self.cache_cat(s)
+
+    def cpu_split(self, daemon_pid):
+        """CPU seconds so far of the whole machine and of the processes a measurement runs on:
+        the system's daemon, S3Proxy, the shaper, and the client (the harness's children it has
+        waited for, such as dd and curl, and the helpers that run ImageFolder, numpy and DuckDB,
+        with their DataLoader workers). A helper started during the measurement counts from 0."""
+        reg = self.env.reg.procs
+
+        def tree(name):
+            p = reg.get(name)
+            return (procs.proc_tree_cpu_seconds(p.pid) or 0.0) if p is not None else 0.0
+
+        t = os.times()
+        return {"busy": procs.machine_busy_seconds(),
+                "daemon": (procs.proc_tree_cpu_seconds(daemon_pid) or 0.0) if daemon_pid else 0.0,
+                "store": tree("s3proxy"), "shaper": tree("shaper"),
+                "client": t.children_user + t.children_system + sum(tree(n) for n in CLIENT_HELPERS)}
 
     def warp_counters(self, w, ph, warp, extra):
         """Warp's counters during the measurement, into its extra and the report's tables."""

@@ -217,6 +217,47 @@ def proc_cpu_seconds(pid):
         return None
 
 
+def proc_tree_cpu_seconds(pid):
+    """CPU seconds (user and system) of a process and of its children: those it has waited for
+    (cutime, cstime) and those still running (a helper's DataLoader workers), read from /proc.
+    None when the process is gone."""
+    tck = os.sysconf("SC_CLK_TCK")
+    try:
+        f = _stat_fields(pid)
+    except OSError:
+        return None
+    total = sum(int(x) for x in f[11:15])
+    for child in _children(pid):
+        sub = proc_tree_cpu_seconds(child)
+        total += round(sub * tck) if sub else 0
+    return total / tck
+
+
+def _children(pid):
+    """Pids whose parent is pid (from each task's children file, which the kernel keeps)."""
+    out = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for t in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{t}/children") as f:
+                out += [int(x) for x in f.read().split()]
+        except OSError:
+            continue
+    return out
+
+
+def machine_busy_seconds():
+    """CPU seconds all cores have spent busy since boot: /proc/stat's user, nice, system, irq,
+    softirq and steal (not idle, not iowait)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = v
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 def proc_status(pid):
     """/proc/<pid>/status as a dict of strings (raises OSError when the process is gone)."""
     out = {}

@@ -4,7 +4,7 @@ with --json, as JSON. Pure arithmetic and formatting over Results: no process, n
 import json
 import statistics
 
-from .common import MIB, log
+from .common import GIB, MIB, log
 from .data import TENSOR_FLOATS, TENSOR_PICKS
 from .systems import COLD_ONLY, DAEMONS, PEERS, PGET_STREAMS, SYSTEM_LABEL, SYSTEMS
 
@@ -156,6 +156,58 @@ def s3like_targets(res, meta, peak_rss):
     rss = peak_rss.get("warp")
     add("warpd peak RSS over the bench, MiB", rss / 1024 if rss else None, 512, "<=")
     return out
+
+
+CPU_PARTS = (("daemon", "the system's daemon"), ("store", "S3Proxy"), ("shaper", "the shaper"),
+             ("client", "the client"), ("rest", "the rest"))
+
+
+def cpu_split(res, key):
+    """Medians over runs of one measurement's CPU split (loop.cpu_split_delta), per GiB the client
+    read, with the machine's busy share; None when not measured."""
+    ex = [e for e in res.extra.get(key, []) if e.get("cpu_split") and e.get("bytes")]
+    if not ex:
+        return None
+    gib = [e["bytes"] / GIB for e in ex]
+    out = {p: statistics.median(e["cpu_split"][p] / g for e, g in zip(ex, gib)) for p, _ in CPU_PARTS}
+    out["total"] = statistics.median(e["cpu_split"]["busy"] / g for e, g in zip(ex, gib))
+    out["busy_share"] = statistics.median(
+        e["cpu_split"]["busy"] / (e["cpu_split"]["wall"] * e["cpu_split"]["cores"]) for e in ex)
+    return out
+
+
+def cpu_table(res):
+    """Where the machine's CPU went in the cold passes issue 26's ImageFolder target compares.
+    When both keep every core busy, the ratio of their MB/s can be no better than the ratio of
+    their CPU seconds per GiB (the big file's over ImageFolder's), whatever each part does."""
+    rows = [("seq-dd", "cold", "warp", "big file, dd, Warp"),
+            ("img-seq", "cold", "warp", "ImageFolder, folder order, Warp"),
+            ("seq-dd", "cold", "pget", f"big file, {PGET_STREAMS} ranged GETs")]
+    splits = {k[:3]: cpu_split(res, k[:3]) for k in rows}
+    if not any(splits.values()):
+        return [], None
+    lines = ["", "Where the CPU went in the cold passes (CPU seconds per GiB the client read, medians; "
+             "the client: dd, curl, or the ImageFolder helper with its DataLoader workers; the rest: "
+             "the kernel's own threads, the harness, anything else on the machine):", "",
+             "| pass | machine busy | " + " | ".join(label for _, label in CPU_PARTS) + " | all |",
+             "|---|---|" + "---|" * len(CPU_PARTS) + "---|"]
+    for w, ph, sn, label in rows:
+        c = splits[(w, ph, sn)]
+        if c:
+            lines.append(f"| {label} | {c['busy_share'] * 100:.0f}% | "
+                         + " | ".join(f"{c[p]:.2f}" for p, _ in CPU_PARTS) + f" | {c['total']:.2f} |")
+    big, img = splits[("seq-dd", "cold", "warp")], splits[("img-seq", "cold", "warp")]
+    bound = None
+    if big and img and img["total"]:
+        bound = {"ratio": round(big["total"] / img["total"], 3),
+                 "busy_share_big": round(big["busy_share"], 3), "busy_share_img": round(img["busy_share"], 3)}
+        lines += ["", f"The machine was busy {big['busy_share'] * 100:.0f}% and {img['busy_share'] * 100:.0f}% "
+                  f"of its cores' time in the two Warp passes. Where both are near 100%, ImageFolder's MB/s "
+                  f"over the big file's can be at most about {bound['ratio']:.2f}: a GiB of ImageFolder cost "
+                  f"the machine {img['total']:.2f} CPU s against {big['total']:.2f} for the big file, "
+                  f"{img['client'] - big['client']:.2f} of the difference in the client and "
+                  f"{img['daemon'] - big['daemon']:.2f} in the daemon."]
+    return lines, bound
 
 
 def request_table(res, workloads, images):
@@ -341,6 +393,10 @@ def render(meta, res, peak_rss, warp_stats, workloads, systems):
                 str(c.get("prefetch_hit_blocks", "")), f"{c.get('prefetch_wasted_bytes', 0) / MIB:.1f}",
                 str(c.get("retries", "")), str(c.get("verification_failures", ""))]) + " |")
     lines += request_table(res, workloads, d.get("images"))
+    cpu_bound = None
+    if net:
+        more, cpu_bound = cpu_table(res)
+        lines += more
     # targets
     tg = targets(res) if not net else s3like_targets(res, meta, peak_rss)
     lines.append("")
@@ -369,6 +425,7 @@ def render(meta, res, peak_rss, warp_stats, workloads, systems):
     text = "\n".join(lines)
     doc = {"meta": meta, "results": rows_json, "targets": tg,
            "daemon": {"peak_rss_kib": peak_rss, "cpu_s_per_gib": cpu_rows},
+           "cpu_bound_imagefolder_over_big_file": cpu_bound,
            "warp_stats": warp_stats, "markdown": text}
     return text, doc
 
