@@ -80,15 +80,20 @@ public sealed interface FileContent {
             return index.length(member);
         }
 
-        /** What the read path needs to serve it: the range of the shard and the member's SHA-256. */
+        /**
+         * What the read path needs to serve it: the range of the shard, the member's SHA-256, and
+         * the artifact's next shard, where a scan of this one goes on (its members follow).
+         */
         public BlobMember blobMember() {
+            int s = index.shard(member);
+            List<BlobRef> shards = artifact.artifact().shards();
             BlobRef shard = shard();
             long offset = index.offset(member);
             long length = index.length(member);
             if (offset < 0 || length < 0 || offset > shard.size() - length) {
                 throw corrupted("lies at bytes [" + offset + ", +" + length + ") of a shard of " + shard.size() + " bytes");
             }
-            return new BlobMember(shard, offset, length, index.hash(member));
+            return new BlobMember(shard, offset, length, index.hash(member), s + 1 < shards.size() ? shards.get(s + 1) : null);
         }
     }
 

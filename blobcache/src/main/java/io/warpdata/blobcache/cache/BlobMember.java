@@ -15,8 +15,12 @@ import java.util.Objects;
  *               the blob's lookups are sparse (ReadAhead.LOOKUP_SPARSE_MIN), and its fetches
  *               make the blob dense (read whole) only once they have read half of it
  *               (ReadAhead.LOOKUP_DENSE_FRACTION)
+ * @param next   the shard a scan of this member's shard goes on into (the next shard of its
+ *               artifact, whose members follow this shard's in the artifact's order), or null:
+ *               read ahead from its start once a scan's read-ahead reaches this shard's end
+ *               (ReadAhead.SCAN_ENDS)
  */
-public record BlobMember(BlobRef blob, long offset, long length, BlobId hash, boolean lookup) {
+public record BlobMember(BlobRef blob, long offset, long length, BlobId hash, boolean lookup, BlobRef next) {
     /**
      * Smallest blob whose lookups are fetched on their own: 64 MiB. A smaller one is read through
      * its blocks whatever its lookups (measured on issue 26's bench, 1,000 random tensors of 1 KiB
@@ -29,12 +33,17 @@ public record BlobMember(BlobRef blob, long offset, long length, BlobId hash, bo
 
     /** A member (a file of an archive). */
     public BlobMember(BlobRef blob, long offset, long length, BlobId hash) {
-        this(blob, offset, length, hash, false);
+        this(blob, offset, length, hash, false, null);
+    }
+
+    /** A member whose shard a scan goes on from into {@code next} ({@link #next}; null: none). */
+    public BlobMember(BlobRef blob, long offset, long length, BlobId hash, BlobRef next) {
+        this(blob, offset, length, hash, false, next);
     }
 
     /** A range looked up inside a file, whose SHA-256 is {@code hash} ({@link #lookup}). */
     public static BlobMember lookup(BlobRef blob, long offset, long length, BlobId hash) {
-        return new BlobMember(blob, offset, length, hash, true);
+        return new BlobMember(blob, offset, length, hash, true, null);
     }
 
     public BlobMember {

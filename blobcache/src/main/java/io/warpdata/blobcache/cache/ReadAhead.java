@@ -26,6 +26,14 @@ import io.warpdata.manifest.BlockHashList;
  *     end: random reads of small members land within 256 KiB of some stream's end often. Four streams
  *     let a few readers scan one shard at different places (as ZFS's zfetch does) without
  *     each one's reads looking like seeks to the others.</li>
+ * <li>A read further ahead than that, but within the blocks a stream with an open window has
+ *     already read ahead, also continues it: the stream's read-ahead was right, and another
+ *     reader of the same scan got there first. DataLoader workers take batches in turn (with 2
+ *     workers and 32 members of 128 KiB a batch, each worker's next batch starts 4 MB past its
+ *     last one), so each batch began a stream of its own with no window, and no window reached
+ *     its 64 MiB: the folder-order ImageFolder pass of the bench under {@code --network s3like}
+ *     ran at 1,630-1,744 images/s, and at 1,721-1,927 with this rule (0.73 and 0.83 of the big
+ *     file's cold MB/s in the same session, issue 26's goal 0.8).</li>
  * <li>A read that continues no stream is a <em>seek</em>: it replaces the least recently used
  *     stream with a new one whose window is 0. Random access therefore costs no extra bytes: the
  *     window only opens once a stream is continued.</li>
@@ -180,6 +188,13 @@ final class ReadAhead {
      */
     static final long RUN_START_SLACK_BYTES = 64L << 10;
 
+    /**
+     * A stream whose read-ahead reaches its blob's end with a window of at least this many blocks
+     * is a scan that will go on into the next shard ({@link #SCAN_ENDS}): it read at least three
+     * blocks in order.
+     */
+    static final int SCAN_ENDS_MIN_WINDOW_BLOCKS = 8;
+
     /** {@link #onRead} result: the first read of the blob this tracker has seen. */
     static final int FIRST = 1;
     /**
@@ -189,18 +204,27 @@ final class ReadAhead {
      * few GETs, where member by member each read waits a round trip for its own block.
      */
     static final int DENSE_RANDOM = 2;
+    /**
+     * {@link #onRead} result: this read-ahead reaches the end of the blob on a scan (a window of
+     * {@link #SCAN_ENDS_MIN_WINDOW_BLOCKS} or more), once per tracked blob. The shard a scan goes
+     * on into ({@link BlobMember#next}) is then read ahead from its start ({@link #prime}), so
+     * that the scan does not meet it cold: each shard used to begin with a seek (a member fetched
+     * on its own) and a window growing from 2 blocks, 100-230 ms of waiting at each shard's start
+     * in the bench's folder-order ImageFolder pass under {@code --network s3like}.
+     */
+    static final int SCAN_ENDS = 4;
 
     /**
      * What a read tells its caller: {@link #FIRST} and/or {@link #DENSE_RANDOM}, and the blocks
      * {@code [from, to)} to fetch ahead (none when {@code from == to}). Fetching them is the
      * caller's; if it could fetch only up to some block, it says so with {@link #scheduled}.
      */
-    record Advice(int flags, int from, int to) {
-        static final Advice NONE = new Advice(0, 0, 0);
-        static final Advice FIRST_ONLY = new Advice(FIRST, 0, 0);
+    record Advice(int flags, int from, int to, int window) {
+        static final Advice NONE = new Advice(0, 0, 0, 0);
+        static final Advice FIRST_ONLY = new Advice(FIRST, 0, 0, 0);
 
         static Advice of(int flags) {
-            return flags == 0 ? NONE : flags == FIRST ? FIRST_ONLY : new Advice(flags, 0, 0);
+            return flags == 0 ? NONE : flags == FIRST ? FIRST_ONLY : new Advice(flags, 0, 0, 0);
         }
 
         boolean fetchAhead() {
@@ -231,6 +255,10 @@ final class ReadAhead {
         boolean dense;
         /** Verification failures of this blob seen so far ({@link Suspects}): a new one closes every window. */
         int failuresSeen;
+        /** Made by {@link #prime} and not read yet: its first read is still the blob's {@link #FIRST}. */
+        boolean primed;
+        /** A scan's read-ahead has reached the blob's end ({@link #SCAN_ENDS} said once). */
+        boolean scanEnded;
 
         Access() {
             for (int i = 0; i < streams.length; i++) {
@@ -307,6 +335,10 @@ final class ReadAhead {
         boolean suspect = failures > 0 && suspects.suspect(blob.id());
         ColumnChunks chunks = layouts.onRead(blob, list, offset, len);
         synchronized (a) {
+            if (a.primed) {
+                a.primed = false;
+                first = true;
+            }
             if (failures != a.failuresSeen) {
                 // A block failed verification since: every window closes.
                 a.failuresSeen = failures;
@@ -318,7 +350,7 @@ final class ReadAhead {
             Stream s = null;
             Stream oldest = a.streams[0];
             for (Stream t : a.streams) {
-                if (continues(t, offset, gap, slack)) {
+                if (continues(t, offset, gap, slack, bs)) {
                     s = t;
                     break;
                 }
@@ -394,7 +426,13 @@ final class ReadAhead {
             // The blob's end, or the column chunk's, may come first: then the rest goes out at once.
             if (from < to && (to - from >= Math.min(s.window / 2, runBlocks) || to == limit)) {
                 s.scheduledUntil = to;
-                return new Advice(first ? FIRST : 0, from, to);
+                int flags = first ? FIRST : 0;
+                if (to == list.blockCount() && s.window >= SCAN_ENDS_MIN_WINDOW_BLOCKS && !chunks.known()
+                        && !a.scanEnded) {
+                    a.scanEnded = true;
+                    flags |= SCAN_ENDS;
+                }
+                return new Advice(flags, from, to, s.window);
             }
         }
         return first ? Advice.FIRST_ONLY : Advice.NONE;
@@ -403,14 +441,18 @@ final class ReadAhead {
     /**
      * Whether a read at {@code offset} continues stream {@code t}: within {@code gap} after its
      * end or {@code slack} before it once its window is open, within {@link #OPEN_GAP_BYTES}
-     * either way before that.
+     * either way before that; and, once its window is open, anywhere past its end in the blocks
+     * it has already read ahead (not for lookups, {@code gap == 0}).
      */
-    private static boolean continues(Stream t, long offset, long gap, long slack) {
-        if (t.end <= 0) {
-            return false;
+    private static boolean continues(Stream t, long offset, long gap, long slack, int bs) {
+        if (t.end <= 0 && t.window == 0) {
+            return false; // never used (a primed stream has its window and no end yet)
         }
         long after = t.window > 0 ? gap : Math.min(gap, OPEN_GAP_BYTES);
         long before = t.window > 0 ? slack : Math.min(slack, OPEN_GAP_BYTES);
+        if (t.window > 0 && gap > 0 && offset > t.end && offset < (long) t.scheduledUntil * bs) {
+            return true; // within what the stream already reads ahead: another reader of the same scan
+        }
         return offset >= t.end - before && offset <= t.end + after;
     }
 
@@ -465,6 +507,28 @@ final class ReadAhead {
     }
 
     /**
+     * A scan of the shard before {@code blob} reached its end ({@link #SCAN_ENDS}) with a window
+     * of {@code window} blocks: {@code blob} gets a stream at its start with that window and its
+     * first half window read ahead, so that the scan's first read of it continues the stream
+     * instead of seeking (the window grows and is topped up from there as for any stream). Does
+     * nothing for a blob already tracked (read before, or primed).
+     *
+     * @return the blocks {@code [0, n)} to fetch ahead; 0 when the blob is tracked already
+     */
+    int prime(BlobRef blob, BlockHashList list, int window) {
+        int maxWindow = (int) Math.max(1, MAX_WINDOW_BYTES / list.blockSize());
+        int w = Math.max(1, Math.min(window, maxWindow));
+        int blocks = Math.min(list.blockCount(), Math.max(1, w / 2));
+        Access fresh = new Access();
+        fresh.primed = true;
+        Stream s = fresh.streams[0];
+        s.window = w;
+        s.scheduledUntil = blocks;
+        s.lastUse = ++fresh.clock;
+        return blobs.asMap().putIfAbsent(blob.id(), fresh) == null ? blocks : 0;
+    }
+
+    /**
      * The caller of {@link #onRead} could fetch the blocks it was advised only up to
      * {@code upTo} (the read-ahead budget was used up): a later read of the stream asks again
      * from there.
@@ -514,7 +578,7 @@ final class ReadAhead {
                 return true;
             }
             for (Stream t : a.streams) {
-                if (t.end != memberEnd && continues(t, offset, gap, slack)) {
+                if (t.end != memberEnd && continues(t, offset, gap, slack, bs)) {
                     return true;
                 }
             }

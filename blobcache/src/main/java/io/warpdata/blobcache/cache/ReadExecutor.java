@@ -126,7 +126,7 @@ final class ReadExecutor implements ReadPlan.Holdings {
         long deadline = System.nanoTime() + deadlineNanos;
         try {
             BlockHashList list = lists.get(blob, deadline, config.mode().fetches());
-            boolean mirrored = readBlocks(blob, list, offset, dst, dstOff, n, deadline, ReadSource.BLOCKS);
+            boolean mirrored = readBlocks(blob, list, offset, dst, dstOff, n, deadline, ReadSource.BLOCKS, null);
             metrics.sourceRead(mirrored ? ReadSource.MIRROR : ReadSource.BLOCKS);
         } catch (RuntimeException e) {
             metrics.readErrors.increment();
@@ -180,13 +180,13 @@ final class ReadExecutor implements ReadPlan.Holdings {
             }
             case Source.OwnBlocks o -> {
                 // Follows the order plan itself; its bytes are counted block by block.
-                served(s, 0, readBlocks(m.blob(), o.list(), from, dst, at, n, deadline, ReadSource.OWN_BLOCKS));
+                served(s, 0, readBlocks(m.blob(), o.list(), from, dst, at, n, deadline, ReadSource.OWN_BLOCKS, m.next()));
                 remember(m, offset);
                 return true;
             }
             case Source.Blocks b -> {
                 try {
-                    served(s, 0, readBlocks(m.blob(), b.list(), from, dst, at, n, deadline, ReadSource.BLOCKS));
+                    served(s, 0, readBlocks(m.blob(), b.list(), from, dst, at, n, deadline, ReadSource.BLOCKS, m.next()));
                 } catch (BlockVerificationException bad) {
                     return servedOnItsOwn(m, b.list(), offset, dst, at, n, deadline, bad);
                 }
@@ -239,7 +239,7 @@ final class ReadExecutor implements ReadPlan.Holdings {
      */
     private boolean servedByBlocks(BlobMember m, BlockHashList list, long from, ByteBuffer dst, int at, int n,
                                    long deadline, MemberVerificationException disagrees) {
-        boolean mirrored = readBlocks(m.blob(), list, from, dst, at, n, deadline, ReadSource.BLOCKS);
+        boolean mirrored = readBlocks(m.blob(), list, from, dst, at, n, deadline, ReadSource.BLOCKS, m.next());
         if (disagreeing.add(m.blob().id())) {
             LOG.warn("{}; its shard's bytes there pass the shard's block hashes, so the member index disagrees with"
                     + " its shard: served the shard's verified bytes (logged once per shard)", disagrees.getMessage());
@@ -266,7 +266,7 @@ final class ReadExecutor implements ReadPlan.Holdings {
             // Before the GET, so that a shuffled pass over a shard still counts as one (and may
             // have the blob fetched whole while this member's GET is under way); lookups count by
             // their own rule (ReadAhead.LOOKUP_DENSE_FRACTION).
-            track(m.blob(), list, m.offset(), (int) m.length(), true, m.lookup());
+            track(m.blob(), list, m.offset(), (int) m.length(), true, m.lookup(), m.next());
             members.start(f, m, deadline);
         }
         dst.put(at, members.await(f, m, deadline), (int) offset, n);
@@ -320,6 +320,31 @@ final class ReadExecutor implements ReadPlan.Holdings {
     }
 
     /**
+     * A scan's read-ahead reached the end of its shard ({@link ReadAhead#SCAN_ENDS}): the shard it
+     * goes on into is read ahead from its start, with the scan's window ({@link ReadAhead#prime}),
+     * once its block hash list is loaded (on the loader's thread if it is not in memory: the
+     * reader never waits for it). A list that cannot be loaded leaves the shard to be read as
+     * before.
+     */
+    private void readAheadInto(BlobRef next, int window) {
+        if (!config.mode().fetches()) {
+            return;
+        }
+        lists.loading(next, System.nanoTime() + deadlineNanos).thenAccept(list -> {
+            if (list.blobSize() != next.size()) {
+                return; // the reader's own read will say so
+            }
+            int blocks = readAhead.prime(next, list, window);
+            for (int b = 0; b < blocks; b++) {
+                tiers.willNeed(new BlockKey(next.id(), list.blockSize(), b));
+            }
+            if (blocks > 0) {
+                readAhead.scheduled(next.id(), blocks, Math.min(blocks, scheduler.schedulePrefetch(next, list, 0, blocks)));
+            }
+        });
+    }
+
+    /**
      * Reads {@code n} bytes at {@code offset} (inside the blob) through its blocks into
      * {@code dst[dstOff, ...)}: each block from the first local tier holding it, else from its
      * fetch (the one in flight, or a new one queued on demand). Counts the bytes under
@@ -328,7 +353,7 @@ final class ReadExecutor implements ReadPlan.Holdings {
      * @return whether a mirror served any of the fetched blocks
      */
     private boolean readBlocks(BlobRef blob, BlockHashList list, long offset, ByteBuffer dst, int dstOff, int n,
-                               long deadline, ReadSource kind) {
+                               long deadline, ReadSource kind, BlobRef next) {
         long end = offset + n;
         boolean mirrored = false;
         ArrayList<Fetch> pending = pendingScratch.get();
@@ -356,7 +381,7 @@ final class ReadExecutor implements ReadPlan.Holdings {
                     pending.add(scheduler.demand(blob, list, key));
                 }
             }
-            track(blob, list, offset, n, !pending.isEmpty());
+            track(blob, list, offset, n, !pending.isEmpty(), false, next);
             followPlan(blob, offset);
             for (Fetch f : pending) {
                 long blockStart = (long) f.key.index() * bs;
@@ -375,11 +400,8 @@ final class ReadExecutor implements ReadPlan.Holdings {
      * Tells read-ahead of a read of the blob ({@code missed}: not all of it was cached), queues
      * the blocks it advises, and has the blob fetched whole if it says so.
      */
-    private void track(BlobRef blob, BlockHashList list, long offset, int n, boolean missed) {
-        track(blob, list, offset, n, missed, false);
-    }
-
-    private void track(BlobRef blob, BlockHashList list, long offset, int n, boolean missed, boolean lookup) {
+    private void track(BlobRef blob, BlockHashList list, long offset, int n, boolean missed, boolean lookup,
+                       BlobRef next) {
         if (readAhead == null) {
             return;
         }
@@ -399,6 +421,9 @@ final class ReadExecutor implements ReadPlan.Holdings {
                 tiers.willNeed(new BlockKey(blob.id(), list.blockSize(), b));
             }
             readAhead.scheduled(blob.id(), advice.to(), Math.min(to, scheduler.schedulePrefetch(blob, list, advice.from(), to)));
+            if ((advice.flags() & ReadAhead.SCAN_ENDS) != 0 && next != null && keeps) {
+                readAheadInto(next, advice.window());
+            }
         }
         // Hybrid fetches every blob whole at its first read; auto only one read densely at random.
         CacheMode mode = config.mode();

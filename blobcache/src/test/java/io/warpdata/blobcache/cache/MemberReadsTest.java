@@ -63,6 +63,8 @@ class MemberReadsTest {
         final byte[] bytes;
         final List<long[]> members = new ArrayList<>(); // {offset, length}
         BlobRef ref;
+        /** The shard a scan of this one goes on into ({@link BlobMember#next}); null: none. */
+        BlobRef next;
 
         Shard(int size, long seed) {
             bytes = TestBlobs.bytes(size, seed);
@@ -86,7 +88,7 @@ class MemberReadsTest {
 
         BlobMember member(int i) {
             long[] m = members.get(i);
-            return new BlobMember(ref, m[0], m[1], BlobId.of(content(i)));
+            return new BlobMember(ref, m[0], m[1], BlobId.of(content(i)), next);
         }
 
         byte[] content(int i) {
@@ -216,6 +218,68 @@ class MemberReadsTest {
         assertThat(readMember(c, s.member(i), MIB)).isEqualTo(s.content(i));
         assertThat(m(c).memberFetches.sum()).isZero();
         assertThat(store.bytes(Call.READ)).as("its block").isEqualTo(MIB);
+    }
+
+    // ---------------------------------------------------------------- scans from shard to shard
+
+    /** A shard of 100 KB members packed from its start, 512 bytes apart; its members' next shard is {@code next}. */
+    private Shard scanShard(long seed, BlobRef next) {
+        List<byte[]> contents = new ArrayList<>();
+        for (int i = 0; i < 240; i++) {
+            contents.add(TestBlobs.bytes(100_000, seed * 1000 + i));
+        }
+        Shard s = packed(24 * MIB, seed, 512, contents).publish(memory);
+        s.next = next;
+        return s;
+    }
+
+    @Test
+    void aScanReachingItsShardsEndReadsTheNextShardAheadSoItsFirstMembersWaitForNothing() {
+        Shard b = scanShard(21, null);
+        Shard a = scanShard(20, b.ref);
+        BlockCache c = open(config());
+        for (int i = 0; i < a.members.size(); i++) {
+            assertThat(readMember(c, a.member(i))).isEqualTo(a.content(i));
+        }
+        settle(c);
+        String bKey = io.warpdata.store.StoreLayout.blob(b.ref.id());
+        long bFetched = store.bytes(Call.READ, bKey);
+        assertThat(bFetched).as("the next shard read ahead from its start before anyone read it")
+                .isGreaterThanOrEqualTo(8L * MIB).isLessThanOrEqualTo(32L * MIB);
+        long missed = m(c).missBlocks.sum();
+        long fetchedOnTheirOwn = m(c).memberFetches.sum(); // a's first member, read cold
+        for (int i = 0; i < 40; i++) { // its first 4 MB
+            assertThat(readMember(c, b.member(i))).isEqualTo(b.content(i));
+        }
+        assertThat(m(c).memberFetches.sum()).as("no member of it fetched on its own").isEqualTo(fetchedOnTheirOwn);
+        assertThat(m(c).missBlocks.sum()).as("its first members served by what was read ahead").isEqualTo(missed);
+        settle(c);
+        assertThat(store.bytes(Call.READ, bKey) - bFetched).as("and the scan goes on being read ahead")
+                .isGreaterThan(0);
+    }
+
+    @Test
+    void membersReadAtRandomReadNoOtherShardAheadAndAScanOfItDoesNotFetchTwice() {
+        Shard b = scanShard(23, null);
+        Shard a = scanShard(22, b.ref);
+        BlockCache c = open(config());
+        String bKey = io.warpdata.store.StoreLayout.blob(b.ref.id());
+        List<Integer> order = new ArrayList<>();
+        for (int i = 0; i < a.members.size(); i++) {
+            order.add(i);
+        }
+        Collections.shuffle(order, new Random(5));
+        for (int i : order.subList(0, 60)) { // a shuffled pass: a is fetched whole (dense), b not touched
+            assertThat(readMember(c, a.member(i))).isEqualTo(a.content(i));
+        }
+        settle(c);
+        assertThat(store.bytes(Call.READ, bKey)).as("nothing of b read ahead").isZero();
+        for (int i = 0; i < b.members.size(); i++) {
+            assertThat(readMember(c, b.member(i))).isEqualTo(b.content(i));
+        }
+        settle(c);
+        assertThat(store.bytes(Call.READ, bKey)).as("b read by its own scan: its first member on its own, then"
+                + " each block once").isLessThanOrEqualTo(24L * MIB + 100_000);
     }
 
     @Test

@@ -297,6 +297,96 @@ class ReadAheadTest {
     }
 
     @Test
+    void dataLoaderWorkersTakingBatchesInTurnKeepOneFullWindowAheadOfThem() {
+        // Two workers, batches of 32 members of 128 KiB with a 1 KiB tar header each: worker w
+        // reads batches w, w + 2, w + 4, ..., the two reading members in a random interleaving.
+        // Each worker's next batch starts 4 MB past its last one, inside the scan's read-ahead.
+        // Runs of 4 blocks, as on a link of 25 MB/s a connection (ConnectionRate).
+        BlockHashList list = TestBlobs.sizesOnly(400, MIB);
+        BlobRef blob = TestBlobs.ref(list, 12);
+        java.util.Random rnd = new java.util.Random(1);
+        int member = 128 * 1024;
+        int stride = member + 1024;
+        int batch = 32;
+        int[] next = {0, 1};
+        int[] pos = {0, 0};
+        long furthest = 0;
+        int highest = 0;
+        int advised = 0;
+        int leastAhead = Integer.MAX_VALUE;
+        while (furthest < 320L * MIB) {
+            int w = rnd.nextInt(2);
+            long off = ((long) next[w] * batch + pos[w]) * stride + 1024;
+            ReadAhead.Advice a = readAhead.onRead(blob, list, off, member, false, 4);
+            if (a.fetchAhead()) {
+                highest = Math.max(highest, a.to());
+                advised += a.to() - a.from();
+            }
+            furthest = Math.max(furthest, off + member);
+            if (furthest > 100L * MIB && furthest < 300L * MIB) { // past the ramp, before the blob's end
+                leastAhead = Math.min(leastAhead, highest - (int) (furthest / MIB));
+            }
+            if (++pos[w] == batch) {
+                pos[w] = 0;
+                next[w] += 2;
+            }
+        }
+        // The scan keeps its window, less one top-up, ahead of its furthest reader: with a stream
+        // begun at each batch it fell to 12-22 blocks (a link's worth of GETs is ~57 MB here).
+        assertThat(leastAhead).as("blocks read ahead of the furthest worker, at the least").isGreaterThanOrEqualTo(56);
+        // The trailing worker's own stream asks again for some blocks already asked for (each
+        // asked for costs a look in the in-flight map); a stream a batch asked for each 6-7 times.
+        assertThat(advised).as("blocks advised").isLessThanOrEqualTo(2 * list.blockCount());
+    }
+
+    @Test
+    void aScanWhoseReadAheadReachesTheBlobsEndSaysSoOnceAndAShortRunDoesNot() {
+        BlockHashList list = TestBlobs.sizesOnly(24, MIB);
+        BlobRef scanned = TestBlobs.ref(list, 13);
+        BlobRef glanced = TestBlobs.ref(list, 14);
+        int ends = 0;
+        for (long off = 0; off < 24L * MIB; off += 128 * 1024) {
+            ReadAhead.Advice a = readAhead.onRead(scanned, list, off, 128 * 1024, true, 4);
+            if ((a.flags() & ReadAhead.SCAN_ENDS) != 0) {
+                ends++;
+                assertThat(a.to()).isEqualTo(24);
+                assertThat(a.window()).isGreaterThanOrEqualTo(ReadAhead.SCAN_ENDS_MIN_WINDOW_BLOCKS);
+            }
+        }
+        assertThat(ends).isEqualTo(1);
+        // The last two blocks read in order: a window of 2 and 4 reaches the end, but this is no scan.
+        for (long off = 22L * MIB; off < 24L * MIB; off += 128 * 1024) {
+            assertThat(readAhead.onRead(glanced, list, off, 128 * 1024, true, 4).flags() & ReadAhead.SCAN_ENDS).isZero();
+        }
+    }
+
+    @Test
+    void aPrimedBlobsFirstReadContinuesItsStreamAndIsStillItsFirstTouch() {
+        BlockHashList list = TestBlobs.sizesOnly(100, MIB);
+        BlobRef next = TestBlobs.ref(list, 15);
+        assertThat(readAhead.prime(next, list, 64)).as("half the scan's window").isEqualTo(32);
+        assertThat(readAhead.prime(next, list, 64)).as("once").isZero();
+        ReadAhead.Advice first = readAhead.onRead(next, list, 512, 100_000, true, 4);
+        assertThat(first.flags() & ReadAhead.FIRST).isNotZero();
+        // It continues the primed stream, whose window is the scan's: topped up past the 32 primed blocks.
+        assertThat(first.from()).as("the primed blocks are not asked for again").isEqualTo(32);
+        assertThat(first.to()).isEqualTo(65);
+        int highest = first.to();
+        for (long off = 512 + 100_000; off < 8L * MIB; off += 100_512) {
+            ReadAhead.Advice a = readAhead.onRead(next, list, off, 100_000, false, 4);
+            if (a.fetchAhead()) {
+                assertThat(a.from()).isGreaterThanOrEqualTo(32);
+                highest = Math.max(highest, a.to());
+            }
+        }
+        assertThat(highest).isGreaterThan(65);
+        // A blob already read is not primed: its streams are its readers'.
+        BlobRef read = TestBlobs.ref(list, 16);
+        readAhead.onRead(read, list, 0, 4096, true, 4);
+        assertThat(readAhead.prime(read, list, 64)).isZero();
+    }
+
+    @Test
     void budgetRefusalIsRetriedByALaterRead() {
         List<int[]> asked = new ArrayList<>();
         ReadAhead stingy = new ReadAhead(new Suspects());
