@@ -206,7 +206,7 @@ final class ReadAhead {
     static final int DENSE_RANDOM = 2;
     /**
      * {@link #onRead} result: this read-ahead reaches the end of the blob on a scan (a window of
-     * {@link #SCAN_ENDS_MIN_WINDOW_BLOCKS} or more), once per tracked blob. The shard a scan goes
+     * {@link #SCAN_ENDS_MIN_WINDOW_BLOCKS} or more), once per stream. The shard a scan goes
      * on into ({@link BlobMember#next}) is then read ahead from its start ({@link #prime}), so
      * that the scan does not meet it cold: each shard used to begin with a seek (a member fetched
      * on its own) and a window growing from 2 blocks, 100-230 ms of waiting at each shard's start
@@ -239,6 +239,8 @@ final class ReadAhead {
         int window;
         int scheduledUntil;
         long lastUse;
+        /** This stream's read-ahead has reached the blob's end on a scan ({@link #SCAN_ENDS} said once). */
+        boolean scanEnded;
     }
 
     private static final class Access {
@@ -257,8 +259,6 @@ final class ReadAhead {
         int failuresSeen;
         /** Made by {@link #prime} and not read yet: its first read is still the blob's {@link #FIRST}. */
         boolean primed;
-        /** A scan's read-ahead has reached the blob's end ({@link #SCAN_ENDS} said once). */
-        boolean scanEnded;
 
         Access() {
             for (int i = 0; i < streams.length; i++) {
@@ -363,6 +363,7 @@ final class ReadAhead {
                 oldest.end = end;
                 oldest.runStart = offset;
                 oldest.window = 0;
+                oldest.scanEnded = false;
                 oldest.scheduledUntil = (int) ((end - 1) / bs) + 1;
                 oldest.lastUse = a.clock;
                 int result = first ? FIRST : 0;
@@ -428,8 +429,8 @@ final class ReadAhead {
                 s.scheduledUntil = to;
                 int flags = first ? FIRST : 0;
                 if (to == list.blockCount() && s.window >= SCAN_ENDS_MIN_WINDOW_BLOCKS && !chunks.known()
-                        && !a.scanEnded) {
-                    a.scanEnded = true;
+                        && !s.scanEnded) {
+                    s.scanEnded = true;
                     flags |= SCAN_ENDS;
                 }
                 return new Advice(flags, from, to, s.window);
@@ -509,23 +510,48 @@ final class ReadAhead {
     /**
      * A scan of the shard before {@code blob} reached its end ({@link #SCAN_ENDS}) with a window
      * of {@code window} blocks: {@code blob} gets a stream at its start with that window and its
-     * first half window read ahead, so that the scan's first read of it continues the stream
-     * instead of seeking (the window grows and is topped up from there as for any stream). Does
-     * nothing for a blob already tracked (read before, or primed).
+     * first window read ahead (as a scan of the two shards end to end would have it; half a
+     * window left the reader waiting where it ended, 32 MiB in), so that the scan's first read of it continues the stream
+     * instead of seeking (the window grows and is topped up from there as for any stream). A blob
+     * read before (an earlier epoch) gets it in place of its least recently used stream (its
+     * streams of then are no sign of a reader now: measured, a check for a stream near its start
+     * found the last epoch's and left two shard starts of three unprimed); nothing is done when
+     * it is primed already and not read since.
      *
-     * @return the blocks {@code [0, n)} to fetch ahead; 0 when the blob is tracked already
+     * @return the blocks {@code [0, n)} to fetch ahead; 0 when none are to be
      */
     int prime(BlobRef blob, BlockHashList list, int window) {
-        int maxWindow = (int) Math.max(1, MAX_WINDOW_BYTES / list.blockSize());
+        int bs = list.blockSize();
+        int maxWindow = (int) Math.max(1, MAX_WINDOW_BYTES / bs);
         int w = Math.max(1, Math.min(window, maxWindow));
-        int blocks = Math.min(list.blockCount(), Math.max(1, w / 2));
-        Access fresh = new Access();
-        fresh.primed = true;
-        Stream s = fresh.streams[0];
-        s.window = w;
-        s.scheduledUntil = blocks;
-        s.lastUse = ++fresh.clock;
-        return blobs.asMap().putIfAbsent(blob.id(), fresh) == null ? blocks : 0;
+        int blocks = Math.min(list.blockCount(), w);
+        Access a = blobs.getIfPresent(blob.id());
+        if (a == null) {
+            Access fresh = new Access();
+            fresh.primed = true;
+            a = blobs.asMap().putIfAbsent(blob.id(), fresh);
+            if (a == null) {
+                a = fresh;
+            }
+        }
+        synchronized (a) {
+            Stream oldest = a.streams[0];
+            for (Stream t : a.streams) {
+                if (t.window > 0 && t.end == 0) {
+                    return 0; // primed already, and not read since (the other worker's stream said SCAN_ENDS too)
+                }
+                if (t.lastUse < oldest.lastUse) {
+                    oldest = t;
+                }
+            }
+            oldest.end = 0;
+            oldest.runStart = 0;
+            oldest.window = w;
+            oldest.scheduledUntil = blocks;
+            oldest.scanEnded = false;
+            oldest.lastUse = ++a.clock;
+        }
+        return blocks;
     }
 
     /**

@@ -364,26 +364,38 @@ class ReadAheadTest {
     void aPrimedBlobsFirstReadContinuesItsStreamAndIsStillItsFirstTouch() {
         BlockHashList list = TestBlobs.sizesOnly(100, MIB);
         BlobRef next = TestBlobs.ref(list, 15);
-        assertThat(readAhead.prime(next, list, 64)).as("half the scan's window").isEqualTo(32);
+        assertThat(readAhead.prime(next, list, 64)).as("the scan's window").isEqualTo(64);
         assertThat(readAhead.prime(next, list, 64)).as("once").isZero();
         ReadAhead.Advice first = readAhead.onRead(next, list, 512, 100_000, true, 4);
         assertThat(first.flags() & ReadAhead.FIRST).isNotZero();
-        // It continues the primed stream, whose window is the scan's: topped up past the 32 primed blocks.
-        assertThat(first.from()).as("the primed blocks are not asked for again").isEqualTo(32);
-        assertThat(first.to()).isEqualTo(65);
-        int highest = first.to();
+        // It continues the primed stream, whose window is the scan's: topped up past the 64 primed
+        // blocks as the reader goes on, and the primed blocks are not asked for again.
+        assertThat(first.fetchAhead()).isFalse();
+        int highest = 0;
         for (long off = 512 + 100_000; off < 8L * MIB; off += 100_512) {
             ReadAhead.Advice a = readAhead.onRead(next, list, off, 100_000, false, 4);
             if (a.fetchAhead()) {
-                assertThat(a.from()).isGreaterThanOrEqualTo(32);
+                assertThat(a.from()).isGreaterThanOrEqualTo(64);
                 highest = Math.max(highest, a.to());
             }
         }
-        assertThat(highest).isGreaterThan(65);
-        // A blob already read is not primed: its streams are its readers'.
-        BlobRef read = TestBlobs.ref(list, 16);
-        readAhead.onRead(read, list, 0, 4096, true, 4);
-        assertThat(readAhead.prime(read, list, 64)).isZero();
+        assertThat(highest).isGreaterThan(64);
+        // A blob scanned to its end before (the last epoch) is primed again, and its next scan
+        // says SCAN_ENDS again.
+        BlobRef scanned = TestBlobs.ref(list, 16);
+        int ends = 0;
+        for (long off = 0; off < 100L * MIB; off += 128 * 1024) {
+            ends += readAhead.onRead(scanned, list, off, 128 * 1024, false, 4).flags() & ReadAhead.SCAN_ENDS;
+        }
+        assertThat(ends).isEqualTo(ReadAhead.SCAN_ENDS);
+        assertThat(readAhead.prime(scanned, list, 64)).isEqualTo(64);
+        ReadAhead.Advice again = readAhead.onRead(scanned, list, 512, 100_000, false, 4);
+        assertThat(again.flags() & ReadAhead.FIRST).as("read before").isZero();
+        assertThat(again.fetchAhead()).as("continues the primed stream").isFalse();
+        for (long off = 512 + 100_000; off < 100L * MIB; off += 100_512) {
+            ends += readAhead.onRead(scanned, list, off, 100_000, false, 4).flags() & ReadAhead.SCAN_ENDS;
+        }
+        assertThat(ends).as("the second scan reaches the end too").isEqualTo(2 * ReadAhead.SCAN_ENDS);
     }
 
     @Test
