@@ -186,7 +186,8 @@ def test_each_measurement_says_where_the_machines_cpu_went():
     m, _events, now = make(systems=("warp",))
     m.run([workload(now, "seq-dd", seconds={"warp": 2.0})])
     split = m.res.extra[("seq-dd", "cold", "warp")][0]["cpu_split"]
-    assert set(split) == {"busy", "daemon", "store", "shaper", "client", "rest", "wall", "cores"}
+    assert set(split) == {"busy", "daemon", "store", "shaper", "client", "rest", "wall", "cores", "helper_started"}
+    assert split["helper_started"] is False
     assert split["wall"] == 2.0
     assert split["cores"] >= 1
     # no daemon, store or shaper here: the machine's busy time is all the client's and the rest's
@@ -199,4 +200,11 @@ def test_a_cpu_split_is_the_change_of_each_part_with_the_rest_what_no_part_used(
     after = {"busy": 16.0, "daemon": 2.5, "store": 3.0, "shaper": 1.0, "client": 4.5}
     d = L.cpu_split_delta(before, after, 3.5)
     assert d == {"busy": 6.0, "daemon": 1.5, "store": 1.0, "shaper": 0.5, "client": 1.5, "rest": 1.5,
-                 "wall": 3.5, "cores": d["cores"]}
+                 "wall": 3.5, "cores": d["cores"], "helper_started": False}
+    # the ImageFolder helper started (or restarted) inside the measurement: its imports are in "client"
+    started = L.cpu_split_delta(dict(before, helpers={}), dict(after, helpers={"imagefolder": 42}), 3.5)
+    assert started["helper_started"] is True
+    restarted = L.cpu_split_delta(dict(before, helpers={"imagefolder": 41}), dict(after, helpers={"imagefolder": 42}), 3.5)
+    assert restarted["helper_started"] is True
+    same = L.cpu_split_delta(dict(before, helpers={"imagefolder": 42}), dict(after, helpers={"imagefolder": 42}), 3.5)
+    assert same["helper_started"] is False

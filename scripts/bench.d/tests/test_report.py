@@ -291,6 +291,16 @@ def test_the_cpu_table_bounds_imagefolder_over_the_big_file_by_cpu_per_gib():
     # unshaped runs have no such table
     plain, _ = render(res, [WORKLOADS["seq-dd"], WORKLOADS["img-seq"]])
     assert "Where the CPU went" not in plain
+    # a run whose helper started inside it (torch imported) is left out while another is there...
+    started = dict(split(20.0, 1.6, 0.75, 0.75, 16.8, 9.0), helper_started=True)
+    res.add(("img-seq", "cold", "warp"), 900.0, {"bytes": 1 << 29, "seconds": 4.0, "cpu_split": started})
+    text, _ = render(res, [WORKLOADS["seq-dd"], WORKLOADS["img-seq"]], m=meta(runs=2, network=net))
+    assert "| ImageFolder, folder order, Warp | 98% | 3.20 |" in text
+    # ...and said when it is all there is
+    only = R.Results()
+    only.add(("img-seq", "cold", "warp"), 900.0, {"bytes": 1 << 29, "seconds": 4.0, "cpu_split": started})
+    text, _ = render(only, [WORKLOADS["img-seq"]], m=meta(runs=1, network=net))
+    assert "| ImageFolder, folder order, Warp (its helper's start included) |" in text
 
 
 # -- side tables ------------------------------------------------------------------------------

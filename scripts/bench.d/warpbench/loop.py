@@ -19,8 +19,10 @@ CLIENT_HELPERS = ("imagefolder", "tensors", "duckdb")
 def cpu_split_delta(before, after, wall):
     """CPU seconds each part used between two Loop.cpu_split snapshots, the machine's busy
     seconds and what is left of them (the kernel's threads, the harness, anything else)."""
-    d = {k: round(max(0.0, after[k] - before[k]), 3) for k in before}
+    d = {k: round(max(0.0, after[k] - before[k]), 3) for k in before if k != "helpers"}
     d["rest"] = round(max(0.0, d["busy"] - d["daemon"] - d["store"] - d["shaper"] - d["client"]), 3)
+    # A helper started during the measurement (its first use) counts its imports as the client's.
+    d["helper_started"] = any(before.get("helpers", {}).get(n) != pid for n, pid in after.get("helpers", {}).items())
     d["wall"] = round(wall, 3)
     d["cores"] = os.cpu_count()
     return d
@@ -164,7 +166,8 @@ class Measurements:
         return {"busy": procs.machine_busy_seconds(),
                 "daemon": (procs.proc_tree_cpu_seconds(daemon_pid) or 0.0) if daemon_pid else 0.0,
                 "store": tree("s3proxy"), "shaper": tree("shaper"),
-                "client": t.children_user + t.children_system + sum(tree(n) for n in CLIENT_HELPERS)}
+                "client": t.children_user + t.children_system + sum(tree(n) for n in CLIENT_HELPERS),
+                "helpers": {n: reg[n].pid for n in CLIENT_HELPERS if n in reg}}
 
     def warp_counters(self, w, ph, warp, extra):
         """Warp's counters during the measurement, into its extra and the report's tables."""

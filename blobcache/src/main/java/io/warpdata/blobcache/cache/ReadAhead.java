@@ -286,12 +286,19 @@ final class ReadAhead {
     static final int DENSE_CACHE_FRACTION = 8;
 
     private final long denseMaxBlobBytes;
+    /**
+     * Most bytes a priming reads ahead ({@link #prime}): an eighth of the cache, as for whole-blob
+     * fetches, so that a small cache is not filled with the next shard while the reader still
+     * needs the blocks of this one (at the default 20 GB, the whole 64 MiB window).
+     */
+    private final long primeMaxBytes;
 
     /** @param cacheBytes what the cache may hold: bounds whole-blob fetches */
     ReadAhead(Suspects suspects, ParquetLayouts layouts, long cacheBytes) {
         this.suspects = suspects;
         this.layouts = layouts;
         this.denseMaxBlobBytes = Math.min(DENSE_MAX_BLOB_BYTES, cacheBytes / DENSE_CACHE_FRACTION);
+        this.primeMaxBytes = cacheBytes / DENSE_CACHE_FRACTION;
     }
 
     /** Without Parquet layouts (they are never learned), in a large cache: for tests of everything else. */
@@ -524,7 +531,10 @@ final class ReadAhead {
         int bs = list.blockSize();
         int maxWindow = (int) Math.max(1, MAX_WINDOW_BYTES / bs);
         int w = Math.max(1, Math.min(window, maxWindow));
-        int blocks = Math.min(list.blockCount(), w);
+        int blocks = (int) Math.min(Math.min(list.blockCount(), w), primeMaxBytes / bs);
+        if (blocks <= 0) {
+            return 0; // a cache this small keeps no window of the next shard
+        }
         Access a = blobs.getIfPresent(blob.id());
         if (a == null) {
             Access fresh = new Access();

@@ -399,6 +399,15 @@ class ReadAheadTest {
     }
 
     @Test
+    void aSmallCacheIsPrimedWithAnEighthOfItsBytesAtMost() {
+        BlockHashList list = TestBlobs.sizesOnly(100, MIB);
+        ReadAhead small = new ReadAhead(suspects, new ParquetLayouts(null), 80L * MIB);
+        assertThat(small.prime(TestBlobs.ref(list, 17), list, 64)).isEqualTo(10);
+        ReadAhead tiny = new ReadAhead(suspects, new ParquetLayouts(null), 4L * MIB);
+        assertThat(tiny.prime(TestBlobs.ref(list, 18), list, 64)).isZero();
+    }
+
+    @Test
     void budgetRefusalIsRetriedByALaterRead() {
         List<int[]> asked = new ArrayList<>();
         ReadAhead stingy = new ReadAhead(new Suspects());
