@@ -192,7 +192,19 @@ def test_each_measurement_says_where_the_machines_cpu_went():
     assert split["cores"] >= 1
     # no daemon, store or shaper here: the machine's busy time is all the client's and the rest's
     assert split["daemon"] == split["store"] == split["shaper"] == 0.0
-    assert split["rest"] == round(split["busy"] - split["client"], 3) or split["rest"] == 0.0
+
+
+def test_the_client_is_the_harness_children_and_the_helpers_with_their_workers(monkeypatch):
+    m, _events, _now = make(systems=("warp",))
+    m.env.reg.procs = {"imagefolder": types.SimpleNamespace(pid=101), "s3proxy": types.SimpleNamespace(pid=102),
+                       "shaper": types.SimpleNamespace(pid=103), "other": types.SimpleNamespace(pid=104)}
+    tree = {101: 7.0, 102: 3.0, 103: 2.0, 104: 50.0, 200: 11.0}
+    monkeypatch.setattr(L.procs, "proc_tree_cpu_seconds", lambda pid: tree.get(pid))
+    monkeypatch.setattr(L.procs, "machine_busy_seconds", lambda: 99.0)
+    monkeypatch.setattr(L.os, "times", lambda: types.SimpleNamespace(children_user=1.5, children_system=0.5))
+    snap = m.cpu_snapshot(200)
+    assert snap == {"busy": 99.0, "daemon": 11.0, "store": 3.0, "shaper": 2.0, "client": 2.0 + 7.0,
+                    "helpers": {"imagefolder": 101}}
 
 
 def test_a_cpu_split_is_the_change_of_each_part_with_the_rest_what_no_part_used():

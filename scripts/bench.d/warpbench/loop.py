@@ -17,14 +17,14 @@ CLIENT_HELPERS = ("imagefolder", "tensors", "duckdb")
 
 
 def cpu_split_delta(before, after, wall):
-    """CPU seconds each part used between two Loop.cpu_split snapshots, the machine's busy
+    """CPU seconds each part used between two Measurements.cpu_snapshot's, the machine's busy
     seconds and what is left of them (the kernel's threads, the harness, anything else)."""
     d = {k: round(max(0.0, after[k] - before[k]), 3) for k in before if k != "helpers"}
     d["rest"] = round(max(0.0, d["busy"] - d["daemon"] - d["store"] - d["shaper"] - d["client"]), 3)
     # A helper started during the measurement (its first use) counts its imports as the client's.
     d["helper_started"] = any(before.get("helpers", {}).get(n) != pid for n, pid in after.get("helpers", {}).items())
-    d["wall"] = round(wall, 3)
-    d["cores"] = os.cpu_count()
+    d["wall"] = round(wall, 6)
+    d["cores"] = os.cpu_count() or 1
     return d
 
 
@@ -111,9 +111,11 @@ class Measurements:
         key = (w, ph, sn)
         pid = getattr(s, "daemon_pid", None)
         cpu0 = procs.proc_cpu_seconds(pid) if pid else None
-        split0 = self.cpu_split(pid)
         runner.timeout = self.timeout(ph, sn)
         req0 = env.requests_settled() if env.network else None
+        # The CPU split covers the measurement's own window: from here to its end, not the
+        # settling before it (the last one's read-ahead still arriving) nor after it.
+        split0 = self.cpu_snapshot(pid)
         t_m = self.now()
         try:
             value, extra = wl.measure(runner, s)
@@ -128,10 +130,10 @@ class Measurements:
             self.spent += self.now() - t_m
             env.clock.add(f"measure {sn}: {w}", self.now() - t_m)
             runner.timeout = self.base_timeout
-        split1 = self.cpu_split(pid)
+        split1 = self.cpu_snapshot(pid)
+        extra["cpu_split"] = cpu_split_delta(split0, split1, self.now() - t_m)
         if ph == "cold":
             self.cold_secs = self.now() - t_m
-        extra["cpu_split"] = cpu_split_delta(split0, split1, self.now() - t_m)
         if req0 is not None:
             req1 = env.requests_settled() or {}
             extra["requests"] = {k: req1.get(k, 0) - req0.get(k, 0) for k in req1}
@@ -151,7 +153,7 @@ class Measurements:
         if w == "seq-dd" and sn == "warp" and ph == "warm":
             self.cache_cat(s)
 
-    def cpu_split(self, daemon_pid):
+    def cpu_snapshot(self, daemon_pid):
         """CPU seconds so far of the whole machine and of the processes a measurement runs on:
         the system's daemon, S3Proxy, the shaper, and the client (the harness's children it has
         waited for, such as dd and curl, and the helpers that run ImageFolder, numpy and DuckDB,

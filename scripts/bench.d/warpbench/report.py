@@ -177,7 +177,7 @@ def cpu_split(res, key):
     out = {p: statistics.median(e["cpu_split"][p] / g for e, g in zip(ex, gib)) for p, _ in CPU_PARTS}
     out["total"] = statistics.median(e["cpu_split"]["busy"] / g for e, g in zip(ex, gib))
     out["busy_share"] = statistics.median(
-        e["cpu_split"]["busy"] / (e["cpu_split"]["wall"] * e["cpu_split"]["cores"]) for e in ex)
+        e["cpu_split"]["busy"] / max(1e-9, e["cpu_split"]["wall"] * (e["cpu_split"]["cores"] or 1)) for e in ex)
     out["helper_started"] = started
     return out
 
@@ -194,7 +194,7 @@ def cpu_table(res):
         return [], None
     lines = ["", "Where the CPU went in the cold passes (CPU seconds per GiB the client read, medians; "
              "the client: dd, curl, or the ImageFolder helper with its DataLoader workers; the rest: "
-             "the kernel's own threads, the harness, anything else on the machine):", "",
+             "the kernel's own threads, time stolen by the hypervisor, the harness, anything else on the machine):", "",
              "| pass | machine busy | " + " | ".join(label for _, label in CPU_PARTS) + " | all |",
              "|---|---|" + "---|" * len(CPU_PARTS) + "---|"]
     for w, ph, sn, label in rows:
@@ -211,7 +211,8 @@ def cpu_table(res):
                  "busy_share_big": round(big["busy_share"], 3), "busy_share_img": round(img["busy_share"], 3)}
         lines += ["", f"The machine was busy {big['busy_share'] * 100:.0f}% and {img['busy_share'] * 100:.0f}% "
                   f"of its cores' time in the two Warp passes. Where both are near 100%, ImageFolder's MB/s "
-                  f"over the big file's can be at most about {bound['ratio']:.2f}: a GiB of ImageFolder cost "
+                  f"over the big file's can be at most about {bound['ratio']:.2f} (an estimate: the CPU is taken over "
+                  f"each measurement's window, the rate over the client's own timing): a GiB of ImageFolder cost "
                   f"the machine {img['total']:.2f} CPU s against {big['total']:.2f} for the big file, "
                   f"{img['client'] - big['client']:.2f} of the difference in the client and "
                   f"{img['daemon'] - big['daemon']:.2f} in the daemon."]

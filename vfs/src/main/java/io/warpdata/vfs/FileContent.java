@@ -62,8 +62,10 @@ public sealed interface FileContent {
          * @throws ManifestCorruptedException if the index names a shard the artifact does not have
          */
         public BlobRef shard() {
-            int s = index.shard(member);
-            List<BlobRef> shards = artifact.artifact().shards();
+            return shard(index.shard(member), artifact.artifact().shards());
+        }
+
+        private BlobRef shard(int s, List<BlobRef> shards) {
             if (s < 0 || s >= shards.size()) {
                 throw corrupted("names shard " + s + " of an artifact of " + shards.size());
             }
@@ -87,7 +89,7 @@ public sealed interface FileContent {
         public BlobMember blobMember() {
             int s = index.shard(member);
             List<BlobRef> shards = artifact.artifact().shards();
-            BlobRef shard = shard();
+            BlobRef shard = shard(s, shards);
             long offset = index.offset(member);
             long length = index.length(member);
             if (offset < 0 || length < 0 || offset > shard.size() - length) {

@@ -187,7 +187,8 @@ public final class BlockCache implements BlobReader {
         this.reads = new ReadExecutor(config, metrics, lists, storage, scheduler,
                 config.mode().fetches() ? new ReadAhead(suspects, new ParquetLayouts(storage), storage.limitBytes()) : null,
                 orders, members,
-                new WholeBlobReads(fetcher, lists, storage, metrics, executor, () -> closed), suspects);
+                new WholeBlobReads(fetcher, lists, storage, metrics, executor, () -> closed), suspects,
+                blob -> prefetcher.prefetch(List.of(blob)));
     }
 
     /** Forgets the blocks that failed verification twice, as if their 30 s had passed (tests). */

@@ -32,8 +32,17 @@ import io.warpdata.manifest.BlockHashList;
  *     workers and 32 members of 128 KiB a batch, each worker's next batch starts 4 MB past its
  *     last one), so each batch began a stream of its own with no window, and no window reached
  *     its 64 MiB: the folder-order ImageFolder pass of the bench under {@code --network s3like}
- *     ran at 1,630-1,744 images/s, and at 1,721-1,927 with this rule (0.73 and 0.83 of the big
- *     file's cold MB/s in the same session, issue 26's goal 0.8).</li>
+ *     ran at 1,630-1,744 images/s, and at 1,721-1,927 with this rule alone (0.73 and 0.83 of the
+ *     big file's cold MB/s in the same session, issue 26's goal 0.8). Only a scan's window
+ *     ({@link #SCAN_ENDS_MIN_WINDOW_BLOCKS}) takes such reads: random reads grew small ones.</li>
+ * <li>A scan whose read-ahead has reached its shard's end reads the artifact's next shard ahead
+ *     ({@link #SCAN_ENDS}, {@link #prime}): a stream at its start with the scan's window, and that
+ *     window of it fetched (at most an eighth of the cache), so that the scan meets it warm. Each
+ *     shard used to begin with a seek (its first member fetched on its own) and a window growing
+ *     from 2 blocks: 100-230 ms of waiting at each shard's start under {@code s3like}; with both
+ *     rules the pass ran at 0.88-0.93 of the big file's cold MB/s. The cost: a scan that stops
+ *     at a shard's end, or whose next members lie deep in the next shard (a view's, a folder's),
+ *     has fetched up to one window nobody reads.</li>
  * <li>A read that continues no stream is a <em>seek</em>: it replaces the least recently used
  *     stream with a new one whose window is 0. Random access therefore costs no extra bytes: the
  *     window only opens once a stream is continued.</li>
@@ -189,9 +198,9 @@ final class ReadAhead {
     static final long RUN_START_SLACK_BYTES = 64L << 10;
 
     /**
-     * A stream whose read-ahead reaches its blob's end with a window of at least this many blocks
-     * is a scan that will go on into the next shard ({@link #SCAN_ENDS}): it read at least three
-     * blocks in order.
+     * A stream whose window has reached this many blocks is a scan: it went on through at least
+     * three blocks. Only a scan continues where it read ahead past its end, and only a scan's
+     * read-ahead reaching its blob's end reads the next shard ahead ({@link #SCAN_ENDS}).
      */
     static final int SCAN_ENDS_MIN_WINDOW_BLOCKS = 8;
 
@@ -432,25 +441,32 @@ final class ReadAhead {
             // 1-block GET per top-up); with 4 MiB runs (a 25 MB/s link, ConnectionRate) it is
             // every 4 blocks, so the window stays nearly full: 15 GETs in flight, not 8 to 16.
             // The blob's end, or the column chunk's, may come first: then the rest goes out at once.
-            if (from < to && (to - from >= Math.min(s.window / 2, runBlocks) || to == limit)) {
+            boolean topUp = from < to && (to - from >= Math.min(s.window / 2, runBlocks) || to == limit);
+            if (topUp) {
                 s.scheduledUntil = to;
-                int flags = first ? FIRST : 0;
-                if (to == list.blockCount() && s.window >= SCAN_ENDS_MIN_WINDOW_BLOCKS && !chunks.known()
-                        && !s.scanEnded) {
-                    s.scanEnded = true;
-                    flags |= SCAN_ENDS;
-                }
+            }
+            int flags = first ? FIRST : 0;
+            // Said once the scan's read-ahead covers the blob to its end, whether or not this read
+            // topped it up: a primed stream has all of a shard smaller than its window scheduled
+            // from the start and never tops up, and the shard after it must be primed too (the
+            // review: every second shard of 64 MiB or less was met cold).
+            if (s.scheduledUntil >= list.blockCount() && s.window >= SCAN_ENDS_MIN_WINDOW_BLOCKS && !chunks.known()
+                    && !s.scanEnded) {
+                s.scanEnded = true;
+                flags |= SCAN_ENDS;
+            }
+            if (topUp) {
                 return new Advice(flags, from, to, s.window);
             }
+            return (flags & SCAN_ENDS) != 0 ? new Advice(flags, 0, 0, s.window) : Advice.of(flags);
         }
-        return first ? Advice.FIRST_ONLY : Advice.NONE;
     }
 
     /**
      * Whether a read at {@code offset} continues stream {@code t}: within {@code gap} after its
      * end or {@code slack} before it once its window is open, within {@link #OPEN_GAP_BYTES}
-     * either way before that; and, once its window is open, anywhere past its end in the blocks
-     * it has already read ahead (not for lookups, {@code gap == 0}).
+     * either way before that; and, once its window is a scan's ({@link #SCAN_ENDS_MIN_WINDOW_BLOCKS}),
+     * anywhere past its end in the blocks it has already read ahead (not for lookups, {@code gap == 0}).
      */
     private static boolean continues(Stream t, long offset, long gap, long slack, int bs) {
         if (t.end <= 0 && t.window == 0) {
@@ -458,8 +474,11 @@ final class ReadAhead {
         }
         long after = t.window > 0 ? gap : Math.min(gap, OPEN_GAP_BYTES);
         long before = t.window > 0 ? slack : Math.min(slack, OPEN_GAP_BYTES);
-        if (t.window > 0 && gap > 0 && offset > t.end && offset < (long) t.scheduledUntil * bs) {
-            return true; // within what the stream already reads ahead: another reader of the same scan
+        if (t.window >= SCAN_ENDS_MIN_WINDOW_BLOCKS && gap > 0 && offset > t.end && offset < (long) t.scheduledUntil * bs) {
+            // Within what a scan already reads ahead: another reader of the same scan. Not for a
+            // window of 2 or 4 blocks: random reads landing in those grew them on their own (the
+            // review: a shuffled pass over a shard of 24 blocks said SCAN_ENDS in 82 of 200 seeds).
+            return true;
         }
         return offset >= t.end - before && offset <= t.end + after;
     }
@@ -535,6 +554,8 @@ final class ReadAhead {
         if (blocks <= 0) {
             return 0; // a cache this small keeps no window of the next shard
         }
+        // A blob tracked only by its priming may be evicted from the tracker (8,192 blobs) before
+        // its first read: that read then seeks, and waits for the blocks already in flight.
         Access a = blobs.getIfPresent(blob.id());
         if (a == null) {
             Access fresh = new Access();
@@ -562,6 +583,27 @@ final class ReadAhead {
             oldest.lastUse = ++a.clock;
         }
         return blocks;
+    }
+
+    /**
+     * The caller of {@link #prime} could fetch the primed blocks only up to {@code upTo} (the
+     * read-ahead budget was used up): the primed stream's first reads ask again from there. Only
+     * the primed stream is lowered (the review: a stream of the last epoch whose scheduled end was
+     * the same block was lowered in its place, and the refused blocks were never asked for again).
+     */
+    void primedUpTo(BlobId blob, int upTo) {
+        Access a = blobs.getIfPresent(blob);
+        if (a == null) {
+            return;
+        }
+        synchronized (a) {
+            for (Stream t : a.streams) {
+                if (t.end == 0 && t.window > 0) {
+                    t.scheduledUntil = Math.min(t.scheduledUntil, upTo);
+                    return;
+                }
+            }
+        }
     }
 
     /**

@@ -44,10 +44,13 @@ final class ReadExecutor implements ReadPlan.Holdings {
     private final long deadlineNanos;
     private final AtomicLong lastNotCachedLog = new AtomicLong(System.nanoTime() - NOT_CACHED_LOG_EVERY.toNanos());
     private final ThreadLocal<ArrayList<Fetch>> pendingScratch = ThreadLocal.withInitial(ArrayList::new);
+    /** Loads a blob's block hash list in the background ({@link HashListPrefetcher}); returns at once. */
+    private final java.util.function.Consumer<BlobRef> listLoader;
 
     ReadExecutor(CacheConfig config, ReadMetrics metrics, HashLists lists, BlockStorage tiers, FetchScheduler scheduler,
                  ReadAhead readAhead, OrderPrefetcher orders, MemberReads members, WholeBlobReads wholeReads,
-                 Suspects suspects) {
+                 Suspects suspects, java.util.function.Consumer<BlobRef> listLoader) {
+        this.listLoader = listLoader;
         this.config = config;
         this.metrics = metrics;
         this.lists = lists;
@@ -321,27 +324,37 @@ final class ReadExecutor implements ReadPlan.Holdings {
 
     /**
      * A scan's read-ahead reached the end of its shard ({@link ReadAhead#SCAN_ENDS}): the shard it
-     * goes on into is read ahead from its start, with the scan's window ({@link ReadAhead#prime}),
-     * once its block hash list is loaded (on the loader's thread if it is not in memory: the
-     * reader never waits for it). A list that cannot be loaded leaves the shard to be read as
-     * before.
+     * goes on into is read ahead from its start, with the scan's window ({@link ReadAhead#prime}).
+     * Runs on the reader's thread and queues only: its block hash list must be in memory (the
+     * listing's prefetch loads the first shards' lists); one that is not is handed to the
+     * prefetcher, which loads it in the background within its bounds (not while the store is
+     * down), and this scan meets the shard as before.
      */
     private void readAheadInto(BlobRef next, int window) {
-        if (!config.mode().fetches()) {
+        BlockHashList list = lists.getIfPresent(next.blocks());
+        if (list == null) {
+            listLoader.accept(next);
             return;
         }
-        lists.loading(next, System.nanoTime() + deadlineNanos).thenAccept(list -> {
-            if (list.blobSize() != next.size()) {
-                return; // the reader's own read will say so
-            }
-            int blocks = readAhead.prime(next, list, window);
-            for (int b = 0; b < blocks; b++) {
-                tiers.willNeed(new BlockKey(next.id(), list.blockSize(), b));
-            }
-            if (blocks > 0) {
-                readAhead.scheduled(next.id(), blocks, Math.min(blocks, scheduler.schedulePrefetch(next, list, 0, blocks)));
-            }
-        });
+        if (list.blobSize() != next.size()) {
+            return; // the scan's own read of it will say what is wrong
+        }
+        int blocks = readAhead.prime(next, list, window);
+        if (blocks > 0) {
+            readAhead.primedUpTo(next.id(), readAheadBlocks(next, list, 0, blocks));
+        }
+    }
+
+    /**
+     * Reads blocks {@code [from, to)} of the blob ahead: the cached ones from disk into the page
+     * cache (the kernel's read-ahead stops at each block file's end), the rest queued as
+     * read-ahead fetches. Returns how far the read-ahead budget let them be queued.
+     */
+    private int readAheadBlocks(BlobRef blob, BlockHashList list, int from, int to) {
+        for (int b = from; b < to; b++) {
+            tiers.willNeed(new BlockKey(blob.id(), list.blockSize(), b));
+        }
+        return Math.min(to, scheduler.schedulePrefetch(blob, list, from, to));
     }
 
     /**
@@ -415,15 +428,10 @@ final class ReadExecutor implements ReadPlan.Holdings {
             // Unkept: no further than a few blocks past this read; read-ahead asks again from there.
             int to = keeps ? advice.to() : Math.max(advice.from(), Math.min(advice.to(),
                     (int) ((offset + n - 1) / list.blockSize()) + 1 + UNKEPT_READ_AHEAD_BLOCKS));
-            // What is cached is read from disk ahead of the reader (the kernel's read-ahead stops
-            // at each block file's end); the rest is fetched ahead.
-            for (int b = advice.from(); b < to; b++) {
-                tiers.willNeed(new BlockKey(blob.id(), list.blockSize(), b));
-            }
-            readAhead.scheduled(blob.id(), advice.to(), Math.min(to, scheduler.schedulePrefetch(blob, list, advice.from(), to)));
-            if ((advice.flags() & ReadAhead.SCAN_ENDS) != 0 && next != null && keeps) {
-                readAheadInto(next, advice.window());
-            }
+            readAhead.scheduled(blob.id(), advice.to(), readAheadBlocks(blob, list, advice.from(), to));
+        }
+        if ((advice.flags() & ReadAhead.SCAN_ENDS) != 0 && next != null && keeps) {
+            readAheadInto(next, advice.window());
         }
         // Hybrid fetches every blob whole at its first read; auto only one read densely at random.
         CacheMode mode = config.mode();

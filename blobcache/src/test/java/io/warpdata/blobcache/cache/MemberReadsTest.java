@@ -233,11 +233,18 @@ class MemberReadsTest {
         return s;
     }
 
+    /** What a listing of the artifact does first: its shards' block hash lists loaded. */
+    private static void listed(BlockCache c, Shard... shards) {
+        c.prefetchHashLists(Stream.of(shards).map(s -> s.ref).toList());
+        settle(c);
+    }
+
     @Test
     void aScanReachingItsShardsEndReadsTheNextShardAheadSoItsFirstMembersWaitForNothing() {
         Shard b = scanShard(21, null);
         Shard a = scanShard(20, b.ref);
         BlockCache c = open(config());
+        listed(c, a, b);
         for (int i = 0; i < a.members.size(); i++) {
             assertThat(readMember(c, a.member(i))).isEqualTo(a.content(i));
         }
@@ -259,10 +266,48 @@ class MemberReadsTest {
     }
 
     @Test
+    void aScanOfShardsSmallerThanItsWindowReadsEachNextOneAheadNotEverySecondOne() {
+        Shard d = scanShard(27, null);
+        Shard c3 = scanShard(26, d.ref);
+        Shard b = scanShard(25, c3.ref);
+        Shard a = scanShard(24, b.ref);
+        BlockCache c = open(config());
+        listed(c, a, b, c3, d);
+        for (Shard s : List.of(a, b, c3)) {
+            for (int i = 0; i < s.members.size(); i++) {
+                assertThat(readMember(c, s.member(i))).isEqualTo(s.content(i));
+            }
+            settle(c);
+        }
+        // b was read ahead whole by a's scan, so its own scan never topped up: it must still read c3
+        // ahead, and c3 read d ahead, before anyone read them.
+        assertThat(m(c).memberFetches.sum()).as("only a's first member fetched on its own").isEqualTo(1);
+        assertThat(store.bytes(Call.READ, io.warpdata.store.StoreLayout.blob(d.ref.id())))
+                .as("d read ahead by c3's scan").isEqualTo(24L * MIB);
+    }
+
+    @Test
+    void aNextShardWhoseListIsNotInMemoryIsNotReadAheadButItsListIsLoaded() {
+        Shard b = scanShard(29, null);
+        Shard a = scanShard(28, b.ref);
+        BlockCache c = open(config());
+        for (int i = 0; i < a.members.size(); i++) {
+            assertThat(readMember(c, a.member(i))).isEqualTo(a.content(i));
+        }
+        settle(c);
+        String bKey = io.warpdata.store.StoreLayout.blob(b.ref.id());
+        assertThat(store.bytes(Call.READ, bKey)).as("no block of b: the scan's thread does not wait for a list").isZero();
+        String listKey = io.warpdata.store.StoreLayout.blob(b.ref.blocks());
+        assertThat(store.calls(Call.GET, listKey) + store.calls(Call.READ, listKey))
+                .as("b's list loaded in the background").isEqualTo(1);
+    }
+
+    @Test
     void membersReadAtRandomReadNoOtherShardAheadAndAScanOfItDoesNotFetchTwice() {
         Shard b = scanShard(23, null);
         Shard a = scanShard(22, b.ref);
         BlockCache c = open(config());
+        listed(c, a, b);
         String bKey = io.warpdata.store.StoreLayout.blob(b.ref.id());
         List<Integer> order = new ArrayList<>();
         for (int i = 0; i < a.members.size(); i++) {

@@ -361,6 +361,26 @@ class ReadAheadTest {
     }
 
     @Test
+    void aShuffledPassOverAShardNeverSaysItsScanEnded() {
+        // 240 members of 100 KB in a 24-block shard, every one read once in random order: random
+        // reads landing in a small window must not grow it into a scan's (the review: 82 seeds of
+        // 200 said SCAN_ENDS when any open window took reads inside its read-ahead).
+        BlockHashList list = TestBlobs.sizesOnly(24, MIB);
+        for (int seed = 0; seed < 200; seed++) {
+            BlobRef blob = TestBlobs.ref(list, 1000 + seed);
+            List<Integer> order = new ArrayList<>();
+            for (int i = 0; i < 240; i++) {
+                order.add(i);
+            }
+            java.util.Collections.shuffle(order, new java.util.Random(seed));
+            for (int i : order) {
+                int flags = readAhead.onRead(blob, list, 512 + i * 100_512L, 100_000, true, 4).flags();
+                assertThat(flags & ReadAhead.SCAN_ENDS).as("seed %d", seed).isZero();
+            }
+        }
+    }
+
+    @Test
     void aPrimedBlobsFirstReadContinuesItsStreamAndIsStillItsFirstTouch() {
         BlockHashList list = TestBlobs.sizesOnly(100, MIB);
         BlobRef next = TestBlobs.ref(list, 15);
