@@ -233,6 +233,11 @@ class MemberReadsTest {
         return s;
     }
 
+    /** A cache large enough for scans to be followed across shards (ReadAhead.FOLLOW_SCANS_MIN_CACHE_BYTES). */
+    private CacheConfig scanConfig() {
+        return config().withMaxBytes(1L << 30);
+    }
+
     /** What a listing of the artifact does first: its shards' block hash lists loaded. */
     private static void listed(BlockCache c, Shard... shards) {
         c.prefetchHashLists(Stream.of(shards).map(s -> s.ref).toList());
@@ -243,7 +248,7 @@ class MemberReadsTest {
     void aScanReachingItsShardsEndReadsTheNextShardAheadSoItsFirstMembersWaitForNothing() {
         Shard b = scanShard(21, null);
         Shard a = scanShard(20, b.ref);
-        BlockCache c = open(config());
+        BlockCache c = open(scanConfig());
         listed(c, a, b);
         for (int i = 0; i < a.members.size(); i++) {
             assertThat(readMember(c, a.member(i))).isEqualTo(a.content(i));
@@ -271,7 +276,7 @@ class MemberReadsTest {
         Shard c3 = scanShard(26, d.ref);
         Shard b = scanShard(25, c3.ref);
         Shard a = scanShard(24, b.ref);
-        BlockCache c = open(config());
+        BlockCache c = open(scanConfig());
         listed(c, a, b, c3, d);
         for (Shard s : List.of(a, b, c3)) {
             for (int i = 0; i < s.members.size(); i++) {
@@ -290,7 +295,7 @@ class MemberReadsTest {
     void aNextShardWhoseListIsNotInMemoryIsNotReadAheadButItsListIsLoaded() {
         Shard b = scanShard(29, null);
         Shard a = scanShard(28, b.ref);
-        BlockCache c = open(config());
+        BlockCache c = open(scanConfig());
         for (int i = 0; i < a.members.size(); i++) {
             assertThat(readMember(c, a.member(i))).isEqualTo(a.content(i));
         }
@@ -306,7 +311,7 @@ class MemberReadsTest {
     void membersReadAtRandomReadNoOtherShardAheadAndAScanOfItDoesNotFetchTwice() {
         Shard b = scanShard(23, null);
         Shard a = scanShard(22, b.ref);
-        BlockCache c = open(config());
+        BlockCache c = open(scanConfig());
         listed(c, a, b);
         String bKey = io.warpdata.store.StoreLayout.blob(b.ref.id());
         List<Integer> order = new ArrayList<>();
@@ -325,6 +330,19 @@ class MemberReadsTest {
         settle(c);
         assertThat(store.bytes(Call.READ, bKey)).as("b read by its own scan: its first member on its own, then"
                 + " each block once").isLessThanOrEqualTo(24L * MIB + 100_000);
+    }
+
+    @Test
+    void aCacheOfLessThanEightWindowsReadsNoNextShardAhead() {
+        Shard b = scanShard(31, null);
+        Shard a = scanShard(30, b.ref);
+        BlockCache c = open(config()); // 256 MiB
+        listed(c, a, b);
+        for (int i = 0; i < a.members.size(); i++) {
+            assertThat(readMember(c, a.member(i))).isEqualTo(a.content(i));
+        }
+        settle(c);
+        assertThat(store.bytes(Call.READ, io.warpdata.store.StoreLayout.blob(b.ref.id()))).isZero();
     }
 
     @Test

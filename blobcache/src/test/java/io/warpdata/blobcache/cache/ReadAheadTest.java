@@ -419,12 +419,23 @@ class ReadAheadTest {
     }
 
     @Test
-    void aSmallCacheIsPrimedWithAnEighthOfItsBytesAtMost() {
+    void aCacheOfLessThanEightWindowsFollowsNoScanAcrossShardsOrReaders() {
         BlockHashList list = TestBlobs.sizesOnly(100, MIB);
-        ReadAhead small = new ReadAhead(suspects, new ParquetLayouts(null), 80L * MIB);
-        assertThat(small.prime(TestBlobs.ref(list, 17), list, 64)).isEqualTo(10);
-        ReadAhead tiny = new ReadAhead(suspects, new ParquetLayouts(null), 4L * MIB);
-        assertThat(tiny.prime(TestBlobs.ref(list, 18), list, 64)).isZero();
+        ReadAhead big = new ReadAhead(suspects, new ParquetLayouts(null), 512L * MIB);
+        assertThat(big.prime(TestBlobs.ref(list, 17), list, 64)).as("an eighth of 512 MiB").isEqualTo(64);
+        ReadAhead small = new ReadAhead(suspects, new ParquetLayouts(null), 511L * MIB);
+        assertThat(small.prime(TestBlobs.ref(list, 18), list, 64)).isZero();
+        // Nor does a read 4 MB ahead inside a scan's read-ahead continue it there: it is a seek.
+        BlobRef blob = TestBlobs.ref(list, 19);
+        for (long off = 0; off < 16L * MIB; off += 128 * 1024) {
+            small.onRead(blob, list, off, 128 * 1024, false, 4);
+        }
+        assertThat(small.onRead(blob, list, 20L * MIB, 128 * 1024, false, 4).fetchAhead()).isFalse();
+        assertThat(small.followsBlocks(blob, list, 24L * MIB, 24L * MIB + 100_000, false)).isFalse();
+        for (long off = 0; off < 16L * MIB; off += 128 * 1024) {
+            big.onRead(blob, list, off, 128 * 1024, false, 4);
+        }
+        assertThat(big.followsBlocks(blob, list, 24L * MIB, 24L * MIB + 100_000, false)).isTrue();
     }
 
     @Test
