@@ -284,10 +284,21 @@ def test_the_cpu_table_bounds_imagefolder_over_the_big_file_by_cpu_per_gib():
     assert "| big file, dd, Warp | 96% | 3.00 | 1.50 | 1.50 | 0.10 | 0.40 | 6.50 |" in text
     assert "| ImageFolder, folder order, Warp | 98% | 3.20 | 1.50 | 1.50 | 2.60 | 0.20 | 9.00 |" in text
     assert "8 ranged GETs" not in text.split("Where the CPU went")[1].split("The machine was busy")[0]
-    assert doc["cpu_bound_imagefolder_over_big_file"] == {"ratio": 0.722, "busy_share_big": 0.956,
+    assert doc["cpu_bound_imagefolder_over_big_file"] == {"ratio": 0.722, "holds": True, "busy_share_big": 0.956,
                                                           "busy_share_img": 0.978}
-    assert "can be at most about 0.72" in text
+    assert "both ran out of CPU, so ImageFolder's MB/s over the big file's can be at most about 0.72" in text
     assert "9.00 CPU s against 6.50 for the big file, 2.50 of the difference in the client and 0.20 in the daemon" in text
+    # a pass that left the cores idle waited for something else: no bound is claimed
+    idle = R.Results()
+    idle.add(("seq-dd", "cold", "warp"), 300.0, {"bytes": 1 << 30, "seconds": 3.4,
+                                                 "cpu_split": split(4.4, 2.0, 1.0, 1.0, 0.3, 3.4)})
+    idle.add(("img-seq", "cold", "warp"), 1500.0, {"bytes": 1 << 29, "seconds": 2.3,
+                                                   "cpu_split": split(4.5, 1.6, 0.75, 0.75, 1.3, 2.3)})
+    text_idle, doc_idle = render(idle, [WORKLOADS["seq-dd"], WORKLOADS["img-seq"]], m=meta(runs=1, network=net))
+    assert "The machine was busy 65% and 98%" in text_idle
+    assert "CPU alone sets no bound on their ratio here" in text_idle
+    assert "can be at most" not in text_idle
+    assert doc_idle["cpu_bound_imagefolder_over_big_file"]["holds"] is False
     # unshaped runs have no such table
     plain, _ = render(res, [WORKLOADS["seq-dd"], WORKLOADS["img-seq"]])
     assert "Where the CPU went" not in plain
