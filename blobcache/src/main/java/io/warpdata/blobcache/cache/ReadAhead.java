@@ -37,10 +37,11 @@ import io.warpdata.manifest.BlockHashList;
  *     ({@link #SCAN_ENDS_MIN_WINDOW_BLOCKS}) takes such reads: random reads grew small ones.</li>
  * <li>A scan whose read-ahead has reached its shard's end reads the artifact's next shard ahead
  *     ({@link #SCAN_ENDS}, {@link #prime}): a stream at its start with the scan's window, and that
- *     window of it fetched (at most an eighth of the cache), so that the scan meets it warm. Each
+ *     window of it fetched (in a cache of 512 MiB or more), so that the scan meets it warm. Each
  *     shard used to begin with a seek (its first member fetched on its own) and a window growing
  *     from 2 blocks: 100-230 ms of waiting at each shard's start under {@code s3like}; with both
- *     rules the pass ran at 0.88-0.93 of the big file's cold MB/s. The cost: a scan that stops
+ *     rules the pass ran at 0.88-0.93 of the big file's cold MB/s (0.85 after the mends of the
+ *     review and audit 49). The cost: a scan that stops
  *     at a shard's end, or whose next members lie deep in the next shard (a view's, a folder's),
  *     has fetched up to one window nobody reads.</li>
  * <li>A read that continues no stream is a <em>seek</em>: it replaces the least recently used
@@ -204,6 +205,15 @@ final class ReadAhead {
      */
     static final int SCAN_ENDS_MIN_WINDOW_BLOCKS = 8;
 
+    /**
+     * The window from which a stream is a scan at block size {@code bs}: {@link
+     * #SCAN_ENDS_MIN_WINDOW_BLOCKS}, or the largest window where blocks are so large (over 8 MiB)
+     * that fewer fit in it.
+     */
+    static int scanWindow(int bs) {
+        return (int) Math.min(SCAN_ENDS_MIN_WINDOW_BLOCKS, Math.max(1, MAX_WINDOW_BYTES / bs));
+    }
+
     /** {@link #onRead} result: the first read of the blob this tracker has seen. */
     static final int FIRST = 1;
     /**
@@ -296,12 +306,6 @@ final class ReadAhead {
 
     private final long denseMaxBlobBytes;
     /**
-     * Most bytes a priming reads ahead ({@link #prime}): an eighth of the cache, as for whole-blob
-     * fetches, so that a small cache is not filled with the next shard while the reader still
-     * needs the blocks of this one (at the default 20 GB, the whole 64 MiB window).
-     */
-    private final long primeMaxBytes;
-    /**
      * Whether scans are followed across readers and shards (reads inside a scan's read-ahead
      * continue it; {@link #prime}): only in a cache of at least {@link #FOLLOW_SCANS_MIN_CACHE_BYTES}.
      */
@@ -320,7 +324,6 @@ final class ReadAhead {
         this.suspects = suspects;
         this.layouts = layouts;
         this.denseMaxBlobBytes = Math.min(DENSE_MAX_BLOB_BYTES, cacheBytes / DENSE_CACHE_FRACTION);
-        this.primeMaxBytes = cacheBytes / DENSE_CACHE_FRACTION;
         this.followScans = cacheBytes >= FOLLOW_SCANS_MIN_CACHE_BYTES;
     }
 
@@ -464,7 +467,7 @@ final class ReadAhead {
             // topped it up: a primed stream has all of a shard smaller than its window scheduled
             // from the start and never tops up, and the shard after it must be primed too (the
             // review: every second shard of 64 MiB or less was met cold).
-            if (s.scheduledUntil >= list.blockCount() && s.window >= SCAN_ENDS_MIN_WINDOW_BLOCKS && !chunks.known()
+            if (s.scheduledUntil >= list.blockCount() && s.window >= scanWindow(bs) && !chunks.known()
                     && !s.scanEnded) {
                 s.scanEnded = true;
                 flags |= SCAN_ENDS;
@@ -488,7 +491,7 @@ final class ReadAhead {
         }
         long after = t.window > 0 ? gap : Math.min(gap, OPEN_GAP_BYTES);
         long before = t.window > 0 ? slack : Math.min(slack, OPEN_GAP_BYTES);
-        if (followScans && t.window >= SCAN_ENDS_MIN_WINDOW_BLOCKS && gap > 0 && offset > t.end
+        if (followScans && t.window >= scanWindow(bs) && gap > 0 && offset > t.end
                 && offset < (long) t.scheduledUntil * bs) {
             // Within what a scan already reads ahead: another reader of the same scan. Not for a
             // window of 2 or 4 blocks: random reads landing in those grew them on their own (the
@@ -565,8 +568,8 @@ final class ReadAhead {
         int bs = list.blockSize();
         int maxWindow = (int) Math.max(1, MAX_WINDOW_BYTES / bs);
         int w = Math.max(1, Math.min(window, maxWindow));
-        int blocks = (int) Math.min(Math.min(list.blockCount(), w), primeMaxBytes / bs);
-        if (!followScans || blocks <= 0) {
+        int blocks = Math.min(list.blockCount(), w);
+        if (!followScans) {
             return 0; // a cache this small keeps no window of the next shard
         }
         // A blob tracked only by its priming may be evicted from the tracker (8,192 blobs) before
@@ -635,11 +638,16 @@ final class ReadAhead {
             return;
         }
         synchronized (a) {
+            // The stream that topped up: read (a primed one is lowered by primedUpTo), and the
+            // newest of those with that end (a stream of the last epoch may share it).
+            Stream lowered = null;
             for (Stream t : a.streams) {
-                if (t.scheduledUntil == to) {
-                    t.scheduledUntil = upTo;
-                    return;
+                if (t.scheduledUntil == to && t.end > 0 && (lowered == null || t.lastUse > lowered.lastUse)) {
+                    lowered = t;
                 }
+            }
+            if (lowered != null) {
+                lowered.scheduledUntil = upTo;
             }
         }
     }

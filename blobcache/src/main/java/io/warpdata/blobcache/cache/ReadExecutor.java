@@ -325,17 +325,32 @@ final class ReadExecutor implements ReadPlan.Holdings {
     /**
      * A scan's read-ahead reached the end of its shard ({@link ReadAhead#SCAN_ENDS}): the shard it
      * goes on into is read ahead from its start, with the scan's window ({@link ReadAhead#prime}).
-     * Runs on the reader's thread and queues only: its block hash list must be in memory (the
-     * listing's prefetch loads the first shards' lists); one that is not is handed to the
-     * prefetcher, which loads it in the background within its bounds (not while the store is
-     * down), and this scan meets the shard as before.
+     * Its block hash list is normally in memory (asked for at this shard's first read, or loaded
+     * by the listing): then this runs on the reader's thread and only queues. A list not there
+     * yet (a shard primed whole says SCAN_ENDS at its first read, with the next list just asked
+     * for) is awaited on the loader's thread, and the shard primed when it arrives; the reader
+     * never waits for it. A list that cannot be loaded leaves the shard to be read as before.
      */
     private void readAheadInto(BlobRef next, int window) {
         BlockHashList list = lists.getIfPresent(next.blocks());
-        if (list == null) {
-            listLoader.accept(next);
+        if (list != null) {
+            prime(next, list, window);
             return;
         }
+        lists.loading(next, System.nanoTime() + deadlineNanos).whenComplete((loaded, failed) -> {
+            try {
+                if (loaded != null) {
+                    prime(next, loaded, window);
+                } else {
+                    LOG.debug("not reading shard {} ahead: its block hash list did not load ({})", next.id(), failed.toString());
+                }
+            } catch (RuntimeException e) {
+                LOG.debug("not reading shard {} ahead: {}", next.id(), e.toString()); // read-ahead only
+            }
+        });
+    }
+
+    private void prime(BlobRef next, BlockHashList list, int window) {
         if (list.blobSize() != next.size()) {
             return; // the scan's own read of it will say what is wrong
         }
@@ -430,8 +445,15 @@ final class ReadExecutor implements ReadPlan.Holdings {
                     (int) ((offset + n - 1) / list.blockSize()) + 1 + UNKEPT_READ_AHEAD_BLOCKS));
             readAhead.scheduled(blob.id(), advice.to(), readAheadBlocks(blob, list, advice.from(), to));
         }
-        if ((advice.flags() & ReadAhead.SCAN_ENDS) != 0 && next != null && keeps) {
-            readAheadInto(next, advice.window());
+        if (next != null && keeps) {
+            if ((advice.flags() & ReadAhead.FIRST) != 0 && lists.getIfPresent(next.blocks()) == null) {
+                // The next shard's list, asked for at this shard's first read, is in memory by
+                // the time a scan reaches its end (a listing loads only the first shards' lists).
+                listLoader.accept(next);
+            }
+            if ((advice.flags() & ReadAhead.SCAN_ENDS) != 0) {
+                readAheadInto(next, advice.window());
+            }
         }
         // Hybrid fetches every blob whole at its first read; auto only one read densely at random.
         CacheMode mode = config.mode();

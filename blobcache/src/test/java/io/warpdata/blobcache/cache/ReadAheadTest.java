@@ -439,6 +439,48 @@ class ReadAheadTest {
     }
 
     @Test
+    void aPrimingTheBudgetCutShortLowersThePrimedStreamOnlyAndItsReadsAskAgainFromThere() {
+        BlockHashList list = TestBlobs.sizesOnly(64, MIB);
+        BlobRef blob = TestBlobs.ref(list, 20);
+        // The last epoch's scan: its stream ends at the blob's end, scheduled up to block 64.
+        for (long off = 0; off < 64L * MIB; off += 128 * 1024) {
+            readAhead.onRead(blob, list, off, 128 * 1024, false, 4);
+        }
+        assertThat(readAhead.prime(blob, list, 64)).isEqualTo(64);
+        readAhead.primedUpTo(blob.id(), 10); // the budget took 10 blocks of the 64
+        ReadAhead.Advice first = readAhead.onRead(blob, list, 512, 100_000, false, 4);
+        assertThat(first.fetchAhead()).isTrue();
+        assertThat(first.from()).as("asked again from where the budget stopped").isEqualTo(10);
+        // The last epoch's stream was left alone: reading on at its end asks for nothing.
+        assertThat(readAhead.onRead(blob, list, 64L * MIB - 4096, 4096, false, 4).fetchAhead()).isFalse();
+    }
+
+    @Test
+    void aTopUpTheBudgetCutShortLowersTheStreamThatToppedUpNotAnotherWithTheSameEnd() {
+        BlockHashList list = TestBlobs.sizesOnly(64, MIB);
+        BlobRef blob = TestBlobs.ref(list, 21);
+        for (long off = 0; off < 64L * MIB; off += 128 * 1024) { // an old stream scheduled to 64
+            readAhead.onRead(blob, list, off, 128 * 1024, false, 4);
+        }
+        // A new scan from the start: the top-up that reaches the end is refused whole by the budget.
+        int refusedAt = -1;
+        long off = 256 * 1024;
+        for (; off < 40L * MIB && refusedAt < 0; off += 128 * 1024) {
+            ReadAhead.Advice a = readAhead.onRead(blob, list, off, 128 * 1024, false, 4);
+            if (a.fetchAhead() && a.to() == 64) {
+                readAhead.scheduled(blob.id(), a.to(), a.from());
+                refusedAt = a.from();
+            }
+        }
+        assertThat(refusedAt).isPositive();
+        // Its next read asks again for what was refused (had the old stream been lowered in its
+        // place, the new one would still count the refused blocks as scheduled).
+        ReadAhead.Advice again = readAhead.onRead(blob, list, off, 128 * 1024, false, 4);
+        assertThat(again.fetchAhead()).isTrue();
+        assertThat(again.from()).isEqualTo(refusedAt);
+    }
+
+    @Test
     void budgetRefusalIsRetriedByALaterRead() {
         List<int[]> asked = new ArrayList<>();
         ReadAhead stingy = new ReadAhead(new Suspects());
