@@ -221,16 +221,12 @@ def proc_tree_cpu_seconds(pid):
     """CPU seconds (user and system) of a process and of its children: those it has waited for
     (cutime, cstime) and those still running (a helper's DataLoader workers), read from /proc.
     None when the process is gone."""
-    tck = os.sysconf("SC_CLK_TCK")
     try:
         f = _stat_fields(pid)
     except OSError:
         return None
-    total = sum(int(x) for x in f[11:15])
-    for child in _children(pid):
-        sub = proc_tree_cpu_seconds(child)
-        total += round(sub * tck) if sub else 0
-    return total / tck
+    own = sum(int(x) for x in f[11:15]) / os.sysconf("SC_CLK_TCK")
+    return own + sum(proc_tree_cpu_seconds(child) or 0.0 for child in _children(pid))
 
 
 def _children(pid):

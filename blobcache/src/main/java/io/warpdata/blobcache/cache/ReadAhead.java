@@ -604,27 +604,6 @@ final class ReadAhead {
     }
 
     /**
-     * The caller of {@link #prime} could fetch the primed blocks only up to {@code upTo} (the
-     * read-ahead budget was used up): the primed stream's first reads ask again from there. Only
-     * the primed stream is lowered (the review: a stream of the last epoch whose scheduled end was
-     * the same block was lowered in its place, and the refused blocks were never asked for again).
-     */
-    void primedUpTo(BlobId blob, int upTo) {
-        Access a = blobs.getIfPresent(blob);
-        if (a == null) {
-            return;
-        }
-        synchronized (a) {
-            for (Stream t : a.streams) {
-                if (t.end == 0 && t.window > 0) {
-                    t.scheduledUntil = Math.min(t.scheduledUntil, upTo);
-                    return;
-                }
-            }
-        }
-    }
-
-    /**
      * The caller of {@link #onRead} could fetch the blocks it was advised only up to
      * {@code upTo} (the read-ahead budget was used up): a later read of the stream asks again
      * from there.
@@ -638,11 +617,12 @@ final class ReadAhead {
             return;
         }
         synchronized (a) {
-            // The stream that topped up: read (a primed one is lowered by primedUpTo), and the
-            // newest of those with that end (a stream of the last epoch may share it).
+            // The stream that topped up (or was primed) just now: the newest of those with that
+            // end (the review: a stream of the last epoch with the same end was lowered in its
+            // place, and the refused blocks were never asked for again).
             Stream lowered = null;
             for (Stream t : a.streams) {
-                if (t.scheduledUntil == to && t.end > 0 && (lowered == null || t.lastUse > lowered.lastUse)) {
+                if (t.scheduledUntil == to && (lowered == null || t.lastUse > lowered.lastUse)) {
                     lowered = t;
                 }
             }

@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,12 +46,11 @@ final class ReadExecutor implements ReadPlan.Holdings {
     private final AtomicLong lastNotCachedLog = new AtomicLong(System.nanoTime() - NOT_CACHED_LOG_EVERY.toNanos());
     private final ThreadLocal<ArrayList<Fetch>> pendingScratch = ThreadLocal.withInitial(ArrayList::new);
     /** Loads a blob's block hash list in the background ({@link HashListPrefetcher}); returns at once. */
-    private final java.util.function.Consumer<BlobRef> listLoader;
+    private final Consumer<BlobRef> listLoader;
 
     ReadExecutor(CacheConfig config, ReadMetrics metrics, HashLists lists, BlockStorage tiers, FetchScheduler scheduler,
                  ReadAhead readAhead, OrderPrefetcher orders, MemberReads members, WholeBlobReads wholeReads,
-                 Suspects suspects, java.util.function.Consumer<BlobRef> listLoader) {
-        this.listLoader = listLoader;
+                 Suspects suspects, Consumer<BlobRef> listLoader) {
         this.config = config;
         this.metrics = metrics;
         this.lists = lists;
@@ -61,6 +61,7 @@ final class ReadExecutor implements ReadPlan.Holdings {
         this.members = members;
         this.wholeReads = wholeReads;
         this.suspects = suspects;
+        this.listLoader = listLoader;
         this.deadlineNanos = config.retry().readDeadline().toNanos();
     }
 
@@ -356,7 +357,7 @@ final class ReadExecutor implements ReadPlan.Holdings {
         }
         int blocks = readAhead.prime(next, list, window);
         if (blocks > 0) {
-            readAhead.primedUpTo(next.id(), readAheadBlocks(next, list, 0, blocks));
+            readAhead.scheduled(next.id(), blocks, readAheadBlocks(next, list, 0, blocks));
         }
     }
 

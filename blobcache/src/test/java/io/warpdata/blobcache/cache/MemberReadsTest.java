@@ -270,20 +270,33 @@ class MemberReadsTest {
         assertThat(store.calls(Call.READ)).as("and nothing fetched for them").isEqualTo(gets);
     }
 
-    @Test
-    void aScanOfShardsSmallerThanItsWindowReadsEachNextOneAheadNotEverySecondOne() {
-        Shard d = scanShard(27, null);
-        Shard c3 = scanShard(26, d.ref);
-        Shard b = scanShard(25, c3.ref);
-        Shard a = scanShard(24, b.ref);
+    /**
+     * Shards a, b and c (seeds {@code seed} to {@code seed + 2}) going on into {@code last}, listed
+     * all four ({@code listedAll}) or by a only, each of a, b and c then scanned whole in turn.
+     */
+    private BlockCache scanOfThreeShardsBefore(Shard last, long seed, boolean listedAll) {
+        Shard c3 = scanShard(seed + 2, last.ref);
+        Shard b = scanShard(seed + 1, c3.ref);
+        Shard a = scanShard(seed, b.ref);
         BlockCache c = open(scanConfig());
-        listed(c, a, b, c3, d);
+        if (listedAll) {
+            listed(c, a, b, c3, last);
+        } else {
+            listed(c, a);
+        }
         for (Shard s : List.of(a, b, c3)) {
             for (int i = 0; i < s.members.size(); i++) {
                 assertThat(readMember(c, s.member(i))).isEqualTo(s.content(i));
             }
             settle(c);
         }
+        return c;
+    }
+
+    @Test
+    void aScanOfShardsSmallerThanItsWindowReadsEachNextOneAheadNotEverySecondOne() {
+        Shard d = scanShard(27, null);
+        BlockCache c = scanOfThreeShardsBefore(d, 24, true);
         // b was read ahead whole by a's scan, so its own scan never topped up: it must still read c3
         // ahead, and c3 read d ahead, before anyone read them.
         assertThat(m(c).memberFetches.sum()).as("only a's first member fetched on its own").isEqualTo(1);
@@ -296,17 +309,7 @@ class MemberReadsTest {
         // A listing loads the first 64 shards' lists only: each next shard's list is asked for at
         // its predecessor's first read (the review: from the 65th shard on, every shard was cold).
         Shard d = scanShard(35, null);
-        Shard c3 = scanShard(34, d.ref);
-        Shard b = scanShard(33, c3.ref);
-        Shard a = scanShard(32, b.ref);
-        BlockCache c = open(scanConfig());
-        listed(c, a);
-        for (Shard s : List.of(a, b, c3)) {
-            for (int i = 0; i < s.members.size(); i++) {
-                assertThat(readMember(c, s.member(i))).isEqualTo(s.content(i));
-            }
-            settle(c);
-        }
+        BlockCache c = scanOfThreeShardsBefore(d, 32, false);
         assertThat(m(c).memberFetches.sum()).as("only a's first member fetched on its own").isEqualTo(1);
         assertThat(store.bytes(Call.READ, io.warpdata.store.StoreLayout.blob(d.ref.id())))
                 .as("d read ahead by c3's scan").isEqualTo(24L * MIB);

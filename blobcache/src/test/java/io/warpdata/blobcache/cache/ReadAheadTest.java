@@ -447,7 +447,7 @@ class ReadAheadTest {
             readAhead.onRead(blob, list, off, 128 * 1024, false, 4);
         }
         assertThat(readAhead.prime(blob, list, 64)).isEqualTo(64);
-        readAhead.primedUpTo(blob.id(), 10); // the budget took 10 blocks of the 64
+        readAhead.scheduled(blob.id(), 64, 10); // the budget took 10 blocks of the 64
         ReadAhead.Advice first = readAhead.onRead(blob, list, 512, 100_000, false, 4);
         assertThat(first.fetchAhead()).isTrue();
         assertThat(first.from()).as("asked again from where the budget stopped").isEqualTo(10);
