@@ -99,8 +99,9 @@ def main():
             try:
                 d = json.load(open(os.path.join(cache, "stats.json")))
             except (OSError, ValueError):
-                return 0, 0
-            return d.get("fuse_requests", {}).get("read", 0), sum(d.get("read_bytes_by_dataset", {}).values())
+                return 0, 0, 0
+            return (d.get("fuse_requests", {}).get("read", 0), sum(d.get("read_bytes_by_dataset", {}).values()),
+                    d.get("read", {}).get("disk_read_ahead_blocks", 0))
 
         over_warp = os.path.join(mnt, "bench", args.size, "main", "*.parquet")
         on_disk = os.path.join(local, "*.parquet")
@@ -112,16 +113,17 @@ def main():
         for _ in range(args.runs):
             drop()
             time.sleep(0.5)
-            c0, (r0, b0) = procs.proc_cpu_seconds(warpd.pid), served()
+            c0, (r0, b0, h0) = procs.proc_cpu_seconds(warpd.pid), served()
             w = ask(over_warp)["seconds"]
             time.sleep(2.2)  # stats.json is written each second
-            c1, (r1, b1) = procs.proc_cpu_seconds(warpd.pid), served()
+            c1, (r1, b1, h1) = procs.proc_cpu_seconds(warpd.pid), served()
             drop()
             time.sleep(0.5)
             loc = ask(on_disk)["seconds"]
             pairs.append((w, loc))
             print(f"{args.query}: warp {w * 1000:.0f} ms, local disk {loc * 1000:.0f} ms, {w / loc:.2f}x;"
-                  f" warpd CPU {(c1 - c0) * 1000:.0f} ms, {r1 - r0} FUSE reads, {(b1 - b0) / 2 ** 20:.1f} MiB", flush=True)
+                  f" warpd CPU {(c1 - c0) * 1000:.0f} ms, {r1 - r0} FUSE reads, {(b1 - b0) / 2 ** 20:.1f} MiB,"
+                  f" {h1 - h0} block files read ahead", flush=True)
         ws, ls = sorted(p[0] for p in pairs), sorted(p[1] for p in pairs)
         mw, ml = ws[len(ws) // 2], ls[len(ls) // 2]
         print(f"median: warp {mw * 1000:.0f} ms, local disk {ml * 1000:.0f} ms, {mw / ml:.2f}x")
