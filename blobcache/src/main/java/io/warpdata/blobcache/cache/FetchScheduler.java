@@ -173,6 +173,32 @@ final class FetchScheduler {
     }
 
     /**
+     * Queues the missing blocks of {@code [from, to)}, which one read needs, at high priority,
+     * consecutive ones as one GET of up to 1 MiB: a read across many blocks smaller than that
+     * (a tensor hash blob's 4 KiB blocks, where listing a file of 60,000 tensors read 470 of
+     * them) made a GET of each (audit 50: 481 GETs and 5.8 s against 9 GETs and 1.2 s for the
+     * same folder without the hashes). {@link #demand} then finds each block's fetch here.
+     */
+    void demandRuns(BlobRef blob, BlockHashList list, int from, int to) {
+        int bs = list.blockSize();
+        int maxRun = Math.max(1, BlockHashList.DEFAULT_BLOCK_SIZE / bs);
+        int b = inflight.nextMissing(blob, bs, from, to);
+        while (b < to) {
+            int runEnd = inflight.missingRunEnd(blob, list, b, to, maxRun, Long.MAX_VALUE);
+            List<Fetch> run = inflight.register(blob, list, b, runEnd, false);
+            if (run.isEmpty()) {
+                b = inflight.nextMissing(blob, bs, b + 1, to);
+                continue;
+            }
+            for (Fetch f : run) {
+                f.promote();
+            }
+            enqueue(demandQueue, new Task(run, 0));
+            b = inflight.nextMissing(blob, bs, b + run.size(), to);
+        }
+    }
+
+    /**
      * Waits for a fetch until {@code deadline}; a fetch that hangs is dropped from the map so the
      * next read starts a fresh one.
      */

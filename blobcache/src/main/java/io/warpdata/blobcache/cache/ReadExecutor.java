@@ -390,6 +390,9 @@ final class ReadExecutor implements ReadPlan.Holdings {
             int bs = list.blockSize();
             int first = (int) (offset / bs);
             int last = (int) ((end - 1) / bs);
+            // Blocks under 1 MiB that this read needs go out in runs (FetchScheduler.demandRuns);
+            // 1 MiB blocks stay a GET each, fetched side by side.
+            boolean inRuns = last > first && bs < BlockHashList.DEFAULT_BLOCK_SIZE;
             for (int b = first; b <= last; b++) {
                 long blockStart = (long) b * bs;
                 long from = Math.max(offset, blockStart);
@@ -406,6 +409,10 @@ final class ReadExecutor implements ReadPlan.Holdings {
                         throw new BlockVerificationException(blob.id(), b, bad.times(),
                                 (System.nanoTime() - bad.failedAt()) / 1_000_000_000L,
                                 Suspects.retryAfterNanos(bad.times()) / 1_000_000_000L);
+                    }
+                    if (inRuns) {
+                        scheduler.demandRuns(blob, list, b, last + 1);
+                        inRuns = false;
                     }
                     pending.add(scheduler.demand(blob, list, key));
                 }

@@ -150,6 +150,37 @@ class ReadExecutorTest {
                 + " a dedup hit, an index").isEqualTo(7);
     }
 
+    /**
+     * Audit 50: a read across many blocks smaller than 1 MiB (a tensor hash blob's 4 KiB blocks)
+     * fetched each block with a GET of its own: hundreds of GETs to list one file's tensors.
+     * Consecutive missing blocks of one read now go out as one GET of up to 1 MiB.
+     */
+    @Test
+    void aReadAcrossManySmallBlocksFetchesThemInRunsNotAGetEach() {
+        byte[] a = TestBlobs.bytes(3 * MIB, 9);
+        BlobRef small = TestBlobs.put(memory, a, 4096);
+        BlockCache c = open();
+        long reads = store.calls(Call.READ);
+        byte[] got = new byte[600_000];
+        assertThat(c.read(small, 10_000, got, 0, got.length)).isEqualTo(got.length);
+        assertThat(got).isEqualTo(Arrays.copyOfRange(a, 10_000, 610_000));
+        assertThat(store.calls(Call.READ) - reads).as("GETs for 148 blocks of 4 KiB").isEqualTo(1);
+
+        // Across 2.5 MB, some blocks cached in the middle: a GET per run of missing blocks, each
+        // of up to 1 MiB.
+        reads = store.calls(Call.READ);
+        byte[] more = new byte[2_500_000];
+        assertThat(c.read(small, 0, more, 0, more.length)).isEqualTo(more.length);
+        assertThat(more).isEqualTo(Arrays.copyOf(a, more.length));
+        assertThat(store.calls(Call.READ) - reads).as("GETs: blocks 0-1, then 149-610 in two runs of at most 256").isEqualTo(3);
+
+        // 1 MiB blocks stay a GET each, fetched side by side.
+        BlobRef large = TestBlobs.put(memory, TestBlobs.bytes(3 * MIB, 10), MIB);
+        reads = store.calls(Call.READ);
+        c.read(large, 100, new byte[2 * MIB], 0, 2 * MIB);
+        assertThat(store.calls(Call.READ) - reads).isEqualTo(3);
+    }
+
     @Test
     void coldThenWarmMovesTheReadToTheCachedSource() {
         byte[] a = TestBlobs.bytes(4 * MIB, 5);
