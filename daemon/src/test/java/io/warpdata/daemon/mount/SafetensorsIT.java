@@ -374,6 +374,9 @@ class SafetensorsIT {
                 .isEqualTo(4096);
         long folder = store.s3.counters().bytesServed();
         assertThat(folder).as("bytes fetched to list the tensors").isBetween(400_000L, 800_000L);
+        // The hashes (32 blocks of 4 KiB) in one GET, not one each (audit 50): the header, the
+        // hash blob's entry for the file (a few blocks, found by halving) and the hashes.
+        assertThat(store.s3.counters().gets()).as("GETs to list the tensors").isLessThanOrEqualTo(12);
         // 32 tensors at random: about 512 KiB, where each would cost a 1 MiB block.
         String picks = String.join(",", new java.util.Random(26).ints(32, 0, 4096).mapToObj(String::valueOf).toList());
         store.s3.resetCounters();
@@ -405,6 +408,23 @@ class SafetensorsIT {
         Path old = store.mount.resolve("st/big0/t");
         MountIT.waitFor(() -> Files.isDirectory(old));
         store.python("big.py", "read", old.toString(), picks).requireSuccess();
+
+        // The version without hashes listed first, by a fresh warpd: the folder made through its
+        // blocks is not the one the version with hashes reads by (audit 50: the same file's 32
+        // tensors then cost 30.9 MB through the blocks, 59x what was read).
+        store.warpctl("cache", "gc", "--limit", "0").requireSuccess();
+        store.stopWarpds();
+        store.mount();
+        MountIT.waitFor(() -> Files.isDirectory(old));
+        assertThat(Shell.run("ls", old.resolve("big.tensors/emb").toString()).requireSuccess().out().lines().count())
+                .isEqualTo(4096);
+        MountIT.waitFor(() -> Files.isDirectory(root));
+        assertThat(Shell.run("ls", root.resolve("big.tensors/emb").toString()).requireSuccess().out().lines().count())
+                .isEqualTo(4096);
+        store.s3.resetCounters();
+        store.python("big.py", "read", root.toString(), picks).requireSuccess();
+        assertThat(store.s3.counters().bytesServed()).as("bytes fetched for 32 tensors of 16 KiB after the other version's listing")
+                .isPositive().isLessThanOrEqualTo(4L * 32 * 16384);
 
         // One bad byte in the store's tensor hash blob: the shard is intact, and its blocks' own
         // hashes vouch for its tensors, so the folder is read through them (audit 36: every one of
