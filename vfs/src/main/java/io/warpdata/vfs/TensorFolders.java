@@ -330,11 +330,11 @@ final class TensorFolders {
 
     /**
      * The cache's key of the folder of member {@code i} of {@code d}: its shard, its offset there,
-     * and whether its tensors are read by their hashes ({@link #hashed}).
+     * and whether its tensors are read by their hashes ({@link #readByHashes}).
      */
     private static Key key(Node.MemberDir d, int i) {
         BlobRef shard = d.artifact().shards().get(d.index().shard(i));
-        return new Key(shard.id(), d.index().offset(i), hashed(d.artifact().tensorHashes(), shard));
+        return new Key(shard.id(), d.index().offset(i), readByHashes(d.artifact().tensorHashes(), shard));
     }
 
     /**
@@ -342,7 +342,7 @@ final class TensorFolders {
      * the shard is one of 64 MiB or more ({@link BlobMember#LOOKUP_MIN_BLOB_BYTES}); a smaller
      * one is read through its blocks whatever its tensors' hashes say.
      */
-    private static boolean hashed(BlobRef hashes, BlobRef shard) {
+    private static boolean readByHashes(BlobRef hashes, BlobRef shard) {
         return hashes != null && shard.size() >= BlobMember.LOOKUP_MIN_BLOB_BYTES;
     }
 
@@ -367,7 +367,7 @@ final class TensorFolders {
         // A shard under 64 MiB is read through its blocks whatever its tensors' hashes say
         // (BlobMember.LOOKUP_MIN_BLOB_BYTES): its header too, whose blocks hold the first
         // tensors, and the hashes are not fetched for it.
-        if (!hashed(hashes, shard)) {
+        if (!readByHashes(hashes, shard)) {
             return throughBlocks(shard, offset, size, name);
         }
         TensorHashes.Entry entry;

@@ -173,28 +173,38 @@ final class FetchScheduler {
     }
 
     /**
-     * Queues the missing blocks of {@code [from, to)}, which one read needs, at high priority,
-     * consecutive ones as one GET of up to 1 MiB: a read across many blocks smaller than that
-     * (a tensor hash blob's 4 KiB blocks, where listing a file of 60,000 tensors read 470 of
-     * them) made a GET of each (audit 50: 481 GETs and 5.8 s against 9 GETs and 1.2 s for the
-     * same folder without the hashes). {@link #demand} then finds each block's fetch here.
+     * Most bytes of one GET of blocks a read needs at once ({@link #demandRuns}): 1 MiB, what one
+     * GET of a default block brings, so a run waits no longer than such a GET, and a larger read
+     * gets several runs side by side rather than one long GET it must wait through.
      */
-    void demandRuns(BlobRef blob, BlockHashList list, int from, int to) {
-        int bs = list.blockSize();
-        int maxRun = Math.max(1, BlockHashList.DEFAULT_BLOCK_SIZE / bs);
-        int b = inflight.nextMissing(blob, bs, from, to);
-        while (b < to) {
-            int runEnd = inflight.missingRunEnd(blob, list, b, to, maxRun, Long.MAX_VALUE);
-            List<Fetch> run = inflight.register(blob, list, b, runEnd, false);
+    static final int DEMAND_RUN_BYTES = BlockHashList.DEFAULT_BLOCK_SIZE;
+
+    /**
+     * Queues the blocks {@code first + i} for each {@code i} set in {@code missing}, which one
+     * read needs and found in no tier, at high priority, consecutive ones as one GET of up to
+     * {@link #DEMAND_RUN_BYTES}: a read across many smaller blocks (a tensor hash blob's 4 KiB
+     * blocks, where listing a file of 60,000 tensors read 470 of them) made a GET of each (audit
+     * 50: 481 GETs and 5.8 s against 9 GETs and 1.2 s for the same folder without the hashes).
+     * Each fetch registered here is added to {@code out} and its bit cleared; the blocks left set
+     * (in flight already, or cached meanwhile) are the caller's to {@link #demand}.
+     */
+    void demandRuns(BlobRef blob, BlockHashList list, int first, java.util.BitSet missing, List<Fetch> out) {
+        int maxRun = Math.max(1, DEMAND_RUN_BYTES / list.blockSize());
+        int i = missing.nextSetBit(0);
+        while (i >= 0) {
+            int runEnd = Math.min(missing.nextClearBit(i), i + maxRun);
+            List<Fetch> run = inflight.register(blob, list, first + i, first + runEnd, false);
             if (run.isEmpty()) {
-                b = inflight.nextMissing(blob, bs, b + 1, to);
+                i = missing.nextSetBit(i + 1);
                 continue;
             }
             for (Fetch f : run) {
                 f.promote();
+                missing.clear(f.key.index() - first);
             }
+            out.addAll(run);
             enqueue(demandQueue, new Task(run, 0));
-            b = inflight.nextMissing(blob, bs, b + run.size(), to);
+            i = missing.nextSetBit(i + run.size());
         }
     }
 

@@ -390,9 +390,12 @@ final class ReadExecutor implements ReadPlan.Holdings {
             int bs = list.blockSize();
             int first = (int) (offset / bs);
             int last = (int) ((end - 1) / bs);
-            // Blocks under 1 MiB that this read needs go out in runs (FetchScheduler.demandRuns);
-            // 1 MiB blocks stay a GET each, fetched side by side.
-            boolean inRuns = last > first && bs < BlockHashList.DEFAULT_BLOCK_SIZE;
+            // Blocks under 1 MiB that this read needs go out in runs (FetchScheduler.demandRuns),
+            // asked for once every block was looked at, so that a block that failed twice moments
+            // ago fails the read before any run fetches it (the review); the read waits for the
+            // runs' own fetches, so what they bring counts as fetched, not as hits. Blocks of 1 MiB or more are a GET each, side by side.
+            boolean inRuns = last > first && bs < FetchScheduler.DEMAND_RUN_BYTES;
+            java.util.BitSet missing = null;
             for (int b = first; b <= last; b++) {
                 long blockStart = (long) b * bs;
                 long from = Math.max(offset, blockStart);
@@ -411,10 +414,19 @@ final class ReadExecutor implements ReadPlan.Holdings {
                                 Suspects.retryAfterNanos(bad.times()) / 1_000_000_000L);
                     }
                     if (inRuns) {
-                        scheduler.demandRuns(blob, list, b, last + 1);
-                        inRuns = false;
+                        if (missing == null) {
+                            missing = new java.util.BitSet(last - b + 1);
+                        }
+                        missing.set(b - first);
+                    } else {
+                        pending.add(scheduler.demand(blob, list, key));
                     }
-                    pending.add(scheduler.demand(blob, list, key));
+                }
+            }
+            if (missing != null) {
+                scheduler.demandRuns(blob, list, first, missing, pending);
+                for (int i = missing.nextSetBit(0); i >= 0; i = missing.nextSetBit(i + 1)) {
+                    pending.add(scheduler.demand(blob, list, new BlockKey(blob.id(), bs, first + i)));
                 }
             }
             track(blob, list, offset, n, !pending.isEmpty(), false, next);
