@@ -68,6 +68,25 @@ public final class MemberIndexBuilder {
     }
 
     /**
+     * Gives every member added so far the shard {@code newShard[old]} instead of its shard
+     * {@code old} (the shards put in another order).
+     *
+     * @throws IllegalArgumentException if a member's shard has no new number, or one is negative
+     */
+    public MemberIndexBuilder renumberShards(int[] newShard) {
+        for (int i = 0; i < count; i++) {
+            int old = shards[i];
+            if (old >= newShard.length || newShard[old] < 0) {
+                throw new IllegalArgumentException("no new number for shard " + old);
+            }
+        }
+        for (int i = 0; i < count; i++) {
+            shards[i] = newShard[shards[i]];
+        }
+        return this;
+    }
+
+    /**
      * @throws ManifestValidationException on an invalid or duplicate path (naming it), or a
      *         path that is both a member and a directory of another member (naming both)
      */

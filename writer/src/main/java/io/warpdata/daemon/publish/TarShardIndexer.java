@@ -41,7 +41,12 @@ import java.util.Map;
 public final class TarShardIndexer {
 
     /**
-     * Indexes {@code tars} in the given order (shard i of the artifact is {@code tars.get(i)}).
+     * Indexes {@code tars}; the artifact's shards are the tars in the order of their first members
+     * as the mount lists them (component order), which is the given order when names follow it.
+     * A scan in listing order goes on from a shard into the next one, and read-ahead reads that
+     * one ahead (the read path's {@code BlobMember.next}); tars given in another order (shards
+     * named other than their members, a glob's order) had it read the wrong shard ahead (audit
+     * 49: 74-83 MB fetched for 47 MB read, against 49 MB).
      *
      * @throws InvalidInputException naming the tar and entry that cannot be published
      */
@@ -91,6 +96,7 @@ public final class TarShardIndexer {
             long members = 0;
             long memberBytes = 0;
             byte[] buf = new byte[64 * 1024];
+            byte[][] firstMember = new byte[tars.size()][];
             for (int s = 0; s < tars.size(); s++) {
                 Path asGiven = tars.get(s);
                 // Indexed, then hashed and uploaded: one file throughout (audit 46: rewritten
@@ -129,6 +135,10 @@ public final class TarShardIndexer {
                         }
                         int mode = (e.getMode() & 0100) != 0 ? 0755 : 0644;
                         index.add(name, s, e.getDataOffset(), e.getSize(), mode, BlobId.fromDigest(d.digest()));
+                        byte[] utf8 = name.getBytes(StandardCharsets.UTF_8);
+                        if (firstMember[s] == null || MemberIndex.compare(utf8, firstMember[s]) < 0) {
+                            firstMember[s] = utf8;
+                        }
                         members++;
                         memberBytes += e.getSize();
                     }
@@ -155,6 +165,7 @@ public final class TarShardIndexer {
                     throw unreadable(artifact, tar, e);
                 }
             }
+            List<Path> inOrder = inListingOrder(tars, firstMember, shards, index);
             MemberIndex built;
             try {
                 built = index.build();
@@ -169,8 +180,8 @@ public final class TarShardIndexer {
             index = null; // its arrays go before the parts are written
             PackedArtifact packed = new PackedArtifact(ArtifactKind.WEBDATASET_SHARDS, shards, built,
                     StagedIndex.of(built, StagedIndex.PART_MEMBERS, partsDir), members, memberBytes,
-                    new java.util.TreeMap<>(), tars.stream().map(t -> t.getFileName().toString()).toList(), "");
-            String leftOut = shardNamesLeftOut(artifact, tars);
+                    new java.util.TreeMap<>(), inOrder.stream().map(t -> t.getFileName().toString()).toList(), "");
+            String leftOut = shardNamesLeftOut(artifact, inOrder);
             if (leftOut != null) {
                 return packed.withoutShardNames(leftOut); // said in the result's notes, once
             }
@@ -178,6 +189,34 @@ public final class TarShardIndexer {
         } finally {
             progress.finish();
         }
+    }
+
+    /**
+     * Puts the shards (and the tars they are) in the order of their first members, stable for ties
+     * and for tars without a file member (last): {@code shards} is reordered and the members in
+     * {@code index} renumbered. Returns the tars in that order.
+     */
+    private static List<Path> inListingOrder(List<Path> tars, byte[][] firstMember, List<StagedBlob> shards,
+                                             MemberIndexBuilder index) {
+        Integer[] order = new Integer[tars.size()];
+        for (int i = 0; i < order.length; i++) {
+            order[i] = i;
+        }
+        java.util.Arrays.sort(order, (a, b) -> firstMember[a] == null || firstMember[b] == null
+                ? Boolean.compare(firstMember[a] == null, firstMember[b] == null)
+                : MemberIndex.compare(firstMember[a], firstMember[b]));
+        int[] newShard = new int[order.length];
+        List<Path> inOrder = new ArrayList<>(order.length);
+        List<StagedBlob> reordered = new ArrayList<>(order.length);
+        for (int k = 0; k < order.length; k++) {
+            newShard[order[k]] = k;
+            inOrder.add(tars.get(order[k]));
+            reordered.add(shards.get(order[k]));
+        }
+        shards.clear();
+        shards.addAll(reordered);
+        index.renumberShards(newShard);
+        return inOrder;
     }
 
     /**

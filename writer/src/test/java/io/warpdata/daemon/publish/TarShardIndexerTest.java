@@ -61,7 +61,7 @@ class TarShardIndexerTest {
         Path spaced = tar(tmp.resolve("y/shard 1 \u00fc=+.tar"), "s.jpg", "4");
         assertThat(index(spaced).shardNames()).as("any name a member may have").containsExactly("shard 1 \u00fc=+.tar");
         assertThat(index(tar(tmp.resolve("y/shard-1.tar"), "c.jpg", "3"), a).shardNames())
-                .as("in the order given").containsExactly("shard-1.tar", "shard-0.tar");
+                .as("in the order of their first members").containsExactly("shard-0.tar", "shard-1.tar");
         List<String> notes = new java.util.ArrayList<>();
         PackedArtifact shared = new TarShardIndexer().index("web", List.of(a, b), new PublishProgress() {
             @Override
@@ -77,6 +77,43 @@ class TarShardIndexerTest {
 
     private PackedArtifact index(Path... tars) {
         return new TarShardIndexer().index("shards", List.of(tars), PublishProgress.NONE);
+    }
+
+    /**
+     * Audit 49: tars whose names do not follow their members' (part-a holds samples 300-399,
+     * part-b 0-99, ...) were shards in the order given, so a scan in listing order went on into a
+     * shard other than the one read ahead. The shards are put in their first members' order; each
+     * member still names the tar that holds it, and the tars keep their names.
+     */
+    @Test
+    void shardsAreInTheOrderOfTheirFirstMembersNotTheOrderGiven() throws Exception {
+        int[] block = {3, 0, 2, 1};
+        List<Path> given = new java.util.ArrayList<>();
+        for (int k = 0; k < block.length; k++) {
+            String[] nc = new String[4];
+            for (int j = 0; j < 2; j++) {
+                nc[2 * j] = String.format("%06d.jpg", block[k] * 100 + j);
+                nc[2 * j + 1] = "sample " + (block[k] * 100 + j);
+            }
+            given.add(tar(tmp.resolve("part-" + (char) ('a' + k) + ".tar"), nc));
+        }
+        PackedArtifact p = index(given.toArray(Path[]::new));
+        assertThat(p.shardNames()).containsExactly("part-b.tar", "part-d.tar", "part-c.tar", "part-a.tar");
+        for (int s = 0; s < 4; s++) {
+            assertThat(p.shards().get(s).id()).as("shard " + s)
+                    .isEqualTo(BlobId.of(Files.readAllBytes(tmp.resolve(p.shardNames().get(s)))));
+        }
+        MemberIndex idx = p.members();
+        for (int i = 0; i < idx.size(); i++) {
+            assertThat(idx.shard(i)).as(idx.path(i) + ": shards follow the listing").isEqualTo(i / 2);
+            Path holder = tmp.resolve(p.shardNames().get(idx.shard(i)));
+            byte[] got = new byte[(int) idx.length(i)];
+            try (RandomAccessFile f = new RandomAccessFile(holder.toFile(), "r")) {
+                f.seek(idx.offset(i));
+                f.readFully(got);
+            }
+            assertThat(new String(got, StandardCharsets.UTF_8)).isEqualTo("sample " + Integer.parseInt(idx.path(i).substring(0, 6)));
+        }
     }
 
     @Test
