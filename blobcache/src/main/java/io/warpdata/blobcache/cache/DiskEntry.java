@@ -36,8 +36,19 @@ final class DiskEntry {
         this.prefetchCredit = prefetchCredit;
     }
 
+    /**
+     * Read ahead and not read yet, held out of eviction ({@link DiskBlocks}: it weighs nothing in
+     * the index). Set before the entry is placed, cleared once, under the entry's lock.
+     */
+    volatile boolean pinned;
+
     int weight() {
         return headerLength + length;
+    }
+
+    /** What the index weighs it at: nothing while {@link #pinned}. */
+    int indexWeight() {
+        return pinned ? 0 : weight();
     }
 }
 

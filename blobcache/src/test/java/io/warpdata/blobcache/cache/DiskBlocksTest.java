@@ -278,6 +278,52 @@ class DiskBlocksTest {
     }
 
     /** Puts block {@code i} of {@code data} and checks that it is kept and reads back as it is. */
+    /**
+     * Audit 51: a cache full of blocks read once evicted each block read ahead as it was written
+     * (W-TinyLFU admits a block only if it was asked for more often than the one it pushes out,
+     * and nobody has asked for a block read ahead yet), and its reader then fetched it again. A
+     * block read ahead is held until its first read, within the bound; then it competes as any.
+     */
+    @Test
+    void blocksReadAheadAreKeptUntilReadInACacheFullOfBlocksReadOnce() throws IOException {
+        ReadMetrics metrics = new ReadMetrics();
+        long limit = 64 * ON_DISK;
+        byte[] data = TestBlobs.bytes(200 * BS, 12);
+        BlobId blob = BlobId.of(data);
+        DiskBlocks disk = new DiskBlocks(dir, limit, 0, 16, metrics, null);
+        try {
+            java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(BS);
+            for (int i = 0; i < 64; i++) {
+                putAndReadBack(disk, blob, data, i); // a file read once, the cache full of it
+            }
+            // Read ahead: 8 blocks past where a sequential reader is, then read in turn.
+            int kept = 0;
+            for (int i = 64; i < 192; i++) {
+                disk.put(new BlockKey(blob, BS, i), blob, data, i * BS, BS, new java.util.concurrent.atomic.AtomicBoolean());
+                int next = i - 8;
+                if (next >= 64) {
+                    kept += disk.get(new BlockKey(blob, BS, next), 0, out.clear(), 0, BS) ? 1 : 0;
+                }
+            }
+            assertThat(kept).as("blocks read ahead still there when read").isEqualTo(120);
+            assertThat(metrics.prefetchWastedBytes.sum()).isZero();
+            assertThat(disk.sizeBytes()).as("the held blocks count as held, within the limit").isLessThanOrEqualTo(limit);
+            assertThat(bytesOnDisk()).isLessThanOrEqualTo(limit);
+
+            // Past the bound (a quarter of the cache: 16 blocks), the oldest held go first.
+            for (int i = 192; i < 200; i++) {
+                disk.put(new BlockKey(blob, BS, i), blob, data, i * BS, BS, new java.util.concurrent.atomic.AtomicBoolean());
+            }
+            assertThat(disk.sizeBytes()).isLessThanOrEqualTo(limit);
+            assertThat(disk.gc(0)).as("gc lets the held blocks go too").isPositive();
+            assertThat(disk.sizeBytes()).isZero();
+            assertThat(disk.blockCount()).isZero();
+            assertThat(bytesOnDisk()).isZero();
+        } finally {
+            disk.close();
+        }
+    }
+
     private static void putAndReadBack(DiskBlocks cache, BlobId blob, byte[] data, int i) {
         BlockKey key = new BlockKey(blob, BS, i);
         cache.put(key, blob, data, i * BS, BS, null);
