@@ -96,8 +96,14 @@ final class DiskBlocks implements BlockStorage {
     /** Bytes of {@link DiskEntry#pinned} entries, and the most there may be. */
     private final java.util.concurrent.atomic.AtomicLong pinnedBytes = new java.util.concurrent.atomic.AtomicLong();
     private final long pinBudget;
-    /** The pinned entries' keys, oldest first (some unpinned or gone since: skipped when met). */
+    /**
+     * The pinned entries' keys, oldest first; keys of entries unpinned by a read or gone stay until
+     * met at the head ({@link #pinOrder}), and the queue holds at most {@link #maxQueued}.
+     */
     private final Queue<BlockKey> pinnedOrder = new ConcurrentLinkedQueue<>();
+    private final java.util.concurrent.atomic.AtomicInteger queued = new java.util.concurrent.atomic.AtomicInteger();
+    /** Keys {@link #pinnedOrder} holds at most: as many as 4 KiB blocks fit the bound, 1,024 at least. */
+    private final int maxQueued;
     /** Held while the index's bound is set ({@link #resize}, {@link #evictTo}). */
     private final Object sizeLock = new Object();
     private final Cache<BlockKey, FileChannel> channels;
@@ -163,6 +169,7 @@ final class DiskBlocks implements BlockStorage {
                 .removalListener((BlockKey k, FileChannel ch, RemovalCause c) -> closeQuietly(ch))
                 .build();
         this.pinBudget = Math.min(limitBytes / PIN_FRACTION, PIN_MAX_BYTES);
+        this.maxQueued = (int) Math.max(1024, pinBudget / 4096);
         this.index = Caffeine.newBuilder()
                 .maximumWeight(limitBytes)
                 .weigher((BlockKey k, DiskEntry e) -> e.indexWeight())
@@ -507,7 +514,7 @@ final class DiskBlocks implements BlockStorage {
                 if (place(key, w, fresh) != fresh && fresh.pinned) {
                     unpinned(fresh);
                 } else if (fresh.pinned) {
-                    pinnedOrder.add(key);
+                    pinOrder(key);
                 }
             } else {
                 remakeIfGone();
@@ -633,7 +640,7 @@ final class DiskBlocks implements BlockStorage {
                 }
                 continue;
             }
-            BlockKey oldest = pinnedOrder.poll();
+            BlockKey oldest = pollPinned();
             if (oldest == null) {
                 return false; // held by entries still being placed: this one is not pinned
             }
@@ -678,9 +685,47 @@ final class DiskBlocks implements BlockStorage {
         return true;
     }
 
+    /**
+     * Queues a pinned entry's key, first dropping the keys at the head whose entries were read
+     * (or are gone) since, so that the queue stays about as long as what is pinned; past
+     * {@link #maxQueued} (a block pinned and never read, with many read after it) its oldest are
+     * let go.
+     */
+    private void pinOrder(BlockKey key) {
+        pinnedOrder.add(key);
+        queued.incrementAndGet();
+        for (BlockKey head; (head = pinnedOrder.peek()) != null; ) {
+            DiskEntry e = index.policy().getIfPresentQuietly(head);
+            boolean stale = e == null || !e.pinned;
+            if (!stale && queued.get() <= maxQueued) {
+                return;
+            }
+            if (pinnedOrder.remove(head)) { // the head, unless another thread took it first
+                queued.decrementAndGet();
+                if (!stale) {
+                    unpin(head, e);
+                }
+            }
+        }
+    }
+
+    /** Keys queued of pinned entries, some unpinned since (tests). */
+    int pinQueueLength() {
+        return queued.get();
+    }
+
+    /** The oldest queued key, or null. */
+    private BlockKey pollPinned() {
+        BlockKey k = pinnedOrder.poll();
+        if (k != null) {
+            queued.decrementAndGet();
+        }
+        return k;
+    }
+
     /** Lets every pinned entry compete ({@code cache gc}, a disk short of room). */
     private void unpinAll() {
-        for (BlockKey k; (k = pinnedOrder.poll()) != null; ) {
+        for (BlockKey k; (k = pollPinned()) != null; ) {
             DiskEntry e = index.policy().getIfPresentQuietly(k);
             if (e != null) {
                 unpin(k, e);

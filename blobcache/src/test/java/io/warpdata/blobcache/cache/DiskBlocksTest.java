@@ -324,6 +324,42 @@ class DiskBlocksTest {
         }
     }
 
+    /**
+     * The queue of pinned blocks stays about as long as what is pinned: a block read is dropped
+     * from its head, and one pinned and never read, with thousands read after it, is let go once
+     * the queue is full (the queue grew by a key a block read ahead, for as long as warpd ran).
+     */
+    @Test
+    void theQueueOfBlocksReadAheadStaysShort() throws IOException {
+        long limit = 64 * ON_DISK;
+        byte[] data = TestBlobs.bytes(BS, 13);
+        DiskBlocks disk = new DiskBlocks(dir, limit, 0, 16, new ReadMetrics(), null);
+        try {
+            java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(BS);
+            for (int i = 0; i < 3000; i++) {
+                BlockKey key = new BlockKey(blobNumber(i), BS, 0);
+                disk.put(key, BlobId.of(data), data, 0, BS, new java.util.concurrent.atomic.AtomicBoolean());
+                assertThat(disk.get(key, 0, out.clear(), 0, BS)).isTrue();
+            }
+            assertThat(disk.pinQueueLength()).as("each read block dropped").isLessThanOrEqualTo(1);
+
+            BlockKey neverRead = new BlockKey(blobNumber(-1), BS, 0);
+            disk.put(neverRead, BlobId.of(data), data, 0, BS, new java.util.concurrent.atomic.AtomicBoolean());
+            for (int i = 3000; i < 6000; i++) {
+                BlockKey key = new BlockKey(blobNumber(i), BS, 0);
+                disk.put(key, BlobId.of(data), data, 0, BS, new java.util.concurrent.atomic.AtomicBoolean());
+                assertThat(disk.get(key, 0, out.clear(), 0, BS)).isTrue();
+            }
+            assertThat(disk.pinQueueLength()).as("bounded behind a block never read").isLessThanOrEqualTo(1025);
+        } finally {
+            disk.close();
+        }
+    }
+
+    private static BlobId blobNumber(int i) {
+        return BlobId.of(("blob " + i).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
     private static void putAndReadBack(DiskBlocks cache, BlobId blob, byte[] data, int i) {
         BlockKey key = new BlockKey(blob, BS, i);
         cache.put(key, blob, data, i * BS, BS, null);
