@@ -69,15 +69,24 @@ public final class MemberIndexBuilder {
 
     /**
      * Gives every member added so far the shard {@code newShard[old]} instead of its shard
-     * {@code old} (the shards put in another order).
+     * {@code old}: the shards put in another order.
      *
-     * @throws IllegalArgumentException if a member's shard has no new number, or one is negative
+     * @throws IllegalArgumentException if {@code newShard} is not a permutation of
+     *         {@code 0..newShard.length-1}, or a member's shard is outside it
      */
     public MemberIndexBuilder renumberShards(int[] newShard) {
+        boolean[] taken = new boolean[newShard.length];
+        for (int n : newShard) {
+            if (n < 0 || n >= newShard.length || taken[n]) {
+                throw new IllegalArgumentException("not a permutation of the shards: " + Arrays.toString(newShard));
+            }
+            taken[n] = true;
+        }
         for (int i = 0; i < count; i++) {
-            int old = shards[i];
-            if (old >= newShard.length || newShard[old] < 0) {
-                throw new IllegalArgumentException("no new number for shard " + old);
+            if (shards[i] >= newShard.length) {
+                throw new IllegalArgumentException("no new number for shard " + shards[i] + " of '"
+                        + new String(paths, i == 0 ? 0 : ends[i - 1], ends[i] - (i == 0 ? 0 : ends[i - 1]),
+                                StandardCharsets.UTF_8) + "'");
             }
         }
         for (int i = 0; i < count; i++) {

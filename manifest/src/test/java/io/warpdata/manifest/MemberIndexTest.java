@@ -21,6 +21,22 @@ import org.junit.jupiter.api.Test;
 class MemberIndexTest {
     private static final String SOURCE = "blobs/index";
 
+    @Test
+    void shardsRenumberedByAPermutationKeepEachMembersPlace() {
+        BlobId h = BlobId.of(new byte[] {1});
+        MemberIndexBuilder b = new MemberIndexBuilder()
+                .add("c/1", 0, 512, 10, 0644, h).add("a/1", 1, 1024, 20, 0644, h).add("b/1", 2, 2048, 30, 0644, h);
+        assertThatThrownBy(() -> b.renumberShards(new int[] {1, 1, 0})).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("not a permutation");
+        assertThatThrownBy(() -> b.renumberShards(new int[] {1, 0})).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("no new number for shard 2");
+        MemberIndex idx = b.renumberShards(new int[] {2, 0, 1}).build();
+        assertThat(idx.shard(idx.find("a/1"))).isEqualTo(0);
+        assertThat(idx.shard(idx.find("b/1"))).isEqualTo(1);
+        assertThat(idx.shard(idx.find("c/1"))).isEqualTo(2);
+        assertThat(idx.offset(idx.find("c/1"))).isEqualTo(512);
+    }
+
     /** Reference component order: '/' mapped below every byte, computed independently. */
     static final Comparator<String> COMPONENT_ORDER = (a, b) -> {
         byte[] x = a.getBytes(StandardCharsets.UTF_8);

@@ -79,14 +79,21 @@ final class DiskBlocks implements BlockStorage {
      * would push out, and a block read ahead has been asked for by nobody yet: once the cache was
      * full of blocks read once, every block read ahead was evicted as it was written and fetched
      * again when its reader came (audit 51: a 500 MB cache, three files of 700 MB read with
-     * {@code cat} one after another fetched 1.00x, 1.92x and 1.27x what was read, 683 MB of
-     * read-ahead evicted unread). Held out, such a block weighs nothing in the index until its
-     * first read, and then competes as any block; past the bound the oldest held are let go
-     * first, and {@code cache gc} and a disk short of room let them all go.
+     * {@code cat} one after another fetched up to 1.9x what was read, most of the read-ahead
+     * evicted unread; docs/cache.md, "Eviction"). Held out ("pinned"), such a block weighs nothing
+     * in the index until a read reaches its end, and then competes as any block; past the bound the
+     * oldest held compete first, and {@code cache gc} and a disk short of room let them go as far
+     * as they must.
      */
     static final int PIN_FRACTION = 4;
     /** ...and 256 MiB at most: four full read-ahead windows. */
     static final long PIN_MAX_BYTES = 256L << 20;
+    /**
+     * The index's bound moves in steps of an eighth of the pin bound: set at every pin and unpin,
+     * it cost a blocking lock and Caffeine's maintenance twice a block, and each change of the
+     * bound restarts Caffeine's adaptation of its window (the review).
+     */
+    static final int PIN_STEPS = 8;
 
     private final CacheDirectory dir;
     private final ReadMetrics metrics;
@@ -96,16 +103,26 @@ final class DiskBlocks implements BlockStorage {
     /** Bytes of {@link DiskEntry#pinned} entries, and the most there may be. */
     private final java.util.concurrent.atomic.AtomicLong pinnedBytes = new java.util.concurrent.atomic.AtomicLong();
     private final long pinBudget;
+    /** {@link #pinBudget} / {@link #PIN_STEPS}. */
+    private final long pinStep;
     /**
-     * The pinned entries' keys, oldest first; keys of entries unpinned by a read or gone stay until
-     * met at the head ({@link #pinOrder}), and the queue holds at most {@link #maxQueued}.
+     * What the index's bound leaves for pinned blocks: the pinned bytes rounded up to a step,
+     * raised before a block is pinned, lowered two steps late; written under {@link #sizeLock}.
      */
-    private final Queue<BlockKey> pinnedOrder = new ConcurrentLinkedQueue<>();
+    private volatile long reserved;
+    /** Held while the index's bound is set ({@link #reserveFor}, {@link #evictTo}). */
+    private final java.util.concurrent.locks.ReentrantLock sizeLock = new java.util.concurrent.locks.ReentrantLock();
+    /** A pinned entry and its key, as queued. */
+    private record Pinned(BlockKey key, DiskEntry entry) {
+    }
+    /**
+     * The pinned entries, oldest first; ones unpinned by a read or gone since stay until met at the
+     * head ({@link #pinOrder}), and the queue holds at most {@link #maxQueued}.
+     */
+    private final Queue<Pinned> pinnedOrder = new ConcurrentLinkedQueue<>();
     private final java.util.concurrent.atomic.AtomicInteger queued = new java.util.concurrent.atomic.AtomicInteger();
-    /** Keys {@link #pinnedOrder} holds at most: as many as 4 KiB blocks fit the bound, 1,024 at least. */
+    /** Entries {@link #pinnedOrder} holds at most: as many as 4 KiB blocks fit the bound, 1,024 at least. */
     private final int maxQueued;
-    /** Held while the index's bound is set ({@link #resize}, {@link #evictTo}). */
-    private final Object sizeLock = new Object();
     private final Cache<BlockKey, FileChannel> channels;
     /** The member entries of {@link #index}, bounded by count ({@link #MAX_MEMBERS}). */
     private final Cache<BlockKey, Boolean> members;
@@ -169,6 +186,7 @@ final class DiskBlocks implements BlockStorage {
                 .removalListener((BlockKey k, FileChannel ch, RemovalCause c) -> closeQuietly(ch))
                 .build();
         this.pinBudget = Math.min(limitBytes / PIN_FRACTION, PIN_MAX_BYTES);
+        this.pinStep = Math.max(1, pinBudget / PIN_STEPS);
         this.maxQueued = (int) Math.max(1024, pinBudget / 4096);
         this.index = Caffeine.newBuilder()
                 .maximumWeight(limitBytes)
@@ -266,8 +284,10 @@ final class DiskBlocks implements BlockStorage {
             if (e.readers.decrementAndGet() == 0 && e.evicted) {
                 channels.invalidate(key);
             }
-            if (e.pinned) {
-                unpin(key, e); // read: it competes for its place as any block from now on
+            if (e.pinned && offInBlock + len >= e.length) {
+                // Read to its end: it competes for its place as any block from now on (at its first
+                // piece it lost to blocks read once while its other pieces were still to come).
+                unpin(key, e);
             }
         }
     }
@@ -511,10 +531,19 @@ final class DiskBlocks implements BlockStorage {
                 DiskEntry fresh = new DiskEntry(key, headerLength, len, w.crcs(), listId, prefetchCredit);
                 // Read ahead, and no reader has taken it yet: held out of eviction (PIN_FRACTION).
                 fresh.pinned = prefetchCredit != null && !prefetchCredit.get() && reservePin(fresh.weight());
-                if (place(key, w, fresh) != fresh && fresh.pinned) {
-                    unpinned(fresh);
-                } else if (fresh.pinned) {
-                    pinOrder(key);
+                DiskEntry placed = null;
+                try {
+                    placed = place(key, w, fresh);
+                } finally {
+                    if (placed != fresh && unpinned(fresh)) {
+                        lowerReserve();
+                    }
+                }
+                if (placed == fresh && fresh.pinned) {
+                    pinOrder(new Pinned(key, fresh));
+                    if (prefetchCredit.get()) {
+                        unpin(key, fresh); // a reader took it from the fetch meanwhile
+                    }
                 }
             } else {
                 remakeIfGone();
@@ -608,6 +637,7 @@ final class DiskBlocks implements BlockStorage {
         index.invalidateAll();
         members.invalidateAll();
         channels.invalidateAll();
+        lowerReserve(); // the pinned blocks went with the rest
         LOG.warn("The cache directory {} was deleted while warpd ran; it is made again and caching resumes"
                 + " (the {} blocks, {} bytes, it held are gone)", dir.root(), blocks, size);
         onRemade.run();
@@ -622,10 +652,10 @@ final class DiskBlocks implements BlockStorage {
         this.onRemade = Objects.requireNonNull(r, "r");
     }
 
-    /** Renames a written file into place under the index's per-key lock, unless the block got there first. */
     /**
-     * Room for {@code bytes} more pinned: taken, letting the oldest pinned go first if need be;
-     * false if the bound cannot hold them.
+     * Room for {@code bytes} more pinned: taken (the index's bound lowered first if need be, so
+     * that the limit holds throughout), the oldest pinned let go first if the pin bound is full;
+     * false if it cannot hold them.
      */
     private boolean reservePin(long bytes) {
         if (bytes > pinBudget) {
@@ -635,45 +665,63 @@ final class DiskBlocks implements BlockStorage {
             long held = pinnedBytes.get();
             if (held + bytes <= pinBudget) {
                 if (pinnedBytes.compareAndSet(held, held + bytes)) {
-                    resize(); // room made before the block is placed: the limit holds throughout
+                    if (held + bytes > reserved) {
+                        sizeLock.lock(); // the put's thread, not a reader's: it may wait for a gc
+                        try {
+                            reserveFor(false);
+                        } finally {
+                            sizeLock.unlock();
+                        }
+                    }
                     return true;
                 }
                 continue;
             }
-            BlockKey oldest = pollPinned();
+            Pinned oldest = pollPinned();
             if (oldest == null) {
                 return false; // held by entries still being placed: this one is not pinned
             }
-            DiskEntry e = index.policy().getIfPresentQuietly(oldest);
-            if (e != null) {
-                unpin(oldest, e);
+            unpin(oldest.key(), oldest.entry());
+        }
+    }
+
+    /**
+     * Sets the index's bound to the limit less the pinned bytes rounded up to a step, if they
+     * passed the reserve or fell two steps below it ({@code force}: whatever it was); caller
+     * holds {@link #sizeLock}.
+     */
+    private void reserveFor(boolean force) {
+        long want = Math.min(limit, (pinnedBytes.get() + pinStep - 1) / pinStep * pinStep);
+        long now = reserved;
+        if (force || want > now || want + 2 * pinStep <= now) {
+            reserved = want;
+            index.policy().eviction().orElseThrow().setMaximum(limit - want);
+        }
+    }
+
+    /** Gives the reserve back once the pinned bytes fell two steps below it; never waits (a reader's thread). */
+    private void lowerReserve() {
+        if (reserved - pinnedBytes.get() >= 2 * pinStep && sizeLock.tryLock()) {
+            try {
+                reserveFor(false);
+            } finally {
+                sizeLock.unlock();
             }
         }
     }
 
     /**
-     * Lets a pinned entry compete for its place: the index's bound given its bytes back, then the
-     * entry weighed again at its size (in that order, so the two together never pass the limit).
+     * Lets a pinned entry compete for its place, weighed again at its size: the reserve still
+     * holds its bytes, so the limit holds; the reserve is given back in steps.
      */
     private void unpin(BlockKey key, DiskEntry e) {
         if (unpinned(e)) {
-            resize();
             index.asMap().replace(key, e, e);
+            lowerReserve();
         }
     }
 
-    /**
-     * The index's bound: the limit less the pinned bytes, which it weighs at nothing, so that
-     * blocks and pinned blocks together stay within the limit (a pinned block takes the place
-     * of the blocks least worth keeping, as any block written does).
-     */
-    private void resize() {
-        synchronized (sizeLock) {
-            index.policy().eviction().orElseThrow().setMaximum(Math.max(0, limit - pinnedBytes.get()));
-        }
-    }
-
-    /** Clears {@code e}'s pin and returns its bytes to the bound; false if it was not pinned. */
+    /** Clears {@code e}'s pin and takes its bytes off the pinned; false if it was not pinned. */
     private boolean unpinned(DiskEntry e) {
         synchronized (e) {
             if (!e.pinned) {
@@ -686,53 +734,53 @@ final class DiskBlocks implements BlockStorage {
     }
 
     /**
-     * Queues a pinned entry's key, first dropping the keys at the head whose entries were read
-     * (or are gone) since, so that the queue stays about as long as what is pinned; past
-     * {@link #maxQueued} (a block pinned and never read, with many read after it) its oldest are
-     * let go.
+     * Queues a pinned entry, first dropping the entries at the head that were read (or are gone)
+     * since, so that the queue stays about as long as what is pinned; past {@link #maxQueued} (a
+     * block pinned and never read, with many read after it) its oldest are let go.
      */
-    private void pinOrder(BlockKey key) {
-        pinnedOrder.add(key);
+    private void pinOrder(Pinned p) {
+        pinnedOrder.add(p);
         queued.incrementAndGet();
-        for (BlockKey head; (head = pinnedOrder.peek()) != null; ) {
-            DiskEntry e = index.policy().getIfPresentQuietly(head);
-            boolean stale = e == null || !e.pinned;
+        for (Pinned head; (head = pinnedOrder.peek()) != null; ) {
+            boolean stale = !head.entry().pinned;
             if (!stale && queued.get() <= maxQueued) {
                 return;
             }
             if (pinnedOrder.remove(head)) { // the head, unless another thread took it first
                 queued.decrementAndGet();
                 if (!stale) {
-                    unpin(head, e);
+                    unpin(head.key(), head.entry());
                 }
             }
         }
     }
 
-    /** Keys queued of pinned entries, some unpinned since (tests). */
+    /** Entries queued as pinned, some unpinned since (tests). */
     int pinQueueLength() {
         return queued.get();
     }
 
-    /** The oldest queued key, or null. */
-    private BlockKey pollPinned() {
-        BlockKey k = pinnedOrder.poll();
-        if (k != null) {
+    /** Whether the block is held as read ahead and not read (tests). */
+    boolean pinned(BlockKey key) {
+        DiskEntry e = index.policy().getIfPresentQuietly(key);
+        return e != null && e.pinned;
+    }
+
+    /** Bytes pinned now (tests). */
+    long pinnedBytes() {
+        return pinnedBytes.get();
+    }
+
+    /** The oldest queued entry, or null. */
+    private Pinned pollPinned() {
+        Pinned p = pinnedOrder.poll();
+        if (p != null) {
             queued.decrementAndGet();
         }
-        return k;
+        return p;
     }
 
-    /** Lets every pinned entry compete ({@code cache gc}, a disk short of room). */
-    private void unpinAll() {
-        for (BlockKey k; (k = pollPinned()) != null; ) {
-            DiskEntry e = index.policy().getIfPresentQuietly(k);
-            if (e != null) {
-                unpin(k, e);
-            }
-        }
-    }
-
+    /** Renames a written file into place under the index's per-key lock, unless the block got there first. */
     private DiskEntry place(BlockKey key, DiskWrites.Written w, DiskEntry fresh) {
         Path target = dir.path(key);
         DiskEntry placed = index.asMap().compute(key, (k, old) -> {
@@ -804,19 +852,34 @@ final class DiskBlocks implements BlockStorage {
         }
     }
 
-    /** Evicts (by the normal policy) down to {@code target} bytes; caller holds gcLock. */
+    /**
+     * Evicts (by the normal policy) down to {@code target} bytes, pinned blocks only as far as the
+     * others do not reach it, oldest first; caller holds gcLock.
+     */
     private long evictTo(long target) {
-        unpinAll();
-        synchronized (sizeLock) {
+        sizeLock.lock();
+        try {
             long before = sizeBytes();
             if (before <= target) {
                 return 0;
             }
             var eviction = index.policy().eviction().orElseThrow();
-            eviction.setMaximum(target);
+            eviction.setMaximum(Math.max(0, target - pinnedBytes.get()));
             index.cleanUp();
-            eviction.setMaximum(Math.max(0, limit - pinnedBytes.get()));
+            if (pinnedBytes.get() > target) {
+                // Not enough without the pinned: the oldest compete too, until the rest fit.
+                for (Pinned p; pinnedBytes.get() > target && (p = pollPinned()) != null; ) {
+                    if (unpinned(p.entry())) {
+                        index.asMap().replace(p.key(), p.entry(), p.entry());
+                    }
+                }
+                eviction.setMaximum(Math.max(0, target - pinnedBytes.get()));
+                index.cleanUp();
+            }
+            reserveFor(true);
             return before - sizeBytes();
+        } finally {
+            sizeLock.unlock();
         }
     }
 

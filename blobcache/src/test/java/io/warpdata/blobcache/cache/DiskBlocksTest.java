@@ -277,7 +277,6 @@ class DiskBlocksTest {
         }
     }
 
-    /** Puts block {@code i} of {@code data} and checks that it is kept and reads back as it is. */
     /**
      * Audit 51: a cache full of blocks read once evicted each block read ahead as it was written
      * (W-TinyLFU admits a block only if it was asked for more often than the one it pushes out,
@@ -288,7 +287,7 @@ class DiskBlocksTest {
     void blocksReadAheadAreKeptUntilReadInACacheFullOfBlocksReadOnce() throws IOException {
         ReadMetrics metrics = new ReadMetrics();
         long limit = 64 * ON_DISK;
-        byte[] data = TestBlobs.bytes(200 * BS, 12);
+        byte[] data = TestBlobs.bytes(240 * BS, 12);
         BlobId blob = BlobId.of(data);
         DiskBlocks disk = new DiskBlocks(dir, limit, 0, 16, metrics, null);
         try {
@@ -296,32 +295,62 @@ class DiskBlocksTest {
             for (int i = 0; i < 64; i++) {
                 putAndReadBack(disk, blob, data, i); // a file read once, the cache full of it
             }
-            // Read ahead: 8 blocks past where a sequential reader is, then read in turn.
+            // Read ahead: 8 blocks past where a sequential reader is, each block then read in two
+            // halves (it is held until a read reaches its end).
             int kept = 0;
             for (int i = 64; i < 192; i++) {
-                disk.put(new BlockKey(blob, BS, i), blob, data, i * BS, BS, new java.util.concurrent.atomic.AtomicBoolean());
+                readAhead(disk, blob, data, i);
                 int next = i - 8;
                 if (next >= 64) {
-                    kept += disk.get(new BlockKey(blob, BS, next), 0, out.clear(), 0, BS) ? 1 : 0;
+                    BlockKey k = new BlockKey(blob, BS, next);
+                    boolean first = disk.get(k, 0, out.clear(), 0, BS / 2);
+                    assertThat(disk.pinned(k)).as("held after its first half").isTrue();
+                    kept += first && disk.get(k, BS / 2, out.clear(), 0, BS / 2) ? 1 : 0;
+                    assertThat(disk.pinned(k)).as("not held once read to its end").isFalse();
                 }
             }
             assertThat(kept).as("blocks read ahead still there when read").isEqualTo(120);
             assertThat(metrics.prefetchWastedBytes.sum()).isZero();
-            assertThat(disk.sizeBytes()).as("the held blocks count as held, within the limit").isLessThanOrEqualTo(limit);
+            assertThat(disk.pinnedBytes()).as("the 8 not read yet").isEqualTo(8 * ON_DISK);
+            assertThat(disk.sizeBytes()).as("held blocks count as held, within the limit").isLessThanOrEqualTo(limit);
             assertThat(bytesOnDisk()).isLessThanOrEqualTo(limit);
 
-            // Past the bound (a quarter of the cache: 16 blocks), the oldest held go first.
-            for (int i = 192; i < 200; i++) {
-                disk.put(new BlockKey(blob, BS, i), blob, data, i * BS, BS, new java.util.concurrent.atomic.AtomicBoolean());
+            // The bound is a quarter of the cache, 16 blocks: 24 more read ahead and not read let
+            // the oldest go first.
+            for (int i = 192; i < 216; i++) {
+                readAhead(disk, blob, data, i);
+            }
+            assertThat(disk.pinnedBytes()).isEqualTo(16 * ON_DISK);
+            for (int i = 184; i < 200; i++) {
+                assertThat(disk.pinned(new BlockKey(blob, BS, i))).as("block %d, among the oldest", i).isFalse();
+            }
+            for (int i = 200; i < 216; i++) {
+                assertThat(disk.pinned(new BlockKey(blob, BS, i))).as("block %d, among the newest", i).isTrue();
             }
             assertThat(disk.sizeBytes()).isLessThanOrEqualTo(limit);
+            assertThat(bytesOnDisk()).isLessThanOrEqualTo(limit);
+
+            // gc keeps the held blocks while the others make enough room, and lets them go when not.
+            disk.gc(limit / 2);
+            assertThat(disk.sizeBytes()).isLessThanOrEqualTo(limit / 2);
+            assertThat(disk.pinnedBytes()).as("held through a gc the others satisfy").isEqualTo(16 * ON_DISK);
             assertThat(disk.gc(0)).as("gc lets the held blocks go too").isPositive();
             assertThat(disk.sizeBytes()).isZero();
+            assertThat(disk.pinnedBytes()).isZero();
             assertThat(disk.blockCount()).isZero();
             assertThat(bytesOnDisk()).isZero();
+            // And after it the cache holds its whole limit again.
+            for (int i = 0; i < 64; i++) {
+                putAndReadBack(disk, blob, data, i);
+            }
+            assertThat(disk.sizeBytes()).isGreaterThan(limit - 2 * ON_DISK);
         } finally {
             disk.close();
         }
+    }
+
+    private static void readAhead(DiskBlocks disk, BlobId blob, byte[] data, int i) {
+        disk.put(new BlockKey(blob, BS, i), blob, data, i * BS, BS, new java.util.concurrent.atomic.AtomicBoolean());
     }
 
     /**
@@ -360,6 +389,7 @@ class DiskBlocksTest {
         return BlobId.of(("blob " + i).getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 
+    /** Puts block {@code i} of {@code data} and checks that it is kept and reads back as it is. */
     private static void putAndReadBack(DiskBlocks cache, BlobId blob, byte[] data, int i) {
         BlockKey key = new BlockKey(blob, BS, i);
         cache.put(key, blob, data, i * BS, BS, null);
