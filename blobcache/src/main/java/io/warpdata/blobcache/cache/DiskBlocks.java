@@ -117,12 +117,17 @@ final class DiskBlocks implements BlockStorage {
     }
     /**
      * The pinned entries, oldest first; ones unpinned by a read or gone since stay until met at the
-     * head ({@link #pinOrder}), and the queue holds at most {@link #maxQueued}.
+     * head ({@link #pinOrder}), and the queue holds at most four times the entries pinned, or
+     * {@link #MIN_QUEUED}.
      */
     private final Queue<Pinned> pinnedOrder = new ConcurrentLinkedQueue<>();
     private final java.util.concurrent.atomic.AtomicInteger queued = new java.util.concurrent.atomic.AtomicInteger();
-    /** Entries {@link #pinnedOrder} holds at most: as many as 4 KiB blocks fit the bound, 1,024 at least. */
-    private final int maxQueued;
+    /** Entries pinned now. */
+    private final java.util.concurrent.atomic.AtomicInteger pinnedCount = new java.util.concurrent.atomic.AtomicInteger();
+    /** One thread at a time drops entries from the queue's head ({@link #pinOrder}). */
+    private final java.util.concurrent.atomic.AtomicBoolean trimming = new java.util.concurrent.atomic.AtomicBoolean();
+    /** The queue may hold this many entries whatever is pinned. */
+    private static final int MIN_QUEUED = 1024;
     private final Cache<BlockKey, FileChannel> channels;
     /** The member entries of {@link #index}, bounded by count ({@link #MAX_MEMBERS}). */
     private final Cache<BlockKey, Boolean> members;
@@ -187,7 +192,6 @@ final class DiskBlocks implements BlockStorage {
                 .build();
         this.pinBudget = Math.min(limitBytes / PIN_FRACTION, PIN_MAX_BYTES);
         this.pinStep = Math.max(1, pinBudget / PIN_STEPS);
-        this.maxQueued = (int) Math.max(1024, pinBudget / 4096);
         this.index = Caffeine.newBuilder()
                 .maximumWeight(limitBytes)
                 .weigher((BlockKey k, DiskEntry e) -> e.indexWeight())
@@ -447,6 +451,7 @@ final class DiskBlocks implements BlockStorage {
             }
             return null;
         });
+        lowerReserve(); // it may have been held (the removal listener cannot: it runs in Caffeine's maintenance)
     }
 
     /** Removes a damaged block (if still the indexed one): it becomes a miss and is refetched. */
@@ -466,6 +471,7 @@ final class DiskBlocks implements BlockStorage {
             }
             return null;
         });
+        lowerReserve();
     }
 
     /** Evicts the members {@link #members} let go of (their byte weight leaves the index too). */
@@ -541,9 +547,8 @@ final class DiskBlocks implements BlockStorage {
                 }
                 if (placed == fresh && fresh.pinned) {
                     pinOrder(new Pinned(key, fresh));
-                    if (prefetchCredit.get()) {
-                        unpin(key, fresh); // a reader took it from the fetch meanwhile
-                    }
+                } else {
+                    lowerReserve(); // a reserve left high by held blocks removed since comes down at a write
                 }
             } else {
                 remakeIfGone();
@@ -665,6 +670,7 @@ final class DiskBlocks implements BlockStorage {
             long held = pinnedBytes.get();
             if (held + bytes <= pinBudget) {
                 if (pinnedBytes.compareAndSet(held, held + bytes)) {
+                    pinnedCount.incrementAndGet();
                     if (held + bytes > reserved) {
                         sizeLock.lock(); // the put's thread, not a reader's: it may wait for a gc
                         try {
@@ -688,18 +694,42 @@ final class DiskBlocks implements BlockStorage {
     /**
      * Sets the index's bound to the limit less the pinned bytes rounded up to a step, if they
      * passed the reserve or fell two steps below it ({@code force}: whatever it was); caller
-     * holds {@link #sizeLock}.
+     * holds {@link #sizeLock}. Raised, the bound is set before the reserve says so; lowered, the
+     * reserve says so first and the pinned bytes are looked at again: a pin that read the reserve
+     * before it came down took the lock, one after it is counted (the review: either way a block
+     * could be placed held with the bound not lowered for it).
      */
     private void reserveFor(boolean force) {
-        long want = Math.min(limit, (pinnedBytes.get() + pinStep - 1) / pinStep * pinStep);
+        var eviction = index.policy().eviction().orElseThrow();
+        long want = roundUp(pinnedBytes.get());
         long now = reserved;
-        if (force || want > now || want + 2 * pinStep <= now) {
+        if (want > now) {
+            eviction.setMaximum(limit - want);
             reserved = want;
-            index.policy().eviction().orElseThrow().setMaximum(limit - want);
+            return;
         }
+        if (want + 2 * pinStep > now && !force) {
+            return;
+        }
+        reserved = want;
+        long again = roundUp(pinnedBytes.get());
+        if (again > want) {
+            eviction.setMaximum(limit - again);
+            reserved = again;
+            return;
+        }
+        eviction.setMaximum(limit - want);
     }
 
-    /** Gives the reserve back once the pinned bytes fell two steps below it; never waits (a reader's thread). */
+    private long roundUp(long bytes) {
+        return Math.min(limit, (bytes + pinStep - 1) / pinStep * pinStep);
+    }
+
+    /**
+     * Gives the reserve back once the pinned bytes fell two steps below it. Never waits for
+     * {@link #sizeLock} (a reader's thread may call it); setting the bound takes Caffeine's own
+     * lock and runs its maintenance, about once a step.
+     */
     private void lowerReserve() {
         if (reserved - pinnedBytes.get() >= 2 * pinStep && sizeLock.tryLock()) {
             try {
@@ -730,28 +760,37 @@ final class DiskBlocks implements BlockStorage {
             e.pinned = false;
         }
         pinnedBytes.addAndGet(-e.weight());
+        pinnedCount.decrementAndGet();
         return true;
     }
 
     /**
      * Queues a pinned entry, first dropping the entries at the head that were read (or are gone)
-     * since, so that the queue stays about as long as what is pinned; past {@link #maxQueued} (a
-     * block pinned and never read, with many read after it) its oldest are let go.
+     * since, so that the queue stays about as long as what is pinned; past four times the entries
+     * pinned (a block pinned and never read, with many read after it) its oldest are let go. One
+     * thread trims at a time; the others only add.
      */
     private void pinOrder(Pinned p) {
         pinnedOrder.add(p);
         queued.incrementAndGet();
-        for (Pinned head; (head = pinnedOrder.peek()) != null; ) {
-            boolean stale = !head.entry().pinned;
-            if (!stale && queued.get() <= maxQueued) {
-                return;
-            }
-            if (pinnedOrder.remove(head)) { // the head, unless another thread took it first
-                queued.decrementAndGet();
-                if (!stale) {
-                    unpin(head.key(), head.entry());
+        if (!trimming.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            for (Pinned head; (head = pinnedOrder.peek()) != null; ) {
+                boolean stale = !head.entry().pinned;
+                if (!stale && queued.get() <= Math.max(MIN_QUEUED, 4L * pinnedCount.get())) {
+                    return;
+                }
+                if (pinnedOrder.remove(head)) { // the head, unless a pin or gc took it first
+                    queued.decrementAndGet();
+                    if (!stale) {
+                        unpin(head.key(), head.entry());
+                    }
                 }
             }
+        } finally {
+            trimming.set(false);
         }
     }
 
