@@ -393,7 +393,8 @@ final class ReadExecutor implements ReadPlan.Holdings {
             // Blocks under 1 MiB that this read needs go out in runs (FetchScheduler.demandRuns),
             // asked for once every block was looked at, so that a block that failed twice moments
             // ago fails the read before any run fetches it (the review); the read waits for the
-            // runs' own fetches, so what they bring counts as fetched, not as hits. Blocks of 1 MiB or more are a GET each, side by side.
+            // runs' own fetches, so what they bring counts as fetched, not as hits. Blocks of
+            // 1 MiB or more are a GET each, side by side.
             boolean inRuns = last > first && bs < FetchScheduler.DEMAND_RUN_BYTES;
             java.util.BitSet missing = null;
             for (int b = first; b <= last; b++) {
@@ -415,7 +416,7 @@ final class ReadExecutor implements ReadPlan.Holdings {
                     }
                     if (inRuns) {
                         if (missing == null) {
-                            missing = new java.util.BitSet(last - b + 1);
+                            missing = new java.util.BitSet(last - first + 1);
                         }
                         missing.set(b - first);
                     } else {
