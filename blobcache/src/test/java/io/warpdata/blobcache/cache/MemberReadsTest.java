@@ -299,6 +299,11 @@ class MemberReadsTest {
         BlockCache c = scanOfThreeShardsBefore(d, 24, true);
         // b was read ahead whole by a's scan, so its own scan never topped up: it must still read c3
         // ahead, and c3 read d ahead, before anyone read them.
+        assertEachNextShardReadAhead(c, d);
+    }
+
+    /** Only the first shard's first member was fetched on its own, and {@code d} was read ahead by the scan before it. */
+    private void assertEachNextShardReadAhead(BlockCache c, Shard d) {
         assertThat(m(c).memberFetches.sum()).as("only a's first member fetched on its own").isEqualTo(1);
         assertThat(store.bytes(Call.READ, io.warpdata.store.StoreLayout.blob(d.ref.id())))
                 .as("d read ahead by c3's scan").isEqualTo(24L * MIB);
@@ -310,9 +315,7 @@ class MemberReadsTest {
         // its predecessor's first read (the review: from the 65th shard on, every shard was cold).
         Shard d = scanShard(35, null);
         BlockCache c = scanOfThreeShardsBefore(d, 32, false);
-        assertThat(m(c).memberFetches.sum()).as("only a's first member fetched on its own").isEqualTo(1);
-        assertThat(store.bytes(Call.READ, io.warpdata.store.StoreLayout.blob(d.ref.id())))
-                .as("d read ahead by c3's scan").isEqualTo(24L * MIB);
+        assertEachNextShardReadAhead(c, d);
     }
 
     @Test

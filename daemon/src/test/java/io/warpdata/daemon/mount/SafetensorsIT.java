@@ -189,6 +189,20 @@ class SafetensorsIT {
         assertThat(cat.err()).contains("has no member 'part-00000.tensors/emb/0.npy'", "read it from the mount");
     }
 
+    /** Lists the 4,096 tensor files of the big test file's folder in {@code artifact}. */
+    private static void assertTensorsListed(Path artifact) {
+        assertThat(Shell.run("ls", artifact.resolve("big.tensors/emb").toString()).requireSuccess().out().lines().count())
+                .isEqualTo(4096);
+    }
+
+    /** An empty cache and a warpd started again, once {@code dir} shows in its mount. */
+    private static void freshWarpd(Path dir) throws Exception {
+        store.warpctl("cache", "gc", "--limit", "0").requireSuccess();
+        store.stopWarpds();
+        store.mount();
+        MountIT.waitFor(() -> Files.isDirectory(dir));
+    }
+
     private static void refused(Path src, String dataset, String... expected) {
         Shell.Result r = store.warpctl("publish", dataset, "--artifact", "emb=" + src, "--set-latest", "--no-daemon");
         assertThat(r.exit()).as(r.out()).isEqualTo(1);
@@ -370,8 +384,7 @@ class SafetensorsIT {
         // The folder: the file's header (330 KB of JSON) and its tensors' hashes (128 KB), not its
         // 64 MiB.
         store.s3.resetCounters();
-        assertThat(Shell.run("ls", root.resolve("big.tensors/emb").toString()).requireSuccess().out().lines().count())
-                .isEqualTo(4096);
+        assertTensorsListed(root);
         long folder = store.s3.counters().bytesServed();
         assertThat(folder).as("bytes fetched to list the tensors").isBetween(400_000L, 800_000L);
         // The hashes (32 blocks of 4 KiB) in one GET, not one each (audit 50): the header, the
@@ -412,15 +425,10 @@ class SafetensorsIT {
         // The version without hashes listed first, by a fresh warpd: the folder made through its
         // blocks is not the one the version with hashes reads by (audit 50: the same file's 32
         // tensors then cost 30.9 MB through the blocks, 59x what was read).
-        store.warpctl("cache", "gc", "--limit", "0").requireSuccess();
-        store.stopWarpds();
-        store.mount();
-        MountIT.waitFor(() -> Files.isDirectory(old));
-        assertThat(Shell.run("ls", old.resolve("big.tensors/emb").toString()).requireSuccess().out().lines().count())
-                .isEqualTo(4096);
+        freshWarpd(old);
+        assertTensorsListed(old);
         MountIT.waitFor(() -> Files.isDirectory(root));
-        assertThat(Shell.run("ls", root.resolve("big.tensors/emb").toString()).requireSuccess().out().lines().count())
-                .isEqualTo(4096);
+        assertTensorsListed(root);
         store.s3.resetCounters();
         store.python("big.py", "read", root.toString(), picks).requireSuccess();
         assertThat(store.s3.counters().bytesServed()).as("bytes fetched for 32 tensors of 16 KiB after the other version's listing")
@@ -438,12 +446,8 @@ class SafetensorsIT {
         byte[] hashes = store.store().get(key);
         hashes[hashes.length - 100] ^= 1;
         store.store().put(key, hashes);
-        store.warpctl("cache", "gc", "--limit", "0").requireSuccess();
-        store.stopWarpds();
-        store.mount();
-        MountIT.waitFor(() -> Files.isDirectory(root));
-        assertThat(Shell.run("ls", root.resolve("big.tensors/emb").toString()).requireSuccess().out().lines().count())
-                .isEqualTo(4096);
+        freshWarpd(root);
+        assertTensorsListed(root);
         store.python("big.py", "read", root.toString(), "4000," + picks).requireSuccess();
         assertThat(store.warpd().output()).contains("read through the blocks of their file instead");
     }
