@@ -100,6 +100,18 @@ final class DiskBlocks implements BlockStorage {
     private final long limit;
     private final FreeSpaceFloor floor;
     private final Cache<BlockKey, DiskEntry> index;
+    /**
+     * Blocks read ahead and not read yet ({@link DiskEntry#pinned}), outside {@link #index}: the
+     * eviction policy sees a block read ahead only once it is read, as it sees a block fetched for
+     * a reader when it is placed. Held in the index at weight 0, placing it and weighing it again
+     * once read counted two uses against one for a block kept from the last pass, so over epochs
+     * of a dataset larger than the cache W-TinyLFU let each pass's read-ahead push out what the
+     * last pass kept (docs/cache.md, "Eviction"). A key is in at most one of the two: entries come
+     * in and go from here under the index's lock for that key ({@link #place}, {@link #admit},
+     * {@link #drop}, {@link #forget}).
+     */
+    private final java.util.concurrent.ConcurrentHashMap<BlockKey, DiskEntry> held =
+            new java.util.concurrent.ConcurrentHashMap<>();
     /** Bytes of {@link DiskEntry#pinned} entries, and the most there may be. */
     private final java.util.concurrent.atomic.AtomicLong pinnedBytes = new java.util.concurrent.atomic.AtomicLong();
     private final long pinBudget;
@@ -194,14 +206,9 @@ final class DiskBlocks implements BlockStorage {
         this.pinStep = Math.max(1, pinBudget / PIN_STEPS);
         this.index = Caffeine.newBuilder()
                 .maximumWeight(limitBytes)
-                .weigher((BlockKey k, DiskEntry e) -> e.indexWeight())
+                .weigher((BlockKey k, DiskEntry e) -> e.weight())
                 .executor(Runnable::run)
                 .evictionListener(this::onEvicted)
-                .removalListener((BlockKey k, DiskEntry e, RemovalCause c) -> {
-                    if (e != null) {
-                        unpinned(e); // gone while pinned (dropped, forgotten): its bytes no longer held
-                    }
-                })
                 .build();
         this.members = Caffeine.newBuilder()
                 .maximumSize(maxMembers)
@@ -267,10 +274,21 @@ final class DiskBlocks implements BlockStorage {
 
     @Override
     public boolean get(BlockKey key, int offInBlock, ByteBuffer dst, int dstIndex, int len) {
-        DiskEntry e = index.getIfPresent(key);
+        DiskEntry e = entry(key);
         if (e == null || offInBlock + len > e.length) {
             return false;
         }
+        if (!e.pinned && (e.readEnd < 0 ? offInBlock == 0 : offInBlock != e.readEnd)) {
+            // A use, for the eviction policy. The pieces of one scan through the block are one use:
+            // counted each, a block read in 8 pieces was 8 times as frequent as it is, every block
+            // of a pass looked hot to W-TinyLFU, and over epochs of a dataset larger than the cache
+            // the blocks kept from the last pass lost their place to the ones being read. Placing a
+            // block counted a use, so the first read after it counts only if it starts the block
+            // anew (the reader it was fetched for took its first piece from the fetch); a block
+            // held as read ahead is placed in the index when read to its end.
+            index.getIfPresent(key);
+        }
+        e.readEnd = offInBlock + len;
         if (e.member) {
             members.getIfPresent(key); // its use, for the members' own eviction
         }
@@ -291,9 +309,24 @@ final class DiskBlocks implements BlockStorage {
             if (e.pinned && offInBlock + len >= e.length) {
                 // Read to its end: it competes for its place as any block from now on (at its first
                 // piece it lost to blocks read once while its other pieces were still to come).
-                unpin(key, e);
+                unpin(key, e, false);
             }
         }
+    }
+
+    /**
+     * The entry of a cached block, indexed or {@link #held}; null if neither. Counts no use (see
+     * {@link #get}).
+     */
+    private DiskEntry entry(BlockKey key) {
+        DiskEntry e = index.policy().getIfPresentQuietly(key);
+        if (e == null) {
+            e = held.get(key);
+            if (e == null) {
+                e = index.policy().getIfPresentQuietly(key); // admitted between the two looks
+            }
+        }
+        return e;
     }
 
     /**
@@ -305,7 +338,7 @@ final class DiskBlocks implements BlockStorage {
      */
     @Override
     public boolean willNeed(BlockKey key) {
-        DiskEntry e = index.getIfPresent(key);
+        DiskEntry e = entry(key); // not a use: the read to come is
         if (e == null || e.evicted || e.hinted || closed || !hintQueue().offer(key)) {
             return false;
         }
@@ -333,7 +366,7 @@ final class DiskBlocks implements BlockStorage {
         try {
             while (!closed) {
                 BlockKey key = q.take();
-                DiskEntry e = index.getIfPresent(key);
+                DiskEntry e = entry(key);
                 try {
                     if (e != null && !e.evicted) {
                         hints.willNeed(dir.path(key));
@@ -440,35 +473,39 @@ final class DiskBlocks implements BlockStorage {
 
     /** Forgets a block whose file is gone (deleted by something else): a miss from now on, no damage. */
     private void forget(BlockKey key, DiskEntry e) {
-        index.asMap().computeIfPresent(key, (k, v) -> {
-            if (v != e || v.evicted) {
+        index.asMap().compute(key, (k, v) -> {
+            boolean wasHeld = v == null && held.remove(k, e);
+            if (!wasHeld && (v != e || v.evicted)) {
                 return v;
             }
-            v.evicted = true;
+            e.evicted = true;
             channels.invalidate(k);
-            if (v.member) {
+            if (e.member) {
                 members.invalidate(k);
             }
+            unpinned(e); // if it was held: its bytes are no longer
             return null;
         });
-        lowerReserve(); // it may have been held (the removal listener cannot: it runs in Caffeine's maintenance)
+        lowerReserve();
     }
 
     /** Removes a damaged block (if still the indexed one): it becomes a miss and is refetched. */
     private void drop(BlockKey key, DiskEntry e, String why) {
-        index.asMap().computeIfPresent(key, (k, v) -> {
-            if (v != e || v.evicted) {
+        index.asMap().compute(key, (k, v) -> {
+            boolean wasHeld = v == null && held.remove(k, e);
+            if (!wasHeld && (v != e || v.evicted)) {
                 return v;
             }
             // Logged only when the block really was bad, not when eviction won a race.
             LOG.warn("Cached {} {}; deleting it, it will be fetched again", key, why);
             metrics.cacheCorruptBlocks.increment();
-            v.evicted = true;
+            e.evicted = true;
             deleteFile(dir.path(k));
             channels.invalidate(k);
-            if (v.member) {
+            if (e.member) {
                 members.invalidate(k);
             }
+            unpinned(e);
             return null;
         });
         lowerReserve();
@@ -496,23 +533,24 @@ final class DiskBlocks implements BlockStorage {
 
     @Override
     public boolean contains(BlockKey key) {
-        return index.asMap().containsKey(key);
+        return index.asMap().containsKey(key) || held.containsKey(key);
     }
 
+    /** {@inheritDoc} Not a use: planning a read asks this, and the read counts ({@link #get}). */
     @Override
     public int length(BlockKey key) {
-        DiskEntry e = index.asMap().get(key);
+        DiskEntry e = entry(key);
         return e == null ? -1 : e.length;
     }
 
     @Override
     public boolean put(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit) {
-        if (closed || index.asMap().containsKey(key)) {
+        if (closed || contains(key)) {
             return true;
         }
         putOnDisk(key, listId, data, off, len, prefetchCredit);
         // Not written (the reason was counted and logged): the memory tier may keep it (Tiers).
-        return closed || index.asMap().containsKey(key);
+        return closed || contains(key);
     }
 
     private void putOnDisk(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit) {
@@ -634,10 +672,16 @@ final class DiskBlocks implements BlockStorage {
             return;
         }
         brokenSince = 0;
-        long blocks = index.estimatedSize();
+        long blocks = blockCount();
         long size = sizeBytes();
         for (DiskEntry e : index.asMap().values()) {
             e.evicted = true;
+        }
+        for (var h : held.entrySet()) {
+            if (held.remove(h.getKey(), h.getValue())) {
+                h.getValue().evicted = true;
+                unpinned(h.getValue());
+            }
         }
         index.invalidateAll();
         members.invalidateAll();
@@ -687,7 +731,7 @@ final class DiskBlocks implements BlockStorage {
             if (oldest == null) {
                 return false; // held by entries still being placed: this one is not pinned
             }
-            unpin(oldest.key(), oldest.entry());
+            unpin(oldest.key(), oldest.entry(), true);
         }
     }
 
@@ -744,10 +788,27 @@ final class DiskBlocks implements BlockStorage {
      * Lets a pinned entry compete for its place, weighed again at its size: the reserve still
      * holds its bytes, so the limit holds; the reserve is given back in steps.
      */
-    private void unpin(BlockKey key, DiskEntry e) {
+    private void unpin(BlockKey key, DiskEntry e, boolean unread) {
         if (unpinned(e)) {
-            index.asMap().replace(key, e, e);
+            admit(key, e, unread);
             lowerReserve();
+        }
+    }
+
+    /**
+     * Moves an entry no longer pinned from {@link #held} into the index, where it counts its first
+     * use and competes for its place; nothing if it is gone from {@code held} (dropped, forgotten).
+     * One let go {@code unread} (past the bound, or gc) counts the read still to come as well:
+     * counted as read once, it lost its place to blocks read once before its reader came.
+     */
+    private void admit(BlockKey key, DiskEntry e, boolean unread) {
+        DiskEntry now = index.asMap().compute(key, (k, v) -> v == null && held.remove(k, e) ? e : v);
+        if (now == e && unread) {
+            index.getIfPresent(key);
+        }
+        if (now == e && e.member) {
+            members.put(key, Boolean.TRUE);
+            dropMembersOut();
         }
     }
 
@@ -785,7 +846,7 @@ final class DiskBlocks implements BlockStorage {
                 if (pinnedOrder.remove(head)) { // the head, unless a pin or gc took it first
                     queued.decrementAndGet();
                     if (!stale) {
-                        unpin(head.key(), head.entry());
+                        unpin(head.key(), head.entry(), true);
                     }
                 }
             }
@@ -801,7 +862,7 @@ final class DiskBlocks implements BlockStorage {
 
     /** Whether the block is held as read ahead and not read (tests). */
     boolean pinned(BlockKey key) {
-        DiskEntry e = index.policy().getIfPresentQuietly(key);
+        DiskEntry e = held.get(key);
         return e != null && e.pinned;
     }
 
@@ -819,12 +880,19 @@ final class DiskBlocks implements BlockStorage {
         return p;
     }
 
-    /** Renames a written file into place under the index's per-key lock, unless the block got there first. */
+    /**
+     * Renames a written file into place under the index's per-key lock, unless the block got there
+     * first; a pinned entry goes to {@link #held}, not the index. Returns the entry now there (null
+     * if the rename failed).
+     */
     private DiskEntry place(BlockKey key, DiskWrites.Written w, DiskEntry fresh) {
         Path target = dir.path(key);
-        DiskEntry placed = index.asMap().compute(key, (k, old) -> {
-            if (old != null) {
+        DiskEntry[] placed = {null};
+        index.asMap().compute(key, (k, old) -> {
+            DiskEntry there = old != null ? old : held.get(k);
+            if (there != null) {
                 deleteFile(w.tmp());
+                placed[0] = there;
                 return old;
             }
             try {
@@ -834,13 +902,18 @@ final class DiskBlocks implements BlockStorage {
                 deleteFile(w.tmp());
                 return null;
             }
+            placed[0] = fresh;
+            if (fresh.pinned) {
+                held.put(k, fresh);
+                return null;
+            }
             return fresh;
         });
-        if (placed == fresh && fresh.member) {
+        if (placed[0] == fresh && fresh.member && !fresh.pinned) {
             members.put(key, Boolean.TRUE);
             dropMembersOut();
         }
-        return placed;
+        return placed[0];
     }
 
     /** Renames a written block file into place; its shard folder is made again if it was deleted since it was made. */
@@ -871,7 +944,7 @@ final class DiskBlocks implements BlockStorage {
 
     @Override
     public long blockCount() {
-        return index.estimatedSize();
+        return index.estimatedSize() + held.size();
     }
 
     @Override
@@ -909,7 +982,7 @@ final class DiskBlocks implements BlockStorage {
                 // Not enough without the pinned: the oldest compete too, until the rest fit.
                 for (Pinned p; pinnedBytes.get() > target && (p = pollPinned()) != null; ) {
                     if (unpinned(p.entry())) {
-                        index.asMap().replace(p.key(), p.entry(), p.entry());
+                        admit(p.key(), p.entry(), true);
                     }
                 }
                 eviction.setMaximum(Math.max(0, target - pinnedBytes.get()));
@@ -924,7 +997,9 @@ final class DiskBlocks implements BlockStorage {
 
     @Override
     public VerifyResult verify(HashLists lists, LongConsumer progress, BooleanSupplier cancelled) {
-        return DiskVerify.run(List.copyOf(index.asMap().entrySet()), dir, lists, progress,
+        List<java.util.Map.Entry<BlockKey, DiskEntry>> all = new java.util.ArrayList<>(index.asMap().entrySet());
+        all.addAll(held.entrySet());
+        return DiskVerify.run(List.copyOf(all), dir, lists, progress,
                 () -> cancelled.getAsBoolean() || closed, (key, e) -> drop(key, e, "fails verification"), this::forget);
     }
 

@@ -26,6 +26,12 @@ final class DiskEntry {
      * since: read-ahead streams that overlap (DataLoader workers in one shard) hint it once.
      */
     volatile boolean hinted;
+    /**
+     * Where the last read of it ended, -1 before the first: a read that starts there continues a
+     * scan through the block and is not another use of it ({@link DiskBlocks#get}). Written by
+     * every read without a lock; a lost update only counts a use more or less.
+     */
+    int readEnd = -1;
 
     DiskEntry(BlockKey key, int headerLength, int length, int[] crcs, BlobId listId, AtomicBoolean prefetchCredit) {
         this.member = listId.equals(key.blob());
@@ -37,18 +43,13 @@ final class DiskEntry {
     }
 
     /**
-     * Read ahead and not read yet, held out of eviction ({@link DiskBlocks}: it weighs nothing in
-     * the index). Set before the entry is placed, cleared once, under the entry's lock.
+     * Read ahead and not read yet, held out of eviction (in {@code DiskBlocks.held}, not its
+     * index). Set before the entry is placed, cleared once, under the entry's lock.
      */
     volatile boolean pinned;
 
     int weight() {
         return headerLength + length;
-    }
-
-    /** What the index weighs it at: nothing while {@link #pinned}. */
-    int indexWeight() {
-        return pinned ? 0 : weight();
     }
 }
 
