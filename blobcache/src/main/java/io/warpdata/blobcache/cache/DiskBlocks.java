@@ -12,11 +12,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Queue;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
@@ -80,8 +83,8 @@ final class DiskBlocks implements BlockStorage {
      * full of blocks read once, every block read ahead was evicted as it was written and fetched
      * again when its reader came (audit 51: a 500 MB cache, three files of 700 MB read with
      * {@code cat} one after another fetched up to 1.9x what was read, most of the read-ahead
-     * evicted unread; docs/cache.md, "Eviction"). Held out ("pinned"), such a block weighs nothing
-     * in the index until a read reaches its end, and then competes as any block; past the bound the
+     * evicted unread; docs/cache.md, "Eviction"). Held out ("pinned"), such a block is kept outside
+     * the index until a read reaches its end, and then competes as any block; past the bound the
      * oldest held compete first, and {@code cache gc} and a disk short of room let them go as far
      * as they must.
      */
@@ -110,8 +113,7 @@ final class DiskBlocks implements BlockStorage {
      * in and go from here under the index's lock for that key ({@link #place}, {@link #admit},
      * {@link #drop}, {@link #forget}).
      */
-    private final java.util.concurrent.ConcurrentHashMap<BlockKey, DiskEntry> held =
-            new java.util.concurrent.ConcurrentHashMap<>();
+    private final ConcurrentHashMap<BlockKey, DiskEntry> held = new ConcurrentHashMap<>();
     /** Bytes of {@link DiskEntry#pinned} entries, and the most there may be. */
     private final java.util.concurrent.atomic.AtomicLong pinnedBytes = new java.util.concurrent.atomic.AtomicLong();
     private final long pinBudget;
@@ -533,7 +535,8 @@ final class DiskBlocks implements BlockStorage {
 
     @Override
     public boolean contains(BlockKey key) {
-        return index.asMap().containsKey(key) || held.containsKey(key);
+        // Held first: a block only ever moves from there to the index, so none is missed in between.
+        return held.containsKey(key) || index.asMap().containsKey(key);
     }
 
     /** {@inheritDoc} Not a use: planning a read asks this, and the read counts ({@link #get}). */
@@ -574,7 +577,11 @@ final class DiskBlocks implements BlockStorage {
             if (w != null) {
                 DiskEntry fresh = new DiskEntry(key, headerLength, len, w.crcs(), listId, prefetchCredit);
                 // Read ahead, and no reader has taken it yet: held out of eviction (PIN_FRACTION).
-                fresh.pinned = prefetchCredit != null && !prefetchCredit.get() && reservePin(fresh.weight());
+                boolean ahead = prefetchCredit != null && !prefetchCredit.get();
+                fresh.pinned = ahead && reservePin(fresh.weight());
+                if (ahead && !fresh.pinned) {
+                    fresh.readEnd = 0; // placed unheld: placing counted its read to come, which starts at 0
+                }
                 DiskEntry placed = null;
                 try {
                     placed = place(key, w, fresh);
@@ -785,8 +792,8 @@ final class DiskBlocks implements BlockStorage {
     }
 
     /**
-     * Lets a pinned entry compete for its place, weighed again at its size: the reserve still
-     * holds its bytes, so the limit holds; the reserve is given back in steps.
+     * Lets a pinned entry compete for its place ({@link #admit}): the reserve still holds its
+     * bytes, so the limit holds; the reserve is given back in steps.
      */
     private void unpin(BlockKey key, DiskEntry e, boolean unread) {
         if (unpinned(e)) {
@@ -798,12 +805,18 @@ final class DiskBlocks implements BlockStorage {
     /**
      * Moves an entry no longer pinned from {@link #held} into the index, where it counts its first
      * use and competes for its place; nothing if it is gone from {@code held} (dropped, forgotten).
-     * One let go {@code unread} (past the bound, or gc) counts the read still to come as well:
-     * counted as read once, it lost its place to blocks read once before its reader came.
+     * One let go {@code unread} (past the bound, or gc) and not read at all yet counts its read
+     * to come now, as one use more (counted as read once, it lost its place to blocks read once
+     * before its reader came), and that read, starting at 0, then continues it (the review: it
+     * counted that read again, three uses against one).
      */
     private void admit(BlockKey key, DiskEntry e, boolean unread) {
+        boolean toCome = unread && e.readEnd < 0;
+        if (toCome) {
+            e.readEnd = 0;
+        }
         DiskEntry now = index.asMap().compute(key, (k, v) -> v == null && held.remove(k, e) ? e : v);
-        if (now == e && unread) {
+        if (now == e && toCome) {
             index.getIfPresent(key);
         }
         if (now == e && e.member) {
@@ -997,9 +1010,9 @@ final class DiskBlocks implements BlockStorage {
 
     @Override
     public VerifyResult verify(HashLists lists, LongConsumer progress, BooleanSupplier cancelled) {
-        List<java.util.Map.Entry<BlockKey, DiskEntry>> all = new java.util.ArrayList<>(index.asMap().entrySet());
-        all.addAll(held.entrySet());
-        return DiskVerify.run(List.copyOf(all), dir, lists, progress,
+        List<Map.Entry<BlockKey, DiskEntry>> all = new ArrayList<>(held.entrySet()); // held first, as in contains
+        all.addAll(index.asMap().entrySet());
+        return DiskVerify.run(all, dir, lists, progress,
                 () -> cancelled.getAsBoolean() || closed, (key, e) -> drop(key, e, "fails verification"), this::forget);
     }
 
