@@ -254,6 +254,62 @@ class ReadAheadTest {
         assertThat(scheduledBlocks()).isGreaterThanOrEqualTo(16);
     }
 
+    /**
+     * Records of a block read at random, each in eight 128 KiB reads (a loader of 1 MiB samples
+     * from a big file), stop opening windows once the blob has shown it: each record's second read
+     * continued its stream and opened 2 blocks nobody read (200 records: 400 blocks). A scan of
+     * the same blob afterwards still reads ahead, once it is a block past its seek.
+     */
+    @Test
+    void recordsReadAtRandomInPiecesStopOpeningWindowsButAScanStillReadsAhead() {
+        BlockHashList list = TestBlobs.sizesOnly(2000, MIB);
+        BlobRef blob = TestBlobs.ref(list, 16);
+        java.util.Random rnd = new java.util.Random(16);
+        for (int r = 0; r < 200; r++) {
+            long record = (long) rnd.nextInt(1900) * MIB;
+            for (int p = 0; p < 8; p++) {
+                onRead(blob, list, record + p * 128 * 1024, 128 * 1024);
+            }
+        }
+        int records = scheduledBlocks();
+        assertThat(records).as("blocks read ahead for 200 records").isBetween(1, 2 * (ReadAhead.SHORT_RUNS_MIN
+                + ReadAhead.STREAMS_PER_BLOB + 1));
+        for (long off = 1950L * MIB; off < 1970L * MIB; off += 128 * 1024) {
+            onRead(blob, list, off, 128 * 1024);
+        }
+        assertThat(scheduled.get(scheduled.size() - 1)[1]).as("the scan's read-ahead reaches past 1980 MiB")
+                .isGreaterThan(1980);
+        assertThat(scheduledBlocks() - records).as("blocks the scan read ahead").isGreaterThanOrEqualTo(16);
+    }
+
+    /** Unaligned records of 1 MB (under a block, two blocks each) are held back too; 1.5 MiB ones are not. */
+    @Test
+    void shortRunsAreThoseOfAtMostABlock() {
+        for (int size : new int[] {1_000_000, 3 * MIB / 2}) {
+            scheduled.clear();
+            BlockHashList list = TestBlobs.sizesOnly(2000, MIB);
+            BlobRef blob = TestBlobs.ref(list, size);
+            ReadAhead fresh = new ReadAhead(suspects);
+            java.util.Random rnd = new java.util.Random(17);
+            for (int r = 0; r < 200; r++) {
+                long record = (long) rnd.nextInt(1_900_000_000);
+                for (int p = 0; p < size; p += 128 * 1024) {
+                    read(fresh, (from, to) -> {
+                        scheduled.add(new int[] {from, to});
+                        return to;
+                    }, blob, list, record + p, Math.min(128 * 1024, size - p), false);
+                }
+            }
+            if (size < MIB) {
+                // Until then a record across two blocks grew its window to 4 (without the rule: ~800).
+                assertThat(scheduledBlocks()).as("1 MB records").isLessThanOrEqualTo(4 * (ReadAhead.SHORT_RUNS_MIN
+                        + ReadAhead.STREAMS_PER_BLOB + 1));
+            } else {
+                assertThat(scheduledBlocks()).as("1.5 MiB records: their windows grow").isGreaterThan(200);
+            }
+        }
+    }
+
     @Test
     void randomReadsScheduleNothing() {
         BlockHashList list = TestBlobs.sizesOnly(1000, MIB);
