@@ -114,6 +114,8 @@ final class DiskBlocks implements BlockStorage {
      * {@link #drop}, {@link #forget}).
      */
     private final ConcurrentHashMap<BlockKey, DiskEntry> held = new ConcurrentHashMap<>();
+    /** Uses counted ({@link #use}), not placements: for tests of what counts as one. */
+    private final java.util.concurrent.atomic.LongAdder uses = new java.util.concurrent.atomic.LongAdder();
     /** Bytes of {@link DiskEntry#pinned} entries, and the most there may be. */
     private final java.util.concurrent.atomic.AtomicLong pinnedBytes = new java.util.concurrent.atomic.AtomicLong();
     private final long pinBudget;
@@ -288,7 +290,7 @@ final class DiskBlocks implements BlockStorage {
             // block counted a use, so the first read after it counts only if it starts the block
             // anew (the reader it was fetched for took its first piece from the fetch); a block
             // held as read ahead is placed in the index when read to its end.
-            index.getIfPresent(key);
+            use(key);
         }
         e.readEnd = offInBlock + len;
         if (e.member) {
@@ -314,6 +316,17 @@ final class DiskBlocks implements BlockStorage {
                 unpin(key, e, false);
             }
         }
+    }
+
+    /** Counts a use of an indexed block for the eviction policy ({@link #get}). */
+    private void use(BlockKey key) {
+        index.getIfPresent(key);
+        uses.increment();
+    }
+
+    /** Uses counted so far ({@link #use}; tests). */
+    long uses() {
+        return uses.sum();
     }
 
     /**
@@ -811,13 +824,12 @@ final class DiskBlocks implements BlockStorage {
      * counted that read again, three uses against one).
      */
     private void admit(BlockKey key, DiskEntry e, boolean unread) {
-        boolean toCome = unread && e.readEnd < 0;
-        if (toCome) {
-            e.readEnd = 0;
-        }
+        // Set before a reader's first piece can write it, or not at all (the review: a reader's
+        // write between a look and a set was overwritten, and its next piece counted again).
+        boolean toCome = unread && DiskEntry.READ_END.compareAndSet(e, -1, 0);
         DiskEntry now = index.asMap().compute(key, (k, v) -> v == null && held.remove(k, e) ? e : v);
         if (now == e && toCome) {
-            index.getIfPresent(key);
+            use(key);
         }
         if (now == e && e.member) {
             members.put(key, Boolean.TRUE);
@@ -1010,9 +1022,10 @@ final class DiskBlocks implements BlockStorage {
 
     @Override
     public VerifyResult verify(HashLists lists, LongConsumer progress, BooleanSupplier cancelled) {
-        List<Map.Entry<BlockKey, DiskEntry>> all = new ArrayList<>(held.entrySet()); // held first, as in contains
-        all.addAll(index.asMap().entrySet());
-        return DiskVerify.run(all, dir, lists, progress,
+        // Held first, as in contains; a block that moved to the index in between is listed once.
+        Map<BlockKey, DiskEntry> all = new java.util.LinkedHashMap<>(held);
+        index.asMap().forEach(all::putIfAbsent);
+        return DiskVerify.run(new ArrayList<>(all.entrySet()), dir, lists, progress,
                 () -> cancelled.getAsBoolean() || closed, (key, e) -> drop(key, e, "fails verification"), this::forget);
     }
 

@@ -1,6 +1,8 @@
 package io.warpdata.blobcache.cache;
 
 import io.warpdata.manifest.BlobId;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -32,6 +34,16 @@ final class DiskEntry {
      * every read without a lock; a lost update only counts a use more or less.
      */
     int readEnd = -1;
+    /** {@link #readEnd}, for the one compare-and-set ({@code DiskBlocks.admit}). */
+    static final VarHandle READ_END;
+
+    static {
+        try {
+            READ_END = MethodHandles.lookup().findVarHandle(DiskEntry.class, "readEnd", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     DiskEntry(BlockKey key, int headerLength, int length, int[] crcs, BlobId listId, AtomicBoolean prefetchCredit) {
         this.member = listId.equals(key.blob());
