@@ -50,11 +50,11 @@ import io.warpdata.manifest.BlockHashList;
  * <li>The first continuation opens the window at {@code INITIAL_WINDOW_BLOCKS} = 2 blocks (2 MiB):
  *     small enough that a short sequential run (a Parquet page, two members) wastes little, large
  *     enough to hide one GET's latency behind the reader. In a blob read in short runs (at least
- *     {@code SHORT_RUNS_MIN} = 8 windows, and half of those opened, left before their stream had
- *     read more than a block: records of up to 1 MiB read at random in several reads each), a
- *     stream opens its window only once it has read more than a block since its seek. Each time the stream reaches a new block
- *     the window doubles, up to {@code MAX_WINDOW_BYTES} = 64 MiB: about half a second of one S3
- *     stream, enough to keep {@code maxConcurrentFetches} GETs busy for a fast reader.</li>
+ *     {@code SHORT_RUNS_MIN} = 8 windows, and more than half of those opened, that nobody read:
+ *     records of up to 1 MiB read at random in several reads each), a stream opens its window
+ *     only once it has read more than 1 MiB since its seek. Each time the stream reaches a new
+ *     block the window doubles, up to {@code MAX_WINDOW_BYTES} = 64 MiB: about half a second of
+ *     one S3 stream, enough to keep {@code maxConcurrentFetches} GETs busy for a fast reader.</li>
  * <li>Read-ahead is topped up only when at most half a window is left ahead of the reader, so it
  *     goes out in runs of at least half a window (at the full window exactly 32 MiB); consecutive missing blocks of a run are fetched
  *     with ranged GETs sized to the connection ({@code ConnectionRate}): what one GET delivers in
@@ -139,16 +139,25 @@ final class ReadAhead {
      */
     static final int DENSE_MIN_SEEKS = 8;
     /**
-     * A blob whose streams opened windows that their readers never went past, at least this many
-     * and half of those opened, is read in short runs (records of up to a block read at random,
-     * each in several reads: a 1 MiB sample in 128 KiB reads): its streams then open their window
-     * only once they have read more than a block since their seek. Every such record continued its
-     * stream and opened a window of 2 blocks nobody read: shuffled 1 MiB records read in 128 KiB
-     * pieces fetched 1.9-2.7x what they read. Scans (files, tar members in order) grow their
-     * windows and never count; lookups (tensors) are not counted or held back, nor is a Parquet
-     * file whose column chunks are known (its windows end at the chunk's end: {@link #limit}).
+     * A blob whose streams opened windows that nobody read, at least this many and more than half
+     * of those opened, is read in short runs (records of up to 1 MiB read at random, each in
+     * several reads: a 1 MiB sample in 128 KiB reads): its streams then open their window only
+     * once they have read more than {@link #SHORT_RUN_BYTES} since their seek. Every such record
+     * continued its stream and opened a window of 2 blocks nobody read: shuffled 1 MiB records read
+     * in 128 KiB pieces fetched 1.9-2.7x what they read. A window counts as unread when its stream
+     * is replaced before it read more than {@link #SHORT_RUN_BYTES} and neither the read replacing
+     * it nor another stream began in what it read ahead (in-order batches of DataLoader workers,
+     * each a stream of its own, read one another's). Scans grow past it and never count; lookups
+     * (tensors) are not counted or held back, nor is a Parquet file whose column chunks are known
+     * (its windows end at the chunk's end: {@link #limit}). Both counts are halved once
+     * {@link #SHORT_RUNS_DECAY} windows were opened, so that a blob read otherwise later is
+     * judged by its recent reads.
      */
     static final int SHORT_RUNS_MIN = 8;
+    /** A run longer than this since its seek is not short: 1 MiB, whatever the block size. */
+    static final long SHORT_RUN_BYTES = 1L << 20;
+    /** Windows opened after which both short-run counts are halved. */
+    static final int SHORT_RUNS_DECAY = 64;
     /** ...and at least one for every this many of its blocks (an eighth of the blob touched at random). */
     static final int DENSE_BLOCKS_PER_SEEK = 8;
     /** Largest blob auto mode fetches whole when read densely at random: 1 GiB (tar shards are far smaller). */
@@ -271,7 +280,7 @@ final class ReadAhead {
         long runStart;
         /** Where the seek that started it read from (0 for a primed stream). */
         long began;
-        /** It has read more than a block since its seek (a primed stream has: it is a scan's). */
+        /** It has read more than {@link #SHORT_RUN_BYTES} since its seek (a primed stream: a scan's). */
         boolean grew;
         int window;
         int scheduledUntil;
@@ -296,7 +305,7 @@ final class ReadAhead {
         int failuresSeen;
         /** Made by {@link #prime} and not read yet: its first read is still the blob's {@link #FIRST}. */
         boolean primed;
-        /** Windows opened by reads (not lookups), and those whose stream was replaced before it grew ({@link #SHORT_RUNS_MIN}). */
+        /** Windows opened by reads (not lookups), and those nobody read ({@link #SHORT_RUNS_MIN}). */
         int windowsOpened;
         int shortWindows;
 
@@ -414,8 +423,8 @@ final class ReadAhead {
             }
             if (s == null) {
                 // A seek: start a new stream with no read-ahead, replacing the least recently used.
-                if (oldest.window > 0 && !oldest.grew) {
-                    a.shortWindows++; // opened, and left before it read more than a block
+                if (oldest.window > 0 && !oldest.grew && !readAheadTaken(a, oldest, offset, bs)) {
+                    a.shortWindows++; // opened, and nobody read what it read ahead
                 }
                 oldest.end = end;
                 oldest.runStart = offset;
@@ -469,20 +478,20 @@ final class ReadAhead {
                 return first ? Advice.FIRST_ONLY : Advice.NONE;
             }
             int maxWindow = (int) Math.max(1, MAX_WINDOW_BYTES / bs);
-            if (s.end - s.began > bs) {
+            if (s.end - s.began > SHORT_RUN_BYTES) {
                 s.grew = true;
             }
             if (s.window == 0) {
                 if (!s.grew && !lookup && !chunks.known() && a.shortWindows >= SHORT_RUNS_MIN
-                        && 2L * a.shortWindows >= a.windowsOpened) {
-                    s.scheduledUntil = Math.max(s.scheduledUntil, last + 1);
-                    return first ? Advice.FIRST_ONLY : Advice.NONE; // short runs: not past a block yet
+                        && 2L * a.shortWindows > a.windowsOpened) {
+                    return first ? Advice.FIRST_ONLY : Advice.NONE; // short runs, and not past one yet
                 }
                 s.window = Math.min(INITIAL_WINDOW_BLOCKS, maxWindow);
                 if (lookup) {
                     s.grew = true; // lookups are not counted
-                } else {
-                    a.windowsOpened++;
+                } else if (++a.windowsOpened >= SHORT_RUNS_DECAY) {
+                    a.windowsOpened /= 2;
+                    a.shortWindows /= 2;
                 }
             } else if (last > prevLast) {
                 s.window = Math.min(s.window * 2, maxWindow);
@@ -538,6 +547,24 @@ final class ReadAhead {
             return true;
         }
         return offset >= t.end - before && offset <= t.end + after;
+    }
+
+    /**
+     * Whether someone read in what stream {@code o} read ahead: the seek at {@code offset} that
+     * replaces it, or another stream that began there. Caller holds the blob's lock.
+     */
+    private static boolean readAheadTaken(Access a, Stream o, long offset, int bs) {
+        long from = o.end;
+        long to = (long) o.scheduledUntil * bs;
+        if (offset >= from && offset < to) {
+            return true;
+        }
+        for (Stream t : a.streams) {
+            if (t != o && t.end > 0 && t.began >= from && t.began < to) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Whether the blob's lookups are many a block they touched ({@link #LOOKUP_SPARSE_MIN}). */
