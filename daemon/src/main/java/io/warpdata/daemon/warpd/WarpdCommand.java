@@ -135,6 +135,12 @@ public final class WarpdCommand implements Callable<Integer> {
                     + " README's figures use), or drop a smaller -Xmx from WARP_JAVA_OPTS.");
             return 2;
         }
+        String unbounded = unboundedHeapWarning(
+                java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments(),
+                Runtime.getRuntime().maxMemory());
+        if (unbounded != null) {
+            System.err.println(unbounded);
+        }
         DaemonConfig config;
         WarpDaemon daemon;
         // Installed before mounting, so that a stop request at any moment after the mount unmounts.
@@ -243,6 +249,29 @@ public final class WarpdCommand implements Callable<Integer> {
      * read it.
      */
     static final long MIN_HEAP_BYTES = 160L << 20;
+
+    /**
+     * What warpd says when its JVM was started with no heap bound ({@code java -jar warp.jar
+     * warpd} as typed, not {@code scripts/warpd} or the service, which give it 384 MiB) and the
+     * JVM's own default, a quarter of RAM, is over 1 GiB: its resident memory then grows with the
+     * heap, to 1.2 GB in audit 51 against 445-520 MiB with the launcher's bound. Null when bounded
+     * (-Xmx, -XX:MaxHeapSize, a RAM percentage or size, also from JAVA_TOOL_OPTIONS) or small.
+     */
+    static String unboundedHeapWarning(java.util.List<String> jvmArgs, long maxMemory) {
+        for (String a : jvmArgs) {
+            if (a.startsWith("-Xmx") || a.startsWith("-XX:MaxHeapSize=") || a.startsWith("-XX:MaxRAMPercentage=")
+                    || a.startsWith("-XX:MaxRAM=")) {
+                return null;
+            }
+        }
+        if (maxMemory <= (1L << 30)) {
+            return null;
+        }
+        return "warpd: started without a heap bound, so the JVM's default applies (" + (maxMemory >> 20)
+                + " MiB, a quarter of this machine's memory) and warpd's resident memory can grow past 1 GB;"
+                + " scripts/warpd and the service start it with -Xmx384m (WARP_HEAP). Add -Xmx384m to the java"
+                + " command line to bound it.";
+    }
 
     /** The JVM's heap limit as warpd's: G1 reports a few MiB under -Xmx, hence the slack. */
     static boolean heapTooSmall(long maxMemory) {

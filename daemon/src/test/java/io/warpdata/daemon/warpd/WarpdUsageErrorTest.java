@@ -71,4 +71,14 @@ class WarpdUsageErrorTest {
         assertThat(WarpdCommand.heapTooSmall(155L << 20)).as("-Xmx160m as G1 reports it").isFalse();
         assertThat(WarpdCommand.heapTooSmall(384L << 20)).isFalse();
     }
+
+    @Test
+    void aHeapLeftUnboundedIsSaidOnce() {
+        // audit 51: java -jar warp.jar warpd, as typed, peaked at 1.2 GB resident.
+        String said = WarpdCommand.unboundedHeapWarning(java.util.List.of("--enable-native-access=ALL-UNNAMED"), 6L << 30);
+        assertThat(said).startsWith("warpd: started without a heap bound").contains("6144 MiB").contains("-Xmx384m");
+        assertThat(WarpdCommand.unboundedHeapWarning(java.util.List.of("-Xmx384m"), 384L << 20)).isNull();
+        assertThat(WarpdCommand.unboundedHeapWarning(java.util.List.of("-XX:MaxRAMPercentage=10"), 2L << 30)).isNull();
+        assertThat(WarpdCommand.unboundedHeapWarning(java.util.List.of(), 1L << 30)).as("small anyway").isNull();
+    }
 }
