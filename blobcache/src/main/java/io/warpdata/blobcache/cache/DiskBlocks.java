@@ -135,7 +135,7 @@ final class DiskBlocks implements BlockStorage {
      * under {@link #sizeLock}.
      */
     private volatile long reserved;
-    /** Held while the index's bound is set ({@link #reserveFor}, {@link #evictTo}). */
+    /** Held while the index's bound is set ({@link #raiseReserve}, {@link #resetReserve}, {@link #evictTo}). */
     private final java.util.concurrent.locks.ReentrantLock sizeLock = new java.util.concurrent.locks.ReentrantLock();
     /** A pinned entry and its key, as queued. */
     private record Pinned(BlockKey key, DiskEntry entry) {
@@ -498,39 +498,46 @@ final class DiskBlocks implements BlockStorage {
     /** Forgets a block whose file is gone (deleted by something else): a miss from now on, no damage. */
     private void forget(BlockKey key, DiskEntry e) {
         index.asMap().compute(key, (k, v) -> {
-            boolean wasHeld = v == null && held.remove(k, e);
-            if (!wasHeld && (v != e || v.evicted)) {
-                return v;
+            if (stillThere(k, v, e)) {
+                letGo(k, e);
+                return null;
             }
-            e.evicted = true;
-            channels.invalidate(k);
-            if (e.member) {
-                members.invalidate(k);
-            }
-            unpinned(e); // if it was held: its bytes are no longer
-            return null;
+            return v;
         });
     }
 
     /** Removes a damaged block (if still the indexed one): it becomes a miss and is refetched. */
     private void drop(BlockKey key, DiskEntry e, String why) {
         index.asMap().compute(key, (k, v) -> {
-            boolean wasHeld = v == null && held.remove(k, e);
-            if (!wasHeld && (v != e || v.evicted)) {
+            if (!stillThere(k, v, e)) {
                 return v;
             }
             // Logged only when the block really was bad, not when eviction won a race.
             LOG.warn("Cached {} {}; deleting it, it will be fetched again", key, why);
             metrics.cacheCorruptBlocks.increment();
-            e.evicted = true;
+            letGo(k, e);
             deleteFile(dir.path(k));
-            channels.invalidate(k);
-            if (e.member) {
-                members.invalidate(k);
-            }
-            unpinned(e);
             return null;
         });
+    }
+
+    /**
+     * Inside the index's compute for {@code k} (indexed there as {@code v}, or null): whether
+     * {@code e} is still the block's entry, indexed and not evicted, or held (then taken out of
+     * {@link #held}).
+     */
+    private boolean stillThere(BlockKey k, DiskEntry v, DiskEntry e) {
+        return v == null ? held.remove(k, e) : v == e && !v.evicted;
+    }
+
+    /** Marks {@code e} gone: a miss from now on, its channel closed, its member entry and held bytes let go. */
+    private void letGo(BlockKey k, DiskEntry e) {
+        e.evicted = true;
+        channels.invalidate(k);
+        if (e.member) {
+            members.invalidate(k);
+        }
+        unpinned(e); // if it was held: its bytes are no longer
     }
 
     /** Evicts the members {@link #members} let go of (their byte weight leaves the index too). */
@@ -742,7 +749,7 @@ final class DiskBlocks implements BlockStorage {
                     if (held + bytes > reserved) {
                         sizeLock.lock(); // the put's thread, not a reader's: it may wait for a gc
                         try {
-                            reserveFor(false);
+                            raiseReserve();
                         } finally {
                             sizeLock.unlock();
                         }
@@ -760,33 +767,32 @@ final class DiskBlocks implements BlockStorage {
     }
 
     /**
-     * Sets the index's bound to the limit less the pinned bytes rounded up to a step, if they
-     * passed the reserve, or ({@code force}: gc) whatever they are; caller holds
-     * {@link #sizeLock}. Raised, the bound is set before the reserve says so; lowered, the
-     * reserve says so first and the pinned bytes are looked at again: a pin that read the reserve
-     * before it came down took the lock, one after it is counted (the review: either way a block
-     * could be placed held with the bound not lowered for it).
+     * Raises the reserve to the pinned bytes rounded up to a step if they passed it, the index's
+     * bound first; caller holds {@link #sizeLock}. It is lowered only by {@link #resetReserve}.
      */
-    private void reserveFor(boolean force) {
-        var eviction = index.policy().eviction().orElseThrow();
+    private void raiseReserve() {
         long want = roundUp(pinnedBytes.get());
-        long now = reserved;
-        if (want > now) {
-            eviction.setMaximum(limit - want);
+        if (want > reserved) {
+            index.policy().eviction().orElseThrow().setMaximum(limit - want);
             reserved = want;
-            return;
         }
-        if (!force) {
-            return; // lowered only when forced (gc, a disk short of room): see PIN_STEPS
+    }
+
+    /**
+     * Sets the reserve to the pinned bytes rounded up to a step, whatever it was (gc, a disk short
+     * of room); caller holds {@link #sizeLock}. Lowered, the reserve says so first and the pinned
+     * bytes are looked at again: a pin that read the reserve before it came down took the lock,
+     * one after it is counted (the review: either way a block could be placed held with the bound
+     * not lowered for it).
+     */
+    private void resetReserve() {
+        long want = roundUp(pinnedBytes.get());
+        if (want <= reserved) {
+            reserved = want;
+            want = Math.max(want, roundUp(pinnedBytes.get()));
         }
+        index.policy().eviction().orElseThrow().setMaximum(limit - want);
         reserved = want;
-        long again = roundUp(pinnedBytes.get());
-        if (again > want) {
-            eviction.setMaximum(limit - again);
-            reserved = again;
-            return;
-        }
-        eviction.setMaximum(limit - want);
     }
 
     private long roundUp(long bytes) {
@@ -795,7 +801,7 @@ final class DiskBlocks implements BlockStorage {
 
     /**
      * Lets a pinned entry compete for its place ({@link #admit}): the reserve still holds its
-     * bytes, so the limit holds; the reserve is given back in steps.
+     * bytes, so the limit holds.
      */
     private void unpin(BlockKey key, DiskEntry e, boolean unread) {
         if (unpinned(e)) {
@@ -994,14 +1000,12 @@ final class DiskBlocks implements BlockStorage {
             if (pinnedBytes.get() > target) {
                 // Not enough without the pinned: the oldest compete too, until the rest fit.
                 for (Pinned p; pinnedBytes.get() > target && (p = pollPinned()) != null; ) {
-                    if (unpinned(p.entry())) {
-                        admit(p.key(), p.entry(), true);
-                    }
+                    unpin(p.key(), p.entry(), true);
                 }
                 eviction.setMaximum(Math.max(0, target - pinnedBytes.get()));
                 index.cleanUp();
             }
-            reserveFor(true);
+            resetReserve();
             return before - sizeBytes();
         } finally {
             sizeLock.unlock();

@@ -423,11 +423,7 @@ class DiskBlocksTest {
             // adds nothing; a read from the start later is a use.
             disk.put(new BlockKey(blob, BS, 1), blob, data, BS, BS, null);
             long before = disk.uses();
-            java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(BS);
-            for (int p = 1; p < 8; p++) {
-                assertThat(disk.get(new BlockKey(blob, BS, 1), p * BS / 8, out.clear(), 0, BS / 8)).isTrue();
-            }
-            assertThat(disk.uses() - before).isZero();
+            assertThat(readPieces(disk, blob, 1, 1, 8)).isZero();
             assertThat(readInPieces(disk, blob, 1)).isEqualTo(1);
 
             // Let go unread past the bound (17 held for 16): the one let go counts its read to come
@@ -441,16 +437,12 @@ class DiskBlocksTest {
 
             // Let go after its first piece was read: its read goes on, counting nothing.
             BlockKey third = new BlockKey(blob, BS, 3);
-            assertThat(disk.get(third, 0, out.clear(), 0, BS / 8)).isTrue();
+            readPieces(disk, blob, 3, 0, 1);
             for (int i = 19; i < 21; i++) {
                 readAhead(disk, blob, data, i);
             }
             assertThat(disk.pinned(third)).as("let go mid-read").isFalse();
-            long mid = disk.uses();
-            for (int p = 1; p < 8; p++) {
-                assertThat(disk.get(third, p * BS / 8, out.clear(), 0, BS / 8)).isTrue();
-            }
-            assertThat(disk.uses()).isEqualTo(mid);
+            assertThat(readPieces(disk, blob, 3, 1, 8)).isZero();
         } finally {
             disk.close();
         }
@@ -458,9 +450,14 @@ class DiskBlocksTest {
 
     /** Reads block {@code i} of {@code blob} in 8 pieces from its start; returns the uses that counted. */
     private static long readInPieces(DiskBlocks disk, BlobId blob, int i) {
+        return readPieces(disk, blob, i, 0, 8);
+    }
+
+    /** Reads pieces {@code from} to {@code to - 1} of 8 of block {@code i} of {@code blob}; returns the uses that counted. */
+    private static long readPieces(DiskBlocks disk, BlobId blob, int i, int from, int to) {
         long before = disk.uses();
         java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(BS);
-        for (int p = 0; p < 8; p++) {
+        for (int p = from; p < to; p++) {
             assertThat(disk.get(new BlockKey(blob, BS, i), p * BS / 8, out.clear(), 0, BS / 8)).isTrue();
         }
         return disk.uses() - before;

@@ -339,28 +339,29 @@ class ReadAheadTest {
     void workersReadingInOrderInSmallBatchesKeepTheirReadAhead() {
         BlockHashList list = TestBlobs.sizesOnly(400, MIB);
         BlobRef blob = TestBlobs.ref(list, 19);
-        int workers = 6;
-        int batch = 640 * 1024;
-        for (int round = 0; round < 50; round++) {
-            for (int p = 0; p < batch; p += 128 * 1024) {
-                for (int w = 0; w < workers; w++) {
-                    long start = ((long) round * workers + w) * batch;
-                    onRead(blob, list, start + p, 128 * 1024);
-                }
-            }
-        }
+        readBatchesInOrder(blob, list, 0, 50);
         int early = scheduled.size();
-        for (int round = 50; round < 100; round++) {
-            for (int p = 0; p < batch; p += 128 * 1024) {
-                for (int w = 0; w < workers; w++) {
-                    long start = ((long) round * workers + w) * batch;
-                    onRead(blob, list, start + p, 128 * 1024);
-                }
-            }
-        }
+        readBatchesInOrder(blob, list, 50, 100);
         assertThat(scheduled.size()).as("read-ahead still asked for in rounds 50-99").isGreaterThan(early);
         // 198 as before the rule; 8 when such windows counted as short runs.
         assertThat(scheduledBlocks()).as("blocks of the 375 read ahead").isGreaterThanOrEqualTo(150);
+    }
+
+    /**
+     * Rounds {@code from} to {@code to} of six workers each reading a 640 KB batch, the batches
+     * one after another in the blob, their 128 KiB reads interleaved.
+     */
+    private void readBatchesInOrder(BlobRef blob, BlockHashList list, int from, int to) {
+        int workers = 6;
+        int batch = 640 * 1024;
+        for (int round = from; round < to; round++) {
+            for (int p = 0; p < batch; p += 128 * 1024) {
+                for (int w = 0; w < workers; w++) {
+                    long start = ((long) round * workers + w) * batch;
+                    onRead(blob, list, start + p, 128 * 1024);
+                }
+            }
+        }
     }
 
     @Test
