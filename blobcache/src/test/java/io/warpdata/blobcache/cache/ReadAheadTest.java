@@ -171,6 +171,39 @@ class ReadAheadTest {
         assertThat(denseSmall).as("a 256 MiB cache does not fetch a 96 MiB shard whole").isZero();
     }
 
+    /**
+     * A window is never more than the cache may hold of blocks read ahead and not yet read (a
+     * quarter of it): in a 100 MiB cache a scan's window stops at 25 blocks, and its read-ahead
+     * never runs more than that past the reader; in a cache of 256 MiB or more it reaches the
+     * full 64 (audit 52, F2: a 64 MiB window in a 150 MB cache had its oldest blocks evicted unread).
+     */
+    @Test
+    void aWindowIsAtMostAQuarterOfTheCache() {
+        BlockHashList list = TestBlobs.sizesOnly(400, MIB);
+        BlobRef blob = TestBlobs.ref(list, 23);
+        assertThat(largestLead(new ReadAhead(new Suspects(), new ParquetLayouts(null), 100L * MIB), blob, list))
+                .as("100 MiB cache").isEqualTo(new int[] {25, 25});
+        assertThat(largestLead(new ReadAhead(new Suspects(), new ParquetLayouts(null), 256L * MIB), blob, list))
+                .as("256 MiB cache").isEqualTo(new int[] {64, 64});
+        assertThat(largestLead(new ReadAhead(new Suspects(), new ParquetLayouts(null), 100L << 30), blob, list))
+                .as("100 GiB cache").isEqualTo(new int[] {64, 64});
+    }
+
+    /** A scan of {@code blob} in 128 KiB reads, all read-ahead granted: its largest window and how far past the read it reached. */
+    private static int[] largestLead(ReadAhead ra, BlobRef blob, BlockHashList list) {
+        int window = 0;
+        int lead = 0;
+        for (long off = 0; off < 300L * MIB; off += 128 * 1024) {
+            ReadAhead.Advice a = ra.onRead(blob, list, off, 128 * 1024, false, Integer.MAX_VALUE);
+            window = Math.max(window, a.window());
+            if (a.fetchAhead()) {
+                ra.scheduled(blob.id(), a.to(), a.to());
+                lead = Math.max(lead, a.to() - (int) (off / MIB) - 1);
+            }
+        }
+        return new int[] {window, lead};
+    }
+
     @Test
     void firstReadOfABlobSchedulesNothingAndIsReportedAsFirstTouch() {
         BlockHashList list = TestBlobs.sizesOnly(100, MIB);
