@@ -20,6 +20,7 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.security.MessageDigest;
@@ -96,8 +97,18 @@ public final class ArtifactPacker {
         } catch (IOException e) {
             throw unreadable(artifact, root, e);
         }
-        List<SourceFile> out = new ArrayList<>();
-        walk(artifact, realRoot, realRoot, "", out);
+        long since = FileStamp.wallNanos();
+        List<SourceFile> walked = new ArrayList<>();
+        walk(artifact, realRoot, realRoot, "", walked);
+        // Files changed within a clock tick of their listing are stamped again once it has passed
+        // (FileStamp.settle): a write in that tick would keep their time, and go unseen at the copy.
+        List<SourceFile> out = new ArrayList<>(FileStamp.settle(walked, since, SourceFile::stamp, f -> {
+            try {
+                return f.restamped(FileStamp.of(Files.readAttributes(f.file(), BasicFileAttributes.class)));
+            } catch (IOException e) {
+                throw unreadable(artifact, f.file(), e);
+            }
+        }));
         out.sort((a, b) -> ComponentOrder.INSTANCE.compare(a.member(), b.member()));
         return out;
     }
@@ -366,7 +377,7 @@ public final class ArtifactPacker {
             FileStamp during = null;
             if (f.size() >= STAMPED_COPY_BYTES && f.stamp().changed() < 0) {
                 try {
-                    during = FileStamp.of(f.file());
+                    during = FileStamp.settled(f.file());
                 } catch (IOException gone) {
                     throw unreadableSince(f, gone);
                 }

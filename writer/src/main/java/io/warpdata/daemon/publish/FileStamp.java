@@ -3,6 +3,7 @@ package io.warpdata.daemon.publish;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -35,13 +36,123 @@ record FileStamp(long identity, long size, long modified, long changed) {
     }
 
     /**
-     * {@link #of(Path)}, a file that cannot be read said as the input's fault.
+     * A file system's clock tick: the kernel stamps files from a coarse clock (1-10 ms; 4 ms at
+     * HZ=250), so two writes within one tick leave the same modification time. Twice the
+     * coarsest, for margin.
+     */
+    static final long TICK_NANOS = 20_000_000L;
+    /** The tick of a file system that keeps whole seconds (FAT keeps two). */
+    static final long COARSE_TICK_NANOS = 2_000_000_000L;
+    /** Stamps taken again at most this many times while the file keeps being written. */
+    private static final int SETTLE_TRIES = 3;
+
+    /** Its last change, of bytes or inode. */
+    long latest() {
+        return Math.max(modified, changed);
+    }
+
+    /** The clock tick its file system stamped it with: {@link #COARSE_TICK_NANOS} if its times are whole seconds. */
+    long tickNanos() {
+        long second = 1_000_000_000L;
+        return modified % second == 0 && (changed < 0 || changed % second == 0) ? COARSE_TICK_NANOS : TICK_NANOS;
+    }
+
+    /**
+     * Whether this stamp, taken between wall-clock times {@code fromNanos} and {@code toNanos},
+     * could stay as it is through a write after it: its last change lies within a tick of then, so
+     * a write in the same tick gets the same time. A change further in the future (another
+     * machine's clock, {@code touch -d}) cannot: a write now gets an earlier time than it.
+     */
+    boolean racy(long fromNanos, long toNanos) {
+        long latest = latest();
+        long tick = tickNanos();
+        return latest > fromNanos - tick && latest <= toNanos + tick;
+    }
+
+    static long wallNanos() {
+        java.time.Instant now = java.time.Instant.now();
+        return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+    }
+
+    /**
+     * A first stamp of a file publish reads more than once: {@link #of(Path)}, taken once its
+     * file system's clock has moved a tick past the file's last change. A file changed just
+     * before it was stamped (a writer still at work) and again within the same tick, at the same
+     * size, would otherwise look untouched to {@link #requireSame} (racy git's problem; git reads
+     * such files again, publish waits: a tick or two, and only for files changed in the last one).
+     */
+    static FileStamp settled(Path file) throws IOException {
+        long since = wallNanos();
+        FileStamp first = of(file);
+        try {
+            return settle(List.of(first), since, s -> s, s -> {
+                try {
+                    return of(file);
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }).get(0);
+        } catch (java.io.UncheckedIOException e) {
+            throw e.getCause();
+        }
+    }
+
+    /**
+     * {@code items}, stamped (by {@code stampOf}) from wall-clock time {@code sinceNanos} on, with
+     * the racy ones ({@link #racy}) stamped again ({@code restamp}) once the clock has moved a tick
+     * past the latest of them: one wait for a whole folder's listing, and only when something in
+     * it changed just before or during the listing. Up to {@link #SETTLE_TRIES} times while they
+     * keep changing; what still changes after that is caught by the checks, unless it changes
+     * within its own tick.
+     */
+    static <T> List<T> settle(List<T> items, long sinceNanos, java.util.function.Function<T, FileStamp> stampOf,
+                              java.util.function.UnaryOperator<T> restamp) {
+        List<T> out = items;
+        long since = sinceNanos;
+        for (int i = 0; i < SETTLE_TRIES; i++) {
+            long now = wallNanos();
+            long until = Long.MIN_VALUE;
+            java.util.BitSet racy = new java.util.BitSet();
+            for (int k = 0; k < out.size(); k++) {
+                FileStamp s = stampOf.apply(out.get(k));
+                if (s.racy(since, now)) {
+                    racy.set(k);
+                    until = Math.max(until, s.latest() + s.tickNanos());
+                }
+            }
+            if (racy.isEmpty()) {
+                break;
+            }
+            if (until > now) {
+                sleep(until - now);
+            }
+            since = wallNanos();
+            out = new java.util.ArrayList<>(out);
+            for (int k = racy.nextSetBit(0); k >= 0; k = racy.nextSetBit(k + 1)) {
+                out.set(k, restamp.apply(out.get(k)));
+            }
+        }
+        return out;
+    }
+
+    private static void sleep(long nanos) {
+        try {
+            java.util.concurrent.TimeUnit.NANOSECONDS.sleep(nanos);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InvalidInputException("interrupted while waiting for an input file's clock tick to pass",
+                    "Publish again.", e);
+        }
+    }
+
+    /**
+     * {@link #settled(Path)}, a file that cannot be read said as the input's fault.
      *
      * @throws InvalidInputException if it cannot be read
      */
     static FileStamp read(Path file) {
         try {
-            return of(file);
+            return settled(file);
         } catch (IOException e) {
             throw new InvalidInputException("Cannot read " + file + ": " + e.getMessage(),
                     "Check that the file exists and is readable by you, then publish again.", e);
