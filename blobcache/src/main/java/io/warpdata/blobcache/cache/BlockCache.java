@@ -185,7 +185,8 @@ public final class BlockCache implements BlobReader {
         this.members = new MemberReads(config, metrics, storage, fetcher, lists, suspects, executor);
         this.prefetcher = new HashListPrefetcher(lists, fetcher);
         this.reads = new ReadExecutor(config, metrics, lists, storage, scheduler,
-                config.mode().fetches() ? new ReadAhead(suspects, new ParquetLayouts(storage), storage.limitBytes()) : null,
+                config.mode().fetches() ? new ReadAhead(suspects, new ParquetLayouts(storage), storage.limitBytes(),
+                        storage.heldRoomBytes()) : null,
                 orders, members,
                 new WholeBlobReads(fetcher, lists, storage, metrics, executor, () -> closed), suspects,
                 blob -> prefetcher.prefetch(List.of(blob)));

@@ -17,6 +17,15 @@ interface BlockStorage extends Tier, AutoCloseable {
     /** The configured size limit. */
     long limitBytes();
 
+    /**
+     * What it holds out of eviction for blocks read ahead and not yet read (on disk: headers
+     * included); a read-ahead window larger than that has its oldest blocks, the next to be read,
+     * evicted unread ({@link ReadAhead#maxWindowBlocks}). Unbounded where nothing is held (memory).
+     */
+    default long heldRoomBytes() {
+        return Long.MAX_VALUE;
+    }
+
     /** Free-space floor on the cache filesystem (0 in memory). */
     long freeFloorBytes();
 

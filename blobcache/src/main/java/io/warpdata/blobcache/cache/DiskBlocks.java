@@ -971,6 +971,12 @@ final class DiskBlocks implements BlockStorage {
         return limit;
     }
 
+    /** The pin bound: a quarter of the cache, 256 MiB at most ({@link #PIN_FRACTION}). */
+    @Override
+    public long heldRoomBytes() {
+        return pinBudget;
+    }
+
     @Override
     public long freeFloorBytes() {
         return floor.bytes();

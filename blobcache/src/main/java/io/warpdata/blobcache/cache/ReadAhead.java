@@ -55,7 +55,7 @@ import io.warpdata.manifest.BlockHashList;
  *     only once it has read more than 1 MiB since its seek. Each time the stream reaches a new
  *     block the window doubles, up to {@code MAX_WINDOW_BYTES} = 64 MiB: about half a second of
  *     one S3 stream, enough to keep {@code maxConcurrentFetches} GETs busy for a fast reader (in a
- *     cache under 256 MiB, a quarter of the cache: {@link #maxWindowBytes(long)}).</li>
+ *     disk cache under 256 MiB, a quarter of the cache: {@link #maxWindowBlocks}).</li>
  * <li>Read-ahead is topped up only when at most half a window is left ahead of the reader, so it
  *     goes out in runs of at least half a window (at the full window exactly 32 MiB); consecutive missing blocks of a run are fetched
  *     with ranged GETs sized to the connection ({@code ConnectionRate}): what one GET delivers in
@@ -330,13 +330,13 @@ final class ReadAhead {
      * them again. With a 20 MB cache and 11 MB shards walked class folder by class folder, whole
      * shards were evicted before their members were read and fetched again for the next folder:
      * 1.7 GB fetched for 55 MB of shards, 159 MB with this bound. Read-ahead windows are bounded
-     * by the cache too ({@link #maxWindowBytes(long)}).
+     * by the cache too ({@link #maxWindowBlocks}).
      */
     static final int DENSE_CACHE_FRACTION = 8;
 
     private final long denseMaxBlobBytes;
-    /** {@link #maxWindowBytes(long)} of this cache. */
-    private final long maxWindowBytes;
+    /** What the cache holds out of eviction for blocks read ahead: bounds windows ({@link #maxWindowBlocks}). */
+    private final long heldRoom;
     /**
      * Whether scans are followed across readers and shards (reads inside a scan's read-ahead
      * continue it; {@link #prime}): only in a cache of at least {@link #FOLLOW_SCANS_MIN_CACHE_BYTES}.
@@ -351,27 +351,41 @@ final class ReadAhead {
      */
     static final long FOLLOW_SCANS_MIN_CACHE_BYTES = 8 * MAX_WINDOW_BYTES;
 
-    /** @param cacheBytes what the cache may hold: bounds whole-blob fetches */
-    ReadAhead(Suspects suspects, ParquetLayouts layouts, long cacheBytes) {
+    /**
+     * @param cacheBytes what the cache may hold: bounds whole-blob fetches
+     * @param heldRoom   what the cache holds out of eviction for blocks read ahead and not yet read
+     *                   ({@link BlockStorage#heldRoomBytes}): bounds windows
+     */
+    ReadAhead(Suspects suspects, ParquetLayouts layouts, long cacheBytes, long heldRoom) {
         this.suspects = suspects;
         this.layouts = layouts;
         this.denseMaxBlobBytes = Math.min(DENSE_MAX_BLOB_BYTES, cacheBytes / DENSE_CACHE_FRACTION);
         this.followScans = cacheBytes >= FOLLOW_SCANS_MIN_CACHE_BYTES;
-        this.maxWindowBytes = maxWindowBytes(cacheBytes);
+        this.heldRoom = heldRoom;
+    }
+
+    /** In a cache of {@code cacheBytes} that holds nothing out of eviction: for tests. */
+    ReadAhead(Suspects suspects, ParquetLayouts layouts, long cacheBytes) {
+        this(suspects, layouts, cacheBytes, Long.MAX_VALUE);
     }
 
     /**
-     * The largest window in a cache of {@code cacheBytes}: {@link #MAX_WINDOW_BYTES}, or what the
-     * cache may hold of read-ahead no reader has taken yet where that is less (a quarter of it,
-     * {@link DiskBlocks#PIN_FRACTION}: caches under 256 MiB). A larger window is more than may be
-     * held, and its oldest blocks, the next to be read, were evicted unread (audit 52, F2): one
-     * {@code cat} of 629 MB through a 100 MB cache fetched 1.83-2.27x what it read, 1.04-1.08x
-     * with the window at a quarter of the cache; through 150 MB 1.02-1.58x, 0.99-1.03x with it.
-     * (Bounded by the cache before read-ahead was held out of eviction, windows cost more: 248-295
-     * MB fetched for 200 MB read through a 50 MB cache, against 212-222 MB unbounded.)
+     * The largest window, in blocks of {@code bs}: {@link #MAX_WINDOW_BYTES}, or what the cache
+     * holds of blocks read ahead and not yet read, less the block being read, at a block's weight
+     * on disk (its data and {@link BlockFile}'s header), where that is less (on disk a quarter of
+     * the cache, {@link DiskBlocks#PIN_FRACTION}: caches under 256 MiB). A larger window is more
+     * than may be held, and its oldest blocks, the next to be read, were evicted unread (audit 52,
+     * F2): one {@code cat} of 629 MB at a time through a 100 MB cache fetched 1.33-2.27x what it
+     * read, 0.99-1.07x with this bound; through 150 MB 0.90-1.58x, 0.98-1.04x; three at once
+     * through 100 MB 1.88-2.74x, 1.05-1.12x (docs/cache.md, "Eviction"). The room is one for all
+     * readers, so several at once still hold a little more than it. (Bounded by the cache before
+     * read-ahead was held out of eviction, windows cost more: 248-295 MB fetched for 200 MB read
+     * through a 50 MB cache, against 212-222 MB unbounded.)
      */
-    static long maxWindowBytes(long cacheBytes) {
-        return Math.min(MAX_WINDOW_BYTES, cacheBytes / DiskBlocks.PIN_FRACTION);
+    int maxWindowBlocks(int bs) {
+        long byRoom = heldRoom == Long.MAX_VALUE ? Long.MAX_VALUE
+                : heldRoom / ((long) bs + BlockFile.headerLength(bs)) - 1;
+        return (int) Math.max(1, Math.min(MAX_WINDOW_BYTES / bs, byRoom));
     }
 
     /** Without Parquet layouts (they are never learned), in a large cache: for tests of everything else. */
@@ -494,7 +508,7 @@ final class ReadAhead {
                 s.scheduledUntil = last + 1;
                 return first ? Advice.FIRST_ONLY : Advice.NONE;
             }
-            int maxWindow = (int) Math.max(1, maxWindowBytes / bs);
+            int maxWindow = maxWindowBlocks(bs);
             if (s.end - s.began > SHORT_RUN_BYTES) {
                 s.grew = true;
             }
@@ -649,7 +663,7 @@ final class ReadAhead {
      */
     int prime(BlobRef blob, BlockHashList list, int window) {
         int bs = list.blockSize();
-        int maxWindow = (int) Math.max(1, maxWindowBytes / bs);
+        int maxWindow = maxWindowBlocks(bs);
         int w = Math.max(1, Math.min(window, maxWindow));
         int blocks = Math.min(list.blockCount(), w);
         if (!followScans) {

@@ -100,6 +100,11 @@ final class Tiers implements BlockStorage {
     }
 
     @Override
+    public long heldRoomBytes() {
+        return disk.heldRoomBytes();
+    }
+
+    @Override
     public long freeFloorBytes() {
         return disk.freeFloorBytes();
     }

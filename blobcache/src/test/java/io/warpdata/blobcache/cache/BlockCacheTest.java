@@ -555,6 +555,28 @@ class BlockCacheTest {
         assertThat(c.metrics().bytesFetched.sum()).isGreaterThan(3 * 16L * BS);
     }
 
+    /**
+     * One reader going through 3x a small cache in order: read-ahead never runs further ahead
+     * than the cache holds blocks read ahead for it (a quarter of it), so none of them is evicted
+     * unread and each block is fetched once (audit 52, F2: a 64 MiB window in a 150 MB cache,
+     * up to 1.6x fetched). Fetches run on the reading thread, as in the test above.
+     */
+    @Test
+    void aScanThroughACacheSmallerThanItsWindowFetchesEachBlockOnce() {
+        long blockOnDisk = BlockFile.headerLength(BS) + BS;
+        BlockCache c = open(config().withMaxBytes(64 * blockOnDisk).withMaxConcurrentFetches(4), null, Runnable::run);
+        byte[] blob = TestBlobs.bytes(192 * BS, 66);
+        BlobRef ref = TestBlobs.put(memory, blob, BS);
+        for (long off = 0; off < blob.length; off += 16 * 1024) {
+            assertThat(read(c, ref, off, 16 * 1024)).isEqualTo(range(blob, off, 16 * 1024));
+        }
+        assertThat(c.metrics().prefetchedBlocks.sum()).as("read ahead").isGreaterThan(150);
+        assertThat(c.metrics().evictions.sum()).as("the cache was passed").isGreaterThanOrEqualTo(192 - 64);
+        assertThat(c.metrics().prefetchWastedBytes.sum()).as("read ahead and evicted unread").isZero();
+        assertThat(c.metrics().bytesFetched.sum()).as("each block once (and the blob's block hash list)")
+                .isBetween((long) blob.length, (long) blob.length + BS);
+    }
+
     @Test
     void concurrentReadsUnderEvictionAlwaysReturnRightBytes() throws Exception {
         long blockOnDisk = BlockFile.headerLength(BS) + BS;

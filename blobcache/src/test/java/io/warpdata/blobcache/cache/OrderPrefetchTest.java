@@ -189,10 +189,10 @@ class OrderPrefetchTest {
 
     @Test
     void fetchesNoFurtherAheadOfTheReaderThanTheHorizon() {
-        // A 64 MiB cache: plans reach 32 MiB (half the cache) past the reader.
+        // A 64 MiB cache: plans reach 16 MiB (what it holds of blocks read ahead, a quarter) past the reader.
         BlockCache c = open(64L * MIB, 8);
         long ahead = c.planAheadBytes();
-        assertThat(ahead).isEqualTo(32L * MIB);
+        assertThat(ahead).isEqualTo(16L * MIB);
         BlobRef blob = blob(48, 3);
         List<Integer> order = new ArrayList<>();
         for (int b = 0; b < 48; b++) {
@@ -370,5 +370,21 @@ class OrderPrefetchTest {
         assertThatThrownBy(() -> c.orderPlan("x")).isInstanceOf(StoreException.class)
                 .hasMessageContaining("--mode local")
                 .satisfies(e -> assertThat(((StoreException) e).nextStep()).contains("warpctl warm"));
+    }
+
+    /**
+     * How far past the reader a plan fetches: 256 MiB, or an eighth of a larger cache, up to
+     * 4 GiB; in a cache under 2 GiB no more than it holds of blocks read ahead (a quarter of it),
+     * past which the blocks fetched first were evicted unread.
+     */
+    @Test
+    void aPlanFetchesNoFurtherAheadThanTheCacheHoldsBlocksReadAhead() {
+        CacheConfig c = CacheConfig.defaults(Path.of("/nonexistent"));
+        long mib = 1L << 20;
+        assertThat(OrderPrefetcher.aheadBytes(c.withMaxBytes(100 * mib))).isEqualTo(25 * mib);
+        assertThat(OrderPrefetcher.aheadBytes(c.withMaxBytes(512 * mib))).isEqualTo(128 * mib);
+        assertThat(OrderPrefetcher.aheadBytes(c.withMaxBytes(1024 * mib))).isEqualTo(256 * mib);
+        assertThat(OrderPrefetcher.aheadBytes(c.withMaxBytes(8192 * mib))).isEqualTo(1024 * mib);
+        assertThat(OrderPrefetcher.aheadBytes(c.withMaxBytes(100L << 30))).isEqualTo(4096 * mib);
     }
 }

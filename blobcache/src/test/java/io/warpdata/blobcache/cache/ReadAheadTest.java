@@ -172,21 +172,26 @@ class ReadAheadTest {
     }
 
     /**
-     * A window is never more than the cache may hold of blocks read ahead and not yet read (a
-     * quarter of it): in a 100 MiB cache a scan's window stops at 25 blocks, and its read-ahead
-     * never runs more than that past the reader; in a cache of 256 MiB or more it reaches the
-     * full 64 (audit 52, F2: a 64 MiB window in a 150 MB cache had its oldest blocks evicted unread).
+     * A window is never more than the cache holds of blocks read ahead and not yet read, less the
+     * block being read, counted at their weight on disk (4 KiB of header each): with 25 MiB held
+     * (a 100 MiB disk cache) a scan's window stops at 23 blocks of 1 MiB, and its read-ahead never
+     * runs more than that past the reader; with 256 MiB it reaches the full 64 (16 of 4 MiB); a
+     * cache that holds nothing out of eviction (memory) keeps 64 (audit 52, F2: a 64 MiB window
+     * in a 150 MB cache had its oldest blocks evicted unread).
      */
     @Test
-    void aWindowIsAtMostAQuarterOfTheCache() {
+    void aWindowIsAtMostWhatTheCacheHoldsOfBlocksReadAhead() {
         BlockHashList list = TestBlobs.sizesOnly(400, MIB);
         BlobRef blob = TestBlobs.ref(list, 23);
-        assertThat(largestLead(new ReadAhead(new Suspects(), new ParquetLayouts(null), 100L * MIB), blob, list))
-                .as("100 MiB cache").isEqualTo(new int[] {25, 25});
-        assertThat(largestLead(new ReadAhead(new Suspects(), new ParquetLayouts(null), 256L * MIB), blob, list))
-                .as("256 MiB cache").isEqualTo(new int[] {64, 64});
-        assertThat(largestLead(new ReadAhead(new Suspects(), new ParquetLayouts(null), 100L << 30), blob, list))
-                .as("100 GiB cache").isEqualTo(new int[] {64, 64});
+        assertThat(largestLead(withHeldRoom(25L * MIB), blob, list)).as("25 MiB held").isEqualTo(new int[] {23, 23});
+        assertThat(largestLead(withHeldRoom(256L * MIB), blob, list)).as("256 MiB held").isEqualTo(new int[] {64, 64});
+        assertThat(largestLead(withHeldRoom(Long.MAX_VALUE), blob, list)).as("memory").isEqualTo(new int[] {64, 64});
+        assertThat(withHeldRoom(256L * MIB).maxWindowBlocks(4 * MIB)).as("4 MiB blocks").isEqualTo(16);
+        assertThat(withHeldRoom(MIB).maxWindowBlocks(MIB)).as("less than a block held: one block").isEqualTo(1);
+    }
+
+    private static ReadAhead withHeldRoom(long bytes) {
+        return new ReadAhead(new Suspects(), new ParquetLayouts(null), 100L << 30, bytes);
     }
 
     /** A scan of {@code blob} in 128 KiB reads, all read-ahead granted: its largest window and how far past the read it reached. */
