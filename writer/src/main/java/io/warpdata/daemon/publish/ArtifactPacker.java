@@ -72,6 +72,10 @@ public final class ArtifactPacker {
     record SourceFile(String member, Path file, long size, int mode, FileStamp stamp) {
         /** This file with {@code stamp}, taken after its listing (with its change time). */
         SourceFile restamped(FileStamp stamp) {
+            if (stamp.identity() != this.stamp.identity()) {
+                throw new InvalidInputException("File " + file + " was replaced since the publish listed it (it is"
+                        + " another file now: moved, linked or written anew)", "Publish again once its writer has finished.");
+            }
             if (stamp.size() != size) {
                 throw new InvalidInputException("File " + file + " changed size since the publish listed it ("
                         + size + " bytes then, " + stamp.size() + " now)", "Publish again once its writer has finished.");
@@ -97,18 +101,20 @@ public final class ArtifactPacker {
         } catch (IOException e) {
             throw unreadable(artifact, root, e);
         }
-        long since = FileStamp.wallNanos();
+        long since = FileStamp.WALL.nanos();
         List<SourceFile> walked = new ArrayList<>();
         walk(artifact, realRoot, realRoot, "", walked);
         // Files changed within a clock tick of their listing are stamped again once it has passed
         // (FileStamp.settle): a write in that tick would keep their time, and go unseen at the copy.
-        List<SourceFile> out = new ArrayList<>(FileStamp.settle(walked, since, SourceFile::stamp, f -> {
+        // Stamped as the walk did (a link's target is the file), not following a link put there since.
+        List<SourceFile> out = new ArrayList<>(FileStamp.settle(walked, since, SourceFile::stamp, SourceFile::file, f -> {
             try {
-                return f.restamped(FileStamp.of(Files.readAttributes(f.file(), BasicFileAttributes.class)));
+                return f.restamped(FileStamp.of(Files.readAttributes(f.file(), BasicFileAttributes.class,
+                        LinkOption.NOFOLLOW_LINKS)));
             } catch (IOException e) {
-                throw unreadable(artifact, f.file(), e);
+                throw ShardWriter.unreadableSince(f, e);
             }
-        }));
+        }, FileStamp.WALL));
         out.sort((a, b) -> ComponentOrder.INSTANCE.compare(a.member(), b.member()));
         return out;
     }
@@ -432,7 +438,7 @@ public final class ArtifactPacker {
             }
         }
 
-        private static InvalidInputException unreadableSince(SourceFile f, IOException e) {
+        static InvalidInputException unreadableSince(SourceFile f, IOException e) {
             return new InvalidInputException("File " + f.file() + " can no longer be read since the publish listed its folder ("
                     + e + ")", "Publish again once nothing moves or deletes files in the folder, and it is readable.", e);
         }
@@ -455,7 +461,7 @@ public final class ArtifactPacker {
                 SourceFile f = members.get(i);
                 index.add(f.member(), shard, offsets.get(f.member()), f.size(), f.mode(), hashes.get(i));
             }
-            return StagedBlob.ofFile(file);
+            return StagedBlob.ofStagedFile(file);
         }
     }
 

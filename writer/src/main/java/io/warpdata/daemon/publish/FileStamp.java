@@ -1,10 +1,19 @@
 package io.warpdata.daemon.publish;
 
+import io.warpdata.store.StoreException;
+
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.UnaryOperator;
 
 /**
  * What an input file was when publish first read it: which file (device and inode, through any
@@ -43,13 +52,29 @@ record FileStamp(long identity, long size, long modified, long changed) {
     static final long TICK_NANOS = 20_000_000L;
     /** The tick of a file system that keeps whole seconds (FAT keeps two). */
     static final long COARSE_TICK_NANOS = 2_000_000_000L;
-    /** Stamps taken again at most this many times while the file keeps being written. */
-    private static final int SETTLE_TRIES = 3;
+    /** Waits for a file to settle before it is said to be still being written. */
+    static final int SETTLE_TRIES = 3;
 
-    /** Its last change, of bytes or inode. */
-    long latest() {
-        return Math.max(modified, changed);
+    /** The wall clock, and a way to wait on it: {@link #settle}'s, replaced in tests. */
+    interface Clock {
+        long nanos();
+
+        void sleep(long nanos) throws InterruptedException;
     }
+
+    /** The system's wall clock (file times are wall-clock times). */
+    static final Clock WALL = new Clock() {
+        @Override
+        public long nanos() {
+            Instant now = Instant.now();
+            return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+        }
+
+        @Override
+        public void sleep(long nanos) throws InterruptedException {
+            TimeUnit.NANOSECONDS.sleep(nanos);
+        }
+    };
 
     /** The clock tick its file system stamped it with: {@link #COARSE_TICK_NANOS} if its times are whole seconds. */
     long tickNanos() {
@@ -59,104 +84,139 @@ record FileStamp(long identity, long size, long modified, long changed) {
 
     /**
      * Whether this stamp, taken between wall-clock times {@code fromNanos} and {@code toNanos},
-     * could stay as it is through a write after it: its last change lies within a tick of then, so
-     * a write in the same tick gets the same time. A change further in the future (another
-     * machine's clock, {@code touch -d}) cannot: a write now gets an earlier time than it.
+     * could stay as it is through a write after it: its modification or change time lies within a
+     * tick of then, so a write in the same tick gets the same time. A time further in the future
+     * ({@code touch -d}) cannot: a write now gets an earlier time than it. This trusts the file
+     * system's clock to be this machine's: a network file system whose server's clock is more
+     * than a tick off is not covered.
      */
     boolean racy(long fromNanos, long toNanos) {
-        long latest = latest();
         long tick = tickNanos();
-        return latest > fromNanos - tick && latest <= toNanos + tick;
+        return within(modified, fromNanos - tick, toNanos + tick)
+                || (changed >= 0 && within(changed, fromNanos - tick, toNanos + tick));
     }
 
-    static long wallNanos() {
-        java.time.Instant now = java.time.Instant.now();
-        return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+    private static boolean within(long time, long after, long atMost) {
+        return time > after && time <= atMost;
+    }
+
+    /** When a write can no longer share a tick with this stamp's racy times ({@link #racy}). */
+    private long settledAt(long fromNanos, long toNanos) {
+        long tick = tickNanos();
+        long at = Long.MIN_VALUE;
+        if (within(modified, fromNanos - tick, toNanos + tick)) {
+            at = modified + tick;
+        }
+        if (changed >= 0 && within(changed, fromNanos - tick, toNanos + tick)) {
+            at = Math.max(at, changed + tick);
+        }
+        return at;
     }
 
     /**
-     * A first stamp of a file publish reads more than once: {@link #of(Path)}, taken once its
-     * file system's clock has moved a tick past the file's last change. A file changed just
-     * before it was stamped (a writer still at work) and again within the same tick, at the same
-     * size, would otherwise look untouched to {@link #requireSame} (racy git's problem; git reads
-     * such files again, publish waits: a tick or two, and only for files changed in the last one).
+     * A first stamp of an input publish reads more than once: {@link #of(Path)}, taken once its
+     * file system's clock has moved a tick past the file's last change (see {@link #settle}).
+     *
+     * @throws InvalidInputException if it keeps changing
      */
     static FileStamp settled(Path file) throws IOException {
-        long since = wallNanos();
+        return settled(file, WALL);
+    }
+
+    static FileStamp settled(Path file, Clock clock) throws IOException {
+        long since = clock.nanos();
         FileStamp first = of(file);
         try {
-            return settle(List.of(first), since, s -> s, s -> {
+            return settle(List.of(first), since, s -> s, s -> file, s -> {
                 try {
                     return of(file);
                 } catch (IOException e) {
-                    throw new java.io.UncheckedIOException(e);
+                    throw new UncheckedIOException(e);
                 }
-            }).get(0);
-        } catch (java.io.UncheckedIOException e) {
+            }, clock).get(0);
+        } catch (UncheckedIOException e) {
             throw e.getCause();
         }
     }
 
     /**
-     * {@code items}, stamped (by {@code stampOf}) from wall-clock time {@code sinceNanos} on, with
-     * the racy ones ({@link #racy}) stamped again ({@code restamp}) once the clock has moved a tick
-     * past the latest of them: one wait for a whole folder's listing, and only when something in
-     * it changed just before or during the listing. Up to {@link #SETTLE_TRIES} times while they
-     * keep changing; what still changes after that is caught by the checks, unless it changes
-     * within its own tick.
+     * {@code items}, stamped ({@code stampOf}) from wall-clock time {@code sinceNanos} on, with
+     * the racy ones ({@link #racy}) stamped again ({@code restamp}) once the clock has moved a
+     * tick past their last change. A file changed just before it was stamped (a writer still at
+     * work) and again within the same tick, at the same size, would otherwise look untouched to
+     * {@link #requireSame} (git's "racy" files; git reads them again, publish waits: a tick, once
+     * for a whole folder's listing, and only when something changed in the last one).
+     *
+     * @throws InvalidInputException naming a file still changing after {@link #SETTLE_TRIES} waits
      */
-    static <T> List<T> settle(List<T> items, long sinceNanos, java.util.function.Function<T, FileStamp> stampOf,
-                              java.util.function.UnaryOperator<T> restamp) {
+    static <T> List<T> settle(List<T> items, long sinceNanos, Function<T, FileStamp> stampOf, Function<T, Path> fileOf,
+                              UnaryOperator<T> restamp, Clock clock) {
         List<T> out = items;
         long since = sinceNanos;
-        for (int i = 0; i < SETTLE_TRIES; i++) {
-            long now = wallNanos();
+        for (int attempt = 0; ; attempt++) {
+            long now = clock.nanos();
             long until = Long.MIN_VALUE;
-            java.util.BitSet racy = new java.util.BitSet();
+            BitSet racy = new BitSet();
             for (int k = 0; k < out.size(); k++) {
                 FileStamp s = stampOf.apply(out.get(k));
                 if (s.racy(since, now)) {
                     racy.set(k);
-                    until = Math.max(until, s.latest() + s.tickNanos());
+                    until = Math.max(until, s.settledAt(since, now));
                 }
             }
             if (racy.isEmpty()) {
-                break;
+                return out;
             }
-            if (until > now) {
-                sleep(until - now);
+            if (attempt == SETTLE_TRIES) {
+                Path file = fileOf.apply(out.get(racy.nextSetBit(0)));
+                throw new InvalidInputException(file + " is still being written: it changed again within each of "
+                        + SETTLE_TRIES + " clock ticks publish waited for it to settle",
+                        "Publish again once its writer has finished.");
             }
-            since = wallNanos();
-            out = new java.util.ArrayList<>(out);
+            try {
+                if (until > now) {
+                    clock.sleep(until - now);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new StoreException("Publish interrupted", "Publish again; uploaded blobs are reused.", e);
+            }
+            since = clock.nanos();
+            out = new ArrayList<>(out);
             for (int k = racy.nextSetBit(0); k >= 0; k = racy.nextSetBit(k + 1)) {
                 out.set(k, restamp.apply(out.get(k)));
             }
-        }
-        return out;
-    }
-
-    private static void sleep(long nanos) {
-        try {
-            java.util.concurrent.TimeUnit.NANOSECONDS.sleep(nanos);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new InvalidInputException("interrupted while waiting for an input file's clock tick to pass",
-                    "Publish again.", e);
         }
     }
 
     /**
      * {@link #settled(Path)}, a file that cannot be read said as the input's fault.
      *
-     * @throws InvalidInputException if it cannot be read
+     * @throws InvalidInputException if it cannot be read, or keeps changing
      */
     static FileStamp read(Path file) {
         try {
             return settled(file);
         } catch (IOException e) {
-            throw new InvalidInputException("Cannot read " + file + ": " + e.getMessage(),
-                    "Check that the file exists and is readable by you, then publish again.", e);
+            throw cannotRead(file, e);
         }
+    }
+
+    /**
+     * {@link #of(Path)} without waiting: for a file publish wrote itself, which nobody else
+     * writes. A file that cannot be read said as the input's fault.
+     */
+    static FileStamp readNow(Path file) {
+        try {
+            return of(file);
+        } catch (IOException e) {
+            throw cannotRead(file, e);
+        }
+    }
+
+    private static InvalidInputException cannotRead(Path file, IOException e) {
+        return new InvalidInputException("Cannot read " + file + ": " + e.getMessage(),
+                "Check that the file exists and is readable by you, then publish again.", e);
     }
 
     /**

@@ -58,7 +58,7 @@ public record StagedIndex(StagedBlob top, List<StagedBlob> parts) {
             } catch (IOException e) {
                 throw StagingFullException.of("staging a member index part in " + file, file.getParent(), e);
             }
-            parts.add(StagedBlob.ofFile(file));
+            parts.add(StagedBlob.ofStagedFile(file));
         });
         return new StagedIndex(StagedBlob.ofBytes(top), parts);
     }

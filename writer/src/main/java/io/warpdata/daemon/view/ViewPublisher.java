@@ -196,7 +196,7 @@ public final class ViewPublisher {
                         boundColumns);
             }
             List<StagedBlob> uploads = new ArrayList<>();
-            StagedBlob viewTable = StagedBlob.ofFile(out);
+            StagedBlob viewTable = StagedBlob.ofStagedFile(out);
             uploads.add(viewTable);
             String shardName = table.shards().size() == 1 ? table.shards().get(0).name() : "part-0.parquet";
             Map<String, Table> tables = new TreeMap<>(pm.tables());

@@ -30,7 +30,7 @@ class BlobUploaderTest {
     void aFileRewrittenAfterItWasHashedIsNotUploaded() throws IOException {
         Path file = tmp.resolve("part-0.parquet");
         Files.write(file, new byte[] {1, 2, 3, 4});
-        StagedBlob blob = StagedBlob.ofFile(file);
+        StagedBlob blob = StagedBlob.ofStagedFile(file);
         Files.write(file, new byte[] {9, 9, 9, 9}); // the same size, other bytes: a writer not done yet
         assertThatThrownBy(() -> new BlobUploader(memory, 1, PublishProgress.NONE).uploadMissing(List.of(blob)))
                 .isInstanceOf(InvalidInputException.class)
@@ -44,7 +44,7 @@ class BlobUploaderTest {
         Path a = Files.write(tmp.resolve("a.tar"), new byte[] {1, 2, 3});
         Path b = Files.write(tmp.resolve("b.tar"), new byte[] {1, 2, 3, 4});
         Path link = Files.createSymbolicLink(tmp.resolve("shard-0.tar"), a);
-        StagedBlob blob = StagedBlob.ofFile(link);
+        StagedBlob blob = StagedBlob.ofStagedFile(link);
         Files.delete(link);
         Files.createSymbolicLink(link, b);
         assertThatThrownBy(() -> new BlobUploader(memory, 1, PublishProgress.NONE).uploadMissing(List.of(blob)))
@@ -61,7 +61,7 @@ class BlobUploaderTest {
     @Test
     void anObjectMadeFromAFileThatChangedDuringItsUploadIsDeleted() throws IOException {
         Path file = Files.write(tmp.resolve("part-0.parquet"), new byte[] {1, 2, 3, 4});
-        StagedBlob blob = StagedBlob.ofFile(file);
+        StagedBlob blob = StagedBlob.ofStagedFile(file);
         BlobStore rewriting = new Delegating(memory) {
             @Override
             public boolean putIfAbsent(String key, Path source) {
@@ -81,7 +81,7 @@ class BlobUploaderTest {
     @Test
     void aFileThatStaysPutUploads() throws IOException {
         Path file = Files.write(tmp.resolve("part-0.parquet"), new byte[] {1, 2, 3, 4});
-        StagedBlob blob = StagedBlob.ofFile(file);
+        StagedBlob blob = StagedBlob.ofStagedFile(file);
         assertThat(new BlobUploader(memory, 1, PublishProgress.NONE).uploadMissing(List.of(blob)).uploaded()).isEqualTo(2);
         assertThat(memory.length(StoreLayout.blob(blob.id()))).isEqualTo(OptionalLong.of(4));
     }

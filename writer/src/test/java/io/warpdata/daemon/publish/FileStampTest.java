@@ -8,6 +8,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -62,17 +64,70 @@ class FileStampTest {
     @Test
     void aStampWithinItsFilesClockTickIsRacy() {
         long now = 1_700_000_000_123_456_789L;
-        assertThat(new FileStamp(1, 3, now - 1_000_000, -1).racy(now, now)).as("changed 1 ms before").isTrue();
-        assertThat(new FileStamp(1, 3, now - 1_000_000_000L, -1).racy(now, now)).as("1 s before").isFalse();
-        assertThat(new FileStamp(1, 3, now - 30_000_000_000L, now - 1_000_000).racy(now, now))
-                .as("its inode changed 1 ms before").isTrue();
-        assertThat(new FileStamp(1, 3, now + 86_400_000_000_000L, -1).racy(now, now))
-                .as("a day ahead: a write now gets an earlier time").isFalse();
+        assertThat(stamp(now - 1_000_000, -1).racy(now, now)).as("changed 1 ms before").isTrue();
+        assertThat(stamp(now - 1_000_000_000L, -1).racy(now, now)).as("1 s before").isFalse();
+        assertThat(stamp(now - 30_000_000_000L, now - 1_000_000).racy(now, now)).as("its inode changed 1 ms before").isTrue();
+        long dayAhead = now + 86_400_000_000_000L;
+        assertThat(stamp(dayAhead, -1).racy(now, now)).as("a day ahead: a write now gets an earlier time").isFalse();
+        assertThat(stamp(dayAhead, now - 1_000_000).racy(now, now))
+                .as("a day ahead, but its inode changed 1 ms before (review 56)").isTrue();
         long wholeSecond = now - now % 1_000_000_000L - 1_000_000_000L;
-        assertThat(new FileStamp(1, 3, wholeSecond, -1).racy(now, now))
+        assertThat(stamp(wholeSecond, -1).racy(now, now))
                 .as("whole seconds (a file system that keeps no more): 1-2 s before is within its tick").isTrue();
-        assertThat(new FileStamp(1, 3, now - 5_000_000_000L, -1).racy(now - 5_000_000_000L, now))
+        assertThat(stamp(now - 5_000_000_000L, -1).racy(now - 5_000_000_000L, now))
                 .as("changed while a listing that began then ran").isTrue();
+    }
+
+    private static FileStamp stamp(long modified, long changed) {
+        return new FileStamp(1, 3, modified, changed);
+    }
+
+    /** A clock the test moves: sleeping moves it, and is counted. */
+    private static final class TestClock implements FileStamp.Clock {
+        long now = 1_700_000_000_000_000_000L;
+        final List<Long> sleeps = new ArrayList<>();
+
+        @Override
+        public long nanos() {
+            return now;
+        }
+
+        @Override
+        public void sleep(long nanos) {
+            sleeps.add(nanos);
+            now += nanos;
+        }
+    }
+
+    /** A listing waits once, a tick past the latest racy change, and stamps again only the racy files. */
+    @Test
+    void aListingWaitsOnceForItsRacyFilesAndStampsOnlyThoseAgain() {
+        TestClock clock = new TestClock();
+        long since = clock.now;
+        List<FileStamp> listed = List.of(stamp(since - 3_600_000_000_000L, -1), stamp(since - 1_000_000, -1),
+                stamp(since + 5_000_000, -1));
+        clock.now += 10_000_000; // the listing took 10 ms
+        List<FileStamp> restamped = new ArrayList<>();
+        List<FileStamp> settled = FileStamp.settle(listed, since, s -> s, s -> Path.of("f"), s -> {
+            restamped.add(s);
+            return stamp(s.modified(), -1); // not written since: the same time, now a tick old
+        }, clock);
+        assertThat(clock.sleeps).as("one wait, to a tick past the latest change").containsExactly(15_000_000L);
+        assertThat(restamped).containsExactly(listed.get(1), listed.get(2));
+        assertThat(settled).isEqualTo(listed);
+        assertThat(FileStamp.settle(settled, clock.now, s -> s, s -> Path.of("f"), s -> s, clock)).isEqualTo(listed);
+        assertThat(clock.sleeps).as("nothing racy: no wait").hasSize(1);
+    }
+
+    /** A file written again within every tick publish waits is refused, naming it, after three waits. */
+    @Test
+    void aFileThatKeepsChangingIsSaidToBeStillBeingWritten() {
+        TestClock clock = new TestClock();
+        assertThatThrownBy(() -> FileStamp.settle(List.of(stamp(clock.now, -1)), clock.now, s -> s,
+                s -> Path.of("/data/part-0.parquet"), s -> stamp(clock.now, -1), clock))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("/data/part-0.parquet is still being written");
+        assertThat(clock.sleeps).hasSize(FileStamp.SETTLE_TRIES);
     }
 
     @Test
@@ -80,17 +135,20 @@ class FileStampTest {
     void aFileJustWrittenIsStampedOnceItsTickHasPassed() throws Exception {
         Path f = Files.write(tmp.resolve("a"), new byte[] {1, 2, 3});
         FileStamp stamp = FileStamp.settled(f);
-        long after = FileStamp.wallNanos();
-        assertThat(after).as("stamped a tick after its last change").isGreaterThanOrEqualTo(stamp.latest() + stamp.tickNanos());
+        long after = FileStamp.WALL.nanos();
+        assertThat(stamp.racy(after, after)).as("stamped a tick after its last change").isFalse();
         assertThat(stamp).isEqualTo(FileStamp.of(f));
 
         Path ahead = Files.write(tmp.resolve("b"), new byte[] {1});
         Files.setLastModifiedTime(ahead, FileTime.from(java.time.Instant.now().plusSeconds(86_400)));
-        assertThat(FileStamp.settled(ahead).modified()).as("a time ahead needs no wait")
-                .isEqualTo(FileStamp.of(ahead).modified());
+        TestClock clock = new TestClock();
+        clock.now = FileStamp.WALL.nanos();
+        FileStamp.settled(ahead, clock);
+        // Its change time is now, as the time was set: a tick is waited for that, not for the day ahead.
+        assertThat(clock.sleeps).as("a time ahead is not waited for").allMatch(n -> n <= 2 * FileStamp.TICK_NANOS);
     }
 
-    /** A folder's listing waits once for what changed just before or during it, and stamps those files again. */
+    /** A folder's listing stamps its files changed in the last tick again once it has passed. */
     @Test
     @org.junit.jupiter.api.Timeout(10)
     void aListingStampsItsFilesChangedInTheLastTickAgainOnceItHasPassed() throws Exception {
@@ -98,12 +156,11 @@ class FileStampTest {
         Path old = Files.write(dir.resolve("old"), new byte[] {1});
         Files.setLastModifiedTime(old, FileTime.from(java.time.Instant.now().minusSeconds(3600)));
         Files.write(dir.resolve("new"), new byte[] {2, 3});
-        java.util.List<ArtifactPacker.SourceFile> listed = new ArtifactPacker(tmp.resolve("staging"), 1 << 20).scan("a", dir);
-        long after = FileStamp.wallNanos();
+        List<ArtifactPacker.SourceFile> listed = new ArtifactPacker(tmp.resolve("staging"), 1 << 20).scan("a", dir);
+        long after = FileStamp.WALL.nanos();
         assertThat(listed).hasSize(2);
         for (ArtifactPacker.SourceFile f : listed) {
             assertThat(f.stamp().racy(after, after)).as(f.member()).isFalse();
-            assertThat(after).as(f.member()).isGreaterThanOrEqualTo(f.stamp().latest() + f.stamp().tickNanos());
         }
     }
 }
