@@ -72,10 +72,6 @@ public final class ArtifactPacker {
     record SourceFile(String member, Path file, long size, int mode, FileStamp stamp) {
         /** This file with {@code stamp}, taken after its listing (with its change time). */
         SourceFile restamped(FileStamp stamp) {
-            if (stamp.identity() != this.stamp.identity()) {
-                throw new InvalidInputException("File " + file + " was replaced since the publish listed it (it is"
-                        + " another file now: moved, linked or written anew)", "Publish again once its writer has finished.");
-            }
             if (stamp.size() != size) {
                 throw new InvalidInputException("File " + file + " changed size since the publish listed it ("
                         + size + " bytes then, " + stamp.size() + " now)", "Publish again once its writer has finished.");
@@ -107,13 +103,21 @@ public final class ArtifactPacker {
         // Files changed within a clock tick of their listing are stamped again once it has passed
         // (FileStamp.settle): a write in that tick would keep their time, and go unseen at the copy.
         // Stamped as the walk did (a link's target is the file), not following a link put there since.
+        // Its identity is not compared (a FUSE source renumbers untouched files: FileStamp.sameAs);
+        // another regular file put in its place meanwhile is a file the copy reads whole, as if
+        // put there before the listing.
         List<SourceFile> out = new ArrayList<>(FileStamp.settle(walked, since, SourceFile::stamp, SourceFile::file, f -> {
+            BasicFileAttributes now;
             try {
-                return f.restamped(FileStamp.of(Files.readAttributes(f.file(), BasicFileAttributes.class,
-                        LinkOption.NOFOLLOW_LINKS)));
+                now = Files.readAttributes(f.file(), BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
             } catch (IOException e) {
                 throw ShardWriter.unreadableSince(f, e);
             }
+            if (!now.isRegularFile()) {
+                throw new InvalidInputException("File " + f.file() + " was replaced by a link or something other than a"
+                        + " file since the publish listed it", "Publish again once nothing changes in the folder.");
+            }
+            return f.restamped(FileStamp.of(now));
         }, FileStamp.WALL));
         out.sort((a, b) -> ComponentOrder.INSTANCE.compare(a.member(), b.member()));
         return out;
