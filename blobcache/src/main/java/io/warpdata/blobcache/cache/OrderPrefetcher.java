@@ -38,8 +38,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <ul>
  * <li><b>Ahead of the reader:</b> only grains needed by the next {@link #aheadBytes} of grains
  *     past the reader's position are fetched (neighbours included): {@code max(256 MiB,
- *     cache limit / 8)}, at most 4 GiB, half the cache, and in a cache under 2 GiB what it holds of
- *     blocks read ahead (a quarter of it); in remote mode half the memory cache.
+ *     cache limit / 8)}, at most 4 GiB and half the cache; in remote mode half the memory cache.
  *     What a plan fetched and nobody read yet therefore never exceeds that, and a plan the reader
  *     does not follow costs no more than that once.</li>
  * <li><b>In flight:</b> runs are queued within the read-ahead budget ({@code maxPrefetchBytes},
@@ -116,13 +115,7 @@ final class OrderPrefetcher {
             return Math.max(OrderPlan.GRAIN_BYTES, config.memoryBytes() / 2);
         }
         long byLimit = Math.max(MIN_AHEAD_BYTES, config.maxBytes() / 8);
-        // In a cache under 2 GiB, no further than the cache holds blocks read ahead out of
-        // eviction (a quarter of it, DiskBlocks.PIN_FRACTION): past that, the blocks fetched
-        // first, the next to be read, were evicted unread (as read-ahead's windows: ReadAhead).
-        long held = Math.max(Math.min(config.maxBytes() / DiskBlocks.PIN_FRACTION, DiskBlocks.PIN_MAX_BYTES),
-                config.maxBytes() / 8);
-        return Math.max(OrderPlan.GRAIN_BYTES,
-                Math.min(Math.min(Math.min(byLimit, MAX_AHEAD_BYTES), config.maxBytes() / 2), held));
+        return Math.max(OrderPlan.GRAIN_BYTES, Math.min(Math.min(byLimit, MAX_AHEAD_BYTES), config.maxBytes() / 2));
     }
 
     long aheadBytes() {

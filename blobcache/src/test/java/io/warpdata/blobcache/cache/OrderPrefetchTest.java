@@ -189,10 +189,10 @@ class OrderPrefetchTest {
 
     @Test
     void fetchesNoFurtherAheadOfTheReaderThanTheHorizon() {
-        // A 64 MiB cache: plans reach 16 MiB (what it holds of blocks read ahead, a quarter) past the reader.
+        // A 64 MiB cache: plans reach 32 MiB (half the cache) past the reader.
         BlockCache c = open(64L * MIB, 8);
         long ahead = c.planAheadBytes();
-        assertThat(ahead).isEqualTo(16L * MIB);
+        assertThat(ahead).isEqualTo(32L * MIB);
         BlobRef blob = blob(48, 3);
         List<Integer> order = new ArrayList<>();
         for (int b = 0; b < 48; b++) {
@@ -374,15 +374,17 @@ class OrderPrefetchTest {
 
     /**
      * How far past the reader a plan fetches: 256 MiB, or an eighth of a larger cache, up to
-     * 4 GiB; in a cache under 2 GiB no more than it holds of blocks read ahead (a quarter of it),
-     * past which the blocks fetched first were evicted unread.
+     * 4 GiB and half the cache. (Bounded by what a small cache holds of blocks read ahead, a
+     * quarter of it, as read-ahead's windows are: measured and dropped, session 38. In a 512 MB
+     * cache holding the bench's quick 245 MB, a shuffled pass planned 128 MiB ahead instead of
+     * 256 took 142 GETs against 17, at 1,688-1,967 against 2,157-2,546 files a second.)
      */
     @Test
-    void aPlanFetchesNoFurtherAheadThanTheCacheHoldsBlocksReadAhead() {
+    void aPlanFetchesAheadAnEighthOfTheCacheAtMostHalfOfIt() {
         CacheConfig c = CacheConfig.defaults(Path.of("/nonexistent"));
         long mib = 1L << 20;
-        assertThat(OrderPrefetcher.aheadBytes(c.withMaxBytes(100 * mib))).isEqualTo(25 * mib);
-        assertThat(OrderPrefetcher.aheadBytes(c.withMaxBytes(512 * mib))).isEqualTo(128 * mib);
+        assertThat(OrderPrefetcher.aheadBytes(c.withMaxBytes(100 * mib))).isEqualTo(50 * mib);
+        assertThat(OrderPrefetcher.aheadBytes(c.withMaxBytes(512 * mib))).isEqualTo(256 * mib);
         assertThat(OrderPrefetcher.aheadBytes(c.withMaxBytes(1024 * mib))).isEqualTo(256 * mib);
         assertThat(OrderPrefetcher.aheadBytes(c.withMaxBytes(8192 * mib))).isEqualTo(1024 * mib);
         assertThat(OrderPrefetcher.aheadBytes(c.withMaxBytes(100L << 30))).isEqualTo(4096 * mib);
