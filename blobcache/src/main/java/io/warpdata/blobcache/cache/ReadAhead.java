@@ -55,7 +55,7 @@ import io.warpdata.manifest.BlockHashList;
  *     only once it has read more than 1 MiB since its seek. Each time the stream reaches a new
  *     block the window doubles, up to {@code MAX_WINDOW_BYTES} = 64 MiB: about half a second of
  *     one S3 stream, enough to keep {@code maxConcurrentFetches} GETs busy for a fast reader (in a
- *     disk cache under 256 MiB, a quarter of the cache: {@link #maxWindowBlocks}).</li>
+ *     disk cache under about 261 MiB, a quarter of the cache: {@link #maxWindowBlocks}).</li>
  * <li>Read-ahead is topped up only when at most half a window is left ahead of the reader, so it
  *     goes out in runs of at least half a window (at the full window exactly 32 MiB); consecutive missing blocks of a run are fetched
  *     with ranged GETs sized to the connection ({@code ConnectionRate}): what one GET delivers in
@@ -373,7 +373,7 @@ final class ReadAhead {
      * The largest window, in blocks of {@code bs}: {@link #MAX_WINDOW_BYTES}, or what the cache
      * holds of blocks read ahead and not yet read, less the block being read, at a block's weight
      * on disk (its data and {@link BlockFile}'s header), where that is less (on disk a quarter of
-     * the cache, {@link DiskBlocks#PIN_FRACTION}: caches under 256 MiB). A larger window is more
+     * the cache, {@link DiskBlocks#PIN_FRACTION}: caches under about 261 MiB). A larger window is more
      * than may be held, and its oldest blocks, the next to be read, were evicted unread (audit 52,
      * F2): one {@code cat} of 629 MB at a time through a 100 MB cache fetched 1.33-2.27x what it
      * read, 0.99-1.07x with this bound; through 150 MB 0.90-1.58x, 0.98-1.04x; three at once

@@ -380,7 +380,7 @@ class OrderPrefetchTest {
      * 256 took 142 GETs against 17, at 1,688-1,967 against 2,157-2,546 files a second.)
      */
     @Test
-    void aPlanFetchesAheadAnEighthOfTheCacheAtMostHalfOfIt() {
+    void aPlanFetchesAheadAnEighthOfTheCacheFrom256MiBTo4GiBAtMostHalfOfIt() {
         CacheConfig c = CacheConfig.defaults(Path.of("/nonexistent"));
         long mib = 1L << 20;
         assertThat(OrderPrefetcher.aheadBytes(c.withMaxBytes(100 * mib))).isEqualTo(50 * mib);

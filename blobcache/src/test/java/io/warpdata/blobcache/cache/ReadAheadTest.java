@@ -188,6 +188,8 @@ class ReadAheadTest {
         assertThat(largestLead(withHeldRoom(Long.MAX_VALUE), blob, list)).as("memory").isEqualTo(new int[] {64, 64});
         assertThat(withHeldRoom(256L * MIB).maxWindowBlocks(4 * MIB)).as("4 MiB blocks").isEqualTo(16);
         assertThat(withHeldRoom(MIB).maxWindowBlocks(MIB)).as("less than a block held: one block").isEqualTo(1);
+        assertThat(withHeldRoom(64L * MIB).maxWindowBlocks(MIB)).as("a 256 MiB cache: 64 MiB held, headers and all")
+                .isEqualTo(62);
     }
 
     private static ReadAhead withHeldRoom(long bytes) {

@@ -87,6 +87,11 @@ public final class ArtifactPacker {
      * @throws InvalidInputException naming the first entry that cannot be packed
      */
     public List<SourceFile> scan(String artifact, Path root) {
+        return scan(artifact, root, FileStamp.WALL);
+    }
+
+    /** {@link #scan(String, Path)} on {@code clock} (tests). */
+    List<SourceFile> scan(String artifact, Path root, FileStamp.Clock clock) {
         if (!Files.isDirectory(root)) {
             throw new InvalidInputException("Artifact '" + artifact + "' source " + root + " is not a directory",
                     "Check the path given to --artifact " + artifact + "=...: a directory or tar files.");
@@ -97,7 +102,7 @@ public final class ArtifactPacker {
         } catch (IOException e) {
             throw unreadable(artifact, root, e);
         }
-        long since = FileStamp.WALL.nanos();
+        long since = clock.nanos();
         List<SourceFile> walked = new ArrayList<>();
         walk(artifact, realRoot, realRoot, "", walked);
         // Files changed within a clock tick of their listing are stamped again once it has passed
@@ -118,7 +123,7 @@ public final class ArtifactPacker {
                         + " file since the publish listed it", "Publish again once nothing changes in the folder.");
             }
             return f.restamped(FileStamp.of(now));
-        }, FileStamp.WALL));
+        }, clock));
         out.sort((a, b) -> ComponentOrder.INSTANCE.compare(a.member(), b.member()));
         return out;
     }

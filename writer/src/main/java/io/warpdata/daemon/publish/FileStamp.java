@@ -118,6 +118,7 @@ record FileStamp(long identity, long size, long modified, long changed) {
      * file system's clock has moved a tick past the file's last change (see {@link #settle}).
      *
      * @throws InvalidInputException if it keeps changing
+     * @throws StoreException          if interrupted while it waits ("Publish interrupted", as an upload's)
      */
     static FileStamp settled(Path file) throws IOException {
         return settled(file, WALL);
@@ -148,6 +149,7 @@ record FileStamp(long identity, long size, long modified, long changed) {
      * for a whole folder's listing, and only when something changed in the last one).
      *
      * @throws InvalidInputException naming a file still changing after {@link #SETTLE_TRIES} waits
+     * @throws StoreException          if interrupted while it waits ("Publish interrupted", as an upload's)
      */
     static <T> List<T> settle(List<T> items, long sinceNanos, Function<T, FileStamp> stampOf, Function<T, Path> fileOf,
                               UnaryOperator<T> restamp, Clock clock) {
@@ -193,6 +195,7 @@ record FileStamp(long identity, long size, long modified, long changed) {
      * {@link #settled(Path)}, a file that cannot be read said as the input's fault.
      *
      * @throws InvalidInputException if it cannot be read, or keeps changing
+     * @throws StoreException          if interrupted while it waits
      */
     static FileStamp read(Path file) {
         try {

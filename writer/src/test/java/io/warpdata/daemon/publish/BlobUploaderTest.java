@@ -30,7 +30,8 @@ class BlobUploaderTest {
     void aFileRewrittenAfterItWasHashedIsNotUploaded() throws IOException {
         Path file = tmp.resolve("part-0.parquet");
         Files.write(file, new byte[] {1, 2, 3, 4});
-        StagedBlob blob = StagedBlob.ofStagedFile(file);
+        // An input: stamped once its clock tick has passed, so that the rewrite below gets a time of its own.
+        StagedBlob blob = StagedBlob.ofFile(file, FileStamp.read(file));
         Files.write(file, new byte[] {9, 9, 9, 9}); // the same size, other bytes: a writer not done yet
         assertThatThrownBy(() -> new BlobUploader(memory, 1, PublishProgress.NONE).uploadMissing(List.of(blob)))
                 .isInstanceOf(InvalidInputException.class)

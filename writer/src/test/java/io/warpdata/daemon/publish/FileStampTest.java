@@ -142,25 +142,31 @@ class FileStampTest {
         Path ahead = Files.write(tmp.resolve("b"), new byte[] {1});
         Files.setLastModifiedTime(ahead, FileTime.from(java.time.Instant.now().plusSeconds(86_400)));
         TestClock clock = new TestClock();
-        clock.now = FileStamp.WALL.nanos();
+        clock.now = FileStamp.of(ahead).changed() + 1_000_000; // 1 ms after the time was set
         FileStamp.settled(ahead, clock);
-        // Its change time is now, as the time was set: a tick is waited for that, not for the day ahead.
-        assertThat(clock.sleeps).as("a time ahead is not waited for").allMatch(n -> n <= 2 * FileStamp.TICK_NANOS);
+        // Its change time is then, when the time was set: a tick is waited for that, not for the day ahead.
+        assertThat(clock.sleeps).as("one wait, for the change time").hasSize(1);
+        assertThat(clock.sleeps.get(0)).isEqualTo(FileStamp.TICK_NANOS - 1_000_000);
     }
 
-    /** A folder's listing stamps its files changed in the last tick again once it has passed. */
+    /**
+     * A folder's listing stamps its files changed in the last tick again once it has passed: one
+     * wait, for the file just written, none for the one an hour old.
+     */
     @Test
-    @org.junit.jupiter.api.Timeout(10)
     void aListingStampsItsFilesChangedInTheLastTickAgainOnceItHasPassed() throws Exception {
         Path dir = Files.createDirectories(tmp.resolve("in"));
         Path old = Files.write(dir.resolve("old"), new byte[] {1});
         Files.setLastModifiedTime(old, FileTime.from(java.time.Instant.now().minusSeconds(3600)));
-        Files.write(dir.resolve("new"), new byte[] {2, 3});
-        List<ArtifactPacker.SourceFile> listed = new ArtifactPacker(tmp.resolve("staging"), 1 << 20).scan("a", dir);
-        long after = FileStamp.WALL.nanos();
+        Path fresh = Files.write(dir.resolve("new"), new byte[] {2, 3});
+        TestClock clock = new TestClock();
+        clock.now = FileStamp.of(fresh).modified() + 1_000_000; // listed 1 ms after it was written
+        List<ArtifactPacker.SourceFile> listed = new ArtifactPacker(tmp.resolve("staging"), 1 << 20).scan("a", dir, clock);
         assertThat(listed).hasSize(2);
+        assertThat(clock.sleeps).as("one wait, to a tick past the new file's time").containsExactly(
+                FileStamp.TICK_NANOS - 1_000_000);
         for (ArtifactPacker.SourceFile f : listed) {
-            assertThat(f.stamp().racy(after, after)).as(f.member()).isFalse();
+            assertThat(f.stamp().racy(clock.now, clock.now)).as(f.member()).isFalse();
         }
     }
 }
