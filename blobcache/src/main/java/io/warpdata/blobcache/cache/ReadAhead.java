@@ -383,8 +383,7 @@ final class ReadAhead {
      * through a 50 MB cache, against 212-222 MB unbounded.)
      */
     int maxWindowBlocks(int bs) {
-        long byRoom = heldRoom == Long.MAX_VALUE ? Long.MAX_VALUE
-                : heldRoom / ((long) bs + BlockFile.headerLength(bs)) - 1;
+        long byRoom = heldRoom / ((long) bs + BlockFile.headerLength(bs)) - 1;
         return (int) Math.max(1, Math.min(MAX_WINDOW_BYTES / bs, byRoom));
     }
 

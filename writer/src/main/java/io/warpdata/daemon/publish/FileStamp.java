@@ -91,16 +91,17 @@ record FileStamp(long identity, long size, long modified, long changed) {
      * than a tick off is not covered.
      */
     boolean racy(long fromNanos, long toNanos) {
-        long tick = tickNanos();
-        return within(modified, fromNanos - tick, toNanos + tick)
-                || (changed >= 0 && within(changed, fromNanos - tick, toNanos + tick));
+        return settledAt(fromNanos, toNanos) != Long.MIN_VALUE;
     }
 
     private static boolean within(long time, long after, long atMost) {
         return time > after && time <= atMost;
     }
 
-    /** When a write can no longer share a tick with this stamp's racy times ({@link #racy}). */
+    /**
+     * When a write can no longer share a tick with this stamp's racy times ({@link #racy}), or
+     * {@link Long#MIN_VALUE} if neither is.
+     */
     private long settledAt(long fromNanos, long toNanos) {
         long tick = tickNanos();
         long at = Long.MIN_VALUE;
@@ -160,10 +161,10 @@ record FileStamp(long identity, long size, long modified, long changed) {
             long until = Long.MIN_VALUE;
             BitSet racy = new BitSet();
             for (int k = 0; k < out.size(); k++) {
-                FileStamp s = stampOf.apply(out.get(k));
-                if (s.racy(since, now)) {
+                long at = stampOf.apply(out.get(k)).settledAt(since, now);
+                if (at != Long.MIN_VALUE) {
                     racy.set(k);
-                    until = Math.max(until, s.settledAt(since, now));
+                    until = Math.max(until, at);
                 }
             }
             if (racy.isEmpty()) {
