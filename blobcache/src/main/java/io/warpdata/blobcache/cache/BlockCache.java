@@ -178,11 +178,11 @@ public final class BlockCache implements BlobReader {
         // Order plans share read-ahead's budget: none without one (nor in local mode, which fetches nothing).
         this.orders = config.mode().fetches() && config.maxPrefetchBytes() > 0
                 ? new OrderPrefetcher(lists, config.retry().readDeadline(), OrderPrefetcher.aheadBytes(config),
-                        maxPlanBytes)
+                        OrderPrefetcher.keepsBytes(storage), storage.heldRoomBytes(), maxPlanBytes)
                 : null;
-        this.scheduler = new FetchScheduler(config, metrics, storage, fetcher, executor, suspects, orders);
-        this.warmer = new Warmer(scheduler);
         this.members = new MemberReads(config, metrics, storage, fetcher, lists, suspects, executor);
+        this.scheduler = new FetchScheduler(config, metrics, storage, fetcher, executor, suspects, orders, members);
+        this.warmer = new Warmer(scheduler);
         this.prefetcher = new HashListPrefetcher(lists, fetcher);
         this.reads = new ReadExecutor(config, metrics, lists, storage, scheduler,
                 config.mode().fetches() ? new ReadAhead(suspects, new ParquetLayouts(storage), storage.limitBytes(),

@@ -90,6 +90,11 @@ final class FetchScheduler {
     private final OrderPrefetcher orders;
     /** Walks due: one walk runs at a time, again if woken meanwhile. */
     private final AtomicInteger walks = new AtomicInteger();
+    /** Fetches files on their own for plans ({@link OrderPrefetcher#fileStep}). */
+    private final MemberReads members;
+    /** Files being fetched for plans: at most {@link #maxPrefetchWorkers}, as plans' and read-ahead's runs. */
+    private final AtomicInteger planFiles = new AtomicInteger();
+    private volatile boolean plansWaitForFiles;
     /** A plan's run found no read-ahead budget: returned budget wakes the walk. */
     private volatile boolean plansWaitForBudget;
     private volatile boolean closed;
@@ -99,9 +104,10 @@ final class FetchScheduler {
      * @param orders   the order plans to follow, or null
      */
     FetchScheduler(CacheConfig config, ReadMetrics metrics, BlockStorage storage, BlockFetcher fetcher, Executor executor,
-                   Suspects suspects, OrderPrefetcher orders) {
+                   Suspects suspects, OrderPrefetcher orders, MemberReads members) {
         this.suspects = suspects;
         this.orders = orders;
+        this.members = members;
         this.config = config;
         this.metrics = metrics;
         this.storage = storage;
@@ -310,6 +316,9 @@ final class FetchScheduler {
      * @return false when the plan has to wait (reader, hash list, budget)
      */
     private boolean followPlan(FollowedPlan p) {
+        if (p.byFile) {
+            return followFiles(p);
+        }
         OrderPrefetcher.PlannedRun r = orders.step(p, rate.runBytes());
         if (r == null) {
             return false;
@@ -337,6 +346,45 @@ final class FetchScheduler {
         }
         orders.advance(r, run.size());
         return true;
+    }
+
+    /**
+     * Starts the fetch of the plan's next file that is neither cached nor in flight
+     * ({@link MemberReads#prefetch}), if fewer than {@link #maxPrefetchWorkers} of the plans' files
+     * are being fetched; each that ends wakes the walk if it waited for one.
+     *
+     * @return false when the plan has to wait (reader, fetches in flight)
+     */
+    private boolean followFiles(FollowedPlan p) {
+        if (planFiles.get() >= maxPrefetchWorkers) {
+            // Set first, then look again: a fetch that ends meanwhile sees the flag.
+            plansWaitForFiles = true;
+            if (planFiles.get() >= maxPrefetchWorkers) {
+                return false;
+            }
+            plansWaitForFiles = false;
+        }
+        BlobMember m = orders.fileStep(p);
+        if (m == null) {
+            return false;
+        }
+        planFiles.incrementAndGet();
+        if (members.prefetch(m, fetcher.deadlineFromNow(), this::planFileDone)) {
+            metrics.prefetchedBlocks.increment();
+            metrics.plannedFiles.increment();
+            p.fetchedBlocks.increment();
+        } else {
+            planFiles.decrementAndGet();
+        }
+        return true;
+    }
+
+    private void planFileDone() {
+        planFiles.decrementAndGet();
+        if (plansWaitForFiles) {
+            plansWaitForFiles = false;
+            followPlans();
+        }
     }
 
     /**

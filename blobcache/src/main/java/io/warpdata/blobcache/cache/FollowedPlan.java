@@ -27,21 +27,42 @@ final class FollowedPlan {
     /** While waiting for the reader: how far the horizon must have moved before the walk goes on. */
     volatile int resumeAt;
     volatile long lastActiveNanos = System.nanoTime();
+    /** The next grain in order of need (by block), or the next position (by file). */
     volatile int next;
+    /**
+     * Whether the plan fetches its files, each on its own, rather than its blocks: a plan over
+     * more than the cache keeps ({@link OrderPrefetcher#start}).
+     */
+    final boolean byFile;
+    /** By file: how many positions past its reader's the plan fetches (its bytes ahead at the files' mean weight in the cache). */
+    final int aheadFiles;
 
-    FollowedPlan(String name, OrderPlan plan, long aheadBytes) {
+    /** @param aheadBytes how far past its reader the plan fetches */
+    FollowedPlan(String name, OrderPlan plan, long aheadBytes, boolean byFile) {
         this.name = name;
         this.plan = plan;
         this.aheadGrains = (int) Math.max(1, Math.min(Integer.MAX_VALUE, aheadBytes / OrderPlan.GRAIN_BYTES));
+        this.byFile = byFile;
+        // By file: at their weight in the cache (a block file's header each), less the one being read.
+        long mean = byFile ? Math.max(1, plan.memberRefBytes() / plan.memberRefs()) : 1;
+        long weight = byFile ? mean + BlockFile.headerLength((int) Math.min(MemberReads.MAX_FETCH_BYTES, mean)) : 1;
+        this.aheadFiles = (int) Math.max(1, Math.min(Integer.MAX_VALUE, aheadBytes / weight - 1));
     }
 
     PlanStatus status(String state) {
         return new PlanStatus(name, plan.description(), plan.members(), plan.blobCount(), plan.plannedBytes(),
-                reached.get(), next, plan.grains(), fetchedBlocks.sum(), plan.heldBytes(), state);
+                reached.get(), next, byFile ? plan.members() : plan.grains(), fetchedBlocks.sum(), plan.heldBytes(),
+                state, byFile);
     }
 
-    /** Grains in order the plan may fetch now: those needed up to the reader's position, plus the horizon. */
+    /**
+     * How far the plan may fetch now: by block, the grains in order needed up to the reader's
+     * position, plus the horizon; by file, the positions up to the reader's plus the horizon.
+     */
     int horizon() {
+        if (byFile) {
+            return (int) Math.min(plan.members(), reached.get() + 1L + aheadFiles);
+        }
         long h = (long) plan.grainsNeededBy(reached.get()) + aheadGrains;
         return (int) Math.min(plan.grains(), h);
     }

@@ -51,6 +51,11 @@ public final class OrderPlan {
     private final int members;
     private final long plannedBytes;
     private final long heldBytes;
+    /** Per position: the reference of the member it reads ({@link Builder#member}), 0 for none; null if none has one. */
+    private final long[] refs;
+    private final int memberRefs;
+    private final long memberRefBytes;
+    private final PlanMembers resolver;
 
     private OrderPlan(Builder b) {
         this.description = b.description;
@@ -65,7 +70,12 @@ public final class OrderPlan {
             starts[i] = s;
         }
         this.members = b.position + 1;
-        long held = 8L * order.length;
+        boolean byRef = b.refCount > 0 && b.resolver != null;
+        this.refs = byRef ? Arrays.copyOf(b.refs, members) : null;
+        this.memberRefs = byRef ? b.refCount : 0;
+        this.memberRefBytes = byRef ? b.refBytes : 0;
+        this.resolver = b.resolver;
+        long held = 8L * order.length + (refs == null ? 0 : 8L * refs.length);
         for (int i = 0; i < blobs.length; i++) {
             held += BLOB_OVERHEAD_BYTES + 4L * need[i].length + 8L * starts[i].length;
         }
@@ -127,6 +137,28 @@ public final class OrderPlan {
     /** Memory the plan holds. */
     public long heldBytes() {
         return heldBytes;
+    }
+
+    /** Positions whose member can be fetched on its own ({@link Builder#member}). */
+    int memberRefs() {
+        return memberRefs;
+    }
+
+    /** Bytes of those members. */
+    long memberRefBytes() {
+        return memberRefBytes;
+    }
+
+    /**
+     * The member position {@code position} reads, resolved now, or null if it has none.
+     *
+     * @throws RuntimeException what the resolver threw
+     */
+    BlobMember member(int position) {
+        if (refs == null || position < 0 || position >= refs.length || refs[position] == 0) {
+            return null;
+        }
+        return resolver.member(refs[position]);
     }
 
     /** The {@code i}th needed grain in order of need: blob index << 32 | grain index. */
@@ -220,6 +252,10 @@ public final class OrderPlan {
         private int position = -1;
         private long reserved;
         private boolean built;
+        private long[] refs = new long[0];
+        private int refCount;
+        private long refBytes;
+        private PlanMembers resolver;
 
         private Builder(String description, Reservation reservation) {
             this.description = Objects.requireNonNull(description, "description");
@@ -258,6 +294,43 @@ public final class OrderPlan {
                         + MAX_MEMBERS + " members");
             }
             position++;
+            return this;
+        }
+
+        /**
+         * Names the member added last by {@code ref}, which {@code resolver} ({@link #members})
+         * turns into that member if the plan fetches files rather than blocks. 8 bytes a position.
+         *
+         * @param ref    not 0 (0 means none)
+         * @param length the member's length
+         * @throws PlanTooLargeException if the plan would hold more memory than allowed
+         */
+        public Builder member(long ref, long length) {
+            if (built) {
+                throw new IllegalStateException("already built");
+            }
+            if (position < 0) {
+                throw new IllegalStateException("member before add");
+            }
+            if (ref == 0) {
+                throw new IllegalArgumentException("a member reference is not 0");
+            }
+            if (position >= refs.length) {
+                int grown = Math.max(position + 1, Math.max(1024, refs.length + (refs.length >> 1)));
+                grow(8L * (grown - refs.length));
+                refs = Arrays.copyOf(refs, grown);
+            }
+            if (refs[position] == 0) {
+                refCount++;
+                refBytes += length;
+            }
+            refs[position] = ref;
+            return this;
+        }
+
+        /** How {@link #member} references are resolved; without it they are ignored. */
+        public Builder members(PlanMembers resolver) {
+            this.resolver = Objects.requireNonNull(resolver, "resolver");
             return this;
         }
 

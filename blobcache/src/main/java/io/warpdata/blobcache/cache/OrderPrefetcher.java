@@ -34,6 +34,21 @@ import java.util.concurrent.atomic.AtomicLong;
  * are scattered over the shards, but the blocks around each one are needed soon enough, so a
  * shard is still fetched in few large GETs instead of one small GET per member.
  *
+ * <h2>By file, when the cache cannot keep the plan's blocks</h2>
+ * A block holds several files read at different points of a shuffled epoch: while the cache keeps
+ * every block the plan reads, each is fetched once, but in a cache smaller than that a block is
+ * often evicted between the reads of its files and fetched again (245 MB of images in a 160 MB
+ * cache: 1.62x what was read; Belady's bound for any block policy there is 1.71x). So a plan whose
+ * grains are more than the cache keeps ({@code keepsBytes}: its limit less what it holds for
+ * blocks read ahead), and three quarters or more of whose files can be fetched on their own
+ * ({@link OrderPlan.Builder#member}: archive members of up to {@link MemberReads#MAX_FETCH_BYTES}),
+ * fetches its files instead, in order, each with one ranged GET of exactly its bytes checked
+ * against its own hash and kept under it until read ({@link MemberReads#prefetch}), up to the
+ * horizon's bytes past the reader, and no more than the cache holds out of eviction for what was
+ * fetched ahead (a quarter of it, 256 MiB at most: past that the files fetched first, the next to
+ * be read, would compete for their place before their reader came) ({@link #fileStep}). Its
+ * other files are read as without a plan.
+ *
  * <h2>Bounds</h2>
  * <ul>
  * <li><b>Ahead of the reader:</b> only grains needed by the next {@link #aheadBytes} of grains
@@ -82,6 +97,9 @@ final class OrderPrefetcher {
     private final HashLists lists;
     private final long listDeadlineNanos;
     private final long aheadBytes;
+    private final long keepsBytes;
+    /** How far ahead a plan by file fetches: the horizon, at most what the cache holds for blocks read ahead. */
+    private final long fileAheadBytes;
     private final long maxPlanBytes;
     private final Object lock = new Object();
     /** Guarded by lock. */
@@ -100,13 +118,25 @@ final class OrderPrefetcher {
     /**
      * @param listDeadline how long a step may wait for a block hash list
      * @param aheadBytes   how far past the reader a plan is fetched ({@link #aheadBytes(CacheConfig)})
+     * @param keepsBytes   what the cache keeps of blocks: a plan reading more fetches its files ({@link #keepsBytes(BlockStorage)})
+     * @param heldRoomBytes what the cache holds out of eviction for what was fetched ahead ({@link BlockStorage#heldRoomBytes})
      * @param maxPlanBytes memory all plans may hold ({@link #MAX_PLAN_BYTES})
      */
-    OrderPrefetcher(HashLists lists, Duration listDeadline, long aheadBytes, long maxPlanBytes) {
+    OrderPrefetcher(HashLists lists, Duration listDeadline, long aheadBytes, long keepsBytes, long heldRoomBytes,
+                    long maxPlanBytes) {
         this.lists = lists;
         this.listDeadlineNanos = listDeadline.toNanos();
         this.aheadBytes = aheadBytes;
+        this.keepsBytes = keepsBytes;
+        this.fileAheadBytes = Math.min(aheadBytes, heldRoomBytes);
         this.maxPlanBytes = maxPlanBytes;
+    }
+
+    /** What {@code storage} keeps of blocks from one read to the next: its limit less what it holds for blocks read ahead. */
+    static long keepsBytes(BlockStorage storage) {
+        long limit = storage.limitBytes();
+        long room = storage.heldRoomBytes();
+        return room >= limit ? limit : limit - room;
     }
 
     /** The horizon for a cache: see the class documentation. */
@@ -173,7 +203,9 @@ final class OrderPrefetcher {
      */
     PlanStatus start(String name, OrderPlan.Builder builder) {
         OrderPlan plan = builder.build();
-        FollowedPlan p = new FollowedPlan(name, plan, aheadBytes);
+        boolean byFile = plan.memberRefs() > 0 && plan.memberRefs() >= plan.members() * 3L / 4
+                && plan.plannedBytes() > keepsBytes;
+        FollowedPlan p = new FollowedPlan(name, plan, byFile ? fileAheadBytes : aheadBytes, byFile);
         FollowedPlan replaced;
         List<FollowedPlan> pushedOut = new ArrayList<>();
         synchronized (lock) {
@@ -197,8 +229,10 @@ final class OrderPrefetcher {
         }
         pushedOut.forEach(o -> LOG.info("order plan '{}' ({}) pushed out: more than {} plans", o.name,
                 o.plan.description(), MAX_PLANS));
-        LOG.info("order plan '{}' ({}): {} members over {} blobs, {} MiB; fetching up to {} MiB ahead of the reader{}",
-                name, plan.description(), plan.members(), plan.blobCount(), mib(plan.plannedBytes()), mib(aheadBytes),
+        LOG.info("order plan '{}' ({}): {} members over {} blobs, {} MiB; fetching {} up to {} MiB ahead of the reader{}",
+                name, plan.description(), plan.members(), plan.blobCount(), mib(plan.plannedBytes()),
+                byFile ? "its files (more than the cache's " + mib(keepsBytes) + " MiB)" : "its blocks",
+                mib(byFile ? fileAheadBytes : aheadBytes),
                 replaced == null ? "" : " (replaces the previous one)");
         return p.status("active");
     }
@@ -258,7 +292,7 @@ final class OrderPrefetcher {
             if (s.name().equals(name) && s.state().equals("done")) {
                 copy.set(i, new PlanStatus(s.name(), s.description(), s.members(), s.blobs(), s.plannedBytes(),
                         s.reached(), s.grainsScheduled(), s.grains(), s.fetchedBlocks(), s.heldBytes(),
-                        "done, then " + state));
+                        "done, then " + state, s.byFile()));
                 finished.clear();
                 finished.addAll(copy);
                 return;
@@ -399,6 +433,61 @@ final class OrderPrefetcher {
         int bs = list.blockSize();
         int block = (int) ((g & 0xFFFFFFFFL) * OrderPlan.GRAIN_BYTES / bs);
         return new PlannedRun(p, bi, blob, list, block, Math.max(1, runBytes / bs), plan.needAt(limit - 1));
+    }
+
+    /**
+     * A plan that fetches its files ({@link FollowedPlan#byFile}): the next file to fetch, within
+     * the horizon, skipping those that cannot be fetched on their own (no member, over
+     * {@link MemberReads#MAX_FETCH_BYTES}, or a member index that cannot be read now); the plan
+     * goes on past it. Only the scheduler's one walk calls it.
+     *
+     * @return the member, or null when the plan must wait for its reader, or is done
+     */
+    BlobMember fileStep(FollowedPlan p) {
+        while (!closed && !p.cancelled.get()) {
+            int n = p.plan.members();
+            int next = p.next;
+            if (next >= n) {
+                synchronized (lock) {
+                    remove(p, "done");
+                }
+                return null;
+            }
+            int limit = p.horizon();
+            if (next >= limit || (p.waitingForReader && limit < p.resumeAt)) {
+                if (!p.waitingForReader) {
+                    // Go on once the reader has read an eighth of the horizon: not one wake-up per file read.
+                    p.resumeAt = Math.min(n, next + Math.max(1, p.aheadFiles / 8));
+                    p.waitingForReader = true;
+                    limit = p.horizon();
+                }
+                if (limit < p.resumeAt) {
+                    return null;
+                }
+            }
+            p.waitingForReader = false;
+            p.next = next + 1;
+            BlobMember m;
+            try {
+                m = p.plan.member(next);
+            } catch (RuntimeException e) {
+                logFailure(p, e);
+                continue;
+            }
+            if (m != null && m.length() > 0 && m.length() <= MemberReads.MAX_FETCH_BYTES) {
+                return m;
+            }
+        }
+        return null;
+    }
+
+    private void logFailure(FollowedPlan p, RuntimeException e) {
+        long now = System.nanoTime();
+        long last = lastFailureLog.get();
+        if (now - last >= FAILURE_LOG_EVERY.toNanos() && lastFailureLog.compareAndSet(last, now)) {
+            LOG.warn("order plan '{}': cannot tell a file's member ({}); it is read as without a plan", p.name,
+                    e.toString());
+        }
     }
 
     /** The walk queued {@code run} ({@code queued} blocks of it: 0 for an empty one): the plan goes on to its next grain. */

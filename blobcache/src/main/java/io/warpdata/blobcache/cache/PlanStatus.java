@@ -10,13 +10,17 @@ package io.warpdata.blobcache.cache;
  * @param plannedBytes     bytes of the 1 MiB grains it reads: what may be fetched for it
  * @param reached          the furthest position the reader has been seen at (-1: not yet)
  * @param grainsScheduled  grains, in order of need, that are fetched, in flight or were found cached
- * @param grains           grains needed in all
- * @param fetchedBlocks    blocks fetched for the plan so far
+ *                         (by file: files, in order, that are fetched, in flight, found cached or skipped)
+ * @param grains           grains needed in all (by file: the files)
+ * @param fetchedBlocks    blocks fetched for the plan so far (by file: files)
  * @param heldBytes        memory the plan holds
  * @param state            {@code active}, {@code waiting for the reader}, {@code done} (everything
  *                         fetched or found cached), {@code replaced}, {@code stopped} or
  *                         {@code pushed out} (room was needed for newer plans)
+ * @param byFile           whether the plan fetches its files, each on its own, rather than its
+ *                         blocks (a plan over more than the cache keeps: docs/cache.md, "Order plans")
  */
 public record PlanStatus(String name, String description, int members, int blobs, long plannedBytes, int reached,
-                         int grainsScheduled, int grains, long fetchedBlocks, long heldBytes, String state) {
+                         int grainsScheduled, int grains, long fetchedBlocks, long heldBytes, String state,
+                         boolean byFile) {
 }

@@ -274,6 +274,7 @@ final class ReadExecutor implements ReadPlan.Holdings {
             members.start(f, m, deadline);
         }
         dst.put(at, members.await(f, m, deadline), (int) offset, n);
+        members.taken(f);
         return f.mirrored;
     }
 

@@ -21,6 +21,8 @@ public final class ReadMetrics {
     public final LongAdder prefetchedBlocks = new LongAdder();
     /** Of the prefetched blocks, those fetched for an order plan (a reader's announced order). */
     public final LongAdder plannedBlocks = new LongAdder();
+    /** Files fetched on their own for an order plan over more than the cache keeps (each a prefetched block too). */
+    public final LongAdder plannedFiles = new LongAdder();
     public final LongAdder prefetchHitBlocks = new LongAdder();
     /** Cached blocks whose files were read into the page cache ahead of a sequential reader ({@link PageCacheHints}). */
     public final LongAdder diskReadAheadBlocks = new LongAdder();
@@ -171,6 +173,7 @@ public final class ReadMetrics {
         m.put("miss_bytes", missBytes.sum());
         m.put("prefetched_blocks", prefetchedBlocks.sum());
         m.put("planned_blocks", plannedBlocks.sum());
+        m.put("planned_files", plannedFiles.sum());
         m.put("prefetch_hit_blocks", prefetchHitBlocks.sum());
         m.put("prefetch_wasted_bytes", prefetchWastedBytes.sum());
         m.put("disk_read_ahead_blocks", diskReadAheadBlocks.sum());

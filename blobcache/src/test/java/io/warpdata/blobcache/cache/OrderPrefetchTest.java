@@ -9,6 +9,7 @@ import io.warpdata.store.StoreException;
 import io.warpdata.store.StoreLayout;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -388,5 +389,67 @@ class OrderPrefetchTest {
         assertThat(OrderPrefetcher.aheadBytes(c.withMaxBytes(1024 * mib))).isEqualTo(256 * mib);
         assertThat(OrderPrefetcher.aheadBytes(c.withMaxBytes(8192 * mib))).isEqualTo(1024 * mib);
         assertThat(OrderPrefetcher.aheadBytes(c.withMaxBytes(100L << 30))).isEqualTo(4096 * mib);
+    }
+
+    /**
+     * 256 files of 100,000 bytes, eight to a block, in a shuffled order over 32 MiB, read through
+     * a cache that keeps 12 MiB of blocks: a plan fetching blocks has them evicted between the
+     * reads of their files and fetches them again (1.3-1.6x on the bench), so it fetches the files
+     * instead, each once, with a GET of exactly its bytes, ahead of its reader. In a cache that
+     * keeps the blocks the same plan fetches blocks.
+     */
+    @Test
+    void aPlanOverMoreThanTheCacheKeepsFetchesEachFileOnceOnItsOwn() {
+        BlobRef blob = blob(32, 21);
+        byte[] data = TestBlobs.bytes(32 * MIB, 21);
+        List<BlobMember> files = new ArrayList<>();
+        for (int b = 0; b < 32; b++) {
+            for (int k = 0; k < 8; k++) {
+                long at = (long) b * MIB + k * 131_072L + 512;
+                byte[] bytes = Arrays.copyOfRange(data, (int) at, (int) at + MEMBER);
+                files.add(new BlobMember(blob, at, MEMBER, BlobId.of(bytes)));
+            }
+        }
+        Collections.shuffle(files, new Random(5));
+
+        BlockCache big = open(256L * MIB, 8);
+        assertThat(planFiles(big, "blocks", files).byFile()).as("a cache that keeps its blocks").isFalse();
+        settle(big);
+        big.close();
+        caches.remove(big);
+        store.reset();
+
+        BlockCache c = open(16L * MIB, 8);
+        PlanStatus started = planFiles(c, "files", files);
+        assertThat(started.byFile()).as("16 MiB keeps 12 MiB of blocks, the plan reads 32").isTrue();
+        settle(c);
+        assertThat(counter(c, "planned_files")).as("the files within the horizon, fetched ahead").isPositive();
+        for (BlobMember m : files) {
+            byte[] out = new byte[MEMBER];
+            assertThat(c.readMember(m, 0, ByteBuffer.wrap(out))).isEqualTo(MEMBER);
+            assertThat(BlobId.of(out)).isEqualTo(m.hash());
+        }
+        settle(c);
+
+        // The first cache's blocks that the second kept (same directory) serve their files: those
+        // are neither fetched for the plan nor by their reader.
+        List<FaultStore.Request> gets = store.requests(Call.READ);
+        assertThat(gets).as("every GET is one file, exactly").allSatisfy(r -> assertThat(r.len()).isEqualTo(MEMBER));
+        assertThat(gets.stream().map(FaultStore.Request::offset).distinct().count()).as("each file fetched once")
+                .isEqualTo(gets.size());
+        long kept = files.stream().filter(m -> gets.stream().noneMatch(r -> r.offset() == m.offset())).count();
+        assertThat(kept).as("files read from the blocks kept").isLessThanOrEqualTo(12 * 8);
+        assertThat(counter(c, "planned_files")).as("most ahead of their reader").isGreaterThan((256 - kept) * 3 / 4);
+        assertThat(counter(c, "prefetch_wasted_bytes")).isZero();
+        assertThat(c.stats().sizeBytes()).isLessThanOrEqualTo(16L * MIB);
+    }
+
+    private static PlanStatus planFiles(BlockCache c, String name, List<BlobMember> files) {
+        OrderPlan.Builder b = c.orderPlan("test " + name).members(ref -> files.get((int) ref - 1));
+        for (int i = 0; i < files.size(); i++) {
+            BlobMember m = files.get(i);
+            b.add(m.blob(), m.offset(), m.length()).member(i + 1, m.length());
+        }
+        return c.startPlan(name, b);
     }
 }

@@ -182,6 +182,8 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
         counter("warp_prefetch_blocks_total", "Blocks fetched ahead of readers.", read.prefetchedBlocks::sum);
         counter("warp_prefetch_planned_blocks_total", "Of the prefetched blocks, those fetched for an order plan.",
                 read.plannedBlocks::sum);
+        counter("warp_prefetch_planned_files_total", "Files fetched on their own for an order plan over more than the"
+                + " cache keeps (each counted in warp_prefetch_blocks_total too).", read.plannedFiles::sum);
         counter("warp_prefetch_hit_blocks_total", "Prefetched blocks that a reader then read.", read.prefetchHitBlocks::sum);
         counter("warp_disk_read_ahead_blocks_total", "Cached blocks whose files were read into the page cache"
                 + " ahead of a sequential reader.", read.diskReadAheadBlocks::sum);

@@ -527,7 +527,8 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
     /** An order plan's status as stats.json shows it. */
     private static StatsCall.OrderPlanState plan(PlanStatus p) {
         return new StatsCall.OrderPlanState(p.name(), p.description(), p.state(), p.members(), p.reached(), p.blobs(),
-                p.plannedBytes(), p.grains(), p.grainsScheduled(), p.fetchedBlocks(), p.heldBytes());
+                p.plannedBytes(), p.grains(), p.grainsScheduled(), p.fetchedBlocks(), p.heldBytes(),
+                p.byFile() ? "files" : "blocks");
     }
 
     /** Passthrough as asked for, as the kernel and this process allow it, and what it served. */

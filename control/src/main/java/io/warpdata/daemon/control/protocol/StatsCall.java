@@ -101,10 +101,14 @@ public final class StatsCall {
         }
     }
 
-    /** One prefetch order plan: what it is for, how far it got. */
+    /**
+     * One prefetch order plan: what it is for, how far it got. {@code fetches} is {@code blocks},
+     * or {@code files} for a plan over more than the cache keeps, which fetches each file on its
+     * own: then {@code grains}, {@code grainsScheduled} and {@code fetchedBlocks} count files.
+     */
     public record OrderPlanState(String name, @com.fasterxml.jackson.annotation.JsonProperty("for") String forWhat,
                                  String state, long members, long reached, long blobs, long plannedBytes, long grains,
-                                 long grainsScheduled, long fetchedBlocks, long heldBytes) {
+                                 long grainsScheduled, long fetchedBlocks, long heldBytes, String fetches) {
     }
 
     /** Errors the mount answered with. */

@@ -44,7 +44,7 @@ class ProtocolRecordsTest {
                 new StatsCall.Counters(Map.of("hit_bytes", 3L, "miss_bytes", 1L, "some_new_counter", 9L)),
                 List.of(new ReadSourceCount("member_cached", 2, 3), new ReadSourceCount("blocks", 1, 1)),
                 Map.of("ws/a", 100L),
-                List.of(new StatsCall.OrderPlanState("default", "ws/a@1234", "active", 10, 2, 3, 4096, 2, 1, 1, 0)),
+                List.of(new StatsCall.OrderPlanState("default", "ws/a@1234", "active", 10, 2, 3, 4096, 2, 1, 1, 0, "blocks")),
                 STORE, MIRRORS, new StatsCall.MountErrors(1, 2, Map.of("StoreUnavailable", 2L)),
                 new StatsCall.LatestLinks(true, 5, 1), Map.of("read", 7L), new StatsCall.Gauges(1, 2, 3, 4, 5, 6, 7))));
         m.put(Calls.METRICS, List.of(Empty.INSTANCE, new MetricsCall.Reply("warp_reads_total 1\n")));

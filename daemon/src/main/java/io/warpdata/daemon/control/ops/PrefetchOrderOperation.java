@@ -2,6 +2,7 @@ package io.warpdata.daemon.control.ops;
 
 import io.warpdata.catalog.DatasetNotFoundException;
 import io.warpdata.blobcache.cache.BlockCache;
+import io.warpdata.blobcache.cache.BlobMember;
 import io.warpdata.blobcache.cache.OrderPlan;
 import io.warpdata.blobcache.cache.PlanStatus;
 import io.warpdata.daemon.control.AccessPolicy;
@@ -152,7 +153,13 @@ public final class PrefetchOrderOperation extends TypedOperation<PrefetchOrderCa
         Node rootNode = root(root);
         String description = rootNode instanceof Node.VersionDir v ? v.version().describe()
                 : "/" + relative(root);
-        return new Pending(cache.orderPlan(description), root, rootNode);
+        return new Pending(cache.orderPlan(description).members(this::member), root, rootNode);
+    }
+
+    /** The archive member a plan's file reference (its computed inode) names, or null (the plan then skips it). */
+    private BlobMember member(long inode) {
+        return tree.nodeOfComputedInode(inode) instanceof Node.File f && f.content() instanceof FileContent.Member m
+                ? m.blobMember() : null;
     }
 
     private void drop(String name, Pending p) {
@@ -220,7 +227,15 @@ public final class PrefetchOrderOperation extends TypedOperation<PrefetchOrderCa
         }
         switch (f.content()) {
             case FileContent.BlobSlice s -> p.builder.add(s.blob(), s.offset(), s.length());
-            case FileContent.Member m -> p.builder.add(m.shard(), m.index().offset(m.member()), m.index().length(m.member()));
+            case FileContent.Member m -> {
+                long length = m.index().length(m.member());
+                p.builder.add(m.shard(), m.index().offset(m.member()), length);
+                long inode = tree.computedInode(f);
+                if (inode != 0) {
+                    // Fetched by file over more than the cache keeps: the member, told again then from its inode.
+                    p.builder.member(inode, length);
+                }
+            }
             case FileContent.HashedRange r -> p.builder.add(r.range().blob(), r.range().offset(), r.range().length());
             case FileContent.Inline i -> p.builder.addEmpty();
             case FileContent.Pieces pieces -> {
