@@ -978,6 +978,11 @@ final class DiskBlocks implements BlockStorage {
     }
 
     @Override
+    public long heldAheadBytes() {
+        return pinnedBytes.get();
+    }
+
+    @Override
     public long freeFloorBytes() {
         return floor.bytes();
     }

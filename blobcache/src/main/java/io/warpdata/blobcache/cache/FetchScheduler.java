@@ -92,9 +92,15 @@ final class FetchScheduler {
     private final AtomicInteger walks = new AtomicInteger();
     /** Fetches files on their own for plans ({@link OrderPrefetcher#fileStep}). */
     private final MemberReads members;
-    /** Files being fetched for plans: at most {@link #maxPrefetchWorkers}, as plans' and read-ahead's runs. */
+    /**
+     * Files being fetched for plans, and their bytes: at most {@link #maxPrefetchWorkers} files (as
+     * plans' and read-ahead's runs) and {@link #PLAN_FILE_BYTES} (each is a buffer of its size until cached).
+     */
     private final AtomicInteger planFiles = new AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicLong planFileBytes = new java.util.concurrent.atomic.AtomicLong();
     private volatile boolean plansWaitForFiles;
+    /** Bytes of the files plans fetch at once: 8 MiB (a file may pass it by its own size, 1 MiB at most). */
+    static final long PLAN_FILE_BYTES = 8L << 20;
     /** A plan's run found no read-ahead budget: returned budget wakes the walk. */
     private volatile boolean plansWaitForBudget;
     private volatile boolean closed;
@@ -356,31 +362,46 @@ final class FetchScheduler {
      * @return false when the plan has to wait (reader, fetches in flight)
      */
     private boolean followFiles(FollowedPlan p) {
-        if (planFiles.get() >= maxPrefetchWorkers) {
+        if (planFilesFull()) {
             // Set first, then look again: a fetch that ends meanwhile sees the flag.
             plansWaitForFiles = true;
-            if (planFiles.get() >= maxPrefetchWorkers) {
+            if (planFilesFull()) {
                 return false;
             }
             plansWaitForFiles = false;
+        }
+        // What the cache holds for what was fetched ahead is the bound (files vary in size; the
+        // horizon counts them at their mean): past it, the first fetched would compete unread.
+        if (storage.heldAheadBytes() + planFileBytes.get() + OrderPrefetcher.MAX_FILE_BYTES > storage.heldRoomBytes()
+                && orders.waitForRoom(p, () -> storage.heldAheadBytes() + planFileBytes.get()
+                        + OrderPrefetcher.MAX_FILE_BYTES > storage.heldRoomBytes())) {
+            return false;
         }
         BlobMember m = orders.fileStep(p);
         if (m == null) {
             return false;
         }
+        long length = m.length();
         planFiles.incrementAndGet();
-        if (members.prefetch(m, fetcher.deadlineFromNow(), this::planFileDone)) {
+        planFileBytes.addAndGet(length);
+        if (members.prefetch(m, fetcher.deadlineFromNow(), () -> planFileDone(length))) {
             metrics.prefetchedBlocks.increment();
             metrics.plannedFiles.increment();
             p.fetchedBlocks.increment();
         } else {
             planFiles.decrementAndGet();
+            planFileBytes.addAndGet(-length);
         }
         return true;
     }
 
-    private void planFileDone() {
+    private boolean planFilesFull() {
+        return planFiles.get() >= maxPrefetchWorkers || planFileBytes.get() >= PLAN_FILE_BYTES;
+    }
+
+    private void planFileDone(long length) {
         planFiles.decrementAndGet();
+        planFileBytes.addAndGet(-length);
         if (plansWaitForFiles) {
             plansWaitForFiles = false;
             followPlans();

@@ -45,7 +45,7 @@ final class FollowedPlan {
         this.byFile = byFile;
         // By file: at their weight in the cache (a block file's header each), less the one being read.
         long mean = byFile ? Math.max(1, plan.memberRefBytes() / plan.memberRefs()) : 1;
-        long weight = byFile ? mean + BlockFile.headerLength((int) Math.min(MemberReads.MAX_FETCH_BYTES, mean)) : 1;
+        long weight = byFile ? mean + BlockFile.headerLength((int) Math.min(OrderPrefetcher.MAX_FILE_BYTES, mean)) : 1;
         this.aheadFiles = (int) Math.max(1, Math.min(Integer.MAX_VALUE, aheadBytes / weight - 1));
     }
 

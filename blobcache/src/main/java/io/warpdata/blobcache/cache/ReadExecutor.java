@@ -561,6 +561,11 @@ final class ReadExecutor implements ReadPlan.Holdings {
     }
 
     @Override
+    public boolean plannedFile(BlobMember m) {
+        return orders != null && orders.plannedFile(m.blob(), m.offset());
+    }
+
+    @Override
     public boolean memberInFlight(BlobMember m) {
         return members.inFlight(m);
     }

@@ -47,6 +47,16 @@ final class ReadPlan {
          */
         boolean diskKeeps();
 
+        /**
+         * Whether an order plan that fetches files ({@link OrderPrefetcher}: a plan over more than
+         * the cache keeps) has this member among them: it is then fetched on its own up to 1 MiB,
+         * not only up to 256 KiB, when its reader comes before the plan's fetch (its blocks are
+         * what such a cache does not keep).
+         */
+        default boolean plannedFile(BlobMember m) {
+            return false;
+        }
+
         CacheMode mode();
     }
 
@@ -72,10 +82,12 @@ final class ReadPlan {
         if (from < 3 && h.blocksCached(m.blob(), list, at, n)) {
             return new Source.OwnBlocks(list);
         }
-        if (from < 5 && memberGetAllowed(m, h.mode())) {
-            if (h.memberInFlight(m)) {
-                return new Source.AwaitMember(list);
-            }
+        // In flight: a reader's fetch, or an order plan's of a file up to 1 MiB (OrderPrefetcher.MAX_FILE_BYTES).
+        if (from < 5 && m.length() <= MemberReads.MEMBER_BLOCK_SIZE && h.memberInFlight(m)) {
+            return new Source.AwaitMember(list);
+        }
+        if (from < 5 && (memberGetAllowed(m, h.mode())
+                || m.length() <= OrderPrefetcher.MAX_FILE_BYTES && fetchesMembers(h.mode()) && h.plannedFile(m))) {
             // Its block is served wrong by the store: the member's own bytes, checked by its own
             // hash, may be intact; the block would be fetched twice more and fail again.
             if (h.blockFailed(m, list)) {
@@ -99,7 +111,12 @@ final class ReadPlan {
      */
     static boolean memberGetAllowed(BlobMember m, CacheMode mode) {
         long max = m.lookup() ? MemberReads.MEMBER_BLOCK_SIZE : MemberReads.MAX_FETCH_BYTES;
-        return m.length() <= max && mode.fetches() && mode != CacheMode.HYBRID;
+        return m.length() <= max && fetchesMembers(mode);
+    }
+
+    /** Whether the mode fetches members on their own at all: auto and remote. */
+    private static boolean fetchesMembers(CacheMode mode) {
+        return mode.fetches() && mode != CacheMode.HYBRID;
     }
 
     /**

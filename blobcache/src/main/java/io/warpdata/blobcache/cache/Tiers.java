@@ -105,6 +105,11 @@ final class Tiers implements BlockStorage {
     }
 
     @Override
+    public long heldAheadBytes() {
+        return disk.heldAheadBytes();
+    }
+
+    @Override
     public long freeFloorBytes() {
         return disk.freeFloorBytes();
     }

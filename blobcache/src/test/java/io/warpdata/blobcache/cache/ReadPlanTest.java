@@ -26,8 +26,15 @@ class ReadPlanTest {
         boolean followsBlocks;
         boolean blockFailed;
         boolean diskKeeps = true;
+        boolean plannedFile;
         CacheMode mode = CacheMode.AUTO;
         final List<String> asked = new ArrayList<>();
+
+        @Override
+        public boolean plannedFile(BlobMember m) {
+            asked.add("plannedFile");
+            return plannedFile;
+        }
 
         @Override
         public boolean memberCached(BlobMember m) {
@@ -162,6 +169,28 @@ class ReadPlanTest {
         h.followsBlocks = true;
         h.blocksInFlight = true;
         assertThat(plan(member(30_000), h)).isEqualTo(new Source.AwaitMember(LIST));
+    }
+
+    /**
+     * An order plan fetches files of up to 1 MiB on their own (OrderPrefetcher.MAX_FILE_BYTES): a
+     * reader of one over 256 KiB waits for that fetch rather than fetching its blocks too.
+     */
+    @Test
+    void aPlanByFilesFileOver256KiBIsFetchedOnItsOwnOrAwaitedUpTo1MiB() {
+        Held h = new Held();
+        h.memberInFlight = true;
+        assertThat(plan(member(300_000), h)).isEqualTo(new Source.AwaitMember(LIST));
+        assertThat(plan(member(MemberReads.MEMBER_BLOCK_SIZE), h)).isEqualTo(new Source.AwaitMember(LIST));
+        assertThat(plan(member(MemberReads.MEMBER_BLOCK_SIZE + 1), h)).isEqualTo(new Source.Blocks(LIST));
+        h.memberInFlight = false;
+        assertThat(plan(member(300_000), h)).as("not in flight: read at random, through its blocks")
+                .isEqualTo(new Source.Blocks(LIST));
+        h.plannedFile = true;
+        assertThat(plan(member(300_000), h)).as("a file of a plan by file, its reader first: on its own")
+                .isEqualTo(new Source.MemberGet(LIST));
+        assertThat(plan(member(MemberReads.MEMBER_BLOCK_SIZE + 1), h)).isEqualTo(new Source.Blocks(LIST));
+        h.mode = CacheMode.HYBRID;
+        assertThat(plan(member(300_000), h)).isEqualTo(new Source.Blocks(LIST));
     }
 
     @Test
