@@ -178,7 +178,8 @@ public final class BlockCache implements BlobReader {
         // Order plans share read-ahead's budget: none without one (nor in local mode, which fetches nothing).
         this.orders = config.mode().fetches() && config.maxPrefetchBytes() > 0
                 ? new OrderPrefetcher(lists, config.retry().readDeadline(), OrderPrefetcher.aheadBytes(config),
-                        OrderPrefetcher.keepsBytes(storage), storage.heldRoomBytes(), maxPlanBytes)
+                        OrderPrefetcher.keepsBytes(storage), storage.heldRoomBytes(), config.mode() != CacheMode.HYBRID,
+                        maxPlanBytes)
                 : null;
         this.members = new MemberReads(config, metrics, storage, fetcher, lists, suspects, executor);
         this.scheduler = new FetchScheduler(config, metrics, storage, fetcher, executor, suspects, orders, members);

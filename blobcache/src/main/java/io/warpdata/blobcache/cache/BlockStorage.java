@@ -26,11 +26,6 @@ interface BlockStorage extends Tier, AutoCloseable {
         return Long.MAX_VALUE;
     }
 
-    /** What it holds out of eviction now for what was fetched ahead and not yet read (at most {@link #heldRoomBytes}). */
-    default long heldAheadBytes() {
-        return 0;
-    }
-
     /** Free-space floor on the cache filesystem (0 in memory). */
     long freeFloorBytes();
 

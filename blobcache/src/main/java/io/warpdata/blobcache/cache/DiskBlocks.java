@@ -978,11 +978,6 @@ final class DiskBlocks implements BlockStorage {
     }
 
     @Override
-    public long heldAheadBytes() {
-        return pinnedBytes.get();
-    }
-
-    @Override
     public long freeFloorBytes() {
         return floor.bytes();
     }

@@ -16,6 +16,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -97,7 +98,7 @@ final class FetchScheduler {
      * plans' and read-ahead's runs) and {@link #PLAN_FILE_BYTES} (each is a buffer of its size until cached).
      */
     private final AtomicInteger planFiles = new AtomicInteger();
-    private final java.util.concurrent.atomic.AtomicLong planFileBytes = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong planFileBytes = new AtomicLong();
     private volatile boolean plansWaitForFiles;
     /** Bytes of the files plans fetch at once: 8 MiB (a file may pass it by its own size, 1 MiB at most). */
     static final long PLAN_FILE_BYTES = 8L << 20;
@@ -362,6 +363,10 @@ final class FetchScheduler {
      * @return false when the plan has to wait (reader, fetches in flight)
      */
     private boolean followFiles(FollowedPlan p) {
+        if (p.next >= p.plan.members()) {
+            orders.fileStep(p); // done: let go
+            return false;
+        }
         if (planFilesFull()) {
             // Set first, then look again: a fetch that ends meanwhile sees the flag.
             plansWaitForFiles = true;
@@ -370,21 +375,23 @@ final class FetchScheduler {
             }
             plansWaitForFiles = false;
         }
-        // What the cache holds for what was fetched ahead is the bound (files vary in size; the
-        // horizon counts them at their mean): past it, the first fetched would compete unread.
-        if (storage.heldAheadBytes() + planFileBytes.get() + OrderPrefetcher.MAX_FILE_BYTES > storage.heldRoomBytes()
-                && orders.waitForRoom(p, () -> storage.heldAheadBytes() + planFileBytes.get()
-                        + OrderPrefetcher.MAX_FILE_BYTES > storage.heldRoomBytes())) {
+        // The plan's own files past its reader are the bound (files vary in size; the horizon
+        // counts them at their mean): past what the cache holds for them, the first fetched would
+        // compete for their place unread.
+        if (p.leadBytes() + p.meanWeight > p.aheadBytes
+                && orders.waitForRoom(p, () -> p.leadBytes() + p.meanWeight > p.aheadBytes)) {
             return false;
         }
         BlobMember m = orders.fileStep(p);
         if (m == null) {
             return false;
         }
+        int position = p.next - 1;
         long length = m.length();
         planFiles.incrementAndGet();
         planFileBytes.addAndGet(length);
         if (members.prefetch(m, fetcher.deadlineFromNow(), () -> planFileDone(length))) {
+            p.fetching(position, FollowedPlan.weight(length));
             metrics.prefetchedBlocks.increment();
             metrics.plannedFiles.increment();
             p.fetchedBlocks.increment();

@@ -34,8 +34,20 @@ final class FollowedPlan {
      * more than the cache keeps ({@link OrderPrefetcher#start}).
      */
     final boolean byFile;
+    /**
+     * By file: the files fetched (or being fetched) past the reader's position, as position and
+     * weight in the cache, in the order fetched (= position order); only the walk touches it.
+     */
+    private long[] leadPositions = new long[64];
+    private int leadHead;
+    private int leadSize;
+    private long leadBytes;
     /** By file: how many positions past its reader's the plan fetches (its bytes ahead at the files' mean weight in the cache). */
     final int aheadFiles;
+    /** How far past its reader the plan fetches (by file: bytes of files at their weight in the cache). */
+    final long aheadBytes;
+    /** By file: a file's mean weight in the cache. */
+    final long meanWeight;
 
     /** @param aheadBytes how far past its reader the plan fetches */
     FollowedPlan(String name, OrderPlan plan, long aheadBytes, boolean byFile) {
@@ -45,8 +57,10 @@ final class FollowedPlan {
         this.byFile = byFile;
         // By file: at their weight in the cache (a block file's header each), less the one being read.
         long mean = byFile ? Math.max(1, plan.memberRefBytes() / plan.memberRefs()) : 1;
-        long weight = byFile ? mean + BlockFile.headerLength((int) Math.min(OrderPrefetcher.MAX_FILE_BYTES, mean)) : 1;
+        long weight = byFile ? weight(Math.min(OrderPrefetcher.MAX_FILE_BYTES, mean)) : 1;
         this.aheadFiles = (int) Math.max(1, Math.min(Integer.MAX_VALUE, aheadBytes / weight - 1));
+        this.aheadBytes = aheadBytes;
+        this.meanWeight = weight;
     }
 
     PlanStatus status(String state) {
@@ -65,6 +79,42 @@ final class FollowedPlan {
         }
         long h = (long) plan.grainsNeededBy(reached.get()) + aheadGrains;
         return (int) Math.min(plan.grains(), h);
+    }
+
+    /**
+     * By file, for the walk: the bytes of the files fetched past the reader's position, once those
+     * it has read (up to {@link #reached}) are let go. Its own fetches bound a plan, not all that
+     * the cache holds for what was fetched ahead: a file served by the kernel's page cache, never
+     * read from warpd's, would hold that room for good (review 58, H1).
+     */
+    long leadBytes() {
+        int r = reached.get();
+        while (leadSize > 0 && (int) (leadPositions[leadHead] >>> 32) <= r) {
+            leadBytes -= leadPositions[leadHead] & 0xFFFFFFFFL;
+            leadHead = (leadHead + 1) % leadPositions.length;
+            leadSize--;
+        }
+        return leadBytes;
+    }
+
+    /** A file's weight in the disk cache: its bytes and its block file's header. */
+    static long weight(long length) {
+        return length + BlockFile.headerLength((int) Math.min(Integer.MAX_VALUE, length));
+    }
+
+    /** By file, for the walk: the file at {@code position} is being fetched, weighing {@code weight} in the cache. */
+    void fetching(int position, long weight) {
+        if (leadSize == leadPositions.length) {
+            long[] grown = new long[leadPositions.length * 2];
+            for (int i = 0; i < leadSize; i++) {
+                grown[i] = leadPositions[(leadHead + i) % leadPositions.length];
+            }
+            leadPositions = grown;
+            leadHead = 0;
+        }
+        leadPositions[(leadHead + leadSize) % leadPositions.length] = (long) position << 32 | weight;
+        leadSize++;
+        leadBytes += weight;
     }
 
     /** Whether some grain of {@code block} of the plan's blob {@code blob} is needed, by a position up to {@code limitNeed}. */

@@ -15,6 +15,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -127,6 +128,15 @@ final class MemberReads {
          * null for a reader's own fetch.
          */
         volatile AtomicBoolean ahead;
+        /** Run once the fetch ended: cached (or not), or failed ({@link #prefetch}'s caller: its bytes are then in the cache's count). */
+        final AtomicReference<Runnable> ended = new AtomicReference<>();
+
+        void ended() {
+            Runnable r = ended.getAndSet(null);
+            if (r != null) {
+                r.run();
+            }
+        }
         private final java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
 
         /** Whether the caller is the one (of all who claimed it) that must {@link #start} it. */
@@ -299,11 +309,15 @@ final class MemberReads {
         // A fetch that ended between the caller's look at the cache and this claim left the member
         // cached: it is served from there, not fetched again (an order plan's fetches end while
         // their readers decide: 1 file of 256 fetched twice in OrderPrefetchTest).
-        byte[] kept = cachedBytes(m);
-        if (kept != null) {
-            mine.started.set(true);
-            mine.done.complete(kept);
-            inflight.remove(m.hash(), mine);
+        // Started first, so that no other claimer starts a GET while the cache is read (review 58).
+        if (cached(m) && mine.started.compareAndSet(false, true)) {
+            byte[] kept = cachedBytes(m);
+            if (kept != null) {
+                mine.done.complete(kept);
+                inflight.remove(m.hash(), mine);
+            } else {
+                mine.started.set(false); // gone meanwhile: the caller (or another claimer) fetches it
+            }
         }
         return mine;
     }
@@ -335,7 +349,7 @@ final class MemberReads {
             return false;
         }
         f.ahead = new AtomicBoolean();
-        f.done.whenComplete((bytes, e) -> done.run());
+        f.ended.set(done); // after the store: what it holds then counts it (review 58, M4)
         start(f, m, deadline);
         return true;
     }
@@ -431,6 +445,7 @@ final class MemberReads {
         // Out of the map first, so that a reader that sees the failure and retries starts afresh.
         inflight.remove(m.hash(), mine);
         mine.done.completeExceptionally(e);
+        mine.ended();
     }
 
     /**
@@ -518,6 +533,7 @@ final class MemberReads {
             LOG.warn("Could not cache member {}: {}", m.hash(), e.toString());
         } finally {
             inflight.remove(m.hash(), mine);
+            mine.ended();
         }
     }
 

@@ -300,6 +300,7 @@ public final class OrderPlan {
         /**
          * Names the member added last by {@code ref}, which {@code resolver} ({@link #members})
          * turns into that member if the plan fetches files rather than blocks. 8 bytes a position.
+         * One that is empty or over {@link OrderPrefetcher#MAX_FILE_BYTES} is not recorded.
          *
          * @param ref    not 0 (0 means none)
          * @param length the member's length
@@ -314,6 +315,9 @@ public final class OrderPlan {
             }
             if (ref == 0) {
                 throw new IllegalArgumentException("a member reference is not 0");
+            }
+            if (length <= 0 || length > OrderPrefetcher.MAX_FILE_BYTES) {
+                return this; // not fetched on its own: read as without a plan (nor counted toward by file)
             }
             if (position >= refs.length) {
                 int grown = Math.max(position + 1, Math.max(1024, refs.length + (refs.length >> 1)));

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 
 /**
  * Plans fetches ahead of a reader in the order it announced ({@link OrderPlan}): the generated
@@ -39,15 +40,17 @@ import java.util.concurrent.atomic.AtomicLong;
  * every block the plan reads, each is fetched once, but in a cache smaller than that a block is
  * often evicted between the reads of its files and fetched again (245 MB of images in a 160 MB
  * cache: 1.62x what was read; Belady's bound for any block policy there is 1.71x). So a plan whose
- * grains are more than the cache keeps ({@code keepsBytes}: its limit less what it holds for
- * blocks read ahead), and three quarters or more of whose files can be fetched on their own
+ * grains, with those of the other plans followed, are more than the cache keeps ({@code keepsBytes}:
+ * its limit less what it holds for blocks read ahead), and three quarters or more of whose files
+ * can be fetched on their own
  * ({@link OrderPlan.Builder#member}: archive members of up to {@link #MAX_FILE_BYTES}),
  * fetches its files instead, in order, each with one ranged GET of exactly its bytes checked
  * against its own hash and kept under it until read ({@link MemberReads#prefetch}), up to the
- * horizon's bytes past the reader, and no more than the cache holds out of eviction for what was
- * fetched ahead (a quarter of it, 256 MiB at most: past that the files fetched first, the next to
- * be read, would compete for their place before their reader came) ({@link #fileStep}). Its
- * other files are read as without a plan.
+ * horizon's bytes past the reader, and no more of its own files past the reader than the cache
+ * holds out of eviction for what was fetched ahead (a quarter of it, 256 MiB at most: past that
+ * the files fetched first, the next to be read, would compete for their place before their
+ * reader came) ({@link #fileStep}, {@link FollowedPlan#leadBytes}). Its other files are read as
+ * without a plan. Not in hybrid mode, which fetches whole shards at first touch.
  *
  * <h2>Bounds</h2>
  * <ul>
@@ -77,7 +80,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>The scheduler's walk runs on the fetch executor, one walk at a time, woken by a new plan,
  * by the reader moving on when the plan waited for it ({@link #onRead} says so to the read path,
  * which wakes it) and by returned read-ahead budget when it waited for that. A step may wait for
- * a block hash list (one small GET per blob), never for data.
+ * a block hash list (one small GET per blob), or, by file, for its next file's member index part
+ * (normally loaded by the listing that named it), never for data.
  */
 final class OrderPrefetcher {
     private static final Logger LOG = LoggerFactory.getLogger(OrderPrefetcher.class);
@@ -106,6 +110,7 @@ final class OrderPrefetcher {
     private final long listDeadlineNanos;
     private final long aheadBytes;
     private final long keepsBytes;
+    private final boolean byFileAllowed;
     /** How far ahead a plan by file fetches: the horizon, at most what the cache holds for blocks read ahead. */
     private final long fileAheadBytes;
     private final long maxPlanBytes;
@@ -128,10 +133,12 @@ final class OrderPrefetcher {
      * @param aheadBytes   how far past the reader a plan is fetched ({@link #aheadBytes(CacheConfig)})
      * @param keepsBytes   what the cache keeps of blocks: a plan reading more fetches its files ({@link #keepsBytes(BlockStorage)})
      * @param heldRoomBytes what the cache holds out of eviction for what was fetched ahead ({@link BlockStorage#heldRoomBytes})
+     * @param byFileAllowed whether plans may fetch files on their own (not in hybrid mode, which fetches whole shards)
      * @param maxPlanBytes memory all plans may hold ({@link #MAX_PLAN_BYTES})
      */
     OrderPrefetcher(HashLists lists, Duration listDeadline, long aheadBytes, long keepsBytes, long heldRoomBytes,
-                    long maxPlanBytes) {
+                    boolean byFileAllowed, long maxPlanBytes) {
+        this.byFileAllowed = byFileAllowed;
         this.lists = lists;
         this.listDeadlineNanos = listDeadline.toNanos();
         this.aheadBytes = aheadBytes;
@@ -211,8 +218,18 @@ final class OrderPrefetcher {
      */
     PlanStatus start(String name, OrderPlan.Builder builder) {
         OrderPlan plan = builder.build();
-        boolean byFile = plan.memberRefs() > 0 && plan.memberRefs() >= plan.members() * 3L / 4
-                && plan.plannedBytes() > keepsBytes;
+        // The plans read the cache together: a DDP job's ranks each plan a share of the epoch,
+        // and each share's blocks may fit where all of them do not (review 58, M2).
+        long together = plan.plannedBytes();
+        synchronized (lock) {
+            for (FollowedPlan o : plans.values()) {
+                if (!o.name.equals(name)) {
+                    together += o.plan.plannedBytes();
+                }
+            }
+        }
+        boolean byFile = byFileAllowed && plan.memberRefs() > 0 && plan.memberRefs() >= plan.members() * 3L / 4
+                && together > keepsBytes;
         FollowedPlan p = new FollowedPlan(name, plan, byFile ? fileAheadBytes : aheadBytes, byFile);
         FollowedPlan replaced;
         List<FollowedPlan> pushedOut = new ArrayList<>();
@@ -239,7 +256,8 @@ final class OrderPrefetcher {
                 o.plan.description(), MAX_PLANS));
         LOG.info("order plan '{}' ({}): {} members over {} blobs, {} MiB; fetching {} up to {} MiB ahead of the reader{}",
                 name, plan.description(), plan.members(), plan.blobCount(), mib(plan.plannedBytes()),
-                byFile ? "its files (more than the cache's " + mib(keepsBytes) + " MiB)" : "its blocks",
+                byFile ? "its files (the plans read " + mib(together) + " MiB, more than the cache's " + mib(keepsBytes)
+                        + " MiB)" : "its blocks",
                 mib(byFile ? fileAheadBytes : aheadBytes),
                 replaced == null ? "" : " (replaces the previous one)");
         return p.status("active");
@@ -467,7 +485,8 @@ final class OrderPrefetcher {
     BlobMember fileStep(FollowedPlan p) {
         while (!closed && !p.cancelled.get()) {
             int n = p.plan.members();
-            int next = p.next;
+            // Not behind its reader: the files it read are read (review 58, H1).
+            int next = Math.max(p.next, p.reached.get() + 1);
             if (next >= n) {
                 synchronized (lock) {
                     remove(p, "done");
@@ -509,8 +528,9 @@ final class OrderPrefetcher {
      *
      * @return whether it waits (false: room was made meanwhile, go on)
      */
-    boolean waitForRoom(FollowedPlan p, java.util.function.BooleanSupplier full) {
-        p.resumeAt = p.horizon() + 1;
+    boolean waitForRoom(FollowedPlan p, BooleanSupplier full) {
+        // The reader's next file (at the end of the plan, where the horizon stops moving, any read).
+        p.resumeAt = (int) Math.min(p.plan.members(), p.horizon() + 1L);
         p.waitingForReader = true;
         if (full.getAsBoolean()) {
             return true;

@@ -270,7 +270,11 @@ final class ReadExecutor implements ReadPlan.Holdings {
             // Before the GET, so that a shuffled pass over a shard still counts as one (and may
             // have the blob fetched whole while this member's GET is under way); lookups count by
             // their own rule (ReadAhead.LOOKUP_DENSE_FRACTION).
-            track(m.blob(), list, m.offset(), (int) m.length(), true, m.lookup(), m.next());
+            // A file of a plan by file is no random read of its shard: counted, its reader's own
+            // fetches (before the plan's) made the shard dense and fetched whole (review 58, M6).
+            if (!plannedFile(m)) {
+                track(m.blob(), list, m.offset(), (int) m.length(), true, m.lookup(), m.next());
+            }
             members.start(f, m, deadline);
         }
         dst.put(at, members.await(f, m, deadline), (int) offset, n);

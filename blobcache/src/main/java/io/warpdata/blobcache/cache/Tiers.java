@@ -105,11 +105,6 @@ final class Tiers implements BlockStorage {
     }
 
     @Override
-    public long heldAheadBytes() {
-        return disk.heldAheadBytes();
-    }
-
-    @Override
     public long freeFloorBytes() {
         return disk.freeFloorBytes();
     }

@@ -401,16 +401,7 @@ class OrderPrefetchTest {
     @Test
     void aPlanOverMoreThanTheCacheKeepsFetchesEachFileOnceOnItsOwn() {
         BlobRef blob = blob(32, 21);
-        byte[] data = TestBlobs.bytes(32 * MIB, 21);
-        List<BlobMember> files = new ArrayList<>();
-        for (int b = 0; b < 32; b++) {
-            for (int k = 0; k < 8; k++) {
-                long at = (long) b * MIB + k * 131_072L + 512;
-                byte[] bytes = Arrays.copyOfRange(data, (int) at, (int) at + MEMBER);
-                files.add(new BlobMember(blob, at, MEMBER, BlobId.of(bytes)));
-            }
-        }
-        Collections.shuffle(files, new Random(5));
+        List<BlobMember> files = members(blob, 21);
 
         BlockCache big = open(256L * MIB, 8);
         assertThat(planFiles(big, "blocks", files).byFile()).as("a cache that keeps its blocks").isFalse();
@@ -442,6 +433,58 @@ class OrderPrefetchTest {
         assertThat(counter(c, "planned_files")).as("most ahead of their reader").isGreaterThan((256 - kept) * 3 / 4);
         assertThat(counter(c, "prefetch_wasted_bytes")).isZero();
         assertThat(c.stats().sizeBytes()).isLessThanOrEqualTo(16L * MIB);
+        assertThat(status(c, "files").state()).as("every file fetched or found: done").isEqualTo("done");
+    }
+
+    /**
+     * A plan by file whose reader gets three files in four elsewhere (the kernel's page cache, in
+     * a later epoch): those stay held unread in the cache, and a plan bounded by all that is held
+     * stopped for good at the first 4 MiB (review 58, H1). Its own files past the reader bound it.
+     */
+    @Test
+    void aPlanByFileGoesOnWhenItsReaderGetsMostFilesElsewhere() {
+        BlobRef blob = blob(32, 23);
+        List<BlobMember> files = members(blob, 23);
+        BlockCache c = open(16L * MIB, 8);
+        assertThat(planFiles(c, "files", files).byFile()).isTrue();
+        for (int i = 0; i < files.size(); i += 4) {
+            BlobMember m = files.get(i);
+            byte[] out = new byte[MEMBER];
+            assertThat(c.readMember(m, 0, ByteBuffer.wrap(out))).isEqualTo(MEMBER);
+            assertThat(BlobId.of(out)).isEqualTo(m.hash());
+        }
+        settle(c);
+        // Bounded by all that is held, it stopped at what 4 MiB holds (39 files); it skips what its
+        // reader passed, so how many it fetched depends on how fast the reader is.
+        assertThat(counter(c, "planned_files")).as("fetched ahead past 4 MiB of unread files").isGreaterThan(64);
+        assertThat(status(c, "files").state()).as("not stuck waiting").isEqualTo("done");
+    }
+
+    /** Files over 1 MiB are not fetched on their own: a plan of them fetches blocks, whatever the cache. */
+    @Test
+    void aPlanOfFilesOver1MiBFetchesBlocks() {
+        BlobRef blob = blob(32, 25);
+        List<BlobMember> files = new ArrayList<>();
+        for (int b = 0; b < 32; b += 2) {
+            files.add(new BlobMember(blob, (long) b * MIB + 512, 2 * MIB - 1024, BlobId.of(new byte[] {(byte) b})));
+        }
+        BlockCache c = open(16L * MIB, 8);
+        assertThat(planFiles(c, "big", files).byFile()).isFalse();
+    }
+
+    /** 256 files of {@link #MEMBER} bytes, eight to a block of the 32 MiB {@code blob} made with {@code seed}, shuffled. */
+    private static List<BlobMember> members(BlobRef blob, long seed) {
+        byte[] data = TestBlobs.bytes(32 * MIB, seed);
+        List<BlobMember> files = new ArrayList<>();
+        for (int b = 0; b < 32; b++) {
+            for (int k = 0; k < 8; k++) {
+                long at = (long) b * MIB + k * 131_072L + 512;
+                byte[] bytes = Arrays.copyOfRange(data, (int) at, (int) at + MEMBER);
+                files.add(new BlobMember(blob, at, MEMBER, BlobId.of(bytes)));
+            }
+        }
+        Collections.shuffle(files, new Random(seed));
+        return files;
     }
 
     private static PlanStatus planFiles(BlockCache c, String name, List<BlobMember> files) {

@@ -178,6 +178,10 @@ class ReadPlanTest {
     @Test
     void aPlanByFilesFileOver256KiBIsFetchedOnItsOwnOrAwaitedUpTo1MiB() {
         Held h = new Held();
+        h.plannedFile = true;
+        assertThat(plan(member(30_000), h)).isEqualTo(new Source.MemberGet(LIST));
+        assertThat(h.asked).as("asked only of a file over 256 KiB").doesNotContain("plannedFile");
+        h.plannedFile = false;
         h.memberInFlight = true;
         assertThat(plan(member(300_000), h)).isEqualTo(new Source.AwaitMember(LIST));
         assertThat(plan(member(MemberReads.MEMBER_BLOCK_SIZE), h)).isEqualTo(new Source.AwaitMember(LIST));
