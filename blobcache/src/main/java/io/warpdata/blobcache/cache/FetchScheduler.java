@@ -378,8 +378,8 @@ final class FetchScheduler {
         // The plan's own files past its reader are the bound (files vary in size; the horizon
         // counts them at their mean): past what the cache holds for them, the first fetched would
         // compete for their place unread.
-        if (p.leadBytes() + p.meanWeight > p.aheadBytes
-                && orders.waitForRoom(p, () -> p.leadBytes() + p.meanWeight > p.aheadBytes)) {
+        if (p.leadBytes() + p.meanWeight > p.leadLimit
+                && orders.waitForRoom(p, () -> p.leadBytes() + p.meanWeight > p.leadLimit)) {
             return false;
         }
         BlobMember m = orders.fileStep(p);

@@ -48,6 +48,13 @@ final class FollowedPlan {
     final long aheadBytes;
     /** By file: a file's mean weight in the cache. */
     final long meanWeight;
+    /**
+     * By file: the most its files past the reader may weigh, a few files under {@link #aheadBytes}:
+     * DataLoader workers read several files at once, each held until its read ends.
+     */
+    final long leadLimit;
+    /** Files of margin in {@link #leadLimit}. */
+    static final int LEAD_MARGIN_FILES = 4;
 
     /** @param aheadBytes how far past its reader the plan fetches */
     FollowedPlan(String name, OrderPlan plan, long aheadBytes, boolean byFile) {
@@ -61,12 +68,13 @@ final class FollowedPlan {
         this.aheadFiles = (int) Math.max(1, Math.min(Integer.MAX_VALUE, aheadBytes / weight - 1));
         this.aheadBytes = aheadBytes;
         this.meanWeight = weight;
+        this.leadLimit = Math.max(weight, aheadBytes - LEAD_MARGIN_FILES * weight);
     }
 
     PlanStatus status(String state) {
         return new PlanStatus(name, plan.description(), plan.members(), plan.blobCount(), plan.plannedBytes(),
                 reached.get(), next, byFile ? plan.members() : plan.grains(), fetchedBlocks.sum(), plan.heldBytes(),
-                state, byFile);
+                state, byFile, aheadBytes);
     }
 
     /**
@@ -89,7 +97,8 @@ final class FollowedPlan {
      */
     long leadBytes() {
         int r = reached.get();
-        while (leadSize > 0 && (int) (leadPositions[leadHead] >>> 32) <= r) {
+        // The file at the reader's position may still be read (held until its read ends).
+        while (leadSize > 0 && (int) (leadPositions[leadHead] >>> 32) < r) {
             leadBytes -= leadPositions[leadHead] & 0xFFFFFFFFL;
             leadHead = (leadHead + 1) % leadPositions.length;
             leadSize--;

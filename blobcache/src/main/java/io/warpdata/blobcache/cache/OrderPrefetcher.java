@@ -318,7 +318,7 @@ final class OrderPrefetcher {
             if (s.name().equals(name) && s.state().equals("done")) {
                 copy.set(i, new PlanStatus(s.name(), s.description(), s.members(), s.blobs(), s.plannedBytes(),
                         s.reached(), s.grainsScheduled(), s.grains(), s.fetchedBlocks(), s.heldBytes(),
-                        "done, then " + state, s.byFile()));
+                        "done, then " + state, s.byFile(), s.aheadBytes()));
                 finished.clear();
                 finished.addAll(copy);
                 return;

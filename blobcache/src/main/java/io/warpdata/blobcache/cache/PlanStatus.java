@@ -19,8 +19,9 @@ package io.warpdata.blobcache.cache;
  *                         {@code pushed out} (room was needed for newer plans)
  * @param byFile           whether the plan fetches its files, each on its own, rather than its
  *                         blocks (a plan over more than the cache keeps: docs/cache.md, "Order plans")
+ * @param aheadBytes       how far past its reader it fetches
  */
 public record PlanStatus(String name, String description, int members, int blobs, long plannedBytes, int reached,
                          int grainsScheduled, int grains, long fetchedBlocks, long heldBytes, String state,
-                         boolean byFile) {
+                         boolean byFile, long aheadBytes) {
 }

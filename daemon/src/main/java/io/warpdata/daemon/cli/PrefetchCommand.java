@@ -70,9 +70,10 @@ public final class PrefetchCommand implements Callable<Integer> {
         } else if (stop) {
             out.printf(Boolean.TRUE.equals(result.stopped()) ? "stopped plan '%s'%n" : "no plan '%s' to stop%n", plan);
         } else {
-            out.printf("planned %d files (%s in %d shards) as plan '%s'; warpd fetches up to %s ahead of the reader%s%n",
+            out.printf("planned %d files (%s in %d shards) as plan '%s'; warpd fetches %s up to %s ahead of the reader%s%n",
                     orZero(result.members()), ByteSize.format(orZero(result.plannedBytes())),
-                    orZero(result.blobs()), plan, ByteSize.format(orZero(result.aheadBytes())),
+                    orZero(result.blobs()), plan, "files".equals(result.fetches()) ? "the files one by one (more than"
+                            + " the cache keeps)" : "their blocks", ByteSize.format(orZero(result.aheadBytes())),
                     Boolean.TRUE.equals(result.replaced()) ? " (replaces the previous order)" : "");
         }
         out.flush();

@@ -191,8 +191,8 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
                 + " (auto mode: a shuffled pass over a shard).", read.denseRandomBlobs::sum);
         counter("warp_member_hits_total", "Member reads served from a copy cached under the member's SHA-256.",
                 read.memberHits::sum);
-        counter("warp_member_fetches_total", "Members fetched on their own (one ranged GET of their bytes, read at"
-                + " random).", read.memberFetches::sum);
+        counter("warp_member_fetches_total", "Members fetched on their own (one ranged GET of their bytes: read at"
+                + " random, or planned by an order plan over more than the cache keeps).", read.memberFetches::sum);
         counter("warp_member_fetched_bytes_total", "Bytes fetched by member GETs.", read.memberFetchedBytes::sum);
         counter("warp_member_dedup_hits_total", "Member reads served from another blob's cached blocks holding the"
                 + " same bytes (another dataset's or version's shard).", read.dedupHits::sum);

@@ -111,6 +111,8 @@ class OrderPrefetchSmallCacheIT {
         Map<String, Long> before = counters();
         JsonNode plan = json(store.warpctl("prefetch", "--order", orderFile.toString(), "--plan", "small epoch", "--json"));
         assertThat(plan.get("members").asInt()).isEqualTo(FILES);
+        assertThat(plan.get("fetches").asText()).as("%s", plan).isEqualTo("files");
+        assertThat(plan.get("ahead_bytes").asLong()).as("what a 12M cache holds for it").isLessThanOrEqualTo(3L << 20);
         for (String f : order) {
             assertThat(Files.readAllBytes(images.resolve(f))).as(f).isEqualTo(Files.readAllBytes(src.resolve(f)));
         }

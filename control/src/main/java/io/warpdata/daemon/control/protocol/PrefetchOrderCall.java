@@ -33,18 +33,20 @@ public final class PrefetchOrderCall {
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Reply(@JsonProperty(required = true) String plan, Integer part, Long members, Boolean stopped,
                         String root, Long blobs, Long plannedBytes, Long grains, Long aheadBytes, Long heldBytes,
-                        Boolean replaced) {
+                        Boolean replaced, String fetches) {
         public static Reply partTaken(String plan, int part, long members) {
-            return new Reply(plan, part, members, null, null, null, null, null, null, null, null);
+            return new Reply(plan, part, members, null, null, null, null, null, null, null, null, null);
         }
 
         public static Reply stopped(String plan, boolean stopped) {
-            return new Reply(plan, null, null, stopped, null, null, null, null, null, null, null);
+            return new Reply(plan, null, null, stopped, null, null, null, null, null, null, null, null);
         }
 
+        /** @param fetches {@code blocks}, or {@code files} for a plan over more than the cache keeps ({@code grains} then counts files) */
         public static Reply started(String plan, String root, long members, long blobs, long plannedBytes, long grains,
-                                    long aheadBytes, long heldBytes, boolean replaced) {
-            return new Reply(plan, null, members, null, root, blobs, plannedBytes, grains, aheadBytes, heldBytes, replaced);
+                                    long aheadBytes, long heldBytes, boolean replaced, String fetches) {
+            return new Reply(plan, null, members, null, root, blobs, plannedBytes, grains, aheadBytes, heldBytes, replaced,
+                    fetches);
         }
     }
 }

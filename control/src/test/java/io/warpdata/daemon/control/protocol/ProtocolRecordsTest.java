@@ -77,7 +77,7 @@ class ProtocolRecordsTest {
                 new PublishCall.Progress("uploading (4096 bytes)")));
         m.put(Calls.PREFETCH_ORDER, List.of(new PrefetchOrderCall.Request("p", "ws/name@abcdef12", List.of("a.jpg", "b.jpg"), 0,
                         false),
-                PrefetchOrderCall.Reply.started("p", "ws/name@abcdef12", 2, 1, 4096, 1, 1 << 20, 0, false)));
+                PrefetchOrderCall.Reply.started("p", "ws/name@abcdef12", 2, 1, 4096, 1, 1 << 20, 0, false, "files")));
         return m;
     }
 

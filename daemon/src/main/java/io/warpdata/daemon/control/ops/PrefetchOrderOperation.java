@@ -119,7 +119,7 @@ public final class PrefetchOrderOperation extends TypedOperation<PrefetchOrderCa
                 && (s.state().equals("active") || s.state().startsWith("waiting") || s.state().equals("done")));
         PlanStatus s = cache.startPlan(name, p.builder);
         return PrefetchOrderCall.Reply.started(name, p.root, s.members(), s.blobs(), s.plannedBytes(), s.grains(),
-                cache.planAheadBytes(), s.heldBytes(), replaces);
+                s.aheadBytes(), s.heldBytes(), replaces, s.byFile() ? "files" : "blocks");
     }
 
     /** The plan this part belongs to: a new one for part 0, else the one whose previous part came last. */
