@@ -250,6 +250,9 @@ final class OrderPrefetcher {
                 pushedOut.add(oldest);
             }
             plans.put(name, p);
+            if (byFile) {
+                toFiles(name);
+            }
             active = plans.values().toArray(FollowedPlan[]::new);
         }
         pushedOut.forEach(o -> LOG.info("order plan '{}' ({}) pushed out: more than {} plans", o.name,
@@ -261,6 +264,31 @@ final class OrderPrefetcher {
                 mib(byFile ? fileAheadBytes : aheadBytes),
                 replaced == null ? "" : " (replaces the previous one)");
         return p.status("active");
+    }
+
+    /**
+     * Guarded by lock: the plans other than {@code name} that fetch blocks and could fetch files go
+     * on by file from where their readers are, their queued runs dropped. A DDP job's ranks each
+     * plan a share of the epoch: the first ranks' shares fit the cache alone, and fetched blocks
+     * while the last ranks' fetched files.
+     */
+    private void toFiles(String name) {
+        for (Map.Entry<String, FollowedPlan> e : plans.entrySet()) {
+            FollowedPlan o = e.getValue();
+            if (o.byFile || o.name.equals(name) || o.plan.memberRefs() == 0
+                    || o.plan.memberRefs() < o.plan.members() * 3L / 4) {
+                continue;
+            }
+            FollowedPlan f = new FollowedPlan(o.name, o.plan, fileAheadBytes, true);
+            int r = o.reached.get();
+            f.reached.set(r);
+            f.next = r + 1;
+            f.fetchedBlocks.add(o.fetchedBlocks.sum());
+            o.cancelled.set(true);
+            e.setValue(f);
+            LOG.info("order plan '{}' ({}): fetching its files from file {} on, with the other plans more than the"
+                    + " cache's {} MiB", o.name, o.plan.description(), r + 1, mib(keepsBytes));
+        }
     }
 
     /** Stops the plan called {@code name}: nothing more is fetched for it, its queued runs are dropped. */
