@@ -322,9 +322,9 @@ final class MemberReads {
         return mine;
     }
 
-    /** The member's bytes from the cache, or null if it is not cached whole under its hash. */
+    /** The member's bytes from the cache, or null if it is not cached whole under its hash (the caller looked). */
     private byte[] cachedBytes(BlobMember m) {
-        if (m.length() > MEMBER_BLOCK_SIZE || !cached(m)) {
+        if (m.length() > MEMBER_BLOCK_SIZE) {
             return null;
         }
         byte[] bytes = new byte[(int) m.length()];

@@ -464,26 +464,15 @@ final class OrderPrefetcher {
         int n = plan.grains();
         int next = p.next;
         if (next >= n) {
-            synchronized (lock) {
-                remove(p, "done");
-            }
+            done(p);
             return null;
         }
-        int limit = p.horizon();
-        if (next >= limit || (p.waitingForReader && limit < p.resumeAt)) {
-            if (!p.waitingForReader) {
-                // Go on only once the reader has made room for a quarter of the horizon: runs then
-                // go out in batches, whose neighbours coalesce, not one grain per member read.
-                p.resumeAt = Math.min(n, next + Math.max(1, p.aheadGrains / 4));
-                // Set first, then look again: a read that moves the plan on meanwhile sees the flag.
-                p.waitingForReader = true;
-                limit = p.horizon();
-            }
-            if (limit < p.resumeAt) {
-                return null;
-            }
+        // Go on only once the reader has made room for a quarter of the horizon: runs then go out
+        // in batches, whose neighbours coalesce, not one grain per member read.
+        int limit = horizonUnlessWaiting(p, next, n, Math.max(1, p.aheadGrains / 4));
+        if (limit < 0) {
+            return null;
         }
-        p.waitingForReader = false;
         long g = plan.grain(next);
         int bi = (int) (g >>> 32);
         BlobRef blob = plan.blob(bi);
@@ -516,24 +505,13 @@ final class OrderPrefetcher {
             // Not behind its reader: the files it read are read (review 58, H1).
             int next = Math.max(p.next, p.reached.get() + 1);
             if (next >= n) {
-                synchronized (lock) {
-                    remove(p, "done");
-                }
+                done(p);
                 return null;
             }
-            int limit = p.horizon();
-            if (next >= limit || (p.waitingForReader && limit < p.resumeAt)) {
-                if (!p.waitingForReader) {
-                    // Go on once the reader has read an eighth of the horizon: not one wake-up per file read.
-                    p.resumeAt = Math.min(n, next + Math.max(1, p.aheadFiles / 8));
-                    p.waitingForReader = true;
-                    limit = p.horizon();
-                }
-                if (limit < p.resumeAt) {
-                    return null;
-                }
+            // Go on once the reader has read an eighth of the horizon: not one wake-up per file read.
+            if (horizonUnlessWaiting(p, next, n, Math.max(1, p.aheadFiles / 8)) < 0) {
+                return null;
             }
-            p.waitingForReader = false;
             p.next = next + 1;
             BlobMember m;
             try {
@@ -547,6 +525,35 @@ final class OrderPrefetcher {
             }
         }
         return null;
+    }
+
+    /** Lets a plan whose every grain or file was fetched, found or skipped go. */
+    private void done(FollowedPlan p) {
+        synchronized (lock) {
+            remove(p, "done");
+        }
+    }
+
+    /**
+     * The plan's horizon, or -1 if, at {@code next} of its {@code n} grains or files, it waits for
+     * its reader: at its horizon it goes on only once the horizon has moved {@code step} further.
+     * The flag is set first, then the horizon looked at again: a read that moves the plan on
+     * meanwhile sees it.
+     */
+    private static int horizonUnlessWaiting(FollowedPlan p, int next, int n, int step) {
+        int limit = p.horizon();
+        if (next >= limit || (p.waitingForReader && limit < p.resumeAt)) {
+            if (!p.waitingForReader) {
+                p.resumeAt = Math.min(n, next + step);
+                p.waitingForReader = true;
+                limit = p.horizon();
+            }
+            if (limit < p.resumeAt) {
+                return -1;
+            }
+        }
+        p.waitingForReader = false;
+        return limit;
     }
 
     /**

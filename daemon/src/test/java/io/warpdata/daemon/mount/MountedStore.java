@@ -1,5 +1,8 @@
 package io.warpdata.daemon.mount;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import io.warpdata.daemon.control.ControlClient;
+import io.warpdata.daemon.control.ControlProtocol;
 import io.warpdata.manifest.DatasetId;
 import io.warpdata.manifest.VersionHash;
 import io.warpdata.store.BlobStore;
@@ -11,6 +14,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -299,6 +303,28 @@ final class MountedStore implements AutoCloseable {
     /** warpctl from the shaded jar with the store's credentials and warpd's socket only ({@code --socket} last). */
     Shell.Result control(String... args) {
         return WarpdProcess.warpctl(socket(), env, args);
+    }
+
+    /** warpd's answer to control request {@code op} without arguments, over its socket. */
+    JsonNode call(String op) {
+        try (ControlClient c = ControlClient.connect(cache.resolve("warpd.sock"))) {
+            return c.call(op, ControlProtocol.object());
+        }
+    }
+
+    /** warpd's read counters ({@code cache.stats}) once they stop moving: fetches may still be landing. */
+    Map<String, Long> readCounters() throws InterruptedException {
+        Map<String, Long> last = null;
+        for (int i = 0; i < 50; i++) {
+            Map<String, Long> now = new HashMap<>();
+            call("cache.stats").path("counters").fields().forEachRemaining(e -> now.put(e.getKey(), e.getValue().asLong()));
+            if (now.equals(last)) {
+                return now;
+            }
+            last = now;
+            Thread.sleep(200);
+        }
+        return last;
     }
 
     /** Debian's python3 running {@code script} (a file in the work directory). */

@@ -2,8 +2,6 @@ package io.warpdata.daemon.mount;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.warpdata.daemon.control.ControlClient;
-import io.warpdata.daemon.control.ControlProtocol;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -14,7 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -75,24 +72,11 @@ class OrderPrefetchSmallCacheIT {
     }
 
     private static JsonNode call(String op) {
-        try (ControlClient c = ControlClient.connect(store.cache.resolve("warpd.sock"))) {
-            return c.call(op, ControlProtocol.object());
-        }
+        return store.call(op);
     }
 
-    /** warpd's read counters once they stop moving (fetches may still be landing). */
     private static Map<String, Long> counters() throws InterruptedException {
-        Map<String, Long> last = null;
-        for (int i = 0; i < 50; i++) {
-            Map<String, Long> now = new HashMap<>();
-            call("cache.stats").path("counters").fields().forEachRemaining(e -> now.put(e.getKey(), e.getValue().asLong()));
-            if (now.equals(last)) {
-                return now;
-            }
-            last = now;
-            Thread.sleep(200);
-        }
-        return last;
+        return store.readCounters();
     }
 
     @Test
