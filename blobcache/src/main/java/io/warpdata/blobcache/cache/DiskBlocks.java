@@ -58,8 +58,10 @@ import static io.warpdata.blobcache.cache.CacheDirectory.deleteFile;
  * <p>Archive members cached under their own SHA-256 ({@link MemberReads}) are block 0 of the
  * blob whose id is that hash, in the same files, index and eviction: they count against the
  * same size limit and go by the same policy. Their entries are marked by a list id equal to the
- * blob id (verified by it), and at most {@link #MAX_MEMBERS} are kept: each costs heap for its
- * index entry, which the byte limit does not bound when members are small.
+ * blob id (verified by it), and at most {@link #MAX_MEMBERS} are indexed: each costs heap for its
+ * index entry, which the byte limit does not bound when members are small. Those the bound lets
+ * go of stay on disk, in room the index does not use, as {@link SpareMembers} (about a tenth of
+ * the heap each), and go back into the index when read.
  */
 final class DiskBlocks implements BlockStorage {
     private static final Logger LOG = LoggerFactory.getLogger(DiskBlocks.class);
@@ -69,9 +71,8 @@ final class DiskBlocks implements BlockStorage {
      * members), so the members cost at most ~13 MiB of the heap (384 MiB by default) however
      * small they are, while the byte limit alone would let a 100 GiB cache of 30 KB members hold
      * 3.1 million entries (1.2 GiB of heap). 32,768 members are 1 GB of 30 KB images and up to
-     * 8 GiB of 256 KiB ones, for the random reads that fetch members on their own (shuffled passes
-     * fetch whole shards instead). Beyond it the least valuable members go first (W-TinyLFU by
-     * count); blocks are not touched.
+     * 8 GiB of 256 KiB ones. Beyond it the least valuable members (W-TinyLFU by count) leave the
+     * index for {@link #spare}, or are deleted if it keeps none; blocks are not touched.
      */
     static final int MAX_MEMBERS = 32_768;
     /**
@@ -158,6 +159,11 @@ final class DiskBlocks implements BlockStorage {
     private final Cache<BlockKey, Boolean> members;
     /** Members {@link #members} let go of, to be removed from the index outside any cache callback. */
     private final Queue<BlockKey> membersOut = new ConcurrentLinkedQueue<>();
+    /**
+     * Members the index let go of for its count bound, their files kept in room the index and the
+     * held blocks do not use ({@link #trimSpare}); found by {@link #entry} and {@link #contains}.
+     */
+    private final SpareMembers spare;
     private final ThreadLocal<DiskScratch.Read> scratch = ThreadLocal.withInitial(DiskScratch.Read::new);
     /** Read states of virtual threads (control clients): 8 MiB of direct buffers however many read. */
     private final DiskScratch.ReadPool sharedScratch = new DiskScratch.ReadPool(8);
@@ -198,12 +204,20 @@ final class DiskBlocks implements BlockStorage {
      * @throws CacheDirectoryException if the directory is unusable or in use by another process
      */
     DiskBlocks(Path dir, long limitBytes, long minFreeBytes, int maxOpenFiles, ReadMetrics metrics, DiskSpace space) {
-        this(dir, limitBytes, minFreeBytes, maxOpenFiles, metrics, space, MAX_MEMBERS);
+        this(dir, limitBytes, minFreeBytes, maxOpenFiles, metrics, space, MAX_MEMBERS,
+                SpareMembers.maxFor(Runtime.getRuntime().maxMemory()));
     }
 
-    /** As above, keeping at most {@code maxMembers} members cached under their own hash. */
+    /** As above, indexing at most {@code maxMembers} members cached under their own hash and keeping no spare ones. */
     DiskBlocks(Path dir, long limitBytes, long minFreeBytes, int maxOpenFiles, ReadMetrics metrics, DiskSpace space,
                int maxMembers) {
+        this(dir, limitBytes, minFreeBytes, maxOpenFiles, metrics, space, maxMembers, 0);
+    }
+
+    /** As above, keeping at most {@code maxSpare} more members on disk past the index's bound ({@link SpareMembers}). */
+    DiskBlocks(Path dir, long limitBytes, long minFreeBytes, int maxOpenFiles, ReadMetrics metrics, DiskSpace space,
+               int maxMembers, int maxSpare) {
+        this.spare = new SpareMembers(maxSpare);
         this.dir = new CacheDirectory(dir);
         this.metrics = metrics;
         this.limit = limitBytes;
@@ -283,6 +297,7 @@ final class DiskBlocks implements BlockStorage {
         index.cleanUp();
         members.cleanUp();
         dropMembersOut();
+        trimSpare();
     }
 
     @Override
@@ -348,9 +363,92 @@ final class DiskBlocks implements BlockStorage {
             e = held.get(key);
             if (e == null) {
                 e = index.policy().getIfPresentQuietly(key); // admitted between the two looks
+                if (e == null && !spare.isEmpty() && isMember(key)) {
+                    e = fromSpare(key);
+                }
             }
         }
         return e;
+    }
+
+    /** Whether {@code key} may be a member cached under its hash (only those are ever {@link #spare}). */
+    private static boolean isMember(BlockKey key) {
+        return key.index() == 0 && key.blockSize() == MemberReads.MEMBER_BLOCK_SIZE;
+    }
+
+    /**
+     * Takes a spare member back into the index and returns its entry; null if it is not spare, or
+     * its file is gone or damaged (then deleted). Done under the index's lock for the key, header
+     * read and all (as {@link #place} renames under it), so that a second reader of the member
+     * waits for the first one's look and finds it indexed, rather than missing and fetching it.
+     */
+    private DiskEntry fromSpare(BlockKey key) {
+        boolean[] taken = {false};
+        DiskEntry now = index.asMap().compute(key, (k, v) -> {
+            if (v != null || held.containsKey(k)) {
+                return v;
+            }
+            int len = spare.take(k.blob());
+            if (len < 0) {
+                return null;
+            }
+            BlockFile.Header h = null;
+            try (FileChannel ch = FileChannel.open(dir.path(k), StandardOpenOption.READ)) {
+                h = BlockFile.readHeader(ch);
+            } catch (java.nio.file.NoSuchFileException gone) {
+                return null; // deleted under warpd: a miss, not damage
+            } catch (IOException ex) {
+                h = null;
+            }
+            if (h == null || !h.key().equals(k) || !h.listId().equals(k.blob()) || h.dataLength() != len) {
+                LOG.warn("Cached {} has a damaged header; deleting it, it will be fetched again", k);
+                metrics.cacheCorruptBlocks.increment();
+                deleteFile(dir.path(k));
+                return null;
+            }
+            taken[0] = true;
+            return new DiskEntry(k, h.headerLength(), h.dataLength(), h.crcs(), h.listId(), null);
+        });
+        if (taken[0]) {
+            metrics.spareMemberHits.increment();
+            members.put(key, Boolean.TRUE);
+            dropMembersOut();
+        }
+        return now != null ? now : held.get(key);
+    }
+
+    /**
+     * Deletes the file of a member let go of from {@link #spare}, under the index's lock for its
+     * key and only if the index and the held blocks do not have it: one fetched and placed again
+     * since keeps its file.
+     */
+    private void deleteSpareFile(BlockKey key) {
+        index.asMap().compute(key, (k, v) -> {
+            if (v == null && !held.containsKey(k)) {
+                deleteFile(dir.path(k));
+            }
+            return v;
+        });
+    }
+
+    /** Lets the oldest spare members go until the cache is within its limit again (the index and held blocks grew). */
+    private void trimSpare() {
+        if (spare.isEmpty()) {
+            return;
+        }
+        long over = sizeBytes() - limit;
+        if (over > 0) {
+            letGoSpare(spare.trimTo(spare.bytes() - over));
+        }
+    }
+
+    /** Deletes the files of spare members let go of, counted as evictions. */
+    private void letGoSpare(List<SpareMembers.Spare> out) {
+        for (SpareMembers.Spare s : out) {
+            deleteSpareFile(MemberReads.key(s.id()));
+            metrics.evictions.increment();
+            metrics.evictedBytes.add(SpareMembers.weight(s.length()));
+        }
     }
 
     /**
@@ -543,27 +641,47 @@ final class DiskBlocks implements BlockStorage {
     /** Evicts the members {@link #members} let go of (their byte weight leaves the index too). */
     private void dropMembersOut() {
         BlockKey k;
+        List<SpareMembers.Spare> out = null;
         while ((k = membersOut.poll()) != null) {
+            SpareMembers.Spare[] oldest = {null};
             index.asMap().computeIfPresent(k, (key, e) -> {
                 if (!e.member) {
                     return e;
                 }
                 e.evicted = true;
-                deleteFile(dir.path(key));
                 if (e.readers.get() == 0) {
                     channels.invalidate(key);
                 }
-                metrics.evictions.increment();
-                metrics.evictedBytes.add(e.weight());
+                // Kept as spare, its file stays (a reader still in it reads on); the spare tier's
+                // oldest may be let go for it, deleted below, outside this key's lock.
+                SpareMembers.Spare pushed = spare.add(key.blob(), e.length);
+                if (pushed != null && pushed.id() == key.blob()) {
+                    deleteFile(dir.path(key));
+                    metrics.evictions.increment();
+                    metrics.evictedBytes.add(e.weight());
+                } else {
+                    metrics.membersSpared.increment();
+                    oldest[0] = pushed;
+                }
                 return null;
             });
+            if (oldest[0] != null) {
+                if (out == null) {
+                    out = new ArrayList<>();
+                }
+                out.add(oldest[0]);
+            }
+        }
+        if (out != null) {
+            letGoSpare(out);
         }
     }
 
     @Override
     public boolean contains(BlockKey key) {
         // Held first: a block only ever moves from there to the index, so none is missed in between.
-        return held.containsKey(key) || index.asMap().containsKey(key);
+        return held.containsKey(key) || index.asMap().containsKey(key)
+                || !spare.isEmpty() && isMember(key) && spare.contains(key.blob());
     }
 
     /** {@inheritDoc} Not a use: planning a read asks this, and the read counts ({@link #get}). */
@@ -619,6 +737,9 @@ final class DiskBlocks implements BlockStorage {
                 }
                 if (placed == fresh && fresh.pinned) {
                     pinOrder(new Pinned(key, fresh));
+                }
+                if (placed == fresh) {
+                    trimSpare();
                 }
             } else {
                 remakeIfGone();
@@ -717,6 +838,7 @@ final class DiskBlocks implements BlockStorage {
         }
         index.invalidateAll();
         members.invalidateAll();
+        spare.clear();
         channels.invalidateAll();
         LOG.warn("The cache directory {} was deleted while warpd ran; it is made again and caching resumes"
                 + " (the {} blocks, {} bytes, it held are gone)", dir.root(), blocks, size);
@@ -922,6 +1044,9 @@ final class DiskBlocks implements BlockStorage {
                 return null;
             }
             placed[0] = fresh;
+            if (fresh.member && !spare.isEmpty()) {
+                spare.take(k.blob()); // demoted while this copy was fetched: one entry for one file
+            }
             if (fresh.pinned) {
                 held.put(k, fresh);
                 return null;
@@ -955,15 +1080,25 @@ final class DiskBlocks implements BlockStorage {
         }
     }
 
-    /** Bytes held: what the index weighs, and the pinned blocks it does not. */
+    /** Bytes held: what the index weighs, the pinned blocks it does not, and the spare members. */
     @Override
     public long sizeBytes() {
-        return index.policy().eviction().orElseThrow().weightedSize().orElse(0) + pinnedBytes.get();
+        return index.policy().eviction().orElseThrow().weightedSize().orElse(0) + pinnedBytes.get() + spare.bytes();
     }
 
     @Override
     public long blockCount() {
-        return index.estimatedSize() + held.size();
+        return index.estimatedSize() + held.size() + spare.count();
+    }
+
+    /** Members kept past the index's count bound ({@link SpareMembers}; tests). */
+    int spareCount() {
+        return spare.count();
+    }
+
+    /** Whether the member is kept past the index's count bound, not indexed (tests). */
+    boolean spare(BlockKey key) {
+        return spare.contains(key.blob()) && !index.asMap().containsKey(key);
     }
 
     @Override
@@ -1000,6 +1135,9 @@ final class DiskBlocks implements BlockStorage {
             if (before <= target) {
                 return 0;
             }
+            // The spare members go first: the index let go of them already. All of them if the
+            // index and the held blocks alone are over.
+            letGoSpare(spare.trimTo(Math.max(0, target - (before - spare.bytes()))));
             var eviction = index.policy().eviction().orElseThrow();
             eviction.setMaximum(Math.max(0, target - pinnedBytes.get()));
             index.cleanUp();
@@ -1023,8 +1161,47 @@ final class DiskBlocks implements BlockStorage {
         // Held first, as in contains; a block that moved to the index in between is listed once.
         Map<BlockKey, DiskEntry> all = new java.util.LinkedHashMap<>(held);
         index.asMap().forEach(all::putIfAbsent);
+        Map<BlockKey, DiskEntry> spares = spareEntries();
+        spares.forEach(all::putIfAbsent);
         return DiskVerify.run(new ArrayList<>(all.entrySet()), dir, lists, progress,
-                () -> cancelled.getAsBoolean() || closed, (key, e) -> drop(key, e, "fails verification"), this::forget);
+                () -> cancelled.getAsBoolean() || closed, (key, e) -> {
+                    if (spares.get(key) == e && spare.take(key.blob()) >= 0) {
+                        LOG.warn("Cached {} fails verification; deleting it, it will be fetched again", key);
+                        metrics.cacheCorruptBlocks.increment();
+                        deleteSpareFile(key);
+                    } else {
+                        drop(key, e, "fails verification");
+                    }
+                }, (key, e) -> {
+                    if (spares.get(key) == e) {
+                        spare.take(key.blob());
+                    } else {
+                        forget(key, e);
+                    }
+                });
+    }
+
+    /**
+     * An entry for each spare member, from its file's header, for {@link #verify}; one whose header
+     * is damaged gets CRCs of zero, so that its check fails and it is deleted as any damaged block.
+     */
+    private Map<BlockKey, DiskEntry> spareEntries() {
+        Map<BlockKey, DiskEntry> out = new java.util.LinkedHashMap<>();
+        for (SpareMembers.Spare s : spare.all()) {
+            BlockKey key = MemberReads.key(s.id());
+            BlockFile.Header h = null;
+            try (FileChannel ch = FileChannel.open(dir.path(key), StandardOpenOption.READ)) {
+                h = BlockFile.readHeader(ch);
+            } catch (IOException ex) {
+                h = null; // gone: DiskVerify finds it missing
+            }
+            boolean good = h != null && h.key().equals(key) && h.listId().equals(key.blob()) && h.dataLength() == s.length();
+            out.put(key, good
+                    ? new DiskEntry(key, h.headerLength(), h.dataLength(), h.crcs(), h.listId(), null)
+                    : new DiskEntry(key, BlockFile.headerLength(s.length()), s.length(),
+                            new int[BlockFile.chunkCount(s.length())], key.blob(), null));
+        }
+        return out;
     }
 
     @Override

@@ -23,6 +23,10 @@ public final class ReadMetrics {
     public final LongAdder plannedBlocks = new LongAdder();
     /** Files fetched on their own for an order plan over more than the cache keeps (each a prefetched block too). */
     public final LongAdder plannedFiles = new LongAdder();
+    /** Members the disk index let go of for its count bound and kept on disk ({@code SpareMembers}). */
+    public final LongAdder membersSpared = new LongAdder();
+    /** Spare members read back into the index. */
+    public final LongAdder spareMemberHits = new LongAdder();
     public final LongAdder prefetchHitBlocks = new LongAdder();
     /** Cached blocks whose files were read into the page cache ahead of a sequential reader ({@link PageCacheHints}). */
     public final LongAdder diskReadAheadBlocks = new LongAdder();
@@ -182,6 +186,8 @@ public final class ReadMetrics {
         m.put("member_fetches", memberFetches.sum());
         m.put("member_fetched_bytes", memberFetchedBytes.sum());
         m.put("dedup_hits", dedupHits.sum());
+        m.put("members_spared", membersSpared.sum());
+        m.put("spare_member_hits", spareMemberHits.sum());
         m.put("verification_failures", verificationFailures.sum());
         m.put("retries", retries.sum());
         m.put("evictions", evictions.sum());

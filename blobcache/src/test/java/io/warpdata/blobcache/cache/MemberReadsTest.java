@@ -700,6 +700,146 @@ class MemberReadsTest {
         }
     }
 
+    /** Members past the index's count bound stay on disk as spare ones and are read back, after a restart too. */
+    @Test
+    void membersPastTheIndexBoundAreKeptSpareAndReadBack() throws IOException {
+        ReadMetrics metrics = new ReadMetrics();
+        List<byte[]> contents = new ArrayList<>();
+        long weights = 0;
+        DiskBlocks disk = new DiskBlocks(dir, 1L << 30, 0, 16, metrics, null, 8, 100);
+        try {
+            for (int k = 0; k < 30; k++) {
+                byte[] member = TestBlobs.bytes(1_000 + k, 100 + k);
+                contents.add(member);
+                weights += SpareMembers.weight(member.length);
+                BlobId hash = BlobId.of(member);
+                disk.put(MemberReads.key(hash), hash, member, 0, member.length, null);
+            }
+            assertThat(disk.blockCount()).isEqualTo(30);
+            assertThat(disk.spareCount()).isEqualTo(22);
+            assertThat(disk.sizeBytes()).isEqualTo(weights);
+            assertThat(metrics.evictions.sum()).isZero();
+            assertThat(metrics.membersSpared.sum()).isEqualTo(22);
+            assertAllRead(disk, contents);
+            assertThat(disk.spareCount()).as("read back into the index, others out of it").isEqualTo(22);
+            assertThat(metrics.spareMemberHits.sum()).isGreaterThanOrEqualTo(22);
+            assertThat(disk.sizeBytes()).isEqualTo(weights);
+        } finally {
+            disk.close();
+        }
+        assertThat(filesUnder(dir.resolve("v1/blocks"))).isEqualTo(30);
+        DiskBlocks reopened = new DiskBlocks(dir, 1L << 30, 0, 16, new ReadMetrics(), null, 8, 100);
+        try {
+            assertThat(reopened.blockCount()).as("kept across a restart").isEqualTo(30);
+            assertThat(reopened.spareCount()).isEqualTo(22);
+            assertAllRead(reopened, contents);
+            assertThat(reopened.verify(null, b -> { }, () -> false).blocksChecked()).isEqualTo(30);
+        } finally {
+            reopened.close();
+        }
+    }
+
+    /** Spare members use only room the index does not: blocks placed later push the oldest out, and gc takes them first. */
+    @Test
+    void spareMembersGiveWayToBlocksAndTheLimitHolds() {
+        ReadMetrics metrics = new ReadMetrics();
+        long limit = 1L << 20;
+        DiskBlocks disk = new DiskBlocks(dir, limit, 0, 16, metrics, null, 8, 1_000);
+        try {
+            List<BlobId> hashes = new ArrayList<>();
+            for (int k = 0; k < 60; k++) {
+                byte[] member = TestBlobs.bytes(10_000, 200 + k);
+                BlobId hash = BlobId.of(member);
+                hashes.add(hash);
+                disk.put(MemberReads.key(hash), hash, member, 0, member.length, null);
+            }
+            assertThat(disk.blockCount()).isEqualTo(60);
+            assertThat(disk.spareCount()).isEqualTo(52);
+            byte[] block = TestBlobs.bytes(64 * 1024, 33);
+            BlobId blob = BlobId.of(block);
+            BlobId list = BlobId.of(new byte[] {3});
+            for (int b = 0; b < 8; b++) {
+                disk.put(new BlockKey(blob, 64 * 1024, b), list, block, 0, block.length, null);
+                assertThat(disk.sizeBytes()).isLessThanOrEqualTo(limit);
+                assertThat(bytesOnDisk()).isLessThanOrEqualTo(limit);
+            }
+            for (int b = 0; b < 8; b++) {
+                assertThat(disk.contains(new BlockKey(blob, 64 * 1024, b))).as("block %d", b).isTrue();
+            }
+            int spare = disk.spareCount();
+            assertThat(spare).isBetween(1, 51);
+            assertThat(hashes.stream().filter(h -> disk.contains(MemberReads.key(h))).count())
+                    .as("the indexed members stay").isEqualTo(8 + spare);
+            assertThat(filesUnder(dir.resolve("v1/blocks"))).isEqualTo(disk.blockCount());
+
+            disk.gc(disk.sizeBytes() - 1);
+            assertThat(disk.spareCount()).as("gc takes a spare member first").isEqualTo(spare - 1);
+            disk.gc(0);
+            assertThat(disk.sizeBytes()).isZero();
+            assertThat(disk.blockCount()).isZero();
+            assertThat(filesUnder(dir.resolve("v1/blocks"))).isZero();
+        } finally {
+            disk.close();
+        }
+    }
+
+    /** A spare member's file damaged on disk is a miss, deleted; verify finds one too. */
+    @Test
+    void aDamagedSpareMemberIsAMissAndVerifyRemovesOne() throws IOException {
+        ReadMetrics metrics = new ReadMetrics();
+        DiskBlocks disk = new DiskBlocks(dir, 1L << 30, 0, 16, metrics, null, 2, 100);
+        try {
+            List<byte[]> contents = new ArrayList<>();
+            for (int k = 0; k < 6; k++) {
+                byte[] member = TestBlobs.bytes(70_000, 300 + k);
+                contents.add(member);
+                BlobId hash = BlobId.of(member);
+                disk.put(MemberReads.key(hash), hash, member, 0, member.length, null);
+            }
+            assertThat(disk.spareCount()).isEqualTo(4);
+            List<byte[]> spares = contents.stream().filter(m -> disk.spare(MemberReads.key(BlobId.of(m)))).toList();
+            assertThat(spares).hasSize(4);
+            BlockKey header = MemberReads.key(BlobId.of(spares.get(0)));
+            BlockKey data = MemberReads.key(BlobId.of(spares.get(1)));
+            flipByte(file(header), 40); // inside the blob id: the header's own CRC fails
+            flipByte(file(data), BlockFile.headerLength(70_000) + 69_000L);
+
+            ByteBuffer buf = ByteBuffer.allocate(70_000);
+            assertThat(disk.get(header, 0, buf, 0, 70_000)).isFalse();
+            assertThat(Files.exists(file(header))).isFalse();
+            assertThat(metrics.cacheCorruptBlocks.sum()).isEqualTo(1);
+            VerifyResult v = disk.verify(null, b -> { }, () -> false);
+            assertThat(v.blocksRemoved()).isEqualTo(1);
+            assertThat(Files.exists(file(data))).isFalse();
+            assertThat(disk.contains(data)).isFalse();
+            assertThat(disk.blockCount()).isEqualTo(4);
+            assertThat(metrics.cacheCorruptBlocks.sum()).isEqualTo(2);
+            for (byte[] m : contents) {
+                if (m != spares.get(0) && m != spares.get(1)) {
+                    assertThat(read(disk, m)).isEqualTo(m);
+                }
+            }
+        } finally {
+            disk.close();
+        }
+    }
+
+    private Path file(BlockKey key) {
+        return dir.resolve("v1/blocks").resolve(key.blob().hex().substring(0, 2)).resolve(key.fileName());
+    }
+
+    private static byte[] read(DiskBlocks disk, byte[] member) {
+        ByteBuffer buf = ByteBuffer.allocate(member.length);
+        assertThat(disk.get(MemberReads.key(BlobId.of(member)), 0, buf, 0, member.length)).isTrue();
+        return buf.array();
+    }
+
+    private static void assertAllRead(DiskBlocks disk, List<byte[]> contents) {
+        for (int k = 0; k < contents.size(); k++) {
+            assertThat(read(disk, contents.get(k))).as("member %d", k).isEqualTo(contents.get(k));
+        }
+    }
+
     // ---------------------------------------------------------------- another shard's blocks
 
     @Test

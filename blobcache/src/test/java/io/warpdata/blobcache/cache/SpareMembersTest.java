@@ -1,0 +1,104 @@
+package io.warpdata.blobcache.cache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.warpdata.manifest.BlobId;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+class SpareMembersTest {
+
+    private static BlobId id(int k) {
+        return BlobId.of(new byte[] {(byte) k, (byte) (k >> 8), (byte) (k >> 16), 7});
+    }
+
+    @Test
+    void keepsMembersFirstInFirstOutUpToItsBound() {
+        SpareMembers s = new SpareMembers(3);
+        assertThat(s.add(id(1), 100)).isNull();
+        assertThat(s.add(id(2), 200)).isNull();
+        assertThat(s.add(id(3), 300)).isNull();
+        assertThat(s.add(id(4), 400)).as("full: the oldest is let go").isEqualTo(new SpareMembers.Spare(id(1), 100));
+        assertThat(s.contains(id(1))).isFalse();
+        assertThat(s.count()).isEqualTo(3);
+        assertThat(s.bytes()).isEqualTo(SpareMembers.weight(200) + SpareMembers.weight(300) + SpareMembers.weight(400));
+        assertThat(s.take(id(3))).isEqualTo(300);
+        assertThat(s.take(id(3))).as("taken once").isEqualTo(-1);
+        assertThat(s.trimTo(SpareMembers.weight(400))).containsExactly(new SpareMembers.Spare(id(2), 200));
+        assertThat(s.all()).containsExactly(new SpareMembers.Spare(id(4), 400));
+    }
+
+    @Test
+    void aBoundOfZeroKeepsNothing() {
+        SpareMembers s = new SpareMembers(0);
+        BlobId a = id(1);
+        assertThat(s.add(a, 10).id()).isSameAs(a);
+        assertThat(s.isEmpty()).isTrue();
+        assertThat(s.contains(a)).isFalse();
+        assertThat(s.bytes()).isZero();
+    }
+
+    /** Random adds, takes and trims against a plain ordered map, through the ring's growth and compactions. */
+    @Test
+    void agreesWithAnOrderedMapThroughGrowthTakesAndTrims() {
+        Random rnd = new Random(40);
+        int max = 5_000;
+        SpareMembers s = new SpareMembers(max);
+        LinkedHashMap<BlobId, Integer> model = new LinkedHashMap<>();
+        List<BlobId> known = new ArrayList<>();
+        for (int op = 0; op < 200_000; op++) {
+            int r = rnd.nextInt(100);
+            if (r < 55 || known.isEmpty()) {
+                BlobId id = id(op);
+                int len = 1 + rnd.nextInt(300_000);
+                SpareMembers.Spare out = s.add(id, len);
+                if (model.size() >= max) {
+                    BlobId oldest = model.keySet().iterator().next();
+                    assertThat(out).isEqualTo(new SpareMembers.Spare(oldest, model.get(oldest)));
+                    model.remove(oldest);
+                } else {
+                    assertThat(out).isNull();
+                }
+                model.put(id, len);
+                known.add(id);
+            } else if (r < 97) {
+                BlobId id = known.get(rnd.nextInt(known.size()));
+                Integer len = model.remove(id);
+                assertThat(s.take(id)).isEqualTo(len == null ? -1 : len);
+            } else {
+                long keep = s.bytes() / 2;
+                for (SpareMembers.Spare out : s.trimTo(keep)) {
+                    assertThat(out.id()).isEqualTo(model.keySet().iterator().next());
+                    assertThat(out.length()).isEqualTo(model.remove(out.id()));
+                }
+                assertThat(s.bytes()).isLessThanOrEqualTo(keep);
+            }
+            if (op % 10_000 == 0) {
+                long bytes = 0;
+                for (int len : model.values()) {
+                    bytes += SpareMembers.weight(len);
+                }
+                assertThat(s.bytes()).isEqualTo(bytes);
+                assertThat(s.count()).isEqualTo(model.size());
+                List<SpareMembers.Spare> want = new ArrayList<>();
+                for (Map.Entry<BlobId, Integer> e : model.entrySet()) {
+                    want.add(new SpareMembers.Spare(e.getKey(), e.getValue()));
+                }
+                assertThat(s.all()).isEqualTo(want);
+            }
+        }
+        for (BlobId id : known) {
+            assertThat(s.contains(id)).as("%s", id).isEqualTo(model.containsKey(id));
+        }
+    }
+
+    @Test
+    void theDefaultBoundTakesASixteenthOfTheHeapAtMost() {
+        assertThat(SpareMembers.maxFor(384L << 20)).isEqualTo(241_979);
+        assertThat((long) SpareMembers.maxFor(384L << 20) * SpareMembers.BYTES_PER_MEMBER).isLessThanOrEqualTo(24L << 20);
+    }
+}
