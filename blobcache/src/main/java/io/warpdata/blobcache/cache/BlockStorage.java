@@ -46,6 +46,22 @@ interface BlockStorage extends Tier, AutoCloseable {
         return false;
     }
 
+    /**
+     * The reader of an order plan by file has passed the member cached under its hash as
+     * {@code key}: the plan reads it again only in its next pass, after every member it has not
+     * reached yet, so a disk tier lets it go before those ({@link SpareMembers}). Nothing by
+     * default.
+     */
+    default void passed(BlockKey key) {
+    }
+
+    /**
+     * A new pass of order plans by file begins: the members passed in the last one count as any
+     * other ({@link SpareMembers#newPass}). Nothing by default.
+     */
+    default void newPass() {
+    }
+
     /** Re-checks every block; see {@link BlockCache#verify(LongConsumer, BooleanSupplier)}. */
     VerifyResult verify(HashLists lists, LongConsumer progress, BooleanSupplier cancelled);
 

@@ -442,6 +442,48 @@ final class DiskBlocks implements BlockStorage {
         }
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: an indexed member (not held for a reader, nobody reading it) leaves the index for
+     * the spare members passed in this pass, its file kept; a spare one joins them.
+     */
+    @Override
+    public void passed(BlockKey key) {
+        if (!isMember(key)) {
+            return;
+        }
+        SpareMembers.Spare[] pushed = {null};
+        index.asMap().compute(key, (k, e) -> {
+            if (e == null) {
+                if (!held.containsKey(k)) {
+                    spare.passKept(k.blob());
+                }
+                return null;
+            }
+            if (!e.member || e.pinned || e.readers.get() > 0) {
+                return e;
+            }
+            SpareMembers.Spare out = spare.pass(k.blob(), e.length);
+            if (out != null && out.id() == k.blob()) {
+                return e; // keeps none: it stays indexed
+            }
+            e.evicted = true;
+            channels.invalidate(k);
+            members.invalidate(k);
+            pushed[0] = out;
+            return null;
+        });
+        if (pushed[0] != null) {
+            letGoSpare(List.of(pushed[0]));
+        }
+    }
+
+    @Override
+    public void newPass() {
+        spare.newPass();
+    }
+
     /** Deletes the files of spare members let go of, counted as evictions. */
     private void letGoSpare(List<SpareMembers.Spare> out) {
         for (SpareMembers.Spare s : out) {

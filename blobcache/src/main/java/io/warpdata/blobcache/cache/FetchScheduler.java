@@ -102,6 +102,14 @@ final class FetchScheduler {
     private volatile boolean plansWaitForFiles;
     /** Bytes of the files plans fetch at once: 8 MiB (a file may pass it by its own size, 1 MiB at most). */
     static final long PLAN_FILE_BYTES = 8L << 20;
+    /**
+     * How far behind its reader's position a plan's files count as passed ({@link #passFiles}):
+     * 256 files, many times what a DataLoader's workers read at once (2-16 workers, 2 batches
+     * ahead each). A file read later than that may have been let go, and is fetched again.
+     */
+    static final int PASS_LAG = 256;
+    /** Files a walk tells passed at most each time round (the rest the next time): resolving each costs about what fetching it does. */
+    static final int PASS_BATCH = 65_536;
     /** A plan's run found no read-ahead budget: returned budget wakes the walk. */
     private volatile boolean plansWaitForBudget;
     private volatile boolean closed;
@@ -363,6 +371,7 @@ final class FetchScheduler {
      * @return false when the plan has to wait (reader, fetches in flight)
      */
     private boolean followFiles(FollowedPlan p) {
+        passFiles(p);
         if (p.next >= p.plan.members()) {
             orders.fileStep(p); // done: let go
             return false;
@@ -400,6 +409,31 @@ final class FetchScheduler {
             planFileBytes.addAndGet(-length);
         }
         return true;
+    }
+
+    /**
+     * Tells the cache which of a plan's files its reader has passed, {@link #PASS_LAG} positions
+     * behind it (DataLoader workers read several files at once, and the reader's position is the
+     * furthest read): each is let go before any file the plan has not reached yet
+     * ({@link BlockStorage#passed}). Resolving a file's member is what {@link OrderPrefetcher#fileStep}
+     * does for each file too.
+     */
+    private void passFiles(FollowedPlan p) {
+        int upTo = Math.min(p.reached.get() - PASS_LAG, p.passedUpTo + PASS_BATCH);
+        for (int pos = p.passedUpTo + 1; pos <= upTo; pos++) {
+            BlobMember m;
+            try {
+                m = p.plan.member(pos);
+            } catch (RuntimeException e) {
+                continue; // its member cannot be told now: left as it is
+            }
+            if (m != null && m.length() > 0 && m.length() <= OrderPrefetcher.MAX_FILE_BYTES) {
+                storage.passed(MemberReads.key(m.hash()));
+            }
+        }
+        if (upTo > p.passedUpTo) {
+            p.passedUpTo = upTo;
+        }
     }
 
     private boolean planFilesFull() {

@@ -27,6 +27,11 @@ final class FollowedPlan {
     /** While waiting for the reader: how far the horizon must have moved before the walk goes on. */
     volatile int resumeAt;
     volatile long lastActiveNanos = System.nanoTime();
+    /**
+     * By file: the last position whose member the cache was told its reader passed
+     * ({@link BlockStorage#passed}); only the walk touches it.
+     */
+    int passedUpTo = -1;
     /** The next grain in order of need (by block), or the next position (by file). */
     volatile int next;
     /**

@@ -127,6 +127,7 @@ final class OrderPrefetcher {
     private volatile FollowedPlan[] active = new FollowedPlan[0];
     private final AtomicLong lastFailureLog = new AtomicLong(System.nanoTime() - FAILURE_LOG_EVERY.toNanos());
     private volatile boolean closed;
+    private final Runnable newPass;
 
     /**
      * @param listDeadline how long a step may wait for a block hash list
@@ -135,9 +136,12 @@ final class OrderPrefetcher {
      * @param heldRoomBytes what the cache holds out of eviction for what was fetched ahead ({@link BlockStorage#heldRoomBytes})
      * @param byFileAllowed whether plans may fetch files on their own (not in hybrid mode, which fetches whole shards)
      * @param maxPlanBytes memory all plans may hold ({@link #MAX_PLAN_BYTES})
+     * @param newPass    told when a plan by file starts with no other followed: a new pass over the
+     *                   data begins ({@link BlockStorage#newPass})
      */
     OrderPrefetcher(HashLists lists, Duration listDeadline, long aheadBytes, long keepsBytes, long heldRoomBytes,
-                    boolean byFileAllowed, long maxPlanBytes) {
+                    boolean byFileAllowed, long maxPlanBytes, Runnable newPass) {
+        this.newPass = newPass;
         this.byFileAllowed = byFileAllowed;
         this.lists = lists;
         this.listDeadlineNanos = listDeadline.toNanos();
@@ -233,7 +237,13 @@ final class OrderPrefetcher {
         FollowedPlan p = new FollowedPlan(name, plan, byFile ? fileAheadBytes : aheadBytes, byFile);
         FollowedPlan replaced;
         List<FollowedPlan> pushedOut = new ArrayList<>();
+        boolean firstByFile = byFile;
         synchronized (lock) {
+            for (FollowedPlan o : plans.values()) {
+                if (o.byFile && !o.name.equals(name)) {
+                    firstByFile = false; // a DDP job's other ranks: the same pass
+                }
+            }
             held = Math.max(0, held - Math.max(0, builder.reservedBytes() - plan.heldBytes()));
             replaced = plans.get(name);
             if (replaced != null) {
@@ -257,6 +267,9 @@ final class OrderPrefetcher {
         }
         pushedOut.forEach(o -> LOG.info("order plan '{}' ({}) pushed out: more than {} plans", o.name,
                 o.plan.description(), MAX_PLANS));
+        if (firstByFile) {
+            newPass.run();
+        }
         LOG.info("order plan '{}' ({}): {} members over {} blobs, {} MiB; fetching {} up to {} MiB ahead of the reader{}",
                 name, plan.description(), plan.members(), plan.blobCount(), mib(plan.plannedBytes()),
                 byFile ? "its files (the plans read " + mib(together) + " MiB, more than the cache's " + mib(keepsBytes)
@@ -283,6 +296,7 @@ final class OrderPrefetcher {
             int r = o.reached.get();
             f.reached.set(r);
             f.next = r + 1;
+            f.passedUpTo = r; // read through its blocks: no member of its own to let go of
             f.fetchedBlocks.add(o.fetchedBlocks.sum());
             o.cancelled.set(true);
             e.setValue(f);

@@ -6,46 +6,52 @@ import java.util.List;
 
 /**
  * Members cached under their own hash that {@link DiskBlocks}' index let go of for its count
- * bound ({@link DiskBlocks#MAX_MEMBERS}), kept on disk in room the index does not use, first in
- * first out. An index entry costs about 400 bytes of heap; one here costs 52 to 104 (the hash,
- * the length, a slot of the lookup table, and the ring's room for members taken out of its
- * middle), so a cache of small members keeps far more than 32,768 of them: an ImageNet epoch
+ * bound ({@link DiskBlocks#MAX_MEMBERS}), kept on disk in room the index does not use. An index
+ * entry costs about 400 bytes of heap; one here costs 56 to 112 (the hash, the length, the pass,
+ * a slot of the lookup table, and the ring's room for members taken out of its middle), so a
+ * cache of small members keeps far more than 32,768 of them: an ImageNet epoch
  * fetched file by file (an order plan over more than the cache keeps) left 3.6 GB of a 100 GB
  * cache for the next epoch.
  *
- * <p>The first are let go first: whenever the index and what it holds for read-ahead grow, the
- * oldest here make room for them ({@link DiskBlocks}), so the index's policy decides as if this
- * tier were not there. A member read from here goes back into the index ({@link #take}).
+ * <p>Whenever the index and what it holds for read-ahead grow, members here make room for them
+ * ({@link DiskBlocks}), so the index's policy decides as if this tier were not there. A member
+ * read from here goes back into the index ({@link #take}). Which go first ({@link #evictOne}):
+ * <ol>
+ *   <li>kept members last used before the last pass (a {@link #newPass}): other work's;</li>
+ *   <li>members the reader of an order plan by file has passed in this pass ({@link #pass}),
+ *       oldest first: that plan reads them again only in its next pass, after every member it
+ *       has not reached yet;</li>
+ *   <li>the other kept members, oldest first.</li>
+ * </ol>
+ * A shuffled epoch over more than the cache holds then keeps the members it has not reached
+ * and lets go of those it read, as Belady's MIN would: every pass after the first hits what the
+ * cache holds (fetching 1 - cache/data of what it reads), where first in first out lets go of
+ * the members of the last pass it has not reached yet (0.82x against 0.51x, simulated, with a
+ * cache of half the data).
  *
- * <p>Hashes are kept as four longs in a ring, found through an open-addressing table on their
- * first long. The ring grows by doubling, to twice the bound at most, and is compacted when it
- * is full but at most half of it is in use (a member taken back leaves its slot empty until
+ * <p>Hashes are kept as four longs in a ring per kind, found through an open-addressing table on
+ * their first long. A ring grows by doubling, to twice the bound at most, and is compacted when
+ * it is full but at most half of it is in use (a member taken back leaves its slot empty until
  * then), so an unused tier costs nothing and compaction is paid at most once per half a ring of
  * adds. One lock: every operation is a few array accesses, and none does I/O.
  */
 final class SpareMembers {
     /**
-     * Heap a member of the bound costs here at most: 32 bytes of hash and 4 of length in a ring of
-     * up to twice the bound, and a table of ints at most half full.
+     * Heap a member of the bound costs here at most: 32 bytes of hash, 4 of length and 4 of pass
+     * in a ring of up to twice the bound, and a table of ints at most half full.
      */
-    static final int BYTES_PER_MEMBER = 104;
-    private static final int FIRST_CAPACITY = 1024;
-    /** A freed ring slot's length. */
-    private static final int GONE = -1;
+    static final int BYTES_PER_MEMBER = 112;
 
     private final int max;
-    private long[] hashes = new long[0];
-    /** Data length of each ring slot's member, or {@link #GONE}. */
-    private int[] lengths = new int[0];
-    /** Ring slot + 1 by hash, 0 empty; linear probing, twice the ring's capacity. */
-    private int[] table = new int[0];
-    private int head;
-    /** Ring slots from {@link #head} in use, gone ones included. */
-    private int used;
-    private int count;
+    /** Members the index let go of, and those passed in an earlier pass. */
+    private final Ring kept;
+    /** Members the reader of an order plan by file has passed in this pass. */
+    private Ring passed;
+    /** The pass: counts {@link #newPass}. */
+    private int pass;
     /** Written under the lock, read without it. */
     private volatile long bytes;
-    /** {@link #count} for lock-free looks: zero is the common case and costs a volatile read. */
+    /** Members here, for lock-free looks: zero is the common case and costs a volatile read. */
     private volatile int size;
 
     /** @param max members kept at most (0: none) */
@@ -54,11 +60,14 @@ final class SpareMembers {
             throw new IllegalArgumentException("max " + max);
         }
         this.max = max;
+        this.kept = new Ring(max);
+        this.passed = new Ring(max);
     }
 
     /**
-     * The most a heap of {@code maxHeapBytes} keeps here, for a sixteenth of it at most: 241,979
-     * members (26 GB of 110 KB images) at warpd's default 384 MiB, 645,277 at 1 GiB.
+     * The most a heap of {@code maxHeapBytes} keeps here, for a sixteenth of it at most (an
+     * eighth while a pass's ring and the kept one have both grown to the bound): 224,694 members
+     * (25 GB of 110 KB images) at warpd's default 384 MiB, 599,186 at 1 GiB.
      */
     static int maxFor(long maxHeapBytes) {
         return (int) Math.min(Integer.MAX_VALUE / 4, maxHeapBytes / 16 / BYTES_PER_MEMBER);
@@ -67,6 +76,10 @@ final class SpareMembers {
     /** The bytes a member of {@code dataLength} takes on disk (its block file's header and data). */
     static long weight(int dataLength) {
         return (long) BlockFile.headerLength(dataLength) + dataLength;
+    }
+
+    /** A member here: its hash and data length. */
+    record Spare(BlobId id, int length) {
     }
 
     boolean isEmpty() {
@@ -83,29 +96,43 @@ final class SpareMembers {
     }
 
     /**
-     * Keeps a member of {@code dataLength} bytes. Full, the oldest is let go for it and returned
-     * (its file to be deleted by the caller); a bound of 0 keeps nothing and returns it, as {@code id}.
+     * Keeps a member of {@code dataLength} bytes the index let go of. Full, one is let go for it
+     * ({@link #evictOne}) and returned (its file to be deleted by the caller); a bound of 0 keeps
+     * nothing and returns it, as {@code id}.
      */
     synchronized Spare add(BlobId id, int dataLength) {
+        return add(kept, id, dataLength);
+    }
+
+    /** Keeps a member the index held that the reader of an order plan by file has passed; as {@link #add}. */
+    synchronized Spare pass(BlobId id, int dataLength) {
+        return add(passed, id, dataLength);
+    }
+
+    /** A kept member the reader of an order plan by file has passed goes with the passed ones; false if it is not kept here. */
+    synchronized boolean passKept(BlobId id) {
+        if (size == 0) {
+            return false;
+        }
+        long[] h = longs(id);
+        int len = kept.take(h);
+        if (len < 0) {
+            return false;
+        }
+        passed.add(h, len, pass);
+        return true;
+    }
+
+    private Spare add(Ring ring, BlobId id, int dataLength) {
         if (max == 0) {
             return new Spare(id, dataLength);
         }
         Spare out = null;
-        if (count >= max) {
-            out = removeOldest();
+        if (size >= max) {
+            out = evictOne();
         }
-        if (used == lengths.length) {
-            grow();
-        }
-        int slot = (head + used) % lengths.length;
-        used++;
-        long[] h = longs(id);
-        System.arraycopy(h, 0, hashes, slot * 4, 4);
-        lengths[slot] = dataLength;
-        insert(slot);
-        count++;
-        size = count;
-        bytes += weight(dataLength);
+        ring.add(longs(id), dataLength, pass);
+        count(weight(dataLength));
         return out;
     }
 
@@ -116,7 +143,7 @@ final class SpareMembers {
         }
         long[] h = longs(id);
         synchronized (this) {
-            return find(h) >= 0;
+            return kept.find(h) >= 0 || passed.find(h) >= 0;
         }
     }
 
@@ -127,158 +154,64 @@ final class SpareMembers {
         }
         long[] h = longs(id);
         synchronized (this) {
-            int t = find(h);
-            if (t < 0) {
-                return -1;
+            int len = kept.take(h);
+            if (len < 0) {
+                len = passed.take(h);
             }
-            int slot = table[t] - 1;
-            int len = lengths[slot];
-            free(t, slot);
+            if (len >= 0) {
+                count(-weight(len));
+            }
             return len;
         }
     }
 
-    /** Lets go of the oldest until at most {@code maxBytes} are here; those, for the caller to delete. */
+    /** Lets go of members, in the order {@link #evictOne} says, until at most {@code maxBytes} are here; those, for the caller to delete. */
     synchronized List<Spare> trimTo(long maxBytes) {
         List<Spare> out = new ArrayList<>();
-        while (bytes > maxBytes && count > 0) {
-            out.add(removeOldest());
+        while (bytes > maxBytes && size > 0) {
+            out.add(evictOne());
         }
         return out;
     }
 
-    /** A member here: its hash and data length. */
-    record Spare(BlobId id, int length) {
+    /**
+     * A new pass begins (an order plan by file starts, with no other such plan followed): the
+     * members passed in the last one are kept as any other, and those last used before it go first.
+     */
+    synchronized void newPass() {
+        pass++;
+        passed.drainInto(kept);
+        passed = new Ring(max); // its arrays let go: a pass's ring may have grown to the bound
     }
 
-    /** The members here, oldest first (a copy). */
+    /** The members here, oldest first, kept ones first (a copy). */
     synchronized List<Spare> all() {
-        List<Spare> out = new ArrayList<>(count);
-        for (int i = 0; i < used; i++) {
-            int slot = (head + i) % lengths.length;
-            if (lengths[slot] != GONE) {
-                out.add(new Spare(id(slot), lengths[slot]));
-            }
-        }
+        List<Spare> out = new ArrayList<>(size);
+        kept.addTo(out);
+        passed.addTo(out);
         return out;
     }
 
     /** Forgets every member (their files went with the directory). */
     synchronized void clear() {
-        hashes = new long[0];
-        lengths = new int[0];
-        table = new int[0];
-        head = 0;
-        used = 0;
-        count = 0;
+        kept.clear();
+        passed = new Ring(max);
         size = 0;
         bytes = 0;
     }
 
-    private Spare removeOldest() {
-        while (true) {
-            int slot = head;
-            if (lengths[slot] != GONE) {
-                Spare out = new Spare(id(slot), lengths[slot]);
-                free(find(hashAt(slot)), slot);
-                return out;
-            }
-            head = (head + 1) % lengths.length;
-            used--;
-        }
+    /** Lets one member go: a kept one last used before the last pass, else a passed one, else a kept one; oldest first. */
+    private Spare evictOne() {
+        Ring from = kept.count > 0 && kept.headPass() < pass - 1 ? kept : passed.count > 0 ? passed : kept;
+        long[] h = new long[4];
+        int len = from.removeOldest(h);
+        count(-weight(len));
+        return new Spare(id(h), len);
     }
 
-    /** Frees ring slot {@code slot}, found at table index {@code t}; the ring's head moves past gone slots. */
-    private void free(int t, int slot) {
-        bytes -= weight(lengths[slot]);
-        lengths[slot] = GONE;
-        count--;
-        size = count;
-        delete(t);
-        while (used > 0 && lengths[head] == GONE) {
-            head = (head + 1) % lengths.length;
-            used--;
-        }
-    }
-
-    /** The ring is full: compacted where it stands if at most half of it is in use, else doubled (up to twice the bound). */
-    private void grow() {
-        int cap = lengths.length;
-        if (count > cap / 2 || cap == 0) {
-            cap = (int) Math.min(2L * max, Math.max(FIRST_CAPACITY, 2L * cap));
-        }
-        long[] h = new long[cap * 4];
-        int[] l = new int[cap];
-        int n = 0;
-        for (int i = 0; i < used; i++) {
-            int slot = (head + i) % lengths.length;
-            if (lengths[slot] != GONE) {
-                System.arraycopy(hashes, slot * 4, h, n * 4, 4);
-                l[n++] = lengths[slot];
-            }
-        }
-        hashes = h;
-        lengths = l;
-        head = 0;
-        used = n;
-        table = new int[Integer.highestOneBit(Math.max(1, cap - 1)) * 4];
-        for (int slot = 0; slot < n; slot++) {
-            insert(slot);
-        }
-    }
-
-    private void insert(int slot) {
-        int mask = table.length - 1;
-        int t = mix(hashes[slot * 4]) & mask;
-        while (table[t] != 0) {
-            t = (t + 1) & mask;
-        }
-        table[t] = slot + 1;
-    }
-
-    /** Table index of the slot holding hash {@code h}, or -1. */
-    private int find(long[] h) {
-        if (table.length == 0) {
-            return -1;
-        }
-        int mask = table.length - 1;
-        for (int t = mix(h[0]) & mask; table[t] != 0; t = (t + 1) & mask) {
-            int s = (table[t] - 1) * 4;
-            if (hashes[s] == h[0] && hashes[s + 1] == h[1] && hashes[s + 2] == h[2] && hashes[s + 3] == h[3]) {
-                return t;
-            }
-        }
-        return -1;
-    }
-
-    /** Removes table index {@code t}, moving later entries of its run back (no tombstones). */
-    private void delete(int t) {
-        int mask = table.length - 1;
-        table[t] = 0;
-        for (int j = (t + 1) & mask; table[j] != 0; j = (j + 1) & mask) {
-            int home = mix(hashes[(table[j] - 1) * 4]) & mask;
-            // j's entry may move to the hole at t if its home is not in (t, j] (cyclically).
-            if (t <= j ? (home <= t || home > j) : (home <= t && home > j)) {
-                table[t] = table[j];
-                table[j] = 0;
-                t = j;
-            }
-        }
-    }
-
-    private long[] hashAt(int slot) {
-        return new long[] {hashes[slot * 4], hashes[slot * 4 + 1], hashes[slot * 4 + 2], hashes[slot * 4 + 3]};
-    }
-
-    private BlobId id(int slot) {
-        byte[] d = new byte[32];
-        for (int i = 0; i < 4; i++) {
-            long v = hashes[slot * 4 + i];
-            for (int b = 0; b < 8; b++) {
-                d[i * 8 + b] = (byte) (v >>> (56 - 8 * b));
-            }
-        }
-        return BlobId.fromDigest(d);
+    private void count(long weight) {
+        bytes += weight;
+        size = kept.count + passed.count;
     }
 
     /** A hash as four longs, big-endian, from its hex (no byte array). */
@@ -291,8 +224,197 @@ final class SpareMembers {
         return h;
     }
 
-    /** A SHA-256's bits are uniform already; the high ones are folded in so that a small table sees them too. */
-    private static int mix(long h) {
-        return (int) (h ^ (h >>> 32));
+    private static BlobId id(long[] h) {
+        byte[] d = new byte[32];
+        for (int i = 0; i < 4; i++) {
+            for (int b = 0; b < 8; b++) {
+                d[i * 8 + b] = (byte) (h[i] >>> (56 - 8 * b));
+            }
+        }
+        return BlobId.fromDigest(d);
+    }
+
+    /**
+     * Members in the order they came, each with its hash, length and pass, found by hash. Not
+     * thread-safe: {@link SpareMembers} holds its lock around every call.
+     */
+    private static final class Ring {
+        private static final int FIRST_CAPACITY = 1024;
+        /** A freed slot's length. */
+        private static final int GONE = -1;
+
+        /** Slots at most: twice the members, so that a full ring is at most half in use and is compacted. */
+        private final int maxCapacity;
+        private long[] hashes = new long[0];
+        /** Data length of each slot's member, or {@link #GONE}. */
+        private int[] lengths = new int[0];
+        /** The pass each slot's member came in. */
+        private int[] passes = new int[0];
+        /** Slot + 1 by hash, 0 empty; linear probing, at least twice the capacity. */
+        private int[] table = new int[0];
+        private int head;
+        /** Slots from {@link #head} in use, gone ones included. */
+        private int used;
+        int count;
+
+        Ring(int max) {
+            this.maxCapacity = (int) Math.min(Integer.MAX_VALUE / 8, Math.max(2, 2L * max));
+        }
+
+        void add(long[] h, int length, int pass) {
+            if (used == lengths.length) {
+                grow();
+            }
+            int slot = (head + used) % lengths.length;
+            used++;
+            System.arraycopy(h, 0, hashes, slot * 4, 4);
+            lengths[slot] = length;
+            passes[slot] = pass;
+            insert(slot);
+            count++;
+        }
+
+        /** Takes the member out; its length, or -1 if not here. */
+        int take(long[] h) {
+            int t = find(h);
+            if (t < 0) {
+                return -1;
+            }
+            int slot = table[t] - 1;
+            int len = lengths[slot];
+            free(t, slot);
+            return len;
+        }
+
+        /** The pass of the oldest member; only when {@link #count} is positive. */
+        int headPass() {
+            return passes[head];
+        }
+
+        /** Removes the oldest member, its hash into {@code h}; its length. */
+        int removeOldest(long[] h) {
+            int slot = head; // never a gone slot: free moves the head past them
+            System.arraycopy(hashes, slot * 4, h, 0, 4);
+            int len = lengths[slot];
+            free(find(h), slot);
+            return len;
+        }
+
+        /** Adds every member, oldest first, to {@code other}'s end, with its pass; this ring is left as it is. */
+        void drainInto(Ring other) {
+            long[] h = new long[4];
+            for (int i = 0; i < used; i++) {
+                int slot = (head + i) % lengths.length;
+                if (lengths[slot] != GONE) {
+                    System.arraycopy(hashes, slot * 4, h, 0, 4);
+                    other.add(h, lengths[slot], passes[slot]);
+                }
+            }
+        }
+
+        void addTo(List<Spare> out) {
+            long[] h = new long[4];
+            for (int i = 0; i < used; i++) {
+                int slot = (head + i) % lengths.length;
+                if (lengths[slot] != GONE) {
+                    System.arraycopy(hashes, slot * 4, h, 0, 4);
+                    out.add(new Spare(id(h), lengths[slot]));
+                }
+            }
+        }
+
+        void clear() {
+            hashes = new long[0];
+            lengths = new int[0];
+            passes = new int[0];
+            table = new int[0];
+            head = 0;
+            used = 0;
+            count = 0;
+        }
+
+        /** Frees slot {@code slot}, found at table index {@code t}; the head moves past gone slots. */
+        private void free(int t, int slot) {
+            lengths[slot] = GONE;
+            count--;
+            delete(t);
+            while (used > 0 && lengths[head] == GONE) {
+                head = (head + 1) % lengths.length;
+                used--;
+            }
+        }
+
+        /** Full: compacted where it stands if at most half of it is in use, else doubled. */
+        private void grow() {
+            int cap = lengths.length;
+            if (count > cap / 2 || cap == 0) {
+                cap = Math.min(maxCapacity, Math.max(FIRST_CAPACITY, 2 * cap));
+            }
+            long[] h = new long[cap * 4];
+            int[] l = new int[cap];
+            int[] p = new int[cap];
+            int n = 0;
+            for (int i = 0; i < used; i++) {
+                int slot = (head + i) % lengths.length;
+                if (lengths[slot] != GONE) {
+                    System.arraycopy(hashes, slot * 4, h, n * 4, 4);
+                    p[n] = passes[slot];
+                    l[n++] = lengths[slot];
+                }
+            }
+            hashes = h;
+            lengths = l;
+            passes = p;
+            head = 0;
+            used = n;
+            table = new int[Integer.highestOneBit(Math.max(1, cap - 1)) * 4];
+            for (int slot = 0; slot < n; slot++) {
+                insert(slot);
+            }
+        }
+
+        private void insert(int slot) {
+            int mask = table.length - 1;
+            int t = mix(hashes[slot * 4]) & mask;
+            while (table[t] != 0) {
+                t = (t + 1) & mask;
+            }
+            table[t] = slot + 1;
+        }
+
+        /** Table index of the slot holding hash {@code h}, or -1. */
+        int find(long[] h) {
+            if (table.length == 0) {
+                return -1;
+            }
+            int mask = table.length - 1;
+            for (int t = mix(h[0]) & mask; table[t] != 0; t = (t + 1) & mask) {
+                int s = (table[t] - 1) * 4;
+                if (hashes[s] == h[0] && hashes[s + 1] == h[1] && hashes[s + 2] == h[2] && hashes[s + 3] == h[3]) {
+                    return t;
+                }
+            }
+            return -1;
+        }
+
+        /** Removes table index {@code t}, moving later entries of its run back (no tombstones). */
+        private void delete(int t) {
+            int mask = table.length - 1;
+            table[t] = 0;
+            for (int j = (t + 1) & mask; table[j] != 0; j = (j + 1) & mask) {
+                int home = mix(hashes[(table[j] - 1) * 4]) & mask;
+                // j's entry may move to the hole at t if its home is not in (t, j] (cyclically).
+                if (t <= j ? (home <= t || home > j) : (home <= t && home > j)) {
+                    table[t] = table[j];
+                    table[j] = 0;
+                    t = j;
+                }
+            }
+        }
+
+        /** A SHA-256's bits are uniform already; the high ones are folded in so that a small table sees them too. */
+        private static int mix(long h) {
+            return (int) (h ^ (h >>> 32));
+        }
     }
 }

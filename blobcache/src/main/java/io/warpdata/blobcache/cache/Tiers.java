@@ -52,6 +52,16 @@ final class Tiers implements BlockStorage {
     }
 
     @Override
+    public void passed(BlockKey key) {
+        disk.passed(key);
+    }
+
+    @Override
+    public void newPass() {
+        disk.newPass();
+    }
+
+    @Override
     public boolean contains(BlockKey key) {
         return memory.contains(key) || disk.contains(key);
     }

@@ -32,6 +32,40 @@ class SpareMembersTest {
         assertThat(s.all()).containsExactly(new SpareMembers.Spare(id(4), 400));
     }
 
+    /** Other work's members first, then those passed in this pass, then the rest: oldest first each. */
+    @Test
+    void letsGoOfOldWorkThenPassedMembersThenTheRest() {
+        SpareMembers s = new SpareMembers(100);
+        s.newPass();
+        s.add(id(1), 10);
+        s.add(id(2), 20);
+        s.newPass();
+        s.add(id(3), 30);
+        s.pass(id(4), 40);
+        assertThat(s.passKept(id(3))).isTrue();
+        s.add(id(5), 50);
+        assertThat(s.trimTo(0)).as("members of the last pass are kept before passed ones go")
+                .containsExactly(spare(4, 40), spare(3, 30), spare(1, 10), spare(2, 20), spare(5, 50));
+
+        s.add(id(1), 10);
+        s.pass(id(2), 20);
+        s.newPass();
+        s.add(id(3), 30);
+        s.newPass();
+        s.pass(id(4), 40);
+        assertThat(s.contains(id(2))).isTrue();
+        assertThat(s.take(id(3))).isEqualTo(30);
+        s.add(id(5), 50);
+        assertThat(s.trimTo(0)).as("two passes old: other work's")
+                .containsExactly(spare(1, 10), spare(2, 20), spare(4, 40), spare(5, 50));
+        assertThat(s.isEmpty()).isTrue();
+        assertThat(s.bytes()).isZero();
+    }
+
+    private static SpareMembers.Spare spare(int k, int length) {
+        return new SpareMembers.Spare(id(k), length);
+    }
+
     @Test
     void aBoundOfZeroKeepsNothing() {
         SpareMembers s = new SpareMembers(0);
@@ -98,7 +132,7 @@ class SpareMembersTest {
 
     @Test
     void theDefaultBoundTakesASixteenthOfTheHeapAtMost() {
-        assertThat(SpareMembers.maxFor(384L << 20)).isEqualTo(241_979);
+        assertThat(SpareMembers.maxFor(384L << 20)).isEqualTo(224_694);
         assertThat((long) SpareMembers.maxFor(384L << 20) * SpareMembers.BYTES_PER_MEMBER).isLessThanOrEqualTo(24L << 20);
     }
 }
