@@ -471,6 +471,7 @@ final class DiskBlocks implements BlockStorage {
             e.evicted = true;
             channels.invalidate(k);
             members.invalidate(k);
+            metrics.membersSpared.increment();
             pushed[0] = out;
             return null;
         });

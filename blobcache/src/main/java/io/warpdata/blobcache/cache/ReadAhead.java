@@ -302,6 +302,14 @@ final class ReadAhead {
         /** The blocks those lookups lay in (at most {@link #LOOKUP_BLOCKS_TRACKED}; null until the first). */
         java.util.BitSet lookupBlocks;
         boolean dense;
+        /** Dense, and its bytes count in {@link #denseBytes} (taken back once, when idle or no longer tracked). */
+        final java.util.concurrent.atomic.AtomicBoolean counted = new java.util.concurrent.atomic.AtomicBoolean();
+        /** Its size, while {@link #counted}. */
+        volatile long countedBytes;
+        /** When a read of it last came, while {@link #counted}. */
+        volatile long lastReadNanos;
+        /** Missed seeks at which to ask for room again, after a refusal ({@link #DENSE_RECHECK_SEEKS}). */
+        int recheckAt;
         /** Verification failures of this blob seen so far ({@link Suspects}): a new one closes every window. */
         int failuresSeen;
         /** Made by {@link #prime} and not read yet: its first read is still the blob's {@link #FIRST}. */
@@ -322,6 +330,7 @@ final class ReadAhead {
     private final Cache<BlobId, Access> blobs = Caffeine.newBuilder()
             .maximumSize(TRACKED_BLOBS)
             .executor(Runnable::run)
+            .removalListener((BlobId id, Access a, com.github.benmanes.caffeine.cache.RemovalCause c) -> uncount(a))
             .build();
 
     /**
@@ -333,8 +342,28 @@ final class ReadAhead {
      * by the cache too ({@link #maxWindowBlocks}).
      */
     static final int DENSE_CACHE_FRACTION = 8;
+    /**
+     * A blob fetched whole for random reads counts against what the cache keeps
+     * ({@link #denseRoom}) until nobody has read it for a minute: the blobs fetched whole must fit
+     * together. A shuffled epoch reads every shard at random at once, so each became dense after
+     * a few dozen reads and all were fetched whole; over more than the cache keeps, a shard was
+     * evicted before most of its members were read, and they were read through 1 MiB blocks
+     * fetched again (120,000 members of 6-14 KB in ten 130 MB shards, through a 1.1 GB cache:
+     * 23.5x and 33.6x what two epochs read). Past the room, shards stay as they are: their members
+     * are fetched on their own.
+     */
+    static final long DENSE_IDLE_NANOS = 60_000_000_000L;
+    /** Missed seeks of a blob refused for want of room before it is asked again (the look costs a walk over the tracked blobs at most once a second). */
+    static final int DENSE_RECHECK_SEEKS = 64;
 
     private final long denseMaxBlobBytes;
+    /** What the cache keeps of blocks: the blobs fetched whole for random reads together fit in it. */
+    private final long denseRoom;
+    /** Bytes of the blobs fetched whole for random reads and read within {@link #DENSE_IDLE_NANOS}. */
+    private final java.util.concurrent.atomic.AtomicLong denseBytes = new java.util.concurrent.atomic.AtomicLong();
+    /** When the tracked blobs were last walked for dense ones gone idle. */
+    private final java.util.concurrent.atomic.AtomicLong lastIdleWalk = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.function.LongSupplier nanoClock;
     /** What the cache holds out of eviction for blocks read ahead: bounds windows ({@link #maxWindowBlocks}). */
     private final long heldRoom;
     /**
@@ -357,9 +386,18 @@ final class ReadAhead {
      *                   ({@link BlockStorage#heldRoomBytes}): bounds windows
      */
     ReadAhead(Suspects suspects, ParquetLayouts layouts, long cacheBytes, long heldRoom) {
+        this(suspects, layouts, cacheBytes, heldRoom, System::nanoTime);
+    }
+
+    /** As above, with the clock that tells when a blob fetched whole was last read (tests). */
+    ReadAhead(Suspects suspects, ParquetLayouts layouts, long cacheBytes, long heldRoom,
+              java.util.function.LongSupplier nanoClock) {
+        this.nanoClock = nanoClock;
         this.suspects = suspects;
         this.layouts = layouts;
         this.denseMaxBlobBytes = Math.min(DENSE_MAX_BLOB_BYTES, cacheBytes / DENSE_CACHE_FRACTION);
+        this.denseRoom = heldRoom >= cacheBytes ? cacheBytes : cacheBytes - heldRoom;
+        this.lastIdleWalk.set(nanoClock.getAsLong() - 1_000_000_000L);
         this.followScans = cacheBytes >= FOLLOW_SCANS_MIN_CACHE_BYTES;
         this.heldRoom = heldRoom;
     }
@@ -432,6 +470,9 @@ final class ReadAhead {
                 a.primed = false;
                 first = true;
             }
+            if (a.dense && a.counted.get()) {
+                a.lastReadNanos = nanoClock.getAsLong(); // still read: its room stays taken
+            }
             if (failures != a.failuresSeen) {
                 // A block failed verification since: every window closes.
                 a.failuresSeen = failures;
@@ -478,14 +519,16 @@ final class ReadAhead {
                     a.lookupBlocks.set(firstBlock, lastBlock + 1);
                     if (!a.dense && !suspect && a.missedLookups >= DENSE_MIN_SEEKS
                             && a.missedLookupBytes * LOOKUP_DENSE_FRACTION >= blob.size()
-                            && blob.size() <= denseMaxBlobBytes && !chunks.known()) {
+                            && blob.size() <= denseMaxBlobBytes && !chunks.known()
+                            && a.missedLookups >= a.recheckAt && roomForWhole(a, blob.size(), a.missedLookups)) {
                         a.dense = true;
                         result |= DENSE_RANDOM;
                     }
                 } else if (missed && !a.dense && !suspect) {
                     a.missedSeeks++;
                     a.missedSeekBytes += len;
-                    if (dense(a, blob, list, chunks)) {
+                    if (dense(a, blob, list, chunks) && a.missedSeeks >= a.recheckAt
+                            && roomForWhole(a, blob.size(), a.missedSeeks)) {
                         a.dense = true;
                         result |= DENSE_RANDOM;
                     }
@@ -595,6 +638,64 @@ final class ReadAhead {
             }
         }
         return false;
+    }
+
+    /**
+     * Whether the cache keeps room for {@code a}'s blob fetched whole beside the others fetched
+     * whole and still read ({@link #DENSE_IDLE_NANOS}); if so it counts against that room from now
+     * on. Refused, it asks again {@link #DENSE_RECHECK_SEEKS} missed seeks later. Caller holds
+     * {@code a}'s lock.
+     */
+    private boolean roomForWhole(Access a, long size, int seeks) {
+        long now = nanoClock.getAsLong();
+        if (!reserveDense(size)) {
+            walkIdle(now);
+            if (!reserveDense(size)) {
+                a.recheckAt = seeks + DENSE_RECHECK_SEEKS;
+                return false;
+            }
+        }
+        a.countedBytes = size;
+        a.lastReadNanos = now;
+        a.counted.set(true);
+        return true;
+    }
+
+    private boolean reserveDense(long size) {
+        while (true) {
+            long now = denseBytes.get();
+            if (now + size > denseRoom) {
+                return false;
+            }
+            if (denseBytes.compareAndSet(now, now + size)) {
+                return true;
+            }
+        }
+    }
+
+    /** At most once a second: the blobs fetched whole that nobody read for {@link #DENSE_IDLE_NANOS} no longer count. */
+    private void walkIdle(long now) {
+        long last = lastIdleWalk.get();
+        if (now - last < 1_000_000_000L || !lastIdleWalk.compareAndSet(last, now)) {
+            return;
+        }
+        for (Access o : blobs.asMap().values()) {
+            if (o.counted.get() && now - o.lastReadNanos > DENSE_IDLE_NANOS) {
+                uncount(o);
+            }
+        }
+    }
+
+    /** Takes a blob's bytes off {@link #denseBytes} if they count there (once). */
+    private void uncount(Access a) {
+        if (a != null && a.counted.compareAndSet(true, false)) {
+            denseBytes.addAndGet(-a.countedBytes);
+        }
+    }
+
+    /** Bytes of the blobs fetched whole for random reads that count against the cache's room (tests). */
+    long denseBytes() {
+        return denseBytes.get();
     }
 
     /** Whether the blob's lookups are many a block they touched ({@link #LOOKUP_SPARSE_MIN}). */

@@ -23,7 +23,7 @@ public final class ReadMetrics {
     public final LongAdder plannedBlocks = new LongAdder();
     /** Files fetched on their own for an order plan over more than the cache keeps (each a prefetched block too). */
     public final LongAdder plannedFiles = new LongAdder();
-    /** Members the disk index let go of for its count bound and kept on disk ({@code SpareMembers}). */
+    /** Members that left the disk index for the spare ones kept on disk: its count bound, or a plan's reader passed them ({@code SpareMembers}). */
     public final LongAdder membersSpared = new LongAdder();
     /** Spare members read back into the index. */
     public final LongAdder spareMemberHits = new LongAdder();

@@ -669,6 +669,57 @@ class ReadAheadTest {
         assertThat(scheduled).as("random reads schedule no read-ahead").isEmpty();
     }
 
+    /**
+     * A shuffled epoch reads every shard at random at once: ten shards of 130 MiB through a cache
+     * of 1,100 MiB (844 MiB kept, 256 held for read-ahead) are fetched whole only as far as they
+     * fit together, six of them; once those have gone unread for a minute, another may.
+     */
+    @Test
+    void shardsReadAtRandomTogetherAreFetchedWholeOnlyAsFarAsTheCacheKeepsThem() {
+        long[] now = {0};
+        ReadAhead ra = new ReadAhead(new Suspects(), new ParquetLayouts(null), 1100L * MIB, 256L * MIB, () -> now[0]);
+        BlockHashList list = TestBlobs.sizesOnly(130, MIB);
+        List<BlobRef> shards = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            shards.add(TestBlobs.ref(list, 60 + i));
+        }
+        java.util.Random rnd = new java.util.Random(61);
+        List<BlobRef> dense = new ArrayList<>();
+        for (int i = 0; i < 20_000; i++) {
+            BlobRef shard = shards.get(rnd.nextInt(10));
+            if (readAt(ra, shard, list, rnd)) {
+                dense.add(shard);
+            }
+            now[0] += 1_000_000L; // a read a millisecond
+        }
+        assertThat(dense).as("six of 130 MiB fit 844 MiB").hasSize(6);
+        assertThat(ra.denseBytes()).isEqualTo(6 * 130L * MIB);
+        for (int i = 0; i < 20_000; i++) {
+            assertThat(readAt(ra, shards.get(rnd.nextInt(10)), list, rnd)).as("none more while all are read").isFalse();
+            now[0] += 10_000_000L;
+        }
+
+        // The six go unread for a minute, the other four read on: room for another.
+        List<BlobRef> others = shards.stream().filter(b -> !dense.contains(b)).toList();
+        int more = 0;
+        long lastReadOfTheSix = now[0];
+        for (int i = 0; i < 2_000; i++) {
+            now[0] += 1_000_000_000L;
+            if (readAt(ra, others.get(rnd.nextInt(4)), list, rnd)) {
+                more++;
+                assertThat(now[0] - lastReadOfTheSix).as("after the minute").isGreaterThan(ReadAhead.DENSE_IDLE_NANOS);
+            }
+        }
+        assertThat(more).as("4 x 130 MiB fit once the six are idle").isEqualTo(4);
+        assertThat(ra.denseBytes()).isEqualTo(4 * 130L * MIB);
+    }
+
+    /** A read of 10 KB at random in {@code shard} that missed; whether it made the shard dense. */
+    private static boolean readAt(ReadAhead ra, BlobRef shard, BlockHashList list, java.util.Random rnd) {
+        long off = (long) rnd.nextInt((int) list.blobSize() - 20_000);
+        return (read(ra, (f, t) -> t, shard, list, off, 10_000, true) & ReadAhead.DENSE_RANDOM) != 0;
+    }
+
     @Test
     void seeksThatHitTheCacheOrFewSeeksOnABigBlobAreNotDense() {
         BlockHashList list = TestBlobs.sizesOnly(96, MIB);
