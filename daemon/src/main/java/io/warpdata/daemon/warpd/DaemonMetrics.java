@@ -196,8 +196,8 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
         counter("warp_member_fetched_bytes_total", "Bytes fetched by member GETs.", read.memberFetchedBytes::sum);
         counter("warp_member_dedup_hits_total", "Member reads served from another blob's cached blocks holding the"
                 + " same bytes (another dataset's or version's shard).", read.dedupHits::sum);
-        counter("warp_members_spared_total", "Members cached under their hash that the disk index let go of for its"
-                + " count bound and kept on disk as spare ones.", read.membersSpared::sum);
+        counter("warp_members_spared_total", "Members cached under their hash that left the disk index for the spare"
+                + " ones kept on disk (its count bound, or an order plan's reader passed them).", read.membersSpared::sum);
         counter("warp_spare_member_hits_total", "Spare members read back into the disk index.",
                 read.spareMemberHits::sum);
         counter("warp_prefetch_wasted_bytes_total", "Prefetched bytes evicted before anyone read them.",
