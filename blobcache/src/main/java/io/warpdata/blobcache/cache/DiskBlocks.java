@@ -157,6 +157,8 @@ final class DiskBlocks implements BlockStorage {
     private final Cache<BlockKey, FileChannel> channels;
     /** The member entries of {@link #index}, bounded by count ({@link #MAX_MEMBERS}). */
     private final Cache<BlockKey, Boolean> members;
+    /** The bound of {@link #members}. */
+    private final int maxMembers;
     /** Members {@link #members} let go of, to be removed from the index outside any cache callback. */
     private final Queue<BlockKey> membersOut = new ConcurrentLinkedQueue<>();
     /**
@@ -218,6 +220,7 @@ final class DiskBlocks implements BlockStorage {
     DiskBlocks(Path dir, long limitBytes, long minFreeBytes, int maxOpenFiles, ReadMetrics metrics, DiskSpace space,
                int maxMembers, int maxSpare) {
         this.spare = new SpareMembers(maxSpare);
+        this.maxMembers = maxMembers;
         this.dir = new CacheDirectory(dir);
         this.metrics = metrics;
         this.limit = limitBytes;
@@ -286,8 +289,20 @@ final class DiskBlocks implements BlockStorage {
 
     /** Indexes every valid block file the directory recovered, oldest first. */
     private void rebuild() {
-        for (CacheDirectory.Found f : dir.recover()) {
+        List<CacheDirectory.Found> found = dir.recover();
+        // Members past the index's bound go straight to the spare ones, oldest first: indexed first
+        // and let go after, a cache of 600,000 members took 240 MB of heap at start (the review).
+        long toSpare = found.stream().filter(f -> f.header().listId().equals(f.key().blob())).count() - maxMembers;
+        for (CacheDirectory.Found f : found) {
             BlockFile.Header h = f.header();
+            boolean member = h.listId().equals(f.key().blob());
+            if (member && toSpare-- > 0) {
+                SpareMembers.Spare out = spare.add(f.key().blob(), h.dataLength());
+                if (out != null) {
+                    deleteFile(dir.path(MemberReads.key(out.id()))); // past the spare bound too
+                }
+                continue;
+            }
             DiskEntry e = new DiskEntry(f.key(), h.headerLength(), h.dataLength(), h.crcs(), h.listId(), null);
             index.put(f.key(), e);
             if (e.member) {
@@ -424,7 +439,9 @@ final class DiskBlocks implements BlockStorage {
      */
     private void deleteSpareFile(BlockKey key) {
         index.asMap().compute(key, (k, v) -> {
-            if (v == null && !held.containsKey(k)) {
+            // Spare again since it was let go (fetched, placed and let go once more: every add to
+            // the spare ones is made under this lock) keeps its file too (the review).
+            if (v == null && !held.containsKey(k) && !spare.contains(k.blob())) {
                 deleteFile(dir.path(k));
             }
             return v;
@@ -464,10 +481,10 @@ final class DiskBlocks implements BlockStorage {
             if (!e.member || e.pinned || e.readers.get() > 0) {
                 return e;
             }
-            SpareMembers.Spare out = spare.pass(k.blob(), e.length);
-            if (out != null && out.id() == k.blob()) {
+            if (!spare.keeps()) {
                 return e; // keeps none: it stays indexed
             }
+            SpareMembers.Spare out = spare.pass(k.blob(), e.length);
             e.evicted = true;
             channels.invalidate(k);
             members.invalidate(k);
@@ -698,7 +715,7 @@ final class DiskBlocks implements BlockStorage {
                 // Kept as spare, its file stays (a reader still in it reads on); the spare tier's
                 // oldest may be let go for it, deleted below, outside this key's lock.
                 SpareMembers.Spare pushed = spare.add(key.blob(), e.length);
-                if (pushed != null && pushed.id() == key.blob()) {
+                if (!spare.keeps()) {
                     deleteFile(dir.path(key));
                     metrics.evictions.increment();
                     metrics.evictedBytes.add(e.weight());
@@ -1208,20 +1225,33 @@ final class DiskBlocks implements BlockStorage {
         spares.forEach(all::putIfAbsent);
         return DiskVerify.run(new ArrayList<>(all.entrySet()), dir, lists, progress,
                 () -> cancelled.getAsBoolean() || closed, (key, e) -> {
-                    if (spares.get(key) == e && spare.take(key.blob()) >= 0) {
-                        LOG.warn("Cached {} fails verification; deleting it, it will be fetched again", key);
-                        metrics.cacheCorruptBlocks.increment();
-                        deleteSpareFile(key);
+                    if (spares.get(key) == e) {
+                        dropSpare(key, true);
                     } else {
                         drop(key, e, "fails verification");
                     }
                 }, (key, e) -> {
                     if (spares.get(key) == e) {
-                        spare.take(key.blob());
+                        dropSpare(key, false);
                     } else {
                         forget(key, e);
                     }
                 });
+    }
+
+    /**
+     * A spare member {@link #verify} found damaged ({@code bad}: its file deleted) or gone: let go
+     * of, if it is still spare (under its key's lock: not one indexed or made spare again since).
+     */
+    private void dropSpare(BlockKey key, boolean bad) {
+        index.asMap().compute(key, (k, v) -> {
+            if (v == null && !held.containsKey(k) && spare.take(k.blob()) >= 0 && bad) {
+                LOG.warn("Cached {} fails verification; deleting it, it will be fetched again", k);
+                metrics.cacheCorruptBlocks.increment();
+                deleteFile(dir.path(k));
+            }
+            return v;
+        });
     }
 
     /**

@@ -103,11 +103,15 @@ final class FetchScheduler {
     /** Bytes of the files plans fetch at once: 8 MiB (a file may pass it by its own size, 1 MiB at most). */
     static final long PLAN_FILE_BYTES = 8L << 20;
     /**
-     * How far behind its reader's position a plan's files count as passed ({@link #passFiles}):
-     * 256 files, many times what a DataLoader's workers read at once (2-16 workers, 2 batches
-     * ahead each). A file read later than that may have been let go, and is fetched again.
+     * How far behind its reader's position (the furthest file read) a plan's files count as
+     * passed ({@link #passFiles}): 4,096 files, what a DataLoader's workers may hold at once (8
+     * workers, 2 batches of 256 ahead each), or an eighth of a smaller plan, 256 at least. A
+     * file read later than that is read from the spare members passed, or fetched again if they
+     * were let go.
      */
-    static final int PASS_LAG = 256;
+    static final int PASS_LAG = 4096;
+    /** The least lag, for plans of under 2,048 files. */
+    static final int PASS_LAG_MIN = 256;
     /** Files a walk tells passed at most each time round (the rest the next time): resolving each costs about what fetching it does. */
     static final int PASS_BATCH = 65_536;
     /** A plan's run found no read-ahead budget: returned budget wakes the walk. */
@@ -413,13 +417,14 @@ final class FetchScheduler {
 
     /**
      * Tells the cache which of a plan's files its reader has passed, {@link #PASS_LAG} positions
-     * behind it (DataLoader workers read several files at once, and the reader's position is the
+     * behind it (DataLoader workers read many files at once, and the reader's position is the
      * furthest read): each is let go before any file the plan has not reached yet
      * ({@link BlockStorage#passed}). Resolving a file's member is what {@link OrderPrefetcher#fileStep}
      * does for each file too.
      */
     private void passFiles(FollowedPlan p) {
-        int upTo = Math.min(p.reached.get() - PASS_LAG, p.passedUpTo + PASS_BATCH);
+        int lag = Math.max(PASS_LAG_MIN, Math.min(PASS_LAG, p.plan.members() / 8));
+        int upTo = Math.min(p.reached.get() - lag, p.passedUpTo + PASS_BATCH);
         for (int pos = p.passedUpTo + 1; pos <= upTo; pos++) {
             BlobMember m;
             try {

@@ -239,10 +239,14 @@ final class OrderPrefetcher {
         List<FollowedPlan> pushedOut = new ArrayList<>();
         boolean firstByFile = byFile;
         synchronized (lock) {
+            FollowedPlan same = plans.get(name);
             for (FollowedPlan o : plans.values()) {
                 if (o.byFile && !o.name.equals(name)) {
                     firstByFile = false; // a DDP job's other ranks: the same pass
                 }
+            }
+            if (byFile && same != null && same.byFile) {
+                firstByFile = true; // its own next epoch, whatever other plans are followed (the review)
             }
             held = Math.max(0, held - Math.max(0, builder.reservedBytes() - plan.heldBytes()));
             replaced = plans.get(name);

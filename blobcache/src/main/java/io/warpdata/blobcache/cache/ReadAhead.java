@@ -520,7 +520,7 @@ final class ReadAhead {
                     if (!a.dense && !suspect && a.missedLookups >= DENSE_MIN_SEEKS
                             && a.missedLookupBytes * LOOKUP_DENSE_FRACTION >= blob.size()
                             && blob.size() <= denseMaxBlobBytes && !chunks.known()
-                            && a.missedLookups >= a.recheckAt && roomForWhole(a, blob.size(), a.missedLookups)) {
+                            && a.missedLookups >= a.recheckAt && roomForWhole(a, blob, a.missedLookups)) {
                         a.dense = true;
                         result |= DENSE_RANDOM;
                     }
@@ -528,7 +528,7 @@ final class ReadAhead {
                     a.missedSeeks++;
                     a.missedSeekBytes += len;
                     if (dense(a, blob, list, chunks) && a.missedSeeks >= a.recheckAt
-                            && roomForWhole(a, blob.size(), a.missedSeeks)) {
+                            && roomForWhole(a, blob, a.missedSeeks)) {
                         a.dense = true;
                         result |= DENSE_RANDOM;
                     }
@@ -646,7 +646,8 @@ final class ReadAhead {
      * on. Refused, it asks again {@link #DENSE_RECHECK_SEEKS} missed seeks later. Caller holds
      * {@code a}'s lock.
      */
-    private boolean roomForWhole(Access a, long size, int seeks) {
+    private boolean roomForWhole(Access a, BlobRef blob, int seeks) {
+        long size = blob.size();
         long now = nanoClock.getAsLong();
         if (!reserveDense(size)) {
             walkIdle(now);
@@ -658,6 +659,9 @@ final class ReadAhead {
         a.countedBytes = size;
         a.lastReadNanos = now;
         a.counted.set(true);
+        if (blobs.asMap().get(blob.id()) != a) {
+            uncount(a); // no longer tracked: its removal came before it counted (the review)
+        }
         return true;
     }
 

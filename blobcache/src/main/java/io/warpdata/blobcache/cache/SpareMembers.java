@@ -70,7 +70,7 @@ final class SpareMembers {
      * (25 GB of 110 KB images) at warpd's default 384 MiB, 599,186 at 1 GiB.
      */
     static int maxFor(long maxHeapBytes) {
-        return (int) Math.min(Integer.MAX_VALUE / 4, maxHeapBytes / 16 / BYTES_PER_MEMBER);
+        return (int) Math.min(Integer.MAX_VALUE / 16, maxHeapBytes / 16 / BYTES_PER_MEMBER);
     }
 
     /** The bytes a member of {@code dataLength} takes on disk (its block file's header and data). */
@@ -84,6 +84,11 @@ final class SpareMembers {
 
     boolean isEmpty() {
         return size == 0;
+    }
+
+    /** Whether it keeps any member (a bound above 0). */
+    boolean keeps() {
+        return max > 0;
     }
 
     int count() {
@@ -129,7 +134,9 @@ final class SpareMembers {
         }
         Spare out = null;
         if (size >= max) {
-            out = evictOne();
+            long[] h = new long[4];
+            int len = evictOne(h);
+            out = new Spare(id(h), len);
         }
         ring.add(longs(id), dataLength, pass);
         count(weight(dataLength));
@@ -166,10 +173,33 @@ final class SpareMembers {
     }
 
     /** Lets go of members, in the order {@link #evictOne} says, until at most {@code maxBytes} are here; those, for the caller to delete. */
-    synchronized List<Spare> trimTo(long maxBytes) {
-        List<Spare> out = new ArrayList<>();
-        while (bytes > maxBytes && size > 0) {
-            out.add(evictOne());
+    List<Spare> trimTo(long maxBytes) {
+        long[] hashes;
+        int[] lengths;
+        int n = 0;
+        synchronized (this) {
+            if (bytes <= maxBytes) {
+                return List.of();
+            }
+            hashes = new long[16];
+            lengths = new int[4];
+            long[] h = new long[4];
+            while (bytes > maxBytes && size > 0) {
+                if (n == lengths.length) {
+                    hashes = java.util.Arrays.copyOf(hashes, hashes.length * 2);
+                    lengths = java.util.Arrays.copyOf(lengths, lengths.length * 2);
+                }
+                lengths[n] = evictOne(h);
+                System.arraycopy(h, 0, hashes, n * 4, 4);
+                n++;
+            }
+        }
+        // Ids made outside the lock: a gc of 200,000 members holds it for the array work only.
+        List<Spare> out = new ArrayList<>(n);
+        long[] h = new long[4];
+        for (int i = 0; i < n; i++) {
+            System.arraycopy(hashes, i * 4, h, 0, 4);
+            out.add(new Spare(id(h), lengths[i]));
         }
         return out;
     }
@@ -200,13 +230,12 @@ final class SpareMembers {
         bytes = 0;
     }
 
-    /** Lets one member go: a kept one last used before the last pass, else a passed one, else a kept one; oldest first. */
-    private Spare evictOne() {
+    /** Lets one member go, its hash into {@code h}: a kept one last used before the last pass, else a passed one, else a kept one; oldest first. Its length. */
+    private int evictOne(long[] h) {
         Ring from = kept.count > 0 && kept.headPass() < pass - 1 ? kept : passed.count > 0 ? passed : kept;
-        long[] h = new long[4];
         int len = from.removeOldest(h);
         count(-weight(len));
-        return new Spare(id(h), len);
+        return len;
     }
 
     private void count(long weight) {

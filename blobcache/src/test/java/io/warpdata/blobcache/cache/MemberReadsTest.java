@@ -737,6 +737,14 @@ class MemberReadsTest {
         } finally {
             reopened.close();
         }
+        DiskBlocks smaller = new DiskBlocks(dir, 1L << 30, 0, 16, new ReadMetrics(), null, 8, 10);
+        try {
+            assertThat(smaller.blockCount()).as("a smaller spare bound at restart").isEqualTo(18);
+            assertThat(smaller.spareCount()).isEqualTo(10);
+        } finally {
+            smaller.close();
+        }
+        assertThat(filesUnder(dir.resolve("v1/blocks"))).as("the rest deleted").isEqualTo(18);
     }
 
     /** Spare members use only room the index does not: blocks placed later push the oldest out, and gc takes them first. */
