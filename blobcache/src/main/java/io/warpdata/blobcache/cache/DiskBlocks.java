@@ -60,13 +60,13 @@ import static io.warpdata.blobcache.cache.CacheDirectory.deleteFile;
  * same size limit and go by the same policy. Their entries are marked by a list id equal to the
  * blob id (verified by it), and at most {@link #MAX_MEMBERS} are indexed: each costs heap for its
  * index entry, which the byte limit does not bound when members are small. Those the bound lets
- * go of stay on disk, in room the index does not use, as {@link SpareMembers} (about a tenth of
- * the heap each), and go back into the index when read.
+ * go of stay on disk, in room the index does not use, as {@link SpareMembers} (an eighth to a quarter of
+ * an index entry's heap each), and go back into the index when read.
  */
 final class DiskBlocks implements BlockStorage {
     private static final Logger LOG = LoggerFactory.getLogger(DiskBlocks.class);
     /**
-     * Members cached under their own hash kept at most: 32,768. An index entry costs about 400
+     * Members cached under their own hash indexed at most: 32,768. An index entry costs about 400
      * bytes of heap (key, entry, Caffeine's nodes, this bound's own node; measured over 20,000
      * members), so the members cost at most ~13 MiB of the heap (384 MiB by default) however
      * small they are, while the byte limit alone would let a 100 GiB cache of 30 KB members hold

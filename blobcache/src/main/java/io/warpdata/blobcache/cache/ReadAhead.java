@@ -349,7 +349,7 @@ final class ReadAhead {
      * a few dozen reads and all were fetched whole; over more than the cache keeps, a shard was
      * evicted before most of its members were read, and they were read through 1 MiB blocks
      * fetched again (120,000 members of 6-14 KB in ten 130 MB shards, through a 1.1 GB cache:
-     * 23.5x and 33.6x what two epochs read). Past the room, shards stay as they are: their members
+     * 23.4x and 33.6x what two epochs read). Past the room, shards stay as they are: their members
      * are fetched on their own.
      */
     static final long DENSE_IDLE_NANOS = 60_000_000_000L;
