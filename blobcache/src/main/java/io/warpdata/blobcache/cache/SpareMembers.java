@@ -7,11 +7,11 @@ import java.util.List;
 /**
  * Members cached under their own hash that {@link DiskBlocks}' index let go of for its count
  * bound ({@link DiskBlocks#MAX_MEMBERS}), kept on disk in room the index does not use. An index
- * entry costs about 400 bytes of heap; one here costs 56 to 112 (the hash, the length, the pass,
- * a slot of the lookup table, and the ring's room for members taken out of its middle), so a
- * cache of small members keeps far more than 32,768 of them: an ImageNet epoch
- * fetched file by file (an order plan over more than the cache keeps) left 3.6 GB of a 100 GB
- * cache for the next epoch.
+ * entry costs about 400 bytes of heap; one here about 50 (the hash, the length and the pass in a
+ * ring, a slot of the lookup table), 112 at most with the ring's room for members taken out of
+ * its middle, so a cache of small members keeps far more than 32,768 of them: before, an
+ * ImageNet epoch fetched file by file (an order plan over more than the cache keeps) left 3.6 GB
+ * of a 100 GB cache for the next epoch.
  *
  * <p>Whenever the index and what it holds for read-ahead grow, members here make room for them
  * ({@link DiskBlocks}), so the index's policy decides as if this tier were not there. A member

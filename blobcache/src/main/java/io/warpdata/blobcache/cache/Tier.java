@@ -31,7 +31,8 @@ interface Tier {
      * @param listId the id of the block hash list that verified the block; for a whole small blob
      *        verified against its own id (an archive member cached under its SHA-256, see
      *        {@link MemberReads}) it is the blob id itself, {@code key.blob()}: such entries are
-     *        re-verified by that id, and their number is bounded ({@link DiskBlocks#MAX_MEMBERS})
+     *        re-verified by that id, and their number is bounded ({@link DiskBlocks#MAX_MEMBERS}
+     *        indexed, {@link SpareMembers} past that)
      * @return whether this tier holds the block now (or is closed: then no tier should)
      */
     boolean put(BlockKey key, BlobId listId, byte[] data, int off, int len, AtomicBoolean prefetchCredit);
