@@ -75,36 +75,10 @@ class Epochs(scale.Run):
 
     def start_warpd_with(self, jar, cache_size):
         """scripts/warpd (warpd's default heap and direct memory) running JAR, an empty cache of CACHE_SIZE."""
-        shutil.rmtree(self.cache, ignore_errors=True)
-        os.makedirs(self.cache)
-        os.makedirs(self.mnt, exist_ok=True)
-        lf = open(os.path.join(self.run, "warpd.log"), "ab")
-        env = self.env()
-        env["WARP_JAR"] = jar
-        self.procs["warpd"] = subprocess.Popen(
-            [os.path.join(scale.REPO, "scripts", "warpd"), "--mount", self.mnt, "--remote",
-             f"s3://{scale.BUCKET}/{scale.PREFIX}", "--endpoint", self.read_endpoint, "--cache-dir", self.cache,
-             "--cache-size", cache_size, "--socket", self.socket()],
-            stdout=lf, stderr=lf, env=env, start_new_session=True)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.procs["warpd"].poll() is not None:
-                raise SystemExit("warpd exited; see " + self.run + "/warpd.log")
-            if os.path.ismount(self.mnt) and os.path.exists(self.socket()):
-                return
-            time.sleep(0.3)
-        raise SystemExit("warpd did not mount within 120 s")
+        self.start_warpd(["--cache-size", cache_size], jar)
 
     def stop_warpd(self):
-        w = self.procs.pop("warpd", None)
-        if w is not None:
-            w.terminate()
-            try:
-                w.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                w.kill()
-        if os.path.ismount(self.mnt):
-            subprocess.run(["fusermount3", "-u", "-z", self.mnt], capture_output=True)
+        super().stop_warpd()
         shutil.rmtree(self.cache, ignore_errors=True)
 
     def epoch(self, jar, root, names, hashes, seed, mode):

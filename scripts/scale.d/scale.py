@@ -199,16 +199,20 @@ class Run:
     def socket(self):
         return os.path.join(self.run, "warpd.sock")
 
-    def start_warpd(self):
+    def start_warpd(self, extra=(), jar=None):
+        """scripts/warpd with an empty cache and the options in extra; jar, if given, is another warp.jar to run."""
         shutil.rmtree(self.cache, ignore_errors=True)
         os.makedirs(self.cache)
         os.makedirs(self.mnt, exist_ok=True)
         lf = open(os.path.join(self.run, "warpd.log"), "ab")
+        env = self.env()
+        if jar:
+            env["WARP_JAR"] = jar
         # scripts/warpd: warpd's default settings (heap, direct memory), execs the JVM.
         self.procs["warpd"] = subprocess.Popen(
             [os.path.join(REPO, "scripts", "warpd"), "--mount", self.mnt, "--remote", f"s3://{BUCKET}/{PREFIX}",
-             "--endpoint", self.read_endpoint, "--cache-dir", self.cache, "--socket", self.socket()],
-            stdout=lf, stderr=lf, env=self.env(), start_new_session=True)
+             "--endpoint", self.read_endpoint, "--cache-dir", self.cache, "--socket", self.socket(), *extra],
+            stdout=lf, stderr=lf, env=env, start_new_session=True)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             if self.procs["warpd"].poll() is not None:
@@ -262,6 +266,12 @@ class Run:
         res[f"warpd_rss_after_{phase}_mib"] = round(kib / 1024) if kib else None
 
     def stop(self):
+        self.stop_warpd()
+        self.end("shaper", 10)
+        self.end("s3proxy", 20)
+
+    def stop_warpd(self):
+        """Stops warpd (SIGTERM, then SIGKILL after 60 s) and unmounts what it left mounted."""
         w = self.procs.pop("warpd", None)
         if w is not None:
             w.send_signal(signal.SIGTERM)
@@ -271,8 +281,6 @@ class Run:
                 w.kill()
         if os.path.ismount(self.mnt):
             subprocess.run(["fusermount3", "-u", "-z", self.mnt], capture_output=True)
-        self.end("shaper", 10)
-        self.end("s3proxy", 20)
 
     def end(self, name, timeout):
         """Stops a server this run started (SIGTERM, then SIGKILL after timeout seconds)."""
