@@ -20,9 +20,13 @@ import java.util.TreeMap;
  *              before format 3, names that could not be kept)
  * @param tensorHashes the {@link TensorHashes} of its safetensors members, by which one tensor is
  *              fetched on its own (format 4); null when it has none, or was published before
+ * @param tensorHeaders the {@link TensorHeaders} of those members, their headers deflated, by which
+ *              a tensor is found without reading its file's header (format 5); null when it has
+ *              none, or was published before; never without {@code tensorHashes}
  */
 public record Artifact(ArtifactKind kind, List<BlobRef> shards, BlobRef index, long memberCount, long memberBytes,
-                       SortedMap<String, String> facts, List<String> shardNames, BlobRef tensorHashes) {
+                       SortedMap<String, String> facts, List<String> shardNames, BlobRef tensorHashes,
+                       BlobRef tensorHeaders) {
     /** {@code ARTIFACT.tars} is the mount's folder of the shard files {@link #shardNames()} names. */
     public static final String SHARD_FOLDER_SUFFIX = ".tars";
     /** Most facts an artifact carries, and the longest one: a summary, never a listing. */
@@ -48,6 +52,9 @@ public record Artifact(ArtifactKind kind, List<BlobRef> shards, BlobRef index, l
                 throw new ManifestValidationException("facts." + f.getKey(), "is longer than " + MAX_FACT_CHARS + " characters");
             }
         }
+        if (tensorHeaders != null && tensorHashes == null) {
+            throw new ManifestValidationException("tensor_headers", "an artifact names tensor headers only with its tensor hashes");
+        }
         shardNames = List.copyOf(shardNames);
         if (!shardNames.isEmpty()) {
             if (kind != ArtifactKind.WEBDATASET_SHARDS) {
@@ -69,15 +76,21 @@ public record Artifact(ArtifactKind kind, List<BlobRef> shards, BlobRef index, l
         }
     }
 
+    /** An artifact without tensor headers. */
+    public Artifact(ArtifactKind kind, List<BlobRef> shards, BlobRef index, long memberCount, long memberBytes,
+                    SortedMap<String, String> facts, List<String> shardNames, BlobRef tensorHashes) {
+        this(kind, shards, index, memberCount, memberBytes, facts, shardNames, tensorHashes, null);
+    }
+
     /** An artifact without tensor hashes. */
     public Artifact(ArtifactKind kind, List<BlobRef> shards, BlobRef index, long memberCount, long memberBytes,
                     SortedMap<String, String> facts, List<String> shardNames) {
-        this(kind, shards, index, memberCount, memberBytes, facts, shardNames, null);
+        this(kind, shards, index, memberCount, memberBytes, facts, shardNames, null, null);
     }
 
-    /** The same artifact naming {@code hashes} as its tensor hashes (null: none). */
-    public Artifact withTensorHashes(BlobRef hashes) {
-        return new Artifact(kind, shards, index, memberCount, memberBytes, facts, shardNames, hashes);
+    /** The same artifact naming {@code hashes} as its tensor hashes and {@code headers} as their headers (null: none). */
+    public Artifact withTensorHashes(BlobRef hashes, BlobRef headers) {
+        return new Artifact(kind, shards, index, memberCount, memberBytes, facts, shardNames, hashes, headers);
     }
 
     /** An artifact whose shards' names are not recorded. */

@@ -23,6 +23,7 @@ final class ArtifactCodec {
     private static final String SHARD_NAMES = "shard_names";
     private static final String SHARDS = "shards";
     private static final String TENSOR_HASHES = "tensor_hashes";
+    private static final String TENSOR_HEADERS = "tensor_headers";
 
     private ArtifactCodec() {
     }
@@ -58,6 +59,10 @@ final class ArtifactCodec {
             g.writeFieldName(TENSOR_HASHES);
             BlobRefCodec.write(g, a.tensorHashes());
         }
+        if (a.tensorHeaders() != null) {
+            g.writeFieldName(TENSOR_HEADERS);
+            BlobRefCodec.write(g, a.tensorHeaders());
+        }
         g.writeEndObject();
     }
 
@@ -66,7 +71,7 @@ final class ArtifactCodec {
     }
 
     private static Artifact read(StrictJson.Obj a) {
-        a.allow(FACTS, INDEX, KIND, MEMBER_BYTES, MEMBER_COUNT, SHARD_NAMES, SHARDS, TENSOR_HASHES);
+        a.allow(FACTS, INDEX, KIND, MEMBER_BYTES, MEMBER_COUNT, SHARD_NAMES, SHARDS, TENSOR_HASHES, TENSOR_HEADERS);
         java.util.SortedMap<String, String> facts = new java.util.TreeMap<>();
         if (a.get(FACTS) != null) {
             StrictJson.Obj f = a.object(FACTS);
@@ -97,7 +102,8 @@ final class ArtifactCodec {
             }
         }
         BlobRef tensorHashes = a.get(TENSOR_HASHES) == null ? null : BlobRefCodec.readObject(a.object(TENSOR_HASHES));
+        BlobRef tensorHeaders = a.get(TENSOR_HEADERS) == null ? null : BlobRefCodec.readObject(a.object(TENSOR_HEADERS));
         return a.check(a.path(), () -> new Artifact(kind, shards, index, memberCount, memberBytes, facts, names,
-                tensorHashes));
+                tensorHashes, tensorHeaders));
     }
 }

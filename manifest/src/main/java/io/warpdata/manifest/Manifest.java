@@ -52,6 +52,10 @@ public record Manifest(DatasetId datasetId,
                 throw new ManifestValidationException("artifacts." + a.getKey() + ".tensor_hashes",
                         "tensor hashes came with format 4, this version says " + formatVersion);
             }
+            if (a.getValue().tensorHeaders() != null && formatVersion < 5) {
+                throw new ManifestValidationException("artifacts." + a.getKey() + ".tensor_headers",
+                        "tensor headers came with format 5, this version says " + formatVersion);
+            }
             if (a.getValue().shardNames().isEmpty()) {
                 continue;
             }
@@ -94,8 +98,9 @@ public record Manifest(DatasetId datasetId,
     }
 
     /**
-     * The oldest format that describes a version of these artifacts: 4 when one names tensor
-     * hashes ({@link Artifact#tensorHashes()}); 3 when one names its shards' files
+     * The oldest format that describes a version of these artifacts: 5 when one names tensor
+     * headers ({@link Artifact#tensorHeaders()}); 4 when one names tensor hashes
+     * ({@link Artifact#tensorHashes()}); 3 when one names its shards' files
      * ({@link Artifact#shardNames()}); 2 when one has its member index in parts (more than
      * {@link MemberIndex#PART_MEMBERS} members, as every publisher cuts them), so that a warpd
      * that cannot read parts refuses the version by its number instead of failing on its index as
@@ -104,8 +109,14 @@ public record Manifest(DatasetId datasetId,
     public static int formatFor(Map<String, Artifact> artifacts) {
         int format = 1;
         for (Artifact a : artifacts.values()) {
+            if (a.tensorHeaders() != null) {
+                return 5;
+            }
             if (a.tensorHashes() != null) {
-                return 4;
+                format = 4;
+            }
+            if (format >= 4) {
+                continue;
             }
             if (!a.shardNames().isEmpty()) {
                 format = 3;

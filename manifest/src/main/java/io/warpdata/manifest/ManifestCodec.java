@@ -69,10 +69,12 @@ public final class ManifestCodec {
      *     the mount shows as {@code ARTIFACT.tars/}.</li>
      * <li>4: an artifact with safetensors members names the SHA-256 of each of their tensors
      *     ({@code tensor_hashes}, {@link TensorHashes}), by which one tensor is fetched on its own.</li>
+     * <li>5: such an artifact also names its members' headers, deflated ({@code tensor_headers},
+     *     {@link TensorHeaders}), by which a tensor is found without its file's header.</li>
      * </ul>
      * A new layout of anything a manifest names is a new number here.
      */
-    public static final int FORMAT_VERSION = 4;
+    public static final int FORMAT_VERSION = 5;
 
     // Keys are written in sorted order by hand; ManifestCodecTest checks that every object of
     // the canonical form has sorted keys, so a new key in the wrong place fails the build.

@@ -132,7 +132,7 @@ public final class TensorHashes {
 
     /** Collects members' hashes and writes the blob. */
     public static final class Builder {
-        private record Pending(BlobId member, long headerLength, BlobId header, byte[] array) {
+        private record Pending(BlobId member, long headerLength, BlobId header, byte[] array, byte[] deflatedHeader) {
         }
 
         private final java.util.TreeMap<String, Pending> byMember = new java.util.TreeMap<>();
@@ -143,12 +143,41 @@ public final class TensorHashes {
          * @param tensorHashes one SHA-256 per tensor, in the order of the tensors' data offsets
          */
         public Builder add(BlobId member, long headerLength, BlobId header, List<BlobId> tensorHashes) {
+            return add(member, headerLength, header, tensorHashes, null);
+        }
+
+        /**
+         * As above, with the member's header JSON (its {@code headerLength} bytes), which
+         * {@link #buildHeaders} writes deflated.
+         */
+        public Builder add(BlobId member, long headerLength, BlobId header, List<BlobId> tensorHashes, byte[] json) {
+            if (byMember.containsKey(member.hex())) {
+                return this;
+            }
             ByteArrayOutputStream array = new ByteArrayOutputStream(tensorHashes.size() * HASH_BYTES);
             for (BlobId h : tensorHashes) {
                 array.writeBytes(h.digest());
             }
-            byMember.putIfAbsent(member.hex(), new Pending(member, headerLength, header, array.toByteArray()));
+            byMember.put(member.hex(), new Pending(member, headerLength, header, array.toByteArray(),
+                    json == null ? null : TensorHeaders.deflate(json)));
             return this;
+        }
+
+        /**
+         * The {@link TensorHeaders} blob of the members added, in this blob's order, or null if a
+         * member was added without its header.
+         */
+        public byte[] buildHeaders() {
+            List<BlobId> members = new ArrayList<>(byMember.size());
+            List<byte[]> deflated = new ArrayList<>(byMember.size());
+            for (Pending p : byMember.values()) {
+                if (p.deflatedHeader == null) {
+                    return null;
+                }
+                members.add(p.member);
+                deflated.add(p.deflatedHeader);
+            }
+            return TensorHeaders.build(members, deflated);
         }
 
         /** Whether no member was added. */

@@ -428,17 +428,17 @@ class ManifestCodecTest {
 
     @Test
     void aFormatNewerThanThisWarpIsRefusedAsTooNewNotAsDamage() {
-        assertThatThrownBy(() -> ManifestCodec.fromJson(edit(t -> put(t, "format_version", 5L)), SOURCE))
+        assertThatThrownBy(() -> ManifestCodec.fromJson(edit(t -> put(t, "format_version", 6L)), SOURCE))
                 .isInstanceOf(ManifestFormatTooNewException.class)
-                .hasMessageContaining("format version 5; this Warp reads versions 1 to 4")
+                .hasMessageContaining("format version 6; this Warp reads versions 1 to 5")
                 .hasMessageContaining("published by a newer Warp")
                 .satisfies(e -> assertThat(((WarpException) e).type()).isEqualTo("FormatTooNew"))
                 .satisfies(e -> assertThat(((WarpException) e).nextStep()).contains("Upgrade Warp")
                         .doesNotContain("tamper"));
         // A newer format may well hold fields and kinds this one does not know: still too new.
         assertThatThrownBy(() -> ManifestCodec.fromJson(edit(t -> {
-            put(t, "format_version", 5L);
-            put(t, "lineage", "new in format 5");
+            put(t, "format_version", 6L);
+            put(t, "lineage", "new in format 6");
             put(obj(t, "artifacts.images"), "kind", "zip_shards");
             return t;
         }), SOURCE)).isInstanceOf(ManifestFormatTooNewException.class);
@@ -471,7 +471,7 @@ class ManifestCodecTest {
         Artifact a = s.artifacts().get("images");
         BlobRef hashes = new BlobRef(BlobId.of("tensor hashes".getBytes(StandardCharsets.UTF_8)), 13,
                 BlobId.of("blocks".getBytes(StandardCharsets.UTF_8)));
-        Manifest m = Manifest.of(s.datasetId(), s.tables(), Map.of("images", a.withTensorHashes(hashes)), s.bindings(),
+        Manifest m = Manifest.of(s.datasetId(), s.tables(), Map.of("images", a.withTensorHashes(hashes, null)), s.bindings(),
                 s.metadata());
         assertThat(m.formatVersion()).as("older readers refuse it by number, not as damage").isEqualTo(4);
         String json = new String(ManifestCodec.toJson(m), StandardCharsets.UTF_8);
@@ -491,6 +491,30 @@ class ManifestCodecTest {
         @SuppressWarnings("unchecked") Map<String, Object> tree = (Map<String, Object>) JsonTree.read(ManifestCodec.toJson(m));
         put(tree, "format_version", 3L);
         assertCorrupted(JsonTree.write(tree), "artifacts.images.tensor_hashes").hasMessageContaining("format 4");
+    }
+
+    @Test
+    void anArtifactWithTensorHeadersIsFormatFiveAndReadsBackWithThem() {
+        Manifest s = Manifests.sample();
+        Artifact a = s.artifacts().get("images");
+        BlobRef hashes = new BlobRef(BlobId.of("tensor hashes".getBytes(StandardCharsets.UTF_8)), 13,
+                BlobId.of("blocks".getBytes(StandardCharsets.UTF_8)));
+        BlobRef headers = new BlobRef(BlobId.of("tensor headers".getBytes(StandardCharsets.UTF_8)), 14,
+                BlobId.of("header blocks".getBytes(StandardCharsets.UTF_8)));
+        Manifest m = Manifest.of(s.datasetId(), s.tables(), Map.of("images", a.withTensorHashes(hashes, headers)),
+                s.bindings(), s.metadata());
+        assertThat(m.formatVersion()).as("older readers refuse it by number, not as damage").isEqualTo(5);
+        String json = new String(ManifestCodec.toJson(m), StandardCharsets.UTF_8);
+        assertThat(json).contains("\"format_version\":5", "\"tensor_hashes\":{", "\"tensor_headers\":{");
+        Manifest back = ManifestCodec.fromJson(ManifestCodec.toJson(m), SOURCE);
+        assertThat(back).isEqualTo(m);
+        assertThat(back.artifacts().get("images").tensorHeaders()).isEqualTo(headers);
+        // Under an older number they are damage; without the hashes they vouch for nothing.
+        @SuppressWarnings("unchecked") Map<String, Object> tree = (Map<String, Object>) JsonTree.read(ManifestCodec.toJson(m));
+        put(tree, "format_version", 4L);
+        assertCorrupted(JsonTree.write(tree), "artifacts.images.tensor_headers").hasMessageContaining("format 5");
+        assertThatThrownBy(() -> a.withTensorHashes(null, headers)).isInstanceOf(ManifestValidationException.class)
+                .hasMessageContaining("only with its tensor hashes");
     }
 
     @Test

@@ -119,7 +119,7 @@ public final class Publisher {
                 artifacts.replaceAll((name, a) -> a.shardNames().isEmpty() ? a : a.withoutShardNames(""));
             }
 
-            Map<String, StagedBlob> tensorHashes = new TreeMap<>();
+            Map<String, TensorHashing.Staged> tensorHashes = new TreeMap<>();
             if (request.tensorHashes()) {
                 artifacts.forEach((name, a) -> TensorHashing.of(name, a, progress).ifPresent(h -> tensorHashes.put(name, h)));
             }
@@ -565,7 +565,7 @@ public final class Publisher {
     }
 
     private Manifest manifest(PublishRequest request, Map<String, StagedTable> tables,
-                              Map<String, PackedArtifact> artifacts, Map<String, StagedBlob> tensorHashes) {
+                              Map<String, PackedArtifact> artifacts, Map<String, TensorHashing.Staged> tensorHashes) {
         Map<String, Table> tableMap = new TreeMap<>();
         tables.forEach((name, t) -> {
             List<TableShard> shards = new ArrayList<>();
@@ -575,9 +575,12 @@ public final class Publisher {
             tableMap.put(name, new Table(shards, t.schema()));
         });
         Map<String, Artifact> artifactMap = new TreeMap<>();
-        artifacts.forEach((name, a) -> artifactMap.put(name, new Artifact(a.kind(),
-                a.shards().stream().map(StagedBlob::ref).toList(), a.index().ref(), a.memberCount(), a.memberBytes(),
-                a.facts(), a.shardNames(), tensorHashes.containsKey(name) ? tensorHashes.get(name).ref() : null)));
+        artifacts.forEach((name, a) -> {
+            TensorHashing.Staged t = tensorHashes.get(name);
+            artifactMap.put(name, new Artifact(a.kind(), a.shards().stream().map(StagedBlob::ref).toList(),
+                    a.index().ref(), a.memberCount(), a.memberBytes(), a.facts(), a.shardNames(),
+                    t == null ? null : t.hashes().ref(), t == null || t.headers() == null ? null : t.headers().ref()));
+        });
         Map<String, String> metadata = new TreeMap<>();
         metadata.put("created_at", clock.instant().toString());
         metadata.put("creator", creator);
@@ -586,14 +589,19 @@ public final class Publisher {
 
     /** Every blob of the version (block hash lists are added by the uploader). */
     private static List<StagedBlob> blobs(Map<String, StagedTable> tables, Map<String, PackedArtifact> artifacts,
-                                          Map<String, StagedBlob> tensorHashes) {
+                                          Map<String, TensorHashing.Staged> tensorHashes) {
         List<StagedBlob> main = new ArrayList<>();
         tables.values().forEach(t -> main.addAll(t.files()));
         artifacts.values().forEach(a -> {
             main.addAll(a.shards());
             main.addAll(a.stagedIndex().blobs());
         });
-        main.addAll(tensorHashes.values());
+        tensorHashes.values().forEach(t -> {
+            main.add(t.hashes());
+            if (t.headers() != null) {
+                main.add(t.headers());
+            }
+        });
         return main;
     }
 

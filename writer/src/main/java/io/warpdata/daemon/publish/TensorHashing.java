@@ -1,6 +1,5 @@
 package io.warpdata.daemon.publish;
 
-import io.warpdata.blobcache.cache.BlobMember;
 import io.warpdata.manifest.ArtifactKind;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.MemberIndex;
@@ -44,18 +43,25 @@ final class TensorHashing {
     }
 
     /**
-     * The artifact's tensor hashes, or empty if it is no safetensors dataset (the mount shows
-     * tensor folders for those only), has no safetensors member in a shard of at least
-     * {@link BlobMember#LOOKUP_MIN_BLOB_BYTES} (a smaller shard is read through its blocks
-     * whatever they say: the version then stays in a format older readers read), or too many
-     * tensors.
+     * What publish writes for an artifact's safetensors members: their tensor hashes, and their
+     * headers deflated (null when written without them: tests of format 4).
      */
-    static Optional<StagedBlob> of(String artifact, PackedArtifact packed, PublishProgress progress) {
-        return of(artifact, packed, progress, BlobMember.LOOKUP_MIN_BLOB_BYTES);
+    record Staged(StagedBlob hashes, StagedBlob headers) {
+    }
+
+    /**
+     * The artifact's tensor hashes and headers, or empty if it is no safetensors dataset (the
+     * mount shows tensor folders for those only), has no safetensors member, or too many tensors.
+     * Every shard size: a small shard's tensors read through its blocks while unplanned, but a
+     * plan (issue 26: the loader's picks told ahead) fetches each tensor on its own, and a lookup
+     * finds it through the deflated headers rather than the shard's first block.
+     */
+    static Optional<Staged> of(String artifact, PackedArtifact packed, PublishProgress progress) {
+        return of(artifact, packed, progress, 0);
     }
 
     /** As above, for members of shards of at least {@code minShardBytes}. */
-    static Optional<StagedBlob> of(String artifact, PackedArtifact packed, PublishProgress progress, long minShardBytes) {
+    static Optional<Staged> of(String artifact, PackedArtifact packed, PublishProgress progress, long minShardBytes) {
         if (packed.kind() != ArtifactKind.SAFETENSORS) {
             return Optional.empty();
         }
@@ -100,7 +106,12 @@ final class TensorHashing {
                     open.close();
                 }
             }
-            return b.isEmpty() ? Optional.empty() : Optional.of(StagedBlob.ofBytes(b.build(), BLOCK_SIZE));
+            if (b.isEmpty()) {
+                return Optional.empty();
+            }
+            byte[] headers = b.buildHeaders();
+            return Optional.of(new Staged(StagedBlob.ofBytes(b.build(), BLOCK_SIZE),
+                    headers == null ? null : StagedBlob.ofBytes(headers, BLOCK_SIZE)));
         } catch (IOException e) {
             throw new InvalidInputException("Cannot read the packed shards of artifact '" + artifact + "' again to hash"
                     + " its tensors: " + e.getMessage(), "Check the staging disk, then publish again.", e);
@@ -148,7 +159,7 @@ final class TensorHashing {
             }
             hashes.add(BlobId.fromDigest(sha.digest()));
         }
-        b.add(members.hash(i), json.length, BlobId.of(json), hashes);
+        b.add(members.hash(i), json.length, BlobId.of(json), hashes, json);
         return hashes.size();
     }
 

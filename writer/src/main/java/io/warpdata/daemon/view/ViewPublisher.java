@@ -323,7 +323,7 @@ public final class ViewPublisher {
             // shown as NAME.tars/, its tensor hashes), with the view's facts (audit 32: a view of all
             // the rows lost NAME.tars/ and wrote an index equal to the parent's).
             return new Subset(new Artifact(artifact.kind(), artifact.shards(), artifact.index(), artifact.memberCount(),
-                    artifact.memberBytes(), facts, artifact.shardNames(), artifact.tensorHashes()), null);
+                    artifact.memberBytes(), facts, artifact.shardNames(), artifact.tensorHashes(), artifact.tensorHeaders()), null);
         }
         int[] shardMap = new int[artifact.shards().size()];
         Arrays.fill(shardMap, -1);
@@ -347,9 +347,9 @@ public final class ViewPublisher {
             bytes += index.length(i);
         }
         StagedIndex staged = StagedIndex.of(b.build());
-        // Tensor hashes are found by each member's own hash: the parent's serve the subset too.
+        // Tensor hashes and headers are found by each member's own hash: the parent's serve the subset too.
         return new Subset(new Artifact(artifact.kind(), shards, staged.top().ref(), selected.cardinality(), bytes, facts)
-                .withTensorHashes(artifact.tensorHashes()), staged);
+                .withTensorHashes(artifact.tensorHashes(), artifact.tensorHeaders()), staged);
     }
 
     private MemberIndex readIndex(String name, Artifact artifact) {

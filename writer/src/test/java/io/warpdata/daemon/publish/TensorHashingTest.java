@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.MemberIndex;
 import io.warpdata.manifest.TensorHashes;
+import io.warpdata.manifest.TensorHeaders;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -69,10 +70,14 @@ class TensorHashingTest {
         PackedArtifact folder = new ArtifactPacker(tmp.resolve("staging"), 1 << 20).pack("t", src, PublishProgress.NONE);
         assertThat(TensorHashing.of("t", folder, PublishProgress.NONE)).as("a plain folder shows no tensor folders").isEmpty();
         PackedArtifact packed = folder.asFormat(io.warpdata.manifest.ArtifactKind.SAFETENSORS, Map.of());
-        assertThat(TensorHashing.of("t", packed, PublishProgress.NONE)).as("a shard under 64 MiB: read through its blocks")
+        assertThat(TensorHashing.of("t", packed, PublishProgress.NONE, 64L << 20)).as("no shard of 64 MiB or more")
                 .isEmpty();
-        StagedBlob staged = TensorHashing.of("t", packed, PublishProgress.NONE, 0).orElseThrow();
+        TensorHashing.Staged both = TensorHashing.of("t", packed, PublishProgress.NONE).orElseThrow();
+        StagedBlob staged = both.hashes();
         byte[] blob = staged.bytes().orElseThrow();
+        byte[] headers = both.headers().bytes().orElseThrow();
+        assertThat(both.headers().blocks().blockSize()).isEqualTo(TensorHashing.BLOCK_SIZE);
+        assertThat(TensorHeaders.count(headers, headers.length, "z")).isEqualTo(2);
         assertThat(staged.blocks().blockSize()).as("a few KiB per lookup").isEqualTo(TensorHashing.BLOCK_SIZE);
         int count = TensorHashes.count(Arrays.copyOf(blob, TensorHashes.HEAD_BYTES), blob.length, "t");
         assertThat(count).as("a, b; sub/same is a's bytes").isEqualTo(2);
@@ -82,6 +87,14 @@ class TensorHashingTest {
             TensorHashes.Entry e = TensorHashes.entry(Arrays.copyOfRange(blob, at, at + TensorHashes.ENTRY_BYTES), count,
                     blob.length, "t");
             entries.put(e.member(), e);
+            // Its deflated header, at the same place: the JSON Python wrote, byte for byte.
+            int zAt = (int) TensorHeaders.entryAt(i);
+            TensorHeaders.Entry z = TensorHeaders.entry(Arrays.copyOfRange(headers, zAt, zAt + TensorHeaders.ENTRY_BYTES),
+                    count, headers.length, "z");
+            assertThat(z.member()).isEqualTo(e.member());
+            byte[] json = TensorHeaders.inflate(Arrays.copyOfRange(headers, (int) z.at(), (int) z.at() + z.length()),
+                    e.headerLength(), e.header(), "z");
+            assertThat(BlobId.of(json)).isEqualTo(e.header());
         }
         MemberIndex members = packed.members();
         for (String file : List.of("a.safetensors", "b.safetensors", "sub/same.safetensors")) {

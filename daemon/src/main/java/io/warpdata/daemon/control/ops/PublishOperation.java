@@ -283,14 +283,17 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
      */
     static PublishResult withFormatNote(PublishResult res, PublishCall.Request q) {
         boolean unnamed = (res.formatVersion() == 3 && q.shardFiles() == null)
-                || (res.formatVersion() == 4 && q.tensorHashes() == null);
+                || (res.formatVersion() >= 4 && q.tensorHashes() == null);
         if (!unnamed) {
             return res;
         }
         List<String> notes = new ArrayList<>(res.notes());
         notes.add("this version is manifest format " + res.formatVersion() + " ("
-                + (res.formatVersion() == 4 ? "per-tensor hashes" : "WebDataset tars' file names") + "), which Warp"
-                + " releases before commit " + (res.formatVersion() == 4 ? "7f889ead" : "00a20612") + " (2026-11-29)"
+                + switch (res.formatVersion()) {
+                    case 3 -> "WebDataset tars' file names), which Warp releases before commit 00a20612 (2026-11-29)";
+                    case 4 -> "per-tensor hashes), which Warp releases before commit 7f889ead (2026-11-29)";
+                    default -> "per-tensor hashes and deflated headers), which Warp releases before 2026-12-01";
+                }
                 + " cannot read, and this client did not say whether to write it: if it is such a release, it cannot read"
                 + " this version; publish again with its --no-daemon, or upgrade it");
         return new PublishResult(res.dataset(), res.version(), res.tables(), res.tableFiles(), res.rows(), res.artifacts(),

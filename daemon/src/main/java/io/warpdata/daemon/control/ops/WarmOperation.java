@@ -89,6 +89,9 @@ public final class WarmOperation extends TypedOperation<WarmCall.Request, WarmCa
                 // Its tensor folders are made from it: without it, --mode local could not list them.
                 out.putIfAbsent(artifact.tensorHashes().id(), Item.whole(artifact.tensorHashes()));
             }
+            if (artifact.tensorHeaders() != null) {
+                out.putIfAbsent(artifact.tensorHeaders().id(), Item.whole(artifact.tensorHeaders()));
+            }
             if (m.derivedFrom().isEmpty()) {
                 shards.select(artifact.shards()).forEach(s -> out.putIfAbsent(s.id(), Item.whole(s)));
                 continue;
