@@ -11,7 +11,9 @@ import io.warpdata.store.StoreException;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.BlobRef;
 import io.warpdata.manifest.MemberIndex;
+import io.warpdata.manifest.ManifestCorruptedException;
 import io.warpdata.manifest.TensorHashes;
+import io.warpdata.manifest.TensorHeaders;
 import io.warpdata.manifest.formats.SafetensorsException;
 import io.warpdata.manifest.formats.SafetensorsHeader;
 import io.warpdata.manifest.formats.TensorPaths;
@@ -338,12 +340,13 @@ final class TensorFolders {
     }
 
     /**
-     * Whether a file in {@code shard} is read by its tensors' hashes: the artifact has them and
-     * the shard is one of 64 MiB or more ({@link BlobMember#LOOKUP_MIN_BLOB_BYTES}); a smaller
-     * one is read through its blocks whatever its tensors' hashes say.
+     * Whether a file in {@code shard} is read by its tensors' hashes: the artifact has them. In a
+     * shard under 64 MiB ({@link BlobMember#LOOKUP_MIN_BLOB_BYTES}) those reads are still served
+     * by its blocks unless a plan fetches them on its own (the loader's picks told ahead), which
+     * it can only do by the tensors' hashes.
      */
     private static boolean readByHashes(BlobRef hashes, BlobRef shard) {
-        return hashes != null && shard.size() >= BlobMember.LOOKUP_MIN_BLOB_BYTES;
+        return hashes != null;
     }
 
     /** The folder another thread is making (one header read for the lookups of a folder at once), or what it threw. */
@@ -364,21 +367,19 @@ final class TensorFolders {
     private TensorFolder make(Node.MemberDir d, int i, BlobRef shard, long offset, long size) {
         String name = d.version().describe() + "/" + d.artifactName() + "/" + d.index().path(i);
         BlobRef hashes = d.artifact().tensorHashes();
-        // A shard under 64 MiB is read through its blocks whatever its tensors' hashes say
-        // (BlobMember.LOOKUP_MIN_BLOB_BYTES): its header too, whose blocks hold the first
-        // tensors, and the hashes are not fetched for it.
         if (!readByHashes(hashes, shard)) {
             return throughBlocks(shard, offset, size, name);
         }
-        TensorHashes.Entry entry;
+        Found found;
         try {
-            entry = entry(hashes, d.index().hash(i), name);
+            found = entry(hashes, d.index().hash(i), name);
         } catch (BlockVerificationException | MemberVerificationException e) {
             return hashesUnreadable(shard, offset, size, name, e);
         }
-        if (entry == null) {
+        if (found == null) {
             return throughBlocks(shard, offset, size, name);
         }
+        TensorHashes.Entry entry = found.entry();
         // In a large shard, the header and the tensors' hashes as ranges of their own, each
         // checked against its hash: about their bytes, not the blocks around them (and the
         // blocks read ahead of them).
@@ -389,7 +390,9 @@ final class TensorFolders {
         headerFits(entry.headerLength(), name);
         fits(entry.tensors(), entry.headerLength(), name); // the hash list's length is the tensor count: known before the header is read
         try {
-            return whileBuilding(entry.headerLength(), name, () -> hashed(shard, offset, size, name, hashes, entry));
+            BlobRef headers = d.artifact().tensorHeaders();
+            return whileBuilding(entry.headerLength(), name, () -> hashed(shard, offset, size, name, hashes, found,
+                    headers));
         } catch (HashesUnreadable e) {
             // Outside whileBuilding: the blocks' folder waits for its own share of the budget.
             return hashesUnreadable(shard, offset, size, name, (RuntimeException) e.getCause());
@@ -403,8 +406,14 @@ final class TensorFolders {
         }
     }
 
-    /** The folder of a file in a large shard, its header and tensor hashes read as ranges of their own. */
-    private TensorFolder hashed(BlobRef shard, long offset, long size, String name, BlobRef hashes, TensorHashes.Entry entry) {
+    /**
+     * The folder of a file with tensor hashes, its header and tensor hashes read as ranges of
+     * their own: the header from the artifact's deflated headers when it has them (about a
+     * ninth of its bytes), else from the file.
+     */
+    private TensorFolder hashed(BlobRef shard, long offset, long size, String name, BlobRef hashes, Found found,
+                                BlobRef headers) {
+        TensorHashes.Entry entry = found.entry();
         List<BlobId> tensorHashes;
         try {
             tensorHashes = TensorHashes.hashes(
@@ -412,8 +421,11 @@ final class TensorFolders {
         } catch (BlockVerificationException | MemberVerificationException e) {
             throw new HashesUnreadable(e);
         }
-        SafetensorsHeader header = parsed(readLookup(BlobMember.lookup(shard, offset + 8, entry.headerLength(),
-                entry.header())), size, name);
+        byte[] json = headers == null ? null : deflatedHeader(headers, found, name);
+        if (json == null) {
+            json = readLookup(BlobMember.lookup(shard, offset + 8, entry.headerLength(), entry.header()));
+        }
+        SafetensorsHeader header = parsed(json, size, name);
         fits(header.tensors().size(), entry.headerLength(), name);
         if (tensorHashes.size() != header.tensors().size()) {
             throw new StoreException("The tensor hashes of " + name + " name " + tensorHashes.size()
@@ -470,11 +482,51 @@ final class TensorFolders {
     }
 
     /**
+     * A member's header from the artifact's {@link TensorHeaders}: its entry (the tensor hash
+     * entry's place), its deflated bytes fetched on their own and checked against their hash,
+     * inflated to exactly the header's length and hash as the tensor hashes give them. Null if
+     * any of that fails (logged): the header is then read from the file itself, whose bytes
+     * the tensor hashes vouch for on their own.
+     */
+    private byte[] deflatedHeader(BlobRef headers, Found found, String name) {
+        String source = "tensor headers " + headers.id() + " (of " + name + ")";
+        TensorHashes.Entry e = found.entry();
+        try {
+            int n = TensorHeaders.count(read(headers, 0, TensorHeaders.HEAD_BYTES), headers.size(), source);
+            if (n != found.count()) {
+                throw new ManifestCorruptedException(source, "count", n + " entries, where the tensor hashes have "
+                        + found.count());
+            }
+            TensorHeaders.Entry z = TensorHeaders.entry(read(headers, TensorHeaders.entryAt(found.index()),
+                    TensorHeaders.ENTRY_BYTES), n, headers.size(), source);
+            if (!z.member().equals(e.member())) {
+                throw new ManifestCorruptedException(source, "entry " + found.index(), "is member " + z.member()
+                        + "'s, where the tensor hashes' is " + e.member() + "'s");
+            }
+            // Deflated JSON is never much longer than the JSON: a longer one is not fetched.
+            if (z.length() > e.headerLength() + e.headerLength() / 8 + 1024) {
+                throw new ManifestCorruptedException(source, "entry " + found.index(), "a deflated header of "
+                        + z.length() + " bytes for a header of " + e.headerLength());
+            }
+            byte[] deflated = readLookup(BlobMember.lookup(headers, z.at(), z.length(), z.hash()));
+            return TensorHeaders.inflate(deflated, e.headerLength(), e.header(), source);
+        } catch (ManifestCorruptedException | BlockVerificationException | MemberVerificationException bad) {
+            LOG.warn("The deflated header of {} cannot be read ({}): it is read from the file instead", name,
+                    bad.getMessage());
+            return null;
+        }
+    }
+
+    /** A member's entry in the tensor hashes: its place among their {@code count}. */
+    private record Found(TensorHashes.Entry entry, int index, int count) {
+    }
+
+    /**
      * The entry of the member whose SHA-256 is {@code member} in an artifact's tensor hashes
      * (entries sorted by it: a binary search, each step one entry read through the blob's
      * blocks), or null if it has none (a file publish could not parse is read as before).
      */
-    private TensorHashes.Entry entry(BlobRef hashes, BlobId member, String name) {
+    private Found entry(BlobRef hashes, BlobId member, String name) {
         String source = "tensor hashes " + hashes.id() + " (of " + name + ")";
         int count = TensorHashes.count(read(hashes, 0, TensorHashes.HEAD_BYTES), hashes.size(), source);
         byte[] want = member.digest();
@@ -485,7 +537,7 @@ final class TensorFolders {
             byte[] e = read(hashes, TensorHashes.entryAt(mid), TensorHashes.ENTRY_BYTES);
             int c = java.util.Arrays.compareUnsigned(e, 0, 32, want, 0, 32);
             if (c == 0) {
-                return TensorHashes.entry(e, count, hashes.size(), source);
+                return new Found(TensorHashes.entry(e, count, hashes.size(), source), mid, count);
             }
             if (c < 0) {
                 lo = mid + 1;
