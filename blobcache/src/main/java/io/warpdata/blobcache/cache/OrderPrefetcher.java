@@ -50,7 +50,10 @@ import java.util.function.BooleanSupplier;
  * holds out of eviction for what was fetched ahead (a quarter of it, 256 MiB at most: past that
  * the files fetched first, the next to be read, would compete for their place before their
  * reader came) ({@link #fileStep}, {@link FollowedPlan#leadBytes}). Its other files are read as
- * without a plan. Not in hybrid mode, which fetches whole shards at first touch.
+ * without a plan. Not in hybrid mode, which fetches whole shards at first touch. A plan whose
+ * files are a small part of their blocks ({@link #sparse}: random tensors out of a large file, a
+ * subset of a dataset) fetches its files too, whatever the cache keeps: the blocks would fetch
+ * mostly what nobody reads.
  *
  * <h2>Bounds</h2>
  * <ul>
@@ -111,6 +114,8 @@ final class OrderPrefetcher {
     private final long aheadBytes;
     private final long keepsBytes;
     private final boolean byFileAllowed;
+    /** A plan whose blocks are more than this many times its files' bytes fetches its files ({@link #sparse}). */
+    static final long SPARSE_BLOCKS = 4;
     /** How far ahead a plan by file fetches: the horizon, at most what the cache holds for blocks read ahead. */
     private final long fileAheadBytes;
     private final long maxPlanBytes;
@@ -232,8 +237,9 @@ final class OrderPrefetcher {
                 }
             }
         }
-        boolean byFile = byFileAllowed && plan.memberRefs() > 0 && plan.memberRefs() >= plan.members() * 3L / 4
-                && together > keepsBytes;
+        boolean files = byFileAllowed && plan.memberRefs() > 0 && plan.memberRefs() >= plan.members() * 3L / 4;
+        boolean sparse = files && sparse(plan);
+        boolean byFile = files && (together > keepsBytes || sparse);
         FollowedPlan p = new FollowedPlan(name, plan, byFile ? fileAheadBytes : aheadBytes, byFile);
         FollowedPlan replaced;
         List<FollowedPlan> pushedOut = new ArrayList<>();
@@ -264,8 +270,8 @@ final class OrderPrefetcher {
                 pushedOut.add(oldest);
             }
             plans.put(name, p);
-            if (byFile) {
-                toFiles(name);
+            if (byFile && together > keepsBytes) {
+                toFiles(name); // not for a sparse plan: the others' blocks still fit
             }
             active = plans.values().toArray(FollowedPlan[]::new);
         }
@@ -276,11 +282,22 @@ final class OrderPrefetcher {
         }
         LOG.info("order plan '{}' ({}): {} members over {} blobs, {} MiB; fetching {} up to {} MiB ahead of the reader{}",
                 name, plan.description(), plan.members(), plan.blobCount(), mib(plan.plannedBytes()),
-                byFile ? "its files (the plans read " + mib(together) + " MiB, more than the cache's " + mib(keepsBytes)
-                        + " MiB)" : "its blocks",
+                !byFile ? "its blocks" : sparse ? "its files (they are " + mib(plan.memberRefBytes()) + " MiB of its "
+                        + mib(plan.plannedBytes()) + " MiB of blocks)" : "its files (the plans read " + mib(together)
+                        + " MiB, more than the cache's " + mib(keepsBytes) + " MiB)",
                 mib(byFile ? fileAheadBytes : aheadBytes),
                 replaced == null ? "" : " (replaces the previous one)");
         return p.status("active");
+    }
+
+    /**
+     * Whether the plan's files are a small part of the blocks they lie in: the blocks would
+     * fetch more than {@link #SPARSE_BLOCKS} times what the reader reads (1,000 random tensors of
+     * 1 KiB among 20,000: 21 MiB of blocks for 1 MiB of tensors), so its files are fetched on
+     * their own whatever the cache keeps, each GET kept in flight ahead of the reader.
+     */
+    static boolean sparse(OrderPlan plan) {
+        return plan.memberRefBytes() > 0 && plan.plannedBytes() > SPARSE_BLOCKS * plan.memberRefBytes();
     }
 
     /**

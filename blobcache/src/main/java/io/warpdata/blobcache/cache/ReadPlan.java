@@ -96,7 +96,10 @@ final class ReadPlan {
             // Blocks serve a stream better than member GETs only if they are kept: on a disk that
             // keeps nothing a member's 1 MiB block is fetched for its few KB and soon dropped (a
             // shuffled pass fetched 17x what it read), so the member is fetched on its own.
-            if (!h.blocksInFlight(m, list) && !(h.followsBlocks(m, list, at) && h.diskKeeps())) {
+            // A lookup a plan fetches on its own (a tensor whose reader told its picks ahead) is
+            // fetched so when its reader outruns the plan too, not through its shard's blocks.
+            if (!h.blocksInFlight(m, list) && (m.lookup() && h.plannedFile(m)
+                    || !(h.followsBlocks(m, list, at) && h.diskKeeps()))) {
                 return new Source.MemberGet(list);
             }
         }

@@ -156,10 +156,32 @@ public final class PrefetchOrderOperation extends TypedOperation<PrefetchOrderCa
         return new Pending(cache.orderPlan(description).members(this::member), root, rootNode);
     }
 
-    /** The archive member a plan's file reference (its computed inode) names, or null (the plan then skips it). */
+    /**
+     * The archive member or tensor a plan's file reference (its computed inode) names, or null
+     * (the plan then skips it).
+     */
     private BlobMember member(long inode) {
-        return tree.nodeOfComputedInode(inode) instanceof Node.File f && f.content() instanceof FileContent.Member m
-                ? m.blobMember() : null;
+        if (!(tree.nodeOfComputedInode(inode) instanceof Node.File f)) {
+            return null;
+        }
+        return switch (f.content()) {
+            case FileContent.Member m -> m.blobMember();
+            case FileContent.Pieces p -> tensor(p);
+            default -> null;
+        };
+    }
+
+    /** The tensor a {@code KEY.npy} file reads after its NPY header, checked by its own hash, or null. */
+    private static BlobMember tensor(FileContent.Pieces pieces) {
+        BlobMember found = null;
+        for (FileContent piece : pieces.pieces()) {
+            if (piece instanceof FileContent.HashedRange r && found == null) {
+                found = r.range();
+            } else if (!(piece instanceof FileContent.Inline)) {
+                return null;
+            }
+        }
+        return found;
     }
 
     private void drop(String name, Pending p) {
@@ -258,6 +280,9 @@ public final class PrefetchOrderOperation extends TypedOperation<PrefetchOrderCa
                 }
                 if (!started) {
                     p.builder.addEmpty();
+                } else if (tensor(pieces) != null && tree.computedInode(f) != 0) {
+                    // A tensor checked by its own hash: fetched on its own, as an archive member is.
+                    p.builder.member(tree.computedInode(f), tensor(pieces).length());
                 }
             }
         }
