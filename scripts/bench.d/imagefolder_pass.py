@@ -12,19 +12,20 @@ usage: imagefolder_pass.py ROOT [--shuffle] [--plan SOCKET] [--workers N] [--bat
 
 --plan SOCKET: the shuffled order (the same as --shuffle's) is handed to warpd on its control
 socket (prefetch.order, docs/control.md) before the first read, as the loader `warpctl init`
-writes does; the time this takes is part of the pass.
+writes does (warpd_order.tell_warpd); the time this takes is part of the pass.
 """
 import sys
 import argparse
 import json
 import os
-import socket
 import time
 import zlib
 
 import torch
 from torch.utils.data import DataLoader
 from torchvision.datasets import ImageFolder
+
+from warpd_order import tell_warpd
 
 
 def raw_loader(path):
@@ -40,31 +41,6 @@ def collate(batch):
         n += len(data)
         crc = (crc + zlib.crc32(data)) & 0xFFFFFFFFFFFF
     return len(batch), n, crc
-
-
-def tell_warpd(sock_path, root, paths):
-    """prefetch.order in parts of at most 512 KiB of paths, each sent after the previous answer."""
-    with socket.socket(socket.AF_UNIX) as s:
-        s.settimeout(120)
-        s.connect(sock_path)
-        f = s.makefile("rwb")
-        part, i = 0, 0
-        while True:
-            batch, size = [], 0
-            while i < len(paths) and (not batch or size + len(paths[i]) + 8 <= 512 * 1024):
-                batch.append(paths[i])
-                size += len(paths[i]) + 8
-                i += 1
-            more = i < len(paths)
-            f.write((json.dumps({"id": part, "op": "prefetch.order", "args": {
-                "plan": "bench", "root": root, "paths": batch, "part": part, "more": more}}) + "\n").encode())
-            f.flush()
-            answer = json.loads(f.readline())
-            if not answer.get("ok"):
-                raise RuntimeError("prefetch.order: %s" % answer.get("error"))
-            if not more:
-                return answer["result"]
-            part += 1
 
 
 def one_pass(root, shuffle, workers, batch, plan_socket=None):

@@ -323,10 +323,22 @@ def test_tensor_table_puts_mmap_over_npy_and_warp_over_local():
         res.add(("tensor-mmap", "cold", sn), mm, {})
     lines = R.tensor_table(res, ["tensor-npy", "tensor-mmap"], systems(), 1)
     cold = [c.strip() for c in lines[-2].strip("|").split("|")]
-    assert cold == ["cold", "500", "2000", "4.00", "1000", "8000", "8.00", "0.50", "0.25"]
+    assert cold == ["cold", "500", "2000", "4.00", "1000", "8000", "8.00", "0.50", "0.25", "", ""]
     warm = [c.strip() for c in lines[-1].strip("|").split("|")]
-    assert warm == ["warm", "—", "—", "", "—", "—", "", "", ""]
+    assert warm == ["warm", "—", "—", "", "—", "—", "", "", "", "", ""]
     assert R.tensor_table(res, ["seq-dd"], systems(), 1) == []
+    # Warp's planned .npy pass, and planned over unplanned
+    res.add(("tensor-npy-planned", "cold", "warp"), 1500.0, {})
+    res.add(("tensor-npy-planned", "cold", "local"), 999.0, {})  # the local disk's is in the main table only
+    lines = R.tensor_table(res, ["tensor-npy", "tensor-mmap", "tensor-npy-planned"], systems(), 1)
+    head = [c.strip() for c in lines[-4].strip("|").split("|")]
+    assert head[-2:] == ["warp .npy planned", "warp planned/npy"]
+    assert [c.strip() for c in lines[-2].strip("|").split("|")][-2:] == ["1500", "3.00"]
+    assert [c.strip() for c in lines[-1].strip("|").split("|")][-2:] == ["—", ""]
+    alone = R.Results()
+    alone.add(("tensor-npy-planned", "cold", "warp"), 1500.0, {})
+    only = R.tensor_table(alone, ["tensor-npy-planned"], systems(), 1)
+    assert [c.strip() for c in only[-2].strip("|").split("|")] == ["cold"] + [""] * 8 + ["1500", ""]
 
 
 def test_request_table_takes_medians_and_prices_an_imagenet_epoch():

@@ -186,10 +186,19 @@ class Runner:
 
     # single tensors: Warp's mount shows <stem>.tensors/<key>.npy beside each file; the local
     # disk has the same .npy files (numpy.save) in a tree of their own beside the dataset's.
-    def _tensors(self, s, mode):
+    def tensor_request(self, s, mode, plan=False):
+        """The tensor helper's request: the same picks (facts' tensor_picks) for every tensor-*
+        workload; with plan, on Warp, its control socket, which tensor_pass.py tells the order of
+        the .npy files (relative to npy_root) first. The local disk reads without a plan."""
         st_root = s.path("tensors")
         npy_root = s.path("tensors-npy") if s.name == "local" else st_root
         req = {"mode": mode, "st_root": st_root, "npy_root": npy_root, "picks": self.facts["tensor_picks"]}
+        if plan and s.name == "warp":
+            req["plan_socket"] = s.socket()
+        return req
+
+    def _tensors(self, s, mode, plan=False):
+        req = self.tensor_request(s, mode, plan)
         j = self.tensor_server.ask(json.dumps(req), self.timeout)
         if (j["tensors"], j["bytes"], j["checksum"]) != (len(self.facts["tensor_picks"]), self.facts["tensor_bytes"],
                                                          self.facts["tensor_checksum"]):
@@ -198,6 +207,9 @@ class Runner:
 
     def w_tensor_npy(self, s):
         return self._tensors(s, "npy")
+
+    def w_tensor_npy_planned(self, s):
+        return self._tensors(s, "npy", plan=True)
 
     def w_tensor_mmap(self, s):
         return self._tensors(s, "mmap")

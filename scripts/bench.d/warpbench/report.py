@@ -89,29 +89,38 @@ def targets(res):
 
 def tensor_table(res, workloads, systems, runs):
     """The tensor-npy and tensor-mmap rows beside each other: the same 1,000 tensors through
-    .npy files and through one mmap of each .safetensors file, per system and phase."""
-    if "tensor-npy" not in workloads and "tensor-mmap" not in workloads:
+    .npy files and through one mmap of each .safetensors file, per system and phase; then Warp's
+    tensor-npy-planned (the same .npy reads, the order told to warpd first) and planned/npy."""
+    names = ("tensor-npy", "tensor-mmap", "tensor-npy-planned")
+    if not any(w in workloads for w in names):
         return []
-    lines = ["", f"Single tensors, {TENSOR_PICKS} random ones (tensors/s ↑; mmap/npy above 1: the mmap is faster):", "",
+
+    def cell(w, ph, sn):
+        if systems[sn].missing:
+            return systems[sn].missing.split(" (")[0]
+        if w not in workloads:
+            return ""
+        key = (w, ph, sn)
+        return median_cell(res.vals.get(key, []), "tensors/s", runs) or ("FAILED" if res.errors.get(key) else "—")
+
+    lines = ["", f"Single tensors, {TENSOR_PICKS} random ones (tensors/s ↑; mmap/npy above 1: the mmap is faster; "
+                 "planned/npy above 1: telling warpd the order first is faster):", "",
              "| phase | warp .npy | warp mmap | warp mmap/npy | local .npy | local mmap | local mmap/npy "
-             "| .npy warp/local | mmap warp/local |", "|---|---|---|---|---|---|---|---|---|"]
+             "| .npy warp/local | mmap warp/local | warp .npy planned | warp planned/npy |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for ph in ("cold", "warm"):
         cells = []
         for sn in ("warp", "local"):
             for w in ("tensor-npy", "tensor-mmap"):
-                if systems[sn].missing:
-                    cells.append(systems[sn].missing.split(" (")[0])
-                elif w not in workloads:
-                    cells.append("")
-                else:
-                    key = (w, ph, sn)
-                    cells.append(median_cell(res.vals.get(key, []), "tensors/s", runs)
-                                 or ("FAILED" if res.errors.get(key) else "—"))
+                cells.append(cell(w, ph, sn))
             npy, mm = res.median(("tensor-npy", ph, sn)), res.median(("tensor-mmap", ph, sn))
             cells.append(f"{mm / npy:.2f}" if npy and mm else "")
         for w in ("tensor-npy", "tensor-mmap"):
             a, b = res.median((w, ph, "warp")), res.median((w, ph, "local"))
             cells.append(f"{a / b:.2f}" if a and b else "")
+        cells.append(cell("tensor-npy-planned", ph, "warp"))
+        npy, planned = res.median(("tensor-npy", ph, "warp")), res.median(("tensor-npy-planned", ph, "warp"))
+        cells.append(f"{planned / npy:.2f}" if npy and planned else "")
         lines.append("| " + " | ".join([ph] + cells) + " |")
     return lines
 

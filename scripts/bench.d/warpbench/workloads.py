@@ -71,6 +71,10 @@ REGISTRY = [
     # The same 1,000 random tensors two ways (tensor_pass.py); the peers have no such files.
     Workload("tensor-npy", "1,000 random tensors, numpy.load(KEY.npy, mmap_mode=r) each", "tensors/s", "hi",
              ("warp", "local"), ("cold", "warm"), R.w_tensor_npy),
+    # The same tensors in the same order, the .npy paths told to warpd first (prefetch.order, as
+    # img-planned); the local disk reads them without a plan.
+    Workload("tensor-npy-planned", "the same 1,000 tensors as .npy, order told to warpd first", "tensors/s", "hi",
+             ("warp", "local"), ("cold", "warm"), R.w_tensor_npy_planned),
     Workload("tensor-mmap", "the same 1,000 tensors, one numpy.memmap per .safetensors file", "tensors/s", "hi",
              ("warp", "local"), ("cold", "warm"), R.w_tensor_mmap),
 ]
