@@ -481,10 +481,10 @@ def test_a_version_published_by_a_newer_warp_says_upgrade_not_damaged(warp, tmp_
         stored = f.read()
     assert b'"format_version":1' in stored
     with open(path, "wb") as f:
-        f.write(stored.replace(b'"format_version":1', b'"format_version":5'))
+        f.write(stored.replace(b'"format_version":1', b'"format_version":6'))
     with pytest.raises(wd.FormatTooNewError) as e:
         wd.dataset("pytest/newer").info()
-    assert "format version 5" in e.value.message and "newer Warp" in e.value.message
+    assert "format version 6" in e.value.message and "newer Warp" in e.value.message
     assert "Upgrade Warp" in e.value.next_step and "tamper" not in e.value.next_step
     p = warp.warpctl("info", "pytest/newer", check=False)
     assert p.returncode != 0
