@@ -213,7 +213,7 @@ class WarpctlCommandTest {
                 "--set-latest", "--json").out()).path("version").asText();
         String key = "datasets/vision/pets/versions/" + v1 + ".json";
         byte[] newer = new String(memory.get(key, 1 << 20), StandardCharsets.UTF_8)
-                .replace("\"format_version\":1", "\"format_version\":5").getBytes(StandardCharsets.UTF_8);
+                .replace("\"format_version\":1", "\"format_version\":6").getBytes(StandardCharsets.UTF_8);
         memory.put("datasets/vision/pets/versions/" + "a".repeat(64) + ".json", newer);
         Run r = warpctl("list-remote", "vision/pets");
         assertThat(r.code()).as(r.err()).isZero();
