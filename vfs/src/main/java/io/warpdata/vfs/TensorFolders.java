@@ -92,6 +92,15 @@ final class TensorFolders {
     private final LongAdder letGoForRoom = new LongAdder();
     /** Folders the collector took (softly held) when the heap ran short. */
     private final LongAdder collected = new LongAdder();
+    /**
+     * Files in shards under 64 MiB whose tensors an order plan reads (the loader's picks told
+     * ahead): their folders are read by their tensor hashes too, so that the plan fetches each
+     * tensor on its own ({@link #wantHashes}). Keys as read without them; at most
+     * {@link #MAX_HASHES_WANTED}, then forgotten together (a file forgotten is read through its
+     * blocks again until a plan names it again).
+     */
+    private final java.util.Set<Key> hashesWanted = ConcurrentHashMap.newKeySet();
+    static final int MAX_HASHES_WANTED = 65_536;
     /** Files refused as too large, for a minute: a lookup of one is answered without its header. */
     private final Cache<Key, TensorFolderTooLargeException> refusals = Caffeine.newBuilder().maximumSize(1024)
             .expireAfterWrite(Duration.ofMinutes(1)).build();
@@ -147,14 +156,17 @@ final class TensorFolders {
                 return kept;
             }
             Node.MemberDir d = new Node.MemberDir(artifact, index.apply(artifact), "");
-            key = key(d, member);
+            key = folders.key(d, member);
             return folders.folder(d, member);
         }
 
-        /** The folder if the cache keeps it now, else null (never made here: for log lines). */
+        /**
+         * The folder if the cache keeps it now, else null (never made here: for log lines); null
+         * too for one read through the blocks whose file a plan now reads by its hashes.
+         */
         TensorFolder kept() {
             Key k = key;
-            return k == null ? null : folders.folders.getIfPresent(k);
+            return k == null || !k.hashed() && folders.hashesWanted.contains(k) ? null : folders.folders.getIfPresent(k);
         }
     }
 
@@ -281,7 +293,7 @@ final class TensorFolders {
                 mine.complete(made);
                 return made;
             }
-            made = make(d, i, shard, offset, size);
+            made = make(d, i, shard, offset, size, key.hashed());
             this.made.increment();
             remade(key, d, i, made);
             folders.put(key, made);
@@ -332,21 +344,39 @@ final class TensorFolders {
 
     /**
      * The cache's key of the folder of member {@code i} of {@code d}: its shard, its offset there,
-     * and whether its tensors are read by their hashes ({@link #readByHashes}).
+     * and whether its tensors are read by their hashes: the artifact has them, and the shard is
+     * one of 64 MiB or more ({@link BlobMember#LOOKUP_MIN_BLOB_BYTES}) or an order plan reads the
+     * file ({@link #wantHashes}). A smaller shard's file is read through its blocks otherwise:
+     * its random reads are served by the blocks anyway, and its header by the first of them,
+     * so its hashes and deflated header would be fetched for nothing.
      */
-    private static Key key(Node.MemberDir d, int i) {
+    private Key key(Node.MemberDir d, int i) {
         BlobRef shard = d.artifact().shards().get(d.index().shard(i));
-        return new Key(shard.id(), d.index().offset(i), readByHashes(d.artifact().tensorHashes(), shard));
+        Key plain = new Key(shard.id(), d.index().offset(i), false);
+        boolean hashed = d.artifact().tensorHashes() != null
+                && (shard.size() >= BlobMember.LOOKUP_MIN_BLOB_BYTES || hashesWanted.contains(plain));
+        return hashed ? new Key(plain.shard(), plain.offset(), true) : plain;
     }
 
     /**
-     * Whether a file in {@code shard} is read by its tensors' hashes: the artifact has them. In a
-     * shard under 64 MiB ({@link BlobMember#LOOKUP_MIN_BLOB_BYTES}) those reads are still served
-     * by its blocks unless a plan fetches them on its own (the loader's picks told ahead), which
-     * it can only do by the tensors' hashes.
+     * An order plan reads tensors of member {@code i} of {@code d}: its folder is read by its
+     * tensor hashes from now on, even in a shard under 64 MiB, so that the plan can fetch each
+     * tensor on its own (and its reader find it by its hash), and its header comes from the
+     * deflated headers rather than the shard's first block. Called before the folder is looked
+     * up; a folder already made through the blocks is let go.
      */
-    private static boolean readByHashes(BlobRef hashes, BlobRef shard) {
-        return hashes != null;
+    void wantHashes(Node.MemberDir d, int i) {
+        BlobRef shard = d.artifact().shards().get(d.index().shard(i));
+        if (d.artifact().tensorHashes() == null || shard.size() >= BlobMember.LOOKUP_MIN_BLOB_BYTES) {
+            return;
+        }
+        Key plain = new Key(shard.id(), d.index().offset(i), false);
+        if (hashesWanted.size() >= MAX_HASHES_WANTED) {
+            hashesWanted.clear();
+        }
+        if (hashesWanted.add(plain)) {
+            folders.invalidate(plain);
+        }
     }
 
     /** The folder another thread is making (one header read for the lookups of a folder at once), or what it threw. */
@@ -364,10 +394,10 @@ final class TensorFolders {
         }
     }
 
-    private TensorFolder make(Node.MemberDir d, int i, BlobRef shard, long offset, long size) {
+    private TensorFolder make(Node.MemberDir d, int i, BlobRef shard, long offset, long size, boolean byHashes) {
         String name = d.version().describe() + "/" + d.artifactName() + "/" + d.index().path(i);
         BlobRef hashes = d.artifact().tensorHashes();
-        if (!readByHashes(hashes, shard)) {
+        if (!byHashes) {
             return throughBlocks(shard, offset, size, name);
         }
         Found found;

@@ -197,6 +197,17 @@ final class TreeLookups {
         throw new NoSuchEntryException(d.version().describe() + "/" + d.artifactName() + "/" + path);
     }
 
+    /** {@link WarpTree#wantTensorHashes}. */
+    void wantTensorHashes(Node parent, String name) {
+        if (parent instanceof Node.MemberDir d) {
+            String path = d.child(name);
+            int st = d.index().find(path) >= 0 ? -1 : tensorSource(d, path);
+            if (st >= 0) {
+                tensors.wantHashes(d, st);
+            }
+        }
+    }
+
     /**
      * The member index position of {@code F.safetensors} when {@code path} is {@code F.tensors}
      * in a safetensors artifact (and no member of that name exists), else -1.

@@ -182,6 +182,17 @@ public final class WarpTree {
     }
 
     /**
+     * An order plan will read tensors of the folder {@code name} ({@code F.tensors}) of
+     * {@code parent}: from now on its tensors are read by their own hashes, whatever the size of
+     * the shard (and its header comes from the version's deflated headers), so that the plan
+     * fetches each one on its own. Call before looking the folder up; does nothing for any other
+     * name, or a version without tensor hashes.
+     */
+    public void wantTensorHashes(Node parent, String name) {
+        lookups.wantTensorHashes(parent, name);
+    }
+
+    /**
      * Resolves an absolute path ({@code /} or {@code /a/b}, a trailing slash allowed) one
      * component at a time from the root, as the kernel would. For tools and tests; the mount
      * itself looks up by parent node.

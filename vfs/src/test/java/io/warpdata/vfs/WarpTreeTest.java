@@ -165,6 +165,63 @@ class WarpTreeTest {
     }
 
     /**
+     * Issue 26: in a shard under 64 MiB a tensor folder is read through the shard's blocks (its
+     * random reads are served by them anyway) until an order plan says it reads the folder's
+     * tensors; from then on each tensor is a range of its own with its own hash, so that the
+     * plan fetches exactly it, and the header comes from the deflated headers: a damaged one is
+     * read from the file instead, never trusted.
+     */
+    @Test
+    void aSmallShardsTensorsAreReadByTheirOwnHashesOnceAPlanWantsThem() {
+        String json = "{\"emb/0\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+                + "\"emb/1\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}";
+        byte[] header = (json + " ".repeat((8 - json.length() % 8) % 8)).getBytes(StandardCharsets.US_ASCII);
+        ByteBuffer file = ByteBuffer.allocate(8 + header.length + 16).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        file.putLong(header.length).put(header).putFloat(1).putFloat(2).putFloat(3).putFloat(4);
+        byte[] bytes = file.array();
+        byte[] t1 = Arrays.copyOfRange(bytes, 8 + header.length + 8, 8 + header.length + 16);
+        List<io.warpdata.manifest.BlobId> hashes = List.of(
+                io.warpdata.manifest.BlobId.of(Arrays.copyOfRange(bytes, 8 + header.length, 8 + header.length + 8)),
+                io.warpdata.manifest.BlobId.of(t1));
+        io.warpdata.manifest.TensorHashes.Builder b = new io.warpdata.manifest.TensorHashes.Builder()
+                .add(io.warpdata.manifest.BlobId.of(bytes), header.length, io.warpdata.manifest.BlobId.of(header), hashes, header);
+        BlobRef hashBlob = versions.putBlob(b.build());
+        Artifact packed = versions.artifact(Map.of("a.safetensors", bytes), Map.of(), 1);
+        Artifact good = new Artifact(io.warpdata.manifest.ArtifactKind.SAFETENSORS, packed.shards(), packed.index(),
+                packed.memberCount(), packed.memberBytes(), new TreeMap<>(), List.of(), hashBlob, versions.putBlob(b.buildHeaders()));
+        // The same file with deflated headers that inflate to another header of the same length.
+        byte[] other = json.replace("emb/1", "emb/9").getBytes(StandardCharsets.US_ASCII);
+        other = (new String(other, StandardCharsets.US_ASCII) + " ".repeat(header.length - other.length))
+                .getBytes(StandardCharsets.US_ASCII);
+        BlobRef wrongHeaders = versions.putBlob(new io.warpdata.manifest.TensorHashes.Builder()
+                .add(io.warpdata.manifest.BlobId.of(bytes), header.length, io.warpdata.manifest.BlobId.of(header), hashes, other)
+                .buildHeaders());
+        Artifact damaged = new Artifact(io.warpdata.manifest.ArtifactKind.SAFETENSORS, packed.shards(), packed.index(),
+                packed.memberCount(), packed.memberBytes(), new TreeMap<>(), List.of(), hashBlob, wrongHeaders);
+        VersionHash v = versions.publish(MNIST, Map.of(), Map.of("good", good, "damaged", damaged), CREATED, false);
+        String root = "/vision/mnist@" + v.hex();
+
+        Node.File blocks = (Node.File) tree.lookup(root + "/good/a.tensors/emb/1.npy");
+        assertThat(((FileContent.Pieces) blocks.content()).pieces()).as("unplanned: through the blocks")
+                .noneMatch(p -> p instanceof FileContent.HashedRange);
+
+        for (String artifact : List.of("good", "damaged")) {
+            tree.wantTensorHashes(tree.lookup(root + "/" + artifact), "a.tensors");
+            Node.File one = (Node.File) tree.lookup(root + "/" + artifact + "/a.tensors/emb/1.npy");
+            FileContent.HashedRange range = ((FileContent.Pieces) one.content()).pieces().stream()
+                    .filter(p -> p instanceof FileContent.HashedRange).map(p -> (FileContent.HashedRange) p)
+                    .findFirst().orElseThrow(() -> new AssertionError(artifact + ": not read by its hash"));
+            assertThat(range.range().hash()).as(artifact).isEqualTo(hashes.get(1));
+            assertThat(range.range().lookup()).isTrue();
+            byte[] npy = readAll(root + "/" + artifact + "/a.tensors/emb/1.npy", 64);
+            assertThat(Arrays.copyOfRange(npy, npy.length - 8, npy.length)).as(artifact).isEqualTo(t1);
+            assertThat(tree.lookup(root + "/" + artifact + "/a.tensors/emb/0.npy").type()).isEqualTo(Node.Type.FILE);
+        }
+        assertThatThrownBy(() -> tree.lookup(root + "/damaged/a.tensors/emb/9.npy"))
+                .as("the damaged header's key is not believed").isInstanceOf(NoSuchEntryException.class);
+    }
+
+    /**
      * Audit 39: tensor files took a table entry and a node each while the kernel held their
      * inodes (600,000 after six folders of 100,000 were listed, about 200 MB outside the
      * folders' budget). Their inodes are computed now, from the folder's slot and the file's

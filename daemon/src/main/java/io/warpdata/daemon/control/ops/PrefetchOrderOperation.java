@@ -306,6 +306,8 @@ public final class PrefetchOrderOperation extends TypedOperation<PrefetchOrderCa
 
     /** The child {@code name} of {@code parent}; a link (ws/name, ws/name@tag) is followed to the version it names now. */
     private Node step(Node parent, String name) {
+        // A tensor folder's files are fetched by their own hashes for a plan, whatever their shard's size.
+        tree.wantTensorHashes(parent, name);
         Node node = tree.lookup(parent, name);
         if (node instanceof Node.Link l) {
             node = tree.lookup(new Node.Workspace(l.dataset().workspace()), l.text());
