@@ -56,8 +56,19 @@ public final class OrderPlan {
     private final int memberRefs;
     private final long memberRefBytes;
     private final PlanMembers resolver;
+    private final Fetch fetch;
+
+    /**
+     * What the reader asked the plan to fetch: {@link #AUTO} decides ({@link OrderPrefetcher}),
+     * {@link #BLOCKS} keeps to the blocks unless they are more than the cache keeps, {@link #FILES}
+     * fetches each file on its own whenever the plan's files can be.
+     */
+    public enum Fetch {
+        AUTO, BLOCKS, FILES
+    }
 
     private OrderPlan(Builder b) {
+        this.fetch = b.fetch;
         this.description = b.description;
         this.blobs = b.blobs.toArray(BlobRef[]::new);
         this.blobIndex = Map.copyOf(b.blobIndex);
@@ -103,6 +114,11 @@ public final class OrderPlan {
     /** A builder whose memory is reserved from {@code reservation} as it grows. */
     static Builder builder(String description, Reservation reservation) {
         return new Builder(description, reservation);
+    }
+
+    /** What the reader asked the plan to fetch. */
+    public Fetch fetch() {
+        return fetch;
     }
 
     /** What the plan is for, for logs and status (e.g. {@code ws/name@3fa1c09e2b7d}). */
@@ -256,6 +272,7 @@ public final class OrderPlan {
         private int refCount;
         private long refBytes;
         private PlanMembers resolver;
+        private Fetch fetch = Fetch.AUTO;
 
         private Builder(String description, Reservation reservation) {
             this.description = Objects.requireNonNull(description, "description");
@@ -335,6 +352,12 @@ public final class OrderPlan {
         /** How {@link #member} references are resolved; without it they are ignored. */
         public Builder members(PlanMembers resolver) {
             this.resolver = Objects.requireNonNull(resolver, "resolver");
+            return this;
+        }
+
+        /** What the reader asks the plan to fetch ({@link Fetch}); {@link Fetch#AUTO} unless said. */
+        public Builder fetch(Fetch fetch) {
+            this.fetch = Objects.requireNonNull(fetch, "fetch");
             return this;
         }
 

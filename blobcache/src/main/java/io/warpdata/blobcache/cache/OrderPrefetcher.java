@@ -238,7 +238,10 @@ final class OrderPrefetcher {
             }
         }
         boolean files = byFileAllowed && plan.memberRefs() > 0 && plan.memberRefs() >= plan.members() * 3L / 4;
-        boolean sparse = files && sparse(plan);
+        // The reader may ask: for blocks (a fast link, few cores: a GET per file costs more than
+        // the blocks' waste) or for files (bytes cost more than requests).
+        boolean sparse = files && (plan.fetch() == OrderPlan.Fetch.FILES
+                || plan.fetch() == OrderPlan.Fetch.AUTO && sparse(plan));
         boolean byFile = files && (together > keepsBytes || sparse);
         FollowedPlan p = new FollowedPlan(name, plan, byFile ? fileAheadBytes : aheadBytes, byFile);
         FollowedPlan replaced;
@@ -282,9 +285,10 @@ final class OrderPrefetcher {
         }
         LOG.info("order plan '{}' ({}): {} members over {} blobs, {} MiB; fetching {} up to {} MiB ahead of the reader{}",
                 name, plan.description(), plan.members(), plan.blobCount(), mib(plan.plannedBytes()),
-                !byFile ? "its blocks" : sparse ? "its files (they are " + mib(plan.memberRefBytes()) + " MiB of its "
-                        + mib(plan.plannedBytes()) + " MiB of blocks)" : "its files (the plans read " + mib(together)
-                        + " MiB, more than the cache's " + mib(keepsBytes) + " MiB)",
+                !byFile ? "its blocks" : together > keepsBytes ? "its files (the plans read " + mib(together)
+                        + " MiB, more than the cache's " + mib(keepsBytes) + " MiB)" : plan.fetch() == OrderPlan.Fetch.FILES
+                        ? "its files, as its reader asked" : "its files (they are " + mib(plan.memberRefBytes())
+                        + " MiB of its " + mib(plan.plannedBytes()) + " MiB of blocks)",
                 mib(byFile ? fileAheadBytes : aheadBytes),
                 replaced == null ? "" : " (replaces the previous one)");
         return p.status("active");

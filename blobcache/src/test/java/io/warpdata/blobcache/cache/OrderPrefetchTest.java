@@ -439,6 +439,44 @@ class OrderPrefetchTest {
     }
 
     /**
+     * Issue 26: a plan whose files are a small part of the blocks they lie in (random tensors out
+     * of a file: here one file of 100 KB in each of 16 blocks, 1.6 MB of 16 MiB) fetches each file
+     * on its own even in a cache that keeps every block: the blocks would bring ten times what is
+     * read. Its reader may ask for blocks instead (fewer GETs), or for files in a plan that is
+     * not sparse.
+     */
+    @Test
+    void aPlanWhoseFilesAreASmallPartOfTheirBlocksFetchesThemOnTheirOwn() {
+        BlobRef blob = blob(32, 26);
+        List<BlobMember> all = members(blob, 26);
+        List<BlobMember> sparse = new ArrayList<>();
+        java.util.Set<Long> blocks = new java.util.HashSet<>();
+        for (BlobMember m : all) {
+            if (m.offset() / MIB % 2 == 0 && blocks.add(m.offset() / MIB)) {
+                sparse.add(m);
+            }
+        }
+        assertThat(sparse).hasSize(16);
+        BlockCache c = open(256L * MIB, 8);
+        PlanStatus started = planFiles(c, "sparse", sparse);
+        assertThat(started.byFile()).as("16 MiB of blocks for 1.6 MB of files").isTrue();
+        settle(c);
+        for (BlobMember m : sparse) {
+            byte[] out = new byte[MEMBER];
+            assertThat(c.readMember(m, 0, ByteBuffer.wrap(out))).isEqualTo(MEMBER);
+            assertThat(BlobId.of(out)).isEqualTo(m.hash());
+        }
+        settle(c);
+        List<FaultStore.Request> gets = store.requests(Call.READ);
+        assertThat(gets).as("every GET is one file, exactly").allSatisfy(r -> assertThat(r.len()).isEqualTo(MEMBER));
+        assertThat(gets.size()).as("each file once").isEqualTo(16);
+        assertThat(planFiles(c, "asks blocks", sparse, OrderPlan.Fetch.BLOCKS).byFile()).as("asked for blocks").isFalse();
+        assertThat(planFiles(c, "dense", all).byFile()).as("the whole shard: its blocks, in a cache that keeps them")
+                .isFalse();
+        assertThat(planFiles(c, "dense files", all, OrderPlan.Fetch.FILES).byFile()).as("asked for files").isTrue();
+    }
+
+    /**
      * A plan by file whose reader gets three files in four elsewhere (the kernel's page cache, in
      * a later epoch): those stay held unread in the cache, and a plan bounded by all that is held
      * stopped for good at the first 4 MiB (review 58, H1). Its own files past the reader bound it.
@@ -558,7 +596,11 @@ class OrderPrefetchTest {
     }
 
     private static PlanStatus planFiles(BlockCache c, String name, List<BlobMember> files) {
-        OrderPlan.Builder b = c.orderPlan("test " + name).members(ref -> files.get((int) ref - 1));
+        return planFiles(c, name, files, OrderPlan.Fetch.AUTO);
+    }
+
+    private static PlanStatus planFiles(BlockCache c, String name, List<BlobMember> files, OrderPlan.Fetch fetch) {
+        OrderPlan.Builder b = c.orderPlan("test " + name).members(ref -> files.get((int) ref - 1)).fetch(fetch);
         for (int i = 0; i < files.size(); i++) {
             BlobMember m = files.get(i);
             b.add(m.blob(), m.offset(), m.length()).member(i + 1, m.length());

@@ -49,11 +49,20 @@ public final class PrefetchCommand implements Callable<Integer> {
     @Option(names = "--stop", description = "stop the plan named by --plan instead")
     boolean stop;
 
+    @Option(names = "--fetch", paramLabel = "WHAT", defaultValue = "auto",
+            description = "auto (default): warpd fetches the blocks, or each file on its own when the blocks are more than"
+                    + " the cache keeps or mostly bytes nobody reads; blocks: not for the latter (fewer, larger GETs);"
+                    + " files: each file on its own (the fewest bytes)")
+    String fetch;
+
     @Override
     public Integer call() {
         if (stop == (order != null)) {
             throw new UsageException(stop ? "--stop takes no --order" : "Missing --order FILE",
                     "Run 'warpctl prefetch --order FILE' (one path per line), or 'warpctl prefetch --stop --plan NAME'.");
+        }
+        if (!java.util.Set.of("auto", "blocks", "files").contains(fetch)) {
+            throw new UsageException("--fetch is '" + fetch + "'", "Give --fetch auto, blocks or files.");
         }
         PrefetchOrderCall.Reply result;
         try (ControlClient c = DaemonCalls.connect(spec)) {
@@ -72,8 +81,7 @@ public final class PrefetchCommand implements Callable<Integer> {
         } else {
             out.printf("planned %d files (%s in %d shards) as plan '%s'; warpd fetches %s up to %s ahead of the reader%s%n",
                     orZero(result.members()), ByteSize.format(orZero(result.plannedBytes())),
-                    orZero(result.blobs()), plan, "files".equals(result.fetches()) ? "the files one by one (more than"
-                            + " the cache keeps)" : "their blocks", ByteSize.format(orZero(result.aheadBytes())),
+                    orZero(result.blobs()), plan, "files".equals(result.fetches()) ? "the files one by one" : "their blocks", ByteSize.format(orZero(result.aheadBytes())),
                     Boolean.TRUE.equals(result.replaced()) ? " (replaces the previous order)" : "");
         }
         out.flush();
@@ -148,7 +156,8 @@ public final class PrefetchCommand implements Callable<Integer> {
                 bytes += size;
                 i++;
             }
-            last = c.call(Calls.PREFETCH_ORDER, new PrefetchOrderCall.Request(plan, rootArg, batch, part, i < paths.size()));
+            last = c.call(Calls.PREFETCH_ORDER, new PrefetchOrderCall.Request(plan, rootArg, batch, part, i < paths.size(),
+                    part == 0 && !"auto".equals(fetch) ? fetch : null));
             part++;
         } while (i < paths.size());
         return last;

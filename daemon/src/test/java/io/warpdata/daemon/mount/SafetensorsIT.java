@@ -401,6 +401,17 @@ class SafetensorsIT {
                 (double) fetched / read, store.s3.counters().gets());
         // A GET per tensor (a few picked twice, a few neighbours in one), and a few for the hashes and headers.
         assertThat(store.s3.counters().gets()).as("GETs for 1,000 tensors told ahead").isBetween(900L, 1100L);
+
+        // The reader may ask for the blocks instead (fewer, larger GETs), and nothing else.
+        Shell.Result blocks = store.warpctl("prefetch", "--order", orderFile.toString(), "--plan", "tensors blocks",
+                "--fetch", "blocks", "--json");
+        blocks.requireSuccess();
+        assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(blocks.out()).path("fetches").asText())
+                .isEqualTo("blocks");
+        store.warpctl("prefetch", "--stop", "--plan", "tensors blocks").requireSuccess();
+        Shell.Result nope = store.warpctl("prefetch", "--order", orderFile.toString(), "--fetch", "some");
+        assertThat(nope.exit()).isNotZero();
+        assertThat(nope.err()).contains("--fetch is 'some'", "Give --fetch auto, blocks or files.");
     }
 
     /**

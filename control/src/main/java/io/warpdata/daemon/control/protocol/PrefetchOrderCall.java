@@ -19,10 +19,16 @@ public final class PrefetchOrderCall {
      * @param paths files relative to root, in the order they will be read
      * @param part  this part's number, from 0
      * @param more  whether more parts follow
+     * @param fetch {@code auto} (absent), {@code blocks} or {@code files}: what warpd fetches for
+     *              the plan (docs/cache.md, "Order plans"); read from part 0
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Request(String plan, String root, @JsonProperty(required = true) List<String> paths, Integer part,
-                          boolean more) {
+                          boolean more, String fetch) {
+        /** A request that leaves what to fetch to warpd. */
+        public Request(String plan, String root, List<String> paths, Integer part, boolean more) {
+            this(plan, root, paths, part, more, null);
+        }
     }
 
     /**
@@ -42,7 +48,11 @@ public final class PrefetchOrderCall {
             return new Reply(plan, null, null, stopped, null, null, null, null, null, null, null, null);
         }
 
-        /** @param fetches {@code blocks}, or {@code files} for a plan over more than the cache keeps ({@code grains} then counts files) */
+        /**
+         * @param fetches {@code blocks}, or {@code files} for a plan over more than the cache keeps,
+         *                or whose files are a small part of their blocks, or that asked for files
+         *                ({@code grains} then counts files)
+         */
         public static Reply started(String plan, String root, long members, long blobs, long plannedBytes, long grains,
                                     long aheadBytes, long heldBytes, boolean replaced, String fetches) {
             return new Reply(plan, null, members, null, root, blobs, plannedBytes, grains, aheadBytes, heldBytes, replaced,

@@ -90,7 +90,16 @@ public final class PrefetchOrderOperation extends TypedOperation<PrefetchOrderCa
         if (part < 0) {
             throw bad("part", "must be a whole number from 0");
         }
+        OrderPlan.Fetch fetch = switch (q.fetch() == null ? "auto" : q.fetch()) {
+            case "auto" -> OrderPlan.Fetch.AUTO;
+            case "blocks" -> OrderPlan.Fetch.BLOCKS;
+            case "files" -> OrderPlan.Fetch.FILES;
+            default -> throw bad("fetch", "is '" + q.fetch() + "'; it is auto, blocks or files");
+        };
         Pending p = partFor(q, name, part);
+        if (part == 0) {
+            p.builder.fetch(fetch);
+        }
         try {
             int position = p.builder.members();
             for (String path : q.paths()) {
