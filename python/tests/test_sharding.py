@@ -427,3 +427,26 @@ def test_an_even_split_a_warpd_ignored_is_an_error_not_a_hang(ds, monkeypatch):
     with pytest.raises(wd.WarpError) as e:
         list(table.batch_dicts(10, shard=(0, 3), even=True))
     assert e.value.code == "EvenSplitUnsupported" and "upgrade warpd" in e.value.next_step
+
+
+def test_a_safetensors_publish_from_a_client_before_format_5_is_noted(warp, tmp_path):
+    """Format 5 (deflated headers beside the tensor hashes): a warpdata or warpctl of the release
+    before names tensor_hashes but not the format it reads, and would get, silently, a version
+    its own release refuses; warpd notes it. This release's clients say they read 5."""
+    import os
+    src = tmp_path / "emb5"
+    src.mkdir()
+    _write_safetensors(src / "part-00000.safetensors", {"emb/%d" % k: [float(k), 1.0] for k in range(4)})
+    (src / "dataset_manifest.json").write_text(json.dumps({
+        "format_version": "1", "total_samples": 4, "total_bytes": os.path.getsize(src / "part-00000.safetensors"),
+        "shards": [{"file": "part-00000.safetensors", "samples_count": 4,
+                    "bytes": os.path.getsize(src / "part-00000.safetensors")}]}))
+    older = wd.Client(warp.socket).call("publish", {"dataset": "pytest/emb5old", "artifacts": {"emb": [str(src)]},
+                                                    "set_latest": True, "shard_files": True, "tensor_hashes": True})
+    assert older["format_version"] == 5, older
+    assert any("manifest format 5" in n and "--no-daemon" in n for n in older["notes"]), older["notes"]
+    newer = wd.publish("pytest/emb5new", artifacts={"emb": str(src)})
+    assert newer["format_version"] == 5, newer
+    assert not any("manifest format" in n for n in newer["notes"]), newer["notes"]
+    plain = wd.publish("pytest/emb5plain", artifacts={"emb": str(src)}, tensor_hashes=False)
+    assert plain["format_version"] == 1, plain

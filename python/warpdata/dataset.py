@@ -22,6 +22,7 @@ MODES = ("auto", "remote", "hybrid")
 MAX_ROWS = 1_000_000  # Table.pandas() / polars() without a limit: the guard's default
 MAX_BATCH_SIZE = 1 << 20  # warpd's largest batch: a batch is one line, held whole by both sides
 MAX_LIMIT = (1 << 63) - 1  # warpd reads limit as a Java long
+READS_FORMAT = 5  # the newest manifest format this release reads (publish tells warpd)
 
 
 def dataset(name, mode=None, socket=None, mount=None):
@@ -1157,9 +1158,11 @@ def publish(name, tables=None, artifacts=None, bindings=None, set_latest=None, s
     if allow_threshold_violations:
         args["allow_threshold_violations"] = True
     # Named either way: warpd notes an absent one that raised the version's format, for clients
-    # from before formats 3 and 4 (which name neither and cannot read those).
+    # from before formats 3 and 4 (which name neither and cannot read those), and a version newer
+    # than the format this release reads (5: per-tensor hashes and deflated headers).
     args["shard_files"] = bool(shard_files)
     args["tensor_hashes"] = bool(tensor_hashes)
+    args["reads_format"] = READS_FORMAT
     client = Client(socket)
     try:
         return client.call("publish", args, on_event=progress)

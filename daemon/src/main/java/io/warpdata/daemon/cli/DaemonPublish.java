@@ -63,7 +63,7 @@ public final class DaemonPublish {
         artifacts.forEach((name, specs) -> a.put(name, expand(specs, cwd, "--artifact " + name)));
         PublishCall.Request request = new PublishCall.Request(dataset.toString(), t, a, Names.of(bindings), setLatest,
                 shardSize > 0 ? new ByteCount(shardSize) : null, branch.orElse(null), allowThresholdViolations,
-                allowMissingMembers, shardFiles, tensorHashes);
+                allowMissingMembers, shardFiles, tensorHashes, io.warpdata.manifest.ManifestCodec.FORMAT_VERSION);
         return client.call(Calls.PUBLISH, request, e -> {
             if (e.message() != null) {
                 progress.accept(e.message());

@@ -23,8 +23,11 @@ public final class PublishCall {
      * @param shardFiles record WebDataset tars' file names (manifest format 3); absent: true, and
      *                  the reply notes that a client from before format 3 cannot read such a
      *                  version (audit 42); this release's clients name it
-     * @param tensorHashes hash each tensor of safetensors shards of 64 MiB or more (format 4);
-     *                  absent: true, likewise
+     * @param tensorHashes hash each tensor of safetensors files and deflate their headers
+     *                  (formats 4 and 5); absent: true, likewise
+     * @param readsFormat the newest manifest format the client's release reads (this release's
+     *                  clients send it, since 2026-12-01): the reply notes a version newer than
+     *                  that; absent: 4 when the client names either option above, else 2
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Request(@JsonProperty(required = true) String dataset,
@@ -37,10 +40,24 @@ public final class PublishCall {
                           boolean allowThresholdViolations,
                           boolean allowMissingMembers,
                           Boolean shardFiles,
-                          Boolean tensorHashes) {
+                          Boolean tensorHashes,
+                          Integer readsFormat) {
         public Request {
             tables = tables == null ? Map.of() : tables;
             artifacts = artifacts == null ? Map.of() : artifacts;
+        }
+
+        /** A publish from a client that does not say which formats it reads. */
+        public Request(String dataset, Map<String, PathList> tables, Map<String, PathList> artifacts, Names bindings,
+                       boolean setLatest, ByteCount shardSize, String branch, boolean allowThresholdViolations,
+                       boolean allowMissingMembers, Boolean shardFiles, Boolean tensorHashes) {
+            this(dataset, tables, artifacts, bindings, setLatest, shardSize, branch, allowThresholdViolations,
+                    allowMissingMembers, shardFiles, tensorHashes, null);
+        }
+
+        /** The newest format the client reads, as {@link #readsFormat} says or its options imply. */
+        public int clientReadsFormat() {
+            return readsFormat != null ? readsFormat : shardFiles != null || tensorHashes != null ? 4 : 2;
         }
 
         /** A publish whose safetensors members' tensors are hashed (tensorHashes absent: true). */

@@ -275,16 +275,15 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
     }
 
     /**
-     * {@code res}, with a note when the version is of format 3 or 4 and the request did not name
-     * the option that made it so: a warpctl or warpdata from before formats 3 and 4 names
-     * neither, and wrote, through a newer warpd, a version its own release refuses (audit 42).
-     * Absent still means on, as this release's clients before 2026-11-30 sent it; this release's
-     * clients name both. An older client prints the summary, which carries the note.
+     * {@code res}, with a note when the version is of a format newer than the client's release
+     * reads ({@link PublishCall.Request#clientReadsFormat}): a warpctl or warpdata from before
+     * formats 3 and 4 names neither option (format 2), one from before format 5 names them but
+     * not the format it reads (4), and each wrote, through a newer warpd, a version its own
+     * release refuses (audit 42). This release's clients say the format they read. An older
+     * client prints the summary, which carries the note.
      */
     static PublishResult withFormatNote(PublishResult res, PublishCall.Request q) {
-        boolean unnamed = (res.formatVersion() == 3 && q.shardFiles() == null)
-                || (res.formatVersion() >= 4 && q.tensorHashes() == null);
-        if (!unnamed) {
+        if (res.formatVersion() <= q.clientReadsFormat()) {
             return res;
         }
         List<String> notes = new ArrayList<>(res.notes());
@@ -294,7 +293,7 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
                     case 4 -> "per-tensor hashes), which Warp releases before commit 7f889ead (2026-11-29)";
                     default -> "per-tensor hashes and deflated headers), which Warp releases before 2026-12-01";
                 }
-                + " cannot read, and this client did not say whether to write it: if it is such a release, it cannot read"
+                + " cannot read, and this client did not say it reads it: if it is such a release, it cannot read"
                 + " this version; publish again with its --no-daemon, or upgrade it");
         return new PublishResult(res.dataset(), res.version(), res.tables(), res.tableFiles(), res.rows(), res.artifacts(),
                 res.members(), res.blobsUploaded(), res.blobsSkipped(), res.bytesUploaded(), res.bytesSkipped(),
