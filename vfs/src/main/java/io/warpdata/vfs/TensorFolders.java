@@ -100,6 +100,7 @@ final class TensorFolders {
      * blocks again until a plan names it again).
      */
     private final java.util.Set<Key> hashesWanted = ConcurrentHashMap.newKeySet();
+    /** 65,536 files, about 6 MiB of keys: far more safetensors files than a plan of tensors names. */
     static final int MAX_HASHES_WANTED = 65_536;
     /** Files refused as too large, for a minute: a lookup of one is answered without its header. */
     private final Cache<Key, TensorFolderTooLargeException> refusals = Caffeine.newBuilder().maximumSize(1024)
@@ -543,6 +544,13 @@ final class TensorFolders {
         } catch (ManifestCorruptedException | BlockVerificationException | MemberVerificationException bad) {
             LOG.warn("The deflated header of {} cannot be read ({}): it is read from the file instead", name,
                     bad.getMessage());
+            return null;
+        } catch (io.warpdata.store.StoreUnavailableException down) {
+            throw down; // the file's header would wait for the same store
+        } catch (StoreException missing) {
+            // Gone from the store, not cached in local mode, short: the file's own header may be there.
+            LOG.warn("The deflated header of {} cannot be fetched ({}): it is read from the file instead", name,
+                    missing.getMessage());
             return null;
         }
     }

@@ -200,14 +200,25 @@ class WarpTreeTest {
                 packed.memberCount(), packed.memberBytes(), new TreeMap<>(), List.of(), hashBlob, wrongHeaders);
         VersionHash v = versions.publish(MNIST, Map.of(), Map.of("good", good, "damaged", damaged), CREATED, false);
         String root = "/vision/mnist@" + v.hex();
+        io.warpdata.store.FaultStore counted = new io.warpdata.store.FaultStore(store);
+        WarpTree tree = new WarpTree(catalog, new DirectBlobReader(counted), 1_000_000, loader);
+        String shardKey = StoreLayout.blob(packed.shards().get(0).id());
+        java.util.function.Predicate<io.warpdata.store.FaultStore.Request> headerRead = r -> r.key().equals(shardKey)
+                && r.offset() < 8 + header.length && r.offset() + r.len() > 8;
 
         Node.File blocks = (Node.File) tree.lookup(root + "/good/a.tensors/emb/1.npy");
         assertThat(((FileContent.Pieces) blocks.content()).pieces()).as("unplanned: through the blocks")
                 .noneMatch(p -> p instanceof FileContent.HashedRange);
 
         for (String artifact : List.of("good", "damaged")) {
+            // The two share the file: each folder made anew, from its own artifact's headers.
+            ((Node.TensorDir) tree.lookup(root + "/good/a.tensors")).slot().source().folders().forgetAll();
+            counted.reset();
             tree.wantTensorHashes(tree.lookup(root + "/" + artifact), "a.tensors");
             Node.File one = (Node.File) tree.lookup(root + "/" + artifact + "/a.tensors/emb/1.npy");
+            assertThat(counted.requests().stream().anyMatch(headerRead))
+                    .as("%s: the header read from the file (%s)", artifact, counted.requests())
+                    .isEqualTo(artifact.equals("damaged"));
             FileContent.HashedRange range = ((FileContent.Pieces) one.content()).pieces().stream()
                     .filter(p -> p instanceof FileContent.HashedRange).map(p -> (FileContent.HashedRange) p)
                     .findFirst().orElseThrow(() -> new AssertionError(artifact + ": not read by its hash"));

@@ -114,7 +114,11 @@ final class OrderPrefetcher {
     private final long aheadBytes;
     private final long keepsBytes;
     private final boolean byFileAllowed;
-    /** A plan whose blocks are more than this many times its files' bytes fetches its files ({@link #sparse}). */
+    /**
+     * A plan whose blocks are more than this many times its files' bytes fetches its files
+     * ({@link #sparse}): past it, most of what the blocks bring is never read. A shuffled epoch
+     * over whole shards is about 1x; 1,000 tensors of 1 KiB out of 20,000 are 21x.
+     */
     static final long SPARSE_BLOCKS = 4;
     /** How far ahead a plan by file fetches: the horizon, at most what the cache holds for blocks read ahead. */
     private final long fileAheadBytes;

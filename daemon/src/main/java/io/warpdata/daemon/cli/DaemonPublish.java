@@ -41,7 +41,7 @@ public final class DaemonPublish {
                                    Map<String, List<String>> artifacts, List<String> bindings, boolean setLatest,
                                    Optional<String> branch, long shardSize, Path cwd, Consumer<String> progress) {
         return publish(client, dataset, tables, artifacts, bindings, setLatest, branch, shardSize, cwd, false, false,
-                true, true, progress);
+                true, true, true, progress);
     }
 
     /**
@@ -50,12 +50,14 @@ public final class DaemonPublish {
      * publishes rows whose bound value names no member ({@code --allow-missing-members});
      * {@code shardFiles} false leaves WebDataset tars out of the mount's {@code ARTIFACT.tars/}
      * ({@code --no-shard-files}); {@code tensorHashes} false publishes no tensor hashes
-     * ({@code --no-tensor-hashes}).
+     * ({@code --no-tensor-hashes}); {@code tensorHeaders} false publishes them as the release
+     * before did, for its readers ({@code --no-tensor-headers}).
      */
     public static PublishCall.Reply publish(ControlClient client, DatasetId dataset, Map<String, List<String>> tables,
                                    Map<String, List<String>> artifacts, List<String> bindings, boolean setLatest,
                                    Optional<String> branch, long shardSize, Path cwd, boolean allowThresholdViolations,
                                    boolean allowMissingMembers, boolean shardFiles, boolean tensorHashes,
+                                   boolean tensorHeaders,
                                    Consumer<String> progress) {
         Map<String, PathList> t = new LinkedHashMap<>();
         tables.forEach((name, specs) -> t.put(name, expand(specs, cwd, "--table " + name)));
@@ -63,7 +65,8 @@ public final class DaemonPublish {
         artifacts.forEach((name, specs) -> a.put(name, expand(specs, cwd, "--artifact " + name)));
         PublishCall.Request request = new PublishCall.Request(dataset.toString(), t, a, Names.of(bindings), setLatest,
                 shardSize > 0 ? new ByteCount(shardSize) : null, branch.orElse(null), allowThresholdViolations,
-                allowMissingMembers, shardFiles, tensorHashes, io.warpdata.manifest.ManifestCodec.FORMAT_VERSION);
+                allowMissingMembers, shardFiles, tensorHashes, io.warpdata.manifest.ManifestCodec.FORMAT_VERSION,
+                tensorHeaders ? null : false);
         return client.call(Calls.PUBLISH, request, e -> {
             if (e.message() != null) {
                 progress.accept(e.message());

@@ -92,6 +92,11 @@ final class PublishCommand implements Callable<Integer> {
             + " hashes need manifest format 4, which releases before it refuse; see README, Upgrading).")
     boolean noTensorHashes;
 
+    @Option(names = "--no-tensor-headers", description = "Safetensors files: publish as the release before this one"
+            + " did, for its readers: tensor hashes only for shards of 64 MiB or more and no deflated headers (those"
+            + " need manifest format 5, which releases before it refuse; see README, Upgrading).")
+    boolean noTensorHeaders;
+
     @Option(names = "--no-daemon", description = "Publish in this process even when a warpd serving the same"
             + " store is reachable (by default the daemon publishes, so the version shows in its mount at once).")
     boolean noDaemon;
@@ -141,7 +146,7 @@ final class PublishCommand implements Callable<Integer> {
         PublishRequest request = new PublishRequest(id, new TreeMap<>(namedTables), new TreeMap<>(namedArtifacts),
                 parsedBindings, setLatest,
                 shardBytes, ctx.cwd(), Optional.ofNullable(branch), allowThresholdViolations, allowMissingMembers,
-                !noShardFiles, !noTensorHashes);
+                !noShardFiles, !noTensorHashes, !noTensorHeaders);
         Path staging = ctx.stagingParent(stagingDir);
         PublishProgress bars = progress || (ctx.stderrIsTerminal() && !root.json)
                 ? new TerminalProgress(ctx.err()) : PublishProgress.NONE;
@@ -271,7 +276,7 @@ final class PublishCommand implements Callable<Integer> {
                 PublishCall.Reply reply = DaemonPublish.publish(client, id, namedTables, namedArtifacts, bindingSpecs,
                         setLatest, Optional.ofNullable(branch),
                         shardBytes, ctx.cwd(), allowThresholdViolations, allowMissingMembers, !noShardFiles,
-                        !noTensorHashes, ctx.err()::println);
+                        !noTensorHashes, !noTensorHeaders, ctx.err()::println);
                 if (interrupted.get()) {
                     ctx.err().println("warpctl: interrupted too late: warpd had already written the version and moved its"
                             + " pointers. " + reply.summary());

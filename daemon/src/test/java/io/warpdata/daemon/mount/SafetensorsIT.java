@@ -322,7 +322,6 @@ class SafetensorsIT {
         refused(twice, "st/twice", "has the key 'total_samples' more than once", "ManifestCorrupted");
     }
 
-    /** A writer that spells its files "./part-00000.safetensors" lists the same files. */
     /**
      * The bench's shape (issue 26): four files of 5,000 F32 vectors of 256 (1 KiB each, about 5
      * MiB a file), written by numpy from the format; reads the tensors a file of "F I" lines names,
@@ -559,6 +558,7 @@ class SafetensorsIT {
         assertThat(store.warpd().output()).contains("read through the blocks of their file instead");
     }
 
+    /** A writer that spells its files "./part-00000.safetensors" lists the same files. */
     @Test
     void filesListedWithALeadingDotSlashAreTheFolderFiles() throws Exception {
         Path dotted = dataset("dotted", 2);

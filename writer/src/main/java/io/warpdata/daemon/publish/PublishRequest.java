@@ -39,7 +39,8 @@ public record PublishRequest(DatasetId dataset,
                              boolean allowThresholdViolations,
                              boolean allowMissingMembers,
                              boolean shardFiles,
-                             boolean tensorHashes) {
+                             boolean tensorHashes,
+                             boolean tensorHeaders) {
     /** 256 MiB: large enough that S3 request costs vanish, small enough to re-upload cheaply. */
     public static final long DEFAULT_SHARD_SIZE = 256L << 20;
 
@@ -55,6 +56,20 @@ public record PublishRequest(DatasetId dataset,
             throw new InvalidInputException("Nothing to publish for " + dataset,
                     "Give at least one --table NAME=PATH or --artifact NAME=DIR.");
         }
+    }
+
+    /**
+     * A request whose safetensors files' headers are written deflated beside their tensor hashes
+     * when {@code tensorHashes} ({@code tensor_headers}, manifest format 5, every shard's files
+     * hashed); {@code tensorHeaders} false hashes only the files of shards of 64 MiB or more and
+     * writes no headers, as the release before did, for its readers ({@code --no-tensor-headers}).
+     */
+    public PublishRequest(DatasetId dataset, SortedMap<String, List<String>> tables, SortedMap<String, List<String>> artifacts,
+                          List<Binding> bindings, boolean setLatest, long shardSize, Path workDir, Optional<String> branch,
+                          boolean allowThresholdViolations, boolean allowMissingMembers, boolean shardFiles,
+                          boolean tensorHashes) {
+        this(dataset, tables, artifacts, bindings, setLatest, shardSize, workDir, branch, allowThresholdViolations,
+                allowMissingMembers, shardFiles, tensorHashes, true);
     }
 
     /**

@@ -121,7 +121,8 @@ public final class Publisher {
 
             Map<String, TensorHashing.Staged> tensorHashes = new TreeMap<>();
             if (request.tensorHashes()) {
-                artifacts.forEach((name, a) -> TensorHashing.of(name, a, progress).ifPresent(h -> tensorHashes.put(name, h)));
+                artifacts.forEach((name, a) -> TensorHashing.of(name, a, progress, request.tensorHeaders())
+                        .ifPresent(h -> tensorHashes.put(name, h)));
             }
             Manifest manifest = manifest(request, tables, artifacts, tensorHashes);
             VersionHash version = ManifestCodec.version(manifest);

@@ -1,5 +1,6 @@
 package io.warpdata.daemon.publish;
 
+import io.warpdata.blobcache.cache.BlobMember;
 import io.warpdata.manifest.ArtifactKind;
 import io.warpdata.manifest.BlobId;
 import io.warpdata.manifest.MemberIndex;
@@ -57,11 +58,20 @@ final class TensorHashing {
      * finds it through the deflated headers rather than the shard's first block.
      */
     static Optional<Staged> of(String artifact, PackedArtifact packed, PublishProgress progress) {
-        return of(artifact, packed, progress, 0);
+        return of(artifact, packed, progress, true);
     }
 
-    /** As above, for members of shards of at least {@code minShardBytes}. */
-    static Optional<Staged> of(String artifact, PackedArtifact packed, PublishProgress progress, long minShardBytes) {
+    /**
+     * As above; without {@code headers} ({@code --no-tensor-headers}), as the release before:
+     * the files of shards of 64 MiB or more hashed, no headers written (format 4 at most).
+     */
+    static Optional<Staged> of(String artifact, PackedArtifact packed, PublishProgress progress, boolean headers) {
+        return of(artifact, packed, progress, headers ? 0 : BlobMember.LOOKUP_MIN_BLOB_BYTES, headers);
+    }
+
+    /** As above, for members of shards of at least {@code minShardBytes}, with their headers or not. */
+    static Optional<Staged> of(String artifact, PackedArtifact packed, PublishProgress progress, long minShardBytes,
+                               boolean headers) {
         if (packed.kind() != ArtifactKind.SAFETENSORS) {
             return Optional.empty();
         }
@@ -93,7 +103,7 @@ final class TensorHashing {
                         openShard = members.shard(i);
                         open = FileChannel.open(shardFile(packed, openShard), StandardOpenOption.READ);
                     }
-                    tensors += hash(open, members, i, b, buf);
+                    tensors += hash(open, members, i, b, buf, headers);
                     progress.advance(members.length(i));
                     if (tensors > MAX_TENSORS) {
                         progress.note("hash the tensors of " + artifact + ": more than " + MAX_TENSORS
@@ -109,9 +119,9 @@ final class TensorHashing {
             if (b.isEmpty()) {
                 return Optional.empty();
             }
-            byte[] headers = b.buildHeaders();
+            byte[] deflated = headers ? b.buildHeaders() : null;
             return Optional.of(new Staged(StagedBlob.ofBytes(b.build(), BLOCK_SIZE),
-                    headers == null ? null : StagedBlob.ofBytes(headers, BLOCK_SIZE)));
+                    deflated == null ? null : StagedBlob.ofBytes(deflated, BLOCK_SIZE)));
         } catch (IOException e) {
             throw new InvalidInputException("Cannot read the packed shards of artifact '" + artifact + "' again to hash"
                     + " its tensors: " + e.getMessage(), "Check the staging disk, then publish again.", e);
@@ -130,8 +140,8 @@ final class TensorHashing {
     }
 
     /** Adds member {@code i}'s hashes; returns its tensor count (0 if its header does not parse). */
-    private static int hash(FileChannel shard, MemberIndex members, int i, TensorHashes.Builder b, byte[] buf)
-            throws IOException {
+    private static int hash(FileChannel shard, MemberIndex members, int i, TensorHashes.Builder b, byte[] buf,
+                            boolean headers) throws IOException {
         long at = members.offset(i);
         long size = members.length(i);
         String name = members.path(i);
@@ -159,7 +169,7 @@ final class TensorHashing {
             }
             hashes.add(BlobId.fromDigest(sha.digest()));
         }
-        b.add(members.hash(i), json.length, BlobId.of(json), hashes, json);
+        b.add(members.hash(i), json.length, BlobId.of(json), hashes, headers ? json : null);
         return hashes.size();
     }
 

@@ -70,9 +70,12 @@ class TensorHashingTest {
         PackedArtifact folder = new ArtifactPacker(tmp.resolve("staging"), 1 << 20).pack("t", src, PublishProgress.NONE);
         assertThat(TensorHashing.of("t", folder, PublishProgress.NONE)).as("a plain folder shows no tensor folders").isEmpty();
         PackedArtifact packed = folder.asFormat(io.warpdata.manifest.ArtifactKind.SAFETENSORS, Map.of());
-        assertThat(TensorHashing.of("t", packed, PublishProgress.NONE, 64L << 20)).as("no shard of 64 MiB or more")
-                .isEmpty();
+        assertThat(TensorHashing.of("t", packed, PublishProgress.NONE, false))
+                .as("--no-tensor-headers, as the release before: no shard of 64 MiB or more, nothing").isEmpty();
+        TensorHashing.Staged hashesOnly = TensorHashing.of("t", packed, PublishProgress.NONE, 0, false).orElseThrow();
+        assertThat(hashesOnly.headers()).as("without headers").isNull();
         TensorHashing.Staged both = TensorHashing.of("t", packed, PublishProgress.NONE).orElseThrow();
+        assertThat(both.hashes().bytes().orElseThrow()).isEqualTo(hashesOnly.hashes().bytes().orElseThrow());
         StagedBlob staged = both.hashes();
         byte[] blob = staged.bytes().orElseThrow();
         byte[] headers = both.headers().bytes().orElseThrow();
@@ -119,6 +122,6 @@ class TensorHashingTest {
         Files.write(src.resolve("x.safetensors.bak"), new byte[64]);
         PackedArtifact packed = new ArtifactPacker(tmp.resolve("staging"), 1 << 20).pack("t", src, PublishProgress.NONE)
                 .asFormat(io.warpdata.manifest.ArtifactKind.SAFETENSORS, Map.of());
-        assertThat(TensorHashing.of("t", packed, PublishProgress.NONE, 0)).isEmpty();
+        assertThat(TensorHashing.of("t", packed, PublishProgress.NONE)).isEmpty();
     }
 }

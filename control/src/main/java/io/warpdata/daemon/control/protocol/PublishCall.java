@@ -27,7 +27,11 @@ public final class PublishCall {
      *                  (formats 4 and 5); absent: true, likewise
      * @param readsFormat the newest manifest format the client's release reads (this release's
      *                  clients send it, since 2026-12-01): the reply notes a version newer than
-     *                  that; absent: 4 when the client names either option above, else 2
+     *                  that; absent: 4 when the client names tensorHashes, 3 when it names only
+     *                  shardFiles, else 2
+     * @param tensorHeaders with tensorHashes, hash every shard's safetensors files and write their
+     *                  headers deflated (format 5); false: as the release before, only shards of
+     *                  64 MiB or more hashed and no headers (format 4 at most); absent: true
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Request(@JsonProperty(required = true) String dataset,
@@ -41,7 +45,8 @@ public final class PublishCall {
                           boolean allowMissingMembers,
                           Boolean shardFiles,
                           Boolean tensorHashes,
-                          Integer readsFormat) {
+                          Integer readsFormat,
+                          Boolean tensorHeaders) {
         public Request {
             tables = tables == null ? Map.of() : tables;
             artifacts = artifacts == null ? Map.of() : artifacts;
@@ -52,12 +57,12 @@ public final class PublishCall {
                        boolean setLatest, ByteCount shardSize, String branch, boolean allowThresholdViolations,
                        boolean allowMissingMembers, Boolean shardFiles, Boolean tensorHashes) {
             this(dataset, tables, artifacts, bindings, setLatest, shardSize, branch, allowThresholdViolations,
-                    allowMissingMembers, shardFiles, tensorHashes, null);
+                    allowMissingMembers, shardFiles, tensorHashes, null, null);
         }
 
         /** The newest format the client reads, as {@link #readsFormat} says or its options imply. */
         public int clientReadsFormat() {
-            return readsFormat != null ? readsFormat : shardFiles != null || tensorHashes != null ? 4 : 2;
+            return readsFormat != null ? readsFormat : tensorHashes != null ? 4 : shardFiles != null ? 3 : 2;
         }
 
         /** A publish whose safetensors members' tensors are hashed (tensorHashes absent: true). */

@@ -59,13 +59,16 @@ public final class PrefetchOrderOperation extends TypedOperation<PrefetchOrderCa
         final String root;
         final Node rootNode;
         final Map<String, Node> directories = new HashMap<>();
+        /** Whether its tensor folders are read by their hashes (not for a plan that keeps to blocks). */
+        final boolean tensorHashes;
         int nextPart;
         long touchedMillis;
 
-        Pending(OrderPlan.Builder builder, String root, Node rootNode) {
+        Pending(OrderPlan.Builder builder, String root, Node rootNode, boolean tensorHashes) {
             this.builder = builder;
             this.root = root;
             this.rootNode = rootNode;
+            this.tensorHashes = tensorHashes;
         }
     }
 
@@ -96,10 +99,7 @@ public final class PrefetchOrderOperation extends TypedOperation<PrefetchOrderCa
             case "files" -> OrderPlan.Fetch.FILES;
             default -> throw bad("fetch", "is '" + q.fetch() + "'; it is auto, blocks or files");
         };
-        Pending p = partFor(q, name, part);
-        if (part == 0) {
-            p.builder.fetch(fetch);
-        }
+        Pending p = partFor(q, name, part, fetch);
         try {
             int position = p.builder.members();
             for (String path : q.paths()) {
@@ -132,7 +132,7 @@ public final class PrefetchOrderOperation extends TypedOperation<PrefetchOrderCa
     }
 
     /** The plan this part belongs to: a new one for part 0, else the one whose previous part came last. */
-    private Pending partFor(PrefetchOrderCall.Request q, String name, int part) {
+    private Pending partFor(PrefetchOrderCall.Request q, String name, int part, OrderPlan.Fetch fetch) {
         synchronized (pending) {
             long now = clock.millis();
             for (Iterator<Pending> it = pending.values().iterator(); it.hasNext(); ) {
@@ -159,10 +159,13 @@ public final class PrefetchOrderOperation extends TypedOperation<PrefetchOrderCa
             }
         }
         String root = q.root() == null ? "" : q.root();
-        Node rootNode = root(root);
+        // A plan that keeps to its blocks reads tensors through them: no hashes fetched for it.
+        boolean tensorHashes = fetch != OrderPlan.Fetch.BLOCKS;
+        Node rootNode = root(root, tensorHashes);
         String description = rootNode instanceof Node.VersionDir v ? v.version().describe()
                 : "/" + relative(root);
-        return new Pending(cache.orderPlan(description).members(this::member), root, rootNode);
+        return new Pending(cache.orderPlan(description).members(this::member).fetch(fetch), root, rootNode,
+                tensorHashes);
     }
 
     /**
@@ -223,12 +226,12 @@ public final class PrefetchOrderOperation extends TypedOperation<PrefetchOrderCa
      * (ws/name, ws/name@tag) on the way is followed to the version it names now (as are links
      * in the paths, when the root is above them).
      */
-    private Node root(String root) {
+    private Node root(String root, boolean tensorHashes) {
         String rel = relative(root);
         Node node = tree.root();
         try {
             for (String name : rel.isEmpty() ? new String[0] : rel.split("/")) {
-                node = step(node, name);
+                node = step(node, name, tensorHashes);
             }
         } catch (NoSuchEntryException | DatasetNotFoundException | WrongNodeTypeException e) {
             throw new ControlException("NotFound", "prefetch.order: root '" + root + "' is not a directory of the mount "
@@ -305,7 +308,7 @@ public final class PrefetchOrderOperation extends TypedOperation<PrefetchOrderCa
         }
         int slash = rel.lastIndexOf('/');
         Node parent = slash < 0 ? p.rootNode : directory(p, rel.substring(0, slash));
-        d = step(parent, slash < 0 ? rel : rel.substring(slash + 1));
+        d = step(parent, slash < 0 ? rel : rel.substring(slash + 1), p.tensorHashes);
         if (p.directories.size() >= DIRECTORIES_REMEMBERED) {
             p.directories.clear();
         }
@@ -314,9 +317,11 @@ public final class PrefetchOrderOperation extends TypedOperation<PrefetchOrderCa
     }
 
     /** The child {@code name} of {@code parent}; a link (ws/name, ws/name@tag) is followed to the version it names now. */
-    private Node step(Node parent, String name) {
+    private Node step(Node parent, String name, boolean tensorHashes) {
         // A tensor folder's files are fetched by their own hashes for a plan, whatever their shard's size.
-        tree.wantTensorHashes(parent, name);
+        if (tensorHashes) {
+            tree.wantTensorHashes(parent, name);
+        }
         Node node = tree.lookup(parent, name);
         if (node instanceof Node.Link l) {
             node = tree.lookup(new Node.Workspace(l.dataset().workspace()), l.text());

@@ -100,7 +100,7 @@ public final class PublishOperation extends TypedOperation<PublishCall.Request, 
         return new PublishRequest(ref.id(), tables, artifacts, bindings, q.setLatest(),
                 shardSize > 0 ? shardSize : PublishRequest.DEFAULT_SHARD_SIZE, Path.of("/"), branch,
                 q.allowThresholdViolations(), q.allowMissingMembers(), !Boolean.FALSE.equals(q.shardFiles()),
-                !Boolean.FALSE.equals(q.tensorHashes()));
+                !Boolean.FALSE.equals(q.tensorHashes()), !Boolean.FALSE.equals(q.tensorHeaders()));
     }
 
     /**
