@@ -450,3 +450,9 @@ def test_a_safetensors_publish_from_a_client_before_format_5_is_noted(warp, tmp_
     assert not any("manifest format" in n for n in newer["notes"]), newer["notes"]
     plain = wd.publish("pytest/emb5plain", artifacts={"emb": str(src)}, tensor_hashes=False)
     assert plain["format_version"] == 1, plain
+    # As the release before: a shard under 64 MiB gets no hashes, and the version its readers read.
+    before = wd.publish("pytest/emb5before", artifacts={"emb": str(src)}, tensor_headers=False)
+    assert before["format_version"] == 1, before
+    manifest = json.loads(open(os.path.join(warp.mount, "pytest", "emb5before@" + before["version"], ".warp",
+                                            "manifest.json")).read())
+    assert "tensor_headers" not in manifest["artifacts"]["emb"], manifest

@@ -140,3 +140,19 @@ def test_make_loader_stacks_a_numeric_column_a_transform_made_tensors(ds):
     batches = list(loader)
     assert batches and all(b["id"].shape == (len(b["id"]), 3) for b in batches)
     assert all(int(b["id"].sum()) == len(b["id"]) for b in batches)
+
+
+def test_tell_warpd_asks_warpd_for_blocks_or_files_and_refuses_anything_else(ds):
+    """Issue 26: a reader told ahead may ask warpd for each file on its own (the fewest bytes) or
+    for the blocks (the fewest GETs); warpd says which it does."""
+    from conftest import expected_row
+    from warpdata.loader import EpochOrder, tell_warpd
+    paths = ["images/" + expected_row(i)["path"] for i in range(6)]
+    assert tell_warpd(ds, paths, plan="pytest fetch", fetch="files")["fetches"] == "files"
+    assert tell_warpd(ds, paths, plan="pytest fetch", fetch="blocks")["fetches"] == "blocks"
+    assert tell_warpd(ds, [], plan="pytest fetch")["stopped"] is True
+    with pytest.raises(wd.BadRequestError) as e:
+        tell_warpd(ds, paths, fetch="some")
+    assert "'blocks'" in e.value.next_step
+    with pytest.raises(wd.BadRequestError):
+        EpochOrder(None, prefetch_order="some")

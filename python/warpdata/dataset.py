@@ -1094,7 +1094,7 @@ class _LazyRoot:
 
 def publish(name, tables=None, artifacts=None, bindings=None, set_latest=None, shard_size=None, socket=None,
             progress=None, branch=None, allow_missing_members=False, allow_threshold_violations=False,
-            shard_files=True, tensor_hashes=True):
+            shard_files=True, tensor_hashes=True, tensor_headers=True):
     """Publishes files through warpd (its ``publish`` operation): tables {name: [parquet paths]},
     artifacts {name: [folders or tars]}, bindings ["main.path=images:image"]. Idempotent: the same
     inputs give the same version and upload nothing again. set_latest: point latest at the new
@@ -1105,7 +1105,9 @@ def publish(name, tables=None, artifacts=None, bindings=None, set_latest=None, s
     members only, not also the tar files in ``ARTIFACT.tars/`` (``--no-shard-files``: a version
     releases before manifest format 3 read); tensor_hashes=False: no hash per tensor of safetensors
     files (``--no-tensor-hashes``: a version releases before manifest format 4 read; a tensor read
-    through the mount then fetches the blocks around it). Returns warpd's result (dataset, version,
+    through the mount then fetches the blocks around it); tensor_headers=False: as the release before
+    (``--no-tensor-headers``: hashes only for shards of 64 MiB or more, no deflated headers, a
+    version releases before manifest format 5 read). Returns warpd's result (dataset, version,
     blobs_uploaded, bytes_uploaded, notes, ...)."""
     def paths(d, what, example):
         if d is not None and not isinstance(d, dict):
@@ -1163,6 +1165,8 @@ def publish(name, tables=None, artifacts=None, bindings=None, set_latest=None, s
     args["shard_files"] = bool(shard_files)
     args["tensor_hashes"] = bool(tensor_hashes)
     args["reads_format"] = READS_FORMAT
+    if not tensor_headers:
+        args["tensor_headers"] = False
     client = Client(socket)
     try:
         return client.call("publish", args, on_event=progress)

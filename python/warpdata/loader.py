@@ -31,11 +31,19 @@ except ImportError:  # torch is optional: WarpDataset and batches() work without
 _PART_BYTES = 512 * 1024  # paths per request, well under the socket's 1 MiB line limit
 
 
-def tell_warpd(ds, paths, plan="default", timeout=60):
+FETCHES = ("auto", "blocks", "files")
+
+
+def tell_warpd(ds, paths, plan="default", timeout=60, fetch=None):
     """Tells warpd the order in which ``paths`` (relative to the version's folder in the mount) will
     be read, so that it fetches ahead in exactly that order. A new order under the same plan name
-    replaces the previous one. Returns warpd's answer (a dict), or None with a warning when warpd
-    cannot take it: reading then works as without it."""
+    replaces the previous one. ``fetch``: None or "auto" (warpd decides: the blocks, or each file on
+    its own when the blocks are more than its cache keeps or mostly bytes nobody reads), "blocks"
+    (fewer, larger GETs) or "files" (each file on its own: the fewest bytes). Returns warpd's answer
+    (a dict), or None with a warning when warpd cannot take it: reading then works as without it."""
+    if fetch is not None and fetch not in FETCHES:
+        raise BadRequestError("tell_warpd(fetch=%r) is not one of %s" % (fetch, ", ".join(FETCHES)),
+                              "pass fetch='auto', 'blocks' or 'files'")
     ws, name = ds.name.split("/", 1)
     root = "%s/%s@%s" % (ws, name, ds.version)
     client = Client(ds._client.socket_path, timeout)
@@ -51,8 +59,10 @@ def tell_warpd(ds, paths, plan="default", timeout=60):
                 size += n
                 i += 1
             more = i < len(paths)
-            answer = client.call("prefetch.order", {"plan": plan, "root": root, "paths": batch, "part": part,
-                                                     "more": more})
+            args = {"plan": plan, "root": root, "paths": batch, "part": part, "more": more}
+            if part == 0 and fetch not in (None, "auto"):
+                args["fetch"] = fetch
+            answer = client.call("prefetch.order", args)
             if not more:
                 return answer
             part += 1
@@ -196,6 +206,9 @@ class EpochOrder(_SamplerBase):
     """
 
     def __init__(self, dataset, shuffle=False, seed=0, prefetch_order=True):
+        if prefetch_order not in (True, False, None) + FETCHES:
+            raise BadRequestError("prefetch_order=%r is not True, False, 'auto', 'blocks' or 'files'" % (prefetch_order,),
+                                  "pass prefetch_order=True (warpd decides what to fetch), 'blocks', 'files' or False")
         self.dataset = dataset
         self.shuffle = shuffle
         self.seed = seed
@@ -223,7 +236,8 @@ class EpochOrder(_SamplerBase):
             paths = [p for i in indices for p in ds.member_paths(i)]
             plan = "%s@%s rank %d/%d pid %d" % (ds.dataset.name, ds.dataset.version[:12], ds.rank, ds.world_size,
                                                 os.getpid())
-            self.last_answer = tell_warpd(ds.dataset, paths, plan)
+            fetch = self.prefetch_order if isinstance(self.prefetch_order, str) else None
+            self.last_answer = tell_warpd(ds.dataset, paths, plan, fetch=fetch)
         self.epoch += 1
         return iter(indices)
 
@@ -234,7 +248,8 @@ _DATASET_ARGS = ("rank", "world_size", "transform", "decode", "columns", "where"
 
 def make_loader(ds, table="main", batch_size=32, num_workers=0, shuffle=False, seed=0, prefetch_order=True,
                 **args):
-    """A torch DataLoader over this rank's rows that tells warpd each epoch's order (EpochOrder).
+    """A torch DataLoader over this rank's rows that tells warpd each epoch's order (EpochOrder;
+    prefetch_order: True, False, or what warpd fetches for it, 'blocks' or 'files': tell_warpd).
     rank, world_size, transform, decode, columns, where and even go to WarpDataset; other keywords
     (persistent_workers, pin_memory, multiprocessing_context, drop_last, collate_fn, ...) to the
     DataLoader. Batches are collated by RowCollate (each column by its schema type, in every batch)
