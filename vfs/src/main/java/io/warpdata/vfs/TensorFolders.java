@@ -411,9 +411,9 @@ final class TensorFolders {
             return throughBlocks(shard, offset, size, name);
         }
         TensorHashes.Entry entry = found.entry();
-        // In a large shard, the header and the tensors' hashes as ranges of their own, each
-        // checked against its hash: about their bytes, not the blocks around them (and the
-        // blocks read ahead of them).
+        // By their hashes (a shard of 64 MiB or more, or a file a plan reads): the header and
+        // the tensors' hashes as ranges of their own, each checked against its hash: about their
+        // bytes, not the blocks around them (and the blocks read ahead of them).
         if (entry.headerLength() > size - 8 || entry.headerLength() > SafetensorsHeader.MAX_HEADER_BYTES) {
             throw new StoreException("The tensor hashes of " + name + " give it a header of " + entry.headerLength()
                     + " bytes, in a file of " + size, "Publish the dataset again.", null);
