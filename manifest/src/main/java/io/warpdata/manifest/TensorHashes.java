@@ -77,11 +77,20 @@ public final class TensorHashes {
      *         would not fit a blob of {@code blobSize} bytes
      */
     public static int count(byte[] head, long blobSize, String source) {
-        if (head.length < HEAD_BYTES || !Arrays.equals(head, 0, 4, MAGIC, 0, 4)) {
-            throw new ManifestCorruptedException(source, "magic", "is not a tensor hash blob (no WTH1 magic)");
+        return count(head, blobSize, source, MAGIC, ENTRY_BYTES, "tensor hash blob");
+    }
+
+    /**
+     * The entry count of a blob of 4 bytes of {@code magic}, an int32 count and that many entries
+     * of {@code entryBytes} (this layout and {@link TensorHeaders}'), checked against its size.
+     */
+    static int count(byte[] head, long blobSize, String source, byte[] magic, int entryBytes, String kind) {
+        if (head.length < HEAD_BYTES || !Arrays.equals(head, 0, 4, magic, 0, 4)) {
+            throw new ManifestCorruptedException(source, "magic", "is not a " + kind + " (no "
+                    + new String(magic, StandardCharsets.US_ASCII) + " magic)");
         }
         int n = ByteBuffer.wrap(head, 4, 4).getInt();
-        if (n < 0 || HEAD_BYTES + (long) n * ENTRY_BYTES > blobSize) {
+        if (n < 0 || HEAD_BYTES + (long) n * entryBytes > blobSize) {
             throw new ManifestCorruptedException(source, "count", n + " entries do not fit a blob of " + blobSize + " bytes");
         }
         return n;
@@ -124,7 +133,8 @@ public final class TensorHashes {
         return out;
     }
 
-    private static BlobId id(ByteBuffer in) {
+    /** The next 32 bytes of {@code in} as a SHA-256. */
+    static BlobId id(ByteBuffer in) {
         byte[] d = new byte[32];
         in.get(d);
         return BlobId.fromDigest(d);

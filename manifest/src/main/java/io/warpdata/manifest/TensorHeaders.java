@@ -59,14 +59,7 @@ public final class TensorHeaders {
      *         would not fit a blob of {@code blobSize} bytes
      */
     public static int count(byte[] head, long blobSize, String source) {
-        if (head.length < HEAD_BYTES || !Arrays.equals(head, 0, 4, MAGIC, 0, 4)) {
-            throw new ManifestCorruptedException(source, "magic", "is not a tensor header blob (no WTZ1 magic)");
-        }
-        int n = ByteBuffer.wrap(head, 4, 4).getInt();
-        if (n < 0 || HEAD_BYTES + (long) n * ENTRY_BYTES > blobSize) {
-            throw new ManifestCorruptedException(source, "count", n + " entries do not fit a blob of " + blobSize + " bytes");
-        }
-        return n;
+        return TensorHashes.count(head, blobSize, source, MAGIC, ENTRY_BYTES, "tensor header blob");
     }
 
     /** Where entry {@code i} starts in the blob. */
@@ -81,10 +74,10 @@ public final class TensorHeaders {
      */
     public static Entry entry(byte[] b, int count, long blobSize, String source) {
         ByteBuffer in = ByteBuffer.wrap(b);
-        BlobId member = id(in);
+        BlobId member = TensorHashes.id(in);
         long at = in.getLong();
         int length = in.getInt();
-        BlobId hash = id(in);
+        BlobId hash = TensorHashes.id(in);
         if (length < 1 || at < entryAt(count) || at > blobSize || length > blobSize - at) {
             throw new ManifestCorruptedException(source, "entry of member " + member,
                     "a deflated header of " + length + " bytes at " + at + ": does not fit a blob of " + blobSize + " bytes");
@@ -188,11 +181,5 @@ public final class TensorHeaders {
                     "blob").member());
         }
         return out;
-    }
-
-    private static BlobId id(ByteBuffer in) {
-        byte[] d = new byte[32];
-        in.get(d);
-        return BlobId.fromDigest(d);
     }
 }

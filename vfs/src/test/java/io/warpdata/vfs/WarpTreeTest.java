@@ -134,6 +134,25 @@ class WarpTreeTest {
         return "/vision/mnist@" + v.hex();
     }
 
+    /** A safetensors header of two F32 vectors of 2, emb/0 and emb/1. */
+    private static final String TWO_VECTORS = "{\"emb/0\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+            + "\"emb/1\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}";
+
+    /** A safetensors header: {@code json} padded with spaces to a multiple of 8 bytes. */
+    private static byte[] header(String json) {
+        return (json + " ".repeat((8 - json.length() % 8) % 8)).getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** A safetensors file: the header's length, {@code header}, then {@code values} as little-endian F32. */
+    private static byte[] safetensors(byte[] header, float... values) {
+        ByteBuffer file = ByteBuffer.allocate(8 + header.length + 4 * values.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        file.putLong(header.length).put(header);
+        for (float v : values) {
+            file.putFloat(v);
+        }
+        return file.array();
+    }
+
     /**
      * Session 30's review (M1): a tensor folder's directory node held the folder itself, and the
      * kernel keeps directory inodes as long as it likes, so folders the cache let go stayed on
@@ -141,12 +160,8 @@ class WarpTreeTest {
      */
     @Test
     void aTensorFolderNodeDoesNotKeepItsFolderOnceTheFoldersCacheLetsItGo() {
-        String json = "{\"emb/0\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-                + "\"emb/1\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}";
-        byte[] header = (json + " ".repeat((8 - json.length() % 8) % 8)).getBytes(StandardCharsets.US_ASCII);
-        ByteBuffer file = ByteBuffer.allocate(8 + header.length + 16).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-        file.putLong(header.length).put(header).putFloat(1).putFloat(2).putFloat(3).putFloat(4);
-        Artifact packed = versions.artifact(Map.of("a.safetensors", file.array()), Map.of(), 1);
+        byte[] file = safetensors(header(TWO_VECTORS), 1, 2, 3, 4);
+        Artifact packed = versions.artifact(Map.of("a.safetensors", file), Map.of(), 1);
         Artifact tensors = new Artifact(io.warpdata.manifest.ArtifactKind.SAFETENSORS, packed.shards(), packed.index(),
                 packed.memberCount(), packed.memberBytes());
         VersionHash v = versions.publish(MNIST, Map.of(), Map.of("tensors", tensors), CREATED, false);
@@ -173,12 +188,8 @@ class WarpTreeTest {
      */
     @Test
     void aSmallShardsTensorsAreReadByTheirOwnHashesOnceAPlanWantsThem() {
-        String json = "{\"emb/0\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-                + "\"emb/1\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}";
-        byte[] header = (json + " ".repeat((8 - json.length() % 8) % 8)).getBytes(StandardCharsets.US_ASCII);
-        ByteBuffer file = ByteBuffer.allocate(8 + header.length + 16).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-        file.putLong(header.length).put(header).putFloat(1).putFloat(2).putFloat(3).putFloat(4);
-        byte[] bytes = file.array();
+        byte[] header = header(TWO_VECTORS);
+        byte[] bytes = safetensors(header, 1, 2, 3, 4);
         byte[] t1 = Arrays.copyOfRange(bytes, 8 + header.length + 8, 8 + header.length + 16);
         List<io.warpdata.manifest.BlobId> hashes = List.of(
                 io.warpdata.manifest.BlobId.of(Arrays.copyOfRange(bytes, 8 + header.length, 8 + header.length + 8)),
@@ -190,9 +201,7 @@ class WarpTreeTest {
         Artifact good = new Artifact(io.warpdata.manifest.ArtifactKind.SAFETENSORS, packed.shards(), packed.index(),
                 packed.memberCount(), packed.memberBytes(), new TreeMap<>(), List.of(), hashBlob, versions.putBlob(b.buildHeaders()));
         // The same file with deflated headers that inflate to another header of the same length.
-        byte[] other = json.replace("emb/1", "emb/9").getBytes(StandardCharsets.US_ASCII);
-        other = (new String(other, StandardCharsets.US_ASCII) + " ".repeat(header.length - other.length))
-                .getBytes(StandardCharsets.US_ASCII);
+        byte[] other = header(TWO_VECTORS.replace("emb/1", "emb/9"));
         BlobRef wrongHeaders = versions.putBlob(new io.warpdata.manifest.TensorHashes.Builder()
                 .add(io.warpdata.manifest.BlobId.of(bytes), header.length, io.warpdata.manifest.BlobId.of(header), hashes, other)
                 .buildHeaders());

@@ -289,13 +289,25 @@ final class OrderPrefetcher {
         }
         LOG.info("order plan '{}' ({}): {} members over {} blobs, {} MiB; fetching {} up to {} MiB ahead of the reader{}",
                 name, plan.description(), plan.members(), plan.blobCount(), mib(plan.plannedBytes()),
-                !byFile ? "its blocks" : together > keepsBytes ? "its files (the plans read " + mib(together)
-                        + " MiB, more than the cache's " + mib(keepsBytes) + " MiB)" : plan.fetch() == OrderPlan.Fetch.FILES
-                        ? "its files, as its reader asked" : "its files (they are " + mib(plan.memberRefBytes())
-                        + " MiB of its " + mib(plan.plannedBytes()) + " MiB of blocks)",
+                fetches(plan, byFile, together),
                 mib(byFile ? fileAheadBytes : aheadBytes),
                 replaced == null ? "" : " (replaces the previous one)");
         return p.status("active");
+    }
+
+    /** What a plan starting fetches and why, for its log line. */
+    private String fetches(OrderPlan plan, boolean byFile, long together) {
+        if (!byFile) {
+            return "its blocks";
+        }
+        if (together > keepsBytes) {
+            return "its files (the plans read " + mib(together) + " MiB, more than the cache's " + mib(keepsBytes) + " MiB)";
+        }
+        if (plan.fetch() == OrderPlan.Fetch.FILES) {
+            return "its files, as its reader asked";
+        }
+        return "its files (they are " + mib(plan.memberRefBytes()) + " MiB of its " + mib(plan.plannedBytes())
+                + " MiB of blocks)";
     }
 
     /**

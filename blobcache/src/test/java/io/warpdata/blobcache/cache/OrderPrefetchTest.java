@@ -415,11 +415,7 @@ class OrderPrefetchTest {
         assertThat(started.byFile()).as("16 MiB keeps 12 MiB of blocks, the plan reads 32").isTrue();
         settle(c);
         assertThat(counter(c, "planned_files")).as("the files within the horizon, fetched ahead").isPositive();
-        for (BlobMember m : files) {
-            byte[] out = new byte[MEMBER];
-            assertThat(c.readMember(m, 0, ByteBuffer.wrap(out))).isEqualTo(MEMBER);
-            assertThat(BlobId.of(out)).isEqualTo(m.hash());
-        }
+        readsEach(c, files);
         settle(c);
 
         // The first cache's blocks that the second kept (same directory) serve their files: those
@@ -461,11 +457,7 @@ class OrderPrefetchTest {
         PlanStatus started = planFiles(c, "sparse", sparse);
         assertThat(started.byFile()).as("16 MiB of blocks for 1.6 MB of files").isTrue();
         settle(c);
-        for (BlobMember m : sparse) {
-            byte[] out = new byte[MEMBER];
-            assertThat(c.readMember(m, 0, ByteBuffer.wrap(out))).isEqualTo(MEMBER);
-            assertThat(BlobId.of(out)).isEqualTo(m.hash());
-        }
+        readsEach(c, sparse);
         settle(c);
         List<FaultStore.Request> gets = store.requests(Call.READ);
         assertThat(gets).as("every GET is one file, exactly").allSatisfy(r -> assertThat(r.len()).isEqualTo(MEMBER));
@@ -593,6 +585,15 @@ class OrderPrefetchTest {
         }
         Collections.shuffle(files, new Random(seed));
         return files;
+    }
+
+    /** Reads every one of {@code files} through {@code c}, each whole and as it was written. */
+    private static void readsEach(BlockCache c, List<BlobMember> files) {
+        for (BlobMember m : files) {
+            byte[] out = new byte[MEMBER];
+            assertThat(c.readMember(m, 0, ByteBuffer.wrap(out))).isEqualTo(MEMBER);
+            assertThat(BlobId.of(out)).isEqualTo(m.hash());
+        }
     }
 
     private static PlanStatus planFiles(BlockCache c, String name, List<BlobMember> files) {

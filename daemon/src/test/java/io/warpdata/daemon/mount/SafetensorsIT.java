@@ -526,15 +526,7 @@ class SafetensorsIT {
 
         // One bad byte in the store's deflated headers: the header is read from the file itself,
         // checked against the hash the tensor hashes give it, and every tensor reads as before.
-        String manifest0 = Files.readString(store.mount.resolve("st/big/.warp/manifest.json"));
-        java.util.regex.Matcher z = java.util.regex.Pattern.compile(
-                "\"tensor_headers\":\\{\"blocks\":\"[0-9a-f]{64}\",\"byte_size\":[0-9]+,\"hash\":\"([0-9a-f]{64})\"")
-                .matcher(manifest0);
-        assertThat(z.find()).as(manifest0).isTrue();
-        String zKey = io.warpdata.store.StoreLayout.blob(new io.warpdata.manifest.BlobId(z.group(1)));
-        byte[] deflated = store.store().get(zKey);
-        deflated[deflated.length - 100] ^= 1;
-        store.store().put(zKey, deflated);
+        damageBlobOf("st/big", "tensor_headers");
         freshWarpd(root);
         assertTensorsListed(root);
         store.python("big.py", "read", root.toString(), "4000," + picks).requireSuccess();
@@ -543,19 +535,23 @@ class SafetensorsIT {
         // One bad byte in the store's tensor hash blob: the shard is intact, and its blocks' own
         // hashes vouch for its tensors, so the folder is read through them (audit 36: every one of
         // its tensors was EIO, and the folder itself).
-        String manifest = Files.readString(store.mount.resolve("st/big/.warp/manifest.json"));
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile(
-                "\"tensor_hashes\":\\{\"blocks\":\"[0-9a-f]{64}\",\"byte_size\":[0-9]+,\"hash\":\"([0-9a-f]{64})\"")
-                .matcher(manifest);
-        assertThat(m.find()).as(manifest).isTrue();
-        String key = io.warpdata.store.StoreLayout.blob(new io.warpdata.manifest.BlobId(m.group(1)));
-        byte[] hashes = store.store().get(key);
-        hashes[hashes.length - 100] ^= 1;
-        store.store().put(key, hashes);
+        damageBlobOf("st/big", "tensor_hashes");
         freshWarpd(root);
         assertTensorsListed(root);
         store.python("big.py", "read", root.toString(), "4000," + picks).requireSuccess();
         assertThat(store.warpd().output()).contains("read through the blocks of their file instead");
+    }
+
+    /** Flips one byte, 100 from its end, of the blob the artifact's {@code field} names in the store. */
+    private static void damageBlobOf(String dataset, String field) throws IOException {
+        String manifest = Files.readString(store.mount.resolve(dataset + "/.warp/manifest.json"));
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"" + field
+                + "\":\\{\"blocks\":\"[0-9a-f]{64}\",\"byte_size\":[0-9]+,\"hash\":\"([0-9a-f]{64})\"").matcher(manifest);
+        assertThat(m.find()).as(manifest).isTrue();
+        String key = io.warpdata.store.StoreLayout.blob(new io.warpdata.manifest.BlobId(m.group(1)));
+        byte[] bytes = store.store().get(key);
+        bytes[bytes.length - 100] ^= 1;
+        store.store().put(key, bytes);
     }
 
     /** A writer that spells its files "./part-00000.safetensors" lists the same files. */

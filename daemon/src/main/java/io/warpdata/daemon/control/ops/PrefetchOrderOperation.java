@@ -292,9 +292,13 @@ public final class PrefetchOrderOperation extends TypedOperation<PrefetchOrderCa
                 }
                 if (!started) {
                     p.builder.addEmpty();
-                } else if (tensor(pieces) != null && tree.computedInode(f) != 0) {
+                } else {
                     // A tensor checked by its own hash: fetched on its own, as an archive member is.
-                    p.builder.member(tree.computedInode(f), tensor(pieces).length());
+                    BlobMember tensor = tensor(pieces);
+                    long inode = tensor == null ? 0 : tree.computedInode(f);
+                    if (inode != 0) {
+                        p.builder.member(inode, tensor.length());
+                    }
                 }
             }
         }
