@@ -61,7 +61,10 @@ public final class PrefetchCommand implements Callable<Integer> {
             throw new UsageException(stop ? "--stop takes no --order" : "Missing --order FILE",
                     "Run 'warpctl prefetch --order FILE' (one path per line), or 'warpctl prefetch --stop --plan NAME'.");
         }
-        if (!java.util.Set.of("auto", "blocks", "files").contains(fetch)) {
+        PrefetchOrderCall.Fetch what;
+        try {
+            what = PrefetchOrderCall.Fetch.of(fetch);
+        } catch (IllegalArgumentException e) {
             throw new UsageException("--fetch is '" + fetch + "'", "Give --fetch auto, blocks or files.");
         }
         PrefetchOrderCall.Reply result;
@@ -70,7 +73,7 @@ public final class PrefetchCommand implements Callable<Integer> {
                 result = c.call(Calls.PREFETCH_ORDER, new PrefetchOrderCall.Request(plan, null, List.of(), null, false));
             } else {
                 String mount = c.call(Calls.STATUS).mount();
-                result = send(c, mount, readLines());
+                result = send(c, mount, readLines(), what);
             }
         }
         PrintWriter out = spec.commandLine().getOut();
@@ -118,7 +121,7 @@ public final class PrefetchCommand implements Callable<Integer> {
     }
 
     /** Sends the order in parts of at most {@link #PART_BYTES}; returns the last part's answer. */
-    private PrefetchOrderCall.Reply send(ControlClient c, String mount, List<String> lines) {
+    private PrefetchOrderCall.Reply send(ControlClient c, String mount, List<String> lines, PrefetchOrderCall.Fetch what) {
         String rootArg = root == null ? "" : root;
         String rootAbs = rootArg.startsWith("/") ? rootArg : (mount + (rootArg.isEmpty() ? "" : "/" + rootArg));
         while (rootAbs.endsWith("/") && rootAbs.length() > 1) {
@@ -157,7 +160,7 @@ public final class PrefetchCommand implements Callable<Integer> {
                 i++;
             }
             last = c.call(Calls.PREFETCH_ORDER, new PrefetchOrderCall.Request(plan, rootArg, batch, part, i < paths.size(),
-                    part == 0 && !"auto".equals(fetch) ? fetch : null));
+                    part == 0 && what != PrefetchOrderCall.Fetch.AUTO ? what : null));
             part++;
         } while (i < paths.size());
         return last;

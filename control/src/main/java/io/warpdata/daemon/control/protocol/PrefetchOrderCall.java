@@ -1,9 +1,12 @@
 package io.warpdata.daemon.control.protocol;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonValue;
 
 import java.util.List;
+import java.util.Locale;
 
 /**
  * {@code prefetch.order {plan?, root?, paths, part?, more?}}: the files an epoch will read, in
@@ -19,15 +22,41 @@ public final class PrefetchOrderCall {
      * @param paths files relative to root, in the order they will be read
      * @param part  this part's number, from 0
      * @param more  whether more parts follow
-     * @param fetch {@code auto} (absent), {@code blocks} or {@code files}: what warpd fetches for
-     *              the plan (docs/cache.md, "Order plans"); read from part 0
+     * @param fetch what warpd fetches for the plan ({@link Fetch#AUTO} when absent; docs/cache.md,
+     *              "Order plans"); read from part 0
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Request(String plan, String root, @JsonProperty(required = true) List<String> paths, Integer part,
-                          boolean more, String fetch) {
+                          boolean more, Fetch fetch) {
         /** A request that leaves what to fetch to warpd. */
         public Request(String plan, String root, List<String> paths, Integer part, boolean more) {
             this(plan, root, paths, part, more, null);
+        }
+    }
+
+    /**
+     * What a plan fetches: {@code auto} (its blocks, or each file on its own when the blocks are
+     * more than the cache keeps or mostly bytes nobody reads), {@code blocks} (not for the
+     * latter: fewer, larger GETs) or {@code files} (each file on its own: the fewest bytes). On
+     * the wire in lower case; any other word is refused with the three.
+     */
+    public enum Fetch {
+        AUTO, BLOCKS, FILES;
+
+        /** The word {@code text} names, whatever its case. */
+        @JsonCreator
+        public static Fetch of(String text) {
+            for (Fetch f : values()) {
+                if (f.wire().equalsIgnoreCase(text)) {
+                    return f;
+                }
+            }
+            throw new IllegalArgumentException("is '" + text + "'; it is auto, blocks or files");
+        }
+
+        @JsonValue
+        public String wire() {
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 

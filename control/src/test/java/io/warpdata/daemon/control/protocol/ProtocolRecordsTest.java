@@ -180,6 +180,14 @@ class ProtocolRecordsTest {
                 {"plan": "p", "root": "/warp/ws/name", "paths": ["a.jpg"], "part": 0, "more": false}"""),
                 PrefetchOrderCall.Request.class);
         assertThat(po.paths()).containsExactly("a.jpg");
+        assertThat(po.fetch()).as("absent: warpd decides").isNull();
+        PrefetchOrderCall.Request blocks = Wire.request("prefetch.order", PLAIN.readTree("""
+                {"paths": ["a.jpg"], "fetch": "blocks"}"""), PrefetchOrderCall.Request.class);
+        assertThat(blocks.fetch()).isEqualTo(PrefetchOrderCall.Fetch.BLOCKS);
+        assertThat(Wire.tree(blocks).get("fetch").asText()).as("sent as it is read").isEqualTo("blocks");
+        assertThat(Wire.request("prefetch.order", Wire.tree(new PrefetchOrderCall.Request("p", null, List.of("a.npy"), 0,
+                false, PrefetchOrderCall.Fetch.FILES)), PrefetchOrderCall.Request.class).fetch())
+                .isEqualTo(PrefetchOrderCall.Fetch.FILES);
         // What warpctl sends for a refresh of everything: nothing.
         assertThat(Wire.tree(RefreshCall.Request.ALL).isEmpty()).isTrue();
         assertThat(Wire.request("status", PLAIN.readTree("{\"from_a_newer_client\": 1}"), Empty.class)).isEqualTo(Empty.INSTANCE);
@@ -245,6 +253,9 @@ class ProtocolRecordsTest {
                 TableBatchesCall.Request.class)).hasMessage("table.batches: argument 'limit' must be a whole number");
         assertThatThrownBy(() -> Wire.request("prefetch.order", PLAIN.readTree("{\"plan\": \"p\"}"),
                 PrefetchOrderCall.Request.class)).hasMessage("prefetch.order: argument 'paths' is required");
+        assertThatThrownBy(() -> Wire.request("prefetch.order", PLAIN.readTree("{\"paths\": [], \"fetch\": \"some\"}"),
+                PrefetchOrderCall.Request.class))
+                .hasMessage("prefetch.order: argument 'fetch' is 'some'; it is auto, blocks or files");
         assertThatThrownBy(() -> Wire.request("publish", PLAIN.readTree("""
                 {"dataset": "ws/n", "tables": {"main": [7]}}"""), PublishCall.Request.class))
                 .hasMessageStartingWith("publish: argument 'tables.main' must hold paths")

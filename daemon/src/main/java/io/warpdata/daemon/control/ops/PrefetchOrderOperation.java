@@ -93,11 +93,10 @@ public final class PrefetchOrderOperation extends TypedOperation<PrefetchOrderCa
         if (part < 0) {
             throw bad("part", "must be a whole number from 0");
         }
-        OrderPlan.Fetch fetch = switch (q.fetch() == null ? "auto" : q.fetch()) {
-            case "auto" -> OrderPlan.Fetch.AUTO;
-            case "blocks" -> OrderPlan.Fetch.BLOCKS;
-            case "files" -> OrderPlan.Fetch.FILES;
-            default -> throw bad("fetch", "is '" + q.fetch() + "'; it is auto, blocks or files");
+        OrderPlan.Fetch fetch = switch (q.fetch() == null ? PrefetchOrderCall.Fetch.AUTO : q.fetch()) {
+            case AUTO -> OrderPlan.Fetch.AUTO;
+            case BLOCKS -> OrderPlan.Fetch.BLOCKS;
+            case FILES -> OrderPlan.Fetch.FILES;
         };
         Pending p = partFor(q, name, part, fetch);
         try {
