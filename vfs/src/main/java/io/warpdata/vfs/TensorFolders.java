@@ -96,10 +96,10 @@ final class TensorFolders {
      * Files in shards under 64 MiB whose tensors an order plan reads (the loader's picks told
      * ahead): their folders are read by their tensor hashes too, so that the plan fetches each
      * tensor on its own ({@link #wantHashes}). Keys as read without them; at most
-     * {@link #MAX_HASHES_WANTED}, then forgotten together (a file forgotten is read through its
-     * blocks again until a plan names it again).
+     * {@link #MAX_HASHES_WANTED}, past which the file planned least recently is forgotten (read
+     * through its blocks again until a plan names it again).
      */
-    private final java.util.Set<Key> hashesWanted = ConcurrentHashMap.newKeySet();
+    private final Cache<Key, Boolean> hashesWanted = Caffeine.newBuilder().maximumSize(MAX_HASHES_WANTED).build();
     /** 65,536 files, about 6 MiB of keys: far more safetensors files than a plan of tensors names. */
     static final int MAX_HASHES_WANTED = 65_536;
     /** Files refused as too large, for a minute: a lookup of one is answered without its header. */
@@ -167,7 +167,7 @@ final class TensorFolders {
          */
         TensorFolder kept() {
             Key k = key;
-            return k == null || !k.hashed() && folders.hashesWanted.contains(k) ? null : folders.folders.getIfPresent(k);
+            return k == null || !k.hashed() && folders.wanted(k) ? null : folders.folders.getIfPresent(k);
         }
     }
 
@@ -355,7 +355,7 @@ final class TensorFolders {
         BlobRef shard = d.artifact().shards().get(d.index().shard(i));
         Key plain = new Key(shard.id(), d.index().offset(i), false);
         boolean hashed = d.artifact().tensorHashes() != null
-                && (shard.size() >= BlobMember.LOOKUP_MIN_BLOB_BYTES || hashesWanted.contains(plain));
+                && (shard.size() >= BlobMember.LOOKUP_MIN_BLOB_BYTES || wanted(plain));
         return hashed ? new Key(plain.shard(), plain.offset(), true) : plain;
     }
 
@@ -372,12 +372,14 @@ final class TensorFolders {
             return;
         }
         Key plain = new Key(shard.id(), d.index().offset(i), false);
-        if (hashesWanted.size() >= MAX_HASHES_WANTED) {
-            hashesWanted.clear();
-        }
-        if (hashesWanted.add(plain)) {
+        if (hashesWanted.asMap().put(plain, Boolean.TRUE) == null) {
             folders.invalidate(plain);
         }
+    }
+
+    /** Whether an order plan named the file of {@code plain} (a key as read without hashes) lately. */
+    private boolean wanted(Key plain) {
+        return hashesWanted.getIfPresent(plain) != null;
     }
 
     /** The folder another thread is making (one header read for the lookups of a folder at once), or what it threw. */
