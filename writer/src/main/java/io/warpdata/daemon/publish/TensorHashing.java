@@ -31,7 +31,9 @@ final class TensorHashing {
     static final String SUFFIX = ".safetensors";
     /**
      * Most tensors hashed in one artifact: 4,194,304 (128 MiB of hashes held while publishing).
-     * Beyond it the artifact gets no tensor hashes, and its tensors read through their blocks.
+     * Beyond it, counting every shard's, only the files of shards of 64 MiB or more are hashed,
+     * without headers, as the release before did; beyond it for those too, the artifact gets no
+     * tensor hashes, and its tensors read through their blocks.
      */
     static final long MAX_TENSORS = 4L << 20;
     /**
@@ -72,8 +74,41 @@ final class TensorHashing {
     /** As above, for members of shards of at least {@code minShardBytes}, with their headers or not. */
     static Optional<Staged> of(String artifact, PackedArtifact packed, PublishProgress progress, long minShardBytes,
                                boolean headers) {
-        if (packed.kind() != ArtifactKind.SAFETENSORS) {
+        return of(artifact, packed, progress, minShardBytes, headers, MAX_TENSORS, BlobMember.LOOKUP_MIN_BLOB_BYTES);
+    }
+
+    /**
+     * As above, at most {@code maxTensors} tensors; past them, and if some were of shards under
+     * {@code largeShardBytes}, those of the larger shards alone, without headers (review 93: a
+     * version of many small files' tensors lost the large shards' hashes the release before gave).
+     */
+    static Optional<Staged> of(String artifact, PackedArtifact packed, PublishProgress progress, long minShardBytes,
+                               boolean headers, long maxTensors, long largeShardBytes) {
+        Hashed all = hashed(artifact, packed, progress, minShardBytes, headers, maxTensors);
+        if (!all.tooMany()) {
+            return Optional.ofNullable(all.staged());
+        }
+        if (minShardBytes >= largeShardBytes) {
+            progress.note("hash the tensors of " + artifact + ": more than " + maxTensors
+                    + " tensors; they read through their blocks");
             return Optional.empty();
+        }
+        progress.note("hash the tensors of " + artifact + ": more than " + maxTensors + " tensors in all; hashing those"
+                + " of shards of " + (largeShardBytes >> 20) + " MiB or more only, without their headers");
+        return of(artifact, packed, progress, largeShardBytes, false, maxTensors, largeShardBytes);
+    }
+
+    /** What one pass over the members hashed: none (null), or more than it may. */
+    private record Hashed(Staged staged, boolean tooMany) {
+        static final Hashed NONE = new Hashed(null, false);
+        static final Hashed TOO_MANY = new Hashed(null, true);
+    }
+
+    /** The tensor hashes (and headers) of the members of shards of at least {@code minShardBytes}, at most {@code maxTensors}. */
+    private static Hashed hashed(String artifact, PackedArtifact packed, PublishProgress progress,
+                                 long minShardBytes, boolean headers, long maxTensors) {
+        if (packed.kind() != ArtifactKind.SAFETENSORS) {
+            return Hashed.NONE;
         }
         MemberIndex members = packed.members();
         long bytes = 0;
@@ -85,7 +120,7 @@ final class TensorHashing {
             }
         }
         if (bytes == 0) {
-            return Optional.empty();
+            return Hashed.NONE;
         }
         progress.start("hash the tensors of " + artifact, bytes);
         try {
@@ -105,10 +140,8 @@ final class TensorHashing {
                     }
                     tensors += hash(open, members, i, b, buf, headers);
                     progress.advance(members.length(i));
-                    if (tensors > MAX_TENSORS) {
-                        progress.note("hash the tensors of " + artifact + ": more than " + MAX_TENSORS
-                                + " tensors; they read through their blocks");
-                        return Optional.empty();
+                    if (tensors > maxTensors) {
+                        return Hashed.TOO_MANY;
                     }
                 }
             } finally {
@@ -117,11 +150,11 @@ final class TensorHashing {
                 }
             }
             if (b.isEmpty()) {
-                return Optional.empty();
+                return Hashed.NONE;
             }
             byte[] deflated = headers ? b.buildHeaders() : null;
-            return Optional.of(new Staged(StagedBlob.ofBytes(b.build(), BLOCK_SIZE),
-                    deflated == null ? null : StagedBlob.ofBytes(deflated, BLOCK_SIZE)));
+            return new Hashed(new Staged(StagedBlob.ofBytes(b.build(), BLOCK_SIZE),
+                    deflated == null ? null : StagedBlob.ofBytes(deflated, BLOCK_SIZE)), false);
         } catch (IOException e) {
             throw new InvalidInputException("Cannot read the packed shards of artifact '" + artifact + "' again to hash"
                     + " its tensors: " + e.getMessage(), "Check the staging disk, then publish again.", e);

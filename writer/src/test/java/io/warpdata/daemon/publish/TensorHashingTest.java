@@ -124,4 +124,62 @@ class TensorHashingTest {
                 .asFormat(io.warpdata.manifest.ArtifactKind.SAFETENSORS, Map.of());
         assertThat(TensorHashing.of("t", packed, PublishProgress.NONE)).isEmpty();
     }
+
+    /**
+     * Past the most tensors an artifact may have hashed, counting every shard's, the files of the
+     * large shards are hashed as the release before did (no headers), not none (review 93).
+     */
+    @Test
+    void pastTheMostTensorsOnlyTheLargeShardsFilesAreHashed() throws Exception {
+        Path src = Files.createDirectories(tmp.resolve("many"));
+        String writer = """
+                import json, os, struct, sys
+                def write(path, tensors):
+                    header, at = {}, 0
+                    for name, data in tensors:
+                        header[name] = {"dtype": "U8", "shape": [len(data)], "data_offsets": [at, at + len(data)]}
+                        at += len(data)
+                    h = json.dumps(header).encode()
+                    h += b" " * (-len(h) % 8)
+                    with open(path, "wb") as f:
+                        f.write(struct.pack("<Q", len(h)) + h + b"".join(d for _, d in tensors))
+                root = sys.argv[1]
+                write(root + "/a-large.safetensors", [("t%d" % i, bytes([i]) * 3000) for i in range(3)])
+                write(root + "/b-small.safetensors", [("x", b"xyz")])
+                write(root + "/c-small.safetensors", [("y", b"abc")])
+                """;
+        Process p = new ProcessBuilder("/usr/bin/python3", "-c", writer, src.toString()).start();
+        assertThat(p.waitFor()).as(new String(p.getErrorStream().readAllBytes())).isZero();
+        PackedArtifact packed = new ArtifactPacker(tmp.resolve("staging-many"), 4096).pack("t", src, PublishProgress.NONE)
+                .asFormat(io.warpdata.manifest.ArtifactKind.SAFETENSORS, Map.of());
+        MemberIndex members = packed.members();
+        long large = packed.shards().get(members.shard(members.find("a-large.safetensors"))).size();
+        assertThat(packed.shards().get(members.shard(members.find("b-small.safetensors"))).size())
+                .as("the small files' shard").isLessThan(large);
+
+        List<String> notes = new ArrayList<>();
+        PublishProgress progress = new PublishProgress() {
+            @Override
+            public void note(String text) {
+                notes.add(text);
+            }
+        };
+        assertThat(TensorHashing.of("t", packed, progress, 0, true, 5, large).orElseThrow().headers())
+                .as("5 tensors: all hashed, with headers").isNotNull();
+        assertThat(notes).isEmpty();
+
+        TensorHashing.Staged largeOnly = TensorHashing.of("t", packed, progress, 0, true, 4, large).orElseThrow();
+        assertThat(largeOnly.headers()).as("as the release before: no headers").isNull();
+        byte[] blob = largeOnly.hashes().bytes().orElseThrow();
+        assertThat(TensorHashes.count(Arrays.copyOf(blob, TensorHashes.HEAD_BYTES), blob.length, "t"))
+                .as("the large shard's file only").isEqualTo(1);
+        TensorHashes.Entry e = TensorHashes.entry(Arrays.copyOfRange(blob, (int) TensorHashes.entryAt(0),
+                (int) TensorHashes.entryAt(0) + TensorHashes.ENTRY_BYTES), 1, blob.length, "t");
+        assertThat(e.member()).isEqualTo(members.hash(members.find("a-large.safetensors")));
+        assertThat(notes).singleElement().asString().contains("more than 4 tensors in all", "without their headers");
+
+        notes.clear();
+        assertThat(TensorHashing.of("t", packed, progress, 0, true, 2, large)).as("3 in the large shard alone").isEmpty();
+        assertThat(notes).hasSize(2).last().asString().contains("more than 2 tensors; they read through their blocks");
+    }
 }
