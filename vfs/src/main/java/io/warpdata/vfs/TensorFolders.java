@@ -99,8 +99,8 @@ final class TensorFolders {
      * {@link #MAX_HASHES_WANTED}, past which the file planned least recently is forgotten (read
      * through its blocks again until a plan names it again).
      */
-    private final Cache<Key, Boolean> hashesWanted = Caffeine.newBuilder().maximumSize(MAX_HASHES_WANTED).build();
-    /** 65,536 files, about 6 MiB of keys: far more safetensors files than a plan of tensors names. */
+    private final RecentKeys<Key> hashesWanted = new RecentKeys<>(MAX_HASHES_WANTED);
+    /** 65,536 files, about 10 MiB of keys and entries: far more safetensors files than a plan of tensors names. */
     static final int MAX_HASHES_WANTED = 65_536;
     /** Files refused as too large, for a minute: a lookup of one is answered without its header. */
     private final Cache<Key, TensorFolderTooLargeException> refusals = Caffeine.newBuilder().maximumSize(1024)
@@ -372,14 +372,14 @@ final class TensorFolders {
             return;
         }
         Key plain = new Key(shard.id(), d.index().offset(i), false);
-        if (hashesWanted.asMap().put(plain, Boolean.TRUE) == null) {
+        if (hashesWanted.add(plain)) {
             folders.invalidate(plain);
         }
     }
 
     /** Whether an order plan named the file of {@code plain} (a key as read without hashes) lately. */
     private boolean wanted(Key plain) {
-        return hashesWanted.getIfPresent(plain) != null;
+        return hashesWanted.contains(plain);
     }
 
     /** The folder another thread is making (one header read for the lookups of a folder at once), or what it threw. */
