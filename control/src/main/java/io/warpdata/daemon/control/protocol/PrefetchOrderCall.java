@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonValue;
+import com.fasterxml.jackson.databind.JsonNode;
 
 import java.util.List;
 import java.util.Locale;
@@ -43,17 +44,26 @@ public final class PrefetchOrderCall {
     public enum Fetch {
         AUTO, BLOCKS, FILES;
 
-        /** The word {@code text} names, whatever its case. */
-        @JsonCreator
+        /** The word {@code text} names ({@code warpctl prefetch --fetch}). */
         public static Fetch of(String text) {
             for (Fetch f : values()) {
-                if (f.wire().equalsIgnoreCase(text)) {
+                if (f.wire().equals(text)) {
                     return f;
                 }
             }
             throw new IllegalArgumentException("is '" + text + "'; it is auto, blocks or files");
         }
 
+        /** As read from a request: a string, one of the three words (a number is not one). */
+        @JsonCreator(mode = JsonCreator.Mode.DELEGATING)
+        static Fetch read(JsonNode v) {
+            if (!v.isTextual()) {
+                throw new IllegalArgumentException("must be a string: auto, blocks or files");
+            }
+            return of(v.asText());
+        }
+
+        /** The word on the wire. */
         @JsonValue
         public String wire() {
             return name().toLowerCase(Locale.ROOT);

@@ -143,7 +143,7 @@ public final class Wire {
     }
 
     private static String kind(Class<?> t) {
-        if (t == String.class) {
+        if (t == String.class || t.isEnum()) {
             return "a string";
         }
         if (t == boolean.class || t == Boolean.class) {

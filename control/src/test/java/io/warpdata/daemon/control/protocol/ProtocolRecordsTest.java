@@ -256,6 +256,14 @@ class ProtocolRecordsTest {
         assertThatThrownBy(() -> Wire.request("prefetch.order", PLAIN.readTree("{\"paths\": [], \"fetch\": \"some\"}"),
                 PrefetchOrderCall.Request.class))
                 .hasMessage("prefetch.order: argument 'fetch' is 'some'; it is auto, blocks or files");
+        for (String notAWord : List.of("\"FILES\"", "1", "true", "{}", "[]")) {
+            assertThatThrownBy(() -> Wire.request("prefetch.order", PLAIN.readTree("{\"paths\": [], \"fetch\": " + notAWord
+                    + "}"), PrefetchOrderCall.Request.class)).as(notAWord)
+                    .hasMessageStartingWith("prefetch.order: argument 'fetch' ")
+                    .hasMessageEndingWith("auto, blocks or files");
+        }
+        assertThat(Wire.request("prefetch.order", PLAIN.readTree("{\"paths\": [], \"fetch\": null}"),
+                PrefetchOrderCall.Request.class).fetch()).as("null: warpd decides").isNull();
         assertThatThrownBy(() -> Wire.request("publish", PLAIN.readTree("""
                 {"dataset": "ws/n", "tables": {"main": [7]}}"""), PublishCall.Request.class))
                 .hasMessageStartingWith("publish: argument 'tables.main' must hold paths")
