@@ -78,38 +78,80 @@ final class TensorHashing {
     }
 
     /**
-     * As above, at most {@code maxTensors} tensors; past them, and if some were of shards under
-     * {@code largeShardBytes}, those of the larger shards alone, without headers (review 93: a
-     * version of many small files' tensors lost the large shards' hashes the release before gave).
+     * As above, at most {@code maxTensors} tensors. Their headers are read first and counted:
+     * past the bound, and if some are of shards under {@code largeShardBytes}, the files of the
+     * larger shards alone are hashed, without headers (a version of many small files' tensors
+     * lost the large shards' hashes the release before gave it; review 93), each file once.
      */
     static Optional<Staged> of(String artifact, PackedArtifact packed, PublishProgress progress, long minShardBytes,
                                boolean headers, long maxTensors, long largeShardBytes) {
-        Hashed all = hashed(artifact, packed, progress, minShardBytes, headers, maxTensors);
-        if (!all.tooMany()) {
-            return Optional.ofNullable(all.staged());
+        if (packed.kind() != ArtifactKind.SAFETENSORS) {
+            return Optional.empty();
         }
-        if (minShardBytes >= largeShardBytes) {
+        long[] counted = count(artifact, packed, minShardBytes, largeShardBytes);
+        long all = counted[0];
+        long large = counted[1];
+        if (all <= maxTensors) {
+            return hashed(artifact, packed, progress, minShardBytes, headers, maxTensors);
+        }
+        if (minShardBytes >= largeShardBytes || large == 0 || large > maxTensors) {
             progress.note("hash the tensors of " + artifact + ": more than " + maxTensors
                     + " tensors; they read through their blocks");
             return Optional.empty();
         }
-        progress.note("hash the tensors of " + artifact + ": more than " + maxTensors + " tensors in all; hashing those"
-                + " of shards of " + (largeShardBytes >> 20) + " MiB or more only, without their headers");
-        return of(artifact, packed, progress, largeShardBytes, false, maxTensors, largeShardBytes);
+        progress.note("hash the tensors of " + artifact + ": more than " + maxTensors + " tensors in all; hashing the "
+                + large + " of shards of " + (largeShardBytes % (1 << 20) == 0 ? (largeShardBytes >> 20) + " MiB"
+                : largeShardBytes + " bytes") + " or more only, without their headers");
+        return hashed(artifact, packed, progress, largeShardBytes, false, maxTensors);
     }
 
-    /** What one pass over the members hashed: none (null), or more than it may. */
-    private record Hashed(Staged staged, boolean tooMany) {
-        static final Hashed NONE = new Hashed(null, false);
-        static final Hashed TOO_MANY = new Hashed(null, true);
-    }
-
-    /** The tensor hashes (and headers) of the members of shards of at least {@code minShardBytes}, at most {@code maxTensors}. */
-    private static Hashed hashed(String artifact, PackedArtifact packed, PublishProgress progress,
-                                 long minShardBytes, boolean headers, long maxTensors) {
-        if (packed.kind() != ArtifactKind.SAFETENSORS) {
-            return Hashed.NONE;
+    /**
+     * The tensors of the safetensors files of shards of at least {@code minShardBytes}, then of
+     * those of at least {@code largeShardBytes}, from their headers alone (a file whose header
+     * does not parse counts none: it gets no entry).
+     */
+    private static long[] count(String artifact, PackedArtifact packed, long minShardBytes, long largeShardBytes) {
+        MemberIndex members = packed.members();
+        long all = 0;
+        long large = 0;
+        FileChannel open = null;
+        int openShard = -1;
+        try {
+            try {
+                for (int i = 0; i < members.size(); i++) {
+                    long shardSize = packed.shards().get(members.shard(i)).size();
+                    if (!isSafetensors(members, i) || shardSize < minShardBytes) {
+                        continue;
+                    }
+                    if (members.shard(i) != openShard) {
+                        if (open != null) {
+                            open.close();
+                        }
+                        openShard = members.shard(i);
+                        open = FileChannel.open(shardFile(packed, openShard), StandardOpenOption.READ);
+                    }
+                    Header h = header(open, members, i);
+                    int n = h == null ? 0 : h.parsed().tensors().size();
+                    all += n;
+                    large += shardSize >= largeShardBytes ? n : 0;
+                }
+            } finally {
+                if (open != null) {
+                    open.close();
+                }
+            }
+        } catch (IOException e) {
+            throw cannotRead(artifact, e);
         }
+        return new long[] {all, large};
+    }
+
+    /**
+     * The tensor hashes (and headers) of the members of shards of at least {@code minShardBytes};
+     * none past {@code maxTensors} (counted before: only a file changed meanwhile gets there).
+     */
+    private static Optional<Staged> hashed(String artifact, PackedArtifact packed, PublishProgress progress,
+                                 long minShardBytes, boolean headers, long maxTensors) {
         MemberIndex members = packed.members();
         long bytes = 0;
         java.util.BitSet hashed = new java.util.BitSet(members.size());
@@ -120,7 +162,7 @@ final class TensorHashing {
             }
         }
         if (bytes == 0) {
-            return Hashed.NONE;
+            return Optional.empty();
         }
         progress.start("hash the tensors of " + artifact, bytes);
         try {
@@ -141,7 +183,9 @@ final class TensorHashing {
                     tensors += hash(open, members, i, b, buf, headers);
                     progress.advance(members.length(i));
                     if (tensors > maxTensors) {
-                        return Hashed.TOO_MANY;
+                        progress.note("hash the tensors of " + artifact + ": more than " + maxTensors
+                                + " tensors; they read through their blocks");
+                        return Optional.empty();
                     }
                 }
             } finally {
@@ -150,14 +194,13 @@ final class TensorHashing {
                 }
             }
             if (b.isEmpty()) {
-                return Hashed.NONE;
+                return Optional.empty();
             }
             byte[] deflated = headers ? b.buildHeaders() : null;
-            return new Hashed(new Staged(StagedBlob.ofBytes(b.build(), BLOCK_SIZE),
-                    deflated == null ? null : StagedBlob.ofBytes(deflated, BLOCK_SIZE)), false);
+            return Optional.of(new Staged(StagedBlob.ofBytes(b.build(), BLOCK_SIZE),
+                    deflated == null ? null : StagedBlob.ofBytes(deflated, BLOCK_SIZE)));
         } catch (IOException e) {
-            throw new InvalidInputException("Cannot read the packed shards of artifact '" + artifact + "' again to hash"
-                    + " its tensors: " + e.getMessage(), "Check the staging disk, then publish again.", e);
+            throw cannotRead(artifact, e);
         } finally {
             progress.finish();
         }
@@ -172,21 +215,38 @@ final class TensorHashing {
                 () -> new IllegalStateException("shard " + shard + " is staged in memory, not as a file"));
     }
 
+    private static InvalidInputException cannotRead(String artifact, IOException e) {
+        return new InvalidInputException("Cannot read the packed shards of artifact '" + artifact + "' again to hash"
+                + " its tensors: " + e.getMessage(), "Check the staging disk, then publish again.", e);
+    }
+
+    /** A file's header: its JSON as written, and parsed. */
+    private record Header(byte[] json, SafetensorsHeader parsed) {
+    }
+
+    /** Member {@code i}'s header, or null if it does not parse (a tar's file publish did not check). */
+    private static Header header(FileChannel shard, MemberIndex members, int i) throws IOException {
+        long size = members.length(i);
+        String name = members.path(i);
+        try {
+            long n = SafetensorsHeader.headerLength(read(shard, members.offset(i), 8), size, name);
+            byte[] json = read(shard, members.offset(i) + 8, (int) n);
+            return new Header(json, SafetensorsHeader.parse(json, size, name));
+        } catch (SafetensorsException notOne) {
+            return null;
+        }
+    }
+
     /** Adds member {@code i}'s hashes; returns its tensor count (0 if its header does not parse). */
     private static int hash(FileChannel shard, MemberIndex members, int i, TensorHashes.Builder b, byte[] buf,
                             boolean headers) throws IOException {
-        long at = members.offset(i);
-        long size = members.length(i);
-        String name = members.path(i);
-        SafetensorsHeader header;
-        byte[] json;
-        try {
-            long n = SafetensorsHeader.headerLength(read(shard, at, 8), size, name);
-            json = read(shard, at + 8, (int) n);
-            header = SafetensorsHeader.parse(json, size, name);
-        } catch (SafetensorsException notOne) {
+        Header h = header(shard, members, i);
+        if (h == null) {
             return 0;
         }
+        long at = members.offset(i);
+        SafetensorsHeader header = h.parsed();
+        byte[] json = h.json();
         List<SafetensorsHeader.Tensor> byOffset = new ArrayList<>(header.tensors());
         byOffset.sort(TensorHashes.BY_OFFSET);
         List<BlobId> hashes = new ArrayList<>(byOffset.size());

@@ -176,10 +176,15 @@ class TensorHashingTest {
         TensorHashes.Entry e = TensorHashes.entry(Arrays.copyOfRange(blob, (int) TensorHashes.entryAt(0),
                 (int) TensorHashes.entryAt(0) + TensorHashes.ENTRY_BYTES), 1, blob.length, "t");
         assertThat(e.member()).isEqualTo(members.hash(members.find("a-large.safetensors")));
-        assertThat(notes).singleElement().asString().contains("more than 4 tensors in all", "without their headers");
+        assertThat(notes).singleElement().asString().contains("more than 4 tensors in all", "hashing the 3 of shards of "
+                + large + " bytes or more only, without their headers");
 
         notes.clear();
         assertThat(TensorHashing.of("t", packed, progress, 0, true, 2, large)).as("3 in the large shard alone").isEmpty();
-        assertThat(notes).hasSize(2).last().asString().contains("more than 2 tensors; they read through their blocks");
+        assertThat(notes).singleElement().asString().contains("more than 2 tensors; they read through their blocks");
+
+        notes.clear();
+        assertThat(TensorHashing.of("t", packed, progress, 0, true, 4, large + 1)).as("no shard that large").isEmpty();
+        assertThat(notes).singleElement().asString().contains("more than 4 tensors; they read through their blocks");
     }
 }
