@@ -88,10 +88,9 @@ final class TensorHashing {
         if (packed.kind() != ArtifactKind.SAFETENSORS) {
             return Optional.empty();
         }
-        long[] counted = count(artifact, packed, minShardBytes, largeShardBytes);
-        long all = counted[0];
-        long large = counted[1];
-        if (all <= maxTensors) {
+        Counted n = count(artifact, packed, minShardBytes, largeShardBytes);
+        long large = n.large();
+        if (n.all() <= maxTensors) {
             return hashed(artifact, packed, progress, minShardBytes, headers, maxTensors);
         }
         if (minShardBytes >= largeShardBytes || large == 0 || large > maxTensors) {
@@ -105,12 +104,16 @@ final class TensorHashing {
         return hashed(artifact, packed, progress, largeShardBytes, false, maxTensors);
     }
 
+    /** Tensors counted from the files' headers: of the shards hashed, and of the large ones among them. */
+    private record Counted(long all, long large) {
+    }
+
     /**
-     * The tensors of the safetensors files of shards of at least {@code minShardBytes}, then of
+     * The tensors of the safetensors files of shards of at least {@code minShardBytes}, and of
      * those of at least {@code largeShardBytes}, from their headers alone (a file whose header
      * does not parse counts none: it gets no entry).
      */
-    private static long[] count(String artifact, PackedArtifact packed, long minShardBytes, long largeShardBytes) {
+    private static Counted count(String artifact, PackedArtifact packed, long minShardBytes, long largeShardBytes) {
         MemberIndex members = packed.members();
         long all = 0;
         long large = 0;
@@ -143,7 +146,7 @@ final class TensorHashing {
         } catch (IOException e) {
             throw cannotRead(artifact, e);
         }
-        return new long[] {all, large};
+        return new Counted(all, large);
     }
 
     /**
@@ -151,7 +154,7 @@ final class TensorHashing {
      * none past {@code maxTensors} (counted before: only a file changed meanwhile gets there).
      */
     private static Optional<Staged> hashed(String artifact, PackedArtifact packed, PublishProgress progress,
-                                 long minShardBytes, boolean headers, long maxTensors) {
+                                           long minShardBytes, boolean headers, long maxTensors) {
         MemberIndex members = packed.members();
         long bytes = 0;
         java.util.BitSet hashed = new java.util.BitSet(members.size());
