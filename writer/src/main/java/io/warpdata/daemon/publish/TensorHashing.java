@@ -114,39 +114,19 @@ final class TensorHashing {
      * does not parse counts none: it gets no entry).
      */
     private static Counted count(String artifact, PackedArtifact packed, long minShardBytes, long largeShardBytes) {
-        MemberIndex members = packed.members();
-        long all = 0;
-        long large = 0;
-        FileChannel open = null;
-        int openShard = -1;
+        long[] n = new long[2]; // all, large
         try {
-            try {
-                for (int i = 0; i < members.size(); i++) {
-                    long shardSize = packed.shards().get(members.shard(i)).size();
-                    if (!isSafetensors(members, i) || shardSize < minShardBytes) {
-                        continue;
-                    }
-                    if (members.shard(i) != openShard) {
-                        if (open != null) {
-                            open.close();
-                        }
-                        openShard = members.shard(i);
-                        open = FileChannel.open(shardFile(packed, openShard), StandardOpenOption.READ);
-                    }
-                    Header h = header(open, members, i);
-                    int n = h == null ? 0 : h.parsed().tensors().size();
-                    all += n;
-                    large += shardSize >= largeShardBytes ? n : 0;
-                }
-            } finally {
-                if (open != null) {
-                    open.close();
-                }
-            }
+            eachFile(packed, minShardBytes, (shard, i) -> {
+                Header h = header(shard, packed.members(), i);
+                int tensors = h == null ? 0 : h.parsed().tensors().size();
+                n[0] += tensors;
+                n[1] += packed.shards().get(packed.members().shard(i)).size() >= largeShardBytes ? tensors : 0;
+                return true;
+            });
         } catch (IOException e) {
             throw cannotRead(artifact, e);
         }
-        return new Counted(all, large);
+        return new Counted(n[0], n[1]);
     }
 
     /**
@@ -157,12 +137,8 @@ final class TensorHashing {
                                            long minShardBytes, boolean headers, long maxTensors) {
         MemberIndex members = packed.members();
         long bytes = 0;
-        java.util.BitSet hashed = new java.util.BitSet(members.size());
         for (int i = 0; i < members.size(); i++) {
-            if (isSafetensors(members, i) && packed.shards().get(members.shard(i)).size() >= minShardBytes) {
-                hashed.set(i);
-                bytes += members.length(i);
-            }
+            bytes += hashable(packed, minShardBytes, i) ? members.length(i) : 0;
         }
         if (bytes == 0) {
             return Optional.empty();
@@ -170,31 +146,17 @@ final class TensorHashing {
         progress.start("hash the tensors of " + artifact, bytes);
         try {
             TensorHashes.Builder b = new TensorHashes.Builder();
-            long tensors = 0;
-            FileChannel open = null;
-            int openShard = -1;
+            long[] tensors = new long[1];
             byte[] buf = new byte[1 << 20];
-            try {
-                for (int i = hashed.nextSetBit(0); i >= 0; i = hashed.nextSetBit(i + 1)) {
-                    if (members.shard(i) != openShard) {
-                        if (open != null) {
-                            open.close();
-                        }
-                        openShard = members.shard(i);
-                        open = FileChannel.open(shardFile(packed, openShard), StandardOpenOption.READ);
-                    }
-                    tensors += hash(open, members, i, b, buf, headers);
-                    progress.advance(members.length(i));
-                    if (tensors > maxTensors) {
-                        progress.note("hash the tensors of " + artifact + ": more than " + maxTensors
-                                + " tensors; they read through their blocks");
-                        return Optional.empty();
-                    }
-                }
-            } finally {
-                if (open != null) {
-                    open.close();
-                }
+            eachFile(packed, minShardBytes, (shard, i) -> {
+                tensors[0] += hash(shard, members, i, b, buf, headers);
+                progress.advance(members.length(i));
+                return tensors[0] <= maxTensors;
+            });
+            if (tensors[0] > maxTensors) {
+                progress.note("hash the tensors of " + artifact + ": more than " + maxTensors
+                        + " tensors; they read through their blocks");
+                return Optional.empty();
             }
             if (b.isEmpty()) {
                 return Optional.empty();
@@ -207,6 +169,46 @@ final class TensorHashing {
         } finally {
             progress.finish();
         }
+    }
+
+    /** One file of {@link #eachFile}: member {@code i}, its shard open; false ends the walk. */
+    @FunctionalInterface
+    private interface FileVisit {
+        boolean visit(FileChannel shard, int i) throws IOException;
+    }
+
+    /** Visits the safetensors files of shards of at least {@code minShardBytes} in member order, one shard open at a time. */
+    private static void eachFile(PackedArtifact packed, long minShardBytes, FileVisit visit) throws IOException {
+        MemberIndex members = packed.members();
+        FileChannel open = null;
+        int openShard = -1;
+        try {
+            for (int i = 0; i < members.size(); i++) {
+                if (!hashable(packed, minShardBytes, i)) {
+                    continue;
+                }
+                if (members.shard(i) != openShard) {
+                    if (open != null) {
+                        open.close();
+                    }
+                    openShard = members.shard(i);
+                    open = FileChannel.open(shardFile(packed, openShard), StandardOpenOption.READ);
+                }
+                if (!visit.visit(open, i)) {
+                    return;
+                }
+            }
+        } finally {
+            if (open != null) {
+                open.close();
+            }
+        }
+    }
+
+    /** Whether member {@code i} is a safetensors file of a shard of at least {@code minShardBytes}. */
+    private static boolean hashable(PackedArtifact packed, long minShardBytes, int i) {
+        MemberIndex members = packed.members();
+        return isSafetensors(members, i) && packed.shards().get(members.shard(i)).size() >= minShardBytes;
     }
 
     private static boolean isSafetensors(MemberIndex members, int i) {
