@@ -15,7 +15,9 @@ It reports per epoch the bytes warpd fetched over the bytes read, its GETs, and 
 with --before JAR the same for another build, the peer of the run (same data, same machine).
 The defaults (120,000 members of 6-14 KB in ten 130 MB shards through a 1,100 MB cache)
 hold the shape of ImageNet in the default 100 GB cache at 1/100 the size: data about 1.6x the
-cache, shards under an eighth of it. Needs root (FUSE, dropping the page cache).
+cache, shards under an eighth of it. With --network s3like warpd reads through the bench's shaper
+(20 ms a request, 25 MB/s a connection), as scripts/bench --network s3like; publish goes to
+S3Proxy directly. Needs root (FUSE, dropping the page cache).
 """
 import argparse
 import hashlib
@@ -153,6 +155,8 @@ class Epochs(scale.Run):
         try:
             self.start_s3proxy()
             self.read_endpoint = self.endpoint
+            if a.network == "s3like":
+                self.start_shaper()
             r = subprocess.run([self.java, "--enable-native-access=ALL-UNNAMED", "-jar", self.jar, "warpctl", "publish",
                                 DATASET, "--artifact", "wds=" + os.path.join(self.data, "*.tar"), "--set-latest",
                                 "--remote", f"s3://{scale.BUCKET}/{scale.PREFIX}", "--endpoint", self.endpoint,
@@ -169,7 +173,7 @@ class Epochs(scale.Run):
                     try:
                         root = os.path.join(self.mnt, f"{DATASET}@{version}", "wds")
                         for e in range(a.epochs):
-                            row = {"jar": label, "mode": mode, "epoch": e + 1,
+                            row = {"jar": label, "mode": mode, "network": a.network, "epoch": e + 1,
                                    **self.epoch(jar, root, names, hashes, 1000 + e, mode)}
                             scale.log(json.dumps(row))
                             results.append(row)
@@ -185,7 +189,7 @@ class Epochs(scale.Run):
 
 def report(rows, a):
     print(f"\nshuffled epochs in a row: {a.members} members of {a.lo}-{a.hi} bytes in {a.shards} shards, "
-          f"--cache-size {a.cache_size}, {a.readers} readers; fetched / read (GETs, files a second)")
+          f"--cache-size {a.cache_size}, {a.readers} readers, network {a.network}; fetched / read (GETs, files a second)")
     keys = sorted({(r["jar"], r["mode"]) for r in rows})
     for jar, mode in keys:
         cells = [f"{r['fetched_over_read']:.2f}x ({r['gets']}, {r['files_per_s']}/s)" for r in rows
@@ -203,6 +207,9 @@ def main():
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--readers", type=int, default=4, help="threads reading, as DataLoader workers")
     p.add_argument("--modes", default="plan,noplan", help="plan, noplan or both")
+    p.add_argument("--network", choices=("loopback", "s3like"), default="loopback",
+                   help="s3like: warpd reads S3Proxy through the bench's shaper (20 ms a request, 25 MB/s a "
+                        "connection, as scripts/bench --network s3like); publish goes to S3Proxy directly")
     p.add_argument("--before", help="another warp.jar, run the same way beside this one (the peer)")
     p.add_argument("--workdir", default=os.path.join(scale.REPO, ".scale"))
     p.add_argument("--json", help="also write the figures to this file")
