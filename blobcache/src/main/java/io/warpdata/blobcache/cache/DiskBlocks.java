@@ -206,8 +206,7 @@ final class DiskBlocks implements BlockStorage {
      * @throws CacheDirectoryException if the directory is unusable or in use by another process
      */
     DiskBlocks(Path dir, long limitBytes, long minFreeBytes, int maxOpenFiles, ReadMetrics metrics, DiskSpace space) {
-        this(dir, limitBytes, minFreeBytes, maxOpenFiles, metrics, space, MAX_MEMBERS,
-                SpareMembers.maxFor(Runtime.getRuntime().maxMemory()));
+        this(dir, limitBytes, minFreeBytes, maxOpenFiles, metrics, space, MAX_MEMBERS, SpareMembers.defaultMax());
     }
 
     /** As above, indexing at most {@code maxMembers} members cached under their own hash and keeping no spare ones. */
@@ -499,7 +498,7 @@ final class DiskBlocks implements BlockStorage {
 
     @Override
     public void newPass() {
-        spare.newPass();
+        letGoSpare(spare.newPass());
     }
 
     /** Deletes the files of spare members let go of, counted as evictions. */
