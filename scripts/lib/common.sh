@@ -189,8 +189,8 @@ warp_jvm_flags() {
       # ~290 bytes per directory inode the kernel holds (member files' inodes are computed: nothing
       # per file, so a find over 1.28M members left RSS at 395 MiB), manifests, the cache's block
       # index (~400 bytes a block or indexed member: 40 MiB for 100 GB of 1 MiB blocks, 13 MiB
-      # for its 32,768 members), the spare members past those (heap/16, an eighth at most:
-      # docs/cache.md) and order plans (64 MiB at most). 384m keeps
+      # for its 32,768 members; the spare members past those live outside the heap, about 60
+      # bytes each: docs/cache.md) and order plans (64 MiB at most). 384m keeps
       # resident memory at 445-520 MiB under bench --network s3like (697-731 MiB over the quick
       # bench on loopback, whose GETs are 32 MiB and fill the heap to its bound; docs/bench.md). Artifacts of millions of members need no more (with
       # --mode remote, no cache directory, indexes are on the heap: raise it there);

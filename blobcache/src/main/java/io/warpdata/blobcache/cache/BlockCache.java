@@ -498,7 +498,8 @@ public final class BlockCache implements BlobReader {
         long miss = metrics.missBytes.sum();
         return new CacheStats(config.mode(), config.mode().usesDisk() ? config.dir().toString() : null,
                 storage.sizeBytes(), storage.limitBytes(), storage.freeFloorBytes(), storage.blockCount(),
-                hit + miss == 0 ? 0 : (double) hit / (hit + miss), metrics.snapshot(), metrics.bySource());
+                hit + miss == 0 ? 0 : (double) hit / (hit + miss), metrics.snapshot(), metrics.bySource(),
+                storage.spareMembers(), storage.spareMemoryBytes());
     }
 
     /**

@@ -14,6 +14,16 @@ interface BlockStorage extends Tier, AutoCloseable {
 
     long blockCount();
 
+    /** Members kept past the disk index's count bound ({@link SpareMembers}; counted in {@link #blockCount}). */
+    default long spareMembers() {
+        return 0;
+    }
+
+    /** Memory outside the heap those members take ({@link SpareMembers#memoryBytes}). */
+    default long spareMemoryBytes() {
+        return 0;
+    }
+
     /** The configured size limit. */
     long limitBytes();
 

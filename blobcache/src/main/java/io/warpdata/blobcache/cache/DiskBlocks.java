@@ -1155,6 +1155,16 @@ final class DiskBlocks implements BlockStorage {
         return spare.count();
     }
 
+    @Override
+    public long spareMembers() {
+        return spare.count();
+    }
+
+    @Override
+    public long spareMemoryBytes() {
+        return spare.memoryBytes();
+    }
+
     /** Whether the member is kept past the index's count bound, not indexed (tests). */
     boolean spare(BlockKey key) {
         return spare.contains(key.blob()) && !index.asMap().containsKey(key);

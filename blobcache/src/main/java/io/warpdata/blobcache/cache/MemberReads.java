@@ -91,7 +91,7 @@ import org.slf4j.LoggerFactory;
  * <p>Bounds: members cached under their hash count against the cache's size limit (a 4 KiB
  * header per file as blocks have); on disk at most {@code DiskBlocks.MAX_MEMBERS} = 32,768 are
  * indexed (their index entries cost heap the byte limit does not bound; ~13 MiB at most) and the
- * rest kept as {@link SpareMembers}, about 50 bytes of heap each (a sixteenth of the heap); in
+ * rest kept as {@link SpareMembers}, about 60 bytes each outside the heap (1,048,576 at most); in
  * remote mode each entry weighs {@code MemoryBlocks.ENTRY_HEAP_BYTES} = 256 bytes more than its
  * data. The locator holds at most {@code MemberLocator.SLOTS} = 65,536 locations (~5 MiB) of
  * members up to {@code MemberLocator.MAX_LOCATED_BYTES} = 16 MiB, 4 ways per set, losing a

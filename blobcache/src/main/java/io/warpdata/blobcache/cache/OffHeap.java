@@ -1,7 +1,6 @@
 package io.warpdata.blobcache.cache;
 
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicLong;
 import jnr.ffi.LibraryLoader;
 import jnr.ffi.Pointer;
 import org.slf4j.Logger;
@@ -44,9 +43,6 @@ final class OffHeap {
         }
     }
 
-    /** Bytes allocated by every block of the process not yet freed. */
-    private static final AtomicLong ALLOCATED = new AtomicLong();
-
     private Pointer p;
     private final long size;
 
@@ -68,18 +64,12 @@ final class OffHeap {
         if (p == null || p.address() == 0) {
             return null;
         }
-        ALLOCATED.addAndGet(bytes);
         return new OffHeap(p, bytes);
     }
 
     /** Whether blocks can be allocated at all here (libc loaded). */
     static boolean available() {
         return Shared.LIBC != null;
-    }
-
-    /** Bytes held by blocks not yet freed, process-wide (stats, tests). */
-    static long allocatedBytes() {
-        return ALLOCATED.get();
     }
 
     long size() {
@@ -107,7 +97,6 @@ final class OffHeap {
         if (p != null) {
             Shared.LIBC.free(p);
             p = null;
-            ALLOCATED.addAndGet(-size);
         }
     }
 

@@ -105,6 +105,16 @@ final class Tiers implements BlockStorage {
     }
 
     @Override
+    public long spareMembers() {
+        return disk.spareMembers();
+    }
+
+    @Override
+    public long spareMemoryBytes() {
+        return disk.spareMemoryBytes();
+    }
+
+    @Override
     public long limitBytes() {
         return disk.limitBytes();
     }

@@ -717,6 +717,8 @@ class MemberReadsTest {
             }
             assertThat(disk.blockCount()).isEqualTo(30);
             assertThat(disk.spareCount()).isEqualTo(22);
+            assertThat(disk.spareMembers()).as("as stats show them").isEqualTo(22);
+            assertThat(disk.spareMemoryBytes()).as("their ring, outside the heap").isPositive();
             assertThat(disk.sizeBytes()).isEqualTo(weights);
             assertThat(metrics.evictions.sum()).isZero();
             assertThat(metrics.membersSpared.sum()).isEqualTo(22);

@@ -255,6 +255,10 @@ public final class DaemonMetrics implements ReadMetrics.GetListener, WarpFuse.Re
         gauge("warp_cache_size_bytes", "Bytes in the disk cache.", () -> daemon.reader().stats().sizeBytes());
         gauge("warp_cache_limit_bytes", "The disk cache's size limit.", () -> daemon.reader().stats().limitBytes());
         gauge("warp_cache_blocks", "Blocks in the disk cache.", () -> daemon.reader().stats().blocks());
+        gauge("warp_cache_spare_members", "Members kept on disk past the cache index's 32,768 (in warp_cache_blocks).",
+                () -> daemon.reader().stats().spareMembers());
+        gauge("warp_cache_spare_member_memory_bytes", "Memory outside the Java heap the spare members take.",
+                () -> daemon.reader().stats().spareMemoryBytes());
         gauge("warp_cache_hit_ratio", "Bytes served from the cache / bytes read, since start.",
                 () -> daemon.reader().stats().hitRate());
         GaugeWithCallback.builder().name("warp_cache_disk_free_bytes").help("Free space (usable by warpd) on the disk"

@@ -30,7 +30,7 @@ class DoctorDaemonCacheTest {
                     tmp.resolve("none.sock"), false), null);
             long free = Files.getFileStore(disk).getUsableSpace();
             CacheCalls.Stats stats = new CacheCalls.Stats("auto", disk.toString(), 0, 1 << 20, 1L << 30, free, 0, 0, 0,
-                    Map.of(), List.of(), List.of());
+                    Map.of(), List.of(), List.of(), 0, 0);
             Doctor.Daemon warpd = new Doctor.Daemon(null, stats, null);
             assertThat(d.daemonCacheDir(warpd).status()).isEqualTo(Doctor.Status.PASS);
             for (int i = 0; i < 3000; i++) {
@@ -65,7 +65,7 @@ class DoctorDaemonCacheTest {
             Doctor d = new Doctor(new Doctor.Settings(Optional.empty(), Optional.empty(), tmp.resolve("c"), 1,
                     tmp.resolve("none.sock"), false), null);
             CacheCalls.Stats stats = new CacheCalls.Stats("auto", disk.toString(), 0, 1L << 30, 1L << 30,
-                    Files.getFileStore(disk).getUsableSpace(), 0, 0, 0, Map.of(), List.of(), List.of());
+                    Files.getFileStore(disk).getUsableSpace(), 0, 0, 0, Map.of(), List.of(), List.of(), 0, 0);
             Doctor.Check c = d.daemonCacheDir(new Doctor.Daemon(null, stats, null));
             assertThat(c.status()).isEqualTo(Doctor.Status.WARN);
             assertThat(c.detail()).contains("under the free-space floor", "caches nothing new");
@@ -84,14 +84,14 @@ class DoctorDaemonCacheTest {
         // 3 GB cached, 1 GB free, a floor of 1.5 GB: 500 MB of its blocks go at the next write.
         Doctor.Check evicts = d.daemonCacheDir(new Doctor.Daemon(null, new CacheCalls.Stats("auto", cache.toString(),
                 3_000_000_000L, 10_000_000_000L, 1_500_000_000L, 1_000_000_000L, 3000, 0, 0, Map.of(), List.of(),
-                List.of()), null));
+                List.of(), 0, 0), null));
         assertThat(evicts.status()).isEqualTo(Doctor.Status.WARN);
         assertThat(evicts.detail()).contains("under the free-space floor of 1.5 GB",
                 "at its next write warpd evicts 500.0 MB of its blocks", "holds at most 2.5 GB");
         // 200 MB cached cannot make up 500 MB: then nothing new is cached.
         Doctor.Check nothing = d.daemonCacheDir(new Doctor.Daemon(null, new CacheCalls.Stats("auto", cache.toString(),
                 200_000_000L, 10_000_000_000L, 1_500_000_000L, 1_000_000_000L, 200, 0, 0, Map.of(), List.of(),
-                List.of()), null));
+                List.of(), 0, 0), null));
         assertThat(nothing.detail()).contains("cannot make up the 500.0 MB missing", "caches nothing new");
     }
 
@@ -103,7 +103,7 @@ class DoctorDaemonCacheTest {
         Doctor d = new Doctor(new Doctor.Settings(Optional.empty(), Optional.empty(), tmp.resolve("c"), 1,
                 tmp.resolve("none.sock"), false), null);
         CacheCalls.Stats stats = new CacheCalls.Stats("auto", cache.toString(), 19_000_000, 20_000_000, 0,
-                Files.getFileStore(cache).getUsableSpace(), 19, 0, 0, Map.of(), List.of(), List.of());
+                Files.getFileStore(cache).getUsableSpace(), 19, 0, 0, Map.of(), List.of(), List.of(), 0, 0);
         Doctor.Daemon warpd = new Doctor.Daemon(null, stats, null);
         assertThat(d.daemonCacheDir(warpd).status()).isEqualTo(Doctor.Status.PASS);
         Files.delete(cache.resolve("v1/tmp"));
@@ -125,7 +125,7 @@ class DoctorDaemonCacheTest {
                 tmp.resolve("none.sock"), false), null);
         long free = Files.getFileStore(cache).getUsableSpace();
         CacheCalls.Stats stats = new CacheCalls.Stats("auto", cache.toString(), 0, 1 << 20, 0, free, 0, 0, 0,
-                Map.of("cache_writes_skipped", 1525L), List.of(), List.of());
+                Map.of("cache_writes_skipped", 1525L), List.of(), List.of(), 0, 0);
         Doctor.Daemon warpd = new Doctor.Daemon(null, stats, null);
         assertThat(d.daemonCacheDir(warpd).status()).isEqualTo(Doctor.Status.PASS);
         assertThat(new ProcessBuilder("mount", "--bind", v1.toString(), v1.toString()).inheritIO().start().waitFor())

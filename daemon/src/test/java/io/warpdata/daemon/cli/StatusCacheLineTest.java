@@ -17,7 +17,7 @@ class StatusCacheLineTest {
     Path tmp;
 
     private CacheCalls.Stats stats(long used, long limit, long floor, long free) {
-        return new CacheCalls.Stats("auto", tmp.toString(), used, limit, floor, free, 0, 0, 0, Map.of(), List.of(), List.of());
+        return new CacheCalls.Stats("auto", tmp.toString(), used, limit, floor, free, 0, 0, 0, Map.of(), List.of(), List.of(), 0, 0);
     }
 
     @Test
@@ -53,7 +53,7 @@ class StatusCacheLineTest {
         java.nio.file.attribute.FileTime before = java.nio.file.Files.getLastModifiedTime(dir);
         Thread.sleep(20);
         CacheCalls.Stats c = new CacheCalls.Stats("auto", tmp.resolve("c").toString(), 0, 1L << 30, 1L << 20,
-                java.nio.file.Files.getFileStore(tmp).getUsableSpace(), 0, 0, 0, Map.of(), List.of(), List.of());
+                java.nio.file.Files.getFileStore(tmp).getUsableSpace(), 0, 0, 0, Map.of(), List.of(), List.of(), 0, 0);
         Doctor.cacheCheck(c, false);
         assertThat(java.nio.file.Files.getLastModifiedTime(dir)).as("no file made and deleted there").isEqualTo(before);
         Doctor.cacheCheck(c, true);

@@ -87,6 +87,9 @@ class MetricsIT {
                     .isGreaterThanOrEqualTo(2);
             assertThat(histogram(after, "warp_fuse_first_read_seconds").getSampleCount())
                     .as("each file's read at offset 0").isEqualTo(2);
+            assertThat(value(after, "warp_cache_spare_members", Map.of()))
+                    .as("exported; none here: the cache index holds far fewer than 32,768 members").isZero();
+            assertThat(value(after, "warp_cache_spare_member_memory_bytes", Map.of())).isZero();
             double gets = value(after, "warp_store_gets_total", Map.of());
             Metrics.Histogram getBytes = histogram(after, "warp_store_get_bytes");
             assertThat(gets).isGreaterThanOrEqualTo(1);

@@ -15,10 +15,13 @@ public final class CacheCalls {
      * @param dir       the cache directory, empty without a disk cache
      * @param freeBytes free space usable on the cache's file system, null without a disk cache
      * @param readsBySource reads and bytes by where they came from, in the order the read plan tries them
+     * @param spareMembers members kept on disk past the cache index's 32,768 (counted in {@code blocks})
+     * @param spareMemberMemoryBytes memory outside warpd's heap those members take (about 60 bytes each)
      */
     public record Stats(String mode, String dir, long sizeBytes, long limitBytes, long freeFloorBytes, Long freeBytes,
                         long blocks, double hitRate, double prefetchEfficiency, Map<String, Long> counters,
-                        List<ReadSourceCount> readsBySource, List<MirrorStatus> mirrors) {
+                        List<ReadSourceCount> readsBySource, List<MirrorStatus> mirrors, long spareMembers,
+                        long spareMemberMemoryBytes) {
         public Stats {
             counters = counters == null ? Map.of() : counters;
             readsBySource = readsBySource == null ? List.of() : List.copyOf(readsBySource);

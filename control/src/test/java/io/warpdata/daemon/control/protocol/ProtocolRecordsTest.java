@@ -56,7 +56,7 @@ class ProtocolRecordsTest {
                 new InfoCall.DerivedFromInfo("ws/parent", "cd".repeat(32), "main", Map.of("where", "label = 'cat'")))));
         m.put(Calls.CACHE_STATS, List.of(Empty.INSTANCE, new CacheCalls.Stats("disk", "/var/cache/warp", 10, 100, 5,
                 null, 2, 0.5, 0.25, Map.of("gets_issued", 4L),
-                List.of(new ReadSourceCount("member_get", 3, 90_000), new ReadSourceCount("blocks", 2, 1 << 20)), MIRRORS)));
+                List.of(new ReadSourceCount("member_get", 3, 90_000), new ReadSourceCount("blocks", 2, 1 << 20)), MIRRORS, 7, 4096)));
         m.put(Calls.CACHE_GC, List.of(new CacheCalls.GcRequest(new ByteCount(1000)), new CacheCalls.GcReply(10, 5, 1, 5)));
         m.put(Calls.CACHE_VERIFY, List.of(Empty.INSTANCE, new CacheCalls.VerifyReply(4, 400, 1, 100, 0, 2),
                 new CacheCalls.VerifyProgress(200, 400)));
@@ -125,6 +125,9 @@ class ProtocolRecordsTest {
         assertThat(fieldNames(status)).containsExactlyInAnyOrder("version", "mount", "remote", "mode", "started_at",
                 "uptime_seconds", "open_files", "open_directories", "recent_errors", "store", "mirrors", "peer",
                 "passthrough", "endpoint");
+        JsonNode cache = Wire.tree(samples().get(Calls.CACHE_STATS).get(1));
+        assertThat(cache.path("spare_members").asLong()).as("docs/control.md names these").isEqualTo(7);
+        assertThat(cache.path("spare_member_memory_bytes").asLong()).isEqualTo(4096);
         assertThat(fieldNames(status.path("passthrough"))).as("docs/control.md names these")
                 .containsExactlyInAnyOrder("state", "reason", "opens", "local_copies", "local_copy_bytes");
         assertThat(fieldNames(status.path("mirrors").get(0))).as("what status, cache stats and stats.json show of a mirror")

@@ -31,7 +31,7 @@ public final class CacheStatsOperation extends TypedOperation<Empty, CacheCalls.
                 s.freeFloorBytes(), freeBytes(s.dir()), s.blocks(), s.hitRate(),
                 prefetched == 0 ? 0.0 : (double) prefetchHits / prefetched, s.counters(),
                 ReadSources.of(s.bySource()),
-                MirrorStatuses.of(cache.remoteTiers()));
+                MirrorStatuses.of(cache.remoteTiers()), s.spareMembers(), s.spareMemoryBytes());
     }
 
     /** Free space (usable by warpd) on the cache directory's file system; null without a disk cache. */
