@@ -11,7 +11,8 @@ checked against its SHA-256:
             loader `warpctl init` writes does
   noplan    a plain shuffled reader: no order told
 
-It reports per epoch the bytes warpd fetched over the bytes read, its GETs, and files a second;
+It reports per epoch the bytes warpd fetched over the bytes read, its GETs, files a second and
+warpd's peak resident memory so far (VmHWM);
 with --before JAR the same for another build, the peer of the run (same data, same machine).
 The defaults (120,000 members of 6-14 KB in ten 130 MB shards through a 1,100 MB cache)
 hold the shape of ImageNet in the default 100 GB cache at 1/100 the size: data about 1.6x the
@@ -175,6 +176,8 @@ class Epochs(scale.Run):
                         for e in range(a.epochs):
                             row = {"jar": label, "mode": mode, "network": a.network, "epoch": e + 1,
                                    **self.epoch(jar, root, names, hashes, 1000 + e, mode)}
+                            # warpd's peak resident memory so far (VmHWM: this warpd, every epoch until now)
+                            row["warpd_peak_rss_mib"] = round((scale.hwm_kib(self.procs["warpd"].pid) or 0) / 1024)
                             scale.log(json.dumps(row))
                             results.append(row)
                     finally:
@@ -189,12 +192,13 @@ class Epochs(scale.Run):
 
 def report(rows, a):
     print(f"\nshuffled epochs in a row: {a.members} members of {a.lo}-{a.hi} bytes in {a.shards} shards, "
-          f"--cache-size {a.cache_size}, {a.readers} readers, network {a.network}; fetched / read (GETs, files a second)")
+          f"--cache-size {a.cache_size}, {a.readers} readers, network {a.network}; fetched / read (GETs, files a second), warpd's peak RSS")
     keys = sorted({(r["jar"], r["mode"]) for r in rows})
     for jar, mode in keys:
-        cells = [f"{r['fetched_over_read']:.2f}x ({r['gets']}, {r['files_per_s']}/s)" for r in rows
-                 if r["jar"] == jar and r["mode"] == mode]
-        print(f"  {jar:6} {mode:6}  " + "  ".join(cells))
+        mine = [r for r in rows if r["jar"] == jar and r["mode"] == mode]
+        cells = [f"{r['fetched_over_read']:.2f}x ({r['gets']}, {r['files_per_s']}/s)" for r in mine]
+        peak = max((r.get("warpd_peak_rss_mib") or 0) for r in mine)
+        print(f"  {jar:6} {mode:6}  " + "  ".join(cells) + f"  peak RSS {peak} MiB")
 
 
 def main():
