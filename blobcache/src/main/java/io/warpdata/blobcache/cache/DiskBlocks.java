@@ -1150,11 +1150,6 @@ final class DiskBlocks implements BlockStorage {
         return index.estimatedSize() + held.size() + spare.count();
     }
 
-    /** Members kept past the index's count bound ({@link SpareMembers}; tests). */
-    int spareCount() {
-        return spare.count();
-    }
-
     @Override
     public long spareMembers() {
         return spare.count();

@@ -716,14 +716,13 @@ class MemberReadsTest {
                 disk.put(MemberReads.key(hash), hash, member, 0, member.length, null);
             }
             assertThat(disk.blockCount()).isEqualTo(30);
-            assertThat(disk.spareCount()).isEqualTo(22);
             assertThat(disk.spareMembers()).as("as stats show them").isEqualTo(22);
             assertThat(disk.spareMemoryBytes()).as("their ring, outside the heap").isPositive();
             assertThat(disk.sizeBytes()).isEqualTo(weights);
             assertThat(metrics.evictions.sum()).isZero();
             assertThat(metrics.membersSpared.sum()).isEqualTo(22);
             assertAllRead(disk, contents);
-            assertThat(disk.spareCount()).as("read back into the index, others out of it").isEqualTo(22);
+            assertThat(disk.spareMembers()).as("read back into the index, others out of it").isEqualTo(22);
             assertThat(metrics.spareMemberHits.sum()).isGreaterThanOrEqualTo(22);
             assertThat(disk.sizeBytes()).isEqualTo(weights);
         } finally {
@@ -733,7 +732,7 @@ class MemberReadsTest {
         DiskBlocks reopened = new DiskBlocks(dir, 1L << 30, 0, 16, new ReadMetrics(), null, 8, 100);
         try {
             assertThat(reopened.blockCount()).as("kept across a restart").isEqualTo(30);
-            assertThat(reopened.spareCount()).isEqualTo(22);
+            assertThat(reopened.spareMembers()).isEqualTo(22);
             assertAllRead(reopened, contents);
             assertThat(reopened.verify(null, b -> { }, () -> false).blocksChecked()).isEqualTo(30);
         } finally {
@@ -742,7 +741,7 @@ class MemberReadsTest {
         DiskBlocks smaller = new DiskBlocks(dir, 1L << 30, 0, 16, new ReadMetrics(), null, 8, 10);
         try {
             assertThat(smaller.blockCount()).as("a smaller spare bound at restart").isEqualTo(18);
-            assertThat(smaller.spareCount()).isEqualTo(10);
+            assertThat(smaller.spareMembers()).isEqualTo(10);
         } finally {
             smaller.close();
         }
@@ -764,7 +763,7 @@ class MemberReadsTest {
                 disk.put(MemberReads.key(hash), hash, member, 0, member.length, null);
             }
             assertThat(disk.blockCount()).isEqualTo(60);
-            assertThat(disk.spareCount()).isEqualTo(52);
+            assertThat(disk.spareMembers()).isEqualTo(52);
             byte[] block = TestBlobs.bytes(64 * 1024, 33);
             BlobId blob = BlobId.of(block);
             BlobId list = BlobId.of(new byte[] {3});
@@ -776,14 +775,14 @@ class MemberReadsTest {
             for (int b = 0; b < 8; b++) {
                 assertThat(disk.contains(new BlockKey(blob, 64 * 1024, b))).as("block %d", b).isTrue();
             }
-            int spare = disk.spareCount();
-            assertThat(spare).isBetween(1, 51);
+            long spare = disk.spareMembers();
+            assertThat(spare).isBetween(1L, 51L);
             assertThat(hashes.stream().filter(h -> disk.contains(MemberReads.key(h))).count())
                     .as("the indexed members stay").isEqualTo(8 + spare);
             assertThat(filesUnder(dir.resolve("v1/blocks"))).isEqualTo(disk.blockCount());
 
             disk.gc(disk.sizeBytes() - 1);
-            assertThat(disk.spareCount()).as("gc takes a spare member first").isEqualTo(spare - 1);
+            assertThat(disk.spareMembers()).as("gc takes a spare member first").isEqualTo(spare - 1);
             disk.gc(0);
             assertThat(disk.sizeBytes()).isZero();
             assertThat(disk.blockCount()).isZero();
@@ -806,7 +805,7 @@ class MemberReadsTest {
                 BlobId hash = BlobId.of(member);
                 disk.put(MemberReads.key(hash), hash, member, 0, member.length, null);
             }
-            assertThat(disk.spareCount()).isEqualTo(4);
+            assertThat(disk.spareMembers()).isEqualTo(4);
             List<byte[]> spares = contents.stream().filter(m -> disk.spare(MemberReads.key(BlobId.of(m)))).toList();
             assertThat(spares).hasSize(4);
             BlockKey header = MemberReads.key(BlobId.of(spares.get(0)));
