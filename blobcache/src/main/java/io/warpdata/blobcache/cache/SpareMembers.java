@@ -138,12 +138,14 @@ final class SpareMembers {
             return false;
         }
         long[] h = longs(id);
-        if (kept.find(h) < 0) {
+        if (!passed.ensureRoom()) {
+            return kept.find(h) >= 0; // it stays with the kept ones
+        }
+        int len = kept.take(h);
+        if (len < 0) {
             return false;
         }
-        if (passed.ensureRoom()) { // else it stays with the kept ones
-            passed.add(h, kept.take(h), pass);
-        }
+        passed.add(h, len, pass);
         return true;
     }
 
@@ -365,7 +367,7 @@ final class SpareMembers {
 
         /** The pass of the oldest member; only when {@link #count} is positive. */
         int headPass() {
-            return slots.getInt((long) head * SLOT + PASS);
+            return pass(head);
         }
 
         /** Removes the oldest member, its hash into {@code h}; its length. */
@@ -389,7 +391,7 @@ final class SpareMembers {
                 if (len != GONE) {
                     hash(slot, h);
                     if (other.ensureRoom()) {
-                        other.add(h, len, slots.getInt((long) slot * SLOT + PASS));
+                        other.add(h, len, pass(slot));
                     } else {
                         lost.add(new Spare(id(h), len));
                     }
@@ -438,6 +440,10 @@ final class SpareMembers {
 
         private int length(int slot) {
             return slots.getInt((long) slot * SLOT + LENGTH);
+        }
+
+        private int pass(int slot) {
+            return slots.getInt((long) slot * SLOT + PASS);
         }
 
         private int tableAt(int t) {
