@@ -46,6 +46,14 @@ final class CacheDirectory implements AutoCloseable {
     private final AtomicLong tmpCounter = new AtomicLong();
     /** Which of the 256 block subdirectories are known to exist (made on first use). */
     private final AtomicIntegerArray shardMade = new AtomicIntegerArray(256);
+    /**
+     * How long {@code blocks/} must be left alone before a block folder deleted under warpd is
+     * made again: 5 s, as {@code v1/} ({@code DiskBlocks.REMAKE_AFTER_NANOS}). A folder made again
+     * while an {@code rm -rf} is under way makes the rm fail ("Directory not empty").
+     */
+    static final long SHARD_REMAKE_QUIET_MILLIS = 5_000;
+    /** {@code blocks/}'s modification time after warpd last made a folder in it: its own change, not a deletion. */
+    private FileTime blocksChangedHere;
 
     /** A valid block file found at start. */
     record Found(BlockKey key, BlockFile.Header header, Path path, FileTime mtime) {
@@ -256,7 +264,10 @@ final class CacheDirectory implements AutoCloseable {
     void makeShard(BlockKey key) throws IOException {
         int shard = shardOf(key);
         if (shardMade.get(shard) == 0) {
-            Files.createDirectories(path(key).getParent());
+            Path folder = path(key).getParent();
+            if (!Files.isDirectory(folder)) {
+                makeFolder(folder); // not blocks/ itself: gone, remakeIfGone makes it again, after its wait
+            }
             shardMade.set(shard, 1);
         }
     }
@@ -264,22 +275,41 @@ final class CacheDirectory implements AutoCloseable {
     /**
      * Makes the subdirectory of {@code key} again, found gone at a rename: a user freeing space
      * deleted {@code blocks/*} under a running warpd, and every block of the shards not made again
-     * was served without being cached, for good, until a restart (audit 35).
+     * was served without being cached, for good, until a restart (audit 35). Only once
+     * {@code blocks/} has been left alone {@link #SHARD_REMAKE_QUIET_MILLIS} (its modification time
+     * that old, or warpd's own last change): until then a deletion may be under way, and a
+     * folder made again in it makes a user's {@code rm -rf} of the cache stop with "Directory not
+     * empty" (session 44's CI).
      *
-     * @throws IOException if it cannot be made
+     * @throws IOException if it cannot be made, or not yet
      */
-    void remakeShard(BlockKey key) throws IOException {
+    synchronized void remakeShard(BlockKey key) throws IOException {
         Path shard = path(key).getParent();
-        if (!Files.isDirectory(shard.getParent())) {
+        FileTime changed;
+        try {
+            changed = Files.getLastModifiedTime(blocksDir);
+        } catch (java.nio.file.NoSuchFileException e) {
             // blocks/ itself is gone: remakeIfGone makes the cache's folders again, after its wait
-            throw new java.nio.file.NoSuchFileException(shard.getParent().toString(), null, "the cache's blocks folder is gone");
+            throw new java.nio.file.NoSuchFileException(blocksDir.toString(), null, "the cache's blocks folder is gone");
         }
+        long age = System.currentTimeMillis() - changed.toMillis();
+        if (!changed.equals(blocksChangedHere) && Math.abs(age) < SHARD_REMAKE_QUIET_MILLIS) {
+            throw new java.nio.file.NoSuchFileException(shard.toString(), null, "deleted, and the cache's blocks folder"
+                    + " changed " + age + " ms ago (a deletion under way?): made again once it is left alone "
+                    + SHARD_REMAKE_QUIET_MILLIS / 1000 + " s");
+        }
+        makeFolder(shard);
+        shardMade.set(shardOf(key), 1);
+    }
+
+    /** Makes a block folder (not its parents) and notes {@code blocks/}'s new modification time as warpd's own. */
+    private synchronized void makeFolder(Path shard) throws IOException {
         try {
             Files.createDirectory(shard);
         } catch (java.nio.file.FileAlreadyExistsException e) {
             // another writer made it first
         }
-        shardMade.set(shardOf(key), 1);
+        blocksChangedHere = Files.getLastModifiedTime(blocksDir);
     }
 
     /** The subdirectory number of {@code key}: its blob id's first byte. */

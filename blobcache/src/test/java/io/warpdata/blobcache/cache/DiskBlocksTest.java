@@ -266,6 +266,7 @@ class DiskBlocksTest {
                 }
             }
             assertThat(blocks).isEmptyDirectory();
+            leftAlone(blocks); // the user's rm is over: the folders are made again at the next write
             // The deleted block is a miss, forgotten quietly: not a damaged block (no warning, not counted).
             BlockKey gone = new BlockKey(blob, BS, 0);
             assertThat(cache.get(gone, 0, java.nio.ByteBuffer.allocate(BS), 0, BS)).isFalse();
@@ -278,6 +279,64 @@ class DiskBlocksTest {
         } finally {
             cache.close();
         }
+    }
+
+    /**
+     * Session 44's CI: an {@code rm -rf} of the cache directory under a running warpd stopped with
+     * "v1/blocks: Directory not empty", as a write made a block folder again in {@code blocks/}
+     * after the rm had listed it. A block folder is made again only once {@code blocks/} has been
+     * left alone 5 s; warpd's own folders made meanwhile do not count as a change.
+     */
+    @Test
+    void blockFoldersAreNotMadeAgainWhileTheirFolderIsBeingDeletedFrom() throws Exception {
+        ReadMetrics metrics = new ReadMetrics();
+        DiskBlocks cache = new DiskBlocks(dir, 64L << 20, 0, 16, metrics, null);
+        try {
+            // Three blobs in three block folders.
+            java.util.List<byte[]> datas = new java.util.ArrayList<>();
+            java.util.Set<String> folders = new java.util.HashSet<>();
+            for (int seed = 20; datas.size() < 3; seed++) {
+                byte[] d = TestBlobs.bytes(2 * BS, seed);
+                if (folders.add(BlobId.of(d).hex().substring(0, 2))) {
+                    datas.add(d);
+                }
+            }
+            for (byte[] d : datas) {
+                putAndReadBack(cache, BlobId.of(d), d, 0);
+            }
+            Path blocks = dir.resolve(CacheDirectory.FORMAT_DIR).resolve("blocks");
+            try (Stream<Path> shards = Files.list(blocks)) {
+                for (Path shard : shards.toList()) {
+                    try (Stream<Path> files = Files.walk(shard)) {
+                        for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                            Files.delete(f);
+                        }
+                    }
+                }
+            }
+            // An rm is (as far as warpd can tell) still under way: the write is skipped, no folder made.
+            BlobId first = BlobId.of(datas.get(0));
+            cache.put(new BlockKey(first, BS, 1), first, datas.get(0), BS, BS, null);
+            assertThat(metrics.cacheWritesSkipped.sum()).as("the write that found its folder gone").isEqualTo(1);
+            assertThat(blocks).as("nothing made in it: the rm's rmdir would succeed").isEmptyDirectory();
+            // Left alone 5 s: made again; the next folders too, at once, though blocks/ just changed (warpd's own change).
+            leftAlone(blocks);
+            for (byte[] d : datas) {
+                putAndReadBack(cache, BlobId.of(d), d, 1);
+            }
+            assertThat(metrics.cacheWritesSkipped.sum()).as("no write skipped once left alone").isEqualTo(1);
+            try (Stream<Path> shards = Files.list(blocks)) {
+                assertThat(shards.map(f -> f.getFileName().toString())).containsExactlyInAnyOrderElementsOf(folders);
+            }
+        } finally {
+            cache.close();
+        }
+    }
+
+    /** Sets {@code blocks/}'s modification time past the wait, as if the user's deletion ended that long ago. */
+    private static void leftAlone(Path blocks) throws IOException {
+        Files.setLastModifiedTime(blocks, java.nio.file.attribute.FileTime.fromMillis(
+                System.currentTimeMillis() - CacheDirectory.SHARD_REMAKE_QUIET_MILLIS - 1_000));
     }
 
     /**

@@ -401,10 +401,11 @@ class FaultsUnderLoadIT {
         mountWarpd(work.resolve("cache-deleted"));
         Pass pass = new Pass(0.004);
         pass.awaitProgress(EARLY);
-        // As a user would: rm -rf again when it says "Directory not empty". warpd makes a shard's
-        // folder (blocks/ab) again when a write finds it gone while blocks/ is still there (a user
-        // who deleted blocks/* gets caching back), so an rm -rf under load can lose that race once.
+        // As a user would: rm -rf again when it says "Directory not empty". A temp file warpd
+        // starts in tmp/ while the rm empties it can make it so. Not a block folder made again:
+        // warpd waits until blocks/ is left alone 5 s (session 44's CI lost that race once).
         Shell.Result rm = Shell.run("rm", "-rf", cache.toString());
+        assertThat(rm.err()).as("no block folder made again under the rm").doesNotContain("blocks");
         for (int attempt = 1; attempt < 10 && (rm.exit() != 0 || Files.exists(cache)); attempt++) {
             Thread.sleep(50);
             rm = Shell.run("rm", "-rf", cache.toString());
