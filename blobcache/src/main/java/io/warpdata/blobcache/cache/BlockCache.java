@@ -179,7 +179,12 @@ public final class BlockCache implements BlobReader {
         this.orders = config.mode().fetches() && config.maxPrefetchBytes() > 0
                 ? new OrderPrefetcher(lists, config.retry().readDeadline(), OrderPrefetcher.aheadBytes(config),
                         OrderPrefetcher.keepsBytes(storage), storage.heldRoomBytes(), config.mode() != CacheMode.HYBRID,
-                        maxPlanBytes, storage::newPass)
+                        maxPlanBytes, storage::newPass, () -> metrics.diskKeeps(ReadExecutor.UNKEPT_WINDOW_NANOS),
+                        () -> {
+                            if (storage.keepsNothingNow()) {
+                                metrics.diskKeepsNothing();
+                            }
+                        })
                 : null;
         this.members = new MemberReads(config, metrics, storage, fetcher, lists, suspects, executor);
         this.scheduler = new FetchScheduler(config, metrics, storage, fetcher, executor, suspects, orders, members);

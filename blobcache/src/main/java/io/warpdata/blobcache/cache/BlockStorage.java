@@ -40,6 +40,16 @@ interface BlockStorage extends Tier, AutoCloseable {
     long freeFloorBytes();
 
     /**
+     * Whether a block given now would surely not be kept, found by looking, not by a write: even
+     * with all it holds evicted there is no room for a block above its free-space floor, or its
+     * directory is gone or another process's. For an order plan that starts before any write
+     * was skipped, and would otherwise fetch its whole horizon into memory at once. False by default.
+     */
+    default boolean keepsNothingNow() {
+        return false;
+    }
+
+    /**
      * Evicts until at most {@code limitBytes} are held.
      *
      * @return bytes freed

@@ -1156,6 +1156,12 @@ final class DiskBlocks implements BlockStorage {
     }
 
     @Override
+    public boolean keepsNothingNow() {
+        return takenOver || dir.broken()
+                || floor.usableBytes() + sizeBytes() < floor.bytes() + BlockFile.headerLength(1 << 20) + (1L << 20);
+    }
+
+    @Override
     public long spareMemoryBytes() {
         return spare.memoryBytes();
     }

@@ -338,6 +338,9 @@ final class FetchScheduler {
         if (p.byFile) {
             return followFiles(p);
         }
+        if (!p.diskKeeps() && orders.toFilesWhileUnkept()) {
+            return true; // it goes on by file: the walk takes the new plan next
+        }
         OrderPrefetcher.PlannedRun r = orders.step(p, rate.runBytes());
         if (r == null) {
             return false;
@@ -391,8 +394,9 @@ final class FetchScheduler {
         // The plan's own files past its reader are the bound (files vary in size; the horizon
         // counts them at their mean): past what the cache holds for them, the first fetched would
         // compete for their place unread.
-        if (p.leadBytes() + p.meanWeight > p.leadLimit
-                && orders.waitForRoom(p, () -> p.leadBytes() + p.meanWeight > p.leadLimit)) {
+        // While the disk keeps nothing, the memory tier bounds it (FollowedPlan.UNKEPT_AHEAD_BYTES).
+        if (p.leadBytes() + p.meanWeight > p.leadLimitNow()
+                && orders.waitForRoom(p, () -> p.leadBytes() + p.meanWeight > p.leadLimitNow())) {
             return false;
         }
         BlobMember m = orders.fileStep(p);

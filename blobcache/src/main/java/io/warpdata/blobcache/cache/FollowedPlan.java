@@ -4,6 +4,7 @@ import io.warpdata.manifest.BlockHashList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BooleanSupplier;
 
 /**
  * One order plan being followed by the {@link OrderPrefetcher}, and what it plans: how far
@@ -60,11 +61,31 @@ final class FollowedPlan {
     final long leadLimit;
     /** Files of margin in {@link #leadLimit}. */
     static final int LEAD_MARGIN_FILES = 4;
+    /**
+     * How far past its reader a plan fetches while the disk keeps nothing ({@link #diskKeeps}):
+     * 8 MiB, a quarter of the 32 MiB memory tier that is then all that holds what was fetched
+     * ahead, as read-ahead's ({@link ReadExecutor#UNKEPT_READ_AHEAD_BLOCKS}). Further ahead, what
+     * was fetched first was pushed out before its reader came, and fetched again.
+     */
+    static final long UNKEPT_AHEAD_BYTES = (long) ReadExecutor.UNKEPT_READ_AHEAD_BLOCKS * OrderPlan.GRAIN_BYTES;
+    /** Whether the disk keeps what is fetched now ({@link ReadMetrics#diskKeeps}). */
+    private final BooleanSupplier diskKeeps;
+    /** By file: {@link #aheadFiles} while the disk keeps nothing. */
+    private final int unkeptFiles;
+    /** {@link #aheadGrains} while the disk keeps nothing. */
+    private final int unkeptGrains;
+    /** By file: {@link #leadLimit} while the disk keeps nothing. */
+    private final long unkeptLeadLimit;
 
-    /** @param aheadBytes how far past its reader the plan fetches */
-    FollowedPlan(String name, OrderPlan plan, long aheadBytes, boolean byFile) {
+    /**
+     * @param aheadBytes how far past its reader the plan fetches
+     * @param diskKeeps  whether the disk keeps what is fetched now: while it does not, the plan
+     *                   fetches no further than {@link #UNKEPT_AHEAD_BYTES} past its reader
+     */
+    FollowedPlan(String name, OrderPlan plan, long aheadBytes, boolean byFile, BooleanSupplier diskKeeps) {
         this.name = name;
         this.plan = plan;
+        this.diskKeeps = diskKeeps;
         this.aheadGrains = (int) Math.max(1, Math.min(Integer.MAX_VALUE, aheadBytes / OrderPlan.GRAIN_BYTES));
         this.byFile = byFile;
         // By file: at their weight in the cache (a block file's header each), less the one being read.
@@ -74,23 +95,48 @@ final class FollowedPlan {
         this.aheadBytes = aheadBytes;
         this.meanWeight = weight;
         this.leadLimit = Math.max(weight, aheadBytes - LEAD_MARGIN_FILES * weight);
+        long unkept = Math.min(aheadBytes, UNKEPT_AHEAD_BYTES);
+        this.unkeptFiles = (int) Math.max(1, Math.min(aheadFiles, unkept / weight - 1));
+        this.unkeptGrains = (int) Math.max(1, Math.min(aheadGrains, unkept / OrderPlan.GRAIN_BYTES));
+        this.unkeptLeadLimit = Math.max(weight, Math.min(leadLimit, unkept - LEAD_MARGIN_FILES * weight));
+    }
+
+    /** Whether the disk keeps what the plan fetches now: if not, it fetches no further than {@link #UNKEPT_AHEAD_BYTES} ahead. */
+    boolean diskKeeps() {
+        return diskKeeps.getAsBoolean();
+    }
+
+    /** By file: how many positions past its reader's the plan fetches now ({@link #aheadFiles}, less while the disk keeps nothing). */
+    int aheadFilesNow() {
+        return diskKeeps() ? aheadFiles : unkeptFiles;
+    }
+
+    /** How many grains past its reader's the plan fetches now ({@link #aheadGrains}, less while the disk keeps nothing). */
+    int aheadGrainsNow() {
+        return diskKeeps() ? aheadGrains : unkeptGrains;
+    }
+
+    /** By file: the most its files past the reader may weigh now ({@link #leadLimit}, less while the disk keeps nothing). */
+    long leadLimitNow() {
+        return diskKeeps() ? leadLimit : unkeptLeadLimit;
     }
 
     PlanStatus status(String state) {
         return new PlanStatus(name, plan.description(), plan.members(), plan.blobCount(), plan.plannedBytes(),
                 reached.get(), next, byFile ? plan.members() : plan.grains(), fetchedBlocks.sum(), plan.heldBytes(),
-                state, byFile, aheadBytes);
+                state, byFile, diskKeeps() ? aheadBytes : Math.min(aheadBytes, UNKEPT_AHEAD_BYTES));
     }
 
     /**
      * How far the plan may fetch now: by block, the grains in order needed up to the reader's
      * position, plus the horizon; by file, the positions up to the reader's plus the horizon.
+     * Less while the disk keeps nothing ({@link #UNKEPT_AHEAD_BYTES}).
      */
     int horizon() {
         if (byFile) {
-            return (int) Math.min(plan.members(), reached.get() + 1L + aheadFiles);
+            return (int) Math.min(plan.members(), reached.get() + 1L + aheadFilesNow());
         }
-        long h = (long) plan.grainsNeededBy(reached.get()) + aheadGrains;
+        long h = (long) plan.grainsNeededBy(reached.get()) + aheadGrainsNow();
         return (int) Math.min(plan.grains(), h);
     }
 
@@ -131,13 +177,16 @@ final class FollowedPlan {
         leadBytes += weight;
     }
 
-    /** Whether some grain of {@code block} of the plan's blob {@code blob} is needed, by a position up to {@code limitNeed}. */
-    boolean wanted(int blob, BlockHashList list, int block, int limitNeed) {
+    /**
+     * Whether some grain of {@code block} of the plan's blob {@code blob} is needed first by a
+     * position from {@code fromNeed} up to {@code limitNeed}.
+     */
+    boolean wanted(int blob, BlockHashList list, int block, int fromNeed, int limitNeed) {
         long from = (long) block * list.blockSize();
         long to = from + list.blockLength(block);
         for (int g = (int) (from / OrderPlan.GRAIN_BYTES); (long) g * OrderPlan.GRAIN_BYTES < to; g++) {
             int need = plan.need(blob, g);
-            if (need >= 0 && need <= limitNeed) {
+            if (need >= fromNeed && need <= limitNeed) {
                 return true;
             }
         }

@@ -61,7 +61,10 @@ import java.util.function.BooleanSupplier;
  *     past the reader's position are fetched (neighbours included): {@code max(256 MiB,
  *     cache limit / 8)}, at most 4 GiB and half the cache; in remote mode half the memory cache.
  *     What a plan fetched and nobody read yet therefore never exceeds that, and a plan the reader
- *     does not follow costs no more than that once.</li>
+ *     does not follow costs no more than that once. While the disk keeps nothing (a write
+ *     skipped in the last 10 s) what was fetched ahead waits in the 32 MiB memory tier only: a plan
+ *     then fetches files if it can ({@link #toFilesWhileUnkept}), no further than
+ *     {@link FollowedPlan#UNKEPT_AHEAD_BYTES} ahead, and nothing its reader has passed.</li>
  * <li><b>In flight:</b> runs are queued within the read-ahead budget ({@code maxPrefetchBytes},
  *     128 MiB by default, shared with read-ahead) and fetched by the read-ahead workers (3/4 of
  *     the GETs at most); their buffers are within {@code maxInFlightBytes}.</li>
@@ -137,6 +140,10 @@ final class OrderPrefetcher {
     private final AtomicLong lastFailureLog = new AtomicLong(System.nanoTime() - FAILURE_LOG_EVERY.toNanos());
     private volatile boolean closed;
     private final Runnable newPass;
+    /** Whether the disk keeps what is fetched now ({@link ReadMetrics#diskKeeps}). */
+    private final BooleanSupplier diskKeeps;
+    /** Looks whether the disk can keep anything now, before any write, for a plan starting ({@link BlockStorage#keepsNothingNow}). */
+    private final Runnable lookAtDisk;
 
     /**
      * @param listDeadline how long a step may wait for a block hash list
@@ -147,10 +154,19 @@ final class OrderPrefetcher {
      * @param maxPlanBytes memory all plans may hold ({@link #MAX_PLAN_BYTES})
      * @param newPass    told when a plan by file starts with no other followed: a new pass over the
      *                   data begins ({@link BlockStorage#newPass})
+     * @param diskKeeps  whether the disk keeps what is fetched now ({@link ReadMetrics#diskKeeps}):
+     *                   while it does not, plans fetch files, no further than
+     *                   {@link FollowedPlan#UNKEPT_AHEAD_BYTES} ahead
+     * @param lookAtDisk looks whether the disk can keep anything now, and if not has {@code
+     *                   diskKeeps} say so: a plan's first walk queues its whole horizon before any
+     *                   fetch lands and a write is skipped
      */
     OrderPrefetcher(HashLists lists, Duration listDeadline, long aheadBytes, long keepsBytes, long heldRoomBytes,
-                    boolean byFileAllowed, long maxPlanBytes, Runnable newPass) {
+                    boolean byFileAllowed, long maxPlanBytes, Runnable newPass, BooleanSupplier diskKeeps,
+                    Runnable lookAtDisk) {
         this.newPass = newPass;
+        this.diskKeeps = diskKeeps;
+        this.lookAtDisk = lookAtDisk;
         this.byFileAllowed = byFileAllowed;
         this.lists = lists;
         this.listDeadlineNanos = listDeadline.toNanos();
@@ -246,8 +262,10 @@ final class OrderPrefetcher {
         // the blocks' waste) or for files (bytes cost more than requests).
         boolean sparse = files && (plan.fetch() == OrderPlan.Fetch.FILES
                 || plan.fetch() == OrderPlan.Fetch.AUTO && sparse(plan));
-        boolean byFile = files && (together > keepsBytes || sparse);
-        FollowedPlan p = new FollowedPlan(name, plan, byFile ? fileAheadBytes : aheadBytes, byFile);
+        lookAtDisk.run();
+        boolean unkept = !diskKeeps.getAsBoolean();
+        boolean byFile = files && (together > keepsBytes || sparse || unkept);
+        FollowedPlan p = new FollowedPlan(name, plan, byFile ? fileAheadBytes : aheadBytes, byFile, diskKeeps);
         FollowedPlan replaced;
         List<FollowedPlan> pushedOut = new ArrayList<>();
         boolean firstByFile = byFile;
@@ -277,8 +295,8 @@ final class OrderPrefetcher {
                 pushedOut.add(oldest);
             }
             plans.put(name, p);
-            if (byFile && together > keepsBytes) {
-                toFiles(name); // not for a sparse plan: the others' blocks still fit
+            if (byFile && (together > keepsBytes || unkept)) {
+                toFiles(name, unkept); // not for a sparse plan: the others' blocks still fit
             }
             active = plans.values().toArray(FollowedPlan[]::new);
         }
@@ -289,16 +307,19 @@ final class OrderPrefetcher {
         }
         LOG.info("order plan '{}' ({}): {} members over {} blobs, {} MiB; fetching {} up to {} MiB ahead of the reader{}",
                 name, plan.description(), plan.members(), plan.blobCount(), mib(plan.plannedBytes()),
-                fetches(plan, byFile, together),
+                fetches(plan, byFile, together, unkept),
                 mib(byFile ? fileAheadBytes : aheadBytes),
                 replaced == null ? "" : " (replaces the previous one)");
         return p.status("active");
     }
 
     /** What a plan starting fetches and why, for its log line. */
-    private String fetches(OrderPlan plan, boolean byFile, long together) {
+    private String fetches(OrderPlan plan, boolean byFile, long together, boolean unkept) {
         if (!byFile) {
             return "its blocks";
+        }
+        if (unkept) {
+            return "its files (the disk keeps nothing now: what is fetched ahead waits in memory)";
         }
         if (together > keepsBytes) {
             return "its files (the plans read " + mib(together) + " MiB, more than the cache's " + mib(keepsBytes) + " MiB)";
@@ -321,19 +342,45 @@ final class OrderPrefetcher {
     }
 
     /**
+     * While the disk keeps nothing (its free-space floor, a read-only or deleted cache directory:
+     * {@link ReadMetrics#diskKeeps}): the plans that fetch blocks and could fetch files go on by
+     * file from where their readers are. A block fetched ahead waits in the 32 MiB memory tier
+     * only, and the other files of a shuffled epoch's block are read long after it was pushed
+     * out: each fetched again. For the scheduler's walk, which asks before a plan's next run.
+     *
+     * @return whether a plan went on by file
+     */
+    boolean toFilesWhileUnkept() {
+        if (diskKeeps.getAsBoolean() || !byFileAllowed) {
+            return false;
+        }
+        synchronized (lock) {
+            if (!toFiles(null, true)) {
+                return false;
+            }
+            active = plans.values().toArray(FollowedPlan[]::new);
+            return true;
+        }
+    }
+
+    /**
      * Guarded by lock: the plans other than {@code name} that fetch blocks and could fetch files go
      * on by file from where their readers are, their queued runs dropped. A DDP job's ranks each
      * plan a share of the epoch: the first ranks' shares fit the cache alone, and fetched blocks
-     * while the last ranks' fetched files.
+     * while the last ranks' fetched files. And every such plan while the disk keeps nothing
+     * ({@code unkept}: {@link #toFilesWhileUnkept}).
+     *
+     * @return whether a plan went on by file
      */
-    private void toFiles(String name) {
+    private boolean toFiles(String name, boolean unkept) {
+        boolean any = false;
         for (Map.Entry<String, FollowedPlan> e : plans.entrySet()) {
             FollowedPlan o = e.getValue();
             if (o.byFile || o.name.equals(name) || o.plan.memberRefs() == 0
                     || o.plan.memberRefs() < o.plan.members() * 3L / 4) {
                 continue;
             }
-            FollowedPlan f = new FollowedPlan(o.name, o.plan, fileAheadBytes, true);
+            FollowedPlan f = new FollowedPlan(o.name, o.plan, fileAheadBytes, true, diskKeeps);
             int r = o.reached.get();
             f.reached.set(r);
             f.next = r + 1;
@@ -341,9 +388,16 @@ final class OrderPrefetcher {
             f.fetchedBlocks.add(o.fetchedBlocks.sum());
             o.cancelled.set(true);
             e.setValue(f);
-            LOG.info("order plan '{}' ({}): fetching its files from file {} on, with the other plans more than the"
-                    + " cache's {} MiB", o.name, o.plan.description(), r + 1, mib(keepsBytes));
+            any = true;
+            if (unkept) {
+                LOG.info("order plan '{}' ({}): fetching its files from file {} on, the disk keeping nothing now (what"
+                        + " is fetched ahead waits in memory)", o.name, o.plan.description(), r + 1);
+            } else {
+                LOG.info("order plan '{}' ({}): fetching its files from file {} on, with the other plans more than the"
+                        + " cache's {} MiB", o.name, o.plan.description(), r + 1, mib(keepsBytes));
+            }
         }
+        return any;
     }
 
     /** Stops the plan called {@code name}: nothing more is fetched for it, its queued runs are dropped. */
@@ -493,10 +547,10 @@ final class OrderPrefetcher {
      * ({@link FetchScheduler#followPlans}), then {@link #advance}s the plan.
      */
     record PlannedRun(FollowedPlan plan, int blobIndex, BlobRef blob, BlockHashList list, int block, int maxBlocks,
-                      int limitNeed) {
-        /** Whether the plan needs block {@code b} of the blob within its horizon. */
+                      int fromNeed, int limitNeed) {
+        /** Whether the plan needs block {@code b} of the blob within its horizon (past {@code fromNeed}). */
         boolean wants(int b) {
-            return plan.wanted(blobIndex, list, b, limitNeed);
+            return plan.wanted(blobIndex, list, b, fromNeed, limitNeed);
         }
     }
 
@@ -518,13 +572,21 @@ final class OrderPrefetcher {
         OrderPlan plan = p.plan;
         int n = plan.grains();
         int next = p.next;
+        // While the disk keeps nothing, not behind its reader: what it passed its reader fetched,
+        // and fetched again (a neighbour of a run) it waits in memory only, pushed out unread.
+        boolean unkept = !p.diskKeeps();
+        int reached = p.reached.get();
+        if (unkept) {
+            next = Math.max(next, plan.grainsNeededBy(reached));
+            p.next = next;
+        }
         if (next >= n) {
             done(p);
             return null;
         }
         // Go on only once the reader has made room for a quarter of the horizon: runs then go out
         // in batches, whose neighbours coalesce, not one grain per member read.
-        int limit = horizonUnlessWaiting(p, next, n, Math.max(1, p.aheadGrains / 4));
+        int limit = horizonUnlessWaiting(p, next, n, Math.max(1, p.aheadGrainsNow() / 4));
         if (limit < 0) {
             return null;
         }
@@ -543,7 +605,10 @@ final class OrderPrefetcher {
         }
         int bs = list.blockSize();
         int block = (int) ((g & 0xFFFFFFFFL) * OrderPlan.GRAIN_BYTES / bs);
-        return new PlannedRun(p, bi, blob, list, block, Math.max(1, runBytes / bs), plan.needAt(limit - 1));
+        // While the disk keeps nothing, a run is no longer than the horizon then (the memory tier holds it).
+        long run = p.diskKeeps() ? runBytes : Math.min(runBytes, FollowedPlan.UNKEPT_AHEAD_BYTES);
+        return new PlannedRun(p, bi, blob, list, block, (int) Math.max(1, run / bs), unkept ? reached + 1 : 0,
+                plan.needAt(limit - 1));
     }
 
     /**
@@ -564,7 +629,7 @@ final class OrderPrefetcher {
                 return null;
             }
             // Go on once the reader has read an eighth of the horizon: not one wake-up per file read.
-            if (horizonUnlessWaiting(p, next, n, Math.max(1, p.aheadFiles / 8)) < 0) {
+            if (horizonUnlessWaiting(p, next, n, Math.max(1, p.aheadFilesNow() / 8)) < 0) {
                 return null;
             }
             p.next = next + 1;

@@ -62,6 +62,14 @@ public final class ReadMetrics {
     }
 
     /**
+     * The disk was found unable to keep a block ({@link BlockStorage#keepsNothingNow}), before any
+     * write: {@link #diskKeeps} says so as after a skipped write, none counted.
+     */
+    void diskKeepsNothing() {
+        lastWriteSkippedNanos = System.nanoTime();
+    }
+
+    /**
      * Whether the disk kept every block it was given lately: no write was skipped (no room above
      * the floor, a failed write) in the last {@code windowNanos}.
      */

@@ -125,6 +125,11 @@ final class Tiers implements BlockStorage {
     }
 
     @Override
+    public boolean keepsNothingNow() {
+        return disk.keepsNothingNow();
+    }
+
+    @Override
     public long freeFloorBytes() {
         return disk.freeFloorBytes();
     }

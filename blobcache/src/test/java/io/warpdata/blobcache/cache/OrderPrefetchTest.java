@@ -435,6 +435,123 @@ class OrderPrefetchTest {
     }
 
     /**
+     * A disk that keeps nothing (here under its free-space floor; a full, read-only or deleted
+     * cache directory alike): what a plan fetched ahead waited in the 32 MiB memory tier only.
+     * A plan by block fetched its runs up to its horizon (256 MiB), pushed out before their
+     * reader came; a plan by file as far as the cache holds for it (64 MiB here, 256 MiB in a
+     * default cache): most files were fetched twice. Now a plan goes on by file, no further than
+     * 8 MiB ahead: each file once.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(value = OrderPlan.Fetch.class, names = {"AUTO", "FILES"})
+    void aPlanOnADiskThatKeepsNothingFetchesEachFileOnce(OrderPlan.Fetch fetch) {
+        BlobRef blob = blob(96, 28);
+        List<BlobMember> files = members(blob, 28, 96);
+        CacheConfig cfg = CacheConfig.defaults(dir).withMinFreeBytes(1L << 60).withMaxBytes(256L * MIB).withRetry(FAST)
+                .withMaxConcurrentFetches(8);
+        BlockCache c = new BlockCache(store, cfg, pool, null, null, OrderPrefetcher.MAX_PLAN_BYTES);
+        caches.add(c);
+
+        // No write was skipped yet: the plan looks at the disk as it starts (its first walk queues
+        // its whole horizon before any fetch lands).
+        PlanStatus started = planFiles(c, "unkept", files, fetch);
+        assertThat(started.byFile()).as("a 256 MiB cache would keep its blocks, but the disk keeps nothing").isTrue();
+        assertThat(started.aheadBytes()).as("8 MiB: the horizon for a disk that keeps is 64 MiB here")
+                .isEqualTo(8L * MIB);
+        settle(c);
+        assertThat(counter(c, "planned_files")).as("fetched ahead: 8 MiB of files, not the horizon")
+                .isPositive().isLessThanOrEqualTo(8 * MIB / MEMBER);
+        readsEach(c, files);
+        settle(c);
+        List<FaultStore.Request> gets = store.requests(Call.READ);
+        assertThat(gets).as("every GET is one file, exactly").allSatisfy(r -> assertThat(r.len()).isEqualTo(MEMBER));
+        assertThat(gets.stream().map(FaultStore.Request::offset).distinct().count()).as("each file fetched once")
+                .isEqualTo(files.size());
+        assertThat(gets.size()).as("none twice (a file or two at most: the reader's own read racing the plan's)")
+                .isLessThanOrEqualTo(files.size() + 2);
+        assertThat(counter(c, "planned_files")).as("most ahead of their reader").isGreaterThan(files.size() * 3L / 4);
+    }
+
+    /**
+     * A disk that fills as a plan starts fetching blocks (a 12 MiB plan in a 16 MiB cache): once
+     * a write is skipped, the plan goes on by file from where its reader is.
+     */
+    @Test
+    void aPlanByBlockGoesOnByFileOnceTheDiskKeepsNothing() {
+        BlobRef blob = blob(12, 32);
+        List<BlobMember> files = members(blob, 32, 12);
+        java.util.concurrent.atomic.AtomicLong usable = new java.util.concurrent.atomic.AtomicLong(1L << 30);
+        DiskSpace space = new DiskSpace() {
+            @Override
+            public long usableBytes() {
+                return usable.get();
+            }
+
+            @Override
+            public long totalBytes() {
+                return 2L << 30;
+            }
+        };
+        CacheConfig cfg = CacheConfig.defaults(dir).withMinFreeBytes(0).withMaxBytes(16L * MIB).withRetry(FAST)
+                .withMaxConcurrentFetches(8);
+        BlockCache c = new BlockCache(store, cfg, pool, null, space, OrderPrefetcher.MAX_PLAN_BYTES);
+        caches.add(c);
+        assertThat(planFiles(c, "filling", files).byFile()).as("12 MiB of blocks: the 16 MiB cache keeps them").isFalse();
+        usable.set(0); // the disk fills (another program's files): the empty cache has nothing to evict
+        settle(c);
+        assertThat(counter(c, "planned_blocks")).as("its horizon, half the cache").isPositive().isLessThan(12);
+        assertThat(counter(c, "cache_writes_skipped")).as("not kept").isPositive();
+        readsEach(c, files);
+        settle(c);
+        assertThat(counter(c, "cache_writes_skipped")).isPositive();
+        assertThat(status(c, "filling").byFile()).as("gone on by file").isTrue();
+        assertThat(counter(c, "planned_files")).as("files fetched for it since").isPositive();
+    }
+
+    /**
+     * The same disk, and files that cannot be fetched on their own (over 1 MiB): the plan fetches
+     * blocks, no further than 8 MiB past its reader, in runs no longer, and none its reader passed
+     * (a run's neighbours were: pushed out of memory since, they were fetched again), so that
+     * each block is still in memory when its reader comes. It fetched all 96 MiB at once, and its
+     * reader most of them again.
+     */
+    @Test
+    void aPlanOfBlocksOnADiskThatKeepsNothingFetchesWhatMemoryHolds() {
+        BlobRef blob = blob(96, 30);
+        byte[] data = TestBlobs.bytes(96 * MIB, 30);
+        List<BlobMember> files = new ArrayList<>();
+        for (int b = 0; b < 96; b += 2) {
+            files.add(new BlobMember(blob, (long) b * MIB + 512, 2 * MIB - 1024, BlobId.of(new byte[] {(byte) b})));
+        }
+        Collections.shuffle(files, new Random(30));
+        CacheConfig cfg = CacheConfig.defaults(dir).withMinFreeBytes(1L << 60).withMaxBytes(256L * MIB).withRetry(FAST)
+                .withMaxConcurrentFetches(8);
+        BlockCache c = new BlockCache(store, cfg, pool, null, null, OrderPrefetcher.MAX_PLAN_BYTES);
+        caches.add(c);
+        BlobRef other = blob(1, 31);
+        assertThat(c.read(other, 0, new byte[100], 0, 100)).isEqualTo(100);
+        settle(c);
+        assertThat(counter(c, "cache_writes_skipped")).isPositive();
+        store.reset();
+
+        assertThat(planFiles(c, "big", files).byFile()).isFalse();
+        settle(c);
+        long ahead = store.requests(Call.READ).stream().mapToLong(FaultStore.Request::len).sum();
+        assertThat(ahead).as("fetched ahead: 8 MiB, the next files' blocks").isPositive().isLessThanOrEqualTo(10L * MIB);
+        for (BlobMember m : files) {
+            byte[] out = new byte[(int) m.length()];
+            assertThat(c.read(blob, m.offset(), out, 0, out.length)).isEqualTo(out.length);
+            assertThat(out).isEqualTo(Arrays.copyOfRange(data, (int) m.offset(), (int) (m.offset() + m.length())));
+        }
+        settle(c);
+        // 98 MiB without a plan (the read of a file's second block, done, has the first's
+        // neighbour fetched with it now and then); with it 191 MiB before.
+        long fetched = store.requests(Call.READ).stream().mapToLong(FaultStore.Request::len).sum();
+        assertThat(fetched).as("each block about once").isLessThanOrEqualTo(104L * MIB);
+        assertThat(counter(c, "planned_blocks")).as("the plan's blocks, each once").isLessThanOrEqualTo(100);
+    }
+
+    /**
      * Issue 26: a plan whose files are a small part of the blocks they lie in (random tensors out
      * of a file: here one file of 100 KB in each of 16 blocks, 1.6 MB of 16 MiB) fetches each file
      * on its own even in a cache that keeps every block: the blocks would bring ten times what is
@@ -531,7 +648,6 @@ class OrderPrefetchTest {
         assertThat(planFiles(c, "big", files).byFile()).isFalse();
     }
 
-    /** 256 files of {@link #MEMBER} bytes, eight to a block of the 32 MiB {@code blob} made with {@code seed}, shuffled. */
     /**
      * Shuffled epochs of 2,048 files of 12,000 bytes (33 MB in the cache) through a cache of
      * 16 MiB (about 1,040 of them, 260 held for the plan's lead): each pass after the first lets go
@@ -573,10 +689,16 @@ class OrderPrefetchTest {
         assertThat(gets.get(2)).as("and so does the third").isLessThan(1_400L);
     }
 
+    /** 256 files of {@link #MEMBER} bytes, eight to a block of the 32 MiB {@code blob} made with {@code seed}, shuffled. */
     private static List<BlobMember> members(BlobRef blob, long seed) {
-        byte[] data = TestBlobs.bytes(32 * MIB, seed);
+        return members(blob, seed, 32);
+    }
+
+    /** Eight files of {@link #MEMBER} bytes in each of the blob's {@code blocks} blocks, shuffled. */
+    private static List<BlobMember> members(BlobRef blob, long seed, int blocks) {
+        byte[] data = TestBlobs.bytes(blocks * MIB, seed);
         List<BlobMember> files = new ArrayList<>();
-        for (int b = 0; b < 32; b++) {
+        for (int b = 0; b < blocks; b++) {
             for (int k = 0; k < 8; k++) {
                 long at = (long) b * MIB + k * 131_072L + 512;
                 byte[] bytes = Arrays.copyOfRange(data, (int) at, (int) at + MEMBER);
