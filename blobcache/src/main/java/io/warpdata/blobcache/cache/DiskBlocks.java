@@ -1157,7 +1157,8 @@ final class DiskBlocks implements BlockStorage {
 
     @Override
     public boolean keepsNothingNow() {
-        return takenOver || dir.broken()
+        // No room even with all evicted, v1/ gone or another warpd's, or a file system remounted read-only.
+        return takenOver || dir.broken() || !java.nio.file.Files.isWritable(dir.root())
                 || floor.usableBytes() + sizeBytes() < floor.bytes() + BlockFile.headerLength(1 << 20) + (1L << 20);
     }
 

@@ -76,6 +76,51 @@ class DiskBlocksTest {
         }
     }
 
+    /**
+     * Session 45: an order plan starting asks whether the disk can keep anything before any
+     * write was skipped (its first walk queues its whole horizon at once): not when there is no
+     * room for a 1 MiB block even with all it holds evicted, nor when {@code v1/} is gone.
+     */
+    @Test
+    void aDiskWithNoRoomEvenWithAllEvictedKeepsNothingNow() throws IOException {
+        java.util.concurrent.atomic.AtomicLong usable = new java.util.concurrent.atomic.AtomicLong(1L << 30);
+        DiskSpace space = new DiskSpace() {
+            @Override
+            public long usableBytes() {
+                return usable.get();
+            }
+
+            @Override
+            public long totalBytes() {
+                return 2L << 30;
+            }
+        };
+        DiskBlocks disk = new DiskBlocks(dir, 64L << 20, 0, 16, new ReadMetrics(), space);
+        try {
+            assertThat(disk.keepsNothingNow()).as("room").isFalse();
+            usable.set(512 << 10);
+            assertThat(disk.keepsNothingNow()).as("no room for a 1 MiB block, nothing to evict").isTrue();
+            usable.set(1L << 30);
+            byte[] data = TestBlobs.bytes(24 * BS, 13);
+            BlobId blob = BlobId.of(data);
+            for (int i = 0; i < 24; i++) {
+                disk.put(new BlockKey(blob, BS, i), blob, data, i * BS, BS, null);
+            }
+            assertThat(disk.sizeBytes()).isGreaterThan(1L << 20);
+            usable.set(0);
+            assertThat(disk.keepsNothingNow()).as("a full disk, but blocks to evict: room is made for a write").isFalse();
+            try (Stream<Path> files = Files.walk(dir.resolve(CacheDirectory.FORMAT_DIR))) {
+                for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.delete(f);
+                }
+            }
+            usable.set(1L << 30);
+            assertThat(disk.keepsNothingNow()).as("v1/ deleted").isTrue();
+        } finally {
+            disk.close();
+        }
+    }
+
     @Test
     void blockWithNoRoomAboveTheFloorIsCountedAsSkippedAndCachedOnceSpaceReturns() {
         java.util.concurrent.atomic.AtomicLong usable = new java.util.concurrent.atomic.AtomicLong(ON_DISK / 2);
