@@ -1158,8 +1158,14 @@ final class DiskBlocks implements BlockStorage {
     @Override
     public boolean keepsNothingNow() {
         // No room even with all evicted, v1/ gone or another warpd's, or a file system remounted read-only.
-        return takenOver || dir.broken() || !java.nio.file.Files.isWritable(dir.root())
-                || floor.usableBytes() + sizeBytes() < floor.bytes() + BlockFile.headerLength(1 << 20) + (1L << 20);
+        if (takenOver || dir.broken() || !java.nio.file.Files.isWritable(dir.root())) {
+            return true;
+        }
+        try {
+            return floor.usableBytes() + sizeBytes() < floor.bytes() + BlockFile.headerLength(1 << 20) + (1L << 20);
+        } catch (java.io.UncheckedIOException e) {
+            return false; // not known: the writes will tell
+        }
     }
 
     @Override

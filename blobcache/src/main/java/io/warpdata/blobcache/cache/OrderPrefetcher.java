@@ -606,7 +606,7 @@ final class OrderPrefetcher {
         int bs = list.blockSize();
         int block = (int) ((g & 0xFFFFFFFFL) * OrderPlan.GRAIN_BYTES / bs);
         // While the disk keeps nothing, a run is no longer than the horizon then (the memory tier holds it).
-        long run = p.diskKeeps() ? runBytes : Math.min(runBytes, FollowedPlan.UNKEPT_AHEAD_BYTES);
+        long run = unkept ? Math.min(runBytes, FollowedPlan.UNKEPT_AHEAD_BYTES) : runBytes;
         return new PlannedRun(p, bi, blob, list, block, (int) Math.max(1, run / bs), unkept ? reached + 1 : 0,
                 plan.needAt(limit - 1));
     }
