@@ -612,17 +612,7 @@ class BlockCacheTest {
         long blockOnDisk = BlockFile.headerLength(BS) + BS;
         long fsSize = 100 * blockOnDisk;
         long floor = 94 * blockOnDisk;
-        DiskSpace space = new DiskSpace() {
-            @Override
-            public long usableBytes() {
-                return fsSize - blockBytesOnDisk();
-            }
-
-            @Override
-            public long totalBytes() {
-                return fsSize;
-            }
-        };
+        DiskSpace space = TestSpace.of(() -> fsSize - blockBytesOnDisk(), fsSize);
         BlockCache c = open(config().withMinFreeBytes(floor), space);
         byte[] data = TestBlobs.bytes(20 * BS, 30);
         BlobRef ref = TestBlobs.put(memory, data, BS);
@@ -647,18 +637,8 @@ class BlockCacheTest {
      */
     @Test
     void aWarmTheDiskCannotKeepSaysSoInsteadOfCountingItCached() {
-        java.util.concurrent.atomic.AtomicLong usable = new java.util.concurrent.atomic.AtomicLong();
-        DiskSpace full = new DiskSpace() {
-            @Override
-            public long usableBytes() {
-                return usable.get();
-            }
-
-            @Override
-            public long totalBytes() {
-                return 1L << 30;
-            }
-        };
+        AtomicLong usable = new AtomicLong();
+        DiskSpace full = TestSpace.of(usable::get, 1L << 30);
         BlockCache c = open(config().withMinFreeBytes(1L << 20), full);
         byte[] data = TestBlobs.bytes(4 * BS, 31);
         BlobRef ref = TestBlobs.put(memory, data, BS);

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -41,25 +42,17 @@ class DiskBlocksTest {
         AtomicReference<DiskBlocks> blocks = new AtomicReference<>();
         AtomicReference<Thread> writerB = new AtomicReference<>();
         Thread writerA = Thread.currentThread();
-        DiskSpace space = new DiskSpace() {
-            @Override
-            public long usableBytes() {
-                long usable = fsSize - bytesOnDisk();
-                if (Thread.currentThread() == writerA && writerB.get() == null) {
-                    // A has sampled the free space: now B writes a whole block, then A goes on.
-                    Thread b = new Thread(() -> blocks.get().put(keyB, blob, data, 0, BS, null));
-                    writerB.set(b);
-                    b.start();
-                    awaitDoneOrBlocked(b);
-                }
-                return usable;
+        DiskSpace space = TestSpace.of(() -> {
+            long usable = fsSize - bytesOnDisk();
+            if (Thread.currentThread() == writerA && writerB.get() == null) {
+                // A has sampled the free space: now B writes a whole block, then A goes on.
+                Thread b = new Thread(() -> blocks.get().put(keyB, blob, data, 0, BS, null));
+                writerB.set(b);
+                b.start();
+                awaitDoneOrBlocked(b);
             }
-
-            @Override
-            public long totalBytes() {
-                return fsSize;
-            }
-        };
+            return usable;
+        }, fsSize);
         DiskBlocks disk = new DiskBlocks(dir, 64L << 20, floor, 16, new ReadMetrics(), space);
         blocks.set(disk);
         try {
@@ -83,18 +76,8 @@ class DiskBlocksTest {
      */
     @Test
     void aDiskWithNoRoomEvenWithAllEvictedKeepsNothingNow() throws IOException {
-        java.util.concurrent.atomic.AtomicLong usable = new java.util.concurrent.atomic.AtomicLong(1L << 30);
-        DiskSpace space = new DiskSpace() {
-            @Override
-            public long usableBytes() {
-                return usable.get();
-            }
-
-            @Override
-            public long totalBytes() {
-                return 2L << 30;
-            }
-        };
+        AtomicLong usable = new AtomicLong(1L << 30);
+        DiskSpace space = TestSpace.of(usable::get, 2L << 30);
         DiskBlocks disk = new DiskBlocks(dir, 64L << 20, 0, 16, new ReadMetrics(), space);
         try {
             assertThat(disk.keepsNothingNow()).as("room").isFalse();
@@ -123,18 +106,8 @@ class DiskBlocksTest {
 
     @Test
     void blockWithNoRoomAboveTheFloorIsCountedAsSkippedAndCachedOnceSpaceReturns() {
-        java.util.concurrent.atomic.AtomicLong usable = new java.util.concurrent.atomic.AtomicLong(ON_DISK / 2);
-        DiskSpace space = new DiskSpace() {
-            @Override
-            public long usableBytes() {
-                return usable.get();
-            }
-
-            @Override
-            public long totalBytes() {
-                return 100 * ON_DISK;
-            }
-        };
+        AtomicLong usable = new AtomicLong(ON_DISK / 2);
+        DiskSpace space = TestSpace.of(usable::get, 100 * ON_DISK);
         ReadMetrics metrics = new ReadMetrics();
         byte[] data = TestBlobs.bytes(BS, 2);
         BlobId blob = BlobId.of(data);

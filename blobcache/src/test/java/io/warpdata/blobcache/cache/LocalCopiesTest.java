@@ -28,17 +28,7 @@ class LocalCopiesTest {
     /** Holds every read until counted down (0: none held). */
     private volatile java.util.concurrent.CountDownLatch hold = new java.util.concurrent.CountDownLatch(0);
 
-    private final DiskSpace space = new DiskSpace() {
-        @Override
-        public long usableBytes() {
-            return usable;
-        }
-
-        @Override
-        public long totalBytes() {
-            return Long.MAX_VALUE / 2;
-        }
-    };
+    private final DiskSpace space = TestSpace.of(() -> usable, Long.MAX_VALUE / 2);
 
     private static byte[] bytes(int n, long seed) {
         byte[] b = new byte[n];

@@ -21,6 +21,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -480,18 +481,8 @@ class OrderPrefetchTest {
     void aPlanByBlockGoesOnByFileOnceTheDiskKeepsNothing() {
         BlobRef blob = blob(12, 32);
         List<BlobMember> files = members(blob, 32, 12);
-        java.util.concurrent.atomic.AtomicLong usable = new java.util.concurrent.atomic.AtomicLong(1L << 30);
-        DiskSpace space = new DiskSpace() {
-            @Override
-            public long usableBytes() {
-                return usable.get();
-            }
-
-            @Override
-            public long totalBytes() {
-                return 2L << 30;
-            }
-        };
+        AtomicLong usable = new AtomicLong(1L << 30);
+        DiskSpace space = TestSpace.of(usable::get, 2L << 30);
         CacheConfig cfg = CacheConfig.defaults(dir).withMinFreeBytes(0).withMaxBytes(16L * MIB).withRetry(FAST)
                 .withMaxConcurrentFetches(8);
         BlockCache c = new BlockCache(store, cfg, pool, null, space, OrderPrefetcher.MAX_PLAN_BYTES);
