@@ -53,17 +53,40 @@ final class DiskScratch {
         }
     }
 
-    /** Per-thread write state: a block file is assembled in one reused direct buffer. */
+    /**
+     * Write state: a block file (header and data) is assembled in one direct buffer, reused by
+     * the writes that borrow it ({@link DiskWrites}). Its capacity is the file's length rounded up
+     * to {@link #GRAIN}: a 14 KB member's file takes 64 KiB, not the 1 MiB + header a block's does.
+     */
     static final class Write {
-        ByteBuffer buffer = ByteBuffer.allocateDirect(BlockFile.headerLength(BlockHashList.DEFAULT_BLOCK_SIZE)
+        /** Capacities are multiples of this: a small member's file fits in one, a 1 MiB block's in 17. */
+        static final int GRAIN = 64 << 10;
+        /** The capacity a default block's file takes. */
+        static final int BLOCK_FILE = capacityFor(BlockFile.headerLength(BlockHashList.DEFAULT_BLOCK_SIZE)
                 + BlockHashList.DEFAULT_BLOCK_SIZE);
+
+        private ByteBuffer buffer;
         final CRC32C crc = new CRC32C();
+
+        Write(int len) {
+            buffer = ByteBuffer.allocateDirect(capacityFor(len));
+        }
+
+        int capacity() {
+            return buffer.capacity();
+        }
 
         ByteBuffer buffer(int len) {
             if (buffer.capacity() < len) {
-                buffer = ByteBuffer.allocateDirect(len);
+                buffer = ByteBuffer.allocateDirect(capacityFor(len));
             }
             return buffer.clear().limit(len);
+        }
+
+        /** {@code len} rounded up to {@link #GRAIN} (one at least). */
+        static int capacityFor(int len) {
+            long c = Math.max(GRAIN, ((long) len + GRAIN - 1) / GRAIN * GRAIN);
+            return c > Integer.MAX_VALUE ? len : (int) c;
         }
     }
 }

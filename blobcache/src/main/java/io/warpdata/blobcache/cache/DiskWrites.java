@@ -8,7 +8,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,8 +27,11 @@ final class DiskWrites {
     private static final Logger LOG = LoggerFactory.getLogger(DiskWrites.class);
     /** Rate limit for repeated write-failure warnings (a full disk would otherwise log per block). */
     private static final long WARN_EVERY_NANOS = 10_000_000_000L;
-    /** Idle write buffers kept. */
-    static final int IDLE_WRITE_BUFFERS = 4;
+    /**
+     * Bytes of idle write buffers kept: four block files' worth, or 68 small members' (each
+     * buffer as long as its file, in 64 KiB steps: {@link DiskScratch.Write}).
+     */
+    static final long IDLE_WRITE_BYTES = 4L * DiskScratch.Write.BLOCK_FILE;
 
     /** A block file written to {@code tmp/}, with its chunk checksums, to be renamed into place. */
     record Written(Path tmp, int[] crcs) {
@@ -46,12 +48,16 @@ final class DiskWrites {
     private final FreeSpaceFloor floor;
     private final ReadMetrics metrics;
     /**
-     * Write buffers (1 MiB + header each, direct), shared rather than one per thread: with 32
-     * fetch workers and member fetches, per-thread buffers held 32+ MiB of direct memory for
-     * writes that take a millisecond each; a few idle ones are kept, more are made when needed.
+     * Write buffers (direct, each as long as the files it was made for), shared rather than one
+     * per thread: with 32 fetch workers and member fetches, per-thread buffers held 32+ MiB of
+     * direct memory for writes that take a millisecond each. Idle ones are kept up to
+     * {@link #IDLE_WRITE_BYTES}, more are made when needed. Kept by count (four, of 1 MiB + header
+     * whatever the file), a shuffled epoch of 14 KB members made 6.5 new 1 MiB buffers a second:
+     * more than four of its writes were often under way at once, and every buffer made and dropped
+     * is memory resident until a collection frees it.
      */
     private final ConcurrentLinkedQueue<DiskScratch.Write> writeScratch = new ConcurrentLinkedQueue<>();
-    private final AtomicInteger idleWriteScratch = new AtomicInteger();
+    private final AtomicLong idleWriteBytes = new AtomicLong();
     /**
      * When each cause of skipped writes was last logged: no room above the floor, and a write
      * that failed. Apart, so that a new cause (the disk full of inodes right after it was short
@@ -105,17 +111,18 @@ final class DiskWrites {
     Written toTemp(BlockKey key, BlobId listId, byte[] data, int off, int len, int headerLength, boolean lastTry) {
         DiskScratch.Write w = writeScratch.poll();
         if (w == null) {
-            w = new DiskScratch.Write();
+            w = new DiskScratch.Write(headerLength + len);
         } else {
-            idleWriteScratch.decrementAndGet();
+            idleWriteBytes.addAndGet(-w.capacity());
         }
         try {
             return toTemp(key, listId, data, off, len, headerLength, lastTry, w);
         } finally {
-            if (idleWriteScratch.incrementAndGet() <= IDLE_WRITE_BUFFERS) {
+            long capacity = w.capacity();
+            if (idleWriteBytes.addAndGet(capacity) <= IDLE_WRITE_BYTES) {
                 writeScratch.offer(w);
             } else {
-                idleWriteScratch.decrementAndGet();
+                idleWriteBytes.addAndGet(-capacity);
             }
         }
     }

@@ -9,6 +9,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -74,6 +75,40 @@ class DiskBlocksTest {
      * write was skipped (its first walk queues its whole horizon at once): not when there is no
      * room for a 1 MiB block even with all it holds evicted, nor when {@code v1/} is gone.
      */
+    /**
+     * A small file is written through a buffer as long as it (64 KiB), not a block's 1 MiB and
+     * header: a shuffled epoch of 14 KB members made 6.5 new 1 MiB direct buffers a second once more
+     * than four of its writes were under way (the pool kept four), each resident until a
+     * collection freed it.
+     */
+    @Test
+    void smallFilesAreWrittenThroughBuffersAsLongAsThem() throws Exception {
+        java.lang.management.BufferPoolMXBean direct = java.lang.management.ManagementFactory
+                .getPlatformMXBeans(java.lang.management.BufferPoolMXBean.class).stream()
+                .filter(b -> b.getName().equals("direct")).findFirst().orElseThrow();
+        int writers = 8;
+        DiskBlocks disk = new DiskBlocks(dir, 64L << 20, 0, 16, new ReadMetrics(), DiskSpace.of(dir));
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(writers);
+        try {
+            long before = direct.getTotalCapacity();
+            List<java.util.concurrent.Future<Boolean>> puts = new java.util.ArrayList<>();
+            for (int i = 0; i < 400; i++) {
+                byte[] data = TestBlobs.bytes(14_000, 100 + i);
+                BlobId blob = BlobId.of(data);
+                puts.add(pool.submit(() -> disk.put(new BlockKey(blob, data.length, 0), blob, data, 0, data.length, null)));
+            }
+            for (java.util.concurrent.Future<Boolean> f : puts) {
+                assertThat(f.get(30, TimeUnit.SECONDS)).isTrue();
+            }
+            assertThat(disk.blockCount()).isEqualTo(400);
+            // At most one buffer a writer, each of 64 KiB; one block-sized buffer alone would be 1 MiB + 4 KiB.
+            assertThat(direct.getTotalCapacity() - before).isLessThanOrEqualTo(writers * 64L * 1024);
+        } finally {
+            pool.shutdownNow();
+            disk.close();
+        }
+    }
+
     @Test
     void aDiskWithNoRoomEvenWithAllEvictedKeepsNothingNow() throws IOException {
         AtomicLong usable = new AtomicLong(1L << 30);
