@@ -217,12 +217,21 @@ warp_jvm_flags() {
       echo "-XX:G1PeriodicGCInterval=60000"
       # A daemon that ran out of heap is half-dead (FUSE calls hang); exit so systemd restarts it.
       echo "-XX:+ExitOnOutOfMemoryError"
-      # Not set, measured (2026-11-27): MALLOC_ARENA_MAX=2 (glibc's native arenas, one per
-      # thread that mallocs, up to 8 per core). scripts/bench --quick --only seq-dd,seq-fio,
-      # --runs 3, three pairs interleaved in one session: seq-dd cold within noise (363/331,
-      # 206/193, 154/209 MB/s without/with), seq-fio cold lower in every pair (413/344, 298/211,
-      # 211/187) and warpd's peak RSS unchanged (563/572, 554/568, 580/569 MiB). Nothing to gain
-      # there and a cost on cold reads; the serial GC and -Xms64m cost cold reads before.
+      # glibc's malloc arenas: exec_warp sets MALLOC_ARENA_MAX=2 for warpd (unless already set).
+      # glibc's default is one arena per thread that mallocs, up to 8 per core, and each keeps
+      # what its threads freed: in a shuffled epoch of 300,000 small files (scripts/epochs,
+      # 2026-12-02) 15 arenas held about 280 MiB resident for 140 MiB in use (Native Memory
+      # Tracking against pmap). With 2: warpd's peak 568/606 MiB (epochs 1/2) against 630/681,
+      # files a second 1,244/1,974 against 1,234/1,859. At 100,000 files it was within the noise
+      # of a single peak (405-515 against 479-502 MiB). Measured before (2026-11-27, the quick
+      # bench's seq-dd/seq-fio, three pairs): peak RSS unchanged (the heap's 384 MiB dominates
+      # there), seq-dd within noise, seq-fio lower in each pair (413/344, 298/211, 211/187 MB/s);
+      # again on 2026-12-02, two pairs: seq-dd 438/425 and 401/460, seq-fio 352/379 and 420/367
+      # MB/s, no cost (one setting's runs spread 308-490). docs/bench.md ("Native memory in a
+      # long epoch") has these.
+      # Not set, measured the same day: -XX:TrimNativeHeapInterval=1000 (peak 463/470 against
+      # 460/479 MiB at 100,000 files; 416/416 with two arenas): what is freed is used again
+      # within the second.
       ;;
     warpctl)
       # A short-lived client: the serial collector starts fastest and needs no extra threads.
@@ -238,6 +247,10 @@ exec_warp() {
   shift
   mapfile -t flags < <(warp_jvm_flags "$program")
   read -r -a extra <<< "${WARP_JAVA_OPTS:-}"
+  # warpd: two glibc malloc arenas, unless MALLOC_ARENA_MAX is set (warp_jvm_flags says why).
+  if [ "$program" = warpd ] && [ -z "${MALLOC_ARENA_MAX:-}" ]; then
+    export MALLOC_ARENA_MAX=2
+  fi
   exec "$JAVA" "${flags[@]}" "${extra[@]}" -jar "$WARP_JAR" "$program" "$@"
 }
 
