@@ -79,6 +79,28 @@ class LauncherIT {
                 .contains("-XX:MaxHeapSize=2147483648");
     }
 
+    /**
+     * warpd runs with two glibc malloc arenas unless the environment sets their number: with
+     * glibc's default (8 per core) a long epoch's arenas held twice what was in use
+     * (docs/bench.md, "Native memory in a long epoch"). warpctl, a short-lived client, is left alone.
+     */
+    @Test
+    void daemonRunsWithTwoMallocArenasUnlessTheEnvironmentSetsThem() throws Exception {
+        Path current = Path.of(System.getProperty("java.home"));
+        Path seen = dir.resolve("seen.txt");
+        Path wrapper = Files.createDirectories(jvmRoot.resolve("jdk-current/bin"));
+        // Records the environment of the launch that runs the jar (not of the version probes).
+        executable(wrapper.resolve("java"), "#!/bin/sh\ncase \"$*\" in *-jar*) echo \"${MALLOC_ARENA_MAX:-unset}\" >> '"
+                + seen + "' ;; esac\nexec '" + current.resolve("bin/java") + "' \"$@\"\n");
+
+        ScriptRun defaults = launch("warpd", Map.of());
+        ScriptRun chosen = launch("warpd", Map.of("MALLOC_ARENA_MAX", "8"));
+        ScriptRun client = launch("warpctl", Map.of());
+
+        assertThat(Files.exists(seen) ? Files.readAllLines(seen) : List.of()).as(defaults + "\n" + chosen + "\n" + client)
+                .containsExactly("2", "8", "unset");
+    }
+
     @Test
     void memoryDefaultsAreWrittenOnceAndTheDocsStateThem() throws Exception {
         Path repo = ScriptRun.repoRoot();
