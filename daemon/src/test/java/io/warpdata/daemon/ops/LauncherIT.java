@@ -128,6 +128,8 @@ class LauncherIT {
         env.put("WARP_JVM_ROOT", jvmRoot.toString());
         env.put("WARP_JAR", ScriptRun.builtJar().toString());
         env.putIfAbsent("JAVA_HOME", "");
+        // Empty counts as not set, for the launcher and for glibc: a value in the user's shell must not leak in.
+        env.putIfAbsent("MALLOC_ARENA_MAX", "");
         return ScriptRun.run(List.of(ScriptRun.repoRoot().resolve("scripts").resolve(program).toString(),
                 "--help"), env, TIMEOUT);
     }
