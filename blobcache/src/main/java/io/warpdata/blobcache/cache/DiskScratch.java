@@ -6,7 +6,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.zip.CRC32C;
 
-/** Reused buffers of {@link DiskBlocks}: no allocation on the hit path, one direct buffer per block write. */
+/** Reused buffers of {@link DiskBlocks}: no allocation on the hit path; writes borrow pooled direct buffers ({@link DiskWrites}). */
 final class DiskScratch {
     private DiskScratch() {
     }
