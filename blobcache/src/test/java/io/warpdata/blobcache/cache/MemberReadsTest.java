@@ -25,6 +25,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -788,6 +789,68 @@ class MemberReadsTest {
             assertThat(disk.blockCount()).isZero();
             assertThat(filesUnder(dir.resolve("v1/blocks"))).isZero();
         } finally {
+            disk.close();
+        }
+    }
+
+    /**
+     * Members placed (some held as read ahead) on two threads while four read them back from the
+     * spare ones and pass them: each time they stop, the size the cache reports is the bytes of its
+     * files, within the limit. (CI, 2026-12-02: OrderPrefetchTest found the cache one member over
+     * its limit once in about 200 runs; the last trim had read the size while a member moved
+     * between the index and the spare ones. Without the fix this fails within 3 rounds of 300.)
+     */
+    @Test
+    void theSizeIsTheFilesAndWithinTheLimitWheneverConcurrentPlacesReadsAndPassesStop() throws Exception {
+        int rounds = Integer.getInteger("rounds", 300); // -Drounds=N runs more
+        long limit = 2L * MIB;
+        DiskBlocks disk = new DiskBlocks(dir, limit, 0, 16, new ReadMetrics(), null, 100_000, 10_000);
+        List<byte[]> contents = new ArrayList<>();
+        List<BlockKey> keys = new ArrayList<>();
+        for (int k = 0; k < 400; k++) {
+            byte[] member = TestBlobs.bytes(10_000, 300 + k);
+            contents.add(member);
+            keys.add(MemberReads.key(BlobId.of(member)));
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(6);
+        try {
+            for (int round = 0; round < rounds; round++) {
+                // Readers go on until the writers are done, so that moves overlap the last places.
+                java.util.concurrent.CountDownLatch writing = new java.util.concurrent.CountDownLatch(2);
+                List<Future<?>> work = new ArrayList<>();
+                for (int t = 0; t < 6; t++) {
+                    Random random = new Random(round * 31L + t);
+                    boolean writer = t < 2;
+                    work.add(pool.submit(() -> {
+                        ByteBuffer buf = ByteBuffer.allocate(10_000);
+                        try {
+                            for (int i = 0; writer ? i < 40 : writing.getCount() > 0; i++) {
+                                int k = random.nextInt(contents.size());
+                                byte[] member = contents.get(k);
+                                if (writer) {
+                                    AtomicBoolean ahead = random.nextBoolean() ? new AtomicBoolean(false) : null;
+                                    disk.put(keys.get(k), keys.get(k).blob(), member, 0, member.length, ahead);
+                                } else if (disk.get(keys.get(k), 0, buf.clear(), 0, member.length)) {
+                                    assertThat(buf.array()).isEqualTo(member);
+                                    disk.passed(keys.get(k));
+                                }
+                            }
+                        } finally {
+                            if (writer) {
+                                writing.countDown(); // a writer that failed stops the readers too
+                            }
+                        }
+                        return null;
+                    }));
+                }
+                for (Future<?> f : work) {
+                    f.get(60, TimeUnit.SECONDS);
+                }
+                assertThat(disk.sizeBytes()).as("round %d", round).isEqualTo(bytesOnDisk())
+                        .isLessThanOrEqualTo(limit);
+            }
+        } finally {
+            pool.shutdownNow();
             disk.close();
         }
     }
