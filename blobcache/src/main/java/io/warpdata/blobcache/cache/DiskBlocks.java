@@ -157,13 +157,18 @@ final class DiskBlocks implements BlockStorage {
     /**
      * Blocks on their way between the index, the held ones and the spare members, as one count:
      * those under way in the low bits ({@link #MOVING}), those done above them. A size read with
-     * none under way at its start and the count unchanged at its end is exact ({@link #trimSpare}).
+     * none under way at its start and the count unchanged at its end is exact ({@link #trimExactly}).
      */
     private final java.util.concurrent.atomic.AtomicLong moves = new java.util.concurrent.atomic.AtomicLong();
     private static final long MOVING = (1L << 24) - 1;
     private static final long MOVED = 1L << 24;
-    /** Set by a trim that a move overlapped: the last move under way trims again ({@link #moved}). */
-    private final java.util.concurrent.atomic.AtomicBoolean trimAgain = new java.util.concurrent.atomic.AtomicBoolean();
+    /** A place trimmed the spare members on a size that may have been off: {@link #trimmer} trims again. */
+    private final AtomicBoolean trimPending = new AtomicBoolean();
+    /** One exact trim at a time ({@link #trimExactly}). */
+    private final java.util.concurrent.locks.ReentrantLock trimLock = new java.util.concurrent.locks.ReentrantLock();
+    /** The thread of the exact trims, started at the first; it waits {@link #TRIM_DELAY_NANOS} to trim once for a burst of places. */
+    private volatile Thread trimmer;
+    static final long TRIM_DELAY_NANOS = 10_000_000L;
     private final Cache<BlockKey, FileChannel> channels;
     /** The member entries of {@link #index}, bounded by count ({@link #MAX_MEMBERS}). */
     private final Cache<BlockKey, Boolean> members;
@@ -465,25 +470,81 @@ final class DiskBlocks implements BlockStorage {
 
     /**
      * Lets the oldest spare members go until the cache is within its limit again (the index and
-     * held blocks grew). A block moving between the index, the held ones and the spare ones while
-     * the size is read can be counted in none of them (a spare member going into the index has
-     * left the spare ones before the index counts it), so a read that a move overlapped is not the
-     * last word: the last move under way then trims again ({@link #moved}), or this does once
-     * none is. (CI, 2026-12-02: with nothing running the cache held one member past its limit.)
+     * held blocks grew), on the size as counted now: cheap, on the thread of the place, and a
+     * little off at times (a member moving between the index, the held ones and the spare ones is
+     * counted in neither while it moves, and Caffeine may not have counted the index's last
+     * writes), so {@link #trimmer} trims again on an exact size once the places pause. (CI,
+     * 2026-12-02: with nothing running the cache held one member past its limit.)
      */
     private void trimSpare() {
-        while (!spare.isEmpty()) {
-            long before = moves.get();
-            long over = sizeBytes() - limit;
-            if (over > 0) {
-                letGoSpare(spare.trimTo(spare.bytes() - over));
+        if (spare.isEmpty()) {
+            return;
+        }
+        long over = countedBytes() - limit;
+        if (over > 0) {
+            letGoSpare(spare.trimTo(spare.bytes() - over));
+        }
+        if (!trimPending.getAndSet(true)) {
+            java.util.concurrent.locks.LockSupport.unpark(trimmer());
+        }
+    }
+
+    /**
+     * Trims the spare members on an exact size: Caffeine's queued writes applied, read with no
+     * move under way from its start to its end (a move leaves the total as it was, so trimming
+     * the excess from the spare ones as they are then is right whatever moves after). False if
+     * moves overlapped every try.
+     */
+    private boolean trimExactly() {
+        trimLock.lock();
+        try {
+            for (int i = 0; i < 64 && !spare.isEmpty(); i++) {
+                long before = moves.get();
+                if ((before & MOVING) == 0) {
+                    index.cleanUp();
+                    long over = countedBytes() - limit;
+                    if (moves.get() == before) {
+                        if (over > 0) {
+                            letGoSpare(spare.trimTo(spare.bytes() - over));
+                        }
+                        return true;
+                    }
+                }
+                Thread.onSpinWait();
             }
-            if (moves.get() == before && (before & MOVING) == 0) {
-                return;
+            return spare.isEmpty();
+        } finally {
+            trimLock.unlock();
+        }
+    }
+
+    private Thread trimmer() {
+        Thread t = trimmer;
+        if (t == null) {
+            synchronized (this) {
+                if (trimmer == null && !closed) {
+                    trimmer = Thread.ofPlatform().daemon().name("warp-cache-trim").start(this::trimLoop);
+                }
+                t = trimmer;
             }
-            trimAgain.set(true);
-            if ((moves.get() & MOVING) != 0) {
-                return; // the last of them trims again
+        }
+        return t;
+    }
+
+    /** {@link #trimmer}'s loop: a trim asked for waits out the burst of places, then is done exactly, again 1 ms later while moves overlap it. */
+    private void trimLoop() {
+        while (!closed) {
+            java.util.concurrent.locks.LockSupport.park(this);
+            java.util.concurrent.locks.LockSupport.parkNanos(TRIM_DELAY_NANOS);
+            while (!closed && trimPending.getAndSet(false)) {
+                try {
+                    if (!trimExactly()) {
+                        trimPending.set(true);
+                        java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
+                    }
+                } catch (RuntimeException e) {
+                    LOG.warn("Trimming the cache's spare members failed; the next place trims again", e);
+                }
             }
         }
     }
@@ -493,11 +554,9 @@ final class DiskBlocks implements BlockStorage {
         moves.incrementAndGet();
     }
 
-    /** It is in its new place (counted there); the last move under way trims again if a trim asked. */
+    /** It is in its new place, counted there. */
     private void moved() {
-        if ((moves.addAndGet(MOVED - 1) & MOVING) == 0 && trimAgain.get() && trimAgain.compareAndSet(true, false)) {
-            trimSpare();
-        }
+        moves.addAndGet(MOVED - 1);
     }
 
     /**
@@ -876,7 +935,7 @@ final class DiskBlocks implements BlockStorage {
         long evicted;
         long size;
         synchronized (gcLock) {
-            size = sizeBytes();
+            size = countedBytes();
             evicted = evictTo(Math.max(0, size - Math.max(bytes, size / INODE_EVICT_FRACTION)));
         }
         long now = System.nanoTime();
@@ -942,7 +1001,7 @@ final class DiskBlocks implements BlockStorage {
         }
         brokenSince = 0;
         long blocks = blockCount();
-        long size = sizeBytes();
+        long size = countedBytes();
         for (DiskEntry e : index.asMap().values()) {
             e.evicted = true;
         }
@@ -1202,19 +1261,30 @@ final class DiskBlocks implements BlockStorage {
     /** Evicts cached blocks worth {@code shortBy} bytes; false if the cache is empty and nothing went. */
     private boolean makeRoom(long shortBy) {
         synchronized (gcLock) {
-            return !(evictTo(Math.max(0, sizeBytes() - shortBy)) == 0 && sizeBytes() == 0);
+            return !(evictTo(Math.max(0, countedBytes() - shortBy)) == 0 && countedBytes() == 0);
         }
     }
 
     /**
-     * Bytes held: what the index weighs, the pinned blocks it does not, and the spare members; the
-     * index's changes still queued in Caffeine's buffer applied first (a write made while another
-     * thread held Caffeine's lock waits there for the index's next read or write: read after the
-     * last one, the size counted a member let go of, or not one placed).
+     * Bytes held: what the index weighs, the pinned blocks it does not, and the spare members. An
+     * exact trim is done first (after {@link #trimmer}'s, if one is under way), and the index's writes still
+     * queued in Caffeine's buffer are applied (a write made while another thread held Caffeine's
+     * lock waits there for the index's next read or write: read after the last one, the size
+     * counted a member let go of, or not one placed). For stats and gc, not the read path.
      */
     @Override
     public long sizeBytes() {
+        // Whether or not a trim is pending: the trimmer may have taken it and not be done yet.
+        if (!spare.isEmpty() && !trimExactly()) {
+            trimPending.set(true); // moves overlapped it: the trimmer tries again
+            java.util.concurrent.locks.LockSupport.unpark(trimmer());
+        }
         index.cleanUp();
+        return countedBytes();
+    }
+
+    /** {@link #sizeBytes} as counted now, without trimming or Caffeine's queued writes. */
+    private long countedBytes() {
         return index.policy().eviction().orElseThrow().weightedSize().orElse(0) + pinnedBytes.get() + spare.bytes();
     }
 
@@ -1235,7 +1305,7 @@ final class DiskBlocks implements BlockStorage {
             return true;
         }
         try {
-            return floor.usableBytes() + sizeBytes() < floor.bytes() + BlockFile.headerLength(1 << 20) + (1L << 20);
+            return floor.usableBytes() + countedBytes() < floor.bytes() + BlockFile.headerLength(1 << 20) + (1L << 20);
         } catch (java.io.UncheckedIOException e) {
             return false; // not known: the writes will tell
         }
@@ -1281,7 +1351,7 @@ final class DiskBlocks implements BlockStorage {
     private long evictTo(long target) {
         sizeLock.lock();
         try {
-            long before = sizeBytes();
+            long before = countedBytes();
             if (before <= target) {
                 return 0;
             }
@@ -1300,7 +1370,7 @@ final class DiskBlocks implements BlockStorage {
                 index.cleanUp();
             }
             resetReserve();
-            return before - sizeBytes();
+            return before - countedBytes();
         } finally {
             sizeLock.unlock();
         }
@@ -1373,6 +1443,9 @@ final class DiskBlocks implements BlockStorage {
         synchronized (this) {
             if (hintThread != null) {
                 hintThread.interrupt();
+            }
+            if (trimmer != null) {
+                java.util.concurrent.locks.LockSupport.unpark(trimmer);
             }
         }
         channels.invalidateAll();
