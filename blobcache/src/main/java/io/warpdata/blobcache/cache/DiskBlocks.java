@@ -168,7 +168,7 @@ final class DiskBlocks implements BlockStorage {
     private final java.util.concurrent.locks.ReentrantLock trimLock = new java.util.concurrent.locks.ReentrantLock();
     /** The thread of the exact trims, started at the first; it waits {@link #TRIM_DELAY_NANOS} to trim once for a burst of places. */
     private volatile Thread trimmer;
-    static final long TRIM_DELAY_NANOS = 10_000_000L;
+    private static final long TRIM_DELAY_NANOS = 10_000_000L;
     private final Cache<BlockKey, FileChannel> channels;
     /** The member entries of {@link #index}, bounded by count ({@link #MAX_MEMBERS}). */
     private final Cache<BlockKey, Boolean> members;
@@ -531,7 +531,7 @@ final class DiskBlocks implements BlockStorage {
         return t;
     }
 
-    /** {@link #trimmer}'s loop: a trim asked for waits out the burst of places, then is done exactly, again 1 ms later while moves overlap it. */
+    /** {@link #trimmer}'s loop: a trim asked for waits {@link #TRIM_DELAY_NANOS} (the places after it ask none meanwhile), then is done exactly, again 1 ms later while moves overlap it. */
     private void trimLoop() {
         while (!closed) {
             java.util.concurrent.locks.LockSupport.park(this);
