@@ -1105,17 +1105,43 @@ class MemberReadsTest {
 
     // ---------------------------------------------------------------- helpers
 
+    /** The bytes of the cache's block files now; a file the cache deletes while this walks is not counted (its trim runs on a thread of its own). */
     private long bytesOnDisk() {
-        try (Stream<Path> files = Files.walk(dir.resolve("v1/blocks"))) {
-            return files.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
+        long[] bytes = {0};
+        walkFiles(dir.resolve("v1/blocks"), attrs -> bytes[0] += attrs.size());
+        return bytes[0];
     }
 
     private static long filesUnder(Path root) {
-        try (Stream<Path> files = Files.walk(root)) {
-            return files.filter(Files::isRegularFile).count();
+        long[] files = {0};
+        walkFiles(root, attrs -> files[0]++);
+        return files[0];
+    }
+
+    /**
+     * Visits the regular files under {@code root}, skipping one deleted between its folder's
+     * listing and its stat (Files.walk fails the whole walk with NoSuchFileException there: CI,
+     * 2026-12-02, while the cache's trim thread deleted spare members).
+     */
+    private static void walkFiles(Path root, java.util.function.Consumer<java.nio.file.attribute.BasicFileAttributes> file) {
+        try {
+            Files.walkFileTree(root, new java.nio.file.SimpleFileVisitor<>() {
+                @Override
+                public java.nio.file.FileVisitResult visitFile(Path p, java.nio.file.attribute.BasicFileAttributes attrs) {
+                    if (attrs.isRegularFile()) {
+                        file.accept(attrs);
+                    }
+                    return java.nio.file.FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public java.nio.file.FileVisitResult visitFileFailed(Path p, IOException e) throws IOException {
+                    if (e instanceof java.nio.file.NoSuchFileException && !p.equals(root)) {
+                        return java.nio.file.FileVisitResult.CONTINUE;
+                    }
+                    throw e;
+                }
+            });
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
