@@ -153,11 +153,11 @@ public final class BlockCache implements BlobReader {
             DiskBlocks disk = new DiskBlocks(config.dir(), config.maxBytes(), config.minFreeBytes(),
                     config.maxOpenFiles(), metrics, space);
             this.storage = new Tiers(disk);
-            this.lists = new HashLists(fetcher, disk.listsDir(), disk.tmpDir(), HASH_LIST_MEMORY, executor);
+            this.lists = new HashLists(fetcher, disk.listsDir(), disk.tmpDir(), disk.writes(), HASH_LIST_MEMORY, executor);
             HashLists held = this.lists;
             // Off the write that found the folder made again: up to 64 MiB of lists to write.
             disk.onRemade(() -> executor.execute(held::saveHeld));
-            this.copies = new LocalCopies(disk.root(), disk.tmpDir(), LocalCopies.budgetFor(config.maxBytes()),
+            this.copies = new LocalCopies(disk.root(), disk.tmpDir(), disk.writes(), LocalCopies.budgetFor(config.maxBytes()),
                     disk.freeFloorBytes(), disk.space(), new LocalCopies.Source() {
                         @Override
                         public boolean cached(BlobRef blob) {
@@ -172,7 +172,7 @@ public final class BlockCache implements BlobReader {
         } else {
             this.copies = null;
             this.storage = new MemoryBlocks(config.memoryBytes(), metrics);
-            this.lists = new HashLists(fetcher, null, null, HASH_LIST_MEMORY, executor);
+            this.lists = new HashLists(fetcher, null, null, null, HASH_LIST_MEMORY, executor);
         }
         Suspects suspects = this.suspects;
         // Order plans share read-ahead's budget: none without one (nor in local mode, which fetches nothing).

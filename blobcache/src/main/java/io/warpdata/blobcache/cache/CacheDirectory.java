@@ -16,6 +16,7 @@ import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -44,6 +45,8 @@ final class CacheDirectory implements AutoCloseable {
     /** The identity of the lock file {@link #lock} is on (see {@link #stillLocked}). */
     private Object lockFile;
     private final AtomicLong tmpCounter = new AtomicLong();
+    /** The writes under way here: {@link #close} waits for them and refuses more. */
+    private final WriteGate writes = new WriteGate();
     /** Which of the 256 block subdirectories are known to exist (made on first use). */
     private final AtomicIntegerArray shardMade = new AtomicIntegerArray(256);
     /**
@@ -186,6 +189,11 @@ final class CacheDirectory implements AutoCloseable {
         return tmpDir;
     }
 
+    /** Every file made here is made between {@link WriteGate#begin} and {@link WriteGate#end} of this gate. */
+    WriteGate writes() {
+        return writes;
+    }
+
     /**
      * Deletes temp files left by a crash and finds every valid block file, oldest first;
      * invalid ones are deleted.
@@ -317,9 +325,16 @@ final class CacheDirectory implements AutoCloseable {
         return Integer.parseInt(key.blob().hex().substring(0, 2), 16);
     }
 
-    /** Releases the lock: another warpd may open the directory. */
+    /**
+     * Refuses new writes, waits (up to {@link WriteGate#CLOSE_WAIT_NANOS}) for those under way,
+     * and releases the lock: another warpd may open the directory.
+     */
     @Override
     public synchronized void close() {
+        if (!writes.close()) {
+            LOG.warn("Closing the cache at {}: writes still under way after {} s; they may land after warpd stopped",
+                    root, TimeUnit.NANOSECONDS.toSeconds(WriteGate.CLOSE_WAIT_NANOS));
+        }
         try {
             lock.release();
         } catch (IOException e) {

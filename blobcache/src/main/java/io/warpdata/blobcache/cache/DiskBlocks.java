@@ -270,6 +270,11 @@ final class DiskBlocks implements BlockStorage {
         return dir.tmpDir();
     }
 
+    /** What every file made in the directory goes through ({@link CacheDirectory#writes}). */
+    WriteGate writes() {
+        return dir.writes();
+    }
+
     /** {@code v1/} of the cache directory. */
     Path root() {
         return dir.root();
@@ -871,7 +876,15 @@ final class DiskBlocks implements BlockStorage {
         if (closed || contains(key)) {
             return true;
         }
-        putOnDisk(key, listId, data, off, len, prefetchCredit);
+        WriteGate gate = dir.writes();
+        if (!gate.begin()) {
+            return true; // closed since: served, not kept
+        }
+        try {
+            putOnDisk(key, listId, data, off, len, prefetchCredit);
+        } finally {
+            gate.end();
+        }
         // Not written (the reason was counted and logged): the memory tier may keep it (Tiers).
         return closed || contains(key);
     }

@@ -35,6 +35,8 @@ final class HashLists {
     private final Executor loader;
     private final Path dir;
     private final Path tmpDir;
+    /** The directory's writes (closed: nothing more is saved), or null with no directory. */
+    private final WriteGate writes;
     private final Cache<BlobId, BlockHashList> memory;
     private final ConcurrentHashMap<BlobId, CompletableFuture<BlockHashList>> inflight = new ConcurrentHashMap<>();
 
@@ -44,18 +46,21 @@ final class HashLists {
      * @param maxBytes bound on the memory held by cached lists (32 bytes per block)
      */
     HashLists(BlockFetcher fetcher, Path dir, Path tmpDir, long maxBytes) {
-        this(fetcher, dir, tmpDir, maxBytes, null);
+        this(fetcher, dir, tmpDir, dir == null ? null : new WriteGate(), maxBytes, null);
     }
 
     /**
      * @param loader where loads run, so that a reader waits at most until its deadline even if
      *               the store hangs; null to load in the calling thread
+     * @param writes   the cache directory's writes (a list is saved only while they are open), or
+     *                 null when {@code dir} is
      */
-    HashLists(BlockFetcher fetcher, Path dir, Path tmpDir, long maxBytes, Executor loader) {
+    HashLists(BlockFetcher fetcher, Path dir, Path tmpDir, WriteGate writes, long maxBytes, Executor loader) {
         this.loader = loader;
         this.fetcher = fetcher;
         this.dir = dir;
         this.tmpDir = tmpDir;
+        this.writes = writes;
         this.memory = Caffeine.newBuilder()
                 .maximumWeight(maxBytes)
                 .weigher((BlobId k, BlockHashList v) -> 64 + 32 * v.blockCount())
@@ -269,8 +274,8 @@ final class HashLists {
     }
 
     private void save(BlobId blocks, byte[] bytes) {
-        if (dir == null) {
-            return;
+        if (dir == null || !writes.begin()) {
+            return; // no directory, or it closed: the list is kept in memory only
         }
         Path tmp = tmpDir.resolve(blocks.hex() + "." + Thread.currentThread().threadId() + ".list.tmp");
         try {
@@ -280,6 +285,8 @@ final class HashLists {
             // Only an optimisation: the list is refetched next time.
             LOG.warn("Could not keep block hash list {} on disk: {}", blocks, e.toString());
             deleteQuietly(tmp);
+        } finally {
+            writes.end();
         }
     }
 

@@ -62,6 +62,7 @@ final class LocalCopies implements AutoCloseable {
 
     private final Path dir;
     private final Path tmpDir;
+    private final WriteGate writes;
     private final long budgetBytes;
     private final long floorBytes;
     private final DiskSpace space;
@@ -92,10 +93,12 @@ final class LocalCopies implements AutoCloseable {
     /**
      * @param root       the cache's {@code v1/} directory
      * @param floorBytes free space a copy may not take the disk under
+     * @param writes     the cache directory's writes: a copy is made only while they are open
      */
-    LocalCopies(Path root, Path tmpDir, long budgetBytes, long floorBytes, DiskSpace space, Source source) {
+    LocalCopies(Path root, Path tmpDir, WriteGate writes, long budgetBytes, long floorBytes, DiskSpace space, Source source) {
         this.dir = root.resolve("copies");
         this.tmpDir = tmpDir;
+        this.writes = writes;
         this.budgetBytes = budgetBytes;
         this.floorBytes = floorBytes;
         this.space = space;
@@ -308,6 +311,10 @@ final class LocalCopies implements AutoCloseable {
                 return;
             }
         }
+        if (!writes.begin()) {
+            copying.remove(id); // the directory closed
+            return;
+        }
         try {
             if (closed || space.usableBytes() - blob.size() < floorBytes) {
                 return;
@@ -356,6 +363,7 @@ final class LocalCopies implements AutoCloseable {
             } catch (IOException e) {
                 LOG.debug("cannot delete {}: {}", tmp, e.toString());
             }
+            writes.end();
         }
     }
 

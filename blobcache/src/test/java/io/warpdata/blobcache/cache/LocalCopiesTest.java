@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -41,8 +42,12 @@ class LocalCopiesTest {
     }
 
     private LocalCopies open(long budget, long floor, byte[]... blobs) throws IOException {
+        return open(new WriteGate(), budget, floor, blobs);
+    }
+
+    private LocalCopies open(WriteGate writes, long budget, long floor, byte[]... blobs) throws IOException {
         Path tmp = Files.createDirectories(root.resolve("tmp"));
-        return new LocalCopies(root, tmp, budget, floor, space, new LocalCopies.Source() {
+        return new LocalCopies(root, tmp, writes, budget, floor, space, new LocalCopies.Source() {
             @Override
             public boolean cached(BlobRef blob) {
                 return wholeCached;
@@ -114,6 +119,50 @@ class LocalCopiesTest {
         try (var tmp = Files.list(root.resolve("tmp"))) {
             assertThat(tmp).isEmpty();
         }
+    }
+
+    /**
+     * The cache directory closing waits for a copy under way (it ends whole, renamed into place,
+     * its temp file gone) and lets none start after: nothing appears in the folder once it is
+     * closed (BlockCacheTest has the same for blocks and hash lists).
+     */
+    @Test
+    void aCopyUnderWayWhenTheDirectoryClosesEndsFirstAndNoneStartsAfter() throws Exception {
+        byte[] b = bytes(2 * (1 << 20) + 7, 3);
+        byte[] other = bytes(1 << 20, 4);
+        WriteGate writes = new WriteGate();
+        hold = new java.util.concurrent.CountDownLatch(1);
+        copies = open(writes, 1L << 30, 0, b, other);
+        BlobRef blob = ref(b);
+        copies.open(blob);
+        copies.open(blob);
+        for (int i = 0; i < 500 && tmpFiles() == 0; i++) {
+            Thread.sleep(10);
+        }
+        assertThat(tmpFiles()).as("the copy has begun").isEqualTo(1);
+        Thread release = Thread.ofPlatform().start(() -> {
+            try {
+                Thread.sleep(300);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            hold.countDown();
+        });
+        assertThat(writes.close()).as("closed after the copy ended").isTrue();
+        release.join();
+        assertThat(tmpFiles()).isZero();
+        assertThat(Files.readAllBytes(root.resolve("copies").resolve(blob.id().toString()))).isEqualTo(b);
+        List<Path> closedWith;
+        try (var all = Files.walk(root)) {
+            closedWith = all.sorted().toList();
+        }
+        copies.open(ref(other));
+        copies.open(ref(other));
+        Thread.sleep(300);
+        try (var all = Files.walk(root)) {
+            assertThat(all.sorted().toList()).as("nothing made after close").isEqualTo(closedWith);
+        }
+        assertThat(copies.made()).isEqualTo(1);
     }
 
     @Test
