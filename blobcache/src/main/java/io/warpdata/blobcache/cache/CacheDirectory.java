@@ -330,17 +330,21 @@ final class CacheDirectory implements AutoCloseable {
      * and releases the lock: another warpd may open the directory.
      */
     @Override
-    public synchronized void close() {
+    public void close() {
+        // Not holding this object's lock while waiting: a write under way may need it (a folder made
+        // again, the lock file looked at).
         if (!writes.close()) {
             LOG.warn("Closing the cache at {}: writes still under way after {} s; they may land after warpd stopped",
                     root, TimeUnit.NANOSECONDS.toSeconds(WriteGate.CLOSE_WAIT_NANOS));
         }
-        try {
-            lock.release();
-        } catch (IOException e) {
-            LOG.debug("releasing cache lock", e);
+        synchronized (this) {
+            try {
+                lock.release();
+            } catch (IOException e) {
+                LOG.debug("releasing cache lock", e);
+            }
+            closeQuietly(lockChannel);
         }
-        closeQuietly(lockChannel);
     }
 
     static void deleteFile(Path p) {

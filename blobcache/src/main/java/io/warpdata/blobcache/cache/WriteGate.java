@@ -36,10 +36,6 @@ final class WriteGate {
         state.decrementAndGet();
     }
 
-    boolean closed() {
-        return (state.get() & CLOSED) != 0;
-    }
-
     /**
      * Refuses writes from now on and waits up to {@link #CLOSE_WAIT_NANOS} for those under way to
      * end. False if some had not (a disk that stopped answering): they may still land.
