@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -12,12 +15,19 @@ import org.junit.jupiter.api.io.TempDir;
 class WriteGateTest {
     @TempDir
     Path dir;
+    /** A thread per task: the common pool may have one worker (2 cores), which the waiting close would hold. */
+    private final ExecutorService threads = Executors.newCachedThreadPool();
+
+    @AfterEach
+    void stopThreads() {
+        threads.shutdownNow();
+    }
 
     @Test
     void closingRefusesNewWritesAndWaitsForThoseUnderWay() throws Exception {
         WriteGate gate = new WriteGate();
         assertThat(gate.begin()).isTrue();
-        CompletableFuture<Boolean> closed = CompletableFuture.supplyAsync(gate::close);
+        CompletableFuture<Boolean> closed = CompletableFuture.supplyAsync(gate::close, threads);
         awaitClosing(gate);
         assertThat(closed).as("a write is still under way").isNotDone();
         gate.end();
@@ -36,9 +46,9 @@ class WriteGateTest {
         CacheDirectory cache = new CacheDirectory(dir);
         WriteGate gate = cache.writes();
         assertThat(gate.begin()).isTrue();
-        CompletableFuture<Void> closing = CompletableFuture.runAsync(cache::close);
+        CompletableFuture<Void> closing = CompletableFuture.runAsync(cache::close, threads);
         awaitClosing(gate);
-        CompletableFuture<Boolean> looked = CompletableFuture.supplyAsync(cache::stillLocked);
+        CompletableFuture<Boolean> looked = CompletableFuture.supplyAsync(cache::stillLocked, threads);
         assertThat(looked.get(3, TimeUnit.SECONDS)).as("still ours until the close is done").isTrue();
         assertThat(closing).isNotDone();
         gate.end();
