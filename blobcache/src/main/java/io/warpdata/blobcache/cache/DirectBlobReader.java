@@ -33,7 +33,7 @@ public final class DirectBlobReader implements BlobReader {
     public DirectBlobReader(BlobStore store, RetryPolicy policy) {
         this.fetcher = new BlockFetcher(Objects.requireNonNull(store, "store"), metrics,
                 Objects.requireNonNull(policy, "policy"));
-        this.lists = new HashLists(fetcher, null, null, HASH_LIST_MEMORY);
+        this.lists = new HashLists(fetcher, HASH_LIST_MEMORY);
     }
 
     @Override

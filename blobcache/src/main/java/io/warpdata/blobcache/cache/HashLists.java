@@ -41,15 +41,18 @@ final class HashLists {
     private final ConcurrentHashMap<BlobId, CompletableFuture<BlockHashList>> inflight = new ConcurrentHashMap<>();
 
     /**
-     * @param dir      where lists are kept on disk, or null for memory only
-     * @param tmpDir   where lists are written before being renamed into {@code dir}
+     * Lists kept in memory only, loaded in the calling thread.
+     *
      * @param maxBytes bound on the memory held by cached lists (32 bytes per block)
      */
-    HashLists(BlockFetcher fetcher, Path dir, Path tmpDir, long maxBytes) {
-        this(fetcher, dir, tmpDir, dir == null ? null : new WriteGate(), maxBytes, null);
+    HashLists(BlockFetcher fetcher, long maxBytes) {
+        this(fetcher, null, null, null, maxBytes, null);
     }
 
     /**
+     * @param dir      where lists are kept on disk, or null for memory only
+     * @param tmpDir   where lists are written before being renamed into {@code dir}
+     * @param maxBytes bound on the memory held by cached lists (32 bytes per block)
      * @param loader where loads run, so that a reader waits at most until its deadline even if
      *               the store hangs; null to load in the calling thread
      * @param writes   the cache directory's writes (a list is saved only while they are open), or
