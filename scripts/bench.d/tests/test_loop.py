@@ -56,15 +56,30 @@ class Warp(Sys):
         return {"read": {"gets_issued": self.gets}, "gauges": {"indexed_members": 10, "heap_used_bytes": 2000}}
 
 
+class Helper:
+    def __init__(self, name, events, error=None):
+        self.name, self.events, self.error = name, events, error
+
+    def start(self):
+        self.events.append(("start helper", self.name))
+        if self.error:
+            raise BenchError(self.error)
+
+
 class Runner:
-    def __init__(self):
+    def __init__(self, events=None, helper_error=None):
         self.timeout = 150
+        self.events = events if events is not None else []
+        self.helper_error = helper_error
+
+    def helper(self, workload):
+        return Helper("imagefolder", self.events, self.helper_error) if workload.startswith("img-") else None
 
     def cache_cat(self, warp):
         return 1500.0, {"files": 2, "bytes": 10}
 
 
-def make(systems=("warp", "s3fs", "local", "rawget"), runs=1, repeat_limit=30.0, **sysargs):
+def make(systems=("warp", "s3fs", "local", "rawget"), runs=1, repeat_limit=30.0, helper_error=None, **sysargs):
     events = []
     sysmap = {n: (Warp(events) if n == "warp" else Sys(n, events, **sysargs.get(n, {}))) for n in
               ("warp", "s3fs", "rclone", "local", "rawget", "getsha", "pget")}
@@ -72,7 +87,7 @@ def make(systems=("warp", "s3fs", "local", "rawget"), runs=1, repeat_limit=30.0,
         if n not in systems:
             sysmap[n].missing = "not selected (--systems)"
     now = FakeClock()
-    m = L.Measurements(Env(), Runner(), sysmap, runs, repeat_limit, now=now)
+    m = L.Measurements(Env(), Runner(events, helper_error), sysmap, runs, repeat_limit, now=now)
     return m, events, now
 
 
@@ -103,6 +118,20 @@ def test_each_system_is_made_cold_measured_then_warm_and_daemons_stop_after_a_ru
     assert m.res.vals[("seq-dd", "warm", "cachecat")] == [1500.0]  # after warm seq-dd on warp
 
 
+def test_the_clients_helper_starts_before_each_measurements_window_and_a_failed_start_is_its_error():
+    m, events, now = make(systems=("warp",))
+    m.run([workload(now, "img-seq")])
+    assert events[:5] == [("cold", "warp", "data"), ("start helper", "imagefolder"), ("measure", "warp", 150),
+                          ("warm", "warp"), ("start helper", "imagefolder")]
+    m, events, now = make(systems=("warp",), helper_error="the imagefolder helper did not start")
+    m.run([workload(now, "img-seq")])
+    assert not [e for e in events if e[0] == "measure"]
+    assert m.res.errors[("img-seq", "cold", "warp")] == ["the imagefolder helper did not start"]
+    m, events, now = make(systems=("warp",))
+    m.run([workload(now, "seq-dd")])
+    assert not [e for e in events if e[0] == "start helper"]  # dd runs in no helper
+
+
 def test_the_wide_tree_workloads_remount_the_peers_on_the_tree_bucket():
     m, events, now = make(systems=("s3fs",))
     m.run([workload(now, "ls-lR")])
@@ -131,7 +160,7 @@ def test_a_peer_slow_cold_gets_twice_its_cold_time_warm_and_its_timeout_says_so(
     m, events, now = make(systems=("warp", "s3fs", "local"))
     timeout = BenchError("timeout after 100s")
     m.run([workload(now, "img-seq", seconds={"warp": 50.0, "s3fs": 50.0, "local": 20.0},
-                    fail=lambda s: timeout if s.name == "s3fs" and s.events[-2] == ("warm", "s3fs") else None)])
+                    fail=lambda s: timeout if s.name == "s3fs" and s.events[-3] == ("warm", "s3fs") else None)])
     measured = [e for e in events if e[0] == "measure"]
     assert measured == [("measure", "warp", 150), ("measure", "warp", 150),   # Warp: never shortened
                         ("measure", "s3fs", 150), ("measure", "s3fs", 100),   # ceil(min(150, max(30, 2 x 50)))

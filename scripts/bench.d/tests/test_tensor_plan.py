@@ -51,7 +51,10 @@ class TensorServer:
     answers as tensor_pass.py would for the facts' picks."""
 
     def __init__(self, facts):
-        self.facts, self.requests = facts, []
+        self.facts, self.requests, self.starts = facts, [], 0
+
+    def start(self):
+        self.starts += 1
 
     def ask(self, line, timeout):
         self.requests.append(json.loads(line))
@@ -93,6 +96,7 @@ def runner(picks=PICKS):
     r.timeout = 60
     r.facts = {"tensor_picks": picks, "tensor_bytes": len(picks) * 1024, "tensor_checksum": 12345}
     r.tensor_server = TensorServer(r.facts)
+    r.img_server = r.duck = None
     return r
 
 
@@ -110,6 +114,8 @@ def test_its_picks_and_roots_are_tensor_npys_and_only_warp_is_given_warpds_socke
     assert planned_warp["npy_root"] == planned_warp["st_root"] == "/mnt/warp/bench/full/tensors"
     assert planned_local == npy_local  # the local disk reads without a plan
     assert npy_local["npy_root"] == "/data/tensors-npy"
+    # the loop starts this helper before each tensor-* measurement's window
+    assert r.helper("tensor-npy-planned") is r.tensor_server and r.helper("seq-dd") is None
 
 
 def test_its_read_counters_give_fetched_over_read_like_tensor_npy():

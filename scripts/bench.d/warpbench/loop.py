@@ -113,6 +113,16 @@ class Measurements:
         cpu0 = procs.proc_cpu_seconds(pid) if pid else None
         runner.timeout = self.timeout(ph, sn)
         req0 = env.requests_settled() if env.network else None
+        # The client's helper is started before the window (its imports are not the pass's work;
+        # a start failure is the measurement's error).
+        helper = runner.helper(w)
+        if helper is not None:
+            try:
+                helper.start()
+            except BenchError as e:
+                res.err(key, str(e))
+                log(f"{w} {ph} {sn}: {e}")
+                return
         # The CPU split covers the measurement's own window: from here to its end, not the
         # settling before it (the last one's read-ahead still arriving) nor after it.
         split0 = self.cpu_snapshot(pid)

@@ -33,6 +33,14 @@ class Runner:
         self.tensor_server = env.line_server("tensors",
                                              ["/usr/bin/python3", os.path.join(HERE, "tensor_pass.py"), "--serve"])
 
+    def helper(self, workload):
+        """The helper a workload's client runs in (by its name's prefix), or None."""
+        for prefix, server in (("img-", self.img_server), ("tensor-", self.tensor_server),
+                               ("duck-", self.duck)):
+            if workload.startswith(prefix):
+                return server
+        return None
+
     def big(self, s):
         if s.name == "warp":
             found = sorted(glob.glob(os.path.join(s.path("big"), "*.parquet")))

@@ -470,7 +470,8 @@ class LineServer:
         self.reg, self.log_dir, self.name, self.argv = reg, log_dir, name, argv
         self.p = None
 
-    def ask(self, line, timeout):
+    def start(self):
+        """Starts the helper unless it runs, and waits until it is ready."""
         if self.p is None or self.p.poll() is not None:
             self.p = self.reg.start(self.name, self.argv, os.path.join(self.log_dir, f"{self.name}.log"),
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -478,6 +479,9 @@ class LineServer:
             if not r or b"ready" not in self.p.stdout.readline():
                 self.close()
                 raise HarnessError(f"the {self.name} helper did not start; see {self.name}.log")
+
+    def ask(self, line, timeout):
+        self.start()
         self.p.stdin.write((line + "\n").encode())
         self.p.stdin.flush()
         r, _, _ = select.select([self.p.stdout], [], [], timeout)
