@@ -1,5 +1,6 @@
 package io.warpdata.catalog;
 
+import io.warpdata.blobcache.cache.WriteGate;
 import io.warpdata.store.BlobStore;
 
 import com.fasterxml.jackson.core.JsonEncoding;
@@ -93,6 +94,8 @@ public final class LastKnownGood {
     /** When an entry was last written to disk, to throttle confirmations. */
     private final Map<String, Instant> written = new ConcurrentHashMap<>();
     private final AtomicLong tmpCounter = new AtomicLong();
+    /** Files being written (a load that answers after {@link #close} keeps nothing). */
+    private final WriteGate writes = new WriteGate();
     /** Kept blob files this process has asked for (each marked used once, for {@link #trimBlobs}). */
     private final java.util.Set<BlobId> usedFiles = ConcurrentHashMap.newKeySet();
 
@@ -124,6 +127,17 @@ public final class LastKnownGood {
                     + " that disk (warpctl doctor shows the floor)", dir, notKept.sum());
         }
         return false;
+    }
+
+    /**
+     * Writes nothing more from now on, and waits a few seconds for the files being written (a
+     * load still under way when warpd stops): once this returns, a user may delete the cache
+     * directory. Answers are still served from memory.
+     */
+    public void close() {
+        if (dir != null && !writes.close()) {
+            LOG.warn("files were still being written into {} when warpd stopped; they may land after it", dir);
+        }
     }
 
     /** Member indexes not kept on disk because it was under its free-space floor. */
@@ -685,9 +699,17 @@ public final class LastKnownGood {
      * @throws IllegalStateException if the written bytes do not match {@code id}
      */
     public Optional<Path> keepBlob(BlobId id, long size, BlobWriter writer) {
-        if (dir == null || !room(size)) {
+        if (dir == null || !room(size) || !writes.begin()) {
             return Optional.empty();
         }
+        try {
+            return keepStreamed(id, writer);
+        } finally {
+            writes.end();
+        }
+    }
+
+    private Optional<Path> keepStreamed(BlobId id, BlobWriter writer) {
         Path file = dir.resolve("blobs").resolve(id.hex());
         if (!folders(file.getParent())) {
             return Optional.empty();
@@ -721,6 +743,17 @@ public final class LastKnownGood {
     }
 
     private boolean writeAtomically(Path file, byte[] bytes, int len) {
+        if (!writes.begin()) {
+            return false;
+        }
+        try {
+            return writeThroughTmp(file, bytes, len);
+        } finally {
+            writes.end();
+        }
+    }
+
+    private boolean writeThroughTmp(Path file, byte[] bytes, int len) {
         Path tmp = dir.resolve("tmp").resolve(file.getFileName() + "." + tmpCounter.incrementAndGet());
         try {
             if (!folders(file.getParent())) {

@@ -41,6 +41,57 @@ class LastKnownGoodBlobFileTest {
         assertThat(again.blob(id)).hasValueSatisfying(b -> assertThat(b).isEqualTo(data));
     }
 
+    /**
+     * A member index still being written when warpd stops lands whole before close returns, and
+     * nothing is written after (a user may then delete the cache directory).
+     */
+    @Test
+    void aBlobBeingWrittenWhenTheStateClosesLandsFirstAndNothingIsWrittenAfter() throws Exception {
+        byte[] data = bytes(1 << 20, 4);
+        BlobId id = BlobId.of(data);
+        LastKnownGood known = LastKnownGood.onDisk(dir);
+        java.util.concurrent.CountDownLatch writing = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            java.util.concurrent.Future<Optional<Path>> kept = threads.submit(() -> known.keepBlob(id, data.length, out -> {
+                out.write(data, 0, 1000);
+                writing.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    throw new java.io.InterruptedIOException();
+                }
+                out.write(data, 1000, data.length - 1000);
+            }));
+            assertThat(writing.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            java.util.concurrent.Future<?> closed = threads.submit(known::close);
+            Thread.sleep(300);
+            assertThat(closed).as("close waits for the write under way").isNotDone();
+            release.countDown();
+            closed.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(kept.get(10, java.util.concurrent.TimeUnit.SECONDS)).hasValueSatisfying(
+                    p -> assertThat(p).hasBinaryContent(data));
+        } finally {
+            release.countDown();
+            threads.shutdownNow();
+        }
+        java.util.List<Path> before = filesUnder(dir);
+        byte[] later = bytes(1000, 5);
+        assertThat(known.keepBlob(BlobId.of(later), later, later.length)).isFalse();
+        assertThat(known.keepBlob(BlobId.of(later), later.length, out -> out.write(later))).isEmpty();
+        known.keepManifest("datasets/ws/a/versions/abc.json", "{}".getBytes(), 1);
+        known.listed("datasets/", java.util.List.of("ws"), java.time.Instant.now());
+        assertThat(filesUnder(dir)).as("nothing written after close").isEqualTo(before);
+        assertThat(known.blob(id)).as("what was kept is still read").isPresent();
+    }
+
+    private static java.util.List<Path> filesUnder(Path root) throws IOException {
+        try (java.util.stream.Stream<Path> s = Files.walk(root)) {
+            return s.sorted().toList();
+        }
+    }
+
     @Test
     void trimmingDeletesTheLeastRecentlyUsedIndexesDownToTheBudgetAndKeepsManifests() throws IOException {
         LastKnownGood first = LastKnownGood.onDisk(dir);

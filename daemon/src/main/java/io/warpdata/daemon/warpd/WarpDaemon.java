@@ -181,6 +181,7 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
         services.push(reader);
         // Version manifests come from the store only, never a mirror (Manifests says why).
         known = openKnownState(config);
+        services.push(known::close);
         catalog = new Catalog(store, Catalog.Config.defaults().withPointerTtl(config.pointerTtl()),
                 Ticker.systemTicker(), known, Clock.systemUTC());
         if (config.mode() != CacheMode.LOCAL) {
