@@ -109,12 +109,8 @@ class Measurements:
     def phase(self, wl, ph, s, t_reset):
         env, res, runner, w, sn = self.env, self.res, self.runner, wl.name, s.name
         key = (w, ph, sn)
-        pid = getattr(s, "daemon_pid", None)
-        cpu0 = procs.proc_cpu_seconds(pid) if pid else None
-        runner.timeout = self.timeout(ph, sn)
-        req0 = env.requests_settled() if env.network else None
-        # The client's helper is started before the window (its imports are not the pass's work;
-        # a start failure is the measurement's error).
+        # The client's helper is started before anything is counted (its imports are not the
+        # pass's work; a start failure is the measurement's error).
         helper = runner.helper(w)
         if helper is not None:
             try:
@@ -123,6 +119,10 @@ class Measurements:
                 res.err(key, str(e))
                 log(f"{w} {ph} {sn}: {e}")
                 return
+        pid = getattr(s, "daemon_pid", None)
+        cpu0 = procs.proc_cpu_seconds(pid) if pid else None
+        runner.timeout = self.timeout(ph, sn)
+        req0 = env.requests_settled() if env.network else None
         # The CPU split covers the measurement's own window: from here to its end, not the
         # settling before it (the last one's read-ahead still arriving) nor after it.
         split0 = self.cpu_snapshot(pid)
