@@ -290,6 +290,18 @@ ensure_packages() {
     || warp_die "could not install ${missing[*]} with apt-get; install them yourself: apt-get install -y ${missing[*]}"
 }
 
+# ensure_fuse: what warpd needs to mount, installed with apt when root (ensure_packages):
+# fusermount (fuse3) and libfuse.so.2, through which warpd mounts (libfuse2; Debian 13 names it
+# libfuse2t64, which apt picks for libfuse2). Checked by file, not package name, so a renamed
+# package that is installed counts. Every script that starts warpd calls it: on a fresh machine
+# scripts/scale ran for minutes before warpd failed for want of libfuse2.
+ensure_fuse() {
+  local need=()
+  command -v fusermount >/dev/null 2>&1 || command -v fusermount3 >/dev/null 2>&1 || need+=(fuse3)
+  { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q 'libfuse\.so\.2 ' || need+=(libfuse2)
+  [ "${#need[@]}" = 0 ] || ensure_packages "${need[@]}"
+}
+
 # fuse_problem: prints why FUSE mounts cannot work here (nothing when they can).
 fuse_problem() {
   if [ ! -e /dev/fuse ] && is_root && command -v modprobe >/dev/null 2>&1; then

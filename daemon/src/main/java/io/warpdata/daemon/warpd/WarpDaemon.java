@@ -126,7 +126,9 @@ public final class WarpDaemon implements AutoCloseable, DaemonInfo {
             d.open();
             d.opened.countDown();
             return d;
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
+            // An Error too (a native library missing, the heap exhausted): a stop request waits on
+            // this latch, and waited its full 30 s for a start that had already failed.
             d.opened.countDown();
             d.close();
             throw e;

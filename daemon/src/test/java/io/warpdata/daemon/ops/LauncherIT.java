@@ -134,6 +134,38 @@ class LauncherIT {
                 "--help"), env, TIMEOUT);
     }
 
+    @Test
+    void scriptsThatStartWarpdInstallLibfuse2WhenTheLinkerCannotFindIt() throws Exception {
+        // A fresh Debian box: fusermount there, libfuse.so.2 not (scripts/scale failed minutes in,
+        // warpd unable to mount). apt-get, dpkg-query and ldconfig are fakes first on PATH; apt-get
+        // records what it was asked. ensure_packages installs only as root, which the ITs run as.
+        Path bin = Files.createDirectories(dir.resolve("fake-bin"));
+        Path asked = dir.resolve("apt-asked");
+        executable(bin.resolve("apt-get"), "#!/bin/sh\necho \"$*\" >> '" + asked + "'\n");
+        executable(bin.resolve("dpkg-query"), "#!/bin/sh\nexit 1\n");
+        executable(bin.resolve("fusermount"), "#!/bin/sh\nexit 0\n");
+        executable(bin.resolve("ldconfig"), "#!/bin/sh\necho '\tlibc.so.6 (libc6,x86-64) => /lib/x86_64-linux-gnu/libc.so.6'\n");
+        String path = bin + ":" + System.getenv("PATH");
+        List<String> ensure = List.of("bash", "-c", "source scripts/lib/common.sh && ensure_fuse && echo ensured");
+
+        ScriptRun missing = ScriptRun.run(ensure, Map.of("PATH", path), TIMEOUT);
+
+        assertThat(missing.exitCode()).as(missing.toString()).isZero();
+        assertThat(Files.readAllLines(asked)).as(missing.toString())
+                .containsExactly("update -q", "install -y -q --no-install-recommends libfuse2");
+
+        Files.delete(asked);
+        executable(bin.resolve("ldconfig"), "#!/bin/sh\necho '\tlibfuse.so.2 (libc6,x86-64) => /lib/x86_64-linux-gnu/libfuse.so.2'\n");
+        ScriptRun present = ScriptRun.run(ensure, Map.of("PATH", path), TIMEOUT);
+
+        assertThat(present.stdout()).as(present.toString()).contains("ensured");
+        assertThat(asked).doesNotExist();
+        for (String script : List.of("scale", "epochs", "soak", "bench", "demo")) {
+            assertThat(Files.readString(ScriptRun.repoRoot().resolve("scripts").resolve(script)))
+                    .as("scripts/" + script + " starts warpd, so it makes sure libfuse2 is there").contains("ensure_fuse");
+        }
+    }
+
     private static void executable(Path file, String content) throws Exception {
         Files.writeString(file, content);
         Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rwxr-xr-x"));

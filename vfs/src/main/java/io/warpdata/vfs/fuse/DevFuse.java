@@ -75,7 +75,7 @@ final class DevFuse implements FuseChannel {
      */
     static DevFuse mount(Path mountPoint, String options) {
         Runtime runtime = Runtime.getSystemRuntime();
-        LibFuse fuse = load(LibFuse.class, "fuse", "libfuse.so.2");
+        LibFuse fuse = libFuse("fuse", "libfuse.so.2");
         LibC libc = load(LibC.class, "c", "libc.so.6");
         // struct fuse_args { int argc; char **argv; int allocated; } with argv = {"warp", "-o", options}.
         List<String> argv = List.of("warp", "-o", options);
@@ -98,6 +98,24 @@ final class DevFuse implements FuseChannel {
             throw new FuseMountException("libfuse could not mount " + mountPoint + " (its reason is printed above)");
         }
         return new DevFuse(runtime, fuse, libc, mountPoint, channel);
+    }
+
+    /**
+     * libfuse2, by {@code name} or else {@code fallback}.
+     *
+     * @throws FuseMountException if neither loads (libfuse2 not installed): before, the linker's
+     *     error went up as an {@code UnsatisfiedLinkError} with a stack trace, past the start's
+     *     error handling
+     */
+    static LibFuse libFuse(String name, String fallback) {
+        try {
+            return load(LibFuse.class, name, fallback);
+        } catch (LinkageError | RuntimeException e) {
+            throw new FuseMountException("mounting needs libfuse2, and " + fallback + " is not installed here (the"
+                    + " dynamic linker found neither lib" + name + ".so nor " + fallback + ")",
+                    "Install it as root: apt-get install libfuse2 (Debian 13 and Ubuntu 24.04 name it libfuse2t64;"
+                            + " Fedora: dnf install fuse-libs), then start warpd again. `warpctl doctor` checks it.");
+        }
     }
 
     private static <T> T load(Class<T> type, String name, String fallback) {

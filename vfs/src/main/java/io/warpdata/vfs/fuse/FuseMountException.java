@@ -10,6 +10,11 @@ public final class FuseMountException extends WarpException {
                 + " or the mount point in use. `warpctl doctor` checks all of these.");
     }
 
+    /** A failure with its own next step (libfuse2 not installed). */
+    public FuseMountException(String message, String nextStep) {
+        super(message, nextStep);
+    }
+
     @Override
     public String type() {
         return "fuse_mount";
