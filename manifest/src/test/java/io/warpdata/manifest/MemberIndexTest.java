@@ -409,6 +409,35 @@ class MemberIndexTest {
     }
 
     @Test
+    void corruptionDeepInALargeIndexIsFoundAndNamed() {
+        // 12,000 members (a part's worth): each corruption sits past the first 32 KiB of its column.
+        List<Member> members = new java.util.ArrayList<>();
+        for (int i = 0; i < 12_000; i++) {
+            members.add(new Member(String.format("c%03d/f%07d.jpg", i / 100, i), i % 7, 100L * i, 100, 0644, h(i % 5)));
+        }
+        RawIndex good = RawIndex.of(build(members));
+        MemberIndex read = MemberIndex.parse(good.bytes(), SOURCE);
+        assertThat(read.size()).isEqualTo(12_000);
+        assertThat(read.path(11_999)).isEqualTo("c119/f0011999.jpg");
+        assertThat(read.offset(11_999)).isEqualTo(1_199_900L);
+
+        assertCorrupted(good.with(r -> {
+            List<String> paths = new java.util.ArrayList<>(r.paths);
+            java.util.Collections.swap(paths, 10_000, 10_001);
+            r.paths = paths;
+        }).bytes(), "members[10001].path");
+        assertCorrupted(good.with(r -> {
+            List<String> paths = new java.util.ArrayList<>(r.paths);
+            paths.set(9_001, paths.get(9_000) + "/x"); // f0009000.jpg is then a member and a directory
+            r.paths = paths;
+        }).bytes(), "members[9001].path");
+        assertCorrupted(good.with(r -> r.modes[11_998] = 070000).bytes(), "members[11998].mode");
+        assertCorrupted(good.with(r -> r.offsets[9_500] = -1).bytes(), "members[9500].offset");
+        assertCorrupted(good.with(r -> r.shards[11_999] = -2).bytes(), "members[11999].shard");
+        assertCorrupted(good.with(r -> r.lengths[8_200] = -3).bytes(), "members[8200].length");
+    }
+
+    @Test
     void randomCorruptionNeverEscapesAsAnotherException() {
         Random r = new Random(6);
         byte[] good = build(randomTree(r, 50)).serialize();
