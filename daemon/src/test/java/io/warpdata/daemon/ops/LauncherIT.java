@@ -148,7 +148,7 @@ class LauncherIT {
         String path = bin + ":" + System.getenv("PATH");
         List<String> ensure = List.of("bash", "-c", "source scripts/lib/common.sh && ensure_fuse && echo ensured");
 
-        ScriptRun missing = ScriptRun.run(ensure, Map.of("PATH", path), TIMEOUT);
+        ScriptRun missing = ScriptRun.run(ensure, Map.of("PATH", path, "WARP_APT_UPDATED", ""), TIMEOUT);
 
         assertThat(missing.exitCode()).as(missing.toString()).isZero();
         assertThat(Files.readAllLines(asked)).as(missing.toString())
@@ -156,7 +156,7 @@ class LauncherIT {
 
         Files.delete(asked);
         executable(bin.resolve("ldconfig"), "#!/bin/sh\necho '\tlibfuse.so.2 (libc6,x86-64) => /lib/x86_64-linux-gnu/libfuse.so.2'\n");
-        ScriptRun present = ScriptRun.run(ensure, Map.of("PATH", path), TIMEOUT);
+        ScriptRun present = ScriptRun.run(ensure, Map.of("PATH", path, "WARP_APT_UPDATED", ""), TIMEOUT);
 
         assertThat(present.stdout()).as(present.toString()).contains("ensured");
         assertThat(asked).doesNotExist();
